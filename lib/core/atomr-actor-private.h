@@ -1,0 +1,137 @@
+/* atomr-actor-private.h — the envelope, for actor implementations
+ *
+ * Every operation of every actor goes through one path:
+ *
+ *   op = atomr_op_new (actor, "gemm", source_tag, cancellable, callback, data);
+ *   atomr_op_read (op, a);  atomr_op_read (op, b);  atomr_op_write (op, c);
+ *   atomr_op_set_data (op, request, request_free);
+ *   atomr_op_set_enqueue (op, gemm_enqueue);      // runs on the actor's context
+ *   atomr_op_set_complete (op, gemm_complete);    // optional: builds the result
+ *   atomr_op_submit (op);                         // or atomr_op_fail (op, error)
+ *
+ * and `_finish` is atomr_op_finish_boolean / _pointer / _double.
+ *
+ * The envelope validates the buffers (live generation, right device),
+ * orders them against other streams with events (cuStreamWaitEvent),
+ * emits before-enqueue, calls the enqueue function with the device context
+ * current, records a fence, emits after-enqueue, learns completion through
+ * the actor's completion strategy, emits before-complete, returns the
+ * GTask, emits after-complete and only then drops the buffers.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "atomr-actor.h"
+#include "atomr-buffer-private.h"
+#include "atomr-device-private.h"
+#include "atomr-stream-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct _AtomrOp AtomrOp;
+
+/* Enqueue the work on atomr_op_get_cu_stream (op).  Runs on the actor's
+ * context with the device context current.  On the host device
+ * (atomr_op_is_host) the work must be done on the CPU right away. */
+typedef gboolean (*AtomrOpEnqueueFunc)  (AtomrOp  *op,
+                                         GError  **error);
+/* Builds the reply once the GPU is done: must call one g_task_return_*(). */
+typedef void     (*AtomrOpCompleteFunc) (AtomrOp  *op,
+                                         GTask    *task);
+
+AtomrOp     *atomr_op_new          (gpointer             actor,
+                                    const gchar         *operation,
+                                    gpointer             source_tag,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data);
+void         atomr_op_read         (AtomrOp             *op,
+                                    AtomrBuffer         *buffer);
+void         atomr_op_write        (AtomrOp             *op,
+                                    AtomrBuffer         *buffer);
+void         atomr_op_set_data     (AtomrOp             *op,
+                                    gpointer             data,
+                                    GDestroyNotify       destroy);
+gpointer     atomr_op_get_data     (AtomrOp             *op);
+void         atomr_op_set_enqueue  (AtomrOp             *op,
+                                    AtomrOpEnqueueFunc   enqueue);
+void         atomr_op_set_complete (AtomrOp             *op,
+                                    AtomrOpCompleteFunc  complete);
+void         atomr_op_set_geometry (AtomrOp             *op,
+                                    const guint          grid[3],
+                                    const guint          block[3],
+                                    guint                shared_mem);
+void         atomr_op_set_detail   (AtomrOp             *op,
+                                    const gchar         *detail);
+/* Keeps @object alive until the operation has completed on the GPU. */
+void         atomr_op_keep         (AtomrOp             *op,
+                                    gpointer             object);
+/* Keeps @pointer (freed with @destroy) alive until completion. */
+void         atomr_op_keep_full    (AtomrOp             *op,
+                                    gpointer             pointer,
+                                    GDestroyNotify       destroy);
+AtomrActor  *atomr_op_get_actor    (AtomrOp             *op);
+AtomrStream *atomr_op_get_stream   (AtomrOp             *op);
+CUstream     atomr_op_get_cu_stream (AtomrOp            *op);
+gboolean     atomr_op_is_host      (AtomrOp             *op);
+guint        atomr_op_get_generation (AtomrOp           *op);
+
+/* Hands the operation to the actor (from any thread).  Consumes @op. */
+void         atomr_op_submit       (AtomrOp             *op);
+/* Answers @op with @error without enqueuing anything (validation failed).
+ * Consumes @op and @error; the reply still arrives asynchronously. */
+void         atomr_op_fail         (AtomrOp             *op,
+                                    GError              *error);
+
+gboolean     atomr_op_finish_boolean (gpointer           actor,
+                                      GAsyncResult      *result,
+                                      gpointer           source_tag,
+                                      GError           **error);
+gpointer     atomr_op_finish_pointer (gpointer           actor,
+                                      GAsyncResult      *result,
+                                      gpointer           source_tag,
+                                      GError           **error);
+
+/* The actor's stream handle for the current generation, on its context. */
+CUstream     atomr_actor_get_cu_stream (AtomrActor *self);
+
+/* Actor construction that subclasses chain to in their _new(): a GInitable
+ * that creates the stream and calls class->setup. */
+gpointer     atomr_actor_new_internal (GType          type,
+                                       AtomrDevice   *device,
+                                       GMainContext  *context,
+                                       GError       **error);
+
+/* For blocking conveniences: run one async call to completion without
+ * deadlocking, also when called on the actor's own context.
+ *
+ *   AtomrSync sync;
+ *   atomr_sync_begin (&sync, actor);
+ *   atomr_foo_async (..., atomr_sync_callback, &sync);
+ *   ok = atomr_foo_finish (..., atomr_sync_wait (&sync), error);
+ *   atomr_sync_end (&sync);
+ */
+typedef struct {
+  GMainContext *context;
+  gboolean      acquired;
+  gboolean      pushed;
+  GAsyncResult *result;
+} AtomrSync;
+
+void          atomr_sync_begin    (AtomrSync    *sync,
+                                   AtomrActor   *actor);
+void          atomr_sync_callback (GObject      *source,
+                                   GAsyncResult *result,
+                                   gpointer      user_data);
+GAsyncResult *atomr_sync_wait     (AtomrSync    *sync);
+void          atomr_sync_end      (AtomrSync    *sync);
+
+/* The device's default copy actor, bound to the device thread. */
+AtomrActor   *atomr_device_get_default_actor (AtomrDevice *device,
+                                              GError     **error);
+
+/* The host device's stream of @actor, for CPU tests. */
+AtomrStream  *atomr_actor_get_stream (AtomrActor *self);
+
+G_END_DECLS

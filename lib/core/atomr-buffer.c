@@ -1,0 +1,983 @@
+/* atomr-buffer.c — device memory
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "atomr-actor-private.h"
+#include "atomr-buffer-private.h"
+#include "atomr-device-private.h"
+#include "atomr-enum-types.h"
+#include "atomr-error.h"
+
+/**
+ * AtomrBuffer:
+ *
+ * A block of device memory holding @n_elements values of one #AtomrDtype,
+ * with an optional shape.  Allocated with the stream-ordered allocator.
+ *
+ * A buffer belongs to the device generation it was allocated in.  When the
+ * context is rebuilt the memory is gone, and every use of the buffer fails
+ * at once with %ATOMR_ERROR_STALE.
+ *
+ * Buffers remember which GPU work last wrote them and which work has read
+ * them since (as CUDA events).  An actor that reads a buffer on another
+ * stream makes its stream wait for the last writer on the GPU; a writer
+ * also waits for the readers.  No host thread ever blocks for ordering.
+ *
+ * The `upload`, `download` and `fill` conveniences go through the device's
+ * default copy actor; use atomr_actor_upload_async() and friends to choose
+ * the stream.
+ */
+
+struct _AtomrBuffer
+{
+  GObject      parent_instance;
+
+  AtomrDevice *device;
+  guint        generation;
+  AtomrDtype   dtype;
+  guint64      n_elements;
+  guint64      byte_size;
+  GArray      *shape;
+
+  CUdeviceptr  ptr;
+  gpointer     host_data;
+
+  GMutex       hazard_lock;
+  AtomrFence  *last_write;
+  GPtrArray   *reads;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrBuffer, atomr_buffer, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_DEVICE,
+  PROP_DTYPE,
+  PROP_N_ELEMENTS,
+  PROP_BYTE_SIZE,
+  PROP_GENERATION,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+atomr_buffer_finalize (GObject *object)
+{
+  AtomrBuffer *self = ATOMR_BUFFER (object);
+
+  if (self->host_data)
+    g_free (self->host_data);
+  else if (self->ptr && self->generation == atomr_device_get_generation (self->device) &&
+           atomr_device_enter (self->device, NULL))
+    {
+      g_autoptr(AtomrStream) utility = atomr_device_get_utility_stream (self->device, NULL);
+
+      if (utility)
+        {
+          /* Free on the GPU timeline, after the last work that touched it. */
+          if (self->last_write)
+            atomr_stream_wait (utility, self->last_write, NULL);
+          for (guint i = 0; self->reads && i < self->reads->len; i++)
+            atomr_stream_wait (utility, g_ptr_array_index (self->reads, i), NULL);
+          ATOMR_CU->cuMemFreeAsync (self->ptr, utility->handle);
+        }
+      atomr_device_leave (self->device);
+    }
+  /* Memory of an older generation died with its context. */
+
+  g_clear_pointer (&self->last_write, atomr_fence_unref);
+  g_clear_pointer (&self->reads, g_ptr_array_unref);
+  g_clear_pointer (&self->shape, g_array_unref);
+  g_mutex_clear (&self->hazard_lock);
+  g_clear_object (&self->device);
+
+  G_OBJECT_CLASS (atomr_buffer_parent_class)->finalize (object);
+}
+
+static void
+atomr_buffer_get_property (GObject    *object,
+                           guint       prop_id,
+                           GValue     *value,
+                           GParamSpec *pspec)
+{
+  AtomrBuffer *self = ATOMR_BUFFER (object);
+
+  switch (prop_id)
+    {
+    case PROP_DEVICE:
+      g_value_set_object (value, self->device);
+      break;
+    case PROP_DTYPE:
+      g_value_set_enum (value, self->dtype);
+      break;
+    case PROP_N_ELEMENTS:
+      g_value_set_uint64 (value, self->n_elements);
+      break;
+    case PROP_BYTE_SIZE:
+      g_value_set_uint64 (value, self->byte_size);
+      break;
+    case PROP_GENERATION:
+      g_value_set_uint (value, self->generation);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_buffer_class_init (AtomrBufferClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = atomr_buffer_finalize;
+  object_class->get_property = atomr_buffer_get_property;
+
+  /**
+   * AtomrBuffer:device:
+   *
+   * The device that holds the memory.
+   */
+  properties[PROP_DEVICE] =
+    g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrBuffer:dtype:
+   *
+   * The element type.
+   */
+  properties[PROP_DTYPE] =
+    g_param_spec_enum ("dtype", NULL, NULL, ATOMR_TYPE_DTYPE, ATOMR_DTYPE_F32,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrBuffer:n-elements:
+   *
+   * The number of elements.
+   */
+  properties[PROP_N_ELEMENTS] =
+    g_param_spec_uint64 ("n-elements", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrBuffer:byte-size:
+   *
+   * The size in bytes.
+   */
+  properties[PROP_BYTE_SIZE] =
+    g_param_spec_uint64 ("byte-size", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrBuffer:generation:
+   *
+   * The device generation the memory was allocated in.
+   */
+  properties[PROP_GENERATION] =
+    g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_buffer_init (AtomrBuffer *self)
+{
+  g_mutex_init (&self->hazard_lock);
+}
+
+/**
+ * atomr_buffer_new:
+ * @device: the device to allocate on
+ * @dtype: the element type
+ * @n_elements: how many elements, at least 1
+ * @error: return location for a #GError
+ *
+ * Allocates device memory for @n_elements values of @dtype (contents
+ * undefined).  Asking for more than the device has fails with
+ * %ATOMR_ERROR_OUT_OF_MEMORY and leaves the device usable.
+ *
+ * Returns: (transfer full): a new buffer, or %NULL on error
+ */
+AtomrBuffer *
+atomr_buffer_new (AtomrDevice  *device,
+                  AtomrDtype    dtype,
+                  guint64       n_elements,
+                  GError      **error)
+{
+  g_autoptr(AtomrBuffer) self = NULL;
+  gsize elem;
+
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  elem = atomr_dtype_get_size (dtype);
+  if (elem == 0)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "Invalid dtype %d for a buffer", (int) dtype);
+      return NULL;
+    }
+  if (n_elements == 0)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "A buffer needs at least one element (n_elements is 0)");
+      return NULL;
+    }
+  if (n_elements > G_MAXUINT64 / elem)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "A buffer of %" G_GUINT64_FORMAT " %s elements overflows 64 bits",
+                   n_elements, atomr_dtype_get_name (dtype));
+      return NULL;
+    }
+
+  self = g_object_new (ATOMR_TYPE_BUFFER, NULL);
+  self->device = g_object_ref (device);
+  self->dtype = dtype;
+  self->n_elements = n_elements;
+  self->byte_size = n_elements * elem;
+
+  if (!atomr_device_enter (device, error))
+    return NULL;
+  self->generation = atomr_device_get_generation (device);
+
+  if (atomr_device_is_host (device))
+    {
+      self->host_data = g_try_malloc0 (self->byte_size);
+      atomr_device_leave (device);
+      if (self->host_data == NULL)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_OUT_OF_MEMORY,
+                       "Cannot allocate %" G_GUINT64_FORMAT " bytes of host memory",
+                       self->byte_size);
+          return NULL;
+        }
+      return g_steal_pointer (&self);
+    }
+
+  {
+    g_autoptr(GError) local = NULL;
+    g_autoptr(AtomrStream) utility = atomr_device_get_utility_stream (device, error);
+    CUresult res;
+
+    if (utility == NULL)
+      {
+        atomr_device_leave (device);
+        return NULL;
+      }
+    res = ATOMR_CU->cuMemAllocAsync (&self->ptr, self->byte_size, utility->handle);
+    if (res != CUDA_SUCCESS)
+      {
+        self->ptr = 0;
+        atomr_device_leave (device);
+        atomr_cuda_check (res, "cuMemAllocAsync", &local);
+        g_set_error (error, local->domain, local->code,
+                     "Cannot allocate %" G_GUINT64_FORMAT " bytes (%" G_GUINT64_FORMAT
+                     " × %s) on device %d (%s, %" G_GUINT64_FORMAT " bytes in all): %s",
+                     self->byte_size, n_elements, atomr_dtype_get_name (dtype),
+                     atomr_device_get_ordinal (device), atomr_device_get_name (device),
+                     atomr_device_get_total_memory (device), local->message);
+        return NULL;
+      }
+    /* First users wait for the allocation on the GPU, like for a writer. */
+    self->last_write = atomr_stream_record (utility, FALSE, error);
+    atomr_device_leave (device);
+    if (self->last_write == NULL)
+      return NULL;
+  }
+
+  return g_steal_pointer (&self);
+}
+
+/**
+ * atomr_buffer_new_with_shape:
+ * @device: the device to allocate on
+ * @dtype: the element type
+ * @shape: (array length=n_dims): the extent of each dimension
+ * @n_dims: the number of dimensions, at least 1
+ * @error: return location for a #GError
+ *
+ * Allocates a buffer of the product of @shape elements and records the shape.
+ *
+ * Returns: (transfer full): a new buffer, or %NULL on error
+ */
+AtomrBuffer *
+atomr_buffer_new_with_shape (AtomrDevice   *device,
+                             AtomrDtype     dtype,
+                             const gint64  *shape,
+                             guint          n_dims,
+                             GError       **error)
+{
+  guint64 n = 1;
+  AtomrBuffer *self;
+
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+
+  if (n_dims == 0 || shape == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "A shape needs at least one dimension (n_dims is %u)", n_dims);
+      return NULL;
+    }
+  for (guint i = 0; i < n_dims; i++)
+    {
+      if (shape[i] <= 0)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "Dimension %u of the shape is %" G_GINT64_FORMAT "; it must be positive",
+                       i, shape[i]);
+          return NULL;
+        }
+      if (n > G_MAXUINT64 / (guint64) shape[i])
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "The shape's element count overflows 64 bits at dimension %u", i);
+          return NULL;
+        }
+      n *= (guint64) shape[i];
+    }
+  self = atomr_buffer_new (device, dtype, n, error);
+  if (self && !atomr_buffer_set_shape (self, shape, n_dims, error))
+    g_clear_object (&self);
+  return self;
+}
+
+/**
+ * atomr_buffer_get_device:
+ * @self: an #AtomrBuffer
+ *
+ * Returns: (transfer none): the device holding the memory
+ */
+AtomrDevice *
+atomr_buffer_get_device (AtomrBuffer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), NULL);
+  return self->device;
+}
+
+/**
+ * atomr_buffer_get_dtype:
+ * @self: an #AtomrBuffer
+ *
+ * Returns: the element type
+ */
+AtomrDtype
+atomr_buffer_get_dtype (AtomrBuffer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), ATOMR_DTYPE_F32);
+  return self->dtype;
+}
+
+/**
+ * atomr_buffer_get_n_elements:
+ * @self: an #AtomrBuffer
+ *
+ * Returns: the number of elements
+ */
+guint64
+atomr_buffer_get_n_elements (AtomrBuffer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), 0);
+  return self->n_elements;
+}
+
+/**
+ * atomr_buffer_get_byte_size:
+ * @self: an #AtomrBuffer
+ *
+ * Returns: the size in bytes
+ */
+guint64
+atomr_buffer_get_byte_size (AtomrBuffer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), 0);
+  return self->byte_size;
+}
+
+/**
+ * atomr_buffer_get_shape:
+ * @self: an #AtomrBuffer
+ * @n_dims: (out): the number of dimensions, 0 when no shape was set
+ *
+ * Returns: (array length=n_dims) (transfer none) (nullable): the shape
+ */
+const gint64 *
+atomr_buffer_get_shape (AtomrBuffer *self,
+                        guint       *n_dims)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), NULL);
+  *n_dims = self->shape ? self->shape->len : 0;
+  return self->shape ? (const gint64 *) self->shape->data : NULL;
+}
+
+/**
+ * atomr_buffer_set_shape:
+ * @self: an #AtomrBuffer
+ * @shape: (array length=n_dims): the extent of each dimension
+ * @n_dims: the number of dimensions
+ * @error: return location for a #GError
+ *
+ * Gives the buffer a shape whose element count must equal the buffer's.
+ *
+ * Returns: %TRUE if the shape fits
+ */
+gboolean
+atomr_buffer_set_shape (AtomrBuffer   *self,
+                        const gint64  *shape,
+                        guint          n_dims,
+                        GError       **error)
+{
+  guint64 n = 1;
+
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), FALSE);
+
+  for (guint i = 0; i < n_dims; i++)
+    {
+      if (shape[i] <= 0)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "Dimension %u of the shape is %" G_GINT64_FORMAT "; it must be positive",
+                       i, shape[i]);
+          return FALSE;
+        }
+      n *= (guint64) shape[i];
+    }
+  if (n_dims == 0 || n != self->n_elements)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "A shape of %" G_GUINT64_FORMAT " elements does not fit a buffer of %"
+                   G_GUINT64_FORMAT, n_dims ? n : 0, self->n_elements);
+      return FALSE;
+    }
+  g_clear_pointer (&self->shape, g_array_unref);
+  self->shape = g_array_sized_new (FALSE, FALSE, sizeof (gint64), n_dims);
+  g_array_append_vals (self->shape, shape, n_dims);
+  return TRUE;
+}
+
+/**
+ * atomr_buffer_get_generation:
+ * @self: an #AtomrBuffer
+ *
+ * Returns: the device generation the memory belongs to
+ */
+guint
+atomr_buffer_get_generation (AtomrBuffer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), 0);
+  return self->generation;
+}
+
+/**
+ * atomr_buffer_is_stale:
+ * @self: an #AtomrBuffer
+ *
+ * Returns: %TRUE when the device's context was rebuilt since allocation
+ */
+gboolean
+atomr_buffer_is_stale (AtomrBuffer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), TRUE);
+  return self->generation != atomr_device_get_generation (self->device);
+}
+
+/**
+ * atomr_buffer_check:
+ * @self: an #AtomrBuffer
+ * @error: return location for a #GError
+ *
+ * Fails with %ATOMR_ERROR_STALE when the buffer's memory died with an
+ * older context.
+ *
+ * Returns: %TRUE if the buffer is usable
+ */
+gboolean
+atomr_buffer_check (AtomrBuffer  *self,
+                    GError      **error)
+{
+  guint current;
+
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), FALSE);
+  current = atomr_device_get_generation (self->device);
+  if (G_UNLIKELY (self->generation != current))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE,
+                   "Buffer of %" G_GUINT64_FORMAT " %s is stale: allocated in generation %u "
+                   "of device %d, which is now at generation %u",
+                   self->n_elements, atomr_dtype_get_name (self->dtype), self->generation,
+                   atomr_device_get_ordinal (self->device), current);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_buffer_get_device_pointer:
+ * @self: an #AtomrBuffer
+ *
+ * An escape hatch for interoperation with other CUDA code.  The address is
+ * valid only in the buffer's generation, and only after ordering with the
+ * buffer's pending work (for example after a completed download).
+ *
+ * Returns: the device address, or 0 on the host test device
+ */
+guint64
+atomr_buffer_get_device_pointer (AtomrBuffer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), 0);
+  return (guint64) self->ptr;
+}
+
+CUdeviceptr
+atomr_buffer_get_ptr (AtomrBuffer *self)
+{
+  return self->ptr;
+}
+
+gpointer
+atomr_buffer_get_host_data (AtomrBuffer *self)
+{
+  return self->host_data;
+}
+
+gboolean
+atomr_buffer_order_on (AtomrBuffer *self,
+                       AtomrStream *stream,
+                       gboolean     write,
+                       GError     **error)
+{
+  gboolean ok = TRUE;
+
+  g_mutex_lock (&self->hazard_lock);
+  if (self->last_write)
+    ok = atomr_stream_wait (stream, self->last_write, error);
+  if (write && self->reads)
+    for (guint i = 0; ok && i < self->reads->len; i++)
+      ok = atomr_stream_wait (stream, g_ptr_array_index (self->reads, i), error);
+  g_mutex_unlock (&self->hazard_lock);
+  return ok;
+}
+
+void
+atomr_buffer_mark (AtomrBuffer *self,
+                   AtomrFence  *fence,
+                   gboolean     write)
+{
+  g_mutex_lock (&self->hazard_lock);
+  if (write)
+    {
+      g_clear_pointer (&self->last_write, atomr_fence_unref);
+      self->last_write = atomr_fence_ref (fence);
+      if (self->reads)
+        g_ptr_array_set_size (self->reads, 0);
+    }
+  else
+    {
+      if (self->reads == NULL)
+        self->reads = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_fence_unref);
+      /* One read per stream is enough: a later fence on the same stream
+       * covers the earlier one. */
+      for (guint i = 0; i < self->reads->len; i++)
+        if (((AtomrFence *) g_ptr_array_index (self->reads, i))->stream == fence->stream)
+          {
+            g_ptr_array_remove_index_fast (self->reads, i);
+            break;
+          }
+      g_ptr_array_add (self->reads, atomr_fence_ref (fence));
+    }
+  g_mutex_unlock (&self->hazard_lock);
+}
+
+/* Conveniences through the device's default actor. */
+
+static AtomrActor *
+default_actor_or_fail (AtomrBuffer        *self,
+                       gpointer            source_tag,
+                       GAsyncReadyCallback callback,
+                       gpointer            user_data)
+{
+  GError *error = NULL;
+  AtomrActor *actor = atomr_device_get_default_actor (self->device, &error);
+
+  if (actor == NULL)
+    g_task_report_error (self, callback, user_data, source_tag, error);
+  return actor;
+}
+
+typedef struct {
+  GAsyncReadyCallback callback;
+  gpointer            user_data;
+  AtomrBuffer        *buffer;
+  gboolean            returns_bytes;
+} Forward;
+
+/* Re-issues the actor's reply as the buffer's own GTask, so that the
+ * buffer is the source object the caller expects. */
+static void
+forward_reply (GObject      *source,
+               GAsyncResult *result,
+               gpointer      data)
+{
+  Forward *fw = data;
+  GTask *task = g_task_new (fw->buffer, NULL, fw->callback, fw->user_data);
+  GError *error = NULL;
+
+  g_task_set_source_tag (task, forward_reply);
+  if (fw->returns_bytes)
+    {
+      GBytes *bytes = g_task_propagate_pointer (G_TASK (result), &error);
+      if (error)
+        g_task_return_error (task, error);
+      else
+        g_task_return_pointer (task, bytes, (GDestroyNotify) g_bytes_unref);
+    }
+  else if (g_task_propagate_boolean (G_TASK (result), &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+  g_object_unref (fw->buffer);
+  g_free (fw);
+}
+
+static gpointer
+forward_new (AtomrBuffer        *self,
+             gboolean            returns_bytes,
+             GAsyncReadyCallback callback,
+             gpointer            user_data)
+{
+  Forward *fw = g_new0 (Forward, 1);
+  fw->callback = callback;
+  fw->user_data = user_data;
+  fw->buffer = g_object_ref (self);
+  fw->returns_bytes = returns_bytes;
+  return fw;
+}
+
+/**
+ * atomr_buffer_upload_async:
+ * @self: an #AtomrBuffer
+ * @data: exactly #AtomrBuffer:byte-size bytes
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the data is on the device
+ * @user_data: data for @callback
+ *
+ * Copies @data to the buffer through the device's default copy actor.
+ */
+void
+atomr_buffer_upload_async (AtomrBuffer         *self,
+                           GBytes              *data,
+                           GCancellable        *cancellable,
+                           GAsyncReadyCallback  callback,
+                           gpointer             user_data)
+{
+  AtomrActor *actor;
+
+  g_return_if_fail (ATOMR_IS_BUFFER (self));
+  g_return_if_fail (data != NULL);
+  if ((actor = default_actor_or_fail (self, forward_reply, callback, user_data)))
+    atomr_actor_upload_async (actor, self, data, cancellable, forward_reply,
+                              forward_new (self, FALSE, callback, user_data));
+}
+
+/**
+ * atomr_buffer_upload_finish:
+ * @self: an #AtomrBuffer
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the upload completed
+ */
+gboolean
+atomr_buffer_upload_finish (AtomrBuffer   *self,
+                            GAsyncResult  *result,
+                            GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/**
+ * atomr_buffer_upload_sync:
+ * @self: an #AtomrBuffer
+ * @data: exactly #AtomrBuffer:byte-size bytes
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking upload, for scripts and tests.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_buffer_upload_sync (AtomrBuffer   *self,
+                          GBytes        *data,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  AtomrActor *actor;
+  AtomrSync sync;
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), FALSE);
+  if (!(actor = atomr_device_get_default_actor (self->device, error)))
+    return FALSE;
+  atomr_sync_begin (&sync, actor);
+  atomr_actor_upload_async (actor, self, data, cancellable, atomr_sync_callback, &sync);
+  ok = atomr_actor_upload_finish (actor, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return ok;
+}
+
+/**
+ * atomr_buffer_download_async:
+ * @self: an #AtomrBuffer
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called with the contents
+ * @user_data: data for @callback
+ *
+ * Copies the buffer to host memory through the device's default copy
+ * actor, after the work that last wrote it.
+ */
+void
+atomr_buffer_download_async (AtomrBuffer         *self,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  AtomrActor *actor;
+
+  g_return_if_fail (ATOMR_IS_BUFFER (self));
+  if ((actor = default_actor_or_fail (self, forward_reply, callback, user_data)))
+    atomr_actor_download_async (actor, self, cancellable, forward_reply,
+                                forward_new (self, TRUE, callback, user_data));
+}
+
+/**
+ * atomr_buffer_download_finish:
+ * @self: an #AtomrBuffer
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the buffer's contents, or %NULL on error
+ */
+GBytes *
+atomr_buffer_download_finish (AtomrBuffer   *self,
+                              GAsyncResult  *result,
+                              GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/**
+ * atomr_buffer_download_sync:
+ * @self: an #AtomrBuffer
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking download, for scripts and tests.
+ *
+ * Returns: (transfer full): the contents, or %NULL on error
+ */
+GBytes *
+atomr_buffer_download_sync (AtomrBuffer   *self,
+                            GCancellable  *cancellable,
+                            GError       **error)
+{
+  AtomrActor *actor;
+  AtomrSync sync;
+  GBytes *bytes;
+
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), NULL);
+  if (!(actor = atomr_device_get_default_actor (self->device, error)))
+    return NULL;
+  atomr_sync_begin (&sync, actor);
+  atomr_actor_download_async (actor, self, cancellable, atomr_sync_callback, &sync);
+  bytes = atomr_actor_download_finish (actor, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return bytes;
+}
+
+/**
+ * atomr_buffer_fill_async:
+ * @self: an #AtomrBuffer
+ * @value: the value, converted to the buffer's dtype (complex: real part)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when done
+ * @user_data: data for @callback
+ *
+ * Sets every element to @value through the device's default copy actor.
+ */
+void
+atomr_buffer_fill_async (AtomrBuffer         *self,
+                         gdouble              value,
+                         GCancellable        *cancellable,
+                         GAsyncReadyCallback  callback,
+                         gpointer             user_data)
+{
+  AtomrActor *actor;
+
+  g_return_if_fail (ATOMR_IS_BUFFER (self));
+  if ((actor = default_actor_or_fail (self, forward_reply, callback, user_data)))
+    atomr_actor_fill_async (actor, self, value, cancellable, forward_reply,
+                            forward_new (self, FALSE, callback, user_data));
+}
+
+/**
+ * atomr_buffer_fill_finish:
+ * @self: an #AtomrBuffer
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the fill completed
+ */
+gboolean
+atomr_buffer_fill_finish (AtomrBuffer   *self,
+                          GAsyncResult  *result,
+                          GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/**
+ * atomr_buffer_fill_sync:
+ * @self: an #AtomrBuffer
+ * @value: the value
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking fill, for scripts and tests.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_buffer_fill_sync (AtomrBuffer   *self,
+                        gdouble        value,
+                        GCancellable  *cancellable,
+                        GError       **error)
+{
+  AtomrActor *actor;
+  AtomrSync sync;
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), FALSE);
+  if (!(actor = atomr_device_get_default_actor (self->device, error)))
+    return FALSE;
+  atomr_sync_begin (&sync, actor);
+  atomr_actor_fill_async (actor, self, value, cancellable, atomr_sync_callback, &sync);
+  ok = atomr_actor_fill_finish (actor, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return ok;
+}
+
+static guint16
+float_to_half (float f)
+{
+  guint32 x;
+  guint32 sign, mant;
+  gint32 exp;
+
+  memcpy (&x, &f, 4);
+  sign = (x >> 16) & 0x8000;
+  exp = (gint32) ((x >> 23) & 0xff) - 127 + 15;
+  mant = x & 0x7fffff;
+  if (((x >> 23) & 0xff) == 0xff)                     /* inf / nan */
+    return sign | 0x7c00 | (mant ? 0x200 : 0);
+  if (exp >= 31)
+    return sign | 0x7c00;                               /* overflow */
+  if (exp <= 0)
+    {
+      if (exp < -10)
+        return sign;
+      mant |= 0x800000;
+      {
+        guint32 shift = (guint32) (14 - exp);
+        guint32 half = mant >> shift;
+        guint32 rem = mant & ((1u << shift) - 1);
+        guint32 mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1)))
+          half++;
+        return sign | half;
+      }
+    }
+  {
+    guint32 half = sign | ((guint32) exp << 10) | (mant >> 13);
+    guint32 rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+      half++;
+    return (guint16) half;
+  }
+}
+
+static guint16
+float_to_bf16 (float f)
+{
+  guint32 x;
+
+  memcpy (&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000)
+    return (guint16) ((x >> 16) | 0x40);                /* quiet nan */
+  x += 0x7fff + ((x >> 16) & 1);
+  return (guint16) (x >> 16);
+}
+
+/**
+ * atomr_dtype_pack:
+ * @dtype: an #AtomrDtype
+ * @real: the value (or its real part)
+ * @imag: the imaginary part, for complex dtypes
+ *
+ * Encodes one element of @dtype in the device's byte order: rounds to
+ * nearest for f16/bf16, truncates toward zero and saturates for integers.
+ *
+ * Returns: (transfer full): the element's bytes, or %NULL for an invalid dtype
+ */
+GBytes *
+atomr_dtype_pack (AtomrDtype dtype,
+                  gdouble    real,
+                  gdouble    imag)
+{
+  guint8 out[16] = { 0 };
+  gsize size = atomr_dtype_get_size (dtype);
+
+#define SAT(type, lo, hi) \
+  { type v = isnan (real) ? 0 : real <= (gdouble) (lo) ? (lo) : real >= (gdouble) (hi) ? (hi) : (type) real; \
+    memcpy (out, &v, sizeof v); }
+
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F16:
+      { guint16 v = float_to_half ((float) real); memcpy (out, &v, 2); }
+      break;
+    case ATOMR_DTYPE_BF16:
+      { guint16 v = float_to_bf16 ((float) real); memcpy (out, &v, 2); }
+      break;
+    case ATOMR_DTYPE_F32:
+      { float v = (float) real; memcpy (out, &v, 4); }
+      break;
+    case ATOMR_DTYPE_F64:
+      memcpy (out, &real, 8);
+      break;
+    case ATOMR_DTYPE_C64:
+      { float v[2] = { (float) real, (float) imag }; memcpy (out, v, 8); }
+      break;
+    case ATOMR_DTYPE_C128:
+      memcpy (out, &real, 8);
+      memcpy (out + 8, &imag, 8);
+      break;
+    case ATOMR_DTYPE_I8:  SAT (gint8, G_MININT8, G_MAXINT8); break;
+    case ATOMR_DTYPE_U8:  SAT (guint8, 0, G_MAXUINT8); break;
+    case ATOMR_DTYPE_I32: SAT (gint32, G_MININT32, G_MAXINT32); break;
+    case ATOMR_DTYPE_U32: SAT (guint32, 0, G_MAXUINT32); break;
+    case ATOMR_DTYPE_I64: SAT (gint64, G_MININT64, G_MAXINT64); break;
+    case ATOMR_DTYPE_U64: SAT (guint64, 0, G_MAXUINT64); break;
+    default:
+      return NULL;
+    }
+#undef SAT
+  return g_bytes_new (out, size);
+}

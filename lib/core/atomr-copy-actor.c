@@ -1,0 +1,526 @@
+/* atomr-copy-actor.c — memory operations every actor can do, and the
+ * plain actor that does only those
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "atomr-actor-private.h"
+#include "atomr-error.h"
+
+/**
+ * AtomrCopyActor:
+ *
+ * An actor with a stream and nothing else: uploads, downloads, fills,
+ * device-to-device copies and barriers.  Each device has a default one
+ * (bound to the device's own thread) behind atomr_buffer_upload_async()
+ * and friends; make your own to put transfers on a stream of your choice.
+ */
+struct _AtomrCopyActor
+{
+  AtomrActor parent_instance;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrCopyActor, atomr_copy_actor, ATOMR_TYPE_ACTOR)
+
+static void
+atomr_copy_actor_class_init (AtomrCopyActorClass *klass)
+{
+  ATOMR_ACTOR_CLASS (klass)->library = "cuda";
+}
+
+static void
+atomr_copy_actor_init (AtomrCopyActor *self)
+{
+}
+
+/**
+ * atomr_copy_actor_new:
+ * @device: the device
+ * @error: return location for a #GError
+ *
+ * Creates a copy actor with its own stream, bound to the calling thread's
+ * thread-default main context.
+ *
+ * Returns: (transfer full): a new actor, or %NULL on error
+ */
+AtomrCopyActor *
+atomr_copy_actor_new (AtomrDevice  *device,
+                      GError      **error)
+{
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+  return atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, error);
+}
+
+G_LOCK_DEFINE_STATIC (default_actors);
+
+AtomrActor *
+atomr_device_get_default_actor (AtomrDevice *device,
+                                GError     **error)
+{
+  static GQuark quark;
+  AtomrActor *actor;
+
+  if (G_UNLIKELY (quark == 0))
+    quark = g_quark_from_static_string ("atomr-default-actor");
+
+  G_LOCK (default_actors);
+  actor = g_object_get_qdata (G_OBJECT (device), quark);
+  if (actor == NULL)
+    {
+      actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device,
+                                        atomr_device_get_thread_context (device), error);
+      if (actor)
+        {
+          atomr_actor_set_name (actor, "default-copy");
+          g_object_set_qdata_full (G_OBJECT (device), quark, actor, g_object_unref);
+        }
+    }
+  G_UNLOCK (default_actors);
+  return actor;
+}
+
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+  AtomrBuffer *buffer;    /* not owned: the op keeps it */
+  AtomrBuffer *src;
+  AtomrPinned *staging;
+  guint8       pattern[16];
+  gsize        pattern_size;
+} MemRequest;
+
+static void
+mem_request_free (gpointer data)
+{
+  MemRequest *req = data;
+  atomr_pinned_release (req->staging);
+  g_free (req);
+}
+
+static gboolean
+upload_enqueue (AtomrOp  *op,
+                GError  **error)
+{
+  MemRequest *req = atomr_op_get_data (op);
+  guint64 size = atomr_buffer_get_byte_size (req->buffer);
+
+  if (atomr_op_is_host (op))
+    {
+      memcpy (atomr_buffer_get_host_data (req->buffer), req->staging->data, size);
+      return TRUE;
+    }
+  return atomr_cuda_check (ATOMR_CU->cuMemcpyHtoDAsync (atomr_buffer_get_ptr (req->buffer),
+                                                        req->staging->data, size,
+                                                        atomr_op_get_cu_stream (op)),
+                           "cuMemcpyHtoDAsync", error);
+}
+
+static gboolean
+check_buffer_arg (AtomrOp     *op,
+                  AtomrBuffer *buffer,
+                  const gchar *what)
+{
+  if (!ATOMR_IS_BUFFER (buffer))
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "%s: %s is not an AtomrBuffer", "memory operation", what));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_actor_upload_async:
+ * @self: an #AtomrActor
+ * @buffer: the destination
+ * @data: exactly the buffer's byte size
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the data is on the device
+ * @user_data: data for @callback
+ *
+ * Copies host data to @buffer on the actor's stream.  @data is copied to
+ * pinned staging memory at once, so the caller may drop it.
+ */
+void
+atomr_actor_upload_async (AtomrActor          *self,
+                          AtomrBuffer         *buffer,
+                          GBytes              *data,
+                          GCancellable        *cancellable,
+                          GAsyncReadyCallback  callback,
+                          gpointer             user_data)
+{
+  AtomrOp *op;
+  MemRequest *req;
+  GError *error = NULL;
+  gsize size = 0;
+  gconstpointer bytes;
+
+  g_return_if_fail (ATOMR_IS_ACTOR (self));
+
+  op = atomr_op_new (self, "upload", atomr_actor_upload_async, cancellable, callback, user_data);
+  if (!check_buffer_arg (op, buffer, "buffer"))
+    return;
+  if (data == NULL)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "upload: data is NULL"));
+      return;
+    }
+  bytes = g_bytes_get_data (data, &size);
+  if (size != atomr_buffer_get_byte_size (buffer))
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "upload: %" G_GSIZE_FORMAT " bytes of data for a buffer of %"
+                                      G_GUINT64_FORMAT " bytes (%" G_GUINT64_FORMAT " × %s)",
+                                      size, atomr_buffer_get_byte_size (buffer),
+                                      atomr_buffer_get_n_elements (buffer),
+                                      atomr_dtype_get_name (atomr_buffer_get_dtype (buffer))));
+      return;
+    }
+
+  req = g_new0 (MemRequest, 1);
+  req->buffer = buffer;
+  req->staging = atomr_pinned_acquire (atomr_buffer_get_device (buffer), size, &error);
+  if (req->staging == NULL)
+    {
+      mem_request_free (req);
+      atomr_op_fail (op, error);
+      return;
+    }
+  memcpy (req->staging->data, bytes, size);
+  atomr_op_set_data (op, req, mem_request_free);
+  atomr_op_write (op, buffer);
+  atomr_op_set_enqueue (op, upload_enqueue);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_actor_upload_finish:
+ * @self: an #AtomrActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the upload completed
+ */
+gboolean
+atomr_actor_upload_finish (AtomrActor    *self,
+                           GAsyncResult  *result,
+                           GError       **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_actor_upload_async, error);
+}
+
+static gboolean
+download_enqueue (AtomrOp  *op,
+                  GError  **error)
+{
+  MemRequest *req = atomr_op_get_data (op);
+  guint64 size = atomr_buffer_get_byte_size (req->buffer);
+
+  if (atomr_op_is_host (op))
+    {
+      memcpy (req->staging->data, atomr_buffer_get_host_data (req->buffer), size);
+      return TRUE;
+    }
+  return atomr_cuda_check (ATOMR_CU->cuMemcpyDtoHAsync (req->staging->data,
+                                                        atomr_buffer_get_ptr (req->buffer), size,
+                                                        atomr_op_get_cu_stream (op)),
+                           "cuMemcpyDtoHAsync", error);
+}
+
+static void
+download_complete (AtomrOp *op,
+                   GTask   *task)
+{
+  MemRequest *req = atomr_op_get_data (op);
+
+  g_task_return_pointer (task,
+                         g_bytes_new (req->staging->data, atomr_buffer_get_byte_size (req->buffer)),
+                         (GDestroyNotify) g_bytes_unref);
+}
+
+/**
+ * atomr_actor_download_async:
+ * @self: an #AtomrActor
+ * @buffer: the source
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called with the contents
+ * @user_data: data for @callback
+ *
+ * Copies @buffer to host memory on the actor's stream, after the work
+ * that last wrote it (on whatever stream).
+ */
+void
+atomr_actor_download_async (AtomrActor          *self,
+                            AtomrBuffer         *buffer,
+                            GCancellable        *cancellable,
+                            GAsyncReadyCallback  callback,
+                            gpointer             user_data)
+{
+  AtomrOp *op;
+  MemRequest *req;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_ACTOR (self));
+
+  op = atomr_op_new (self, "download", atomr_actor_download_async, cancellable, callback, user_data);
+  if (!check_buffer_arg (op, buffer, "buffer"))
+    return;
+  req = g_new0 (MemRequest, 1);
+  req->buffer = buffer;
+  req->staging = atomr_pinned_acquire (atomr_buffer_get_device (buffer),
+                                       atomr_buffer_get_byte_size (buffer), &error);
+  if (req->staging == NULL)
+    {
+      mem_request_free (req);
+      atomr_op_fail (op, error);
+      return;
+    }
+  atomr_op_set_data (op, req, mem_request_free);
+  atomr_op_read (op, buffer);
+  atomr_op_set_enqueue (op, download_enqueue);
+  atomr_op_set_complete (op, download_complete);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_actor_download_finish:
+ * @self: an #AtomrActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the contents, or %NULL on error
+ */
+GBytes *
+atomr_actor_download_finish (AtomrActor    *self,
+                             GAsyncResult  *result,
+                             GError       **error)
+{
+  return atomr_op_finish_pointer (self, result, atomr_actor_download_async, error);
+}
+
+static gboolean
+fill_enqueue (AtomrOp  *op,
+              GError  **error)
+{
+  MemRequest *req = atomr_op_get_data (op);
+  guint64 n = atomr_buffer_get_n_elements (req->buffer);
+  CUdeviceptr ptr = atomr_buffer_get_ptr (req->buffer);
+  CUstream stream = atomr_op_get_cu_stream (op);
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  guint32 w[4];
+
+  if (atomr_op_is_host (op))
+    {
+      guint8 *p = atomr_buffer_get_host_data (req->buffer);
+      for (guint64 i = 0; i < n; i++)
+        memcpy (p + i * req->pattern_size, req->pattern, req->pattern_size);
+      return TRUE;
+    }
+
+  memcpy (w, req->pattern, sizeof w);
+  switch (req->pattern_size)
+    {
+    case 1:
+      return atomr_cuda_check (cu->cuMemsetD8Async (ptr, req->pattern[0], n, stream),
+                               "cuMemsetD8Async", error);
+    case 2:
+      {
+        guint16 v;
+        memcpy (&v, req->pattern, 2);
+        return atomr_cuda_check (cu->cuMemsetD16Async (ptr, v, n, stream),
+                                 "cuMemsetD16Async", error);
+      }
+    case 4:
+      return atomr_cuda_check (cu->cuMemsetD32Async (ptr, w[0], n, stream),
+                               "cuMemsetD32Async", error);
+    default:
+      /* 8- and 16-byte elements: one strided 2-D memset per 32-bit word,
+       * each element a row of one word, rows pattern_size bytes apart. */
+      for (gsize word = 0; word < req->pattern_size / 4; word++)
+        if (!atomr_cuda_check (cu->cuMemsetD2D32Async (ptr + word * 4, req->pattern_size,
+                                                       w[word], 1, n, stream),
+                               "cuMemsetD2D32Async", error))
+          return FALSE;
+      return TRUE;
+    }
+}
+
+/**
+ * atomr_actor_fill_async:
+ * @self: an #AtomrActor
+ * @buffer: the destination
+ * @value: the value, converted with atomr_dtype_pack() (complex: real part)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when done
+ * @user_data: data for @callback
+ *
+ * Sets every element of @buffer to @value on the actor's stream.
+ */
+void
+atomr_actor_fill_async (AtomrActor          *self,
+                        AtomrBuffer         *buffer,
+                        gdouble              value,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  g_autoptr(GBytes) pattern = NULL;
+  AtomrOp *op;
+  MemRequest *req;
+
+  g_return_if_fail (ATOMR_IS_ACTOR (self));
+
+  op = atomr_op_new (self, "fill", atomr_actor_fill_async, cancellable, callback, user_data);
+  if (!check_buffer_arg (op, buffer, "buffer"))
+    return;
+  pattern = atomr_dtype_pack (atomr_buffer_get_dtype (buffer), value, 0.0);
+  req = g_new0 (MemRequest, 1);
+  req->buffer = buffer;
+  req->pattern_size = g_bytes_get_size (pattern);
+  memcpy (req->pattern, g_bytes_get_data (pattern, NULL), req->pattern_size);
+  atomr_op_set_data (op, req, mem_request_free);
+  atomr_op_write (op, buffer);
+  atomr_op_set_enqueue (op, fill_enqueue);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_actor_fill_finish:
+ * @self: an #AtomrActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the fill completed
+ */
+gboolean
+atomr_actor_fill_finish (AtomrActor    *self,
+                         GAsyncResult  *result,
+                         GError       **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_actor_fill_async, error);
+}
+
+static gboolean
+copy_enqueue (AtomrOp  *op,
+              GError  **error)
+{
+  MemRequest *req = atomr_op_get_data (op);
+  guint64 size = atomr_buffer_get_byte_size (req->src);
+
+  if (atomr_op_is_host (op))
+    {
+      memcpy (atomr_buffer_get_host_data (req->buffer), atomr_buffer_get_host_data (req->src), size);
+      return TRUE;
+    }
+  return atomr_cuda_check (ATOMR_CU->cuMemcpyDtoDAsync (atomr_buffer_get_ptr (req->buffer),
+                                                        atomr_buffer_get_ptr (req->src), size,
+                                                        atomr_op_get_cu_stream (op)),
+                           "cuMemcpyDtoDAsync", error);
+}
+
+/**
+ * atomr_actor_copy_async:
+ * @self: an #AtomrActor
+ * @dst: the destination
+ * @src: the source, of the same byte size
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when done
+ * @user_data: data for @callback
+ *
+ * Copies @src to @dst on the device, on the actor's stream.
+ */
+void
+atomr_actor_copy_async (AtomrActor          *self,
+                        AtomrBuffer         *dst,
+                        AtomrBuffer         *src,
+                        GCancellable        *cancellable,
+                        GAsyncReadyCallback  callback,
+                        gpointer             user_data)
+{
+  AtomrOp *op;
+  MemRequest *req;
+
+  g_return_if_fail (ATOMR_IS_ACTOR (self));
+
+  op = atomr_op_new (self, "copy", atomr_actor_copy_async, cancellable, callback, user_data);
+  if (!check_buffer_arg (op, dst, "dst") || !check_buffer_arg (op, src, "src"))
+    return;
+  if (dst == src)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "copy: source and destination are the same buffer"));
+      return;
+    }
+  if (atomr_buffer_get_byte_size (dst) != atomr_buffer_get_byte_size (src))
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "copy: source has %" G_GUINT64_FORMAT " bytes, destination %"
+                                      G_GUINT64_FORMAT, atomr_buffer_get_byte_size (src),
+                                      atomr_buffer_get_byte_size (dst)));
+      return;
+    }
+  req = g_new0 (MemRequest, 1);
+  req->buffer = dst;
+  req->src = src;
+  atomr_op_set_data (op, req, mem_request_free);
+  atomr_op_read (op, src);
+  atomr_op_write (op, dst);
+  atomr_op_set_enqueue (op, copy_enqueue);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_actor_copy_finish:
+ * @self: an #AtomrActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the copy completed
+ */
+gboolean
+atomr_actor_copy_finish (AtomrActor    *self,
+                         GAsyncResult  *result,
+                         GError       **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_actor_copy_async, error);
+}
+
+/**
+ * atomr_actor_barrier_async:
+ * @self: an #AtomrActor
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when all earlier work of the actor is done
+ * @user_data: data for @callback
+ *
+ * Completes once everything the actor enqueued before it has finished.
+ */
+void
+atomr_actor_barrier_async (AtomrActor          *self,
+                           GCancellable        *cancellable,
+                           GAsyncReadyCallback  callback,
+                           gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_ACTOR (self));
+  atomr_op_submit (atomr_op_new (self, "barrier", atomr_actor_barrier_async,
+                                 cancellable, callback, user_data));
+}
+
+/**
+ * atomr_actor_barrier_finish:
+ * @self: an #AtomrActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE once the earlier work completed
+ */
+gboolean
+atomr_actor_barrier_finish (AtomrActor    *self,
+                            GAsyncResult  *result,
+                            GError       **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_actor_barrier_async, error);
+}

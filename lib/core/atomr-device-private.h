@@ -1,0 +1,67 @@
+/* atomr-device-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "atomr-cuda-private.h"
+#include "atomr-device.h"
+#include "atomr-stream-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct _AtomrActor AtomrActor;
+
+/* A device with no GPU behind it: host streams completed by hand, host
+ * memory for buffers.  For the CPU test suite. */
+AtomrDevice *atomr_device_new_host           (void);
+gboolean     atomr_device_is_host            (AtomrDevice *self);
+
+/* Enter the context for driver calls on this thread; fails when the device
+ * is poisoned or stopped.  Every successful enter needs one leave. */
+gboolean     atomr_device_enter              (AtomrDevice *self,
+                                              GError     **error);
+void         atomr_device_leave              (AtomrDevice *self);
+
+/* Hold the context of @generation without checking its health (to query
+ * or wait on events of a poisoned context).  FALSE when @generation is no
+ * longer current; otherwise pair with atomr_device_release(). */
+gboolean     atomr_device_hold               (AtomrDevice *self,
+                                              guint        generation);
+void         atomr_device_release            (AtomrDevice *self);
+
+/* The utility stream of the current generation (allocation, frees). */
+AtomrStream *atomr_device_get_utility_stream (AtomrDevice *self,
+                                              GError     **error);
+guint        atomr_device_next_stream_id     (AtomrDevice *self);
+
+/* Events from the per-generation pool (call while entered). */
+CUevent      atomr_device_take_event         (AtomrDevice *self,
+                                              gboolean     timing,
+                                              GError     **error);
+void         atomr_device_return_event       (AtomrDevice *self,
+                                              guint        generation,
+                                              CUevent      event,
+                                              gboolean     timing);
+
+/* Pinned pool storage, protected by the device lock. */
+gpointer     atomr_device_pinned_take        (AtomrDevice *self,
+                                              gsize        size,
+                                              guint       *generation,
+                                              GError     **error);
+void         atomr_device_pinned_give        (AtomrDevice *self,
+                                              gpointer     data,
+                                              gsize        size,
+                                              guint        generation);
+
+/* Called with a CUresult seen at completion or enqueue: a sticky error of
+ * the current generation poisons the context and triggers the policy. */
+void         atomr_device_report_result      (AtomrDevice *self,
+                                              guint        generation,
+                                              CUresult     result);
+
+/* The device's own thread and main context, for default actors and the
+ * supervisor. */
+GMainContext *atomr_device_get_thread_context (AtomrDevice *self);
+
+G_END_DECLS

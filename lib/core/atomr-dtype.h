@@ -1,0 +1,61 @@
+/* atomr-dtype.h — element types of device buffers
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/**
+ * AtomrDtype:
+ * @ATOMR_DTYPE_F16: IEEE 754 half precision (2 bytes).
+ * @ATOMR_DTYPE_BF16: bfloat16 (2 bytes).
+ * @ATOMR_DTYPE_F32: single precision (4 bytes).
+ * @ATOMR_DTYPE_F64: double precision (8 bytes).
+ * @ATOMR_DTYPE_C64: complex of two f32 (8 bytes).
+ * @ATOMR_DTYPE_C128: complex of two f64 (16 bytes).
+ * @ATOMR_DTYPE_I8: signed 8-bit integer.
+ * @ATOMR_DTYPE_U8: unsigned 8-bit integer.
+ * @ATOMR_DTYPE_I32: signed 32-bit integer.
+ * @ATOMR_DTYPE_U32: unsigned 32-bit integer.
+ * @ATOMR_DTYPE_I64: signed 64-bit integer.
+ * @ATOMR_DTYPE_U64: unsigned 64-bit integer.
+ *
+ * The element type of an #AtomrBuffer.
+ */
+typedef enum {
+  ATOMR_DTYPE_F16,
+  ATOMR_DTYPE_BF16,
+  ATOMR_DTYPE_F32,
+  ATOMR_DTYPE_F64,
+  ATOMR_DTYPE_C64,
+  ATOMR_DTYPE_C128,
+  ATOMR_DTYPE_I8,
+  ATOMR_DTYPE_U8,
+  ATOMR_DTYPE_I32,
+  ATOMR_DTYPE_U32,
+  ATOMR_DTYPE_I64,
+  ATOMR_DTYPE_U64,
+} AtomrDtype;
+
+/**
+ * ATOMR_DTYPE_LAST:
+ *
+ * One past the last valid #AtomrDtype, for range checks and loops.
+ */
+#define ATOMR_DTYPE_LAST (ATOMR_DTYPE_U64 + 1)
+
+gsize        atomr_dtype_get_size     (AtomrDtype dtype);
+const gchar *atomr_dtype_get_name     (AtomrDtype dtype);
+gboolean     atomr_dtype_from_name    (const gchar *name,
+                                       AtomrDtype  *dtype);
+gboolean     atomr_dtype_is_complex   (AtomrDtype dtype);
+gboolean     atomr_dtype_is_floating  (AtomrDtype dtype);
+
+G_END_DECLS

@@ -1,0 +1,57 @@
+/* atomr-error.h — the ATOMR_ERROR domain
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/**
+ * ATOMR_ERROR:
+ *
+ * The error domain of atomr-accel.  Codes are #AtomrError values.
+ */
+#define ATOMR_ERROR (atomr_error_quark ())
+
+/**
+ * AtomrError:
+ * @ATOMR_ERROR_NO_DEVICE: no NVIDIA driver, no GPU, or no GPU of that ordinal.
+ * @ATOMR_ERROR_STALE: a buffer, kernel or handle belongs to an older
+ *   generation of its device's context (the context was rebuilt since).
+ * @ATOMR_ERROR_CONTEXT_POISONED: a sticky CUDA error (illegal address, launch
+ *   failure, ...) broke the context; the device supervisor decides what follows.
+ * @ATOMR_ERROR_OUT_OF_MEMORY: device or pinned host memory ran out; the
+ *   context is still usable.
+ * @ATOMR_ERROR_INVALID_ARGUMENT: an argument was wrong; the message names it
+ *   and its value.
+ * @ATOMR_ERROR_NOT_SUPPORTED: the device, driver or build cannot do this.
+ * @ATOMR_ERROR_COMPILE: NVRTC or nvJitLink rejected a program; the message
+ *   holds the compiler log.
+ * @ATOMR_ERROR_LIBRARY: a CUDA library call failed; the message names the
+ *   library, the call and its status string.
+ * @ATOMR_ERROR_UNRECOVERABLE: the device was stopped by its supervisor and
+ *   accepts no more work.
+ *
+ * Error codes of the %ATOMR_ERROR domain.
+ */
+typedef enum {
+  ATOMR_ERROR_NO_DEVICE,
+  ATOMR_ERROR_STALE,
+  ATOMR_ERROR_CONTEXT_POISONED,
+  ATOMR_ERROR_OUT_OF_MEMORY,
+  ATOMR_ERROR_INVALID_ARGUMENT,
+  ATOMR_ERROR_NOT_SUPPORTED,
+  ATOMR_ERROR_COMPILE,
+  ATOMR_ERROR_LIBRARY,
+  ATOMR_ERROR_UNRECOVERABLE,
+} AtomrError;
+
+GQuark atomr_error_quark (void);
+
+G_END_DECLS

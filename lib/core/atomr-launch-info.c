@@ -1,0 +1,441 @@
+/* atomr-launch-info.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "atomr-launch-info.h"
+
+/**
+ * AtomrLaunchInfo:
+ *
+ * A record of one operation of an actor: who ran it (actor, library,
+ * operation name), in which order (sequence number, device generation,
+ * stream), how (launch geometry, where there is one), when (host monotonic
+ * timestamps in microseconds: submitted, enqueued, completed), how long the
+ * GPU took when the actor's timing is on, and the error if it failed.
+ *
+ * The four lifecycle signals of #AtomrActor pass one; #AtomrTraceRecorder
+ * keeps them.  Reference counted; treat it as read-only once emitted.
+ */
+struct _AtomrLaunchInfo
+{
+  gatomicrefcount ref;
+  gchar   *actor_name;
+  gchar   *library;
+  gchar   *operation;
+  gchar   *detail;
+  guint64  sequence;
+  guint    generation;
+  gint     device_ordinal;
+  guint    stream_id;
+  gboolean has_geometry;
+  guint    grid[3];
+  guint    block[3];
+  guint    shared_mem;
+  gint64   submit_time;
+  gint64   enqueue_time;
+  gint64   complete_time;
+  gdouble  gpu_ms;
+  GError  *error;
+};
+
+G_DEFINE_BOXED_TYPE (AtomrLaunchInfo, atomr_launch_info, atomr_launch_info_ref, atomr_launch_info_unref)
+
+/**
+ * atomr_launch_info_new:
+ * @actor_name: the actor's name
+ * @library: the library ("cuda", "nvrtc", "cublas", ...)
+ * @operation: the operation ("upload", "gemm", "launch:saxpy", ...)
+ *
+ * Creates a record.  Actors make these; tools that import traces may too.
+ *
+ * Returns: (transfer full): a new #AtomrLaunchInfo
+ */
+AtomrLaunchInfo *
+atomr_launch_info_new (const gchar *actor_name,
+                       const gchar *library,
+                       const gchar *operation)
+{
+  AtomrLaunchInfo *info = g_new0 (AtomrLaunchInfo, 1);
+
+  g_atomic_ref_count_init (&info->ref);
+  info->actor_name = g_strdup (actor_name ? actor_name : "");
+  info->library = g_strdup (library ? library : "");
+  info->operation = g_strdup (operation ? operation : "");
+  info->gpu_ms = -1.0;
+  info->device_ordinal = -1;
+  return info;
+}
+
+/**
+ * atomr_launch_info_ref:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: (transfer full): @info
+ */
+AtomrLaunchInfo *
+atomr_launch_info_ref (AtomrLaunchInfo *info)
+{
+  g_return_val_if_fail (info != NULL, NULL);
+  g_atomic_ref_count_inc (&info->ref);
+  return info;
+}
+
+/**
+ * atomr_launch_info_unref:
+ * @info: (transfer full): an #AtomrLaunchInfo
+ *
+ * Drops a reference.
+ */
+void
+atomr_launch_info_unref (AtomrLaunchInfo *info)
+{
+  g_return_if_fail (info != NULL);
+  if (!g_atomic_ref_count_dec (&info->ref))
+    return;
+  g_free (info->actor_name);
+  g_free (info->library);
+  g_free (info->operation);
+  g_free (info->detail);
+  g_clear_error (&info->error);
+  g_free (info);
+}
+
+/**
+ * atomr_launch_info_get_actor_name:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: (transfer none): the name of the actor that ran the operation
+ */
+const gchar *
+atomr_launch_info_get_actor_name (AtomrLaunchInfo *info)
+{
+  return info->actor_name;
+}
+
+/**
+ * atomr_launch_info_get_library:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: (transfer none): the library, such as "cublas" or "nvrtc"
+ */
+const gchar *
+atomr_launch_info_get_library (AtomrLaunchInfo *info)
+{
+  return info->library;
+}
+
+/**
+ * atomr_launch_info_get_operation:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: (transfer none): the operation, such as "gemm"
+ */
+const gchar *
+atomr_launch_info_get_operation (AtomrLaunchInfo *info)
+{
+  return info->operation;
+}
+
+/**
+ * atomr_launch_info_get_sequence:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: the per-actor sequence number, from 1
+ */
+guint64
+atomr_launch_info_get_sequence (AtomrLaunchInfo *info)
+{
+  return info->sequence;
+}
+
+/**
+ * atomr_launch_info_set_sequence:
+ * @info: an #AtomrLaunchInfo
+ * @sequence: the sequence number
+ *
+ * Sets the per-actor sequence number.
+ */
+void
+atomr_launch_info_set_sequence (AtomrLaunchInfo *info,
+                                guint64          sequence)
+{
+  info->sequence = sequence;
+}
+
+/**
+ * atomr_launch_info_get_generation:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: the device generation the operation ran in
+ */
+guint
+atomr_launch_info_get_generation (AtomrLaunchInfo *info)
+{
+  return info->generation;
+}
+
+/**
+ * atomr_launch_info_set_generation:
+ * @info: an #AtomrLaunchInfo
+ * @generation: the device generation
+ *
+ * Sets the device generation.
+ */
+void
+atomr_launch_info_set_generation (AtomrLaunchInfo *info,
+                                  guint            generation)
+{
+  info->generation = generation;
+}
+
+/**
+ * atomr_launch_info_get_device_ordinal:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: the device ordinal, -1 when unknown
+ */
+gint
+atomr_launch_info_get_device_ordinal (AtomrLaunchInfo *info)
+{
+  return info->device_ordinal;
+}
+
+/**
+ * atomr_launch_info_set_device_ordinal:
+ * @info: an #AtomrLaunchInfo
+ * @ordinal: the device ordinal
+ *
+ * Sets the device ordinal.
+ */
+void
+atomr_launch_info_set_device_ordinal (AtomrLaunchInfo *info,
+                                      gint             ordinal)
+{
+  info->device_ordinal = ordinal;
+}
+
+/**
+ * atomr_launch_info_get_stream_id:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: the per-device number of the stream the operation ran on
+ */
+guint
+atomr_launch_info_get_stream_id (AtomrLaunchInfo *info)
+{
+  return info->stream_id;
+}
+
+/**
+ * atomr_launch_info_set_stream_id:
+ * @info: an #AtomrLaunchInfo
+ * @stream_id: the stream number
+ *
+ * Sets the stream number.
+ */
+void
+atomr_launch_info_set_stream_id (AtomrLaunchInfo *info,
+                                 guint            stream_id)
+{
+  info->stream_id = stream_id;
+}
+
+/**
+ * atomr_launch_info_get_geometry:
+ * @info: an #AtomrLaunchInfo
+ * @grid_x: (out) (optional): grid size in x
+ * @grid_y: (out) (optional): grid size in y
+ * @grid_z: (out) (optional): grid size in z
+ * @block_x: (out) (optional): block size in x
+ * @block_y: (out) (optional): block size in y
+ * @block_z: (out) (optional): block size in z
+ * @shared_mem_bytes: (out) (optional): dynamic shared memory
+ *
+ * Gets the launch geometry of a kernel launch.
+ *
+ * Returns: %TRUE if the operation had a launch geometry
+ */
+gboolean
+atomr_launch_info_get_geometry (AtomrLaunchInfo *info,
+                                guint *grid_x, guint *grid_y, guint *grid_z,
+                                guint *block_x, guint *block_y, guint *block_z,
+                                guint *shared_mem_bytes)
+{
+  if (grid_x) *grid_x = info->grid[0];
+  if (grid_y) *grid_y = info->grid[1];
+  if (grid_z) *grid_z = info->grid[2];
+  if (block_x) *block_x = info->block[0];
+  if (block_y) *block_y = info->block[1];
+  if (block_z) *block_z = info->block[2];
+  if (shared_mem_bytes) *shared_mem_bytes = info->shared_mem;
+  return info->has_geometry;
+}
+
+/**
+ * atomr_launch_info_set_geometry:
+ * @info: an #AtomrLaunchInfo
+ * @grid_x: grid size in x
+ * @grid_y: grid size in y
+ * @grid_z: grid size in z
+ * @block_x: block size in x
+ * @block_y: block size in y
+ * @block_z: block size in z
+ * @shared_mem_bytes: dynamic shared memory
+ *
+ * Sets the launch geometry.
+ */
+void
+atomr_launch_info_set_geometry (AtomrLaunchInfo *info,
+                                guint grid_x, guint grid_y, guint grid_z,
+                                guint block_x, guint block_y, guint block_z,
+                                guint shared_mem_bytes)
+{
+  info->has_geometry = TRUE;
+  info->grid[0] = grid_x; info->grid[1] = grid_y; info->grid[2] = grid_z;
+  info->block[0] = block_x; info->block[1] = block_y; info->block[2] = block_z;
+  info->shared_mem = shared_mem_bytes;
+}
+
+/**
+ * atomr_launch_info_get_submit_time:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: when the request was made, g_get_monotonic_time() microseconds
+ */
+gint64
+atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
+{
+  return info->submit_time;
+}
+
+/**
+ * atomr_launch_info_get_enqueue_time:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: when the work was enqueued on the stream, in monotonic
+ *   microseconds, or 0 if it never was
+ */
+gint64
+atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
+{
+  return info->enqueue_time;
+}
+
+/**
+ * atomr_launch_info_get_complete_time:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: when the actor learnt the GPU had finished, in monotonic
+ *   microseconds, or 0 before completion
+ */
+gint64
+atomr_launch_info_get_complete_time (AtomrLaunchInfo *info)
+{
+  return info->complete_time;
+}
+
+/**
+ * atomr_launch_info_set_times:
+ * @info: an #AtomrLaunchInfo
+ * @submit_time: request time, monotonic microseconds
+ * @enqueue_time: enqueue time, or 0
+ * @complete_time: completion time, or 0
+ *
+ * Sets the host timestamps.
+ */
+void
+atomr_launch_info_set_times (AtomrLaunchInfo *info,
+                             gint64 submit_time,
+                             gint64 enqueue_time,
+                             gint64 complete_time)
+{
+  info->submit_time = submit_time;
+  info->enqueue_time = enqueue_time;
+  info->complete_time = complete_time;
+}
+
+/**
+ * atomr_launch_info_get_gpu_duration_ms:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: GPU time in milliseconds measured with events, or a negative
+ *   value when the actor's timing was off
+ */
+gdouble
+atomr_launch_info_get_gpu_duration_ms (AtomrLaunchInfo *info)
+{
+  return info->gpu_ms;
+}
+
+/**
+ * atomr_launch_info_set_gpu_duration_ms:
+ * @info: an #AtomrLaunchInfo
+ * @ms: milliseconds, negative for unknown
+ *
+ * Sets the GPU duration.
+ */
+void
+atomr_launch_info_set_gpu_duration_ms (AtomrLaunchInfo *info,
+                                       gdouble          ms)
+{
+  info->gpu_ms = ms;
+}
+
+/**
+ * atomr_launch_info_get_error:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: (transfer none) (nullable): the error the operation failed
+ *   with, or %NULL
+ */
+const GError *
+atomr_launch_info_get_error (AtomrLaunchInfo *info)
+{
+  return info->error;
+}
+
+/**
+ * atomr_launch_info_set_error:
+ * @info: an #AtomrLaunchInfo
+ * @error: (nullable): the error, copied
+ *
+ * Sets the error.
+ */
+void
+atomr_launch_info_set_error (AtomrLaunchInfo *info,
+                             const GError    *error)
+{
+  g_clear_error (&info->error);
+  if (error)
+    info->error = g_error_copy (error);
+}
+
+/**
+ * atomr_launch_info_get_detail:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: (transfer none) (nullable): free-form detail of the operation
+ *   (sizes, dtypes, kernel name), or %NULL
+ */
+const gchar *
+atomr_launch_info_get_detail (AtomrLaunchInfo *info)
+{
+  return info->detail;
+}
+
+/**
+ * atomr_launch_info_set_detail:
+ * @info: an #AtomrLaunchInfo
+ * @detail: (nullable): the detail text
+ *
+ * Sets free-form detail text.
+ */
+void
+atomr_launch_info_set_detail (AtomrLaunchInfo *info,
+                              const gchar     *detail)
+{
+  g_free (info->detail);
+  info->detail = g_strdup (detail);
+}

@@ -1,0 +1,103 @@
+/* atomr-stream-private.h — streams, fences and pinned staging memory
+ *
+ * An AtomrStream is one CUDA stream of one device generation, or — on the
+ * host device used by the CPU test suite — an in-process queue whose fences
+ * the test completes by hand.  Everything above this layer (envelope,
+ * completion strategies, hazard tracking) is written once against it.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <cuda.h>
+#include <glib-object.h>
+
+#include "atomr-device.h"
+
+G_BEGIN_DECLS
+
+typedef struct _AtomrStream AtomrStream;
+typedef struct _AtomrFence  AtomrFence;
+
+struct _AtomrStream {
+  gatomicrefcount ref;
+  AtomrDevice *device;          /* strong */
+  guint        generation;
+  guint        id;              /* per device, for traces */
+  CUstream     handle;          /* NULL on the host device */
+
+  /* host device only */
+  GMutex       lock;
+  GCond        cond;
+  GQueue       pending;         /* AtomrFence* not yet completed, in order */
+  GPtrArray   *waits;           /* AtomrFence* this stream was told to wait on */
+};
+
+struct _AtomrFence {
+  gatomicrefcount ref;
+  AtomrStream *stream;          /* strong */
+  guint        generation;
+  CUevent      event;           /* NULL on the host device */
+  CUevent      start;           /* timing start, or NULL */
+  gboolean     timing;
+
+  /* Set by a waiter thread or a host function when the GPU passed it. */
+  gint         signalled;       /* atomic */
+  gint         result;          /* CUresult seen by the signaller */
+
+  /* host device only: the fence completes once every dependency has */
+  gint         host_status;     /* -1 pending, else a CUresult */
+  GPtrArray   *host_deps;
+};
+
+AtomrStream *atomr_stream_new            (AtomrDevice  *device,
+                                          GError      **error);
+AtomrStream *atomr_stream_ref            (AtomrStream  *stream);
+void         atomr_stream_unref          (AtomrStream  *stream);
+gboolean     atomr_stream_is_host        (AtomrStream  *stream);
+
+/* Records a fence after everything enqueued so far. */
+AtomrFence  *atomr_stream_record         (AtomrStream  *stream,
+                                          gboolean      timing,
+                                          GError      **error);
+/* Makes later work on @stream wait for @fence, on the GPU. */
+gboolean     atomr_stream_wait           (AtomrStream  *stream,
+                                          AtomrFence   *fence,
+                                          GError      **error);
+
+AtomrFence  *atomr_fence_ref             (AtomrFence   *fence);
+void         atomr_fence_unref           (AtomrFence   *fence);
+/* CUDA_SUCCESS when passed, CUDA_ERROR_NOT_READY when not yet, else the
+ * error the GPU reported.  Never blocks. */
+CUresult     atomr_fence_query           (AtomrFence   *fence);
+/* Blocks the calling thread until the fence is passed. */
+CUresult     atomr_fence_synchronize     (AtomrFence   *fence);
+/* GPU milliseconds between the timing start and the fence, or -1. */
+gdouble      atomr_fence_elapsed_ms      (AtomrFence   *fence);
+
+/* Host device: complete the oldest pending fences of @stream, in order.
+ * @result is the CUresult they report (CUDA_SUCCESS or an error).  A fence
+ * whose dependencies have not completed stays pending, as on a GPU.
+ * Returns how many fences completed. */
+guint        atomr_host_stream_complete  (AtomrStream  *stream,
+                                          guint         n,
+                                          CUresult      result);
+guint        atomr_host_stream_get_n_pending (AtomrStream *stream);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrStream, atomr_stream_unref)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrFence, atomr_fence_unref)
+
+/* Pinned host staging memory, pooled per device generation. */
+typedef struct {
+  gpointer     data;
+  gsize        size;
+  guint        generation;
+  AtomrDevice *device;          /* strong */
+} AtomrPinned;
+
+AtomrPinned *atomr_pinned_acquire        (AtomrDevice  *device,
+                                          gsize         size,
+                                          GError      **error);
+void         atomr_pinned_release        (AtomrPinned  *pinned);
+
+G_END_DECLS

@@ -1,0 +1,333 @@
+/* atomr-stream.c — streams, fences and pinned staging memory
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "atomr-device-private.h"
+#include "atomr-error.h"
+#include "atomr-stream-private.h"
+
+static gboolean
+stream_is_current (AtomrStream *stream)
+{
+  return stream->generation == atomr_device_get_generation (stream->device);
+}
+
+AtomrStream *
+atomr_stream_new (AtomrDevice  *device,
+                  GError      **error)
+{
+  g_autoptr(AtomrStream) stream = g_new0 (AtomrStream, 1);
+
+  g_atomic_ref_count_init (&stream->ref);
+  stream->device = g_object_ref (device);
+  g_mutex_init (&stream->lock);
+  g_cond_init (&stream->cond);
+  g_queue_init (&stream->pending);
+  stream->waits = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_fence_unref);
+  stream->id = atomr_device_next_stream_id (device);
+
+  if (!atomr_device_enter (device, error))
+    return NULL;
+  stream->generation = atomr_device_get_generation (device);
+  if (!atomr_device_is_host (device))
+    {
+      CUresult res = ATOMR_CU->cuStreamCreate (&stream->handle, CU_STREAM_NON_BLOCKING);
+      if (!atomr_cuda_check (res, "cuStreamCreate", error))
+        {
+          stream->handle = NULL;
+          atomr_device_leave (device);
+          return NULL;
+        }
+    }
+  atomr_device_leave (device);
+  return g_steal_pointer (&stream);
+}
+
+AtomrStream *
+atomr_stream_ref (AtomrStream *stream)
+{
+  g_atomic_ref_count_inc (&stream->ref);
+  return stream;
+}
+
+void
+atomr_stream_unref (AtomrStream *stream)
+{
+  if (!g_atomic_ref_count_dec (&stream->ref))
+    return;
+
+  if (stream->handle && stream_is_current (stream) &&
+      atomr_device_enter (stream->device, NULL))
+    {
+      /* Work already enqueued still runs: a destroyed stream drains. */
+      ATOMR_CU->cuStreamDestroy (stream->handle);
+      atomr_device_leave (stream->device);
+    }
+  g_queue_foreach (&stream->pending, (GFunc) atomr_fence_unref, NULL);
+  g_queue_clear (&stream->pending);
+  g_ptr_array_unref (stream->waits);
+  g_mutex_clear (&stream->lock);
+  g_cond_clear (&stream->cond);
+  g_object_unref (stream->device);
+  g_free (stream);
+}
+
+gboolean
+atomr_stream_is_host (AtomrStream *stream)
+{
+  return stream->handle == NULL;
+}
+
+static AtomrFence *
+fence_new (AtomrStream *stream,
+           gboolean     timing)
+{
+  AtomrFence *fence = g_new0 (AtomrFence, 1);
+
+  g_atomic_ref_count_init (&fence->ref);
+  fence->stream = atomr_stream_ref (stream);
+  fence->generation = stream->generation;
+  fence->timing = timing;
+  fence->host_status = -1;
+  return fence;
+}
+
+AtomrFence *
+atomr_stream_record (AtomrStream *stream,
+                     gboolean     timing,
+                     GError     **error)
+{
+  AtomrFence *fence;
+  CUresult res;
+
+  fence = fence_new (stream, timing);
+  if (stream->handle == NULL)
+    {
+      g_mutex_lock (&stream->lock);
+      /* A host stream runs in order: the new fence depends on whatever
+       * the stream was told to wait for since the previous fence. */
+      if (stream->waits->len > 0)
+        {
+          fence->host_deps = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_fence_unref);
+          for (guint i = 0; i < stream->waits->len; i++)
+            g_ptr_array_add (fence->host_deps, atomr_fence_ref (g_ptr_array_index (stream->waits, i)));
+        }
+      g_queue_push_tail (&stream->pending, atomr_fence_ref (fence));
+      g_mutex_unlock (&stream->lock);
+      return fence;
+    }
+
+  fence->event = atomr_device_take_event (stream->device, timing, error);
+  if (fence->event == NULL)
+    {
+      atomr_fence_unref (fence);
+      return NULL;
+    }
+  res = ATOMR_CU->cuEventRecord (fence->event, stream->handle);
+  if (!atomr_cuda_check (res, "cuEventRecord", error))
+    {
+      atomr_fence_unref (fence);
+      return NULL;
+    }
+  return fence;
+}
+
+gboolean
+atomr_stream_wait (AtomrStream *stream,
+                   AtomrFence  *fence,
+                   GError     **error)
+{
+  if (fence->stream == stream)
+    return TRUE;  /* same stream: already ordered */
+
+  if (fence->generation != stream->generation)
+    return TRUE;  /* work of a dead context: nothing to wait for */
+
+  if (stream->handle == NULL)
+    {
+      g_mutex_lock (&stream->lock);
+      g_ptr_array_add (stream->waits, atomr_fence_ref (fence));
+      g_mutex_unlock (&stream->lock);
+      return TRUE;
+    }
+
+  return atomr_cuda_check (ATOMR_CU->cuStreamWaitEvent (stream->handle, fence->event, 0),
+                           "cuStreamWaitEvent", error);
+}
+
+AtomrFence *
+atomr_fence_ref (AtomrFence *fence)
+{
+  g_atomic_ref_count_inc (&fence->ref);
+  return fence;
+}
+
+void
+atomr_fence_unref (AtomrFence *fence)
+{
+  if (!g_atomic_ref_count_dec (&fence->ref))
+    return;
+
+  if (fence->event)
+    atomr_device_return_event (fence->stream->device, fence->generation, fence->event, fence->timing);
+  if (fence->start)
+    atomr_device_return_event (fence->stream->device, fence->generation, fence->start, TRUE);
+  g_clear_pointer (&fence->host_deps, g_ptr_array_unref);
+  atomr_stream_unref (fence->stream);
+  g_free (fence);
+}
+
+CUresult
+atomr_fence_query (AtomrFence *fence)
+{
+  AtomrDevice *device = fence->stream->device;
+  CUresult res;
+
+  if (fence->event == NULL)
+    {
+      gint status = g_atomic_int_get (&fence->host_status);
+      return status < 0 ? CUDA_ERROR_NOT_READY : (CUresult) status;
+    }
+
+  if (fence->generation != atomr_device_get_generation (device))
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+
+  /* Not enter(): a query must work on a poisoned context, to learn its
+   * error; holding the context keeps a rebuild out meanwhile. */
+  if (!atomr_device_hold (device, fence->generation))
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  res = ATOMR_CU->cuEventQuery (fence->event);
+  atomr_device_release (device);
+  return res;
+}
+
+CUresult
+atomr_fence_synchronize (AtomrFence *fence)
+{
+  AtomrStream *stream = fence->stream;
+
+  if (fence->event == NULL)
+    {
+      CUresult res;
+      g_mutex_lock (&stream->lock);
+      while (g_atomic_int_get (&fence->host_status) < 0)
+        g_cond_wait (&stream->cond, &stream->lock);
+      res = (CUresult) fence->host_status;
+      g_mutex_unlock (&stream->lock);
+      return res;
+    }
+
+  {
+    CUresult res;
+    if (!atomr_device_hold (stream->device, fence->generation))
+      return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    res = ATOMR_CU->cuEventSynchronize (fence->event);
+    atomr_device_release (stream->device);
+    return res;
+  }
+}
+
+gdouble
+atomr_fence_elapsed_ms (AtomrFence *fence)
+{
+  float ms = -1.f;
+
+  if (fence->event == NULL || fence->start == NULL)
+    return -1.0;
+  if (!atomr_device_hold (fence->stream->device, fence->generation))
+    return -1.0;
+  if (ATOMR_CU->cuEventElapsedTime (&ms, fence->start, fence->event) != CUDA_SUCCESS)
+    ms = -1.f;
+  atomr_device_release (fence->stream->device);
+  return ms;
+}
+
+static gboolean
+host_deps_done (AtomrFence *fence)
+{
+  if (fence->host_deps == NULL)
+    return TRUE;
+  for (guint i = 0; i < fence->host_deps->len; i++)
+    {
+      AtomrFence *dep = g_ptr_array_index (fence->host_deps, i);
+      if (g_atomic_int_get (&dep->host_status) < 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+guint
+atomr_host_stream_complete (AtomrStream *stream,
+                            guint        n,
+                            CUresult     result)
+{
+  guint done = 0;
+
+  g_return_val_if_fail (stream->handle == NULL, 0);
+
+  g_mutex_lock (&stream->lock);
+  while (done < n && !g_queue_is_empty (&stream->pending))
+    {
+      AtomrFence *fence = g_queue_peek_head (&stream->pending);
+      if (!host_deps_done (fence))
+        break;
+      g_queue_pop_head (&stream->pending);
+      g_atomic_int_set (&fence->host_status, (gint) result);
+      atomr_fence_unref (fence);
+      done++;
+    }
+  /* Waits are consumed by the fences recorded after them. */
+  if (g_queue_is_empty (&stream->pending))
+    g_ptr_array_set_size (stream->waits, 0);
+  g_cond_broadcast (&stream->cond);
+  g_mutex_unlock (&stream->lock);
+  return done;
+}
+
+guint
+atomr_host_stream_get_n_pending (AtomrStream *stream)
+{
+  guint n;
+
+  g_mutex_lock (&stream->lock);
+  n = g_queue_get_length (&stream->pending);
+  g_mutex_unlock (&stream->lock);
+  return n;
+}
+
+AtomrPinned *
+atomr_pinned_acquire (AtomrDevice *device,
+                      gsize        size,
+                      GError     **error)
+{
+  AtomrPinned *pinned;
+  guint generation = 0;
+  gsize rounded = 4096;
+  gpointer data;
+
+  /* Power-of-two size classes keep the pool small and reusable. */
+  while (rounded < size && rounded < (G_MAXSIZE >> 1))
+    rounded <<= 1;
+
+  data = atomr_device_pinned_take (device, rounded, &generation, error);
+  if (data == NULL)
+    return NULL;
+  pinned = g_new0 (AtomrPinned, 1);
+  pinned->data = data;
+  pinned->size = rounded;
+  pinned->generation = generation;
+  pinned->device = g_object_ref (device);
+  return pinned;
+}
+
+void
+atomr_pinned_release (AtomrPinned *pinned)
+{
+  if (pinned == NULL)
+    return;
+  atomr_device_pinned_give (pinned->device, pinned->data, pinned->size, pinned->generation);
+  g_object_unref (pinned->device);
+  g_free (pinned);
+}
