@@ -627,7 +627,9 @@ op_run (AtomrOp *op)
       g_atomic_int_set (&op->fence->signalled, 1);
     }
   g_queue_push_tail (&priv->source->inflight, op);
-  if (priv->mode == ATOMR_COMPLETION_EVENT_THREAD)
+  /* A host stream has no host functions: its waiter plays that part. */
+  if (priv->mode == ATOMR_COMPLETION_EVENT_THREAD ||
+      (priv->mode == ATOMR_COMPLETION_HOST_FUNC && op->stream->handle == NULL))
     hand_to_waiter (self, op);
 }
 
@@ -683,6 +685,9 @@ atomr_op_new (gpointer             actor,
   op->operation = operation;
   op->task = g_task_new (actor, cancellable, callback, user_data);
   g_task_set_source_tag (op->task, source_tag);
+  /* Cancellation counts only before enqueue (op_run checks it); work
+   * already on the GPU reports its real outcome. */
+  g_task_set_check_cancellable (op->task, FALSE);
   g_task_set_name (op->task, operation);
   op->t_submit = g_get_monotonic_time ();
   return op;

@@ -16,6 +16,11 @@ typedef struct _AtomrActor AtomrActor;
  * memory for buffers.  For the CPU test suite. */
 AtomrDevice *atomr_device_new_host           (void);
 gboolean     atomr_device_is_host            (AtomrDevice *self);
+/* Host device: complete every fence as soon as it is recorded (for tests of
+ * the blocking conveniences and bindings, where nobody completes by hand). */
+void         atomr_device_set_host_autocomplete (AtomrDevice *self,
+                                                 gboolean     autocomplete);
+gboolean     atomr_device_get_host_autocomplete (AtomrDevice *self);
 
 /* Enter the context for driver calls on this thread; fails when the device
  * is poisoned or stopped.  Every successful enter needs one leave. */

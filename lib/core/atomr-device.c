@@ -32,6 +32,7 @@ struct _AtomrDevice
 
   gint       ordinal;
   gboolean   host;
+  gboolean   host_autocomplete;
   CUdevice   cu_device;
   gchar     *name;
   gint       cc_major;
@@ -441,6 +442,20 @@ gboolean
 atomr_device_is_host (AtomrDevice *self)
 {
   return self->host;
+}
+
+void
+atomr_device_set_host_autocomplete (AtomrDevice *self,
+                                    gboolean     autocomplete)
+{
+  g_return_if_fail (self->host);
+  g_atomic_int_set (&self->host_autocomplete, autocomplete);
+}
+
+gboolean
+atomr_device_get_host_autocomplete (AtomrDevice *self)
+{
+  return g_atomic_int_get (&self->host_autocomplete);
 }
 
 /**

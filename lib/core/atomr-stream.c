@@ -116,6 +116,8 @@ atomr_stream_record (AtomrStream *stream,
         }
       g_queue_push_tail (&stream->pending, atomr_fence_ref (fence));
       g_mutex_unlock (&stream->lock);
+      if (atomr_device_get_host_autocomplete (stream->device))
+        atomr_host_stream_complete (stream, G_MAXUINT, CUDA_SUCCESS);
       return fence;
     }
 
