@@ -726,7 +726,6 @@ atomr_op_new (gpointer             actor,
   /* Cancellation counts only before enqueue (op_run checks it); work
    * already on the GPU reports its real outcome. */
   g_task_set_check_cancellable (op->task, FALSE);
-  g_task_set_name (op->task, operation);
   op->t_submit = g_get_monotonic_time ();
   return op;
 }

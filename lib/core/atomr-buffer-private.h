@@ -9,6 +9,12 @@
 
 G_BEGIN_DECLS
 
+/* atomr_dtype_pack() into a caller's buffer; returns the size, 0 if invalid. */
+gsize       atomr_dtype_pack_into       (AtomrDtype   dtype,
+                                         gdouble      real,
+                                         gdouble      imag,
+                                         guint8       out[16]);
+
 /* Device address (CUDA) or host address (host device) of the buffer. */
 CUdeviceptr atomr_buffer_get_ptr        (AtomrBuffer *self);
 gpointer    atomr_buffer_get_host_data  (AtomrBuffer *self);

@@ -1050,9 +1050,21 @@ atomr_dtype_pack (AtomrDtype dtype,
                   gdouble    real,
                   gdouble    imag)
 {
-  guint8 out[16] = { 0 };
+  guint8 out[16];
+  gsize size = atomr_dtype_pack_into (dtype, real, imag, out);
+
+  return size ? g_bytes_new (out, size) : NULL;
+}
+
+gsize
+atomr_dtype_pack_into (AtomrDtype dtype,
+                       gdouble    real,
+                       gdouble    imag,
+                       guint8     out[16])
+{
   gsize size = atomr_dtype_get_size (dtype);
 
+  memset (out, 0, 16);
 #define SAT(type, lo, hi) \
   { type v = isnan (real) ? 0 : real <= (gdouble) (lo) ? (lo) : real >= (gdouble) (hi) ? (hi) : (type) real; \
     memcpy (out, &v, sizeof v); }
@@ -1085,8 +1097,8 @@ atomr_dtype_pack (AtomrDtype dtype,
     case ATOMR_DTYPE_I64: SAT (gint64, G_MININT64, G_MAXINT64); break;
     case ATOMR_DTYPE_U64: SAT (guint64, 0, G_MAXUINT64); break;
     default:
-      return NULL;
+      return 0;
     }
 #undef SAT
-  return g_bytes_new (out, size);
+  return size;
 }

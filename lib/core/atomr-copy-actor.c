@@ -368,7 +368,6 @@ atomr_actor_fill_async (AtomrActor          *self,
                         GAsyncReadyCallback  callback,
                         gpointer             user_data)
 {
-  g_autoptr(GBytes) pattern = NULL;
   AtomrOp *op;
   MemRequest *req;
 
@@ -377,11 +376,9 @@ atomr_actor_fill_async (AtomrActor          *self,
   op = atomr_op_new (self, "fill", atomr_actor_fill_async, cancellable, callback, user_data);
   if (!check_buffer_arg (op, buffer, "buffer"))
     return;
-  pattern = atomr_dtype_pack (atomr_buffer_get_dtype (buffer), value, 0.0);
   req = g_new0 (MemRequest, 1);
   req->buffer = buffer;
-  req->pattern_size = g_bytes_get_size (pattern);
-  memcpy (req->pattern, g_bytes_get_data (pattern, NULL), req->pattern_size);
+  req->pattern_size = atomr_dtype_pack_into (atomr_buffer_get_dtype (buffer), value, 0.0, req->pattern);
   atomr_op_set_data (op, req, mem_request_free);
   atomr_op_write (op, buffer);
   atomr_op_set_enqueue (op, fill_enqueue);
