@@ -901,6 +901,7 @@ atomr_device_reset (AtomrDevice *self,
   const AtomrCudaDriver *cu = ATOMR_CU;
   guint generation;
   gboolean ok = TRUE;
+  AtomrStream *old_utility;
 
   g_return_val_if_fail (ATOMR_IS_DEVICE (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -950,12 +951,15 @@ atomr_device_reset (AtomrDevice *self,
     }
   g_hash_table_remove_all (self->pinned);
   self->pinned_pooled = 0;
-  g_clear_pointer (&self->utility, atomr_stream_unref);
+  /* Released below, once the generation has moved on: a stream of a dead
+   * context is forgotten, not destroyed (and we hold the write lock). */
+  old_utility = g_steal_pointer (&self->utility);
   self->generation++;
   generation = self->generation;
   self->restart_pending = FALSE;
   g_mutex_unlock (&self->lock);
   g_rw_lock_writer_unlock (&self->ctx_lock);
+  g_clear_pointer (&old_utility, atomr_stream_unref);
 
   if (!ok)
     {
