@@ -55,6 +55,7 @@ struct _AtomrDevice
   gsize      pinned_pooled;
   guint      next_stream_id;
   gboolean   restart_pending;
+  gchar     *stop_reason;        /* why the supervisor stopped it */
 
   GThread      *thread;
   GMainContext *thread_context;
@@ -114,6 +115,7 @@ atomr_device_finalize (GObject *object)
   g_cond_clear (&self->thread_cond);
   g_clear_pointer (&self->pinned, g_hash_table_unref);
   g_free (self->name);
+  g_free (self->stop_reason);
   g_rw_lock_clear (&self->ctx_lock);
   g_mutex_clear (&self->lock);
 
@@ -627,8 +629,13 @@ atomr_device_enter (AtomrDevice *self,
     {
       g_rw_lock_reader_unlock (&self->ctx_lock);
       if (state == ATOMR_DEVICE_STATE_STOPPED)
-        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE,
-                     "Device %d (%s) was stopped by its supervisor", self->ordinal, self->name);
+        {
+          g_mutex_lock (&self->lock);
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE,
+                       "Device %d (%s) was stopped by its supervisor: %s", self->ordinal, self->name,
+                       self->stop_reason ? self->stop_reason : "policy is stop");
+          g_mutex_unlock (&self->lock);
+        }
       else
         g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_CONTEXT_POISONED,
                      "The context of device %d (%s), generation %u, is poisoned; "
@@ -1081,11 +1088,26 @@ supervise (gpointer data)
       {
         g_autoptr(GError) error = NULL;
         if (!atomr_device_reset (self, &error))
-          g_warning ("Supervisor could not rebuild the context of device %d: %s",
-                     self->ordinal, error->message);
+          {
+            /* Some sticky errors (an illegal address) leave the driver
+             * unable to make a new context in this process: stop, and say
+             * why, instead of failing every request as merely poisoned. */
+            g_mutex_lock (&self->lock);
+            g_free (self->stop_reason);
+            self->stop_reason = g_strdup_printf ("the context could not be rebuilt after \"%s\" "
+                                                 "(%s); CUDA needs a new process to use this GPU again",
+                                                 pd->error->message, error->message);
+            g_mutex_unlock (&self->lock);
+            g_message ("Device %d stopped: %s", self->ordinal, self->stop_reason);
+            set_state (self, ATOMR_DEVICE_STATE_STOPPED);
+          }
       }
       break;
     case ATOMR_SUPERVISOR_STOP:
+      g_mutex_lock (&self->lock);
+      g_free (self->stop_reason);
+      self->stop_reason = g_strdup_printf ("policy is stop, after \"%s\"", pd->error->message);
+      g_mutex_unlock (&self->lock);
       set_state (self, ATOMR_DEVICE_STATE_STOPPED);
       break;
     case ATOMR_SUPERVISOR_ESCALATE:
