@@ -447,6 +447,7 @@ actor_ensure_stream (AtomrActor *self,
       /* The context was rebuilt: old handles died with it. */
       if (klass->teardown)
         klass->teardown (self, FALSE);
+      atomr_host_stream_abandon (priv->stream);
       g_clear_pointer (&priv->stream, atomr_stream_unref);
     }
 
@@ -1112,6 +1113,8 @@ atomr_actor_finalize (GObject *object)
       if (alive)
         atomr_device_leave (priv->device);
     }
+  if (priv->stream)
+    atomr_host_stream_abandon (priv->stream);
   g_clear_pointer (&priv->stream, atomr_stream_unref);
   g_clear_pointer (&priv->context, g_main_context_unref);
   g_clear_object (&priv->device);

@@ -112,6 +112,23 @@ atomr_device_finalize (GObject *object)
   g_clear_pointer (&self->utility, atomr_stream_unref);
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     g_clear_pointer (&self->events[k], g_array_unref);
+  {
+    GHashTableIter iter;
+    gpointer list;
+    gboolean alive = !self->host && self->context_retained &&
+                     ATOMR_CU && ATOMR_CU->cuCtxSetCurrent (self->context) == CUDA_SUCCESS;
+
+    g_hash_table_iter_init (&iter, self->pinned);
+    while (g_hash_table_iter_next (&iter, NULL, &list))
+      {
+        for (GSList *l = list; l; l = l->next)
+          if (self->host)
+            g_free (l->data);
+          else if (alive)
+            ATOMR_CU->cuMemFreeHost (l->data);
+        g_slist_free (list);
+      }
+  }
   g_cond_clear (&self->thread_cond);
   g_clear_pointer (&self->pinned, g_hash_table_unref);
   g_free (self->name);

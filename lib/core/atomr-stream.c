@@ -316,6 +316,31 @@ atomr_host_stream_get_n_pending (AtomrStream *stream)
   return n;
 }
 
+void
+atomr_host_stream_abandon (AtomrStream *stream)
+{
+  GQueue pending = G_QUEUE_INIT;
+
+  if (stream->handle != NULL)
+    return;
+  g_mutex_lock (&stream->lock);
+  pending = stream->pending;
+  g_queue_init (&stream->pending);
+  g_ptr_array_set_size (stream->waits, 0);
+  g_mutex_unlock (&stream->lock);
+  /* Whoever still waits on them learns they will never complete. */
+  for (GList *l = pending.head; l; l = l->next)
+    {
+      AtomrFence *fence = l->data;
+      g_atomic_int_set (&fence->host_status, CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    }
+  g_mutex_lock (&stream->lock);
+  g_cond_broadcast (&stream->cond);
+  g_mutex_unlock (&stream->lock);
+  g_queue_foreach (&pending, (GFunc) atomr_fence_unref, NULL);
+  g_queue_clear (&pending);
+}
+
 AtomrPinned *
 atomr_pinned_acquire (AtomrDevice *device,
                       gsize        size,
