@@ -52,6 +52,7 @@ struct _AtomrDevice
   AtomrStream *utility;
   GArray    *events[ATOMR_EVENT_N_KINDS];  /* CUevent pools, current generation */
   GHashTable *pinned;            /* size -> GSList of blocks */
+  GArray    *streams;            /* CUstream pool, current generation */
   gsize      pinned_pooled;
   guint      next_stream_id;
   gboolean   restart_pending;
@@ -112,6 +113,7 @@ atomr_device_finalize (GObject *object)
   g_clear_pointer (&self->utility, atomr_stream_unref);
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     g_clear_pointer (&self->events[k], g_array_unref);
+  g_clear_pointer (&self->streams, g_array_unref);
   {
     GHashTableIter iter;
     gpointer list;
@@ -333,6 +335,7 @@ atomr_device_init (AtomrDevice *self)
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     self->events[k] = g_array_new (FALSE, FALSE, sizeof (CUevent));
   g_cond_init (&self->thread_cond);
+  self->streams = g_array_new (FALSE, FALSE, sizeof (CUstream));
   self->pinned = g_hash_table_new_full (NULL, NULL, NULL, NULL);
 }
 
@@ -738,6 +741,43 @@ atomr_device_get_utility_stream (AtomrDevice *self,
   return stream;
 }
 
+CUstream
+atomr_device_take_stream (AtomrDevice *self)
+{
+  CUstream stream = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->streams->len > 0)
+    {
+      stream = g_array_index (self->streams, CUstream, self->streams->len - 1);
+      g_array_set_size (self->streams, self->streams->len - 1);
+    }
+  g_mutex_unlock (&self->lock);
+  return stream;
+}
+
+void
+atomr_device_return_stream (AtomrDevice *self,
+                            guint        generation,
+                            CUstream     stream)
+{
+  g_mutex_lock (&self->lock);
+  if (generation == self->generation && self->streams->len < 64)
+    {
+      g_array_append_val (self->streams, stream);
+      stream = NULL;
+    }
+  g_mutex_unlock (&self->lock);
+
+  /* Work already enqueued still runs: a destroyed stream drains. */
+  if (stream && generation == atomr_device_get_generation (self) &&
+      atomr_device_enter (self, NULL))
+    {
+      ATOMR_CU->cuStreamDestroy (stream);
+      atomr_device_leave (self);
+    }
+}
+
 CUevent
 atomr_device_take_event (AtomrDevice   *self,
                          AtomrEventKind kind,
@@ -957,6 +997,7 @@ atomr_device_reset (AtomrDevice *self,
   /* Pools of the old context died with it: forget them, free nothing. */
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     g_array_set_size (self->events[k], 0);
+  g_array_set_size (self->streams, 0);
   if (self->host)
     {
       GHashTableIter iter;
