@@ -896,7 +896,7 @@ bytes_to_string (GBytes *bytes)
 {
   gsize len;
   const gchar *p = g_bytes_get_data (bytes, &len);
-  return g_strndup (p, len);
+  return p ? g_strndup (p, len) : g_strdup ("");
 }
 
 /**
@@ -1411,6 +1411,14 @@ blob_add (GByteArray   *blob,
 }
 
 static void
+blob_add_count (GByteArray *blob,
+                guint64     n)
+{
+  guint64 le = GUINT64_TO_LE (n);
+  g_byte_array_append (blob, (const guint8 *) &le, 8);
+}
+
+static void
 blob_add_string (GByteArray  *blob,
                  const gchar *s)
 {
@@ -1428,7 +1436,7 @@ blob_add_strv (GByteArray          *blob,
                const gchar * const *v)
 {
   guint n = v ? g_strv_length ((gchar **) v) : 0;
-  blob_add (blob, NULL, n);
+  blob_add_count (blob, n);
   for (guint i = 0; i < n; i++)
     blob_add_string (blob, v[i]);
 }
@@ -1605,7 +1613,7 @@ request_blob (const gchar         *source,
   blob_add_strv (blob, flags);
   blob_add_strv (blob, kernel_names);
   blob_add_string (blob, source);
-  blob_add (blob, NULL, link_objects ? link_objects->len : 0);
+  blob_add_count (blob, link_objects ? link_objects->len : 0);
   for (guint i = 0; link_objects && i < link_objects->len; i++)
     {
       AtomrLinkObject *obj = g_ptr_array_index (link_objects, i);

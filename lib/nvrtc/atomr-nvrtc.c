@@ -283,12 +283,6 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
                    arch ? arch : "NVRTC's default");
       return NULL;
     }
-  if (g_strv_length ((gchar **) atomr_compile_options_get_name_expressions (resolved)) == 0)
-    {
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "name expressions: none given; name at least one kernel");
-      return NULL;
-    }
   flags = atomr_compile_options_get_flags (resolved);
 
   if (cache)
@@ -322,8 +316,8 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
  * @source: CUDA C++ source
  * @program_name: (nullable): the name NVRTC uses in its log ("program.cu"
  *   when %NULL)
- * @options: (nullable): the options; name at least one kernel with
- *   atomr_compile_options_add_name_expression()
+ * @options: (nullable): the options; name the kernels wanted (and get
+ *   their mangled names) with atomr_compile_options_add_name_expression()
  * @cache: (nullable): a cache to look in first and to fill
  * @error: return location for a #GError
  *
