@@ -252,12 +252,14 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
     }
   if (program_name == NULL)
     program_name = DEFAULT_PROGRAM_NAME;
-  resolved = options ? atomr_compile_options_copy (options) : atomr_compile_options_new ();
+  /* Copied only to resolve "native": the memory-hit path stays cheap. */
+  resolved = options ? g_object_ref (options) : atomr_compile_options_new ();
   if (!atomr_compile_options_validate (resolved, error))
     return NULL;
 
   if (g_strcmp0 (atomr_compile_options_get_arch (resolved), ATOMR_ARCH_NATIVE) == 0)
     {
+      g_autoptr(AtomrCompileOptions) copy = atomr_compile_options_copy (resolved);
       g_autoptr(AtomrDevice) dev = device ? g_object_ref (device) : atomr_device_get (0, error);
       g_autofree gchar *native = NULL;
 
@@ -273,7 +275,8 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
           return NULL;
         }
       native = atomr_device_get_arch (dev);
-      atomr_compile_options_set_arch (resolved, native);
+      atomr_compile_options_set_arch (copy, native);
+      g_set_object (&resolved, copy);
     }
   arch = atomr_compile_options_get_arch (resolved);
   if (atomr_compile_options_get_lto (resolved) && (arch == NULL || !g_str_has_prefix (arch, "sm_")))
