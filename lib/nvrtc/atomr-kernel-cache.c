@@ -1552,9 +1552,19 @@ on_include (const gchar *name,
         found = g_steal_pointer (&candidate);
     }
   /* Headers outside the include paths (NVRTC's own, cuda_fp16.h, ...)
-   * belong to NVRTC, whose identity is in the key. */
+   * belong to NVRTC, whose identity is in the key.  Remember where they
+   * could appear, so that creating one there invalidates the memory level
+   * (the key then changes because its contents are hashed). */
   if (found == NULL)
-    return;
+    {
+      for (guint i = 0; scan->include_paths && scan->include_paths[i]; i++)
+        {
+          HeaderStamp *absent = g_new0 (HeaderStamp, 1);
+          absent->path = g_build_filename (scan->include_paths[i], name, NULL);
+          g_ptr_array_add (scan->headers, absent);
+        }
+      return;
+    }
   if (g_hash_table_contains (scan->visited, found))
     return;
   g_hash_table_add (scan->visited, g_strdup (found));

@@ -444,6 +444,30 @@ test_cache_header_edit (void)
   g_assert_cmpint (atomr_module_get_cache_status (nested_edit), ==, ATOMR_CACHE_STATUS_MISS);
   g_assert_cmpstr (atomr_module_get_key (nested_edit), !=, atomr_module_get_key (edited));
 
+  /* A header that did not exist at the first compile, created afterwards
+   * in an include path, changes the output: a miss, not a memory hit. */
+  {
+    const gchar *optional_src =
+      "#if __has_include(<opt.h>)\n"
+      "#include <opt.h>\n"
+      "#else\n"
+      "#define OPT 1.0f\n"
+      "#endif\n"
+      "extern \"C\" __global__ void fill (float *x) { x[threadIdx.x] = OPT; }\n";
+    g_autofree gchar *opt = g_build_filename (inc, "opt.h", NULL);
+    g_autoptr(AtomrModule) without = compile_ok (optional_src, o, cache);
+    g_autoptr(AtomrModule) hit = compile_ok (optional_src, o, cache);
+    g_autoptr(AtomrModule) with = NULL;
+
+    g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+    g_assert_true (g_file_set_contents (opt, "#define OPT 2.75f\n", -1, NULL));
+    with = compile_ok (optional_src, o, cache);
+    g_assert_cmpint (atomr_module_get_cache_status (with), ==, ATOMR_CACHE_STATUS_MISS);
+    ptx = g_bytes_get_data (atomr_module_get_ptx (with), &size);
+    g_assert_nonnull (g_strstr_len (ptx, size, "1076887552"));
+    g_unlink (opt);
+  }
+
   /* Another cache object on the same directory (as a new process would)
    * finds the current version on disk. */
   {
