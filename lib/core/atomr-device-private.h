@@ -40,14 +40,24 @@ AtomrStream *atomr_device_get_utility_stream (AtomrDevice *self,
                                               GError     **error);
 guint        atomr_device_next_stream_id     (AtomrDevice *self);
 
-/* Events from the per-generation pool (call while entered). */
-CUevent      atomr_device_take_event         (AtomrDevice *self,
-                                              gboolean     timing,
-                                              GError     **error);
-void         atomr_device_return_event       (AtomrDevice *self,
-                                              guint        generation,
-                                              CUevent      event,
-                                              gboolean     timing);
+/* Events from the per-generation pools (call while entered).  Plain
+ * events are the cheapest to record and query; blocking-sync events let a
+ * thread sleep in cuEventSynchronize but make the GPU raise an interrupt
+ * for each one, which caps a stream's throughput; timing events measure. */
+typedef enum {
+  ATOMR_EVENT_PLAIN,
+  ATOMR_EVENT_BLOCKING,
+  ATOMR_EVENT_TIMING,
+  ATOMR_EVENT_N_KINDS
+} AtomrEventKind;
+
+CUevent      atomr_device_take_event         (AtomrDevice   *self,
+                                              AtomrEventKind kind,
+                                              GError       **error);
+void         atomr_device_return_event       (AtomrDevice   *self,
+                                              guint          generation,
+                                              CUevent        event,
+                                              AtomrEventKind kind);
 
 /* Pinned pool storage, protected by the device lock. */
 gpointer     atomr_device_pinned_take        (AtomrDevice *self,

@@ -454,6 +454,73 @@ test_hazards (void)
   g_assert_cmpmem (atomr_buffer_get_host_data (x), 64, g_bytes_get_data (second, NULL), 64);
 }
 
+/* Requests to two actors submitted back to back, before either mailbox
+ * runs: hazards follow the order of submission, not of dispatch. */
+static void
+test_program_order (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) writer = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrActor) reader = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 64, &error);
+  g_autoptr(GBytes) first = pattern_bytes (64, 1);
+  g_autoptr(GBytes) second = pattern_bytes (64, 2);
+  g_autoptr(GAsyncResult) w1 = NULL, r1 = NULL, w2 = NULL;
+  g_autoptr(GBytes) got = NULL;
+
+  g_assert_no_error (error);
+  atomr_actor_upload_async (writer, x, first, NULL, store_result, &w1);
+  atomr_actor_download_async (reader, x, NULL, store_result, &r1);
+  atomr_actor_upload_async (writer, x, second, NULL, store_result, &w2);
+  iterate_pending ();
+
+  /* Both writes were dispatched by the writer's mailbox in one go, yet the
+   * second one waits (on the "GPU") for the read submitted before it. */
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (atomr_actor_get_stream (writer)), ==, 2);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (atomr_actor_get_stream (reader)), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (writer), 2, CUDA_SUCCESS), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (reader), 1, CUDA_SUCCESS), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (writer), 1, CUDA_SUCCESS), ==, 1);
+  iterate_until ((gpointer *) &w2);
+  iterate_until ((gpointer *) &r1);
+  got = atomr_actor_download_finish (reader, r1, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, first));
+  g_assert_cmpmem (atomr_buffer_get_host_data (x), 64, g_bytes_get_data (second, NULL), 64);
+}
+
+/* A request that fails before enqueue stands for what it followed. */
+static void
+test_failed_link (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) a = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrActor) b = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 16, &error);
+  g_autoptr(GBytes) data = pattern_bytes (16, 5);
+  g_autoptr(GCancellable) cancelled = g_cancellable_new ();
+  g_autoptr(GAsyncResult) w1 = NULL, w2 = NULL, r = NULL;
+  AtomrStream *rs;
+
+  g_cancellable_cancel (cancelled);
+  atomr_actor_upload_async (a, x, data, NULL, store_result, &w1);           /* real write */
+  atomr_actor_upload_async (a, x, data, cancelled, store_result, &w2);      /* never enqueued */
+  atomr_actor_download_async (b, x, NULL, store_result, &r);                /* must wait for w1 */
+  iterate_until ((gpointer *) &w2);
+  iterate_pending ();
+  rs = atomr_actor_get_stream (b);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (rs), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (rs, 1, CUDA_SUCCESS), ==, 0);
+  atomr_host_stream_complete (atomr_actor_get_stream (a), 1, CUDA_SUCCESS);
+  g_assert_cmpuint (atomr_host_stream_complete (rs, 1, CUDA_SUCCESS), ==, 1);
+  iterate_until ((gpointer *) &r);
+  iterate_until ((gpointer *) &w1);
+  g_assert_false (atomr_actor_upload_finish (a, w2, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
 static void
 on_rebuilt (AtomrDevice *device, guint generation, gpointer user_data)
 {
@@ -801,6 +868,8 @@ main (int argc, char **argv)
   g_test_add ("/envelope/cancellation", Fixture, NULL, fixture_setup, test_cancellation, fixture_teardown);
   g_test_add ("/envelope/keep-alive", Fixture, NULL, fixture_setup, test_keep_alive, fixture_teardown);
   g_test_add_func ("/envelope/hazards", test_hazards);
+  g_test_add_func ("/envelope/program-order", test_program_order);
+  g_test_add_func ("/envelope/failed-link", test_failed_link);
   g_test_add ("/envelope/stale-after-reset", Fixture, NULL, fixture_setup, test_stale_after_reset, fixture_teardown);
   g_test_add_data_func ("/supervisor/restart", GINT_TO_POINTER (ATOMR_SUPERVISOR_RESTART), test_poisoned);
   g_test_add_data_func ("/supervisor/stop", GINT_TO_POINTER (ATOMR_SUPERVISOR_STOP), test_poisoned);
