@@ -483,6 +483,12 @@ blas_enqueue (AtomrOp  *op,
   r->pinned = atomr_pinned_acquire (atomr_actor_get_device (ATOMR_ACTOR (self)), 16, error);
   if (r->pinned == NULL)
     return FALSE;
+  if (r->n == 0)
+    {
+      /* BLAS quick return: 0 (index 0, i.e. none); nothing to run. */
+      memset (r->pinned->data, 0, 16);
+      return TRUE;
+    }
   if (!blas_check (cublasSetPointerMode (self->handle, CUBLAS_POINTER_MODE_DEVICE),
                    "cublasSetPointerMode", error))
     return FALSE;

@@ -301,11 +301,16 @@ plan_new (AtomrBlasLtActor *self,
       cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic (self->handle, plan->desc, plan->la, plan->lb,
                                                           plan->lc, plan->lc, pref, 1, &result,
                                                           &returned);
-      if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && returned == 0))
+      /* Our validation passed, so INVALID_VALUE here means cuBLASLt does
+       * not implement the combination (epilogue, dtypes, layouts). */
+      if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE ||
+          (st == CUBLAS_STATUS_SUCCESS && returned == 0))
         {
           g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                       "cuBLASLt: no algorithm for matmul m=%" G_GINT64_FORMAT " n=%" G_GINT64_FORMAT
+                       "cuBLASLt: no algorithm (%s) for matmul m=%" G_GINT64_FORMAT " n=%" G_GINT64_FORMAT
                        " k=%" G_GINT64_FORMAT " %s%s A/B %s C %s epilogue %s on sm_%d",
+                       returned == 0 && st == CUBLAS_STATUS_SUCCESS ? "no heuristic result"
+                                                                    : cublasLtGetStatusName (st),
                        key->m, key->n, key->k, transa == CUBLAS_OP_N ? "N" : "T",
                        transb == CUBLAS_OP_N ? "N" : "T",
                        atomr_dtype_get_name (key->dtype_ab), atomr_dtype_get_name (key->dtype_c),

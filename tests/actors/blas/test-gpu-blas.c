@@ -4,7 +4,8 @@
  * computed on the CPU in double precision from the exact (dtype-rounded)
  * inputs.  The error measure is the normwise relative error
  * ‖got − ref‖_F / ‖ref‖_F; bounds: 1e-6 f32/c64, 1e-12 f64/c128,
- * 2e-3 TF32 (inputs rounded to 10-bit mantissas), 1e-2 bf16, 5e-3 f16.  The measured errors are printed with
+ * 1e-3 TF32 (inputs rounded to 10-bit mantissas; about 2.6e-4 measured
+ * on an H100), 1e-2 bf16, 5e-3 f16.  The measured errors are printed with
  * g_test_message so a run documents them.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -357,7 +358,7 @@ test_gemm_half (Fixture *f, gconstpointer data)
   check_gemm (f, ATOMR_DTYPE_BF16, N, N, TRUE, ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_DEFAULT, 1e-5);
   check_gemm (f, ATOMR_DTYPE_BF16, T, T, TRUE, ATOMR_DTYPE_BF16, ATOMR_BLAS_COMPUTE_F32, 1e-2);
   check_gemm (f, ATOMR_DTYPE_F16, N, N, TRUE, ATOMR_DTYPE_F16, ATOMR_BLAS_COMPUTE_F16, 1e-2);
-  check_gemm (f, ATOMR_DTYPE_F32, N, N, TRUE, ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_F32_FAST_TF32, 2e-3);
+  check_gemm (f, ATOMR_DTYPE_F32, N, N, TRUE, ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_F32_FAST_TF32, 1e-3);
   check_gemm (f, ATOMR_DTYPE_F32, T, N, TRUE, ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_F32_FAST_BF16, 1e-2);
   check_gemm (f, ATOMR_DTYPE_F32, N, T, TRUE, ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_F32_PEDANTIC, 1e-6);
   check_gemm (f, ATOMR_DTYPE_F64, N, N, TRUE, ATOMR_DTYPE_F64, ATOMR_BLAS_COMPUTE_F64, 1e-12);
@@ -386,7 +387,7 @@ test_gemm_tf32_math_mode (Fixture *f, gconstpointer data)
                                              NULL, &error));
   g_assert_no_error (error);
   got = download (bc);
-  CHECK_ERR ("sgemm 512 math-mode tf32", rel_err (got, n, c, n, n, n), 2e-3);
+  CHECK_ERR ("sgemm 512 math-mode tf32", rel_err (got, n, c, n, n, n), 1e-3);
   g_free (got);
 
   atomr_blas_actor_set_math_mode (f->blas, ATOMR_BLAS_MATH_PEDANTIC);
@@ -1173,7 +1174,7 @@ test_lt_cache (Fixture *f, gconstpointer data)
                                               ATOMR_BLAS_LT_EPILOGUE_NONE, NULL, NULL, 0, NULL, cb, ud));
     got = download (bc);
     ref_gemm (N, N, n, n, n, (Z) { 1, 0 }, a, n, b, n, (Z) { 0, 0 }, c, n);
-    CHECK_ERR ("matmul f32 256 compute tf32", rel_err (got, n, c, n, n, n), 2e-3);
+    CHECK_ERR ("matmul f32 256 compute tf32", rel_err (got, n, c, n, n, n), 1e-3);
   }
   g_assert_cmpuint (atomr_blas_lt_actor_get_cache_misses (f->lt), ==, 3);
   g_assert_cmpuint (atomr_blas_lt_actor_get_cache_hits (f->lt), ==, hits_before);
