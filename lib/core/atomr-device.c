@@ -52,6 +52,7 @@ struct _AtomrDevice
   AtomrStream *utility;
   GArray    *events[ATOMR_EVENT_N_KINDS];  /* CUevent pools, current generation */
   GHashTable *pinned;            /* size -> GSList of blocks */
+  GArray    *streams;            /* CUstream pool, current generation */
   gsize      pinned_pooled;
   guint      next_stream_id;
   gboolean   restart_pending;
@@ -112,6 +113,7 @@ atomr_device_finalize (GObject *object)
   g_clear_pointer (&self->utility, atomr_stream_unref);
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     g_clear_pointer (&self->events[k], g_array_unref);
+  g_clear_pointer (&self->streams, g_array_unref);
   {
     GHashTableIter iter;
     gpointer list;
@@ -333,6 +335,7 @@ atomr_device_init (AtomrDevice *self)
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     self->events[k] = g_array_new (FALSE, FALSE, sizeof (CUevent));
   g_cond_init (&self->thread_cond);
+  self->streams = g_array_new (FALSE, FALSE, sizeof (CUstream));
   self->pinned = g_hash_table_new_full (NULL, NULL, NULL, NULL);
 }
 
@@ -634,6 +637,21 @@ atomr_device_set_supervisor_policy (AtomrDevice          *self,
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SUPERVISOR_POLICY]);
 }
 
+/* The context each thread made current last, with its generation: making
+ * it current again is a driver call on every request otherwise. */
+static __thread CUcontext tls_context;
+static __thread guint     tls_generation;
+
+static inline CUresult
+make_current (AtomrDevice *self)
+{
+  if (G_LIKELY (tls_context == self->context && tls_generation == self->generation))
+    return CUDA_SUCCESS;
+  tls_context = self->context;
+  tls_generation = self->generation;
+  return ATOMR_CU->cuCtxSetCurrent (self->context);
+}
+
 gboolean
 atomr_device_enter (AtomrDevice *self,
                     GError     **error)
@@ -662,9 +680,10 @@ atomr_device_enter (AtomrDevice *self,
     }
   if (!self->host)
     {
-      CUresult res = ATOMR_CU->cuCtxSetCurrent (self->context);
+      CUresult res = make_current (self);
       if (res != CUDA_SUCCESS)
         {
+          tls_context = NULL;
           g_rw_lock_reader_unlock (&self->ctx_lock);
           return atomr_cuda_check (res, "cuCtxSetCurrent", error);
         }
@@ -688,8 +707,8 @@ atomr_device_hold (AtomrDevice *self,
       g_rw_lock_reader_unlock (&self->ctx_lock);
       return FALSE;
     }
-  if (!self->host)
-    ATOMR_CU->cuCtxSetCurrent (self->context);
+  if (!self->host && make_current (self) != CUDA_SUCCESS)
+    tls_context = NULL;
   return TRUE;
 }
 
@@ -736,6 +755,43 @@ atomr_device_get_utility_stream (AtomrDevice *self,
   self->utility = atomr_stream_ref (stream);
   g_mutex_unlock (&self->lock);
   return stream;
+}
+
+CUstream
+atomr_device_take_stream (AtomrDevice *self)
+{
+  CUstream stream = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->streams->len > 0)
+    {
+      stream = g_array_index (self->streams, CUstream, self->streams->len - 1);
+      g_array_set_size (self->streams, self->streams->len - 1);
+    }
+  g_mutex_unlock (&self->lock);
+  return stream;
+}
+
+void
+atomr_device_return_stream (AtomrDevice *self,
+                            guint        generation,
+                            CUstream     stream)
+{
+  g_mutex_lock (&self->lock);
+  if (generation == self->generation && self->streams->len < 64)
+    {
+      g_array_append_val (self->streams, stream);
+      stream = NULL;
+    }
+  g_mutex_unlock (&self->lock);
+
+  /* Work already enqueued still runs: a destroyed stream drains. */
+  if (stream && generation == atomr_device_get_generation (self) &&
+      atomr_device_enter (self, NULL))
+    {
+      ATOMR_CU->cuStreamDestroy (stream);
+      atomr_device_leave (self);
+    }
 }
 
 CUevent
@@ -944,6 +1000,7 @@ atomr_device_reset (AtomrDevice *self,
       if (cu->cuCtxSetCurrent (self->context) == CUDA_SUCCESS)
         cu->cuCtxSynchronize ();   /* errors are expected when poisoned */
       cu->cuCtxSetCurrent (NULL);
+      tls_context = NULL;
       if (self->context_retained)
         cu->cuDevicePrimaryCtxRelease (self->cu_device);
       self->context_retained = FALSE;
@@ -957,6 +1014,7 @@ atomr_device_reset (AtomrDevice *self,
   /* Pools of the old context died with it: forget them, free nothing. */
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     g_array_set_size (self->events[k], 0);
+  g_array_set_size (self->streams, 0);
   if (self->host)
     {
       GHashTableIter iter;

@@ -31,7 +31,7 @@ atomr_stream_new (AtomrDevice  *device,
   if (!atomr_device_enter (device, error))
     return NULL;
   stream->generation = atomr_device_get_generation (device);
-  if (!atomr_device_is_host (device))
+  if (!atomr_device_is_host (device) && (stream->handle = atomr_device_take_stream (device)) == NULL)
     {
       CUresult res = ATOMR_CU->cuStreamCreate (&stream->handle, CU_STREAM_NON_BLOCKING);
       if (!atomr_cuda_check (res, "cuStreamCreate", error))
@@ -58,13 +58,8 @@ atomr_stream_unref (AtomrStream *stream)
   if (!g_atomic_ref_count_dec (&stream->ref))
     return;
 
-  if (stream->handle && stream_is_current (stream) &&
-      atomr_device_enter (stream->device, NULL))
-    {
-      /* Work already enqueued still runs: a destroyed stream drains. */
-      ATOMR_CU->cuStreamDestroy (stream->handle);
-      atomr_device_leave (stream->device);
-    }
+  if (stream->handle && stream_is_current (stream))
+    atomr_device_return_stream (stream->device, stream->generation, stream->handle);
   g_queue_foreach (&stream->pending, (GFunc) atomr_fence_unref, NULL);
   g_queue_clear (&stream->pending);
   g_ptr_array_unref (stream->waits);
@@ -195,6 +190,9 @@ atomr_fence_query (AtomrFence *fence)
 
   if (fence->generation != atomr_device_get_generation (device))
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  /* Once passed, always passed: don't ask the driver again. */
+  if (g_atomic_int_get (&fence->signalled))
+    return (CUresult) fence->result;
 
   /* Not enter(): a query must work on a poisoned context, to learn its
    * error; holding the context keeps a rebuild out meanwhile. */
@@ -202,6 +200,11 @@ atomr_fence_query (AtomrFence *fence)
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   res = ATOMR_CU->cuEventQuery (fence->event);
   atomr_device_release (device);
+  if (res != CUDA_ERROR_NOT_READY)
+    {
+      fence->result = res;
+      g_atomic_int_set (&fence->signalled, 1);
+    }
   return res;
 }
 
