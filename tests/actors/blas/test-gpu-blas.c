@@ -946,6 +946,7 @@ typedef struct {
   AtomrBlasLtEpilogue epilogue;
   AtomrTranspose      ta, tb;
   AtomrDtype          dtype;
+  gboolean            f32_out;   /* C, bias and aux in f32 (f16/bf16 inputs) */
 } LtCase;
 
 /* One matmul with @epilogue; returns FALSE when cuBLASLt has no algorithm
@@ -955,6 +956,7 @@ check_lt (Fixture *f, const LtCase *lc)
 {
   const gint64 m = 64, n = 48, k = 32;
   AtomrDtype dt = lc->dtype;
+  AtomrDtype ct = lc->f32_out ? ATOMR_DTYPE_F32 : dt;
   AtomrBlasLtEpilogue epi = lc->epilogue;
   gint64 ar = lc->ta == N ? m : k, ac = lc->ta == N ? k : m;
   gint64 br = lc->tb == N ? k : n, bc = lc->tb == N ? n : k;
@@ -976,30 +978,31 @@ check_lt (Fixture *f, const LtCase *lc)
   gint64 bias_len = epi == ATOMR_BLAS_LT_EPILOGUE_BGRADB ? n : m;
   gdouble beta = epi == ATOMR_BLAS_LT_EPILOGUE_NONE ? 0.5 : 0;
   /* f32: the GELU epilogues evaluate tanh in fast single precision */
-  gdouble tol = dt != ATOMR_DTYPE_F32 ? tolerance (dt)
+  gdouble tol = ct != ATOMR_DTYPE_F32 ? tolerance (ct)
               : (gelu_in || epi == ATOMR_BLAS_LT_EPILOGUE_GELU || epi == ATOMR_BLAS_LT_EPILOGUE_GELU_BIAS ||
                  epi == ATOMR_BLAS_LT_EPILOGUE_GELU_AUX || epi == ATOMR_BLAS_LT_EPILOGUE_GELU_AUX_BIAS) ? 2e-4 : 1e-5;
   g_autofree Z *a = random_z (f, dt, lda * ac);
   g_autofree Z *b = random_z (f, dt, ldb * bc);
-  g_autofree Z *c = random_z (f, dt, ldc * n);
-  g_autofree Z *bias = random_z (f, dt, bias_len);
+  g_autofree Z *c = random_z (f, ct, ldc * n);
+  g_autofree Z *bias = random_z (f, ct, bias_len);
   g_autofree Z *aux = NULL, *ref = NULL, *got = NULL, *got_bias = NULL;
   g_autofree guint8 *mask = NULL;
   g_autoptr(AtomrBuffer) ba = upload (f, dt, a, lda * ac);
   g_autoptr(AtomrBuffer) bb = upload (f, dt, b, ldb * bc);
-  g_autoptr(AtomrBuffer) bcb = upload (f, dt, c, ldc * n);
+  g_autoptr(AtomrBuffer) bcb = upload (f, ct, c, ldc * n);
   g_autoptr(AtomrBuffer) bbias = NULL, baux = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree gchar *what = NULL;
   GAsyncResult *res = NULL;
   GEnumClass *eclass = g_type_class_ref (ATOMR_TYPE_BLAS_LT_EPILOGUE);
 
-  what = g_strdup_printf ("matmul %s %c%c %s", g_enum_get_value (eclass, epi)->value_nick,
-                          "NTC"[lc->ta], "NTC"[lc->tb], atomr_dtype_get_name (dt));
+  what = g_strdup_printf ("matmul %s %c%c %s%s", g_enum_get_value (eclass, epi)->value_nick,
+                          "NTC"[lc->ta], "NTC"[lc->tb], atomr_dtype_get_name (dt),
+                          lc->f32_out ? "->f32" : "");
   g_type_class_unref (eclass);
 
   if (bias_in || bgrad)
-    bbias = upload (f, dt, bias, bias_len);
+    bbias = upload (f, ct, bias, bias_len);
   if (relu_aux || relu_mask)
     {
       /* the mask of a backward step: bit (i + j·ld) set where the forward
@@ -1018,15 +1021,15 @@ check_lt (Fixture *f, const LtCase *lc)
     }
   else if (gelu_in || aux_out)
     {
-      aux = random_z (f, dt, ld_aux * n);
+      aux = random_z (f, ct, ld_aux * n);
       for (gint64 i = 0; i < ld_aux * n; i++)
         aux[i].re *= 3;   /* spread over GELU's curved part */
       {
-        g_autoptr(GBytes) p = pack (dt, aux, ld_aux * n);
+        g_autoptr(GBytes) p = pack (ct, aux, ld_aux * n);
         g_free (aux);
-        aux = unpack (dt, p, ld_aux * n);
+        aux = unpack (ct, p, ld_aux * n);
       }
-      baux = upload (f, dt, aux, ld_aux * n);
+      baux = upload (f, ct, aux, ld_aux * n);
     }
 
   atomr_blas_lt_actor_matmul_async (f->lt, lc->ta, lc->tb, m, n, k, 1.0, ba, lda, bb, ldb, beta, bcb, ldc,
@@ -1125,6 +1128,13 @@ test_lt_epilogues (Fixture *f, gconstpointer data)
             if (check_lt (f, &lc))
               ran++;
           }
+      /* mixed precision: f16/bf16 inputs, f32 output, NN */
+      for (guint d = 1; d < G_N_ELEMENTS (dts); d++)
+        {
+          LtCase lc = { e, N, N, dts[d], TRUE };
+          if (check_lt (f, &lc))
+            ran++;
+        }
       g_test_message ("epilogue %d: %u combinations checked", e, ran);
       if (ran == 0)
         g_error ("epilogue %d: cuBLASLt ran it in no dtype and layout", e);
