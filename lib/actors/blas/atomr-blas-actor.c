@@ -683,7 +683,9 @@ gemm_common (AtomrBlasActor      *self,
                            "lda", lda, 0, 1, &error) ||
       !atomr_check_matrix (opname, "B", b, STORED_ROWS (transb, k, n), STORED_COLS (transb, k, n),
                            "ldb", ldb, 0, 1, &error) ||
-      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, 0, 1, &error))
+      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, 0, 1, &error) ||
+      !atomr_check_distinct (opname, "A", a, "C", c, &error) ||
+      !atomr_check_distinct (opname, "B", b, "C", c, &error))
     return atomr_op_fail (op, error);
 
   r = request_new (a, opname);
@@ -1028,7 +1030,9 @@ atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
                            "lda", lda, stride_a, batch_count, &error) ||
       !atomr_check_matrix (opname, "B", b, STORED_ROWS (transb, k, n), STORED_COLS (transb, k, n),
                            "ldb", ldb, stride_b, batch_count, &error) ||
-      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, stride_c, batch_count, &error))
+      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, stride_c, batch_count, &error) ||
+      !atomr_check_distinct (opname, "A", a, "C", c, &error) ||
+      !atomr_check_distinct (opname, "B", b, "C", c, &error))
     return atomr_op_fail (op, error);
   if (batch_count > 1 && stride_c < ldc * n)
     return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -1125,7 +1129,8 @@ atomr_blas_actor_syrk_async (AtomrBlasActor      *self,
       !atomr_check_same_dtype (opname, "A", a, "C", c, &error) ||
       !atomr_check_matrix (opname, "A", a, STORED_ROWS (trans, n, k), STORED_COLS (trans, n, k),
                            "lda", lda, 0, 1, &error) ||
-      !atomr_check_matrix (opname, "C", c, n, n, "ldc", ldc, 0, 1, &error))
+      !atomr_check_matrix (opname, "C", c, n, n, "ldc", ldc, 0, 1, &error) ||
+      !atomr_check_distinct (opname, "A", a, "C", c, &error))
     return atomr_op_fail (op, error);
   if (trans == ATOMR_TRANSPOSE_C && atomr_dtype_is_complex (atomr_buffer_get_dtype (a)))
     return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -1405,6 +1410,7 @@ atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
       !atomr_check_same_dtype (opname, "A", a, "x", x, &error) ||
       !atomr_check_same_dtype (opname, "A", a, "y", y, &error) ||
       !atomr_check_distinct (opname, "x", x, "y", y, &error) ||
+      !atomr_check_distinct (opname, "A", a, "y", y, &error) ||
       !atomr_check_matrix (opname, "A", a, m, n, "lda", lda, 0, 1, &error) ||
       !atomr_check_vector (opname, "x", x, xlen, "incx", incx, &error) ||
       !atomr_check_vector (opname, "y", y, ylen, "incy", incy, &error))

@@ -113,6 +113,10 @@ CASE (gemm_a_small, atomr_blas_actor_gemm_async (f->blas, N, N, 8, 8, 8, 1, 0, f
 CASE (gemm_b_transposed_small, atomr_blas_actor_gemm_async (f->blas, N, T, 8, 8, 8, 1, 0, f->f32_64, 8, f->f32_64b, 10, 0, 0, f->f32_64c, 8, NULL, cb, ud))
 CASE (gemm_ldc, atomr_blas_actor_gemm_async (f->blas, N, N, 8, 8, 8, 1, 0, f->f32_64, 8, f->f32_64b, 8, 0, 0, f->f32_64c, 7, NULL, cb, ud))
 CASE (gemm_a_null, atomr_blas_actor_gemm_async (f->blas, N, N, 8, 8, 8, 1, 0, NULL, 8, f->f32_64b, 8, 0, 0, f->f32_64c, 8, NULL, cb, ud))
+CASE (gemm_c_alias, atomr_blas_actor_gemm_async (f->blas, N, N, 8, 8, 8, 1, 0, f->f32_64, 8, f->f32_64b, 8, 0, 0, f->f32_64b, 8, NULL, cb, ud))
+CASE (sb_c_alias, atomr_blas_actor_gemm_strided_batched_async (f->blas, N, N, 4, 4, 4, 1, 0, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, 0, f->f32_64, 4, 16, 2, NULL, cb, ud))
+CASE (syrk_alias, atomr_blas_actor_syrk_async (f->blas, ATOMR_FILL_MODE_UPPER, N, 8, 8, 1, 0, f->f32_64, 8, 0, 0, f->f32_64, 8, NULL, cb, ud))
+CASE (gemv_a_alias, atomr_blas_actor_gemv_async (f->blas, N, 8, 8, 1, 0, f->f32_64, 8, f->f32_8, 1, 0, 0, f->f32_64, 1, NULL, cb, ud))
 CASE (gemm_ex_f16_compute, atomr_blas_actor_gemm_ex_async (f->blas, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, ATOMR_BLAS_COMPUTE_F16, NULL, cb, ud))
 CASE (gemm_ex_tf32_f16, atomr_blas_actor_gemm_ex_async (f->blas, N, N, 8, 8, 8, 1, f->f16_64, 8, f->f16_64b, 8, 0, f->f32_64c, 8, ATOMR_BLAS_COMPUTE_F32_FAST_TF32, NULL, cb, ud))
 CASE (gemm_ex_c_dtype, atomr_blas_actor_gemm_ex_async (f->blas, N, N, 8, 8, 8, 1, f->f64_64, 8, f->f64_64, 8, 0, f->f32_64c, 8, ATOMR_BLAS_COMPUTE_DEFAULT, NULL, cb, ud))
@@ -196,6 +200,10 @@ static const Case cases[] = {
   { "/blas/gemm/b-transposed-small", gemm_b_transposed_small, INVALID, "gemm: B holds 64 elements but the arguments need 78" },
   { "/blas/gemm/ldc", gemm_ldc, INVALID, "gemm: leading dimension ldc is 7" },
   { "/blas/gemm/a-null", gemm_a_null, INVALID, "gemm: A must be an AtomrBuffer" },
+  { "/blas/gemm/c-alias", gemm_c_alias, INVALID, "gemm: B and C must be different buffers" },
+  { "/blas/gemm-strided-batched/c-alias", sb_c_alias, INVALID, "gemm_strided_batched: A and C must be different buffers" },
+  { "/blas/syrk/alias", syrk_alias, INVALID, "syrk: A and C must be different buffers" },
+  { "/blas/gemv/a-alias", gemv_a_alias, INVALID, "gemv: A and y must be different buffers" },
   { "/blas/gemm-ex/f16-compute", gemm_ex_f16_compute, INVALID, "gemm_ex: compute_type f16 with A f32 and C f32" },
   { "/blas/gemm-ex/tf32-needs-f32", gemm_ex_tf32_f16, INVALID, "compute_type f32-fast-tf32 with A f16" },
   { "/blas/gemm-ex/c-dtype", gemm_ex_c_dtype, INVALID, "C must have the dtype of A" },
