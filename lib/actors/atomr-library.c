@@ -203,7 +203,18 @@ atomr_check_matrix (const gchar  *op,
       needed = (guint64) ld * (guint64) (cols - 1) + (guint64) rows +
                (guint64) stride * (guint64) (batch - 1);
     }
-  return atomr_check_min_elements (op, arg, buffer, needed, error);
+  if (atomr_buffer_get_n_elements (buffer) < needed)
+    {
+      g_autofree gchar *several = batch > 1 ? g_strdup_printf ("%" G_GINT64_FORMAT " matrices of ", batch)
+                                            : g_strdup ("");
+      g_autofree gchar *apart = batch > 1 ? g_strdup_printf (" and stride %" G_GINT64_FORMAT, stride)
+                                          : g_strdup ("");
+      return FAIL ("%s: %s holds %" G_GUINT64_FORMAT " elements but %s%" G_GINT64_FORMAT " × %"
+                   G_GINT64_FORMAT " with %s = %" G_GINT64_FORMAT "%s need %" G_GUINT64_FORMAT,
+                   op, arg, atomr_buffer_get_n_elements (buffer), several, rows, cols,
+                   ld_arg, ld, apart, needed);
+    }
+  return TRUE;
 }
 
 gboolean
