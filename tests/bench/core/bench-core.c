@@ -63,6 +63,43 @@ raw_round_trip (AtomrDevice *device, CUdeviceptr ptr, guint event_flags)
   return m;
 }
 
+/* Raw fills with an event only every @every fills: what per-operation
+ * events cost the GPU (the actor records one per operation). */
+static gdouble
+raw_throughput_sparse_events (AtomrDevice *device, CUdeviceptr ptr, guint every)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUstream stream;
+  CUevent events[WINDOW];
+  gint64 t0;
+  guint k = 0;
+
+  atomr_device_enter (device, NULL);
+  cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING);
+  for (guint i = 0; i < WINDOW; i++)
+    cu->cuEventCreate (&events[i], CU_EVENT_DISABLE_TIMING);
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < N_PIPE; i++)
+    {
+      cu->cuMemsetD32Async (ptr, i, N_ELEMS, stream);
+      if ((i + 1) % every == 0)
+        {
+          CUevent ev = events[k % WINDOW];
+          if (k >= WINDOW)
+            cu->cuEventSynchronize (ev);
+          cu->cuEventRecord (ev, stream);
+          k++;
+        }
+    }
+  cu->cuStreamSynchronize (stream);
+  t0 = g_get_monotonic_time () - t0;
+  for (guint i = 0; i < WINDOW; i++)
+    cu->cuEventDestroy (events[i]);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+  return N_PIPE / (t0 / 1e6);
+}
+
 static gdouble
 raw_throughput (AtomrDevice *device, CUdeviceptr ptr)
 {
@@ -287,6 +324,10 @@ main (int argc, char **argv)
   printf ("# pipelined throughput, window %d, %d operations\n", WINDOW, N_PIPE);
   printf ("%-40s %10s %8s\n", "path", "ops_per_s", "ratio");
   printf ("%-40s %10.0f %8s\n", "raw", raw_tp, "1.00");
+  {
+    gdouble sparse = raw_throughput_sparse_events (device, atomr_buffer_get_device_pointer (scratch), 32);
+    printf ("%-40s %10.0f %8.2f\n", "raw, one event per 32 fills", sparse, sparse / raw_tp);
+  }
   for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
     {
       gdouble tp = envelope_throughput (device, modes[i].mode);
