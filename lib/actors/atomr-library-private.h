@@ -92,3 +92,24 @@ gboolean atomr_library_check       (gboolean      ok,
                                     GError      **error);
 
 G_END_DECLS
+
+G_BEGIN_DECLS
+
+/* A column-major matrix (or @batch of them, @ld × @cols apart) of @rows ×
+ * @cols with leading dimension @ld (named @ld_arg) fits in @buffer. */
+gboolean atomr_check_matrix        (const gchar  *op,
+                                    const gchar  *arg,
+                                    AtomrBuffer  *buffer,
+                                    gint64        rows,
+                                    gint64        cols,
+                                    const gchar  *ld_arg,
+                                    gint64        ld,
+                                    gint64        batch,
+                                    GError      **error);
+/* 1 <= value <= G_MAXINT32, for libraries with a 32-bit interface. */
+gboolean atomr_check_int32_range   (const gchar  *op,
+                                    const gchar  *arg,
+                                    gint64        value,
+                                    GError      **error);
+
+G_END_DECLS

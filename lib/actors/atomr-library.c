@@ -157,3 +157,46 @@ atomr_library_check (gboolean      ok,
                status_name ? status_name : "unknown status", status);
   return FALSE;
 }
+
+gboolean
+atomr_check_matrix (const gchar  *op,
+                    const gchar  *arg,
+                    AtomrBuffer  *buffer,
+                    gint64        rows,
+                    gint64        cols,
+                    const gchar  *ld_arg,
+                    gint64        ld,
+                    gint64        batch,
+                    GError      **error)
+{
+  guint64 needed;
+  gchar prefix[48] = "";
+
+  if (!atomr_check_buffer (op, arg, buffer, error) ||
+      !atomr_check_ld (op, ld_arg, ld, rows, error))
+    return FALSE;
+  if (rows <= 0 || cols <= 0 || batch <= 0)
+    return TRUE;   /* the dimensions themselves are checked by the caller */
+  needed = (guint64) (batch - 1) * (guint64) ld * (guint64) cols +
+           (guint64) ld * (guint64) (cols - 1) + (guint64) rows;
+  if (batch > 1)
+    g_snprintf (prefix, sizeof prefix, "%" G_GINT64_FORMAT " matrices of ", batch);
+  if (atomr_buffer_get_n_elements (buffer) < needed)
+    return FAIL ("%s: %s holds %" G_GUINT64_FORMAT " elements but %s%" G_GINT64_FORMAT " × %"
+                 G_GINT64_FORMAT " with %s = %" G_GINT64_FORMAT " need %" G_GUINT64_FORMAT,
+                 op, arg, atomr_buffer_get_n_elements (buffer), prefix,
+                 rows, cols, ld_arg, ld, needed);
+  return TRUE;
+}
+
+gboolean
+atomr_check_int32_range (const gchar  *op,
+                         const gchar  *arg,
+                         gint64        value,
+                         GError      **error)
+{
+  if (value < 1 || value > G_MAXINT32)
+    return FAIL ("%s: %s is %" G_GINT64_FORMAT "; it must be between 1 and %d", op, arg,
+                 value, G_MAXINT32);
+  return TRUE;
+}
