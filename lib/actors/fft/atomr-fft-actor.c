@@ -310,6 +310,7 @@ infer_plan (AtomrBuffer  *input,
   AtomrDtype precision;
   const gint64 *shape;
   guint n_dims = 0;
+  gint64 flat[1];
 
   if (in_c && out_c)
     kind = ATOMR_FFT_C2C, real_side = input;
@@ -326,7 +327,14 @@ infer_plan (AtomrBuffer  *input,
     }
   precision = (in == ATOMR_DTYPE_F64 || in == ATOMR_DTYPE_C128) ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32;
   shape = atomr_buffer_get_shape (real_side, &n_dims);
-  if (n_dims < 1 || n_dims > 3)
+  if (n_dims == 0)
+    {
+      /* A buffer without a shape is one signal. */
+      flat[0] = (gint64) atomr_buffer_get_n_elements (real_side);
+      shape = flat;
+      n_dims = 1;
+    }
+  if (n_dims > 3)
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                    "fft execute: without a plan the %s buffer's shape gives the transform, but it "
@@ -342,7 +350,8 @@ infer_plan (AtomrBuffer  *input,
  * @self: an #AtomrFftActor
  * @plan: (nullable): the transform, or %NULL to take it from the buffers:
  *   one unbatched transform whose kind and precision follow the dtypes and
- *   whose dimensions are the shape of the real side (the input for C2C)
+ *   whose dimensions are the shape of the real side (the input for C2C),
+ *   or its element count for a buffer without a shape
  * @direction: %ATOMR_FFT_FORWARD or %ATOMR_FFT_INVERSE (R2C is forward
  *   only, C2R inverse only)
  * @input: the input, of the plan's input dtype; a C2R transform may
