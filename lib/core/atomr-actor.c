@@ -72,6 +72,7 @@ struct _ActorSource
   GQueue       mailbox;      /* AtomrOp*, under lock */
   gint         n_mail;       /* atomic */
   GQueue       inflight;     /* AtomrOp*, on the actor's context only */
+  AtomrSlot   *blocked;      /* the mailbox head waits for this slot */
   gint64       head_since;   /* when the current head was first seen pending */
   GAsyncQueue *graveyard;    /* host-function records to free on the context */
 };
@@ -81,15 +82,19 @@ struct _AtomrOp
   AtomrActor         *actor;
   const gchar        *operation;
   GTask              *task;
-  GPtrArray          *reads;
-  GPtrArray          *writes;
+  AtomrVec            reads;      /* AtomrBuffer*, owned */
+  AtomrVec            writes;     /* AtomrBuffer*, owned */
   GPtrArray          *keep;
   gpointer            data;
   GDestroyNotify      data_free;
+  GDestroyNotify      data_clear;  /* for atomr_op_alloc_data() storage */
   AtomrOpEnqueueFunc  enqueue;
   AtomrOpCompleteFunc complete;
   AtomrStream        *stream;
   AtomrFence         *fence;
+  AtomrSlot          *slot;       /* resolved when enqueued or failed */
+  AtomrVec            deps;       /* AtomrSlot* this op must follow, owned */
+  guint               n_ready;    /* deps known to be resolved */
   gchar              *detail;
   gboolean            has_geometry;
   guint               grid[3];
@@ -102,6 +107,8 @@ struct _AtomrOp
   guint               signal_mask;
   gboolean            handed_off;
   AtomrLaunchInfo    *info;
+  /* Small requests live here: one allocation less per operation. */
+  guint64             inline_data[12];
 };
 
 typedef struct
@@ -274,6 +281,36 @@ op_is_done (AtomrActor *self,
 }
 
 static gboolean
+mailbox_ready (ActorSource *src)
+{
+  if (g_atomic_int_get (&src->n_mail) == 0)
+    return FALSE;
+  return src->blocked == NULL || atomr_slot_check (src->blocked, NULL);
+}
+
+/* TRUE when every slot @op follows is resolved; else remembers the one
+ * it waits for in *blocked and asks for @wake to be woken then. */
+static gboolean
+op_deps_ready (AtomrOp      *op,
+               GMainContext *wake,
+               AtomrSlot   **blocked)
+{
+  for (; op->n_ready < op->deps.len; op->n_ready++)
+    {
+      AtomrSlot *dep = op->deps.data[op->n_ready];
+      if (!atomr_slot_check (dep, wake))
+        {
+          if (blocked)
+            *blocked = dep;
+          return FALSE;
+        }
+    }
+  if (blocked)
+    *blocked = NULL;
+  return TRUE;
+}
+
+static gboolean
 actor_source_prepare (GSource *source,
                       gint    *timeout)
 {
@@ -283,7 +320,7 @@ actor_source_prepare (GSource *source,
   CUresult res;
 
   *timeout = -1;
-  if (g_atomic_int_get (&src->n_mail) > 0 || g_async_queue_length (src->graveyard) > 0)
+  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0)
     return TRUE;
 
   head = g_queue_peek_head (&src->inflight);
@@ -323,7 +360,7 @@ actor_source_check (GSource *source)
   AtomrOp *head;
   CUresult res;
 
-  if (g_atomic_int_get (&src->n_mail) > 0 || g_async_queue_length (src->graveyard) > 0)
+  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0)
     return TRUE;
   head = g_queue_peek_head (&src->inflight);
   return head != NULL && op_is_done (src->actor, head, &res);
@@ -338,19 +375,26 @@ actor_source_dispatch (GSource     *source,
 {
   ActorSource *src = (ActorSource *) source;
   AtomrActor *self = g_object_ref (src->actor);
-  GQueue mail = G_QUEUE_INIT;
+  GMainContext *context = g_source_get_context (source);
   gpointer rec;
   AtomrOp *op;
   CUresult res;
 
-  g_mutex_lock (&src->lock);
-  mail = src->mailbox;
-  g_queue_init (&src->mailbox);
-  g_atomic_int_set (&src->n_mail, 0);
-  g_mutex_unlock (&src->lock);
-
-  while ((op = g_queue_pop_head (&mail)))
-    op_run (op);
+  /* The mailbox runs in order; its head may wait for another actor to
+   * enqueue what it depends on (then that actor's slot wakes us). */
+  for (;;)
+    {
+      g_mutex_lock (&src->lock);
+      op = g_queue_peek_head (&src->mailbox);
+      g_mutex_unlock (&src->lock);
+      if (op == NULL || !op_deps_ready (op, context, &src->blocked))
+        break;
+      g_mutex_lock (&src->lock);
+      g_queue_pop_head (&src->mailbox);
+      g_atomic_int_dec_and_test (&src->n_mail);
+      g_mutex_unlock (&src->lock);
+      op_run (op);
+    }
 
   while ((op = g_queue_peek_head (&src->inflight)) && op_is_done (self, op, &res))
     {
@@ -403,6 +447,7 @@ actor_ensure_stream (AtomrActor *self,
       /* The context was rebuilt: old handles died with it. */
       if (klass->teardown)
         klass->teardown (self, FALSE);
+      atomr_host_stream_abandon (priv->stream);
       g_clear_pointer (&priv->stream, atomr_stream_unref);
     }
 
@@ -475,11 +520,11 @@ record_timing_start (AtomrActorPrivate *priv,
 
   if (priv->stream->handle == NULL)
     return NULL;
-  start = atomr_device_take_event (priv->device, TRUE, error);
+  start = atomr_device_take_event (priv->device, ATOMR_EVENT_TIMING, error);
   if (start && !atomr_cuda_check (ATOMR_CU->cuEventRecord (start, priv->stream->handle),
                                   "cuEventRecord", error))
     {
-      atomr_device_return_event (priv->device, priv->stream->generation, start, TRUE);
+      atomr_device_return_event (priv->device, priv->stream->generation, start, ATOMR_EVENT_TIMING);
       return NULL;
     }
   return start;
@@ -508,10 +553,10 @@ op_run (AtomrOp *op)
   /* 1. Validate: every buffer live and on our device. */
   for (guint pass = 0; pass < 2; pass++)
     {
-      GPtrArray *list = pass ? op->writes : op->reads;
-      for (guint i = 0; list && i < list->len; i++)
+      AtomrVec *list = pass ? &op->writes : &op->reads;
+      for (guint i = 0; i < list->len; i++)
         {
-          AtomrBuffer *buffer = g_ptr_array_index (list, i);
+          AtomrBuffer *buffer = list->data[i];
           if (atomr_buffer_get_device (buffer) != priv->device)
             {
               g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -560,13 +605,9 @@ op_run (AtomrOp *op)
       return;
     }
 
-  /* 2. Order against other streams, on the GPU. */
-  for (guint pass = 0; ok && pass < 2; pass++)
-    {
-      GPtrArray *list = pass ? op->writes : op->reads;
-      for (guint i = 0; ok && list && i < list->len; i++)
-        ok = atomr_buffer_order_on (g_ptr_array_index (list, i), op->stream, pass == 1, &error);
-    }
+  /* 2. Order after what was submitted before, on the GPU. */
+  for (guint i = 0; ok && i < op->deps.len; i++)
+    ok = atomr_slot_order (op->deps.data[i], op->stream, &error);
 
   /* 3. Enqueue. */
   if (ok && priv->timing)
@@ -580,15 +621,14 @@ op_run (AtomrOp *op)
         atomr_nvtx_pop ();
     }
   if (ok)
-    ok = (op->fence = atomr_stream_record (op->stream, priv->timing, &error)) != NULL;
+    ok = (op->fence = atomr_stream_record (op->stream,
+                                           priv->timing ? ATOMR_EVENT_TIMING
+                                           : priv->mode == ATOMR_COMPLETION_EVENT_THREAD ? ATOMR_EVENT_BLOCKING
+                                           : ATOMR_EVENT_PLAIN, &error)) != NULL;
   if (ok)
     {
       op->fence->start = start;
       start = NULL;
-      for (guint i = 0; op->reads && i < op->reads->len; i++)
-        atomr_buffer_mark (g_ptr_array_index (op->reads, i), op->fence, FALSE);
-      for (guint i = 0; op->writes && i < op->writes->len; i++)
-        atomr_buffer_mark (g_ptr_array_index (op->writes, i), op->fence, TRUE);
       if (priv->mode == ATOMR_COMPLETION_HOST_FUNC && op->stream->handle)
         {
           HostFuncRecord *rec = g_new0 (HostFuncRecord, 1);
@@ -604,8 +644,10 @@ op_run (AtomrOp *op)
         }
     }
   if (start)
-    atomr_device_return_event (priv->device, op->generation, start, TRUE);
+    atomr_device_return_event (priv->device, op->generation, start, ATOMR_EVENT_TIMING);
   atomr_device_leave (priv->device);
+  if (ok && op->slot)
+    atomr_slot_resolve (op->slot, op->fence, NULL);
 
   if (!ok)
     {
@@ -627,7 +669,9 @@ op_run (AtomrOp *op)
       g_atomic_int_set (&op->fence->signalled, 1);
     }
   g_queue_push_tail (&priv->source->inflight, op);
-  if (priv->mode == ATOMR_COMPLETION_EVENT_THREAD)
+  /* A host stream has no host functions: its waiter plays that part. */
+  if (priv->mode == ATOMR_COMPLETION_EVENT_THREAD ||
+      (priv->mode == ATOMR_COMPLETION_HOST_FUNC && op->stream->handle == NULL))
     hand_to_waiter (self, op);
 }
 
@@ -651,7 +695,7 @@ op_complete (AtomrOp  *op,
       atomr_cuda_check (res, op->operation, &error);
       atomr_device_report_result (priv->device, op->generation, res);
     }
-  else if (op->fence->timing)
+  else if (op->fence->start)
     gpu_ms = atomr_fence_elapsed_ms (op->fence);
 
   priv->n_completed++;
@@ -679,11 +723,16 @@ atomr_op_new (gpointer             actor,
 {
   AtomrOp *op = g_new0 (AtomrOp, 1);
 
+  atomr_vec_init (&op->reads);
+  atomr_vec_init (&op->writes);
+  atomr_vec_init (&op->deps);
   op->actor = g_object_ref (actor);
   op->operation = operation;
   op->task = g_task_new (actor, cancellable, callback, user_data);
   g_task_set_source_tag (op->task, source_tag);
-  g_task_set_name (op->task, operation);
+  /* Cancellation counts only before enqueue (op_run checks it); work
+   * already on the GPU reports its real outcome. */
+  g_task_set_check_cancellable (op->task, FALSE);
   op->t_submit = g_get_monotonic_time ();
   return op;
 }
@@ -691,6 +740,11 @@ atomr_op_new (gpointer             actor,
 static void
 op_free (AtomrOp *op)
 {
+  /* An operation that never reached the GPU stands for what it followed. */
+  if (op->slot && !atomr_slot_check (op->slot, NULL))
+    atomr_slot_resolve (op->slot, NULL, &op->deps);
+  g_clear_pointer (&op->slot, atomr_slot_unref);
+  atomr_vec_clear (&op->deps, (GDestroyNotify) atomr_slot_unref);
   if (op->keep)
     {
       for (guint i = 0; i < op->keep->len; i++)
@@ -701,10 +755,12 @@ op_free (AtomrOp *op)
         }
       g_array_unref ((GArray *) op->keep);
     }
+  if (op->data_clear)
+    op->data_clear (op->data);
   if (op->data_free)
     op->data_free (op->data);
-  g_clear_pointer (&op->reads, g_ptr_array_unref);
-  g_clear_pointer (&op->writes, g_ptr_array_unref);
+  atomr_vec_clear (&op->reads, g_object_unref);
+  atomr_vec_clear (&op->writes, g_object_unref);
   g_clear_pointer (&op->fence, atomr_fence_unref);
   g_clear_pointer (&op->stream, atomr_stream_unref);
   g_clear_pointer (&op->info, atomr_launch_info_unref);
@@ -718,18 +774,14 @@ void
 atomr_op_read (AtomrOp     *op,
                AtomrBuffer *buffer)
 {
-  if (op->reads == NULL)
-    op->reads = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (op->reads, g_object_ref (buffer));
+  atomr_vec_add (&op->reads, g_object_ref (buffer));
 }
 
 void
 atomr_op_write (AtomrOp     *op,
                 AtomrBuffer *buffer)
 {
-  if (op->writes == NULL)
-    op->writes = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (op->writes, g_object_ref (buffer));
+  atomr_vec_add (&op->writes, g_object_ref (buffer));
 }
 
 void
@@ -739,6 +791,28 @@ atomr_op_set_data (AtomrOp        *op,
 {
   op->data = data;
   op->data_free = destroy;
+}
+
+gpointer
+atomr_op_alloc_data (AtomrOp        *op,
+                     gsize           size,
+                     GDestroyNotify  clear)
+{
+  g_return_val_if_fail (op->data == NULL, NULL);
+
+  if (size <= sizeof op->inline_data)
+    {
+      memset (op->inline_data, 0, size);
+      op->data = op->inline_data;
+      op->data_free = NULL;
+    }
+  else
+    {
+      op->data = g_malloc0 (size);
+      op->data_free = g_free;
+    }
+  op->data_clear = clear;
+  return op->data;
 }
 
 gpointer
@@ -836,7 +910,15 @@ atomr_op_submit (AtomrOp *op)
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
 
-  if (g_main_context_is_owner (priv->context) && g_atomic_int_get (&src->n_mail) == 0)
+  /* Hazards are registered now, on the submitting thread: program order. */
+  if (op->reads.len || op->writes.len)
+    {
+      op->slot = atomr_slot_new (op->actor);
+      atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps);
+    }
+
+  if (g_main_context_is_owner (priv->context) && g_atomic_int_get (&src->n_mail) == 0 &&
+      op_deps_ready (op, NULL, NULL))
     {
       op_run (op);
       return;
@@ -1031,6 +1113,8 @@ atomr_actor_finalize (GObject *object)
       if (alive)
         atomr_device_leave (priv->device);
     }
+  if (priv->stream)
+    atomr_host_stream_abandon (priv->stream);
   g_clear_pointer (&priv->stream, atomr_stream_unref);
   g_clear_pointer (&priv->context, g_main_context_unref);
   g_clear_object (&priv->device);

@@ -32,6 +32,7 @@ struct _AtomrDevice
 
   gint       ordinal;
   gboolean   host;
+  gboolean   host_autocomplete;
   CUdevice   cu_device;
   gchar     *name;
   gint       cc_major;
@@ -49,16 +50,19 @@ struct _AtomrDevice
   gint       state;              /* AtomrDeviceState, atomic */
   AtomrSupervisorPolicy policy;
   AtomrStream *utility;
-  GArray    *events;             /* CUevent pool, current generation */
-  GArray    *timing_events;
+  GArray    *events[ATOMR_EVENT_N_KINDS];  /* CUevent pools, current generation */
   GHashTable *pinned;            /* size -> GSList of blocks */
+  GArray    *streams;            /* CUstream pool, current generation */
   gsize      pinned_pooled;
   guint      next_stream_id;
   gboolean   restart_pending;
+  gchar     *stop_reason;        /* why the supervisor stopped it */
 
   GThread      *thread;
   GMainContext *thread_context;
   GMainLoop    *thread_loop;
+  gboolean      thread_running;
+  GCond         thread_cond;
 };
 
 G_DEFINE_FINAL_TYPE (AtomrDevice, atomr_device, G_TYPE_OBJECT)
@@ -107,10 +111,30 @@ atomr_device_finalize (GObject *object)
       g_main_context_unref (self->thread_context);
     }
   g_clear_pointer (&self->utility, atomr_stream_unref);
-  g_clear_pointer (&self->events, g_array_unref);
-  g_clear_pointer (&self->timing_events, g_array_unref);
+  for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
+    g_clear_pointer (&self->events[k], g_array_unref);
+  g_clear_pointer (&self->streams, g_array_unref);
+  {
+    GHashTableIter iter;
+    gpointer list;
+    gboolean alive = !self->host && self->context_retained &&
+                     ATOMR_CU && ATOMR_CU->cuCtxSetCurrent (self->context) == CUDA_SUCCESS;
+
+    g_hash_table_iter_init (&iter, self->pinned);
+    while (g_hash_table_iter_next (&iter, NULL, &list))
+      {
+        for (GSList *l = list; l; l = l->next)
+          if (self->host)
+            g_free (l->data);
+          else if (alive)
+            ATOMR_CU->cuMemFreeHost (l->data);
+        g_slist_free (list);
+      }
+  }
+  g_cond_clear (&self->thread_cond);
   g_clear_pointer (&self->pinned, g_hash_table_unref);
   g_free (self->name);
+  g_free (self->stop_reason);
   g_rw_lock_clear (&self->ctx_lock);
   g_mutex_clear (&self->lock);
 
@@ -308,8 +332,10 @@ atomr_device_init (AtomrDevice *self)
   g_mutex_init (&self->lock);
   self->generation = 1;
   self->policy = ATOMR_SUPERVISOR_RESTART;
-  self->events = g_array_new (FALSE, FALSE, sizeof (CUevent));
-  self->timing_events = g_array_new (FALSE, FALSE, sizeof (CUevent));
+  for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
+    self->events[k] = g_array_new (FALSE, FALSE, sizeof (CUevent));
+  g_cond_init (&self->thread_cond);
+  self->streams = g_array_new (FALSE, FALSE, sizeof (CUstream));
   self->pinned = g_hash_table_new_full (NULL, NULL, NULL, NULL);
 }
 
@@ -441,6 +467,20 @@ gboolean
 atomr_device_is_host (AtomrDevice *self)
 {
   return self->host;
+}
+
+void
+atomr_device_set_host_autocomplete (AtomrDevice *self,
+                                    gboolean     autocomplete)
+{
+  g_return_if_fail (self->host);
+  g_atomic_int_set (&self->host_autocomplete, autocomplete);
+}
+
+gboolean
+atomr_device_get_host_autocomplete (AtomrDevice *self)
+{
+  return g_atomic_int_get (&self->host_autocomplete);
 }
 
 /**
@@ -609,8 +649,13 @@ atomr_device_enter (AtomrDevice *self,
     {
       g_rw_lock_reader_unlock (&self->ctx_lock);
       if (state == ATOMR_DEVICE_STATE_STOPPED)
-        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE,
-                     "Device %d (%s) was stopped by its supervisor", self->ordinal, self->name);
+        {
+          g_mutex_lock (&self->lock);
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE,
+                       "Device %d (%s) was stopped by its supervisor: %s", self->ordinal, self->name,
+                       self->stop_reason ? self->stop_reason : "policy is stop");
+          g_mutex_unlock (&self->lock);
+        }
       else
         g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_CONTEXT_POISONED,
                      "The context of device %d (%s), generation %u, is poisoned; "
@@ -696,12 +741,54 @@ atomr_device_get_utility_stream (AtomrDevice *self,
   return stream;
 }
 
-CUevent
-atomr_device_take_event (AtomrDevice *self,
-                         gboolean     timing,
-                         GError     **error)
+CUstream
+atomr_device_take_stream (AtomrDevice *self)
 {
-  GArray *pool = timing ? self->timing_events : self->events;
+  CUstream stream = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->streams->len > 0)
+    {
+      stream = g_array_index (self->streams, CUstream, self->streams->len - 1);
+      g_array_set_size (self->streams, self->streams->len - 1);
+    }
+  g_mutex_unlock (&self->lock);
+  return stream;
+}
+
+void
+atomr_device_return_stream (AtomrDevice *self,
+                            guint        generation,
+                            CUstream     stream)
+{
+  g_mutex_lock (&self->lock);
+  if (generation == self->generation && self->streams->len < 64)
+    {
+      g_array_append_val (self->streams, stream);
+      stream = NULL;
+    }
+  g_mutex_unlock (&self->lock);
+
+  /* Work already enqueued still runs: a destroyed stream drains. */
+  if (stream && generation == atomr_device_get_generation (self) &&
+      atomr_device_enter (self, NULL))
+    {
+      ATOMR_CU->cuStreamDestroy (stream);
+      atomr_device_leave (self);
+    }
+}
+
+CUevent
+atomr_device_take_event (AtomrDevice   *self,
+                         AtomrEventKind kind,
+                         GError       **error)
+{
+  static const guint flags[ATOMR_EVENT_N_KINDS] = {
+    [ATOMR_EVENT_PLAIN] = CU_EVENT_DISABLE_TIMING,
+    [ATOMR_EVENT_BLOCKING] = CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC,
+    [ATOMR_EVENT_TIMING] = CU_EVENT_DEFAULT,
+  };
+  GArray *pool = self->events[kind];
   CUevent event = NULL;
   CUresult res;
 
@@ -715,22 +802,19 @@ atomr_device_take_event (AtomrDevice *self,
   if (event)
     return event;
 
-  /* Blocking sync lets waiter threads sleep instead of spinning; queries
-   * (the polling strategy) are unaffected. */
-  res = ATOMR_CU->cuEventCreate (&event, timing ? CU_EVENT_BLOCKING_SYNC
-                                 : CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+  res = ATOMR_CU->cuEventCreate (&event, flags[kind]);
   if (!atomr_cuda_check (res, "cuEventCreate", error))
     return NULL;
   return event;
 }
 
 void
-atomr_device_return_event (AtomrDevice *self,
-                           guint        generation,
-                           CUevent      event,
-                           gboolean     timing)
+atomr_device_return_event (AtomrDevice   *self,
+                           guint          generation,
+                           CUevent        event,
+                           AtomrEventKind kind)
 {
-  GArray *pool = timing ? self->timing_events : self->events;
+  GArray *pool = self->events[kind];
 
   g_mutex_lock (&self->lock);
   /* An event of an older generation died with its context. */
@@ -819,6 +903,12 @@ device_thread_main (gpointer data)
   AtomrDevice *self = data;
 
   g_main_context_push_thread_default (self->thread_context);
+  /* Only now may callers see the context: once we own it, nobody else can
+   * acquire it and mistake it for an idle one. */
+  g_mutex_lock (&self->lock);
+  self->thread_running = TRUE;
+  g_cond_broadcast (&self->thread_cond);
+  g_mutex_unlock (&self->lock);
   g_main_loop_run (self->thread_loop);
   g_main_context_pop_thread_default (self->thread_context);
   return NULL;
@@ -835,6 +925,8 @@ atomr_device_get_thread_context (AtomrDevice *self)
       self->thread_loop = g_main_loop_new (self->thread_context, FALSE);
       self->thread = g_thread_new (name, device_thread_main, self);
     }
+  while (!self->thread_running)
+    g_cond_wait (&self->thread_cond, &self->lock);
   g_mutex_unlock (&self->lock);
   return self->thread_context;
 }
@@ -873,6 +965,7 @@ atomr_device_reset (AtomrDevice *self,
   const AtomrCudaDriver *cu = ATOMR_CU;
   guint generation;
   gboolean ok = TRUE;
+  AtomrStream *old_utility;
 
   g_return_val_if_fail (ATOMR_IS_DEVICE (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -902,8 +995,9 @@ atomr_device_reset (AtomrDevice *self,
 
   g_mutex_lock (&self->lock);
   /* Pools of the old context died with it: forget them, free nothing. */
-  g_array_set_size (self->events, 0);
-  g_array_set_size (self->timing_events, 0);
+  for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
+    g_array_set_size (self->events[k], 0);
+  g_array_set_size (self->streams, 0);
   if (self->host)
     {
       GHashTableIter iter;
@@ -922,12 +1016,15 @@ atomr_device_reset (AtomrDevice *self,
     }
   g_hash_table_remove_all (self->pinned);
   self->pinned_pooled = 0;
-  g_clear_pointer (&self->utility, atomr_stream_unref);
+  /* Released below, once the generation has moved on: a stream of a dead
+   * context is forgotten, not destroyed (and we hold the write lock). */
+  old_utility = g_steal_pointer (&self->utility);
   self->generation++;
   generation = self->generation;
   self->restart_pending = FALSE;
   g_mutex_unlock (&self->lock);
   g_rw_lock_writer_unlock (&self->ctx_lock);
+  g_clear_pointer (&old_utility, atomr_stream_unref);
 
   if (!ok)
     {
@@ -1049,11 +1146,26 @@ supervise (gpointer data)
       {
         g_autoptr(GError) error = NULL;
         if (!atomr_device_reset (self, &error))
-          g_warning ("Supervisor could not rebuild the context of device %d: %s",
-                     self->ordinal, error->message);
+          {
+            /* Some sticky errors (an illegal address) leave the driver
+             * unable to make a new context in this process: stop, and say
+             * why, instead of failing every request as merely poisoned. */
+            g_mutex_lock (&self->lock);
+            g_free (self->stop_reason);
+            self->stop_reason = g_strdup_printf ("the context could not be rebuilt after \"%s\" "
+                                                 "(%s); CUDA needs a new process to use this GPU again",
+                                                 pd->error->message, error->message);
+            g_mutex_unlock (&self->lock);
+            g_message ("Device %d stopped: %s", self->ordinal, self->stop_reason);
+            set_state (self, ATOMR_DEVICE_STATE_STOPPED);
+          }
       }
       break;
     case ATOMR_SUPERVISOR_STOP:
+      g_mutex_lock (&self->lock);
+      g_free (self->stop_reason);
+      self->stop_reason = g_strdup_printf ("policy is stop, after \"%s\"", pd->error->message);
+      g_mutex_unlock (&self->lock);
       set_state (self, ATOMR_DEVICE_STATE_STOPPED);
       break;
     case ATOMR_SUPERVISOR_ESCALATE:
