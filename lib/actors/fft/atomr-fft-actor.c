@@ -380,7 +380,6 @@ atomr_fft_actor_execute_async (AtomrFftActor       *self,
   ExecRequest *req;
   GError *error = NULL;
   g_autoptr(AtomrFftPlan) owned = NULL;
-  g_autofree gchar *detail = NULL;
 
   g_return_if_fail (ATOMR_IS_FFT_ACTOR (self));
 
@@ -426,8 +425,7 @@ atomr_fft_actor_execute_async (AtomrFftActor       *self,
   req->direction = direction;
   req->input = input;
   req->output = output;
-  detail = atomr_fft_plan_to_string (plan);
-  atomr_op_set_detail (op, detail);
+  atomr_op_set_detail (op, atomr_fft_plan_get_description (plan));
   atomr_op_set_data (op, req, exec_request_free);
   if (input == output || plan->key.kind == ATOMR_FFT_C2R)
     atomr_op_write (op, input);

@@ -11,6 +11,7 @@ G_BEGIN_DECLS
 struct _AtomrFftPlan {
   gatomicrefcount ref;
   gboolean        advanced;     /* described with embeddings (cosmetic) */
+  gchar          *description;  /* atomic, made on first use */
   /* Everything below is the cache key (hashed and compared bytewise), so
    * unused dimensions stay zero. */
   struct {
@@ -35,5 +36,8 @@ void atomr_fft_plan_get_input_dims  (AtomrFftPlan *plan,
                                      gint64        dims[3]);
 void atomr_fft_plan_get_output_dims (AtomrFftPlan *plan,
                                      gint64        dims[3]);
+
+/* atomr_fft_plan_to_string(), made once per plan: for operation details. */
+const gchar *atomr_fft_plan_get_description (AtomrFftPlan *plan);
 
 G_END_DECLS

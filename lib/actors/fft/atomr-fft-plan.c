@@ -293,7 +293,10 @@ atomr_fft_plan_unref (AtomrFftPlan *plan)
 {
   g_return_if_fail (plan != NULL);
   if (g_atomic_ref_count_dec (&plan->ref))
-    g_free (plan);
+    {
+      g_free (plan->description);
+      g_free (plan);
+    }
 }
 
 /**
@@ -489,4 +492,21 @@ atomr_fft_plan_equal (gconstpointer a,
   const AtomrFftPlan *pa = a, *pb = b;
 
   return memcmp (&pa->key, &pb->key, sizeof pa->key) == 0;
+}
+
+const gchar *
+atomr_fft_plan_get_description (AtomrFftPlan *plan)
+{
+  gchar *text = g_atomic_pointer_get (&plan->description);
+
+  if (text == NULL)
+    {
+      text = atomr_fft_plan_to_string (plan);
+      if (!g_atomic_pointer_compare_and_exchange (&plan->description, NULL, text))
+        {
+          g_free (text);
+          text = g_atomic_pointer_get (&plan->description);
+        }
+    }
+  return text;
 }

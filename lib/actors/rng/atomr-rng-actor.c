@@ -101,17 +101,14 @@ curand_kind (AtomrRngKind kind)
 }
 
 static gboolean
-rng_setup (AtomrActor  *actor,
-           GError     **error)
+create_generator (AtomrRngActor  *self,
+                  GError        **error)
 {
-  AtomrRngActor *self = ATOMR_RNG_ACTOR (actor);
-
-  if (atomr_device_is_host (atomr_actor_get_device (actor)))
-    return TRUE;
   if (!curand_check (curandCreateGenerator (&self->generator, curand_kind (self->kind)),
                      "curandCreateGenerator", error))
     return FALSE;
-  if (!curand_check (curandSetStream (self->generator, (cudaStream_t) atomr_actor_get_cu_stream (actor)),
+  if (!curand_check (curandSetStream (self->generator,
+                                      (cudaStream_t) atomr_actor_get_cu_stream (ATOMR_ACTOR (self))),
                      "curandSetStream", error))
     {
       curandDestroyGenerator (self->generator);
@@ -120,6 +117,15 @@ rng_setup (AtomrActor  *actor,
   self->has_generator = TRUE;
   self->applied_epoch = -1;
   return TRUE;
+}
+
+static gboolean
+rng_setup (AtomrActor  *actor,
+           GError     **error)
+{
+  if (atomr_device_is_host (atomr_actor_get_device (actor)))
+    return TRUE;
+  return create_generator (ATOMR_RNG_ACTOR (actor), error);
 }
 
 static void
@@ -150,8 +156,20 @@ apply_settings (AtomrRngActor  *self,
                 FillRequest    *req,
                 GError        **error)
 {
+  if (!self->has_generator && !create_generator (self, error))
+    return FALSE;
   if (self->applied_epoch == (gint64) req->epoch)
     return TRUE;
+  /* cuRAND does not restart a used generator when it is given the seed
+   * it already has: a new generator is the only sure restart.  Settings
+   * change rarely, so this stays off the hot path. */
+  if (self->applied_epoch != -1)
+    {
+      curandDestroyGenerator (self->generator);
+      self->has_generator = FALSE;
+      if (!create_generator (self, error))
+        return FALSE;
+    }
   if (self->kind == ATOMR_RNG_SOBOL)
     {
       if (!curand_check (curandSetQuasiRandomGeneratorDimensions (self->generator, req->dimensions),

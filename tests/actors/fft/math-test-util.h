@@ -163,7 +163,7 @@ math_rel_error (const double complex *a,
 static inline double
 math_tolerance (AtomrDtype dtype)
 {
-  return (dtype == ATOMR_DTYPE_F32 || dtype == ATOMR_DTYPE_C64) ? 2e-5 : 1e-11;
+  return (dtype == ATOMR_DTYPE_F32 || dtype == ATOMR_DTYPE_C64) ? 2e-6 : 1e-13;
 }
 
 static inline gboolean
