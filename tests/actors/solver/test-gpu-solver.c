@@ -277,12 +277,32 @@ qr_check (AtomrDtype dtype, gint64 m, gint64 n)
 static void
 test_qr (void)
 {
+  const gint64 m = 10, n = 6;
+  g_autofree double complex *a = NULL;
+  g_autofree double complex *r1 = NULL, *r2 = NULL;
+  g_autoptr(AtomrBuffer) a1 = NULL, a2 = NULL, tau1 = NULL, tau2 = NULL, q = NULL;
+  g_autoptr(GError) error = NULL;
+
   MATH_REQUIRE_DEVICE (device);
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
     {
       qr_check (dtypes[d], 30, 20);
       qr_check (dtypes[d], 12, 20);
     }
+
+  /* Without q only the factorization runs: the same R and reflectors. */
+  a = random_matrix (m, n, m, FALSE);
+  a1 = upload_new (ATOMR_DTYPE_F64, a, m * n);
+  a2 = upload_new (ATOMR_DTYPE_F64, a, m * n);
+  tau1 = math_buffer (device, ATOMR_DTYPE_F64, n);
+  tau2 = math_buffer (device, ATOMR_DTYPE_F64, n);
+  q = math_buffer (device, ATOMR_DTYPE_F64, m * n);
+  g_assert_true (SOLVE (qr, a1, m, n, m, tau1, q));
+  g_assert_true (SOLVE (qr, a2, m, n, m, tau2, NULL));
+  g_assert_no_error (error);
+  r1 = math_download (a1);
+  r2 = math_download (a2);
+  g_assert_cmpfloat (math_rel_error (r2, r1, m * n), <, 1e-12);
 }
 
 /* U·diag(s)·Vᴴ where vh holds Vᴴ (k × n). */
@@ -589,7 +609,7 @@ test_getrf_batched (void)
 }
 
 static void
-potrf_batched_check (AtomrDtype dtype)
+potrf_batched_check (AtomrDtype dtype, AtomrSolverFill uplo)
 {
   const gint64 n = 12, lda = 13, batch = 3;
   gboolean cplx = math_is_complex (dtype);
@@ -604,26 +624,31 @@ potrf_batched_check (AtomrDtype dtype)
       memcpy (a + b * lda * n, m, lda * n * sizeof (double complex));
     }
   da = upload_new (dtype, a, lda * n * batch);
-  g_assert_true (SOLVE (potrf_batched, ATOMR_SOLVER_LOWER, da, n, lda, batch));
+  g_assert_true (SOLVE (potrf_batched, uplo, da, n, lda, batch));
   g_assert_no_error (error);
   f = math_download (da);
   for (gint64 b = 0; b < batch; b++)
     {
-      g_autofree double complex *l = g_new0 (double complex, n * n);
-      g_autofree double complex *llh = g_new0 (double complex, n * n);
-      g_autofree double complex *lh = g_new0 (double complex, n * n);
+      /* t: the triangular factor; A = t·tᴴ (lower) or tᴴ·t (upper). */
+      g_autofree double complex *t = g_new0 (double complex, n * n);
+      g_autofree double complex *th = g_new0 (double complex, n * n);
+      g_autofree double complex *rec = g_new0 (double complex, n * n);
       double err;
 
       for (gint64 j = 0; j < n; j++)
-        for (gint64 i = j; i < n; i++)
-          AT (l, n, i, j) = AT (f + b * lda * n, lda, i, j);
+        for (gint64 i = 0; i < n; i++)
+          if (uplo == ATOMR_SOLVER_LOWER ? i >= j : i <= j)
+            AT (t, n, i, j) = AT (f + b * lda * n, lda, i, j);
       for (gint64 j = 0; j < n; j++)
         for (gint64 i = 0; i < n; i++)
-          AT (lh, n, i, j) = conj (AT (l, n, j, i));
-      matmul (l, n, 'N', lh, n, llh, n, n, n, n);
-      err = block_error (llh, n, a + b * lda * n, lda, n, n);
-      g_test_message ("potrf_batched %s member %" G_GINT64_FORMAT ": ‖LLᴴ − A‖ %.3g",
-                      atomr_dtype_get_name (dtype), b, err);
+          AT (th, n, i, j) = conj (AT (t, n, j, i));
+      if (uplo == ATOMR_SOLVER_LOWER)
+        matmul (t, n, 'N', th, n, rec, n, n, n, n);
+      else
+        matmul (th, n, 'N', t, n, rec, n, n, n, n);
+      err = block_error (rec, n, a + b * lda * n, lda, n, n);
+      g_test_message ("potrf_batched %s uplo %d member %" G_GINT64_FORMAT ": ‖A − factors‖ %.3g",
+                      atomr_dtype_get_name (dtype), uplo, b, err);
       g_assert_cmpfloat (err, <, tol (dtype));
     }
 }
@@ -638,7 +663,10 @@ test_potrf_batched (void)
 
   MATH_REQUIRE_DEVICE (device);
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
-    potrf_batched_check (dtypes[d]);
+    {
+      potrf_batched_check (dtypes[d], ATOMR_SOLVER_LOWER);
+      potrf_batched_check (dtypes[d], ATOMR_SOLVER_UPPER);
+    }
 
   for (gint64 b = 0; b < batch; b++)
     for (gint64 i = 0; i < n; i++)
@@ -665,7 +693,7 @@ test_device_reset (void)
   cholesky_check (ATOMR_DTYPE_F32, ATOMR_SOLVER_LOWER);
   qr_check (ATOMR_DTYPE_C128, 9, 7);
   getrf_batched_check (ATOMR_DTYPE_F64);
-  potrf_batched_check (ATOMR_DTYPE_C64);
+  potrf_batched_check (ATOMR_DTYPE_C64, ATOMR_SOLVER_LOWER);
 }
 
 int
