@@ -18,14 +18,14 @@
 #include <string.h>
 
 #include <cublas_v2.h>
-/* cusolverDn.h declares a function with () */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <cusolverDn.h>
-#pragma GCC diagnostic pop
 
 #include "actors/atomr-library-private.h"
+#include "atomr-cusolver-loader-private.h"
 #include "atomr-solver-actor.h"
+
+/* cuSOLVER is called through the table the loader filled (see
+ * atomr-cusolver-loader-private.h); setup loads it before any call. */
+#define CUSOLVER (atomr_cusolver_get ())
 
 #define HEADER_ALIGN 256
 
@@ -152,12 +152,14 @@ solver_setup (AtomrActor  *actor,
   if (atomr_device_is_host (atomr_actor_get_device (actor)))
     return TRUE;
 
-  if (!cusolver_check (cusolverDnCreate (&self->dn), "cusolverDnCreate", error))
+  if (atomr_cusolver_load (error) == NULL)
     return FALSE;
-  if (!cusolver_check (cusolverDnSetStream (self->dn, stream), "cusolverDnSetStream", error) ||
-      !cusolver_check (cusolverDnCreateParams (&self->params), "cusolverDnCreateParams", error))
+  if (!cusolver_check (CUSOLVER->cusolverDnCreate (&self->dn), "cusolverDnCreate", error))
+    return FALSE;
+  if (!cusolver_check (CUSOLVER->cusolverDnSetStream (self->dn, stream), "cusolverDnSetStream", error) ||
+      !cusolver_check (CUSOLVER->cusolverDnCreateParams (&self->params), "cusolverDnCreateParams", error))
     goto fail_dn;
-  if (!cusolver_check (cusolverDnCreateGesvdjInfo (&self->gesvdj), "cusolverDnCreateGesvdjInfo", error))
+  if (!cusolver_check (CUSOLVER->cusolverDnCreateGesvdjInfo (&self->gesvdj), "cusolverDnCreateGesvdjInfo", error))
     goto fail_params;
   if (!cublas_check (cublasCreate (&self->blas), "cublasCreate", error))
     goto fail_gesvdj;
@@ -170,11 +172,11 @@ solver_setup (AtomrActor  *actor,
   return TRUE;
 
 fail_gesvdj:
-  cusolverDnDestroyGesvdjInfo (self->gesvdj);
+  CUSOLVER->cusolverDnDestroyGesvdjInfo (self->gesvdj);
 fail_params:
-  cusolverDnDestroyParams (self->params);
+  CUSOLVER->cusolverDnDestroyParams (self->params);
 fail_dn:
-  cusolverDnDestroy (self->dn);
+  CUSOLVER->cusolverDnDestroy (self->dn);
   return FALSE;
 }
 
@@ -187,9 +189,9 @@ solver_teardown (AtomrActor *actor,
   if (self->has_handles && context_alive)
     {
       cublasDestroy (self->blas);
-      cusolverDnDestroyGesvdjInfo (self->gesvdj);
-      cusolverDnDestroyParams (self->params);
-      cusolverDnDestroy (self->dn);
+      CUSOLVER->cusolverDnDestroyGesvdjInfo (self->gesvdj);
+      CUSOLVER->cusolverDnDestroyParams (self->params);
+      CUSOLVER->cusolverDnDestroy (self->dn);
       if (self->workspace)
         ATOMR_CU->cuMemFreeAsync (self->workspace, atomr_actor_get_cu_stream (actor));
     }
@@ -307,12 +309,12 @@ run_lu (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
   size_t dev = 0, host = 0;
   CUdeviceptr work;
 
-  if (!cusolver_check (cusolverDnXgetrf_bufferSize (self->dn, self->params, req->m, req->n, t,
+  if (!cusolver_check (CUSOLVER->cusolverDnXgetrf_bufferSize (self->dn, self->params, req->m, req->n, t,
                                                     PTR (req->a), req->lda, t, &dev, &host),
                        "cusolverDnXgetrf_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
-  return cusolver_check (cusolverDnXgetrf (self->dn, self->params, req->m, req->n, t, PTR (req->a),
+  return cusolver_check (CUSOLVER->cusolverDnXgetrf (self->dn, self->params, req->m, req->n, t, PTR (req->a),
                                            req->lda, PTR (req->ipiv), t, (gpointer) (guintptr) work,
                                            dev, host_workspace (self, host), host, INFO (self)),
                          "cusolverDnXgetrf", error);
@@ -327,7 +329,7 @@ run_lu_solve (AtomrSolverActor *self, Request *req, CUstream stream, GError **er
 
   if (!prepare (self, req, stream, 0, &work, error))
     return FALSE;
-  return cusolver_check (cusolverDnXgetrs (self->dn, self->params, ops[req->trans], req->n, req->nrhs,
+  return cusolver_check (CUSOLVER->cusolverDnXgetrs (self->dn, self->params, ops[req->trans], req->n, req->nrhs,
                                            t, PTR (req->a), req->lda, PTR (req->ipiv),
                                            t, PTR (req->b), req->ldb, INFO (self)),
                          "cusolverDnXgetrs", error);
@@ -343,22 +345,22 @@ run_qr (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
   cusolverStatus_t st;
   CUdeviceptr work;
 
-  if (!cusolver_check (cusolverDnXgeqrf_bufferSize (self->dn, self->params, req->m, req->n, t,
+  if (!cusolver_check (CUSOLVER->cusolverDnXgeqrf_bufferSize (self->dn, self->params, req->m, req->n, t,
                                                     PTR (req->a), req->lda, t, PTR (req->tau), t,
                                                     &dev, &host),
                        "cusolverDnXgeqrf_bufferSize", error))
     return FALSE;
   if (req->q)
     {
-      TYPED (st, req->dtype, cusolverDnSorgqr_bufferSize, cusolverDnDorgqr_bufferSize,
-             cusolverDnCungqr_bufferSize, cusolverDnZungqr_bufferSize,
+      TYPED (st, req->dtype, CUSOLVER->cusolverDnSorgqr_bufferSize, CUSOLVER->cusolverDnDorgqr_bufferSize,
+             CUSOLVER->cusolverDnCungqr_bufferSize, CUSOLVER->cusolverDnZungqr_bufferSize,
              self->dn, req->m, k, k, PTR (req->q), req->lda, PTR (req->tau), &lwork);
       if (!cusolver_check (st, "cusolverDn<t>orgqr_bufferSize", error))
         return FALSE;
       q_bytes = (gsize) lwork * atomr_dtype_get_size (req->dtype);
     }
   if (!prepare (self, req, stream, MAX (dev, q_bytes), &work, error) ||
-      !cusolver_check (cusolverDnXgeqrf (self->dn, self->params, req->m, req->n, t, PTR (req->a),
+      !cusolver_check (CUSOLVER->cusolverDnXgeqrf (self->dn, self->params, req->m, req->n, t, PTR (req->a),
                                          req->lda, t, PTR (req->tau), t, (gpointer) (guintptr) work,
                                          dev, host_workspace (self, host), host, INFO (self)),
                        "cusolverDnXgeqrf", error))
@@ -373,7 +375,8 @@ run_qr (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
                                                       atomr_dtype_get_size (req->dtype), stream),
                          "cuMemcpyDtoDAsync", error))
     return FALSE;
-  TYPED (st, req->dtype, cusolverDnSorgqr, cusolverDnDorgqr, cusolverDnCungqr, cusolverDnZungqr,
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSorgqr, CUSOLVER->cusolverDnDorgqr,
+         CUSOLVER->cusolverDnCungqr, CUSOLVER->cusolverDnZungqr,
          self->dn, req->m, k, k, PTR (req->q), req->lda, PTR (req->tau),
          (gpointer) (guintptr) work, lwork, INFO (self) + 1);
   return cusolver_check (st, "cusolverDn<t>orgqr", error);
@@ -386,12 +389,12 @@ run_cholesky (AtomrSolverActor *self, Request *req, CUstream stream, GError **er
   size_t dev = 0, host = 0;
   CUdeviceptr work;
 
-  if (!cusolver_check (cusolverDnXpotrf_bufferSize (self->dn, self->params, fill_mode (req->uplo),
+  if (!cusolver_check (CUSOLVER->cusolverDnXpotrf_bufferSize (self->dn, self->params, fill_mode (req->uplo),
                                                     req->n, t, PTR (req->a), req->lda, t, &dev, &host),
                        "cusolverDnXpotrf_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
-  return cusolver_check (cusolverDnXpotrf (self->dn, self->params, fill_mode (req->uplo), req->n, t,
+  return cusolver_check (CUSOLVER->cusolverDnXpotrf (self->dn, self->params, fill_mode (req->uplo), req->n, t,
                                            PTR (req->a), req->lda, t, (gpointer) (guintptr) work, dev,
                                            host_workspace (self, host), host, INFO (self)),
                          "cusolverDnXpotrf", error);
@@ -405,7 +408,7 @@ run_cholesky_solve (AtomrSolverActor *self, Request *req, CUstream stream, GErro
 
   if (!prepare (self, req, stream, 0, &work, error))
     return FALSE;
-  return cusolver_check (cusolverDnXpotrs (self->dn, self->params, fill_mode (req->uplo), req->n,
+  return cusolver_check (CUSOLVER->cusolverDnXpotrs (self->dn, self->params, fill_mode (req->uplo), req->n,
                                            req->nrhs, t, PTR (req->a), req->lda, t, PTR (req->b),
                                            req->ldb, INFO (self)),
                          "cusolverDnXpotrs", error);
@@ -420,14 +423,14 @@ run_svd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
   size_t dev = 0, host = 0;
   CUdeviceptr work;
 
-  if (!cusolver_check (cusolverDnXgesvd_bufferSize (self->dn, self->params, jobu, jobvt, req->m,
+  if (!cusolver_check (CUSOLVER->cusolverDnXgesvd_bufferSize (self->dn, self->params, jobu, jobvt, req->m,
                                                     req->n, t, PTR (req->a), req->lda, rt,
                                                     PTR (req->s), t, PTR (req->u), ldu, t,
                                                     PTR (req->v), ldvt, t, &dev, &host),
                        "cusolverDnXgesvd_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
-  return cusolver_check (cusolverDnXgesvd (self->dn, self->params, jobu, jobvt, req->m, req->n, t,
+  return cusolver_check (CUSOLVER->cusolverDnXgesvd (self->dn, self->params, jobu, jobvt, req->m, req->n, t,
                                            PTR (req->a), req->lda, rt, PTR (req->s), t, PTR (req->u),
                                            ldu, t, PTR (req->v), ldvt, t, (gpointer) (guintptr) work,
                                            dev, host_workspace (self, host), host, INFO (self)),
@@ -441,15 +444,15 @@ run_gesvdj_batched (AtomrSolverActor *self, Request *req, CUstream stream, GErro
   cusolverStatus_t st;
   CUdeviceptr work;
 
-  TYPED (st, req->dtype, cusolverDnSgesvdjBatched_bufferSize, cusolverDnDgesvdjBatched_bufferSize,
-         cusolverDnCgesvdjBatched_bufferSize, cusolverDnZgesvdjBatched_bufferSize,
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdjBatched_bufferSize, CUSOLVER->cusolverDnDgesvdjBatched_bufferSize,
+         CUSOLVER->cusolverDnCgesvdjBatched_bufferSize, CUSOLVER->cusolverDnZgesvdjBatched_bufferSize,
          self->dn, CUSOLVER_EIG_MODE_VECTOR, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
          PTR (req->u), req->ldu, PTR (req->v), req->ldv, &lwork, self->gesvdj, req->batch);
   if (!cusolver_check (st, "cusolverDn<t>gesvdjBatched_bufferSize", error) ||
       !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
     return FALSE;
-  TYPED (st, req->dtype, cusolverDnSgesvdjBatched, cusolverDnDgesvdjBatched,
-         cusolverDnCgesvdjBatched, cusolverDnZgesvdjBatched,
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdjBatched, CUSOLVER->cusolverDnDgesvdjBatched,
+         CUSOLVER->cusolverDnCgesvdjBatched, CUSOLVER->cusolverDnZgesvdjBatched,
          self->dn, CUSOLVER_EIG_MODE_VECTOR, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
          PTR (req->u), req->ldu, PTR (req->v), req->ldv, (gpointer) (guintptr) work, lwork,
          INFO (self), self->gesvdj, req->batch);
@@ -464,13 +467,13 @@ run_syevd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error
   size_t dev = 0, host = 0;
   CUdeviceptr work;
 
-  if (!cusolver_check (cusolverDnXsyevd_bufferSize (self->dn, self->params, jobz, fill_mode (req->uplo),
+  if (!cusolver_check (CUSOLVER->cusolverDnXsyevd_bufferSize (self->dn, self->params, jobz, fill_mode (req->uplo),
                                                     req->n, t, PTR (req->a), req->lda, rt, PTR (req->s),
                                                     t, &dev, &host),
                        "cusolverDnXsyevd_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
-  return cusolver_check (cusolverDnXsyevd (self->dn, self->params, jobz, fill_mode (req->uplo), req->n,
+  return cusolver_check (CUSOLVER->cusolverDnXsyevd (self->dn, self->params, jobz, fill_mode (req->uplo), req->n,
                                            t, PTR (req->a), req->lda, rt, PTR (req->s), t,
                                            (gpointer) (guintptr) work, dev,
                                            host_workspace (self, host), host, INFO (self)),
@@ -486,14 +489,14 @@ run_sygvd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error
   cusolverStatus_t st;
   CUdeviceptr work;
 
-  TYPED (st, req->dtype, cusolverDnSsygvd_bufferSize, cusolverDnDsygvd_bufferSize,
-         cusolverDnChegvd_bufferSize, cusolverDnZhegvd_bufferSize,
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSsygvd_bufferSize, CUSOLVER->cusolverDnDsygvd_bufferSize,
+         CUSOLVER->cusolverDnChegvd_bufferSize, CUSOLVER->cusolverDnZhegvd_bufferSize,
          self->dn, types[req->itype], jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda,
          PTR (req->b), req->ldb, PTR (req->s), &lwork);
   if (!cusolver_check (st, "cusolverDn<t>sygvd_bufferSize", error) ||
       !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
     return FALSE;
-  TYPED (st, req->dtype, cusolverDnSsygvd, cusolverDnDsygvd, cusolverDnChegvd, cusolverDnZhegvd,
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSsygvd, CUSOLVER->cusolverDnDsygvd, CUSOLVER->cusolverDnChegvd, CUSOLVER->cusolverDnZhegvd,
          self->dn, types[req->itype], jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda,
          PTR (req->b), req->ldb, PTR (req->s), (gpointer) (guintptr) work, lwork, INFO (self));
   return cusolver_check (st, "cusolverDn<t>sygvd", error);
@@ -521,8 +524,8 @@ run_potrf_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError
 
   if (!prepare (self, req, stream, 0, &work, error))
     return FALSE;
-  TYPED (st, req->dtype, cusolverDnSpotrfBatched, cusolverDnDpotrfBatched, cusolverDnCpotrfBatched,
-         cusolverDnZpotrfBatched,
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSpotrfBatched, CUSOLVER->cusolverDnDpotrfBatched, CUSOLVER->cusolverDnCpotrfBatched,
+         CUSOLVER->cusolverDnZpotrfBatched,
          self->dn, fill_mode (req->uplo), req->n, PTRS (self, req), req->lda, INFO (self), req->batch);
   return cusolver_check (st, "cusolverDn<t>potrfBatched", error);
 }
@@ -742,7 +745,7 @@ check_operand (const gchar  *name,
 {
   return atomr_check_same_dtype (name, "a", a, arg, buffer, error) &&
          atomr_check_distinct (name, "a", a, arg, buffer, error) &&
-         atomr_check_matrix (name, arg, buffer, rows, cols, ld_arg, ld, batch, error);
+         atomr_check_matrix (name, arg, buffer, rows, cols, ld_arg, ld, ld * cols, batch, error);
 }
 
 /* A real vector (singular values, eigenvalues) matching @a's precision. */
@@ -800,7 +803,7 @@ atomr_solver_actor_lu_async (AtomrSolverActor    *self,
   CHECK (check_matrix_dtype ("lu", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("lu", "m", m, &error) &&
          atomr_check_positive ("lu", "n", n, &error) &&
-         atomr_check_matrix ("lu", "a", a, m, n, "lda", lda, 1, &error) &&
+         atomr_check_matrix ("lu", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
          atomr_check_dtype ("lu", "ipiv", ipiv, ATOMR_DTYPE_I64, &error) &&
          atomr_check_min_elements ("lu", "ipiv", ipiv, MIN (m, n), &error));
   req = request_new (OP_LU, "lu", a);
@@ -869,7 +872,7 @@ atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
   CHECK (check_matrix_dtype ("lu_solve", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("lu_solve", "n", n, &error) &&
          atomr_check_positive ("lu_solve", "nrhs", nrhs, &error) &&
-         atomr_check_matrix ("lu_solve", "a", a, n, n, "lda", lda, 1, &error) &&
+         atomr_check_matrix ("lu_solve", "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
          atomr_check_dtype ("lu_solve", "ipiv", ipiv, ATOMR_DTYPE_I64, &error) &&
          atomr_check_min_elements ("lu_solve", "ipiv", ipiv, n, &error) &&
          check_operand ("lu_solve", "b", b, a, n, nrhs, "ldb", ldb, 1, &error));
@@ -936,7 +939,7 @@ atomr_solver_actor_qr_async (AtomrSolverActor    *self,
   CHECK (check_matrix_dtype ("qr", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("qr", "m", m, &error) &&
          atomr_check_positive ("qr", "n", n, &error) &&
-         atomr_check_matrix ("qr", "a", a, m, n, "lda", lda, 1, &error) &&
+         atomr_check_matrix ("qr", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
          atomr_check_same_dtype ("qr", "a", a, "tau", tau, &error) &&
          atomr_check_distinct ("qr", "a", a, "tau", tau, &error) &&
          atomr_check_min_elements ("qr", "tau", tau, MIN (m, n), &error));
@@ -1006,7 +1009,7 @@ atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
   CHECK (check_fill ("cholesky", uplo, &error) &&
          check_matrix_dtype ("cholesky", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("cholesky", "n", n, &error) &&
-         atomr_check_matrix ("cholesky", "a", a, n, n, "lda", lda, 1, &error));
+         atomr_check_matrix ("cholesky", "a", a, n, n, "lda", lda, lda * n, 1, &error));
   req = request_new (OP_CHOLESKY, "cholesky", a);
   req->m = n, req->n = n, req->lda = lda, req->uplo = uplo;
   atomr_op_write (op, a);
@@ -1069,7 +1072,7 @@ atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
          check_matrix_dtype ("cholesky_solve", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("cholesky_solve", "n", n, &error) &&
          atomr_check_positive ("cholesky_solve", "nrhs", nrhs, &error) &&
-         atomr_check_matrix ("cholesky_solve", "a", a, n, n, "lda", lda, 1, &error) &&
+         atomr_check_matrix ("cholesky_solve", "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
          check_operand ("cholesky_solve", "b", b, a, n, nrhs, "ldb", ldb, 1, &error));
   req = request_new (OP_CHOLESKY_SOLVE, "cholesky_solve", a);
   req->m = n, req->n = n, req->lda = lda, req->uplo = uplo;
@@ -1141,7 +1144,7 @@ atomr_solver_actor_svd_async (AtomrSolverActor    *self,
          atomr_check_positive ("svd", "n", n, &error));
   FAIL_IF (m < n, "svd: m is %" G_GINT64_FORMAT " and n is %" G_GINT64_FORMAT "; cuSOLVER's gesvd "
            "needs m >= n (decompose the transpose instead)", m, n);
-  CHECK (atomr_check_matrix ("svd", "a", a, m, n, "lda", lda, 1, &error) &&
+  CHECK (atomr_check_matrix ("svd", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
          check_real_vector ("svd", "s", s, a, n, &error));
   if (u)
     CHECK (check_operand ("svd", "u", u, a, m, n, "ldu", ldu, 1, &error) &&
@@ -1232,7 +1235,7 @@ atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
          atomr_check_int32_range (name, "lda", lda, &error));
   FAIL_IF (m > 32 || n > 32, "gesvdj_batched: the matrices are %" G_GINT64_FORMAT " × %"
            G_GINT64_FORMAT "; gesvdjBatched handles at most 32 × 32 (use svd)", m, n);
-  CHECK (atomr_check_matrix (name, "a", a, m, n, "lda", lda, batch, &error) &&
+  CHECK (atomr_check_matrix (name, "a", a, m, n, "lda", lda, lda * n, batch, &error) &&
          check_real_vector (name, "s", s, a, (guint64) MIN (m, n) * batch, &error) &&
          check_operand (name, "u", u, a, m, m, "ldu", ldu, batch, &error) &&
          check_operand (name, "v", v, a, n, n, "ldv", ldv, batch, &error) &&
@@ -1289,7 +1292,7 @@ eigen_async (AtomrSolverActor    *self,
   CHECK (check_fill (name, uplo, &error) &&
          check_matrix_dtype (name, a, hermitian ? complex_dtypes : real_dtypes, 2, &error) &&
          atomr_check_positive (name, "n", n, &error) &&
-         atomr_check_matrix (name, "a", a, n, n, "lda", lda, 1, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
          check_real_vector (name, "w", w, a, n, &error));
   req = request_new (OP_SYEVD, name, a);
   req->m = n, req->n = n, req->lda = lda, req->s = w;
@@ -1427,7 +1430,7 @@ generalized_async (AtomrSolverActor    *self,
          atomr_check_int32_range (name, "n", n, &error) &&
          atomr_check_int32_range (name, "lda", lda, &error) &&
          atomr_check_int32_range (name, "ldb", ldb, &error) &&
-         atomr_check_matrix (name, "a", a, n, n, "lda", lda, 1, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
          check_operand (name, "b", b, a, n, n, "ldb", ldb, 1, &error) &&
          check_real_vector (name, "w", w, a, n, &error) &&
          atomr_check_distinct (name, "b", b, "w", w, &error));
@@ -1593,7 +1596,7 @@ atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
          atomr_check_int32_range (name, "n", n, &error) &&
          atomr_check_int32_range (name, "lda", lda, &error) &&
          atomr_check_int32_range (name, "batch", batch, &error) &&
-         atomr_check_matrix (name, "a", a, n, n, "lda", lda, batch, &error));
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, batch, &error));
   if (ipiv)
     CHECK (atomr_check_dtype (name, "ipiv", ipiv, ATOMR_DTYPE_I32, &error) &&
            atomr_check_min_elements (name, "ipiv", ipiv, (guint64) n * batch, &error));
@@ -1663,7 +1666,7 @@ atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
          atomr_check_int32_range (name, "n", n, &error) &&
          atomr_check_int32_range (name, "lda", lda, &error) &&
          atomr_check_int32_range (name, "batch", batch, &error) &&
-         atomr_check_matrix (name, "a", a, n, n, "lda", lda, batch, &error));
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, batch, &error));
   req = request_new (OP_POTRF_BATCHED, name, a);
   req->m = n, req->n = n, req->lda = lda, req->uplo = uplo, req->batch = batch;
   req->n_info = batch;

@@ -10,6 +10,7 @@
 
 #include "atomr.h"
 #include "core/atomr-device-private.h"
+#include "actors/solver/atomr-cusolver-loader-private.h"
 
 static AtomrDevice *host;
 
@@ -438,6 +439,33 @@ test_solver_validation (void)
   SV_NO_GPU (potrf_batched, ATOMR_SOLVER_LOWER, batch4, 4, 4, 4);
 }
 
+/* cuSOLVER is not linked (it would map nvJitLink into every process): it
+ * is loaded on first use, and every entry point the actor calls resolves. */
+static void
+test_solver_loader (void)
+{
+  g_autoptr(GError) error = NULL;
+  const AtomrCusolverLib *lib;
+
+  if (g_getenv ("ATOMR_TEST_NO_CUSOLVER"))
+    {
+      g_test_skip ("ATOMR_TEST_NO_CUSOLVER is set");
+      return;
+    }
+  g_assert_null (atomr_cusolver_get ());
+  lib = atomr_cusolver_load (&error);
+  if (lib == NULL)
+    {
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+      g_test_skip (error->message);
+      return;
+    }
+  g_assert_true (lib == atomr_cusolver_get ());
+  g_assert_nonnull (lib->cusolverDnXgetrf);
+  g_assert_nonnull (lib->cusolverDnZpotrfBatched);
+  g_assert_nonnull (strstr (lib->path, "libcusolver.so."));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -454,6 +482,7 @@ main (int    argc,
   g_test_add_func ("/rng/validation", test_rng_validation);
   g_test_add_func ("/rng/properties", test_rng_properties);
   g_test_add_func ("/solver/validation", test_solver_validation);
+  g_test_add_func ("/solver/loader", test_solver_loader);
 
   ret = g_test_run ();
   g_object_unref (host);

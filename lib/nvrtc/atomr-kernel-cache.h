@@ -1,0 +1,104 @@
+/* atomr-kernel-cache.h — compiled kernels kept in memory and on disk
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/**
+ * AtomrCacheStatus:
+ * @ATOMR_CACHE_STATUS_NONE: the module did not go through a cache
+ * @ATOMR_CACHE_STATUS_MISS: nothing was cached: the module was compiled
+ * @ATOMR_CACHE_STATUS_MEMORY_HIT: found in the in-process cache
+ * @ATOMR_CACHE_STATUS_DISK_HIT: read from the cache directory
+ *
+ * Where a compiled module came from.
+ */
+typedef enum {
+  ATOMR_CACHE_STATUS_NONE,
+  ATOMR_CACHE_STATUS_MISS,
+  ATOMR_CACHE_STATUS_MEMORY_HIT,
+  ATOMR_CACHE_STATUS_DISK_HIT,
+} AtomrCacheStatus;
+
+#define ATOMR_TYPE_CACHE_STATUS (atomr_cache_status_get_type ())
+GType atomr_cache_status_get_type (void) G_GNUC_CONST;
+
+#define ATOMR_TYPE_KERNEL_CACHE_ENTRY (atomr_kernel_cache_entry_get_type ())
+G_DECLARE_FINAL_TYPE (AtomrKernelCacheEntry, atomr_kernel_cache_entry, ATOMR, KERNEL_CACHE_ENTRY, GObject)
+
+const gchar         *atomr_kernel_cache_entry_get_key            (AtomrKernelCacheEntry *self);
+const gchar         *atomr_kernel_cache_entry_get_path           (AtomrKernelCacheEntry *self);
+const gchar * const *atomr_kernel_cache_entry_get_kernel_names   (AtomrKernelCacheEntry *self);
+const gchar * const *atomr_kernel_cache_entry_get_lowered_names  (AtomrKernelCacheEntry *self);
+const gchar         *atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
+                                                                   const gchar           *kernel_name);
+const gchar * const *atomr_kernel_cache_entry_get_flags          (AtomrKernelCacheEntry *self);
+const gchar         *atomr_kernel_cache_entry_get_arch           (AtomrKernelCacheEntry *self);
+const gchar         *atomr_kernel_cache_entry_get_nvrtc_version  (AtomrKernelCacheEntry *self);
+guint64              atomr_kernel_cache_entry_get_ptx_size       (AtomrKernelCacheEntry *self);
+guint64              atomr_kernel_cache_entry_get_cubin_size     (AtomrKernelCacheEntry *self);
+guint64              atomr_kernel_cache_entry_get_ltoir_size     (AtomrKernelCacheEntry *self);
+guint64              atomr_kernel_cache_entry_get_source_size    (AtomrKernelCacheEntry *self);
+guint64              atomr_kernel_cache_entry_get_file_size      (AtomrKernelCacheEntry *self);
+gdouble              atomr_kernel_cache_entry_get_compile_time_ms (AtomrKernelCacheEntry *self);
+GDateTime           *atomr_kernel_cache_entry_get_created        (AtomrKernelCacheEntry *self);
+GDateTime           *atomr_kernel_cache_entry_get_last_used      (AtomrKernelCacheEntry *self);
+guint64              atomr_kernel_cache_entry_get_hit_count      (AtomrKernelCacheEntry *self);
+gboolean             atomr_kernel_cache_entry_has_source         (AtomrKernelCacheEntry *self);
+gchar               *atomr_kernel_cache_entry_load_source        (AtomrKernelCacheEntry *self,
+                                                                  GError               **error);
+gchar               *atomr_kernel_cache_entry_load_log           (AtomrKernelCacheEntry *self,
+                                                                  GError               **error);
+GBytes              *atomr_kernel_cache_entry_load_ptx           (AtomrKernelCacheEntry *self,
+                                                                  GError               **error);
+GBytes              *atomr_kernel_cache_entry_load_cubin         (AtomrKernelCacheEntry *self,
+                                                                  GError               **error);
+GBytes              *atomr_kernel_cache_entry_load_ltoir         (AtomrKernelCacheEntry *self,
+                                                                  GError               **error);
+
+#define ATOMR_TYPE_KERNEL_CACHE (atomr_kernel_cache_get_type ())
+G_DECLARE_FINAL_TYPE (AtomrKernelCache, atomr_kernel_cache, ATOMR, KERNEL_CACHE, GObject)
+
+gchar            *atomr_kernel_cache_get_default_directory (void);
+AtomrKernelCache *atomr_kernel_cache_get_default          (void);
+AtomrKernelCache *atomr_kernel_cache_new                  (const gchar      *directory);
+const gchar      *atomr_kernel_cache_get_directory        (AtomrKernelCache *self);
+guint64           atomr_kernel_cache_get_max_size         (AtomrKernelCache *self);
+void              atomr_kernel_cache_set_max_size         (AtomrKernelCache *self,
+                                                           guint64           max_size);
+guint             atomr_kernel_cache_get_memory_capacity  (AtomrKernelCache *self);
+void              atomr_kernel_cache_set_memory_capacity  (AtomrKernelCache *self,
+                                                           guint             capacity);
+gboolean          atomr_kernel_cache_get_store_source     (AtomrKernelCache *self);
+void              atomr_kernel_cache_set_store_source     (AtomrKernelCache *self,
+                                                           gboolean          store_source);
+GListModel       *atomr_kernel_cache_list                 (AtomrKernelCache *self,
+                                                           GError          **error);
+AtomrKernelCacheEntry *atomr_kernel_cache_lookup          (AtomrKernelCache *self,
+                                                           const gchar      *key,
+                                                           GError          **error);
+gboolean          atomr_kernel_cache_remove               (AtomrKernelCache *self,
+                                                           const gchar      *key,
+                                                           GError          **error);
+gboolean          atomr_kernel_cache_gc                   (AtomrKernelCache *self,
+                                                           guint64           max_size,
+                                                           guint            *n_removed,
+                                                           guint64          *bytes_freed,
+                                                           GError          **error);
+gboolean          atomr_kernel_cache_get_stats            (AtomrKernelCache *self,
+                                                           guint            *n_entries,
+                                                           guint64          *total_bytes,
+                                                           guint64          *hits,
+                                                           guint64          *misses,
+                                                           GError          **error);
+void              atomr_kernel_cache_clear_memory         (AtomrKernelCache *self);
+
+G_END_DECLS
