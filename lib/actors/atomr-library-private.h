@@ -128,10 +128,6 @@ gboolean atomr_check_enum          (const gchar  *op,
                                     const gchar  *type_name,
                                     GError      **error);
 
-G_END_DECLS
-
-G_BEGIN_DECLS
-
 /* 1 <= value <= G_MAXINT32, for libraries with a 32-bit interface. */
 gboolean atomr_check_int32_range   (const gchar  *op,
                                     const gchar  *arg,
