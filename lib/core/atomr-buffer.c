@@ -1060,6 +1060,57 @@ float_to_half (float f)
   }
 }
 
+/* OCP E4M3: bias 7, no infinities, 0x7f/0xff are NaN, largest finite 448.
+ * Round to nearest even, saturate out-of-range values to ±448. */
+static guint8
+float_to_e4m3 (float f)
+{
+  guint8 sign = signbit (f) ? 0x80 : 0;
+  float a = fabsf (f);
+  int e;
+  float m;
+  guint32 q;
+
+  if (isnan (f))
+    return 0x7f;
+  if (a >= 448.0f)
+    return sign | 0x7e;
+  if (a < ldexpf (1.0f, -10))          /* below half the smallest subnormal: round */
+    return sign | (a > ldexpf (1.0f, -10) ? 1 : 0);
+  m = frexpf (a, &e);                   /* a = m * 2^e, m in [0.5, 1) */
+  if (e - 1 < -6)
+    {
+      /* subnormal: units of 2^-9 */
+      q = (guint32) nearbyintf (a * 512.0f);
+      return sign | (guint8) q;         /* q == 8 is the smallest normal: same bits */
+    }
+  /* normal: 1.mmm × 2^(e-1), three mantissa bits */
+  q = (guint32) nearbyintf ((m * 2.0f - 1.0f) * 8.0f);
+  if (q == 8)
+    {
+      q = 0;
+      e++;
+    }
+  if (e - 1 + 7 > 15 || (e - 1 + 7 == 15 && q == 7))
+    return sign | 0x7e;
+  return sign | (guint8) (((e - 1 + 7) << 3) | q);
+}
+
+static guint16 float_to_half (float f);
+
+/* E5M2 is the top byte of an IEEE half: round the half to nearest even. */
+static guint8
+float_to_e5m2 (float f)
+{
+  guint16 h = float_to_half (f);
+
+  if ((h & 0x7c00) == 0x7c00 && (h & 0x03ff))
+    return (guint8) ((h >> 8) | 0x02);  /* keep NaN a NaN */
+  if ((h & 0xff) > 0x80 || ((h & 0xff) == 0x80 && (h & 0x100)))
+    h += 0x100;
+  return (guint8) (h >> 8);
+}
+
 static guint16
 float_to_bf16 (float f)
 {
@@ -1079,7 +1130,8 @@ float_to_bf16 (float f)
  * @imag: the imaginary part, for complex dtypes
  *
  * Encodes one element of @dtype in the device's byte order: rounds to
- * nearest for f16/bf16, truncates toward zero and saturates for integers.
+ * nearest even for f16, bf16 and the fp8 formats (E4M3 saturates at ±448),
+ * truncates toward zero and saturates for integers.
  *
  * Returns: (transfer full): the element's bytes, or %NULL for an invalid dtype
  */
@@ -1114,6 +1166,12 @@ atomr_dtype_pack_into (AtomrDtype dtype,
       break;
     case ATOMR_DTYPE_BF16:
       { guint16 v = float_to_bf16 ((float) real); memcpy (out, &v, 2); }
+      break;
+    case ATOMR_DTYPE_F8_E4M3:
+      out[0] = float_to_e4m3 ((float) real);
+      break;
+    case ATOMR_DTYPE_F8_E5M2:
+      out[0] = float_to_e5m2 ((float) real);
       break;
     case ATOMR_DTYPE_F32:
       { float v = (float) real; memcpy (out, &v, 4); }

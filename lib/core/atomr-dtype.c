@@ -24,6 +24,8 @@ static const struct {
   [ATOMR_DTYPE_U32]  = { "u32", 4 },
   [ATOMR_DTYPE_I64]  = { "i64", 8 },
   [ATOMR_DTYPE_U64]  = { "u64", 8 },
+  [ATOMR_DTYPE_F8_E4M3] = { "f8e4m3", 1 },
+  [ATOMR_DTYPE_F8_E5M2] = { "f8e5m2", 1 },
 };
 
 /**
@@ -99,5 +101,6 @@ atomr_dtype_is_complex (AtomrDtype dtype)
 gboolean
 atomr_dtype_is_floating (AtomrDtype dtype)
 {
-  return dtype <= ATOMR_DTYPE_C128;
+  return dtype <= ATOMR_DTYPE_C128 || dtype == ATOMR_DTYPE_F8_E4M3 ||
+         dtype == ATOMR_DTYPE_F8_E5M2;
 }

@@ -26,6 +26,10 @@ G_BEGIN_DECLS
  * @ATOMR_DTYPE_U32: unsigned 32-bit integer.
  * @ATOMR_DTYPE_I64: signed 64-bit integer.
  * @ATOMR_DTYPE_U64: unsigned 64-bit integer.
+ * @ATOMR_DTYPE_F8_E4M3: 8-bit float, 4 exponent and 3 mantissa bits, no
+ *   infinities, largest finite 448 (the OCP FP8 "E4M3" format of Hopper).
+ * @ATOMR_DTYPE_F8_E5M2: 8-bit float, 5 exponent and 2 mantissa bits (the
+ *   top byte of an IEEE half), largest finite 57344.
  *
  * The element type of an #AtomrBuffer.
  */
@@ -42,6 +46,8 @@ typedef enum {
   ATOMR_DTYPE_U32,
   ATOMR_DTYPE_I64,
   ATOMR_DTYPE_U64,
+  ATOMR_DTYPE_F8_E4M3,
+  ATOMR_DTYPE_F8_E5M2,
 } AtomrDtype;
 
 /**
@@ -49,7 +55,7 @@ typedef enum {
  *
  * One past the last valid #AtomrDtype, for range checks and loops.
  */
-#define ATOMR_DTYPE_LAST (ATOMR_DTYPE_U64 + 1)
+#define ATOMR_DTYPE_LAST (ATOMR_DTYPE_F8_E5M2 + 1)
 
 gsize        atomr_dtype_get_size     (AtomrDtype dtype);
 const gchar *atomr_dtype_get_name     (AtomrDtype dtype);

@@ -108,6 +108,32 @@ test_dtype (void)
     g_autoptr(GBytes) tiny = atomr_dtype_pack (ATOMR_DTYPE_F16, 1e-7, 0);  /* subnormal */
     g_assert_cmphex (*(const guint16 *) g_bytes_get_data (tiny, NULL), ==, 0x0002);
   }
+  /* fp8: E4M3 (bias 7, saturating at 448) and E5M2 (a half's top byte) */
+  {
+    static const struct { AtomrDtype dtype; gdouble value; guint8 bits; } fp8[] = {
+      { ATOMR_DTYPE_F8_E4M3, 1.0, 0x38 },
+      { ATOMR_DTYPE_F8_E4M3, -2.0, 0xc0 },
+      { ATOMR_DTYPE_F8_E4M3, 448.0, 0x7e },
+      { ATOMR_DTYPE_F8_E4M3, 1e6, 0x7e },          /* saturates */
+      { ATOMR_DTYPE_F8_E4M3, 0.015625, 0x08 },     /* 2^-6, smallest normal */
+      { ATOMR_DTYPE_F8_E4M3, 0.001953125, 0x01 },  /* 2^-9, smallest subnormal */
+      { ATOMR_DTYPE_F8_E4M3, 1.0625, 0x38 },       /* halfway: to even */
+      { ATOMR_DTYPE_F8_E4M3, 1.1875, 0x3a },       /* halfway: to even (up) */
+      { ATOMR_DTYPE_F8_E4M3, 0.0, 0x00 },
+      { ATOMR_DTYPE_F8_E5M2, 1.0, 0x3c },
+      { ATOMR_DTYPE_F8_E5M2, -2.0, 0xc0 },
+      { ATOMR_DTYPE_F8_E5M2, 1.5, 0x3e },
+      { ATOMR_DTYPE_F8_E5M2, 57344.0, 0x7b },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS (fp8); i++)
+      {
+        g_autoptr(GBytes) v = atomr_dtype_pack (fp8[i].dtype, fp8[i].value, 0);
+        g_assert_cmpuint (g_bytes_get_size (v), ==, 1);
+        g_assert_cmphex (*(const guint8 *) g_bytes_get_data (v, NULL), ==, fp8[i].bits);
+      }
+    g_assert_true (atomr_dtype_is_floating (ATOMR_DTYPE_F8_E4M3));
+    g_assert_cmpstr (atomr_dtype_get_name (ATOMR_DTYPE_F8_E5M2), ==, "f8e5m2");
+  }
 }
 
 static void

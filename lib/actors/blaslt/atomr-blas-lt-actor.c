@@ -41,6 +41,8 @@
 typedef struct {
   gint64 m, n, k, lda, ldb, ldc, ld_aux;
   gint32 transa, transb, epilogue, dtype_ab, dtype_c, compute, arch;
+  gint32 scaled;     /* fp8 scale pointers are set on the descriptor */
+  gint32 dtype_b;    /* B may be the other fp8 format */
   gint32 pad;
 } PlanKey;
 
@@ -148,6 +150,7 @@ typedef struct {
   PlanKey       key;
   gfloat        alpha, beta;
   AtomrBuffer  *a, *b, *c, *bias, *aux;    /* not owned: the op keeps them */
+  AtomrBuffer  *scale_a, *scale_b;         /* fp8 scale sets, or NULL */
 } MatmulRequest;
 
 static guint
@@ -205,6 +208,8 @@ lt_data_type (AtomrDtype dtype)
     {
     case ATOMR_DTYPE_F16: return CUDA_R_16F;
     case ATOMR_DTYPE_BF16: return CUDA_R_16BF;
+    case ATOMR_DTYPE_F8_E4M3: return CUDA_R_8F_E4M3;
+    case ATOMR_DTYPE_F8_E5M2: return CUDA_R_8F_E5M2;
     default: return CUDA_R_32F;
     }
 }
@@ -245,6 +250,16 @@ set_pointers (Plan          *plan,
       if (!SET_DESC (plan, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux))
         return FALSE;
     }
+  if (r->key.scaled)
+    {
+      /* A scale set: dequantisation factors the GPU reads, so they can be
+       * updated on the GPU (amax history) without the host. */
+      gpointer sa = r->scale_a ? (gpointer) (uintptr_t) atomr_buffer_get_ptr (r->scale_a) : NULL;
+      gpointer sb = r->scale_b ? (gpointer) (uintptr_t) atomr_buffer_get_ptr (r->scale_b) : NULL;
+      if (!SET_DESC (plan, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, sa) ||
+          !SET_DESC (plan, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, sb))
+        return FALSE;
+    }
   return TRUE;
 }
 
@@ -260,6 +275,7 @@ plan_new (AtomrBlasLtActor *self,
   cublasLtMatmulPreference_t pref = NULL;
   cublasLtMatmulHeuristicResult_t result;
   cudaDataType ab = lt_data_type (key->dtype_ab);
+  cudaDataType bt = lt_data_type (key->dtype_b);
   cudaDataType ct = lt_data_type (key->dtype_c);
   guint flags = epilogues[key->epilogue].flags;
   cublasLtEpilogue_t epi = epilogues[key->epilogue].lt;
@@ -278,7 +294,7 @@ plan_new (AtomrBlasLtActor *self,
                                              transa == CUBLAS_OP_N ? key->m : key->k,
                                              transa == CUBLAS_OP_N ? key->k : key->m, key->lda),
                  "cublasLtMatrixLayoutCreate (A)", error) &&
-       lt_check (cublasLtMatrixLayoutCreate (&plan->lb, ab,
+       lt_check (cublasLtMatrixLayoutCreate (&plan->lb, bt,
                                              transb == CUBLAS_OP_N ? key->k : key->n,
                                              transb == CUBLAS_OP_N ? key->n : key->k, key->ldb),
                  "cublasLtMatrixLayoutCreate (B)", error) &&
@@ -391,6 +407,15 @@ matmul_enqueue (AtomrOp  *op,
 #define FAIL_ARG(...) \
   atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, __VA_ARGS__))
 
+static void matmul_submit (AtomrBlasLtActor *self, gpointer source_tag, AtomrTranspose transa,
+                           AtomrTranspose transb, gint64 m, gint64 n, gint64 k, gdouble alpha,
+                           AtomrBuffer *a, gint64 lda, AtomrBuffer *scale_a, AtomrBuffer *b,
+                           gint64 ldb, AtomrBuffer *scale_b, gdouble beta, AtomrBuffer *c,
+                           gint64 ldc, AtomrBlasLtEpilogue epilogue, AtomrBuffer *bias,
+                           AtomrBuffer *aux, gint64 ld_aux, gboolean scaled,
+                           GCancellable *cancellable, GAsyncReadyCallback callback,
+                           gpointer user_data);
+
 /**
  * atomr_blas_lt_actor_matmul_async:
  * @self: an #AtomrBlasLtActor
@@ -426,6 +451,7 @@ matmul_enqueue (AtomrOp  *op,
  * D = epilogue (alpha·op(A)·op(B) + beta·C), column-major, D written over
  * C.  The accumulation follows #AtomrBlasLtActor:compute-type.
  */
+
 void
 atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
                                   AtomrTranspose       transa,
@@ -449,17 +475,132 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
                                   GAsyncReadyCallback  callback,
                                   gpointer             user_data)
 {
-  static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16 };
-  const gchar *opname = "matmul";
+  g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
+  matmul_submit (self, atomr_blas_lt_actor_matmul_async, transa, transb, m, n, k, alpha,
+                 a, lda, NULL, b, ldb, NULL, beta, c, ldc, epilogue, bias, aux, ld_aux, FALSE,
+                 cancellable, callback, user_data);
+}
+
+/**
+ * atomr_blas_lt_actor_matmul_scaled_async:
+ * @self: an #AtomrBlasLtActor
+ * @m: rows of D
+ * @n: columns of D
+ * @k: the inner dimension
+ * @alpha: alpha
+ * @a: matrix A in fp8 (%ATOMR_DTYPE_F8_E4M3 or %ATOMR_DTYPE_F8_E5M2), read
+ *   transposed: a k × m column-major matrix
+ * @lda: leading dimension of @a (at least k)
+ * @scale_a: (nullable): an f32 buffer whose first element multiplies A
+ *   (its dequantisation scale), read on the GPU; %NULL for 1
+ * @b: matrix B in fp8, k × n column-major (E5M2 with E5M2 A is not
+ *   supported by cuBLASLt)
+ * @ldb: leading dimension of @b (at least k)
+ * @scale_b: (nullable): an f32 buffer whose first element multiplies B
+ * @beta: beta; C is read when it is not 0
+ * @c: matrix C, overwritten by D: f16, bf16 or f32
+ * @ldc: leading dimension of @c
+ * @epilogue: what to fuse after the product (as for
+ *   atomr_blas_lt_actor_matmul_async())
+ * @bias: (nullable): the bias of the bias epilogues, of the dtype of @c
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when D is in @c
+ * @user_data: data for @callback
+ *
+ * The fp8 matmul of Hopper-class GPUs (compute capability 8.9 or newer):
+ * D = epilogue (alpha · scale_a · scale_b · Aᵀ·B + beta·C), accumulated in
+ * f32.  cuBLASLt takes fp8 operands in the "TN" layout only, which this
+ * call fixes.  The scales live in device memory so that a training loop can
+ * update them on the GPU; the heuristic cache keys on whether they are set.
+ */
+void
+atomr_blas_lt_actor_matmul_scaled_async (AtomrBlasLtActor    *self,
+                                         gint64               m,
+                                         gint64               n,
+                                         gint64               k,
+                                         gdouble              alpha,
+                                         AtomrBuffer         *a,
+                                         gint64               lda,
+                                         AtomrBuffer         *scale_a,
+                                         AtomrBuffer         *b,
+                                         gint64               ldb,
+                                         AtomrBuffer         *scale_b,
+                                         gdouble              beta,
+                                         AtomrBuffer         *c,
+                                         gint64               ldc,
+                                         AtomrBlasLtEpilogue  epilogue,
+                                         AtomrBuffer         *bias,
+                                         GCancellable        *cancellable,
+                                         GAsyncReadyCallback  callback,
+                                         gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
+  matmul_submit (self, atomr_blas_lt_actor_matmul_scaled_async, ATOMR_TRANSPOSE_T, ATOMR_TRANSPOSE_N,
+                 m, n, k, alpha, a, lda, scale_a, b, ldb, scale_b, beta, c, ldc, epilogue, bias,
+                 NULL, 0, TRUE, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_blas_lt_actor_matmul_scaled_finish:
+ * @self: an #AtomrBlasLtActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when D was computed
+ */
+gboolean
+atomr_blas_lt_actor_matmul_scaled_finish (AtomrBlasLtActor  *self,
+                                          GAsyncResult      *result,
+                                          GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_lt_actor_matmul_scaled_async, error);
+}
+
+static gboolean
+is_fp8 (AtomrDtype dtype)
+{
+  return dtype == ATOMR_DTYPE_F8_E4M3 || dtype == ATOMR_DTYPE_F8_E5M2;
+}
+
+static void
+matmul_submit (AtomrBlasLtActor    *self,
+               gpointer             source_tag,
+               AtomrTranspose       transa,
+               AtomrTranspose       transb,
+               gint64               m,
+               gint64               n,
+               gint64               k,
+               gdouble              alpha,
+               AtomrBuffer         *a,
+               gint64               lda,
+               AtomrBuffer         *scale_a,
+               AtomrBuffer         *b,
+               gint64               ldb,
+               AtomrBuffer         *scale_b,
+               gdouble              beta,
+               AtomrBuffer         *c,
+               gint64               ldc,
+               AtomrBlasLtEpilogue  epilogue,
+               AtomrBuffer         *bias,
+               AtomrBuffer         *aux,
+               gint64               ld_aux,
+               gboolean             scaled,
+               GCancellable        *cancellable,
+               GAsyncReadyCallback  callback,
+               gpointer             user_data)
+{
+  static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16,
+                                        ATOMR_DTYPE_F8_E4M3, ATOMR_DTYPE_F8_E5M2 };
+  static const AtomrDtype fp8_outputs[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32 };
+  const gchar *opname = scaled ? "matmul_scaled" : "matmul";
   AtomrOp *op;
   GError *error = NULL;
   MatmulRequest *r;
-  AtomrDtype at, ct;
+  AtomrDtype at, bt, ct;
   AtomrBlasComputeType compute;
   guint flags;
 
-  g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
-  op = atomr_op_new (self, opname, atomr_blas_lt_actor_matmul_async, cancellable, callback, user_data);
+  op = atomr_op_new (self, opname, source_tag, cancellable, callback, user_data);
 
   if (!atomr_check_enum (opname, "transa", transa, ATOMR_TRANSPOSE_C + 1, "AtomrTranspose", &error) ||
       !atomr_check_enum (opname, "transb", transb, ATOMR_TRANSPOSE_C + 1, "AtomrTranspose", &error) ||
@@ -469,7 +610,7 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
       !atomr_check_positive (opname, "n", n, &error) || !atomr_check_int32 (opname, "n", n, &error) ||
       !atomr_check_positive (opname, "k", k, &error) || !atomr_check_int32 (opname, "k", k, &error) ||
       !atomr_check_dtype_in (opname, "A", a, dtypes, G_N_ELEMENTS (dtypes), &error) ||
-      !atomr_check_same_dtype (opname, "A", a, "B", b, &error) ||
+      !atomr_check_dtype_in (opname, "B", b, dtypes, G_N_ELEMENTS (dtypes), &error) ||
       !atomr_check_buffer (opname, "C", c, &error) ||
       !atomr_check_matrix (opname, "A", a, transa == ATOMR_TRANSPOSE_N ? m : k,
                            transa == ATOMR_TRANSPOSE_N ? k : m, "lda", lda, 0, 1, &error) ||
@@ -481,13 +622,58 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
     return atomr_op_fail (op, error);
 
   at = atomr_buffer_get_dtype (a);
+  bt = atomr_buffer_get_dtype (b);
   ct = atomr_buffer_get_dtype (c);
-  if (!(ct == at || ((at == ATOMR_DTYPE_F16 || at == ATOMR_DTYPE_BF16) && ct == ATOMR_DTYPE_F32)))
+  if (is_fp8 (at) || is_fp8 (bt))
+    {
+      gint major = 0, minor = 0;
+
+      atomr_device_get_compute_capability (atomr_actor_get_device (ATOMR_ACTOR (self)), &major, &minor);
+      if (!scaled)
+        return FAIL_ARG ("%s: A is %s and B is %s; fp8 operands go through "
+                         "atomr_blas_lt_actor_matmul_scaled_async()", opname,
+                         atomr_dtype_get_name (at), atomr_dtype_get_name (bt));
+      if (!is_fp8 (at) || !is_fp8 (bt))
+        return FAIL_ARG ("%s: A is %s and B is %s; both must be fp8", opname,
+                         atomr_dtype_get_name (at), atomr_dtype_get_name (bt));
+      if (at == ATOMR_DTYPE_F8_E5M2 && bt == ATOMR_DTYPE_F8_E5M2)
+        return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                                               "%s: cuBLASLt has no E5M2 × E5M2 matmul; make A or B E4M3",
+                                               opname));
+      if (!atomr_check_dtype_in (opname, "C", c, fp8_outputs, G_N_ELEMENTS (fp8_outputs), &error))
+        return atomr_op_fail (op, error);
+      if (major * 10 + minor < 89 && !atomr_device_is_host (atomr_actor_get_device (ATOMR_ACTOR (self))))
+        return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                                               "%s: fp8 matmul needs compute capability 8.9 or newer; "
+                                               "device has %d.%d", opname, major, minor));
+      if (epilogues[epilogue].flags & (EPI_AUX_IN | EPI_AUX_OUT))
+        return FAIL_ARG ("%s: epilogue %s needs an aux matrix, which the fp8 matmul does not take",
+                         opname, epilogue_nick (epilogue));
+    }
+  else if (scaled)
+    return FAIL_ARG ("%s: A is %s and B is %s; the scaled matmul takes fp8 operands", opname,
+                     atomr_dtype_get_name (at), atomr_dtype_get_name (bt));
+  else if (at != bt)
+    return FAIL_ARG ("%s: A has dtype %s but B has dtype %s", opname,
+                     atomr_dtype_get_name (at), atomr_dtype_get_name (bt));
+  for (guint i = 0; i < 2; i++)
+    {
+      AtomrBuffer *scale = i ? scale_b : scale_a;
+      const gchar *name = i ? "scale_b" : "scale_a";
+      if (scale && (!atomr_check_dtype (opname, name, scale, ATOMR_DTYPE_F32, &error) ||
+                    !atomr_check_distinct (opname, name, scale, "C", c, &error)))
+        return atomr_op_fail (op, error);
+    }
+  if (is_fp8 (at))
+    ;   /* C was checked above */
+  else if (!(ct == at || ((at == ATOMR_DTYPE_F16 || at == ATOMR_DTYPE_BF16) && ct == ATOMR_DTYPE_F32)))
     return FAIL_ARG ("%s: C has dtype %s with A %s; C must have the dtype of A, or f32 when A is "
                      "f16 or bf16", opname, atomr_dtype_get_name (ct), atomr_dtype_get_name (at));
 
   compute = (AtomrBlasComputeType) g_atomic_int_get (&self->compute_type);
-  if (compute == ATOMR_BLAS_COMPUTE_F16 || compute == ATOMR_BLAS_COMPUTE_F64 ||
+  if (is_fp8 (at) && compute != ATOMR_BLAS_COMPUTE_F32 && compute != ATOMR_BLAS_COMPUTE_F32_PEDANTIC)
+    compute = ATOMR_BLAS_COMPUTE_F32;   /* fp8 accumulates in plain f32 */
+  else if (compute == ATOMR_BLAS_COMPUTE_F16 || compute == ATOMR_BLAS_COMPUTE_F64 ||
       (compute >= ATOMR_BLAS_COMPUTE_F32_FAST_TF32 && compute <= ATOMR_BLAS_COMPUTE_F32_FAST_BF16 &&
        at != ATOMR_DTYPE_F32))
     return FAIL_ARG ("%s: compute-type %d does not fit A of dtype %s (matmul accumulates in f32; "
@@ -545,6 +731,10 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
   r->key.epilogue = epilogue;
   r->key.dtype_ab = at;
   r->key.dtype_c = ct;
+  r->key.scaled = scaled;
+  r->key.dtype_b = bt;
+  r->scale_a = scale_a;
+  r->scale_b = scale_b;
   r->key.compute = lt_compute_type (compute);
   r->alpha = (gfloat) alpha;
   r->beta = (gfloat) beta;
@@ -552,6 +742,10 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
 
   atomr_op_read (op, a);
   atomr_op_read (op, b);
+  if (scale_a)
+    atomr_op_read (op, scale_a);
+  if (scale_b)
+    atomr_op_read (op, scale_b);
   if (beta != 0.0)
     atomr_op_read (op, c);
   atomr_op_write (op, c);

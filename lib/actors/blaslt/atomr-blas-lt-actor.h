@@ -102,5 +102,27 @@ void     atomr_blas_lt_actor_matmul_async  (AtomrBlasLtActor    *self,
 gboolean atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor    *self,
                                             GAsyncResult        *result,
                                             GError             **error);
+void     atomr_blas_lt_actor_matmul_scaled_async  (AtomrBlasLtActor    *self,
+                                                   gint64               m,
+                                                   gint64               n,
+                                                   gint64               k,
+                                                   gdouble              alpha,
+                                                   AtomrBuffer         *a,
+                                                   gint64               lda,
+                                                   AtomrBuffer         *scale_a,
+                                                   AtomrBuffer         *b,
+                                                   gint64               ldb,
+                                                   AtomrBuffer         *scale_b,
+                                                   gdouble              beta,
+                                                   AtomrBuffer         *c,
+                                                   gint64               ldc,
+                                                   AtomrBlasLtEpilogue  epilogue,
+                                                   AtomrBuffer         *bias,
+                                                   GCancellable        *cancellable,
+                                                   GAsyncReadyCallback  callback,
+                                                   gpointer             user_data);
+gboolean atomr_blas_lt_actor_matmul_scaled_finish (AtomrBlasLtActor    *self,
+                                                   GAsyncResult        *result,
+                                                   GError             **error);
 
 G_END_DECLS

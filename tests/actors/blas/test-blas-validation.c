@@ -18,6 +18,7 @@ typedef struct {
   AtomrBlasLtActor *lt;
   AtomrBuffer      *f32_64, *f32_64b, *f32_64c, *f32_4, *f32_8;
   AtomrBuffer      *f64_64, *c64_64, *c64_64b, *i32_64, *u8_4096, *f16_64, *f16_64b;
+  AtomrBuffer      *e4m3_64, *e5m2_64, *e5m2_64b;
 } Fixture;
 
 static AtomrBuffer *
@@ -51,13 +52,17 @@ fixture_setup (Fixture *f, gconstpointer data)
   f->u8_4096 = buffer (f, ATOMR_DTYPE_U8, 4096);
   f->f16_64 = buffer (f, ATOMR_DTYPE_F16, 64);
   f->f16_64b = buffer (f, ATOMR_DTYPE_F16, 64);
+  f->e4m3_64 = buffer (f, ATOMR_DTYPE_F8_E4M3, 64);
+  f->e5m2_64 = buffer (f, ATOMR_DTYPE_F8_E5M2, 64);
+  f->e5m2_64b = buffer (f, ATOMR_DTYPE_F8_E5M2, 64);
 }
 
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
   AtomrBuffer **all[] = { &f->f32_64, &f->f32_64b, &f->f32_64c, &f->f32_4, &f->f32_8, &f->f64_64,
-                          &f->c64_64, &f->c64_64b, &f->i32_64, &f->u8_4096, &f->f16_64, &f->f16_64b };
+                          &f->c64_64, &f->c64_64b, &f->i32_64, &f->u8_4096, &f->f16_64, &f->f16_64b,
+                          &f->e4m3_64, &f->e5m2_64, &f->e5m2_64b };
 
   for (guint i = 0; i < G_N_ELEMENTS (all); i++)
     g_assert_finalize_object (*all[i]);
@@ -162,6 +167,15 @@ CASE (nrm2_x_small, atomr_blas_actor_nrm2_async (f->blas, 9, f->f32_8, 1, NULL, 
 CASE (asum_incx, atomr_blas_actor_asum_async (f->blas, 8, f->f32_8, 0, NULL, cb, ud))
 CASE (iamax_null, atomr_blas_actor_iamax_async (f->blas, 8, NULL, 1, NULL, cb, ud))
 CASE (iamin_dtype, atomr_blas_actor_iamin_async (f->blas, 8, f->i32_64, 1, NULL, cb, ud))
+/* cuBLASLt fp8 with scale sets */
+CASE (lt_fp8_unscaled, atomr_blas_lt_actor_matmul_async (f->lt, T, N, 8, 8, 8, 1, f->e4m3_64, 8, f->e4m3_64, 8, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, 0, NULL, cb, ud))
+CASE (lt_scaled_not_fp8, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->f32_64, 8, NULL, f->f32_64b, 8, NULL, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_fp8_e5m2_pair, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e5m2_64, 8, NULL, f->e5m2_64b, 8, NULL, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_fp8_out, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e4m3_64, 8, NULL, f->e5m2_64, 8, NULL, 0, f->i32_64, 8, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_fp8_scale_dtype, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e4m3_64, 8, f->f64_64, f->e4m3_64, 8, NULL, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_fp8_aux, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e4m3_64, 8, NULL, f->e4m3_64, 8, NULL, 0, f->f32_64c, 8, EPI (GELU_AUX), NULL, NULL, cb, ud))
+CASE (lt_fp8_mixed, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e4m3_64, 8, NULL, f->f32_64b, 8, NULL, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, cb, ud))
+
 /* cuBLASLt matmul: 8x8x8 f32 is valid */
 CASE (lt_dtype, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f64_64, 8, f->f64_64, 8, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, 0, NULL, cb, ud))
 CASE (lt_c_dtype, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f16_64, 8, EPI (NONE), NULL, NULL, 0, NULL, cb, ud))
@@ -245,7 +259,14 @@ static const Case cases[] = {
   { "/blas/asum/incx", asum_incx, INVALID, "asum: increment incx is 0" },
   { "/blas/iamax/null", iamax_null, INVALID, "iamax: x must be an AtomrBuffer" },
   { "/blas/iamin/dtype", iamin_dtype, INVALID, "iamin: x has dtype i32" },
-  { "/blaslt/matmul/dtype", lt_dtype, INVALID, "matmul: A has dtype f64; supported: f32, f16, bf16" },
+  { "/blaslt/matmul/dtype", lt_dtype, INVALID, "matmul: A has dtype f64; supported: f32, f16, bf16, f8e4m3, f8e5m2" },
+  { "/blaslt/fp8/unscaled", lt_fp8_unscaled, INVALID, "matmul: A is f8e4m3 and B is f8e4m3; fp8 operands go through atomr_blas_lt_actor_matmul_scaled_async()" },
+  { "/blaslt/fp8/not-fp8", lt_scaled_not_fp8, INVALID, "matmul_scaled: A is f32 and B is f32; the scaled matmul takes fp8 operands" },
+  { "/blaslt/fp8/e5m2-pair", lt_fp8_e5m2_pair, ATOMR_ERROR_NOT_SUPPORTED, "matmul_scaled: cuBLASLt has no E5M2 × E5M2 matmul" },
+  { "/blaslt/fp8/output-dtype", lt_fp8_out, INVALID, "matmul_scaled: C has dtype i32; supported: f16, bf16, f32" },
+  { "/blaslt/fp8/scale-dtype", lt_fp8_scale_dtype, INVALID, "matmul_scaled: scale_a has dtype f64, expected f32" },
+  { "/blaslt/fp8/aux", lt_fp8_aux, INVALID, "needs an aux matrix, which the fp8 matmul does not take" },
+  { "/blaslt/fp8/mixed", lt_fp8_mixed, INVALID, "matmul_scaled: A is f8e4m3 and B is f32; both must be fp8" },
   { "/blaslt/matmul/c-dtype", lt_c_dtype, INVALID, "matmul: C has dtype f16 with A f32" },
   { "/blaslt/matmul/k-zero", lt_k_zero, INVALID, "matmul: k is 0; it must be positive" },
   { "/blaslt/matmul/epilogue", lt_epilogue, INVALID, "matmul: epilogue is 99, not a valid AtomrBlasLtEpilogue" },

@@ -1191,6 +1191,112 @@ test_lt_cache (Fixture *f, gconstpointer data)
 }
 
 /* ------------------------------------------------------------------ */
+/* fp8 with scale sets                                                  */
+
+static AtomrBuffer *
+upload_packed (Fixture *f, AtomrDtype dtype, const gdouble *v, gsize n)
+{
+  g_autoptr(GError) error = NULL;
+  gsize size = atomr_dtype_get_size (dtype);
+  guint8 *out = g_malloc (size * n);
+  g_autoptr(GBytes) bytes = NULL;
+  AtomrBuffer *buffer;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GBytes) one = atomr_dtype_pack (dtype, v[i], 0);
+      memcpy (out + i * size, g_bytes_get_data (one, NULL), size);
+    }
+  bytes = g_bytes_new_take (out, size * n);
+  buffer = atomr_buffer_new (f->device, dtype, n, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (buffer, bytes, NULL, &error));
+  g_assert_no_error (error);
+  return buffer;
+}
+
+static void
+test_lt_fp8 (Fixture *f, gconstpointer data)
+{
+  const gint64 m = 64, n = 48, k = 96;
+  static const AtomrDtype outs[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_BF16 };
+  static const AtomrDtype ins[][2] = { { ATOMR_DTYPE_F8_E4M3, ATOMR_DTYPE_F8_E4M3 },
+                                       { ATOMR_DTYPE_F8_E4M3, ATOMR_DTYPE_F8_E5M2 } };
+  g_autofree gdouble *a = g_new (gdouble, k * m);
+  g_autofree gdouble *b = g_new (gdouble, k * n);
+  gint major = 0, minor = 0;
+
+  SKIP_WITHOUT_DEVICE (f);
+  atomr_device_get_compute_capability (f->device, &major, &minor);
+  if (major * 10 + minor < 89)
+    {
+      g_test_skip ("fp8 needs compute capability 8.9");
+      return;
+    }
+  /* multiples of 1/2 in [-2, 2]: exact in E4M3 and E5M2, so the only
+   * rounding is that of the output */
+  for (gint64 i = 0; i < k * m; i++)
+    a[i] = (g_rand_int_range (f->rand, -4, 5)) * 0.5;
+  for (gint64 i = 0; i < k * n; i++)
+    b[i] = (g_rand_int_range (f->rand, -4, 5)) * 0.5;
+
+  for (guint in = 0; in < G_N_ELEMENTS (ins); in++)
+    for (guint o = 0; o < G_N_ELEMENTS (outs); o++)
+      {
+        g_autoptr(AtomrBuffer) ba = upload_packed (f, ins[in][0], a, k * m);
+        g_autoptr(AtomrBuffer) bb = upload_packed (f, ins[in][1], b, k * n);
+        g_autoptr(AtomrBuffer) sa = upload_packed (f, ATOMR_DTYPE_F32, (gdouble[]) { 2.0 }, 1);
+        g_autoptr(AtomrBuffer) sb = upload_packed (f, ATOMR_DTYPE_F32, (gdouble[]) { 0.25 }, 1);
+        g_autofree gdouble *zero = g_new0 (gdouble, m * n);
+        g_autoptr(AtomrBuffer) bc = upload_packed (f, outs[o], zero, m * n);
+        g_autoptr(GBytes) got = NULL;
+        g_autoptr(GError) error = NULL;
+        gdouble worst = 0;
+        GAsyncResult *res = NULL;
+
+        atomr_blas_lt_actor_matmul_scaled_async (f->lt, m, n, k, 1.5, ba, k, sa, bb, k, sb, 0.0, bc, m,
+                                                 ATOMR_BLAS_LT_EPILOGUE_NONE, NULL, NULL, store_result, &res);
+        g_assert_true (atomr_blas_lt_actor_matmul_scaled_finish (f->lt, await (&res), &error));
+        g_assert_no_error (error);
+        g_clear_object (&res);
+        got = atomr_buffer_download_sync (bc, NULL, &error);
+        g_assert_no_error (error);
+        for (gint64 j = 0; j < n; j++)
+          for (gint64 i = 0; i < m; i++)
+            {
+              gdouble ref = 0, v;
+              for (gint64 p = 0; p < k; p++)
+                ref += a[i * k + p] * b[j * k + p];
+              ref *= 1.5 * 2.0 * 0.25;
+              if (outs[o] == ATOMR_DTYPE_F32)
+                v = ((const gfloat *) g_bytes_get_data (got, NULL))[j * m + i];
+              else
+                v = bf16_to_f32 (((const guint16 *) g_bytes_get_data (got, NULL))[j * m + i]);
+              worst = MAX (worst, fabs (v - ref) / MAX (1.0, fabs (ref)));
+            }
+        g_test_message ("fp8 %s x %s -> %s: worst relative error %.2e",
+                        atomr_dtype_get_name (ins[in][0]), atomr_dtype_get_name (ins[in][1]),
+                        atomr_dtype_get_name (outs[o]), worst);
+        g_assert_cmpfloat (worst, <, outs[o] == ATOMR_DTYPE_F32 ? 1e-6 : 1e-2);
+      }
+
+  /* E5M2 x E5M2 does not exist in cuBLASLt: a clear error, not a crash */
+  {
+    g_autoptr(AtomrBuffer) ba = upload_packed (f, ATOMR_DTYPE_F8_E5M2, a, k * m);
+    g_autoptr(AtomrBuffer) bb = upload_packed (f, ATOMR_DTYPE_F8_E5M2, b, k * n);
+    g_autoptr(AtomrBuffer) bc = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, m * n, NULL);
+    g_autoptr(GError) error = NULL;
+    GAsyncResult *res = NULL;
+
+    atomr_blas_lt_actor_matmul_scaled_async (f->lt, m, n, k, 1.0, ba, k, NULL, bb, k, NULL, 0.0, bc, m,
+                                             ATOMR_BLAS_LT_EPILOGUE_NONE, NULL, NULL, store_result, &res);
+    g_assert_false (atomr_blas_lt_actor_matmul_scaled_finish (f->lt, await (&res), &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+    g_object_unref (res);
+  }
+}
+
+/* ------------------------------------------------------------------ */
 /* After a context rebuild                                              */
 
 static void
@@ -1272,6 +1378,7 @@ main (int argc, char **argv)
   ADD ("/gpu-blas/hazards", test_hazards);
   ADD ("/gpu-blaslt/epilogues", test_lt_epilogues);
   ADD ("/gpu-blaslt/heuristic-cache", test_lt_cache);
+  ADD ("/gpu-blaslt/fp8-scaled", test_lt_fp8);
   ADD ("/gpu-blas/after-reset", test_reset);
   return g_test_run ();
 }
