@@ -72,6 +72,7 @@ struct _ActorSource
   GQueue       mailbox;      /* AtomrOp*, under lock */
   gint         n_mail;       /* atomic */
   GQueue       inflight;     /* AtomrOp*, on the actor's context only */
+  AtomrSlot   *blocked;      /* the mailbox head waits for this slot */
   gint64       head_since;   /* when the current head was first seen pending */
   GAsyncQueue *graveyard;    /* host-function records to free on the context */
 };
@@ -90,6 +91,9 @@ struct _AtomrOp
   AtomrOpCompleteFunc complete;
   AtomrStream        *stream;
   AtomrFence         *fence;
+  AtomrSlot          *slot;       /* resolved when enqueued or failed */
+  GPtrArray          *deps;       /* AtomrSlot* this op must follow */
+  guint               n_ready;    /* deps known to be resolved */
   gchar              *detail;
   gboolean            has_geometry;
   guint               grid[3];
@@ -274,6 +278,36 @@ op_is_done (AtomrActor *self,
 }
 
 static gboolean
+mailbox_ready (ActorSource *src)
+{
+  if (g_atomic_int_get (&src->n_mail) == 0)
+    return FALSE;
+  return src->blocked == NULL || atomr_slot_check (src->blocked, NULL);
+}
+
+/* TRUE when every slot @op follows is resolved; else remembers the one
+ * it waits for in *blocked and asks for @wake to be woken then. */
+static gboolean
+op_deps_ready (AtomrOp      *op,
+               GMainContext *wake,
+               AtomrSlot   **blocked)
+{
+  for (; op->deps && op->n_ready < op->deps->len; op->n_ready++)
+    {
+      AtomrSlot *dep = g_ptr_array_index (op->deps, op->n_ready);
+      if (!atomr_slot_check (dep, wake))
+        {
+          if (blocked)
+            *blocked = dep;
+          return FALSE;
+        }
+    }
+  if (blocked)
+    *blocked = NULL;
+  return TRUE;
+}
+
+static gboolean
 actor_source_prepare (GSource *source,
                       gint    *timeout)
 {
@@ -283,7 +317,7 @@ actor_source_prepare (GSource *source,
   CUresult res;
 
   *timeout = -1;
-  if (g_atomic_int_get (&src->n_mail) > 0 || g_async_queue_length (src->graveyard) > 0)
+  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0)
     return TRUE;
 
   head = g_queue_peek_head (&src->inflight);
@@ -323,7 +357,7 @@ actor_source_check (GSource *source)
   AtomrOp *head;
   CUresult res;
 
-  if (g_atomic_int_get (&src->n_mail) > 0 || g_async_queue_length (src->graveyard) > 0)
+  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0)
     return TRUE;
   head = g_queue_peek_head (&src->inflight);
   return head != NULL && op_is_done (src->actor, head, &res);
@@ -338,19 +372,26 @@ actor_source_dispatch (GSource     *source,
 {
   ActorSource *src = (ActorSource *) source;
   AtomrActor *self = g_object_ref (src->actor);
-  GQueue mail = G_QUEUE_INIT;
+  GMainContext *context = g_source_get_context (source);
   gpointer rec;
   AtomrOp *op;
   CUresult res;
 
-  g_mutex_lock (&src->lock);
-  mail = src->mailbox;
-  g_queue_init (&src->mailbox);
-  g_atomic_int_set (&src->n_mail, 0);
-  g_mutex_unlock (&src->lock);
-
-  while ((op = g_queue_pop_head (&mail)))
-    op_run (op);
+  /* The mailbox runs in order; its head may wait for another actor to
+   * enqueue what it depends on (then that actor's slot wakes us). */
+  for (;;)
+    {
+      g_mutex_lock (&src->lock);
+      op = g_queue_peek_head (&src->mailbox);
+      g_mutex_unlock (&src->lock);
+      if (op == NULL || !op_deps_ready (op, context, &src->blocked))
+        break;
+      g_mutex_lock (&src->lock);
+      g_queue_pop_head (&src->mailbox);
+      g_atomic_int_dec_and_test (&src->n_mail);
+      g_mutex_unlock (&src->lock);
+      op_run (op);
+    }
 
   while ((op = g_queue_peek_head (&src->inflight)) && op_is_done (self, op, &res))
     {
@@ -475,11 +516,11 @@ record_timing_start (AtomrActorPrivate *priv,
 
   if (priv->stream->handle == NULL)
     return NULL;
-  start = atomr_device_take_event (priv->device, TRUE, error);
+  start = atomr_device_take_event (priv->device, ATOMR_EVENT_TIMING, error);
   if (start && !atomr_cuda_check (ATOMR_CU->cuEventRecord (start, priv->stream->handle),
                                   "cuEventRecord", error))
     {
-      atomr_device_return_event (priv->device, priv->stream->generation, start, TRUE);
+      atomr_device_return_event (priv->device, priv->stream->generation, start, ATOMR_EVENT_TIMING);
       return NULL;
     }
   return start;
@@ -560,13 +601,9 @@ op_run (AtomrOp *op)
       return;
     }
 
-  /* 2. Order against other streams, on the GPU. */
-  for (guint pass = 0; ok && pass < 2; pass++)
-    {
-      GPtrArray *list = pass ? op->writes : op->reads;
-      for (guint i = 0; ok && list && i < list->len; i++)
-        ok = atomr_buffer_order_on (g_ptr_array_index (list, i), op->stream, pass == 1, &error);
-    }
+  /* 2. Order after what was submitted before, on the GPU. */
+  for (guint i = 0; ok && op->deps && i < op->deps->len; i++)
+    ok = atomr_slot_order (g_ptr_array_index (op->deps, i), op->stream, &error);
 
   /* 3. Enqueue. */
   if (ok && priv->timing)
@@ -580,15 +617,14 @@ op_run (AtomrOp *op)
         atomr_nvtx_pop ();
     }
   if (ok)
-    ok = (op->fence = atomr_stream_record (op->stream, priv->timing, &error)) != NULL;
+    ok = (op->fence = atomr_stream_record (op->stream,
+                                           priv->timing ? ATOMR_EVENT_TIMING
+                                           : priv->mode == ATOMR_COMPLETION_EVENT_THREAD ? ATOMR_EVENT_BLOCKING
+                                           : ATOMR_EVENT_PLAIN, &error)) != NULL;
   if (ok)
     {
       op->fence->start = start;
       start = NULL;
-      for (guint i = 0; op->reads && i < op->reads->len; i++)
-        atomr_buffer_mark (g_ptr_array_index (op->reads, i), op->fence, FALSE);
-      for (guint i = 0; op->writes && i < op->writes->len; i++)
-        atomr_buffer_mark (g_ptr_array_index (op->writes, i), op->fence, TRUE);
       if (priv->mode == ATOMR_COMPLETION_HOST_FUNC && op->stream->handle)
         {
           HostFuncRecord *rec = g_new0 (HostFuncRecord, 1);
@@ -604,8 +640,10 @@ op_run (AtomrOp *op)
         }
     }
   if (start)
-    atomr_device_return_event (priv->device, op->generation, start, TRUE);
+    atomr_device_return_event (priv->device, op->generation, start, ATOMR_EVENT_TIMING);
   atomr_device_leave (priv->device);
+  if (ok && op->slot)
+    atomr_slot_resolve (op->slot, op->fence, NULL);
 
   if (!ok)
     {
@@ -627,7 +665,9 @@ op_run (AtomrOp *op)
       g_atomic_int_set (&op->fence->signalled, 1);
     }
   g_queue_push_tail (&priv->source->inflight, op);
-  if (priv->mode == ATOMR_COMPLETION_EVENT_THREAD)
+  /* A host stream has no host functions: its waiter plays that part. */
+  if (priv->mode == ATOMR_COMPLETION_EVENT_THREAD ||
+      (priv->mode == ATOMR_COMPLETION_HOST_FUNC && op->stream->handle == NULL))
     hand_to_waiter (self, op);
 }
 
@@ -651,7 +691,7 @@ op_complete (AtomrOp  *op,
       atomr_cuda_check (res, op->operation, &error);
       atomr_device_report_result (priv->device, op->generation, res);
     }
-  else if (op->fence->timing)
+  else if (op->fence->start)
     gpu_ms = atomr_fence_elapsed_ms (op->fence);
 
   priv->n_completed++;
@@ -683,6 +723,9 @@ atomr_op_new (gpointer             actor,
   op->operation = operation;
   op->task = g_task_new (actor, cancellable, callback, user_data);
   g_task_set_source_tag (op->task, source_tag);
+  /* Cancellation counts only before enqueue (op_run checks it); work
+   * already on the GPU reports its real outcome. */
+  g_task_set_check_cancellable (op->task, FALSE);
   g_task_set_name (op->task, operation);
   op->t_submit = g_get_monotonic_time ();
   return op;
@@ -691,6 +734,11 @@ atomr_op_new (gpointer             actor,
 static void
 op_free (AtomrOp *op)
 {
+  /* An operation that never reached the GPU stands for what it followed. */
+  if (op->slot && !atomr_slot_check (op->slot, NULL))
+    atomr_slot_resolve (op->slot, NULL, op->deps);
+  g_clear_pointer (&op->slot, atomr_slot_unref);
+  g_clear_pointer (&op->deps, g_ptr_array_unref);
   if (op->keep)
     {
       for (guint i = 0; i < op->keep->len; i++)
@@ -836,7 +884,16 @@ atomr_op_submit (AtomrOp *op)
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
 
-  if (g_main_context_is_owner (priv->context) && g_atomic_int_get (&src->n_mail) == 0)
+  /* Hazards are registered now, on the submitting thread: program order. */
+  if (op->reads || op->writes)
+    {
+      op->slot = atomr_slot_new (op->actor);
+      op->deps = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
+      atomr_hazards_register (op->slot, op->reads, op->writes, op->deps);
+    }
+
+  if (g_main_context_is_owner (priv->context) && g_atomic_int_get (&src->n_mail) == 0 &&
+      op_deps_ready (op, NULL, NULL))
     {
       op_run (op);
       return;

@@ -13,15 +13,43 @@ G_BEGIN_DECLS
 CUdeviceptr atomr_buffer_get_ptr        (AtomrBuffer *self);
 gpointer    atomr_buffer_get_host_data  (AtomrBuffer *self);
 
-/* Hazards: makes @stream wait on the GPU for the buffer's last writer (a
- * read), or for the last writer and every reader since (a write). */
-gboolean    atomr_buffer_order_on       (AtomrBuffer *self,
-                                         AtomrStream *stream,
-                                         gboolean     write,
-                                         GError     **error);
-/* Records that work up to @fence reads or writes the buffer. */
-void        atomr_buffer_mark           (AtomrBuffer *self,
-                                         AtomrFence  *fence,
-                                         gboolean     write);
+/* Hazard tracking in program order.
+ *
+ * Every operation that touches buffers gets a slot when it is submitted
+ * (on the caller's thread, under one lock, so the order of submission is
+ * the order of the hazards).  A buffer remembers the slot of its last
+ * writer and of its readers since.  The operation depends on the slots it
+ * found: the last writer (read or write), and the readers too (write).
+ *
+ * When the operation is enqueued, its slot is resolved with its fence;
+ * when it fails before enqueue, with the fences of its own dependencies
+ * (so that later operations still wait for what came before).  An actor
+ * runs an operation only once all its dependency slots are resolved, and
+ * then makes its stream wait for their fences on the GPU. */
+typedef struct _AtomrSlot AtomrSlot;
+
+AtomrSlot *atomr_slot_new          (gpointer      owner);
+AtomrSlot *atomr_slot_ref          (AtomrSlot    *slot);
+void       atomr_slot_unref        (AtomrSlot    *slot);
+/* TRUE if resolved; otherwise @wake is woken when it is. */
+gboolean   atomr_slot_check        (AtomrSlot    *slot,
+                                    GMainContext *wake);
+/* Resolves with @fence, or with the fences of @deps when @fence is NULL. */
+void       atomr_slot_resolve      (AtomrSlot    *slot,
+                                    AtomrFence   *fence,
+                                    GPtrArray    *deps);
+/* Makes @stream wait on the GPU for the fences of a resolved slot. */
+gboolean   atomr_slot_order        (AtomrSlot    *slot,
+                                    AtomrStream  *stream,
+                                    GError      **error);
+
+/* Registers @slot as reader of @reads and writer of @writes (either may be
+ * NULL) and appends to @deps (AtomrSlot*, owned) what it must wait for. */
+void       atomr_hazards_register  (AtomrSlot    *slot,
+                                    GPtrArray    *reads,
+                                    GPtrArray    *writes,
+                                    GPtrArray    *deps);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrSlot, atomr_slot_unref)
 
 G_END_DECLS

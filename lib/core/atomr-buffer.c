@@ -23,10 +23,11 @@
  * context is rebuilt the memory is gone, and every use of the buffer fails
  * at once with %ATOMR_ERROR_STALE.
  *
- * Buffers remember which GPU work last wrote them and which work has read
- * them since (as CUDA events).  An actor that reads a buffer on another
- * stream makes its stream wait for the last writer on the GPU; a writer
- * also waits for the readers.  No host thread ever blocks for ordering.
+ * Buffers remember which operation last wrote them and which have read
+ * them since, in the order the operations were submitted.  An actor that
+ * reads a buffer on another stream makes its stream wait for the last
+ * writer's CUDA event on the GPU; a writer also waits for the readers.  No
+ * host thread ever blocks for ordering.
  *
  * The `upload`, `download` and `fill` conveniences go through the device's
  * default copy actor; use atomr_actor_upload_async() and friends to choose
@@ -47,10 +48,23 @@ struct _AtomrBuffer
   CUdeviceptr  ptr;
   gpointer     host_data;
 
-  GMutex       hazard_lock;
-  AtomrFence  *last_write;
-  GPtrArray   *reads;
+  /* under the hazards lock */
+  AtomrSlot   *last_writer;
+  GPtrArray   *readers;      /* AtomrSlot*, one per actor */
 };
+
+struct _AtomrSlot
+{
+  gatomicrefcount ref;
+  gpointer     owner;        /* identity only: the actor that resolves it */
+  gboolean     resolved;     /* under the hazards lock */
+  GPtrArray   *fences;       /* AtomrFence*, set on resolve */
+  GPtrArray   *wake;         /* GMainContext* to wake on resolve */
+};
+
+/* One lock for all hazard bookkeeping: registering an operation on all its
+ * buffers at once keeps the dependency graph acyclic. */
+G_LOCK_DEFINE_STATIC (hazards);
 
 G_DEFINE_FINAL_TYPE (AtomrBuffer, atomr_buffer, G_TYPE_OBJECT)
 
@@ -80,21 +94,22 @@ atomr_buffer_finalize (GObject *object)
 
       if (utility)
         {
-          /* Free on the GPU timeline, after the last work that touched it. */
-          if (self->last_write)
-            atomr_stream_wait (utility, self->last_write, NULL);
-          for (guint i = 0; self->reads && i < self->reads->len; i++)
-            atomr_stream_wait (utility, g_ptr_array_index (self->reads, i), NULL);
+          /* Free on the GPU timeline, after the last work that touched it
+           * (every operation using the buffer has completed or failed, so
+           * every slot is resolved). */
+          if (self->last_writer)
+            atomr_slot_order (self->last_writer, utility, NULL);
+          for (guint i = 0; self->readers && i < self->readers->len; i++)
+            atomr_slot_order (g_ptr_array_index (self->readers, i), utility, NULL);
           ATOMR_CU->cuMemFreeAsync (self->ptr, utility->handle);
         }
       atomr_device_leave (self->device);
     }
   /* Memory of an older generation died with its context. */
 
-  g_clear_pointer (&self->last_write, atomr_fence_unref);
-  g_clear_pointer (&self->reads, g_ptr_array_unref);
+  g_clear_pointer (&self->last_writer, atomr_slot_unref);
+  g_clear_pointer (&self->readers, g_ptr_array_unref);
   g_clear_pointer (&self->shape, g_array_unref);
-  g_mutex_clear (&self->hazard_lock);
   g_clear_object (&self->device);
 
   G_OBJECT_CLASS (atomr_buffer_parent_class)->finalize (object);
@@ -185,7 +200,6 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
 static void
 atomr_buffer_init (AtomrBuffer *self)
 {
-  g_mutex_init (&self->hazard_lock);
 }
 
 /**
@@ -283,10 +297,14 @@ atomr_buffer_new (AtomrDevice  *device,
         return NULL;
       }
     /* First users wait for the allocation on the GPU, like for a writer. */
-    self->last_write = atomr_stream_record (utility, FALSE, error);
-    atomr_device_leave (device);
-    if (self->last_write == NULL)
-      return NULL;
+    {
+      g_autoptr(AtomrFence) fence = atomr_stream_record (utility, ATOMR_EVENT_PLAIN, error);
+      atomr_device_leave (device);
+      if (fence == NULL)
+        return NULL;
+      self->last_writer = atomr_slot_new (NULL);
+      atomr_slot_resolve (self->last_writer, fence, NULL);
+    }
   }
 
   return g_steal_pointer (&self);
@@ -543,52 +561,143 @@ atomr_buffer_get_host_data (AtomrBuffer *self)
   return self->host_data;
 }
 
-gboolean
-atomr_buffer_order_on (AtomrBuffer *self,
-                       AtomrStream *stream,
-                       gboolean     write,
-                       GError     **error)
+AtomrSlot *
+atomr_slot_new (gpointer owner)
 {
-  gboolean ok = TRUE;
+  AtomrSlot *slot = g_new0 (AtomrSlot, 1);
 
-  g_mutex_lock (&self->hazard_lock);
-  if (self->last_write)
-    ok = atomr_stream_wait (stream, self->last_write, error);
-  if (write && self->reads)
-    for (guint i = 0; ok && i < self->reads->len; i++)
-      ok = atomr_stream_wait (stream, g_ptr_array_index (self->reads, i), error);
-  g_mutex_unlock (&self->hazard_lock);
-  return ok;
+  g_atomic_ref_count_init (&slot->ref);
+  slot->owner = owner;
+  return slot;
+}
+
+AtomrSlot *
+atomr_slot_ref (AtomrSlot *slot)
+{
+  g_atomic_ref_count_inc (&slot->ref);
+  return slot;
 }
 
 void
-atomr_buffer_mark (AtomrBuffer *self,
-                   AtomrFence  *fence,
-                   gboolean     write)
+atomr_slot_unref (AtomrSlot *slot)
 {
-  g_mutex_lock (&self->hazard_lock);
-  if (write)
+  if (!g_atomic_ref_count_dec (&slot->ref))
+    return;
+  g_clear_pointer (&slot->fences, g_ptr_array_unref);
+  g_clear_pointer (&slot->wake, g_ptr_array_unref);
+  g_free (slot);
+}
+
+gboolean
+atomr_slot_check (AtomrSlot    *slot,
+                  GMainContext *wake)
+{
+  gboolean resolved;
+
+  G_LOCK (hazards);
+  resolved = slot->resolved;
+  if (!resolved && wake)
     {
-      g_clear_pointer (&self->last_write, atomr_fence_unref);
-      self->last_write = atomr_fence_ref (fence);
-      if (self->reads)
-        g_ptr_array_set_size (self->reads, 0);
+      if (slot->wake == NULL)
+        slot->wake = g_ptr_array_new_with_free_func ((GDestroyNotify) g_main_context_unref);
+      if (!g_ptr_array_find (slot->wake, wake, NULL))
+        g_ptr_array_add (slot->wake, g_main_context_ref (wake));
     }
+  G_UNLOCK (hazards);
+  return resolved;
+}
+
+void
+atomr_slot_resolve (AtomrSlot  *slot,
+                    AtomrFence *fence,
+                    GPtrArray  *deps)
+{
+  GPtrArray *fences = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_fence_unref);
+  GPtrArray *wake;
+
+  if (fence)
+    g_ptr_array_add (fences, atomr_fence_ref (fence));
   else
+    for (guint i = 0; deps && i < deps->len; i++)
+      {
+        AtomrSlot *dep = g_ptr_array_index (deps, i);
+        for (guint j = 0; dep->fences && j < dep->fences->len; j++)
+          g_ptr_array_add (fences, atomr_fence_ref (g_ptr_array_index (dep->fences, j)));
+      }
+
+  G_LOCK (hazards);
+  g_return_if_fail (!slot->resolved);
+  slot->fences = fences;
+  slot->resolved = TRUE;
+  wake = g_steal_pointer (&slot->wake);
+  G_UNLOCK (hazards);
+
+  for (guint i = 0; wake && i < wake->len; i++)
+    g_main_context_wakeup (g_ptr_array_index (wake, i));
+  g_clear_pointer (&wake, g_ptr_array_unref);
+}
+
+gboolean
+atomr_slot_order (AtomrSlot    *slot,
+                  AtomrStream  *stream,
+                  GError      **error)
+{
+  /* Resolved slots are immutable: no lock needed to read the fences. */
+  for (guint i = 0; slot->fences && i < slot->fences->len; i++)
+    if (!atomr_stream_wait (stream, g_ptr_array_index (slot->fences, i), error))
+      return FALSE;
+  return TRUE;
+}
+
+void
+atomr_hazards_register (AtomrSlot *slot,
+                        GPtrArray *reads,
+                        GPtrArray *writes,
+                        GPtrArray *deps)
+{
+  G_LOCK (hazards);
+  for (guint i = 0; reads && i < reads->len; i++)
     {
-      if (self->reads == NULL)
-        self->reads = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_fence_unref);
-      /* One read per stream is enough: a later fence on the same stream
-       * covers the earlier one. */
-      for (guint i = 0; i < self->reads->len; i++)
-        if (((AtomrFence *) g_ptr_array_index (self->reads, i))->stream == fence->stream)
+      AtomrBuffer *buffer = g_ptr_array_index (reads, i);
+
+      if (buffer->last_writer && buffer->last_writer != slot)
+        g_ptr_array_add (deps, atomr_slot_ref (buffer->last_writer));
+      if (buffer->readers == NULL)
+        buffer->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
+      if (g_ptr_array_find (buffer->readers, slot, NULL))
+        continue;
+      /* A buffer read again and again (weights) would collect readers
+       * forever: forget readers whose work has finished on the GPU. */
+      if (buffer->readers->len >= 8)
+        for (guint j = buffer->readers->len; j-- > 0;)
           {
-            g_ptr_array_remove_index_fast (self->reads, i);
-            break;
+            AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
+            gboolean done = r->resolved;
+            for (guint k = 0; done && r->fences && k < r->fences->len; k++)
+              done = atomr_fence_query (g_ptr_array_index (r->fences, k)) != CUDA_ERROR_NOT_READY;
+            if (done)
+              g_ptr_array_remove_index_fast (buffer->readers, j);
           }
-      g_ptr_array_add (self->reads, atomr_fence_ref (fence));
+      g_ptr_array_add (buffer->readers, atomr_slot_ref (slot));
     }
-  g_mutex_unlock (&self->hazard_lock);
+  for (guint i = 0; writes && i < writes->len; i++)
+    {
+      AtomrBuffer *buffer = g_ptr_array_index (writes, i);
+
+      if (buffer->last_writer && buffer->last_writer != slot)
+        g_ptr_array_add (deps, atomr_slot_ref (buffer->last_writer));
+      for (guint j = 0; buffer->readers && j < buffer->readers->len; j++)
+        {
+          AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
+          if (r != slot)
+            g_ptr_array_add (deps, atomr_slot_ref (r));
+        }
+      if (buffer->readers)
+        g_ptr_array_set_size (buffer->readers, 0);
+      g_clear_pointer (&buffer->last_writer, atomr_slot_unref);
+      buffer->last_writer = atomr_slot_ref (slot);
+    }
+  G_UNLOCK (hazards);
 }
 
 /* Conveniences through the device's default actor. */

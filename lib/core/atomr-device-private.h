@@ -16,6 +16,11 @@ typedef struct _AtomrActor AtomrActor;
  * memory for buffers.  For the CPU test suite. */
 AtomrDevice *atomr_device_new_host           (void);
 gboolean     atomr_device_is_host            (AtomrDevice *self);
+/* Host device: complete every fence as soon as it is recorded (for tests of
+ * the blocking conveniences and bindings, where nobody completes by hand). */
+void         atomr_device_set_host_autocomplete (AtomrDevice *self,
+                                                 gboolean     autocomplete);
+gboolean     atomr_device_get_host_autocomplete (AtomrDevice *self);
 
 /* Enter the context for driver calls on this thread; fails when the device
  * is poisoned or stopped.  Every successful enter needs one leave. */
@@ -35,14 +40,24 @@ AtomrStream *atomr_device_get_utility_stream (AtomrDevice *self,
                                               GError     **error);
 guint        atomr_device_next_stream_id     (AtomrDevice *self);
 
-/* Events from the per-generation pool (call while entered). */
-CUevent      atomr_device_take_event         (AtomrDevice *self,
-                                              gboolean     timing,
-                                              GError     **error);
-void         atomr_device_return_event       (AtomrDevice *self,
-                                              guint        generation,
-                                              CUevent      event,
-                                              gboolean     timing);
+/* Events from the per-generation pools (call while entered).  Plain
+ * events are the cheapest to record and query; blocking-sync events let a
+ * thread sleep in cuEventSynchronize but make the GPU raise an interrupt
+ * for each one, which caps a stream's throughput; timing events measure. */
+typedef enum {
+  ATOMR_EVENT_PLAIN,
+  ATOMR_EVENT_BLOCKING,
+  ATOMR_EVENT_TIMING,
+  ATOMR_EVENT_N_KINDS
+} AtomrEventKind;
+
+CUevent      atomr_device_take_event         (AtomrDevice   *self,
+                                              AtomrEventKind kind,
+                                              GError       **error);
+void         atomr_device_return_event       (AtomrDevice   *self,
+                                              guint          generation,
+                                              CUevent        event,
+                                              AtomrEventKind kind);
 
 /* Pinned pool storage, protected by the device lock. */
 gpointer     atomr_device_pinned_take        (AtomrDevice *self,

@@ -32,6 +32,7 @@ struct _AtomrDevice
 
   gint       ordinal;
   gboolean   host;
+  gboolean   host_autocomplete;
   CUdevice   cu_device;
   gchar     *name;
   gint       cc_major;
@@ -49,8 +50,7 @@ struct _AtomrDevice
   gint       state;              /* AtomrDeviceState, atomic */
   AtomrSupervisorPolicy policy;
   AtomrStream *utility;
-  GArray    *events;             /* CUevent pool, current generation */
-  GArray    *timing_events;
+  GArray    *events[ATOMR_EVENT_N_KINDS];  /* CUevent pools, current generation */
   GHashTable *pinned;            /* size -> GSList of blocks */
   gsize      pinned_pooled;
   guint      next_stream_id;
@@ -59,6 +59,8 @@ struct _AtomrDevice
   GThread      *thread;
   GMainContext *thread_context;
   GMainLoop    *thread_loop;
+  gboolean      thread_running;
+  GCond         thread_cond;
 };
 
 G_DEFINE_FINAL_TYPE (AtomrDevice, atomr_device, G_TYPE_OBJECT)
@@ -107,8 +109,9 @@ atomr_device_finalize (GObject *object)
       g_main_context_unref (self->thread_context);
     }
   g_clear_pointer (&self->utility, atomr_stream_unref);
-  g_clear_pointer (&self->events, g_array_unref);
-  g_clear_pointer (&self->timing_events, g_array_unref);
+  for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
+    g_clear_pointer (&self->events[k], g_array_unref);
+  g_cond_clear (&self->thread_cond);
   g_clear_pointer (&self->pinned, g_hash_table_unref);
   g_free (self->name);
   g_rw_lock_clear (&self->ctx_lock);
@@ -308,8 +311,9 @@ atomr_device_init (AtomrDevice *self)
   g_mutex_init (&self->lock);
   self->generation = 1;
   self->policy = ATOMR_SUPERVISOR_RESTART;
-  self->events = g_array_new (FALSE, FALSE, sizeof (CUevent));
-  self->timing_events = g_array_new (FALSE, FALSE, sizeof (CUevent));
+  for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
+    self->events[k] = g_array_new (FALSE, FALSE, sizeof (CUevent));
+  g_cond_init (&self->thread_cond);
   self->pinned = g_hash_table_new_full (NULL, NULL, NULL, NULL);
 }
 
@@ -441,6 +445,20 @@ gboolean
 atomr_device_is_host (AtomrDevice *self)
 {
   return self->host;
+}
+
+void
+atomr_device_set_host_autocomplete (AtomrDevice *self,
+                                    gboolean     autocomplete)
+{
+  g_return_if_fail (self->host);
+  g_atomic_int_set (&self->host_autocomplete, autocomplete);
+}
+
+gboolean
+atomr_device_get_host_autocomplete (AtomrDevice *self)
+{
+  return g_atomic_int_get (&self->host_autocomplete);
 }
 
 /**
@@ -697,11 +715,16 @@ atomr_device_get_utility_stream (AtomrDevice *self,
 }
 
 CUevent
-atomr_device_take_event (AtomrDevice *self,
-                         gboolean     timing,
-                         GError     **error)
+atomr_device_take_event (AtomrDevice   *self,
+                         AtomrEventKind kind,
+                         GError       **error)
 {
-  GArray *pool = timing ? self->timing_events : self->events;
+  static const guint flags[ATOMR_EVENT_N_KINDS] = {
+    [ATOMR_EVENT_PLAIN] = CU_EVENT_DISABLE_TIMING,
+    [ATOMR_EVENT_BLOCKING] = CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC,
+    [ATOMR_EVENT_TIMING] = CU_EVENT_DEFAULT,
+  };
+  GArray *pool = self->events[kind];
   CUevent event = NULL;
   CUresult res;
 
@@ -715,22 +738,19 @@ atomr_device_take_event (AtomrDevice *self,
   if (event)
     return event;
 
-  /* Blocking sync lets waiter threads sleep instead of spinning; queries
-   * (the polling strategy) are unaffected. */
-  res = ATOMR_CU->cuEventCreate (&event, timing ? CU_EVENT_BLOCKING_SYNC
-                                 : CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+  res = ATOMR_CU->cuEventCreate (&event, flags[kind]);
   if (!atomr_cuda_check (res, "cuEventCreate", error))
     return NULL;
   return event;
 }
 
 void
-atomr_device_return_event (AtomrDevice *self,
-                           guint        generation,
-                           CUevent      event,
-                           gboolean     timing)
+atomr_device_return_event (AtomrDevice   *self,
+                           guint          generation,
+                           CUevent        event,
+                           AtomrEventKind kind)
 {
-  GArray *pool = timing ? self->timing_events : self->events;
+  GArray *pool = self->events[kind];
 
   g_mutex_lock (&self->lock);
   /* An event of an older generation died with its context. */
@@ -819,6 +839,12 @@ device_thread_main (gpointer data)
   AtomrDevice *self = data;
 
   g_main_context_push_thread_default (self->thread_context);
+  /* Only now may callers see the context: once we own it, nobody else can
+   * acquire it and mistake it for an idle one. */
+  g_mutex_lock (&self->lock);
+  self->thread_running = TRUE;
+  g_cond_broadcast (&self->thread_cond);
+  g_mutex_unlock (&self->lock);
   g_main_loop_run (self->thread_loop);
   g_main_context_pop_thread_default (self->thread_context);
   return NULL;
@@ -835,6 +861,8 @@ atomr_device_get_thread_context (AtomrDevice *self)
       self->thread_loop = g_main_loop_new (self->thread_context, FALSE);
       self->thread = g_thread_new (name, device_thread_main, self);
     }
+  while (!self->thread_running)
+    g_cond_wait (&self->thread_cond, &self->lock);
   g_mutex_unlock (&self->lock);
   return self->thread_context;
 }
@@ -902,8 +930,8 @@ atomr_device_reset (AtomrDevice *self,
 
   g_mutex_lock (&self->lock);
   /* Pools of the old context died with it: forget them, free nothing. */
-  g_array_set_size (self->events, 0);
-  g_array_set_size (self->timing_events, 0);
+  for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
+    g_array_set_size (self->events[k], 0);
   if (self->host)
     {
       GHashTableIter iter;

@@ -39,7 +39,7 @@ struct _AtomrFence {
   guint        generation;
   CUevent      event;           /* NULL on the host device */
   CUevent      start;           /* timing start, or NULL */
-  gboolean     timing;
+  gint         kind;            /* AtomrEventKind of @event */
 
   /* Set by a waiter thread or a host function when the GPU passed it. */
   gint         signalled;       /* atomic */
@@ -58,7 +58,7 @@ gboolean     atomr_stream_is_host        (AtomrStream  *stream);
 
 /* Records a fence after everything enqueued so far. */
 AtomrFence  *atomr_stream_record         (AtomrStream  *stream,
-                                          gboolean      timing,
+                                          gint          kind,
                                           GError      **error);
 /* Makes later work on @stream wait for @fence, on the GPU. */
 gboolean     atomr_stream_wait           (AtomrStream  *stream,
@@ -70,7 +70,8 @@ void         atomr_fence_unref           (AtomrFence   *fence);
 /* CUDA_SUCCESS when passed, CUDA_ERROR_NOT_READY when not yet, else the
  * error the GPU reported.  Never blocks. */
 CUresult     atomr_fence_query           (AtomrFence   *fence);
-/* Blocks the calling thread until the fence is passed. */
+/* Blocks the calling thread until the fence is passed: sleeps in the
+ * driver for blocking-sync fences, else polls with short naps. */
 CUresult     atomr_fence_synchronize     (AtomrFence   *fence);
 /* GPU milliseconds between the timing start and the fence, or -1. */
 gdouble      atomr_fence_elapsed_ms      (AtomrFence   *fence);

@@ -28,6 +28,9 @@ typedef enum {
   ATOMR_CACHE_STATUS_DISK_HIT,
 } AtomrCacheStatus;
 
+#define ATOMR_TYPE_CACHE_STATUS (atomr_cache_status_get_type ())
+GType atomr_cache_status_get_type (void) G_GNUC_CONST;
+
 #define ATOMR_TYPE_KERNEL_CACHE_ENTRY (atomr_kernel_cache_entry_get_type ())
 G_DECLARE_FINAL_TYPE (AtomrKernelCacheEntry, atomr_kernel_cache_entry, ATOMR, KERNEL_CACHE_ENTRY, GObject)
 

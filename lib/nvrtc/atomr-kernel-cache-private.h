@@ -1,0 +1,61 @@
+/* atomr-kernel-cache-private.h — the compile path's side of the cache
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "atomr-kernel-cache.h"
+#include "atomr-module-private.h"
+
+G_BEGIN_DECLS
+
+/* The file format (little-endian):
+ *
+ *   0   magic "ATOMRKC\n"
+ *   8   u32 format version (ATOMR_CACHE_FORMAT_VERSION)
+ *   12  u32 header size (176)
+ *   16  key: 64 hex digits of SHA-256
+ *   80  i64 creation time, µs since the epoch
+ *   88  u32 metadata size, u32 source size, u32 log size, u32 zero
+ *   104 u64 PTX size, u64 CUBIN size, u64 LTO-IR size
+ *   128 SHA-256 of bytes 0..127 and of the whole payload
+ *   160 i64 last use, µs; u64 hit count — updated in place on each hit
+ *       and therefore outside the checksum
+ *   176 payload: metadata (JSON), source, log, PTX, CUBIN, LTO-IR
+ */
+#define ATOMR_CACHE_MAGIC        "ATOMRKC\n"
+#define ATOMR_CACHE_HEADER_SIZE  176
+#define ATOMR_CACHE_SUFFIX       ".akc"
+
+typedef struct _AtomrCacheRequest AtomrCacheRequest;
+
+/* Everything that determines the output of a compile.  Looks the request up
+ * in memory (which reads no file: only stat()s the include-path headers the
+ * source uses), then on disk.  Returns the module on a hit; on a miss
+ * returns NULL and *request for atomr_kernel_cache_store(). */
+AtomrModule *atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
+                                                const gchar          *source,
+                                                const gchar * const  *kernel_names,
+                                                const gchar * const  *flags,
+                                                const gchar          *arch,
+                                                const gchar * const  *include_paths,
+                                                GPtrArray            *link_objects,
+                                                AtomrCacheRequest   **request);
+/* Stores a fresh compile (memory and disk).  A disk failure is logged with
+ * g_debug() only.  Sets content->key. */
+void         atomr_kernel_cache_store          (AtomrKernelCache     *self,
+                                                AtomrCacheRequest    *request,
+                                                AtomrModuleContent   *content,
+                                                const gchar          *source);
+void         atomr_cache_request_free          (AtomrCacheRequest    *request);
+const gchar *atomr_cache_request_get_key       (AtomrCacheRequest    *request);
+
+/* Counters of this cache object (memory hits, disk hits, misses). */
+void         atomr_kernel_cache_get_counters   (AtomrKernelCache     *self,
+                                                guint64              *memory_hits,
+                                                guint64              *disk_hits,
+                                                guint64              *misses);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrCacheRequest, atomr_cache_request_free)
+
+G_END_DECLS

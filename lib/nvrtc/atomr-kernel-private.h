@@ -1,0 +1,51 @@
+/* atomr-kernel-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "atomr-cuda-private.h"
+#include "atomr-kernel.h"
+
+G_BEGIN_DECLS
+
+struct _AtomrLaunchConfig {
+  guint grid[3];
+  guint block[3];
+  guint shared_mem;
+  guint cluster[3];   /* 0: no cluster */
+};
+
+typedef struct {
+  gsize        size;
+  gsize        offset;     /* into AtomrKernelArgs.values */
+  AtomrBuffer *buffer;     /* owned; NULL for a scalar */
+  gboolean     write;
+} AtomrKernelArg;
+
+struct _AtomrKernelArgs {
+  gint        ref_count;
+  GArray     *args;        /* AtomrKernelArg */
+  GByteArray *values;      /* scalar values, 16-byte aligned slots */
+};
+
+/* Loads @module's @name on @device (context entered here) and reads the
+ * parameter table and attributes. */
+AtomrKernel *atomr_kernel_new_loaded   (AtomrDevice  *device,
+                                        AtomrModule  *module,
+                                        const gchar  *name,
+                                        GError      **error);
+/* A kernel with a given parameter table and no function: for testing the
+ * argument checks on the host test device. */
+AtomrKernel *atomr_kernel_new_unloaded (AtomrDevice  *device,
+                                        AtomrModule  *module,
+                                        const gchar  *name,
+                                        const gsize  *param_sizes,
+                                        guint         n_params);
+CUfunction   atomr_kernel_get_function (AtomrKernel  *self);
+/* Count and size of every argument against the parameter table. */
+gboolean     atomr_kernel_check_args   (AtomrKernel      *self,
+                                        AtomrKernelArgs  *args,
+                                        GError          **error);
+
+G_END_DECLS

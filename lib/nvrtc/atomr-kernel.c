@@ -1,0 +1,1096 @@
+/* atomr-kernel.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "atomr-buffer-private.h"
+#include "atomr-device-private.h"
+#include "atomr-error.h"
+#include "atomr-kernel-private.h"
+
+/**
+ * AtomrKernel:
+ *
+ * One launchable function of a compiled module, loaded on a device for
+ * one context generation.  After atomr_device_reset() (or a supervisor
+ * restart) the kernel is stale: launches fail fast with
+ * %ATOMR_ERROR_STALE and it must be compiled (from the cache) again.
+ *
+ * The parameter table (offset and size of each parameter, from
+ * cuFuncGetParamInfo()) is what every launch's #AtomrKernelArgs are
+ * checked against before anything is enqueued.
+ */
+struct _AtomrKernel
+{
+  GObject      parent_instance;
+  AtomrDevice *device;
+  AtomrModule *module;
+  gchar       *name;
+  gchar       *lowered_name;
+  guint        generation;
+  CUmodule     cu_module;
+  CUfunction   function;
+  GArray      *param_sizes;    /* gsize */
+  GArray      *param_offsets;  /* gsize */
+  gint         num_regs;
+  gint         static_shared;
+  gint         max_dynamic_shared;
+  gint         max_threads;
+  gint         local_size;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrKernel, atomr_kernel, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_NAME,
+  PROP_LOWERED_NAME,
+  PROP_MODULE,
+  PROP_DEVICE,
+  PROP_GENERATION,
+  PROP_N_PARAMS,
+  PROP_NUM_REGISTERS,
+  PROP_STATIC_SHARED_MEMORY,
+  PROP_MAX_THREADS_PER_BLOCK,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+atomr_kernel_finalize (GObject *object)
+{
+  AtomrKernel *self = ATOMR_KERNEL (object);
+
+  /* A module of an older generation died with its context. */
+  if (self->cu_module && atomr_device_hold (self->device, self->generation))
+    {
+      ATOMR_CU->cuModuleUnload (self->cu_module);
+      atomr_device_release (self->device);
+    }
+  g_clear_object (&self->device);
+  g_clear_object (&self->module);
+  g_free (self->name);
+  g_free (self->lowered_name);
+  g_array_unref (self->param_sizes);
+  g_array_unref (self->param_offsets);
+  G_OBJECT_CLASS (atomr_kernel_parent_class)->finalize (object);
+}
+
+static void
+atomr_kernel_get_property (GObject    *object,
+                           guint       prop_id,
+                           GValue     *value,
+                           GParamSpec *pspec)
+{
+  AtomrKernel *self = ATOMR_KERNEL (object);
+
+  switch (prop_id)
+    {
+    case PROP_NAME: g_value_set_string (value, self->name); break;
+    case PROP_LOWERED_NAME: g_value_set_string (value, self->lowered_name); break;
+    case PROP_MODULE: g_value_set_object (value, self->module); break;
+    case PROP_DEVICE: g_value_set_object (value, self->device); break;
+    case PROP_GENERATION: g_value_set_uint (value, self->generation); break;
+    case PROP_N_PARAMS: g_value_set_uint (value, self->param_sizes->len); break;
+    case PROP_NUM_REGISTERS: g_value_set_int (value, self->num_regs); break;
+    case PROP_STATIC_SHARED_MEMORY: g_value_set_int (value, self->static_shared); break;
+    case PROP_MAX_THREADS_PER_BLOCK: g_value_set_int (value, self->max_threads); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_kernel_class_init (AtomrKernelClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GParamFlags f = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+
+  object_class->finalize = atomr_kernel_finalize;
+  object_class->get_property = atomr_kernel_get_property;
+
+  /**
+   * AtomrKernel:name:
+   *
+   * The kernel name or name expression it was compiled with.
+   */
+  properties[PROP_NAME] = g_param_spec_string ("name", NULL, NULL, NULL, f);
+  /**
+   * AtomrKernel:lowered-name:
+   *
+   * The mangled symbol loaded.
+   */
+  properties[PROP_LOWERED_NAME] = g_param_spec_string ("lowered-name", NULL, NULL, NULL, f);
+  /**
+   * AtomrKernel:module:
+   *
+   * The compiled module.
+   */
+  properties[PROP_MODULE] = g_param_spec_object ("module", NULL, NULL, ATOMR_TYPE_MODULE, f);
+  /**
+   * AtomrKernel:device:
+   *
+   * The device the kernel is loaded on.
+   */
+  properties[PROP_DEVICE] = g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE, f);
+  /**
+   * AtomrKernel:generation:
+   *
+   * The context generation the kernel is loaded in.
+   */
+  properties[PROP_GENERATION] = g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 0, f);
+  /**
+   * AtomrKernel:n-params:
+   *
+   * Number of kernel parameters.
+   */
+  properties[PROP_N_PARAMS] = g_param_spec_uint ("n-params", NULL, NULL, 0, G_MAXUINT, 0, f);
+  /**
+   * AtomrKernel:num-registers:
+   *
+   * Registers per thread.
+   */
+  properties[PROP_NUM_REGISTERS] = g_param_spec_int ("num-registers", NULL, NULL, 0, G_MAXINT, 0, f);
+  /**
+   * AtomrKernel:static-shared-memory:
+   *
+   * Bytes of statically allocated shared memory.
+   */
+  properties[PROP_STATIC_SHARED_MEMORY] = g_param_spec_int ("static-shared-memory", NULL, NULL, 0, G_MAXINT, 0, f);
+  /**
+   * AtomrKernel:max-threads-per-block:
+   *
+   * The largest block this kernel can be launched with.
+   */
+  properties[PROP_MAX_THREADS_PER_BLOCK] = g_param_spec_int ("max-threads-per-block", NULL, NULL, 0, G_MAXINT, 0, f);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_kernel_init (AtomrKernel *self)
+{
+  self->param_sizes = g_array_new (FALSE, FALSE, sizeof (gsize));
+  self->param_offsets = g_array_new (FALSE, FALSE, sizeof (gsize));
+}
+
+static AtomrKernel *
+kernel_new (AtomrDevice *device,
+            AtomrModule *module,
+            const gchar *name)
+{
+  AtomrKernel *self = g_object_new (ATOMR_TYPE_KERNEL, NULL);
+  const gchar *lowered = atomr_module_get_lowered_name (module, name);
+
+  self->device = g_object_ref (device);
+  self->module = g_object_ref (module);
+  self->name = g_strdup (name);
+  self->lowered_name = g_strdup (lowered ? lowered : name);
+  self->generation = atomr_device_get_generation (device);
+  return self;
+}
+
+AtomrKernel *
+atomr_kernel_new_unloaded (AtomrDevice *device,
+                           AtomrModule *module,
+                           const gchar *name,
+                           const gsize *param_sizes,
+                           guint        n_params)
+{
+  AtomrKernel *self = kernel_new (device, module, name);
+  gsize offset = 0;
+
+  for (guint i = 0; i < n_params; i++)
+    {
+      offset = (offset + param_sizes[i] - 1) / param_sizes[i] * param_sizes[i];
+      g_array_append_val (self->param_sizes, param_sizes[i]);
+      g_array_append_val (self->param_offsets, offset);
+      offset += param_sizes[i];
+    }
+  return self;
+}
+
+AtomrKernel *
+atomr_kernel_new_loaded (AtomrDevice  *device,
+                         AtomrModule  *module,
+                         const gchar  *name,
+                         GError      **error)
+{
+  g_autoptr(AtomrKernel) self = NULL;
+  const AtomrCudaDriver *cu;
+  GBytes *image;
+  CUresult res;
+
+  if (atomr_device_is_host (device))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "kernel %s: the host test device cannot load CUDA modules", name);
+      return NULL;
+    }
+  image = atomr_module_get_cubin (module);
+  if (image == NULL)
+    image = atomr_module_get_ptx (module);
+  if (image == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "kernel %s: the module has neither CUBIN nor PTX (LTO-IR only?)", name);
+      return NULL;
+    }
+  if (!atomr_device_enter (device, error))
+    return NULL;
+  cu = ATOMR_CU;
+  self = kernel_new (device, module, name);
+  res = cu->cuModuleLoadData (&self->cu_module, g_bytes_get_data (image, NULL));
+  if (!atomr_cuda_check (res, "cuModuleLoadData", error))
+    {
+      self->cu_module = NULL;
+      atomr_device_leave (device);
+      return NULL;
+    }
+  res = cu->cuModuleGetFunction (&self->function, self->cu_module, self->lowered_name);
+  if (res != CUDA_SUCCESS)
+    {
+      g_autoptr(GError) local_error = NULL;
+      atomr_cuda_check (res, "cuModuleGetFunction", &local_error);
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "name: no function \"%s\" (symbol %s) in the module: %s", name,
+                   self->lowered_name, local_error->message);
+      atomr_device_leave (device);
+      return NULL;
+    }
+  for (guint i = 0;; i++)
+    {
+      size_t offset = 0, size = 0;
+      gsize o, s;
+
+      res = cu->cuFuncGetParamInfo (self->function, i, &offset, &size);
+      if (res != CUDA_SUCCESS)
+        break;
+      o = offset;
+      s = size;
+      g_array_append_val (self->param_offsets, o);
+      g_array_append_val (self->param_sizes, s);
+    }
+  cu->cuFuncGetAttribute (&self->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, self->function);
+  cu->cuFuncGetAttribute (&self->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self->function);
+  cu->cuFuncGetAttribute (&self->max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, self->function);
+  cu->cuFuncGetAttribute (&self->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, self->function);
+  cu->cuFuncGetAttribute (&self->local_size, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, self->function);
+  atomr_device_leave (device);
+  return g_steal_pointer (&self);
+}
+
+CUfunction
+atomr_kernel_get_function (AtomrKernel *self)
+{
+  return self->function;
+}
+
+gboolean
+atomr_kernel_check_args (AtomrKernel      *self,
+                         AtomrKernelArgs  *args,
+                         GError          **error)
+{
+  if (args->args->len != self->param_sizes->len)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "args: %u arguments for kernel %s, which takes %u parameters",
+                   args->args->len, self->name, self->param_sizes->len);
+      return FALSE;
+    }
+  for (guint i = 0; i < args->args->len; i++)
+    {
+      const AtomrKernelArg *a = &g_array_index (args->args, AtomrKernelArg, i);
+      gsize want = g_array_index (self->param_sizes, gsize, i);
+
+      if (a->size != want)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "args: argument %u of kernel %s is %" G_GSIZE_FORMAT " bytes (%s); "
+                       "the parameter is %" G_GSIZE_FORMAT " bytes",
+                       i, self->name, a->size, a->buffer ? "a buffer pointer" : "a scalar", want);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_kernel_get_name:
+ * @self: a kernel
+ *
+ * Returns: the kernel name or name expression
+ */
+const gchar *
+atomr_kernel_get_name (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), NULL);
+  return self->name;
+}
+
+/**
+ * atomr_kernel_get_lowered_name:
+ * @self: a kernel
+ *
+ * Returns: the mangled symbol
+ */
+const gchar *
+atomr_kernel_get_lowered_name (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), NULL);
+  return self->lowered_name;
+}
+
+/**
+ * atomr_kernel_get_module:
+ * @self: a kernel
+ *
+ * Returns: (transfer none): the module the kernel comes from
+ */
+AtomrModule *
+atomr_kernel_get_module (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), NULL);
+  return self->module;
+}
+
+/**
+ * atomr_kernel_get_device:
+ * @self: a kernel
+ *
+ * Returns: (transfer none): the device
+ */
+AtomrDevice *
+atomr_kernel_get_device (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), NULL);
+  return self->device;
+}
+
+/**
+ * atomr_kernel_get_generation:
+ * @self: a kernel
+ *
+ * Returns: the context generation the kernel was loaded in
+ */
+guint
+atomr_kernel_get_generation (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return self->generation;
+}
+
+/**
+ * atomr_kernel_is_stale:
+ * @self: a kernel
+ *
+ * Returns: %TRUE once the device's context was rebuilt since loading
+ */
+gboolean
+atomr_kernel_is_stale (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), TRUE);
+  return atomr_device_get_generation (self->device) != self->generation;
+}
+
+/**
+ * atomr_kernel_get_n_params:
+ * @self: a kernel
+ *
+ * Returns: the number of parameters
+ */
+guint
+atomr_kernel_get_n_params (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return self->param_sizes->len;
+}
+
+/**
+ * atomr_kernel_get_param_size:
+ * @self: a kernel
+ * @index: a parameter index
+ *
+ * Returns: the parameter's size in bytes, 0 when @index is out of range
+ */
+gsize
+atomr_kernel_get_param_size (AtomrKernel *self,
+                             guint        index)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return index < self->param_sizes->len ? g_array_index (self->param_sizes, gsize, index) : 0;
+}
+
+/**
+ * atomr_kernel_get_param_offset:
+ * @self: a kernel
+ * @index: a parameter index
+ *
+ * Returns: the parameter's offset in the parameter buffer, 0 when @index
+ *   is out of range
+ */
+gsize
+atomr_kernel_get_param_offset (AtomrKernel *self,
+                               guint        index)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return index < self->param_offsets->len ? g_array_index (self->param_offsets, gsize, index) : 0;
+}
+
+/**
+ * atomr_kernel_get_num_registers:
+ * @self: a kernel
+ *
+ * Returns: registers per thread
+ */
+gint
+atomr_kernel_get_num_registers (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return self->num_regs;
+}
+
+/**
+ * atomr_kernel_get_static_shared_memory:
+ * @self: a kernel
+ *
+ * Returns: bytes of static shared memory
+ */
+gint
+atomr_kernel_get_static_shared_memory (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return self->static_shared;
+}
+
+/**
+ * atomr_kernel_get_max_dynamic_shared_memory:
+ * @self: a kernel
+ *
+ * Returns: bytes of dynamic shared memory a launch may ask for
+ */
+gint
+atomr_kernel_get_max_dynamic_shared_memory (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return self->max_dynamic_shared;
+}
+
+/**
+ * atomr_kernel_get_max_threads_per_block:
+ * @self: a kernel
+ *
+ * Returns: the largest block size
+ */
+gint
+atomr_kernel_get_max_threads_per_block (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return self->max_threads;
+}
+
+/**
+ * atomr_kernel_get_local_memory:
+ * @self: a kernel
+ *
+ * Returns: bytes of local memory per thread
+ */
+gint
+atomr_kernel_get_local_memory (AtomrKernel *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  return self->local_size;
+}
+
+/**
+ * atomr_kernel_set_max_dynamic_shared_memory:
+ * @self: a kernel
+ * @bytes: dynamic shared memory launches may ask for (above 48 KiB needs
+ *   this opt-in)
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the driver accepted it
+ */
+gboolean
+atomr_kernel_set_max_dynamic_shared_memory (AtomrKernel  *self,
+                                            gint          bytes,
+                                            GError      **error)
+{
+  CUresult res;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), FALSE);
+  if (self->function == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "kernel %s is not loaded on a GPU", self->name);
+      return FALSE;
+    }
+  if (!atomr_device_hold (self->device, self->generation))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE,
+                   "kernel %s belongs to generation %u; the device is at %u",
+                   self->name, self->generation, atomr_device_get_generation (self->device));
+      return FALSE;
+    }
+  res = ATOMR_CU->cuFuncSetAttribute (self->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+  if (res == CUDA_SUCCESS)
+    self->max_dynamic_shared = bytes;
+  atomr_device_release (self->device);
+  if (res != CUDA_SUCCESS)
+    {
+      atomr_cuda_check (res, "cuFuncSetAttribute", error);
+      g_prefix_error (error, "bytes: %d: ", bytes);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+
+/**
+ * AtomrLaunchConfig:
+ *
+ * Grid, block, dynamic shared memory and (sm_90 and later) cluster
+ * dimensions of one launch.
+ */
+G_DEFINE_BOXED_TYPE (AtomrLaunchConfig, atomr_launch_config, atomr_launch_config_copy, atomr_launch_config_free)
+
+/**
+ * atomr_launch_config_new:
+ * @grid_x: blocks in x
+ * @grid_y: blocks in y
+ * @grid_z: blocks in z
+ * @block_x: threads per block in x
+ * @block_y: threads per block in y
+ * @block_z: threads per block in z
+ *
+ * Returns: (transfer full): a launch configuration without dynamic shared
+ *   memory or clusters
+ */
+AtomrLaunchConfig *
+atomr_launch_config_new (guint grid_x,
+                         guint grid_y,
+                         guint grid_z,
+                         guint block_x,
+                         guint block_y,
+                         guint block_z)
+{
+  AtomrLaunchConfig *config = g_new0 (AtomrLaunchConfig, 1);
+
+  config->grid[0] = grid_x;
+  config->grid[1] = grid_y;
+  config->grid[2] = grid_z;
+  config->block[0] = block_x;
+  config->block[1] = block_y;
+  config->block[2] = block_z;
+  return config;
+}
+
+/**
+ * atomr_launch_config_new_1d:
+ * @n_threads: threads wanted in total
+ * @block_size: threads per block
+ *
+ * Returns: (transfer full): a 1-D configuration with enough blocks of
+ *   @block_size threads to cover @n_threads
+ */
+AtomrLaunchConfig *
+atomr_launch_config_new_1d (guint64 n_threads,
+                            guint   block_size)
+{
+  guint64 blocks = block_size ? (n_threads + block_size - 1) / block_size : 0;
+  return atomr_launch_config_new ((guint) MIN (blocks, G_MAXUINT), 1, 1, block_size, 1, 1);
+}
+
+/**
+ * atomr_launch_config_copy:
+ * @config: a configuration
+ *
+ * Returns: (transfer full): a copy
+ */
+AtomrLaunchConfig *
+atomr_launch_config_copy (const AtomrLaunchConfig *config)
+{
+  return g_memdup2 (config, sizeof *config);
+}
+
+/**
+ * atomr_launch_config_free:
+ * @config: a configuration
+ *
+ * Frees @config.
+ */
+void
+atomr_launch_config_free (AtomrLaunchConfig *config)
+{
+  g_free (config);
+}
+
+/**
+ * atomr_launch_config_set_shared_memory:
+ * @config: a configuration
+ * @bytes: dynamic shared memory per block
+ *
+ * Sets the dynamic shared memory (`extern __shared__`).
+ */
+void
+atomr_launch_config_set_shared_memory (AtomrLaunchConfig *config,
+                                       guint              bytes)
+{
+  config->shared_mem = bytes;
+}
+
+/**
+ * atomr_launch_config_get_shared_memory:
+ * @config: a configuration
+ *
+ * Returns: dynamic shared memory per block
+ */
+guint
+atomr_launch_config_get_shared_memory (const AtomrLaunchConfig *config)
+{
+  return config->shared_mem;
+}
+
+/**
+ * atomr_launch_config_set_cluster:
+ * @config: a configuration
+ * @x: blocks per cluster in x (0 for no cluster)
+ * @y: blocks per cluster in y
+ * @z: blocks per cluster in z
+ *
+ * Launches thread-block clusters (sm_90 and later); the grid must be a
+ * multiple of the cluster.
+ */
+void
+atomr_launch_config_set_cluster (AtomrLaunchConfig *config,
+                                 guint              x,
+                                 guint              y,
+                                 guint              z)
+{
+  config->cluster[0] = x;
+  config->cluster[1] = y;
+  config->cluster[2] = z;
+}
+
+/**
+ * atomr_launch_config_get_cluster:
+ * @config: a configuration
+ * @x: (out) (optional): blocks per cluster in x, 0 for none
+ * @y: (out) (optional): blocks per cluster in y
+ * @z: (out) (optional): blocks per cluster in z
+ *
+ * Gets the cluster dimensions.
+ */
+void
+atomr_launch_config_get_cluster (const AtomrLaunchConfig *config,
+                                 guint                   *x,
+                                 guint                   *y,
+                                 guint                   *z)
+{
+  if (x) *x = config->cluster[0];
+  if (y) *y = config->cluster[1];
+  if (z) *z = config->cluster[2];
+}
+
+/**
+ * atomr_launch_config_get_grid:
+ * @config: a configuration
+ * @x: (out) (optional): blocks in x
+ * @y: (out) (optional): blocks in y
+ * @z: (out) (optional): blocks in z
+ *
+ * Gets the grid dimensions.
+ */
+void
+atomr_launch_config_get_grid (const AtomrLaunchConfig *config,
+                              guint                   *x,
+                              guint                   *y,
+                              guint                   *z)
+{
+  if (x) *x = config->grid[0];
+  if (y) *y = config->grid[1];
+  if (z) *z = config->grid[2];
+}
+
+/**
+ * atomr_launch_config_get_block:
+ * @config: a configuration
+ * @x: (out) (optional): threads in x
+ * @y: (out) (optional): threads in y
+ * @z: (out) (optional): threads in z
+ *
+ * Gets the block dimensions.
+ */
+void
+atomr_launch_config_get_block (const AtomrLaunchConfig *config,
+                               guint                   *x,
+                               guint                   *y,
+                               guint                   *z)
+{
+  if (x) *x = config->block[0];
+  if (y) *y = config->block[1];
+  if (z) *z = config->block[2];
+}
+
+/* ------------------------------------------------------------------ */
+
+/**
+ * AtomrKernelArgs:
+ *
+ * The arguments of a launch, in parameter order, added with typed adders
+ * that chain:
+ *
+ * |[<!-- language="C" -->
+ * g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+ * atomr_kernel_args_add_size (atomr_kernel_args_add_buffer (
+ *     atomr_kernel_args_add_f32 (args, 2.0f), x), n);
+ * ]|
+ *
+ * Buffers are kept alive and ordered against other streams by the launch.
+ * Each argument's size is checked against the kernel's parameter table.
+ */
+G_DEFINE_BOXED_TYPE (AtomrKernelArgs, atomr_kernel_args, atomr_kernel_args_ref, atomr_kernel_args_unref)
+
+/**
+ * atomr_kernel_args_new:
+ *
+ * Returns: (transfer full): an empty argument list
+ */
+AtomrKernelArgs *
+atomr_kernel_args_new (void)
+{
+  AtomrKernelArgs *args = g_new0 (AtomrKernelArgs, 1);
+
+  args->ref_count = 1;
+  args->args = g_array_new (FALSE, TRUE, sizeof (AtomrKernelArg));
+  args->values = g_byte_array_new ();
+  return args;
+}
+
+/**
+ * atomr_kernel_args_ref:
+ * @args: arguments
+ *
+ * Returns: (transfer full): @args
+ */
+AtomrKernelArgs *
+atomr_kernel_args_ref (AtomrKernelArgs *args)
+{
+  g_return_val_if_fail (args != NULL, NULL);
+  g_atomic_int_inc (&args->ref_count);
+  return args;
+}
+
+/**
+ * atomr_kernel_args_unref:
+ * @args: arguments
+ *
+ * Drops a reference.
+ */
+void
+atomr_kernel_args_unref (AtomrKernelArgs *args)
+{
+  g_return_if_fail (args != NULL);
+  if (!g_atomic_int_dec_and_test (&args->ref_count))
+    return;
+  for (guint i = 0; i < args->args->len; i++)
+    g_clear_object (&g_array_index (args->args, AtomrKernelArg, i).buffer);
+  g_array_unref (args->args);
+  g_byte_array_unref (args->values);
+  g_free (args);
+}
+
+/**
+ * atomr_kernel_args_get_n_args:
+ * @args: arguments
+ *
+ * Returns: the number of arguments
+ */
+guint
+atomr_kernel_args_get_n_args (AtomrKernelArgs *args)
+{
+  g_return_val_if_fail (args != NULL, 0);
+  return args->args->len;
+}
+
+/**
+ * atomr_kernel_args_get_arg_size:
+ * @args: arguments
+ * @index: an argument index
+ *
+ * Returns: the size of argument @index in bytes, 0 when out of range
+ */
+gsize
+atomr_kernel_args_get_arg_size (AtomrKernelArgs *args,
+                                guint            index)
+{
+  g_return_val_if_fail (args != NULL, 0);
+  return index < args->args->len ? g_array_index (args->args, AtomrKernelArg, index).size : 0;
+}
+
+static AtomrKernelArgs *
+add_value (AtomrKernelArgs *args,
+           gconstpointer    data,
+           gsize            size)
+{
+  AtomrKernelArg a = { 0 };
+  static const guint8 zeros[16] = { 0 };
+
+  /* 16-byte aligned slots so the launch can point at any value. */
+  while (args->values->len % 16)
+    g_byte_array_append (args->values, zeros, 1);
+  a.size = size;
+  a.offset = args->values->len;
+  g_byte_array_append (args->values, data, size);
+  g_array_append_val (args->args, a);
+  return args;
+}
+
+static AtomrKernelArgs *
+add_buffer (AtomrKernelArgs *args,
+            AtomrBuffer     *buffer,
+            gboolean         write)
+{
+  AtomrKernelArg a = { 0 };
+
+  a.size = sizeof (CUdeviceptr);
+  a.buffer = g_object_ref (buffer);
+  a.write = write;
+  g_array_append_val (args->args, a);
+  return args;
+}
+
+/**
+ * atomr_kernel_args_add_buffer:
+ * @args: arguments
+ * @buffer: a device buffer, passed as a pointer the kernel may write through
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_buffer (AtomrKernelArgs *args,
+                              AtomrBuffer     *buffer)
+{
+  g_return_val_if_fail (args != NULL, NULL);
+  g_return_val_if_fail (ATOMR_IS_BUFFER (buffer), args);
+  return add_buffer (args, buffer, TRUE);
+}
+
+/**
+ * atomr_kernel_args_add_buffer_read_only:
+ * @args: arguments
+ * @buffer: a device buffer the kernel only reads (so other readers may
+ *   overlap with the launch)
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_buffer_read_only (AtomrKernelArgs *args,
+                                        AtomrBuffer     *buffer)
+{
+  g_return_val_if_fail (args != NULL, NULL);
+  g_return_val_if_fail (ATOMR_IS_BUFFER (buffer), args);
+  return add_buffer (args, buffer, FALSE);
+}
+
+/**
+ * atomr_kernel_args_add_scalar:
+ * @args: arguments
+ * @dtype: the parameter's type
+ * @real: the value (real part)
+ * @imag: the imaginary part, for complex types
+ *
+ * Adds a scalar converted to @dtype (see atomr_dtype_pack()).
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_scalar (AtomrKernelArgs *args,
+                              AtomrDtype       dtype,
+                              gdouble          real,
+                              gdouble          imag)
+{
+  g_autoptr(GBytes) packed = NULL;
+  gsize size;
+  gconstpointer data;
+
+  g_return_val_if_fail (args != NULL, NULL);
+  g_return_val_if_fail ((guint) dtype < ATOMR_DTYPE_LAST, args);
+  packed = atomr_dtype_pack (dtype, real, imag);
+  data = g_bytes_get_data (packed, &size);
+  return add_value (args, data, size);
+}
+
+#define SCALAR_ADDER(suffix, ctype, storage)                                   \
+AtomrKernelArgs *                                                              \
+atomr_kernel_args_add_##suffix (AtomrKernelArgs *args,                         \
+                                ctype            value)                        \
+{                                                                              \
+  storage v = value;                                                           \
+  g_return_val_if_fail (args != NULL, NULL);                                   \
+  return add_value (args, &v, sizeof v);                                       \
+}
+
+/**
+ * atomr_kernel_args_add_f32:
+ * @args: arguments
+ * @value: a `float`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (f32, gfloat, gfloat)
+/**
+ * atomr_kernel_args_add_f64:
+ * @args: arguments
+ * @value: a `double`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (f64, gdouble, gdouble)
+/**
+ * atomr_kernel_args_add_i8:
+ * @args: arguments
+ * @value: a `signed char`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (i8, gint8, gint8)
+/**
+ * atomr_kernel_args_add_u8:
+ * @args: arguments
+ * @value: an `unsigned char`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (u8, guint8, guint8)
+/**
+ * atomr_kernel_args_add_i32:
+ * @args: arguments
+ * @value: an `int`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (i32, gint32, gint32)
+/**
+ * atomr_kernel_args_add_u32:
+ * @args: arguments
+ * @value: an `unsigned int`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (u32, guint32, guint32)
+/**
+ * atomr_kernel_args_add_i64:
+ * @args: arguments
+ * @value: a `long long`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (i64, gint64, gint64)
+/**
+ * atomr_kernel_args_add_u64:
+ * @args: arguments
+ * @value: an `unsigned long long`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (u64, guint64, guint64)
+/**
+ * atomr_kernel_args_add_size:
+ * @args: arguments
+ * @value: a `size_t` (8 bytes on every CUDA platform)
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+SCALAR_ADDER (size, guint64, guint64)
+
+/**
+ * atomr_kernel_args_add_f16:
+ * @args: arguments
+ * @value: the value, rounded to a `__half`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_f16 (AtomrKernelArgs *args,
+                           gfloat           value)
+{
+  return atomr_kernel_args_add_scalar (args, ATOMR_DTYPE_F16, value, 0);
+}
+
+/**
+ * atomr_kernel_args_add_bf16:
+ * @args: arguments
+ * @value: the value, rounded to a `__nv_bfloat16`
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_bf16 (AtomrKernelArgs *args,
+                            gfloat           value)
+{
+  return atomr_kernel_args_add_scalar (args, ATOMR_DTYPE_BF16, value, 0);
+}
+
+/**
+ * atomr_kernel_args_add_c64:
+ * @args: arguments
+ * @real: real part
+ * @imag: imaginary part
+ *
+ * Adds a `cuFloatComplex` (`float2`).
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_c64 (AtomrKernelArgs *args,
+                           gfloat           real,
+                           gfloat           imag)
+{
+  gfloat v[2] = { real, imag };
+  g_return_val_if_fail (args != NULL, NULL);
+  return add_value (args, v, sizeof v);
+}
+
+/**
+ * atomr_kernel_args_add_c128:
+ * @args: arguments
+ * @real: real part
+ * @imag: imaginary part
+ *
+ * Adds a `cuDoubleComplex` (`double2`).
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_c128 (AtomrKernelArgs *args,
+                            gdouble          real,
+                            gdouble          imag)
+{
+  gdouble v[2] = { real, imag };
+  g_return_val_if_fail (args != NULL, NULL);
+  return add_value (args, v, sizeof v);
+}
+
+/**
+ * atomr_kernel_args_add_bytes:
+ * @args: arguments
+ * @value: the bytes of a parameter passed by value (a struct)
+ *
+ * Returns: (transfer none): @args, for chaining
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_bytes (AtomrKernelArgs *args,
+                             GBytes          *value)
+{
+  gsize size;
+  gconstpointer data;
+
+  g_return_val_if_fail (args != NULL, NULL);
+  g_return_val_if_fail (value != NULL, args);
+  data = g_bytes_get_data (value, &size);
+  return add_value (args, data, size);
+}

@@ -1,0 +1,38 @@
+/* atomr-module-private.h
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "atomr-module.h"
+
+G_BEGIN_DECLS
+
+/* What a compile produced, shared (immutable, refcounted) between the
+ * memory cache and every AtomrModule handed out for it. */
+typedef struct {
+  gint     ref_count;
+  GBytes  *ptx;             /* nullable */
+  GBytes  *cubin;           /* nullable */
+  GBytes  *ltoir;           /* nullable */
+  gchar   *log;
+  gchar  **kernel_names;    /* name expressions */
+  gchar  **lowered_names;   /* parallel to kernel_names */
+  gchar  **flags;
+  gchar   *arch;            /* nullable: NVRTC's default */
+  gchar   *nvrtc_version;
+  gchar   *key;             /* nullable */
+  gdouble  compile_time_ms;
+} AtomrModuleContent;
+
+AtomrModuleContent *atomr_module_content_new   (void);
+AtomrModuleContent *atomr_module_content_ref   (AtomrModuleContent *content);
+void                atomr_module_content_unref (AtomrModuleContent *content);
+
+AtomrModule        *atomr_module_new           (AtomrModuleContent *content,
+                                                AtomrCacheStatus    status);
+AtomrModuleContent *atomr_module_get_content   (AtomrModule        *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrModuleContent, atomr_module_content_unref)
+
+G_END_DECLS

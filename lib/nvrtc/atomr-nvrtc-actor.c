@@ -1,0 +1,620 @@
+/* atomr-nvrtc-actor.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "atomr-actor-private.h"
+#include "atomr-error.h"
+#include "atomr-kernel-private.h"
+#include "atomr-nvrtc-actor.h"
+#include "atomr-nvrtc-private.h"
+
+/**
+ * AtomrNvrtcActor:
+ *
+ * Compiles CUDA C++ with NVRTC and launches the kernels on its stream.
+ *
+ * Compiles run on GIO's worker pool, never on the actor's context, so the
+ * mailbox keeps serving launches and several compiles proceed in parallel.
+ * Every compile goes through the actor's #AtomrKernelCache (the default
+ * cache unless set otherwise): a hit neither loads nor calls NVRTC.
+ *
+ * Launches go through the envelope like every other operation: the
+ * arguments are checked against the kernel's parameter table before
+ * anything is enqueued, buffers are kept alive and ordered against the
+ * other streams that use them, and the reply comes once the kernel has
+ * run.
+ */
+struct _AtomrNvrtcActor
+{
+  AtomrActor        parent_instance;
+  AtomrKernelCache *cache;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrNvrtcActor, atomr_nvrtc_actor, ATOMR_TYPE_ACTOR)
+
+enum {
+  PROP_0,
+  PROP_CACHE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+atomr_nvrtc_actor_dispose (GObject *object)
+{
+  AtomrNvrtcActor *self = ATOMR_NVRTC_ACTOR (object);
+
+  g_clear_object (&self->cache);
+  G_OBJECT_CLASS (atomr_nvrtc_actor_parent_class)->dispose (object);
+}
+
+static void
+atomr_nvrtc_actor_get_property (GObject    *object,
+                                guint       prop_id,
+                                GValue     *value,
+                                GParamSpec *pspec)
+{
+  AtomrNvrtcActor *self = ATOMR_NVRTC_ACTOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_CACHE: g_value_set_object (value, self->cache); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_nvrtc_actor_set_property (GObject      *object,
+                                guint         prop_id,
+                                const GValue *value,
+                                GParamSpec   *pspec)
+{
+  AtomrNvrtcActor *self = ATOMR_NVRTC_ACTOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_CACHE: atomr_nvrtc_actor_set_cache (self, g_value_get_object (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_nvrtc_actor_class_init (AtomrNvrtcActorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = atomr_nvrtc_actor_dispose;
+  object_class->get_property = atomr_nvrtc_actor_get_property;
+  object_class->set_property = atomr_nvrtc_actor_set_property;
+  ATOMR_ACTOR_CLASS (klass)->library = "nvrtc";
+
+  /**
+   * AtomrNvrtcActor:cache:
+   *
+   * The kernel cache compiles go through; %NULL to always compile.
+   */
+  properties[PROP_CACHE] = g_param_spec_object ("cache", NULL, NULL, ATOMR_TYPE_KERNEL_CACHE,
+                                                G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
+                                                G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_nvrtc_actor_init (AtomrNvrtcActor *self)
+{
+  self->cache = g_object_ref (atomr_kernel_cache_get_default ());
+}
+
+/**
+ * atomr_nvrtc_actor_new:
+ * @device: the device
+ * @error: return location for a #GError
+ *
+ * Creates an NVRTC actor with its own stream, bound to the calling
+ * thread's thread-default main context, using the default kernel cache.
+ *
+ * Returns: (transfer full): a new actor, or %NULL on error
+ */
+AtomrNvrtcActor *
+atomr_nvrtc_actor_new (AtomrDevice  *device,
+                       GError      **error)
+{
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+  return atomr_actor_new_internal (ATOMR_TYPE_NVRTC_ACTOR, device, NULL, error);
+}
+
+/**
+ * atomr_nvrtc_actor_get_cache:
+ * @self: an NVRTC actor
+ *
+ * Returns: (transfer none) (nullable): the kernel cache, %NULL when off
+ */
+AtomrKernelCache *
+atomr_nvrtc_actor_get_cache (AtomrNvrtcActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_NVRTC_ACTOR (self), NULL);
+  return self->cache;
+}
+
+/**
+ * atomr_nvrtc_actor_set_cache:
+ * @self: an NVRTC actor
+ * @cache: (nullable): a kernel cache, %NULL to always compile
+ *
+ * Sets #AtomrNvrtcActor:cache for later compiles.
+ */
+void
+atomr_nvrtc_actor_set_cache (AtomrNvrtcActor  *self,
+                             AtomrKernelCache *cache)
+{
+  g_return_if_fail (ATOMR_IS_NVRTC_ACTOR (self));
+  g_return_if_fail (cache == NULL || ATOMR_IS_KERNEL_CACHE (cache));
+  if (g_set_object (&self->cache, cache))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CACHE]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Compiles                                                            */
+
+typedef struct {
+  gchar               *source;
+  gchar               *kernel_name;    /* NULL: module only */
+  AtomrCompileOptions *options;
+  AtomrKernelCache    *cache;
+  AtomrDevice         *device;
+} CompileRequest;
+
+static void
+compile_request_free (gpointer data)
+{
+  CompileRequest *req = data;
+
+  g_free (req->source);
+  g_free (req->kernel_name);
+  g_clear_object (&req->options);
+  g_clear_object (&req->cache);
+  g_clear_object (&req->device);
+  g_free (req);
+}
+
+static void
+compile_thread (GTask        *task,
+                gpointer      source_object,
+                gpointer      task_data,
+                GCancellable *cancellable)
+{
+  CompileRequest *req = task_data;
+  g_autoptr(AtomrModule) module = NULL;
+  GError *error = NULL;
+
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  module = atomr_nvrtc_compile_for_device (req->source, NULL, req->options, req->cache,
+                                           req->device, &error);
+  if (module == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (req->kernel_name == NULL)
+    {
+      g_task_return_pointer (task, g_steal_pointer (&module), g_object_unref);
+      return;
+    }
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  {
+    AtomrKernel *kernel = atomr_kernel_new_loaded (req->device, module, req->kernel_name, &error);
+    if (kernel == NULL)
+      g_task_return_error (task, error);
+    else
+      g_task_return_pointer (task, kernel, g_object_unref);
+  }
+}
+
+static void
+start_compile (AtomrNvrtcActor     *self,
+               const gchar         *source,
+               const gchar         *kernel_name,
+               AtomrCompileOptions *options,
+               GCancellable        *cancellable,
+               GAsyncReadyCallback  callback,
+               gpointer             user_data,
+               gpointer             source_tag)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+  CompileRequest *req;
+
+  g_task_set_source_tag (task, source_tag);
+  g_task_set_name (task, kernel_name ? "atomr nvrtc compile" : "atomr nvrtc compile module");
+  if (source == NULL)
+    {
+      g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "source: NULL");
+      return;
+    }
+  if (options != NULL && !ATOMR_IS_COMPILE_OPTIONS (options))
+    {
+      g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                               "options: not an AtomrCompileOptions");
+      return;
+    }
+  req = g_new0 (CompileRequest, 1);
+  req->source = g_strdup (source);
+  req->kernel_name = g_strdup (kernel_name);
+  req->options = options ? atomr_compile_options_copy (options) : atomr_compile_options_new ();
+  if (kernel_name)
+    {
+      const gchar * const *names = atomr_compile_options_get_name_expressions (req->options);
+      if (!g_strv_contains (names, kernel_name))
+        atomr_compile_options_add_name_expression (req->options, kernel_name);
+    }
+  req->cache = self->cache ? g_object_ref (self->cache) : NULL;
+  req->device = g_object_ref (atomr_actor_get_device (ATOMR_ACTOR (self)));
+  g_task_set_task_data (task, req, compile_request_free);
+  g_task_run_in_thread (task, compile_thread);
+}
+
+/**
+ * atomr_nvrtc_actor_compile_async:
+ * @self: an NVRTC actor
+ * @source: CUDA C++ source
+ * @kernel_name: the kernel: a plain name or a name expression such as
+ *   "scale<float, 256>" (added to the options' name expressions)
+ * @options: (nullable): compile options
+ * @cancellable: (nullable): a #GCancellable, checked before the compile
+ *   and before loading
+ * @callback: (scope async): called with the kernel
+ * @user_data: data for @callback
+ *
+ * Compiles @source (through the cache) on a worker thread and loads
+ * @kernel_name on the actor's device.  A compile error is
+ * %ATOMR_ERROR_COMPILE with NVRTC's log.
+ */
+void
+atomr_nvrtc_actor_compile_async (AtomrNvrtcActor     *self,
+                                 const gchar         *source,
+                                 const gchar         *kernel_name,
+                                 AtomrCompileOptions *options,
+                                 GCancellable        *cancellable,
+                                 GAsyncReadyCallback  callback,
+                                 gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_NVRTC_ACTOR (self));
+  g_return_if_fail (kernel_name != NULL);
+  start_compile (self, source, kernel_name, options, cancellable, callback, user_data,
+                 atomr_nvrtc_actor_compile_async);
+}
+
+/**
+ * atomr_nvrtc_actor_compile_finish:
+ * @self: an NVRTC actor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the loaded kernel, or %NULL on error
+ */
+AtomrKernel *
+atomr_nvrtc_actor_compile_finish (AtomrNvrtcActor  *self,
+                                  GAsyncResult     *result,
+                                  GError          **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_nvrtc_actor_compile_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/**
+ * atomr_nvrtc_actor_compile_module_async:
+ * @self: an NVRTC actor
+ * @source: CUDA C++ source
+ * @options: (nullable): compile options naming every kernel wanted with
+ *   atomr_compile_options_add_name_expression()
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called with the module
+ * @user_data: data for @callback
+ *
+ * Compiles @source (through the cache) on a worker thread without loading
+ * it; get kernels with atomr_nvrtc_actor_get_kernel().  Works on the host
+ * test device too.
+ */
+void
+atomr_nvrtc_actor_compile_module_async (AtomrNvrtcActor     *self,
+                                        const gchar         *source,
+                                        AtomrCompileOptions *options,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_NVRTC_ACTOR (self));
+  start_compile (self, source, NULL, options, cancellable, callback, user_data,
+                 atomr_nvrtc_actor_compile_module_async);
+}
+
+/**
+ * atomr_nvrtc_actor_compile_module_finish:
+ * @self: an NVRTC actor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the module, or %NULL on error
+ */
+AtomrModule *
+atomr_nvrtc_actor_compile_module_finish (AtomrNvrtcActor  *self,
+                                         GAsyncResult     *result,
+                                         GError          **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_nvrtc_actor_compile_module_async, NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/**
+ * atomr_nvrtc_actor_get_kernel:
+ * @self: an NVRTC actor
+ * @module: a compiled module
+ * @kernel_name: one of its kernel names or name expressions (or an
+ *   `extern "C"` symbol)
+ * @error: return location for a #GError
+ *
+ * Loads one kernel of @module on the actor's device (blocking, about as
+ * long as cuModuleLoadData()).
+ *
+ * Returns: (transfer full): the kernel, or %NULL on error
+ */
+AtomrKernel *
+atomr_nvrtc_actor_get_kernel (AtomrNvrtcActor  *self,
+                              AtomrModule      *module,
+                              const gchar      *kernel_name,
+                              GError          **error)
+{
+  g_return_val_if_fail (ATOMR_IS_NVRTC_ACTOR (self), NULL);
+  g_return_val_if_fail (ATOMR_IS_MODULE (module), NULL);
+  g_return_val_if_fail (kernel_name != NULL, NULL);
+  return atomr_kernel_new_loaded (atomr_actor_get_device (ATOMR_ACTOR (self)), module,
+                                  kernel_name, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Launches                                                            */
+
+typedef struct {
+  AtomrKernel       *kernel;
+  AtomrKernelArgs   *args;
+  AtomrLaunchConfig  config;
+  void             **params;    /* into the same allocation */
+  CUdeviceptr       *ptrs;
+} LaunchRequest;
+
+static void
+launch_request_free (gpointer data)
+{
+  LaunchRequest *req = data;
+
+  g_object_unref (req->kernel);
+  atomr_kernel_args_unref (req->args);
+  g_free (req);
+}
+
+static gboolean
+launch_enqueue (AtomrOp  *op,
+                GError  **error)
+{
+  LaunchRequest *req = atomr_op_get_data (op);
+  const AtomrLaunchConfig *c = &req->config;
+  AtomrKernelArgs *args = req->args;
+  CUfunction function;
+  CUresult res;
+
+  if (atomr_op_is_host (op))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "launch: kernel %s cannot run on the host test device",
+                   atomr_kernel_get_name (req->kernel));
+      return FALSE;
+    }
+  if (atomr_kernel_get_generation (req->kernel) != atomr_op_get_generation (op))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE,
+                   "kernel: %s was loaded in generation %u; the context is at %u",
+                   atomr_kernel_get_name (req->kernel), atomr_kernel_get_generation (req->kernel),
+                   atomr_op_get_generation (op));
+      return FALSE;
+    }
+  for (guint i = 0; i < args->args->len; i++)
+    {
+      AtomrKernelArg *a = &g_array_index (args->args, AtomrKernelArg, i);
+      if (a->buffer)
+        req->ptrs[i] = atomr_buffer_get_ptr (a->buffer);
+    }
+  function = atomr_kernel_get_function (req->kernel);
+  if (c->cluster[0])
+    {
+      CUlaunchAttribute attr = { 0 };
+      CUlaunchConfig lc = { 0 };
+
+      attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attr.value.clusterDim.x = c->cluster[0];
+      attr.value.clusterDim.y = MAX (c->cluster[1], 1);
+      attr.value.clusterDim.z = MAX (c->cluster[2], 1);
+      lc.gridDimX = c->grid[0];
+      lc.gridDimY = c->grid[1];
+      lc.gridDimZ = c->grid[2];
+      lc.blockDimX = c->block[0];
+      lc.blockDimY = c->block[1];
+      lc.blockDimZ = c->block[2];
+      lc.sharedMemBytes = c->shared_mem;
+      lc.hStream = atomr_op_get_cu_stream (op);
+      lc.attrs = &attr;
+      lc.numAttrs = 1;
+      res = ATOMR_CU->cuLaunchKernelEx (&lc, function, req->params, NULL);
+      return atomr_cuda_check (res, "cuLaunchKernelEx", error);
+    }
+  res = ATOMR_CU->cuLaunchKernel (function, c->grid[0], c->grid[1], c->grid[2],
+                                  c->block[0], c->block[1], c->block[2], c->shared_mem,
+                                  atomr_op_get_cu_stream (op), req->params, NULL);
+  return atomr_cuda_check (res, "cuLaunchKernel", error);
+}
+
+static gboolean
+check_config (AtomrKernel              *kernel,
+              const AtomrLaunchConfig  *c,
+              GError                  **error)
+{
+  guint64 threads = (guint64) c->block[0] * c->block[1] * c->block[2];
+  gint max_threads = atomr_kernel_get_max_threads_per_block (kernel);
+  gint max_dynamic = atomr_kernel_get_max_dynamic_shared_memory (kernel);
+
+  for (guint i = 0; i < 3; i++)
+    if (c->grid[i] == 0 || c->block[i] == 0)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "config: grid %u×%u×%u, block %u×%u×%u: every dimension must be at least 1",
+                     c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2]);
+        return FALSE;
+      }
+  if (max_threads > 0 && threads > (guint64) max_threads)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "config: a block of %" G_GUINT64_FORMAT " threads; kernel %s allows %d",
+                   threads, atomr_kernel_get_name (kernel), max_threads);
+      return FALSE;
+    }
+  if (atomr_kernel_get_function (kernel) != NULL && c->shared_mem > (guint) MAX (max_dynamic, 0))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "config: %u bytes of dynamic shared memory; kernel %s allows %d "
+                   "(raise it with atomr_kernel_set_max_dynamic_shared_memory())",
+                   c->shared_mem, atomr_kernel_get_name (kernel), max_dynamic);
+      return FALSE;
+    }
+  for (guint i = 0; c->cluster[0] && i < 3; i++)
+    {
+      guint cl = MAX (c->cluster[i], 1);
+      if (c->grid[i] % cl != 0)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "config: grid dimension %u (%u) is not a multiple of the cluster (%u)",
+                       i, c->grid[i], cl);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_nvrtc_actor_launch_async:
+ * @self: an NVRTC actor
+ * @kernel: a kernel loaded on the actor's device
+ * @config: grid, block, dynamic shared memory, clusters
+ * @args: the arguments, checked against the kernel's parameter table
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called once the kernel has run
+ * @user_data: data for @callback
+ *
+ * Launches @kernel on the actor's stream.  Wrong argument counts or sizes,
+ * an impossible configuration and stale kernels are answered with an
+ * error without enqueuing anything.
+ */
+void
+atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
+                                AtomrKernel             *kernel,
+                                const AtomrLaunchConfig *config,
+                                AtomrKernelArgs         *args,
+                                GCancellable            *cancellable,
+                                GAsyncReadyCallback      callback,
+                                gpointer                 user_data)
+{
+  LaunchRequest *req;
+  AtomrOp *op;
+  GError *error = NULL;
+  guint n;
+
+  g_return_if_fail (ATOMR_IS_NVRTC_ACTOR (self));
+
+  op = atomr_op_new (self, "launch", atomr_nvrtc_actor_launch_async, cancellable, callback, user_data);
+  if (!ATOMR_IS_KERNEL (kernel) || config == NULL || args == NULL)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "launch: %s is missing",
+                                      !ATOMR_IS_KERNEL (kernel) ? "kernel" : config == NULL ? "config" : "args"));
+      return;
+    }
+  if (atomr_kernel_get_device (kernel) != atomr_actor_get_device (ATOMR_ACTOR (self)))
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "kernel: %s is loaded on device %d, the actor runs on device %d",
+                                      atomr_kernel_get_name (kernel),
+                                      atomr_device_get_ordinal (atomr_kernel_get_device (kernel)),
+                                      atomr_device_get_ordinal (atomr_actor_get_device (ATOMR_ACTOR (self)))));
+      return;
+    }
+  if (atomr_kernel_is_stale (kernel))
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_STALE,
+                                      "kernel: %s was loaded in generation %u; the device is at %u",
+                                      atomr_kernel_get_name (kernel), atomr_kernel_get_generation (kernel),
+                                      atomr_device_get_generation (atomr_kernel_get_device (kernel))));
+      return;
+    }
+  if (!atomr_kernel_check_args (kernel, args, &error) || !check_config (kernel, config, &error))
+    {
+      atomr_op_fail (op, error);
+      return;
+    }
+
+  /* One allocation: the request, the parameter pointers, the buffer
+   * addresses and a private copy of the scalar values (so @args may be
+   * changed or reused at once). */
+  n = args->args->len;
+  req = g_malloc0 (sizeof *req + n * sizeof (void *) + n * sizeof (CUdeviceptr) + args->values->len + 16);
+  req->params = (void **) (req + 1);
+  req->ptrs = (CUdeviceptr *) (req->params + n);
+  {
+    guint8 *values = (guint8 *) (req->ptrs + n);
+    values = (guint8 *) (((guintptr) values + 15) & ~(guintptr) 15);
+    memcpy (values, args->values->data, args->values->len);
+    for (guint i = 0; i < n; i++)
+      {
+        AtomrKernelArg *a = &g_array_index (args->args, AtomrKernelArg, i);
+        if (a->buffer)
+          {
+            req->params[i] = &req->ptrs[i];
+            if (a->write)
+              atomr_op_write (op, a->buffer);
+            else
+              atomr_op_read (op, a->buffer);
+          }
+        else
+          req->params[i] = values + a->offset;
+      }
+  }
+  req->kernel = g_object_ref (kernel);
+  req->args = atomr_kernel_args_ref (args);
+  req->config = *config;
+  atomr_op_set_data (op, req, launch_request_free);
+  atomr_op_set_geometry (op, config->grid, config->block, config->shared_mem);
+  atomr_op_set_detail (op, atomr_kernel_get_name (kernel));
+  atomr_op_set_enqueue (op, launch_enqueue);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_nvrtc_actor_launch_finish:
+ * @self: an NVRTC actor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE once the kernel has run
+ */
+gboolean
+atomr_nvrtc_actor_launch_finish (AtomrNvrtcActor  *self,
+                                 GAsyncResult     *result,
+                                 GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_nvrtc_actor_launch_async, error);
+}

@@ -1,0 +1,195 @@
+/* atomr-nvrtc-loader.c — dlopen() of NVRTC and nvJitLink
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include "atomr-error.h"
+#include "atomr-nvrtc-loader-private.h"
+
+#define NVRTC_SONAME   "libnvrtc.so.13"
+#define JITLINK_SONAME "libnvJitLink.so.13"
+
+static guint load_count;
+static guint compile_count;
+
+/* Candidate file names: the toolkit's lib64 folders first (CUDA_PATH, the
+ * toolkit we were built against, /usr/local/cuda), then the bare soname for
+ * the dynamic linker's own search. */
+static GPtrArray *
+candidate_paths (const gchar *soname)
+{
+  GPtrArray *paths = g_ptr_array_new_with_free_func (g_free);
+  const gchar *cuda_path = g_getenv ("CUDA_PATH");
+
+  if (cuda_path && *cuda_path)
+    g_ptr_array_add (paths, g_build_filename (cuda_path, "lib64", soname, NULL));
+  g_ptr_array_add (paths, g_build_filename (ATOMR_CUDA_ROOT, "lib64", soname, NULL));
+  g_ptr_array_add (paths, g_build_filename ("/usr/local/cuda", "lib64", soname, NULL));
+  g_ptr_array_add (paths, g_strdup (soname));
+  return paths;
+}
+
+static gpointer
+open_library (const gchar  *soname,
+              gchar       **opened_path,
+              GError      **error)
+{
+  g_autoptr(GPtrArray) paths = candidate_paths (soname);
+  g_autoptr(GString) tried = g_string_new (NULL);
+
+  for (guint i = 0; i < paths->len; i++)
+    {
+      const gchar *path = g_ptr_array_index (paths, i);
+      gpointer handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+
+      if (handle)
+        {
+          *opened_path = g_strdup (path);
+          return handle;
+        }
+      g_string_append_printf (tried, "%s%s (%s)", tried->len ? "; " : "", path, dlerror ());
+    }
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+               "Cannot load %s: tried %s", soname, tried->str);
+  return NULL;
+}
+
+static gboolean
+resolve (gpointer     handle,
+         const gchar *library,
+         const gchar *symbol,
+         gpointer    *slot,
+         GError     **error)
+{
+  *slot = dlsym (handle, symbol);
+  if (*slot == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s lacks the entry point %s", library, symbol);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static AtomrNvrtcLib nvrtc_lib;
+static GError *nvrtc_error;
+
+static gpointer
+nvrtc_load_once (gpointer data)
+{
+  gpointer handle = open_library (NVRTC_SONAME, &nvrtc_lib.path, &nvrtc_error);
+
+  if (handle == NULL)
+    return NULL;
+#define ATOMR_NVRTC_RESOLVE(name) \
+  if (!resolve (handle, NVRTC_SONAME, #name, (gpointer *) &nvrtc_lib.name, &nvrtc_error)) \
+    return NULL;
+  ATOMR_NVRTC_FUNCS (ATOMR_NVRTC_RESOLVE)
+#undef ATOMR_NVRTC_RESOLVE
+  nvrtc_lib.nvrtcVersion (&nvrtc_lib.major, &nvrtc_lib.minor);
+  g_atomic_int_inc (&load_count);
+  g_debug ("Loaded NVRTC %d.%d from %s", nvrtc_lib.major, nvrtc_lib.minor, nvrtc_lib.path);
+  return &nvrtc_lib;
+}
+
+const AtomrNvrtcLib *
+atomr_nvrtc_load (GError **error)
+{
+  static GOnce once = G_ONCE_INIT;
+  const AtomrNvrtcLib *lib = g_once (&once, nvrtc_load_once, NULL);
+
+  if (lib == NULL)
+    g_set_error_literal (error, nvrtc_error->domain, nvrtc_error->code, nvrtc_error->message);
+  return lib;
+}
+
+static AtomrJitLinkLib jitlink_lib;
+static GError *jitlink_error;
+
+static gpointer
+jitlink_load_once (gpointer data)
+{
+  g_autofree gchar *path = NULL;
+  gpointer handle = open_library (JITLINK_SONAME, &path, &jitlink_error);
+
+  if (handle == NULL)
+    return NULL;
+#define ATOMR_JITLINK_RESOLVE(field) \
+  if (!resolve (handle, JITLINK_SONAME, "nvJitLink" #field, (gpointer *) &jitlink_lib.field, &jitlink_error)) \
+    return NULL;
+  ATOMR_JITLINK_RESOLVE (Create)
+  ATOMR_JITLINK_RESOLVE (Destroy)
+  ATOMR_JITLINK_RESOLVE (AddData)
+  ATOMR_JITLINK_RESOLVE (Complete)
+  ATOMR_JITLINK_RESOLVE (GetLinkedCubinSize)
+  ATOMR_JITLINK_RESOLVE (GetLinkedCubin)
+  ATOMR_JITLINK_RESOLVE (GetErrorLogSize)
+  ATOMR_JITLINK_RESOLVE (GetErrorLog)
+  ATOMR_JITLINK_RESOLVE (GetInfoLogSize)
+  ATOMR_JITLINK_RESOLVE (GetInfoLog)
+#undef ATOMR_JITLINK_RESOLVE
+  g_debug ("Loaded nvJitLink from %s", path);
+  return &jitlink_lib;
+}
+
+const AtomrJitLinkLib *
+atomr_jitlink_load (GError **error)
+{
+  static GOnce once = G_ONCE_INIT;
+  const AtomrJitLinkLib *lib = g_once (&once, jitlink_load_once, NULL);
+
+  if (lib == NULL)
+    g_set_error_literal (error, jitlink_error->domain, jitlink_error->code, jitlink_error->message);
+  return lib;
+}
+
+guint
+atomr_nvrtc_get_load_count (void)
+{
+  return g_atomic_int_get (&load_count);
+}
+
+guint
+atomr_nvrtc_get_compile_count (void)
+{
+  return g_atomic_int_get (&compile_count);
+}
+
+void
+atomr_nvrtc_count_compile (void)
+{
+  g_atomic_int_inc (&compile_count);
+}
+
+static gpointer
+identity_once (gpointer data)
+{
+  g_autoptr(GPtrArray) paths = candidate_paths (NVRTC_SONAME);
+
+  for (guint i = 0; i < paths->len; i++)
+    {
+      const gchar *path = g_ptr_array_index (paths, i);
+      g_autofree gchar *real = NULL;
+      struct stat st;
+
+      if (!g_path_is_absolute (path))
+        continue;
+      real = realpath (path, NULL);
+      if (real && stat (real, &st) == 0)
+        return g_strdup_printf ("%s:%lld:%lld", real, (long long) st.st_size,
+                                (long long) st.st_mtime);
+    }
+  /* Only the dynamic linker knows where it is: the soname is all we have. */
+  return g_strdup (NVRTC_SONAME);
+}
+
+const gchar *
+atomr_nvrtc_get_identity (void)
+{
+  static GOnce once = G_ONCE_INIT;
+  return g_once (&once, identity_once, NULL);
+}

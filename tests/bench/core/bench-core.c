@@ -1,0 +1,238 @@
+/* bench-core.c — the envelope against raw CUDA, in one run
+ *
+ * Round trip: cuMemsetD32Async + event record + wait, raw (the calling
+ * thread waits on the event) versus the same fill through an actor with the
+ * reply delivered on a GMainLoop, for each completion strategy.
+ * Pipelined throughput: the same with a window of operations in flight.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <atomr.h>
+#include "core/atomr-actor-private.h"
+
+#define N_ROUND 3000
+#define N_PIPE  60000
+#define WINDOW  64
+#define N_ELEMS 256
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
+  return x < y ? -1 : x > y;
+}
+
+static gdouble
+median (gdouble *v, guint n)
+{
+  qsort (v, n, sizeof *v, cmp_double);
+  return v[n / 2];
+}
+
+static gdouble
+raw_round_trip (AtomrDevice *device, CUdeviceptr ptr, guint event_flags)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  gdouble *t = g_new (gdouble, N_ROUND);
+  CUstream stream;
+  CUevent event;
+  gdouble m;
+
+  atomr_device_enter (device, NULL);
+  cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING);
+  cu->cuEventCreate (&event, event_flags);
+  for (guint i = 0; i < N_ROUND + 100; i++)
+    {
+      gint64 t0 = g_get_monotonic_time ();
+      cu->cuMemsetD32Async (ptr, i, N_ELEMS, stream);
+      cu->cuEventRecord (event, stream);
+      cu->cuEventSynchronize (event);
+      if (i >= 100)
+        t[i - 100] = (gdouble) (g_get_monotonic_time () - t0);
+    }
+  cu->cuEventDestroy (event);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+  m = median (t, N_ROUND);
+  g_free (t);
+  return m;
+}
+
+static gdouble
+raw_throughput (AtomrDevice *device, CUdeviceptr ptr)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUstream stream;
+  CUevent events[WINDOW];
+  gint64 t0;
+
+  atomr_device_enter (device, NULL);
+  cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING);
+  for (guint i = 0; i < WINDOW; i++)
+    cu->cuEventCreate (&events[i], CU_EVENT_DISABLE_TIMING);
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < N_PIPE; i++)
+    {
+      CUevent ev = events[i % WINDOW];
+      if (i >= WINDOW)
+        cu->cuEventSynchronize (ev);
+      cu->cuMemsetD32Async (ptr, i, N_ELEMS, stream);
+      cu->cuEventRecord (ev, stream);
+    }
+  cu->cuStreamSynchronize (stream);
+  t0 = g_get_monotonic_time () - t0;
+  for (guint i = 0; i < WINDOW; i++)
+    cu->cuEventDestroy (events[i]);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+  return N_PIPE / (t0 / 1e6);
+}
+
+typedef struct {
+  AtomrActor  *actor;
+  AtomrBuffer *buffer;
+  GMainLoop   *loop;
+  gdouble     *times;
+  guint        done;
+  guint        submitted;
+  guint        total;
+  gint64       t0;
+  gboolean     pipelined;
+} Bench;
+
+static void submit (Bench *b);
+
+static void
+on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Bench *b = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!atomr_actor_fill_finish (b->actor, result, &error))
+    g_error ("fill failed: %s", error->message);
+  if (!b->pipelined && b->done >= 100)
+    b->times[b->done - 100] = (gdouble) (g_get_monotonic_time () - b->t0);
+  b->done++;
+  if (b->done == b->total)
+    g_main_loop_quit (b->loop);
+  else if (b->submitted < b->total)
+    submit (b);
+}
+
+static void
+submit (Bench *b)
+{
+  b->t0 = g_get_monotonic_time ();
+  b->submitted++;
+  atomr_actor_fill_async (b->actor, b->buffer, (gdouble) b->submitted, NULL, on_reply, b);
+}
+
+static gdouble
+envelope_round_trip (AtomrDevice *device, AtomrCompletionMode mode)
+{
+  g_autoptr(GError) error = NULL;
+  Bench b = { 0 };
+  gdouble m;
+
+  b.actor = ATOMR_ACTOR (atomr_copy_actor_new (device, &error));
+  b.buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, N_ELEMS, &error);
+  if (error)
+    g_error ("%s", error->message);
+  atomr_actor_set_completion_mode (b.actor, mode);
+  b.loop = g_main_loop_new (NULL, FALSE);
+  b.times = g_new (gdouble, N_ROUND);
+  b.total = N_ROUND + 100;
+  submit (&b);
+  g_main_loop_run (b.loop);
+  m = median (b.times, N_ROUND);
+  g_free (b.times);
+  g_main_loop_unref (b.loop);
+  g_object_unref (b.buffer);
+  g_object_unref (b.actor);
+  return m;
+}
+
+static gdouble
+envelope_throughput (AtomrDevice *device, AtomrCompletionMode mode)
+{
+  g_autoptr(GError) error = NULL;
+  Bench b = { 0 };
+  gint64 t0;
+
+  b.actor = ATOMR_ACTOR (atomr_copy_actor_new (device, &error));
+  b.buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, N_ELEMS, &error);
+  if (error)
+    g_error ("%s", error->message);
+  atomr_actor_set_completion_mode (b.actor, mode);
+  b.loop = g_main_loop_new (NULL, FALSE);
+  b.total = N_PIPE;
+  b.pipelined = TRUE;
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < WINDOW; i++)
+    submit (&b);
+  g_main_loop_run (b.loop);
+  t0 = g_get_monotonic_time () - t0;
+  g_main_loop_unref (b.loop);
+  g_object_unref (b.buffer);
+  g_object_unref (b.actor);
+  return N_PIPE / (t0 / 1e6);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_get (0, &error);
+  g_autoptr(AtomrBuffer) scratch = NULL;
+  static const struct { AtomrCompletionMode mode; const gchar *name; } modes[] = {
+    { ATOMR_COMPLETION_ADAPTIVE, "adaptive (default)" },
+    { ATOMR_COMPLETION_POLL, "poll" },
+    { ATOMR_COMPLETION_EVENT_THREAD, "event thread" },
+    { ATOMR_COMPLETION_HOST_FUNC, "host function" },
+  };
+  gdouble raw, raw_blocking, raw_tp;
+
+  if (device == NULL)
+    {
+      g_printerr ("bench-core: %s\n", error->message);
+      return 77;
+    }
+  scratch = atomr_buffer_new (device, ATOMR_DTYPE_F32, N_ELEMS, &error);
+  atomr_buffer_fill_sync (scratch, 0, NULL, &error);
+
+  /* Warm up the driver and the clocks. */
+  raw_round_trip (device, atomr_buffer_get_device_pointer (scratch), CU_EVENT_DISABLE_TIMING);
+
+  raw = raw_round_trip (device, atomr_buffer_get_device_pointer (scratch), CU_EVENT_DISABLE_TIMING);
+  raw_blocking = raw_round_trip (device, atomr_buffer_get_device_pointer (scratch),
+                                 CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
+  printf ("# bench-core on %s (driver %d)\n", atomr_device_get_name (device),
+          atomr_device_get_driver_version ());
+  printf ("# round trip: cuMemsetD32Async(%d floats) + event, median of %d\n", N_ELEMS, N_ROUND);
+  printf ("%-40s %10s %8s\n", "path", "median_us", "ratio");
+  printf ("%-40s %10.2f %8s\n", "raw, spin-wait on event", raw, "1.00");
+  printf ("%-40s %10.2f %8.2f\n", "raw, blocking-sync event", raw_blocking, raw_blocking / raw);
+  for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
+    {
+      gdouble us = envelope_round_trip (device, modes[i].mode);
+      g_autofree gchar *label = g_strdup_printf ("actor, reply on main loop, %s", modes[i].name);
+      printf ("%-40s %10.2f %8.2f\n", label, us, us / raw);
+    }
+
+  raw_tp = raw_throughput (device, atomr_buffer_get_device_pointer (scratch));
+  printf ("# pipelined throughput, window %d, %d operations\n", WINDOW, N_PIPE);
+  printf ("%-40s %10s %8s\n", "path", "ops_per_s", "ratio");
+  printf ("%-40s %10.0f %8s\n", "raw", raw_tp, "1.00");
+  for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
+    {
+      gdouble tp = envelope_throughput (device, modes[i].mode);
+      g_autofree gchar *label = g_strdup_printf ("actor, %s", modes[i].name);
+      printf ("%-40s %10.0f %8.2f\n", label, tp, tp / raw_tp);
+    }
+  return 0;
+}

@@ -1,0 +1,887 @@
+/* test-envelope.c — the envelope, on the host test device (no GPU)
+ *
+ * The host device runs the whole actor machinery — mailbox, validation,
+ * hazard ordering, completion strategies, signals, replies, keep-alive,
+ * supervision — with streams whose fences the test completes by hand.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include <atomr.h>
+#include "core/atomr-actor-private.h"
+
+typedef struct {
+  AtomrDevice  *device;
+  AtomrActor   *actor;
+  GMainContext *context;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->context = g_main_context_ref_thread_default ();
+  f->device = atomr_device_new_host ();
+  f->actor = ATOMR_ACTOR (atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, f->device, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (f->actor);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  /* Everything must be released: no operation may outlive its reply. */
+  g_assert_finalize_object (f->actor);
+  g_object_unref (f->device);
+  g_main_context_unref (f->context);
+}
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  g_assert_null (*out);
+  *out = g_object_ref (result);
+}
+
+/* Iterates until *cond is non-NULL/non-zero. */
+static void
+iterate_until (gpointer *cond)
+{
+  while (*cond == NULL)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+static void
+iterate_pending (void)
+{
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+static GBytes *
+pattern_bytes (gsize n, guint8 seed)
+{
+  guint8 *data = g_malloc (n);
+  for (gsize i = 0; i < n; i++)
+    data[i] = (guint8) (seed + i * 7);
+  return g_bytes_new_take (data, n);
+}
+
+static void
+test_dtype (void)
+{
+  g_autoptr(GBytes) h = atomr_dtype_pack (ATOMR_DTYPE_F16, 1.0, 0);
+  g_autoptr(GBytes) b = atomr_dtype_pack (ATOMR_DTYPE_BF16, -2.0, 0);
+  g_autoptr(GBytes) c = atomr_dtype_pack (ATOMR_DTYPE_C64, 1.5, -0.5);
+  g_autoptr(GBytes) i8 = atomr_dtype_pack (ATOMR_DTYPE_I8, 300.0, 0);
+  g_autoptr(GBytes) u32 = atomr_dtype_pack (ATOMR_DTYPE_U32, -4.0, 0);
+  const guint16 *hv = g_bytes_get_data (h, NULL);
+  const guint16 *bv = g_bytes_get_data (b, NULL);
+  const float *cv = g_bytes_get_data (c, NULL);
+  AtomrDtype dt;
+
+  g_assert_cmpuint (atomr_dtype_get_size (ATOMR_DTYPE_F16), ==, 2);
+  g_assert_cmpuint (atomr_dtype_get_size (ATOMR_DTYPE_C128), ==, 16);
+  g_assert_cmpuint (atomr_dtype_get_size (ATOMR_DTYPE_U64), ==, 8);
+  g_assert_cmpuint (atomr_dtype_get_size ((AtomrDtype) 99), ==, 0);
+  g_assert_cmpstr (atomr_dtype_get_name (ATOMR_DTYPE_BF16), ==, "bf16");
+  g_assert_true (atomr_dtype_from_name ("c128", &dt));
+  g_assert_cmpint (dt, ==, ATOMR_DTYPE_C128);
+  g_assert_false (atomr_dtype_from_name ("f128", &dt));
+  g_assert_true (atomr_dtype_is_complex (ATOMR_DTYPE_C64));
+  g_assert_false (atomr_dtype_is_floating (ATOMR_DTYPE_I32));
+
+  g_assert_cmphex (hv[0], ==, 0x3c00);     /* 1.0 in IEEE half */
+  g_assert_cmphex (bv[0], ==, 0xc000);     /* -2.0 in bfloat16 */
+  g_assert_cmpfloat (cv[0], ==, 1.5f);
+  g_assert_cmpfloat (cv[1], ==, -0.5f);
+  g_assert_cmpint (*(const gint8 *) g_bytes_get_data (i8, NULL), ==, 127);   /* saturates */
+  g_assert_cmpuint (*(const guint32 *) g_bytes_get_data (u32, NULL), ==, 0);
+  {
+    g_autoptr(GBytes) tiny = atomr_dtype_pack (ATOMR_DTYPE_F16, 1e-7, 0);  /* subnormal */
+    g_assert_cmphex (*(const guint16 *) g_bytes_get_data (tiny, NULL), ==, 0x0002);
+  }
+}
+
+static void
+test_no_driver (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = NULL;
+
+  if (atomr_device_get_count () > 0)
+    {
+      g_test_skip ("a CUDA device is present");
+      return;
+    }
+  device = atomr_device_get (0, &error);
+  g_assert_null (device);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NO_DEVICE);
+  g_assert_cmpint (atomr_device_get_driver_version (), ==, 0);
+}
+
+static void
+test_bad_arguments (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(AtomrBuffer) other = NULL;
+  g_autoptr(GBytes) wrong = pattern_bytes (7, 1);
+  g_autoptr(GAsyncResult) result = NULL;
+  gint64 shape[] = { 4, 0 };
+  gint64 good_shape[] = { 2, 8 };
+  guint n_dims = 0;
+  const gint64 *got;
+
+  g_assert_null (atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 0, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "n_elements is 0"));
+  g_clear_error (&error);
+
+  g_assert_null (atomr_buffer_new (f->device, (AtomrDtype) 42, 4, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "42"));
+  g_clear_error (&error);
+
+  g_assert_null (atomr_buffer_new_with_shape (f->device, ATOMR_DTYPE_F32, shape, 2, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "Dimension 1"));
+  g_clear_error (&error);
+
+  buffer = atomr_buffer_new_with_shape (f->device, ATOMR_DTYPE_F32, good_shape, 2, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_buffer_get_n_elements (buffer), ==, 16);
+  g_assert_cmpuint (atomr_buffer_get_byte_size (buffer), ==, 64);
+  got = atomr_buffer_get_shape (buffer, &n_dims);
+  g_assert_cmpuint (n_dims, ==, 2);
+  g_assert_cmpint (got[1], ==, 8);
+  g_assert_false (atomr_buffer_set_shape (buffer, shape, 1, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* Validation failures answer without enqueuing anything. */
+  atomr_actor_upload_async (f->actor, buffer, wrong, NULL, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  g_assert_false (atomr_actor_upload_finish (f->actor, result, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "7 bytes"));
+  g_assert_nonnull (strstr (error->message, "64 bytes"));
+  g_clear_error (&error);
+  g_clear_object (&result);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (atomr_actor_get_stream (f->actor)), ==, 0);
+
+  atomr_actor_copy_async (f->actor, buffer, buffer, NULL, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  g_assert_false (atomr_actor_copy_finish (f->actor, result, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_clear_object (&result);
+
+  other = atomr_buffer_new (f->device, ATOMR_DTYPE_F64, 16, &error);
+  g_assert_no_error (error);
+  atomr_actor_copy_async (f->actor, other, buffer, NULL, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  g_assert_false (atomr_actor_copy_finish (f->actor, result, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "128"));
+}
+
+typedef struct {
+  GPtrArray *events;
+  GThread   *thread;
+} SignalLog;
+
+static void
+log_signal (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  SignalLog *log = user_data;
+  g_ptr_array_add (log->events, g_strdup_printf ("%s:%s", (const gchar *) g_object_get_data (G_OBJECT (actor), "phase"),
+                                                 atomr_launch_info_get_operation (info)));
+}
+
+static void
+on_phase (AtomrActor *actor, AtomrLaunchInfo *info, gpointer phase)
+{
+  g_object_set_data (G_OBJECT (actor), "phase", phase);
+}
+
+static void
+log_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  SignalLog *log = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = atomr_actor_download_finish (ATOMR_ACTOR (source), result, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (bytes);
+  g_ptr_array_add (log->events, g_strdup ("reply"));
+  log->thread = g_thread_self ();
+}
+
+static void
+test_signal_order (Fixture *f, gconstpointer data)
+{
+  SignalLog log = { g_ptr_array_new_with_free_func (g_free), NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_U8, 32, &error);
+  const gchar *expected[] = { "before-enqueue:download", "after-enqueue:download",
+                              "before-complete:download", "reply", "after-complete:download" };
+  AtomrStream *stream = atomr_actor_get_stream (f->actor);
+
+  g_signal_connect (f->actor, "before-enqueue", G_CALLBACK (on_phase), (gpointer) "before-enqueue");
+  g_signal_connect (f->actor, "after-enqueue", G_CALLBACK (on_phase), (gpointer) "after-enqueue");
+  g_signal_connect (f->actor, "before-complete", G_CALLBACK (on_phase), (gpointer) "before-complete");
+  g_signal_connect (f->actor, "after-complete", G_CALLBACK (on_phase), (gpointer) "after-complete");
+  g_signal_connect_after (f->actor, "before-enqueue", G_CALLBACK (log_signal), &log);
+  g_signal_connect_after (f->actor, "after-enqueue", G_CALLBACK (log_signal), &log);
+  g_signal_connect_after (f->actor, "before-complete", G_CALLBACK (log_signal), &log);
+  g_signal_connect_after (f->actor, "after-complete", G_CALLBACK (log_signal), &log);
+
+  atomr_actor_download_async (f->actor, buffer, NULL, log_reply, &log);
+  iterate_pending ();
+  /* Enqueued but the "GPU" has not finished: no completion yet. */
+  g_assert_cmpuint (log.events->len, ==, 2);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), ==, 1);
+
+  g_assert_cmpuint (atomr_host_stream_complete (stream, 1, CUDA_SUCCESS), ==, 1);
+  while (log.events->len < 5)
+    g_main_context_iteration (NULL, TRUE);
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    g_assert_cmpstr (g_ptr_array_index (log.events, i), ==, expected[i]);
+  g_assert_true (log.thread == g_thread_self ());
+  g_assert_cmpuint (atomr_actor_get_n_completed (f->actor), ==, 1);
+  g_ptr_array_unref (log.events);
+}
+
+/* The actor lives on a context served by another thread; replies still
+ * come back on the caller's thread-default context. */
+typedef struct {
+  GMainContext *context;
+  GMainLoop    *loop;
+  GThread      *thread;
+  GThread      *enqueue_thread;
+} ServiceThread;
+
+static gpointer
+service_main (gpointer data)
+{
+  ServiceThread *st = data;
+  g_main_context_push_thread_default (st->context);
+  g_main_loop_run (st->loop);
+  g_main_context_pop_thread_default (st->context);
+  return NULL;
+}
+
+static void
+note_enqueue_thread (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  ServiceThread *st = user_data;
+  st->enqueue_thread = g_thread_self ();
+}
+
+static void
+reply_thread (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GThread **out = user_data;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (atomr_actor_upload_finish (ATOMR_ACTOR (source), result, &error));
+  g_assert_no_error (error);
+  *out = g_thread_self ();
+}
+
+static gboolean
+quit_loop (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+test_reply_context (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  ServiceThread st = { 0 };
+  AtomrActor *actor;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(GBytes) data = pattern_bytes (16, 3);
+  GThread *replied = NULL;
+
+  st.context = g_main_context_new ();
+  st.loop = g_main_loop_new (st.context, FALSE);
+  st.thread = g_thread_new ("actor-service", service_main, &st);
+  atomr_device_set_host_autocomplete (device, TRUE);
+
+  actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, st.context, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_actor_get_context (actor) == st.context);
+  g_signal_connect (actor, "before-enqueue", G_CALLBACK (note_enqueue_thread), &st);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 16, &error);
+  g_assert_no_error (error);
+
+  atomr_actor_upload_async (actor, buffer, data, NULL, reply_thread, &replied);
+  while (replied == NULL)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_assert_true (st.enqueue_thread == st.thread);   /* mailbox served there */
+  g_assert_true (replied == g_thread_self ());      /* reply came home */
+
+  g_object_unref (actor);
+  g_main_context_invoke (st.context, quit_loop, st.loop);
+  g_thread_join (st.thread);
+  g_main_loop_unref (st.loop);
+  g_main_context_unref (st.context);
+}
+
+static void
+test_cancellation (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 8, &error);
+  g_autoptr(GBytes) bytes = pattern_bytes (32, 9);
+  g_autoptr(GAsyncResult) result = NULL;
+  AtomrStream *stream = atomr_actor_get_stream (f->actor);
+
+  /* Cancelled before the mailbox reaches it: never enqueued. */
+  g_cancellable_cancel (cancellable);
+  atomr_actor_upload_async (f->actor, buffer, bytes, cancellable, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  g_assert_false (atomr_actor_upload_finish (f->actor, result, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), ==, 0);
+  g_clear_error (&error);
+  g_clear_object (&result);
+
+  /* Cancelled after enqueue: the work is on the GPU and completes. */
+  g_cancellable_reset (cancellable);
+  atomr_actor_upload_async (f->actor, buffer, bytes, cancellable, store_result, &result);
+  iterate_pending ();
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), ==, 1);
+  g_cancellable_cancel (cancellable);
+  atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+  iterate_until ((gpointer *) &result);
+  g_assert_true (atomr_actor_upload_finish (f->actor, result, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (atomr_buffer_get_host_data (buffer), 32, g_bytes_get_data (bytes, NULL), 32);
+}
+
+static void
+test_keep_alive (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrBuffer *buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_I32, 4, &error);
+  g_autoptr(GBytes) bytes = pattern_bytes (16, 5);
+  g_autoptr(GAsyncResult) result = NULL;
+  gpointer weak = buffer;
+
+  g_object_add_weak_pointer (G_OBJECT (buffer), &weak);
+  atomr_actor_upload_async (f->actor, buffer, bytes, NULL, store_result, &result);
+  g_object_unref (buffer);       /* the caller lets go at once */
+  iterate_pending ();
+  g_assert_nonnull (weak);       /* the operation keeps it alive */
+
+  atomr_host_stream_complete (atomr_actor_get_stream (f->actor), 1, CUDA_SUCCESS);
+  iterate_until ((gpointer *) &result);
+  g_assert_true (atomr_actor_upload_finish (f->actor, result, &error));
+  g_assert_null (weak);          /* released right after the reply */
+}
+
+static void
+test_hazards (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) writer = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrActor) reader = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 64, &error);
+  g_autoptr(GBytes) first = pattern_bytes (64, 11);
+  g_autoptr(GBytes) second = pattern_bytes (64, 99);
+  g_autoptr(GAsyncResult) w1 = NULL, r1 = NULL, w2 = NULL;
+  g_autoptr(GBytes) got = NULL;
+  AtomrStream *ws, *rs;
+
+  g_assert_no_error (error);
+  ws = atomr_actor_get_stream (writer);
+  rs = atomr_actor_get_stream (reader);
+  g_assert_true (ws != rs);
+
+  /* Read after write on another stream: the reader's stream waits for
+   * the writer's fence on the "GPU", the host never blocks. */
+  atomr_actor_upload_async (writer, x, first, NULL, store_result, &w1);
+  iterate_pending ();
+  atomr_actor_download_async (reader, x, NULL, store_result, &r1);
+  iterate_pending ();
+  g_assert_cmpuint (rs->waits->len, ==, 1);
+  g_assert_true (((AtomrFence *) g_ptr_array_index (rs->waits, 0))->stream == ws);
+  /* The reader cannot finish before the writer. */
+  g_assert_cmpuint (atomr_host_stream_complete (rs, 1, CUDA_SUCCESS), ==, 0);
+  g_assert_cmpuint (atomr_host_stream_complete (ws, 1, CUDA_SUCCESS), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (rs, 1, CUDA_SUCCESS), ==, 1);
+  iterate_until ((gpointer *) &w1);
+  iterate_until ((gpointer *) &r1);
+  got = atomr_actor_download_finish (reader, r1, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, first));
+
+  /* Write after read: the writer waits for the reader. */
+  g_clear_object (&r1);
+  g_clear_pointer (&got, g_bytes_unref);
+  atomr_actor_download_async (reader, x, NULL, store_result, &r1);
+  iterate_pending ();
+  atomr_actor_upload_async (writer, x, second, NULL, store_result, &w2);
+  iterate_pending ();
+  g_assert_cmpuint (ws->waits->len, >=, 1);
+  g_assert_true (((AtomrFence *) g_ptr_array_index (ws->waits, ws->waits->len - 1))->stream == rs);
+  g_assert_cmpuint (atomr_host_stream_complete (ws, 1, CUDA_SUCCESS), ==, 0);
+  g_assert_cmpuint (atomr_host_stream_complete (rs, 1, CUDA_SUCCESS), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (ws, 1, CUDA_SUCCESS), ==, 1);
+  iterate_until ((gpointer *) &r1);
+  iterate_until ((gpointer *) &w2);
+  g_assert_true (atomr_actor_upload_finish (writer, w2, &error));
+  got = atomr_actor_download_finish (reader, r1, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, first));
+  g_assert_cmpmem (atomr_buffer_get_host_data (x), 64, g_bytes_get_data (second, NULL), 64);
+}
+
+/* Requests to two actors submitted back to back, before either mailbox
+ * runs: hazards follow the order of submission, not of dispatch. */
+static void
+test_program_order (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) writer = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrActor) reader = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 64, &error);
+  g_autoptr(GBytes) first = pattern_bytes (64, 1);
+  g_autoptr(GBytes) second = pattern_bytes (64, 2);
+  g_autoptr(GAsyncResult) w1 = NULL, r1 = NULL, w2 = NULL;
+  g_autoptr(GBytes) got = NULL;
+
+  g_assert_no_error (error);
+  atomr_actor_upload_async (writer, x, first, NULL, store_result, &w1);
+  atomr_actor_download_async (reader, x, NULL, store_result, &r1);
+  atomr_actor_upload_async (writer, x, second, NULL, store_result, &w2);
+  iterate_pending ();
+
+  /* Both writes were dispatched by the writer's mailbox in one go, yet the
+   * second one waits (on the "GPU") for the read submitted before it. */
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (atomr_actor_get_stream (writer)), ==, 2);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (atomr_actor_get_stream (reader)), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (writer), 2, CUDA_SUCCESS), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (reader), 1, CUDA_SUCCESS), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (writer), 1, CUDA_SUCCESS), ==, 1);
+  iterate_until ((gpointer *) &w2);
+  iterate_until ((gpointer *) &r1);
+  got = atomr_actor_download_finish (reader, r1, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, first));
+  g_assert_cmpmem (atomr_buffer_get_host_data (x), 64, g_bytes_get_data (second, NULL), 64);
+}
+
+/* A request that fails before enqueue stands for what it followed. */
+static void
+test_failed_link (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) a = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrActor) b = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 16, &error);
+  g_autoptr(GBytes) data = pattern_bytes (16, 5);
+  g_autoptr(GCancellable) cancelled = g_cancellable_new ();
+  g_autoptr(GAsyncResult) w1 = NULL, w2 = NULL, r = NULL;
+  AtomrStream *rs;
+
+  g_cancellable_cancel (cancelled);
+  atomr_actor_upload_async (a, x, data, NULL, store_result, &w1);           /* real write */
+  atomr_actor_upload_async (a, x, data, cancelled, store_result, &w2);      /* never enqueued */
+  atomr_actor_download_async (b, x, NULL, store_result, &r);                /* must wait for w1 */
+  iterate_until ((gpointer *) &w2);
+  iterate_pending ();
+  rs = atomr_actor_get_stream (b);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (rs), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (rs, 1, CUDA_SUCCESS), ==, 0);
+  atomr_host_stream_complete (atomr_actor_get_stream (a), 1, CUDA_SUCCESS);
+  g_assert_cmpuint (atomr_host_stream_complete (rs, 1, CUDA_SUCCESS), ==, 1);
+  iterate_until ((gpointer *) &r);
+  iterate_until ((gpointer *) &w1);
+  g_assert_false (atomr_actor_upload_finish (a, w2, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+static void
+on_rebuilt (AtomrDevice *device, guint generation, gpointer user_data)
+{
+  *(guint *) user_data = generation;
+}
+
+static void
+test_stale_after_reset (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) old = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 4, &error);
+  g_autoptr(AtomrBuffer) fresh = NULL;
+  g_autoptr(GBytes) bytes = pattern_bytes (16, 2);
+  g_autoptr(GAsyncResult) inflight = NULL, result = NULL;
+  guint old_stream = atomr_actor_get_stream_id (f->actor);
+  guint rebuilt = 0;
+
+  g_signal_connect (f->device, "context-rebuilt", G_CALLBACK (on_rebuilt), &rebuilt);
+  g_assert_false (atomr_buffer_is_stale (old));
+
+  /* An operation in flight when the context is rebuilt fails as stale. */
+  atomr_actor_upload_async (f->actor, old, bytes, NULL, store_result, &inflight);
+  iterate_pending ();
+  g_assert_true (atomr_device_reset (f->device, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_device_get_generation (f->device), ==, 2);
+  g_assert_cmpuint (rebuilt, ==, 2);
+  iterate_until ((gpointer *) &inflight);
+  g_assert_false (atomr_actor_upload_finish (f->actor, inflight, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE);
+  g_assert_nonnull (strstr (error->message, "generation 1 -> 2"));
+  g_clear_error (&error);
+
+  /* A buffer of the old generation fails fast. */
+  g_assert_true (atomr_buffer_is_stale (old));
+  atomr_actor_upload_async (f->actor, old, bytes, NULL, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  g_assert_false (atomr_actor_upload_finish (f->actor, result, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE);
+  g_assert_nonnull (strstr (error->message, "generation 1"));
+  g_clear_error (&error);
+  g_clear_object (&result);
+
+  /* The actor itself moves on to a fresh stream. */
+  fresh = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 4, &error);
+  g_assert_no_error (error);
+  atomr_actor_upload_async (f->actor, fresh, bytes, NULL, store_result, &result);
+  iterate_pending ();
+  g_assert_cmpuint (atomr_actor_get_stream_id (f->actor), !=, old_stream);
+  atomr_host_stream_complete (atomr_actor_get_stream (f->actor), 1, CUDA_SUCCESS);
+  iterate_until ((gpointer *) &result);
+  g_assert_true (atomr_actor_upload_finish (f->actor, result, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_poisoned (gconstpointer data)
+{
+  AtomrSupervisorPolicy policy = GPOINTER_TO_INT (data);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, 4, &error);
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GBytes) bytes = pattern_bytes (16, 4);
+  gint64 deadline;
+
+  atomr_device_set_supervisor_policy (device, policy);
+  atomr_actor_download_async (actor, buffer, NULL, store_result, &result);
+  iterate_pending ();
+  /* The "GPU" reports a sticky error: an illegal address. */
+  atomr_host_stream_complete (atomr_actor_get_stream (actor), 1, CUDA_ERROR_ILLEGAL_ADDRESS);
+  iterate_until ((gpointer *) &result);
+  g_assert_null (atomr_actor_download_finish (actor, result, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_CONTEXT_POISONED);
+  g_clear_error (&error);
+  g_clear_object (&result);
+
+  /* The supervisor acts on the device thread. */
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  switch (policy)
+    {
+    case ATOMR_SUPERVISOR_RESTART:
+      while (atomr_device_get_generation (device) == 1 && g_get_monotonic_time () < deadline)
+        g_usleep (1000);
+      g_assert_cmpuint (atomr_device_get_generation (device), ==, 2);
+      g_assert_cmpint (atomr_device_get_state (device), ==, ATOMR_DEVICE_STATE_READY);
+      break;
+    case ATOMR_SUPERVISOR_STOP:
+      while (atomr_device_get_state (device) != ATOMR_DEVICE_STATE_STOPPED &&
+             g_get_monotonic_time () < deadline)
+        g_usleep (1000);
+      g_assert_cmpint (atomr_device_get_state (device), ==, ATOMR_DEVICE_STATE_STOPPED);
+      g_assert_null (atomr_buffer_new (device, ATOMR_DTYPE_F32, 4, &error));
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE);
+      g_clear_error (&error);
+      g_assert_false (atomr_device_reset (device, &error));
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE);
+      return;
+    case ATOMR_SUPERVISOR_ESCALATE:
+    default:
+      g_usleep (50000);
+      g_assert_cmpint (atomr_device_get_state (device), ==, ATOMR_DEVICE_STATE_POISONED);
+      g_assert_null (atomr_buffer_new (device, ATOMR_DTYPE_F32, 4, &error));
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_CONTEXT_POISONED);
+      g_clear_error (&error);
+      g_assert_true (atomr_device_reset (device, &error));
+      g_assert_no_error (error);
+      break;
+    }
+
+  /* Afterwards the device takes work again; old buffers are stale. */
+  g_clear_object (&buffer);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, 4, &error);
+  g_assert_no_error (error);
+  atomr_device_set_host_autocomplete (device, TRUE);
+  atomr_actor_upload_async (actor, buffer, bytes, NULL, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  g_assert_true (atomr_actor_upload_finish (actor, result, &error));
+  g_assert_no_error (error);
+}
+
+/* A thread that plays the GPU: completes the actor's fences as they come. */
+typedef struct {
+  AtomrActor *actor;
+  gint        stop;
+} FakeGpu;
+
+static gpointer
+fake_gpu_main (gpointer data)
+{
+  FakeGpu *gpu = data;
+  while (!g_atomic_int_get (&gpu->stop))
+    {
+      AtomrStream *stream = atomr_actor_get_stream (gpu->actor);
+      if (stream)
+        atomr_host_stream_complete (stream, G_MAXUINT, CUDA_SUCCESS);
+      g_usleep (200);
+    }
+  return NULL;
+}
+
+static void
+test_completion_modes (gconstpointer data)
+{
+  AtomrCompletionMode mode = GPOINTER_TO_INT (data);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  AtomrActor *actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) a = atomr_buffer_new (device, ATOMR_DTYPE_U8, 256, &error);
+  g_autoptr(AtomrBuffer) b = atomr_buffer_new (device, ATOMR_DTYPE_U8, 256, &error);
+  g_autoptr(GBytes) bytes = pattern_bytes (256, 77);
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, r3 = NULL;
+  g_autoptr(GBytes) got = NULL;
+  FakeGpu gpu = { actor, 0 };
+  GThread *thread;
+
+  g_assert_no_error (error);
+  atomr_actor_set_completion_mode (actor, mode);
+  atomr_actor_set_spin_usec (actor, 50);
+  g_assert_cmpint (atomr_actor_get_completion_mode (actor), ==, mode);
+  thread = g_thread_new ("fake-gpu", fake_gpu_main, &gpu);
+
+  atomr_actor_upload_async (actor, a, bytes, NULL, store_result, &r1);
+  atomr_actor_copy_async (actor, b, a, NULL, store_result, &r2);
+  atomr_actor_download_async (actor, b, NULL, store_result, &r3);
+  iterate_until ((gpointer *) &r3);
+  iterate_until ((gpointer *) &r1);
+  iterate_until ((gpointer *) &r2);
+  g_assert_true (atomr_actor_upload_finish (actor, r1, &error));
+  g_assert_true (atomr_actor_copy_finish (actor, r2, &error));
+  got = atomr_actor_download_finish (actor, r3, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, bytes));
+
+  g_atomic_int_set (&gpu.stop, 1);
+  g_thread_join (thread);
+  /* Results hold their source object: drop them, then nothing else may
+   * keep the actor alive (no waiter, no host function, no operation). */
+  g_clear_object (&r1);
+  g_clear_object (&r2);
+  g_clear_object (&r3);
+  g_assert_finalize_object (actor);
+}
+
+static void
+test_fill_and_sync (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  AtomrDtype dtypes[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64,
+                          ATOMR_DTYPE_C64, ATOMR_DTYPE_C128, ATOMR_DTYPE_I8, ATOMR_DTYPE_U8,
+                          ATOMR_DTYPE_I32, ATOMR_DTYPE_U32, ATOMR_DTYPE_I64, ATOMR_DTYPE_U64 };
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, dtypes[d], 33, &error);
+      g_autoptr(GBytes) expected = atomr_dtype_pack (dtypes[d], 3.0, 0.0);
+      g_autoptr(GAsyncResult) result = NULL;
+      g_autoptr(GBytes) got = NULL;
+      AtomrSync sync;
+      const guint8 *p;
+      gsize size, elem = atomr_dtype_get_size (dtypes[d]);
+
+      atomr_actor_fill_async (actor, buffer, 3.0, NULL, store_result, &result);
+      iterate_until ((gpointer *) &result);
+      g_assert_true (atomr_actor_fill_finish (actor, result, &error));
+      g_assert_no_error (error);
+
+      /* the blocking convenience, on the actor's own context */
+      atomr_sync_begin (&sync, actor);
+      atomr_actor_download_async (actor, buffer, NULL, atomr_sync_callback, &sync);
+      got = atomr_actor_download_finish (actor, atomr_sync_wait (&sync), &error);
+      atomr_sync_end (&sync);
+      g_assert_no_error (error);
+      p = g_bytes_get_data (got, &size);
+      g_assert_cmpuint (size, ==, 33 * elem);
+      for (guint i = 0; i < 33; i++)
+        g_assert_cmpmem (p + i * elem, elem, g_bytes_get_data (expected, NULL), elem);
+    }
+}
+
+static void
+test_buffer_conveniences (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(GBytes) bytes = pattern_bytes (40, 8);
+  g_autoptr(GBytes) got = NULL;
+
+  /* The device's default actor lives on the device thread. */
+  atomr_device_set_host_autocomplete (device, TRUE);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_I32, 10, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (buffer, bytes, NULL, &error));
+  g_assert_no_error (error);
+  got = atomr_buffer_download_sync (buffer, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, bytes));
+  g_assert_true (atomr_buffer_fill_sync (buffer, -5, NULL, &error));
+  g_clear_pointer (&got, g_bytes_unref);
+  got = atomr_buffer_download_sync (buffer, NULL, &error);
+  g_assert_cmpint (((const gint32 *) g_bytes_get_data (got, NULL))[9], ==, -5);
+}
+
+static void
+test_trace_recorder (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrTraceRecorder) recorder = atomr_trace_recorder_new (3);
+  g_autoptr(AtomrTraceRecorder) loaded = atomr_trace_recorder_new (100);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 4, &error);
+  g_autoptr(GPtrArray) records = NULL;
+  g_autoptr(GPtrArray) again = NULL;
+  g_autofree gchar *json = NULL;
+  g_autofree gchar *path = NULL;
+
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (recorder), ==, 0);
+  atomr_trace_recorder_add_actor (recorder, f->actor);
+  atomr_actor_set_timing (f->actor, TRUE);
+  atomr_device_set_host_autocomplete (f->device, TRUE);
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autoptr(GAsyncResult) result = NULL;
+      atomr_actor_fill_async (f->actor, buffer, i, NULL, store_result, &result);
+      iterate_until ((gpointer *) &result);
+      g_assert_true (atomr_actor_fill_finish (f->actor, result, &error));
+    }
+  /* A failing operation is recorded with its error. */
+  {
+    g_autoptr(GAsyncResult) result = NULL;
+    atomr_device_set_host_autocomplete (f->device, FALSE);
+    atomr_actor_download_async (f->actor, buffer, NULL, store_result, &result);
+    iterate_pending ();
+    atomr_host_stream_complete (atomr_actor_get_stream (f->actor), 1, CUDA_ERROR_INVALID_VALUE);
+    iterate_until ((gpointer *) &result);
+    g_assert_null (atomr_actor_download_finish (f->actor, result, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+  }
+
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (recorder), ==, 3);
+  g_assert_cmpuint (atomr_trace_recorder_get_n_dropped (recorder), ==, 3);
+  records = atomr_trace_recorder_get_records (recorder);
+  g_assert_cmpstr (atomr_launch_info_get_operation (g_ptr_array_index (records, 0)), ==, "fill");
+  g_assert_cmpuint (atomr_launch_info_get_sequence (g_ptr_array_index (records, 0)), ==, 4);
+  g_assert_cmpstr (atomr_launch_info_get_operation (g_ptr_array_index (records, 2)), ==, "download");
+  g_assert_nonnull (atomr_launch_info_get_error (g_ptr_array_index (records, 2)));
+  g_assert_cmpint (atomr_launch_info_get_complete_time (g_ptr_array_index (records, 1)), >=,
+                   atomr_launch_info_get_enqueue_time (g_ptr_array_index (records, 1)));
+
+  json = atomr_trace_recorder_to_json (recorder);
+  g_assert_nonnull (strstr (json, "\"traceEvents\""));
+  g_assert_nonnull (strstr (json, "\"ph\":\"X\""));
+  g_assert_nonnull (strstr (json, "thread_name"));
+
+  path = g_build_filename (g_get_tmp_dir (), "atomr-test-trace.json", NULL);
+  g_assert_true (atomr_trace_recorder_save (recorder, path, &error));
+  g_assert_true (atomr_trace_recorder_load (loaded, path, &error));
+  g_assert_no_error (error);
+  g_unlink (path);
+  again = atomr_trace_recorder_get_records (loaded);
+  g_assert_cmpuint (again->len, ==, 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      AtomrLaunchInfo *x = g_ptr_array_index (records, i), *y = g_ptr_array_index (again, i);
+      g_assert_cmpstr (atomr_launch_info_get_actor_name (x), ==, atomr_launch_info_get_actor_name (y));
+      g_assert_cmpstr (atomr_launch_info_get_library (x), ==, atomr_launch_info_get_library (y));
+      g_assert_cmpuint (atomr_launch_info_get_sequence (x), ==, atomr_launch_info_get_sequence (y));
+      g_assert_cmpuint (atomr_launch_info_get_stream_id (x), ==, atomr_launch_info_get_stream_id (y));
+      g_assert_cmpint (atomr_launch_info_get_complete_time (x), ==, atomr_launch_info_get_complete_time (y));
+      g_assert_true ((atomr_launch_info_get_error (x) == NULL) == (atomr_launch_info_get_error (y) == NULL));
+    }
+
+  /* Malformed input leaves the records as they were. */
+  g_assert_false (atomr_trace_recorder_load_json (loaded, "{\"traceEvents\": 3}", -1, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (atomr_trace_recorder_load_json (loaded, "{not json", -1, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (atomr_trace_recorder_load_json (loaded, "[{\"ph\":\"X\",\"name\":\"x\",\"ts\":-5}]", -1, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "event 0"));
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (loaded), ==, 3);
+
+  atomr_trace_recorder_remove_actor (recorder, f->actor);
+  atomr_trace_recorder_clear (recorder);
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (recorder), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/dtype/pack", test_dtype);
+  g_test_add_func ("/device/no-driver", test_no_driver);
+  g_test_add ("/buffer/bad-arguments", Fixture, NULL, fixture_setup, test_bad_arguments, fixture_teardown);
+  g_test_add ("/envelope/signal-order", Fixture, NULL, fixture_setup, test_signal_order, fixture_teardown);
+  g_test_add_func ("/envelope/reply-context", test_reply_context);
+  g_test_add ("/envelope/cancellation", Fixture, NULL, fixture_setup, test_cancellation, fixture_teardown);
+  g_test_add ("/envelope/keep-alive", Fixture, NULL, fixture_setup, test_keep_alive, fixture_teardown);
+  g_test_add_func ("/envelope/hazards", test_hazards);
+  g_test_add_func ("/envelope/program-order", test_program_order);
+  g_test_add_func ("/envelope/failed-link", test_failed_link);
+  g_test_add ("/envelope/stale-after-reset", Fixture, NULL, fixture_setup, test_stale_after_reset, fixture_teardown);
+  g_test_add_data_func ("/supervisor/restart", GINT_TO_POINTER (ATOMR_SUPERVISOR_RESTART), test_poisoned);
+  g_test_add_data_func ("/supervisor/stop", GINT_TO_POINTER (ATOMR_SUPERVISOR_STOP), test_poisoned);
+  g_test_add_data_func ("/supervisor/escalate", GINT_TO_POINTER (ATOMR_SUPERVISOR_ESCALATE), test_poisoned);
+  g_test_add_data_func ("/completion/adaptive", GINT_TO_POINTER (ATOMR_COMPLETION_ADAPTIVE), test_completion_modes);
+  g_test_add_data_func ("/completion/poll", GINT_TO_POINTER (ATOMR_COMPLETION_POLL), test_completion_modes);
+  g_test_add_data_func ("/completion/event-thread", GINT_TO_POINTER (ATOMR_COMPLETION_EVENT_THREAD), test_completion_modes);
+  g_test_add_data_func ("/completion/host-func", GINT_TO_POINTER (ATOMR_COMPLETION_HOST_FUNC), test_completion_modes);
+  g_test_add_data_func ("/completion/sync", GINT_TO_POINTER (ATOMR_COMPLETION_SYNC), test_completion_modes);
+  g_test_add_func ("/memory/fill-every-dtype-and-sync", test_fill_and_sync);
+  g_test_add_func ("/buffer/conveniences", test_buffer_conveniences);
+  g_test_add ("/trace/recorder", Fixture, NULL, fixture_setup, test_trace_recorder, fixture_teardown);
+
+  return g_test_run ();
+}

@@ -1,0 +1,458 @@
+/* test-gpu-core.c — the core runtime on a real GPU
+ *
+ * Skips without a device.  Covers: device properties, round trips of every
+ * dtype with random data, fill, stale buffers after a reset, cross-stream
+ * hazard ordering, out-of-memory, every completion strategy, and a sticky
+ * error (illegal address) handled by the supervisor.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <atomr.h>
+#include "core/atomr-actor-private.h"
+
+static AtomrDevice *device;
+
+static gboolean
+need_device (void)
+{
+  if (device == NULL)
+    {
+      g_test_skip ("no CUDA device");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  *out = g_object_ref (result);
+}
+
+static void
+wait_for (GAsyncResult **result)
+{
+  while (*result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+static GBytes *
+random_bytes (gsize n)
+{
+  guint32 *data = g_malloc (n + 4);
+  for (gsize i = 0; i < n / 4 + 1; i++)
+    data[i] = g_random_int ();
+  return g_bytes_new_take (data, n);
+}
+
+static void
+test_properties (void)
+{
+  gint major = 0, minor = 0;
+  g_autofree gchar *arch = NULL;
+
+  if (!need_device ())
+    return;
+  atomr_device_get_compute_capability (device, &major, &minor);
+  g_test_message ("device 0: %s, sm_%d%d, %d SMs, %" G_GUINT64_FORMAT " bytes, driver %d",
+                  atomr_device_get_name (device), major, minor,
+                  atomr_device_get_multiprocessor_count (device),
+                  atomr_device_get_total_memory (device), atomr_device_get_driver_version ());
+  g_assert_cmpint (major, >=, 5);
+  g_assert_cmpint (atomr_device_get_multiprocessor_count (device), >, 0);
+  g_assert_cmpuint (atomr_device_get_total_memory (device), >, 1u << 30);
+  g_assert_cmpstr (atomr_device_get_name (device), !=, "");
+  arch = atomr_device_get_arch (device);
+  g_assert_true (g_str_has_prefix (arch, "sm_"));
+  g_assert_cmpint (atomr_device_get_count (), >=, 1);
+  g_assert_true (atomr_device_get (0, NULL) == device);
+  g_object_unref (device);   /* the extra reference from get */
+}
+
+static void
+test_round_trip_every_dtype (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) actor = NULL;
+
+  if (!need_device ())
+    return;
+  actor = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+
+  for (guint d = 0; d < ATOMR_DTYPE_LAST; d++)
+    {
+      guint64 n = 1 + g_random_int_range (1000, 300000);
+      g_autoptr(AtomrBuffer) a = atomr_buffer_new (device, d, n, &error);
+      g_autoptr(AtomrBuffer) b = atomr_buffer_new (device, d, n, &error);
+      g_autoptr(GBytes) data = random_bytes (n * atomr_dtype_get_size (d));
+      g_autoptr(GAsyncResult) up = NULL, cp = NULL, down = NULL;
+      g_autoptr(GBytes) got = NULL;
+
+      g_assert_no_error (error);
+      atomr_actor_upload_async (ATOMR_ACTOR (actor), a, data, NULL, store_result, &up);
+      atomr_actor_copy_async (ATOMR_ACTOR (actor), b, a, NULL, store_result, &cp);
+      atomr_actor_download_async (ATOMR_ACTOR (actor), b, NULL, store_result, &down);
+      wait_for (&up); wait_for (&cp); wait_for (&down);
+      g_assert_true (atomr_actor_upload_finish (ATOMR_ACTOR (actor), up, &error));
+      g_assert_true (atomr_actor_copy_finish (ATOMR_ACTOR (actor), cp, &error));
+      got = atomr_actor_download_finish (ATOMR_ACTOR (actor), down, &error);
+      g_assert_no_error (error);
+      g_assert_true (g_bytes_equal (got, data));
+    }
+}
+
+static void
+test_fill_every_dtype (void)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!need_device ())
+    return;
+  for (guint d = 0; d < ATOMR_DTYPE_LAST; d++)
+    {
+      guint64 n = 100003;
+      g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, d, n, &error);
+      g_autoptr(GBytes) expected = atomr_dtype_pack (d, -7.25, 0);
+      g_autoptr(GBytes) got = NULL;
+      gsize elem = atomr_dtype_get_size (d);
+      const guint8 *p;
+
+      g_assert_no_error (error);
+      g_assert_true (atomr_buffer_fill_sync (buffer, -7.25, NULL, &error));
+      g_assert_no_error (error);
+      got = atomr_buffer_download_sync (buffer, NULL, &error);
+      g_assert_no_error (error);
+      p = g_bytes_get_data (got, NULL);
+      for (guint64 i = 0; i < n; i += 997)
+        g_assert_cmpmem (p + i * elem, elem, g_bytes_get_data (expected, NULL), elem);
+      g_assert_cmpmem (p + (n - 1) * elem, elem, g_bytes_get_data (expected, NULL), elem);
+    }
+}
+
+/* A long writer on one stream, a reader on another submitted right after:
+ * the reader must see what the writer wrote, without the host waiting. */
+static void
+test_hazard_two_streams (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) writer = NULL, reader = NULL;
+  guint64 n = 64ull << 20;   /* 256 MiB of f32 */
+  g_autoptr(AtomrBuffer) x = NULL;
+  g_autoptr(AtomrBuffer) small = NULL;
+  GAsyncResult *fills[20] = { NULL };
+  g_autoptr(GAsyncResult) down = NULL, refill = NULL, down2 = NULL, over = NULL;
+  g_autoptr(GBytes) got = NULL;
+  const float *v;
+
+  if (!need_device ())
+    return;
+  writer = atomr_copy_actor_new (device, &error);
+  reader = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_actor_get_stream_id (ATOMR_ACTOR (writer)), !=,
+                    atomr_actor_get_stream_id (ATOMR_ACTOR (reader)));
+  x = atomr_buffer_new (device, ATOMR_DTYPE_F32, n, &error);
+  g_assert_no_error (error);
+
+  /* ~20 fills of 256 MiB: milliseconds of GPU work on the writer. */
+  for (guint i = 0; i < G_N_ELEMENTS (fills); i++)
+    atomr_actor_fill_async (ATOMR_ACTOR (writer), x, (gdouble) i, NULL, store_result, &fills[i]);
+  atomr_actor_download_async (ATOMR_ACTOR (reader), x, NULL, store_result, &down);
+  /* Write after read: this fill must wait for the download. */
+  atomr_actor_fill_async (ATOMR_ACTOR (writer), x, 1000.0, NULL, store_result, &refill);
+  wait_for (&down);
+  got = atomr_actor_download_finish (ATOMR_ACTOR (reader), down, &error);
+  g_assert_no_error (error);
+  v = g_bytes_get_data (got, NULL);
+  for (guint64 i = 0; i < n; i += 4093)
+    g_assert_cmpfloat (v[i], ==, 19.0f);
+  g_assert_cmpfloat (v[n - 1], ==, 19.0f);
+  for (guint i = 0; i < G_N_ELEMENTS (fills); i++)
+    {
+      wait_for (&fills[i]);
+      g_assert_true (atomr_actor_fill_finish (ATOMR_ACTOR (writer), fills[i], &error));
+      g_object_unref (fills[i]);
+    }
+  wait_for (&refill);
+  g_assert_true (atomr_actor_fill_finish (ATOMR_ACTOR (writer), refill, &error));
+  atomr_actor_download_async (ATOMR_ACTOR (reader), x, NULL, store_result, &down2);
+  wait_for (&down2);
+  g_clear_pointer (&got, g_bytes_unref);
+  got = atomr_actor_download_finish (ATOMR_ACTOR (reader), down2, &error);
+  g_assert_cmpfloat (((const float *) g_bytes_get_data (got, NULL))[n / 2], ==, 1000.0f);
+  (void) small; (void) over;
+}
+
+static void
+test_out_of_memory (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) huge = NULL, fine = NULL;
+  g_autoptr(GBytes) data = random_bytes (4096);
+  g_autoptr(GBytes) got = NULL;
+
+  if (!need_device ())
+    return;
+  huge = atomr_buffer_new (device, ATOMR_DTYPE_U8, atomr_device_get_total_memory (device) * 2, &error);
+  g_assert_null (huge);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_OUT_OF_MEMORY);
+  g_test_message ("%s", error->message);
+  g_clear_error (&error);
+  /* The context is still fine. */
+  g_assert_cmpint (atomr_device_get_state (device), ==, ATOMR_DEVICE_STATE_READY);
+  fine = atomr_buffer_new (device, ATOMR_DTYPE_U8, 4096, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (fine, data, NULL, &error));
+  got = atomr_buffer_download_sync (fine, NULL, &error);
+  g_assert_true (g_bytes_equal (got, data));
+}
+
+static void
+test_completion_modes (void)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!need_device ())
+    return;
+  for (guint mode = ATOMR_COMPLETION_ADAPTIVE; mode <= ATOMR_COMPLETION_SYNC; mode++)
+    {
+      g_autoptr(AtomrCopyActor) actor = atomr_copy_actor_new (device, &error);
+      g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, ATOMR_DTYPE_I32, 1 << 20, &error);
+      g_autoptr(GBytes) data = random_bytes (4 << 20);
+      GAsyncResult *results[64] = { NULL };
+      g_autoptr(GAsyncResult) down = NULL;
+      g_autoptr(GBytes) got = NULL;
+
+      g_assert_no_error (error);
+      atomr_actor_set_completion_mode (ATOMR_ACTOR (actor), mode);
+      atomr_actor_set_timing (ATOMR_ACTOR (actor), mode == ATOMR_COMPLETION_EVENT_THREAD);
+      for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+        {
+          if (i == 10)
+            atomr_actor_upload_async (ATOMR_ACTOR (actor), buffer, data, NULL, store_result, &results[i]);
+          else if (i < 10)
+            atomr_actor_fill_async (ATOMR_ACTOR (actor), buffer, i, NULL, store_result, &results[i]);
+          else
+            atomr_actor_barrier_async (ATOMR_ACTOR (actor), NULL, store_result, &results[i]);
+        }
+      atomr_actor_download_async (ATOMR_ACTOR (actor), buffer, NULL, store_result, &down);
+      wait_for (&down);
+      for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+        {
+          wait_for (&results[i]);
+          g_assert_true (g_task_propagate_boolean (G_TASK (results[i]), &error));
+          g_assert_no_error (error);
+          g_object_unref (results[i]);
+        }
+      got = atomr_actor_download_finish (ATOMR_ACTOR (actor), down, &error);
+      g_assert_no_error (error);
+      g_assert_true (g_bytes_equal (got, data));
+      g_assert_cmpuint (atomr_actor_get_n_completed (ATOMR_ACTOR (actor)), ==, 65);
+    }
+}
+
+static void
+record_gpu_ms (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  *(gdouble *) user_data = atomr_launch_info_get_gpu_duration_ms (info);
+}
+
+static void
+test_timing_and_trace (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) actor = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(AtomrTraceRecorder) recorder = atomr_trace_recorder_new (1000);
+  g_autoptr(GAsyncResult) result = NULL;
+  gdouble gpu_ms = -1;
+  const gchar *out = g_getenv ("OUT");
+
+  if (!need_device ())
+    return;
+  actor = atomr_copy_actor_new (device, &error);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16 << 20, &error);
+  g_assert_no_error (error);
+  atomr_actor_set_timing (ATOMR_ACTOR (actor), TRUE);
+  atomr_actor_set_nvtx (ATOMR_ACTOR (actor), TRUE);
+  atomr_trace_recorder_add_actor (recorder, ATOMR_ACTOR (actor));
+  g_signal_connect (actor, "after-complete", G_CALLBACK (record_gpu_ms), &gpu_ms);
+  atomr_actor_fill_async (ATOMR_ACTOR (actor), buffer, 1.0, NULL, store_result, &result);
+  wait_for (&result);
+  g_assert_true (atomr_actor_fill_finish (ATOMR_ACTOR (actor), result, &error));
+  g_test_message ("64 MiB fill: %.3f ms on the GPU", gpu_ms);
+  g_assert_cmpfloat (gpu_ms, >, 0.0);
+  g_assert_cmpfloat (gpu_ms, <, 1000.0);
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (recorder), ==, 1);
+  if (out)
+    {
+      g_autofree gchar *path = g_build_filename (out, "gpu-core-trace.json", NULL);
+      g_assert_true (atomr_trace_recorder_save (recorder, path, &error));
+    }
+}
+
+/* Hand-written PTX that stores to the address it is given. */
+static const char crash_ptx[] =
+  ".version 8.0\n"
+  ".target sm_80\n"
+  ".address_size 64\n"
+  ".visible .entry store_to(.param .u64 p)\n"
+  "{\n"
+  "  .reg .u64 %rd<2>;\n"
+  "  .reg .u32 %r<2>;\n"
+  "  ld.param.u64 %rd1, [p];\n"
+  "  mov.u32 %r1, 42;\n"
+  "  st.global.u32 [%rd1], %r1;\n"
+  "  ret;\n"
+  "}\n";
+
+typedef struct {
+  CUfunction function;
+  CUdeviceptr address;
+} StoreRequest;
+
+static gboolean
+store_enqueue (AtomrOp *op, GError **error)
+{
+  StoreRequest *req = atomr_op_get_data (op);
+  void *args[] = { &req->address };
+  return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (req->function, 1, 1, 1, 1, 1, 1, 0,
+                                                     atomr_op_get_cu_stream (op), args, NULL),
+                           "cuLaunchKernel", error);
+}
+
+static void
+on_rebuilt (AtomrDevice *d, guint generation, gpointer user_data)
+{
+  g_atomic_int_set ((gint *) user_data, (gint) generation);
+}
+
+static void
+test_sticky_error_restart (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) actor = NULL;
+  g_autoptr(AtomrBuffer) before = NULL, after = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GBytes) data = random_bytes (1024);
+  g_autoptr(GBytes) got = NULL;
+  StoreRequest *req;
+  CUmodule module;
+  AtomrOp *op;
+  guint generation;
+  gint rebuilt = 0;
+  gint64 deadline;
+
+  if (!need_device ())
+    return;
+  actor = atomr_copy_actor_new (device, &error);
+  before = atomr_buffer_new (device, ATOMR_DTYPE_U8, 1024, &error);
+  g_assert_no_error (error);
+  generation = atomr_device_get_generation (device);
+  atomr_device_set_supervisor_policy (device, ATOMR_SUPERVISOR_RESTART);
+  g_signal_connect (device, "context-rebuilt", G_CALLBACK (on_rebuilt), &rebuilt);
+
+  g_assert_true (atomr_device_enter (device, &error));
+  g_assert_true (atomr_cuda_check (ATOMR_CU->cuModuleLoadData (&module, crash_ptx), "cuModuleLoadData", &error));
+  req = g_new0 (StoreRequest, 1);
+  g_assert_true (atomr_cuda_check (ATOMR_CU->cuModuleGetFunction (&req->function, module, "store_to"),
+                                   "cuModuleGetFunction", &error));
+  atomr_device_leave (device);
+  req->address = 0x10;   /* not mapped: an illegal address */
+
+  op = atomr_op_new (actor, "store-to-bad-address", test_sticky_error_restart, NULL, store_result, &result);
+  atomr_op_set_data (op, req, g_free);
+  atomr_op_set_enqueue (op, store_enqueue);
+  atomr_op_submit (op);
+  wait_for (&result);
+  g_assert_false (g_task_propagate_boolean (G_TASK (result), &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_CONTEXT_POISONED);
+  g_test_message ("%s", error->message);
+  g_clear_error (&error);
+
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (g_atomic_int_get (&rebuilt) == 0 && g_get_monotonic_time () < deadline)
+    g_usleep (1000);
+  g_assert_cmpuint (atomr_device_get_generation (device), ==, generation + 1);
+  g_assert_cmpint (atomr_device_get_state (device), ==, ATOMR_DEVICE_STATE_READY);
+
+  /* Old buffers fail fast; new work runs on the new context. */
+  g_assert_true (atomr_buffer_is_stale (before));
+  g_assert_false (atomr_buffer_upload_sync (before, data, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE);
+  g_clear_error (&error);
+  after = atomr_buffer_new (device, ATOMR_DTYPE_U8, 1024, &error);
+  g_assert_no_error (error);
+  g_clear_object (&result);
+  atomr_actor_upload_async (ATOMR_ACTOR (actor), after, data, NULL, store_result, &result);
+  wait_for (&result);
+  g_assert_true (atomr_actor_upload_finish (ATOMR_ACTOR (actor), result, &error));
+  g_assert_no_error (error);
+  got = atomr_buffer_download_sync (after, NULL, &error);
+  g_assert_true (g_bytes_equal (got, data));
+}
+
+static void
+test_stale_after_reset (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) actor = NULL;
+  g_autoptr(AtomrBuffer) old = NULL, fresh = NULL;
+  g_autoptr(GBytes) data = random_bytes (4096);
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GBytes) got = NULL;
+  guint generation;
+
+  if (!need_device ())
+    return;
+  actor = atomr_copy_actor_new (device, &error);
+  old = atomr_buffer_new (device, ATOMR_DTYPE_F32, 1024, &error);
+  g_assert_true (atomr_buffer_upload_sync (old, data, NULL, &error));
+  generation = atomr_device_get_generation (device);
+
+  g_assert_true (atomr_device_reset (device, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_device_get_generation (device), ==, generation + 1);
+  g_assert_true (atomr_buffer_is_stale (old));
+
+  atomr_actor_download_async (ATOMR_ACTOR (actor), old, NULL, store_result, &result);
+  wait_for (&result);
+  g_assert_null (atomr_actor_download_finish (ATOMR_ACTOR (actor), result, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE);
+  g_clear_error (&error);
+
+  fresh = atomr_buffer_new (device, ATOMR_DTYPE_F32, 1024, &error);
+  g_assert_true (atomr_buffer_upload_sync (fresh, data, NULL, &error));
+  got = atomr_buffer_download_sync (fresh, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, data));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_test_init (&argc, &argv, NULL);
+  device = atomr_device_get (0, &error);
+  if (device == NULL)
+    g_test_message ("skipping: %s", error->message);
+
+  g_test_add_func ("/gpu/core/properties", test_properties);
+  g_test_add_func ("/gpu/core/round-trip-every-dtype", test_round_trip_every_dtype);
+  g_test_add_func ("/gpu/core/fill-every-dtype", test_fill_every_dtype);
+  g_test_add_func ("/gpu/core/hazard-two-streams", test_hazard_two_streams);
+  g_test_add_func ("/gpu/core/out-of-memory", test_out_of_memory);
+  g_test_add_func ("/gpu/core/completion-modes", test_completion_modes);
+  g_test_add_func ("/gpu/core/timing-and-trace", test_timing_and_trace);
+  g_test_add_func ("/gpu/core/stale-after-reset", test_stale_after_reset);
+  g_test_add_func ("/gpu/core/sticky-error-restart", test_sticky_error_restart);
+
+  return g_test_run ();
+}
