@@ -96,11 +96,11 @@ main (int   argc,
   recorder = atomr_trace_recorder_new (4096);
 
   /* compile: one failure, fixed and compiled again */
-  op (&nvrtc, t, "compile", 38000, "saxpy.cu: saxpy (sm_90)", NULL, NULL);
-  op (&nvrtc, t, "compile", 61000, "reduce.cu: reduce_sum (sm_90)", NULL, NULL);
-  op (&nvrtc, t, "compile", 9500, "scale.cu: scale<float>, scale<double> (sm_90)", NULL,
+  op (&nvrtc, t, "compile", 5200, "saxpy.cu: saxpy (sm_90)", NULL, NULL);
+  op (&nvrtc, t, "compile", 7900, "reduce.cu: reduce_sum (sm_90)", NULL, NULL);
+  op (&nvrtc, t, "compile", 2100, "scale.cu: scale<float>, scale<double> (sm_90)", NULL,
       "scale.cu(9): error: identifier \"factr\" is undefined");
-  t_compiled = op (&nvrtc, t + 80000, "compile", 142000, "scale.cu: scale<float>, scale<double> (sm_90)", NULL, NULL);
+  t_compiled = op (&nvrtc, t + 15000, "compile", 12400, "scale.cu: scale<float>, scale<double> (sm_90)", NULL, NULL);
   /* cuFFT plans and cuRAND seeding overlap the compiles */
   op (&fft, t + 2000, "plan-1d-c2c", 5200, "n=1048576 batch=1", NULL, NULL);
   op (&rand, t + 1000, "create-generator", 900, "philox4_32_10, seed 42", NULL, NULL);

@@ -25,6 +25,7 @@ struct _InspectorApplication
   gchar          *screenshot;
   gchar          *screenshot_page;
   gint            select;
+  gboolean        compile;
   gint            exit_status;
 };
 
@@ -124,13 +125,30 @@ start_demo (InspectorApplication *self)
 }
 
 static void
+on_compiled (InspectorEditorPage  *editor,
+             gboolean              success,
+             InspectorApplication *self)
+{
+  g_signal_handlers_disconnect_by_func (editor, on_compiled, self);
+  schedule_screenshot (self);
+}
+
+static void
 inspector_application_activate (GApplication *app)
 {
   InspectorApplication *self = INSPECTOR_APPLICATION (app);
   InspectorWindow *window = get_window (self);
 
   gtk_window_present (GTK_WINDOW (window));
-  if (self->demo)
+  if (self->compile)
+    {
+      InspectorEditorPage *editor = inspector_window_get_editor_page (window);
+
+      self->compile = FALSE;
+      g_signal_connect (editor, "compiled", G_CALLBACK (on_compiled), self);
+      inspector_editor_page_compile (editor);
+    }
+  else if (self->demo)
     {
       self->demo = FALSE;
       start_demo (self);
@@ -186,6 +204,7 @@ inspector_application_handle_local_options (GApplication *app,
       return 0;
     }
   self->demo = g_variant_dict_contains (options, "demo");
+  self->compile = g_variant_dict_contains (options, "compile");
   g_variant_dict_lookup (options, "cache-dir", "^ay", &self->cache_dir);
   g_variant_dict_lookup (options, "screenshot", "^ay", &self->screenshot);
   g_variant_dict_lookup (options, "screenshot-page", "s", &self->screenshot_page);
@@ -299,6 +318,7 @@ inspector_application_init (InspectorApplication *self)
     { "demo", 0, 0, G_OPTION_ARG_NONE, NULL,
       N_("Compile the demo kernels into the cache, run them on a GPU while recording a trace, "
          "or show the sample trace without one"), NULL },
+    { "compile", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Compile the opened kernel source at once"), NULL },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Show the kernel cache in DIR"), N_("DIR") },
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Print the version and exit"), NULL },
     { "screenshot", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, NULL, NULL, NULL },

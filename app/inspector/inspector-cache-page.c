@@ -62,9 +62,11 @@ add_row (InspectorCachePage *self,
 {
   GtkWidget *row = adw_action_row_new ();
 
+  g_autofree gchar *escaped = g_markup_escape_text (value && *value ? value : "—", -1);
+
+  /* libadwaita 1.2 parses subtitles as markup, whatever use-markup says */
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), value && *value ? value : "—");
-  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
   adw_preferences_group_add (self->metadata_group, row);
   g_ptr_array_add (self->rows, row);
 }
@@ -88,6 +90,7 @@ static void
 show_entry (InspectorCachePage *self)
 {
   AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  g_autofree gchar *markup = NULL, *path = NULL;
   g_autofree gchar *title = NULL, *names = NULL, *lowered = NULL, *flags = NULL, *sizes = NULL;
   g_autofree gchar *ctime = NULL, *created = NULL, *used = NULL, *hits = NULL, *source = NULL, *log = NULL;
   g_autofree gchar *ptx_s = NULL, *ptx_size = NULL, *cubin_size = NULL, *lto_size = NULL, *file_size = NULL;
@@ -103,6 +106,7 @@ show_entry (InspectorCachePage *self)
   if (entry == NULL)
     {
       adw_preferences_group_set_title (self->metadata_group, _("No Entry Selected"));
+      adw_preferences_group_set_description (self->metadata_group, NULL);
       set_text (GTK_TEXT_VIEW (self->source_view), NULL);
       set_text (GTK_TEXT_VIEW (self->ptx_view), NULL);
       set_text (self->log_view, NULL);
@@ -110,8 +114,10 @@ show_entry (InspectorCachePage *self)
     }
 
   title = inspector_cache_entry_get_title (entry);
-  adw_preferences_group_set_title (self->metadata_group, title);
-  adw_preferences_group_set_description (self->metadata_group, atomr_kernel_cache_entry_get_path (entry));
+  markup = g_markup_escape_text (title, -1);
+  path = g_markup_escape_text (atomr_kernel_cache_entry_get_path (entry), -1);
+  adw_preferences_group_set_title (self->metadata_group, markup);
+  adw_preferences_group_set_description (self->metadata_group, path);
   names = join_or_none (atomr_kernel_cache_entry_get_kernel_names (entry));
   lowered = join_or_none (atomr_kernel_cache_entry_get_lowered_names (entry));
   flags = g_strjoinv (" ", (gchar **) atomr_kernel_cache_entry_get_flags (entry));

@@ -49,6 +49,13 @@ struct _InspectorEditorPage
 
 G_DEFINE_FINAL_TYPE (InspectorEditorPage, inspector_editor_page, GTK_TYPE_WIDGET)
 
+enum {
+  COMPILED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
 static const gchar *
 program_name (InspectorEditorPage *self)
 {
@@ -307,7 +314,7 @@ create_diagnostic_row (gpointer item,
   InspectorDiagnostic *d = item;
   GtkWidget *row = adw_action_row_new ();
   GtkWidget *icon;
-  g_autofree gchar *title = NULL, *subtitle = NULL;
+  g_autofree gchar *title = NULL, *subtitle = NULL, *escaped = NULL;
   gboolean err = inspector_diagnostic_get_severity (d) == INSPECTOR_SEVERITY_ERROR;
 
   icon = gtk_image_new_from_icon_name (err ? "dialog-error-symbolic" :
@@ -324,8 +331,9 @@ create_diagnostic_row (gpointer item,
   else
     subtitle = g_strdup_printf (_("%s at %s:%u"), inspector_severity_to_string (inspector_diagnostic_get_severity (d)),
                                 inspector_diagnostic_get_file (d), inspector_diagnostic_get_line (d));
+  escaped = g_markup_escape_text (subtitle, -1);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
   gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
   return row;
 }
@@ -480,6 +488,7 @@ on_compiled (GObject      *source_object,
       clear_resources (self);
     }
   gtk_label_set_text (self->status_label, status);
+  g_signal_emit (self, signals[COMPILED], 0, module != NULL);
   g_object_unref (self);
 }
 
@@ -653,6 +662,10 @@ inspector_editor_page_class_init (InspectorEditorPageClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = inspector_editor_page_dispose;
+
+  /* Emitted when a compile ended, with whether it succeeded. */
+  signals[COMPILED] = g_signal_new ("compiled", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                    0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
 
   g_type_ensure (GTK_SOURCE_TYPE_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/atomr/Inspector/inspector-editor-page.ui");

@@ -47,9 +47,11 @@ add_row (InspectorTracePage *self,
 {
   GtkWidget *row = adw_action_row_new ();
 
+  g_autofree gchar *escaped = g_markup_escape_text (value ? value : "", -1);
+
+  /* libadwaita 1.2 parses subtitles as markup, whatever use-markup says */
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), value);
-  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
   adw_preferences_group_add (self->details_group, row);
   g_ptr_array_add (self->detail_rows, row);
 }
@@ -62,6 +64,7 @@ show_details (InspectorTracePage *self)
   gint64 t0, submit, enq, done;
   gdouble gpu;
   guint g[3], b[3], shm;
+  g_autofree gchar *op = NULL;
   g_autofree gchar *s1 = NULL, *s2 = NULL, *s3 = NULL, *s4 = NULL, *s5 = NULL, *s6 = NULL, *s7 = NULL;
   const GError *error;
 
@@ -82,7 +85,8 @@ show_details (InspectorTracePage *self)
   gpu = atomr_launch_info_get_gpu_duration_ms (info);
   error = atomr_launch_info_get_error (info);
 
-  adw_preferences_group_set_title (self->details_group, atomr_launch_info_get_operation (info));
+  op = g_markup_escape_text (atomr_launch_info_get_operation (info), -1);
+  adw_preferences_group_set_title (self->details_group, op);
   adw_preferences_group_set_description (self->details_group, error ? _("Failed") : _("Completed"));
   add_row (self, _("Library"), atomr_launch_info_get_library (info));
   add_row (self, _("Actor"), atomr_launch_info_get_actor_name (info));
