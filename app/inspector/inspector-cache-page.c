@@ -211,8 +211,10 @@ bind_row (GtkSignalListItemFactory *factory,
   g_autofree gchar *size = g_format_size (atomr_kernel_cache_entry_get_file_size (entry));
   g_autofree gchar *used = format_datetime (atomr_kernel_cache_entry_get_last_used (entry));
   guint64 hits = atomr_kernel_cache_entry_get_hit_count (entry);
-  g_autofree gchar *hits_s = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%" G_GUINT64_FORMAT " hit",
-                                                           "%" G_GUINT64_FORMAT " hits", hits), hits);
+  g_autofree gchar *hits_n = g_strdup_printf ("%" G_GUINT64_FORMAT, hits);
+  /* Translators: %s is a number of cache hits */
+  g_autofree gchar *hits_s = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s hit", "%s hits",
+                                                           (gulong) MIN (hits, G_MAXULONG)), hits_n);
   g_autofree gchar *sub = g_strdup_printf ("%s · %s · %.0f ms · %s · %s",
                                            atomr_kernel_cache_entry_get_arch (entry), size,
                                            atomr_kernel_cache_entry_get_compile_time_ms (entry), hits_s, used);

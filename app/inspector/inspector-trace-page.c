@@ -64,7 +64,7 @@ show_details (InspectorTracePage *self)
   gint64 t0, submit, enq, done;
   gdouble gpu;
   guint g[3], b[3], shm;
-  g_autofree gchar *op = NULL;
+  g_autofree gchar *op = NULL, *seq = NULL;
   g_autofree gchar *s1 = NULL, *s2 = NULL, *s3 = NULL, *s4 = NULL, *s5 = NULL, *s6 = NULL, *s7 = NULL;
   const GError *error;
 
@@ -95,8 +95,9 @@ show_details (InspectorTracePage *self)
                           atomr_launch_info_get_stream_id (info))
        : g_strdup_printf (_("Host, stream %u"), atomr_launch_info_get_stream_id (info));
   add_row (self, _("Device"), s1);
-  s2 = g_strdup_printf (_("%" G_GUINT64_FORMAT " (context generation %u)"),
-                        atomr_launch_info_get_sequence (info), atomr_launch_info_get_generation (info));
+  seq = g_strdup_printf ("%" G_GUINT64_FORMAT, atomr_launch_info_get_sequence (info));
+  /* Translators: the operation's sequence number on its actor, then the CUDA context generation */
+  s2 = g_strdup_printf (_("%s (context generation %u)"), seq, atomr_launch_info_get_generation (info));
   add_row (self, _("Sequence"), s2);
   s3 = g_strdup_printf (_("submitted at +%.1f µs, enqueued at +%.1f µs, completed at +%.1f µs"),
                         (gdouble) (submit - t0), (gdouble) (enq - t0), (gdouble) (done - t0));
