@@ -54,6 +54,12 @@ void         atomr_op_set_data     (AtomrOp             *op,
                                     gpointer             data,
                                     GDestroyNotify       destroy);
 gpointer     atomr_op_get_data     (AtomrOp             *op);
+/* Zeroed storage for the request, freed with the operation (inline when
+ * small: no allocation).  @clear (may be NULL) releases what the request
+ * holds, not the storage itself.  Use instead of atomr_op_set_data(). */
+gpointer     atomr_op_alloc_data   (AtomrOp             *op,
+                                    gsize                size,
+                                    GDestroyNotify       clear);
 void         atomr_op_set_enqueue  (AtomrOp             *op,
                                     AtomrOpEnqueueFunc   enqueue);
 void         atomr_op_set_complete (AtomrOp             *op,

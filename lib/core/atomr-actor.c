@@ -82,17 +82,18 @@ struct _AtomrOp
   AtomrActor         *actor;
   const gchar        *operation;
   GTask              *task;
-  GPtrArray          *reads;
-  GPtrArray          *writes;
+  AtomrVec            reads;      /* AtomrBuffer*, owned */
+  AtomrVec            writes;     /* AtomrBuffer*, owned */
   GPtrArray          *keep;
   gpointer            data;
   GDestroyNotify      data_free;
+  GDestroyNotify      data_clear;  /* for atomr_op_alloc_data() storage */
   AtomrOpEnqueueFunc  enqueue;
   AtomrOpCompleteFunc complete;
   AtomrStream        *stream;
   AtomrFence         *fence;
   AtomrSlot          *slot;       /* resolved when enqueued or failed */
-  GPtrArray          *deps;       /* AtomrSlot* this op must follow */
+  AtomrVec            deps;       /* AtomrSlot* this op must follow, owned */
   guint               n_ready;    /* deps known to be resolved */
   gchar              *detail;
   gboolean            has_geometry;
@@ -106,6 +107,8 @@ struct _AtomrOp
   guint               signal_mask;
   gboolean            handed_off;
   AtomrLaunchInfo    *info;
+  /* Small requests live here: one allocation less per operation. */
+  guint64             inline_data[12];
 };
 
 typedef struct
@@ -292,9 +295,9 @@ op_deps_ready (AtomrOp      *op,
                GMainContext *wake,
                AtomrSlot   **blocked)
 {
-  for (; op->deps && op->n_ready < op->deps->len; op->n_ready++)
+  for (; op->n_ready < op->deps.len; op->n_ready++)
     {
-      AtomrSlot *dep = g_ptr_array_index (op->deps, op->n_ready);
+      AtomrSlot *dep = op->deps.data[op->n_ready];
       if (!atomr_slot_check (dep, wake))
         {
           if (blocked)
@@ -444,6 +447,7 @@ actor_ensure_stream (AtomrActor *self,
       /* The context was rebuilt: old handles died with it. */
       if (klass->teardown)
         klass->teardown (self, FALSE);
+      atomr_host_stream_abandon (priv->stream);
       g_clear_pointer (&priv->stream, atomr_stream_unref);
     }
 
@@ -549,10 +553,10 @@ op_run (AtomrOp *op)
   /* 1. Validate: every buffer live and on our device. */
   for (guint pass = 0; pass < 2; pass++)
     {
-      GPtrArray *list = pass ? op->writes : op->reads;
-      for (guint i = 0; list && i < list->len; i++)
+      AtomrVec *list = pass ? &op->writes : &op->reads;
+      for (guint i = 0; i < list->len; i++)
         {
-          AtomrBuffer *buffer = g_ptr_array_index (list, i);
+          AtomrBuffer *buffer = list->data[i];
           if (atomr_buffer_get_device (buffer) != priv->device)
             {
               g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -602,8 +606,8 @@ op_run (AtomrOp *op)
     }
 
   /* 2. Order after what was submitted before, on the GPU. */
-  for (guint i = 0; ok && op->deps && i < op->deps->len; i++)
-    ok = atomr_slot_order (g_ptr_array_index (op->deps, i), op->stream, &error);
+  for (guint i = 0; ok && i < op->deps.len; i++)
+    ok = atomr_slot_order (op->deps.data[i], op->stream, &error);
 
   /* 3. Enqueue. */
   if (ok && priv->timing)
@@ -719,6 +723,9 @@ atomr_op_new (gpointer             actor,
 {
   AtomrOp *op = g_new0 (AtomrOp, 1);
 
+  atomr_vec_init (&op->reads);
+  atomr_vec_init (&op->writes);
+  atomr_vec_init (&op->deps);
   op->actor = g_object_ref (actor);
   op->operation = operation;
   op->task = g_task_new (actor, cancellable, callback, user_data);
@@ -726,7 +733,6 @@ atomr_op_new (gpointer             actor,
   /* Cancellation counts only before enqueue (op_run checks it); work
    * already on the GPU reports its real outcome. */
   g_task_set_check_cancellable (op->task, FALSE);
-  g_task_set_name (op->task, operation);
   op->t_submit = g_get_monotonic_time ();
   return op;
 }
@@ -736,9 +742,9 @@ op_free (AtomrOp *op)
 {
   /* An operation that never reached the GPU stands for what it followed. */
   if (op->slot && !atomr_slot_check (op->slot, NULL))
-    atomr_slot_resolve (op->slot, NULL, op->deps);
+    atomr_slot_resolve (op->slot, NULL, &op->deps);
   g_clear_pointer (&op->slot, atomr_slot_unref);
-  g_clear_pointer (&op->deps, g_ptr_array_unref);
+  atomr_vec_clear (&op->deps, (GDestroyNotify) atomr_slot_unref);
   if (op->keep)
     {
       for (guint i = 0; i < op->keep->len; i++)
@@ -749,10 +755,12 @@ op_free (AtomrOp *op)
         }
       g_array_unref ((GArray *) op->keep);
     }
+  if (op->data_clear)
+    op->data_clear (op->data);
   if (op->data_free)
     op->data_free (op->data);
-  g_clear_pointer (&op->reads, g_ptr_array_unref);
-  g_clear_pointer (&op->writes, g_ptr_array_unref);
+  atomr_vec_clear (&op->reads, g_object_unref);
+  atomr_vec_clear (&op->writes, g_object_unref);
   g_clear_pointer (&op->fence, atomr_fence_unref);
   g_clear_pointer (&op->stream, atomr_stream_unref);
   g_clear_pointer (&op->info, atomr_launch_info_unref);
@@ -766,18 +774,14 @@ void
 atomr_op_read (AtomrOp     *op,
                AtomrBuffer *buffer)
 {
-  if (op->reads == NULL)
-    op->reads = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (op->reads, g_object_ref (buffer));
+  atomr_vec_add (&op->reads, g_object_ref (buffer));
 }
 
 void
 atomr_op_write (AtomrOp     *op,
                 AtomrBuffer *buffer)
 {
-  if (op->writes == NULL)
-    op->writes = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (op->writes, g_object_ref (buffer));
+  atomr_vec_add (&op->writes, g_object_ref (buffer));
 }
 
 void
@@ -787,6 +791,28 @@ atomr_op_set_data (AtomrOp        *op,
 {
   op->data = data;
   op->data_free = destroy;
+}
+
+gpointer
+atomr_op_alloc_data (AtomrOp        *op,
+                     gsize           size,
+                     GDestroyNotify  clear)
+{
+  g_return_val_if_fail (op->data == NULL, NULL);
+
+  if (size <= sizeof op->inline_data)
+    {
+      memset (op->inline_data, 0, size);
+      op->data = op->inline_data;
+      op->data_free = NULL;
+    }
+  else
+    {
+      op->data = g_malloc0 (size);
+      op->data_free = g_free;
+    }
+  op->data_clear = clear;
+  return op->data;
 }
 
 gpointer
@@ -885,11 +911,10 @@ atomr_op_submit (AtomrOp *op)
   ActorSource *src = priv->source;
 
   /* Hazards are registered now, on the submitting thread: program order. */
-  if (op->reads || op->writes)
+  if (op->reads.len || op->writes.len)
     {
       op->slot = atomr_slot_new (op->actor);
-      op->deps = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
-      atomr_hazards_register (op->slot, op->reads, op->writes, op->deps);
+      atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps);
     }
 
   if (g_main_context_is_owner (priv->context) && g_atomic_int_get (&src->n_mail) == 0 &&
@@ -1088,6 +1113,8 @@ atomr_actor_finalize (GObject *object)
       if (alive)
         atomr_device_leave (priv->device);
     }
+  if (priv->stream)
+    atomr_host_stream_abandon (priv->stream);
   g_clear_pointer (&priv->stream, atomr_stream_unref);
   g_clear_pointer (&priv->context, g_main_context_unref);
   g_clear_object (&priv->device);

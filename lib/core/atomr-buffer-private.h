@@ -6,8 +6,15 @@
 
 #include "atomr-buffer.h"
 #include "atomr-stream-private.h"
+#include "atomr-vec-private.h"
 
 G_BEGIN_DECLS
+
+/* atomr_dtype_pack() into a caller's buffer; returns the size, 0 if invalid. */
+gsize       atomr_dtype_pack_into       (AtomrDtype   dtype,
+                                         gdouble      real,
+                                         gdouble      imag,
+                                         guint8       out[16]);
 
 /* Device address (CUDA) or host address (host device) of the buffer. */
 CUdeviceptr atomr_buffer_get_ptr        (AtomrBuffer *self);
@@ -37,18 +44,18 @@ gboolean   atomr_slot_check        (AtomrSlot    *slot,
 /* Resolves with @fence, or with the fences of @deps when @fence is NULL. */
 void       atomr_slot_resolve      (AtomrSlot    *slot,
                                     AtomrFence   *fence,
-                                    GPtrArray    *deps);
+                                    AtomrVec     *deps);
 /* Makes @stream wait on the GPU for the fences of a resolved slot. */
 gboolean   atomr_slot_order        (AtomrSlot    *slot,
                                     AtomrStream  *stream,
                                     GError      **error);
 
-/* Registers @slot as reader of @reads and writer of @writes (either may be
- * NULL) and appends to @deps (AtomrSlot*, owned) what it must wait for. */
+/* Registers @slot as reader of @reads and writer of @writes (AtomrBuffer*)
+ * and appends to @deps (AtomrSlot*, owned) what it must wait for. */
 void       atomr_hazards_register  (AtomrSlot    *slot,
-                                    GPtrArray    *reads,
-                                    GPtrArray    *writes,
-                                    GPtrArray    *deps);
+                                    AtomrVec     *reads,
+                                    AtomrVec     *writes,
+                                    AtomrVec     *deps);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrSlot, atomr_slot_unref)
 

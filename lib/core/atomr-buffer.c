@@ -58,7 +58,7 @@ struct _AtomrSlot
   gatomicrefcount ref;
   gpointer     owner;        /* identity only: the actor that resolves it */
   gboolean     resolved;     /* under the hazards lock */
-  GPtrArray   *fences;       /* AtomrFence*, set on resolve */
+  AtomrVec     fences;       /* AtomrFence*, set on resolve */
   GPtrArray   *wake;         /* GMainContext* to wake on resolve */
 };
 
@@ -583,7 +583,7 @@ atomr_slot_unref (AtomrSlot *slot)
 {
   if (!g_atomic_ref_count_dec (&slot->ref))
     return;
-  g_clear_pointer (&slot->fences, g_ptr_array_unref);
+  atomr_vec_clear (&slot->fences, (GDestroyNotify) atomr_fence_unref);
   g_clear_pointer (&slot->wake, g_ptr_array_unref);
   g_free (slot);
 }
@@ -610,24 +610,27 @@ atomr_slot_check (AtomrSlot    *slot,
 void
 atomr_slot_resolve (AtomrSlot  *slot,
                     AtomrFence *fence,
-                    GPtrArray  *deps)
+                    AtomrVec   *deps)
 {
-  GPtrArray *fences = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_fence_unref);
+  AtomrVec fences;
   GPtrArray *wake;
 
+  atomr_vec_init (&fences);
   if (fence)
-    g_ptr_array_add (fences, atomr_fence_ref (fence));
+    atomr_vec_add (&fences, atomr_fence_ref (fence));
   else
     for (guint i = 0; deps && i < deps->len; i++)
       {
-        AtomrSlot *dep = g_ptr_array_index (deps, i);
-        for (guint j = 0; dep->fences && j < dep->fences->len; j++)
-          g_ptr_array_add (fences, atomr_fence_ref (g_ptr_array_index (dep->fences, j)));
+        AtomrSlot *dep = deps->data[i];
+        for (guint j = 0; j < dep->fences.len; j++)
+          atomr_vec_add (&fences, atomr_fence_ref (dep->fences.data[j]));
       }
 
   G_LOCK (hazards);
   g_return_if_fail (!slot->resolved);
   slot->fences = fences;
+  if (fences.data == fences.inline_data)
+    slot->fences.data = slot->fences.inline_data;   /* the struct moved */
   slot->resolved = TRUE;
   wake = g_steal_pointer (&slot->wake);
   G_UNLOCK (hazards);
@@ -643,25 +646,25 @@ atomr_slot_order (AtomrSlot    *slot,
                   GError      **error)
 {
   /* Resolved slots are immutable: no lock needed to read the fences. */
-  for (guint i = 0; slot->fences && i < slot->fences->len; i++)
-    if (!atomr_stream_wait (stream, g_ptr_array_index (slot->fences, i), error))
+  for (guint i = 0; i < slot->fences.len; i++)
+    if (!atomr_stream_wait (stream, slot->fences.data[i], error))
       return FALSE;
   return TRUE;
 }
 
 void
 atomr_hazards_register (AtomrSlot *slot,
-                        GPtrArray *reads,
-                        GPtrArray *writes,
-                        GPtrArray *deps)
+                        AtomrVec  *reads,
+                        AtomrVec  *writes,
+                        AtomrVec  *deps)
 {
   G_LOCK (hazards);
-  for (guint i = 0; reads && i < reads->len; i++)
+  for (guint i = 0; i < reads->len; i++)
     {
-      AtomrBuffer *buffer = g_ptr_array_index (reads, i);
+      AtomrBuffer *buffer = reads->data[i];
 
       if (buffer->last_writer && buffer->last_writer != slot)
-        g_ptr_array_add (deps, atomr_slot_ref (buffer->last_writer));
+        atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
       if (buffer->readers == NULL)
         buffer->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
       if (g_ptr_array_find (buffer->readers, slot, NULL))
@@ -673,24 +676,24 @@ atomr_hazards_register (AtomrSlot *slot,
           {
             AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
             gboolean done = r->resolved;
-            for (guint k = 0; done && r->fences && k < r->fences->len; k++)
-              done = atomr_fence_query (g_ptr_array_index (r->fences, k)) != CUDA_ERROR_NOT_READY;
+            for (guint k = 0; done && k < r->fences.len; k++)
+              done = atomr_fence_query (r->fences.data[k]) != CUDA_ERROR_NOT_READY;
             if (done)
               g_ptr_array_remove_index_fast (buffer->readers, j);
           }
       g_ptr_array_add (buffer->readers, atomr_slot_ref (slot));
     }
-  for (guint i = 0; writes && i < writes->len; i++)
+  for (guint i = 0; i < writes->len; i++)
     {
-      AtomrBuffer *buffer = g_ptr_array_index (writes, i);
+      AtomrBuffer *buffer = writes->data[i];
 
       if (buffer->last_writer && buffer->last_writer != slot)
-        g_ptr_array_add (deps, atomr_slot_ref (buffer->last_writer));
+        atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
       for (guint j = 0; buffer->readers && j < buffer->readers->len; j++)
         {
           AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
           if (r != slot)
-            g_ptr_array_add (deps, atomr_slot_ref (r));
+            atomr_vec_add (deps, atomr_slot_ref (r));
         }
       if (buffer->readers)
         g_ptr_array_set_size (buffer->readers, 0);
@@ -1050,9 +1053,21 @@ atomr_dtype_pack (AtomrDtype dtype,
                   gdouble    real,
                   gdouble    imag)
 {
-  guint8 out[16] = { 0 };
+  guint8 out[16];
+  gsize size = atomr_dtype_pack_into (dtype, real, imag, out);
+
+  return size ? g_bytes_new (out, size) : NULL;
+}
+
+gsize
+atomr_dtype_pack_into (AtomrDtype dtype,
+                       gdouble    real,
+                       gdouble    imag,
+                       guint8     out[16])
+{
   gsize size = atomr_dtype_get_size (dtype);
 
+  memset (out, 0, 16);
 #define SAT(type, lo, hi) \
   { type v = isnan (real) ? 0 : real <= (gdouble) (lo) ? (lo) : real >= (gdouble) (hi) ? (hi) : (type) real; \
     memcpy (out, &v, sizeof v); }
@@ -1085,8 +1100,8 @@ atomr_dtype_pack (AtomrDtype dtype,
     case ATOMR_DTYPE_I64: SAT (gint64, G_MININT64, G_MAXINT64); break;
     case ATOMR_DTYPE_U64: SAT (guint64, 0, G_MAXUINT64); break;
     default:
-      return NULL;
+      return 0;
     }
 #undef SAT
-  return g_bytes_new (out, size);
+  return size;
 }

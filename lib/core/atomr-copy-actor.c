@@ -93,11 +93,10 @@ typedef struct {
 } MemRequest;
 
 static void
-mem_request_free (gpointer data)
+mem_request_clear (gpointer data)
 {
   MemRequest *req = data;
-  atomr_pinned_release (req->staging);
-  g_free (req);
+  g_clear_pointer (&req->staging, atomr_pinned_release);
 }
 
 static gboolean
@@ -181,17 +180,15 @@ atomr_actor_upload_async (AtomrActor          *self,
       return;
     }
 
-  req = g_new0 (MemRequest, 1);
+  req = atomr_op_alloc_data (op, sizeof *req, mem_request_clear);
   req->buffer = buffer;
   req->staging = atomr_pinned_acquire (atomr_buffer_get_device (buffer), size, &error);
   if (req->staging == NULL)
     {
-      mem_request_free (req);
       atomr_op_fail (op, error);
       return;
     }
   memcpy (req->staging->data, bytes, size);
-  atomr_op_set_data (op, req, mem_request_free);
   atomr_op_write (op, buffer);
   atomr_op_set_enqueue (op, upload_enqueue);
   atomr_op_submit (op);
@@ -269,17 +266,15 @@ atomr_actor_download_async (AtomrActor          *self,
   op = atomr_op_new (self, "download", atomr_actor_download_async, cancellable, callback, user_data);
   if (!check_buffer_arg (op, buffer, "buffer"))
     return;
-  req = g_new0 (MemRequest, 1);
+  req = atomr_op_alloc_data (op, sizeof *req, mem_request_clear);
   req->buffer = buffer;
   req->staging = atomr_pinned_acquire (atomr_buffer_get_device (buffer),
                                        atomr_buffer_get_byte_size (buffer), &error);
   if (req->staging == NULL)
     {
-      mem_request_free (req);
       atomr_op_fail (op, error);
       return;
     }
-  atomr_op_set_data (op, req, mem_request_free);
   atomr_op_read (op, buffer);
   atomr_op_set_enqueue (op, download_enqueue);
   atomr_op_set_complete (op, download_complete);
@@ -368,7 +363,6 @@ atomr_actor_fill_async (AtomrActor          *self,
                         GAsyncReadyCallback  callback,
                         gpointer             user_data)
 {
-  g_autoptr(GBytes) pattern = NULL;
   AtomrOp *op;
   MemRequest *req;
 
@@ -377,12 +371,9 @@ atomr_actor_fill_async (AtomrActor          *self,
   op = atomr_op_new (self, "fill", atomr_actor_fill_async, cancellable, callback, user_data);
   if (!check_buffer_arg (op, buffer, "buffer"))
     return;
-  pattern = atomr_dtype_pack (atomr_buffer_get_dtype (buffer), value, 0.0);
-  req = g_new0 (MemRequest, 1);
+  req = atomr_op_alloc_data (op, sizeof *req, NULL);
   req->buffer = buffer;
-  req->pattern_size = g_bytes_get_size (pattern);
-  memcpy (req->pattern, g_bytes_get_data (pattern, NULL), req->pattern_size);
-  atomr_op_set_data (op, req, mem_request_free);
+  req->pattern_size = atomr_dtype_pack_into (atomr_buffer_get_dtype (buffer), value, 0.0, req->pattern);
   atomr_op_write (op, buffer);
   atomr_op_set_enqueue (op, fill_enqueue);
   atomr_op_submit (op);
@@ -463,10 +454,9 @@ atomr_actor_copy_async (AtomrActor          *self,
                                       atomr_buffer_get_byte_size (dst)));
       return;
     }
-  req = g_new0 (MemRequest, 1);
+  req = atomr_op_alloc_data (op, sizeof *req, NULL);
   req->buffer = dst;
   req->src = src;
-  atomr_op_set_data (op, req, mem_request_free);
   atomr_op_read (op, src);
   atomr_op_write (op, dst);
   atomr_op_set_enqueue (op, copy_enqueue);

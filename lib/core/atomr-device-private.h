@@ -35,6 +35,14 @@ gboolean     atomr_device_hold               (AtomrDevice *self,
                                               guint        generation);
 void         atomr_device_release            (AtomrDevice *self);
 
+/* The stream pool: handles of the current generation that actors let go
+ * of, handed to the next actor instead of creating one (call while
+ * entered).  take returns NULL when the pool is empty. */
+CUstream     atomr_device_take_stream        (AtomrDevice *self);
+void         atomr_device_return_stream      (AtomrDevice *self,
+                                              guint        generation,
+                                              CUstream     stream);
+
 /* The utility stream of the current generation (allocation, frees). */
 AtomrStream *atomr_device_get_utility_stream (AtomrDevice *self,
                                               GError     **error);

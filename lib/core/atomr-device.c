@@ -52,9 +52,11 @@ struct _AtomrDevice
   AtomrStream *utility;
   GArray    *events[ATOMR_EVENT_N_KINDS];  /* CUevent pools, current generation */
   GHashTable *pinned;            /* size -> GSList of blocks */
+  GArray    *streams;            /* CUstream pool, current generation */
   gsize      pinned_pooled;
   guint      next_stream_id;
   gboolean   restart_pending;
+  gchar     *stop_reason;        /* why the supervisor stopped it */
 
   GThread      *thread;
   GMainContext *thread_context;
@@ -111,9 +113,28 @@ atomr_device_finalize (GObject *object)
   g_clear_pointer (&self->utility, atomr_stream_unref);
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     g_clear_pointer (&self->events[k], g_array_unref);
+  g_clear_pointer (&self->streams, g_array_unref);
+  {
+    GHashTableIter iter;
+    gpointer list;
+    gboolean alive = !self->host && self->context_retained &&
+                     ATOMR_CU && ATOMR_CU->cuCtxSetCurrent (self->context) == CUDA_SUCCESS;
+
+    g_hash_table_iter_init (&iter, self->pinned);
+    while (g_hash_table_iter_next (&iter, NULL, &list))
+      {
+        for (GSList *l = list; l; l = l->next)
+          if (self->host)
+            g_free (l->data);
+          else if (alive)
+            ATOMR_CU->cuMemFreeHost (l->data);
+        g_slist_free (list);
+      }
+  }
   g_cond_clear (&self->thread_cond);
   g_clear_pointer (&self->pinned, g_hash_table_unref);
   g_free (self->name);
+  g_free (self->stop_reason);
   g_rw_lock_clear (&self->ctx_lock);
   g_mutex_clear (&self->lock);
 
@@ -314,6 +335,7 @@ atomr_device_init (AtomrDevice *self)
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     self->events[k] = g_array_new (FALSE, FALSE, sizeof (CUevent));
   g_cond_init (&self->thread_cond);
+  self->streams = g_array_new (FALSE, FALSE, sizeof (CUstream));
   self->pinned = g_hash_table_new_full (NULL, NULL, NULL, NULL);
 }
 
@@ -627,8 +649,13 @@ atomr_device_enter (AtomrDevice *self,
     {
       g_rw_lock_reader_unlock (&self->ctx_lock);
       if (state == ATOMR_DEVICE_STATE_STOPPED)
-        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE,
-                     "Device %d (%s) was stopped by its supervisor", self->ordinal, self->name);
+        {
+          g_mutex_lock (&self->lock);
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE,
+                       "Device %d (%s) was stopped by its supervisor: %s", self->ordinal, self->name,
+                       self->stop_reason ? self->stop_reason : "policy is stop");
+          g_mutex_unlock (&self->lock);
+        }
       else
         g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_CONTEXT_POISONED,
                      "The context of device %d (%s), generation %u, is poisoned; "
@@ -712,6 +739,43 @@ atomr_device_get_utility_stream (AtomrDevice *self,
   self->utility = atomr_stream_ref (stream);
   g_mutex_unlock (&self->lock);
   return stream;
+}
+
+CUstream
+atomr_device_take_stream (AtomrDevice *self)
+{
+  CUstream stream = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->streams->len > 0)
+    {
+      stream = g_array_index (self->streams, CUstream, self->streams->len - 1);
+      g_array_set_size (self->streams, self->streams->len - 1);
+    }
+  g_mutex_unlock (&self->lock);
+  return stream;
+}
+
+void
+atomr_device_return_stream (AtomrDevice *self,
+                            guint        generation,
+                            CUstream     stream)
+{
+  g_mutex_lock (&self->lock);
+  if (generation == self->generation && self->streams->len < 64)
+    {
+      g_array_append_val (self->streams, stream);
+      stream = NULL;
+    }
+  g_mutex_unlock (&self->lock);
+
+  /* Work already enqueued still runs: a destroyed stream drains. */
+  if (stream && generation == atomr_device_get_generation (self) &&
+      atomr_device_enter (self, NULL))
+    {
+      ATOMR_CU->cuStreamDestroy (stream);
+      atomr_device_leave (self);
+    }
 }
 
 CUevent
@@ -901,6 +965,7 @@ atomr_device_reset (AtomrDevice *self,
   const AtomrCudaDriver *cu = ATOMR_CU;
   guint generation;
   gboolean ok = TRUE;
+  AtomrStream *old_utility;
 
   g_return_val_if_fail (ATOMR_IS_DEVICE (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -932,6 +997,7 @@ atomr_device_reset (AtomrDevice *self,
   /* Pools of the old context died with it: forget them, free nothing. */
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     g_array_set_size (self->events[k], 0);
+  g_array_set_size (self->streams, 0);
   if (self->host)
     {
       GHashTableIter iter;
@@ -950,12 +1016,15 @@ atomr_device_reset (AtomrDevice *self,
     }
   g_hash_table_remove_all (self->pinned);
   self->pinned_pooled = 0;
-  g_clear_pointer (&self->utility, atomr_stream_unref);
+  /* Released below, once the generation has moved on: a stream of a dead
+   * context is forgotten, not destroyed (and we hold the write lock). */
+  old_utility = g_steal_pointer (&self->utility);
   self->generation++;
   generation = self->generation;
   self->restart_pending = FALSE;
   g_mutex_unlock (&self->lock);
   g_rw_lock_writer_unlock (&self->ctx_lock);
+  g_clear_pointer (&old_utility, atomr_stream_unref);
 
   if (!ok)
     {
@@ -1077,11 +1146,26 @@ supervise (gpointer data)
       {
         g_autoptr(GError) error = NULL;
         if (!atomr_device_reset (self, &error))
-          g_warning ("Supervisor could not rebuild the context of device %d: %s",
-                     self->ordinal, error->message);
+          {
+            /* Some sticky errors (an illegal address) leave the driver
+             * unable to make a new context in this process: stop, and say
+             * why, instead of failing every request as merely poisoned. */
+            g_mutex_lock (&self->lock);
+            g_free (self->stop_reason);
+            self->stop_reason = g_strdup_printf ("the context could not be rebuilt after \"%s\" "
+                                                 "(%s); CUDA needs a new process to use this GPU again",
+                                                 pd->error->message, error->message);
+            g_mutex_unlock (&self->lock);
+            g_message ("Device %d stopped: %s", self->ordinal, self->stop_reason);
+            set_state (self, ATOMR_DEVICE_STATE_STOPPED);
+          }
       }
       break;
     case ATOMR_SUPERVISOR_STOP:
+      g_mutex_lock (&self->lock);
+      g_free (self->stop_reason);
+      self->stop_reason = g_strdup_printf ("policy is stop, after \"%s\"", pd->error->message);
+      g_mutex_unlock (&self->lock);
       set_state (self, ATOMR_DEVICE_STATE_STOPPED);
       break;
     case ATOMR_SUPERVISOR_ESCALATE:

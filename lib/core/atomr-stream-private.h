@@ -84,6 +84,9 @@ guint        atomr_host_stream_complete  (AtomrStream  *stream,
                                           guint         n,
                                           CUresult      result);
 guint        atomr_host_stream_get_n_pending (AtomrStream *stream);
+/* Host device: forget pending fences and waits (they reference the stream,
+ * which references them): call when the stream's owner lets go of it. */
+void         atomr_host_stream_abandon   (AtomrStream  *stream);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrStream, atomr_stream_unref)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrFence, atomr_fence_unref)

@@ -31,7 +31,7 @@ atomr_stream_new (AtomrDevice  *device,
   if (!atomr_device_enter (device, error))
     return NULL;
   stream->generation = atomr_device_get_generation (device);
-  if (!atomr_device_is_host (device))
+  if (!atomr_device_is_host (device) && (stream->handle = atomr_device_take_stream (device)) == NULL)
     {
       CUresult res = ATOMR_CU->cuStreamCreate (&stream->handle, CU_STREAM_NON_BLOCKING);
       if (!atomr_cuda_check (res, "cuStreamCreate", error))
@@ -58,13 +58,8 @@ atomr_stream_unref (AtomrStream *stream)
   if (!g_atomic_ref_count_dec (&stream->ref))
     return;
 
-  if (stream->handle && stream_is_current (stream) &&
-      atomr_device_enter (stream->device, NULL))
-    {
-      /* Work already enqueued still runs: a destroyed stream drains. */
-      ATOMR_CU->cuStreamDestroy (stream->handle);
-      atomr_device_leave (stream->device);
-    }
+  if (stream->handle && stream_is_current (stream))
+    atomr_device_return_stream (stream->device, stream->generation, stream->handle);
   g_queue_foreach (&stream->pending, (GFunc) atomr_fence_unref, NULL);
   g_queue_clear (&stream->pending);
   g_ptr_array_unref (stream->waits);
@@ -314,6 +309,31 @@ atomr_host_stream_get_n_pending (AtomrStream *stream)
   n = g_queue_get_length (&stream->pending);
   g_mutex_unlock (&stream->lock);
   return n;
+}
+
+void
+atomr_host_stream_abandon (AtomrStream *stream)
+{
+  GQueue pending = G_QUEUE_INIT;
+
+  if (stream->handle != NULL)
+    return;
+  g_mutex_lock (&stream->lock);
+  pending = stream->pending;
+  g_queue_init (&stream->pending);
+  g_ptr_array_set_size (stream->waits, 0);
+  g_mutex_unlock (&stream->lock);
+  /* Whoever still waits on them learns they will never complete. */
+  for (GList *l = pending.head; l; l = l->next)
+    {
+      AtomrFence *fence = l->data;
+      g_atomic_int_set (&fence->host_status, CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    }
+  g_mutex_lock (&stream->lock);
+  g_cond_broadcast (&stream->cond);
+  g_mutex_unlock (&stream->lock);
+  g_queue_foreach (&pending, (GFunc) atomr_fence_unref, NULL);
+  g_queue_clear (&pending);
 }
 
 AtomrPinned *
