@@ -115,13 +115,13 @@ main (int   argc,
       up = op (&h2d, t, "upload", big ? 620 : 340, big ? "8 MiB" : "4 MiB", NULL, NULL);
       rnd = op (&rand, t + 5, "generate-normal", 95, "1048576 × f32", NULL, NULL);
       op (&rand, t + 10, "generate-uniform", 70, "1048576 × f32", NULL, NULL);
-      sx = op (&nvrtc, MAX (up, rnd), "saxpy", 42, NULL, saxpy_geo, NULL);
+      sx = op (&nvrtc, MAX (up, rnd), "launch", 42, "saxpy", saxpy_geo, NULL);
       gemm = op (&blas, sx, "sgemm", big ? 1650 : 410, big ? "2048×2048×2048" : "1024×1024×1024", NULL, NULL);
       op (&blas, sx + 3, "sgemv", 35, "4096×4096", NULL, NULL);
       ff = op (&fft, up, "exec-c2c", 180, "forward, n=1048576", NULL, NULL);
       op (&fft, ff, "exec-c2c", 175, "inverse, n=1048576", NULL, NULL);
-      red = op (&nvrtc, MAX (gemm, ff), "reduce_sum", 58, NULL, reduce_geo, NULL);
-      sc = op (&nvrtc, red, "scale<float>", 31, NULL, scale_geo, NULL);
+      red = op (&nvrtc, MAX (gemm, ff), "launch", 58, "reduce_sum", reduce_geo, NULL);
+      sc = op (&nvrtc, red, "launch", 31, "scale<float>", scale_geo, NULL);
       down = op (&d2h, MAX (sc, gemm), "download", big ? 700 : 360, big ? "8 MiB" : "4 MiB", NULL, NULL);
       op (&d2h, down, "download", 4, "4 bytes (sum)", NULL, NULL);
       if (it % 4 == 3)

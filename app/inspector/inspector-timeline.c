@@ -355,7 +355,8 @@ inspector_timeline_snapshot (GtkWidget   *widget,
           if (bw > 48)
             {
               GdkRGBA black = { 0, 0, 0, 0.85 };
-              draw_text (snapshot, layout, atomr_launch_info_get_operation (info),
+              g_autofree gchar *label = inspector_launch_info_get_label (info);
+              draw_text (snapshot, layout, label,
                          MAX (x0, GUTTER_WIDTH) + 4, y + 3, MIN (x1, w) - MAX (x0, GUTTER_WIDTH) - 8, &black);
             }
           if ((gint) idx[j] == self->selected)
@@ -502,8 +503,8 @@ on_motion (GtkEventControllerMotion *controller,
   if (hit >= 0)
     {
       AtomrLaunchInfo *info = inspector_trace_model_get_record (self->model, hit);
-      g_autofree gchar *tip = g_strdup_printf ("%s · %s — %.1f µs", atomr_launch_info_get_library (info),
-                                               atomr_launch_info_get_operation (info),
+      g_autofree gchar *label = inspector_launch_info_get_label (info);
+      g_autofree gchar *tip = g_strdup_printf ("%s · %s — %.1f µs", atomr_launch_info_get_library (info), label,
                                                inspector_launch_info_get_duration_us (info));
       gtk_widget_set_tooltip_text (GTK_WIDGET (self), tip);
     }

@@ -114,6 +114,27 @@ inspector_launch_info_get_duration_us (AtomrLaunchInfo *info)
   return done > start ? (gdouble) (done - start) : 0.0;
 }
 
+/**
+ * inspector_launch_info_get_label:
+ * @info: a record
+ *
+ * What the operation is called in the timeline and the statistics: its
+ * name, and for kernel launches (operation "launch", the kernel in the
+ * detail) the kernel's name too, so each kernel gets its own row.
+ *
+ * Returns: (transfer full): the label
+ */
+gchar *
+inspector_launch_info_get_label (AtomrLaunchInfo *info)
+{
+  const gchar *op = atomr_launch_info_get_operation (info);
+  const gchar *detail = atomr_launch_info_get_detail (info);
+
+  if (g_strcmp0 (op, "launch") == 0 && detail && *detail)
+    return g_strdup_printf ("launch %s", detail);
+  return g_strdup (op);
+}
+
 static gint
 compare_start (gconstpointer a,
                gconstpointer b)
@@ -179,8 +200,8 @@ rebuild (InspectorTraceModel *self)
       guint stream = atomr_launch_info_get_stream_id (info);
       const gchar *actor = atomr_launch_info_get_actor_name (info);
       g_autofree gchar *k = g_strdup_printf ("%d/%u/%s", dev, stream, actor ? actor : "");
-      g_autofree gchar *sk = g_strdup_printf ("%s\x1f%s", atomr_launch_info_get_library (info),
-                                              atomr_launch_info_get_operation (info));
+      g_autofree gchar *label = inspector_launch_info_get_label (info);
+      g_autofree gchar *sk = g_strdup_printf ("%s\x1f%s", atomr_launch_info_get_library (info), label);
       gint64 s = inspector_launch_info_get_start (info);
       gint64 e = MAX (atomr_launch_info_get_complete_time (info), s);
       gdouble d = inspector_launch_info_get_duration_us (info);

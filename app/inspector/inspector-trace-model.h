@@ -43,5 +43,6 @@ GListModel          *inspector_trace_model_get_statistics    (InspectorTraceMode
 
 gint64               inspector_launch_info_get_start         (AtomrLaunchInfo     *info);
 gdouble              inspector_launch_info_get_duration_us   (AtomrLaunchInfo     *info);
+gchar               *inspector_launch_info_get_label         (AtomrLaunchInfo     *info);
 
 G_END_DECLS

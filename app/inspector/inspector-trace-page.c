@@ -64,7 +64,7 @@ show_details (InspectorTracePage *self)
   gint64 t0, submit, enq, done;
   gdouble gpu;
   guint g[3], b[3], shm;
-  g_autofree gchar *op = NULL, *seq = NULL;
+  g_autofree gchar *op = NULL, *seq = NULL, *label = NULL;
   g_autofree gchar *s1 = NULL, *s2 = NULL, *s3 = NULL, *s4 = NULL, *s5 = NULL, *s6 = NULL, *s7 = NULL;
   const GError *error;
 
@@ -85,7 +85,8 @@ show_details (InspectorTracePage *self)
   gpu = atomr_launch_info_get_gpu_duration_ms (info);
   error = atomr_launch_info_get_error (info);
 
-  op = g_markup_escape_text (atomr_launch_info_get_operation (info), -1);
+  label = inspector_launch_info_get_label (info);
+  op = g_markup_escape_text (label, -1);
   adw_preferences_group_set_title (self->details_group, op);
   adw_preferences_group_set_description (self->details_group, error ? _("Failed") : _("Completed"));
   add_row (self, _("Library"), atomr_launch_info_get_library (info));
