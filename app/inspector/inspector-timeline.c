@@ -330,6 +330,7 @@ inspector_timeline_snapshot (GtkWidget   *widget,
           gdouble x0 = GUTTER_WIDTH + (s - self->offset) * self->scale;
           gdouble x1 = GUTTER_WIDTH + (e - self->offset) * self->scale;
           gdouble bw = MAX (x1 - x0, 2.0);
+          gdouble label_end;
           GdkRGBA c;
 
           if (x0 + bw < GUTTER_WIDTH || x0 > w)
@@ -351,13 +352,37 @@ inspector_timeline_snapshot (GtkWidget   *widget,
             }
           else
             gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT (x0, y, bw, ROW_HEIGHT - 2 * BOX_PAD));
+          if (bw > 3)
+            {
+              GdkRGBA edge = { 0, 0, 0, 0.35 };
+              gdouble gpu = atomr_launch_info_get_gpu_duration_ms (info) * 1000.0;
+
+              /* where each operation starts, even under the next one */
+              gtk_snapshot_append_color (snapshot, &edge, &GRAPHENE_RECT_INIT (x0, y, 1, ROW_HEIGHT - 2 * BOX_PAD));
+              /* the GPU's own time, measured with events, ends at completion */
+              if (gpu > 0)
+                {
+                  gdouble gx = MAX (x0, x1 - gpu * self->scale);
+                  gtk_snapshot_append_color (snapshot, &edge,
+                                             &GRAPHENE_RECT_INIT (gx, y + ROW_HEIGHT - 2 * BOX_PAD - 4,
+                                                                  MAX (x1 - gx, 1.0), 4));
+                }
+            }
           self->n_drawn++;
-          if (bw > 48)
+          /* the label stops where the next box of the row begins: queued
+           * operations overlap from enqueue to completion */
+          label_end = MIN (x1, w);
+          if (j + 1 < n)
+            {
+              AtomrLaunchInfo *next = inspector_trace_model_get_record (self->model, idx[j + 1]);
+              label_end = MIN (label_end, GUTTER_WIDTH + (inspector_launch_info_get_start (next) - t0 - self->offset) * self->scale);
+            }
+          if (label_end - MAX (x0, GUTTER_WIDTH) > 48)
             {
               GdkRGBA black = { 0, 0, 0, 0.85 };
               g_autofree gchar *label = inspector_launch_info_get_label (info);
               draw_text (snapshot, layout, label,
-                         MAX (x0, GUTTER_WIDTH) + 4, y + 3, MIN (x1, w) - MAX (x0, GUTTER_WIDTH) - 8, &black);
+                         MAX (x0, GUTTER_WIDTH) + 4, y + 3, label_end - MAX (x0, GUTTER_WIDTH) - 8, &black);
             }
           if ((gint) idx[j] == self->selected)
             {

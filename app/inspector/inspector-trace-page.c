@@ -100,7 +100,7 @@ show_details (InspectorTracePage *self)
   /* Translators: the operation's sequence number on its actor, then the CUDA context generation */
   s2 = g_strdup_printf (_("%s (context generation %u)"), seq, atomr_launch_info_get_generation (info));
   add_row (self, _("Sequence"), s2);
-  s3 = g_strdup_printf (_("submitted at +%.1f µs, enqueued at +%.1f µs, completed at +%.1f µs"),
+  s3 = g_strdup_printf (_("submitted at %+.1f µs, enqueued at %+.1f µs, completed at %+.1f µs"),
                         (gdouble) (submit - t0), (gdouble) (enq - t0), (gdouble) (done - t0));
   add_row (self, _("Host Timestamps"), s3);
   s4 = inspector_format_duration (done > enq ? (gdouble) (done - enq) : 0);
