@@ -6,9 +6,11 @@
 
 #include "inspector-compiler.h"
 
-/* atomr_nvrtc_compile() blocks for as long as NVRTC runs (seconds for a
- * templated kernel), so the editor calls it in a GTask worker thread; the
- * callback runs on the caller's main context.  It needs no GPU. */
+/* With a GPU, compiles go through the AtomrNvrtcActor of the device (which
+ * compiles off its stream and loads nothing until a kernel is asked for).
+ * Without one, atomr_nvrtc_compile() — which blocks for as long as NVRTC
+ * runs, seconds for a templated kernel — runs in a GTask worker thread.
+ * Either way the callback runs on the caller's main context. */
 
 typedef struct {
   gchar               *source;
@@ -44,10 +46,28 @@ compile_thread (GTask        *task,
     g_task_return_error (task, error);
 }
 
+static void
+on_actor_compiled (GObject      *source_object,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  GError *error = NULL;
+  AtomrModule *module;
+
+  module = atomr_nvrtc_actor_compile_module_finish (ATOMR_NVRTC_ACTOR (source_object), result, &error);
+  if (module)
+    g_task_return_pointer (task, module, g_object_unref);
+  else
+    g_task_return_error (task, error);
+}
+
 /**
  * inspector_compile_async:
+ * @actor: (nullable): the NVRTC actor of a GPU, or %NULL to compile without one
  * @source: CUDA C++ source
- * @program_name: the name NVRTC prints in diagnostics
+ * @program_name: the name NVRTC prints in diagnostics (an actor uses
+ *   "program.cu" whatever this says)
  * @options: compile options (copied)
  * @cache: (nullable): the cache to look in and store into
  * @cancellable: (nullable): a #GCancellable; NVRTC itself cannot be
@@ -56,7 +76,8 @@ compile_thread (GTask        *task,
  * @user_data: for @callback
  */
 void
-inspector_compile_async (const gchar          *source,
+inspector_compile_async (AtomrNvrtcActor      *actor,
+                         const gchar          *source,
                          const gchar          *program_name,
                          AtomrCompileOptions  *options,
                          AtomrKernelCache     *cache,
@@ -73,6 +94,13 @@ inspector_compile_async (const gchar          *source,
   data->cache = cache ? g_object_ref (cache) : NULL;
   g_task_set_source_tag (task, inspector_compile_async);
   g_task_set_task_data (task, data, (GDestroyNotify) compile_data_free);
+  if (actor)
+    {
+      atomr_nvrtc_actor_set_cache (actor, cache);
+      atomr_nvrtc_actor_compile_module_async (actor, source, options, cancellable,
+                                              on_actor_compiled, g_object_ref (task));
+      return;
+    }
   g_task_set_return_on_cancel (task, TRUE);
   g_task_run_in_thread (task, compile_thread);
 }

@@ -8,7 +8,8 @@
 
 G_BEGIN_DECLS
 
-void         inspector_compile_async   (const gchar          *source,
+void         inspector_compile_async   (AtomrNvrtcActor      *actor,
+                                        const gchar          *source,
                                         const gchar          *program_name,
                                         AtomrCompileOptions  *options,
                                         AtomrKernelCache     *cache,

@@ -11,11 +11,13 @@
 
 /* The demo, step by step on the main context:
  *  1. compile the bundled kernels (saxpy, a reduction, a templated scale)
- *     with NVRTC into the window's cache, so the Cache page fills up;
+ *     into the window's cache: through the GPU's AtomrNvrtcActor, or with
+ *     the stand-alone compiler without a GPU — the Cache page fills up;
  *  2. open saxpy in the Editor;
- *  3. with a GPU: record a live trace of copy actors moving data (fill,
- *     upload, device-to-device copy, download) on two streams, which the
- *     Trace page follows; without one: open the bundled sample trace. */
+ *  3. with a GPU: run the kernels on the NVRTC actor while two copy actors
+ *     upload, fill, copy and download, all recorded live by an
+ *     AtomrTraceRecorder the Trace page follows; without one: open the
+ *     bundled sample trace. */
 
 typedef struct {
   const gchar *resource;
@@ -37,6 +39,8 @@ typedef struct {
   guint               next_kernel;
   guint               n_compiled;
   GPtrArray          *errors;       /* gchar* */
+  AtomrModule        *modules[3];   /* of demo_kernels */
+  AtomrNvrtcActor    *nvrtc;
   AtomrDevice        *device;
   AtomrActor         *upload_actor;
   AtomrActor         *copy_actor;
@@ -52,6 +56,9 @@ demo_data_free (DemoData *d)
   g_clear_object (&d->window);
   g_ptr_array_unref (d->errors);
   g_clear_pointer (&d->buffers, g_ptr_array_unref);
+  for (guint i = 0; i < G_N_ELEMENTS (d->modules); i++)
+    g_clear_object (&d->modules[i]);
+  g_clear_object (&d->nvrtc);
   g_clear_object (&d->upload_actor);
   g_clear_object (&d->copy_actor);
   g_clear_object (&d->recorder);
@@ -158,6 +165,14 @@ copy_done (GObject *source, GAsyncResult *result, gpointer task)
 }
 
 static void
+launch_done (GObject *source, GAsyncResult *result, gpointer task)
+{
+  g_autoptr(GError) error = NULL;
+  atomr_nvrtc_actor_launch_finish (ATOMR_NVRTC_ACTOR (source), result, &error);
+  gpu_op_finished (task, error);
+}
+
+static void
 download_done (GObject *source, GAsyncResult *result, gpointer task)
 {
   g_autoptr(GError) error = NULL;
@@ -165,42 +180,84 @@ download_done (GObject *source, GAsyncResult *result, gpointer task)
   gpu_op_finished (task, error);
 }
 
-/* Returns FALSE without a usable GPU. */
+/* GPU 0 and its actors, recorded from the start; FALSE without a GPU. */
+static gboolean
+open_gpu (DemoData *d)
+{
+  g_autoptr(GError) error = NULL;
+
+  d->device = atomr_device_get (0, &error);
+  if (d->device == NULL)
+    return FALSE;
+  d->nvrtc = atomr_nvrtc_actor_new (d->device, &error);
+  if (d->nvrtc)
+    d->upload_actor = ATOMR_ACTOR (atomr_copy_actor_new (d->device, &error));
+  if (d->upload_actor)
+    d->copy_actor = ATOMR_ACTOR (atomr_copy_actor_new (d->device, &error));
+  if (d->copy_actor == NULL)
+    {
+      g_ptr_array_add (d->errors, g_strdup (error->message));
+      g_clear_object (&d->nvrtc);
+      g_clear_object (&d->upload_actor);
+      g_clear_object (&d->device);
+      return FALSE;
+    }
+  atomr_actor_set_name (ATOMR_ACTOR (d->nvrtc), "demo-kernels");
+  atomr_actor_set_name (d->upload_actor, "demo-upload");
+  atomr_actor_set_name (d->copy_actor, "demo-copy");
+  d->recorder = atomr_trace_recorder_new (65536);
+  atomr_actor_set_timing (ATOMR_ACTOR (d->nvrtc), TRUE);
+  atomr_actor_set_timing (d->upload_actor, TRUE);
+  atomr_actor_set_timing (d->copy_actor, TRUE);
+  atomr_trace_recorder_add_actor (d->recorder, ATOMR_ACTOR (d->nvrtc));
+  atomr_trace_recorder_add_actor (d->recorder, d->upload_actor);
+  atomr_trace_recorder_add_actor (d->recorder, d->copy_actor);
+  inspector_trace_page_follow_recorder (inspector_window_get_trace_page (d->window), d->recorder);
+  return TRUE;
+}
+
+static AtomrKernel *
+demo_kernel (DemoData    *d,
+             guint        module,
+             const gchar *name)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrKernel *kernel;
+
+  if (d->modules[module] == NULL)
+    return NULL;   /* its compile failed: already reported */
+  kernel = atomr_nvrtc_actor_get_kernel (d->nvrtc, d->modules[module], name, &error);
+  if (kernel == NULL)
+    g_ptr_array_add (d->errors, g_strdup (error->message));
+  return kernel;
+}
+
+/* Queues every operation of the GPU part at once: the actors run them in
+ * order, the hazards on the buffers order them across actors, and the
+ * recorder sees each one complete.  Returns FALSE when nothing was queued. */
 static gboolean
 run_on_gpu (GTask *task)
 {
   DemoData *d = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) host = NULL;
+  g_autoptr(AtomrKernel) saxpy = demo_kernel (d, 0, "saxpy");
+  g_autoptr(AtomrKernel) reduce = demo_kernel (d, 1, "reduce_sum");
+  g_autoptr(AtomrKernel) scale = demo_kernel (d, 2, "scale<float>");
+  g_autoptr(AtomrLaunchConfig) elementwise = atomr_launch_config_new_1d (GPU_ELEMENTS, 256);
+  g_autoptr(AtomrLaunchConfig) halves = atomr_launch_config_new_1d (GPU_ELEMENTS / 2, 256);
   g_autofree gfloat *values = g_new (gfloat, GPU_ELEMENTS);
+  AtomrBuffer *x, *y, *sum, *spare;
 
-  d->device = atomr_device_get (0, &error);
-  if (d->device == NULL)
+  if (saxpy == NULL || reduce == NULL || scale == NULL)
     return FALSE;
-  d->upload_actor = ATOMR_ACTOR (atomr_copy_actor_new (d->device, &error));
-  if (d->upload_actor)
-    d->copy_actor = ATOMR_ACTOR (atomr_copy_actor_new (d->device, &error));
-  if (d->copy_actor == NULL)
-    {
-      g_ptr_array_add (d->errors, g_strdup (error->message));
-      return FALSE;
-    }
-  atomr_actor_set_name (d->upload_actor, "demo-upload");
-  atomr_actor_set_name (d->copy_actor, "demo-copy");
-  atomr_actor_set_timing (d->upload_actor, TRUE);
-  atomr_actor_set_timing (d->copy_actor, TRUE);
-  d->recorder = atomr_trace_recorder_new (65536);
-  atomr_trace_recorder_add_actor (d->recorder, d->upload_actor);
-  atomr_trace_recorder_add_actor (d->recorder, d->copy_actor);
-  inspector_trace_page_follow_recorder (inspector_window_get_trace_page (d->window), d->recorder);
-
   for (guint i = 0; i < GPU_ELEMENTS; i++)
-    values[i] = (gfloat) i;
+    values[i] = (gfloat) (i % 1000) / 1000.0f;
   host = g_bytes_new_take (g_steal_pointer (&values), sizeof (gfloat) * GPU_ELEMENTS);
   d->buffers = g_ptr_array_new_with_free_func (g_object_unref);
   for (guint i = 0; i < 4; i++)
     {
-      AtomrBuffer *b = atomr_buffer_new (d->device, ATOMR_DTYPE_F32, GPU_ELEMENTS, &error);
+      AtomrBuffer *b = atomr_buffer_new (d->device, ATOMR_DTYPE_F32, i == 2 ? 1 : GPU_ELEMENTS, &error);
       if (b == NULL)
         {
           g_ptr_array_add (d->errors, g_strdup (error->message));
@@ -208,16 +265,39 @@ run_on_gpu (GTask *task)
         }
       g_ptr_array_add (d->buffers, b);
     }
+  x = g_ptr_array_index (d->buffers, 0);
+  y = g_ptr_array_index (d->buffers, 1);
+  sum = g_ptr_array_index (d->buffers, 2);
+  spare = g_ptr_array_index (d->buffers, 3);
+
+  d->pending += 2;
+  atomr_actor_upload_async (d->upload_actor, x, host, NULL, upload_done, g_object_ref (task));
+  atomr_actor_fill_async (d->copy_actor, y, 1.0, NULL, fill_done, g_object_ref (task));
   for (guint r = 0; r < GPU_ROUNDS; r++)
     {
-      AtomrBuffer *a = g_ptr_array_index (d->buffers, (r * 2) % 4);
-      AtomrBuffer *b = g_ptr_array_index (d->buffers, (r * 2 + 1) % 4);
+      g_autoptr(AtomrKernelArgs) saxpy_args = atomr_kernel_args_new ();
+      g_autoptr(AtomrKernelArgs) scale_args = atomr_kernel_args_new ();
+      g_autoptr(AtomrKernelArgs) reduce_args = atomr_kernel_args_new ();
 
-      d->pending += 4;
-      atomr_actor_upload_async (d->upload_actor, a, host, NULL, upload_done, g_object_ref (task));
-      atomr_actor_fill_async (d->copy_actor, b, r, NULL, fill_done, g_object_ref (task));
-      atomr_actor_copy_async (d->copy_actor, b, a, NULL, copy_done, g_object_ref (task));
-      atomr_actor_download_async (d->upload_actor, b, NULL, download_done, g_object_ref (task));
+      atomr_kernel_args_add_f32 (saxpy_args, 0.5f);
+      atomr_kernel_args_add_buffer_read_only (saxpy_args, x);
+      atomr_kernel_args_add_buffer (saxpy_args, y);
+      atomr_kernel_args_add_u32 (saxpy_args, GPU_ELEMENTS);
+      atomr_kernel_args_add_buffer (scale_args, y);
+      atomr_kernel_args_add_f32 (scale_args, 0.99f);
+      atomr_kernel_args_add_u32 (scale_args, GPU_ELEMENTS);
+      atomr_kernel_args_add_buffer_read_only (reduce_args, y);
+      atomr_kernel_args_add_buffer (reduce_args, sum);
+      atomr_kernel_args_add_u32 (reduce_args, GPU_ELEMENTS);
+
+      d->pending += 7;
+      atomr_nvrtc_actor_launch_async (d->nvrtc, saxpy, elementwise, saxpy_args, NULL, launch_done, g_object_ref (task));
+      atomr_nvrtc_actor_launch_async (d->nvrtc, scale, elementwise, scale_args, NULL, launch_done, g_object_ref (task));
+      atomr_actor_fill_async (d->copy_actor, sum, 0.0, NULL, fill_done, g_object_ref (task));
+      atomr_nvrtc_actor_launch_async (d->nvrtc, reduce, halves, reduce_args, NULL, launch_done, g_object_ref (task));
+      atomr_actor_download_async (d->upload_actor, sum, NULL, download_done, g_object_ref (task));
+      atomr_actor_copy_async (d->copy_actor, spare, y, NULL, copy_done, g_object_ref (task));
+      atomr_actor_upload_async (d->upload_actor, x, host, NULL, upload_done, g_object_ref (task));
     }
   return TRUE;
 }
@@ -254,9 +334,10 @@ after_compiles (GTask *task)
     inspector_editor_page_set_text (inspector_window_get_editor_page (d->window), "saxpy.cu", saxpy);
   inspector_cache_model_reload (inspector_cache_page_get_model (inspector_window_get_cache_page (d->window)), NULL);
 
-  if (run_on_gpu (task))
+  if (d->device && run_on_gpu (task))
     return;   /* finish() runs when the last operation completes */
-  inspector_window_toast (d->window, _("No GPU: showing the bundled sample trace"));
+  if (d->device == NULL)
+    inspector_window_toast (d->window, _("No GPU: showing the bundled sample trace"));
   open_sample_trace (task);
   finish (task);
 }
@@ -275,7 +356,10 @@ on_kernel_compiled (GObject      *source,
 
   module = inspector_compile_finish (result, &error);
   if (module)
-    d->n_compiled++;
+    {
+      d->n_compiled++;
+      d->modules[d->next_kernel - 1] = g_object_ref (module);
+    }
   else
     g_ptr_array_add (d->errors, g_strdup (error->message));
   compile_next (task);
@@ -305,14 +389,18 @@ compile_next (GTask *task)
       return;
     }
   options = atomr_compile_options_new ();
-  atomr_compile_options_set_arch (options, "sm_90");
   atomr_compile_options_set_std (options, "c++17");
-  atomr_compile_options_add_extra_flag (options, "--ptxas-options=-v");
+  if (d->nvrtc == NULL)
+    {
+      /* no GPU to ask: Hopper, with ptxas' resource report in the log */
+      atomr_compile_options_set_arch (options, "sm_90");
+      atomr_compile_options_add_extra_flag (options, "--ptxas-options=-v");
+    }
   names = k->names ? g_strsplit (k->names, ";", -1) : inspector_find_kernel_names (source);
   for (guint i = 0; names[i]; i++)
     atomr_compile_options_add_name_expression (options, names[i]);
   cache = inspector_cache_model_get_cache (inspector_cache_page_get_model (inspector_window_get_cache_page (d->window)));
-  inspector_compile_async (source, k->program, options, cache, g_task_get_cancellable (task),
+  inspector_compile_async (d->nvrtc, source, k->program, options, cache, g_task_get_cancellable (task),
                            on_kernel_compiled, g_object_ref (task));
 }
 
@@ -337,6 +425,7 @@ inspector_demo_run_async (InspectorWindow     *window,
   g_task_set_source_tag (task, inspector_demo_run_async);
   g_task_set_task_data (task, d, (GDestroyNotify) demo_data_free);
   inspector_window_set_busy (window, TRUE);
+  open_gpu (d);
   compile_next (task);
 }
 

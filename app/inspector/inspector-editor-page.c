@@ -45,6 +45,9 @@ struct _InspectorEditorPage
   GtkTextTag          *error_tag;
   GtkTextTag          *warning_tag;
   gboolean             compiling;
+  gboolean             gpu_checked;
+  AtomrNvrtcActor     *actor;       /* NULL without a GPU */
+  gchar               *log_name;    /* the file name NVRTC's log uses */
 };
 
 G_DEFINE_FINAL_TYPE (InspectorEditorPage, inspector_editor_page, GTK_TYPE_WIDGET)
@@ -252,8 +255,9 @@ build_options (InspectorEditorPage *self,
   GtkStringObject *std = adw_combo_row_get_selected_item (self->std_row);
 
   if (arch == NULL || *arch == '\0')
-    arch = DEFAULT_ARCH;
-  atomr_compile_options_set_arch (options, arch);
+    arch = self->actor ? NULL : DEFAULT_ARCH;   /* the actor compiles for its GPU */
+  if (arch)
+    atomr_compile_options_set_arch (options, arch);
   if (std)
     atomr_compile_options_set_std (options, gtk_string_object_get_string (std));
   atomr_compile_options_set_fast_math (options, gtk_switch_get_active (self->fast_math_switch));
@@ -273,7 +277,7 @@ build_options (InspectorEditorPage *self,
   for (guint i = 0; names[i]; i++)
     atomr_compile_options_add_name_expression (options, names[i]);
   /* ptxas only runs when NVRTC emits CUBIN for a real sm_ architecture */
-  if (g_str_has_prefix (arch, "sm_"))
+  if (arch && g_str_has_prefix (arch, "sm_"))
     atomr_compile_options_add_extra_flag (options, "--ptxas-options=-v");
   return options;
 }
@@ -353,7 +357,7 @@ mark_diagnostics (InspectorEditorPage *self)
       guint line = inspector_diagnostic_get_line (d);
 
       /* diagnostics in included headers name another file */
-      if (g_strcmp0 (inspector_diagnostic_get_file (d), program_name (self)) != 0 || line == 0 || line > lines)
+      if (g_strcmp0 (inspector_diagnostic_get_file (d), self->log_name) != 0 || line == 0 || line > lines)
         continue;
       gtk_text_buffer_get_iter_at_line (GTK_TEXT_BUFFER (self->buffer), &start, (gint) line - 1);
       end = start;
@@ -412,6 +416,68 @@ show_resources (InspectorEditorPage *self,
 }
 
 static void
+show_attributes (InspectorEditorPage *self,
+                 AtomrModule         *module)
+{
+  const gchar * const *names = atomr_module_get_kernel_names (module);
+  g_autofree gchar *description = NULL;
+
+  clear_resources (self);
+  adw_preferences_group_set_title (self->resources_group, _("Registers and Shared Memory"));
+  /* Translators: %s is the GPU's name */
+  description = g_strdup_printf (_("Kernel attributes on %s, read from the loaded module."),
+                                 atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self->actor))));
+  adw_preferences_group_set_description (self->resources_group, description);
+  for (guint i = 0; names && names[i]; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrKernel) kernel = atomr_nvrtc_actor_get_kernel (self->actor, module, names[i], &error);
+      GtkWidget *row = adw_action_row_new ();
+      g_autofree gchar *sub = NULL, *escaped = NULL;
+
+      if (kernel)
+        sub = g_strdup_printf (_("%d registers, %d bytes static shared memory, %d bytes local memory, "
+                                 "up to %d threads per block"),
+                               atomr_kernel_get_num_registers (kernel),
+                               atomr_kernel_get_static_shared_memory (kernel),
+                               atomr_kernel_get_local_memory (kernel),
+                               atomr_kernel_get_max_threads_per_block (kernel));
+      else
+        sub = g_strdup (error->message);
+      escaped = g_markup_escape_text (sub, -1);
+      adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), names[i]);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
+      adw_preferences_group_add (self->resources_group, row);
+      g_ptr_array_add (self->resource_rows, row);
+    }
+}
+
+/* The NVRTC actor of GPU 0, made on the first compile; none without a GPU. */
+static AtomrNvrtcActor *
+ensure_actor (InspectorEditorPage *self)
+{
+  g_autoptr(AtomrDevice) device = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (self->gpu_checked)
+    return self->actor;
+  self->gpu_checked = TRUE;
+  device = atomr_device_get (0, &error);
+  if (device == NULL)
+    {
+      g_debug ("compiling without a GPU: %s", error->message);
+      return NULL;
+    }
+  self->actor = atomr_nvrtc_actor_new (device, &error);
+  if (self->actor == NULL)
+    g_warning ("no NVRTC actor on %s: %s", atomr_device_get_name (device), error->message);
+  else
+    atomr_actor_set_name (ATOMR_ACTOR (self->actor), "inspector-editor");
+  return self->actor;
+}
+
+static void
 set_compiling (InspectorEditorPage *self,
                gboolean             compiling)
 {
@@ -461,7 +527,10 @@ on_compiled (GObject      *source_object,
 
       gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->ptx_view)),
                                 ptx_s ? ptx_s : _("NVRTC produced no PTX (CUBIN only)."), -1);
-      show_resources (self, log, atomr_module_get_arch (module));
+      if (self->actor)
+        show_attributes (self, module);
+      else
+        show_resources (self, log, atomr_module_get_arch (module));
       status = cs == ATOMR_CACHE_STATUS_MEMORY_HIT || cs == ATOMR_CACHE_STATUS_DISK_HIT
                ? g_strdup (_("Unchanged: taken from the cache"))
                : g_strdup_printf (_("Compiled in %.0f ms and stored in the cache"),
@@ -510,6 +579,7 @@ inspector_editor_page_compile (InspectorEditorPage *self)
     return;
   gtk_text_buffer_get_bounds (GTK_TEXT_BUFFER (self->buffer), &start, &end);
   source = gtk_text_buffer_get_text (GTK_TEXT_BUFFER (self->buffer), &start, &end, TRUE);
+  ensure_actor (self);
   options = build_options (self, source);
   set_compiling (self, TRUE);
   gtk_label_set_text (self->status_label, _("Compiling…"));
@@ -519,7 +589,9 @@ inspector_editor_page_compile (InspectorEditorPage *self)
   g_cancellable_cancel (self->cancellable);
   g_set_object (&self->cancellable, NULL);
   self->cancellable = g_cancellable_new ();
-  inspector_compile_async (source, program_name (self), options, self->cache, self->cancellable,
+  g_free (self->log_name);
+  self->log_name = g_strdup (self->actor ? "program.cu" : program_name (self));
+  inspector_compile_async (self->actor, source, program_name (self), options, self->cache, self->cancellable,
                            on_compiled, g_object_ref (self));
 }
 
@@ -652,6 +724,8 @@ inspector_editor_page_dispose (GObject *object)
   g_clear_object (&self->diagnostics);
   g_clear_pointer (&self->resource_rows, g_ptr_array_unref);
   g_clear_pointer (&self->name, g_free);
+  g_clear_pointer (&self->log_name, g_free);
+  g_clear_object (&self->actor);
   G_OBJECT_CLASS (inspector_editor_page_parent_class)->dispose (object);
 }
 
