@@ -637,6 +637,21 @@ atomr_device_set_supervisor_policy (AtomrDevice          *self,
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SUPERVISOR_POLICY]);
 }
 
+/* The context each thread made current last, with its generation: making
+ * it current again is a driver call on every request otherwise. */
+static __thread CUcontext tls_context;
+static __thread guint     tls_generation;
+
+static inline CUresult
+make_current (AtomrDevice *self)
+{
+  if (G_LIKELY (tls_context == self->context && tls_generation == self->generation))
+    return CUDA_SUCCESS;
+  tls_context = self->context;
+  tls_generation = self->generation;
+  return ATOMR_CU->cuCtxSetCurrent (self->context);
+}
+
 gboolean
 atomr_device_enter (AtomrDevice *self,
                     GError     **error)
@@ -665,9 +680,10 @@ atomr_device_enter (AtomrDevice *self,
     }
   if (!self->host)
     {
-      CUresult res = ATOMR_CU->cuCtxSetCurrent (self->context);
+      CUresult res = make_current (self);
       if (res != CUDA_SUCCESS)
         {
+          tls_context = NULL;
           g_rw_lock_reader_unlock (&self->ctx_lock);
           return atomr_cuda_check (res, "cuCtxSetCurrent", error);
         }
@@ -691,8 +707,8 @@ atomr_device_hold (AtomrDevice *self,
       g_rw_lock_reader_unlock (&self->ctx_lock);
       return FALSE;
     }
-  if (!self->host)
-    ATOMR_CU->cuCtxSetCurrent (self->context);
+  if (!self->host && make_current (self) != CUDA_SUCCESS)
+    tls_context = NULL;
   return TRUE;
 }
 
@@ -984,6 +1000,7 @@ atomr_device_reset (AtomrDevice *self,
       if (cu->cuCtxSetCurrent (self->context) == CUDA_SUCCESS)
         cu->cuCtxSynchronize ();   /* errors are expected when poisoned */
       cu->cuCtxSetCurrent (NULL);
+      tls_context = NULL;
       if (self->context_retained)
         cu->cuDevicePrimaryCtxRelease (self->cu_device);
       self->context_retained = FALSE;

@@ -190,6 +190,9 @@ atomr_fence_query (AtomrFence *fence)
 
   if (fence->generation != atomr_device_get_generation (device))
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  /* Once passed, always passed: don't ask the driver again. */
+  if (g_atomic_int_get (&fence->signalled))
+    return (CUresult) fence->result;
 
   /* Not enter(): a query must work on a poisoned context, to learn its
    * error; holding the context keeps a rebuild out meanwhile. */
@@ -197,6 +200,11 @@ atomr_fence_query (AtomrFence *fence)
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   res = ATOMR_CU->cuEventQuery (fence->event);
   atomr_device_release (device);
+  if (res != CUDA_ERROR_NOT_READY)
+    {
+      fence->result = res;
+      g_atomic_int_set (&fence->signalled, 1);
+    }
   return res;
 }
 

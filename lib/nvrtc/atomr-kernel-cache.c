@@ -896,7 +896,7 @@ bytes_to_string (GBytes *bytes)
 {
   gsize len;
   const gchar *p = g_bytes_get_data (bytes, &len);
-  return g_strndup (p, len);
+  return p ? g_strndup (p, len) : g_strdup ("");
 }
 
 /**
@@ -1411,6 +1411,14 @@ blob_add (GByteArray   *blob,
 }
 
 static void
+blob_add_count (GByteArray *blob,
+                guint64     n)
+{
+  guint64 le = GUINT64_TO_LE (n);
+  g_byte_array_append (blob, (const guint8 *) &le, 8);
+}
+
+static void
 blob_add_string (GByteArray  *blob,
                  const gchar *s)
 {
@@ -1428,7 +1436,7 @@ blob_add_strv (GByteArray          *blob,
                const gchar * const *v)
 {
   guint n = v ? g_strv_length ((gchar **) v) : 0;
-  blob_add (blob, NULL, n);
+  blob_add_count (blob, n);
   for (guint i = 0; i < n; i++)
     blob_add_string (blob, v[i]);
 }
@@ -1544,9 +1552,19 @@ on_include (const gchar *name,
         found = g_steal_pointer (&candidate);
     }
   /* Headers outside the include paths (NVRTC's own, cuda_fp16.h, ...)
-   * belong to NVRTC, whose identity is in the key. */
+   * belong to NVRTC, whose identity is in the key.  Remember where they
+   * could appear, so that creating one there invalidates the memory level
+   * (the key then changes because its contents are hashed). */
   if (found == NULL)
-    return;
+    {
+      for (guint i = 0; scan->include_paths && scan->include_paths[i]; i++)
+        {
+          HeaderStamp *absent = g_new0 (HeaderStamp, 1);
+          absent->path = g_build_filename (scan->include_paths[i], name, NULL);
+          g_ptr_array_add (scan->headers, absent);
+        }
+      return;
+    }
   if (g_hash_table_contains (scan->visited, found))
     return;
   g_hash_table_add (scan->visited, g_strdup (found));
@@ -1605,7 +1623,7 @@ request_blob (const gchar         *source,
   blob_add_strv (blob, flags);
   blob_add_strv (blob, kernel_names);
   blob_add_string (blob, source);
-  blob_add (blob, NULL, link_objects ? link_objects->len : 0);
+  blob_add_count (blob, link_objects ? link_objects->len : 0);
   for (guint i = 0; link_objects && i < link_objects->len; i++)
     {
       AtomrLinkObject *obj = g_ptr_array_index (link_objects, i);

@@ -252,12 +252,14 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
     }
   if (program_name == NULL)
     program_name = DEFAULT_PROGRAM_NAME;
-  resolved = options ? atomr_compile_options_copy (options) : atomr_compile_options_new ();
+  /* Copied only to resolve "native": the memory-hit path stays cheap. */
+  resolved = options ? g_object_ref (options) : atomr_compile_options_new ();
   if (!atomr_compile_options_validate (resolved, error))
     return NULL;
 
   if (g_strcmp0 (atomr_compile_options_get_arch (resolved), ATOMR_ARCH_NATIVE) == 0)
     {
+      g_autoptr(AtomrCompileOptions) copy = atomr_compile_options_copy (resolved);
       g_autoptr(AtomrDevice) dev = device ? g_object_ref (device) : atomr_device_get (0, error);
       g_autofree gchar *native = NULL;
 
@@ -273,7 +275,8 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
           return NULL;
         }
       native = atomr_device_get_arch (dev);
-      atomr_compile_options_set_arch (resolved, native);
+      atomr_compile_options_set_arch (copy, native);
+      g_set_object (&resolved, copy);
     }
   arch = atomr_compile_options_get_arch (resolved);
   if (atomr_compile_options_get_lto (resolved) && (arch == NULL || !g_str_has_prefix (arch, "sm_")))
@@ -281,12 +284,6 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                    "arch: LTO links a CUBIN and needs an sm_NN architecture, not %s",
                    arch ? arch : "NVRTC's default");
-      return NULL;
-    }
-  if (g_strv_length ((gchar **) atomr_compile_options_get_name_expressions (resolved)) == 0)
-    {
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "name expressions: none given; name at least one kernel");
       return NULL;
     }
   flags = atomr_compile_options_get_flags (resolved);
@@ -322,8 +319,8 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
  * @source: CUDA C++ source
  * @program_name: (nullable): the name NVRTC uses in its log ("program.cu"
  *   when %NULL)
- * @options: (nullable): the options; name at least one kernel with
- *   atomr_compile_options_add_name_expression()
+ * @options: (nullable): the options; name the kernels wanted (and get
+ *   their mangled names) with atomr_compile_options_add_name_expression()
  * @cache: (nullable): a cache to look in first and to fill
  * @error: return location for a #GError
  *

@@ -1,0 +1,269 @@
+/* test-cli.c — the atomr command-line tool, as scripts use it
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "nvrtc-test-sources.h"
+
+static const gchar *cli;
+static gchar *workdir;
+
+static gint
+run_cli (const gchar * const *args,
+         gchar              **out,
+         gchar              **err)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  gint status = 0;
+
+  g_ptr_array_add (argv, (gpointer) cli);
+  for (guint i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               out, err, &status, &error));
+  g_assert_no_error (error);
+  if (WIFEXITED (status))
+    return WEXITSTATUS (status);
+  return -1;
+}
+
+static JsonNode *
+parse (const gchar *text)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+
+  json_parser_load_from_data (parser, text, -1, &error);
+  g_assert_no_error (error);
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+static gchar *
+write_source (const gchar *name, const gchar *text)
+{
+  gchar *path = g_build_filename (workdir, name, NULL);
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static void
+test_compile_json (void)
+{
+  g_autofree gchar *src = write_source ("scale.cu", SCALE_SOURCE);
+  g_autofree gchar *cache_dir = g_build_filename (workdir, "cache-compile", NULL);
+  const gchar *args[] = { "compile", src, "--name-expression", SCALE_FLOAT_256, "-e", SCALE_DOUBLE_128,
+                          "--arch", "sm_90", "--std", "c++17", "-D", "EXTRA=1", "-D", "FLAG",
+                          "-I", workdir, "--fast-math", "--cache-dir", cache_dir, "--json", NULL };
+  g_autofree gchar *out1 = NULL, *err1 = NULL, *out2 = NULL, *err2 = NULL;
+  g_autoptr(JsonNode) j1 = NULL;
+  g_autoptr(JsonNode) j2 = NULL;
+  JsonObject *o1, *o2, *lowered;
+  JsonArray *flags;
+
+  g_assert_cmpint (run_cli (args, &out1, &err1), ==, 0);
+  j1 = parse (out1);
+  o1 = json_node_get_object (j1);
+  g_assert_cmpstr (json_object_get_string_member (o1, "cache"), ==, "miss");
+  g_assert_cmpuint (strlen (json_object_get_string_member (o1, "key")), ==, 64);
+  lowered = json_object_get_object_member (o1, "lowered_names");
+  g_assert_cmpstr (json_object_get_string_member (lowered, SCALE_FLOAT_256), ==, SCALE_FLOAT_256_LOWERED);
+  g_assert_cmpstr (json_object_get_string_member (lowered, SCALE_DOUBLE_128), ==, SCALE_DOUBLE_128_LOWERED);
+  g_assert_cmpint (json_object_get_int_member (o1, "cubin_bytes"), >, 0);
+  g_assert_true (json_object_has_member (o1, "ptx_bytes"));
+  g_assert_cmpfloat (json_object_get_double_member (o1, "compile_ms"), >, 0);
+  g_assert_true (json_object_has_member (o1, "log"));
+  flags = json_object_get_array_member (o1, "flags");
+  g_assert_cmpstr (json_array_get_string_element (flags, 0), ==, "--gpu-architecture=sm_90");
+  g_assert_cmpstr (json_array_get_string_element (flags, 1), ==, "--std=c++17");
+  g_assert_cmpstr (json_array_get_string_element (flags, 2), ==, "--use_fast_math");
+
+  /* A second process: a hit with the same key. */
+  g_assert_cmpint (run_cli (args, &out2, &err2), ==, 0);
+  j2 = parse (out2);
+  o2 = json_node_get_object (j2);
+  g_assert_cmpstr (json_object_get_string_member (o2, "cache"), ==, "hit");
+  g_assert_cmpstr (json_object_get_string_member (o2, "key"), ==, json_object_get_string_member (o1, "key"));
+  g_assert_cmpint (json_object_get_int_member (o2, "cubin_bytes"), ==, json_object_get_int_member (o1, "cubin_bytes"));
+}
+
+static void
+test_compile_error (void)
+{
+  g_autofree gchar *src = write_source ("broken.cu", BROKEN_SOURCE);
+  g_autofree gchar *cache_dir = g_build_filename (workdir, "cache-error", NULL);
+  const gchar *args[] = { "compile", src, "--kernel", "broken", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *missing[] = { "compile", "/nonexistent/file.cu", NULL };
+  const gchar *bad_arch[] = { "compile", src, "--arch", "sm_1", NULL };
+  g_autofree gchar *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL, *out3 = NULL, *err3 = NULL;
+
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 1);
+  g_assert_cmpstr (out, ==, "");
+  g_assert_nonnull (strstr (err, "broken.cu(3)"));
+  g_assert_nonnull (strstr (err, "undeclared_variable"));
+  g_assert_cmpint (run_cli (missing, &out2, &err2), ==, 2);
+  g_assert_nonnull (strstr (err2, "/nonexistent/file.cu"));
+  g_assert_cmpint (run_cli (bad_arch, &out3, &err3), ==, 2);
+  g_assert_nonnull (strstr (err3, "sm_1"));
+}
+
+static void
+test_cache_commands (void)
+{
+  g_autofree gchar *src = write_source ("saxpy.cu", SAXPY_SOURCE);
+  g_autofree gchar *cache_dir = g_build_filename (workdir, "cache-commands", NULL);
+  const gchar *compile_a[] = { "compile", src, "--kernel", "saxpy", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *compile_b[] = { "compile", src, "--kernel", "saxpy", "--arch", "sm_80", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *list[] = { "cache", "list", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *list_text[] = { "cache", "list", "--cache-dir", cache_dir, NULL };
+  const gchar *stats[] = { "cache", "stats", "--cache-dir", cache_dir, "--json", NULL };
+  g_autofree gchar *out = NULL, *err = NULL;
+  g_autoptr(JsonNode) a = NULL;
+  g_autoptr(JsonNode) l = NULL;
+  g_autoptr(JsonNode) s = NULL;
+  g_autofree gchar *key = NULL;
+  JsonArray *entries;
+
+  g_assert_cmpint (run_cli (compile_a, &out, &err), ==, 0);
+  a = parse (out);
+  key = g_strdup (json_object_get_string_member (json_node_get_object (a), "key"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_cli (compile_b, &out, &err), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_cli (compile_a, &out, &err), ==, 0);   /* a hit */
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_cli (list, &out, &err), ==, 0);
+  l = parse (out);
+  entries = json_node_get_array (l);
+  g_assert_cmpuint (json_array_get_length (entries), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      JsonObject *e = json_array_get_object_element (entries, i);
+      g_assert_cmpstr (json_array_get_string_element (json_object_get_array_member (e, "kernel_names"), 0), ==, "saxpy");
+      g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (e, "lowered_names"), "saxpy"), ==, "saxpy");
+      g_assert_true (json_object_has_member (e, "created"));
+      g_assert_true (json_object_has_member (e, "nvrtc_version"));
+      if (g_str_equal (json_object_get_string_member (e, "key"), key))
+        g_assert_cmpint (json_object_get_int_member (e, "hit_count"), ==, 1);
+    }
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_cli (list_text, &out, &err), ==, 0);
+  g_assert_nonnull (strstr (out, key));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_cli (stats, &out, &err), ==, 0);
+  s = parse (out);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (s), "entries"), ==, 2);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (s), "hits"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (s), "misses"), ==, 2);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (s), "bytes"), >, 0);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  {
+    g_autofree gchar *prefix = g_strndup (key, 10);
+    const gchar *show[] = { "cache", "show", prefix, "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *show_text[] = { "cache", "show", key, "--cache-dir", cache_dir, NULL };
+    const gchar *rm[] = { "cache", "rm", key, "--cache-dir", cache_dir, NULL };
+    const gchar *rm_again[] = { "cache", "rm", key, "--cache-dir", cache_dir, NULL };
+    const gchar *gc[] = { "cache", "gc", "--max-size", "0", "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *gc_bad[] = { "cache", "gc", "--max-size", "lots", "--cache-dir", cache_dir, NULL };
+    g_autoptr(JsonNode) sh = NULL;
+    g_autoptr(JsonNode) g = NULL;
+
+    g_assert_cmpint (run_cli (show, &out, &err), ==, 0);
+    sh = parse (out);
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (sh), "key"), ==, key);
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (sh), "source"), ==, SAXPY_SOURCE);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (show_text, &out, &err), ==, 0);
+    g_assert_nonnull (strstr (out, "saxpy -> saxpy"));
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (rm, &out, &err), ==, 0);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (rm_again, &out, &err), ==, 2);
+    g_assert_nonnull (strstr (err, key));
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (gc_bad, &out, &err), ==, 2);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (gc, &out, &err), ==, 0);
+    g = parse (out);
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (g), "removed"), ==, 1);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+  }
+  g_assert_cmpint (run_cli (list, &out, &err), ==, 0);
+  g_clear_pointer (&l, json_node_unref);
+  l = parse (out);
+  g_assert_cmpuint (json_array_get_length (json_node_get_array (l)), ==, 0);
+}
+
+static void
+test_usage (void)
+{
+  const gchar *none[] = { NULL };
+  const gchar *bad[] = { "cache", "explode", NULL };
+  g_autofree gchar *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+
+  g_assert_cmpint (run_cli (none, &out, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "atomr compile"));
+  g_assert_cmpint (run_cli (bad, &out2, &err2), ==, 2);
+}
+
+static void
+rm_rf (const gchar *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const gchar *name;
+
+  while (dir && (name = g_dir_read_name (dir)))
+    {
+      g_autofree gchar *child = g_build_filename (path, name, NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        rm_rf (child);
+      else
+        g_unlink (child);
+    }
+  g_rmdir (path);
+}
+
+int
+main (int argc, char **argv)
+{
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  cli = g_getenv ("ATOMR_CLI");
+  if (cli == NULL)
+    {
+      g_printerr ("set ATOMR_CLI to the atomr binary\n");
+      return 1;
+    }
+  workdir = g_dir_make_tmp ("atomr-cli-XXXXXX", NULL);
+  g_test_add_func ("/cli/compile-json", test_compile_json);
+  g_test_add_func ("/cli/compile-error", test_compile_error);
+  g_test_add_func ("/cli/cache-commands", test_cache_commands);
+  g_test_add_func ("/cli/usage", test_usage);
+  rc = g_test_run ();
+  rm_rf (workdir);
+  g_free (workdir);
+  return rc;
+}
