@@ -26,6 +26,7 @@ struct _InspectorApplication
   gchar          *screenshot_page;
   gint            select;
   gboolean        compile;
+  gboolean        demo_running;
   gint            exit_status;
 };
 
@@ -110,6 +111,8 @@ on_demo_done (GObject      *source,
   g_autoptr(InspectorApplication) self = user_data;
   g_autoptr(GError) error = NULL;
 
+  self->demo_running = FALSE;
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "demo")), TRUE);
   if (!inspector_demo_run_finish (result, &error))
     {
       g_printerr ("atomr-inspector: demo: %s\n", error->message);
@@ -121,6 +124,10 @@ on_demo_done (GObject      *source,
 static void
 start_demo (InspectorApplication *self)
 {
+  if (self->demo_running)
+    return;
+  self->demo_running = TRUE;
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (g_action_map_lookup_action (G_ACTION_MAP (self), "demo")), FALSE);
   inspector_demo_run_async (get_window (self), NULL, on_demo_done, g_object_ref (self));
 }
 

@@ -141,7 +141,7 @@ inspector_find_kernel_names (const gchar *source)
     g_once_init_leave (&re, g_regex_new ("(template\\s*<[^{;]*>\\s*)?(?:extern\\s+\"C\"\\s+)?"
                                          "__global__\\s+(?:__launch_bounds__\\s*\\([^)]*\\)\\s+)?"
                                          "void\\s+(?:__launch_bounds__\\s*\\([^)]*\\)\\s+)?([A-Za-z_]\\w*)\\s*\\(",
-                                         G_REGEX_OPTIMIZE, 0, NULL));
+                                         0, 0, NULL));
   if (source == NULL)
     return g_strv_builder_end (b);
   g_regex_match (re, source, 0, &m);

@@ -122,7 +122,7 @@ inspector_diagnostics_parse (const gchar *log)
     g_once_init_leave (&head_re,
                                g_regex_new ("^(.+?)\\((\\d+)\\): (catastrophic error|error|warning|remark|note)"
                                             "(?: #([0-9A-Za-z-]+))?: (.*)$",
-                                            G_REGEX_OPTIMIZE, 0, NULL));
+                                            0, 0, NULL));
 
   lines = g_strsplit (log, "\n", -1);
   n = g_strv_length (lines);
@@ -205,12 +205,12 @@ inspector_ptxas_parse (const gchar *log)
   if (g_once_init_enter (&entry_re))
     {
       frame_re = g_regex_new ("(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads",
-                              G_REGEX_OPTIMIZE, 0, NULL);
+                              0, 0, NULL);
       used_re = g_regex_new ("Used (\\d+) registers(?:, used (\\d+) barriers)?(?:.*?(\\d+) bytes smem)?",
-                             G_REGEX_OPTIMIZE, 0, NULL);
+                             0, 0, NULL);
       g_once_init_leave (&entry_re,
                                  g_regex_new ("Compiling entry function '([^']+)' for '([^']+)'",
-                                              G_REGEX_OPTIMIZE, 0, NULL));
+                                              0, 0, NULL));
     }
 
   lines = g_strsplit (log, "\n", -1);
