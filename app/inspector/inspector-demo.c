@@ -8,6 +8,7 @@
 
 #include "inspector-compiler.h"
 #include "inspector-demo.h"
+#include "inspector-demo-workload.h"
 
 /* The demo, step by step on the main context:
  *  1. compile the bundled kernels (saxpy, a reduction, a templated scale)
@@ -32,7 +33,6 @@ static const DemoKernel demo_kernels[] = {
 };
 
 #define GPU_ROUNDS 48
-#define GPU_ELEMENTS (1 << 20)
 
 typedef struct {
   InspectorWindow    *window;
@@ -45,9 +45,6 @@ typedef struct {
   AtomrActor         *upload_actor;
   AtomrActor         *copy_actor;
   AtomrTraceRecorder *recorder;
-  GPtrArray          *buffers;
-  guint               pending;
-  GError             *gpu_error;
 } DemoData;
 
 static void
@@ -55,7 +52,6 @@ demo_data_free (DemoData *d)
 {
   g_clear_object (&d->window);
   g_ptr_array_unref (d->errors);
-  g_clear_pointer (&d->buffers, g_ptr_array_unref);
   for (guint i = 0; i < G_N_ELEMENTS (d->modules); i++)
     g_clear_object (&d->modules[i]);
   g_clear_object (&d->nvrtc);
@@ -63,7 +59,6 @@ demo_data_free (DemoData *d)
   g_clear_object (&d->copy_actor);
   g_clear_object (&d->recorder);
   g_clear_object (&d->device);
-  g_clear_error (&d->gpu_error);
   g_free (d);
 }
 
@@ -95,15 +90,6 @@ inspector_find_data_file (const gchar *name)
   return NULL;
 }
 
-static gchar *
-load_kernel (const gchar *resource)
-{
-  g_autofree gchar *path = g_strconcat ("/io/github/atomr/Inspector/kernels/", resource, NULL);
-  g_autoptr(GBytes) bytes = g_resources_lookup_data (path, 0, NULL);
-
-  return bytes ? g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes)) : NULL;
-}
-
 static void finish (GTask *task);
 
 static void
@@ -122,62 +108,6 @@ open_sample_trace (GTask *task)
   file = g_file_new_for_path (path);
   if (!inspector_trace_page_load (inspector_window_get_trace_page (d->window), file, &error))
     g_ptr_array_add (d->errors, g_strdup (error->message));
-}
-
-static void
-gpu_op_finished (GTask  *task,
-                 GError *error)
-{
-  DemoData *d = g_task_get_task_data (task);
-
-  if (error && d->gpu_error == NULL)
-    d->gpu_error = g_error_copy (error);
-  if (--d->pending == 0)
-    {
-      inspector_trace_model_refresh (inspector_trace_page_get_model (inspector_window_get_trace_page (d->window)));
-      finish (task);
-    }
-  g_object_unref (task);
-}
-
-static void
-upload_done (GObject *source, GAsyncResult *result, gpointer task)
-{
-  g_autoptr(GError) error = NULL;
-  atomr_actor_upload_finish (ATOMR_ACTOR (source), result, &error);
-  gpu_op_finished (task, error);
-}
-
-static void
-fill_done (GObject *source, GAsyncResult *result, gpointer task)
-{
-  g_autoptr(GError) error = NULL;
-  atomr_actor_fill_finish (ATOMR_ACTOR (source), result, &error);
-  gpu_op_finished (task, error);
-}
-
-static void
-copy_done (GObject *source, GAsyncResult *result, gpointer task)
-{
-  g_autoptr(GError) error = NULL;
-  atomr_actor_copy_finish (ATOMR_ACTOR (source), result, &error);
-  gpu_op_finished (task, error);
-}
-
-static void
-launch_done (GObject *source, GAsyncResult *result, gpointer task)
-{
-  g_autoptr(GError) error = NULL;
-  atomr_nvrtc_actor_launch_finish (ATOMR_NVRTC_ACTOR (source), result, &error);
-  gpu_op_finished (task, error);
-}
-
-static void
-download_done (GObject *source, GAsyncResult *result, gpointer task)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) bytes = atomr_actor_download_finish (ATOMR_ACTOR (source), result, &error);
-  gpu_op_finished (task, error);
 }
 
 /* GPU 0 and its actors, recorded from the start; FALSE without a GPU. */
@@ -216,89 +146,39 @@ open_gpu (DemoData *d)
   return TRUE;
 }
 
-static AtomrKernel *
-demo_kernel (DemoData    *d,
-             guint        module,
-             const gchar *name)
+static void
+workload_done (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
 {
+  g_autoptr(GTask) task = user_data;
+  DemoData *d = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  AtomrKernel *kernel;
+  gdouble sum = 0;
 
-  if (d->modules[module] == NULL)
-    return NULL;   /* its compile failed: already reported */
-  kernel = atomr_nvrtc_actor_get_kernel (d->nvrtc, d->modules[module], name, &error);
-  if (kernel == NULL)
+  if (!inspector_demo_workload_run_finish (result, &sum, &error))
     g_ptr_array_add (d->errors, g_strdup (error->message));
-  return kernel;
+  else
+    {
+      /* Translators: %.6g is the sum the reduction kernel computed */
+      g_autofree gchar *msg = g_strdup_printf (_("The demo ran on the GPU: Σ y = %.6g"), sum);
+      inspector_window_toast (d->window, msg);
+    }
+  inspector_trace_model_refresh (inspector_trace_page_get_model (inspector_window_get_trace_page (d->window)));
+  finish (task);
 }
 
-/* Queues every operation of the GPU part at once: the actors run them in
- * order, the hazards on the buffers order them across actors, and the
- * recorder sees each one complete.  Returns FALSE when nothing was queued. */
+/* Returns FALSE when nothing was queued on the GPU. */
 static gboolean
 run_on_gpu (GTask *task)
 {
   DemoData *d = g_task_get_task_data (task);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) host = NULL;
-  g_autoptr(AtomrKernel) saxpy = demo_kernel (d, 0, "saxpy");
-  g_autoptr(AtomrKernel) reduce = demo_kernel (d, 1, "reduce_sum");
-  g_autoptr(AtomrKernel) scale = demo_kernel (d, 2, "scale<float>");
-  g_autoptr(AtomrLaunchConfig) elementwise = atomr_launch_config_new_1d (GPU_ELEMENTS, 256);
-  g_autoptr(AtomrLaunchConfig) halves = atomr_launch_config_new_1d (GPU_ELEMENTS / 2, 256);
-  g_autofree gfloat *values = g_new (gfloat, GPU_ELEMENTS);
-  AtomrBuffer *x, *y, *sum, *spare;
 
-  if (saxpy == NULL || reduce == NULL || scale == NULL)
-    return FALSE;
-  for (guint i = 0; i < GPU_ELEMENTS; i++)
-    values[i] = (gfloat) (i % 1000) / 1000.0f;
-  host = g_bytes_new_take (g_steal_pointer (&values), sizeof (gfloat) * GPU_ELEMENTS);
-  d->buffers = g_ptr_array_new_with_free_func (g_object_unref);
-  for (guint i = 0; i < 4; i++)
-    {
-      AtomrBuffer *b = atomr_buffer_new (d->device, ATOMR_DTYPE_F32, i == 2 ? 1 : GPU_ELEMENTS, &error);
-      if (b == NULL)
-        {
-          g_ptr_array_add (d->errors, g_strdup (error->message));
-          return FALSE;
-        }
-      g_ptr_array_add (d->buffers, b);
-    }
-  x = g_ptr_array_index (d->buffers, 0);
-  y = g_ptr_array_index (d->buffers, 1);
-  sum = g_ptr_array_index (d->buffers, 2);
-  spare = g_ptr_array_index (d->buffers, 3);
-
-  d->pending += 2;
-  atomr_actor_upload_async (d->upload_actor, x, host, NULL, upload_done, g_object_ref (task));
-  atomr_actor_fill_async (d->copy_actor, y, 1.0, NULL, fill_done, g_object_ref (task));
-  for (guint r = 0; r < GPU_ROUNDS; r++)
-    {
-      g_autoptr(AtomrKernelArgs) saxpy_args = atomr_kernel_args_new ();
-      g_autoptr(AtomrKernelArgs) scale_args = atomr_kernel_args_new ();
-      g_autoptr(AtomrKernelArgs) reduce_args = atomr_kernel_args_new ();
-
-      atomr_kernel_args_add_f32 (saxpy_args, 0.5f);
-      atomr_kernel_args_add_buffer_read_only (saxpy_args, x);
-      atomr_kernel_args_add_buffer (saxpy_args, y);
-      atomr_kernel_args_add_u32 (saxpy_args, GPU_ELEMENTS);
-      atomr_kernel_args_add_buffer (scale_args, y);
-      atomr_kernel_args_add_f32 (scale_args, 0.99f);
-      atomr_kernel_args_add_u32 (scale_args, GPU_ELEMENTS);
-      atomr_kernel_args_add_buffer_read_only (reduce_args, y);
-      atomr_kernel_args_add_buffer (reduce_args, sum);
-      atomr_kernel_args_add_u32 (reduce_args, GPU_ELEMENTS);
-
-      d->pending += 7;
-      atomr_nvrtc_actor_launch_async (d->nvrtc, saxpy, elementwise, saxpy_args, NULL, launch_done, g_object_ref (task));
-      atomr_nvrtc_actor_launch_async (d->nvrtc, scale, elementwise, scale_args, NULL, launch_done, g_object_ref (task));
-      atomr_actor_fill_async (d->copy_actor, sum, 0.0, NULL, fill_done, g_object_ref (task));
-      atomr_nvrtc_actor_launch_async (d->nvrtc, reduce, halves, reduce_args, NULL, launch_done, g_object_ref (task));
-      atomr_actor_download_async (d->upload_actor, sum, NULL, download_done, g_object_ref (task));
-      atomr_actor_copy_async (d->copy_actor, spare, y, NULL, copy_done, g_object_ref (task));
-      atomr_actor_upload_async (d->upload_actor, x, host, NULL, upload_done, g_object_ref (task));
-    }
+  if (d->modules[0] == NULL || d->modules[1] == NULL || d->modules[2] == NULL)
+    return FALSE;   /* a compile failed: already reported */
+  inspector_demo_workload_run_async (d->nvrtc, d->upload_actor, d->copy_actor,
+                                     d->modules[0], d->modules[1], d->modules[2], GPU_ROUNDS,
+                                     g_task_get_cancellable (task), workload_done, g_object_ref (task));
   return TRUE;
 }
 
@@ -309,8 +189,6 @@ finish (GTask *task)
 
   inspector_window_set_busy (d->window, FALSE);
   inspector_window_set_page (d->window, "trace");
-  if (d->gpu_error)
-    g_ptr_array_add (d->errors, g_strdup (d->gpu_error->message));
   if (d->errors->len > 0)
     {
       g_autofree gchar *all = NULL;
@@ -328,7 +206,7 @@ static void
 after_compiles (GTask *task)
 {
   DemoData *d = g_task_get_task_data (task);
-  g_autofree gchar *saxpy = load_kernel ("saxpy.cu");
+  g_autofree gchar *saxpy = inspector_demo_kernel_source ("saxpy.cu");
 
   if (saxpy)
     inspector_editor_page_set_text (inspector_window_get_editor_page (d->window), "saxpy.cu", saxpy);
@@ -381,7 +259,7 @@ compile_next (GTask *task)
       return;
     }
   k = &demo_kernels[d->next_kernel++];
-  source = load_kernel (k->resource);
+  source = inspector_demo_kernel_source (k->resource);
   if (source == NULL)
     {
       g_ptr_array_add (d->errors, g_strdup_printf (_("The demo kernel %s is missing from the resources"), k->resource));

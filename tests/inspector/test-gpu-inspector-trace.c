@@ -10,7 +10,10 @@
  */
 #include <atomr.h>
 #include <glib/gstdio.h>
+#include <math.h>
 
+#include "inspector-compiler.h"
+#include "inspector-demo-workload.h"
 #include "inspector-operation-stats.h"
 #include "inspector-trace-model.h"
 
@@ -234,11 +237,127 @@ test_gpu_trace (void)
   }
 }
 
+static void
+on_module (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GError *error = NULL;
+  AtomrModule **out = data;
+
+  *out = inspector_compile_finish (result, &error);
+  g_assert_no_error (error);
+}
+
+static void
+on_workload (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GAsyncResult **out = data;
+  *out = g_object_ref (result);
+}
+
+static guint
+count_of (InspectorTraceModel *model,
+          const gchar         *label)
+{
+  GListModel *stats = inspector_trace_model_get_statistics (model);
+
+  for (guint i = 0; i < g_list_model_get_n_items (stats); i++)
+    {
+      g_autoptr(InspectorOperationStats) st = g_list_model_get_item (stats, i);
+      if (g_str_equal (inspector_operation_stats_get_operation (st), label))
+        return inspector_operation_stats_get_count (st);
+    }
+  return 0;
+}
+
+/* Exactly what `atomr-inspector --demo` runs on a GPU, minus the window. */
+static void
+test_gpu_demo_workload (void)
+{
+  const gchar *files[3] = { "saxpy.cu", "reduce.cu", "scale.cu" };
+  const gchar *names[3] = { "saxpy", "reduce_sum", "scale<float>" };
+  const guint rounds = 8;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_get (0, &error);
+  g_autoptr(AtomrNvrtcActor) nvrtc = NULL;
+  g_autoptr(AtomrCopyActor) up = NULL, copy = NULL;
+  g_autoptr(AtomrTraceRecorder) rec = NULL;
+  g_autoptr(InspectorTraceModel) model = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autofree gchar *path = NULL;
+  AtomrModule *modules[3] = { NULL, NULL, NULL };
+  gdouble sum = 0, expected;
+
+  if (device == NULL)
+    {
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NO_DEVICE);
+      g_test_skip ("no CUDA device");
+      return;
+    }
+  nvrtc = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  up = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  copy = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_actor_set_name (ATOMR_ACTOR (nvrtc), "demo-kernels");
+  atomr_actor_set_name (ATOMR_ACTOR (up), "demo-upload");
+  atomr_actor_set_name (ATOMR_ACTOR (copy), "demo-copy");
+  rec = atomr_trace_recorder_new (4096);
+  atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (nvrtc));
+  atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (up));
+  atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (copy));
+  for (guint i = 0; i < 3; i++)
+    atomr_actor_set_timing (i == 0 ? ATOMR_ACTOR (nvrtc) : i == 1 ? ATOMR_ACTOR (up) : ATOMR_ACTOR (copy), TRUE);
+
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autofree gchar *source = inspector_demo_kernel_source (files[i]);
+      g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+
+      g_assert_nonnull (source);
+      atomr_compile_options_set_std (options, "c++17");
+      atomr_compile_options_add_name_expression (options, names[i]);
+      inspector_compile_async (nvrtc, source, files[i], options, NULL, NULL, on_module, &modules[i]);
+      while (modules[i] == NULL)
+        g_main_context_iteration (NULL, TRUE);
+    }
+
+  inspector_demo_workload_run_async (nvrtc, ATOMR_ACTOR (up), ATOMR_ACTOR (copy),
+                                     modules[0], modules[1], modules[2], rounds, NULL, on_workload, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (inspector_demo_workload_run_finish (result, &sum, &error));
+  g_assert_no_error (error);
+  expected = inspector_demo_workload_expected_sum (rounds);
+  g_test_message ("demo: Σ y = %.6g on the GPU, %.6g on the host", sum, expected);
+  g_assert_cmpfloat (fabs (sum - expected), <=, 1e-3 * expected);
+
+  if (g_getenv ("OUT") && *g_getenv ("OUT"))
+    path = g_build_filename (g_getenv ("OUT"), "inspector-demo-trace.json", NULL);
+  else
+    path = g_test_build_filename (G_TEST_BUILT, "inspector-demo-trace.json", NULL);
+  g_assert_true (atomr_trace_recorder_save (rec, path, &error));
+  g_assert_no_error (error);
+  model = inspector_trace_model_new ();
+  g_assert_true (inspector_trace_model_load (model, path, &error));
+  g_assert_no_error (error);
+  g_test_message ("demo trace: %u records on %u tracks in %s", inspector_trace_model_get_n_records (model),
+                  inspector_trace_model_get_n_tracks (model), path);
+  g_assert_cmpuint (inspector_trace_model_get_n_tracks (model), ==, 3);
+  g_assert_cmpuint (inspector_trace_model_get_n_records (model), ==, 2 + 7 * rounds);
+  g_assert_cmpuint (count_of (model, "launch saxpy"), ==, rounds);
+  g_assert_cmpuint (count_of (model, "launch reduce_sum"), ==, rounds);
+  g_assert_cmpuint (count_of (model, "launch scale<float>"), ==, rounds);
+  for (guint i = 0; i < 3; i++)
+    g_object_unref (modules[i]);
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/inspector/gpu/live-trace", test_gpu_trace);
+  g_test_add_func ("/inspector/gpu/demo-workload", test_gpu_demo_workload);
   return g_test_run ();
 }
