@@ -91,4 +91,41 @@ gboolean atomr_library_check       (gboolean      ok,
                                     gboolean      not_supported,
                                     GError      **error);
 
+/* A dimension, leading dimension or increment that a 32-bit library
+ * interface takes: 0 <= value <= G_MAXINT. */
+gboolean atomr_check_int32         (const gchar  *op,
+                                    const gchar  *arg,
+                                    gint64        value,
+                                    GError      **error);
+/* A column-major @rows x @cols matrix in @buffer with leading dimension
+ * @ld (named @ld_arg): ld >= MAX (1, rows), both fit 32 bits, and the
+ * buffer holds ld * (cols - 1) + rows elements (plus @stride * (@batch - 1)
+ * for a strided batch; pass 0 and 1 for a single matrix). */
+gboolean atomr_check_matrix        (const gchar  *op,
+                                    const gchar  *arg,
+                                    AtomrBuffer  *buffer,
+                                    gint64        rows,
+                                    gint64        cols,
+                                    const gchar  *ld_arg,
+                                    gint64        ld,
+                                    gint64        stride,
+                                    gint64        batch,
+                                    GError      **error);
+/* A strided vector of @n elements with increment @inc (named @inc_arg):
+ * inc >= 1 and the buffer holds 1 + (n - 1) * inc elements. */
+gboolean atomr_check_vector        (const gchar  *op,
+                                    const gchar  *arg,
+                                    AtomrBuffer  *buffer,
+                                    gint64        n,
+                                    const gchar  *inc_arg,
+                                    gint64        inc,
+                                    GError      **error);
+/* @value is one of the @n_values members of an enum named @type_name. */
+gboolean atomr_check_enum          (const gchar  *op,
+                                    const gchar  *arg,
+                                    gint          value,
+                                    gint          n_values,
+                                    const gchar  *type_name,
+                                    GError      **error);
+
 G_END_DECLS

@@ -157,3 +157,95 @@ atomr_library_check (gboolean      ok,
                status_name ? status_name : "unknown status", status);
   return FALSE;
 }
+
+gboolean
+atomr_check_int32 (const gchar  *op,
+                   const gchar  *arg,
+                   gint64        value,
+                   GError      **error)
+{
+  if (value < 0)
+    return FAIL ("%s: %s is %" G_GINT64_FORMAT "; it must not be negative", op, arg, value);
+  if (value > G_MAXINT)
+    return FAIL ("%s: %s is %" G_GINT64_FORMAT "; the library takes at most %d", op, arg,
+                 value, G_MAXINT);
+  return TRUE;
+}
+
+gboolean
+atomr_check_matrix (const gchar  *op,
+                    const gchar  *arg,
+                    AtomrBuffer  *buffer,
+                    gint64        rows,
+                    gint64        cols,
+                    const gchar  *ld_arg,
+                    gint64        ld,
+                    gint64        stride,
+                    gint64        batch,
+                    GError      **error)
+{
+  guint64 needed = 0;
+
+  if (!atomr_check_buffer (op, arg, buffer, error) ||
+      !atomr_check_ld (op, ld_arg, ld, rows, error) ||
+      !atomr_check_int32 (op, ld_arg, ld, error))
+    return FALSE;
+  if (stride < 0)
+    return FAIL ("%s: the stride of %s is %" G_GINT64_FORMAT "; it must not be negative",
+                 op, arg, stride);
+  if (rows > 0 && cols > 0 && batch > 0)
+    {
+      /* Overflow-safe: every factor is below 2^31 except stride and batch,
+       * whose product is checked against the largest buffer possible. */
+      if (stride > 0 && (guint64) (batch - 1) > G_MAXUINT64 / 4 / (guint64) stride)
+        return FAIL ("%s: %s: stride %" G_GINT64_FORMAT " times %" G_GINT64_FORMAT
+                     " matrices overflows", op, arg, stride, batch);
+      needed = (guint64) ld * (guint64) (cols - 1) + (guint64) rows +
+               (guint64) stride * (guint64) (batch - 1);
+    }
+  if (atomr_buffer_get_n_elements (buffer) < needed)
+    {
+      g_autofree gchar *several = batch > 1 ? g_strdup_printf ("%" G_GINT64_FORMAT " matrices of ", batch)
+                                            : g_strdup ("");
+      g_autofree gchar *apart = batch > 1 ? g_strdup_printf (" and stride %" G_GINT64_FORMAT, stride)
+                                          : g_strdup ("");
+      return FAIL ("%s: %s holds %" G_GUINT64_FORMAT " elements but %s%" G_GINT64_FORMAT " × %"
+                   G_GINT64_FORMAT " with %s = %" G_GINT64_FORMAT "%s need %" G_GUINT64_FORMAT,
+                   op, arg, atomr_buffer_get_n_elements (buffer), several, rows, cols,
+                   ld_arg, ld, apart, needed);
+    }
+  return TRUE;
+}
+
+gboolean
+atomr_check_vector (const gchar  *op,
+                    const gchar  *arg,
+                    AtomrBuffer  *buffer,
+                    gint64        n,
+                    const gchar  *inc_arg,
+                    gint64        inc,
+                    GError      **error)
+{
+  if (!atomr_check_buffer (op, arg, buffer, error))
+    return FALSE;
+  if (inc < 1)
+    return FAIL ("%s: increment %s is %" G_GINT64_FORMAT "; it must be at least 1", op,
+                 inc_arg, inc);
+  if (!atomr_check_int32 (op, inc_arg, inc, error))
+    return FALSE;
+  return atomr_check_min_elements (op, arg, buffer,
+                                   n > 0 ? 1 + (guint64) (n - 1) * (guint64) inc : 0, error);
+}
+
+gboolean
+atomr_check_enum (const gchar  *op,
+                  const gchar  *arg,
+                  gint          value,
+                  gint          n_values,
+                  const gchar  *type_name,
+                  GError      **error)
+{
+  if (value < 0 || value >= n_values)
+    return FAIL ("%s: %s is %d, not a valid %s", op, arg, value, type_name);
+  return TRUE;
+}

@@ -36,7 +36,8 @@ typedef struct _AtomrOp AtomrOp;
  * (atomr_op_is_host) the work must be done on the CPU right away. */
 typedef gboolean (*AtomrOpEnqueueFunc)  (AtomrOp  *op,
                                          GError  **error);
-/* Builds the reply once the GPU is done: must call one g_task_return_*(). */
+/* Builds the reply once the GPU is done: must call one g_task_return_*().
+ * Not called when the request had no callback (nobody to reply to). */
 typedef void     (*AtomrOpCompleteFunc) (AtomrOp  *op,
                                          GTask    *task);
 

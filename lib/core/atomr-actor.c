@@ -81,7 +81,8 @@ struct _AtomrOp
 {
   AtomrActor         *actor;
   const gchar        *operation;
-  GTask              *task;
+  GTask              *task;       /* NULL when nobody asked for a reply */
+  GCancellable       *cancellable;
   AtomrVec            reads;      /* AtomrBuffer*, owned */
   AtomrVec            writes;     /* AtomrBuffer*, owned */
   GPtrArray          *keep;
@@ -495,6 +496,21 @@ op_update_info (AtomrOp  *op,
     atomr_launch_info_set_error (op->info, error);
 }
 
+/* Replies with @error, or — when nobody asked for a reply — leaves it to
+ * the debug log (and to the launch info of the completion signals). */
+static void
+op_return_error (AtomrOp *op,
+                 GError  *error)
+{
+  if (op->task)
+    g_task_return_error (op->task, error);
+  else
+    {
+      g_debug ("%s (no callback) failed: %s", op->operation, error->message);
+      g_error_free (error);
+    }
+}
+
 static void
 op_reply_error (AtomrOp *op,
                 GError  *error)
@@ -506,7 +522,7 @@ op_reply_error (AtomrOp *op,
       op_update_info (op, g_get_monotonic_time (), -1.0, error);
       op_emit (op, SIGNAL_BEFORE_COMPLETE);
     }
-  g_task_return_error (op->task, error);
+  op_return_error (op, error);
   if (emitted)
     op_emit (op, SIGNAL_AFTER_COMPLETE);
   op_free (op);
@@ -539,7 +555,8 @@ op_run (AtomrOp *op)
   CUevent start = NULL;
   gboolean ok = TRUE;
 
-  if (g_task_return_error_if_cancelled (op->task))
+  if (op->task ? g_task_return_error_if_cancelled (op->task)
+               : op->cancellable != NULL && g_cancellable_is_cancelled (op->cancellable))
     {
       op_free (op);
       return;
@@ -703,7 +720,9 @@ op_complete (AtomrOp  *op,
   op_emit (op, SIGNAL_BEFORE_COMPLETE);
 
   if (error)
-    g_task_return_error (op->task, error);
+    op_return_error (op, error);
+  else if (op->task == NULL)
+    ;   /* fire and forget: no reply to build */
   else if (op->complete)
     op->complete (op, op->task);
   else
@@ -728,11 +747,18 @@ atomr_op_new (gpointer             actor,
   atomr_vec_init (&op->deps);
   op->actor = g_object_ref (actor);
   op->operation = operation;
-  op->task = g_task_new (actor, cancellable, callback, user_data);
-  g_task_set_source_tag (op->task, source_tag);
-  /* Cancellation counts only before enqueue (op_run checks it); work
-   * already on the GPU reports its real outcome. */
-  g_task_set_check_cancellable (op->task, FALSE);
+  /* No callback, no reply: skip the GTask, the costliest part of a small
+   * request (pipelines then keep their window with barriers). */
+  if (callback != NULL)
+    {
+      op->task = g_task_new (actor, cancellable, callback, user_data);
+      g_task_set_source_tag (op->task, source_tag);
+      /* Cancellation counts only before enqueue (op_run checks it); work
+       * already on the GPU reports its real outcome. */
+      g_task_set_check_cancellable (op->task, FALSE);
+    }
+  else if (cancellable)
+    op->cancellable = g_object_ref (cancellable);
   op->t_submit = g_get_monotonic_time ();
   return op;
 }
@@ -765,7 +791,8 @@ op_free (AtomrOp *op)
   g_clear_pointer (&op->stream, atomr_stream_unref);
   g_clear_pointer (&op->info, atomr_launch_info_unref);
   g_free (op->detail);
-  g_object_unref (op->task);
+  g_clear_object (&op->task);
+  g_clear_object (&op->cancellable);
   g_object_unref (op->actor);
   g_free (op);
 }
@@ -934,7 +961,7 @@ void
 atomr_op_fail (AtomrOp *op,
                GError  *error)
 {
-  g_task_return_error (op->task, error);
+  op_return_error (op, error);
   op_free (op);
 }
 

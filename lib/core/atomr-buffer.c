@@ -59,6 +59,7 @@ struct _AtomrSlot
   gpointer     owner;        /* identity only: the actor that resolves it */
   gboolean     resolved;     /* under the hazards lock */
   AtomrVec     fences;       /* AtomrFence*, set on resolve */
+  AtomrVec     replaced;     /* older reader slots of the same actor it stands for */
   GPtrArray   *wake;         /* GMainContext* to wake on resolve */
 };
 
@@ -584,6 +585,7 @@ atomr_slot_unref (AtomrSlot *slot)
   if (!g_atomic_ref_count_dec (&slot->ref))
     return;
   atomr_vec_clear (&slot->fences, (GDestroyNotify) atomr_fence_unref);
+  atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
   g_clear_pointer (&slot->wake, g_ptr_array_unref);
   g_free (slot);
 }
@@ -619,12 +621,22 @@ atomr_slot_resolve (AtomrSlot  *slot,
   if (fence)
     atomr_vec_add (&fences, atomr_fence_ref (fence));
   else
-    for (guint i = 0; deps && i < deps->len; i++)
-      {
-        AtomrSlot *dep = deps->data[i];
-        for (guint j = 0; j < dep->fences.len; j++)
-          atomr_vec_add (&fences, atomr_fence_ref (dep->fences.data[j]));
-      }
+    {
+      /* Never enqueued: stand for what it followed, and for the older
+       * reads of its actor it took the place of (they ran before it). */
+      for (guint i = 0; deps && i < deps->len; i++)
+        {
+          AtomrSlot *dep = deps->data[i];
+          for (guint j = 0; j < dep->fences.len; j++)
+            atomr_vec_add (&fences, atomr_fence_ref (dep->fences.data[j]));
+        }
+      for (guint i = 0; i < slot->replaced.len; i++)
+        {
+          AtomrSlot *old = slot->replaced.data[i];
+          for (guint j = 0; j < old->fences.len; j++)
+            atomr_vec_add (&fences, atomr_fence_ref (old->fences.data[j]));
+        }
+    }
 
   G_LOCK (hazards);
   g_return_if_fail (!slot->resolved);
@@ -632,6 +644,8 @@ atomr_slot_resolve (AtomrSlot  *slot,
   if (fences.data == fences.inline_data)
     slot->fences.data = slot->fences.inline_data;   /* the struct moved */
   slot->resolved = TRUE;
+  /* What it stood in for is now folded into its fences. */
+  atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
   wake = g_steal_pointer (&slot->wake);
   G_UNLOCK (hazards);
 
@@ -647,8 +661,14 @@ atomr_slot_order (AtomrSlot    *slot,
 {
   /* Resolved slots are immutable: no lock needed to read the fences. */
   for (guint i = 0; i < slot->fences.len; i++)
-    if (!atomr_stream_wait (stream, slot->fences.data[i], error))
-      return FALSE;
+    {
+      AtomrFence *fence = slot->fences.data[i];
+      /* Work known to be finished needs no wait on the GPU. */
+      if (g_atomic_int_get (&fence->signalled) && fence->result == CUDA_SUCCESS)
+        continue;
+      if (!atomr_stream_wait (stream, fence, error))
+        return FALSE;
+    }
   return TRUE;
 }
 
@@ -669,18 +689,27 @@ atomr_hazards_register (AtomrSlot *slot,
         buffer->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
       if (g_ptr_array_find (buffer->readers, slot, NULL))
         continue;
-      /* A buffer read again and again (weights) would collect readers
-       * forever: forget readers whose work has finished on the GPU. */
-      if (buffer->readers->len >= 8)
-        for (guint j = buffer->readers->len; j-- > 0;)
+      /* One reader per actor: its stream runs in order, so its newest read
+       * covers the older ones (and stands for them if it never runs).
+       * Without this a buffer read by thousands of requests in flight
+       * would make every new read pay for all of them. */
+      {
+        gboolean replaced = FALSE;
+        for (guint j = 0; j < buffer->readers->len; j++)
           {
             AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
-            gboolean done = r->resolved;
-            for (guint k = 0; done && k < r->fences.len; k++)
-              done = atomr_fence_query (r->fences.data[k]) != CUDA_ERROR_NOT_READY;
-            if (done)
-              g_ptr_array_remove_index_fast (buffer->readers, j);
+            if (r->owner != NULL && r->owner == slot->owner)
+              {
+                /* the reference moves from the list to @slot */
+                atomr_vec_add (&slot->replaced, r);
+                g_ptr_array_index (buffer->readers, j) = atomr_slot_ref (slot);
+                replaced = TRUE;
+                break;
+              }
           }
+        if (replaced)
+          continue;
+      }
       g_ptr_array_add (buffer->readers, atomr_slot_ref (slot));
     }
   for (guint i = 0; i < writes->len; i++)

@@ -521,6 +521,49 @@ test_failed_link (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
+/* An actor's newer read stands for its older ones, also when it is
+ * cancelled: a later writer still waits for the read that did run. */
+static void
+test_reader_replacement (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) reader = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrActor) writer = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 16, &error);
+  g_autoptr(GBytes) data = pattern_bytes (16, 3);
+  g_autoptr(GCancellable) cancelled = g_cancellable_new ();
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, w = NULL;
+  AtomrStream *rs, *ws;
+
+  g_cancellable_cancel (cancelled);
+  atomr_actor_download_async (reader, x, NULL, store_result, &r1);        /* runs */
+  atomr_actor_download_async (reader, x, cancelled, store_result, &r2);   /* replaces r1, never runs */
+  atomr_actor_upload_async (writer, x, data, NULL, store_result, &w);     /* must wait for r1 */
+  iterate_until ((gpointer *) &r2);
+  iterate_pending ();
+  rs = atomr_actor_get_stream (reader);
+  ws = atomr_actor_get_stream (writer);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (rs), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (ws), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (ws, 1, CUDA_SUCCESS), ==, 0);
+  g_assert_cmpuint (atomr_host_stream_complete (rs, 1, CUDA_SUCCESS), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (ws, 1, CUDA_SUCCESS), ==, 1);
+  iterate_until ((gpointer *) &r1);
+  iterate_until ((gpointer *) &w);
+  g_assert_true (atomr_actor_upload_finish (writer, w, &error));
+  g_assert_no_error (error);
+
+  /* Many reads in flight from one actor cost one entry, not one each. */
+  for (guint i = 0; i < 1000; i++)
+    atomr_actor_download_async (reader, x, NULL, NULL, NULL);
+  iterate_pending ();
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (rs), ==, 1000);
+  atomr_host_stream_complete (rs, G_MAXUINT, CUDA_SUCCESS);
+  while (atomr_actor_get_n_completed (reader) < 1001)
+    g_main_context_iteration (NULL, TRUE);
+}
+
 static void
 on_rebuilt (AtomrDevice *device, guint generation, gpointer user_data)
 {
@@ -870,6 +913,7 @@ main (int argc, char **argv)
   g_test_add_func ("/envelope/hazards", test_hazards);
   g_test_add_func ("/envelope/program-order", test_program_order);
   g_test_add_func ("/envelope/failed-link", test_failed_link);
+  g_test_add_func ("/envelope/reader-replacement", test_reader_replacement);
   g_test_add ("/envelope/stale-after-reset", Fixture, NULL, fixture_setup, test_stale_after_reset, fixture_teardown);
   g_test_add_data_func ("/supervisor/restart", GINT_TO_POINTER (ATOMR_SUPERVISOR_RESTART), test_poisoned);
   g_test_add_data_func ("/supervisor/stop", GINT_TO_POINTER (ATOMR_SUPERVISOR_STOP), test_poisoned);

@@ -63,6 +63,43 @@ raw_round_trip (AtomrDevice *device, CUdeviceptr ptr, guint event_flags)
   return m;
 }
 
+/* Raw fills with an event only every @every fills: what per-operation
+ * events cost the GPU (the actor records one per operation). */
+static gdouble
+raw_throughput_sparse_events (AtomrDevice *device, CUdeviceptr ptr, guint every)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUstream stream;
+  CUevent events[WINDOW];
+  gint64 t0;
+  guint k = 0;
+
+  atomr_device_enter (device, NULL);
+  cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING);
+  for (guint i = 0; i < WINDOW; i++)
+    cu->cuEventCreate (&events[i], CU_EVENT_DISABLE_TIMING);
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < N_PIPE; i++)
+    {
+      cu->cuMemsetD32Async (ptr, i, N_ELEMS, stream);
+      if ((i + 1) % every == 0)
+        {
+          CUevent ev = events[k % WINDOW];
+          if (k >= WINDOW)
+            cu->cuEventSynchronize (ev);
+          cu->cuEventRecord (ev, stream);
+          k++;
+        }
+    }
+  cu->cuStreamSynchronize (stream);
+  t0 = g_get_monotonic_time () - t0;
+  for (guint i = 0; i < WINDOW; i++)
+    cu->cuEventDestroy (events[i]);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+  return N_PIPE / (t0 / 1e6);
+}
+
 static gdouble
 raw_throughput (AtomrDevice *device, CUdeviceptr ptr)
 {
@@ -183,6 +220,65 @@ envelope_throughput (AtomrDevice *device, AtomrCompletionMode mode)
   return N_PIPE / (t0 / 1e6);
 }
 
+/* The same pipeline, written the way a pipeline is: fills without a
+ * callback (no reply object at all), and a barrier every WINDOW/2 fills
+ * whose reply keeps two half-windows in flight. */
+typedef struct {
+  AtomrActor  *actor;
+  AtomrBuffer *buffer;
+  GMainLoop   *loop;
+  guint        submitted, barriers_done, barriers_total;
+} Stream;
+
+static void submit_half (Stream *s);
+
+static void
+on_barrier (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Stream *s = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!atomr_actor_barrier_finish (s->actor, result, &error))
+    g_error ("barrier failed: %s", error->message);
+  if (++s->barriers_done == s->barriers_total)
+    g_main_loop_quit (s->loop);
+  else if (s->submitted < N_PIPE)
+    submit_half (s);
+}
+
+static void
+submit_half (Stream *s)
+{
+  for (guint i = 0; i < WINDOW / 2; i++)
+    atomr_actor_fill_async (s->actor, s->buffer, (gdouble) ++s->submitted, NULL, NULL, NULL);
+  atomr_actor_barrier_async (s->actor, NULL, on_barrier, s);
+}
+
+static gdouble
+envelope_throughput_no_reply (AtomrDevice *device, AtomrCompletionMode mode)
+{
+  g_autoptr(GError) error = NULL;
+  Stream s = { 0 };
+  gint64 t0;
+
+  s.actor = ATOMR_ACTOR (atomr_copy_actor_new (device, &error));
+  s.buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, N_ELEMS, &error);
+  if (error)
+    g_error ("%s", error->message);
+  atomr_actor_set_completion_mode (s.actor, mode);
+  s.loop = g_main_loop_new (NULL, FALSE);
+  s.barriers_total = N_PIPE / (WINDOW / 2);
+  t0 = g_get_monotonic_time ();
+  submit_half (&s);
+  submit_half (&s);
+  g_main_loop_run (s.loop);
+  t0 = g_get_monotonic_time () - t0;
+  g_main_loop_unref (s.loop);
+  g_object_unref (s.buffer);
+  g_object_unref (s.actor);
+  return s.submitted / (t0 / 1e6);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -228,10 +324,20 @@ main (int argc, char **argv)
   printf ("# pipelined throughput, window %d, %d operations\n", WINDOW, N_PIPE);
   printf ("%-40s %10s %8s\n", "path", "ops_per_s", "ratio");
   printf ("%-40s %10.0f %8s\n", "raw", raw_tp, "1.00");
+  {
+    gdouble sparse = raw_throughput_sparse_events (device, atomr_buffer_get_device_pointer (scratch), 32);
+    printf ("%-40s %10.0f %8.2f\n", "raw, one event per 32 fills", sparse, sparse / raw_tp);
+  }
   for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
     {
       gdouble tp = envelope_throughput (device, modes[i].mode);
-      g_autofree gchar *label = g_strdup_printf ("actor, %s", modes[i].name);
+      g_autofree gchar *label = g_strdup_printf ("actor, reply each, %s", modes[i].name);
+      printf ("%-40s %10.0f %8.2f\n", label, tp, tp / raw_tp);
+    }
+  for (guint i = 0; i < 2; i++)
+    {
+      gdouble tp = envelope_throughput_no_reply (device, modes[i].mode);
+      g_autofree gchar *label = g_strdup_printf ("actor, no reply + barriers, %s", modes[i].name);
       printf ("%-40s %10.0f %8.2f\n", label, tp, tp / raw_tp);
     }
   return 0;

@@ -1,0 +1,834 @@
+/* atomr-blas-lt-actor.c — cuBLASLt matmul with fused epilogues
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+/* cublasLt.h declares cublasLtLoggerForceDisable() without a prototype. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <cublasLt.h>
+#pragma GCC diagnostic pop
+
+#include "actors/atomr-library-private.h"
+#include "actors/blaslt/atomr-blas-lt-actor.h"
+
+/**
+ * AtomrBlasLtActor:
+ *
+ * An actor that owns a cuBLASLt handle and runs matmuls with fused
+ * epilogues (bias, ReLU, GELU, their auxiliary outputs and the backward
+ * forms with bias gradients).
+ *
+ * The algorithm search (cublasLtMatmulAlgoGetHeuristic) runs once per
+ * problem: descriptors, layouts and the chosen algorithm are cached under
+ * a key of (m, n, k, transposes, leading dimensions, dtypes, epilogue,
+ * compute type, GPU architecture).  The cache outlives context rebuilds
+ * (it holds no device state); its hits and misses are counted.
+ *
+ * One workspace buffer, allocated on the first matmul of a context
+ * generation, is reused by every call: calls are ordered on the actor's
+ * stream, so they never use it at the same time.
+ *
+ * On the host test device there is no handle: requests are validated and
+ * then answered with %ATOMR_ERROR_NOT_SUPPORTED.
+ */
+
+#define WORKSPACE_SIZE (32u << 20)
+
+typedef struct {
+  gint64 m, n, k, lda, ldb, ldc, ld_aux;
+  gint32 transa, transb, epilogue, dtype_ab, dtype_c, compute, arch;
+  gint32 pad;
+} PlanKey;
+
+typedef struct {
+  PlanKey                key;
+  cublasLtMatmulDesc_t   desc;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulAlgo_t   algo;
+  gsize                  workspace;
+} Plan;
+
+struct _AtomrBlasLtActor
+{
+  AtomrActor        parent_instance;
+
+  cublasLtHandle_t  handle;
+  CUdeviceptr       workspace;      /* per generation, lazily */
+  GHashTable       *plans;          /* PlanKey* -> Plan*, on the actor's context */
+  gint              arch;
+  gint              compute_type;   /* atomic: AtomrBlasComputeType */
+  gsize             hits;           /* atomic */
+  gsize             misses;         /* atomic */
+};
+
+G_DEFINE_FINAL_TYPE (AtomrBlasLtActor, atomr_blas_lt_actor, ATOMR_TYPE_ACTOR)
+
+G_DEFINE_ENUM_TYPE (AtomrBlasLtEpilogue, atomr_blas_lt_epilogue,
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_NONE, "none"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_RELU, "relu"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_BIAS, "bias"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_RELU_BIAS, "relu-bias"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_RELU_AUX, "relu-aux"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_RELU_AUX_BIAS, "relu-aux-bias"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_GELU, "gelu"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_GELU_BIAS, "gelu-bias"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_GELU_AUX, "gelu-aux"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_GELU_AUX_BIAS, "gelu-aux-bias"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_DRELU, "drelu"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_DRELU_BGRAD, "drelu-bgrad"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_DGELU, "dgelu"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_DGELU_BGRAD, "dgelu-bgrad"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_BGRADA, "bgrada"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BLAS_LT_EPILOGUE_BGRADB, "bgradb"))
+
+enum {
+  PROP_0,
+  PROP_COMPUTE_TYPE,
+  PROP_CACHE_HITS,
+  PROP_CACHE_MISSES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* ------------------------------------------------------------------ */
+/* Epilogues                                                            */
+
+typedef enum {
+  EPI_BIAS_IN   = 1 << 0,   /* bias read: m elements */
+  EPI_BIAS_OUT  = 1 << 1,   /* bias gradient written */
+  EPI_BIAS_N    = 1 << 2,   /* the bias has n elements (BGRADB) */
+  EPI_AUX_OUT   = 1 << 3,
+  EPI_AUX_IN    = 1 << 4,
+  EPI_AUX_MASK  = 1 << 5,   /* aux is a ReLU bit mask */
+} EpilogueFlags;
+
+static const struct {
+  cublasLtEpilogue_t lt;
+  guint              flags;
+} epilogues[] = {
+  [ATOMR_BLAS_LT_EPILOGUE_NONE]          = { CUBLASLT_EPILOGUE_DEFAULT, 0 },
+  [ATOMR_BLAS_LT_EPILOGUE_RELU]          = { CUBLASLT_EPILOGUE_RELU, 0 },
+  [ATOMR_BLAS_LT_EPILOGUE_BIAS]          = { CUBLASLT_EPILOGUE_BIAS, EPI_BIAS_IN },
+  [ATOMR_BLAS_LT_EPILOGUE_RELU_BIAS]     = { CUBLASLT_EPILOGUE_RELU_BIAS, EPI_BIAS_IN },
+  [ATOMR_BLAS_LT_EPILOGUE_RELU_AUX]      = { CUBLASLT_EPILOGUE_RELU_AUX, EPI_AUX_OUT | EPI_AUX_MASK },
+  [ATOMR_BLAS_LT_EPILOGUE_RELU_AUX_BIAS] = { CUBLASLT_EPILOGUE_RELU_AUX_BIAS,
+                                             EPI_BIAS_IN | EPI_AUX_OUT | EPI_AUX_MASK },
+  [ATOMR_BLAS_LT_EPILOGUE_GELU]          = { CUBLASLT_EPILOGUE_GELU, 0 },
+  [ATOMR_BLAS_LT_EPILOGUE_GELU_BIAS]     = { CUBLASLT_EPILOGUE_GELU_BIAS, EPI_BIAS_IN },
+  [ATOMR_BLAS_LT_EPILOGUE_GELU_AUX]      = { CUBLASLT_EPILOGUE_GELU_AUX, EPI_AUX_OUT },
+  [ATOMR_BLAS_LT_EPILOGUE_GELU_AUX_BIAS] = { CUBLASLT_EPILOGUE_GELU_AUX_BIAS, EPI_BIAS_IN | EPI_AUX_OUT },
+  [ATOMR_BLAS_LT_EPILOGUE_DRELU]         = { CUBLASLT_EPILOGUE_DRELU, EPI_AUX_IN | EPI_AUX_MASK },
+  [ATOMR_BLAS_LT_EPILOGUE_DRELU_BGRAD]   = { CUBLASLT_EPILOGUE_DRELU_BGRAD,
+                                             EPI_BIAS_OUT | EPI_AUX_IN | EPI_AUX_MASK },
+  [ATOMR_BLAS_LT_EPILOGUE_DGELU]         = { CUBLASLT_EPILOGUE_DGELU, EPI_AUX_IN },
+  [ATOMR_BLAS_LT_EPILOGUE_DGELU_BGRAD]   = { CUBLASLT_EPILOGUE_DGELU_BGRAD, EPI_BIAS_OUT | EPI_AUX_IN },
+  [ATOMR_BLAS_LT_EPILOGUE_BGRADA]        = { CUBLASLT_EPILOGUE_BGRADA, EPI_BIAS_OUT },
+  [ATOMR_BLAS_LT_EPILOGUE_BGRADB]        = { CUBLASLT_EPILOGUE_BGRADB, EPI_BIAS_OUT | EPI_BIAS_N },
+};
+
+static const gchar *
+epilogue_nick (AtomrBlasLtEpilogue epilogue)
+{
+  GEnumClass *klass = g_type_class_ref (ATOMR_TYPE_BLAS_LT_EPILOGUE);
+  GEnumValue *value = g_enum_get_value (klass, epilogue);
+
+  g_type_class_unref (klass);    /* static type: the nick stays valid */
+  return value ? value->value_nick : "invalid";
+}
+
+/* ------------------------------------------------------------------ */
+/* Requests and plans                                                   */
+
+typedef struct {
+  PlanKey       key;
+  gfloat        alpha, beta;
+  AtomrBuffer  *a, *b, *c, *bias, *aux;    /* not owned: the op keeps them */
+} MatmulRequest;
+
+static guint
+plan_key_hash (gconstpointer data)
+{
+  const guint8 *p = data;
+  guint32 h = 2166136261u;
+
+  for (gsize i = 0; i < sizeof (PlanKey); i++)
+    h = (h ^ p[i]) * 16777619u;
+  return h;
+}
+
+static gboolean
+plan_key_equal (gconstpointer a,
+                gconstpointer b)
+{
+  return memcmp (a, b, sizeof (PlanKey)) == 0;
+}
+
+static void
+plan_free (gpointer data)
+{
+  Plan *plan = data;
+
+  /* Descriptors are host objects: safe to drop whatever the context. */
+  if (plan->desc)
+    cublasLtMatmulDescDestroy (plan->desc);
+  if (plan->la)
+    cublasLtMatrixLayoutDestroy (plan->la);
+  if (plan->lb)
+    cublasLtMatrixLayoutDestroy (plan->lb);
+  if (plan->lc)
+    cublasLtMatrixLayoutDestroy (plan->lc);
+  g_free (plan);
+}
+
+static gboolean
+lt_check (cublasStatus_t  status,
+          const gchar    *call,
+          GError        **error)
+{
+  return atomr_library_check (status == CUBLAS_STATUS_SUCCESS, "cuBLASLt", call,
+                              cublasLtGetStatusName (status), status,
+                              status == CUBLAS_STATUS_ALLOC_FAILED,
+                              status == CUBLAS_STATUS_NOT_SUPPORTED ||
+                              status == CUBLAS_STATUS_ARCH_MISMATCH,
+                              error);
+}
+
+static cudaDataType
+lt_data_type (AtomrDtype dtype)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F16: return CUDA_R_16F;
+    case ATOMR_DTYPE_BF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+    }
+}
+
+static cublasComputeType_t
+lt_compute_type (AtomrBlasComputeType compute)
+{
+  switch (compute)
+    {
+    case ATOMR_BLAS_COMPUTE_F32_PEDANTIC: return CUBLAS_COMPUTE_32F_PEDANTIC;
+    case ATOMR_BLAS_COMPUTE_F32_FAST_TF32: return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case ATOMR_BLAS_COMPUTE_F32_FAST_F16: return CUBLAS_COMPUTE_32F_FAST_16F;
+    case ATOMR_BLAS_COMPUTE_F32_FAST_BF16: return CUBLAS_COMPUTE_32F_FAST_16BF;
+    default: return CUBLAS_COMPUTE_32F;
+    }
+}
+
+#define SET_DESC(plan, attr, value)                                                    \
+  lt_check (cublasLtMatmulDescSetAttribute ((plan)->desc, attr, &(value), sizeof (value)), \
+            "cublasLtMatmulDescSetAttribute (" #attr ")", error)
+
+static gboolean
+set_pointers (Plan          *plan,
+              MatmulRequest *r,
+              GError       **error)
+{
+  guint flags = epilogues[r->key.epilogue].flags;
+
+  if (flags & (EPI_BIAS_IN | EPI_BIAS_OUT))
+    {
+      gpointer bias = (gpointer) (uintptr_t) atomr_buffer_get_ptr (r->bias);
+      if (!SET_DESC (plan, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias))
+        return FALSE;
+    }
+  if (flags & (EPI_AUX_IN | EPI_AUX_OUT))
+    {
+      gpointer aux = (gpointer) (uintptr_t) atomr_buffer_get_ptr (r->aux);
+      if (!SET_DESC (plan, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Builds descriptors and runs the heuristic: the slow path, once per key. */
+static Plan *
+plan_new (AtomrBlasLtActor *self,
+          MatmulRequest    *r,
+          GError          **error)
+{
+  const PlanKey *key = &r->key;
+  g_autoptr(GError) local = NULL;
+  Plan *plan = g_new0 (Plan, 1);
+  cublasLtMatmulPreference_t pref = NULL;
+  cublasLtMatmulHeuristicResult_t result;
+  cudaDataType ab = lt_data_type (key->dtype_ab);
+  cudaDataType ct = lt_data_type (key->dtype_c);
+  guint flags = epilogues[key->epilogue].flags;
+  cublasLtEpilogue_t epi = epilogues[key->epilogue].lt;
+  gint32 transa = key->transa, transb = key->transb;
+  guint64 ws = WORKSPACE_SIZE;
+  int returned = 0;
+  gboolean ok;
+
+  plan->key = *key;
+  ok = lt_check (cublasLtMatmulDescCreate (&plan->desc, key->compute, CUDA_R_32F),
+                 "cublasLtMatmulDescCreate", error) &&
+       SET_DESC (plan, CUBLASLT_MATMUL_DESC_TRANSA, transa) &&
+       SET_DESC (plan, CUBLASLT_MATMUL_DESC_TRANSB, transb) &&
+       SET_DESC (plan, CUBLASLT_MATMUL_DESC_EPILOGUE, epi) &&
+       lt_check (cublasLtMatrixLayoutCreate (&plan->la, ab,
+                                             transa == CUBLAS_OP_N ? key->m : key->k,
+                                             transa == CUBLAS_OP_N ? key->k : key->m, key->lda),
+                 "cublasLtMatrixLayoutCreate (A)", error) &&
+       lt_check (cublasLtMatrixLayoutCreate (&plan->lb, ab,
+                                             transb == CUBLAS_OP_N ? key->k : key->n,
+                                             transb == CUBLAS_OP_N ? key->n : key->k, key->ldb),
+                 "cublasLtMatrixLayoutCreate (B)", error) &&
+       lt_check (cublasLtMatrixLayoutCreate (&plan->lc, ct, key->m, key->n, key->ldc),
+                 "cublasLtMatrixLayoutCreate (C)", error);
+  if (ok && (flags & (EPI_AUX_IN | EPI_AUX_OUT)))
+    {
+      gint64 ld_aux = key->ld_aux;
+      ok = SET_DESC (plan, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, ld_aux);
+    }
+  if (ok)
+    ok = set_pointers (plan, r, error);
+  if (ok)
+    ok = lt_check (cublasLtMatmulPreferenceCreate (&pref), "cublasLtMatmulPreferenceCreate", error) &&
+         lt_check (cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                         &ws, sizeof ws),
+                   "cublasLtMatmulPreferenceSetAttribute", error);
+  if (ok)
+    {
+      cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic (self->handle, plan->desc, plan->la, plan->lb,
+                                                          plan->lc, plan->lc, pref, 1, &result,
+                                                          &returned);
+      /* Our validation passed, so INVALID_VALUE here means cuBLASLt does
+       * not implement the combination (epilogue, dtypes, layouts). */
+      if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE ||
+          (st == CUBLAS_STATUS_SUCCESS && returned == 0))
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                       "cuBLASLt: no algorithm (%s) for matmul m=%" G_GINT64_FORMAT " n=%" G_GINT64_FORMAT
+                       " k=%" G_GINT64_FORMAT " %s%s A/B %s C %s epilogue %s on sm_%d",
+                       returned == 0 && st == CUBLAS_STATUS_SUCCESS ? "no heuristic result"
+                                                                    : cublasLtGetStatusName (st),
+                       key->m, key->n, key->k, transa == CUBLAS_OP_N ? "N" : "T",
+                       transb == CUBLAS_OP_N ? "N" : "T",
+                       atomr_dtype_get_name (key->dtype_ab), atomr_dtype_get_name (key->dtype_c),
+                       epilogue_nick (key->epilogue), key->arch);
+          ok = FALSE;
+        }
+      else
+        ok = lt_check (st, "cublasLtMatmulAlgoGetHeuristic", error);
+    }
+  if (pref)
+    cublasLtMatmulPreferenceDestroy (pref);
+  if (!ok)
+    {
+      plan_free (plan);
+      return NULL;
+    }
+  plan->algo = result.algo;
+  plan->workspace = result.workspaceSize;
+  return plan;
+}
+
+static gboolean
+matmul_enqueue (AtomrOp  *op,
+                GError  **error)
+{
+  AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (atomr_op_get_actor (op));
+  MatmulRequest *r = atomr_op_get_data (op);
+  CUstream stream = atomr_op_get_cu_stream (op);
+  Plan *plan;
+
+  if (atomr_op_is_host (op) || self->handle == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "cuBLASLt: matmul needs a CUDA device; the host test device has no cuBLASLt");
+      return FALSE;
+    }
+
+  r->key.arch = self->arch;
+  plan = g_hash_table_lookup (self->plans, &r->key);
+  if (plan)
+    {
+      g_atomic_pointer_add (&self->hits, 1);
+      if (!set_pointers (plan, r, error))
+        return FALSE;
+    }
+  else
+    {
+      g_atomic_pointer_add (&self->misses, 1);
+      plan = plan_new (self, r, error);
+      if (plan == NULL)
+        return FALSE;
+      g_hash_table_insert (self->plans, &plan->key, plan);
+    }
+
+  if (plan->workspace > 0 && self->workspace == 0 &&
+      !atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&self->workspace, WORKSPACE_SIZE, stream),
+                         "cuMemAllocAsync (cuBLASLt workspace)", error))
+    {
+      self->workspace = 0;
+      return FALSE;
+    }
+
+  return lt_check (cublasLtMatmul (self->handle, plan->desc, &r->alpha,
+                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->a), plan->la,
+                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->b), plan->lb,
+                                   &r->beta,
+                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->c), plan->lc,
+                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->c), plan->lc,
+                                   &plan->algo,
+                                   plan->workspace ? (void *) (uintptr_t) self->workspace : NULL,
+                                   plan->workspace, (cudaStream_t) stream),
+                   "cublasLtMatmul", error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Public API                                                           */
+
+#define FAIL_ARG(...) \
+  atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, __VA_ARGS__))
+
+/**
+ * atomr_blas_lt_actor_matmul_async:
+ * @self: an #AtomrBlasLtActor
+ * @transa: how to read @a (%ATOMR_TRANSPOSE_C reads as T)
+ * @transb: how to read @b
+ * @m: rows of op(A) and D
+ * @n: columns of op(B) and D
+ * @k: columns of op(A), rows of op(B)
+ * @alpha: alpha
+ * @a: matrix A: f32, f16 or bf16
+ * @lda: leading dimension of @a
+ * @b: matrix B, the dtype of @a
+ * @ldb: leading dimension of @b
+ * @beta: beta; C is read when it is not 0
+ * @c: matrix C, overwritten by the result D: the dtype of @a, or f32 when
+ *   @a is f16 or bf16
+ * @ldc: leading dimension of @c
+ * @epilogue: what to fuse after the product
+ * @bias: (nullable): the bias (read by the bias epilogues) or the bias
+ *   gradient (written by the bgrad epilogues): a packed vector of the
+ *   dtype of @c with m elements (n for %ATOMR_BLAS_LT_EPILOGUE_BGRADB);
+ *   %NULL for other epilogues
+ * @aux: (nullable): the auxiliary matrix of the aux and backward
+ *   epilogues: for the ReLU ones a u8 buffer holding a bit mask of
+ *   @ld_aux × n bits; for the GELU ones an @ld_aux × n matrix of the dtype
+ *   of @c; %NULL for other epilogues
+ * @ld_aux: leading dimension of @aux in elements (bits for the ReLU mask:
+ *   a multiple of 128; a multiple of 8 for GELU); ignored without @aux
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when D is in @c
+ * @user_data: data for @callback
+ *
+ * D = epilogue (alpha·op(A)·op(B) + beta·C), column-major, D written over
+ * C.  The accumulation follows #AtomrBlasLtActor:compute-type.
+ */
+void
+atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
+                                  AtomrTranspose       transa,
+                                  AtomrTranspose       transb,
+                                  gint64               m,
+                                  gint64               n,
+                                  gint64               k,
+                                  gdouble              alpha,
+                                  AtomrBuffer         *a,
+                                  gint64               lda,
+                                  AtomrBuffer         *b,
+                                  gint64               ldb,
+                                  gdouble              beta,
+                                  AtomrBuffer         *c,
+                                  gint64               ldc,
+                                  AtomrBlasLtEpilogue  epilogue,
+                                  AtomrBuffer         *bias,
+                                  AtomrBuffer         *aux,
+                                  gint64               ld_aux,
+                                  GCancellable        *cancellable,
+                                  GAsyncReadyCallback  callback,
+                                  gpointer             user_data)
+{
+  static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16 };
+  const gchar *opname = "matmul";
+  AtomrOp *op;
+  GError *error = NULL;
+  MatmulRequest *r;
+  AtomrDtype at, ct;
+  AtomrBlasComputeType compute;
+  guint flags;
+
+  g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_blas_lt_actor_matmul_async, cancellable, callback, user_data);
+
+  if (!atomr_check_enum (opname, "transa", transa, ATOMR_TRANSPOSE_C + 1, "AtomrTranspose", &error) ||
+      !atomr_check_enum (opname, "transb", transb, ATOMR_TRANSPOSE_C + 1, "AtomrTranspose", &error) ||
+      !atomr_check_enum (opname, "epilogue", epilogue, ATOMR_BLAS_LT_EPILOGUE_BGRADB + 1,
+                         "AtomrBlasLtEpilogue", &error) ||
+      !atomr_check_positive (opname, "m", m, &error) || !atomr_check_int32 (opname, "m", m, &error) ||
+      !atomr_check_positive (opname, "n", n, &error) || !atomr_check_int32 (opname, "n", n, &error) ||
+      !atomr_check_positive (opname, "k", k, &error) || !atomr_check_int32 (opname, "k", k, &error) ||
+      !atomr_check_dtype_in (opname, "A", a, dtypes, G_N_ELEMENTS (dtypes), &error) ||
+      !atomr_check_same_dtype (opname, "A", a, "B", b, &error) ||
+      !atomr_check_buffer (opname, "C", c, &error) ||
+      !atomr_check_matrix (opname, "A", a, transa == ATOMR_TRANSPOSE_N ? m : k,
+                           transa == ATOMR_TRANSPOSE_N ? k : m, "lda", lda, 0, 1, &error) ||
+      !atomr_check_matrix (opname, "B", b, transb == ATOMR_TRANSPOSE_N ? k : n,
+                           transb == ATOMR_TRANSPOSE_N ? n : k, "ldb", ldb, 0, 1, &error) ||
+      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, 0, 1, &error) ||
+      !atomr_check_distinct (opname, "A", a, "C", c, &error) ||
+      !atomr_check_distinct (opname, "B", b, "C", c, &error))
+    return atomr_op_fail (op, error);
+
+  at = atomr_buffer_get_dtype (a);
+  ct = atomr_buffer_get_dtype (c);
+  if (!(ct == at || ((at == ATOMR_DTYPE_F16 || at == ATOMR_DTYPE_BF16) && ct == ATOMR_DTYPE_F32)))
+    return FAIL_ARG ("%s: C has dtype %s with A %s; C must have the dtype of A, or f32 when A is "
+                     "f16 or bf16", opname, atomr_dtype_get_name (ct), atomr_dtype_get_name (at));
+
+  compute = (AtomrBlasComputeType) g_atomic_int_get (&self->compute_type);
+  if (compute == ATOMR_BLAS_COMPUTE_F16 || compute == ATOMR_BLAS_COMPUTE_F64 ||
+      (compute >= ATOMR_BLAS_COMPUTE_F32_FAST_TF32 && compute <= ATOMR_BLAS_COMPUTE_F32_FAST_BF16 &&
+       at != ATOMR_DTYPE_F32))
+    return FAIL_ARG ("%s: compute-type %d does not fit A of dtype %s (matmul accumulates in f32; "
+                     "the fast modes take f32 operands)", opname, compute, atomr_dtype_get_name (at));
+
+  flags = epilogues[epilogue].flags;
+  if (flags & (EPI_BIAS_IN | EPI_BIAS_OUT))
+    {
+      gint64 len = (flags & EPI_BIAS_N) ? n : m;
+      if (!atomr_check_dtype (opname, "bias", bias, ct, &error) ||
+          !atomr_check_min_elements (opname, "bias", bias, len, &error) ||
+          !atomr_check_distinct (opname, "bias", bias, "C", c, &error))
+        return atomr_op_fail (op, error);
+    }
+  else if (bias != NULL)
+    return FAIL_ARG ("%s: bias is given, but epilogue %s takes none", opname, epilogue_nick (epilogue));
+
+  if (flags & (EPI_AUX_IN | EPI_AUX_OUT))
+    {
+      if (flags & EPI_AUX_MASK)
+        {
+          if (!atomr_check_dtype (opname, "aux", aux, ATOMR_DTYPE_U8, &error))
+            return atomr_op_fail (op, error);
+          if (ld_aux < m || ld_aux % 128 != 0)
+            return FAIL_ARG ("%s: ld_aux is %" G_GINT64_FORMAT "; the ReLU bit mask needs a "
+                             "multiple of 128 that is at least m = %" G_GINT64_FORMAT,
+                             opname, ld_aux, m);
+          if (!atomr_check_min_elements (opname, "aux", aux, (guint64) ld_aux / 8 * (guint64) n, &error))
+            return atomr_op_fail (op, error);
+        }
+      else
+        {
+          if (!atomr_check_dtype (opname, "aux", aux, ct, &error))
+            return atomr_op_fail (op, error);
+          if (ld_aux < m || ld_aux % 8 != 0)
+            return FAIL_ARG ("%s: ld_aux is %" G_GINT64_FORMAT "; the GELU input needs a "
+                             "multiple of 8 that is at least m = %" G_GINT64_FORMAT,
+                             opname, ld_aux, m);
+          if (!atomr_check_matrix (opname, "aux", aux, m, n, "ld_aux", ld_aux, 0, 1, &error))
+            return atomr_op_fail (op, error);
+        }
+      if (!atomr_check_distinct (opname, "aux", aux, "C", c, &error) ||
+          (bias && !atomr_check_distinct (opname, "aux", aux, "bias", bias, &error)))
+        return atomr_op_fail (op, error);
+    }
+  else if (aux != NULL)
+    return FAIL_ARG ("%s: aux is given, but epilogue %s takes none", opname, epilogue_nick (epilogue));
+
+  r = g_new0 (MatmulRequest, 1);
+  r->key.m = m; r->key.n = n; r->key.k = k;
+  r->key.lda = lda; r->key.ldb = ldb; r->key.ldc = ldc;
+  r->key.ld_aux = aux ? ld_aux : 0;
+  r->key.transa = transa == ATOMR_TRANSPOSE_N ? CUBLAS_OP_N : CUBLAS_OP_T;
+  r->key.transb = transb == ATOMR_TRANSPOSE_N ? CUBLAS_OP_N : CUBLAS_OP_T;
+  r->key.epilogue = epilogue;
+  r->key.dtype_ab = at;
+  r->key.dtype_c = ct;
+  r->key.compute = lt_compute_type (compute);
+  r->alpha = (gfloat) alpha;
+  r->beta = (gfloat) beta;
+  r->a = a; r->b = b; r->c = c; r->bias = bias; r->aux = aux;
+
+  atomr_op_read (op, a);
+  atomr_op_read (op, b);
+  if (beta != 0.0)
+    atomr_op_read (op, c);
+  atomr_op_write (op, c);
+  if (flags & EPI_BIAS_IN)
+    atomr_op_read (op, bias);
+  if (flags & EPI_BIAS_OUT)
+    atomr_op_write (op, bias);
+  if (flags & EPI_AUX_IN)
+    atomr_op_read (op, aux);
+  if (flags & EPI_AUX_OUT)
+    atomr_op_write (op, aux);
+  atomr_op_set_data (op, r, g_free);
+  atomr_op_set_enqueue (op, matmul_enqueue);
+  atomr_op_set_detail (op, epilogue_nick (epilogue));
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_blas_lt_actor_matmul_finish:
+ * @self: an #AtomrBlasLtActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when D (and the epilogue's outputs) were computed
+ */
+gboolean
+atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
+                                   GAsyncResult      *result,
+                                   GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_lt_actor_matmul_async, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Handle lifecycle and GObject                                         */
+
+static gboolean
+atomr_blas_lt_actor_setup (AtomrActor  *actor,
+                           GError     **error)
+{
+  AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (actor);
+  AtomrDevice *device = atomr_actor_get_device (actor);
+  gint major = 0, minor = 0;
+
+  if (atomr_device_is_host (device))
+    return TRUE;
+
+  atomr_device_get_compute_capability (device, &major, &minor);
+  self->arch = major * 10 + minor;
+  if (!lt_check (cublasLtCreate (&self->handle), "cublasLtCreate", error))
+    {
+      self->handle = NULL;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+atomr_blas_lt_actor_teardown (AtomrActor *actor,
+                              gboolean    context_alive)
+{
+  AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (actor);
+
+  if (context_alive)
+    {
+      if (self->workspace)
+        ATOMR_CU->cuMemFreeAsync (self->workspace, atomr_actor_get_cu_stream (actor));
+      if (self->handle)
+        cublasLtDestroy (self->handle);
+    }
+  self->workspace = 0;
+  self->handle = NULL;
+}
+
+static void
+atomr_blas_lt_actor_finalize (GObject *object)
+{
+  AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (object);
+
+  g_clear_pointer (&self->plans, g_hash_table_unref);
+  G_OBJECT_CLASS (atomr_blas_lt_actor_parent_class)->finalize (object);
+}
+
+static void
+atomr_blas_lt_actor_get_property (GObject    *object,
+                                  guint       prop_id,
+                                  GValue     *value,
+                                  GParamSpec *pspec)
+{
+  AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_COMPUTE_TYPE:
+      g_value_set_enum (value, atomr_blas_lt_actor_get_compute_type (self));
+      break;
+    case PROP_CACHE_HITS:
+      g_value_set_uint64 (value, atomr_blas_lt_actor_get_cache_hits (self));
+      break;
+    case PROP_CACHE_MISSES:
+      g_value_set_uint64 (value, atomr_blas_lt_actor_get_cache_misses (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_blas_lt_actor_set_property (GObject      *object,
+                                  guint         prop_id,
+                                  const GValue *value,
+                                  GParamSpec   *pspec)
+{
+  AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_COMPUTE_TYPE:
+      atomr_blas_lt_actor_set_compute_type (self, g_value_get_enum (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AtomrActorClass *actor_class = ATOMR_ACTOR_CLASS (klass);
+
+  object_class->finalize = atomr_blas_lt_actor_finalize;
+  object_class->get_property = atomr_blas_lt_actor_get_property;
+  object_class->set_property = atomr_blas_lt_actor_set_property;
+  actor_class->library = "cublaslt";
+  actor_class->setup = atomr_blas_lt_actor_setup;
+  actor_class->teardown = atomr_blas_lt_actor_teardown;
+
+  /**
+   * AtomrBlasLtActor:compute-type:
+   *
+   * How matmuls accumulate: %ATOMR_BLAS_COMPUTE_DEFAULT (f32),
+   * %ATOMR_BLAS_COMPUTE_F32_PEDANTIC, or one of the fast f32 modes for f32
+   * operands (TF32, f16, bf16 products).  Applies to later requests.
+   */
+  properties[PROP_COMPUTE_TYPE] =
+    g_param_spec_enum ("compute-type", NULL, NULL, ATOMR_TYPE_BLAS_COMPUTE_TYPE,
+                       ATOMR_BLAS_COMPUTE_DEFAULT,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * AtomrBlasLtActor:cache-hits:
+   *
+   * Matmuls that found their algorithm in the heuristic cache.  Not
+   * notified.
+   */
+  properties[PROP_CACHE_HITS] =
+    g_param_spec_uint64 ("cache-hits", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrBlasLtActor:cache-misses:
+   *
+   * Matmuls that ran the algorithm search.  Not notified.
+   */
+  properties[PROP_CACHE_MISSES] =
+    g_param_spec_uint64 ("cache-misses", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_blas_lt_actor_init (AtomrBlasLtActor *self)
+{
+  self->plans = g_hash_table_new_full (plan_key_hash, plan_key_equal, NULL, plan_free);
+  self->compute_type = ATOMR_BLAS_COMPUTE_DEFAULT;
+}
+
+/**
+ * atomr_blas_lt_actor_new:
+ * @device: the device
+ * @error: return location for a #GError
+ *
+ * Creates a cuBLASLt actor with its own stream and handle, bound to the
+ * calling thread's thread-default main context.
+ *
+ * Returns: (transfer full): a new actor, or %NULL on error
+ */
+AtomrBlasLtActor *
+atomr_blas_lt_actor_new (AtomrDevice  *device,
+                         GError      **error)
+{
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+  return atomr_actor_new_internal (ATOMR_TYPE_BLAS_LT_ACTOR, device, NULL, error);
+}
+
+/**
+ * atomr_blas_lt_actor_get_compute_type:
+ * @self: an #AtomrBlasLtActor
+ *
+ * Returns: how matmuls accumulate
+ */
+AtomrBlasComputeType
+atomr_blas_lt_actor_get_compute_type (AtomrBlasLtActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), ATOMR_BLAS_COMPUTE_DEFAULT);
+  return g_atomic_int_get (&self->compute_type);
+}
+
+/**
+ * atomr_blas_lt_actor_set_compute_type:
+ * @self: an #AtomrBlasLtActor
+ * @compute_type: the accumulation for later matmuls
+ *
+ * Chooses the accumulation of later matmuls (a different compute type is a
+ * different heuristic-cache key).  May be called from any thread.
+ */
+void
+atomr_blas_lt_actor_set_compute_type (AtomrBlasLtActor     *self,
+                                      AtomrBlasComputeType  compute_type)
+{
+  g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
+  g_return_if_fail (compute_type <= ATOMR_BLAS_COMPUTE_F64);
+  if (g_atomic_int_get (&self->compute_type) == (gint) compute_type)
+    return;
+  g_atomic_int_set (&self->compute_type, compute_type);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPUTE_TYPE]);
+}
+
+/**
+ * atomr_blas_lt_actor_get_cache_hits:
+ * @self: an #AtomrBlasLtActor
+ *
+ * Returns: how many matmuls reused a cached algorithm
+ */
+guint64
+atomr_blas_lt_actor_get_cache_hits (AtomrBlasLtActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), 0);
+  return (guint64) g_atomic_pointer_get ((gpointer *) &self->hits);
+}
+
+/**
+ * atomr_blas_lt_actor_get_cache_misses:
+ * @self: an #AtomrBlasLtActor
+ *
+ * Returns: how many matmuls ran the algorithm search
+ */
+guint64
+atomr_blas_lt_actor_get_cache_misses (AtomrBlasLtActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), 0);
+  return (guint64) g_atomic_pointer_get ((gpointer *) &self->misses);
+}
+
+/**
+ * atomr_blas_lt_actor_get_cache_size:
+ * @self: an #AtomrBlasLtActor
+ *
+ * Call on the actor's context.
+ *
+ * Returns: how many problems have a cached algorithm
+ */
+guint
+atomr_blas_lt_actor_get_cache_size (AtomrBlasLtActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), 0);
+  return g_hash_table_size (self->plans);
+}
+
+/**
+ * atomr_blas_lt_actor_get_workspace_size:
+ * @self: an #AtomrBlasLtActor
+ *
+ * Returns: the size in bytes of the workspace the actor's matmuls share
+ */
+guint64
+atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), 0);
+  return WORKSPACE_SIZE;
+}
