@@ -114,6 +114,39 @@ test_trace_statistics (void)
   }
 }
 
+/* the demo's workload as the H100 ran it (tests/inspector/test-gpu-inspector-trace) */
+static void
+test_trace_from_gpu (void)
+{
+  g_autofree gchar *path = g_test_build_filename (G_TEST_DIST, "fixture-gpu-demo-trace.json", NULL);
+  g_autoptr(InspectorTraceModel) model = inspector_trace_model_new ();
+  g_autoptr(GError) error = NULL;
+  const gchar *launches[] = { "launch saxpy", "launch scale<float>", "launch reduce_sum" };
+  gboolean timed = TRUE;
+
+  g_assert_true (inspector_trace_model_load (model, path, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (inspector_trace_model_get_n_records (model), ==, 58);
+  g_assert_cmpuint (inspector_trace_model_get_n_tracks (model), ==, 3);
+  g_assert_cmpuint (g_list_model_get_n_items (inspector_trace_model_get_statistics (model)), ==, 7);
+  for (guint i = 0; i < G_N_ELEMENTS (launches); i++)
+    {
+      InspectorOperationStats *st = find_stats (model, launches[i]);
+      g_assert_cmpstr (inspector_operation_stats_get_library (st), ==, "nvrtc");
+      g_assert_cmpuint (inspector_operation_stats_get_count (st), ==, 8);
+      g_assert_cmpfloat (inspector_operation_stats_get_p50_us (st), >, 0);
+      g_assert_cmpfloat (inspector_operation_stats_get_p99_us (st), >=, inspector_operation_stats_get_p50_us (st));
+      g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_mean_us (st) * 8, inspector_operation_stats_get_total_us (st), 1e-9);
+    }
+  g_assert_cmpuint (inspector_operation_stats_get_count (find_stats (model, "upload")), ==, 9);
+  g_assert_cmpuint (inspector_operation_stats_get_count (find_stats (model, "download")), ==, 8);
+  /* every actor timed its operations with events */
+  for (guint i = 0; i < inspector_trace_model_get_n_records (model); i++)
+    if (atomr_launch_info_get_gpu_duration_ms (inspector_trace_model_get_record (model, i)) < 0)
+      timed = FALSE;
+  g_assert_true (timed);
+}
+
 static void
 test_percentile (void)
 {
@@ -534,6 +567,7 @@ main (int   argc,
   g_test_add_func ("/inspector/trace-model/tracks", test_trace_tracks);
   g_test_add_func ("/inspector/trace-model/statistics", test_trace_statistics);
   g_test_add_func ("/inspector/trace-model/percentile", test_percentile);
+  g_test_add_func ("/inspector/trace-model/from-gpu", test_trace_from_gpu);
   g_test_add_func ("/inspector/trace-model/save-roundtrip", test_trace_save_roundtrip);
   g_test_add_func ("/inspector/trace-model/bad-file", test_trace_bad_file);
   g_test_add_func ("/inspector/trace-model/live-recorder", test_trace_live_recorder);
