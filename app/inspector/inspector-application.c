@@ -56,7 +56,11 @@ take_screenshot (gpointer data)
   InspectorTraceModel *model = inspector_trace_page_get_model (trace);
   InspectorEditorPage *editor = inspector_window_get_editor_page (window);
   g_autoptr(GError) error = NULL;
+  int min_width = 0;
 
+  /* how narrow the window may get: the pages fold below that */
+  gtk_widget_measure (gtk_window_get_child (GTK_WINDOW (window)), GTK_ORIENTATION_HORIZONTAL, -1,
+                      &min_width, NULL, NULL, NULL);
   if (!inspector_screenshot_save (GTK_WIDGET (window), self->screenshot, &error))
     {
       g_printerr ("atomr-inspector: %s\n", error->message);
@@ -64,7 +68,7 @@ take_screenshot (gpointer data)
     }
   /* what the page showed, for the tests to compare with their fixtures */
   g_print ("page=%s cache-entries=%u cache-visible=%u cache-bytes=%" G_GUINT64_FORMAT
-           " trace-records=%u trace-tracks=%u trace-operations=%u trace-boxes=%u diagnostics=%u\n",
+           " trace-records=%u trace-tracks=%u trace-operations=%u trace-boxes=%u diagnostics=%u min-width=%d\n",
            self->screenshot_page ? self->screenshot_page : "",
            inspector_cache_model_get_n_entries (cache),
            g_list_model_get_n_items (G_LIST_MODEL (cache)),
@@ -73,7 +77,8 @@ take_screenshot (gpointer data)
            inspector_trace_model_get_n_tracks (model),
            g_list_model_get_n_items (inspector_trace_model_get_statistics (model)),
            inspector_trace_page_get_n_drawn_boxes (trace),
-           inspector_editor_page_get_n_diagnostics (editor));
+           inspector_editor_page_get_n_diagnostics (editor),
+           min_width);
   g_application_quit (G_APPLICATION (self));
   return G_SOURCE_REMOVE;
 }

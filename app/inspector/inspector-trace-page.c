@@ -20,6 +20,7 @@ struct _InspectorTracePage
   InspectorTimeline   *timeline;
   GtkColumnView       *stats_view;
   GtkStack            *details_stack;
+  AdwFlap             *details_flap;
   AdwPreferencesGroup *details_group;
 
   InspectorTraceModel *model;
@@ -75,8 +76,12 @@ show_details (InspectorTracePage *self)
   if (sel < 0)
     {
       gtk_stack_set_visible_child_name (self->details_stack, "none");
+      if (adw_flap_get_folded (self->details_flap))
+        adw_flap_set_reveal_flap (self->details_flap, FALSE);
       return;
     }
+  /* on a narrow window the details slide over the statistics */
+  adw_flap_set_reveal_flap (self->details_flap, TRUE);
   info = inspector_trace_model_get_record (self->model, sel);
   t0 = inspector_trace_model_get_start_time (self->model);
   submit = atomr_launch_info_get_submit_time (info);
@@ -415,6 +420,7 @@ inspector_trace_page_class_init (InspectorTracePageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, timeline);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, stats_view);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, details_stack);
+  gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, details_flap);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, details_group);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 

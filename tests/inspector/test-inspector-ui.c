@@ -200,6 +200,8 @@ shoot (const gchar        *page,
   /* a blank or single-colour window has almost no variance or colours */
   g_assert_cmpfloat (pic.variance, >, 100);
   g_assert_cmpuint (pic.distinct, >, 16);
+  /* adaptive: every page folds to fit a phone-sized window */
+  g_assert_cmpuint (report_uint (*report, "min-width"), <=, 400);
   return pb;
 }
 
