@@ -128,4 +128,10 @@ gboolean atomr_check_enum          (const gchar  *op,
                                     const gchar  *type_name,
                                     GError      **error);
 
+/* 1 <= value <= G_MAXINT32, for libraries with a 32-bit interface. */
+gboolean atomr_check_int32_range   (const gchar  *op,
+                                    const gchar  *arg,
+                                    gint64        value,
+                                    GError      **error);
+
 G_END_DECLS

@@ -249,3 +249,15 @@ atomr_check_enum (const gchar  *op,
     return FAIL ("%s: %s is %d, not a valid %s", op, arg, value, type_name);
   return TRUE;
 }
+
+gboolean
+atomr_check_int32_range (const gchar  *op,
+                         const gchar  *arg,
+                         gint64        value,
+                         GError      **error)
+{
+  if (value < 1 || value > G_MAXINT32)
+    return FAIL ("%s: %s is %" G_GINT64_FORMAT "; it must be between 1 and %d", op, arg,
+                 value, G_MAXINT32);
+  return TRUE;
+}

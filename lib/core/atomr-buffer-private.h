@@ -36,6 +36,7 @@ gpointer    atomr_buffer_get_host_data  (AtomrBuffer *self);
 typedef struct _AtomrSlot AtomrSlot;
 
 AtomrSlot *atomr_slot_new          (gpointer      owner);
+gpointer   atomr_slot_get_owner    (AtomrSlot    *slot);
 AtomrSlot *atomr_slot_ref          (AtomrSlot    *slot);
 void       atomr_slot_unref        (AtomrSlot    *slot);
 /* TRUE if resolved; otherwise @wake is woken when it is. */

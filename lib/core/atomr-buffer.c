@@ -572,6 +572,12 @@ atomr_slot_new (gpointer owner)
   return slot;
 }
 
+gpointer
+atomr_slot_get_owner (AtomrSlot *slot)
+{
+  return slot->owner;
+}
+
 AtomrSlot *
 atomr_slot_ref (AtomrSlot *slot)
 {

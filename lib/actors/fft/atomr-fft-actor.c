@@ -1,0 +1,671 @@
+/* atomr-fft-actor.c — cuFFT on an actor, with an LRU plan cache
+ *
+ * cuFFT plan creation is CPU work measured in tens to hundreds of
+ * microseconds; execution of a small transform is a few.  So plans are
+ * made once per distinct transform and kept, bound to the actor's stream,
+ * in a least-recently-used cache.  The cache lives and dies with the
+ * context generation: teardown drops it and the first call after a rebuild
+ * fills it again.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <cufft.h>
+
+#include "actors/atomr-library-private.h"
+#include "atomr-fft-actor.h"
+#include "atomr-fft-plan-private.h"
+
+#define DEFAULT_CAPACITY 32
+
+typedef struct {
+  AtomrFftPlan *plan;   /* the key, owned */
+  cufftHandle   handle;
+  GList         link;   /* in lru, data = the entry */
+} PlanEntry;
+
+struct _AtomrFftActor
+{
+  AtomrActor  parent_instance;
+
+  /* Touched only on the actor's context (enqueue, setup, teardown). */
+  GHashTable *cache;    /* AtomrFftPlan* -> PlanEntry* */
+  GQueue      lru;      /* most recent first */
+
+  /* Read from any thread. */
+  guint       capacity; /* atomic */
+  GMutex      stats_lock;
+  guint64     hits;
+  guint64     misses;
+  guint       size;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrFftActor, atomr_fft_actor, ATOMR_TYPE_ACTOR)
+
+enum {
+  PROP_0,
+  PROP_PLAN_CACHE_CAPACITY,
+  PROP_PLAN_CACHE_HITS,
+  PROP_PLAN_CACHE_MISSES,
+  PROP_PLAN_CACHE_SIZE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static const gchar *
+cufft_status_name (cufftResult r)
+{
+  switch (r)
+    {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    case CUFFT_MISSING_DEPENDENCY: return "CUFFT_MISSING_DEPENDENCY";
+    case CUFFT_NVRTC_FAILURE: return "CUFFT_NVRTC_FAILURE";
+    case CUFFT_NVJITLINK_FAILURE: return "CUFFT_NVJITLINK_FAILURE";
+    case CUFFT_NVSHMEM_FAILURE: return "CUFFT_NVSHMEM_FAILURE";
+    default: return NULL;
+    }
+}
+
+static gboolean
+cufft_check (cufftResult   r,
+             const gchar  *call,
+             GError      **error)
+{
+  return atomr_library_check (r == CUFFT_SUCCESS, "cufft", call, cufft_status_name (r), r,
+                              r == CUFFT_ALLOC_FAILED, r == CUFFT_NOT_SUPPORTED, error);
+}
+
+static void
+plan_entry_free (gpointer data)
+{
+  PlanEntry *entry = data;
+  atomr_fft_plan_unref (entry->plan);
+  g_free (entry);
+}
+
+static void
+update_size (AtomrFftActor *self)
+{
+  g_mutex_lock (&self->stats_lock);
+  self->size = g_hash_table_size (self->cache);
+  g_mutex_unlock (&self->stats_lock);
+}
+
+/* Forgets every plan; destroys them only when their context still lives. */
+static void
+drop_cache (AtomrFftActor *self,
+            gboolean       context_alive)
+{
+  GList *link;
+
+  while ((link = g_queue_pop_head_link (&self->lru)))
+    {
+      PlanEntry *entry = link->data;
+
+      if (context_alive)
+        cufftDestroy (entry->handle);
+      g_hash_table_remove (self->cache, entry->plan);
+    }
+  update_size (self);
+}
+
+static void
+evict_to (AtomrFftActor *self,
+          guint          capacity)
+{
+  while (self->lru.length > capacity)
+    {
+      PlanEntry *entry = g_queue_pop_tail_link (&self->lru)->data;
+      /* cufftDestroy frees the plan's work area, which waits for work
+       * still using it: evicting a plan in flight is safe. */
+      cufftDestroy (entry->handle);
+      g_hash_table_remove (self->cache, entry->plan);
+    }
+}
+
+static gboolean
+fft_setup (AtomrActor  *actor,
+           GError     **error)
+{
+  (void) actor;
+  (void) error;
+  /* Plans are made on demand in the enqueue function. */
+  return TRUE;
+}
+
+static void
+fft_teardown (AtomrActor *actor,
+              gboolean    context_alive)
+{
+  drop_cache (ATOMR_FFT_ACTOR (actor), context_alive);
+}
+
+static cufftType
+cufft_type (AtomrFftPlan *plan)
+{
+  gboolean dbl = plan->key.precision == ATOMR_DTYPE_F64;
+
+  switch (plan->key.kind)
+    {
+    case ATOMR_FFT_R2C: return dbl ? CUFFT_D2Z : CUFFT_R2C;
+    case ATOMR_FFT_C2R: return dbl ? CUFFT_Z2D : CUFFT_C2R;
+    case ATOMR_FFT_C2C:
+    default: return dbl ? CUFFT_Z2Z : CUFFT_C2C;
+    }
+}
+
+/* The cuFFT plan for @plan on this actor's stream: from the cache, or
+ * made now.  With a capacity of 0 the plan is made for this call only and
+ * *transient is set. */
+static gboolean
+lookup_plan (AtomrFftActor *self,
+             AtomrOp       *op,
+             AtomrFftPlan  *plan,
+             cufftHandle   *handle,
+             gboolean      *transient,
+             GError       **error)
+{
+  PlanEntry *entry = g_hash_table_lookup (self->cache, plan);
+  guint capacity = g_atomic_int_get (&self->capacity);
+  long long n[3], inembed[3], onembed[3];
+  size_t work_size = 0;
+  cufftHandle h;
+
+  *transient = FALSE;
+  if (entry)
+    {
+      g_queue_unlink (&self->lru, &entry->link);
+      g_queue_push_head_link (&self->lru, &entry->link);
+      g_mutex_lock (&self->stats_lock);
+      self->hits++;
+      g_mutex_unlock (&self->stats_lock);
+      *handle = entry->handle;
+      return TRUE;
+    }
+
+  for (gint d = 0; d < plan->key.rank; d++)
+    {
+      n[d] = plan->key.n[d];
+      inembed[d] = plan->key.inembed[d];
+      onembed[d] = plan->key.onembed[d];
+    }
+  if (!cufft_check (cufftCreate (&h), "cufftCreate", error))
+    return FALSE;
+  if (!cufft_check (cufftMakePlanMany64 (h, plan->key.rank, n,
+                                         inembed, plan->key.istride, plan->key.idist,
+                                         onembed, plan->key.ostride, plan->key.odist,
+                                         cufft_type (plan), plan->key.batch, &work_size),
+                    "cufftMakePlanMany64", error) ||
+      !cufft_check (cufftSetStream (h, (cudaStream_t) atomr_op_get_cu_stream (op)),
+                    "cufftSetStream", error))
+    {
+      cufftDestroy (h);
+      return FALSE;
+    }
+
+  g_mutex_lock (&self->stats_lock);
+  self->misses++;
+  g_mutex_unlock (&self->stats_lock);
+  *handle = h;
+
+  if (capacity == 0)
+    {
+      *transient = TRUE;
+      evict_to (self, 0);
+      update_size (self);
+      return TRUE;
+    }
+  evict_to (self, capacity - 1);
+  entry = g_new0 (PlanEntry, 1);
+  entry->plan = atomr_fft_plan_ref (plan);
+  entry->handle = h;
+  entry->link.data = entry;
+  g_hash_table_insert (self->cache, entry->plan, entry);
+  g_queue_push_head_link (&self->lru, &entry->link);
+  update_size (self);
+  return TRUE;
+}
+
+typedef struct {
+  AtomrFftPlan     *plan;
+  AtomrFftDirection direction;
+  AtomrBuffer      *input;     /* kept by the op */
+  AtomrBuffer      *output;
+} ExecRequest;
+
+static void
+exec_request_free (gpointer data)
+{
+  ExecRequest *req = data;
+  atomr_fft_plan_unref (req->plan);
+  g_free (req);
+}
+
+static gboolean
+exec_enqueue (AtomrOp  *op,
+              GError  **error)
+{
+  AtomrFftActor *self = ATOMR_FFT_ACTOR (atomr_op_get_actor (op));
+  ExecRequest *req = atomr_op_get_data (op);
+  gpointer in, out;
+  cufftHandle h;
+  gboolean transient, ok;
+  int sign = req->direction == ATOMR_FFT_FORWARD ? CUFFT_FORWARD : CUFFT_INVERSE;
+  cufftResult r;
+
+  if (atomr_op_is_host (op))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "fft execute: cuFFT needs a CUDA device; %s is the host test device",
+                   atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self))));
+      return FALSE;
+    }
+  if (!lookup_plan (self, op, req->plan, &h, &transient, error))
+    return FALSE;
+
+  in = (gpointer) (guintptr) atomr_buffer_get_ptr (req->input);
+  out = (gpointer) (guintptr) atomr_buffer_get_ptr (req->output);
+  switch (cufft_type (req->plan))
+    {
+    case CUFFT_C2C: r = cufftExecC2C (h, in, out, sign); break;
+    case CUFFT_Z2Z: r = cufftExecZ2Z (h, in, out, sign); break;
+    case CUFFT_R2C: r = cufftExecR2C (h, in, out); break;
+    case CUFFT_D2Z: r = cufftExecD2Z (h, in, out); break;
+    case CUFFT_C2R: r = cufftExecC2R (h, in, out); break;
+    case CUFFT_Z2D: r = cufftExecZ2D (h, in, out); break;
+    default: r = CUFFT_INVALID_TYPE; break;
+    }
+  ok = cufft_check (r, "cufftExec", error);
+  if (transient)
+    cufftDestroy (h);
+  return ok;
+}
+
+static AtomrFftPlan *
+infer_plan (AtomrBuffer  *input,
+            AtomrBuffer  *output,
+            GError      **error)
+{
+  AtomrDtype in = atomr_buffer_get_dtype (input), out = atomr_buffer_get_dtype (output);
+  gboolean in_c = atomr_dtype_is_complex (in), out_c = atomr_dtype_is_complex (out);
+  AtomrFftKind kind;
+  AtomrBuffer *real_side;
+  AtomrDtype precision;
+  const gint64 *shape;
+  guint n_dims = 0;
+  gint64 flat[1];
+
+  if (in_c && out_c)
+    kind = ATOMR_FFT_C2C, real_side = input;
+  else if (!in_c && out_c)
+    kind = ATOMR_FFT_R2C, real_side = input;
+  else if (in_c && !out_c)
+    kind = ATOMR_FFT_C2R, real_side = output;
+  else
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "fft execute: input (%s) and output (%s) are both real; one side of an FFT "
+                   "must be complex", atomr_dtype_get_name (in), atomr_dtype_get_name (out));
+      return NULL;
+    }
+  precision = (in == ATOMR_DTYPE_F64 || in == ATOMR_DTYPE_C128) ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32;
+  shape = atomr_buffer_get_shape (real_side, &n_dims);
+  if (n_dims == 0)
+    {
+      /* A buffer without a shape is one signal. */
+      flat[0] = (gint64) atomr_buffer_get_n_elements (real_side);
+      shape = flat;
+      n_dims = 1;
+    }
+  if (n_dims > 3)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "fft execute: without a plan the %s buffer's shape gives the transform, but it "
+                   "has %u dimensions; pass an AtomrFftPlan for batched or higher-rank transforms",
+                   real_side == input ? "input" : "output", n_dims);
+      return NULL;
+    }
+  return atomr_fft_plan_new_many (kind, precision, shape, n_dims, NULL, 1, 1, NULL, 1, 1, 1, error);
+}
+
+/**
+ * atomr_fft_actor_execute_async:
+ * @self: an #AtomrFftActor
+ * @plan: (nullable): the transform, or %NULL to take it from the buffers:
+ *   one unbatched transform whose kind and precision follow the dtypes and
+ *   whose dimensions are the shape of the real side (the input for C2C),
+ *   or its element count for a buffer without a shape
+ * @direction: %ATOMR_FFT_FORWARD or %ATOMR_FFT_INVERSE (R2C is forward
+ *   only, C2R inverse only)
+ * @input: the input, of the plan's input dtype; a C2R transform may
+ *   overwrite it
+ * @output: the output, of the plan's output dtype; may be @input for C2C
+ *   transforms with the same layout on both sides
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the transform has run
+ * @user_data: data for @callback
+ *
+ * Runs an FFT on the actor's stream.  The cuFFT plan comes from the
+ * actor's plan cache (see #AtomrFftActor:plan-cache-capacity) or is made
+ * on first use.  Transforms are unnormalised.
+ */
+void
+atomr_fft_actor_execute_async (AtomrFftActor       *self,
+                               AtomrFftPlan        *plan,
+                               AtomrFftDirection    direction,
+                               AtomrBuffer         *input,
+                               AtomrBuffer         *output,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  AtomrOp *op;
+  ExecRequest *req;
+  GError *error = NULL;
+  g_autoptr(AtomrFftPlan) owned = NULL;
+
+  g_return_if_fail (ATOMR_IS_FFT_ACTOR (self));
+
+  op = atomr_op_new (self, "fft", atomr_fft_actor_execute_async, cancellable, callback, user_data);
+  if (!atomr_check_buffer ("fft execute", "input", input, &error) ||
+      !atomr_check_buffer ("fft execute", "output", output, &error))
+    return atomr_op_fail (op, error);
+  if ((guint) direction > ATOMR_FFT_INVERSE)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: direction %d is not an AtomrFftDirection",
+                                           (gint) direction));
+  if (plan == NULL && (owned = infer_plan (input, output, &error)) == NULL)
+    return atomr_op_fail (op, error);
+  if (plan == NULL)
+    plan = owned;
+
+  if (plan->key.kind == ATOMR_FFT_R2C && direction != ATOMR_FFT_FORWARD)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: direction is inverse but R2C transforms "
+                                           "are forward only; use a C2R plan"));
+  if (plan->key.kind == ATOMR_FFT_C2R && direction != ATOMR_FFT_INVERSE)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: direction is forward but C2R transforms "
+                                           "are inverse only; use an R2C plan"));
+  if (!atomr_check_dtype ("fft execute", "input", input, atomr_fft_plan_get_input_dtype (plan), &error) ||
+      !atomr_check_dtype ("fft execute", "output", output, atomr_fft_plan_get_output_dtype (plan), &error) ||
+      !atomr_check_min_elements ("fft execute", "input", input,
+                                 atomr_fft_plan_get_input_elements (plan), &error) ||
+      !atomr_check_min_elements ("fft execute", "output", output,
+                                 atomr_fft_plan_get_output_elements (plan), &error))
+    return atomr_op_fail (op, error);
+  if (input == output &&
+      (plan->key.kind != ATOMR_FFT_C2C ||
+       plan->key.istride != plan->key.ostride || plan->key.idist != plan->key.odist ||
+       memcmp (plan->key.inembed, plan->key.onembed, sizeof plan->key.inembed) != 0))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: input and output are the same buffer; "
+                                           "in place is supported for C2C with equal input and "
+                                           "output layouts only"));
+
+  req = g_new0 (ExecRequest, 1);
+  req->plan = atomr_fft_plan_ref (plan);
+  req->direction = direction;
+  req->input = input;
+  req->output = output;
+  atomr_op_set_detail (op, atomr_fft_plan_get_description (plan));
+  atomr_op_set_data (op, req, exec_request_free);
+  if (input == output || plan->key.kind == ATOMR_FFT_C2R)
+    atomr_op_write (op, input);
+  else
+    atomr_op_read (op, input);
+  if (input != output)
+    atomr_op_write (op, output);
+  atomr_op_set_enqueue (op, exec_enqueue);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_fft_actor_execute_finish:
+ * @self: an #AtomrFftActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the transform ran
+ */
+gboolean
+atomr_fft_actor_execute_finish (AtomrFftActor  *self,
+                                GAsyncResult   *result,
+                                GError        **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_fft_actor_execute_async, error);
+}
+
+/**
+ * atomr_fft_actor_new:
+ * @device: the device
+ * @error: return location for a #GError
+ *
+ * Creates an FFT actor with its own stream, bound to the calling thread's
+ * thread-default main context.
+ *
+ * Returns: (transfer full): a new actor, or %NULL on error
+ */
+AtomrFftActor *
+atomr_fft_actor_new (AtomrDevice  *device,
+                     GError      **error)
+{
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+  return atomr_actor_new_internal (ATOMR_TYPE_FFT_ACTOR, device, NULL, error);
+}
+
+/**
+ * atomr_fft_actor_get_plan_cache_capacity:
+ * @self: an #AtomrFftActor
+ *
+ * Returns: how many cuFFT plans the actor keeps
+ */
+guint
+atomr_fft_actor_get_plan_cache_capacity (AtomrFftActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_FFT_ACTOR (self), 0);
+  return g_atomic_int_get (&self->capacity);
+}
+
+/**
+ * atomr_fft_actor_set_plan_cache_capacity:
+ * @self: an #AtomrFftActor
+ * @capacity: how many plans to keep; 0 makes and destroys a plan per call
+ *
+ * Sets #AtomrFftActor:plan-cache-capacity.  A smaller capacity takes
+ * effect at the next plan the actor makes.
+ */
+void
+atomr_fft_actor_set_plan_cache_capacity (AtomrFftActor *self,
+                                         guint          capacity)
+{
+  g_return_if_fail (ATOMR_IS_FFT_ACTOR (self));
+  if ((guint) g_atomic_int_exchange (&self->capacity, capacity) != capacity)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PLAN_CACHE_CAPACITY]);
+}
+
+/**
+ * atomr_fft_actor_get_plan_cache_hits:
+ * @self: an #AtomrFftActor
+ *
+ * Returns: how many transforms found their plan in the cache
+ */
+guint64
+atomr_fft_actor_get_plan_cache_hits (AtomrFftActor *self)
+{
+  guint64 v;
+
+  g_return_val_if_fail (ATOMR_IS_FFT_ACTOR (self), 0);
+  g_mutex_lock (&self->stats_lock);
+  v = self->hits;
+  g_mutex_unlock (&self->stats_lock);
+  return v;
+}
+
+/**
+ * atomr_fft_actor_get_plan_cache_misses:
+ * @self: an #AtomrFftActor
+ *
+ * Returns: how many transforms had to make a cuFFT plan
+ */
+guint64
+atomr_fft_actor_get_plan_cache_misses (AtomrFftActor *self)
+{
+  guint64 v;
+
+  g_return_val_if_fail (ATOMR_IS_FFT_ACTOR (self), 0);
+  g_mutex_lock (&self->stats_lock);
+  v = self->misses;
+  g_mutex_unlock (&self->stats_lock);
+  return v;
+}
+
+/**
+ * atomr_fft_actor_get_plan_cache_size:
+ * @self: an #AtomrFftActor
+ *
+ * Returns: how many plans the cache holds now
+ */
+guint
+atomr_fft_actor_get_plan_cache_size (AtomrFftActor *self)
+{
+  guint v;
+
+  g_return_val_if_fail (ATOMR_IS_FFT_ACTOR (self), 0);
+  g_mutex_lock (&self->stats_lock);
+  v = self->size;
+  g_mutex_unlock (&self->stats_lock);
+  return v;
+}
+
+static void
+atomr_fft_actor_finalize (GObject *object)
+{
+  AtomrFftActor *self = ATOMR_FFT_ACTOR (object);
+
+  /* The parent's finalize runs teardown, which empties the cache. */
+  G_OBJECT_CLASS (atomr_fft_actor_parent_class)->finalize (object);
+  g_hash_table_unref (self->cache);
+  g_mutex_clear (&self->stats_lock);
+}
+
+static void
+atomr_fft_actor_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  AtomrFftActor *self = ATOMR_FFT_ACTOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_PLAN_CACHE_CAPACITY:
+      g_value_set_uint (value, atomr_fft_actor_get_plan_cache_capacity (self));
+      break;
+    case PROP_PLAN_CACHE_HITS:
+      g_value_set_uint64 (value, atomr_fft_actor_get_plan_cache_hits (self));
+      break;
+    case PROP_PLAN_CACHE_MISSES:
+      g_value_set_uint64 (value, atomr_fft_actor_get_plan_cache_misses (self));
+      break;
+    case PROP_PLAN_CACHE_SIZE:
+      g_value_set_uint (value, atomr_fft_actor_get_plan_cache_size (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_fft_actor_set_property (GObject      *object,
+                              guint         prop_id,
+                              const GValue *value,
+                              GParamSpec   *pspec)
+{
+  AtomrFftActor *self = ATOMR_FFT_ACTOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_PLAN_CACHE_CAPACITY:
+      atomr_fft_actor_set_plan_cache_capacity (self, g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_fft_actor_class_init (AtomrFftActorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AtomrActorClass *actor_class = ATOMR_ACTOR_CLASS (klass);
+
+  object_class->finalize = atomr_fft_actor_finalize;
+  object_class->get_property = atomr_fft_actor_get_property;
+  object_class->set_property = atomr_fft_actor_set_property;
+  actor_class->library = "cufft";
+  actor_class->setup = fft_setup;
+  actor_class->teardown = fft_teardown;
+
+  /**
+   * AtomrFftActor:plan-cache-capacity:
+   *
+   * How many cuFFT plans the actor keeps, least recently used evicted
+   * first.  0 makes a plan for each call and destroys it after.
+   */
+  properties[PROP_PLAN_CACHE_CAPACITY] =
+    g_param_spec_uint ("plan-cache-capacity", NULL, NULL, 0, G_MAXUINT, DEFAULT_CAPACITY,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrFftActor:plan-cache-hits:
+   *
+   * Transforms that found their plan in the cache (not notified: read it
+   * when needed).
+   */
+  properties[PROP_PLAN_CACHE_HITS] =
+    g_param_spec_uint64 ("plan-cache-hits", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrFftActor:plan-cache-misses:
+   *
+   * Transforms that made a cuFFT plan (not notified).
+   */
+  properties[PROP_PLAN_CACHE_MISSES] =
+    g_param_spec_uint64 ("plan-cache-misses", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrFftActor:plan-cache-size:
+   *
+   * Plans the cache holds now (not notified).
+   */
+  properties[PROP_PLAN_CACHE_SIZE] =
+    g_param_spec_uint ("plan-cache-size", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_fft_actor_init (AtomrFftActor *self)
+{
+  self->cache = g_hash_table_new_full (atomr_fft_plan_hash, atomr_fft_plan_equal,
+                                       NULL, plan_entry_free);
+  self->capacity = DEFAULT_CAPACITY;
+  g_mutex_init (&self->stats_lock);
+}

@@ -1,0 +1,512 @@
+/* atomr-fft-plan.c — the description of a cuFFT transform
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "core/atomr-error.h"
+#include "atomr-fft-plan-private.h"
+
+G_DEFINE_BOXED_TYPE (AtomrFftPlan, atomr_fft_plan, atomr_fft_plan_ref, atomr_fft_plan_unref)
+
+#define FAIL(...) \
+  (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, __VA_ARGS__), NULL)
+#define FAIL_BOOL(...) \
+  (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, __VA_ARGS__), FALSE)
+
+static const gchar *
+kind_name (gint kind)
+{
+  switch (kind)
+    {
+    case ATOMR_FFT_C2C: return "C2C";
+    case ATOMR_FFT_R2C: return "R2C";
+    case ATOMR_FFT_C2R: return "C2R";
+    default: return "invalid";
+    }
+}
+
+static void
+logical_dims (const AtomrFftPlan *plan,
+              gboolean            complex_side,
+              gint64              dims[3])
+{
+  guint rank = plan->key.rank;
+
+  memset (dims, 0, 3 * sizeof (gint64));
+  for (guint d = 0; d < rank; d++)
+    dims[d] = plan->key.n[d];
+  if (complex_side && plan->key.kind != ATOMR_FFT_C2C)
+    dims[rank - 1] = plan->key.n[rank - 1] / 2 + 1;
+}
+
+void
+atomr_fft_plan_get_input_dims (AtomrFftPlan *plan,
+                               gint64        dims[3])
+{
+  logical_dims (plan, plan->key.kind == ATOMR_FFT_C2R, dims);
+}
+
+void
+atomr_fft_plan_get_output_dims (AtomrFftPlan *plan,
+                                gint64        dims[3])
+{
+  logical_dims (plan, plan->key.kind == ATOMR_FFT_R2C, dims);
+}
+
+/* Index (in elements) one past the last element one side touches. */
+static guint64
+side_elements (const AtomrFftPlan *plan,
+               const gint64        dims[3],
+               const gint64        embed[3],
+               gint64              stride,
+               gint64              dist)
+{
+  guint64 last = 0;
+
+  for (guint d = 0; d < (guint) plan->key.rank; d++)
+    last = last * (d == 0 ? 1 : (guint64) embed[d]) + (guint64) (dims[d] - 1);
+  return (guint64) stride * last + (guint64) dist * (guint64) (plan->key.batch - 1) + 1;
+}
+
+static gboolean
+check_layout (const gchar   *side,
+              const gint64   dims[3],
+              guint          rank,
+              const gint64  *embed,
+              gint64         stride,
+              gint64         dist,
+              GError       **error)
+{
+  if (stride < 1)
+    return FAIL_BOOL ("fft plan: %sstride is %" G_GINT64_FORMAT "; it must be at least 1", side, stride);
+  if (dist < 1)
+    return FAIL_BOOL ("fft plan: %sdist is %" G_GINT64_FORMAT "; it must be at least 1", side, dist);
+  for (guint d = 1; d < rank; d++)
+    if (embed[d] < dims[d])
+      return FAIL_BOOL ("fft plan: %sembed[%u] is %" G_GINT64_FORMAT "; it must be at least the "
+                   "extent %" G_GINT64_FORMAT " of that dimension", side, d, embed[d], dims[d]);
+  if (embed[0] < 1)
+    return FAIL_BOOL ("fft plan: %sembed[0] is %" G_GINT64_FORMAT "; it must be positive",
+                      side, embed[0]);
+  return TRUE;
+}
+
+/**
+ * atomr_fft_plan_new_many:
+ * @kind: the kind of transform
+ * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ * @n: (array length=rank): the transform size of each dimension, slowest first
+ * @rank: 1, 2 or 3
+ * @inembed: (array length=rank) (nullable): storage extents of the input,
+ *   or %NULL for the packed layout (then @istride and @idist are ignored)
+ * @istride: distance between consecutive input elements
+ * @idist: distance between the first elements of two input batch members
+ * @onembed: (array length=rank) (nullable): storage extents of the output,
+ *   or %NULL for the packed layout (then @ostride and @odist are ignored)
+ * @ostride: distance between consecutive output elements
+ * @odist: distance between the first elements of two output batch members
+ * @batch: the number of transforms
+ * @error: return location for a #GError
+ *
+ * Describes a batched transform in cuFFT's advanced layout: element
+ * (i0, i1, i2) of batch member b is at
+ * `b * dist + ((i0 * embed[1] + i1) * embed[2] + i2) * stride`.
+ *
+ * Returns: (transfer full) (nullable): a new plan, or %NULL with
+ *   %ATOMR_ERROR_INVALID_ARGUMENT naming the wrong argument
+ */
+AtomrFftPlan *
+atomr_fft_plan_new_many (AtomrFftKind   kind,
+                         AtomrDtype     precision,
+                         const gint64  *n,
+                         guint          rank,
+                         const gint64  *inembed,
+                         gint64         istride,
+                         gint64         idist,
+                         const gint64  *onembed,
+                         gint64         ostride,
+                         gint64         odist,
+                         gint64         batch,
+                         GError       **error)
+{
+  g_autoptr(AtomrFftPlan) plan = NULL;
+  gint64 in_dims[3], out_dims[3];
+
+  if ((guint) kind > ATOMR_FFT_C2R)
+    return FAIL ("fft plan: kind %d is not an AtomrFftKind", (gint) kind);
+  if (precision != ATOMR_DTYPE_F32 && precision != ATOMR_DTYPE_F64)
+    return FAIL ("fft plan: precision is %s; it must be f32 or f64",
+                 (guint) precision < ATOMR_DTYPE_LAST ? atomr_dtype_get_name (precision) : "invalid");
+  if (rank < 1 || rank > 3)
+    return FAIL ("fft plan: rank is %u; it must be 1, 2 or 3", rank);
+  if (n == NULL)
+    return FAIL ("fft plan: n is NULL");
+  for (guint d = 0; d < rank; d++)
+    if (n[d] < 1 || n[d] > G_MAXINT32)
+      return FAIL ("fft plan: n[%u] is %" G_GINT64_FORMAT "; it must be between 1 and %d",
+                   d, n[d], G_MAXINT32);
+  if (batch < 1 || batch > G_MAXINT32)
+    return FAIL ("fft plan: batch is %" G_GINT64_FORMAT "; it must be between 1 and %d",
+                 batch, G_MAXINT32);
+
+  plan = g_new0 (AtomrFftPlan, 1);
+  g_atomic_ref_count_init (&plan->ref);
+  plan->key.kind = kind;
+  plan->key.precision = precision;
+  plan->key.rank = rank;
+  plan->key.batch = batch;
+  for (guint d = 0; d < rank; d++)
+    plan->key.n[d] = n[d];
+
+  atomr_fft_plan_get_input_dims (plan, in_dims);
+  atomr_fft_plan_get_output_dims (plan, out_dims);
+
+  /* The packed layout is spelt out, so that equal transforms hash equal
+   * however they were described. */
+  if (inembed)
+    {
+      if (!check_layout ("i", in_dims, rank, inembed, istride, idist, error))
+        return NULL;
+      memcpy (plan->key.inembed, inembed, rank * sizeof (gint64));
+      plan->key.istride = istride;
+      plan->key.idist = idist;
+    }
+  else
+    {
+      memcpy (plan->key.inembed, in_dims, rank * sizeof (gint64));
+      plan->key.istride = 1;
+      plan->key.idist = in_dims[0] * MAX (in_dims[1], 1) * MAX (in_dims[2], 1);
+    }
+  if (onembed)
+    {
+      if (!check_layout ("o", out_dims, rank, onembed, ostride, odist, error))
+        return NULL;
+      memcpy (plan->key.onembed, onembed, rank * sizeof (gint64));
+      plan->key.ostride = ostride;
+      plan->key.odist = odist;
+    }
+  else
+    {
+      memcpy (plan->key.onembed, out_dims, rank * sizeof (gint64));
+      plan->key.ostride = 1;
+      plan->key.odist = out_dims[0] * MAX (out_dims[1], 1) * MAX (out_dims[2], 1);
+    }
+  plan->advanced = inembed != NULL || onembed != NULL;
+  return g_steal_pointer (&plan);
+}
+
+/**
+ * atomr_fft_plan_new_1d:
+ * @kind: the kind of transform
+ * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ * @nx: the transform size
+ * @batch: the number of transforms, packed one after the other
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): a new plan, or %NULL with
+ *   %ATOMR_ERROR_INVALID_ARGUMENT
+ */
+AtomrFftPlan *
+atomr_fft_plan_new_1d (AtomrFftKind   kind,
+                       AtomrDtype     precision,
+                       gint64         nx,
+                       gint64         batch,
+                       GError       **error)
+{
+  gint64 n[1] = { nx };
+  return atomr_fft_plan_new_many (kind, precision, n, 1, NULL, 1, 1, NULL, 1, 1, batch, error);
+}
+
+/**
+ * atomr_fft_plan_new_2d:
+ * @kind: the kind of transform
+ * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ * @nx: the size of the slow dimension
+ * @ny: the size of the fast (contiguous) dimension
+ * @batch: the number of transforms, packed one after the other
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): a new plan, or %NULL with
+ *   %ATOMR_ERROR_INVALID_ARGUMENT
+ */
+AtomrFftPlan *
+atomr_fft_plan_new_2d (AtomrFftKind   kind,
+                       AtomrDtype     precision,
+                       gint64         nx,
+                       gint64         ny,
+                       gint64         batch,
+                       GError       **error)
+{
+  gint64 n[2] = { nx, ny };
+  return atomr_fft_plan_new_many (kind, precision, n, 2, NULL, 1, 1, NULL, 1, 1, batch, error);
+}
+
+/**
+ * atomr_fft_plan_new_3d:
+ * @kind: the kind of transform
+ * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ * @nx: the size of the slowest dimension
+ * @ny: the size of the middle dimension
+ * @nz: the size of the fast (contiguous) dimension
+ * @batch: the number of transforms, packed one after the other
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): a new plan, or %NULL with
+ *   %ATOMR_ERROR_INVALID_ARGUMENT
+ */
+AtomrFftPlan *
+atomr_fft_plan_new_3d (AtomrFftKind   kind,
+                       AtomrDtype     precision,
+                       gint64         nx,
+                       gint64         ny,
+                       gint64         nz,
+                       gint64         batch,
+                       GError       **error)
+{
+  gint64 n[3] = { nx, ny, nz };
+  return atomr_fft_plan_new_many (kind, precision, n, 3, NULL, 1, 1, NULL, 1, 1, batch, error);
+}
+
+/**
+ * atomr_fft_plan_ref:
+ * @plan: a plan
+ *
+ * Returns: (transfer full): @plan
+ */
+AtomrFftPlan *
+atomr_fft_plan_ref (AtomrFftPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, NULL);
+  g_atomic_ref_count_inc (&plan->ref);
+  return plan;
+}
+
+/**
+ * atomr_fft_plan_unref:
+ * @plan: (transfer full): a plan
+ */
+void
+atomr_fft_plan_unref (AtomrFftPlan *plan)
+{
+  g_return_if_fail (plan != NULL);
+  if (g_atomic_ref_count_dec (&plan->ref))
+    {
+      g_free (plan->description);
+      g_free (plan);
+    }
+}
+
+/**
+ * atomr_fft_plan_get_kind:
+ * @plan: a plan
+ *
+ * Returns: the kind of transform
+ */
+AtomrFftKind
+atomr_fft_plan_get_kind (AtomrFftPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, ATOMR_FFT_C2C);
+  return plan->key.kind;
+}
+
+/**
+ * atomr_fft_plan_get_precision:
+ * @plan: a plan
+ *
+ * Returns: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ */
+AtomrDtype
+atomr_fft_plan_get_precision (AtomrFftPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, ATOMR_DTYPE_F32);
+  return plan->key.precision;
+}
+
+/**
+ * atomr_fft_plan_get_rank:
+ * @plan: a plan
+ *
+ * Returns: the number of dimensions, 1 to 3
+ */
+guint
+atomr_fft_plan_get_rank (AtomrFftPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, 0);
+  return plan->key.rank;
+}
+
+/**
+ * atomr_fft_plan_get_size:
+ * @plan: a plan
+ * @dim: a dimension below the rank, slowest first
+ *
+ * Returns: the transform size of dimension @dim, or 0 past the rank
+ */
+gint64
+atomr_fft_plan_get_size (AtomrFftPlan *plan,
+                         guint         dim)
+{
+  g_return_val_if_fail (plan != NULL, 0);
+  return dim < (guint) plan->key.rank ? plan->key.n[dim] : 0;
+}
+
+/**
+ * atomr_fft_plan_get_batch:
+ * @plan: a plan
+ *
+ * Returns: the number of transforms
+ */
+gint64
+atomr_fft_plan_get_batch (AtomrFftPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, 0);
+  return plan->key.batch;
+}
+
+static AtomrDtype
+side_dtype (AtomrFftPlan *plan,
+            gboolean      complex_side)
+{
+  if (complex_side)
+    return plan->key.precision == ATOMR_DTYPE_F32 ? ATOMR_DTYPE_C64 : ATOMR_DTYPE_C128;
+  return plan->key.precision;
+}
+
+/**
+ * atomr_fft_plan_get_input_dtype:
+ * @plan: a plan
+ *
+ * Returns: the dtype the input buffer must have
+ */
+AtomrDtype
+atomr_fft_plan_get_input_dtype (AtomrFftPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, ATOMR_DTYPE_F32);
+  return side_dtype (plan, plan->key.kind != ATOMR_FFT_R2C);
+}
+
+/**
+ * atomr_fft_plan_get_output_dtype:
+ * @plan: a plan
+ *
+ * Returns: the dtype the output buffer must have
+ */
+AtomrDtype
+atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, ATOMR_DTYPE_F32);
+  return side_dtype (plan, plan->key.kind != ATOMR_FFT_C2R);
+}
+
+/**
+ * atomr_fft_plan_get_input_elements:
+ * @plan: a plan
+ *
+ * Returns: the number of elements the input buffer must at least hold
+ */
+guint64
+atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
+{
+  gint64 dims[3];
+
+  g_return_val_if_fail (plan != NULL, 0);
+  atomr_fft_plan_get_input_dims (plan, dims);
+  return side_elements (plan, dims, plan->key.inembed, plan->key.istride, plan->key.idist);
+}
+
+/**
+ * atomr_fft_plan_get_output_elements:
+ * @plan: a plan
+ *
+ * Returns: the number of elements the output buffer must at least hold
+ */
+guint64
+atomr_fft_plan_get_output_elements (AtomrFftPlan *plan)
+{
+  gint64 dims[3];
+
+  g_return_val_if_fail (plan != NULL, 0);
+  atomr_fft_plan_get_output_dims (plan, dims);
+  return side_elements (plan, dims, plan->key.onembed, plan->key.ostride, plan->key.odist);
+}
+
+/**
+ * atomr_fft_plan_to_string:
+ * @plan: a plan
+ *
+ * Returns: (transfer full): a short description such as
+ *   "C2C f32 4096 × batch 256", for traces and messages
+ */
+gchar *
+atomr_fft_plan_to_string (AtomrFftPlan *plan)
+{
+  GString *s;
+
+  g_return_val_if_fail (plan != NULL, NULL);
+  s = g_string_new (NULL);
+  g_string_append_printf (s, "%s %s ", kind_name (plan->key.kind),
+                          atomr_dtype_get_name (plan->key.precision));
+  for (gint d = 0; d < plan->key.rank; d++)
+    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, d ? "×" : "", plan->key.n[d]);
+  g_string_append_printf (s, " × batch %" G_GINT64_FORMAT, plan->key.batch);
+  if (plan->advanced)
+    g_string_append_printf (s, " (istride %" G_GINT64_FORMAT " idist %" G_GINT64_FORMAT
+                            ", ostride %" G_GINT64_FORMAT " odist %" G_GINT64_FORMAT ")",
+                            plan->key.istride, plan->key.idist,
+                            plan->key.ostride, plan->key.odist);
+  return g_string_free (s, FALSE);
+}
+
+/**
+ * atomr_fft_plan_hash:
+ * @plan: (type AtomrFftPlan): a plan
+ *
+ * Returns: a hash of the transform, for #GHashTable
+ */
+guint
+atomr_fft_plan_hash (gconstpointer plan)
+{
+  const AtomrFftPlan *p = plan;
+  const guint8 *bytes = (const guint8 *) &p->key;
+  guint h = 2166136261u;
+
+  for (gsize i = 0; i < sizeof p->key; i++)
+    h = (h ^ bytes[i]) * 16777619u;
+  return h;
+}
+
+/**
+ * atomr_fft_plan_equal:
+ * @a: (type AtomrFftPlan): a plan
+ * @b: (type AtomrFftPlan): another plan
+ *
+ * Returns: %TRUE when @a and @b describe the same transform and layout
+ */
+gboolean
+atomr_fft_plan_equal (gconstpointer a,
+                      gconstpointer b)
+{
+  const AtomrFftPlan *pa = a, *pb = b;
+
+  return memcmp (&pa->key, &pb->key, sizeof pa->key) == 0;
+}
+
+const gchar *
+atomr_fft_plan_get_description (AtomrFftPlan *plan)
+{
+  gchar *text = g_atomic_pointer_get (&plan->description);
+
+  if (text == NULL)
+    {
+      text = atomr_fft_plan_to_string (plan);
+      if (!g_atomic_pointer_compare_and_exchange (&plan->description, NULL, text))
+        {
+          g_free (text);
+          text = g_atomic_pointer_get (&plan->description);
+        }
+    }
+  return text;
+}

@@ -1,0 +1,83 @@
+/* atomr-rng-actor.h — cuRAND on an actor
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include "core/atomr-actor.h"
+
+G_BEGIN_DECLS
+
+/**
+ * AtomrRngKind:
+ * @ATOMR_RNG_XORWOW: XORWOW pseudo-random generator (cuRAND's default).
+ * @ATOMR_RNG_MRG32K3A: MRG32k3a combined multiple recursive generator.
+ * @ATOMR_RNG_PHILOX: Philox4x32-10 counter-based generator.
+ * @ATOMR_RNG_MTGP32: Mersenne Twister for GPUs (no offset).
+ * @ATOMR_RNG_SOBOL: Sobol32 quasi-random sequence (no seed; see
+ *   #AtomrRngActor:dimensions).
+ *
+ * The generator an #AtomrRngActor drives.
+ */
+typedef enum {
+  ATOMR_RNG_XORWOW,
+  ATOMR_RNG_MRG32K3A,
+  ATOMR_RNG_PHILOX,
+  ATOMR_RNG_MTGP32,
+  ATOMR_RNG_SOBOL,
+} AtomrRngKind;
+
+/**
+ * AtomrRngDistribution:
+ * @ATOMR_RNG_UNIFORM: uniform on (0, 1] into f32 or f64; raw 32-bit
+ *   integers into u32.  Both parameters must be 0.
+ * @ATOMR_RNG_NORMAL: normal with mean @param1 and standard deviation
+ *   @param2 (> 0), into f32 or f64.
+ * @ATOMR_RNG_LOG_NORMAL: exp of a normal of mean @param1 and standard
+ *   deviation @param2 (> 0), into f32 or f64.
+ * @ATOMR_RNG_POISSON: Poisson with mean @param1 (λ > 0) into u32;
+ *   @param2 must be 0.
+ *
+ * What atomr_rng_actor_fill_async() draws.
+ */
+typedef enum {
+  ATOMR_RNG_UNIFORM,
+  ATOMR_RNG_NORMAL,
+  ATOMR_RNG_LOG_NORMAL,
+  ATOMR_RNG_POISSON,
+} AtomrRngDistribution;
+
+#define ATOMR_TYPE_RNG_ACTOR (atomr_rng_actor_get_type ())
+G_DECLARE_FINAL_TYPE (AtomrRngActor, atomr_rng_actor, ATOMR, RNG_ACTOR, AtomrActor)
+
+AtomrRngActor *atomr_rng_actor_new            (AtomrDevice          *device,
+                                               AtomrRngKind          kind,
+                                               GError              **error);
+AtomrRngKind   atomr_rng_actor_get_kind       (AtomrRngActor        *self);
+guint64        atomr_rng_actor_get_seed       (AtomrRngActor        *self);
+void           atomr_rng_actor_set_seed       (AtomrRngActor        *self,
+                                               guint64               seed);
+guint64        atomr_rng_actor_get_offset     (AtomrRngActor        *self);
+void           atomr_rng_actor_set_offset     (AtomrRngActor        *self,
+                                               guint64               offset);
+guint          atomr_rng_actor_get_dimensions (AtomrRngActor        *self);
+void           atomr_rng_actor_set_dimensions (AtomrRngActor        *self,
+                                               guint                 dimensions);
+
+void           atomr_rng_actor_fill_async     (AtomrRngActor        *self,
+                                               AtomrBuffer          *buffer,
+                                               AtomrRngDistribution  distribution,
+                                               gdouble               param1,
+                                               gdouble               param2,
+                                               GCancellable         *cancellable,
+                                               GAsyncReadyCallback   callback,
+                                               gpointer              user_data);
+gboolean       atomr_rng_actor_fill_finish    (AtomrRngActor        *self,
+                                               GAsyncResult         *result,
+                                               GError              **error);
+
+G_END_DECLS

@@ -1,0 +1,1780 @@
+/* atomr-solver-actor.c — dense cuSOLVER on an actor
+ *
+ * Every operation is one Request and one run function.  The run function
+ * sizes the library's workspace and calls prepare(), which grows the
+ * actor's device workspace when needed (stream-ordered, so it is reused
+ * by every operation of the actor) and uploads the request's header: the
+ * zeroed `info` words and, for batched routines, the array of matrix
+ * pointers.  After the call the info words are copied back to pinned
+ * memory; the complete step turns a non-zero one into an error naming the
+ * failing index.
+ *
+ * Matrices are column-major, as in LAPACK.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <cublas_v2.h>
+
+#include "actors/atomr-library-private.h"
+#include "atomr-cusolver-loader-private.h"
+#include "atomr-solver-actor.h"
+
+/* cuSOLVER is called through the table the loader filled (see
+ * atomr-cusolver-loader-private.h); setup loads it before any call. */
+#define CUSOLVER (atomr_cusolver_get ())
+
+#define HEADER_ALIGN 256
+
+typedef enum {
+  OP_LU,
+  OP_LU_SOLVE,
+  OP_QR,
+  OP_CHOLESKY,
+  OP_CHOLESKY_SOLVE,
+  OP_SVD,
+  OP_GESVDJ_BATCHED,
+  OP_SYEVD,
+  OP_SYGVD,
+  OP_GETRF_BATCHED,
+  OP_POTRF_BATCHED,
+} OpKind;
+
+typedef struct {
+  OpKind                kind;
+  const gchar          *name;
+  AtomrDtype            dtype;
+  gint64                m, n, nrhs, batch;
+  gint64                lda, ldb, ldu, ldv;
+  AtomrSolverFill       uplo;
+  AtomrSolverTranspose  trans;
+  AtomrSolverEigType    itype;
+  gboolean              vectors;
+  /* Kept alive by the op's hazard tracking. */
+  AtomrBuffer          *a, *b, *ipiv, *tau, *q, *s, *u, *v;
+  /* Pinned: n_info ints, then (batched) one device pointer per matrix. */
+  guint                 n_info;
+  gsize                 ptr_offset;
+  gsize                 header_size;
+  AtomrPinned          *staging;
+} Request;
+
+struct _AtomrSolverActor
+{
+  AtomrActor          parent_instance;
+
+  /* On the actor's context. */
+  gboolean            has_handles;
+  cusolverDnHandle_t  dn;
+  cusolverDnParams_t  params;
+  gesvdjInfo_t        gesvdj;
+  cublasHandle_t      blas;
+  CUdeviceptr         workspace;
+  guint64             workspace_size;  /* atomic reads from other threads */
+  GPtrArray          *host_workspaces; /* kept until finalize: libraries may still read them */
+  gpointer            host_workspace;
+  gsize               host_workspace_size;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrSolverActor, atomr_solver_actor, ATOMR_TYPE_ACTOR)
+
+enum {
+  PROP_0,
+  PROP_WORKSPACE_SIZE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* ------------------------------------------------------------------ */
+/* Status mapping                                                       */
+
+static const gchar *
+cusolver_status_name (cusolverStatus_t s)
+{
+  switch (s)
+    {
+    case CUSOLVER_STATUS_SUCCESS: return "CUSOLVER_STATUS_SUCCESS";
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED: return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE: return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH: return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_MAPPING_ERROR: return "CUSOLVER_STATUS_MAPPING_ERROR";
+    case CUSOLVER_STATUS_EXECUTION_FAILED: return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR: return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED: return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_ZERO_PIVOT: return "CUSOLVER_STATUS_ZERO_PIVOT";
+    case CUSOLVER_STATUS_INVALID_LICENSE: return "CUSOLVER_STATUS_INVALID_LICENSE";
+    case CUSOLVER_STATUS_INVALID_WORKSPACE: return "CUSOLVER_STATUS_INVALID_WORKSPACE";
+    default: return NULL;
+    }
+}
+
+static gboolean
+cusolver_check (cusolverStatus_t   s,
+                const gchar       *call,
+                GError           **error)
+{
+  return atomr_library_check (s == CUSOLVER_STATUS_SUCCESS, "cusolver", call,
+                              cusolver_status_name (s), s,
+                              s == CUSOLVER_STATUS_ALLOC_FAILED,
+                              s == CUSOLVER_STATUS_NOT_SUPPORTED ||
+                              s == CUSOLVER_STATUS_ARCH_MISMATCH ||
+                              s == CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED, error);
+}
+
+static gboolean
+cublas_check (cublasStatus_t   s,
+              const gchar     *call,
+              GError         **error)
+{
+  return atomr_library_check (s == CUBLAS_STATUS_SUCCESS, "cublas", call,
+                              cublasGetStatusName (s), s,
+                              s == CUBLAS_STATUS_ALLOC_FAILED,
+                              s == CUBLAS_STATUS_NOT_SUPPORTED ||
+                              s == CUBLAS_STATUS_ARCH_MISMATCH, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Handles and workspace                                                */
+
+static gboolean
+solver_setup (AtomrActor  *actor,
+              GError     **error)
+{
+  AtomrSolverActor *self = ATOMR_SOLVER_ACTOR (actor);
+  cudaStream_t stream = (cudaStream_t) atomr_actor_get_cu_stream (actor);
+
+  if (atomr_device_is_host (atomr_actor_get_device (actor)))
+    return TRUE;
+
+  if (atomr_cusolver_load (error) == NULL)
+    return FALSE;
+  if (!cusolver_check (CUSOLVER->cusolverDnCreate (&self->dn), "cusolverDnCreate", error))
+    return FALSE;
+  if (!cusolver_check (CUSOLVER->cusolverDnSetStream (self->dn, stream), "cusolverDnSetStream", error) ||
+      !cusolver_check (CUSOLVER->cusolverDnCreateParams (&self->params), "cusolverDnCreateParams", error))
+    goto fail_dn;
+  if (!cusolver_check (CUSOLVER->cusolverDnCreateGesvdjInfo (&self->gesvdj), "cusolverDnCreateGesvdjInfo", error))
+    goto fail_params;
+  if (!cublas_check (cublasCreate (&self->blas), "cublasCreate", error))
+    goto fail_gesvdj;
+  if (!cublas_check (cublasSetStream (self->blas, stream), "cublasSetStream", error))
+    {
+      cublasDestroy (self->blas);
+      goto fail_gesvdj;
+    }
+  self->has_handles = TRUE;
+  return TRUE;
+
+fail_gesvdj:
+  CUSOLVER->cusolverDnDestroyGesvdjInfo (self->gesvdj);
+fail_params:
+  CUSOLVER->cusolverDnDestroyParams (self->params);
+fail_dn:
+  CUSOLVER->cusolverDnDestroy (self->dn);
+  return FALSE;
+}
+
+static void
+solver_teardown (AtomrActor *actor,
+                 gboolean    context_alive)
+{
+  AtomrSolverActor *self = ATOMR_SOLVER_ACTOR (actor);
+
+  if (self->has_handles && context_alive)
+    {
+      cublasDestroy (self->blas);
+      CUSOLVER->cusolverDnDestroyGesvdjInfo (self->gesvdj);
+      CUSOLVER->cusolverDnDestroyParams (self->params);
+      CUSOLVER->cusolverDnDestroy (self->dn);
+      if (self->workspace)
+        ATOMR_CU->cuMemFreeAsync (self->workspace, atomr_actor_get_cu_stream (actor));
+    }
+  self->has_handles = FALSE;
+  self->workspace = 0;
+  __atomic_store_n (&self->workspace_size, 0, __ATOMIC_RELAXED);
+}
+
+static gpointer
+host_workspace (AtomrSolverActor *self,
+                gsize             size)
+{
+  if (size == 0)
+    return NULL;
+  if (size > self->host_workspace_size)
+    {
+      self->host_workspace = g_malloc (size);
+      self->host_workspace_size = size;
+      g_ptr_array_add (self->host_workspaces, self->host_workspace);
+    }
+  return self->host_workspace;
+}
+
+/* Makes the device workspace hold the request's header plus @lib_bytes,
+ * uploads the header and returns where the library's part starts. */
+static gboolean
+prepare (AtomrSolverActor  *self,
+         Request           *req,
+         CUstream           stream,
+         gsize              lib_bytes,
+         CUdeviceptr       *work,
+         GError           **error)
+{
+  gsize header = (req->header_size + HEADER_ALIGN - 1) / HEADER_ALIGN * HEADER_ALIGN;
+  gsize total = header + lib_bytes;
+
+  if (total > self->workspace_size)
+    {
+      /* Grow by at least half, so that a sequence of growing problems
+       * does not reallocate each time. */
+      gsize size = MAX (total, self->workspace_size + self->workspace_size / 2);
+      CUdeviceptr ptr = 0;
+
+      if (!atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&ptr, size, stream), "cuMemAllocAsync", error))
+        return FALSE;
+      if (self->workspace)
+        ATOMR_CU->cuMemFreeAsync (self->workspace, stream);
+      self->workspace = ptr;
+      __atomic_store_n (&self->workspace_size, size, __ATOMIC_RELAXED);
+    }
+
+  if (req->ptr_offset)
+    {
+      CUdeviceptr *ptrs = (CUdeviceptr *) ((guint8 *) req->staging->data + req->ptr_offset);
+      gsize stride = (gsize) req->lda * req->n * atomr_dtype_get_size (req->dtype);
+      CUdeviceptr base = atomr_buffer_get_ptr (req->a);
+
+      for (gint64 i = 0; i < req->batch; i++)
+        ptrs[i] = base + (CUdeviceptr) (i * stride);
+    }
+  if (!atomr_cuda_check (ATOMR_CU->cuMemcpyHtoDAsync (self->workspace, req->staging->data,
+                                                      req->header_size, stream),
+                         "cuMemcpyHtoDAsync", error))
+    return FALSE;
+  *work = self->workspace + header;
+  return TRUE;
+}
+
+#define PTR(buffer) ((buffer) ? (gpointer) (guintptr) atomr_buffer_get_ptr (buffer) : NULL)
+#define INFO(self) ((gint *) (guintptr) (self)->workspace)
+#define PTRS(self, req) ((gpointer) (guintptr) ((self)->workspace + (req)->ptr_offset))
+
+static cudaDataType
+cuda_type (AtomrDtype dtype)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F32: return CUDA_R_32F;
+    case ATOMR_DTYPE_F64: return CUDA_R_64F;
+    case ATOMR_DTYPE_C64: return CUDA_C_32F;
+    case ATOMR_DTYPE_C128:
+    default: return CUDA_C_64F;
+    }
+}
+
+static AtomrDtype
+real_dtype (AtomrDtype dtype)
+{
+  return (dtype == ATOMR_DTYPE_F32 || dtype == ATOMR_DTYPE_C64) ? ATOMR_DTYPE_F32 : ATOMR_DTYPE_F64;
+}
+
+static cublasFillMode_t
+fill_mode (AtomrSolverFill uplo)
+{
+  return uplo == ATOMR_SOLVER_UPPER ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+}
+
+/* One call for each of the four dtypes of a typed (legacy) routine. */
+#define TYPED(st, dtype, fs, fd, fc, fz, ...) \
+  switch (dtype)                                              \
+    {                                                         \
+    case ATOMR_DTYPE_F32: st = fs (__VA_ARGS__); break;       \
+    case ATOMR_DTYPE_F64: st = fd (__VA_ARGS__); break;       \
+    case ATOMR_DTYPE_C64: st = fc (__VA_ARGS__); break;       \
+    default:              st = fz (__VA_ARGS__); break;       \
+    }
+
+/* ------------------------------------------------------------------ */
+/* Run functions                                                        */
+
+static gboolean
+run_lu (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cudaDataType t = cuda_type (req->dtype);
+  size_t dev = 0, host = 0;
+  CUdeviceptr work;
+
+  if (!cusolver_check (CUSOLVER->cusolverDnXgetrf_bufferSize (self->dn, self->params, req->m, req->n, t,
+                                                    PTR (req->a), req->lda, t, &dev, &host),
+                       "cusolverDnXgetrf_bufferSize", error) ||
+      !prepare (self, req, stream, dev, &work, error))
+    return FALSE;
+  return cusolver_check (CUSOLVER->cusolverDnXgetrf (self->dn, self->params, req->m, req->n, t, PTR (req->a),
+                                           req->lda, PTR (req->ipiv), t, (gpointer) (guintptr) work,
+                                           dev, host_workspace (self, host), host, INFO (self)),
+                         "cusolverDnXgetrf", error);
+}
+
+static gboolean
+run_lu_solve (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  static const cublasOperation_t ops[] = { CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C };
+  cudaDataType t = cuda_type (req->dtype);
+  CUdeviceptr work;
+
+  if (!prepare (self, req, stream, 0, &work, error))
+    return FALSE;
+  return cusolver_check (CUSOLVER->cusolverDnXgetrs (self->dn, self->params, ops[req->trans], req->n, req->nrhs,
+                                           t, PTR (req->a), req->lda, PTR (req->ipiv),
+                                           t, PTR (req->b), req->ldb, INFO (self)),
+                         "cusolverDnXgetrs", error);
+}
+
+static gboolean
+run_qr (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cudaDataType t = cuda_type (req->dtype);
+  size_t dev = 0, host = 0, q_bytes = 0;
+  gint64 k = MIN (req->m, req->n);
+  int lwork = 0;
+  cusolverStatus_t st;
+  CUdeviceptr work;
+
+  if (!cusolver_check (CUSOLVER->cusolverDnXgeqrf_bufferSize (self->dn, self->params, req->m, req->n, t,
+                                                    PTR (req->a), req->lda, t, PTR (req->tau), t,
+                                                    &dev, &host),
+                       "cusolverDnXgeqrf_bufferSize", error))
+    return FALSE;
+  if (req->q)
+    {
+      TYPED (st, req->dtype, CUSOLVER->cusolverDnSorgqr_bufferSize, CUSOLVER->cusolverDnDorgqr_bufferSize,
+             CUSOLVER->cusolverDnCungqr_bufferSize, CUSOLVER->cusolverDnZungqr_bufferSize,
+             self->dn, req->m, k, k, PTR (req->q), req->lda, PTR (req->tau), &lwork);
+      if (!cusolver_check (st, "cusolverDn<t>orgqr_bufferSize", error))
+        return FALSE;
+      q_bytes = (gsize) lwork * atomr_dtype_get_size (req->dtype);
+    }
+  if (!prepare (self, req, stream, MAX (dev, q_bytes), &work, error) ||
+      !cusolver_check (CUSOLVER->cusolverDnXgeqrf (self->dn, self->params, req->m, req->n, t, PTR (req->a),
+                                         req->lda, t, PTR (req->tau), t, (gpointer) (guintptr) work,
+                                         dev, host_workspace (self, host), host, INFO (self)),
+                       "cusolverDnXgeqrf", error))
+    return FALSE;
+  if (req->q == NULL)
+    return TRUE;
+
+  /* Q from the reflectors: copy them (the first k columns) and expand. */
+  if (!atomr_cuda_check (ATOMR_CU->cuMemcpyDtoDAsync (atomr_buffer_get_ptr (req->q),
+                                                      atomr_buffer_get_ptr (req->a),
+                                                      (gsize) (req->lda * (k - 1) + req->m) *
+                                                      atomr_dtype_get_size (req->dtype), stream),
+                         "cuMemcpyDtoDAsync", error))
+    return FALSE;
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSorgqr, CUSOLVER->cusolverDnDorgqr,
+         CUSOLVER->cusolverDnCungqr, CUSOLVER->cusolverDnZungqr,
+         self->dn, req->m, k, k, PTR (req->q), req->lda, PTR (req->tau),
+         (gpointer) (guintptr) work, lwork, INFO (self) + 1);
+  return cusolver_check (st, "cusolverDn<t>orgqr", error);
+}
+
+static gboolean
+run_cholesky (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cudaDataType t = cuda_type (req->dtype);
+  size_t dev = 0, host = 0;
+  CUdeviceptr work;
+
+  if (!cusolver_check (CUSOLVER->cusolverDnXpotrf_bufferSize (self->dn, self->params, fill_mode (req->uplo),
+                                                    req->n, t, PTR (req->a), req->lda, t, &dev, &host),
+                       "cusolverDnXpotrf_bufferSize", error) ||
+      !prepare (self, req, stream, dev, &work, error))
+    return FALSE;
+  return cusolver_check (CUSOLVER->cusolverDnXpotrf (self->dn, self->params, fill_mode (req->uplo), req->n, t,
+                                           PTR (req->a), req->lda, t, (gpointer) (guintptr) work, dev,
+                                           host_workspace (self, host), host, INFO (self)),
+                         "cusolverDnXpotrf", error);
+}
+
+static gboolean
+run_cholesky_solve (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cudaDataType t = cuda_type (req->dtype);
+  CUdeviceptr work;
+
+  if (!prepare (self, req, stream, 0, &work, error))
+    return FALSE;
+  return cusolver_check (CUSOLVER->cusolverDnXpotrs (self->dn, self->params, fill_mode (req->uplo), req->n,
+                                           req->nrhs, t, PTR (req->a), req->lda, t, PTR (req->b),
+                                           req->ldb, INFO (self)),
+                         "cusolverDnXpotrs", error);
+}
+
+static gboolean
+run_svd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cudaDataType t = cuda_type (req->dtype), rt = cuda_type (real_dtype (req->dtype));
+  signed char jobu = req->u ? 'S' : 'N', jobvt = req->v ? 'S' : 'N';
+  gint64 ldu = req->u ? req->ldu : 1, ldvt = req->v ? req->ldv : 1;
+  size_t dev = 0, host = 0;
+  CUdeviceptr work;
+
+  if (!cusolver_check (CUSOLVER->cusolverDnXgesvd_bufferSize (self->dn, self->params, jobu, jobvt, req->m,
+                                                    req->n, t, PTR (req->a), req->lda, rt,
+                                                    PTR (req->s), t, PTR (req->u), ldu, t,
+                                                    PTR (req->v), ldvt, t, &dev, &host),
+                       "cusolverDnXgesvd_bufferSize", error) ||
+      !prepare (self, req, stream, dev, &work, error))
+    return FALSE;
+  return cusolver_check (CUSOLVER->cusolverDnXgesvd (self->dn, self->params, jobu, jobvt, req->m, req->n, t,
+                                           PTR (req->a), req->lda, rt, PTR (req->s), t, PTR (req->u),
+                                           ldu, t, PTR (req->v), ldvt, t, (gpointer) (guintptr) work,
+                                           dev, host_workspace (self, host), host, INFO (self)),
+                         "cusolverDnXgesvd", error);
+}
+
+static gboolean
+run_gesvdj_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  int lwork = 0;
+  cusolverStatus_t st;
+  CUdeviceptr work;
+
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdjBatched_bufferSize, CUSOLVER->cusolverDnDgesvdjBatched_bufferSize,
+         CUSOLVER->cusolverDnCgesvdjBatched_bufferSize, CUSOLVER->cusolverDnZgesvdjBatched_bufferSize,
+         self->dn, CUSOLVER_EIG_MODE_VECTOR, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
+         PTR (req->u), req->ldu, PTR (req->v), req->ldv, &lwork, self->gesvdj, req->batch);
+  if (!cusolver_check (st, "cusolverDn<t>gesvdjBatched_bufferSize", error) ||
+      !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
+    return FALSE;
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdjBatched, CUSOLVER->cusolverDnDgesvdjBatched,
+         CUSOLVER->cusolverDnCgesvdjBatched, CUSOLVER->cusolverDnZgesvdjBatched,
+         self->dn, CUSOLVER_EIG_MODE_VECTOR, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
+         PTR (req->u), req->ldu, PTR (req->v), req->ldv, (gpointer) (guintptr) work, lwork,
+         INFO (self), self->gesvdj, req->batch);
+  return cusolver_check (st, "cusolverDn<t>gesvdjBatched", error);
+}
+
+static gboolean
+run_syevd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cudaDataType t = cuda_type (req->dtype), rt = cuda_type (real_dtype (req->dtype));
+  cusolverEigMode_t jobz = req->vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  size_t dev = 0, host = 0;
+  CUdeviceptr work;
+
+  if (!cusolver_check (CUSOLVER->cusolverDnXsyevd_bufferSize (self->dn, self->params, jobz, fill_mode (req->uplo),
+                                                    req->n, t, PTR (req->a), req->lda, rt, PTR (req->s),
+                                                    t, &dev, &host),
+                       "cusolverDnXsyevd_bufferSize", error) ||
+      !prepare (self, req, stream, dev, &work, error))
+    return FALSE;
+  return cusolver_check (CUSOLVER->cusolverDnXsyevd (self->dn, self->params, jobz, fill_mode (req->uplo), req->n,
+                                           t, PTR (req->a), req->lda, rt, PTR (req->s), t,
+                                           (gpointer) (guintptr) work, dev,
+                                           host_workspace (self, host), host, INFO (self)),
+                         "cusolverDnXsyevd", error);
+}
+
+static gboolean
+run_sygvd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  static const cusolverEigType_t types[] = { CUSOLVER_EIG_TYPE_1, CUSOLVER_EIG_TYPE_2, CUSOLVER_EIG_TYPE_3 };
+  cusolverEigMode_t jobz = req->vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  int lwork = 0;
+  cusolverStatus_t st;
+  CUdeviceptr work;
+
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSsygvd_bufferSize, CUSOLVER->cusolverDnDsygvd_bufferSize,
+         CUSOLVER->cusolverDnChegvd_bufferSize, CUSOLVER->cusolverDnZhegvd_bufferSize,
+         self->dn, types[req->itype], jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda,
+         PTR (req->b), req->ldb, PTR (req->s), &lwork);
+  if (!cusolver_check (st, "cusolverDn<t>sygvd_bufferSize", error) ||
+      !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
+    return FALSE;
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSsygvd, CUSOLVER->cusolverDnDsygvd, CUSOLVER->cusolverDnChegvd, CUSOLVER->cusolverDnZhegvd,
+         self->dn, types[req->itype], jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda,
+         PTR (req->b), req->ldb, PTR (req->s), (gpointer) (guintptr) work, lwork, INFO (self));
+  return cusolver_check (st, "cusolverDn<t>sygvd", error);
+}
+
+static gboolean
+run_getrf_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cublasStatus_t st;
+  CUdeviceptr work;
+
+  if (!prepare (self, req, stream, 0, &work, error))
+    return FALSE;
+  TYPED (st, req->dtype, cublasSgetrfBatched, cublasDgetrfBatched, cublasCgetrfBatched,
+         cublasZgetrfBatched,
+         self->blas, req->n, PTRS (self, req), req->lda, PTR (req->ipiv), INFO (self), req->batch);
+  return cublas_check (st, "cublas<t>getrfBatched", error);
+}
+
+static gboolean
+run_potrf_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cusolverStatus_t st;
+  CUdeviceptr work;
+
+  if (!prepare (self, req, stream, 0, &work, error))
+    return FALSE;
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSpotrfBatched, CUSOLVER->cusolverDnDpotrfBatched, CUSOLVER->cusolverDnCpotrfBatched,
+         CUSOLVER->cusolverDnZpotrfBatched,
+         self->dn, fill_mode (req->uplo), req->n, PTRS (self, req), req->lda, INFO (self), req->batch);
+  return cusolver_check (st, "cusolverDn<t>potrfBatched", error);
+}
+
+typedef gboolean (*RunFunc) (AtomrSolverActor *self, Request *req, CUstream stream, GError **error);
+
+static const RunFunc run_funcs[] = {
+  [OP_LU] = run_lu,
+  [OP_LU_SOLVE] = run_lu_solve,
+  [OP_QR] = run_qr,
+  [OP_CHOLESKY] = run_cholesky,
+  [OP_CHOLESKY_SOLVE] = run_cholesky_solve,
+  [OP_SVD] = run_svd,
+  [OP_GESVDJ_BATCHED] = run_gesvdj_batched,
+  [OP_SYEVD] = run_syevd,
+  [OP_SYGVD] = run_sygvd,
+  [OP_GETRF_BATCHED] = run_getrf_batched,
+  [OP_POTRF_BATCHED] = run_potrf_batched,
+};
+
+/* ------------------------------------------------------------------ */
+/* The envelope                                                         */
+
+static void
+request_free (gpointer data)
+{
+  Request *req = data;
+  if (req->staging)
+    atomr_pinned_release (req->staging);
+  g_free (req);
+}
+
+static gboolean
+solver_enqueue (AtomrOp  *op,
+                GError  **error)
+{
+  AtomrSolverActor *self = ATOMR_SOLVER_ACTOR (atomr_op_get_actor (op));
+  Request *req = atomr_op_get_data (op);
+  CUstream stream = atomr_op_get_cu_stream (op);
+
+  if (atomr_op_is_host (op))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s: cuSOLVER needs a CUDA device; %s is the host test device", req->name,
+                   atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self))));
+      return FALSE;
+    }
+  if (!run_funcs[req->kind] (self, req, stream, error))
+    return FALSE;
+  return atomr_cuda_check (ATOMR_CU->cuMemcpyDtoHAsync (req->staging->data, self->workspace,
+                                                        req->n_info * sizeof (gint), stream),
+                           "cuMemcpyDtoHAsync", error);
+}
+
+/* The message for info value @info > 0 of matrix @index. */
+static gchar *
+info_message (Request *req,
+              guint    index,
+              gint     info)
+{
+  g_autofree gchar *member = req->kind == OP_GETRF_BATCHED || req->kind == OP_POTRF_BATCHED ||
+                             req->kind == OP_GESVDJ_BATCHED
+                             ? g_strdup_printf ("batch member %u: ", index) : g_strdup ("");
+
+  switch (req->kind)
+    {
+    case OP_LU:
+    case OP_GETRF_BATCHED:
+      return g_strdup_printf ("%s: %smatrix is singular: U(%d,%d) is zero", req->name, member, info, info);
+    case OP_CHOLESKY:
+    case OP_POTRF_BATCHED:
+      return g_strdup_printf ("%s: %smatrix is not positive definite: leading minor of order %d",
+                              req->name, member, info);
+    case OP_SVD:
+      return g_strdup_printf ("%s: %d superdiagonals of the bidiagonal form did not converge",
+                              req->name, info);
+    case OP_GESVDJ_BATCHED:
+      return g_strdup_printf ("%s: %sJacobi iterations did not converge (info %d)", req->name, member, info);
+    case OP_SYGVD:
+      if (info > req->n)
+        return g_strdup_printf ("%s: B is not positive definite: leading minor of order %"
+                                G_GINT64_FORMAT, req->name, info - req->n);
+      G_GNUC_FALLTHROUGH;
+    case OP_SYEVD:
+      return g_strdup_printf ("%s: %d off-diagonal elements of the tridiagonal form did not converge",
+                              req->name, info);
+    case OP_LU_SOLVE:
+    case OP_QR:
+    case OP_CHOLESKY_SOLVE:
+    default:
+      return g_strdup_printf ("%s: %sinfo %d", req->name, member, info);
+    }
+}
+
+static void
+solver_complete (AtomrOp *op,
+                 GTask   *task)
+{
+  Request *req = atomr_op_get_data (op);
+  const gint *info = req->staging->data;
+
+  for (guint i = 0; i < req->n_info; i++)
+    {
+      g_autofree gchar *message = NULL;
+
+      if (info[i] == 0)
+        continue;
+      if (info[i] < 0)
+        {
+          g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
+                                   "cusolver: %s: parameter %d had an illegal value",
+                                   req->name, -info[i]);
+          return;
+        }
+      message = info_message (req, i, info[i]);
+      g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "%s", message);
+      return;
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+static Request *
+request_new (OpKind       kind,
+             const gchar *name,
+             AtomrBuffer *a)
+{
+  Request *req = g_new0 (Request, 1);
+  req->kind = kind;
+  req->name = name;
+  req->a = a;
+  req->dtype = atomr_buffer_get_dtype (a);
+  req->batch = 1;
+  req->n_info = 1;
+  return req;
+}
+
+/* Consumes @req: reserves its pinned header and submits. */
+static void
+solver_submit (AtomrOp *op,
+               Request *req)
+{
+  GError *error = NULL;
+  gsize info_bytes = (req->n_info * sizeof (gint) + 15) & ~(gsize) 15;
+  g_autofree gchar *detail = NULL;
+
+  req->header_size = info_bytes;
+  if (req->kind == OP_GETRF_BATCHED || req->kind == OP_POTRF_BATCHED)
+    {
+      req->ptr_offset = info_bytes;
+      req->header_size += (gsize) req->batch * sizeof (CUdeviceptr);
+    }
+  req->staging = atomr_pinned_acquire (atomr_buffer_get_device (req->a), req->header_size, &error);
+  if (req->staging == NULL)
+    {
+      request_free (req);
+      atomr_op_fail (op, error);
+      return;
+    }
+  memset (req->staging->data, 0, req->header_size);
+  detail = g_strdup_printf ("%s %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT " × batch %" G_GINT64_FORMAT,
+                            atomr_dtype_get_name (req->dtype), req->m, req->n, req->batch);
+  atomr_op_set_detail (op, detail);
+  atomr_op_set_data (op, req, request_free);
+  atomr_op_set_enqueue (op, solver_enqueue);
+  atomr_op_set_complete (op, solver_complete);
+  atomr_op_submit (op);
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation                                                           */
+
+static const AtomrDtype all_dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128 };
+static const AtomrDtype real_dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64 };
+static const AtomrDtype complex_dtypes[] = { ATOMR_DTYPE_C64, ATOMR_DTYPE_C128 };
+
+#define FAIL_IF(cond, ...) \
+  G_STMT_START { if (cond) { atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, __VA_ARGS__)); return; } } G_STMT_END
+#define CHECK(expr) \
+  G_STMT_START { if (!(expr)) { atomr_op_fail (op, error); return; } } G_STMT_END
+
+static gboolean
+check_matrix_dtype (const gchar  *name,
+                    AtomrBuffer  *a,
+                    const AtomrDtype *allowed,
+                    guint         n_allowed,
+                    GError      **error)
+{
+  return atomr_check_dtype_in (name, "a", a, allowed, n_allowed, error);
+}
+
+static gboolean
+check_fill (const gchar      *name,
+            AtomrSolverFill   uplo,
+            GError          **error)
+{
+  if ((guint) uplo > ATOMR_SOLVER_UPPER)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: uplo %d is not an AtomrSolverFill", name, (gint) uplo);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Same dtype as @a, distinct from it, holding @rows × @cols with @ld. */
+static gboolean
+check_operand (const gchar  *name,
+               const gchar  *arg,
+               AtomrBuffer  *buffer,
+               AtomrBuffer  *a,
+               gint64        rows,
+               gint64        cols,
+               const gchar  *ld_arg,
+               gint64        ld,
+               gint64        batch,
+               GError      **error)
+{
+  return atomr_check_same_dtype (name, "a", a, arg, buffer, error) &&
+         atomr_check_distinct (name, "a", a, arg, buffer, error) &&
+         atomr_check_matrix (name, arg, buffer, rows, cols, ld_arg, ld, ld * cols, batch, error);
+}
+
+/* A real vector (singular values, eigenvalues) matching @a's precision. */
+static gboolean
+check_real_vector (const gchar  *name,
+                   const gchar  *arg,
+                   AtomrBuffer  *buffer,
+                   AtomrBuffer  *a,
+                   guint64       n,
+                   GError      **error)
+{
+  return atomr_check_dtype (name, arg, buffer, real_dtype (atomr_buffer_get_dtype (a)), error) &&
+         atomr_check_distinct (name, "a", a, arg, buffer, error) &&
+         atomr_check_min_elements (name, arg, buffer, n, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Operations                                                           */
+
+/**
+ * atomr_solver_actor_lu_async:
+ * @self: an #AtomrSolverActor
+ * @a: an @m × @n matrix (f32, f64, c64 or c128), overwritten by L and U
+ * @m: rows of @a
+ * @n: columns of @a
+ * @lda: leading dimension of @a (≥ @m)
+ * @ipiv: an i64 buffer of at least min(@m, @n) elements for the pivots
+ *   (1-based, as in LAPACK)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the factorization is done
+ * @user_data: data for @callback
+ *
+ * LU factorization with partial pivoting, P·A = L·U (getrf).  An exactly
+ * singular matrix completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the
+ * first zero pivot ("matrix is singular: U(3,3) is zero"); @a then still
+ * holds the factors.
+ */
+void
+atomr_solver_actor_lu_async (AtomrSolverActor    *self,
+                             AtomrBuffer         *a,
+                             gint64               m,
+                             gint64               n,
+                             gint64               lda,
+                             AtomrBuffer         *ipiv,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "lu", atomr_solver_actor_lu_async, cancellable, callback, user_data);
+  CHECK (check_matrix_dtype ("lu", a, all_dtypes, 4, &error) &&
+         atomr_check_positive ("lu", "m", m, &error) &&
+         atomr_check_positive ("lu", "n", n, &error) &&
+         atomr_check_matrix ("lu", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
+         atomr_check_dtype ("lu", "ipiv", ipiv, ATOMR_DTYPE_I64, &error) &&
+         atomr_check_min_elements ("lu", "ipiv", ipiv, MIN (m, n), &error));
+  req = request_new (OP_LU, "lu", a);
+  req->m = m, req->n = n, req->lda = lda, req->ipiv = ipiv;
+  atomr_op_write (op, a);
+  atomr_op_write (op, ipiv);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_lu_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when @a holds the LU factors of a non-singular matrix
+ */
+gboolean
+atomr_solver_actor_lu_finish (AtomrSolverActor  *self,
+                              GAsyncResult      *result,
+                              GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_lu_async, error);
+}
+
+/**
+ * atomr_solver_actor_lu_solve_async:
+ * @self: an #AtomrSolverActor
+ * @trans: solve with A, Aᵀ or Aᴴ
+ * @a: the @n × @n LU factors from atomr_solver_actor_lu_async()
+ * @n: order of @a
+ * @lda: leading dimension of @a (≥ @n)
+ * @ipiv: the i64 pivots from atomr_solver_actor_lu_async()
+ * @b: the @n × @nrhs right-hand sides, overwritten by the solution
+ * @nrhs: number of right-hand sides
+ * @ldb: leading dimension of @b (≥ @n)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the solve is done
+ * @user_data: data for @callback
+ *
+ * Solves op(A)·X = B with the factors of atomr_solver_actor_lu_async()
+ * (getrs).
+ */
+void
+atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
+                                   AtomrSolverTranspose  trans,
+                                   AtomrBuffer          *a,
+                                   gint64                n,
+                                   gint64                lda,
+                                   AtomrBuffer          *ipiv,
+                                   AtomrBuffer          *b,
+                                   gint64                nrhs,
+                                   gint64                ldb,
+                                   GCancellable         *cancellable,
+                                   GAsyncReadyCallback   callback,
+                                   gpointer              user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "lu-solve", atomr_solver_actor_lu_solve_async, cancellable, callback, user_data);
+  FAIL_IF ((guint) trans > ATOMR_SOLVER_CONJUGATE_TRANSPOSE,
+           "lu_solve: trans %d is not an AtomrSolverTranspose", (gint) trans);
+  CHECK (check_matrix_dtype ("lu_solve", a, all_dtypes, 4, &error) &&
+         atomr_check_positive ("lu_solve", "n", n, &error) &&
+         atomr_check_positive ("lu_solve", "nrhs", nrhs, &error) &&
+         atomr_check_matrix ("lu_solve", "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
+         atomr_check_dtype ("lu_solve", "ipiv", ipiv, ATOMR_DTYPE_I64, &error) &&
+         atomr_check_min_elements ("lu_solve", "ipiv", ipiv, n, &error) &&
+         check_operand ("lu_solve", "b", b, a, n, nrhs, "ldb", ldb, 1, &error));
+  req = request_new (OP_LU_SOLVE, "lu_solve", a);
+  req->m = n, req->n = n, req->lda = lda, req->ipiv = ipiv;
+  req->trans = trans, req->b = b, req->nrhs = nrhs, req->ldb = ldb;
+  atomr_op_read (op, a);
+  atomr_op_read (op, ipiv);
+  atomr_op_write (op, b);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_lu_solve_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when @b holds the solution
+ */
+gboolean
+atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
+                                    GAsyncResult      *result,
+                                    GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_lu_solve_async, error);
+}
+
+/**
+ * atomr_solver_actor_qr_async:
+ * @self: an #AtomrSolverActor
+ * @a: an @m × @n matrix, overwritten by R (upper triangle) and the
+ *   Householder reflectors (below it)
+ * @m: rows of @a
+ * @n: columns of @a
+ * @lda: leading dimension of @a (≥ @m), also used for @q
+ * @tau: min(@m, @n) scalars of the reflectors, same dtype as @a
+ * @q: (nullable): where to form the explicit Q, @m × min(@m, @n) with
+ *   leading dimension @lda (orgqr or ungqr), or %NULL
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the factorization is done
+ * @user_data: data for @callback
+ *
+ * QR factorization A = Q·R (geqrf), and Q itself when @q is given.
+ */
+void
+atomr_solver_actor_qr_async (AtomrSolverActor    *self,
+                             AtomrBuffer         *a,
+                             gint64               m,
+                             gint64               n,
+                             gint64               lda,
+                             AtomrBuffer         *tau,
+                             AtomrBuffer         *q,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "qr", atomr_solver_actor_qr_async, cancellable, callback, user_data);
+  CHECK (check_matrix_dtype ("qr", a, all_dtypes, 4, &error) &&
+         atomr_check_positive ("qr", "m", m, &error) &&
+         atomr_check_positive ("qr", "n", n, &error) &&
+         atomr_check_matrix ("qr", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
+         atomr_check_same_dtype ("qr", "a", a, "tau", tau, &error) &&
+         atomr_check_distinct ("qr", "a", a, "tau", tau, &error) &&
+         atomr_check_min_elements ("qr", "tau", tau, MIN (m, n), &error));
+  if (q)
+    CHECK (atomr_check_int32_range ("qr", "m", m, &error) &&
+           atomr_check_int32_range ("qr", "n", n, &error) &&
+           atomr_check_int32_range ("qr", "lda", lda, &error) &&
+           check_operand ("qr", "q", q, a, m, MIN (m, n), "lda", lda, 1, &error) &&
+           atomr_check_distinct ("qr", "tau", tau, "q", q, &error));
+  req = request_new (OP_QR, "qr", a);
+  req->m = m, req->n = n, req->lda = lda, req->tau = tau, req->q = q;
+  req->n_info = 2;   /* geqrf, orgqr */
+  atomr_op_write (op, a);
+  atomr_op_write (op, tau);
+  if (q)
+    atomr_op_write (op, q);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_qr_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the factorization is done
+ */
+gboolean
+atomr_solver_actor_qr_finish (AtomrSolverActor  *self,
+                              GAsyncResult      *result,
+                              GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_qr_async, error);
+}
+
+/**
+ * atomr_solver_actor_cholesky_async:
+ * @self: an #AtomrSolverActor
+ * @uplo: the triangle of @a that holds the matrix, and receives the factor
+ * @a: an @n × @n Hermitian positive definite matrix
+ * @n: order of @a
+ * @lda: leading dimension of @a (≥ @n)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the factorization is done
+ * @user_data: data for @callback
+ *
+ * Cholesky factorization A = L·Lᴴ or Uᴴ·U (potrf).  A matrix that is not
+ * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the
+ * order of the first leading minor that is not.
+ */
+void
+atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
+                                   AtomrSolverFill      uplo,
+                                   AtomrBuffer         *a,
+                                   gint64               n,
+                                   gint64               lda,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "cholesky", atomr_solver_actor_cholesky_async, cancellable, callback, user_data);
+  CHECK (check_fill ("cholesky", uplo, &error) &&
+         check_matrix_dtype ("cholesky", a, all_dtypes, 4, &error) &&
+         atomr_check_positive ("cholesky", "n", n, &error) &&
+         atomr_check_matrix ("cholesky", "a", a, n, n, "lda", lda, lda * n, 1, &error));
+  req = request_new (OP_CHOLESKY, "cholesky", a);
+  req->m = n, req->n = n, req->lda = lda, req->uplo = uplo;
+  atomr_op_write (op, a);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_cholesky_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when @a holds the Cholesky factor
+ */
+gboolean
+atomr_solver_actor_cholesky_finish (AtomrSolverActor  *self,
+                                    GAsyncResult      *result,
+                                    GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_cholesky_async, error);
+}
+
+/**
+ * atomr_solver_actor_cholesky_solve_async:
+ * @self: an #AtomrSolverActor
+ * @uplo: the triangle that holds the factor
+ * @a: the factor from atomr_solver_actor_cholesky_async()
+ * @n: order of @a
+ * @lda: leading dimension of @a (≥ @n)
+ * @b: the @n × @nrhs right-hand sides, overwritten by the solution
+ * @nrhs: number of right-hand sides
+ * @ldb: leading dimension of @b (≥ @n)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the solve is done
+ * @user_data: data for @callback
+ *
+ * Solves A·X = B with a Cholesky factor (potrs).
+ */
+void
+atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
+                                         AtomrSolverFill      uplo,
+                                         AtomrBuffer         *a,
+                                         gint64               n,
+                                         gint64               lda,
+                                         AtomrBuffer         *b,
+                                         gint64               nrhs,
+                                         gint64               ldb,
+                                         GCancellable        *cancellable,
+                                         GAsyncReadyCallback  callback,
+                                         gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "cholesky-solve", atomr_solver_actor_cholesky_solve_async, cancellable,
+                     callback, user_data);
+  CHECK (check_fill ("cholesky_solve", uplo, &error) &&
+         check_matrix_dtype ("cholesky_solve", a, all_dtypes, 4, &error) &&
+         atomr_check_positive ("cholesky_solve", "n", n, &error) &&
+         atomr_check_positive ("cholesky_solve", "nrhs", nrhs, &error) &&
+         atomr_check_matrix ("cholesky_solve", "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
+         check_operand ("cholesky_solve", "b", b, a, n, nrhs, "ldb", ldb, 1, &error));
+  req = request_new (OP_CHOLESKY_SOLVE, "cholesky_solve", a);
+  req->m = n, req->n = n, req->lda = lda, req->uplo = uplo;
+  req->b = b, req->nrhs = nrhs, req->ldb = ldb;
+  atomr_op_read (op, a);
+  atomr_op_write (op, b);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_cholesky_solve_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when @b holds the solution
+ */
+gboolean
+atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor  *self,
+                                          GAsyncResult      *result,
+                                          GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_cholesky_solve_async, error);
+}
+
+/**
+ * atomr_solver_actor_svd_async:
+ * @self: an #AtomrSolverActor
+ * @a: an @m × @n matrix with @m ≥ @n (transpose a wide one first);
+ *   destroyed
+ * @m: rows of @a
+ * @n: columns of @a
+ * @lda: leading dimension of @a (≥ @m)
+ * @s: the @n singular values, descending, in the real dtype of @a's
+ *   precision (f32 for f32 and c64, f64 for f64 and c128)
+ * @u: (nullable): the @m × @n left singular vectors (economy size), or %NULL
+ * @ldu: leading dimension of @u (≥ @m; ignored without @u)
+ * @vt: (nullable): the @n × @n matrix Vᴴ, or %NULL
+ * @ldvt: leading dimension of @vt (≥ @n; ignored without @vt)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the decomposition is done
+ * @user_data: data for @callback
+ *
+ * Singular value decomposition A = U·Σ·Vᴴ (gesvd).
+ */
+void
+atomr_solver_actor_svd_async (AtomrSolverActor    *self,
+                              AtomrBuffer         *a,
+                              gint64               m,
+                              gint64               n,
+                              gint64               lda,
+                              AtomrBuffer         *s,
+                              AtomrBuffer         *u,
+                              gint64               ldu,
+                              AtomrBuffer         *vt,
+                              gint64               ldvt,
+                              GCancellable        *cancellable,
+                              GAsyncReadyCallback  callback,
+                              gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "svd", atomr_solver_actor_svd_async, cancellable, callback, user_data);
+  CHECK (check_matrix_dtype ("svd", a, all_dtypes, 4, &error) &&
+         atomr_check_positive ("svd", "m", m, &error) &&
+         atomr_check_positive ("svd", "n", n, &error));
+  FAIL_IF (m < n, "svd: m is %" G_GINT64_FORMAT " and n is %" G_GINT64_FORMAT "; cuSOLVER's gesvd "
+           "needs m >= n (decompose the transpose instead)", m, n);
+  CHECK (atomr_check_matrix ("svd", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
+         check_real_vector ("svd", "s", s, a, n, &error));
+  if (u)
+    CHECK (check_operand ("svd", "u", u, a, m, n, "ldu", ldu, 1, &error) &&
+           atomr_check_distinct ("svd", "s", s, "u", u, &error));
+  if (vt)
+    CHECK (check_operand ("svd", "vt", vt, a, n, n, "ldvt", ldvt, 1, &error) &&
+           atomr_check_distinct ("svd", "s", s, "vt", vt, &error) &&
+           (u == NULL || atomr_check_distinct ("svd", "u", u, "vt", vt, &error)));
+  req = request_new (OP_SVD, "svd", a);
+  req->m = m, req->n = n, req->lda = lda, req->s = s;
+  req->u = u, req->ldu = ldu, req->v = vt, req->ldv = ldvt;
+  atomr_op_write (op, a);
+  atomr_op_write (op, s);
+  if (u)
+    atomr_op_write (op, u);
+  if (vt)
+    atomr_op_write (op, vt);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_svd_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the decomposition converged
+ */
+gboolean
+atomr_solver_actor_svd_finish (AtomrSolverActor  *self,
+                               GAsyncResult      *result,
+                               GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_svd_async, error);
+}
+
+/**
+ * atomr_solver_actor_gesvdj_batched_async:
+ * @self: an #AtomrSolverActor
+ * @a: @batch matrices of @m × @n (each @lda × @n elements apart);
+ *   destroyed
+ * @m: rows of each matrix (≤ 32)
+ * @n: columns of each matrix (≤ 32)
+ * @lda: leading dimension (≥ @m)
+ * @s: min(@m, @n) singular values per matrix, real dtype of @a's precision
+ * @u: @batch left singular vector matrices of @m × @m (@ldu × @m apart)
+ * @ldu: leading dimension of @u (≥ @m)
+ * @v: @batch right singular vector matrices of @n × @n (V, not Vᴴ;
+ *   @ldv × @n apart)
+ * @ldv: leading dimension of @v (≥ @n)
+ * @batch: number of matrices
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the decompositions are done
+ * @user_data: data for @callback
+ *
+ * Batched singular value decomposition of small matrices by Jacobi
+ * rotations (gesvdjBatched).  A member that does not converge completes
+ * with %ATOMR_ERROR_INVALID_ARGUMENT naming it.
+ */
+void
+atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
+                                         AtomrBuffer         *a,
+                                         gint64               m,
+                                         gint64               n,
+                                         gint64               lda,
+                                         AtomrBuffer         *s,
+                                         AtomrBuffer         *u,
+                                         gint64               ldu,
+                                         AtomrBuffer         *v,
+                                         gint64               ldv,
+                                         gint64               batch,
+                                         GCancellable        *cancellable,
+                                         GAsyncReadyCallback  callback,
+                                         gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "gesvdj_batched";
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "gesvdj-batched", atomr_solver_actor_gesvdj_batched_async, cancellable,
+                     callback, user_data);
+  CHECK (check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_positive (name, "m", m, &error) &&
+         atomr_check_positive (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "batch", batch, &error) &&
+         atomr_check_int32_range (name, "lda", lda, &error));
+  FAIL_IF (m > 32 || n > 32, "gesvdj_batched: the matrices are %" G_GINT64_FORMAT " × %"
+           G_GINT64_FORMAT "; gesvdjBatched handles at most 32 × 32 (use svd)", m, n);
+  CHECK (atomr_check_matrix (name, "a", a, m, n, "lda", lda, lda * n, batch, &error) &&
+         check_real_vector (name, "s", s, a, (guint64) MIN (m, n) * batch, &error) &&
+         check_operand (name, "u", u, a, m, m, "ldu", ldu, batch, &error) &&
+         check_operand (name, "v", v, a, n, n, "ldv", ldv, batch, &error) &&
+         atomr_check_distinct (name, "u", u, "v", v, &error) &&
+         atomr_check_int32_range (name, "ldu", ldu, &error) &&
+         atomr_check_int32_range (name, "ldv", ldv, &error));
+  req = request_new (OP_GESVDJ_BATCHED, name, a);
+  req->m = m, req->n = n, req->lda = lda, req->s = s, req->batch = batch;
+  req->u = u, req->ldu = ldu, req->v = v, req->ldv = ldv;
+  req->n_info = batch;
+  atomr_op_write (op, a);
+  atomr_op_write (op, s);
+  atomr_op_write (op, u);
+  atomr_op_write (op, v);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_gesvdj_batched_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when every decomposition converged
+ */
+gboolean
+atomr_solver_actor_gesvdj_batched_finish (AtomrSolverActor  *self,
+                                          GAsyncResult      *result,
+                                          GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_gesvdj_batched_async, error);
+}
+
+static void
+eigen_async (AtomrSolverActor    *self,
+             const gchar         *name,
+             gpointer             source_tag,
+             gboolean             hermitian,
+             AtomrSolverFill      uplo,
+             gboolean             compute_vectors,
+             AtomrBuffer         *a,
+             gint64               n,
+             gint64               lda,
+             AtomrBuffer         *w,
+             GCancellable        *cancellable,
+             GAsyncReadyCallback  callback,
+             gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+
+  op = atomr_op_new (self, name, source_tag, cancellable, callback, user_data);
+  CHECK (check_fill (name, uplo, &error) &&
+         check_matrix_dtype (name, a, hermitian ? complex_dtypes : real_dtypes, 2, &error) &&
+         atomr_check_positive (name, "n", n, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
+         check_real_vector (name, "w", w, a, n, &error));
+  req = request_new (OP_SYEVD, name, a);
+  req->m = n, req->n = n, req->lda = lda, req->s = w;
+  req->uplo = uplo, req->vectors = compute_vectors;
+  atomr_op_write (op, a);
+  atomr_op_write (op, w);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_syevd_async:
+ * @self: an #AtomrSolverActor
+ * @uplo: the triangle of @a that holds the matrix
+ * @compute_vectors: also compute the eigenvectors (into @a)
+ * @a: an @n × @n real symmetric matrix (f32 or f64); overwritten by the
+ *   orthonormal eigenvectors when @compute_vectors, else destroyed
+ * @n: order of @a
+ * @lda: leading dimension of @a (≥ @n)
+ * @w: the @n eigenvalues in ascending order, same dtype as @a
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the decomposition is done
+ * @user_data: data for @callback
+ *
+ * Symmetric eigendecomposition by divide and conquer (syevd).
+ */
+void
+atomr_solver_actor_syevd_async (AtomrSolverActor    *self,
+                                AtomrSolverFill      uplo,
+                                gboolean             compute_vectors,
+                                AtomrBuffer         *a,
+                                gint64               n,
+                                gint64               lda,
+                                AtomrBuffer         *w,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  eigen_async (self, "syevd", atomr_solver_actor_syevd_async, FALSE, uplo, compute_vectors,
+               a, n, lda, w, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_solver_actor_syevd_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the decomposition converged
+ */
+gboolean
+atomr_solver_actor_syevd_finish (AtomrSolverActor  *self,
+                                 GAsyncResult      *result,
+                                 GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_syevd_async, error);
+}
+
+/**
+ * atomr_solver_actor_heevd_async:
+ * @self: an #AtomrSolverActor
+ * @uplo: the triangle of @a that holds the matrix
+ * @compute_vectors: also compute the eigenvectors (into @a)
+ * @a: an @n × @n Hermitian matrix (c64 or c128); overwritten by the
+ *   orthonormal eigenvectors when @compute_vectors, else destroyed
+ * @n: order of @a
+ * @lda: leading dimension of @a (≥ @n)
+ * @w: the @n real eigenvalues in ascending order (f32 for c64, f64 for c128)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the decomposition is done
+ * @user_data: data for @callback
+ *
+ * Hermitian eigendecomposition by divide and conquer (heevd).
+ */
+void
+atomr_solver_actor_heevd_async (AtomrSolverActor    *self,
+                                AtomrSolverFill      uplo,
+                                gboolean             compute_vectors,
+                                AtomrBuffer         *a,
+                                gint64               n,
+                                gint64               lda,
+                                AtomrBuffer         *w,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  eigen_async (self, "heevd", atomr_solver_actor_heevd_async, TRUE, uplo, compute_vectors,
+               a, n, lda, w, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_solver_actor_heevd_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the decomposition converged
+ */
+gboolean
+atomr_solver_actor_heevd_finish (AtomrSolverActor  *self,
+                                 GAsyncResult      *result,
+                                 GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_heevd_async, error);
+}
+
+static void
+generalized_async (AtomrSolverActor    *self,
+                   const gchar         *name,
+                   gpointer             source_tag,
+                   gboolean             hermitian,
+                   AtomrSolverEigType   itype,
+                   AtomrSolverFill      uplo,
+                   gboolean             compute_vectors,
+                   AtomrBuffer         *a,
+                   gint64               n,
+                   gint64               lda,
+                   AtomrBuffer         *b,
+                   gint64               ldb,
+                   AtomrBuffer         *w,
+                   GCancellable        *cancellable,
+                   GAsyncReadyCallback  callback,
+                   gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+
+  op = atomr_op_new (self, name, source_tag, cancellable, callback, user_data);
+  FAIL_IF ((guint) itype > ATOMR_SOLVER_EIG_BAX_LX, "%s: itype %d is not an AtomrSolverEigType",
+           name, (gint) itype);
+  CHECK (check_fill (name, uplo, &error) &&
+         check_matrix_dtype (name, a, hermitian ? complex_dtypes : real_dtypes, 2, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "lda", lda, &error) &&
+         atomr_check_int32_range (name, "ldb", ldb, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
+         check_operand (name, "b", b, a, n, n, "ldb", ldb, 1, &error) &&
+         check_real_vector (name, "w", w, a, n, &error) &&
+         atomr_check_distinct (name, "b", b, "w", w, &error));
+  req = request_new (OP_SYGVD, name, a);
+  req->m = n, req->n = n, req->lda = lda, req->b = b, req->ldb = ldb, req->s = w;
+  req->itype = itype, req->uplo = uplo, req->vectors = compute_vectors;
+  atomr_op_write (op, a);
+  atomr_op_write (op, b);
+  atomr_op_write (op, w);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_sygvd_async:
+ * @self: an #AtomrSolverActor
+ * @itype: the problem: A·x = λ·B·x, A·B·x = λ·x or B·A·x = λ·x
+ * @uplo: the triangle of @a and @b that holds the matrices
+ * @compute_vectors: also compute the eigenvectors (into @a)
+ * @a: an @n × @n real symmetric matrix (f32 or f64)
+ * @n: order of @a and @b
+ * @lda: leading dimension of @a (≥ @n)
+ * @b: an @n × @n symmetric positive definite matrix, overwritten by its
+ *   Cholesky factor
+ * @ldb: leading dimension of @b (≥ @n)
+ * @w: the @n eigenvalues in ascending order, same dtype as @a
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the decomposition is done
+ * @user_data: data for @callback
+ *
+ * Generalized symmetric-definite eigenproblem (sygvd).  A @b that is not
+ * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming
+ * the order of its failing leading minor.
+ */
+void
+atomr_solver_actor_sygvd_async (AtomrSolverActor    *self,
+                                AtomrSolverEigType   itype,
+                                AtomrSolverFill      uplo,
+                                gboolean             compute_vectors,
+                                AtomrBuffer         *a,
+                                gint64               n,
+                                gint64               lda,
+                                AtomrBuffer         *b,
+                                gint64               ldb,
+                                AtomrBuffer         *w,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  generalized_async (self, "sygvd", atomr_solver_actor_sygvd_async, FALSE, itype, uplo,
+                     compute_vectors, a, n, lda, b, ldb, w, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_solver_actor_sygvd_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the decomposition succeeded
+ */
+gboolean
+atomr_solver_actor_sygvd_finish (AtomrSolverActor  *self,
+                                 GAsyncResult      *result,
+                                 GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_sygvd_async, error);
+}
+
+/**
+ * atomr_solver_actor_hegvd_async:
+ * @self: an #AtomrSolverActor
+ * @itype: the problem: A·x = λ·B·x, A·B·x = λ·x or B·A·x = λ·x
+ * @uplo: the triangle of @a and @b that holds the matrices
+ * @compute_vectors: also compute the eigenvectors (into @a)
+ * @a: an @n × @n Hermitian matrix (c64 or c128)
+ * @n: order of @a and @b
+ * @lda: leading dimension of @a (≥ @n)
+ * @b: an @n × @n Hermitian positive definite matrix, overwritten by its
+ *   Cholesky factor
+ * @ldb: leading dimension of @b (≥ @n)
+ * @w: the @n real eigenvalues in ascending order (f32 for c64, f64 for c128)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the decomposition is done
+ * @user_data: data for @callback
+ *
+ * Generalized Hermitian-definite eigenproblem (hegvd).
+ */
+void
+atomr_solver_actor_hegvd_async (AtomrSolverActor    *self,
+                                AtomrSolverEigType   itype,
+                                AtomrSolverFill      uplo,
+                                gboolean             compute_vectors,
+                                AtomrBuffer         *a,
+                                gint64               n,
+                                gint64               lda,
+                                AtomrBuffer         *b,
+                                gint64               ldb,
+                                AtomrBuffer         *w,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  generalized_async (self, "hegvd", atomr_solver_actor_hegvd_async, TRUE, itype, uplo,
+                     compute_vectors, a, n, lda, b, ldb, w, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_solver_actor_hegvd_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the decomposition succeeded
+ */
+gboolean
+atomr_solver_actor_hegvd_finish (AtomrSolverActor  *self,
+                                 GAsyncResult      *result,
+                                 GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_hegvd_async, error);
+}
+
+/**
+ * atomr_solver_actor_getrf_batched_async:
+ * @self: an #AtomrSolverActor
+ * @a: @batch matrices of @n × @n, @lda × @n elements apart, overwritten
+ *   by their LU factors
+ * @n: order of each matrix
+ * @lda: leading dimension (≥ @n)
+ * @ipiv: (nullable): an i32 buffer of @n × @batch pivots (1-based), or
+ *   %NULL to factor without pivoting
+ * @batch: number of matrices
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the factorizations are done
+ * @user_data: data for @callback
+ *
+ * Batched LU factorization (cuBLAS getrfBatched).  A singular member
+ * completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the member and its
+ * first zero pivot.
+ */
+void
+atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
+                                        AtomrBuffer         *a,
+                                        gint64               n,
+                                        gint64               lda,
+                                        AtomrBuffer         *ipiv,
+                                        gint64               batch,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "getrf_batched";
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "getrf-batched", atomr_solver_actor_getrf_batched_async, cancellable,
+                     callback, user_data);
+  CHECK (check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "lda", lda, &error) &&
+         atomr_check_int32_range (name, "batch", batch, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, batch, &error));
+  if (ipiv)
+    CHECK (atomr_check_dtype (name, "ipiv", ipiv, ATOMR_DTYPE_I32, &error) &&
+           atomr_check_min_elements (name, "ipiv", ipiv, (guint64) n * batch, &error));
+  req = request_new (OP_GETRF_BATCHED, name, a);
+  req->m = n, req->n = n, req->lda = lda, req->ipiv = ipiv, req->batch = batch;
+  req->n_info = batch;
+  atomr_op_write (op, a);
+  if (ipiv)
+    atomr_op_write (op, ipiv);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_getrf_batched_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when every member was factored and none is singular
+ */
+gboolean
+atomr_solver_actor_getrf_batched_finish (AtomrSolverActor  *self,
+                                         GAsyncResult      *result,
+                                         GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_getrf_batched_async, error);
+}
+
+/**
+ * atomr_solver_actor_potrf_batched_async:
+ * @self: an #AtomrSolverActor
+ * @uplo: the triangle that holds each matrix and receives its factor
+ * @a: @batch Hermitian positive definite matrices of @n × @n, @lda × @n
+ *   elements apart
+ * @n: order of each matrix
+ * @lda: leading dimension (≥ @n)
+ * @batch: number of matrices
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the factorizations are done
+ * @user_data: data for @callback
+ *
+ * Batched Cholesky factorization (potrfBatched).  A member that is not
+ * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming
+ * the member and the order of its failing leading minor.
+ */
+void
+atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
+                                        AtomrSolverFill      uplo,
+                                        AtomrBuffer         *a,
+                                        gint64               n,
+                                        gint64               lda,
+                                        gint64               batch,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "potrf_batched";
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "potrf-batched", atomr_solver_actor_potrf_batched_async, cancellable,
+                     callback, user_data);
+  CHECK (check_fill (name, uplo, &error) &&
+         check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "lda", lda, &error) &&
+         atomr_check_int32_range (name, "batch", batch, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, batch, &error));
+  req = request_new (OP_POTRF_BATCHED, name, a);
+  req->m = n, req->n = n, req->lda = lda, req->uplo = uplo, req->batch = batch;
+  req->n_info = batch;
+  atomr_op_write (op, a);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_potrf_batched_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when every member is positive definite and was factored
+ */
+gboolean
+atomr_solver_actor_potrf_batched_finish (AtomrSolverActor  *self,
+                                         GAsyncResult      *result,
+                                         GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_potrf_batched_async, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* GObject                                                              */
+
+/**
+ * atomr_solver_actor_new:
+ * @device: the device
+ * @error: return location for a #GError
+ *
+ * Creates a solver actor with its own stream, cuSOLVER and cuBLAS handles
+ * and workspace, bound to the calling thread's thread-default main context.
+ *
+ * Returns: (transfer full): a new actor, or %NULL on error
+ */
+AtomrSolverActor *
+atomr_solver_actor_new (AtomrDevice  *device,
+                        GError      **error)
+{
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+  return atomr_actor_new_internal (ATOMR_TYPE_SOLVER_ACTOR, device, NULL, error);
+}
+
+/**
+ * atomr_solver_actor_get_workspace_size:
+ * @self: an #AtomrSolverActor
+ *
+ * Returns: the bytes of device workspace the actor holds now
+ */
+guint64
+atomr_solver_actor_get_workspace_size (AtomrSolverActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_SOLVER_ACTOR (self), 0);
+  return __atomic_load_n (&self->workspace_size, __ATOMIC_RELAXED);
+}
+
+static void
+atomr_solver_actor_finalize (GObject *object)
+{
+  AtomrSolverActor *self = ATOMR_SOLVER_ACTOR (object);
+
+  G_OBJECT_CLASS (atomr_solver_actor_parent_class)->finalize (object);
+  g_ptr_array_unref (self->host_workspaces);
+}
+
+static void
+atomr_solver_actor_get_property (GObject    *object,
+                                 guint       prop_id,
+                                 GValue     *value,
+                                 GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_WORKSPACE_SIZE:
+      g_value_set_uint64 (value, atomr_solver_actor_get_workspace_size (ATOMR_SOLVER_ACTOR (object)));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_solver_actor_class_init (AtomrSolverActorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AtomrActorClass *actor_class = ATOMR_ACTOR_CLASS (klass);
+
+  object_class->finalize = atomr_solver_actor_finalize;
+  object_class->get_property = atomr_solver_actor_get_property;
+  actor_class->library = "cusolver";
+  actor_class->setup = solver_setup;
+  actor_class->teardown = solver_teardown;
+
+  /**
+   * AtomrSolverActor:workspace-size:
+   *
+   * Bytes of device workspace the actor holds, shared by its operations
+   * (not notified: read it when needed).
+   */
+  properties[PROP_WORKSPACE_SIZE] =
+    g_param_spec_uint64 ("workspace-size", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_solver_actor_init (AtomrSolverActor *self)
+{
+  self->host_workspaces = g_ptr_array_new_with_free_func (g_free);
+}

@@ -1,0 +1,453 @@
+/* test-gpu-fft.c — AtomrFftActor against a CPU DFT in double precision:
+ * C2C (both directions), R2C and C2R in 1-, 2- and 3-D, f32 and f64,
+ * batched, strided and embedded layouts, in place, plans inferred from
+ * buffer shapes, the plan cache, and a device reset.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "math-test-util.h"
+
+typedef struct {
+  AtomrFftKind kind;
+  AtomrDtype   precision;
+  guint        rank;
+  gint64       n[3];
+  gint64       batch;
+  gboolean     advanced;
+  gint64       inembed[3], istride, idist;
+  gint64       onembed[3], ostride, odist;
+  gboolean     in_place;
+} Case;
+
+static AtomrDevice *device;
+static AtomrFftActor *fft;
+static GRand *rng;
+
+/* Naive DFT along every axis of one packed row-major signal. */
+static void
+dft_nd (double complex *data,
+        const gint64   *n,
+        guint           rank,
+        int             sign)
+{
+  gint64 total = 1;
+
+  for (guint d = 0; d < rank; d++)
+    total *= n[d];
+  for (guint d = 0; d < rank; d++)
+    {
+      gint64 len = n[d], inner = 1;
+      g_autofree double complex *line = g_new (double complex, len);
+      g_autofree double complex *res = g_new (double complex, len);
+
+      for (guint e = d + 1; e < rank; e++)
+        inner *= n[e];
+      for (gint64 start = 0; start < total; start++)
+        {
+          if ((start / inner) % len != 0)
+            continue;   /* not the first element of a line along d */
+          for (gint64 j = 0; j < len; j++)
+            line[j] = data[start + j * inner];
+          for (gint64 k = 0; k < len; k++)
+            {
+              double complex acc = 0;
+              for (gint64 j = 0; j < len; j++)
+                acc += line[j] * cexp (sign * 2.0 * G_PI * I * (double) ((j * k) % len) / (double) len);
+              res[k] = acc;
+            }
+          for (gint64 k = 0; k < len; k++)
+            data[start + k * inner] = res[k];
+        }
+    }
+}
+
+static gint64
+product (const gint64 *dims,
+         guint         rank)
+{
+  gint64 p = 1;
+  for (guint d = 0; d < rank; d++)
+    p *= dims[d];
+  return p;
+}
+
+/* Offset of logical element @idx of batch member @b in a layout. */
+static gint64
+layout_offset (guint          rank,
+               const gint64  *embed,
+               gint64         stride,
+               gint64         dist,
+               gint64         b,
+               const gint64  *idx)
+{
+  gint64 off = 0;
+  for (guint d = 0; d < rank; d++)
+    off = off * (d == 0 ? 1 : embed[d]) + idx[d];
+  return b * dist + off * stride;
+}
+
+static void
+unravel (gint64        i,
+         const gint64 *dims,
+         guint         rank,
+         gint64       *idx)
+{
+  for (gint d = rank - 1; d >= 0; d--)
+    {
+      idx[d] = i % dims[d];
+      i /= dims[d];
+    }
+}
+
+static void
+run_case (const Case        *c,
+          AtomrFftDirection  dir)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrFftPlan) plan = NULL;
+  g_autoptr(AtomrBuffer) in_buf = NULL;
+  g_autoptr(AtomrBuffer) out_buf = NULL;
+  g_autofree double complex *in_mem = NULL;
+  g_autofree double complex *out_mem = NULL;
+  g_autofree double complex *got = NULL;
+  g_autofree double complex *want = NULL;
+  gint64 in_dims[3], out_dims[3], half[3];
+  gint64 in_n, out_n, full_n = product (c->n, c->rank);
+  gint64 in_embed[3], out_embed[3], istride = 1, idist, ostride = 1, odist;
+  guint64 in_elems, out_elems;
+  guint rank = c->rank;
+  double err;
+
+  switch (rank)
+    {
+    case 1:
+      if (!c->advanced)
+        {
+          plan = atomr_fft_plan_new_1d (c->kind, c->precision, c->n[0], c->batch, &error);
+          break;
+        }
+      G_GNUC_FALLTHROUGH;
+    case 2:
+      if (!c->advanced && rank == 2)
+        {
+          plan = atomr_fft_plan_new_2d (c->kind, c->precision, c->n[0], c->n[1], c->batch, &error);
+          break;
+        }
+      G_GNUC_FALLTHROUGH;
+    default:
+      if (!c->advanced)
+        plan = atomr_fft_plan_new_3d (c->kind, c->precision, c->n[0], c->n[1], c->n[2], c->batch, &error);
+      else
+        plan = atomr_fft_plan_new_many (c->kind, c->precision, c->n, rank, c->inembed, c->istride, c->idist,
+                                        c->onembed, c->ostride, c->odist, c->batch, &error);
+    }
+  g_assert_no_error (error);
+
+  memcpy (in_dims, c->n, sizeof in_dims);
+  memcpy (out_dims, c->n, sizeof out_dims);
+  memcpy (half, c->n, sizeof half);
+  half[rank - 1] = c->n[rank - 1] / 2 + 1;
+  if (c->kind == ATOMR_FFT_C2R)
+    memcpy (in_dims, half, sizeof half);
+  if (c->kind == ATOMR_FFT_R2C)
+    memcpy (out_dims, half, sizeof half);
+  in_n = product (in_dims, rank);
+  out_n = product (out_dims, rank);
+  if (c->advanced)
+    {
+      memcpy (in_embed, c->inembed, sizeof in_embed);
+      memcpy (out_embed, c->onembed, sizeof out_embed);
+      istride = c->istride, idist = c->idist, ostride = c->ostride, odist = c->odist;
+    }
+  else
+    {
+      memcpy (in_embed, in_dims, sizeof in_embed);
+      memcpy (out_embed, out_dims, sizeof out_embed);
+      idist = in_n, odist = out_n;
+    }
+
+  in_elems = atomr_fft_plan_get_input_elements (plan);
+  out_elems = atomr_fft_plan_get_output_elements (plan);
+  in_buf = math_buffer (device, atomr_fft_plan_get_input_dtype (plan),
+                        c->in_place ? MAX (in_elems, out_elems) : in_elems);
+  out_buf = c->in_place ? g_object_ref (in_buf)
+                        : math_buffer (device, atomr_fft_plan_get_output_dtype (plan), out_elems);
+
+  /* Logical input and expected output, one batch member at a time. */
+  in_mem = g_new0 (double complex, atomr_buffer_get_n_elements (in_buf));
+  want = g_new0 (double complex, out_n * c->batch);
+  for (gint64 b = 0; b < c->batch; b++)
+    {
+      g_autofree double complex *x = g_new0 (double complex, full_n);
+      g_autofree double complex *spec = NULL;
+      gint64 idx[3];
+
+      for (gint64 i = 0; i < full_n; i++)
+        x[i] = math_random (rng, c->kind == ATOMR_FFT_C2C);
+      spec = g_memdup2 (x, full_n * sizeof (double complex));
+      switch (c->kind)
+        {
+        case ATOMR_FFT_C2C:
+          dft_nd (spec, c->n, rank, dir == ATOMR_FFT_FORWARD ? -1 : 1);
+          for (gint64 i = 0; i < full_n; i++)
+            {
+              unravel (i, c->n, rank, idx);
+              in_mem[layout_offset (rank, in_embed, istride, idist, b, idx)] = x[i];
+              want[b * out_n + i] = spec[i];
+            }
+          break;
+        case ATOMR_FFT_R2C:
+          dft_nd (spec, c->n, rank, -1);
+          for (gint64 i = 0; i < full_n; i++)
+            {
+              unravel (i, c->n, rank, idx);
+              in_mem[layout_offset (rank, in_embed, istride, idist, b, idx)] = x[i];
+            }
+          for (gint64 i = 0; i < out_n; i++)
+            {
+              gint64 full_idx = 0;
+              unravel (i, half, rank, idx);
+              for (guint d = 0; d < rank; d++)
+                full_idx = full_idx * c->n[d] + idx[d];
+              want[b * out_n + i] = spec[full_idx];
+            }
+          break;
+        case ATOMR_FFT_C2R:
+        default:
+          /* The input is the half spectrum of a real signal; the
+           * unnormalised inverse gives back the signal times its size. */
+          dft_nd (spec, c->n, rank, -1);
+          for (gint64 i = 0; i < in_n; i++)
+            {
+              gint64 full_idx = 0;
+              unravel (i, half, rank, idx);
+              for (guint d = 0; d < rank; d++)
+                full_idx = full_idx * c->n[d] + idx[d];
+              in_mem[layout_offset (rank, in_embed, istride, idist, b, idx)] = spec[full_idx];
+            }
+          for (gint64 i = 0; i < full_n; i++)
+            want[b * out_n + i] = x[i] * (double) full_n;
+          break;
+        }
+    }
+
+  math_upload (in_buf, in_mem, atomr_buffer_get_n_elements (in_buf));
+  g_assert_true (MATH_RUN (atomr_fft_actor_execute_finish, fft, &error,
+                           atomr_fft_actor_execute_async (fft, plan, dir, in_buf, out_buf, NULL,
+                                                          math_done, &res)));
+  g_assert_no_error (error);
+
+  out_mem = math_download (out_buf);
+  got = g_new0 (double complex, out_n * c->batch);
+  for (gint64 b = 0; b < c->batch; b++)
+    for (gint64 i = 0; i < out_n; i++)
+      {
+        gint64 idx[3];
+        unravel (i, out_dims, rank, idx);
+        got[b * out_n + i] = out_mem[layout_offset (rank, out_embed, ostride, odist, b, idx)];
+      }
+  err = math_rel_error (got, want, out_n * c->batch);
+  g_test_message ("kind %d %s rank %u batch %" G_GINT64_FORMAT "%s%s: relative error %.3g",
+                  c->kind, atomr_dtype_get_name (c->precision), rank, c->batch,
+                  c->advanced ? " advanced" : "", c->in_place ? " in place" : "", err);
+  g_assert_cmpfloat (err, <, math_tolerance (c->precision));
+}
+
+static void
+test_all_kinds_and_dims (void)
+{
+  static const AtomrDtype precisions[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64 };
+  static const gint64 shapes[3][3] = { { 60, 0, 0 }, { 12, 10, 0 }, { 6, 4, 8 } };
+
+  MATH_REQUIRE_DEVICE (device);
+  for (guint p = 0; p < G_N_ELEMENTS (precisions); p++)
+    for (guint rank = 1; rank <= 3; rank++)
+      for (guint batch = 1; batch <= 3; batch += 2)
+        {
+          Case c = { .precision = precisions[p], .rank = rank, .batch = batch };
+          memcpy (c.n, shapes[rank - 1], sizeof c.n);
+          c.kind = ATOMR_FFT_C2C;
+          run_case (&c, ATOMR_FFT_FORWARD);
+          run_case (&c, ATOMR_FFT_INVERSE);
+          c.kind = ATOMR_FFT_R2C;
+          run_case (&c, ATOMR_FFT_FORWARD);
+          c.kind = ATOMR_FFT_C2R;
+          run_case (&c, ATOMR_FFT_INVERSE);
+        }
+}
+
+static void
+test_advanced_layouts (void)
+{
+  MATH_REQUIRE_DEVICE (device);
+  for (guint p = 0; p < 2; p++)
+    {
+      AtomrDtype prec = p ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32;
+      /* 1-D, 4 signals interleaved (stride 4, dist 1) into packed output. */
+      Case interleaved = { ATOMR_FFT_C2C, prec, 1, { 16 }, 4, TRUE, { 16 }, 4, 1, { 16 }, 1, 16, FALSE };
+      /* 2-D in padded rows (8 × 10 storage for 8 × 6) with gaps between members. */
+      Case padded = { ATOMR_FFT_C2C, prec, 2, { 8, 6 }, 3, TRUE, { 8, 10 }, 1, 90, { 8, 6 }, 2, 100, FALSE };
+      /* R2C 2-D with padded real rows, the usual in-place-style layout. */
+      Case r2c = { ATOMR_FFT_R2C, prec, 2, { 6, 10 }, 2, TRUE, { 6, 12 }, 1, 72, { 6, 6 }, 1, 40, FALSE };
+      /* C2R 3-D from strided complex input. */
+      Case c2r = { ATOMR_FFT_C2R, prec, 3, { 4, 4, 6 }, 2, TRUE, { 4, 4, 4 }, 2, 130, { 4, 4, 6 }, 1, 96, FALSE };
+      /* In place. */
+      Case in_place = { ATOMR_FFT_C2C, prec, 2, { 16, 8 }, 2, FALSE, { 0 }, 0, 0, { 0 }, 0, 0, TRUE };
+
+      run_case (&interleaved, ATOMR_FFT_FORWARD);
+      run_case (&interleaved, ATOMR_FFT_INVERSE);
+      run_case (&padded, ATOMR_FFT_FORWARD);
+      run_case (&r2c, ATOMR_FFT_FORWARD);
+      run_case (&c2r, ATOMR_FFT_INVERSE);
+      run_case (&in_place, ATOMR_FFT_FORWARD);
+    }
+}
+
+/* Forward then inverse returns the input scaled by the size; no plan
+ * given: the transform comes from the buffers' shapes. */
+static void
+test_round_trip_inferred (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint64 shape[2] = { 32, 24 }, half_shape[2] = { 32, 13 };
+  g_autoptr(AtomrBuffer) x = NULL;
+  g_autoptr(AtomrBuffer) spec = NULL;
+  g_autoptr(AtomrBuffer) back = NULL;
+  g_autofree double complex *data = NULL;
+  g_autofree double complex *result = NULL;
+
+  MATH_REQUIRE_DEVICE (device);
+  x = atomr_buffer_new_with_shape (device, ATOMR_DTYPE_F64, shape, 2, &error);
+  spec = atomr_buffer_new_with_shape (device, ATOMR_DTYPE_C128, half_shape, 2, &error);
+  back = atomr_buffer_new_with_shape (device, ATOMR_DTYPE_F64, shape, 2, &error);
+  g_assert_no_error (error);
+  data = g_new (double complex, 32 * 24);
+  for (guint i = 0; i < 32 * 24; i++)
+    data[i] = math_random (rng, FALSE);
+  math_upload (x, data, 32 * 24);
+
+  g_assert_true (MATH_RUN (atomr_fft_actor_execute_finish, fft, &error,
+                           atomr_fft_actor_execute_async (fft, NULL, ATOMR_FFT_FORWARD, x, spec, NULL,
+                                                          math_done, &res)));
+  g_assert_no_error (error);
+  g_assert_true (MATH_RUN (atomr_fft_actor_execute_finish, fft, &error,
+                           atomr_fft_actor_execute_async (fft, NULL, ATOMR_FFT_INVERSE, spec, back, NULL,
+                                                          math_done, &res)));
+  g_assert_no_error (error);
+  result = math_download (back);
+  for (guint i = 0; i < 32 * 24; i++)
+    data[i] *= 32 * 24;
+  g_assert_cmpfloat (math_rel_error (result, data, 32 * 24), <, 1e-12);
+}
+
+static void
+test_plan_cache (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrFftActor) own = NULL;
+  g_autoptr(AtomrFftPlan) p1 = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 256, 4, &error);
+  g_autoptr(AtomrFftPlan) p1_again = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 256, 4, &error);
+  g_autoptr(AtomrFftPlan) p2 = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 128, 8, &error);
+  g_autoptr(AtomrBuffer) a = NULL;
+  g_autoptr(AtomrBuffer) b = NULL;
+  guint64 hits = 0, misses = 0;
+
+  MATH_REQUIRE_DEVICE (device);
+  own = atomr_fft_actor_new (device, &error);
+  g_assert_no_error (error);
+  a = math_buffer (device, ATOMR_DTYPE_C64, 1024);
+  b = math_buffer (device, ATOMR_DTYPE_C64, 1024);
+  atomr_buffer_fill_sync (a, 1.0, NULL, &error);
+  g_assert_no_error (error);
+
+#define EXEC(plan) \
+  g_assert_true (MATH_RUN (atomr_fft_actor_execute_finish, own, &error, \
+                           atomr_fft_actor_execute_async (own, plan, ATOMR_FFT_FORWARD, a, b, NULL, \
+                                                          math_done, &res)))
+  EXEC (p1);
+  EXEC (p1_again);   /* an equal description is a hit */
+  EXEC (p1);
+  EXEC (p2);
+  g_object_get (own, "plan-cache-hits", &hits, "plan-cache-misses", &misses, NULL);
+  g_assert_cmpuint (hits, ==, 2);
+  g_assert_cmpuint (misses, ==, 2);
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (own), ==, 2);
+
+  /* Capacity 1: alternating plans evict each other. */
+  atomr_fft_actor_set_plan_cache_capacity (own, 1);
+  EXEC (p1);         /* hit: still cached */
+  EXEC (p2);         /* hit */
+  EXEC (p1);         /* hit; no new plan made yet, so nothing evicted */
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_hits (own), ==, 5);
+  atomr_fft_actor_set_plan_cache_capacity (own, 0);
+  EXEC (p2);         /* hit on the old entry */
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_hits (own), ==, 6);
+  atomr_fft_actor_set_plan_cache_capacity (own, 1);
+  {
+    g_autoptr(AtomrFftPlan) p3 = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 64, 16, &error);
+    EXEC (p3);       /* miss: evicts down to one entry */
+  }
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (own), ==, 1);
+  EXEC (p1);         /* miss again */
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_misses (own), ==, 4);
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (own), ==, 1);
+
+  /* Capacity 0: a plan per call, nothing kept. */
+  atomr_fft_actor_set_plan_cache_capacity (own, 0);
+  EXEC (p2);
+  EXEC (p2);
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_misses (own), ==, 6);
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (own), ==, 0);
+  g_assert_no_error (error);
+#undef EXEC
+}
+
+static void
+test_device_reset (void)
+{
+  g_autoptr(GError) error = NULL;
+  guint64 misses;
+  Case c = { ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 2, { 16, 16 }, 2 };
+  Case r = { ATOMR_FFT_R2C, ATOMR_DTYPE_F64, 1, { 100 }, 3 };
+
+  MATH_REQUIRE_DEVICE (device);
+  run_case (&c, ATOMR_FFT_FORWARD);
+  misses = atomr_fft_actor_get_plan_cache_misses (fft);
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (fft), >, 0);
+  g_assert_true (atomr_device_reset (device, &error));
+  g_assert_no_error (error);
+  /* The old plans died with the context: the same transform makes a new one. */
+  run_case (&c, ATOMR_FFT_FORWARD);
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_misses (fft), ==, misses + 1);
+  run_case (&r, ATOMR_FFT_FORWARD);
+  run_case (&c, ATOMR_FFT_INVERSE);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  int ret;
+
+  g_test_init (&argc, &argv, NULL);
+  rng = g_rand_new_with_seed (4242);
+
+  g_test_add_func ("/gpu/fft/kinds-and-dims", test_all_kinds_and_dims);
+  g_test_add_func ("/gpu/fft/advanced-layouts", test_advanced_layouts);
+  g_test_add_func ("/gpu/fft/round-trip-inferred", test_round_trip_inferred);
+  g_test_add_func ("/gpu/fft/plan-cache", test_plan_cache);
+  g_test_add_func ("/gpu/fft/device-reset", test_device_reset);
+
+  device = math_get_device ();
+  if (device)
+    {
+      fft = atomr_fft_actor_new (device, &error);
+      g_assert_no_error (error);
+    }
+  ret = g_test_run ();
+  g_clear_object (&fft);
+  g_clear_object (&device);
+  g_rand_free (rng);
+  return ret;
+}
