@@ -13,6 +13,9 @@
  *   NVRTC actor: y = 0.5·x + y (saxpy); y = 0.99·y (scale<float>);
  *                sum = Σ y (reduce_sum, after the copy actor zeroed sum)
  *   copy actors: download sum; copy y to a spare buffer; upload x again
+ *   math actors (when given): cuRAND fills A with normal numbers; cuBLAS
+ *                C = A·x as 1024 × 1024 matrices; cuFFT transforms a
+ *                2^18-point complex signal forward and back
  *
  * Separate from the window so a GPU test runs exactly what the demo runs. */
 
@@ -124,6 +127,30 @@ copy_done (GObject *source, GAsyncResult *result, gpointer task)
 }
 
 static void
+gemm_done (GObject *source, GAsyncResult *result, gpointer task)
+{
+  g_autoptr(GError) error = NULL;
+  atomr_blas_actor_gemm_finish (ATOMR_BLAS_ACTOR (source), result, &error);
+  one_done (task, error);
+}
+
+static void
+fft_done (GObject *source, GAsyncResult *result, gpointer task)
+{
+  g_autoptr(GError) error = NULL;
+  atomr_fft_actor_execute_finish (ATOMR_FFT_ACTOR (source), result, &error);
+  one_done (task, error);
+}
+
+static void
+rng_done (GObject *source, GAsyncResult *result, gpointer task)
+{
+  g_autoptr(GError) error = NULL;
+  atomr_rng_actor_fill_finish (ATOMR_RNG_ACTOR (source), result, &error);
+  one_done (task, error);
+}
+
+static void
 download_done (GObject *source, GAsyncResult *result, gpointer task)
 {
   Workload *w = g_task_get_task_data (task);
@@ -159,6 +186,9 @@ get_kernel (AtomrNvrtcActor  *nvrtc,
  * @saxpy: the module of saxpy.cu
  * @reduce: the module of reduce.cu
  * @scale: the module of scale.cu, with scale<float>
+ * @blas: (nullable): a cuBLAS actor for the GEMMs
+ * @fft: (nullable): a cuFFT actor for the transforms
+ * @rng: (nullable): a cuRAND actor that fills the GEMM's A
  * @rounds: how many rounds to queue
  * @cancellable: (nullable): a #GCancellable
  * @callback: called when every operation completed
@@ -174,6 +204,9 @@ inspector_demo_workload_run_async (AtomrNvrtcActor     *nvrtc,
                                    AtomrModule         *saxpy,
                                    AtomrModule         *reduce,
                                    AtomrModule         *scale,
+                                   AtomrBlasActor      *blas,
+                                   AtomrFftActor       *fft,
+                                   AtomrRngActor       *rng,
                                    guint                rounds,
                                    GCancellable        *cancellable,
                                    GAsyncReadyCallback  callback,
@@ -187,7 +220,8 @@ inspector_demo_workload_run_async (AtomrNvrtcActor     *nvrtc,
   g_autoptr(AtomrLaunchConfig) halves = atomr_launch_config_new_1d (INSPECTOR_DEMO_ELEMENTS / 2, 256);
   g_autofree gfloat *values = g_new (gfloat, INSPECTOR_DEMO_ELEMENTS);
   AtomrKernel *k_saxpy, *k_reduce, *k_scale;
-  AtomrBuffer *buf[4];
+  AtomrBuffer *buf[4], *mat_a = NULL, *mat_c = NULL, *signal = NULL, *spectrum = NULL;
+  g_autoptr(AtomrFftPlan) plan = NULL;
   Workload *w;
 
   w = g_new0 (Workload, 1);
@@ -214,6 +248,34 @@ inspector_demo_workload_run_async (AtomrNvrtcActor     *nvrtc,
         }
       g_ptr_array_add (w->keep, buf[i]);
     }
+  /* the math actors' buffers: A and C of the GEMM, the FFT's signal */
+  if ((blas || rng) &&
+      (!(mat_a = atomr_buffer_new (device, ATOMR_DTYPE_F32, INSPECTOR_DEMO_ELEMENTS, &error)) ||
+       !(mat_c = atomr_buffer_new (device, ATOMR_DTYPE_F32, INSPECTOR_DEMO_ELEMENTS, &error))))
+    {
+      g_clear_object (&mat_a);
+      g_task_return_error (task, error);
+      return;
+    }
+  if (mat_a)
+    {
+      g_ptr_array_add (w->keep, mat_a);
+      g_ptr_array_add (w->keep, mat_c);
+    }
+  if (fft &&
+      (!(plan = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, INSPECTOR_DEMO_FFT_SIZE, 1, &error)) ||
+       !(signal = atomr_buffer_new (device, ATOMR_DTYPE_C64, INSPECTOR_DEMO_FFT_SIZE, &error)) ||
+       !(spectrum = atomr_buffer_new (device, ATOMR_DTYPE_C64, INSPECTOR_DEMO_FFT_SIZE, &error))))
+    {
+      g_clear_object (&signal);
+      g_task_return_error (task, error);
+      return;
+    }
+  if (signal)
+    {
+      g_ptr_array_add (w->keep, signal);
+      g_ptr_array_add (w->keep, spectrum);
+    }
   for (guint i = 0; i < INSPECTOR_DEMO_ELEMENTS; i++)
     values[i] = (gfloat) (i % 1000) / 1000.0f;
   host = g_bytes_new_take (g_steal_pointer (&values), sizeof (gfloat) * INSPECTOR_DEMO_ELEMENTS);
@@ -223,6 +285,16 @@ inspector_demo_workload_run_async (AtomrNvrtcActor     *nvrtc,
   w->pending += 2;
   atomr_actor_upload_async (upload_actor, buf[0], host, cancellable, upload_done, g_object_ref (task));
   atomr_actor_fill_async (copy_actor, buf[1], 1.0, cancellable, fill_done, g_object_ref (task));
+  if (blas && !rng)
+    {
+      w->pending++;
+      atomr_actor_fill_async (copy_actor, mat_a, 0.001, cancellable, fill_done, g_object_ref (task));
+    }
+  if (signal)
+    {
+      w->pending++;
+      atomr_actor_fill_async (copy_actor, signal, 1.0, cancellable, fill_done, g_object_ref (task));
+    }
   for (guint r = 0; r < rounds; r++)
     {
       g_autoptr(AtomrKernelArgs) a_saxpy = atomr_kernel_args_new ();
@@ -248,6 +320,27 @@ inspector_demo_workload_run_async (AtomrNvrtcActor     *nvrtc,
       atomr_actor_download_async (upload_actor, buf[2], cancellable, download_done, g_object_ref (task));
       atomr_actor_copy_async (copy_actor, buf[3], buf[1], cancellable, copy_done, g_object_ref (task));
       atomr_actor_upload_async (upload_actor, buf[0], host, cancellable, upload_done, g_object_ref (task));
+
+      if (rng)
+        {
+          w->pending++;
+          atomr_rng_actor_fill_async (rng, mat_a, ATOMR_RNG_NORMAL, 0.0, 1.0, cancellable, rng_done, g_object_ref (task));
+        }
+      if (blas)
+        {
+          w->pending++;
+          atomr_blas_actor_gemm_async (blas, ATOMR_TRANSPOSE_N, ATOMR_TRANSPOSE_N, 1024, 1024, 1024,
+                                       1.0, 0.0, mat_a, 1024, buf[0], 1024, 0.0, 0.0, mat_c, 1024,
+                                       cancellable, gemm_done, g_object_ref (task));
+        }
+      if (fft)
+        {
+          w->pending += 2;
+          atomr_fft_actor_execute_async (fft, plan, ATOMR_FFT_FORWARD, signal, spectrum, cancellable,
+                                         fft_done, g_object_ref (task));
+          atomr_fft_actor_execute_async (fft, plan, ATOMR_FFT_INVERSE, spectrum, signal, cancellable,
+                                         fft_done, g_object_ref (task));
+        }
     }
   one_done (g_object_ref (task), NULL);
 }

@@ -8,7 +8,8 @@
 
 G_BEGIN_DECLS
 
-#define INSPECTOR_DEMO_ELEMENTS (1u << 20)
+#define INSPECTOR_DEMO_ELEMENTS (1u << 20)   /* also 1024 × 1024 for the GEMM */
+#define INSPECTOR_DEMO_FFT_SIZE (1u << 18)
 
 gchar   *inspector_demo_kernel_source   (const gchar      *file);
 void     inspector_demo_workload_run_async  (AtomrNvrtcActor  *nvrtc,
@@ -17,6 +18,9 @@ void     inspector_demo_workload_run_async  (AtomrNvrtcActor  *nvrtc,
                                              AtomrModule      *saxpy,
                                              AtomrModule      *reduce,
                                              AtomrModule      *scale,
+                                             AtomrBlasActor   *blas,
+                                             AtomrFftActor    *fft,
+                                             AtomrRngActor    *rng,
                                              guint             rounds,
                                              GCancellable     *cancellable,
                                              GAsyncReadyCallback callback,

@@ -41,6 +41,9 @@ typedef struct {
   GPtrArray          *errors;       /* gchar* */
   AtomrModule        *modules[3];   /* of demo_kernels */
   AtomrNvrtcActor    *nvrtc;
+  AtomrBlasActor     *blas;         /* the math actors: NULL when their */
+  AtomrFftActor      *fft;          /* library is missing */
+  AtomrRngActor      *rng;
   AtomrDevice        *device;
   AtomrActor         *upload_actor;
   AtomrActor         *copy_actor;
@@ -55,6 +58,9 @@ demo_data_free (DemoData *d)
   for (guint i = 0; i < G_N_ELEMENTS (d->modules); i++)
     g_clear_object (&d->modules[i]);
   g_clear_object (&d->nvrtc);
+  g_clear_object (&d->blas);
+  g_clear_object (&d->fft);
+  g_clear_object (&d->rng);
   g_clear_object (&d->upload_actor);
   g_clear_object (&d->copy_actor);
   g_clear_object (&d->recorder);
@@ -142,6 +148,32 @@ open_gpu (DemoData *d)
   atomr_trace_recorder_add_actor (d->recorder, ATOMR_ACTOR (d->nvrtc));
   atomr_trace_recorder_add_actor (d->recorder, d->upload_actor);
   atomr_trace_recorder_add_actor (d->recorder, d->copy_actor);
+
+  /* GEMM, FFT and RNG work beside the kernels, each on its own stream */
+  d->blas = atomr_blas_actor_new (d->device, &error);
+  if (d->blas == NULL)
+    g_ptr_array_add (d->errors, g_strdup (error->message));
+  g_clear_error (&error);
+  d->fft = atomr_fft_actor_new (d->device, &error);
+  if (d->fft == NULL)
+    g_ptr_array_add (d->errors, g_strdup (error->message));
+  g_clear_error (&error);
+  d->rng = atomr_rng_actor_new (d->device, ATOMR_RNG_PHILOX, &error);
+  if (d->rng == NULL)
+    g_ptr_array_add (d->errors, g_strdup (error->message));
+  g_clear_error (&error);
+  {
+    AtomrActor *math[] = { ATOMR_ACTOR (d->blas), ATOMR_ACTOR (d->fft), ATOMR_ACTOR (d->rng) };
+    const gchar *names[] = { "demo-blas", "demo-fft", "demo-rng" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (math); i++)
+      if (math[i])
+        {
+          atomr_actor_set_name (math[i], names[i]);
+          atomr_actor_set_timing (math[i], TRUE);
+          atomr_trace_recorder_add_actor (d->recorder, math[i]);
+        }
+  }
   inspector_trace_page_follow_recorder (inspector_window_get_trace_page (d->window), d->recorder);
   return TRUE;
 }
@@ -177,7 +209,8 @@ run_on_gpu (GTask *task)
   if (d->modules[0] == NULL || d->modules[1] == NULL || d->modules[2] == NULL)
     return FALSE;   /* a compile failed: already reported */
   inspector_demo_workload_run_async (d->nvrtc, d->upload_actor, d->copy_actor,
-                                     d->modules[0], d->modules[1], d->modules[2], GPU_ROUNDS,
+                                     d->modules[0], d->modules[1], d->modules[2],
+                                     d->blas, d->fft, d->rng, GPU_ROUNDS,
                                      g_task_get_cancellable (task), workload_done, g_object_ref (task));
   return TRUE;
 }

@@ -269,10 +269,12 @@ count_of (InspectorTraceModel *model,
   return 0;
 }
 
-/* Exactly what `atomr-inspector --demo` runs on a GPU, minus the window. */
+/* Exactly what `atomr-inspector --demo` runs on a GPU, minus the window;
+ * @data non-NULL: with the cuBLAS, cuFFT and cuRAND actors too. */
 static void
-test_gpu_demo_workload (void)
+test_gpu_demo_workload (gconstpointer data)
 {
+  gboolean with_math = data != NULL;
   const gchar *files[3] = { "saxpy.cu", "reduce.cu", "scale.cu" };
   const gchar *names[3] = { "saxpy", "reduce_sum", "scale<float>" };
   const guint rounds = 8;
@@ -280,6 +282,9 @@ test_gpu_demo_workload (void)
   g_autoptr(AtomrDevice) device = atomr_device_get (0, &error);
   g_autoptr(AtomrNvrtcActor) nvrtc = NULL;
   g_autoptr(AtomrCopyActor) up = NULL, copy = NULL;
+  g_autoptr(AtomrBlasActor) blas = NULL;
+  g_autoptr(AtomrFftActor) fft = NULL;
+  g_autoptr(AtomrRngActor) rng = NULL;
   g_autoptr(AtomrTraceRecorder) rec = NULL;
   g_autoptr(InspectorTraceModel) model = NULL;
   g_autoptr(GAsyncResult) result = NULL;
@@ -308,6 +313,18 @@ test_gpu_demo_workload (void)
   atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (copy));
   for (guint i = 0; i < 3; i++)
     atomr_actor_set_timing (i == 0 ? ATOMR_ACTOR (nvrtc) : i == 1 ? ATOMR_ACTOR (up) : ATOMR_ACTOR (copy), TRUE);
+  if (with_math)
+    {
+      blas = atomr_blas_actor_new (device, &error);
+      g_assert_no_error (error);
+      fft = atomr_fft_actor_new (device, &error);
+      g_assert_no_error (error);
+      rng = atomr_rng_actor_new (device, ATOMR_RNG_PHILOX, &error);
+      g_assert_no_error (error);
+      atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (blas));
+      atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (fft));
+      atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (rng));
+    }
 
   for (guint i = 0; i < 3; i++)
     {
@@ -323,7 +340,9 @@ test_gpu_demo_workload (void)
     }
 
   inspector_demo_workload_run_async (nvrtc, ATOMR_ACTOR (up), ATOMR_ACTOR (copy),
-                                     modules[0], modules[1], modules[2], rounds, NULL, on_workload, &result);
+                                     modules[0], modules[1], modules[2],
+                                     blas, fft, rng, rounds,
+                                     NULL, on_workload, &result);
   while (result == NULL)
     g_main_context_iteration (NULL, TRUE);
   g_assert_true (inspector_demo_workload_run_finish (result, &sum, &error));
@@ -333,9 +352,11 @@ test_gpu_demo_workload (void)
   g_assert_cmpfloat (fabs (sum - expected), <=, 1e-3 * expected);
 
   if (g_getenv ("OUT") && *g_getenv ("OUT"))
-    path = g_build_filename (g_getenv ("OUT"), "inspector-demo-trace.json", NULL);
+    path = g_build_filename (g_getenv ("OUT"), with_math ? "inspector-demo-math-trace.json"
+                                                          : "inspector-demo-trace.json", NULL);
   else
-    path = g_test_build_filename (G_TEST_BUILT, "inspector-demo-trace.json", NULL);
+    path = g_test_build_filename (G_TEST_BUILT, with_math ? "inspector-demo-math-trace.json"
+                                                          : "inspector-demo-trace.json", NULL);
   g_assert_true (atomr_trace_recorder_save (rec, path, &error));
   g_assert_no_error (error);
   model = inspector_trace_model_new ();
@@ -343,8 +364,21 @@ test_gpu_demo_workload (void)
   g_assert_no_error (error);
   g_test_message ("demo trace: %u records on %u tracks in %s", inspector_trace_model_get_n_records (model),
                   inspector_trace_model_get_n_tracks (model), path);
-  g_assert_cmpuint (inspector_trace_model_get_n_tracks (model), ==, 3);
-  g_assert_cmpuint (inspector_trace_model_get_n_records (model), ==, 2 + 7 * rounds);
+  if (with_math)
+    {
+      g_assert_cmpuint (inspector_trace_model_get_n_tracks (model), ==, 6);
+      /* 2 set-up copies and a fill of the FFT's signal; per round 7 of the
+       * kernels and copies, an RNG fill, a GEMM and two FFTs */
+      g_assert_cmpuint (inspector_trace_model_get_n_records (model), ==, 3 + 11 * rounds);
+      g_assert_cmpuint (count_of (model, "gemm"), ==, rounds);
+      g_assert_cmpuint (count_of (model, "fft"), ==, 2 * rounds);
+      g_assert_cmpuint (count_of (model, "rng-fill"), ==, rounds);
+    }
+  else
+    {
+      g_assert_cmpuint (inspector_trace_model_get_n_tracks (model), ==, 3);
+      g_assert_cmpuint (inspector_trace_model_get_n_records (model), ==, 2 + 7 * rounds);
+    }
   g_assert_cmpuint (count_of (model, "launch saxpy"), ==, rounds);
   g_assert_cmpuint (count_of (model, "launch reduce_sum"), ==, rounds);
   g_assert_cmpuint (count_of (model, "launch scale<float>"), ==, rounds);
@@ -358,6 +392,7 @@ main (int   argc,
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/inspector/gpu/live-trace", test_gpu_trace);
-  g_test_add_func ("/inspector/gpu/demo-workload", test_gpu_demo_workload);
+  g_test_add_data_func ("/inspector/gpu/demo-workload", NULL, test_gpu_demo_workload);
+  g_test_add_data_func ("/inspector/gpu/demo-workload-math", "math", test_gpu_demo_workload);
   return g_test_run ();
 }
