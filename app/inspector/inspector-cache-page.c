@@ -297,6 +297,17 @@ gc_action (GtkWidget   *widget,
 }
 
 static void
+search_action (GtkWidget   *widget,
+               const gchar *action_name,
+               GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+
+  adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
+  gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
+}
+
+static void
 open_in_editor_action (GtkWidget   *widget,
                        const gchar *action_name,
                        GVariant    *parameter)
@@ -376,7 +387,9 @@ inspector_cache_page_class_init (InspectorCachePageClass *klass)
   gtk_widget_class_install_action (widget_class, "cache.delete", NULL, delete_action);
   gtk_widget_class_install_action (widget_class, "cache.gc", NULL, gc_action);
   gtk_widget_class_install_action (widget_class, "cache.open-in-editor", NULL, open_in_editor_action);
+  gtk_widget_class_install_action (widget_class, "cache.search", NULL, search_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Delete, 0, "cache.delete", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_f, GDK_CONTROL_MASK, "cache.search", NULL);
 }
 
 static void
