@@ -1022,25 +1022,31 @@ atomr_op_submit (AtomrOp *op)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
+  gboolean inline_run;
 
-  /* Hazards are registered now, on the submitting thread: program order. */
+  /* Hazards are registered now, on the submitting thread: program order.
+   * Registering and queueing happen under the mailbox lock, so that the
+   * mailbox order of an actor is its registration order — what lets an
+   * operation treat its actor's earlier ones as already ahead. */
+  g_mutex_lock (&src->lock);
   if (op->reads.len || op->writes.len)
     {
       op->slot = atomr_slot_new (op->actor);
       atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps);
     }
-
-  if (g_main_context_is_owner (priv->context) && g_atomic_int_get (&src->n_mail) == 0 &&
-      op_deps_ready (op, NULL, NULL))
+  inline_run = g_queue_is_empty (&src->mailbox) && g_main_context_is_owner (priv->context) &&
+               op_deps_ready (op, NULL, NULL);
+  if (!inline_run)
     {
-      op_run (op);
-      return;
+      g_queue_push_tail (&src->mailbox, op);
+      g_atomic_int_inc (&src->n_mail);
     }
-  g_mutex_lock (&src->lock);
-  g_queue_push_tail (&src->mailbox, op);
-  g_atomic_int_inc (&src->n_mail);
   g_mutex_unlock (&src->lock);
-  g_main_context_wakeup (priv->context);
+
+  if (inline_run)
+    op_run (op);
+  else
+    g_main_context_wakeup (priv->context);
 }
 
 void
