@@ -13,7 +13,8 @@
  * recorder polled by refresh()), sorted by start time and grouped into
  * tracks: one per (device, actor, stream), which is one row of the
  * timeline.  The statistics list holds one InspectorOperationStats per
- * (library, operation), sorted by total time. */
+ * (library, operation) of the operations that succeeded, sorted by total
+ * time. */
 struct _InspectorTraceModel
 {
   GObject             parent_instance;
@@ -226,6 +227,10 @@ rebuild (InspectorTraceModel *self)
       if (i == 0 || e > self->end)
         self->end = e;
 
+      /* a failed operation is on the timeline (in red) but its time to
+       * failure says nothing about the operation: not in the statistics */
+      if (atomr_launch_info_get_error (info))
+        continue;
       dur = g_hash_table_lookup (durations, sk);
       if (dur == NULL)
         {
