@@ -1183,11 +1183,38 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
+/* The memory level hashes whole requests (source and all) on every lookup;
+ * g_bytes_hash() goes a byte at a time.  Eight at a time, mixed with a
+ * multiply, is several times faster and spreads as well. */
+static guint
+request_hash (gconstpointer key)
+{
+  gsize len;
+  const guint8 *p = g_bytes_get_data ((GBytes *) key, &len);
+  guint64 h = 0x9e3779b97f4a7c15ull ^ len;
+
+  for (; len >= 8; p += 8, len -= 8)
+    {
+      guint64 w;
+      memcpy (&w, p, 8);
+      h = (h ^ w) * 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+  if (len > 0)
+    {
+      guint64 w = 0;
+      memcpy (&w, p, len);
+      h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    }
+  h ^= h >> 29;
+  return (guint) (h ^ (h >> 32));
+}
+
 static void
 atomr_kernel_cache_init (AtomrKernelCache *self)
 {
   g_mutex_init (&self->lock);
-  self->memory = g_hash_table_new_full (g_bytes_hash, g_bytes_equal, NULL, memory_entry_free);
+  self->memory = g_hash_table_new_full (request_hash, g_bytes_equal, NULL, memory_entry_free);
   self->memory_capacity = DEFAULT_MEMORY_CAPACITY;
   self->store_source = TRUE;
 }
