@@ -1,0 +1,426 @@
+/* inspector-cache-page.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <gtksourceview/gtksource.h>
+
+#include "inspector-cache-page.h"
+#include "inspector-source-util.h"
+
+struct _InspectorCachePage
+{
+  GtkWidget            parent_instance;
+
+  AdwLeaflet          *leaflet;
+  GtkSearchEntry      *search_entry;
+  GtkDropDown         *sort_dropdown;
+  GtkMenuButton       *gc_button;
+  GtkSpinButton       *gc_spin;
+  GtkStack            *list_stack;
+  GtkListView         *list_view;
+  GtkLabel            *totals_label;
+  GtkButton           *back_button;
+  GtkStack            *details_stack;
+  AdwPreferencesGroup *metadata_group;
+  GtkSourceView       *source_view;
+  GtkSourceView       *ptx_view;
+  GtkTextView         *log_view;
+
+  InspectorCacheModel *model;
+  GtkSingleSelection  *selection;
+  GPtrArray           *rows;
+  GSettings           *settings;
+};
+
+G_DEFINE_FINAL_TYPE (InspectorCachePage, inspector_cache_page, GTK_TYPE_WIDGET)
+
+enum {
+  OPEN_ENTRY,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static gchar *
+format_datetime (GDateTime *dt)
+{
+  g_autoptr(GDateTime) local = NULL;
+
+  if (dt == NULL)
+    return g_strdup (_("Never"));
+  local = g_date_time_to_local (dt);
+  return g_date_time_format (local, "%x %X");
+}
+
+static void
+add_row (InspectorCachePage *self,
+         const gchar        *title,
+         const gchar        *value)
+{
+  GtkWidget *row = adw_action_row_new ();
+
+  g_autofree gchar *escaped = g_markup_escape_text (value && *value ? value : "—", -1);
+
+  /* libadwaita 1.2 parses subtitles as markup, whatever use-markup says */
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
+  adw_preferences_group_add (self->metadata_group, row);
+  g_ptr_array_add (self->rows, row);
+}
+
+static gchar *
+join_or_none (const gchar * const *strv)
+{
+  if (strv == NULL || strv[0] == NULL)
+    return g_strdup (_("None"));
+  return g_strjoinv ("\n", (gchar **) strv);
+}
+
+static void
+set_text (GtkTextView *view,
+          const gchar *text)
+{
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (view), text ? text : "", -1);
+}
+
+static void
+show_entry (InspectorCachePage *self)
+{
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  g_autofree gchar *markup = NULL, *path = NULL;
+  g_autofree gchar *title = NULL, *names = NULL, *lowered = NULL, *flags = NULL, *sizes = NULL;
+  g_autofree gchar *ctime = NULL, *created = NULL, *used = NULL, *hits = NULL, *source = NULL, *log = NULL;
+  g_autofree gchar *ptx_s = NULL, *ptx_size = NULL, *cubin_size = NULL, *lto_size = NULL, *file_size = NULL;
+  g_autoptr(GBytes) ptx = NULL;
+  g_autoptr(GError) error = NULL;
+
+  for (guint i = 0; i < self->rows->len; i++)
+    adw_preferences_group_remove (self->metadata_group, g_ptr_array_index (self->rows, i));
+  g_ptr_array_set_size (self->rows, 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.delete", entry != NULL);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.open-in-editor",
+                                 entry != NULL && atomr_kernel_cache_entry_has_source (entry));
+  if (entry == NULL)
+    {
+      adw_preferences_group_set_title (self->metadata_group, _("No Entry Selected"));
+      adw_preferences_group_set_description (self->metadata_group, NULL);
+      set_text (GTK_TEXT_VIEW (self->source_view), NULL);
+      set_text (GTK_TEXT_VIEW (self->ptx_view), NULL);
+      set_text (self->log_view, NULL);
+      return;
+    }
+
+  title = inspector_cache_entry_get_title (entry);
+  markup = g_markup_escape_text (title, -1);
+  path = g_markup_escape_text (atomr_kernel_cache_entry_get_path (entry), -1);
+  adw_preferences_group_set_title (self->metadata_group, markup);
+  adw_preferences_group_set_description (self->metadata_group, path);
+  names = join_or_none (atomr_kernel_cache_entry_get_kernel_names (entry));
+  lowered = join_or_none (atomr_kernel_cache_entry_get_lowered_names (entry));
+  flags = g_strjoinv (" ", (gchar **) atomr_kernel_cache_entry_get_flags (entry));
+  ptx_size = g_format_size (atomr_kernel_cache_entry_get_ptx_size (entry));
+  cubin_size = g_format_size (atomr_kernel_cache_entry_get_cubin_size (entry));
+  lto_size = g_format_size (atomr_kernel_cache_entry_get_ltoir_size (entry));
+  file_size = g_format_size (atomr_kernel_cache_entry_get_file_size (entry));
+  /* Translators: sizes of the parts of a cache entry */
+  sizes = g_strdup_printf (_("PTX %s, CUBIN %s, LTO-IR %s; %s on disk"), ptx_size, cubin_size, lto_size, file_size);
+  ctime = g_strdup_printf (_("%.1f ms"), atomr_kernel_cache_entry_get_compile_time_ms (entry));
+  created = format_datetime (atomr_kernel_cache_entry_get_created (entry));
+  used = format_datetime (atomr_kernel_cache_entry_get_last_used (entry));
+  hits = g_strdup_printf ("%" G_GUINT64_FORMAT, atomr_kernel_cache_entry_get_hit_count (entry));
+
+  add_row (self, _("Kernels"), names);
+  add_row (self, _("Lowered Names"), lowered);
+  add_row (self, _("Architecture"), atomr_kernel_cache_entry_get_arch (entry));
+  add_row (self, _("Flags"), flags);
+  add_row (self, _("NVRTC Version"), atomr_kernel_cache_entry_get_nvrtc_version (entry));
+  add_row (self, _("Sizes"), sizes);
+  add_row (self, _("Compile Time"), ctime);
+  add_row (self, _("Created"), created);
+  add_row (self, _("Last Used"), used);
+  add_row (self, _("Hits"), hits);
+  add_row (self, _("Key"), atomr_kernel_cache_entry_get_key (entry));
+
+  if (atomr_kernel_cache_entry_has_source (entry))
+    source = atomr_kernel_cache_entry_load_source (entry, &error);
+  set_text (GTK_TEXT_VIEW (self->source_view),
+            source ? source : error ? error->message : _("The cache was told not to keep the source of this entry."));
+  g_clear_error (&error);
+  ptx = atomr_kernel_cache_entry_load_ptx (entry, &error);
+  if (ptx)
+    ptx_s = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
+  set_text (GTK_TEXT_VIEW (self->ptx_view), ptx_s ? ptx_s : error ? error->message : _("No PTX: the entry holds CUBIN or LTO-IR only."));
+  g_clear_error (&error);
+  log = atomr_kernel_cache_entry_load_log (entry, &error);
+  set_text (self->log_view, log && *log ? log : error ? error->message : _("NVRTC printed nothing."));
+}
+
+static void
+update_totals (InspectorCachePage *self)
+{
+  guint n = inspector_cache_model_get_n_entries (self->model);
+  g_autofree gchar *size = g_format_size (inspector_cache_model_get_total_bytes (self->model));
+  g_autofree gchar *entries = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u entry", "%u entries", n), n);
+  /* Translators: "12 entries, 1.2 MB in /home/me/.cache/atomr/kernels" */
+  g_autofree gchar *text = g_strdup_printf (_("%s, %s in %s"), entries, size,
+                                            inspector_cache_model_get_directory (self->model));
+
+  gtk_label_set_text (self->totals_label, text);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->totals_label), text);
+  gtk_stack_set_visible_child_name (self->list_stack,
+                                    g_list_model_get_n_items (G_LIST_MODEL (self->model)) > 0 ? "list" : "empty");
+  show_entry (self);
+}
+
+static void
+setup_row (GtkSignalListItemFactory *factory,
+           GtkListItem              *item,
+           gpointer                  user_data)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 3);
+  GtkWidget *title = gtk_label_new (NULL);
+  GtkWidget *subtitle = gtk_label_new (NULL);
+
+  gtk_widget_set_margin_top (box, 6);
+  gtk_widget_set_margin_bottom (box, 6);
+  gtk_label_set_xalign (GTK_LABEL (title), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (title), PANGO_ELLIPSIZE_END);
+  gtk_widget_add_css_class (title, "heading");
+  gtk_label_set_xalign (GTK_LABEL (subtitle), 0);
+  gtk_label_set_ellipsize (GTK_LABEL (subtitle), PANGO_ELLIPSIZE_END);
+  gtk_widget_add_css_class (subtitle, "dim-label");
+  gtk_widget_add_css_class (subtitle, "caption");
+  gtk_box_append (GTK_BOX (box), title);
+  gtk_box_append (GTK_BOX (box), subtitle);
+  gtk_list_item_set_child (item, box);
+}
+
+static void
+bind_row (GtkSignalListItemFactory *factory,
+          GtkListItem              *item,
+          gpointer                  user_data)
+{
+  AtomrKernelCacheEntry *entry = gtk_list_item_get_item (item);
+  GtkWidget *box = gtk_list_item_get_child (item);
+  GtkWidget *title = gtk_widget_get_first_child (box);
+  GtkWidget *subtitle = gtk_widget_get_next_sibling (title);
+  g_autofree gchar *t = inspector_cache_entry_get_title (entry);
+  g_autofree gchar *size = g_format_size (atomr_kernel_cache_entry_get_file_size (entry));
+  g_autofree gchar *used = format_datetime (atomr_kernel_cache_entry_get_last_used (entry));
+  guint64 hits = atomr_kernel_cache_entry_get_hit_count (entry);
+  g_autofree gchar *hits_n = g_strdup_printf ("%" G_GUINT64_FORMAT, hits);
+  /* Translators: %s is a number of cache hits */
+  g_autofree gchar *hits_s = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s hit", "%s hits",
+                                                           (gulong) MIN (hits, G_MAXULONG)), hits_n);
+  g_autofree gchar *sub = g_strdup_printf ("%s · %s · %.0f ms · %s · %s",
+                                           atomr_kernel_cache_entry_get_arch (entry), size,
+                                           atomr_kernel_cache_entry_get_compile_time_ms (entry), hits_s, used);
+
+  gtk_label_set_text (GTK_LABEL (title), t);
+  gtk_label_set_text (GTK_LABEL (subtitle), sub);
+}
+
+static void
+on_search_changed (InspectorCachePage *self)
+{
+  inspector_cache_model_set_search (self->model, gtk_editable_get_text (GTK_EDITABLE (self->search_entry)));
+  update_totals (self);
+}
+
+static void
+on_sort_changed (InspectorCachePage *self)
+{
+  InspectorCacheSort sort = gtk_drop_down_get_selected (self->sort_dropdown);
+
+  /* names read best A to Z; every other key biggest or newest first */
+  inspector_cache_model_set_sort (self->model, sort, sort != INSPECTOR_CACHE_SORT_NAME);
+}
+
+static void
+on_activate (GtkListView        *view,
+             guint               position,
+             InspectorCachePage *self)
+{
+  adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_FORWARD);
+}
+
+static void
+on_back (InspectorCachePage *self)
+{
+  adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
+}
+
+static void
+report (InspectorCachePage *self,
+        const gchar        *message)
+{
+  gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", message);
+}
+
+static void
+delete_action (GtkWidget   *widget,
+               const gchar *action_name,
+               GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  g_autoptr(GError) error = NULL;
+
+  if (entry && !inspector_cache_model_remove (self->model, entry, &error))
+    report (self, error->message);
+}
+
+static void
+gc_action (GtkWidget   *widget,
+           const gchar *action_name,
+           GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+  guint64 cap = (guint64) gtk_spin_button_get_value (self->gc_spin) * 1024 * 1024;
+  g_autoptr(GError) error = NULL;
+  guint n = 0;
+  guint64 freed = 0;
+
+  gtk_menu_button_popdown (self->gc_button);
+  if (!inspector_cache_model_gc (self->model, cap, &n, &freed, &error))
+    report (self, error->message);
+  else
+    {
+      g_autofree gchar *size = g_format_size (freed);
+      g_autofree gchar *msg = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "Removed %u entry (%s)",
+                                                            "Removed %u entries (%s)", n), n, size);
+      gtk_widget_activate_action (GTK_WIDGET (self), "win.show-toast", "s", msg);
+    }
+}
+
+static void
+search_action (GtkWidget   *widget,
+               const gchar *action_name,
+               GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+
+  adw_leaflet_navigate (self->leaflet, ADW_NAVIGATION_DIRECTION_BACK);
+  gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
+}
+
+static void
+open_in_editor_action (GtkWidget   *widget,
+                       const gchar *action_name,
+                       GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+
+  if (entry)
+    g_signal_emit (self, signals[OPEN_ENTRY], 0, entry);
+}
+
+InspectorCacheModel *
+inspector_cache_page_get_model (InspectorCachePage *self)
+{
+  return self->model;
+}
+
+void
+inspector_cache_page_set_directory (InspectorCachePage *self,
+                                    const gchar        *directory)
+{
+  inspector_cache_model_set_directory (self->model, directory);
+}
+
+void
+inspector_cache_page_select (InspectorCachePage *self,
+                             guint               position)
+{
+  gtk_single_selection_set_selected (self->selection, position);
+}
+
+static void
+inspector_cache_page_dispose (GObject *object)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (object);
+
+  if (self->model)
+    g_signal_handlers_disconnect_by_data (self->model, self);
+  gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_CACHE_PAGE);
+  g_clear_object (&self->selection);
+  g_clear_object (&self->model);
+  g_clear_object (&self->settings);
+  g_clear_pointer (&self->rows, g_ptr_array_unref);
+  G_OBJECT_CLASS (inspector_cache_page_parent_class)->dispose (object);
+}
+
+static void
+inspector_cache_page_class_init (InspectorCachePageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = inspector_cache_page_dispose;
+
+  /* Emitted by "Open in Editor" with the selected entry. */
+  signals[OPEN_ENTRY] = g_signal_new ("open-entry", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                      0, NULL, NULL, NULL, G_TYPE_NONE, 1, ATOMR_TYPE_KERNEL_CACHE_ENTRY);
+
+  g_type_ensure (GTK_SOURCE_TYPE_VIEW);
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/atomr/Inspector/inspector-cache-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, leaflet);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, search_entry);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, sort_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, gc_button);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, gc_spin);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, list_stack);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, list_view);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, totals_label);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, back_button);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, details_stack);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, metadata_group);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, source_view);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, ptx_view);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, log_view);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  gtk_widget_class_install_action (widget_class, "cache.delete", NULL, delete_action);
+  gtk_widget_class_install_action (widget_class, "cache.gc", NULL, gc_action);
+  gtk_widget_class_install_action (widget_class, "cache.open-in-editor", NULL, open_in_editor_action);
+  gtk_widget_class_install_action (widget_class, "cache.search", NULL, search_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Delete, 0, "cache.delete", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_f, GDK_CONTROL_MASK, "cache.search", NULL);
+}
+
+static void
+inspector_cache_page_init (InspectorCachePage *self)
+{
+  GtkListItemFactory *factory;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->rows = g_ptr_array_new ();
+  self->settings = g_settings_new (ATOMR_APP_ID);
+  g_settings_bind (self->settings, "gc-size-cap", gtk_spin_button_get_adjustment (self->gc_spin), "value",
+                   G_SETTINGS_BIND_DEFAULT);
+
+  inspector_source_view_setup (self->source_view, "cuda");
+  inspector_source_view_setup (self->ptx_view, "ptx");
+
+  self->model = inspector_cache_model_new (NULL);
+  inspector_cache_model_set_monitored (self->model, TRUE);
+  self->selection = gtk_single_selection_new (g_object_ref (G_LIST_MODEL (self->model)));
+  factory = gtk_signal_list_item_factory_new ();
+  g_signal_connect (factory, "setup", G_CALLBACK (setup_row), NULL);
+  g_signal_connect (factory, "bind", G_CALLBACK (bind_row), NULL);
+  gtk_list_view_set_factory (self->list_view, factory);
+  g_object_unref (factory);
+  gtk_list_view_set_model (self->list_view, GTK_SELECTION_MODEL (self->selection));
+
+  g_signal_connect_swapped (self->model, "reloaded", G_CALLBACK (update_totals), self);
+  g_signal_connect_swapped (self->selection, "notify::selected-item", G_CALLBACK (show_entry), self);
+  g_signal_connect_swapped (self->search_entry, "search-changed", G_CALLBACK (on_search_changed), self);
+  g_signal_connect_swapped (self->sort_dropdown, "notify::selected", G_CALLBACK (on_sort_changed), self);
+  g_signal_connect (self->list_view, "activate", G_CALLBACK (on_activate), self);
+  g_signal_connect_swapped (self->back_button, "clicked", G_CALLBACK (on_back), self);
+  update_totals (self);
+}

@@ -1,0 +1,22 @@
+/* inspector-cache-page.h — the Cache page: every entry of the kernel cache
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "inspector-cache-model.h"
+
+G_BEGIN_DECLS
+
+#define INSPECTOR_TYPE_CACHE_PAGE (inspector_cache_page_get_type ())
+G_DECLARE_FINAL_TYPE (InspectorCachePage, inspector_cache_page, INSPECTOR, CACHE_PAGE, GtkWidget)
+
+InspectorCacheModel *inspector_cache_page_get_model     (InspectorCachePage *self);
+void                 inspector_cache_page_set_directory (InspectorCachePage *self,
+                                                         const gchar        *directory);
+void                 inspector_cache_page_select        (InspectorCachePage *self,
+                                                         guint               position);
+
+G_END_DECLS

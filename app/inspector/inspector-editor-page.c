@@ -1,0 +1,826 @@
+/* inspector-editor-page.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n.h>
+#include <gtksourceview/gtksource.h>
+
+#include "inspector-compiler.h"
+#include "inspector-diagnostics.h"
+#include "inspector-editor-page.h"
+#include "inspector-source-util.h"
+
+#define DEFAULT_ARCH "sm_90"
+
+struct _InspectorEditorPage
+{
+  GtkWidget            parent_instance;
+
+  GtkLabel            *file_label;
+  GtkSpinner          *spinner;
+  GtkLabel            *status_label;
+  AdwFlap             *flap;
+  GtkSourceView       *source_view;
+  GtkStack            *output_stack;
+  GtkListBox          *diagnostics_list;
+  GtkSourceView       *ptx_view;
+  AdwPreferencesGroup *resources_group;
+  AdwEntryRow         *arch_row;
+  AdwComboRow         *std_row;
+  AdwEntryRow         *defines_row;
+  AdwEntryRow         *includes_row;
+  AdwEntryRow         *names_row;
+  GtkSwitch           *fast_math_switch;
+  GtkSwitch           *line_info_switch;
+
+  GtkSourceBuffer     *buffer;
+  GFile               *file;
+  gchar               *name;
+  AtomrKernelCache    *cache;
+  GCancellable        *cancellable;
+  GListStore          *diagnostics;
+  GPtrArray           *resource_rows;
+  GtkTextTag          *error_tag;
+  GtkTextTag          *warning_tag;
+  gboolean             compiling;
+  gboolean             gpu_checked;
+  AtomrNvrtcActor     *actor;       /* NULL without a GPU */
+  gchar               *log_name;    /* the file name NVRTC's log uses */
+};
+
+G_DEFINE_FINAL_TYPE (InspectorEditorPage, inspector_editor_page, GTK_TYPE_WIDGET)
+
+enum {
+  COMPILED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static const gchar *
+program_name (InspectorEditorPage *self)
+{
+  return self->name ? self->name : "kernel.cu";
+}
+
+static void
+update_title (InspectorEditorPage *self)
+{
+  g_autofree gchar *path = self->file ? g_file_get_path (self->file) : NULL;
+  gboolean modified = gtk_text_buffer_get_modified (GTK_TEXT_BUFFER (self->buffer));
+  g_autofree gchar *text = g_strdup_printf ("%s%s", modified ? "• " : "", path ? path : program_name (self));
+
+  gtk_label_set_text (self->file_label, text);
+}
+
+static void
+clear_marks (InspectorEditorPage *self)
+{
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_bounds (GTK_TEXT_BUFFER (self->buffer), &start, &end);
+  gtk_source_buffer_remove_source_marks (self->buffer, &start, &end, NULL);
+  gtk_text_buffer_remove_tag (GTK_TEXT_BUFFER (self->buffer), self->error_tag, &start, &end);
+  gtk_text_buffer_remove_tag (GTK_TEXT_BUFFER (self->buffer), self->warning_tag, &start, &end);
+}
+
+/**
+ * inspector_editor_page_set_text:
+ * @self: the page
+ * @name: the program name NVRTC reports, such as "saxpy.cu"
+ * @source: CUDA C++ source
+ *
+ * Replaces the buffer as one undoable action, unattached to a file.
+ */
+void
+inspector_editor_page_set_text (InspectorEditorPage *self,
+                                const gchar         *name,
+                                const gchar         *source)
+{
+  g_clear_object (&self->file);
+  g_free (self->name);
+  self->name = g_strdup (name);
+  clear_marks (self);
+  gtk_text_buffer_set_text (GTK_TEXT_BUFFER (self->buffer), source, -1);
+  gtk_text_buffer_set_modified (GTK_TEXT_BUFFER (self->buffer), FALSE);
+  update_title (self);
+}
+
+gboolean
+inspector_editor_page_load_file (InspectorEditorPage  *self,
+                                 GFile                *file,
+                                 GError              **error)
+{
+  g_autofree gchar *contents = NULL;
+  g_autofree gchar *basename = NULL;
+  gsize len = 0;
+
+  if (!g_file_load_contents (file, NULL, &contents, &len, NULL, error))
+    return FALSE;
+  if (!g_utf8_validate (contents, len, NULL))
+    {
+      g_autofree gchar *parse = g_file_get_parse_name (file);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, _("“%s” is not UTF-8 text"), parse);
+      return FALSE;
+    }
+  basename = g_file_get_basename (file);
+  inspector_editor_page_set_text (self, basename, contents);
+  g_set_object (&self->file, file);
+  update_title (self);
+  return TRUE;
+}
+
+static void
+set_option_text (AdwEntryRow         *row,
+                 const gchar * const *values,
+                 const gchar         *sep)
+{
+  g_autofree gchar *text = values ? g_strjoinv (sep, (gchar **) values) : g_strdup ("");
+  gtk_editable_set_text (GTK_EDITABLE (row), text);
+}
+
+/* Fills the options panel back from an entry's NVRTC flags. */
+static void
+options_from_flags (InspectorEditorPage *self,
+                    const gchar * const *flags)
+{
+  g_autoptr(GStrvBuilder) defines = g_strv_builder_new ();
+  g_autoptr(GStrvBuilder) includes = g_strv_builder_new ();
+  g_auto(GStrv) d = NULL, inc = NULL;
+  gboolean fast = FALSE, line_info = FALSE;
+
+  for (guint i = 0; flags && flags[i]; i++)
+    {
+      const gchar *f = flags[i];
+      if (g_str_has_prefix (f, "-D"))
+        g_strv_builder_add (defines, f + 2);
+      else if (g_str_has_prefix (f, "--define-macro="))
+        g_strv_builder_add (defines, f + strlen ("--define-macro="));
+      else if (g_str_has_prefix (f, "-I"))
+        g_strv_builder_add (includes, f + 2);
+      else if (g_str_has_prefix (f, "--include-path="))
+        g_strv_builder_add (includes, f + strlen ("--include-path="));
+      else if (g_str_equal (f, "--use_fast_math") || g_str_equal (f, "-use_fast_math"))
+        fast = TRUE;
+      else if (g_str_equal (f, "--generate-line-info") || g_str_equal (f, "-lineinfo"))
+        line_info = TRUE;
+      else if (g_str_has_prefix (f, "--std=") || g_str_has_prefix (f, "-std="))
+        {
+          GListModel *stds = adw_combo_row_get_model (self->std_row);
+          const gchar *std = strchr (f, '=') + 1;
+          for (guint k = 0; k < g_list_model_get_n_items (stds); k++)
+            if (g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (stds), k), std))
+              adw_combo_row_set_selected (self->std_row, k);
+        }
+    }
+  d = g_strv_builder_end (defines);
+  inc = g_strv_builder_end (includes);
+  set_option_text (self->defines_row, (const gchar * const *) d, " ");
+  set_option_text (self->includes_row, (const gchar * const *) inc, ":");
+  gtk_switch_set_active (self->fast_math_switch, fast);
+  gtk_switch_set_active (self->line_info_switch, line_info);
+}
+
+/**
+ * inspector_editor_page_load_entry:
+ * @self: the page
+ * @entry: a cache entry that kept its source
+ * @error: return location for a #GError
+ *
+ * Opens the source of @entry with the options it was compiled with.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+inspector_editor_page_load_entry (InspectorEditorPage    *self,
+                                  AtomrKernelCacheEntry  *entry,
+                                  GError                **error)
+{
+  g_autofree gchar *source = atomr_kernel_cache_entry_load_source (entry, error);
+  const gchar * const *names = atomr_kernel_cache_entry_get_kernel_names (entry);
+  g_autofree gchar *name = NULL;
+
+  if (source == NULL)
+    return FALSE;
+  name = g_strdup_printf ("%s.cu", names && names[0] ? names[0] : atomr_kernel_cache_entry_get_key (entry));
+  /* name expressions may contain template arguments: keep a file-safe name */
+  g_strcanon (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", '_');
+  inspector_editor_page_set_text (self, name, source);
+  gtk_editable_set_text (GTK_EDITABLE (self->arch_row), atomr_kernel_cache_entry_get_arch (entry));
+  set_option_text (self->names_row, names, "; ");
+  options_from_flags (self, atomr_kernel_cache_entry_get_flags (entry));
+  return TRUE;
+}
+
+void
+inspector_editor_page_set_cache (InspectorEditorPage *self,
+                                 AtomrKernelCache    *cache)
+{
+  g_set_object (&self->cache, cache);
+}
+
+guint
+inspector_editor_page_get_n_diagnostics (InspectorEditorPage *self)
+{
+  return g_list_model_get_n_items (G_LIST_MODEL (self->diagnostics));
+}
+
+static gchar **
+split_words (const gchar *text,
+             const gchar *separators)
+{
+  g_auto(GStrv) parts = g_strsplit_set (text ? text : "", separators, -1);
+  g_autoptr(GStrvBuilder) b = g_strv_builder_new ();
+
+  for (guint i = 0; parts[i]; i++)
+    {
+      g_strstrip (parts[i]);
+      if (*parts[i])
+        g_strv_builder_add (b, parts[i]);
+    }
+  return g_strv_builder_end (b);
+}
+
+static AtomrCompileOptions *
+build_options (InspectorEditorPage *self,
+               const gchar         *source)
+{
+  AtomrCompileOptions *options = atomr_compile_options_new ();
+  const gchar *arch = gtk_editable_get_text (GTK_EDITABLE (self->arch_row));
+  g_auto(GStrv) defines = split_words (gtk_editable_get_text (GTK_EDITABLE (self->defines_row)), " ,");
+  g_auto(GStrv) includes = split_words (gtk_editable_get_text (GTK_EDITABLE (self->includes_row)), ":");
+  g_auto(GStrv) names = split_words (gtk_editable_get_text (GTK_EDITABLE (self->names_row)), ";");
+  GtkStringObject *std = adw_combo_row_get_selected_item (self->std_row);
+
+  if (arch == NULL || *arch == '\0')
+    arch = self->actor ? NULL : DEFAULT_ARCH;   /* the actor compiles for its GPU */
+  if (arch)
+    atomr_compile_options_set_arch (options, arch);
+  if (std)
+    atomr_compile_options_set_std (options, gtk_string_object_get_string (std));
+  atomr_compile_options_set_fast_math (options, gtk_switch_get_active (self->fast_math_switch));
+  atomr_compile_options_set_line_info (options, gtk_switch_get_active (self->line_info_switch));
+  for (guint i = 0; defines[i]; i++)
+    {
+      g_auto(GStrv) kv = g_strsplit (defines[i], "=", 2);
+      atomr_compile_options_add_define (options, kv[0], kv[1]);
+    }
+  for (guint i = 0; includes[i]; i++)
+    atomr_compile_options_add_include_path (options, includes[i]);
+  if (names[0] == NULL)
+    {
+      g_strfreev (names);
+      names = inspector_find_kernel_names (source);
+    }
+  for (guint i = 0; names[i]; i++)
+    atomr_compile_options_add_name_expression (options, names[i]);
+  /* ptxas only runs when NVRTC emits CUBIN for a real sm_ architecture */
+  if (arch && g_str_has_prefix (arch, "sm_"))
+    atomr_compile_options_add_extra_flag (options, "--ptxas-options=-v");
+  return options;
+}
+
+static void
+jump_to (InspectorEditorPage *self,
+         guint                line,
+         guint                column)
+{
+  GtkTextIter iter;
+
+  gtk_text_buffer_get_iter_at_line_offset (GTK_TEXT_BUFFER (self->buffer), &iter,
+                                           line > 0 ? (gint) line - 1 : 0, column > 0 ? (gint) column - 1 : 0);
+  gtk_text_buffer_place_cursor (GTK_TEXT_BUFFER (self->buffer), &iter);
+  gtk_text_view_scroll_to_iter (GTK_TEXT_VIEW (self->source_view), &iter, 0.2, FALSE, 0, 0.5);
+  gtk_widget_grab_focus (GTK_WIDGET (self->source_view));
+}
+
+static void
+on_diagnostic_activated (GtkListBox          *list,
+                         GtkListBoxRow       *row,
+                         InspectorEditorPage *self)
+{
+  InspectorDiagnostic *d = g_list_model_get_item (G_LIST_MODEL (self->diagnostics),
+                                                  (guint) gtk_list_box_row_get_index (row));
+
+  if (d)
+    {
+      jump_to (self, inspector_diagnostic_get_line (d), inspector_diagnostic_get_column (d));
+      g_object_unref (d);
+    }
+}
+
+static GtkWidget *
+create_diagnostic_row (gpointer item,
+                       gpointer user_data)
+{
+  InspectorDiagnostic *d = item;
+  GtkWidget *row = adw_action_row_new ();
+  GtkWidget *icon;
+  g_autofree gchar *title = NULL, *subtitle = NULL, *escaped = NULL;
+  gboolean err = inspector_diagnostic_get_severity (d) == INSPECTOR_SEVERITY_ERROR;
+
+  icon = gtk_image_new_from_icon_name (err ? "dialog-error-symbolic" :
+                                       inspector_diagnostic_get_severity (d) == INSPECTOR_SEVERITY_WARNING
+                                       ? "dialog-warning-symbolic" : "dialog-information-symbolic");
+  gtk_widget_add_css_class (icon, err ? "error" : "warning");
+  adw_action_row_add_prefix (ADW_ACTION_ROW (row), icon);
+  title = g_markup_escape_text (inspector_diagnostic_get_message (d), -1);
+  if (inspector_diagnostic_get_column (d))
+    /* Translators: "Error at saxpy.cu:4:3" */
+    subtitle = g_strdup_printf (_("%s at %s:%u:%u"), inspector_severity_to_string (inspector_diagnostic_get_severity (d)),
+                                inspector_diagnostic_get_file (d), inspector_diagnostic_get_line (d),
+                                inspector_diagnostic_get_column (d));
+  else
+    subtitle = g_strdup_printf (_("%s at %s:%u"), inspector_severity_to_string (inspector_diagnostic_get_severity (d)),
+                                inspector_diagnostic_get_file (d), inspector_diagnostic_get_line (d));
+  escaped = g_markup_escape_text (subtitle, -1);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+  return row;
+}
+
+static void
+mark_diagnostics (InspectorEditorPage *self)
+{
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->diagnostics));
+  guint lines = gtk_text_buffer_get_line_count (GTK_TEXT_BUFFER (self->buffer));
+
+  clear_marks (self);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(InspectorDiagnostic) d = g_list_model_get_item (G_LIST_MODEL (self->diagnostics), i);
+      gboolean err = inspector_diagnostic_get_severity (d) == INSPECTOR_SEVERITY_ERROR;
+      GtkTextIter start, end;
+      guint line = inspector_diagnostic_get_line (d);
+
+      /* diagnostics in included headers name another file */
+      if (g_strcmp0 (inspector_diagnostic_get_file (d), self->log_name) != 0 || line == 0 || line > lines)
+        continue;
+      gtk_text_buffer_get_iter_at_line (GTK_TEXT_BUFFER (self->buffer), &start, (gint) line - 1);
+      end = start;
+      if (!gtk_text_iter_ends_line (&end))
+        gtk_text_iter_forward_to_line_end (&end);
+      gtk_source_buffer_create_source_mark (self->buffer, NULL, err ? "error" : "warning", &start);
+      gtk_text_buffer_apply_tag (GTK_TEXT_BUFFER (self->buffer), err ? self->error_tag : self->warning_tag,
+                                 &start, &end);
+    }
+}
+
+static void
+clear_resources (InspectorEditorPage *self)
+{
+  for (guint i = 0; i < self->resource_rows->len; i++)
+    adw_preferences_group_remove (self->resources_group, g_ptr_array_index (self->resource_rows, i));
+  g_ptr_array_set_size (self->resource_rows, 0);
+}
+
+static void
+show_resources (InspectorEditorPage *self,
+                const gchar         *log,
+                const gchar         *arch)
+{
+  g_autoptr(GPtrArray) res = inspector_ptxas_parse (log);
+
+  clear_resources (self);
+  adw_preferences_group_set_title (self->resources_group, _("Registers and Shared Memory"));
+  if (res->len == 0)
+    {
+      adw_preferences_group_set_description (self->resources_group,
+                                             g_str_has_prefix (arch, "sm_")
+                                             ? _("ptxas reported no entry function.")
+                                             : _("Resource usage comes from ptxas, which NVRTC runs only when compiling "
+                                                 "for a real architecture (sm_XX); this compile produced PTX only."));
+      return;
+    }
+  /* Translators: where the numbers come from */
+  adw_preferences_group_set_description (self->resources_group,
+                                         _("From ptxas’ verbose output (--ptxas-options=-v); no GPU needed."));
+  for (guint i = 0; i < res->len; i++)
+    {
+      InspectorKernelResources *r = g_ptr_array_index (res, i);
+      GtkWidget *row = adw_action_row_new ();
+      g_autofree gchar *title = g_strdup_printf ("%s (%s)", r->function, r->arch);
+      g_autofree gchar *sub = g_strdup_printf (_("%u registers, %u bytes shared memory, %u bytes stack, "
+                                                 "%u bytes spill stores, %u bytes spill loads, %u barriers"),
+                                               r->registers, r->shared_bytes, r->stack_bytes,
+                                               r->spill_stores, r->spill_loads, r->barriers);
+      adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), sub);
+      adw_preferences_group_add (self->resources_group, row);
+      g_ptr_array_add (self->resource_rows, row);
+    }
+}
+
+static void
+show_attributes (InspectorEditorPage *self,
+                 AtomrModule         *module)
+{
+  const gchar * const *names = atomr_module_get_kernel_names (module);
+  g_autofree gchar *description = NULL;
+
+  clear_resources (self);
+  adw_preferences_group_set_title (self->resources_group, _("Registers and Shared Memory"));
+  /* Translators: %s is the GPU's name */
+  description = g_strdup_printf (_("Kernel attributes on %s, read from the loaded module."),
+                                 atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self->actor))));
+  adw_preferences_group_set_description (self->resources_group, description);
+  for (guint i = 0; names && names[i]; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrKernel) kernel = atomr_nvrtc_actor_get_kernel (self->actor, module, names[i], &error);
+      GtkWidget *row = adw_action_row_new ();
+      g_autofree gchar *sub = NULL, *escaped = NULL;
+
+      if (kernel)
+        sub = g_strdup_printf (_("%d registers, %d bytes static shared memory, %d bytes local memory, "
+                                 "up to %d threads per block"),
+                               atomr_kernel_get_num_registers (kernel),
+                               atomr_kernel_get_static_shared_memory (kernel),
+                               atomr_kernel_get_local_memory (kernel),
+                               atomr_kernel_get_max_threads_per_block (kernel));
+      else
+        sub = g_strdup (error->message);
+      escaped = g_markup_escape_text (sub, -1);
+      adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), names[i]);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), escaped);
+      adw_preferences_group_add (self->resources_group, row);
+      g_ptr_array_add (self->resource_rows, row);
+    }
+}
+
+/* The NVRTC actor of GPU 0, made on the first compile; none without a GPU. */
+static AtomrNvrtcActor *
+ensure_actor (InspectorEditorPage *self)
+{
+  g_autoptr(AtomrDevice) device = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (self->gpu_checked)
+    return self->actor;
+  self->gpu_checked = TRUE;
+  device = atomr_device_get (0, &error);
+  if (device == NULL)
+    {
+      g_debug ("compiling without a GPU: %s", error->message);
+      return NULL;
+    }
+  self->actor = atomr_nvrtc_actor_new (device, &error);
+  if (self->actor == NULL)
+    g_warning ("no NVRTC actor on %s: %s", atomr_device_get_name (device), error->message);
+  else
+    atomr_actor_set_name (ATOMR_ACTOR (self->actor), "inspector-editor");
+  return self->actor;
+}
+
+static void
+set_compiling (InspectorEditorPage *self,
+               gboolean             compiling)
+{
+  self->compiling = compiling;
+  gtk_spinner_set_spinning (self->spinner, compiling);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "editor.compile", !compiling);
+}
+
+static void
+on_compiled (GObject      *source_object,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  InspectorEditorPage *self = user_data;
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GListStore) parsed = NULL;
+  g_autofree gchar *status = NULL;
+  const gchar *log;
+  guint n_err = 0;
+
+  module = inspector_compile_finish (result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_object_unref (self);
+      return;
+    }
+  set_compiling (self, FALSE);
+
+  log = module ? atomr_module_get_log (module) : error->message;
+  parsed = inspector_diagnostics_parse (log);
+  g_list_store_remove_all (self->diagnostics);
+  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (parsed)); i++)
+    {
+      g_autoptr(InspectorDiagnostic) d = g_list_model_get_item (G_LIST_MODEL (parsed), i);
+      if (inspector_diagnostic_get_severity (d) == INSPECTOR_SEVERITY_ERROR)
+        n_err++;
+      g_list_store_append (self->diagnostics, d);
+    }
+  mark_diagnostics (self);
+
+  if (module)
+    {
+      GBytes *ptx = atomr_module_get_ptx (module);
+      g_autofree gchar *ptx_s = ptx ? g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx)) : NULL;
+      AtomrCacheStatus cs = atomr_module_get_cache_status (module);
+
+      gtk_text_buffer_set_text (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->ptx_view)),
+                                ptx_s ? ptx_s : _("NVRTC produced no PTX (CUBIN only)."), -1);
+      if (self->actor)
+        show_attributes (self, module);
+      else
+        show_resources (self, log, atomr_module_get_arch (module));
+      status = cs == ATOMR_CACHE_STATUS_MEMORY_HIT || cs == ATOMR_CACHE_STATUS_DISK_HIT
+               ? g_strdup (_("Unchanged: taken from the cache"))
+               : g_strdup_printf (_("Compiled in %.0f ms and stored in the cache"),
+                                  atomr_module_get_compile_time_ms (module));
+      gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "error");
+      gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "success");
+      if (g_list_model_get_n_items (G_LIST_MODEL (self->diagnostics)) == 0)
+        gtk_stack_set_visible_child_name (self->output_stack, "ptx");
+    }
+  else
+    {
+      if (n_err > 0)
+        status = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u error", "%u errors", n_err), n_err);
+      else
+        {
+          /* not a source error: NVRTC missing, bad option, no lowered name */
+          g_autofree gchar *first = g_strndup (error->message, strcspn (error->message, "\n"));
+          status = g_strdup (first);
+        }
+      gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "success");
+      gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "error");
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), error->message);
+      gtk_stack_set_visible_child_name (self->output_stack, "diagnostics");
+      clear_resources (self);
+    }
+  gtk_label_set_text (self->status_label, status);
+  g_signal_emit (self, signals[COMPILED], 0, module != NULL);
+  g_object_unref (self);
+}
+
+/**
+ * inspector_editor_page_compile:
+ * @self: the page
+ *
+ * Compiles the buffer with the panel's options in a worker thread and
+ * stores the result in the cache; the page shows a spinner meanwhile.
+ */
+void
+inspector_editor_page_compile (InspectorEditorPage *self)
+{
+  g_autofree gchar *source = NULL;
+  g_autoptr(AtomrCompileOptions) options = NULL;
+  GtkTextIter start, end;
+
+  if (self->compiling)
+    return;
+  gtk_text_buffer_get_bounds (GTK_TEXT_BUFFER (self->buffer), &start, &end);
+  source = gtk_text_buffer_get_text (GTK_TEXT_BUFFER (self->buffer), &start, &end, TRUE);
+  ensure_actor (self);
+  options = build_options (self, source);
+  set_compiling (self, TRUE);
+  gtk_label_set_text (self->status_label, _("Compiling…"));
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), NULL);
+  gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "error");
+  gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "success");
+  g_cancellable_cancel (self->cancellable);
+  g_set_object (&self->cancellable, NULL);
+  self->cancellable = g_cancellable_new ();
+  g_free (self->log_name);
+  self->log_name = g_strdup (self->actor ? "program.cu" : program_name (self));
+  inspector_compile_async (self->actor, source, program_name (self), options, self->cache, self->cancellable,
+                           on_compiled, g_object_ref (self));
+}
+
+static void
+compile_action (GtkWidget   *widget,
+                const gchar *action_name,
+                GVariant    *parameter)
+{
+  inspector_editor_page_compile (INSPECTOR_EDITOR_PAGE (widget));
+}
+
+static GtkFileFilter *
+cuda_filter (void)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, _("CUDA Sources"));
+  gtk_file_filter_add_pattern (filter, "*.cu");
+  gtk_file_filter_add_pattern (filter, "*.cuh");
+  gtk_file_filter_add_mime_type (filter, "text/x-cuda");
+  return filter;
+}
+
+static void
+report (InspectorEditorPage *self,
+        const gchar         *message)
+{
+  gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", message);
+}
+
+static void
+on_open_response (GtkNativeDialog     *dialog,
+                  int                  response,
+                  InspectorEditorPage *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autoptr(GError) error = NULL;
+
+      if (!inspector_editor_page_load_file (self, file, &error))
+        report (self, error->message);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+open_action (GtkWidget   *widget,
+             const gchar *action_name,
+             GVariant    *parameter)
+{
+  GtkFileChooserNative *dialog;
+
+  dialog = gtk_file_chooser_native_new (_("Open Kernel Source"), GTK_WINDOW (gtk_widget_get_root (widget)),
+                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), cuda_filter ());
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), widget);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static gboolean
+save_to (InspectorEditorPage  *self,
+         GFile                *file,
+         GError              **error)
+{
+  g_autofree gchar *text = NULL;
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_bounds (GTK_TEXT_BUFFER (self->buffer), &start, &end);
+  text = gtk_text_buffer_get_text (GTK_TEXT_BUFFER (self->buffer), &start, &end, TRUE);
+  if (!g_file_replace_contents (file, text, strlen (text), NULL, FALSE, G_FILE_CREATE_NONE, NULL, NULL, error))
+    return FALSE;
+  g_set_object (&self->file, file);
+  g_free (self->name);
+  self->name = g_file_get_basename (file);
+  gtk_text_buffer_set_modified (GTK_TEXT_BUFFER (self->buffer), FALSE);
+  update_title (self);
+  return TRUE;
+}
+
+static void
+on_save_response (GtkNativeDialog     *dialog,
+                  int                  response,
+                  InspectorEditorPage *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autoptr(GError) error = NULL;
+
+      if (!save_to (self, file, &error))
+        report (self, error->message);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+save_action (GtkWidget   *widget,
+             const gchar *action_name,
+             GVariant    *parameter)
+{
+  InspectorEditorPage *self = INSPECTOR_EDITOR_PAGE (widget);
+  GtkFileChooserNative *dialog;
+
+  if (self->file && g_str_equal (action_name, "editor.save"))
+    {
+      g_autoptr(GError) error = NULL;
+      if (!save_to (self, self->file, &error))
+        report (self, error->message);
+      return;
+    }
+  dialog = gtk_file_chooser_native_new (_("Save Kernel Source"), GTK_WINDOW (gtk_widget_get_root (widget)),
+                                        GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), cuda_filter ());
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), program_name (self));
+  g_signal_connect (dialog, "response", G_CALLBACK (on_save_response), widget);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+inspector_editor_page_dispose (GObject *object)
+{
+  InspectorEditorPage *self = INSPECTOR_EDITOR_PAGE (object);
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_EDITOR_PAGE);
+  g_clear_object (&self->file);
+  g_clear_object (&self->cache);
+  g_clear_object (&self->diagnostics);
+  g_clear_pointer (&self->resource_rows, g_ptr_array_unref);
+  g_clear_pointer (&self->name, g_free);
+  g_clear_pointer (&self->log_name, g_free);
+  g_clear_object (&self->actor);
+  G_OBJECT_CLASS (inspector_editor_page_parent_class)->dispose (object);
+}
+
+static void
+inspector_editor_page_class_init (InspectorEditorPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = inspector_editor_page_dispose;
+
+  /* Emitted when a compile ended, with whether it succeeded. */
+  signals[COMPILED] = g_signal_new ("compiled", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                    0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+
+  g_type_ensure (GTK_SOURCE_TYPE_VIEW);
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/atomr/Inspector/inspector-editor-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, file_label);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, spinner);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, status_label);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, flap);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, source_view);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, output_stack);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, diagnostics_list);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, ptx_view);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, resources_group);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, arch_row);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, std_row);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, defines_row);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, includes_row);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, names_row);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, fast_math_switch);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, line_info_switch);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+
+  gtk_widget_class_install_action (widget_class, "editor.compile", NULL, compile_action);
+  gtk_widget_class_install_action (widget_class, "editor.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "editor.save", NULL, save_action);
+  gtk_widget_class_install_action (widget_class, "editor.save-as", NULL, save_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Return, GDK_CONTROL_MASK, "editor.compile", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Enter, GDK_CONTROL_MASK, "editor.compile", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK, "editor.save", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "editor.save-as", NULL);
+}
+
+static void
+add_mark_category (GtkSourceView *view,
+                   const gchar   *category,
+                   const gchar   *icon,
+                   const gchar   *color)
+{
+  g_autoptr(GtkSourceMarkAttributes) attrs = gtk_source_mark_attributes_new ();
+  GdkRGBA bg;
+
+  gdk_rgba_parse (&bg, color);
+  gtk_source_mark_attributes_set_icon_name (attrs, icon);
+  gtk_source_mark_attributes_set_background (attrs, &bg);
+  gtk_source_view_set_mark_attributes (view, category, attrs, 10);
+}
+
+static void
+inspector_editor_page_init (InspectorEditorPage *self)
+{
+  g_autoptr(GBytes) sample = NULL;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->buffer = GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view)));
+  self->diagnostics = g_list_store_new (INSPECTOR_TYPE_DIAGNOSTIC);
+  self->resource_rows = g_ptr_array_new ();
+  self->error_tag = gtk_text_buffer_create_tag (GTK_TEXT_BUFFER (self->buffer), "diagnostic-error",
+                                                "underline", PANGO_UNDERLINE_ERROR,
+                                                "underline-rgba", &(GdkRGBA) { 0.88, 0.11, 0.14, 1 }, NULL);
+  self->warning_tag = gtk_text_buffer_create_tag (GTK_TEXT_BUFFER (self->buffer), "diagnostic-warning",
+                                                  "underline", PANGO_UNDERLINE_ERROR,
+                                                  "underline-rgba", &(GdkRGBA) { 0.9, 0.65, 0.04, 1 }, NULL);
+  inspector_source_view_setup (self->source_view, "cuda");
+  inspector_source_view_setup (self->ptx_view, "ptx");
+  add_mark_category (self->source_view, "error", "dialog-error-symbolic", "rgba(224,27,36,0.15)");
+  add_mark_category (self->source_view, "warning", "dialog-warning-symbolic", "rgba(229,165,10,0.15)");
+  gtk_editable_set_text (GTK_EDITABLE (self->arch_row), DEFAULT_ARCH);
+
+  gtk_list_box_bind_model (self->diagnostics_list, G_LIST_MODEL (self->diagnostics),
+                           create_diagnostic_row, NULL, NULL);
+  g_signal_connect (self->diagnostics_list, "row-activated", G_CALLBACK (on_diagnostic_activated), self);
+  g_signal_connect_swapped (self->buffer, "modified-changed", G_CALLBACK (update_title), self);
+
+  adw_preferences_group_set_title (self->resources_group, _("Registers and Shared Memory"));
+  adw_preferences_group_set_description (self->resources_group,
+                                         _("Compile for a real architecture (sm_XX) to see what ptxas allocates per kernel."));
+  sample = g_resources_lookup_data ("/io/github/atomr/Inspector/kernels/saxpy.cu", 0, NULL);
+  if (sample)
+    {
+      g_autofree gchar *text = g_strndup (g_bytes_get_data (sample, NULL), g_bytes_get_size (sample));
+      inspector_editor_page_set_text (self, "saxpy.cu", text);
+    }
+  else
+    update_title (self);
+}

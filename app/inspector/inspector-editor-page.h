@@ -1,0 +1,29 @@
+/* inspector-editor-page.h — the Editor page: CUDA source, options, NVRTC output
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <adwaita.h>
+#include <atomr.h>
+
+G_BEGIN_DECLS
+
+#define INSPECTOR_TYPE_EDITOR_PAGE (inspector_editor_page_get_type ())
+G_DECLARE_FINAL_TYPE (InspectorEditorPage, inspector_editor_page, INSPECTOR, EDITOR_PAGE, GtkWidget)
+
+gboolean inspector_editor_page_load_file       (InspectorEditorPage    *self,
+                                                GFile                  *file,
+                                                GError                **error);
+gboolean inspector_editor_page_load_entry      (InspectorEditorPage    *self,
+                                                AtomrKernelCacheEntry  *entry,
+                                                GError                **error);
+void     inspector_editor_page_set_text        (InspectorEditorPage    *self,
+                                                const gchar            *name,
+                                                const gchar            *source);
+void     inspector_editor_page_set_cache       (InspectorEditorPage    *self,
+                                                AtomrKernelCache       *cache);
+void     inspector_editor_page_compile         (InspectorEditorPage    *self);
+guint    inspector_editor_page_get_n_diagnostics (InspectorEditorPage  *self);
+
+G_END_DECLS

@@ -1,0 +1,266 @@
+/* inspector-window.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <glib/gi18n.h>
+
+#include "inspector-window.h"
+
+struct _InspectorWindow
+{
+  AdwApplicationWindow  parent_instance;
+
+  AdwToastOverlay      *toasts;
+  AdwViewStack         *stack;
+  GtkSpinner           *demo_spinner;
+  InspectorCachePage   *cache_page;
+  InspectorEditorPage  *editor_page;
+  InspectorTracePage   *trace_page;
+
+  GSettings            *settings;
+};
+
+G_DEFINE_FINAL_TYPE (InspectorWindow, inspector_window, ADW_TYPE_APPLICATION_WINDOW)
+
+void
+inspector_window_toast (InspectorWindow *self,
+                        const gchar     *message)
+{
+  AdwToast *toast = adw_toast_new (message);
+
+  adw_toast_set_timeout (toast, 5);
+  adw_toast_overlay_add_toast (self->toasts, toast);
+}
+
+static void
+show_error_action (GtkWidget   *widget,
+                   const gchar *action_name,
+                   GVariant    *parameter)
+{
+  const gchar *message = g_variant_get_string (parameter, NULL);
+
+  g_message ("%s", message);
+  inspector_window_toast (INSPECTOR_WINDOW (widget), message);
+}
+
+static void
+show_toast_action (GtkWidget   *widget,
+                   const gchar *action_name,
+                   GVariant    *parameter)
+{
+  inspector_window_toast (INSPECTOR_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+static void
+page_action (GtkWidget   *widget,
+             const gchar *action_name,
+             GVariant    *parameter)
+{
+  inspector_window_set_page (INSPECTOR_WINDOW (widget), g_variant_get_string (parameter, NULL));
+}
+
+static void
+open_trace_action (GtkWidget   *widget,
+                   const gchar *action_name,
+                   GVariant    *parameter)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (widget);
+
+  inspector_window_set_page (self, "trace");
+  gtk_widget_activate_action (GTK_WIDGET (self->trace_page), "trace.open", NULL);
+}
+
+static void
+open_source_action (GtkWidget   *widget,
+                    const gchar *action_name,
+                    GVariant    *parameter)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (widget);
+
+  inspector_window_set_page (self, "editor");
+  gtk_widget_activate_action (GTK_WIDGET (self->editor_page), "editor.open", NULL);
+}
+
+static void
+on_cache_dir_response (GtkNativeDialog *dialog,
+                       int              response,
+                       InspectorWindow *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) dir = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      g_autofree gchar *path = g_file_get_path (dir);
+
+      if (path)
+        g_settings_set_string (self->settings, "cache-directory", path);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+choose_cache_dir_action (GtkWidget   *widget,
+                         const gchar *action_name,
+                         GVariant    *parameter)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (widget);
+  GtkFileChooserNative *dialog;
+  g_autoptr(GFile) current = g_file_new_for_path (inspector_cache_model_get_directory (
+                                                    inspector_cache_page_get_model (self->cache_page)));
+
+  dialog = gtk_file_chooser_native_new (_("Choose Cache Folder"), GTK_WINDOW (self),
+                                        GTK_FILE_CHOOSER_ACTION_SELECT_FOLDER, _("_Select"), _("_Cancel"));
+  gtk_file_chooser_set_file (GTK_FILE_CHOOSER (dialog), current, NULL);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_cache_dir_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+/**
+ * inspector_window_set_cache_directory:
+ * @self: the window
+ * @directory: (nullable): a cache directory, %NULL for the default one
+ *
+ * Shows @directory on the Cache page; the Editor compiles into it.
+ */
+void
+inspector_window_set_cache_directory (InspectorWindow *self,
+                                      const gchar     *directory)
+{
+  InspectorCacheModel *model = inspector_cache_page_get_model (self->cache_page);
+
+  inspector_cache_page_set_directory (self->cache_page, directory);
+  inspector_editor_page_set_cache (self->editor_page, inspector_cache_model_get_cache (model));
+}
+
+static void
+on_cache_directory_changed (InspectorWindow *self)
+{
+  g_autofree gchar *dir = g_settings_get_string (self->settings, "cache-directory");
+
+  /* ATOMR_CACHE_DIR (what the library honours) wins over the setting */
+  if (g_getenv ("ATOMR_CACHE_DIR") && *g_getenv ("ATOMR_CACHE_DIR") && *dir == '\0')
+    {
+      g_free (dir);
+      dir = g_strdup (g_getenv ("ATOMR_CACHE_DIR"));
+    }
+  inspector_window_set_cache_directory (self, dir);
+}
+
+static void
+on_open_entry (InspectorCachePage    *page,
+               AtomrKernelCacheEntry *entry,
+               InspectorWindow       *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!inspector_editor_page_load_entry (self->editor_page, entry, &error))
+    inspector_window_toast (self, error->message);
+  else
+    inspector_window_set_page (self, "editor");
+}
+
+static gboolean
+inspector_window_close_request (GtkWindow *window)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (window);
+  int width, height;
+
+  gtk_window_get_default_size (window, &width, &height);
+  g_settings_set (self->settings, "window-size", "(ii)", width, height);
+  g_settings_set_boolean (self->settings, "window-maximized", gtk_window_is_maximized (window));
+  g_settings_set_string (self->settings, "last-page", adw_view_stack_get_visible_child_name (self->stack));
+  return GTK_WINDOW_CLASS (inspector_window_parent_class)->close_request (window);
+}
+
+void
+inspector_window_set_page (InspectorWindow *self,
+                           const gchar     *name)
+{
+  if (adw_view_stack_get_child_by_name (self->stack, name))
+    adw_view_stack_set_visible_child_name (self->stack, name);
+}
+
+void
+inspector_window_set_busy (InspectorWindow *self,
+                           gboolean         busy)
+{
+  gtk_spinner_set_spinning (self->demo_spinner, busy);
+}
+
+InspectorCachePage *inspector_window_get_cache_page (InspectorWindow *self) { return self->cache_page; }
+InspectorEditorPage *inspector_window_get_editor_page (InspectorWindow *self) { return self->editor_page; }
+InspectorTracePage *inspector_window_get_trace_page (InspectorWindow *self) { return self->trace_page; }
+
+static void
+inspector_window_dispose (GObject *object)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (object);
+
+  if (self->settings)
+    g_signal_handlers_disconnect_by_data (self->settings, self);
+  g_clear_object (&self->settings);
+  gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_WINDOW);
+  G_OBJECT_CLASS (inspector_window_parent_class)->dispose (object);
+}
+
+static void
+inspector_window_class_init (InspectorWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
+
+  object_class->dispose = inspector_window_dispose;
+  window_class->close_request = inspector_window_close_request;
+
+  g_type_ensure (INSPECTOR_TYPE_CACHE_PAGE);
+  g_type_ensure (INSPECTOR_TYPE_EDITOR_PAGE);
+  g_type_ensure (INSPECTOR_TYPE_TRACE_PAGE);
+  gtk_widget_class_set_template_from_resource (widget_class, "/io/github/atomr/Inspector/inspector-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, InspectorWindow, toasts);
+  gtk_widget_class_bind_template_child (widget_class, InspectorWindow, stack);
+  gtk_widget_class_bind_template_child (widget_class, InspectorWindow, demo_spinner);
+  gtk_widget_class_bind_template_child (widget_class, InspectorWindow, cache_page);
+  gtk_widget_class_bind_template_child (widget_class, InspectorWindow, editor_page);
+  gtk_widget_class_bind_template_child (widget_class, InspectorWindow, trace_page);
+
+  gtk_widget_class_install_action (widget_class, "win.show-error", "s", show_error_action);
+  gtk_widget_class_install_action (widget_class, "win.show-toast", "s", show_toast_action);
+  gtk_widget_class_install_action (widget_class, "win.page", "s", page_action);
+  gtk_widget_class_install_action (widget_class, "win.open-trace", NULL, open_trace_action);
+  gtk_widget_class_install_action (widget_class, "win.open-source", NULL, open_source_action);
+  gtk_widget_class_install_action (widget_class, "win.choose-cache-dir", NULL, choose_cache_dir_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, GDK_ALT_MASK, "win.page", "s", "cache");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_2, GDK_ALT_MASK, "win.page", "s", "editor");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_3, GDK_ALT_MASK, "win.page", "s", "trace");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open-trace", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.open-source", NULL);
+}
+
+static void
+inspector_window_init (InspectorWindow *self)
+{
+  g_autofree gchar *page = NULL;
+  int width, height;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->settings = g_settings_new (ATOMR_APP_ID);
+  g_settings_get (self->settings, "window-size", "(ii)", &width, &height);
+  gtk_window_set_default_size (GTK_WINDOW (self), width, height);
+  if (g_settings_get_boolean (self->settings, "window-maximized"))
+    gtk_window_maximize (GTK_WINDOW (self));
+  page = g_settings_get_string (self->settings, "last-page");
+  inspector_window_set_page (self, page);
+
+  g_signal_connect_swapped (self->settings, "changed::cache-directory",
+                            G_CALLBACK (on_cache_directory_changed), self);
+  on_cache_directory_changed (self);
+  g_signal_connect (self->cache_page, "open-entry", G_CALLBACK (on_open_entry), self);
+}
+
+InspectorWindow *
+inspector_window_new (AdwApplication *application)
+{
+  return g_object_new (INSPECTOR_TYPE_WINDOW, "application", application, NULL);
+}
