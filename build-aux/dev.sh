@@ -66,12 +66,21 @@ case ${1:-} in
     ;;
   demo)
     build
-    if [[ -x $build_dir/app/inspector/atomr-inspector ]]; then
-      exec "$build_dir/app/inspector/atomr-inspector" --demo
-    else
+    if [[ ! -x $build_dir/app/inspector/atomr-inspector ]]; then
       echo "dev.sh: atomr-inspector was not built (GTK 4 / libadwaita missing?)" >&2
       exit 1
     fi
+    if [[ -n ${DISPLAY:-}${WAYLAND_DISPLAY:-} ]]; then
+      exec meson devenv -C "$build_dir" atomr-inspector --demo
+    fi
+    # No display (a server, CI): run the demo in a virtual one and keep a
+    # picture of each page.
+    for page in cache editor trace; do
+      png=$PWD/$build_dir/demo-$page.png
+      meson devenv -C "$build_dir" xvfb-run -a -s "-screen 0 1280x800x24" \
+        atomr-inspector --demo --screenshot="$png" --screenshot-page=$page
+      echo "dev.sh: no display; the demo's $page page is in $png"
+    done
     ;;
   *)
     sed -n '2,10p' "$0"
