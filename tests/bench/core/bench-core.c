@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include <atomr.h>
+#include "../bench-util.h"
 #include "core/atomr-actor-private.h"
 
 #define N_ROUND 3000
@@ -48,12 +49,12 @@ raw_round_trip (AtomrDevice *device, CUdeviceptr ptr, guint event_flags)
   cu->cuEventCreate (&event, event_flags);
   for (guint i = 0; i < N_ROUND + 100; i++)
     {
-      gint64 t0 = g_get_monotonic_time ();
+      gdouble t0 = bench_now_us ();
       cu->cuMemsetD32Async (ptr, i, N_ELEMS, stream);
       cu->cuEventRecord (event, stream);
       cu->cuEventSynchronize (event);
       if (i >= 100)
-        t[i - 100] = (gdouble) (g_get_monotonic_time () - t0);
+        t[i - 100] = (gdouble) (bench_now_us () - t0);
     }
   cu->cuEventDestroy (event);
   cu->cuStreamDestroy (stream);
@@ -71,14 +72,14 @@ raw_throughput_sparse_events (AtomrDevice *device, CUdeviceptr ptr, guint every)
   const AtomrCudaDriver *cu = ATOMR_CU;
   CUstream stream;
   CUevent events[WINDOW];
-  gint64 t0;
+  gdouble t0;
   guint k = 0;
 
   atomr_device_enter (device, NULL);
   cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING);
   for (guint i = 0; i < WINDOW; i++)
     cu->cuEventCreate (&events[i], CU_EVENT_DISABLE_TIMING);
-  t0 = g_get_monotonic_time ();
+  t0 = bench_now_us ();
   for (guint i = 0; i < N_PIPE; i++)
     {
       cu->cuMemsetD32Async (ptr, i, N_ELEMS, stream);
@@ -92,7 +93,7 @@ raw_throughput_sparse_events (AtomrDevice *device, CUdeviceptr ptr, guint every)
         }
     }
   cu->cuStreamSynchronize (stream);
-  t0 = g_get_monotonic_time () - t0;
+  t0 = bench_now_us () - t0;
   for (guint i = 0; i < WINDOW; i++)
     cu->cuEventDestroy (events[i]);
   cu->cuStreamDestroy (stream);
@@ -106,13 +107,13 @@ raw_throughput (AtomrDevice *device, CUdeviceptr ptr)
   const AtomrCudaDriver *cu = ATOMR_CU;
   CUstream stream;
   CUevent events[WINDOW];
-  gint64 t0;
+  gdouble t0;
 
   atomr_device_enter (device, NULL);
   cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING);
   for (guint i = 0; i < WINDOW; i++)
     cu->cuEventCreate (&events[i], CU_EVENT_DISABLE_TIMING);
-  t0 = g_get_monotonic_time ();
+  t0 = bench_now_us ();
   for (guint i = 0; i < N_PIPE; i++)
     {
       CUevent ev = events[i % WINDOW];
@@ -122,7 +123,7 @@ raw_throughput (AtomrDevice *device, CUdeviceptr ptr)
       cu->cuEventRecord (ev, stream);
     }
   cu->cuStreamSynchronize (stream);
-  t0 = g_get_monotonic_time () - t0;
+  t0 = bench_now_us () - t0;
   for (guint i = 0; i < WINDOW; i++)
     cu->cuEventDestroy (events[i]);
   cu->cuStreamDestroy (stream);
@@ -138,7 +139,7 @@ typedef struct {
   guint        done;
   guint        submitted;
   guint        total;
-  gint64       t0;
+  gdouble      t0;
   gboolean     pipelined;
 } Bench;
 
@@ -153,7 +154,7 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   if (!atomr_actor_fill_finish (b->actor, result, &error))
     g_error ("fill failed: %s", error->message);
   if (!b->pipelined && b->done >= 100)
-    b->times[b->done - 100] = (gdouble) (g_get_monotonic_time () - b->t0);
+    b->times[b->done - 100] = (gdouble) (bench_now_us () - b->t0);
   b->done++;
   if (b->done == b->total)
     g_main_loop_quit (b->loop);
@@ -164,7 +165,7 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 submit (Bench *b)
 {
-  b->t0 = g_get_monotonic_time ();
+  b->t0 = bench_now_us ();
   b->submitted++;
   atomr_actor_fill_async (b->actor, b->buffer, (gdouble) b->submitted, NULL, on_reply, b);
 }
@@ -199,7 +200,7 @@ envelope_throughput (AtomrDevice *device, AtomrCompletionMode mode)
 {
   g_autoptr(GError) error = NULL;
   Bench b = { 0 };
-  gint64 t0;
+  gdouble t0;
 
   b.actor = ATOMR_ACTOR (atomr_copy_actor_new (device, &error));
   b.buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, N_ELEMS, &error);
@@ -209,11 +210,11 @@ envelope_throughput (AtomrDevice *device, AtomrCompletionMode mode)
   b.loop = g_main_loop_new (NULL, FALSE);
   b.total = N_PIPE;
   b.pipelined = TRUE;
-  t0 = g_get_monotonic_time ();
+  t0 = bench_now_us ();
   for (guint i = 0; i < WINDOW; i++)
     submit (&b);
   g_main_loop_run (b.loop);
-  t0 = g_get_monotonic_time () - t0;
+  t0 = bench_now_us () - t0;
   g_main_loop_unref (b.loop);
   g_object_unref (b.buffer);
   g_object_unref (b.actor);
@@ -259,7 +260,7 @@ envelope_throughput_no_reply (AtomrDevice *device, AtomrCompletionMode mode)
 {
   g_autoptr(GError) error = NULL;
   Stream s = { 0 };
-  gint64 t0;
+  gdouble t0;
 
   s.actor = ATOMR_ACTOR (atomr_copy_actor_new (device, &error));
   s.buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, N_ELEMS, &error);
@@ -268,11 +269,11 @@ envelope_throughput_no_reply (AtomrDevice *device, AtomrCompletionMode mode)
   atomr_actor_set_completion_mode (s.actor, mode);
   s.loop = g_main_loop_new (NULL, FALSE);
   s.barriers_total = N_PIPE / (WINDOW / 2);
-  t0 = g_get_monotonic_time ();
+  t0 = bench_now_us ();
   submit_half (&s);
   submit_half (&s);
   g_main_loop_run (s.loop);
-  t0 = g_get_monotonic_time () - t0;
+  t0 = bench_now_us () - t0;
   g_main_loop_unref (s.loop);
   g_object_unref (s.buffer);
   g_object_unref (s.actor);

@@ -19,6 +19,7 @@
 #include <glib/gstdio.h>
 
 #include <atomr.h>
+#include "../bench-util.h"
 #include "core/atomr-actor-private.h"
 #include "nvrtc/atomr-kernel-private.h"
 #include "nvrtc/atomr-nvrtc-private.h"
@@ -65,12 +66,12 @@ raw_module_load (AtomrDevice *device, GBytes *cubin, const gchar *symbol)
     {
       CUmodule module;
       CUfunction function;
-      gint64 t0 = g_get_monotonic_time ();
+      gdouble t0 = bench_now_us ();
       if (cu->cuModuleLoadData (&module, g_bytes_get_data (cubin, NULL)) != CUDA_SUCCESS
           || cu->cuModuleGetFunction (&function, module, symbol) != CUDA_SUCCESS)
         die ("cuModuleLoadData", NULL);
       if (i >= 20)
-        t[i - 20] = (gdouble) (g_get_monotonic_time () - t0);
+        t[i - 20] = (gdouble) (bench_now_us () - t0);
       cu->cuModuleUnload (module);
     }
   atomr_device_leave (device);
@@ -88,7 +89,7 @@ disk_hit_to_kernel (AtomrDevice *device, AtomrKernelCache *cache, AtomrCompileOp
       g_autoptr(GError) error = NULL;
       g_autoptr(AtomrModule) module = NULL;
       g_autoptr(AtomrKernel) kernel = NULL;
-      gint64 t0 = g_get_monotonic_time ();
+      gdouble t0 = bench_now_us ();
 
       module = atomr_nvrtc_compile_for_device (EMPTY_SOURCE, NULL, options, cache, device, &error);
       if (module == NULL || atomr_module_get_cache_status (module) != ATOMR_CACHE_STATUS_DISK_HIT)
@@ -97,7 +98,7 @@ disk_hit_to_kernel (AtomrDevice *device, AtomrKernelCache *cache, AtomrCompileOp
       if (kernel == NULL)
         die ("load", error);
       if (i >= 20)
-        t[i - 20] = (gdouble) (g_get_monotonic_time () - t0);
+        t[i - 20] = (gdouble) (bench_now_us () - t0);
     }
   return median (t, N_LOAD);
 }
@@ -120,7 +121,7 @@ disk_hit_through_actor (AtomrNvrtcActor *actor, AtomrCompileOptions *options)
       g_autoptr(GError) error = NULL;
       g_autoptr(GAsyncResult) result = NULL;
       g_autoptr(AtomrKernel) kernel = NULL;
-      gint64 t0 = g_get_monotonic_time ();
+      gdouble t0 = bench_now_us ();
 
       atomr_nvrtc_actor_compile_async (actor, EMPTY_SOURCE, "empty", options, NULL, store_result, &result);
       while (result == NULL)
@@ -129,7 +130,7 @@ disk_hit_through_actor (AtomrNvrtcActor *actor, AtomrCompileOptions *options)
       if (kernel == NULL || atomr_module_get_cache_status (atomr_kernel_get_module (kernel)) != ATOMR_CACHE_STATUS_DISK_HIT)
         die ("actor disk hit", error);
       if (i >= 20)
-        t[i - 20] = (gdouble) (g_get_monotonic_time () - t0);
+        t[i - 20] = (gdouble) (bench_now_us () - t0);
     }
   return median (t, N_LOAD);
 }
@@ -137,18 +138,18 @@ disk_hit_through_actor (AtomrNvrtcActor *actor, AtomrCompileOptions *options)
 static gdouble
 memory_hit (AtomrKernelCache *cache, AtomrCompileOptions *options)
 {
-  gint64 t0 = 0;
+  gdouble t0 = 0;
 
   for (guint i = 0; i < N_MEM + 100; i++)
     {
       g_autoptr(AtomrModule) module = NULL;
       if (i == 100)
-        t0 = g_get_monotonic_time ();
+        t0 = bench_now_us ();
       module = atomr_nvrtc_compile (EMPTY_SOURCE, NULL, options, cache, NULL);
       if (module == NULL || atomr_module_get_cache_status (module) != ATOMR_CACHE_STATUS_MEMORY_HIT)
         die ("memory hit", NULL);
     }
-  return (gdouble) (g_get_monotonic_time () - t0) / N_MEM;
+  return (gdouble) (bench_now_us () - t0) / N_MEM;
 }
 
 static gdouble
@@ -160,11 +161,11 @@ cold_compile_ms (AtomrCompileOptions *options)
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(AtomrModule) module = NULL;
-      gint64 t0 = g_get_monotonic_time ();
+      gdouble t0 = bench_now_us ();
       module = atomr_nvrtc_compile (EMPTY_SOURCE, NULL, options, NULL, &error);
       if (module == NULL)
         die ("cold compile", error);
-      t[i] = (g_get_monotonic_time () - t0) / 1000.0;
+      t[i] = (bench_now_us () - t0) / 1000.0;
     }
   return median (t, N_COLD);
 }
@@ -183,12 +184,12 @@ raw_round_trip (AtomrDevice *device, CUfunction function)
   cu->cuEventCreate (&event, CU_EVENT_DISABLE_TIMING);
   for (guint i = 0; i < N_ROUND + 100; i++)
     {
-      gint64 t0 = g_get_monotonic_time ();
+      gdouble t0 = bench_now_us ();
       cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
       cu->cuEventRecord (event, stream);
       cu->cuEventSynchronize (event);
       if (i >= 100)
-        t[i - 100] = (gdouble) (g_get_monotonic_time () - t0);
+        t[i - 100] = (gdouble) (bench_now_us () - t0);
     }
   cu->cuEventDestroy (event);
   cu->cuStreamDestroy (stream);
@@ -204,13 +205,13 @@ raw_throughput (AtomrDevice *device, CUfunction function)
   const AtomrCudaDriver *cu = ATOMR_CU;
   CUstream stream;
   CUevent events[WINDOW];
-  gint64 t0;
+  gdouble t0;
 
   atomr_device_enter (device, NULL);
   cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING);
   for (guint i = 0; i < WINDOW; i++)
     cu->cuEventCreate (&events[i], CU_EVENT_DISABLE_TIMING);
-  t0 = g_get_monotonic_time ();
+  t0 = bench_now_us ();
   for (guint i = 0; i < N_PIPE; i++)
     {
       CUevent ev = events[i % WINDOW];
@@ -220,7 +221,7 @@ raw_throughput (AtomrDevice *device, CUfunction function)
       cu->cuEventRecord (ev, stream);
     }
   cu->cuStreamSynchronize (stream);
-  t0 = g_get_monotonic_time () - t0;
+  t0 = bench_now_us () - t0;
   for (guint i = 0; i < WINDOW; i++)
     cu->cuEventDestroy (events[i]);
   cu->cuStreamDestroy (stream);
@@ -236,7 +237,7 @@ typedef struct {
   GMainLoop         *loop;
   gdouble           *times;
   guint              done, submitted, total;
-  gint64             t0;
+  gdouble            t0;
   gboolean           pipelined;
 } Bench;
 
@@ -251,7 +252,7 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
   if (!atomr_nvrtc_actor_launch_finish (b->actor, result, &error))
     die ("launch", error);
   if (!b->pipelined && b->done >= 100)
-    b->times[b->done - 100] = (gdouble) (g_get_monotonic_time () - b->t0);
+    b->times[b->done - 100] = (gdouble) (bench_now_us () - b->t0);
   b->done++;
   if (b->done == b->total)
     g_main_loop_quit (b->loop);
@@ -262,7 +263,7 @@ on_reply (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 submit (Bench *b)
 {
-  b->t0 = g_get_monotonic_time ();
+  b->t0 = bench_now_us ();
   b->submitted++;
   atomr_nvrtc_actor_launch_async (b->actor, b->kernel, b->config, b->args, NULL, on_reply, b);
 }
@@ -288,16 +289,16 @@ static gdouble
 actor_throughput (Bench *proto)
 {
   Bench b = *proto;
-  gint64 t0;
+  gdouble t0;
 
   b.loop = g_main_loop_new (NULL, FALSE);
   b.total = N_PIPE;
   b.pipelined = TRUE;
-  t0 = g_get_monotonic_time ();
+  t0 = bench_now_us ();
   for (guint i = 0; i < WINDOW; i++)
     submit (&b);
   g_main_loop_run (b.loop);
-  t0 = g_get_monotonic_time () - t0;
+  t0 = bench_now_us () - t0;
   g_main_loop_unref (b.loop);
   return N_PIPE / (t0 / 1e6);
 }
