@@ -421,6 +421,9 @@ actor_source_dispatch (GSource     *source,
       src->head_since = 0;
       op_complete (op, res);
     }
+  /* Replies often submit the next request right away (inline, since we
+   * own the context): fence it now rather than one iteration later. */
+  actor_flush (self);
 
   while ((rec = g_async_queue_try_pop (src->graveyard)))
     host_func_record_free (rec);
