@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# build-aux/gpu-bundle.sh [OUTDIR] [BUILDDIR] — pack every GPU test program,
+# every benchmark and the Python tests (with their interpreter) for the GPU
+# machine, with a runner:  OUTDIR/gpu-suite.sh  (logs and traces go to $OUT).
+# Uses the device bundle script that sits beside the checkout
+# (../shared/device/bundle); run from the project root.
+set -euo pipefail
+out=${1:-.dev-bundle}
+build=${2:-build}
+bundle=${BUNDLE:-../shared/device/bundle}
+rm -rf "$out"
+mapfile -t programs < <(find "$build/tests" -type f -executable \( -name 'test-gpu-*' -o -name 'bench-*' \) | sort)
+"$bundle" "$out" "${programs[@]}"
+bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
+cat > "$out/gpu-suite.sh" <<'RUN'
+#!/usr/bin/env bash
+# Every GPU test program (TAP), the Python tests, then every benchmark.
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$PWD}
+total_ok=0; total_fail=0
+for p in "$here"/bin/test-gpu-*; do
+  t=$(basename "$p")
+  (cd "$out" && "$here/run" "$t" --tap) > "$out/$t.log" 2>&1; rc=$?
+  ok=$(grep -c '^ok' "$out/$t.log"); nok=$(grep -c '^not ok' "$out/$t.log")
+  [ $rc -ne 0 ] && [ "$nok" -eq 0 ] && nok=1
+  total_ok=$((total_ok + ok)); total_fail=$((total_fail + nok))
+  echo "$t: rc=$rc ok=$ok not_ok=$nok"; grep -E "^not ok|Bail" "$out/$t.log" | head -3
+done
+for py in "$here"/tests/test_*.py; do
+  t=$(basename "$py" .py)
+  "$here/run-python" "$py" > "$out/py-$t.log" 2>&1; rc=$?
+  echo "python $t: rc=$rc"
+  if [ $rc -eq 0 ]; then total_ok=$((total_ok + 1)); else total_fail=$((total_fail + 1)); fi
+done
+echo "GPU suite: $total_ok passed, $total_fail failed"
+for p in "$here"/bin/bench-*; do
+  b=$(basename "$p")
+  timeout 150 "$here/run" "$b" > "$out/$b.log" 2>&1; echo "$b rc=$?"
+done
+[ $total_fail -eq 0 ]
+RUN
+chmod +x "$out/gpu-suite.sh"
+echo "gpu-bundle: run $out/gpu-suite.sh on the GPU machine"
