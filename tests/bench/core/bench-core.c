@@ -21,20 +21,6 @@
 #define WINDOW  64
 #define N_ELEMS 256
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
-  return x < y ? -1 : x > y;
-}
-
-static gdouble
-median (gdouble *v, guint n)
-{
-  qsort (v, n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
-
 static gdouble
 raw_round_trip (AtomrDevice *device, CUdeviceptr ptr, guint event_flags)
 {
@@ -59,7 +45,7 @@ raw_round_trip (AtomrDevice *device, CUdeviceptr ptr, guint event_flags)
   cu->cuEventDestroy (event);
   cu->cuStreamDestroy (stream);
   atomr_device_leave (device);
-  m = median (t, N_ROUND);
+  m = bench_median (t, N_ROUND);
   g_free (t);
   return m;
 }
@@ -187,7 +173,7 @@ envelope_round_trip (AtomrDevice *device, AtomrCompletionMode mode)
   b.total = N_ROUND + 100;
   submit (&b);
   g_main_loop_run (b.loop);
-  m = median (b.times, N_ROUND);
+  m = bench_median (b.times, N_ROUND);
   g_free (b.times);
   g_main_loop_unref (b.loop);
   g_object_unref (b.buffer);

@@ -16,6 +16,7 @@
 
 #include "atomr.h"
 #include "core/atomr-actor-private.h"
+#include "../bench-util.h"
 
 #define BURST 100
 
@@ -36,18 +37,10 @@ static const Size sizes[] = {
   { "C2C 1-D 256 × batch 16",   ATOMR_FFT_C2C, 1, { 256 }, 16 },
 };
 
-static int
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 static double
 median (GArray *times)
 {
-  g_array_sort (times, cmp_double);
-  return g_array_index (times, double, times->len / 2);
+  return bench_median ((gdouble *) times->data, times->len);
 }
 
 typedef struct {

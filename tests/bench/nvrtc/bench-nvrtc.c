@@ -33,20 +33,6 @@
 
 #define EMPTY_SOURCE "extern \"C\" __global__ void empty (void) { }\n"
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
-  return x < y ? -1 : x > y;
-}
-
-static gdouble
-median (gdouble *v, guint n)
-{
-  qsort (v, n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
-
 static void
 die (const gchar *what, GError *error)
 {
@@ -75,7 +61,7 @@ raw_module_load (AtomrDevice *device, GBytes *cubin, const gchar *symbol)
       cu->cuModuleUnload (module);
     }
   atomr_device_leave (device);
-  return median (t, N_LOAD);
+  return bench_median (t, N_LOAD);
 }
 
 /* Disk hit (memory level off) to a loaded kernel, synchronously. */
@@ -100,7 +86,7 @@ disk_hit_to_kernel (AtomrDevice *device, AtomrKernelCache *cache, AtomrCompileOp
       if (i >= 20)
         t[i - 20] = (gdouble) (bench_now_us () - t0);
     }
-  return median (t, N_LOAD);
+  return bench_median (t, N_LOAD);
 }
 
 static void
@@ -132,7 +118,7 @@ disk_hit_through_actor (AtomrNvrtcActor *actor, AtomrCompileOptions *options)
       if (i >= 20)
         t[i - 20] = (gdouble) (bench_now_us () - t0);
     }
-  return median (t, N_LOAD);
+  return bench_median (t, N_LOAD);
 }
 
 static gdouble
@@ -167,7 +153,7 @@ cold_compile_ms (AtomrCompileOptions *options)
         die ("cold compile", error);
       t[i] = (bench_now_us () - t0) / 1000.0;
     }
-  return median (t, N_COLD);
+  return bench_median (t, N_COLD);
 }
 
 static gdouble
@@ -194,7 +180,7 @@ raw_round_trip (AtomrDevice *device, CUfunction function)
   cu->cuEventDestroy (event);
   cu->cuStreamDestroy (stream);
   atomr_device_leave (device);
-  m = median (t, N_ROUND);
+  m = bench_median (t, N_ROUND);
   g_free (t);
   return m;
 }
@@ -279,7 +265,7 @@ actor_round_trip (Bench *proto)
   b.total = N_ROUND + 100;
   submit (&b);
   g_main_loop_run (b.loop);
-  m = median (b.times, N_ROUND);
+  m = bench_median (b.times, N_ROUND);
   g_free (b.times);
   g_main_loop_unref (b.loop);
   return m;
