@@ -17,7 +17,6 @@ cat > "$out/gpu-suite.sh" <<'RUN'
 # Every GPU test program (TAP), the Python tests, then every benchmark.
 # Logs and traces are written to a work folder and packed into
 # $OUT/gpu-logs.tgz at the end (the device tool returns few files).
-# Optional arguments: program name patterns to run (default: everything).
 here=$(cd "$(dirname "$0")" && pwd)
 dest=${OUT:-$PWD}
 out=$(mktemp -d)
