@@ -115,6 +115,7 @@ struct _AtomrOp
   guint64             sequence;
   guint               signal_mask;
   gboolean            handed_off;
+  gboolean            multi_device; /* buffers of other devices allowed */
   CUevent             start;      /* timing start, until the fence takes it */
   AtomrLaunchInfo    *info;
   /* Small requests live here: one allocation less per operation. */
@@ -595,7 +596,7 @@ op_run (AtomrOp *op)
       for (guint i = 0; i < list->len; i++)
         {
           AtomrBuffer *buffer = list->data[i];
-          if (atomr_buffer_get_device (buffer) != priv->device)
+          if (atomr_buffer_get_device (buffer) != priv->device && !op->multi_device)
             {
               g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                            "%s: buffer %u of the request lives on device %d, the actor on device %d",
@@ -961,6 +962,12 @@ atomr_op_set_geometry (AtomrOp     *op,
   memcpy (op->grid, grid, sizeof op->grid);
   memcpy (op->block, block, sizeof op->block);
   op->shared_mem = shared_mem;
+}
+
+void
+atomr_op_set_multi_device (AtomrOp *op)
+{
+  op->multi_device = TRUE;
 }
 
 void
