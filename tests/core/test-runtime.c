@@ -477,8 +477,9 @@ test_sync_private_context (void)
 
   atomr_device_set_host_autocomplete (device, TRUE);
   /* An application source on the main context, which nobody iterates
-   * while the worker waits. */
+   * while the worker waits (high priority: any iteration dispatches it). */
   idle = g_idle_source_new ();
+  g_source_set_priority (idle, G_PRIORITY_HIGH);
   g_source_set_callback (idle, note_idle_thread, &w, NULL);
   g_source_attach (idle, NULL);
   g_source_unref (idle);
