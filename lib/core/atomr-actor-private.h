@@ -89,6 +89,10 @@ CUstream     atomr_op_get_cu_stream (AtomrOp            *op);
 gboolean     atomr_op_is_host      (AtomrOp             *op);
 guint        atomr_op_get_generation (AtomrOp           *op);
 
+/* The operation is a barrier: it fails with every failure of a request
+ * without a callback, made before it, since the previous barrier. */
+void         atomr_op_set_barrier  (AtomrOp             *op);
+
 /* Hands the operation to the actor (from any thread).  Consumes @op. */
 void         atomr_op_submit       (AtomrOp             *op);
 /* Answers @op with @error without enqueuing anything (validation failed).
@@ -125,9 +129,11 @@ gpointer     atomr_actor_new_internal (GType          type,
  *   atomr_sync_end (&sync);
  */
 typedef struct {
-  GMainContext *context;
-  gboolean      acquired;
+  GMainContext *context;        /* private: the only context a _sync iterates */
+  AtomrActor   *actor;
+  gboolean      acquired;       /* we drive the actor ourselves */
   gboolean      pushed;
+  GMainContext *saved_wake;
   GAsyncResult *result;
 } AtomrSync;
 
