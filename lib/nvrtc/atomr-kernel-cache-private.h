@@ -18,10 +18,14 @@ G_BEGIN_DECLS
  *   80  i64 creation time, µs since the epoch
  *   88  u32 metadata size, u32 source size, u32 log size, u32 zero
  *   104 u64 PTX size, u64 CUBIN size, u64 LTO-IR size
- *   128 SHA-256 of bytes 0..127 and of the whole payload
- *   160 i64 last use, µs; u64 hit count — updated in place on each hit
- *       and therefore outside the checksum
+ *   128 SHA-256 of bytes 0..127, 160..175 and of the whole payload
+ *   160 16 reserved bytes, zero (checked, and covered by the checksum)
  *   176 payload: metadata (JSON), source, log, PTX, CUBIN, LTO-IR
+ *
+ * An entry file is written once (temporary name, rename) and never again:
+ * hits are recorded in the directory's usage journal ("usage"), so nothing
+ * outside the checksum can change what list/stats see of a served entry,
+ * and read-only or overlay directories are never written on a hit.
  */
 #define ATOMR_CACHE_MAGIC        "ATOMRKC\n"
 #define ATOMR_CACHE_HEADER_SIZE  176
@@ -49,6 +53,9 @@ void         atomr_kernel_cache_store          (AtomrKernelCache     *self,
                                                 const gchar          *source);
 void         atomr_cache_request_free          (AtomrCacheRequest    *request);
 const gchar *atomr_cache_request_get_key       (AtomrCacheRequest    *request);
+
+/* $ATOMR_CACHE_DISABLE set: compiles go around every cache. */
+gboolean     atomr_kernel_cache_disabled_by_env (void);
 
 /* Counters of this cache object (memory hits, disk hits, misses). */
 void         atomr_kernel_cache_get_counters   (AtomrKernelCache     *self,

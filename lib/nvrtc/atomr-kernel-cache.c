@@ -31,11 +31,16 @@
 #define OFF_CUBIN_SIZE   112
 #define OFF_LTOIR_SIZE   120
 #define OFF_CHECKSUM     128
-#define OFF_LAST_USED    160
-#define OFF_HIT_COUNT    168
+#define OFF_RESERVED     160
+#define RESERVED_LEN     16
 #define STATS_FILE       "stats"
+#define USAGE_FILE       "usage"
+/* The usage journal is compacted by gc once it is larger than this. */
+#define USAGE_COMPACT_BYTES (256 * 1024)
 #define STATS_MAGIC      "ATOMRKS\n"
 #define DEFAULT_MEMORY_CAPACITY 256
+/* The default directory's size cap unless $ATOMR_CACHE_MAX_SIZE says. */
+#define DEFAULT_MAX_SIZE (G_GUINT64_CONSTANT (1) << 30)
 /* Temporary files older than this belong to a writer that died. */
 #define STALE_TEMP_USEC  (G_GINT64_CONSTANT (3600) * G_USEC_PER_SEC)
 
@@ -151,8 +156,16 @@ parse_header (const guint8  *data,
   h->ptx_size = get_u64 (data + OFF_PTX_SIZE);
   h->cubin_size = get_u64 (data + OFF_CUBIN_SIZE);
   h->ltoir_size = get_u64 (data + OFF_LTOIR_SIZE);
-  h->last_used = (gint64) get_u64 (data + OFF_LAST_USED);
-  h->hit_count = get_u64 (data + OFF_HIT_COUNT);
+  for (guint i = 0; i < RESERVED_LEN; i++)
+    if (data[OFF_RESERVED + i] != 0)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "cache file: reserved header byte %u is 0x%02x, not zero",
+                     OFF_RESERVED + i, data[OFF_RESERVED + i]);
+        return FALSE;
+      }
+  h->last_used = h->created;
+  h->hit_count = 0;
   h->file_size = file_size;
   total = ATOMR_CACHE_HEADER_SIZE + (guint64) h->meta_size + h->source_size + h->log_size;
   if (h->ptx_size > G_MAXUINT32 * 16ULL || h->cubin_size > G_MAXUINT32 * 16ULL
@@ -178,6 +191,7 @@ compute_checksum (const guint8 *header,
   gsize len = 32;
 
   g_checksum_update (sum, header, OFF_CHECKSUM);
+  g_checksum_update (sum, header + OFF_RESERVED, RESERVED_LEN);
   g_checksum_update (sum, payload, payload_size);
   g_checksum_get_digest (sum, digest, &len);
 }
@@ -1042,6 +1056,9 @@ struct _AtomrKernelCache
   GHashTable *memory;     /* GBytes blob -> MemoryEntry */
   GQueue      lru;        /* head = most recent */
   guint64     memory_hits, disk_hits, misses;
+  gchar      *store_error;   /* the first store failure, under lock */
+  gboolean    store_warned;  /* under lock */
+  gint        usage_failed;  /* atomic */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrKernelCache, atomr_kernel_cache, G_TYPE_OBJECT)
@@ -1098,6 +1115,7 @@ atomr_kernel_cache_finalize (GObject *object)
   g_hash_table_unref (self->memory);
   g_queue_clear (&self->lru);
   g_mutex_clear (&self->lock);
+  g_free (self->store_error);
   g_free (self->directory);
   G_OBJECT_CLASS (atomr_kernel_cache_parent_class)->finalize (object);
 }
@@ -1120,6 +1138,8 @@ atomr_kernel_cache_get_property (GObject    *object,
     }
 }
 
+static guint64 default_max_size (void);
+
 static void
 atomr_kernel_cache_set_property (GObject      *object,
                                  guint         prop_id,
@@ -1133,7 +1153,11 @@ atomr_kernel_cache_set_property (GObject      *object,
     case PROP_DIRECTORY:
       self->directory = g_value_dup_string (value);
       if (self->directory == NULL)
-        self->directory = atomr_kernel_cache_get_default_directory ();
+        {
+          /* The default cache is bounded by default. */
+          self->directory = atomr_kernel_cache_get_default_directory ();
+          self->max_size = default_max_size ();
+        }
       break;
     case PROP_MAX_SIZE: atomr_kernel_cache_set_max_size (self, g_value_get_uint64 (value)); break;
     case PROP_MEMORY_CAPACITY: atomr_kernel_cache_set_memory_capacity (self, g_value_get_uint (value)); break;
@@ -1163,7 +1187,9 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    * AtomrKernelCache:max-size:
    *
    * Bytes on disk at most; after each store the least recently used
-   * entries beyond it are removed.  0 for no limit.
+   * entries beyond it are removed.  0 for no limit.  A cache opened on the
+   * default directory starts at `$ATOMR_CACHE_MAX_SIZE` (a size such as
+   * `500M`; `0` for none) or 1 GiB; other caches at 0.
    */
   properties[PROP_MAX_SIZE] = g_param_spec_uint64 ("max-size", NULL, NULL, 0, G_MAXUINT64, 0, rw);
   /**
@@ -1177,9 +1203,11 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
   /**
    * AtomrKernelCache:store-source:
    *
-   * Whether entries keep the source, for browsing.
+   * Whether new entries keep the source, for browsing.  Off unless
+   * `ATOMR_CACHE_STORE_SOURCE=1` is set (sources may be confidential and
+   * are often the bulk of an entry).
    */
-  properties[PROP_STORE_SOURCE] = g_param_spec_boolean ("store-source", NULL, NULL, TRUE, rw);
+  properties[PROP_STORE_SOURCE] = g_param_spec_boolean ("store-source", NULL, NULL, FALSE, rw);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -1210,13 +1238,53 @@ request_hash (gconstpointer key)
   return (guint) (h ^ (h >> 32));
 }
 
+/* "1", "yes", "true" (anything but empty, "0", "no", "false"). */
+static gboolean
+env_flag (const gchar *name)
+{
+  const gchar *v = g_getenv (name);
+
+  return v && *v && !g_str_equal (v, "0") && g_ascii_strcasecmp (v, "no") != 0
+         && g_ascii_strcasecmp (v, "false") != 0;
+}
+
+static gboolean
+store_source_default (void)
+{
+  return env_flag ("ATOMR_CACHE_STORE_SOURCE");
+}
+
+gboolean
+atomr_kernel_cache_disabled_by_env (void)
+{
+  return env_flag ("ATOMR_CACHE_DISABLE");
+}
+
+/* The size cap of caches in the default directory: $ATOMR_CACHE_MAX_SIZE
+ * ("0" for none) or DEFAULT_MAX_SIZE. */
+static guint64
+default_max_size (void)
+{
+  const gchar *env = g_getenv ("ATOMR_CACHE_MAX_SIZE");
+  g_autoptr(GError) error = NULL;
+  guint64 size;
+
+  if (env == NULL || *env == '\0')
+    return DEFAULT_MAX_SIZE;
+  if (atomr_parse_size (env, &size, &error))
+    return size;
+  g_warning ("ATOMR_CACHE_MAX_SIZE: %s; using %" G_GUINT64_FORMAT " bytes", error->message,
+             (guint64) DEFAULT_MAX_SIZE);
+  return DEFAULT_MAX_SIZE;
+}
+
 static void
 atomr_kernel_cache_init (AtomrKernelCache *self)
 {
   g_mutex_init (&self->lock);
   self->memory = g_hash_table_new_full (request_hash, g_bytes_equal, NULL, memory_entry_free);
   self->memory_capacity = DEFAULT_MEMORY_CAPACITY;
-  self->store_source = TRUE;
+  self->store_source = store_source_default ();
 }
 
 /**
@@ -1673,6 +1741,128 @@ entry_path (AtomrKernelCache *self,
   return g_build_filename (self->directory, name, NULL);
 }
 
+/* Store failures (read-only directory, no space, a directory in the way)
+ * are warned about once per cache object; the first one is kept for
+ * atomr_kernel_cache_get_store_error().  With @warn FALSE (a hit that could
+ * not be recorded: normal for a read-only cache) it is only kept. */
+static void
+note_store_failure (AtomrKernelCache *self,
+                    const GError     *error,
+                    gboolean          warn)
+{
+  gboolean first;
+
+  g_mutex_lock (&self->lock);
+  first = self->store_error == NULL;
+  if (first)
+    self->store_error = g_strdup (error->message);
+  else if (warn && !self->store_warned)
+    {
+      /* A usage-only failure came first: still warn once for a store. */
+      g_free (self->store_error);
+      self->store_error = g_strdup (error->message);
+      first = TRUE;
+    }
+  if (warn && first)
+    self->store_warned = TRUE;
+  else
+    warn = FALSE;
+  g_mutex_unlock (&self->lock);
+  if (warn)
+    g_warning ("kernel cache: %s (compiles are not kept on disk; further failures of this "
+               "cache are not reported; `atomr cache stats` shows the state)", error->message);
+  else
+    g_debug ("kernel cache: %s", error->message);
+}
+
+/* The usage journal: one line "KEY USEC\n" appended per disk hit (a
+ * write(2) of < 100 bytes with O_APPEND, so concurrent writers on a local
+ * file system do not interleave), and "= KEY USEC HITS\n" lines written
+ * by compaction.  It is advisory: a lost or torn line only changes which
+ * entry gc removes first; unparseable lines are skipped. */
+typedef struct {
+  gint64  last_used;
+  guint64 hits;
+} Usage;
+
+static void
+usage_append (AtomrKernelCache *self,
+              const gchar      *key)
+{
+  g_autofree gchar *path = g_build_filename (self->directory, USAGE_FILE, NULL);
+  gchar line[128];
+  gint len;
+  int fd;
+
+  if (g_atomic_int_get (&self->usage_failed))
+    return;
+  len = g_snprintf (line, sizeof line, "%s %" G_GINT64_FORMAT "\n", key, g_get_real_time ());
+  fd = g_open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 || write (fd, line, len) != len)
+    {
+      int errsv = errno;
+      g_autoptr(GError) error = g_error_new (G_IO_ERROR, g_io_error_from_errno (errsv),
+                                             "cannot record usage in %s: %s (read-only cache)",
+                                             path, g_strerror (errsv));
+      g_atomic_int_set (&self->usage_failed, TRUE);
+      note_store_failure (self, error, FALSE);
+    }
+  if (fd >= 0)
+    close (fd);
+}
+
+static void
+usage_add (GHashTable  *usage,
+           const gchar *key,
+           gint64       when,
+           guint64      hits)
+{
+  Usage *u = g_hash_table_lookup (usage, key);
+
+  if (u == NULL)
+    {
+      u = g_new0 (Usage, 1);
+      g_hash_table_insert (usage, g_strdup (key), u);
+    }
+  u->last_used = MAX (u->last_used, when);
+  u->hits += hits;
+}
+
+/* key -> Usage; empty when there is no journal.  *size_out: its bytes. */
+static GHashTable *
+usage_load (AtomrKernelCache *self,
+            gsize            *size_out)
+{
+  g_autofree gchar *path = g_build_filename (self->directory, USAGE_FILE, NULL);
+  g_autofree gchar *text = NULL;
+  GHashTable *usage = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  gsize len = 0;
+
+  if (size_out)
+    *size_out = 0;
+  if (!g_file_get_contents (path, &text, &len, NULL))
+    return usage;
+  if (size_out)
+    *size_out = len;
+  for (gchar *line = text, *next; line && *line; line = next)
+    {
+      gchar **f;
+      guint n;
+
+      next = strchr (line, '\n');
+      if (next)
+        *next++ = '\0';
+      f = g_strsplit (line, " ", 5);
+      n = g_strv_length (f);
+      if (n == 2 && key_is_valid (f[0]))
+        usage_add (usage, f[0], g_ascii_strtoll (f[1], NULL, 10), 1);
+      else if (n == 4 && g_str_equal (f[0], "=") && key_is_valid (f[1]))
+        usage_add (usage, f[1], g_ascii_strtoll (f[2], NULL, 10), g_ascii_strtoull (f[3], NULL, 10));
+      g_strfreev (f);
+    }
+  return usage;
+}
+
 static void
 stats_bump (AtomrKernelCache *self,
             gboolean          hit)
@@ -1706,7 +1896,7 @@ stats_bump (AtomrKernelCache *self,
 }
 
 /* Reads, checks and decodes entry @key.  Damaged, foreign or outdated files
- * are removed.  Records the hit in the file. */
+ * are removed.  Records the hit in the usage journal. */
 static AtomrModuleContent *
 disk_read (AtomrKernelCache *self,
            const gchar      *key)
@@ -1718,22 +1908,22 @@ disk_read (AtomrKernelCache *self,
   guint64 size = 0, off, len;
   FileHeader h;
   Meta meta = { 0 };
-  guint8 mutable[16];
   int fd;
 
-  fd = g_open (path, O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM))
-    fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  /* Read only: a hit never writes the entry (usage goes to the journal),
+   * so read-only and copy-on-write (overlayfs) directories stay as they
+   * are. */
+  fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return NULL;
   data = read_fd (fd, &size, &error);
+  close (fd);
   if (data == NULL || !parse_header (data, size, &h, &error) || !verify_payload (data, &h, &error)
       || !g_str_equal (h.key, key))
     {
       if (error == NULL)
         g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "holds key %s", h.key);
       g_debug ("kernel cache: removing %s: %s", path, error->message);
-      close (fd);
       g_unlink (path);
       return NULL;
     }
@@ -1741,15 +1931,10 @@ disk_read (AtomrKernelCache *self,
   if (!meta_parse ((const gchar *) data + off, len, &meta, &error))
     {
       g_debug ("kernel cache: removing %s: %s", path, error->message);
-      close (fd);
       g_unlink (path);
       return NULL;
     }
-  put_u64 (mutable, (guint64) g_get_real_time ());
-  put_u64 (mutable + 8, h.hit_count + 1);
-  if (pwrite (fd, mutable, sizeof mutable, OFF_LAST_USED) != sizeof mutable)
-    g_debug ("kernel cache: cannot record the hit in %s: %s", path, g_strerror (errno));
-  close (fd);
+  usage_append (self, key);
 
   content = atomr_module_content_new ();
   content->kernel_names = g_steal_pointer (&meta.kernel_names);
@@ -1842,8 +2027,6 @@ disk_write (AtomrKernelCache    *self,
   put_u64 (header + OFF_PTX_SIZE, bytes_size (content->ptx));
   put_u64 (header + OFF_CUBIN_SIZE, bytes_size (content->cubin));
   put_u64 (header + OFF_LTOIR_SIZE, bytes_size (content->ltoir));
-  put_u64 (header + OFF_LAST_USED, (guint64) now);
-  put_u64 (header + OFF_HIT_COUNT, 0);
 
   file = g_byte_array_new ();
   g_byte_array_append (file, header, sizeof header);
@@ -1891,6 +2074,9 @@ disk_write (AtomrKernelCache    *self,
 
 /* ------------------------------------------------------------------ */
 /* The compile path                                                    */
+
+static gboolean gc_internal (AtomrKernelCache *self, guint64 max_size, gboolean verify,
+                             gboolean compact, AtomrKernelCacheReport *report, GError **error);
 
 static void
 memory_insert_locked (AtomrKernelCache   *self,
@@ -2001,13 +2187,17 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
 
   if (!disk_write (self, request->key, content, source, &error))
     {
-      g_debug ("kernel cache: not stored: %s", error->message);
+      note_store_failure (self, error, TRUE);
       return;
     }
   stats_bump (self, FALSE);
-  if (self->max_size > 0
-      && !atomr_kernel_cache_gc (self, self->max_size, NULL, NULL, &error))
-    g_debug ("kernel cache: eviction failed: %s", error->message);
+  if (self->max_size > 0)
+    {
+      AtomrKernelCacheReport report;
+      /* Headers only: verifying every checksum is `atomr cache gc`'s job. */
+      if (!gc_internal (self, self->max_size, FALSE, FALSE, &report, &error))
+        g_debug ("kernel cache: eviction failed: %s", error->message);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -2024,18 +2214,66 @@ compare_last_used (gconstpointer a,
   return ua < ub ? -1 : ua > ub ? 1 : g_strcmp0 (ea->h.key, eb->h.key);
 }
 
-/* Every valid entry, least recently used first.  With @clean, removes
- * damaged files and temporary files left by dead writers. */
+static void
+entry_apply_usage (AtomrKernelCacheEntry *entry,
+                   GHashTable            *usage)
+{
+  Usage *u = g_hash_table_lookup (usage, entry->h.key);
+  GDateTime *t;
+
+  if (u == NULL)
+    return;
+  entry->h.hit_count = u->hits;
+  if (u->last_used > entry->h.last_used && (t = date_time_from_usec (u->last_used)) != NULL)
+    {
+      entry->h.last_used = u->last_used;
+      g_date_time_unref (entry->last_used);
+      entry->last_used = t;
+    }
+}
+
+/* Reads the whole file and checks its checksum and key. */
+static gboolean
+entry_verify (AtomrKernelCacheEntry  *entry,
+              GError                **error)
+{
+  g_autoptr(GBytes) meta = entry_load_section (entry, SECTION_META, error);
+  return meta != NULL;
+}
+
+static gboolean
+remove_counted (const gchar *path,
+                guint64     *freed)
+{
+  struct stat st;
+
+  if (lstat (path, &st) != 0 || g_unlink (path) != 0)
+    return FALSE;
+  *freed += (guint64) st.st_size;
+  return TRUE;
+}
+
+/* Every valid entry, least recently used first, with the usage journal
+ * applied.  Counts damaged files and stale temporary files in @report
+ * (when not NULL); with @verify reads every entry whole and checks its
+ * checksum; with @clean removes what is damaged or stale, counting the
+ * bytes really freed. */
 static GPtrArray *
-scan_directory (AtomrKernelCache  *self,
-                gboolean           clean,
-                GError           **error)
+scan_directory (AtomrKernelCache        *self,
+                gboolean                 clean,
+                gboolean                 verify,
+                AtomrKernelCacheReport  *report,
+                GError                 **error)
 {
   g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) local_error = NULL;
+  g_autoptr(GHashTable) usage = NULL;
   g_autoptr(GDir) dir = NULL;
+  AtomrKernelCacheReport scratch = { 0 };
   const gchar *name;
 
+  if (report == NULL)
+    report = &scratch;
   dir = g_dir_open (self->directory, 0, &local_error);
   if (dir == NULL)
     {
@@ -2044,16 +2282,22 @@ scan_directory (AtomrKernelCache  *self,
       g_propagate_error (error, g_steal_pointer (&local_error));
       return NULL;
     }
+  usage = usage_load (self, NULL);
   while ((name = g_dir_read_name (dir)))
     {
       g_autofree gchar *path = g_build_filename (self->directory, name, NULL);
+      struct stat st;
 
       if (g_str_has_prefix (name, ".tmp-"))
         {
-          struct stat st;
-          if (clean && stat (path, &st) == 0
+          if (lstat (path, &st) == 0
               && g_get_real_time () - (gint64) st.st_mtime * G_USEC_PER_SEC > STALE_TEMP_USEC)
-            g_unlink (path);
+            {
+              report->n_stale_temp++;
+              report->stale_temp_bytes += (guint64) st.st_size;
+              if (clean)
+                remove_counted (path, &report->bytes_freed);
+            }
           continue;
         }
       if (g_str_has_suffix (name, ATOMR_CACHE_SUFFIX))
@@ -2063,22 +2307,40 @@ scan_directory (AtomrKernelCache  *self,
           g_autofree gchar *expected = NULL;
 
           if (entry)
-            expected = g_strconcat (entry->h.key, ATOMR_CACHE_SUFFIX, NULL);
-          if (entry && g_str_equal (expected, name))
-            g_ptr_array_add (entries, entry);
-          else
             {
-              g_clear_object (&entry);
-              if (clean)
-                {
-                  g_debug ("kernel cache: removing %s: %s", path,
-                           entry_error ? entry_error->message : "file name does not match its key");
-                  g_unlink (path);
-                }
+              expected = g_strconcat (entry->h.key, ATOMR_CACHE_SUFFIX, NULL);
+              if (!g_str_equal (expected, name))
+                g_set_error (&entry_error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                             "the file name does not match its key %s", entry->h.key);
+              else if (verify)
+                entry_verify (entry, &entry_error);
+            }
+          if (entry && entry_error == NULL)
+            {
+              entry_apply_usage (entry, usage);
+              g_ptr_array_add (entries, entry);
+              continue;
+            }
+          g_clear_object (&entry);
+          if (g_error_matches (entry_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+            continue;   /* removed meanwhile */
+          report->n_damaged++;
+          if (lstat (path, &st) == 0)
+            report->damaged_bytes += (guint64) st.st_size;
+          if (clean)
+            {
+              g_debug ("kernel cache: removing %s: %s", path, entry_error->message);
+              remove_counted (path, &report->bytes_freed);
             }
         }
     }
   g_ptr_array_sort (entries, compare_last_used);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      AtomrKernelCacheEntry *entry = g_ptr_array_index (entries, i);
+      report->n_entries++;
+      report->entry_bytes += entry->h.file_size;
+    }
   return g_steal_pointer (&entries);
 }
 
@@ -2102,7 +2364,7 @@ atomr_kernel_cache_list (AtomrKernelCache  *self,
   GListStore *store;
 
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), NULL);
-  entries = scan_directory (self, FALSE, error);
+  entries = scan_directory (self, FALSE, FALSE, NULL, error);
   if (entries == NULL)
     return NULL;
   store = g_list_store_new (ATOMR_TYPE_KERNEL_CACHE_ENTRY);
@@ -2138,7 +2400,11 @@ atomr_kernel_cache_lookup (AtomrKernelCache  *self,
       AtomrKernelCacheEntry *entry = entry_read (path, &local_error);
 
       if (entry && g_str_equal (entry->h.key, key))
-        return entry;
+        {
+          g_autoptr(GHashTable) usage = usage_load (self, NULL);
+          entry_apply_usage (entry, usage);
+          return entry;
+        }
       g_clear_object (&entry);
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                    "key: no valid entry %s in %s%s%s", key, self->directory,
@@ -2151,7 +2417,7 @@ atomr_kernel_cache_lookup (AtomrKernelCache  *self,
                    "key: \"%s\" is neither a key nor a prefix of at least 4 lower-case hex digits", key);
       return NULL;
     }
-  entries = scan_directory (self, FALSE, error);
+  entries = scan_directory (self, FALSE, FALSE, NULL, error);
   if (entries == NULL)
     return NULL;
   for (guint i = 0; i < entries->len; i++)
@@ -2217,16 +2483,83 @@ atomr_kernel_cache_remove (AtomrKernelCache  *self,
   return TRUE;
 }
 
+/* Rewrites the usage journal with one line per entry still there.  Lines
+ * appended between reading and the rename are lost (the journal is
+ * advisory). */
+static void
+usage_compact (AtomrKernelCache *self,
+               GPtrArray        *entries,
+               guint             first_kept)
+{
+  g_autofree gchar *path = g_build_filename (self->directory, USAGE_FILE, NULL);
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+
+  for (guint i = first_kept; i < entries->len; i++)
+    {
+      AtomrKernelCacheEntry *e = g_ptr_array_index (entries, i);
+      if (e->h.hit_count > 0)
+        g_string_append_printf (text, "= %s %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT "\n",
+                                e->h.key, e->h.last_used, e->h.hit_count);
+    }
+  if (!g_file_set_contents (path, text->str, text->len, &error))
+    g_debug ("kernel cache: cannot compact %s: %s", path, error->message);
+}
+
+static void stats_read (AtomrKernelCache *self, guint64 *hits, guint64 *misses);
+
+static gboolean
+gc_internal (AtomrKernelCache        *self,
+             guint64                  max_size,
+             gboolean                 verify,
+             gboolean                 compact,
+             AtomrKernelCacheReport  *report,
+             GError                 **error)
+{
+  g_autoptr(GPtrArray) entries = NULL;
+  guint64 total;
+  guint i;
+  gsize usage_size = 0;
+
+  memset (report, 0, sizeof *report);
+  entries = scan_directory (self, TRUE, verify, report, error);
+  if (entries == NULL)
+    return FALSE;
+  total = report->entry_bytes;
+  for (i = 0; i < entries->len && total > max_size; i++)
+    {
+      AtomrKernelCacheEntry *entry = g_ptr_array_index (entries, i);
+      if (remove_counted (entry->path, &report->bytes_freed))
+        report->n_removed++;
+      else if (errno != ENOENT)
+        break;
+      total -= entry->h.file_size;
+      report->n_entries--;
+    }
+  report->entry_bytes = total;
+  if (!compact)
+    g_hash_table_unref (usage_load (self, &usage_size));
+  if (compact || usage_size > USAGE_COMPACT_BYTES)
+    {
+      g_autofree gchar *path = g_build_filename (self->directory, USAGE_FILE, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_REGULAR))
+        usage_compact (self, entries, i);
+    }
+  return TRUE;
+}
+
 /**
  * atomr_kernel_cache_gc:
  * @self: a cache
  * @max_size: bytes on disk to keep at most; 0 removes every entry
- * @n_removed: (out) (optional): entries removed
- * @bytes_freed: (out) (optional): bytes removed
+ * @n_removed: (out) (optional): entries removed to fit @max_size
+ * @bytes_freed: (out) (optional): bytes really freed, damaged and
+ *   temporary files included
  * @error: return location for a #GError
  *
- * Removes damaged files, temporary files of dead writers, then the least
- * recently used entries until the rest fits in @max_size.
+ * Removes damaged files (every entry's checksum is verified), temporary
+ * files of dead writers, then the least recently used entries until the
+ * rest fits in @max_size.  atomr_kernel_cache_collect() reports more.
  *
  * Returns: %TRUE on success
  */
@@ -2237,32 +2570,96 @@ atomr_kernel_cache_gc (AtomrKernelCache  *self,
                        guint64           *bytes_freed,
                        GError           **error)
 {
-  g_autoptr(GPtrArray) entries = NULL;
-  guint64 total = 0, freed = 0;
-  guint removed = 0;
+  AtomrKernelCacheReport report;
 
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), FALSE);
-  entries = scan_directory (self, TRUE, error);
+  if (!gc_internal (self, max_size, TRUE, TRUE, &report, error))
+    return FALSE;
+  if (n_removed)
+    *n_removed = report.n_removed;
+  if (bytes_freed)
+    *bytes_freed = report.bytes_freed;
+  return TRUE;
+}
+
+/**
+ * atomr_kernel_cache_collect:
+ * @self: a cache
+ * @max_size: bytes on disk to keep at most; 0 removes every entry,
+ *   %G_MAXUINT64 only removes damaged and stale files
+ * @report: (out caller-allocates): what was found and removed
+ * @error: return location for a #GError
+ *
+ * atomr_kernel_cache_gc() with a full report: damaged entries (failed
+ * checksum, foreign format, misnamed) and stale temporary files found and
+ * removed, entries removed to fit @max_size, bytes really freed, and what
+ * is left.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_kernel_cache_collect (AtomrKernelCache        *self,
+                            guint64                  max_size,
+                            AtomrKernelCacheReport  *report,
+                            GError                 **error)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), FALSE);
+  g_return_val_if_fail (report != NULL, FALSE);
+  if (!gc_internal (self, max_size, TRUE, TRUE, report, error))
+    return FALSE;
+  stats_read (self, &report->hits, &report->misses);
+  report->writable = atomr_kernel_cache_check_writable (self, NULL);
+  return TRUE;
+}
+
+static void
+stats_read (AtomrKernelCache *self,
+            guint64          *hits,
+            guint64          *misses)
+{
+  g_autofree gchar *path = g_build_filename (self->directory, STATS_FILE, NULL);
+  g_autofree gchar *data = NULL;
+  gsize len = 0;
+
+  *hits = *misses = 0;
+  if (g_file_get_contents (path, &data, &len, NULL) && len >= 24
+      && memcmp (data, STATS_MAGIC, 8) == 0)
+    {
+      *hits = get_u64 ((guint8 *) data + 8);
+      *misses = get_u64 ((guint8 *) data + 16);
+    }
+}
+
+/**
+ * atomr_kernel_cache_get_report:
+ * @self: a cache
+ * @verify: whether to read every entry whole and check its checksum
+ *   (else only headers and metadata are read)
+ * @report: (out caller-allocates): the state of the directory
+ * @error: return location for a #GError
+ *
+ * Counts valid and damaged entries, stale temporary files, hits and
+ * misses recorded by every process, and whether the directory is
+ * writable.  Removes nothing.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_kernel_cache_get_report (AtomrKernelCache        *self,
+                               gboolean                 verify,
+                               AtomrKernelCacheReport  *report,
+                               GError                 **error)
+{
+  g_autoptr(GPtrArray) entries = NULL;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), FALSE);
+  g_return_val_if_fail (report != NULL, FALSE);
+  memset (report, 0, sizeof *report);
+  entries = scan_directory (self, FALSE, verify, report, error);
   if (entries == NULL)
     return FALSE;
-  for (guint i = 0; i < entries->len; i++)
-    total += ((AtomrKernelCacheEntry *) g_ptr_array_index (entries, i))->h.file_size;
-  for (guint i = 0; i < entries->len && total > max_size; i++)
-    {
-      AtomrKernelCacheEntry *entry = g_ptr_array_index (entries, i);
-      if (g_unlink (entry->path) == 0)
-        {
-          total -= entry->h.file_size;
-          freed += entry->h.file_size;
-          removed++;
-        }
-      else if (errno == ENOENT)
-        total -= entry->h.file_size;
-    }
-  if (n_removed)
-    *n_removed = removed;
-  if (bytes_freed)
-    *bytes_freed = freed;
+  stats_read (self, &report->hits, &report->misses);
+  report->writable = atomr_kernel_cache_check_writable (self, NULL);
   return TRUE;
 }
 
@@ -2276,6 +2673,8 @@ atomr_kernel_cache_gc (AtomrKernelCache  *self,
  * @misses: (out) (optional): misses (compiles stored) recorded likewise
  * @error: return location for a #GError
  *
+ * A short form of atomr_kernel_cache_get_report().
+ *
  * Returns: %TRUE on success
  */
 gboolean
@@ -2286,37 +2685,164 @@ atomr_kernel_cache_get_stats (AtomrKernelCache  *self,
                               guint64           *misses,
                               GError           **error)
 {
-  g_autoptr(GPtrArray) entries = NULL;
-  g_autofree gchar *path = NULL;
-  g_autofree gchar *data = NULL;
-  gsize len = 0;
-  guint64 total = 0;
+  AtomrKernelCacheReport report;
 
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), FALSE);
-  entries = scan_directory (self, FALSE, error);
-  if (entries == NULL)
+  if (!atomr_kernel_cache_get_report (self, FALSE, &report, error))
     return FALSE;
-  for (guint i = 0; i < entries->len; i++)
-    total += ((AtomrKernelCacheEntry *) g_ptr_array_index (entries, i))->h.file_size;
   if (n_entries)
-    *n_entries = entries->len;
+    *n_entries = report.n_entries;
   if (total_bytes)
-    *total_bytes = total;
-  path = g_build_filename (self->directory, STATS_FILE, NULL);
-  if (g_file_get_contents (path, &data, &len, NULL) && len >= 24
-      && memcmp (data, STATS_MAGIC, 8) == 0)
+    *total_bytes = report.entry_bytes;
+  if (hits)
+    *hits = report.hits;
+  if (misses)
+    *misses = report.misses;
+  return TRUE;
+}
+
+/**
+ * atomr_kernel_cache_check_writable:
+ * @self: a cache
+ * @error: return location for a #GError
+ *
+ * Whether new entries can be stored: creates the directory if needed and
+ * a probe file in it (removed at once).  A read-only cache still serves
+ * hits.
+ *
+ * Returns: %TRUE if the directory is writable
+ */
+gboolean
+atomr_kernel_cache_check_writable (AtomrKernelCache  *self,
+                                   GError           **error)
+{
+  g_autofree gchar *probe = NULL;
+  int fd;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), FALSE);
+  if (g_mkdir_with_parents (self->directory, 0755) != 0)
     {
-      if (hits)
-        *hits = get_u64 ((guint8 *) data + 8);
-      if (misses)
-        *misses = get_u64 ((guint8 *) data + 16);
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "cannot create %s: %s", self->directory, g_strerror (errsv));
+      return FALSE;
+    }
+  probe = g_strdup_printf ("%s/.tmp-probe-%d-%08x", self->directory, (int) getpid (), g_random_int ());
+  fd = g_open (probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "cannot write in %s: %s", self->directory, g_strerror (errsv));
+      return FALSE;
+    }
+  close (fd);
+  g_unlink (probe);
+  return TRUE;
+}
+
+/**
+ * atomr_kernel_cache_get_store_error:
+ * @self: a cache
+ *
+ * The first failure of this cache object to store an entry or record a
+ * hit (a read-only directory, no space left, a directory in the way).
+ * Store failures are also warned about once.
+ *
+ * Returns: (nullable): the message, %NULL when every store succeeded
+ */
+const gchar *
+atomr_kernel_cache_get_store_error (AtomrKernelCache *self)
+{
+  const gchar *msg;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), NULL);
+  g_mutex_lock (&self->lock);
+  msg = self->store_error;   /* only replaced once, before store_warned */
+  g_mutex_unlock (&self->lock);
+  return msg;
+}
+
+/**
+ * atomr_kernel_cache_report_copy:
+ * @report: a report
+ *
+ * Returns: (transfer full): a copy
+ */
+AtomrKernelCacheReport *
+atomr_kernel_cache_report_copy (const AtomrKernelCacheReport *report)
+{
+  return g_memdup2 (report, sizeof *report);
+}
+
+/**
+ * atomr_kernel_cache_report_free:
+ * @report: a report from atomr_kernel_cache_report_copy()
+ *
+ * Frees @report.
+ */
+void
+atomr_kernel_cache_report_free (AtomrKernelCacheReport *report)
+{
+  g_free (report);
+}
+
+G_DEFINE_BOXED_TYPE (AtomrKernelCacheReport, atomr_kernel_cache_report,
+                     atomr_kernel_cache_report_copy, atomr_kernel_cache_report_free)
+
+/**
+ * atomr_parse_size:
+ * @text: a size: a number with an optional unit, `k`, `M`, `G` or `T`
+ *   (powers of 1024, optionally followed by `B` or `iB`), such as `20k`
+ *   or `1G`
+ * @size: (out): the size in bytes
+ * @error: return location for a #GError
+ *
+ * Parses a size as the CLI and `ATOMR_CACHE_MAX_SIZE` take it.
+ *
+ * Returns: %TRUE on success; %ATOMR_ERROR_INVALID_ARGUMENT naming @text
+ *   otherwise
+ */
+gboolean
+atomr_parse_size (const gchar  *text,
+                  guint64      *size,
+                  GError      **error)
+{
+  const gchar *units = "kMGT";
+  gchar *end = NULL;
+  guint64 value, mult = 1;
+  const gchar *u;
+
+  g_return_val_if_fail (size != NULL, FALSE);
+  if (text == NULL || !g_ascii_isdigit (text[0]))
+    goto bad;
+  errno = 0;
+  value = g_ascii_strtoull (text, &end, 10);
+  if (errno != 0)
+    goto bad;
+  if (*end != '\0')
+    {
+      u = strchr (units, *end == 'K' ? 'k' : *end);
+      if (u == NULL)
+        goto bad;
+      for (const gchar *q = units; q <= u; q++)
+        mult *= 1024;
+      end++;
+      if (g_str_equal (end, "B") || g_str_equal (end, "iB"))
+        end += strlen (end);
+      if (*end != '\0')
+        goto bad;
     }
   else
-    {
-      if (hits)
-        *hits = 0;
-      if (misses)
-        *misses = 0;
-    }
+    mult = 1;
+  if (mult > 1 && value > G_MAXUINT64 / mult)
+    goto bad;
+  *size = value * mult;
   return TRUE;
+
+bad:
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+               "size: \"%s\" is not a size (a number with an optional unit k, M, G or T, "
+               "such as 20k or 1G)", text ? text : "(null)");
+  return FALSE;
 }
