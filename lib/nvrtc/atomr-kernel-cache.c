@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +36,12 @@
 #define RESERVED_LEN     16
 #define STATS_FILE       "stats"
 #define USAGE_FILE       "usage"
+#define LOCK_SUFFIX      ".lock"
+/* How long a compile waits for another process's lock on its key, and when
+ * a lock of another host counts as abandoned (ATOMR_CACHE_LOCK_TIMEOUT,
+ * ATOMR_CACHE_LOCK_STALE, in seconds). */
+#define LOCK_TIMEOUT_SECONDS 300
+#define LOCK_STALE_SECONDS   900
 /* The usage journal is compacted by gc once it is larger than this. */
 #define USAGE_COMPACT_BYTES (256 * 1024)
 #define STATS_MAGIC      "ATOMRKS\n"
@@ -1024,6 +1031,9 @@ struct _AtomrCacheRequest {
   GBytes    *blob;      /* everything but header contents: the memory key */
   gchar     *key;
   GPtrArray *headers;   /* HeaderStamp */
+  AtomrKernelCache *cache;     /* set while in flight or holding a lock */
+  gboolean   in_flight; /* key is in cache->flights: this request compiles */
+  gchar     *lock_path; /* the KEY.lock file this request created */
 };
 
 typedef struct {
@@ -1056,6 +1066,8 @@ struct _AtomrKernelCache
   GHashTable *memory;     /* GBytes blob -> MemoryEntry */
   GQueue      lru;        /* head = most recent */
   guint64     memory_hits, disk_hits, misses;
+  GHashTable *flights;       /* keys being compiled in this process */
+  GCond       flight_done;   /* with lock: a key left flights */
   gchar      *store_error;   /* the first store failure, under lock */
   gboolean    store_warned;  /* under lock */
   gint        usage_failed;  /* atomic */
@@ -1092,9 +1104,16 @@ memory_entry_free (gpointer data)
   g_free (e);
 }
 
+static void flight_end (AtomrCacheRequest *request);
+static void disk_unlock (AtomrCacheRequest *request);
+
 void
 atomr_cache_request_free (AtomrCacheRequest *request)
 {
+  /* A compile that failed (or was never stored) lets the next one try. */
+  flight_end (request);
+  disk_unlock (request);
+  g_clear_object (&request->cache);
   g_clear_pointer (&request->blob, g_bytes_unref);
   g_free (request->key);
   g_clear_pointer (&request->headers, g_ptr_array_unref);
@@ -1113,6 +1132,8 @@ atomr_kernel_cache_finalize (GObject *object)
   AtomrKernelCache *self = ATOMR_KERNEL_CACHE (object);
 
   g_hash_table_unref (self->memory);
+  g_hash_table_unref (self->flights);
+  g_cond_clear (&self->flight_done);
   g_queue_clear (&self->lru);
   g_mutex_clear (&self->lock);
   g_free (self->store_error);
@@ -1283,6 +1304,8 @@ atomr_kernel_cache_init (AtomrKernelCache *self)
 {
   g_mutex_init (&self->lock);
   self->memory = g_hash_table_new_full (request_hash, g_bytes_equal, NULL, memory_entry_free);
+  self->flights = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_cond_init (&self->flight_done);
   self->memory_capacity = DEFAULT_MEMORY_CAPACITY;
   self->store_source = store_source_default ();
 }
@@ -2105,6 +2128,191 @@ memory_insert_locked (AtomrKernelCache   *self,
   memory_trim_locked (self, self->memory_capacity);
 }
 
+/* ------------------------------------------------------------------ */
+/* One compile per key                                                 */
+
+static void
+flight_end (AtomrCacheRequest *request)
+{
+  AtomrKernelCache *self = request->cache;
+
+  if (!request->in_flight)
+    return;
+  g_mutex_lock (&self->lock);
+  g_hash_table_remove (self->flights, request->key);
+  request->in_flight = FALSE;
+  g_cond_broadcast (&self->flight_done);
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+disk_unlock (AtomrCacheRequest *request)
+{
+  if (request->lock_path == NULL)
+    return;
+  if (g_unlink (request->lock_path) != 0 && errno != ENOENT)
+    g_debug ("kernel cache: cannot remove %s: %s", request->lock_path, g_strerror (errno));
+  g_clear_pointer (&request->lock_path, g_free);
+}
+
+static gint64
+env_seconds (const gchar *name,
+             gint64       fallback)
+{
+  const gchar *v = g_getenv (name);
+  guint64 n;
+
+  if (v && g_ascii_string_to_unsigned (v, 10, 0, G_MAXINT32, &n, NULL))
+    return (gint64) n;
+  return fallback;
+}
+
+/* A lock file is stale when its process is gone (same host) or when it is
+ * older than ATOMR_CACHE_LOCK_STALE seconds (another host, whose processes
+ * cannot be asked: NFS). */
+static gboolean
+lock_is_stale (const gchar *path)
+{
+  g_autofree gchar *text = NULL;
+  g_auto(GStrv) f = NULL;
+  struct stat st;
+
+  if (stat (path, &st) != 0)
+    return FALSE;
+  if (g_get_real_time () - (gint64) st.st_mtime * G_USEC_PER_SEC
+      > env_seconds ("ATOMR_CACHE_LOCK_STALE", LOCK_STALE_SECONDS) * G_USEC_PER_SEC)
+    return TRUE;
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return FALSE;
+  f = g_strsplit (g_strstrip (text), " ", 3);
+  if (g_strv_length (f) == 3 && g_str_equal (f[0], g_get_host_name ()))
+    {
+      gint64 pid = g_ascii_strtoll (f[1], NULL, 10);
+      if (pid > 0 && pid != getpid () && kill ((pid_t) pid, 0) != 0 && errno == ESRCH)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The cross-process half: KEY.lock, created with O_EXCL (atomic on local
+ * file systems and NFSv3+, unlike flock() over NFS), holds "HOST PID USEC".
+ * Returns the entry if another process stored it meanwhile; else NULL with
+ * request->lock_path set when this process now holds the lock (or unset
+ * when it could not be had: unwritable directory, timeout — then it
+ * compiles anyway, which is only wasted work). */
+static AtomrModuleContent *
+disk_lock (AtomrKernelCache  *self,
+           AtomrCacheRequest *request)
+{
+  g_autofree gchar *name = g_strconcat (request->key, LOCK_SUFFIX, NULL);
+  g_autofree gchar *path = g_build_filename (self->directory, name, NULL);
+  gint64 deadline = g_get_monotonic_time ()
+                    + env_seconds ("ATOMR_CACHE_LOCK_TIMEOUT", LOCK_TIMEOUT_SECONDS) * G_USEC_PER_SEC;
+  gulong pause = 1000;
+
+  if (g_mkdir_with_parents (self->directory, 0755) != 0)
+    return NULL;
+  for (;;)
+    {
+      AtomrModuleContent *content;
+      int fd = g_open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+      if (fd >= 0)
+        {
+          g_autofree gchar *owner = g_strdup_printf ("%s %d %" G_GINT64_FORMAT "\n", g_get_host_name (),
+                                                     (int) getpid (), g_get_real_time ());
+          if (write (fd, owner, strlen (owner)) < 0)
+            g_debug ("kernel cache: cannot write %s: %s", path, g_strerror (errno));
+          close (fd);
+          request->lock_path = g_steal_pointer (&path);
+          /* Stored between our miss and the lock? */
+          content = disk_read (self, request->key);
+          if (content)
+            disk_unlock (request);
+          return content;
+        }
+      if (errno != EEXIST)
+        {
+          g_debug ("kernel cache: no lock %s (%s): compiling without", path, g_strerror (errno));
+          return NULL;
+        }
+      content = disk_read (self, request->key);
+      if (content)
+        return content;
+      if (lock_is_stale (path))
+        {
+          /* Renamed away first, so two processes that both judge it stale
+           * do not remove a fresh lock taken in between. */
+          g_autofree gchar *aside = g_strdup_printf ("%s.stale-%d-%08x", path, (int) getpid (), g_random_int ());
+          if (g_rename (path, aside) == 0)
+            {
+              g_debug ("kernel cache: removed the stale lock %s", path);
+              g_unlink (aside);
+            }
+          continue;
+        }
+      if (g_get_monotonic_time () > deadline)
+        {
+          g_debug ("kernel cache: %s still locked after the timeout: compiling anyway", path);
+          return NULL;
+        }
+      g_usleep (pause);
+      pause = MIN (pause * 2, 50000);
+    }
+}
+
+/* After a memory miss: waits for a compile of the same key in this
+ * process, then reads the disk, then takes the key's lock file.  Returns a
+ * module on a hit; NULL when @request is to compile and store. */
+static AtomrModule *
+lookup_single_flight (AtomrKernelCache  *self,
+                      AtomrCacheRequest *request)
+{
+  AtomrModuleContent *content;
+  AtomrModule *module;
+  gboolean waited = FALSE;
+
+  g_mutex_lock (&self->lock);
+  while (g_hash_table_contains (self->flights, request->key))
+    {
+      waited = TRUE;
+      g_cond_wait (&self->flight_done, &self->lock);
+    }
+  if (waited)
+    {
+      MemoryEntry *e = g_hash_table_lookup (self->memory, request->blob);
+      if (e)
+        {
+          g_queue_unlink (&self->lru, e->link);
+          g_queue_push_head_link (&self->lru, e->link);
+          self->memory_hits++;
+          module = atomr_module_new (e->content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+          g_mutex_unlock (&self->lock);
+          return module;
+        }
+    }
+  g_hash_table_add (self->flights, g_strdup (request->key));
+  request->in_flight = TRUE;
+  if (request->cache == NULL)
+    request->cache = g_object_ref (self);
+  g_mutex_unlock (&self->lock);
+
+  content = disk_read (self, request->key);
+  if (content == NULL)
+    content = disk_lock (self, request);
+  if (content == NULL)
+    return NULL;
+  stats_bump (self, TRUE);
+  g_mutex_lock (&self->lock);
+  self->disk_hits++;
+  memory_insert_locked (self, request->blob, content, request->headers);
+  g_mutex_unlock (&self->lock);
+  flight_end (request);
+  module = atomr_module_new (content, ATOMR_CACHE_STATUS_DISK_HIT);
+  atomr_module_content_unref (content);
+  return module;
+}
+
 AtomrModule *
 atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
                                    const gchar          *source,
@@ -2118,7 +2326,6 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
   g_autoptr(AtomrCacheRequest) request = g_new0 (AtomrCacheRequest, 1);
   g_autoptr(GHashTable) visited = NULL;
   g_autoptr(GChecksum) sum = NULL;
-  AtomrModuleContent *content;
   AtomrModule *module;
   MemoryEntry *e;
   IncludeScan scan = { 0 };
@@ -2154,18 +2361,9 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
   scan_includes (source, strlen (source), on_include, &scan);
   request->key = g_strdup (g_checksum_get_string (sum));
 
-  content = disk_read (self, request->key);
-  if (content)
-    {
-      stats_bump (self, TRUE);
-      g_mutex_lock (&self->lock);
-      self->disk_hits++;
-      memory_insert_locked (self, request->blob, content, request->headers);
-      g_mutex_unlock (&self->lock);
-      module = atomr_module_new (content, ATOMR_CACHE_STATUS_DISK_HIT);
-      atomr_module_content_unref (content);
-      return module;
-    }
+  module = lookup_single_flight (self, request);
+  if (module)
+    return module;
   *request_out = g_steal_pointer (&request);
   return NULL;
 }
@@ -2184,12 +2382,15 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
   self->misses++;
   memory_insert_locked (self, request->blob, content, request->headers);
   g_mutex_unlock (&self->lock);
+  flight_end (request);   /* waiters in this process find it in memory */
 
   if (!disk_write (self, request->key, content, source, &error))
     {
+      disk_unlock (request);
       note_store_failure (self, error, TRUE);
       return;
     }
+  disk_unlock (request);  /* other processes find it on disk */
   stats_bump (self, FALSE);
   if (self->max_size > 0)
     {
@@ -2288,6 +2489,17 @@ scan_directory (AtomrKernelCache        *self,
       g_autofree gchar *path = g_build_filename (self->directory, name, NULL);
       struct stat st;
 
+      if (g_str_has_suffix (name, LOCK_SUFFIX))
+        {
+          if (lock_is_stale (path) && lstat (path, &st) == 0)
+            {
+              report->n_stale_temp++;
+              report->stale_temp_bytes += (guint64) st.st_size;
+              if (clean)
+                remove_counted (path, &report->bytes_freed);
+            }
+          continue;
+        }
       if (g_str_has_prefix (name, ".tmp-"))
         {
           if (lstat (path, &st) == 0

@@ -358,9 +358,203 @@ test_parse_size (void)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* One compile per key                                                 */
+
+typedef struct {
+  AtomrKernelCache *cache;
+  const gchar      *variant;
+  gint             *start;
+  AtomrModule      *module;
+} CompileJob;
+
+static gpointer
+compile_thread (gpointer data)
+{
+  CompileJob *job = data;
+
+  while (!g_atomic_int_get (job->start))
+    g_thread_yield ();
+  job->module = compile_ok (job->cache, job->variant);
+  return NULL;
+}
+
+/* N threads compiling one key at once compile it once: the old code let
+ * every thread that missed compile. */
+static void
+test_single_flight_threads (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autofree gchar *variant = g_strdup_printf ("%d", g_random_int_range (0, G_MAXINT32));
+  CompileJob jobs[6];
+  GThread *threads[6];
+  gint start = 0;
+  guint before = atomr_nvrtc_get_compile_count ();
+  guint misses = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    {
+      jobs[i] = (CompileJob) { cache, variant, &start, NULL };
+      threads[i] = g_thread_new ("compile", compile_thread, &jobs[i]);
+    }
+  g_atomic_int_set (&start, 1);
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    g_thread_join (threads[i]);
+  g_assert_cmpuint (atomr_nvrtc_get_compile_count () - before, ==, 1);
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    {
+      AtomrCacheStatus st = atomr_module_get_cache_status (jobs[i].module);
+      misses += st == ATOMR_CACHE_STATUS_MISS;
+      g_assert_cmpstr (atomr_module_get_key (jobs[i].module), ==, atomr_module_get_key (jobs[0].module));
+      g_assert_true (g_bytes_equal (atomr_module_get_cubin (jobs[i].module), atomr_module_get_cubin (jobs[0].module)));
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    g_object_unref (jobs[i].module);
+  g_assert_cmpuint (misses, ==, 1);
+  rm_rf (dir);
+}
+
+/* Child: waits for DIR/go, compiles, prints how many compiles it ran. */
+static int
+child_compile (const gchar *dir)
+{
+  g_autofree gchar *go = g_build_filename (dir, "go", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrModule) m = NULL;
+
+  while (!g_file_test (go, G_FILE_TEST_EXISTS))
+    g_usleep (1000);
+  m = compile_ok (cache, "processes");
+  g_print ("%u %d %s\n", atomr_nvrtc_get_compile_count (), atomr_module_get_cache_status (m),
+           atomr_module_get_key (m));
+  return 0;
+}
+
+/* N processes starting together on one key compile it once (a per-key
+ * lock file, O_EXCL); the old code compiled in every process. */
+static void
+test_processes_compile_once (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *go = g_build_filename (dir, "go", NULL);
+  g_auto(GStrv) envp = g_environ_setenv (g_get_environ (), "ATOMR_TEST_CHILD", dir, TRUE);
+  const gchar *argv[] = { self_path, NULL };
+  g_autofree gchar *first_key = NULL;
+  GPid pids[5];
+  gint fds[5];
+  guint compiles = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (pids); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_assert_true (g_spawn_async_with_pipes (NULL, (gchar **) argv, envp, G_SPAWN_DO_NOT_REAP_CHILD,
+                                               NULL, NULL, &pids[i], NULL, &fds[i], NULL, &error));
+      g_assert_no_error (error);
+    }
+  g_assert_true (g_file_set_contents (go, "", 0, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (pids); i++)
+    {
+      GString *out = g_string_new (NULL);
+      g_auto(GStrv) parts = NULL;
+      gchar buf[256];
+      ssize_t n;
+      int status = 0;
+
+      while ((n = read (fds[i], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+          g_string_append_len (out, buf, n);
+      close (fds[i]);
+      g_assert_cmpint (waitpid (pids[i], &status, 0), ==, pids[i]);
+      g_assert_true (g_spawn_check_wait_status (status, NULL));
+      parts = g_strsplit (g_strstrip (out->str), " ", 3);
+      g_string_free (out, TRUE);
+      g_assert_cmpuint (g_strv_length (parts), ==, 3);
+      compiles += (guint) g_ascii_strtoull (parts[0], NULL, 10);
+      if (first_key == NULL)
+        first_key = g_strdup (parts[2]);
+      g_assert_cmpstr (parts[2], ==, first_key);
+    }
+  g_assert_cmpuint (compiles, ==, 1);
+  {
+    g_autofree gchar *lock = g_strconcat (dir, "/", first_key, ".lock", NULL);
+    g_assert_false (g_file_test (lock, G_FILE_TEST_EXISTS));
+  }
+  rm_rf (dir);
+}
+
+static gchar *
+lock_path_for (const gchar *dir, const gchar *variant)
+{
+  g_autofree gchar *probe_dir = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) probe = atomr_kernel_cache_new (probe_dir);
+  g_autoptr(AtomrModule) m = compile_ok (probe, variant);
+  gchar *path = g_strconcat (dir, "/", atomr_module_get_key (m), ".lock", NULL);
+
+  rm_rf (probe_dir);
+  return path;
+}
+
+/* Locks left by a dead process (same host) or old locks of another host
+ * are taken over at once; a live foreign lock is waited for until the
+ * timeout, then the compile goes ahead. */
+static void
+test_stale_locks (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *lock = lock_path_for (dir, "locks");
+  g_autofree gchar *dead_owner = NULL;
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  struct utimbuf old = { 1000000000, 1000000000 };
+  AtomrKernelCacheReport report;
+  pid_t pid;
+  int status;
+
+  pid = fork ();
+  if (pid == 0)
+    _exit (0);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  dead_owner = g_strdup_printf ("%s %d 1\n", g_get_host_name (), (int) pid);
+
+  /* Dead owner on this host. */
+  g_assert_true (g_file_set_contents (lock, dead_owner, -1, NULL));
+  g_assert_true (atomr_kernel_cache_get_report (cache, FALSE, &report, NULL));
+  g_assert_cmpuint (report.n_stale_temp, ==, 1);
+  {
+    g_autoptr(AtomrModule) m = compile_ok (cache, "locks");
+    g_assert_cmpint (atomr_module_get_cache_status (m), ==, ATOMR_CACHE_STATUS_MISS);
+    g_assert_false (g_file_test (lock, G_FILE_TEST_EXISTS));
+  }
+  /* Another host's, old: gc removes it as stale too. */
+  g_assert_true (g_file_set_contents (lock, "elsewhere 1 1\n", -1, NULL));
+  g_assert_cmpint (utime (lock, &old), ==, 0);
+  g_assert_true (atomr_kernel_cache_collect (cache, G_MAXUINT64, &report, NULL));
+  g_assert_cmpuint (report.n_stale_temp, ==, 1);
+  g_assert_false (g_file_test (lock, G_FILE_TEST_EXISTS));
+  /* Another host's, fresh: not stale; with a zero timeout the compile
+   * goes ahead and leaves the lock alone. */
+  atomr_kernel_cache_gc (cache, 0, NULL, NULL, NULL);
+  atomr_kernel_cache_clear_memory (cache);
+  g_assert_true (g_file_set_contents (lock, "elsewhere 1 1\n", -1, NULL));
+  g_setenv ("ATOMR_CACHE_LOCK_TIMEOUT", "0", TRUE);
+  {
+    g_autoptr(AtomrModule) m = compile_ok (cache, "locks");
+    g_assert_cmpint (atomr_module_get_cache_status (m), ==, ATOMR_CACHE_STATUS_MISS);
+    g_assert_true (g_file_test (lock, G_FILE_TEST_EXISTS));
+  }
+  g_unsetenv ("ATOMR_CACHE_LOCK_TIMEOUT");
+  g_assert_true (atomr_kernel_cache_get_report (cache, FALSE, &report, NULL));
+  g_assert_cmpuint (report.n_stale_temp, ==, 0);
+  rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
+  const gchar *child = g_getenv ("ATOMR_TEST_CHILD");
+
+  if (child)
+    return child_compile (child);
   self_path = argv[0];
   cache_test_log_init ();
   g_test_init (&argc, &argv, NULL);
@@ -371,5 +565,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/unchecked-fields-cannot-hide", test_unchecked_fields_cannot_hide);
   g_test_add_func ("/cache-store/report-and-gc", test_report_and_gc);
   g_test_add_func ("/cache-store/parse-size", test_parse_size);
+  g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);
+  g_test_add_func ("/cache-store/processes-compile-once", test_processes_compile_once);
+  g_test_add_func ("/cache-store/stale-locks", test_stale_locks);
   return g_test_run ();
 }
