@@ -54,6 +54,23 @@ void         atomr_kernel_cache_store          (AtomrKernelCache     *self,
 void         atomr_cache_request_free          (AtomrCacheRequest    *request);
 const gchar *atomr_cache_request_get_key       (AtomrCacheRequest    *request);
 
+/* The driver rejected the image of entry @key (@why): removes it from
+ * memory and disk, counts it, and logs it (domain Atomr, info level, with
+ * ATOMR_CACHE_EVENT=rejected-image) so the next compile of the same
+ * request compiles again. */
+void         atomr_kernel_cache_evict_rejected (AtomrKernelCache *self,
+                                                const gchar      *key,
+                                                const gchar      *why);
+guint        atomr_kernel_cache_get_n_rejected (AtomrKernelCache *self);
+
+/* Writes @content as entry @key (replacing any), as a store would: for
+ * tests that need an entry with chosen contents. */
+gboolean     atomr_kernel_cache_write_entry    (AtomrKernelCache    *self,
+                                                const gchar         *key,
+                                                AtomrModuleContent  *content,
+                                                const gchar         *source,
+                                                GError             **error);
+
 /* $ATOMR_CACHE_DISABLE set: compiles go around every cache. */
 gboolean     atomr_kernel_cache_disabled_by_env (void);
 

@@ -8,6 +8,11 @@
 #include <fcntl.h>
 #include <string.h>
 #include <signal.h>
+#ifdef __linux__
+#include <sys/inotify.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#endif
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1041,6 +1046,8 @@ typedef struct {
   AtomrModuleContent *content;
   GPtrArray          *headers;
   GList              *link;    /* in lru, data = this */
+  gboolean            watched;   /* every header directory is watched */
+  guint64             checked;   /* the watch generation of the last check */
 } MemoryEntry;
 
 /**
@@ -1067,10 +1074,14 @@ struct _AtomrKernelCache
   GQueue      lru;        /* head = most recent */
   guint64     memory_hits, disk_hits, misses;
   GHashTable *flights;       /* keys being compiled in this process */
+  int         watch_fd;      /* inotify, -1 when unavailable; under lock */
+  GHashTable *watched_dirs;  /* directories watched; under lock */
+  guint64     watch_gen;     /* bumped on any event; under lock */
   GCond       flight_done;   /* with lock: a key left flights */
   gchar      *store_error;   /* the first store failure, under lock */
   gboolean    store_warned;  /* under lock */
   gint        usage_failed;  /* atomic */
+  guint       n_rejected;    /* atomic: entries the driver rejected */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrKernelCache, atomr_kernel_cache, G_TYPE_OBJECT)
@@ -1133,6 +1144,9 @@ atomr_kernel_cache_finalize (GObject *object)
 
   g_hash_table_unref (self->memory);
   g_hash_table_unref (self->flights);
+  if (self->watch_fd >= 0)
+    close (self->watch_fd);
+  g_hash_table_unref (self->watched_dirs);
   g_cond_clear (&self->flight_done);
   g_queue_clear (&self->lru);
   g_mutex_clear (&self->lock);
@@ -1305,6 +1319,13 @@ atomr_kernel_cache_init (AtomrKernelCache *self)
   g_mutex_init (&self->lock);
   self->memory = g_hash_table_new_full (request_hash, g_bytes_equal, NULL, memory_entry_free);
   self->flights = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->watched_dirs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->watch_fd = -1;
+#ifdef __linux__
+  if (!env_flag ("ATOMR_CACHE_STAT_HEADERS"))
+    self->watch_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+#endif
+  self->watch_gen = 1;
   g_cond_init (&self->flight_done);
   self->memory_capacity = DEFAULT_MEMORY_CAPACITY;
   self->store_source = store_source_default ();
@@ -2101,6 +2122,85 @@ disk_write (AtomrKernelCache    *self,
 static gboolean gc_internal (AtomrKernelCache *self, guint64 max_size, gboolean verify,
                              gboolean compact, AtomrKernelCacheReport *report, GError **error);
 
+/* Header validation by generation.  Every directory holding a header of a
+ * memory entry (or where an absent one could appear) is watched with
+ * inotify; any event there bumps watch_gen.  A memory hit whose entry was
+ * checked at the current generation skips the stat() of its headers:
+ * one non-blocking read() instead of hundreds of stat() calls (577 for
+ * CUB).  inotify reports a change made by any process of this machine
+ * before that change's write() returns, so nothing finished before the
+ * lookup is missed.  It cannot see edits made on another machine (NFS,
+ * CIFS, FUSE) nor writes through mmap(): headers on a network or FUSE file
+ * system, a directory that cannot be watched (missing, watch limit), or
+ * ATOMR_CACHE_STAT_HEADERS=1 make the entry stat() every time as before. */
+#ifdef __linux__
+static gboolean
+is_local_file_system (const gchar *dir)
+{
+  struct statfs sf;
+
+  if (statfs (dir, &sf) != 0)
+    return FALSE;
+  switch ((unsigned long) sf.f_type)
+    {
+    case NFS_SUPER_MAGIC:
+    case SMB_SUPER_MAGIC:
+    case 0xFF534D42:   /* CIFS */
+    case 0xFE534D42:   /* SMB2 */
+    case 0x65735546:   /* FUSE */
+    case 0x6B414653:   /* AFS */
+    case CODA_SUPER_MAGIC:
+      return FALSE;
+    default:
+      return TRUE;
+    }
+}
+#endif
+
+static gboolean
+watch_headers_locked (AtomrKernelCache *self,
+                      GPtrArray        *headers)
+{
+#ifdef __linux__
+  if (self->watch_fd < 0)
+    return FALSE;
+  for (guint i = 0; i < headers->len; i++)
+    {
+      HeaderStamp *stamp = g_ptr_array_index (headers, i);
+      g_autofree gchar *dir = g_path_get_dirname (stamp->path);
+
+      if (g_hash_table_contains (self->watched_dirs, dir))
+        continue;
+      if (!is_local_file_system (dir)
+          || inotify_add_watch (self->watch_fd, dir,
+                                IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE
+                                | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF) < 0)
+        return FALSE;
+      g_hash_table_add (self->watched_dirs, g_steal_pointer (&dir));
+    }
+  return TRUE;
+#else
+  return FALSE;
+#endif
+}
+
+/* Drains the inotify queue; any event (or overflow) starts a generation. */
+static void
+watch_poll_locked (AtomrKernelCache *self)
+{
+#ifdef __linux__
+  gchar buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  gboolean any = FALSE;
+
+  if (self->watch_fd < 0)
+    return;
+  while (read (self->watch_fd, buf, sizeof buf) > 0)
+    any = TRUE;
+  if (any)
+    self->watch_gen++;
+#endif
+}
+
 static void
 memory_insert_locked (AtomrKernelCache   *self,
                       GBytes             *blob,
@@ -2122,6 +2222,9 @@ memory_insert_locked (AtomrKernelCache   *self,
   e->blob = g_bytes_ref (blob);
   e->content = atomr_module_content_ref (content);
   e->headers = g_ptr_array_ref (headers);
+  e->watched = watch_headers_locked (self, headers);
+  /* The stamps predate the watches: the first hit stat()s them all. */
+  e->checked = 0;
   g_queue_push_head (&self->lru, e);
   e->link = self->lru.head;
   g_hash_table_insert (self->memory, e->blob, e);
@@ -2313,6 +2416,58 @@ lookup_single_flight (AtomrKernelCache  *self,
   return module;
 }
 
+/* The memory level.  The headers' stat() calls (hundreds for CUB) run
+ * outside the lock, on references taken under it, so concurrent hits of
+ * other threads do not queue behind them. */
+static AtomrModule *
+memory_lookup (AtomrKernelCache *self,
+               GBytes           *blob)
+{
+  g_autoptr(AtomrModuleContent) content = NULL;
+  g_autoptr(GPtrArray) headers = NULL;
+  MemoryEntry *e;
+  guint64 gen;
+
+  g_mutex_lock (&self->lock);
+  e = g_hash_table_lookup (self->memory, blob);
+  if (e == NULL)
+    {
+      g_mutex_unlock (&self->lock);
+      return NULL;
+    }
+  if (e->watched && e->headers->len > 0)
+    watch_poll_locked (self);
+  if (e->headers->len == 0 || (e->watched && e->checked == self->watch_gen))
+    {
+      /* Nothing to check: the common case stays one lock round. */
+      g_queue_unlink (&self->lru, e->link);
+      g_queue_push_head_link (&self->lru, e->link);
+      self->memory_hits++;
+      content = atomr_module_content_ref (e->content);
+      g_mutex_unlock (&self->lock);
+      return atomr_module_new (content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+    }
+  content = atomr_module_content_ref (e->content);
+  headers = g_ptr_array_ref (e->headers);
+  gen = self->watch_gen;
+  g_mutex_unlock (&self->lock);
+
+  if (!stamps_unchanged (headers))
+    return NULL;
+  g_mutex_lock (&self->lock);
+  e = g_hash_table_lookup (self->memory, blob);
+  if (e && e->content == content)
+    {
+      g_queue_unlink (&self->lru, e->link);
+      g_queue_push_head_link (&self->lru, e->link);
+      /* Valid as of the generation read before the stat()s. */
+      e->checked = gen;
+    }
+  self->memory_hits++;
+  g_mutex_unlock (&self->lock);
+  return atomr_module_new (content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+}
+
 AtomrModule *
 atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
                                    const gchar          *source,
@@ -2327,25 +2482,15 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
   g_autoptr(GHashTable) visited = NULL;
   g_autoptr(GChecksum) sum = NULL;
   AtomrModule *module;
-  MemoryEntry *e;
   IncludeScan scan = { 0 };
   gsize blob_len;
   gconstpointer blob_data;
 
   request->blob = request_blob (source, kernel_names, flags, arch, link_objects);
 
-  g_mutex_lock (&self->lock);
-  e = g_hash_table_lookup (self->memory, request->blob);
-  if (e && stamps_unchanged (e->headers))
-    {
-      g_queue_unlink (&self->lru, e->link);
-      g_queue_push_head_link (&self->lru, e->link);
-      self->memory_hits++;
-      module = atomr_module_new (e->content, ATOMR_CACHE_STATUS_MEMORY_HIT);
-      g_mutex_unlock (&self->lock);
-      return module;
-    }
-  g_mutex_unlock (&self->lock);
+  module = memory_lookup (self, request->blob);
+  if (module)
+    return module;
 
   /* The key: the request plus every header the source includes from its
    * include paths, recursively. */
@@ -3057,4 +3202,55 @@ bad:
                "size: \"%s\" is not a size (a number with an optional unit k, M, G or T, "
                "such as 20k or 1G)", text ? text : "(null)");
   return FALSE;
+}
+
+void
+atomr_kernel_cache_evict_rejected (AtomrKernelCache *self,
+                                   const gchar      *key,
+                                   const gchar      *why)
+{
+  g_return_if_fail (ATOMR_IS_KERNEL_CACHE (self));
+  if (key == NULL)
+    return;
+  g_atomic_int_inc (&self->n_rejected);
+  g_log_structured (G_LOG_DOMAIN, G_LOG_LEVEL_INFO,
+                    "ATOMR_CACHE_EVENT", "rejected-image",
+                    "ATOMR_CACHE_KEY", key,
+                    "MESSAGE", "kernel cache: the driver rejected entry %s (%s): evicted, compiling again",
+                    key, why ? why : "");
+  {
+    g_autofree gchar *path = entry_path (self, key);
+    GHashTableIter iter;
+    MemoryEntry *e;
+
+    g_mutex_lock (&self->lock);
+    g_hash_table_iter_init (&iter, self->memory);
+    while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &e))
+      if (g_strcmp0 (e->content->key, key) == 0)
+        {
+          g_queue_unlink (&self->lru, e->link);
+          g_list_free (e->link);
+          g_hash_table_iter_remove (&iter);
+        }
+    g_mutex_unlock (&self->lock);
+    if (g_unlink (path) != 0 && errno != ENOENT)
+      g_debug ("kernel cache: evicting %s: %s", path, g_strerror (errno));
+  }
+}
+
+guint
+atomr_kernel_cache_get_n_rejected (AtomrKernelCache *self)
+{
+  return (guint) g_atomic_int_get (&self->n_rejected);
+}
+
+gboolean
+atomr_kernel_cache_write_entry (AtomrKernelCache    *self,
+                                const gchar         *key,
+                                AtomrModuleContent  *content,
+                                const gchar         *source,
+                                GError             **error)
+{
+  g_return_val_if_fail (key_is_valid (key), FALSE);
+  return disk_write (self, key, content, source, error);
 }

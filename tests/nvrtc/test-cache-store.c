@@ -358,6 +358,61 @@ test_parse_size (void)
     }
 }
 
+/* Memory hits skip the headers' stat() calls while nothing changed in
+ * their directories (inotify generation); every kind of edit after a
+ * fast-path hit is still noticed. */
+static void
+test_memory_hit_header_generation (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *inc = make_tmpdir ();
+  g_autofree gchar *header = g_build_filename (inc, "v.h", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrCompileOptions) o = atomr_compile_options_new ();
+  const gchar *src = "#include \"v.h\"\nextern \"C\" __global__ void fill (float *x) { x[0] = V; }\n";
+  const gchar *edits[] = { "in-place", "rename-over", "delete-recreate" };
+
+  atomr_compile_options_add_name_expression (o, "fill");
+  atomr_compile_options_add_include_path (o, inc);
+  g_assert_true (g_file_set_contents (header, "#define V 1.5f\n", -1, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (edits); i++)
+    {
+      g_autoptr(AtomrModule) m = NULL;
+      g_autoptr(AtomrModule) h1 = NULL;
+      g_autoptr(AtomrModule) h2 = NULL;
+      g_autoptr(AtomrModule) after = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree gchar *text = g_strdup_printf ("#define V %u.5f\n", i + 2);   /* same size */
+
+      m = atomr_nvrtc_compile (src, NULL, o, cache, &error);
+      g_assert_no_error (error);
+      h1 = atomr_nvrtc_compile (src, NULL, o, cache, NULL);
+      h2 = atomr_nvrtc_compile (src, NULL, o, cache, NULL);   /* the fast path */
+      g_assert_cmpint (atomr_module_get_cache_status (h1), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+      g_assert_cmpint (atomr_module_get_cache_status (h2), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+      g_test_message ("edit: %s", edits[i]);
+      if (i == 0)
+        {
+          int fd = g_open (header, O_WRONLY, 0);
+          g_assert_cmpint (pwrite (fd, text, strlen (text), 0), ==, (gssize) strlen (text));
+          close (fd);
+        }
+      else if (i == 1)
+        g_assert_true (g_file_set_contents (header, text, -1, NULL));
+      else
+        {
+          g_assert_cmpint (g_unlink (header), ==, 0);
+          g_assert_true (g_file_set_contents (header, text, -1, NULL));
+        }
+      after = atomr_nvrtc_compile (src, NULL, o, cache, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (atomr_module_get_cache_status (after), !=, ATOMR_CACHE_STATUS_MEMORY_HIT);
+      g_assert_cmpstr (atomr_module_get_key (after), !=, atomr_module_get_key (m));
+    }
+  rm_rf (dir);
+  rm_rf (inc);
+}
+
 /* ------------------------------------------------------------------ */
 /* One compile per key                                                 */
 
@@ -565,6 +620,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/unchecked-fields-cannot-hide", test_unchecked_fields_cannot_hide);
   g_test_add_func ("/cache-store/report-and-gc", test_report_and_gc);
   g_test_add_func ("/cache-store/parse-size", test_parse_size);
+  g_test_add_func ("/cache-store/memory-hit-header-generation", test_memory_hit_header_generation);
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);
   g_test_add_func ("/cache-store/processes-compile-once", test_processes_compile_once);
   g_test_add_func ("/cache-store/stale-locks", test_stale_locks);
