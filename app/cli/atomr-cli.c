@@ -4,7 +4,9 @@
  *                 [--arch sm_NN] [--std c++17] [-D NAME[=V]]... [-I DIR]...
  *                 [--lto] [--fast-math] [--cache-dir DIR] [--json]
  *   atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source]
- *               [-o FILE]|rm KEY|gc [--max-size SIZE]|stats
+ *               [-o FILE]|rm KEY|gc [--max-size SIZE]|stats [--verify]|
+ *               export DIR|FILE.tar|import DIR|FILE.tar|
+ *               explain FILE.cu [compile options]|diff KEY1 KEY2
  *               [--cache-dir DIR] [--json]
  *
  * Exit status: 0 success, 1 compile error (log on stderr), 2 usage or
@@ -445,8 +447,15 @@ cmd_cache (int argc, char **argv)
   g_autofree gchar *output = NULL;
   gboolean json = FALSE, verify = FALSE;
   gboolean want_ptx = FALSE, want_cubin = FALSE, want_ltoir = FALSE, want_log = FALSE, want_source = FALSE;
+  g_auto(GStrv) kernels = NULL;
+  g_auto(GStrv) expressions = NULL;
+  g_auto(GStrv) defines = NULL;
+  g_auto(GStrv) includes = NULL;
+  g_autofree gchar *arch = NULL;
+  g_autofree gchar *std = NULL;
+  gboolean lto = FALSE, fast_math = FALSE;
   g_autoptr(GOptionContext) context =
-    g_option_context_new ("list|show KEY|rm KEY|gc|stats — browse and maintain the kernel cache");
+    g_option_context_new ("list|show KEY|rm KEY|gc|stats|export DEST|import SRC|explain FILE.cu|diff KEY1 KEY2 — browse and maintain the kernel cache");
   g_autoptr(AtomrKernelCache) cache = NULL;
   g_autoptr(GError) error = NULL;
   const gchar *verb;
@@ -461,6 +470,14 @@ cmd_cache (int argc, char **argv)
     { "source", 0, 0, G_OPTION_ARG_NONE, &want_source, "show: write the source (if stored)", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "show: write the artifact into FILE instead of stdout", "FILE" },
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    { "kernel", 'k', 0, G_OPTION_ARG_STRING_ARRAY, &kernels, "explain: as for compile", "NAME" },
+    { "name-expression", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &expressions, "explain: as for compile", "EXPR" },
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch, "explain: as for compile", "sm_NN" },
+    { "std", 0, 0, G_OPTION_ARG_STRING, &std, "explain: as for compile", "c++NN" },
+    { "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &defines, "explain: as for compile", "NAME[=V]" },
+    { "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &includes, "explain: as for compile", "DIR" },
+    { "lto", 0, 0, G_OPTION_ARG_NONE, &lto, "explain: as for compile", NULL },
+    { "fast-math", 0, 0, G_OPTION_ARG_NONE, &fast_math, "explain: as for compile", NULL },
     { NULL }
   };
 
@@ -470,7 +487,7 @@ cmd_cache (int argc, char **argv)
     return usage_error (context, error->message);
   json_mode = json;
   if (argc < 2)
-    return usage_error (context, "name a command: list, show, rm, gc or stats");
+    return usage_error (context, "name a command: list, show, rm, gc, stats, export, import, explain or diff");
   verb = argv[1];
   cache = atomr_kernel_cache_new (cache_dir);
 
@@ -633,6 +650,114 @@ cmd_cache (int argc, char **argv)
         }
       return 0;
     }
+  if (g_str_equal (verb, "diff") && argc == 4)
+    {
+      g_autoptr(AtomrKernelCacheEntry) a = atomr_kernel_cache_lookup (cache, argv[2], &error);
+      g_autoptr(AtomrKernelCacheEntry) b = NULL;
+      g_auto(GStrv) diffs = NULL;
+
+      if (a == NULL)
+        return fail (error);
+      b = atomr_kernel_cache_lookup (cache, argv[3], &error);
+      if (b == NULL)
+        return fail (error);
+      diffs = atomr_kernel_cache_entry_diff (a, b);
+      if (json)
+        {
+          g_autoptr(JsonBuilder) bl = begin_document ();
+          add_string_member (bl, "a", atomr_kernel_cache_entry_get_key (a));
+          add_string_member (bl, "b", atomr_kernel_cache_entry_get_key (b));
+          add_strv_member (bl, "differences", (const gchar * const *) diffs);
+          json_builder_end_object (bl);
+          print_json (bl);
+        }
+      else if (diffs[0] == NULL)
+        g_print ("same inputs\n");
+      else
+        for (guint i = 0; diffs[i]; i++)
+          g_print ("%s\n", diffs[i]);
+      return 0;
+    }
+  if (g_str_equal (verb, "explain") && argc == 3)
+    {
+      g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+      g_autofree gchar *source = NULL;
+      g_autofree gchar *key = NULL;
+      g_autofree gchar *nearest = NULL;
+      g_auto(GStrv) reasons = NULL;
+      AtomrCacheStatus status;
+      const gchar *word;
+
+      if (!g_file_get_contents (argv[2], &source, NULL, &error))
+        return fail (error);
+      for (guint i = 0; kernels && kernels[i]; i++)
+        atomr_compile_options_add_name_expression (options, kernels[i]);
+      for (guint i = 0; expressions && expressions[i]; i++)
+        atomr_compile_options_add_name_expression (options, expressions[i]);
+      if (arch)
+        atomr_compile_options_set_arch (options, arch);
+      if (std)
+        atomr_compile_options_set_std (options, std);
+      for (guint i = 0; defines && defines[i]; i++)
+        {
+          g_auto(GStrv) kv = g_strsplit (defines[i], "=", 2);
+          atomr_compile_options_add_define (options, kv[0], kv[1]);
+        }
+      for (guint i = 0; includes && includes[i]; i++)
+        atomr_compile_options_add_include_path (options, includes[i]);
+      atomr_compile_options_set_lto (options, lto);
+      atomr_compile_options_set_fast_math (options, fast_math);
+      status = atomr_kernel_cache_explain (cache, source, options, &key, &nearest, &reasons, &error);
+      if (status == ATOMR_CACHE_STATUS_NONE)
+        return fail (error);
+      word = status == ATOMR_CACHE_STATUS_MISS ? "miss" : "hit";
+      if (json)
+        {
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "file", argv[2]);
+          add_string_member (b, "cache", word);
+          add_string_member (b, "key", key);
+          add_string_member (b, "nearest", nearest);
+          add_strv_member (b, "reasons", (const gchar * const *) reasons);
+          json_builder_end_object (b);
+          print_json (b);
+        }
+      else
+        {
+          g_print ("%s: %s, key %s\n", argv[2], word, key);
+          if (nearest)
+            g_print ("nearest entry: %s\n", nearest);
+          for (guint i = 0; reasons && reasons[i]; i++)
+            g_print ("  %s\n", reasons[i]);
+        }
+      return 0;
+    }
+  if ((g_str_equal (verb, "export") || g_str_equal (verb, "import")) && argc == 3)
+    {
+      gboolean export = g_str_equal (verb, "export");
+      guint n = 0, rejected = 0;
+      gboolean ok = export ? atomr_kernel_cache_export (cache, argv[2], &n, &error)
+                           : atomr_kernel_cache_import (cache, argv[2], &n, &rejected, &error);
+
+      if (!ok)
+        return fail (error);
+      if (json)
+        {
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          add_string_member (b, export ? "destination" : "source", argv[2]);
+          add_int_member (b, export ? "exported" : "imported", n);
+          if (!export)
+            add_int_member (b, "rejected", rejected);
+          json_builder_end_object (b);
+          print_json (b);
+        }
+      else if (export)
+        g_print ("exported %u entries to %s\n", n, argv[2]);
+      else
+        g_print ("imported %u entries from %s, rejected %u\n", n, argv[2], rejected);
+      return 0;
+    }
   return usage_error (context, "unknown cache command or wrong number of arguments");
 }
 
@@ -654,7 +779,8 @@ main (int argc, char **argv)
               "                [--std c++17] [-D NAME[=V]]... [-I DIR]... [--lto] [--fast-math]\n"
               "                [--cache-dir DIR] [--json]\n"
               "  atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source] [-o FILE]|rm KEY|\n"
-              "              gc [--max-size SIZE]|stats [--verify] [--cache-dir DIR] [--json]\n"
+              "              gc [--max-size SIZE]|stats [--verify]|export DIR|FILE.tar|import DIR|FILE.tar\n"
+              "              |explain FILE.cu [compile options]|diff KEY1 KEY2 [--cache-dir DIR] [--json]\n"
               "Run 'atomr compile --help' or 'atomr cache --help' for details.\n");
   return EXIT_USAGE;
 }

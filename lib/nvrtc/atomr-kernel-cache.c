@@ -273,6 +273,7 @@ typedef struct {
   gchar   *arch;
   gchar   *nvrtc_version;
   gdouble  compile_time_ms;
+  gchar   *manifest;    /* JSON object, NULL for entries without one */
 } Meta;
 
 static void
@@ -283,11 +284,13 @@ meta_clear (Meta *m)
   g_strfreev (m->flags);
   g_free (m->arch);
   g_free (m->nvrtc_version);
+  g_free (m->manifest);
   memset (m, 0, sizeof *m);
 }
 
 static gchar *
 meta_to_json (AtomrModuleContent *c,
+              JsonNode           *manifest,
               gsize              *length)
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
@@ -314,6 +317,11 @@ meta_to_json (AtomrModuleContent *c,
   json_builder_add_string_value (b, c->nvrtc_version ? c->nvrtc_version : "");
   json_builder_set_member_name (b, "compile_time_ms");
   json_builder_add_double_value (b, c->compile_time_ms);
+  if (manifest)
+    {
+      json_builder_set_member_name (b, "manifest");
+      json_builder_add_value (b, json_node_copy (manifest));
+    }
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
@@ -374,6 +382,8 @@ meta_parse (const gchar  *json,
   m->arch = g_strdup (json_object_get_string_member_with_default (o, "arch", NULL));
   m->nvrtc_version = g_strdup (json_object_get_string_member_with_default (o, "nvrtc_version", ""));
   m->compile_time_ms = json_object_get_double_member_with_default (o, "compile_time_ms", 0);
+  if (json_object_has_member (o, "manifest") && JSON_NODE_HOLDS_OBJECT (json_object_get_member (o, "manifest")))
+    m->manifest = json_to_string (json_object_get_member (o, "manifest"), FALSE);
   return TRUE;
 }
 
@@ -1039,6 +1049,11 @@ struct _AtomrCacheRequest {
   AtomrKernelCache *cache;     /* set while in flight or holding a lock */
   gboolean   in_flight; /* key is in cache->flights: this request compiles */
   gchar     *lock_path; /* the KEY.lock file this request created */
+  /* For the manifest, copied after a memory miss: */
+  gchar    **kernel_names;
+  gchar    **flags;
+  gchar     *arch;
+  GPtrArray *link_objects;   /* AtomrLinkObject, borrowed refs of data */
 };
 
 typedef struct {
@@ -1082,6 +1097,7 @@ struct _AtomrKernelCache
   gboolean    store_warned;  /* under lock */
   gint        usage_failed;  /* atomic */
   guint       n_rejected;    /* atomic: entries the driver rejected */
+  gboolean    probe;         /* explain: look, record and remove nothing */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrKernelCache, atomr_kernel_cache, G_TYPE_OBJECT)
@@ -1125,6 +1141,10 @@ atomr_cache_request_free (AtomrCacheRequest *request)
   flight_end (request);
   disk_unlock (request);
   g_clear_object (&request->cache);
+  g_strfreev (request->kernel_names);
+  g_strfreev (request->flags);
+  g_free (request->arch);
+  g_clear_pointer (&request->link_objects, g_ptr_array_unref);
   g_clear_pointer (&request->blob, g_bytes_unref);
   g_free (request->key);
   g_clear_pointer (&request->headers, g_ptr_array_unref);
@@ -1838,7 +1858,7 @@ usage_append (AtomrKernelCache *self,
   gint len;
   int fd;
 
-  if (g_atomic_int_get (&self->usage_failed))
+  if (self->probe || g_atomic_int_get (&self->usage_failed))
     return;
   len = g_snprintf (line, sizeof line, "%s %" G_GINT64_FORMAT "\n", key, g_get_real_time ());
   fd = g_open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -1915,6 +1935,8 @@ stats_bump (AtomrKernelCache *self,
   guint8 buf[24];
   int fd;
 
+  if (self->probe)
+    return;
   fd = g_open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
@@ -1968,14 +1990,16 @@ disk_read (AtomrKernelCache *self,
       if (error == NULL)
         g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "holds key %s", h.key);
       g_debug ("kernel cache: removing %s: %s", path, error->message);
-      g_unlink (path);
+      if (!self->probe)
+        g_unlink (path);
       return NULL;
     }
   section_range (&h, SECTION_META, &off, &len);
   if (!meta_parse ((const gchar *) data + off, len, &meta, &error))
     {
       g_debug ("kernel cache: removing %s: %s", path, error->message);
-      g_unlink (path);
+      if (!self->probe)
+        g_unlink (path);
       return NULL;
     }
   usage_append (self, key);
@@ -2037,6 +2061,7 @@ disk_write (AtomrKernelCache    *self,
             const gchar         *key,
             AtomrModuleContent  *content,
             const gchar         *source,
+            JsonNode            *manifest,
             GError             **error)
 {
   g_autofree gchar *path = entry_path (self, key);
@@ -2056,7 +2081,7 @@ disk_write (AtomrKernelCache    *self,
                    "cannot create %s: %s", self->directory, g_strerror (errsv));
       return FALSE;
     }
-  meta = meta_to_json (content, &meta_len);
+  meta = meta_to_json (content, manifest, &meta_len);
   source_len = self->store_source ? strlen (source) : 0;
   log_len = content->log ? strlen (content->log) : 0;
 
@@ -2232,6 +2257,83 @@ memory_insert_locked (AtomrKernelCache   *self,
 }
 
 /* ------------------------------------------------------------------ */
+/* Manifests                                                           */
+
+static gchar *
+sha256_of (gconstpointer data,
+           gsize         len)
+{
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, data, len);
+}
+
+/* What the key of @request was computed from, readable: stored in the
+ * entry and compared by explain/diff.  Header digests are taken here (at
+ * store time); a header edited between the key and the store shows a
+ * digest of the newer contents. */
+static JsonNode *
+manifest_build (AtomrCacheRequest *request,
+                const gchar       *source)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autofree gchar *source_sum = sha256_of (source, strlen (source));
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "manifest_version");
+  json_builder_add_int_value (b, 1);
+  json_builder_set_member_name (b, "source_sha256");
+  json_builder_add_string_value (b, source_sum);
+  json_builder_set_member_name (b, "source_bytes");
+  json_builder_add_int_value (b, strlen (source));
+  json_builder_set_member_name (b, "name_expressions");
+  json_builder_begin_array (b);
+  for (guint i = 0; request->kernel_names && request->kernel_names[i]; i++)
+    json_builder_add_string_value (b, request->kernel_names[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "flags");
+  json_builder_begin_array (b);
+  for (guint i = 0; request->flags && request->flags[i]; i++)
+    json_builder_add_string_value (b, request->flags[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "arch");
+  if (request->arch)
+    json_builder_add_string_value (b, request->arch);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "nvrtc");
+  json_builder_add_string_value (b, atomr_nvrtc_get_identity () ? atomr_nvrtc_get_identity () : "");
+  json_builder_set_member_name (b, "headers");
+  json_builder_begin_object (b);
+  for (guint i = 0; request->headers && i < request->headers->len; i++)
+    {
+      HeaderStamp *stamp = g_ptr_array_index (request->headers, i);
+      g_autofree gchar *text = NULL;
+      gsize len = 0;
+
+      json_builder_set_member_name (b, stamp->path);
+      if (stamp->exists && g_file_get_contents (stamp->path, &text, &len, NULL))
+        {
+          g_autofree gchar *sum = sha256_of (text, len);
+          json_builder_add_string_value (b, sum);
+        }
+      else
+        json_builder_add_null_value (b);   /* absent: could appear */
+    }
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "link_objects");
+  json_builder_begin_array (b);
+  for (guint i = 0; request->link_objects && i < request->link_objects->len; i++)
+    {
+      gsize len;
+      gconstpointer data = g_bytes_get_data (g_ptr_array_index (request->link_objects, i), &len);
+      g_autofree gchar *sum = sha256_of (data, len);
+      json_builder_add_string_value (b, sum);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  return json_builder_get_root (b);
+}
+
+/* ------------------------------------------------------------------ */
 /* One compile per key                                                 */
 
 static void
@@ -2375,6 +2477,15 @@ lookup_single_flight (AtomrKernelCache  *self,
   AtomrModule *module;
   gboolean waited = FALSE;
 
+  if (self->probe)
+    {
+      content = disk_read (self, request->key);
+      if (content == NULL)
+        return NULL;
+      module = atomr_module_new (content, ATOMR_CACHE_STATUS_DISK_HIT);
+      atomr_module_content_unref (content);
+      return module;
+    }
   g_mutex_lock (&self->lock);
   while (g_hash_table_contains (self->flights, request->key))
     {
@@ -2505,6 +2616,13 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
   scan.sum = sum;
   scan_includes (source, strlen (source), on_include, &scan);
   request->key = g_strdup (g_checksum_get_string (sum));
+  request->kernel_names = g_strdupv ((gchar **) kernel_names);
+  request->flags = g_strdupv ((gchar **) flags);
+  request->arch = g_strdup (arch);
+  request->link_objects = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  for (guint i = 0; link_objects && i < link_objects->len; i++)
+    g_ptr_array_add (request->link_objects,
+                     g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (link_objects, i))->data));
 
   module = lookup_single_flight (self, request);
   if (module)
@@ -2520,6 +2638,7 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
                           const gchar        *source)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) manifest = NULL;
 
   g_free (content->key);
   content->key = g_strdup (request->key);
@@ -2529,7 +2648,8 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
   g_mutex_unlock (&self->lock);
   flight_end (request);   /* waiters in this process find it in memory */
 
-  if (!disk_write (self, request->key, content, source, &error))
+  manifest = manifest_build (request, source);
+  if (!disk_write (self, request->key, content, source, manifest, &error))
     {
       disk_unlock (request);
       note_store_failure (self, error, TRUE);
@@ -3252,5 +3372,840 @@ atomr_kernel_cache_write_entry (AtomrKernelCache    *self,
                                 GError             **error)
 {
   g_return_val_if_fail (key_is_valid (key), FALSE);
-  return disk_write (self, key, content, source, error);
+  return disk_write (self, key, content, source, NULL, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Bundles: export and import                                          */
+
+#define TAR_BLOCK 512
+
+static gboolean
+name_is_entry (const gchar *name)
+{
+  gsize len = strlen (name);
+  g_autofree gchar *key = NULL;
+
+  if (len != KEY_LEN + strlen (ATOMR_CACHE_SUFFIX) || !g_str_has_suffix (name, ATOMR_CACHE_SUFFIX))
+    return FALSE;
+  key = g_strndup (name, KEY_LEN);
+  return key_is_valid (key);
+}
+
+/* Checks a whole entry file held in memory: header, checksum, and that it
+ * holds the key its name says. */
+static gboolean
+entry_data_verify (const gchar   *name,
+                   const guint8  *data,
+                   guint64        size,
+                   GError       **error)
+{
+  FileHeader h;
+
+  if (!name_is_entry (name))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: not an entry name (64 lower-case hex digits and %s)", name, ATOMR_CACHE_SUFFIX);
+      return FALSE;
+    }
+  if (!parse_header (data, size, &h, error) || !verify_payload (data, &h, error))
+    {
+      g_prefix_error (error, "%s: ", name);
+      return FALSE;
+    }
+  if (strncmp (name, h.key, KEY_LEN) != 0)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: holds the entry of key %s", name, h.key);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+tar_octal (gchar *field, gsize width, guint64 value)
+{
+  g_snprintf (field, width, "%0*" G_GINT64_MODIFIER "o", (int) width - 1, value);
+}
+
+static gboolean
+tar_write_member (int           fd,
+                  const gchar  *name,
+                  const guint8 *data,
+                  guint64       size,
+                  gint64        mtime,
+                  GError      **error)
+{
+  guint8 header[TAR_BLOCK] = { 0 };
+  static const guint8 zeros[TAR_BLOCK] = { 0 };
+  guint sum = 0;
+
+  memcpy (header, name, MIN (strlen (name), 99));
+  tar_octal ((gchar *) header + 100, 8, 0644);
+  tar_octal ((gchar *) header + 108, 8, 0);
+  tar_octal ((gchar *) header + 116, 8, 0);
+  tar_octal ((gchar *) header + 124, 12, size);
+  tar_octal ((gchar *) header + 136, 12, (guint64) MAX (mtime, 0));
+  memset (header + 148, ' ', 8);
+  header[156] = '0';
+  memcpy (header + 257, "ustar", 6);
+  memcpy (header + 263, "00", 2);
+  for (guint i = 0; i < TAR_BLOCK; i++)
+    sum += header[i];
+  g_snprintf ((gchar *) header + 148, 8, "%06o", sum);
+  header[155] = ' ';
+  return write_all (fd, header, TAR_BLOCK, error)
+         && write_all (fd, data, size, error)
+         && write_all (fd, zeros, (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK, error);
+}
+
+/* Writes @data as @dir/@name atomically (temporary name, rename). */
+static gboolean
+write_file_atomically (const gchar   *dir,
+                       const gchar   *name,
+                       const guint8  *data,
+                       guint64        size,
+                       GError       **error)
+{
+  g_autofree gchar *path = g_build_filename (dir, name, NULL);
+  g_autofree gchar *tmp = g_strdup_printf ("%s/.tmp-%s-%d-%08x", dir, name, (int) getpid (), g_random_int ());
+  int fd = g_open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+  if (fd < 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), "cannot create %s: %s", tmp, g_strerror (errsv));
+      return FALSE;
+    }
+  if (!write_all (fd, data, size, error))
+    {
+      close (fd);
+      g_unlink (tmp);
+      return FALSE;
+    }
+  if (close (fd) != 0 || g_rename (tmp, path) != 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), "cannot store %s: %s", path, g_strerror (errsv));
+      g_unlink (tmp);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_kernel_cache_export:
+ * @self: a cache
+ * @destination: (type filename): a directory (created if needed) or a file
+ *   whose name ends in `.tar` (a POSIX ustar archive)
+ * @n_exported: (out) (optional): entries written
+ * @error: return location for a #GError
+ *
+ * Writes every valid entry (its checksum verified) into a relocatable
+ * bundle for containers and CI: entry files hold no path of this machine,
+ * and atomr_kernel_cache_import() verifies them again.  Usage and the
+ * hit/miss counters stay behind.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_kernel_cache_export (AtomrKernelCache  *self,
+                           const gchar       *destination,
+                           guint             *n_exported,
+                           GError           **error)
+{
+  g_autoptr(GPtrArray) entries = NULL;
+  g_autofree gchar *tmp = NULL;
+  gboolean tar;
+  guint n = 0;
+  int fd = -1;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), FALSE);
+  g_return_val_if_fail (destination != NULL, FALSE);
+  entries = scan_directory (self, FALSE, TRUE, NULL, error);
+  if (entries == NULL)
+    return FALSE;
+  tar = g_str_has_suffix (destination, ".tar");
+  if (tar)
+    {
+      tmp = g_strdup_printf ("%s.tmp-%d", destination, (int) getpid ());
+      fd = g_open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0)
+        {
+          int errsv = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                       "destination: cannot create %s: %s", destination, g_strerror (errsv));
+          return FALSE;
+        }
+    }
+  else if (g_mkdir_with_parents (destination, 0755) != 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "destination: cannot create the directory %s: %s", destination, g_strerror (errsv));
+      return FALSE;
+    }
+  for (guint i = 0; i < entries->len; i++)
+    {
+      AtomrKernelCacheEntry *e = g_ptr_array_index (entries, i);
+      g_autofree gchar *name = g_path_get_basename (e->path);
+      g_autofree guint8 *data = NULL;
+      g_autoptr(GError) local = NULL;
+      guint64 size = 0;
+      int in = g_open (e->path, O_RDONLY | O_CLOEXEC, 0);
+      gboolean ok;
+
+      if (in < 0)
+        continue;   /* removed meanwhile */
+      data = read_fd (in, &size, &local);
+      close (in);
+      if (data == NULL || !entry_data_verify (name, data, size, &local))
+        {
+          g_debug ("kernel cache: not exported: %s", local ? local->message : name);
+          continue;
+        }
+      ok = tar ? tar_write_member (fd, name, data, size, e->h.created / G_USEC_PER_SEC, error)
+               : write_file_atomically (destination, name, data, size, error);
+      if (!ok)
+        {
+          if (fd >= 0)
+            {
+              close (fd);
+              g_unlink (tmp);
+            }
+          return FALSE;
+        }
+      n++;
+    }
+  if (tar)
+    {
+      guint8 zeros[2 * TAR_BLOCK] = { 0 };
+      if (!write_all (fd, zeros, sizeof zeros, error))
+        {
+          close (fd);
+          g_unlink (tmp);
+          return FALSE;
+        }
+      if (close (fd) != 0 || g_rename (tmp, destination) != 0)
+        {
+          int errsv = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                       "destination: cannot write %s: %s", destination, g_strerror (errsv));
+          g_unlink (tmp);
+          return FALSE;
+        }
+    }
+  if (n_exported)
+    *n_exported = n;
+  return TRUE;
+}
+
+typedef struct {
+  AtomrKernelCache *self;
+  guint             imported, rejected;
+} ImportState;
+
+static gboolean
+import_member (ImportState   *st,
+               const gchar   *name,
+               const guint8  *data,
+               guint64        size,
+               GError       **error)
+{
+  g_autoptr(GError) local = NULL;
+
+  if (!entry_data_verify (name, data, size, &local))
+    {
+      g_debug ("kernel cache: import rejected %s", local->message);
+      st->rejected++;
+      return TRUE;
+    }
+  if (!write_file_atomically (st->self->directory, name, data, size, error))
+    return FALSE;
+  st->imported++;
+  return TRUE;
+}
+
+static guint64
+tar_parse_octal (const guint8 *field, gsize width, gboolean *ok)
+{
+  guint64 v = 0;
+  gsize i = 0;
+
+  while (i < width && field[i] == ' ')
+    i++;
+  for (; i < width && field[i] >= '0' && field[i] <= '7'; i++)
+    {
+      if (v > G_MAXUINT64 >> 3)
+        *ok = FALSE;
+      v = v * 8 + (field[i] - '0');
+    }
+  if (i < width && field[i] != '\0' && field[i] != ' ')
+    *ok = FALSE;
+  return v;
+}
+
+static gboolean
+read_exact (int fd, guint8 *buf, gsize len, gboolean *eof, GError **error)
+{
+  gsize done = 0;
+
+  *eof = FALSE;
+  while (done < len)
+    {
+      ssize_t n = read (fd, buf + done, len - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int errsv = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), "read: %s", g_strerror (errsv));
+          return FALSE;
+        }
+      if (n == 0)
+        {
+          *eof = TRUE;
+          return done == 0;
+        }
+      done += n;
+    }
+  return TRUE;
+}
+
+static gboolean
+import_tar (ImportState  *st,
+            const gchar  *path,
+            GError      **error)
+{
+  int fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  guint8 header[TAR_BLOCK];
+  gboolean eof, result = FALSE;
+  guint64 offset = 0;
+
+  if (fd < 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv), "source: %s: %s", path, g_strerror (errsv));
+      return FALSE;
+    }
+  for (;;)
+    {
+      g_autofree guint8 *data = NULL;
+      g_autofree gchar *name = NULL;
+      gboolean ok = TRUE, zero = TRUE;
+      guint64 size, padded;
+      guint sum = 0, stored_sum;
+
+      if (!read_exact (fd, header, TAR_BLOCK, &eof, error))
+        {
+          if (error && *error == NULL)
+            g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                         "source: %s: truncated tar header at byte %" G_GUINT64_FORMAT, path, offset);
+          break;
+        }
+      if (eof)
+        {
+          result = TRUE;   /* no end blocks: tolerated */
+          break;
+        }
+      for (guint i = 0; i < TAR_BLOCK; i++)
+        {
+          zero = zero && header[i] == 0;
+          sum += (i >= 148 && i < 156) ? ' ' : header[i];
+        }
+      if (zero)
+        {
+          result = TRUE;
+          break;
+        }
+      stored_sum = (guint) tar_parse_octal (header + 148, 8, &ok);
+      size = tar_parse_octal (header + 124, 12, &ok);
+      if (!ok || stored_sum != sum || size > G_GUINT64_CONSTANT (1) << 36)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "source: %s: not a tar archive, or damaged at byte %" G_GUINT64_FORMAT
+                       " (header checksum %u, computed %u)", path, offset, stored_sum, sum);
+          break;
+        }
+      offset += TAR_BLOCK;
+      name = g_strndup ((const gchar *) header, 100);
+      padded = (size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK;
+      data = g_malloc (MAX (padded, 1));
+      if (!read_exact (fd, data, padded, &eof, error) || eof)
+        {
+          if (error && *error == NULL)
+            g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                         "source: %s: member %s truncated", path, name);
+          break;
+        }
+      offset += padded;
+      if (header[156] != '0' && header[156] != '\0')
+        {
+          if (header[156] != '5')   /* directories are fine; nothing else */
+            st->rejected++;
+          continue;
+        }
+      {
+        /* "./KEY.akc" is how tar(1) names members of `tar -C dir .` */
+        const gchar *base = g_str_has_prefix (name, "./") ? name + 2 : name;
+        if (!import_member (st, base, data, size, error))
+          break;
+      }
+    }
+  close (fd);
+  return result;
+}
+
+static gboolean
+import_directory (ImportState  *st,
+                  const gchar  *path,
+                  GError      **error)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, error);
+  const gchar *name;
+
+  if (dir == NULL)
+    {
+      g_prefix_error (error, "source: ");
+      return FALSE;
+    }
+  while ((name = g_dir_read_name (dir)))
+    {
+      g_autofree gchar *file = g_build_filename (path, name, NULL);
+      g_autofree guint8 *data = NULL;
+      g_autoptr(GError) local = NULL;
+      guint64 size = 0;
+      int fd;
+
+      if (!g_str_has_suffix (name, ATOMR_CACHE_SUFFIX))
+        continue;   /* usage, stats, locks: not entries */
+      fd = g_open (file, O_RDONLY | O_CLOEXEC, 0);
+      if (fd < 0)
+        {
+          st->rejected++;
+          continue;
+        }
+      data = read_fd (fd, &size, &local);
+      close (fd);
+      if (data == NULL)
+        {
+          st->rejected++;
+          continue;
+        }
+      if (!import_member (st, name, data, size, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_kernel_cache_import:
+ * @self: a cache
+ * @source: (type filename): a directory or a `.tar` file, as written by
+ *   atomr_kernel_cache_export() (or `tar -cf B.tar -C DIR .`)
+ * @n_imported: (out) (optional): entries added (or replaced)
+ * @n_rejected: (out) (optional): members refused: not named as an entry,
+ *   damaged (checksum), of another format version, holding another key,
+ *   or not regular files
+ * @error: return location for a #GError
+ *
+ * Copies the valid entries of a bundle into the cache directory, each
+ * verified and written atomically.  An unreadable source or a malformed
+ * archive is an error; entries imported before it stay.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_kernel_cache_import (AtomrKernelCache  *self,
+                           const gchar       *source,
+                           guint             *n_imported,
+                           guint             *n_rejected,
+                           GError           **error)
+{
+  ImportState st = { self, 0, 0 };
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), FALSE);
+  g_return_val_if_fail (source != NULL, FALSE);
+  if (g_mkdir_with_parents (self->directory, 0755) != 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "cannot create %s: %s", self->directory, g_strerror (errsv));
+      return FALSE;
+    }
+  if (g_file_test (source, G_FILE_TEST_IS_DIR))
+    ok = import_directory (&st, source, error);
+  else
+    ok = import_tar (&st, source, error);
+  if (n_imported)
+    *n_imported = st.imported;
+  if (n_rejected)
+    *n_rejected = st.rejected;
+  return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* explain and diff                                                    */
+
+/* A module of this cache's memory level holding @key, if any (no stat). */
+static AtomrModule *
+memory_lookup_key (AtomrKernelCache *self,
+                   const gchar      *key)
+{
+  GHashTableIter iter;
+  MemoryEntry *e;
+  AtomrModule *module = NULL;
+
+  g_mutex_lock (&self->lock);
+  g_hash_table_iter_init (&iter, self->memory);
+  while (module == NULL && g_hash_table_iter_next (&iter, NULL, (gpointer *) &e))
+    if (g_strcmp0 (e->content->key, key) == 0)
+      module = atomr_module_new (e->content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+  g_mutex_unlock (&self->lock);
+  return module;
+}
+
+/**
+ * atomr_kernel_cache_entry_get_manifest:
+ * @self: an entry
+ *
+ * What the entry's key was computed from, as a JSON object:
+ * `manifest_version`, `source_sha256`, `source_bytes`, `name_expressions`,
+ * `flags`, `arch`, `nvrtc` (the library's identity), `headers` (path →
+ * SHA-256 of every header read, null where an absent header could
+ * appear), `link_objects` (SHA-256 of each), and whatever the key gains
+ * later.
+ *
+ * Returns: (nullable): the manifest, %NULL for entries written without one
+ */
+const gchar *
+atomr_kernel_cache_entry_get_manifest (AtomrKernelCacheEntry *self)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), NULL);
+  return self->meta.manifest;
+}
+
+static JsonObject *
+parse_object (const gchar *json,
+              JsonParser  *parser)
+{
+  if (json == NULL || !json_parser_load_from_data (parser, json, -1, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return NULL;
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+static gchar *
+short_value (JsonNode *n)
+{
+  if (n == NULL)
+    return g_strdup ("(none)");
+  if (JSON_NODE_HOLDS_NULL (n))
+    return g_strdup ("null");
+  if (JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING)
+    return g_strdup (json_node_get_string (n));
+  return json_to_string (n, FALSE);
+}
+
+static void
+diff_string_lists (GPtrArray   *out,
+                   const gchar *what,
+                   JsonNode    *a,
+                   JsonNode    *b)
+{
+  g_autoptr(GPtrArray) va = g_ptr_array_new ();
+  g_autoptr(GPtrArray) vb = g_ptr_array_new ();
+  gboolean same_set = TRUE;
+
+  for (guint k = 0; k < 2; k++)
+    {
+      JsonNode *n = k ? b : a;
+      GPtrArray *v = k ? vb : va;
+      if (n && JSON_NODE_HOLDS_ARRAY (n))
+        for (guint i = 0; i < json_array_get_length (json_node_get_array (n)); i++)
+          {
+            JsonNode *e = json_array_get_element (json_node_get_array (n), i);
+            if (JSON_NODE_HOLDS_VALUE (e) && json_node_get_value_type (e) == G_TYPE_STRING)
+              g_ptr_array_add (v, (gpointer) json_node_get_string (e));
+          }
+    }
+  for (guint i = 0; i < va->len; i++)
+    if (!g_ptr_array_find_with_equal_func (vb, va->pdata[i], g_str_equal, NULL))
+      {
+        g_ptr_array_add (out, g_strdup_printf ("%s removed: %s", what, (gchar *) va->pdata[i]));
+        same_set = FALSE;
+      }
+  for (guint i = 0; i < vb->len; i++)
+    if (!g_ptr_array_find_with_equal_func (va, vb->pdata[i], g_str_equal, NULL))
+      {
+        g_ptr_array_add (out, g_strdup_printf ("%s added: %s", what, (gchar *) vb->pdata[i]));
+        same_set = FALSE;
+      }
+  if (same_set && va->len == vb->len)
+    for (guint i = 0; i < va->len; i++)
+      if (!g_str_equal (va->pdata[i], vb->pdata[i]))
+        {
+          g_ptr_array_add (out, g_strdup_printf ("%s reordered", what));
+          break;
+        }
+}
+
+static void
+diff_headers (GPtrArray *out,
+              JsonNode  *a,
+              JsonNode  *b)
+{
+  JsonObject *oa = a && JSON_NODE_HOLDS_OBJECT (a) ? json_node_get_object (a) : NULL;
+  JsonObject *ob = b && JSON_NODE_HOLDS_OBJECT (b) ? json_node_get_object (b) : NULL;
+  g_autoptr(GList) ma = oa ? json_object_get_members (oa) : NULL;
+  g_autoptr(GList) mb = ob ? json_object_get_members (ob) : NULL;
+
+  for (GList *l = ma; l; l = l->next)
+    {
+      JsonNode *na = json_object_get_member (oa, l->data);
+      JsonNode *nb = ob && json_object_has_member (ob, l->data) ? json_object_get_member (ob, l->data) : NULL;
+      gboolean had = !JSON_NODE_HOLDS_NULL (na);
+
+      if (nb == NULL)
+        {
+          if (had)
+            g_ptr_array_add (out, g_strdup_printf ("header no longer read: %s", (gchar *) l->data));
+        }
+      else if (had && JSON_NODE_HOLDS_NULL (nb))
+        g_ptr_array_add (out, g_strdup_printf ("header disappeared: %s", (gchar *) l->data));
+      else if (!had && !JSON_NODE_HOLDS_NULL (nb))
+        g_ptr_array_add (out, g_strdup_printf ("header appeared (shadows or adds one): %s", (gchar *) l->data));
+      else if (had && g_strcmp0 (json_node_get_string (na), json_node_get_string (nb)) != 0)
+        g_ptr_array_add (out, g_strdup_printf ("header changed: %s", (gchar *) l->data));
+    }
+  for (GList *l = mb; l; l = l->next)
+    if ((oa == NULL || !json_object_has_member (oa, l->data))
+        && !JSON_NODE_HOLDS_NULL (json_object_get_member (ob, l->data)))
+      g_ptr_array_add (out, g_strdup_printf ("header newly read: %s", (gchar *) l->data));
+}
+
+/* The differences from manifest @a to manifest @b, one line each. */
+static gchar **
+manifest_diff (const gchar *a,
+               const gchar *b)
+{
+  g_autoptr(JsonParser) pa = json_parser_new ();
+  g_autoptr(JsonParser) pb = json_parser_new ();
+  JsonObject *oa = parse_object (a, pa);
+  JsonObject *ob = parse_object (b, pb);
+  GPtrArray *out = g_ptr_array_new ();
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+
+  if (oa == NULL || ob == NULL)
+    {
+      g_ptr_array_add (out, g_strdup ("no manifest to compare (an entry written without one)"));
+      g_ptr_array_add (out, NULL);
+      return (gchar **) g_ptr_array_free (out, FALSE);
+    }
+  for (guint k = 0; k < 2; k++)
+    {
+      g_autoptr(GList) members = json_object_get_members (k ? ob : oa);
+      for (GList *l = members; l; l = l->next)
+        {
+          const gchar *m = l->data;
+          JsonNode *na = json_object_has_member (oa, m) ? json_object_get_member (oa, m) : NULL;
+          JsonNode *nb = json_object_has_member (ob, m) ? json_object_get_member (ob, m) : NULL;
+
+          if (!g_hash_table_add (seen, (gpointer) m))
+            continue;
+          if (g_str_equal (m, "headers"))
+            diff_headers (out, na, nb);
+          else if (g_str_equal (m, "flags") || g_str_equal (m, "name_expressions"))
+            diff_string_lists (out, g_str_equal (m, "flags") ? "flag" : "name expression", na, nb);
+          else if (g_str_equal (m, "source_bytes") || g_str_equal (m, "manifest_version"))
+            continue;
+          else if (na == NULL || nb == NULL || !json_node_equal (na, nb))
+            {
+              g_autofree gchar *va = short_value (na);
+              g_autofree gchar *vb = short_value (nb);
+              if (g_str_equal (m, "source_sha256"))
+                g_ptr_array_add (out, g_strdup_printf ("source changed (sha256 %.12s… → %.12s…)", va, vb));
+              else
+                g_ptr_array_add (out, g_strdup_printf ("%s: %s → %s", m, va, vb));
+            }
+        }
+    }
+  g_ptr_array_add (out, NULL);
+  return (gchar **) g_ptr_array_free (out, FALSE);
+}
+
+/**
+ * atomr_kernel_cache_entry_diff:
+ * @self: an entry
+ * @other: another entry
+ *
+ * What differs between the inputs of two entries (from their manifests):
+ * source, flags, name expressions, architecture, NVRTC, each header read
+ * (changed, appeared, disappeared, newly or no longer read), link objects.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): one line per
+ *   difference, from @self to @other; empty when the inputs are the same
+ */
+gchar **
+atomr_kernel_cache_entry_diff (AtomrKernelCacheEntry *self,
+                               AtomrKernelCacheEntry *other)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), NULL);
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (other), NULL);
+  return manifest_diff (self->meta.manifest, other->meta.manifest);
+}
+
+static gint
+manifest_score (JsonObject *entry,
+                JsonObject *request)
+{
+  gint score = 0;
+  const gchar *keys[] = { "source_sha256", "name_expressions", "arch", "flags" };
+  const gint weights[] = { 8, 2, 1, 1 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    if (json_object_has_member (entry, keys[i]) && json_object_has_member (request, keys[i])
+        && json_node_equal (json_object_get_member (entry, keys[i]), json_object_get_member (request, keys[i])))
+      score += weights[i];
+  return score;
+}
+
+/**
+ * atomr_kernel_cache_explain:
+ * @self: a cache
+ * @source: CUDA C++ source
+ * @options: (nullable): compile options, as for atomr_nvrtc_compile()
+ *   (the architecture cannot be %ATOMR_ARCH_NATIVE here)
+ * @key: (out) (optional) (transfer full): the key of this compile
+ * @nearest: (out) (optional) (transfer full) (nullable): on a miss, the
+ *   entry whose inputs are closest (same source first), or %NULL
+ * @reasons: (out) (optional) (transfer full) (array zero-terminated=1): on
+ *   a miss, what differs from @nearest (or why there is none); empty on a
+ *   hit
+ * @error: return location for a #GError
+ *
+ * Says whether compiling @source with @options would hit the cache, and
+ * if not, why: it computes the key as a compile would (reading the
+ * headers) and compares what went into it with the manifest of the
+ * closest entry.  Compiles nothing, records nothing, removes nothing.
+ *
+ * Returns: %ATOMR_CACHE_STATUS_MEMORY_HIT, %ATOMR_CACHE_STATUS_DISK_HIT or
+ *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE with @error set
+ */
+AtomrCacheStatus
+atomr_kernel_cache_explain (AtomrKernelCache     *self,
+                            const gchar          *source,
+                            AtomrCompileOptions  *options,
+                            gchar               **key,
+                            gchar               **nearest,
+                            gchar              ***reasons,
+                            GError              **error)
+{
+  g_autoptr(AtomrCompileOptions) opts = NULL;
+  g_autoptr(AtomrKernelCache) probe = NULL;
+  g_autoptr(AtomrCacheRequest) request = NULL;
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(JsonNode) manifest = NULL;
+  g_autoptr(GPtrArray) entries = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_auto(GStrv) flags = NULL;
+  g_autofree gchar *manifest_text = NULL;
+  AtomrKernelCacheEntry *best = NULL;
+  JsonObject *mine;
+  gint best_score = -1;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), ATOMR_CACHE_STATUS_NONE);
+  if (key)
+    *key = NULL;
+  if (nearest)
+    *nearest = NULL;
+  if (reasons)
+    *reasons = NULL;
+  if (source == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "source: NULL");
+      return ATOMR_CACHE_STATUS_NONE;
+    }
+  opts = options ? g_object_ref (options) : atomr_compile_options_new ();
+  if (!atomr_compile_options_validate (opts, error))
+    return ATOMR_CACHE_STATUS_NONE;
+  if (g_strcmp0 (atomr_compile_options_get_arch (opts), ATOMR_ARCH_NATIVE) == 0)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "arch: explain needs a named architecture (sm_NN), not \"%s\"", ATOMR_ARCH_NATIVE);
+      return ATOMR_CACHE_STATUS_NONE;
+    }
+  flags = atomr_compile_options_get_flags (opts);
+
+  /* Memory first, as a compile would (a hit there records a hit). */
+  probe = atomr_kernel_cache_new (self->directory);
+  probe->probe = TRUE;
+  module = atomr_kernel_cache_lookup_request (probe, source,
+                                              atomr_compile_options_get_name_expressions (opts),
+                                              (const gchar * const *) flags,
+                                              atomr_compile_options_get_arch (opts),
+                                              atomr_compile_options_get_include_paths (opts),
+                                              atomr_compile_options_get_link_objects (opts),
+                                              &request);
+  if (module)
+    {
+      g_autoptr(AtomrModule) mem = memory_lookup_key (self, atomr_module_get_key (module));
+      if (key)
+        *key = g_strdup (atomr_module_get_key (module));
+      if (reasons)
+        *reasons = g_new0 (gchar *, 1);
+      return mem ? ATOMR_CACHE_STATUS_MEMORY_HIT : ATOMR_CACHE_STATUS_DISK_HIT;
+    }
+  if (key)
+    *key = g_strdup (request->key);
+  {
+    g_autoptr(AtomrModule) mem = memory_lookup_key (self, request->key);
+    if (mem)
+      {
+        if (reasons)
+          *reasons = g_new0 (gchar *, 1);
+        return ATOMR_CACHE_STATUS_MEMORY_HIT;
+      }
+  }
+
+  manifest = manifest_build (request, source);
+  manifest_text = json_to_string (manifest, FALSE);
+  mine = json_node_get_object (manifest);
+  entries = scan_directory (self, FALSE, FALSE, NULL, NULL);
+  for (guint i = 0; entries && i < entries->len; i++)
+    {
+      AtomrKernelCacheEntry *e = g_ptr_array_index (entries, i);
+      JsonObject *theirs = parse_object (e->meta.manifest, parser);
+      gint score = theirs ? manifest_score (theirs, mine) : -1;
+
+      if (score >= best_score && theirs)   /* ties: the most recently used */
+        {
+          best_score = score;
+          best = e;
+        }
+    }
+  if (best && nearest)
+    *nearest = g_strdup (best->h.key);
+  if (reasons)
+    {
+      if (best == NULL)
+        {
+          *reasons = g_new0 (gchar *, 2);
+          (*reasons)[0] = g_strdup (entries && entries->len ? "no entry has a manifest to compare with"
+                                                           : "the cache holds no entry");
+        }
+      else
+        {
+          *reasons = manifest_diff (best->meta.manifest, manifest_text);
+          if ((*reasons)[0] == NULL)
+            {
+              g_strfreev (*reasons);
+              *reasons = g_new0 (gchar *, 2);
+              (*reasons)[0] = g_strdup_printf ("same inputs as %s, another key (cache format or key "
+                                               "derivation changed)", best->h.key);
+            }
+        }
+    }
+  return ATOMR_CACHE_STATUS_MISS;
 }

@@ -10,6 +10,8 @@
 
 #include <gio/gio.h>
 
+#include "atomr-compile-options.h"
+
 G_BEGIN_DECLS
 
 /**
@@ -63,6 +65,9 @@ GBytes              *atomr_kernel_cache_entry_load_cubin         (AtomrKernelCac
                                                                   GError               **error);
 GBytes              *atomr_kernel_cache_entry_load_ltoir         (AtomrKernelCacheEntry *self,
                                                                   GError               **error);
+const gchar         *atomr_kernel_cache_entry_get_manifest       (AtomrKernelCacheEntry *self);
+gchar              **atomr_kernel_cache_entry_diff               (AtomrKernelCacheEntry *self,
+                                                                  AtomrKernelCacheEntry *other);
 
 #define ATOMR_TYPE_KERNEL_CACHE (atomr_kernel_cache_get_type ())
 G_DECLARE_FINAL_TYPE (AtomrKernelCache, atomr_kernel_cache, ATOMR, KERNEL_CACHE, GObject)
@@ -150,6 +155,24 @@ gboolean          atomr_kernel_cache_collect              (AtomrKernelCache     
 gboolean          atomr_kernel_cache_check_writable       (AtomrKernelCache        *self,
                                                            GError                 **error);
 const gchar      *atomr_kernel_cache_get_store_error      (AtomrKernelCache        *self);
+
+gboolean          atomr_kernel_cache_export               (AtomrKernelCache        *self,
+                                                           const gchar             *destination,
+                                                           guint                   *n_exported,
+                                                           GError                 **error);
+gboolean          atomr_kernel_cache_import               (AtomrKernelCache        *self,
+                                                           const gchar             *source,
+                                                           guint                   *n_imported,
+                                                           guint                   *n_rejected,
+                                                           GError                 **error);
+
+AtomrCacheStatus  atomr_kernel_cache_explain              (AtomrKernelCache        *self,
+                                                           const gchar             *source,
+                                                           AtomrCompileOptions     *options,
+                                                           gchar                  **key,
+                                                           gchar                  **nearest,
+                                                           gchar                 ***reasons,
+                                                           GError                 **error);
 
 gboolean          atomr_parse_size                        (const gchar             *text,
                                                            guint64                 *size,

@@ -414,6 +414,245 @@ test_memory_hit_header_generation (void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Bundles                                                             */
+
+static gchar *
+key_of (AtomrModule *m)
+{
+  return g_strdup (atomr_module_get_key (m));
+}
+
+/* Export to a directory and to a tar file, import into fresh caches (as a
+ * container or CI job would): the imported entries are disk hits there.
+ * Damaged, misnamed and traversing members are refused one by one. */
+static void
+test_export_import (void)
+{
+  g_autofree gchar *work = make_tmpdir ();
+  g_autofree gchar *src_dir = g_build_filename (work, "src", NULL);
+  g_autofree gchar *bundle_dir = g_build_filename (work, "bundle", NULL);
+  g_autofree gchar *bundle_tar = g_build_filename (work, "bundle.tar", NULL);
+  g_autofree gchar *k1 = NULL;
+  g_autofree gchar *k2 = NULL;
+  g_autoptr(GError) error = NULL;
+  guint n = 0, rejected = 0;
+
+  {
+    g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (src_dir);
+    g_autoptr(AtomrModule) m1 = compile_ok (cache, "e1");
+    g_autoptr(AtomrModule) m2 = compile_ok (cache, "e2");
+    k1 = key_of (m1);
+    k2 = key_of (m2);
+    g_assert_true (atomr_kernel_cache_export (cache, bundle_dir, &n, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (n, ==, 2);
+    g_assert_true (atomr_kernel_cache_export (cache, bundle_tar, &n, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (n, ==, 2);
+  }
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree gchar *name = g_strdup_printf ("dst%u", i);
+      g_autofree gchar *dst = g_build_filename (work, name, NULL);
+      g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dst);
+      g_autoptr(AtomrModule) hit = NULL;
+      guint compiles;
+
+      g_assert_true (atomr_kernel_cache_import (cache, i == 0 ? bundle_dir : bundle_tar, &n, &rejected, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (n, ==, 2);
+      g_assert_cmpuint (rejected, ==, 0);
+      g_assert_cmpuint (list_length (cache), ==, 2);
+      compiles = atomr_nvrtc_get_compile_count ();
+      hit = compile_ok (cache, "e2");
+      g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+      g_assert_cmpstr (atomr_module_get_key (hit), ==, k2);
+      g_assert_cmpuint (atomr_nvrtc_get_compile_count (), ==, compiles);
+    }
+
+  /* The tar is a real ustar archive, if tar(1) is there to say so. */
+  g_autofree gchar *tar_program = g_find_program_in_path ("tar");
+  if (tar_program)
+    {
+      g_autofree gchar *cmd = g_strdup_printf ("tar -tf %s", bundle_tar);
+      g_autofree gchar *out = NULL;
+      gint status = 0;
+      g_assert_true (g_spawn_command_line_sync (cmd, &out, NULL, &status, NULL));
+      g_assert_true (g_spawn_check_wait_status (status, NULL));
+      g_assert_nonnull (strstr (out, k1));
+      g_assert_nonnull (strstr (out, k2));
+    }
+
+  /* Damage: flip a payload byte of the first member of the tar; add a
+   * misnamed copy and a traversing name to the directory bundle. */
+  {
+    g_autofree gchar *data = NULL;
+    gsize len;
+    g_autofree gchar *dst = g_build_filename (work, "dst-damaged", NULL);
+    g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dst);
+
+    g_assert_true (g_file_get_contents (bundle_tar, &data, &len, NULL));
+    data[512 + 300] ^= 0x01;   /* inside the first entry, after its header */
+    g_assert_true (g_file_set_contents (bundle_tar, data, len, NULL));
+    g_assert_true (atomr_kernel_cache_import (cache, bundle_tar, &n, &rejected, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (n, ==, 1);
+    g_assert_cmpuint (rejected, ==, 1);
+  }
+  {
+    g_autofree gchar *src = g_strconcat (bundle_dir, "/", k1, ".akc", NULL);
+    g_autofree gchar *wrong = g_strconcat (bundle_dir, "/", k2, ".akc", NULL);
+    g_autofree gchar *data = NULL;
+    gsize len;
+    g_autofree gchar *dst = g_build_filename (work, "dst-misnamed", NULL);
+    g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dst);
+
+    g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+    g_assert_true (g_file_set_contents (wrong, data, len, NULL));   /* k1's entry named k2 */
+    g_assert_true (atomr_kernel_cache_import (cache, bundle_dir, &n, &rejected, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (n, ==, 1);
+    g_assert_cmpuint (rejected, ==, 1);
+    g_assert_cmpuint (list_length (cache), ==, 1);
+  }
+  {
+    /* Not a tar at all, and a source that does not exist: errors. */
+    g_autofree gchar *junk = g_build_filename (work, "junk.tar", NULL);
+    g_autofree gchar *dst = g_build_filename (work, "dst-junk", NULL);
+    g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dst);
+    gchar block[1024];
+
+    memset (block, 'x', sizeof block);
+    g_assert_true (g_file_set_contents (junk, block, sizeof block, NULL));
+    g_assert_false (atomr_kernel_cache_import (cache, junk, &n, &rejected, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "junk.tar"));
+    g_clear_error (&error);
+    g_assert_false (atomr_kernel_cache_import (cache, "/nonexistent/bundle.tar", &n, &rejected, &error));
+    g_assert_nonnull (error);
+    g_assert_nonnull (strstr (error->message, "/nonexistent/bundle.tar"));
+    g_clear_error (&error);
+  }
+  rm_rf (work);
+}
+
+/* ------------------------------------------------------------------ */
+/* Manifests, explain, diff                                            */
+
+static gboolean
+strv_has (gchar **v, const gchar *needle)
+{
+  for (guint i = 0; v && v[i]; i++)
+    if (strstr (v[i], needle))
+      return TRUE;
+  return FALSE;
+}
+
+static void
+test_explain_and_diff (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *inc = make_tmpdir ();
+  g_autofree gchar *header = g_build_filename (inc, "v.h", NULL);
+  g_autofree gchar *usage = g_build_filename (dir, "usage", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrCompileOptions) o = saxpy_options ("x");
+  g_autoptr(AtomrCompileOptions) o2 = saxpy_options ("y");
+  g_autoptr(AtomrModule) m = compile_ok (cache, "x");
+  g_autoptr(AtomrModule) m2 = NULL;
+  g_autoptr(AtomrKernelCacheEntry) e1 = NULL;
+  g_autoptr(AtomrKernelCacheEntry) e2 = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *key = NULL;
+  g_autofree gchar *nearest = NULL;
+  g_auto(GStrv) reasons = NULL;
+  g_auto(GStrv) diffs = NULL;
+  gsize usage_before = 0, usage_after = 0;
+  g_autofree gchar *usage_text = NULL;
+
+  /* The manifest is stored. */
+  e1 = atomr_kernel_cache_lookup (cache, atomr_module_get_key (m), &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (atomr_kernel_cache_entry_get_manifest (e1));
+  g_assert_nonnull (strstr (atomr_kernel_cache_entry_get_manifest (e1), "source_sha256"));
+
+  /* Hits: memory, then disk; explain records nothing. */
+  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, o, &key, &nearest, &reasons, &error),
+                   ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+  g_assert_no_error (error);
+  g_assert_cmpstr (key, ==, atomr_module_get_key (m));
+  g_assert_cmpuint (g_strv_length (reasons), ==, 0);
+  g_clear_pointer (&key, g_free);
+  g_clear_pointer (&reasons, g_strfreev);
+  atomr_kernel_cache_clear_memory (cache);
+  if (g_file_get_contents (usage, &usage_text, &usage_before, NULL))
+    g_clear_pointer (&usage_text, g_free);
+  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, o, &key, NULL, &reasons, &error),
+                   ==, ATOMR_CACHE_STATUS_DISK_HIT);
+  g_file_get_contents (usage, &usage_text, &usage_after, NULL);
+  g_assert_cmpuint (usage_after, ==, usage_before);
+  g_clear_pointer (&key, g_free);
+  g_clear_pointer (&reasons, g_strfreev);
+
+  /* A define changed: a miss, and why. */
+  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, o2, &key, &nearest, &reasons, &error),
+                   ==, ATOMR_CACHE_STATUS_MISS);
+  g_assert_cmpstr (nearest, ==, atomr_module_get_key (m));
+  g_assert_cmpstr (key, !=, atomr_module_get_key (m));
+  g_assert_true (strv_has (reasons, "flag removed: --define-macro=VARIANT=x"));
+  g_assert_true (strv_has (reasons, "flag added: --define-macro=VARIANT=y"));
+  g_assert_cmpuint (g_strv_length (reasons), ==, 2);
+  g_clear_pointer (&key, g_free);
+  g_clear_pointer (&nearest, g_free);
+  g_clear_pointer (&reasons, g_strfreev);
+
+  /* diff of two entries says the same. */
+  m2 = compile_ok (cache, "y");
+  e2 = atomr_kernel_cache_lookup (cache, atomr_module_get_key (m2), &error);
+  diffs = atomr_kernel_cache_entry_diff (e1, e2);
+  g_assert_true (strv_has (diffs, "flag added: --define-macro=VARIANT=y"));
+  g_assert_cmpuint (g_strv_length (diffs), ==, 2);
+  g_clear_pointer (&diffs, g_strfreev);
+  diffs = atomr_kernel_cache_entry_diff (e1, e1);
+  g_assert_cmpuint (g_strv_length (diffs), ==, 0);
+
+  /* A header edited: "header changed: PATH". */
+  {
+    const gchar *src = "#include \"v.h\"\nextern \"C\" __global__ void fill (float *x) { x[0] = V; }\n";
+    g_autoptr(AtomrCompileOptions) ho = atomr_compile_options_new ();
+    g_autoptr(AtomrModule) hm = NULL;
+
+    atomr_compile_options_add_name_expression (ho, "fill");
+    atomr_compile_options_add_include_path (ho, inc);
+    g_assert_true (g_file_set_contents (header, "#define V 1.5f\n", -1, NULL));
+    hm = atomr_nvrtc_compile (src, NULL, ho, cache, &error);
+    g_assert_no_error (error);
+    g_assert_true (g_file_set_contents (header, "#define V 2.5f\n", -1, NULL));
+    g_assert_cmpint (atomr_kernel_cache_explain (cache, src, ho, &key, &nearest, &reasons, &error),
+                     ==, ATOMR_CACHE_STATUS_MISS);
+    g_assert_cmpstr (nearest, ==, atomr_module_get_key (hm));
+    g_assert_true (strv_has (reasons, "header changed: "));
+    g_assert_true (strv_has (reasons, header));
+    g_assert_cmpuint (g_strv_length (reasons), ==, 1);
+    g_clear_pointer (&key, g_free);
+    g_clear_pointer (&nearest, g_free);
+    g_clear_pointer (&reasons, g_strfreev);
+  }
+  /* Bad options are errors, not verdicts. */
+  {
+    g_autoptr(AtomrCompileOptions) bad = saxpy_options (NULL);
+    atomr_compile_options_set_arch (bad, ATOMR_ARCH_NATIVE);
+    g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, bad, &key, &nearest, &reasons, &error),
+                     ==, ATOMR_CACHE_STATUS_NONE);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_null (key);
+    g_clear_error (&error);
+  }
+  rm_rf (dir);
+  rm_rf (inc);
+}
+
+/* ------------------------------------------------------------------ */
 /* One compile per key                                                 */
 
 typedef struct {
@@ -621,6 +860,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/report-and-gc", test_report_and_gc);
   g_test_add_func ("/cache-store/parse-size", test_parse_size);
   g_test_add_func ("/cache-store/memory-hit-header-generation", test_memory_hit_header_generation);
+  g_test_add_func ("/cache-store/export-import", test_export_import);
+  g_test_add_func ("/cache-store/explain-and-diff", test_explain_and_diff);
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);
   g_test_add_func ("/cache-store/processes-compile-once", test_processes_compile_once);
   g_test_add_func ("/cache-store/stale-locks", test_stale_locks);

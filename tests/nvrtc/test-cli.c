@@ -335,6 +335,71 @@ test_cache_tools_json (void)
   g_assert_cmpint (json_object_get_int_member (o, "bytes_freed"), ==, 4);
   g_assert_cmpint (json_object_get_int_member (o, "entries"), ==, 1);
   g_assert_false (g_file_test (junk, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* explain and diff */
+  {
+    const gchar *explain_hit[] = { "cache", "explain", src, "--kernel", "saxpy", "--arch", "sm_80", "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *explain_miss[] = { "cache", "explain", src, "--kernel", "saxpy", "--arch", "sm_90", "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *diff[] = { "cache", "diff", key, key, "--cache-dir", cache_dir, "--json", NULL };
+    JsonArray *reasons;
+
+    g_assert_cmpint (run_cli (explain_hit, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (j), "cache"), ==, "hit");
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (j), "key"), ==, key);
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (explain_miss, &out, &err), ==, 0);
+    j = parse (out);
+    o = json_node_get_object (j);
+    g_assert_cmpstr (json_object_get_string_member (o, "cache"), ==, "miss");
+    g_assert_cmpstr (json_object_get_string_member (o, "nearest"), ==, key);
+    reasons = json_object_get_array_member (o, "reasons");
+    g_assert_cmpuint (json_array_get_length (reasons), >, 0);
+    {
+      g_autofree gchar *text = json_to_string (json_object_get_member (o, "reasons"), FALSE);
+      g_assert_nonnull (strstr (text, "sm_90"));
+    }
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (diff, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_cmpuint (json_array_get_length (json_object_get_array_member (json_node_get_object (j), "differences")), ==, 0);
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+  }
+
+  /* export / import through a tar bundle */
+  {
+    g_autofree gchar *tar = g_build_filename (workdir, "bundle.tar", NULL);
+    g_autofree gchar *other = g_build_filename (workdir, "cache-imported", NULL);
+    const gchar *export[] = { "cache", "export", tar, "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *import[] = { "cache", "import", tar, "--cache-dir", other, "--json", NULL };
+    const gchar *import_missing[] = { "cache", "import", "/nonexistent.tar", "--cache-dir", other, "--json", NULL };
+
+    g_assert_cmpint (run_cli (export, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (j), "exported"), ==, 1);
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (import, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (j), "imported"), ==, 1);
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (j), "rejected"), ==, 0);
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (import_missing, &out, &err), ==, 2);
+    j = parse (out);
+    g_assert_nonnull (json_object_get_object_member (json_node_get_object (j), "error"));
+  }
 }
 
 static void
