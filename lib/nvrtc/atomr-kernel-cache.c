@@ -728,7 +728,7 @@ atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), NULL);
   g_return_val_if_fail (kernel_name != NULL, NULL);
-  for (guint i = 0; self->meta.kernel_names[i]; i++)
+  for (guint i = 0; self->meta.kernel_names && self->meta.lowered_names && self->meta.kernel_names[i]; i++)
     if (g_str_equal (self->meta.kernel_names[i], kernel_name))
       return self->meta.lowered_names[i];
   return NULL;
@@ -905,6 +905,12 @@ entry_load_section (AtomrKernelCacheEntry  *self,
   FileHeader h;
   int fd;
 
+  if (self->path == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "entry: not read from a cache directory (use atomr_kernel_cache_lookup())");
+      return NULL;
+    }
   fd = g_open (self->path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     {
