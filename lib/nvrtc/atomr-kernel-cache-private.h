@@ -18,7 +18,8 @@ G_BEGIN_DECLS
  *   80  i64 creation time, µs since the epoch
  *   88  u32 metadata size, u32 source size, u32 log size, u32 zero
  *   104 u64 PTX size, u64 CUBIN size, u64 LTO-IR size
- *   128 SHA-256 of bytes 0..127, 160..175 and of the whole payload
+ *   128 checksum (compute_checksum(), 4 × 64-bit lanes) of bytes 0..127,
+ *       160..175 and of the whole payload
  *   160 16 reserved bytes, zero (checked, and covered by the checksum)
  *   176 payload: metadata (JSON), source, log, PTX, CUBIN, LTO-IR
  *

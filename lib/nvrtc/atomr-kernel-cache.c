@@ -193,19 +193,105 @@ parse_header (const guint8  *data,
   return TRUE;
 }
 
+/* The entry checksum: four independent 64-bit lanes over 32-byte blocks,
+ * each step h = rotl ((h ^ word) * K, 31) — a bijection of h for a given
+ * word, so a change confined to one block (any burst of up to 32 bytes,
+ * every single bit flip) always changes the digest; other damage goes
+ * unnoticed with probability 2^-64 per lane.  Several GB/s, where SHA-256
+ * (the format-1 checksum) cost more than cuModuleLoadData on a disk hit.
+ * It guards against damage, not against someone able to write the cache
+ * directory (who could write any entry anyway). */
+typedef struct {
+  guint64 h[4];
+  guint8  buf[32];
+  gsize   buf_len;
+  guint64 total;
+} FastSum;
+
+static const guint64 fast_k[4] = {
+  G_GUINT64_CONSTANT (0x9e3779b97f4a7c15), G_GUINT64_CONSTANT (0xc2b2ae3d27d4eb4f),
+  G_GUINT64_CONSTANT (0x165667b19e3779f9), G_GUINT64_CONSTANT (0xff51afd7ed558ccd),
+};
+
+static inline void
+fast_block (FastSum      *s,
+            const guint8 *p)
+{
+  for (guint j = 0; j < 4; j++)
+    {
+      guint64 w, h;
+      memcpy (&w, p + 8 * j, 8);
+      h = (s->h[j] ^ GUINT64_FROM_LE (w)) * fast_k[j];
+      s->h[j] = (h << 31) | (h >> 33);
+    }
+}
+
+static void
+fast_init (FastSum *s)
+{
+  memset (s, 0, sizeof *s);
+  for (guint j = 0; j < 4; j++)
+    s->h[j] = fast_k[(j + 1) % 4] ^ (G_GUINT64_CONSTANT (0x4174726b43) + j);   /* "AtrkC" */
+}
+
+static void
+fast_update (FastSum      *s,
+             const guint8 *p,
+             gsize         n)
+{
+  s->total += n;
+  if (s->buf_len > 0)
+    {
+      gsize take = MIN (32 - s->buf_len, n);
+      memcpy (s->buf + s->buf_len, p, take);
+      s->buf_len += take;
+      p += take;
+      n -= take;
+      if (s->buf_len < 32)
+        return;
+      fast_block (s, s->buf);
+      s->buf_len = 0;
+    }
+  for (; n >= 32; p += 32, n -= 32)
+    fast_block (s, p);
+  if (n > 0)
+    {
+      memcpy (s->buf, p, n);
+      s->buf_len = n;
+    }
+}
+
+static void
+fast_final (FastSum *s,
+            guint8   digest[32])
+{
+  memset (s->buf + s->buf_len, 0, 32 - s->buf_len);
+  fast_block (s, s->buf);
+  for (guint j = 0; j < 4; j++)
+    {
+      guint64 h = s->h[j] ^ (s->total * fast_k[3 - j]);
+      h ^= h >> 33;
+      h *= G_GUINT64_CONSTANT (0xff51afd7ed558ccd);
+      h ^= h >> 33;
+      h *= G_GUINT64_CONSTANT (0xc4ceb9fe1a85ec53);
+      h ^= h >> 33;
+      put_u64 (digest + 8 * j, h);
+    }
+}
+
 static void
 compute_checksum (const guint8 *header,
                   const guint8 *payload,
                   gsize         payload_size,
                   guint8        digest[32])
 {
-  g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
-  gsize len = 32;
+  FastSum sum;
 
-  g_checksum_update (sum, header, OFF_CHECKSUM);
-  g_checksum_update (sum, header + OFF_RESERVED, RESERVED_LEN);
-  g_checksum_update (sum, payload, payload_size);
-  g_checksum_get_digest (sum, digest, &len);
+  fast_init (&sum);
+  fast_update (&sum, header, OFF_CHECKSUM);
+  fast_update (&sum, header + OFF_RESERVED, RESERVED_LEN);
+  fast_update (&sum, payload, payload_size);
+  fast_final (&sum, digest);
 }
 
 static gboolean
@@ -1102,6 +1188,7 @@ struct _AtomrKernelCache
   gchar      *store_error;   /* the first store failure, under lock */
   gboolean    store_warned;  /* under lock */
   gint        usage_failed;  /* atomic */
+  int         usage_fd;      /* the journal, O_APPEND; -1 until the first hit */
   guint       n_rejected;    /* atomic: entries the driver rejected */
   gboolean    probe;         /* explain: look, record and remove nothing */
 };
@@ -1170,6 +1257,8 @@ atomr_kernel_cache_finalize (GObject *object)
 
   g_hash_table_unref (self->memory);
   g_hash_table_unref (self->flights);
+  if (self->usage_fd >= 0)
+    close (self->usage_fd);
   if (self->watch_fd >= 0)
     close (self->watch_fd);
   g_hash_table_unref (self->watched_dirs);
@@ -1352,6 +1441,7 @@ atomr_kernel_cache_init (AtomrKernelCache *self)
     self->watch_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
 #endif
   self->watch_gen = 1;
+  self->usage_fd = -1;
   g_cond_init (&self->flight_done);
   self->memory_capacity = DEFAULT_MEMORY_CAPACITY;
   self->store_source = store_source_default ();
@@ -1859,26 +1949,42 @@ static void
 usage_append (AtomrKernelCache *self,
               const gchar      *key)
 {
-  g_autofree gchar *path = g_build_filename (self->directory, USAGE_FILE, NULL);
   gchar line[128];
-  gint len;
-  int fd;
+  gint len, fd;
 
   if (self->probe || g_atomic_int_get (&self->usage_failed))
     return;
   len = g_snprintf (line, sizeof line, "%s %" G_GINT64_FORMAT "\n", key, g_get_real_time ());
-  fd = g_open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0 || write (fd, line, len) != len)
+  /* One descriptor per cache object, opened on the first hit: a hit costs
+   * one write(2).  Compaction rewrites the file in place (same inode). */
+  g_mutex_lock (&self->lock);
+  if (self->usage_fd < 0)
+    {
+      g_autofree gchar *path = g_build_filename (self->directory, USAGE_FILE, NULL);
+      self->usage_fd = g_open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+      if (self->usage_fd < 0)
+        {
+          int errsv = errno;
+          g_autoptr(GError) error = g_error_new (G_IO_ERROR, g_io_error_from_errno (errsv),
+                                                 "cannot record usage in %s: %s (read-only cache)",
+                                                 path, g_strerror (errsv));
+          g_mutex_unlock (&self->lock);
+          g_atomic_int_set (&self->usage_failed, TRUE);
+          note_store_failure (self, error, FALSE);
+          return;
+        }
+    }
+  fd = self->usage_fd;
+  g_mutex_unlock (&self->lock);
+  if (write (fd, line, len) != len)
     {
       int errsv = errno;
       g_autoptr(GError) error = g_error_new (G_IO_ERROR, g_io_error_from_errno (errsv),
-                                             "cannot record usage in %s: %s (read-only cache)",
-                                             path, g_strerror (errsv));
+                                             "cannot record usage in %s: %s", self->directory,
+                                             g_strerror (errsv));
       g_atomic_int_set (&self->usage_failed, TRUE);
       note_store_failure (self, error, FALSE);
     }
-  if (fd >= 0)
-    close (fd);
 }
 
 static void
@@ -1933,9 +2039,12 @@ usage_load (AtomrKernelCache *self,
   return usage;
 }
 
+/* Adds to the directory's counters (flock()ed read-modify-write). Hits
+ * live in the usage journal; gc moves those of entries it drops here. */
 static void
-stats_bump (AtomrKernelCache *self,
-            gboolean          hit)
+stats_add (AtomrKernelCache *self,
+           guint64           hits,
+           guint64           misses)
 {
   g_autofree gchar *path = g_build_filename (self->directory, STATS_FILE, NULL);
   guint8 buf[24];
@@ -1948,19 +2057,15 @@ stats_bump (AtomrKernelCache *self,
     return;
   if (flock (fd, LOCK_EX) == 0)
     {
-      guint64 hits = 0, misses = 0;
+      guint64 h = 0, m = 0;
       if (pread (fd, buf, sizeof buf, 0) == sizeof buf && memcmp (buf, STATS_MAGIC, 8) == 0)
         {
-          hits = get_u64 (buf + 8);
-          misses = get_u64 (buf + 16);
+          h = get_u64 (buf + 8);
+          m = get_u64 (buf + 16);
         }
-      if (hit)
-        hits++;
-      else
-        misses++;
       memcpy (buf, STATS_MAGIC, 8);
-      put_u64 (buf + 8, hits);
-      put_u64 (buf + 16, misses);
+      put_u64 (buf + 8, h + hits);
+      put_u64 (buf + 16, m + misses);
       if (pwrite (fd, buf, sizeof buf, 0) != sizeof buf)
         g_debug ("kernel cache: cannot update %s: %s", path, g_strerror (errno));
     }
@@ -2522,7 +2627,6 @@ lookup_single_flight (AtomrKernelCache  *self,
     content = disk_lock (self, request);
   if (content == NULL)
     return NULL;
-  stats_bump (self, TRUE);
   g_mutex_lock (&self->lock);
   self->disk_hits++;
   memory_insert_locked (self, request->blob, content, request->headers);
@@ -2662,7 +2766,7 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
       return;
     }
   disk_unlock (request);  /* other processes find it on disk */
-  stats_bump (self, FALSE);
+  stats_add (self, 0, 1);
   if (self->max_size > 0)
     {
       AtomrKernelCacheReport report;
@@ -2969,6 +3073,11 @@ atomr_kernel_cache_remove (AtomrKernelCache  *self,
 /* Rewrites the usage journal with one line per entry still there.  Lines
  * appended between reading and the rename are lost (the journal is
  * advisory). */
+/* Rewrites the usage journal in place (appenders keep their descriptor)
+ * with one line per entry still there; the hits of lines dropped go to
+ * the stats file so the directory's hit count does not shrink.  Lines
+ * appended between the read and the truncation are lost (the journal is
+ * advisory). */
 static void
 usage_compact (AtomrKernelCache *self,
                GPtrArray        *entries,
@@ -2976,17 +3085,41 @@ usage_compact (AtomrKernelCache *self,
 {
   g_autofree gchar *path = g_build_filename (self->directory, USAGE_FILE, NULL);
   g_autoptr(GString) text = g_string_new (NULL);
-  g_autoptr(GError) error = NULL;
+  g_autoptr(GHashTable) usage = NULL;
+  guint64 total = 0, kept = 0;
+  GHashTableIter iter;
+  Usage *u;
+  int fd;
 
+  fd = g_open (path, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0)
+    return;
+  if (flock (fd, LOCK_EX) != 0)
+    {
+      close (fd);
+      return;
+    }
+  usage = usage_load (self, NULL);
+  g_hash_table_iter_init (&iter, usage);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &u))
+    total += u->hits;
   for (guint i = first_kept; i < entries->len; i++)
     {
       AtomrKernelCacheEntry *e = g_ptr_array_index (entries, i);
-      if (e->h.hit_count > 0)
-        g_string_append_printf (text, "= %s %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT "\n",
-                                e->h.key, e->h.last_used, e->h.hit_count);
+      u = g_hash_table_lookup (usage, e->h.key);
+      if (u && u->hits > 0)
+        {
+          g_string_append_printf (text, "= %s %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT "\n",
+                                  e->h.key, u->last_used, u->hits);
+          kept += u->hits;
+        }
     }
-  if (!g_file_set_contents (path, text->str, text->len, &error))
-    g_debug ("kernel cache: cannot compact %s: %s", path, error->message);
+  if (ftruncate (fd, 0) != 0
+      || (text->len > 0 && pwrite (fd, text->str, text->len, 0) != (gssize) text->len))
+    g_debug ("kernel cache: cannot compact %s: %s", path, g_strerror (errno));
+  else if (total > kept)
+    stats_add (self, total - kept, 0);
+  close (fd);   /* releases the flock */
 }
 
 static void stats_read (AtomrKernelCache *self, guint64 *hits, guint64 *misses);
@@ -3102,6 +3235,9 @@ stats_read (AtomrKernelCache *self,
 {
   g_autofree gchar *path = g_build_filename (self->directory, STATS_FILE, NULL);
   g_autofree gchar *data = NULL;
+  g_autoptr(GHashTable) usage = usage_load (self, NULL);
+  GHashTableIter iter;
+  Usage *u;
   gsize len = 0;
 
   *hits = *misses = 0;
@@ -3111,6 +3247,9 @@ stats_read (AtomrKernelCache *self,
       *hits = get_u64 ((guint8 *) data + 8);
       *misses = get_u64 ((guint8 *) data + 16);
     }
+  g_hash_table_iter_init (&iter, usage);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &u))
+    *hits += u->hits;
 }
 
 /**
