@@ -40,17 +40,29 @@ gboolean   atomr_slot_check        (AtomrSlot    *slot,
 void       atomr_slot_resolve      (AtomrSlot    *slot,
                                     AtomrFence   *fence,
                                     AtomrVec     *deps);
+/* A failed operation's slot carries the original failure: @origin names
+ * the operation that failed ("fill #3 on copy-1"), @error is its error.
+ * Call before atomr_slot_resolve(). */
+void       atomr_slot_set_error    (AtomrSlot    *slot,
+                                    const gchar  *origin,
+                                    const GError *error);
+/* The failure a resolved slot carries, or NULL (and *origin untouched). */
+const GError *atomr_slot_get_error (AtomrSlot    *slot,
+                                    const gchar **origin);
 /* Makes @stream wait on the GPU for the fences of a resolved slot. */
 gboolean   atomr_slot_order        (AtomrSlot    *slot,
                                     AtomrStream  *stream,
                                     GError      **error);
 
 /* Registers @slot as reader of @reads and writer of @writes (AtomrBuffer*)
- * and appends to @deps (AtomrSlot*, owned) what it must wait for. */
+ * and appends to @deps (AtomrSlot*, owned) what it must wait for, and to
+ * @data_deps (AtomrSlot*, owned; may be NULL) the last writers of what it
+ * reads: their failure is its failure. */
 void       atomr_hazards_register  (AtomrSlot    *slot,
                                     AtomrVec     *reads,
                                     AtomrVec     *writes,
-                                    AtomrVec     *deps);
+                                    AtomrVec     *deps,
+                                    AtomrVec     *data_deps);
 
 /* A fresh buffer: its first users wait for the allocation's @fence. */
 void       atomr_hazards_init_written (AtomrHazards *hazards,
