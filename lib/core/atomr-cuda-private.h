@@ -50,6 +50,8 @@ G_BEGIN_DECLS
   X (cuMemcpyHtoDAsync) \
   X (cuMemcpyDtoHAsync) \
   X (cuMemcpyDtoDAsync) \
+  X (cuMemcpy2DAsync) \
+  X (cuMemcpy3DAsync) \
   X (cuMemsetD8Async) \
   X (cuMemsetD16Async) \
   X (cuMemsetD32Async) \
