@@ -895,6 +895,103 @@ test_copy_actor (Fixture *f, gconstpointer data)
   g_assert_finalize_object (g_steal_pointer (&actor));
 }
 
+/* The view entry points of the BLAS actor validate before the host device
+ * refuses the work (it has no cuBLAS): a valid request gets NOT_SUPPORTED,
+ * an invalid one INVALID_ARGUMENT naming the culprit. */
+static void
+test_blas_views (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBlasActor) blas = atomr_blas_actor_new (f->device, &error);
+  g_autoptr(AtomrBuffer) other = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 64, &error);
+  g_autoptr(AtomrTensor) a = NULL;     /* 2 × 3 of the first block */
+  g_autoptr(AtomrTensor) b = NULL;     /* 3 × 4, the second block */
+  g_autoptr(AtomrTensor) c = NULL;     /* 2 × 4 in another buffer */
+  g_autoptr(AtomrTensor) step = NULL;
+  g_autoptr(AtomrTensor) x = NULL;
+  g_autoptr(AtomrTensor) y = NULL;
+  g_autoptr(AtomrTensor) rev = NULL;
+  GAsyncResult *result = NULL;
+  const gint64 c_shape[] = { 2, 4 }, y_shape[] = { 2 };
+
+  g_assert_no_error (error);
+  atomr_device_set_host_autocomplete (f->device, TRUE);
+  {
+    g_autoptr(AtomrTensor) first = atomr_tensor_select (f->t, 0, 0, &error);
+    a = atomr_tensor_slice (first, 1, 1, 4, 1, &error);   /* 3 × 3 */
+    g_clear_object (&first);
+    first = atomr_tensor_slice (a, 0, 0, 2, 1, &error);
+    g_clear_object (&a);
+    a = g_steal_pointer (&first);                          /* 2 × 3, ld 4 */
+    b = atomr_tensor_select (f->t, 0, 1, &error);          /* 3 × 4 */
+    c = atomr_tensor_new (other, c_shape, 2, &error);
+    step = atomr_tensor_slice (b, 1, 0, 4, 2, &error);     /* 3 × 2, strides 4, 2 */
+    x = atomr_tensor_select (b, 0, 0, &error);             /* 4 */
+    y = atomr_tensor_new_strided (other, ATOMR_DTYPE_F32, 40 * 4, y_shape, 1, NULL, 0, &error);
+    rev = atomr_tensor_slice (x, 0, 3, -1, -1, &error);
+    g_assert_no_error (error);
+  }
+
+#define EXPECT(finish, code, text)                                               \
+  G_STMT_START {                                                                 \
+    g_assert_false (finish (blas, wait_result (&result), &error));               \
+    if (error == NULL || strstr (error->message, text) == NULL)                  \
+      g_printerr ("unexpected: %s\n", error ? error->message : "no error");      \
+    g_assert_error (error, ATOMR_ERROR, code);                                   \
+    if (text)                                                                    \
+      g_assert_nonnull (strstr (error->message, (const gchar *) text));          \
+    g_clear_error (&error);                                                      \
+    g_clear_object (&result);                                                    \
+  } G_STMT_END
+
+  /* valid: refused only for want of cuBLAS */
+  atomr_blas_actor_gemm_tensor_async (blas, 1, 0, a, b, 0, 0, c, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_NOT_SUPPORTED, "no cuBLAS");
+  atomr_blas_actor_gemm_tensor_async (blas, 1, 0, b, a, 0, 0, c, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "shapes do not chain");
+  atomr_blas_actor_gemm_tensor_async (blas, 1, 0, a, step, 0, 0, c, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT,
+          "gemm-tensor: B (3 × 2, strides 4, 2) has no BLAS layout");
+  atomr_blas_actor_gemm_tensor_async (blas, 1, 0, a, b, 0, 0, b, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "C overlaps B");
+  {
+    /* C reading columns of A's buffer elsewhere is fine: byte ranges decide */
+    g_autoptr(AtomrTensor) last = atomr_tensor_select (f->t, 0, 1, &error);
+    g_autoptr(AtomrTensor) c2 = atomr_tensor_slice (last, 0, 0, 2, 1, &error);
+    g_autoptr(AtomrTensor) a2 = atomr_tensor_slice (a, 1, 0, 2, 1, &error);
+    g_autoptr(AtomrTensor) b2 = atomr_tensor_slice (c, 0, 0, 2, 1, &error);
+    g_assert_no_error (error);
+    atomr_blas_actor_gemm_tensor_async (blas, 1, 0, a2, b2, 0, 0, c2, NULL, store_result, &result);
+    EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_NOT_SUPPORTED, "no cuBLAS");
+  }
+
+  atomr_blas_actor_gemv_tensor_async (blas, 1, 0, a, x, 0, 0, y, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemv_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT,
+          "A is 2 × 3 but x has 4 and y 2 elements");
+  atomr_blas_actor_gemv_tensor_async (blas, 1, 0, step, y, 0, 0, x, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemv_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "no BLAS layout");
+  atomr_blas_actor_axpy_tensor_async (blas, 1, 0, rev, x, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_axpy_tensor_finish, ATOMR_ERROR_NOT_SUPPORTED, "has stride -1");
+  atomr_blas_actor_axpy_tensor_async (blas, 1, 0, x, y, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_axpy_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "x has 4 elements but y 2");
+  atomr_blas_actor_axpy_tensor_async (blas, 1, 0, x, x, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_axpy_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "y overlaps x");
+  {
+    g_autoptr(AtomrTensor) first = atomr_tensor_slice (x, 0, 0, 1, 1, &error);
+    g_autoptr(AtomrTensor) bc = atomr_tensor_broadcast_to (first, (const gint64[]) { 4 }, 1, &error);
+    g_assert_no_error (error);
+    atomr_blas_actor_axpy_tensor_async (blas, 1, 0, bc, rev, NULL, store_result, &result);
+    EXPECT (atomr_blas_actor_axpy_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "has stride 0");
+  }
+  {
+    g_autoptr(AtomrTensor) bare = g_object_new (ATOMR_TYPE_TENSOR, NULL);
+    atomr_blas_actor_gemm_tensor_async (blas, 1, 0, bare, b, 0, 0, c, NULL, store_result, &result);
+    EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "no buffer");
+  }
+#undef EXPECT
+  g_assert_finalize_object (g_steal_pointer (&blas));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -911,6 +1008,7 @@ main (int argc, char **argv)
   g_test_add ("/tensor/overlaps", Fixture, NULL, fixture_setup, test_overlaps, fixture_teardown);
   g_test_add_func ("/tensor/bare", test_bare);
   g_test_add_func ("/tensor/copy-plan", test_copy_plan);
+  g_test_add ("/tensor/blas-views", Fixture, NULL, fixture_setup, test_blas_views, fixture_teardown);
   g_test_add ("/tensor/copy-actor", Fixture, NULL, fixture_setup, test_copy_actor, fixture_teardown);
 
   return g_test_run ();
