@@ -12,6 +12,7 @@
 #include "atomr-device-private.h"
 #include "atomr-enum-types.h"
 #include "atomr-error.h"
+#include "atomr-memory-pool-private.h"
 
 /**
  * AtomrBuffer:
@@ -87,7 +88,10 @@ atomr_buffer_finalize (GObject *object)
   AtomrBuffer *self = ATOMR_BUFFER (object);
 
   if (self->host_data)
-    g_free (self->host_data);
+    {
+      g_free (self->host_data);
+      atomr_memory_pool_account_host (self->device, -(gint64) self->byte_size);
+    }
   else if (self->ptr && self->generation == atomr_device_get_generation (self->device) &&
            atomr_device_enter (self->device, NULL))
     {
@@ -270,6 +274,7 @@ atomr_buffer_new (AtomrDevice  *device,
                        self->byte_size);
           return NULL;
         }
+      atomr_memory_pool_account_host (device, (gint64) self->byte_size);
       return g_steal_pointer (&self);
     }
 
@@ -283,12 +288,12 @@ atomr_buffer_new (AtomrDevice  *device,
         atomr_device_leave (device);
         return NULL;
       }
-    res = ATOMR_CU->cuMemAllocAsync (&self->ptr, self->byte_size, utility->handle);
+    res = atomr_memory_pool_alloc_async (device, &self->ptr, self->byte_size, utility->handle);
     if (res != CUDA_SUCCESS)
       {
         self->ptr = 0;
         atomr_device_leave (device);
-        atomr_cuda_check (res, "cuMemAllocAsync", &local);
+        atomr_cuda_check (res, "cuMemAllocFromPoolAsync", &local);
         g_set_error (error, local->domain, local->code,
                      "Cannot allocate %" G_GUINT64_FORMAT " bytes (%" G_GUINT64_FORMAT
                      " × %s) on device %d (%s, %" G_GUINT64_FORMAT " bytes in all): %s",

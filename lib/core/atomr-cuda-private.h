@@ -44,6 +44,15 @@ G_BEGIN_DECLS
   X (cuEventElapsedTime) \
   X (cuMemAllocAsync) \
   X (cuMemFreeAsync) \
+  X (cuMemAllocFromPoolAsync) \
+  X (cuMemPoolCreate) \
+  X (cuMemPoolDestroy) \
+  X (cuMemPoolSetAttribute) \
+  X (cuMemPoolGetAttribute) \
+  X (cuMemPoolTrimTo) \
+  X (cuMemAlloc) \
+  X (cuMemFree) \
+  X (cuPointerGetAttribute) \
   X (cuMemGetInfo) \
   X (cuMemHostAlloc) \
   X (cuMemFreeHost) \

@@ -460,6 +460,42 @@ test_gemv_axpy (Fixture *f, gconstpointer data)
   test_gemv_axpy_body (f);
 }
 
+static void
+test_memory_pool (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrMemoryPool *pool;
+  AtomrBuffer *buffers[4];
+  guint64 used, reserved;
+
+  SKIP_WITHOUT_DEVICE (f);
+  pool = atomr_device_get_memory_pool (f->device);
+  for (guint i = 0; i < 4; i++)
+    {
+      buffers[i] = atomr_buffer_new (f->device, ATOMR_DTYPE_U8, 1 << 20, &error);
+      g_assert_no_error (error);
+    }
+  used = atomr_memory_pool_get_used (pool);
+  reserved = atomr_memory_pool_get_reserved (pool);
+  g_test_message ("pool with 4 MiB allocated: used %" G_GUINT64_FORMAT " reserved %" G_GUINT64_FORMAT
+                  " high-water %" G_GUINT64_FORMAT, used, reserved, atomr_memory_pool_get_high_water (pool));
+  /* the buffers come from our pool: it accounts for them */
+  g_assert_cmpuint (used, >=, 4 << 20);
+  g_assert_cmpuint (reserved, >=, used);
+  g_assert_cmpuint (atomr_memory_pool_get_high_water (pool), >=, used);
+  for (guint i = 0; i < 4; i++)
+    g_object_unref (buffers[i]);
+  /* freed memory stays reserved (default threshold: keep everything) */
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), >=, 4 << 20);
+  g_assert_true (atomr_memory_pool_trim (pool, 0, &error));
+  g_assert_no_error (error);
+  atomr_memory_pool_set_release_threshold (pool, 64 << 20);
+  g_assert_cmpuint (atomr_memory_pool_get_release_threshold (pool), ==, 64 << 20);
+  atomr_memory_pool_set_release_threshold (pool, G_MAXUINT64);
+  atomr_memory_pool_reset_high_water (pool);
+  g_assert_cmpuint (atomr_memory_pool_get_high_water (pool), <=, atomr_memory_pool_get_reserved (pool));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -469,6 +505,7 @@ main (int argc, char **argv)
   g_test_add ("/gpu-tensor/upload-download", Fixture, NULL, fixture_setup, test_upload_download, fixture_teardown);
   g_test_add ("/gpu-tensor/gemm", Fixture, NULL, fixture_setup, test_gemm, fixture_teardown);
   g_test_add ("/gpu-tensor/gemv-axpy", Fixture, NULL, fixture_setup, test_gemv_axpy, fixture_teardown);
+  g_test_add ("/gpu-tensor/memory-pool", Fixture, NULL, fixture_setup, test_memory_pool, fixture_teardown);
   g_test_add ("/gpu-tensor/errors", Fixture, NULL, fixture_setup, test_errors, fixture_teardown);
 
   return g_test_run ();
