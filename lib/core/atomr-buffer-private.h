@@ -20,6 +20,17 @@ gsize       atomr_dtype_pack_into       (AtomrDtype   dtype,
 CUdeviceptr atomr_buffer_get_ptr        (AtomrBuffer *self);
 gpointer    atomr_buffer_get_host_data  (AtomrBuffer *self);
 
+/* A buffer over memory someone else owns: never freed by us; @notify
+ * (may be NULL) runs once the last work on it has run on the GPU, on the
+ * device's thread.  Checked by atomr_buffer_new_for_device_pointer(). */
+AtomrBuffer *atomr_buffer_new_foreign   (AtomrDevice    *device,
+                                         AtomrDtype      dtype,
+                                         guint64         n_elements,
+                                         CUdeviceptr     ptr,
+                                         gpointer        host_data,
+                                         GDestroyNotify  notify,
+                                         gpointer        notify_data);
+
 /* Hazard tracking in program order.
  *
  * Every operation that touches buffers gets a slot when it is submitted

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <atomr.h>
+#include "core/atomr-device-private.h"
 #include "core/atomr-tensor-private.h"
 
 typedef struct {
@@ -496,6 +497,94 @@ test_memory_pool (Fixture *f, gconstpointer data)
   g_assert_cmpuint (atomr_memory_pool_get_high_water (pool), <=, atomr_memory_pool_get_reserved (pool));
 }
 
+static void
+count_release (gpointer data)
+{
+  g_atomic_int_inc ((gint *) data);
+}
+
+/* Foreign memory written on a foreign stream, handed to atomr by an event;
+ * then atomr's writes handed back to the foreign stream. */
+static void
+test_external_body (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  AtomrActor *actor = ATOMR_ACTOR (f->copy);
+  CUdeviceptr mem = 0;
+  CUstream foreign = NULL;
+  CUevent event = NULL;
+  AtomrBuffer *buffer;
+  g_autoptr(GBytes) bytes = NULL;
+  gfloat seven = 7.0f, host[1024];
+  guint32 bits;
+  gint released = 0;
+  gpointer not_device = g_malloc (64);
+
+  g_assert_true (atomr_device_enter (f->device, &error));
+  g_assert_cmpint (cu->cuMemAlloc (&mem, sizeof host), ==, CUDA_SUCCESS);
+  g_assert_cmpint (cu->cuStreamCreate (&foreign, CU_STREAM_NON_BLOCKING), ==, CUDA_SUCCESS);
+  g_assert_cmpint (cu->cuEventCreate (&event, CU_EVENT_DISABLE_TIMING), ==, CUDA_SUCCESS);
+  memcpy (&bits, &seven, 4);
+  g_assert_cmpint (cu->cuMemsetD32Async (mem, bits, 1024, foreign), ==, CUDA_SUCCESS);
+  g_assert_cmpint (cu->cuEventRecord (event, foreign), ==, CUDA_SUCCESS);
+  atomr_device_leave (f->device);
+
+  buffer = atomr_buffer_new_for_device_pointer (f->device, ATOMR_DTYPE_F32, 1024, mem,
+                                                count_release, &released, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_buffer_get_device_pointer (buffer), ==, mem);
+  g_assert_true (atomr_actor_wait_event_sync (actor, (guint64) (guintptr) event, &buffer, 1, NULL, &error));
+  g_assert_no_error (error);
+  bytes = atomr_buffer_download_sync (buffer, NULL, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 1024; i++)
+    g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (bytes, NULL))[i], ==, 7.0f);
+
+  /* atomr writes (no reply awaited), the foreign stream reads after it */
+  atomr_actor_fill_async (actor, buffer, 3.0, NULL, NULL, NULL);
+  g_assert_true (atomr_actor_signal_stream_sync (actor, (guint64) (guintptr) foreign, &buffer, 1, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (atomr_device_enter (f->device, &error));
+  g_assert_cmpint (cu->cuMemcpyDtoHAsync (host, mem, sizeof host, foreign), ==, CUDA_SUCCESS);
+  g_assert_cmpint (cu->cuStreamSynchronize (foreign), ==, CUDA_SUCCESS);
+  atomr_device_leave (f->device);
+  for (guint i = 0; i < 1024; i++)
+    g_assert_cmpfloat (host[i], ==, 3.0f);
+
+  /* the driver vouches for wrapped pointers */
+  g_assert_null (atomr_buffer_new_for_device_pointer (f->device, ATOMR_DTYPE_F32, 1 << 20, mem,
+                                                      NULL, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "run past the end"));
+  g_clear_error (&error);
+  g_assert_null (atomr_buffer_new_for_device_pointer (f->device, ATOMR_DTYPE_F32, 16,
+                                                      (guint64) (guintptr) not_device, NULL, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_free (not_device);
+
+  /* the owner gets the memory back once, after the last work, on the
+   * device's thread */
+  g_object_unref (buffer);
+  for (guint i = 0; i < 10000 && g_atomic_int_get (&released) == 0; i++)
+    g_usleep (1000);
+  g_assert_cmpint (g_atomic_int_get (&released), ==, 1);
+
+  g_assert_true (atomr_device_enter (f->device, &error));
+  cu->cuEventDestroy (event);
+  cu->cuStreamDestroy (foreign);
+  cu->cuMemFree (mem);
+  atomr_device_leave (f->device);
+}
+
+static void
+test_external (Fixture *f, gconstpointer data)
+{
+  SKIP_WITHOUT_DEVICE (f);
+  test_external_body (f);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -506,6 +595,7 @@ main (int argc, char **argv)
   g_test_add ("/gpu-tensor/gemm", Fixture, NULL, fixture_setup, test_gemm, fixture_teardown);
   g_test_add ("/gpu-tensor/gemv-axpy", Fixture, NULL, fixture_setup, test_gemv_axpy, fixture_teardown);
   g_test_add ("/gpu-tensor/memory-pool", Fixture, NULL, fixture_setup, test_memory_pool, fixture_teardown);
+  g_test_add ("/gpu-tensor/external", Fixture, NULL, fixture_setup, test_external, fixture_teardown);
   g_test_add ("/gpu-tensor/errors", Fixture, NULL, fixture_setup, test_errors, fixture_teardown);
 
   return g_test_run ();
