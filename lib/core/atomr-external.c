@@ -395,3 +395,118 @@ atomr_actor_signal_stream_sync (AtomrActor    *self,
   atomr_sync_end (&sync);
   return ok;
 }
+
+static gboolean
+wait_stream_enqueue (AtomrOp  *op,
+                     GError  **error)
+{
+  EventRequest *req = atomr_op_get_data (op);
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUevent event = NULL;
+  CUresult res;
+
+  if (atomr_op_is_host (op))
+    return TRUE;
+  res = cu->cuEventCreate (&event, CU_EVENT_DISABLE_TIMING);
+  if (res == CUDA_SUCCESS)
+    res = cu->cuEventRecord (event, (CUstream) (guintptr) req->handle);
+  if (res == CUDA_SUCCESS)
+    res = cu->cuStreamWaitEvent (atomr_op_get_cu_stream (op), event, 0);
+  if (event)
+    cu->cuEventDestroy (event);
+  return atomr_cuda_check (res, "cuStreamWaitEvent (after a foreign stream)", error);
+}
+
+/**
+ * atomr_actor_wait_stream_async:
+ * @self: an #AtomrActor
+ * @stream: a foreign `CUstream` handle (0 or 1: the legacy default
+ *   stream, 2: the per-thread default stream)
+ * @buffers: (array length=n_buffers) (nullable): the buffers the foreign
+ *   work wrote
+ * @n_buffers: the number of @buffers
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called once the wait is on the GPU timeline
+ * @user_data: data for @callback
+ *
+ * Like atomr_actor_wait_event_async() for a producer that hands over a
+ * stream rather than an event (`__cuda_array_interface__`, DLPack): an
+ * event is recorded on @stream when the operation is enqueued, and the
+ * actor's stream and every later user of @buffers wait for it on the GPU.
+ * Work the foreign code enqueues on @stream after calling this is not
+ * waited for.
+ */
+void
+atomr_actor_wait_stream_async (AtomrActor          *self,
+                               guint64              stream,
+                               AtomrBuffer        **buffers,
+                               guint                n_buffers,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  AtomrOp *op;
+  GError *error = NULL;
+  EventRequest *req;
+
+  g_return_if_fail (ATOMR_IS_ACTOR (self));
+
+  op = atomr_op_new (self, "wait-stream", atomr_actor_wait_stream_async, cancellable, callback, user_data);
+  if (!check_buffers (self, "wait-stream", buffers, n_buffers, &error))
+    return atomr_op_fail (op, error);
+  req = atomr_op_alloc_data (op, sizeof *req, NULL);
+  req->handle = stream;
+  for (guint i = 0; i < n_buffers; i++)
+    atomr_op_write (op, buffers[i]);
+  atomr_op_set_enqueue (op, wait_stream_enqueue);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_actor_wait_stream_finish:
+ * @self: an #AtomrActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the wait was enqueued and passed
+ */
+gboolean
+atomr_actor_wait_stream_finish (AtomrActor    *self,
+                                GAsyncResult  *result,
+                                GError       **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_actor_wait_stream_async, error);
+}
+
+/**
+ * atomr_actor_wait_stream_sync:
+ * @self: an #AtomrActor
+ * @stream: a foreign `CUstream` handle
+ * @buffers: (array length=n_buffers) (nullable): the buffers the foreign work wrote
+ * @n_buffers: the number of @buffers
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking form of atomr_actor_wait_stream_async().
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_actor_wait_stream_sync (AtomrActor    *self,
+                              guint64        stream,
+                              AtomrBuffer  **buffers,
+                              guint          n_buffers,
+                              GCancellable  *cancellable,
+                              GError       **error)
+{
+  AtomrSync sync;
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_ACTOR (self), FALSE);
+  atomr_sync_begin (&sync, self);
+  atomr_actor_wait_stream_async (self, stream, buffers, n_buffers, cancellable,
+                                 atomr_sync_callback, &sync);
+  ok = atomr_actor_wait_stream_finish (self, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return ok;
+}

@@ -57,4 +57,21 @@ gboolean     atomr_actor_signal_stream_sync      (AtomrActor         *self,
                                                   GCancellable       *cancellable,
                                                   GError            **error);
 
+void         atomr_actor_wait_stream_async       (AtomrActor         *self,
+                                                  guint64             stream,
+                                                  AtomrBuffer       **buffers,
+                                                  guint               n_buffers,
+                                                  GCancellable       *cancellable,
+                                                  GAsyncReadyCallback callback,
+                                                  gpointer            user_data);
+gboolean     atomr_actor_wait_stream_finish      (AtomrActor         *self,
+                                                  GAsyncResult       *result,
+                                                  GError            **error);
+gboolean     atomr_actor_wait_stream_sync        (AtomrActor         *self,
+                                                  guint64             stream,
+                                                  AtomrBuffer       **buffers,
+                                                  guint               n_buffers,
+                                                  GCancellable       *cancellable,
+                                                  GError            **error);
+
 G_END_DECLS
