@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include <cublas_v2.h>
+#include "atomr-cublas-table-private.h"
 
 #include "actors/atomr-library-private.h"
 #include "actors/blas/atomr-blas-actor.h"
@@ -2100,6 +2100,8 @@ atomr_blas_actor_setup (AtomrActor  *actor,
   if (atomr_device_is_host (atomr_actor_get_device (actor)))
     return TRUE;
 
+  if (!atomr_cublas_load (error))
+    return FALSE;
   st = cublasCreate (&self->handle);
   if (!blas_check (st, "cublasCreate", error))
     {

@@ -9,7 +9,7 @@
 /* cublasLt.h declares cublasLtLoggerForceDisable() without a prototype. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <cublasLt.h>
+#include "atomr-cublasLt-table-private.h"
 #pragma GCC diagnostic pop
 
 #include "actors/atomr-library-private.h"
@@ -830,6 +830,8 @@ atomr_blas_lt_actor_setup (AtomrActor  *actor,
   if (atomr_device_is_host (device))
     return TRUE;
 
+  if (!atomr_cublasLt_load (error))
+    return FALSE;
   atomr_device_get_compute_capability (device, &major, &minor);
   self->arch = major * 10 + minor;
   if (!lt_check (cublasLtCreate (&self->handle), "cublasLtCreate", error))

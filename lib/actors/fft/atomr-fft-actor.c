@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include <cufft.h>
+#include "atomr-cufft-table-private.h"
 
 #include "actors/atomr-library-private.h"
 #include "atomr-fft-actor.h"
@@ -144,10 +144,11 @@ static gboolean
 fft_setup (AtomrActor  *actor,
            GError     **error)
 {
-  (void) actor;
-  (void) error;
-  /* Plans are made on demand in the enqueue function. */
-  return TRUE;
+  /* Plans are made on demand in the enqueue function; the library is
+   * loaded here so that a missing cuFFT fails the actor's construction. */
+  if (atomr_device_is_host (atomr_actor_get_device (actor)))
+    return TRUE;
+  return atomr_cufft_load (error);
 }
 
 static void

@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-#include <cublas_v2.h>
+#include "atomr-cublas-table-private.h"
 
 #include "actors/atomr-library-private.h"
 #include "atomr-cusolver-loader-private.h"
@@ -152,7 +152,7 @@ solver_setup (AtomrActor  *actor,
   if (atomr_device_is_host (atomr_actor_get_device (actor)))
     return TRUE;
 
-  if (atomr_cusolver_load (error) == NULL)
+  if (atomr_cusolver_load (error) == NULL || !atomr_cublas_load (error))
     return FALSE;
   if (!cusolver_check (CUSOLVER->cusolverDnCreate (&self->dn), "cusolverDnCreate", error))
     return FALSE;

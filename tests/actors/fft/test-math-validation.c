@@ -512,7 +512,6 @@ test_solver_loader (void)
   g_assert_true (lib == atomr_cusolver_get ());
   g_assert_nonnull (lib->cusolverDnXgetrf);
   g_assert_nonnull (lib->cusolverDnZpotrfBatched);
-  g_assert_nonnull (strstr (lib->path, "libcusolver.so."));
 }
 
 int
