@@ -8,7 +8,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mathutil import Atomr, expect_error, gpu_or_none, run  # noqa: E402
+from mathutil import Atomr, GLib, expect_error, gpu_or_none, run  # noqa: E402
 
 
 def fill(rng, buf, dist, p1, p2):
@@ -29,6 +29,12 @@ def on_mock():
                  rng.fill_finish)
     expect_error(Atomr.Error.NOT_SUPPORTED, 'cuRAND',
                  lambda cb: rng.fill_async(u32, Atomr.RngDistribution.POISSON, 2, 0, None, cb),
+                 rng.fill_finish)
+    expect_error(Atomr.Error.INVALID_ARGUMENT, 'first 14 and count 5 pass the end of the buffer',
+                 lambda cb: rng.fill_range_async(f32, 14, 5, Atomr.RngDistribution.UNIFORM, 0, 0, None, cb),
+                 rng.fill_range_finish)
+    expect_error(Atomr.Error.INVALID_ARGUMENT, 'does not fit u32',
+                 lambda cb: rng.fill_async(u32, Atomr.RngDistribution.INTEGER, -1, 10, None, cb),
                  rng.fill_finish)
     rng.props.seed = 42
     assert rng.get_seed() == 42
@@ -53,6 +59,19 @@ def on_gpu(device):
     fill(rng, again, Atomr.RngDistribution.NORMAL, 3.0, 2.0)
     assert again.download_sync(None).get_data() == buf.download_sync(None).get_data()
     print(f'ok: normal(3, 2) mean {mean:.4f} variance {var:.4f}')
+
+    # exponential(4) into the second half only
+    half = Atomr.Buffer.new(device, Atomr.Dtype.F32, 2 * n)
+    half.upload_sync(GLib.Bytes.new(struct.pack(f'{2 * n}f', *([-1.0] * (2 * n)))), None)
+    run(lambda cb: rng.fill_range_async(half, n, n, Atomr.RngDistribution.EXPONENTIAL, 4.0, 0.0, None, cb),
+        rng.fill_range_finish)
+    ys = struct.unpack(f'{2 * n}f', half.download_sync(None).get_data())
+    assert all(y == -1.0 for y in ys[:n])
+    tail = ys[n:]
+    assert all(y >= 0 for y in tail)
+    mean = sum(tail) / n
+    assert abs(mean - 0.25) < 6 * 0.25 / n ** 0.5, mean
+    print(f'ok: exponential(4) in the second half, mean {mean:.4f}')
 
 
 def main():

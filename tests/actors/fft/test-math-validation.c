@@ -317,6 +317,30 @@ test_rng_validation (void)
   RNG_INVALID ("buffer has dtype f32, expected u32", rng, f32, ATOMR_RNG_POISSON, 3, 0);
   RNG_INVALID ("(lambda) is 0", rng, u32, ATOMR_RNG_POISSON, 0, 0);
   RNG_INVALID ("param2 is 1", rng, u32, ATOMR_RNG_POISSON, 4, 1);
+  /* issue 11: the distributions added to cuRAND's */
+  RNG_INVALID ("distribution 8", rng, f32, 8, 0, 0);
+  RNG_INVALID ("(rate lambda) is -1", rng, f32, ATOMR_RNG_EXPONENTIAL, -1, 0);
+  RNG_INVALID ("buffer has dtype u32; supported: f32, f64, f16, bf16", rng, u32, ATOMR_RNG_EXPONENTIAL, 1, 0);
+  RNG_INVALID ("[5, 5) is not a finite, non-empty interval", rng, f32, ATOMR_RNG_UNIFORM_RANGE, 5, 5);
+  RNG_INVALID ("[-1.79769e+308, 1.79769e+308) is not a finite", rng, f64, ATOMR_RNG_UNIFORM_RANGE, -G_MAXDOUBLE, G_MAXDOUBLE);
+  RNG_INVALID ("buffer has dtype f32; supported: i32, i64, u32", rng, f32, ATOMR_RNG_INTEGER, 0, 10);
+  RNG_INVALID ("bounds [0.5, 10) must be whole numbers", rng, i32, ATOMR_RNG_INTEGER, 0.5, 10);
+  RNG_INVALID ("must hold between 1 and 2^32 values", rng, i32, ATOMR_RNG_INTEGER, 3, 3);
+  RNG_INVALID ("does not fit i32", rng, i32, ATOMR_RNG_INTEGER, 0, 3000000000.0);
+  RNG_INVALID ("does not fit u32", rng, u32, ATOMR_RNG_INTEGER, -1, 10);
+  RNG_INVALID ("(probability) is 1.5", rng, f32, ATOMR_RNG_BERNOULLI, 1.5, 0);
+  RNG_INVALID ("buffer has dtype u32; supported: u8", rng, u32, ATOMR_RNG_BERNOULLI, 0.5, 0);
+#define RANGE_INVALID(needle, actor, buf, first, count, dist, p1, p2) \
+  EXPECT_INVALID (needle, atomr_rng_actor_fill_range_finish, actor, \
+                  atomr_rng_actor_fill_range_async (actor, buf, first, count, dist, p1, p2, NULL, done, &res))
+  RANGE_INVALID ("count is 0", rng, f32, 0, 0, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("first 60 and count 5 pass the end of the buffer (64 elements)", rng, f32, 60, 5, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("first 1 and count 18446744073709551615 pass the end", rng, f32, 1, G_MAXUINT64, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("holds 3 elements", rng, f32, 0, 3, ATOMR_RNG_NORMAL, 0, 1);
+  EXPECT_NO_GPU ("cuRAND needs a CUDA device", atomr_rng_actor_fill_range_finish, rng,
+                 atomr_rng_actor_fill_range_async (rng, f32, 1, 3, ATOMR_RNG_EXPONENTIAL, 1, 0, NULL, done, &res));
+  EXPECT_NO_GPU ("cuRAND needs a CUDA device", atomr_rng_actor_fill_finish, rng,
+                 FILL (rng, i32, ATOMR_RNG_INTEGER, -5, 5));
 
   atomr_rng_actor_set_offset (mtgp, 10);
   RNG_INVALID ("MTGP32 generators cannot skip ahead", mtgp, f32, ATOMR_RNG_UNIFORM, 0, 0);
