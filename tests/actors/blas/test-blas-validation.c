@@ -193,6 +193,14 @@ CASE (lt_fp8_bias_scale, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8
 /* Issue 11, item 1: with fp8 operands and an f32 D, cuBLASLt reads a bf16
  * bias; an f32 one was accepted and read as bf16 pairs. */
 CASE (lt_fp8_f32_bias_dtype, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e4m3_64, 8, NULL, f->e4m3_64, 8, NULL, 0, f->f32_64c, 8, EPI (BIAS), f->f32_8, NULL, cb, ud))
+/* issue 11: strided batches */
+CASE (lt_batch_zero, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 0, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_a_small, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 5, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_c_overlap, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 0, 0, f->f32_64c, 4, 8, 2, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_stride_overflow, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, G_MAXINT64, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 4, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_epilogue, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 2, EPI (BGRADA), f->f32_8, NULL, cb, ud))
+CASE (lt_batch_alias, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, f->f32_64b, 4, 16, 2, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_ok, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 0, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 4, EPI (RELU_BIAS), f->f32_4, NULL, cb, ud))
 CASE (lt_lda, atomr_blas_lt_actor_matmul_async (f->lt, T, N, 8, 8, 8, 1, f->f32_64, 5, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, 0, NULL, cb, ud))
 CASE (lt_bias_unused, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (RELU), f->f32_8, NULL, 0, NULL, cb, ud))
 CASE (lt_bias_missing, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (BIAS), NULL, NULL, 0, NULL, cb, ud))
@@ -287,6 +295,13 @@ static const Case cases[] = {
   { "/blaslt/matmul/relu-aux-is-a", lt_aux_a, INVALID, "matmul: output aux and input A are the same buffer" },
   { "/blaslt/matmul/gelu-aux-is-bias", lt_aux_bias, INVALID, "matmul: output aux and input bias are the same buffer" },
   { "/blaslt/matmul/dgelu-bias-is-aux", lt_dgelu_bias_aux, INVALID, "matmul: output bias and input aux are the same buffer" },
+  { "/blaslt/batched/batch-zero", lt_batch_zero, INVALID, "matmul: batch_count is 0; it must be between 1 and" },
+  { "/blaslt/batched/a-small", lt_batch_a_small, INVALID, "matmul: A holds 64 elements but 5 matrices of 4 × 4 with lda = 4 and stride 16 need 80" },
+  { "/blaslt/batched/c-overlap", lt_batch_c_overlap, INVALID, "stride_c is 8; the 2 D matrices would overlap below ldc × n = 16" },
+  { "/blaslt/batched/stride-overflow", lt_batch_stride_overflow, INVALID, "matmul: the batch extent (stride × (batch - 1)) overflows" },
+  { "/blaslt/batched/epilogue", lt_batch_epilogue, INVALID, "epilogue bgrada writes an aux matrix or a bias gradient" },
+  { "/blaslt/batched/alias", lt_batch_alias, INVALID, "output C and input B are the same buffer" },
+  { "/blaslt/batched/host-device", lt_batch_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuBLASLt: matmul needs a CUDA device" },
   { "/blaslt/fp8/bias-is-scale", lt_fp8_bias_scale, INVALID, "matmul_scaled: output C and input scale_a are the same buffer" },
   { "/blaslt/fp8/f32-bias-dtype", lt_fp8_f32_bias_dtype, INVALID, "matmul_scaled: bias has dtype f32, expected bf16" },
   { "/blaslt/matmul/lda", lt_lda, INVALID, "matmul: leading dimension lda is 5; it must be at least 8" },
@@ -396,6 +411,46 @@ test_properties (Fixture *f, gconstpointer data)
   g_signal_handlers_disconnect_by_func (f->lt, count_notify, &notified);
   g_assert_cmpuint (atomr_blas_lt_actor_get_workspace_size (f->lt), ==, 32u << 20);
   g_assert_cmpuint (atomr_blas_lt_actor_get_cache_size (f->lt), ==, 0);
+
+  /* issue 11: a bounded heuristic cache and a user workspace */
+  {
+    guint capacity = 0;
+    guint64 evictions = 1;
+    g_autoptr(AtomrBuffer) ws = NULL;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrDevice) other = atomr_device_new_host ();
+    g_autoptr(AtomrBuffer) foreign = atomr_buffer_new (other, ATOMR_DTYPE_U8, 8192, &error);
+
+    notified = 0;
+    g_signal_connect (f->lt, "notify", G_CALLBACK (count_notify), &notified);
+    g_object_get (f->lt, "cache-capacity", &capacity, "cache-evictions", &evictions, NULL);
+    g_assert_cmpuint (capacity, ==, 128);
+    g_assert_cmpuint (evictions, ==, 0);
+    atomr_blas_lt_actor_set_cache_capacity (f->lt, 2);
+    atomr_blas_lt_actor_set_cache_capacity (f->lt, 2);
+    g_assert_cmpuint (atomr_blas_lt_actor_get_cache_capacity (f->lt), ==, 2);
+    atomr_blas_lt_actor_set_cache_capacity (f->lt, 0);    /* at least 1 */
+    g_assert_cmpuint (atomr_blas_lt_actor_get_cache_capacity (f->lt), ==, 1);
+    g_assert_cmpuint (notified, ==, 2);
+
+    g_assert_false (atomr_blas_lt_actor_set_workspace (f->lt, f->f32_4, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "holds 16 bytes; give at least 4096"));
+    g_clear_error (&error);
+    g_assert_false (atomr_blas_lt_actor_set_workspace (f->lt, foreign, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "not to the actor's device"));
+    g_clear_error (&error);
+    g_assert_true (atomr_blas_lt_actor_set_workspace (f->lt, f->u8_4096, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (notified, ==, 3);
+    g_assert_cmpuint (atomr_blas_lt_actor_get_workspace_size (f->lt), ==, 4096);
+    g_object_get (f->lt, "workspace", &ws, NULL);
+    g_assert_true (ws == f->u8_4096);
+    g_assert_true (atomr_blas_lt_actor_set_workspace (f->lt, NULL, &error));
+    g_assert_cmpuint (notified, ==, 4);
+    g_signal_handlers_disconnect_by_func (f->lt, count_notify, &notified);
+  }
 
   g_object_get (f->blas, "library", &library, NULL);
   g_assert_cmpstr (library, ==, "cublas");
