@@ -482,6 +482,34 @@ test_solver_validation (void)
   SV (gesvdj_batched, "output a and output s are the same buffer", u, 4, 4, 4, u, a, 4, v, 4, 1);
   SV_NO_GPU (gesvdj_batched, a, 4, 4, 4, s, u, 4, v, 4, 1);
 
+  /* issue 11: batched solves, wide SVD, syevj */
+  {
+    g_autoptr(AtomrBuffer) ipiv_i32 = buffer (ATOMR_DTYPE_I32, 8);
+    g_autoptr(AtomrBuffer) b32 = buffer (ATOMR_DTYPE_F64, 32);
+    g_autoptr(AtomrBuffer) a32 = buffer (ATOMR_DTYPE_F64, 32);
+
+    SV (getrs_batched, "trans 5 is not an AtomrSolverTranspose", 5, a32, 4, 4, ipiv_i32, b32, 4, 4, 2);
+    SV (getrs_batched, "ipiv has dtype i64, expected i32", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv, b32, 4, 4, 2);
+    SV (getrs_batched, "ipiv holds 8 elements but the arguments need 12", ATOMR_SOLVER_NO_TRANSPOSE, batch4, 4, 4, ipiv_i32, batch4, 1, 4, 3);
+    SV (getrs_batched, "b holds 32 elements but 2 matrices of 4 × 5", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 5, 4, 2);
+    SV (getrs_batched, "output b and input a are the same buffer", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, a32, 4, 4, 2);
+    SV (getrs_batched, "batch is 0", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 4, 4, 0);
+    SV_NO_GPU (getrs_batched, ATOMR_SOLVER_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 4, 4, 2);
+    SV (potrs_batched, "leading dimension ldb is 3", ATOMR_SOLVER_LOWER, a32, 4, 4, b32, 3, 2);
+    SV (potrs_batched, "output b and input a are the same buffer", ATOMR_SOLVER_LOWER, a32, 4, 4, a32, 4, 2);
+    SV (potrs_batched, "a holds 32 elements but 3 matrices of 4 × 4", ATOMR_SOLVER_LOWER, a32, 4, 4, b32, 4, 3);
+    SV_NO_GPU (potrs_batched, ATOMR_SOLVER_UPPER, a32, 4, 4, b32, 4, 2);
+    /* a wide 2 × 4 matrix with full U (2 × 2) and V (4 × 4) */
+    SV (gesvdj, "s holds 4 elements but the arguments need 5", big, 5, 7, 5, s, u, 5, v, 7, FALSE);
+    SV (gesvdj, "u holds 16 elements but 5 × 5", big, 5, 7, 5, s_many, u, 5, s_many, 7, TRUE);
+    SV (gesvdj, "output u and output v are the same buffer", a, 2, 4, 2, s, u, 2, u, 4, TRUE);
+    SV (gesvdj, "output a and output s are the same buffer", s_many, 2, 4, 2, s_many, u, 2, v, 4, TRUE);
+    SV_NO_GPU (gesvdj, a, 2, 4, 2, s, u, 2, v, 4, TRUE);
+    SV (syevj, "w has dtype f32, expected f64", ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, s_f32);
+    SV (syevj, "output a and output w are the same buffer", ATOMR_SOLVER_LOWER, TRUE, u, 4, 4, u);
+    SV_NO_GPU (syevj, ATOMR_SOLVER_UPPER, FALSE, a, 4, 4, s);
+  }
+
   /* syevd, heevd */
   SV (syevd, "a has dtype c128; supported: f32, f64", ATOMR_SOLVER_LOWER, TRUE, a_c, 4, 4, s);
   SV (syevd, "w has dtype f32, expected f64", ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, s_f32);
