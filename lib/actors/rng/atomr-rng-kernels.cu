@@ -1,7 +1,7 @@
 // atomr-rng-kernels.cu — the one kernel the RNG actor adds to cuRAND:
 // turns what cuRAND draws (uniform f32/f64 on (0, 1], normals, raw 32-bit
 // words) into the distribution and dtype asked for.  Compiled to PTX by
-// build-aux/gen-rng-ptx.sh (the PTX is checked in as
+// build-aux/gen-ptx.sh (the PTX is checked in as
 // atomr-rng-kernels-ptx.h, so building the library needs no nvcc) and
 // loaded with cuModuleLoadData on first use.
 //

@@ -246,6 +246,22 @@ test_fft_execute_validation (void)
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_hits (fft), ==, 0);
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_misses (fft), ==, 0);
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (fft), ==, 0);
+  /* issue 11: normalisation modes */
+  {
+    GAsyncResult *res2 = NULL;
+    g_autoptr(GError) err2 = NULL;
+    atomr_fft_actor_execute_normalized_async (fft, NULL, ATOMR_FFT_FORWARD, 9, c8, c8, NULL, done, &res2);
+    g_assert_false (atomr_fft_actor_execute_normalized_finish (fft, wait_for (&res2), &err2));
+    assert_error_mentions (err2, ATOMR_ERROR_INVALID_ARGUMENT, "normalization 9 is not an AtomrFftNormalization");
+    g_clear_object (&res2);
+    g_clear_error (&err2);
+    atomr_fft_actor_execute_normalized_async (fft, NULL, ATOMR_FFT_INVERSE, ATOMR_FFT_NORM_ORTHO, c8, c8, NULL,
+                                              done, &res2);
+    g_assert_false (atomr_fft_actor_execute_normalized_finish (fft, wait_for (&res2), &err2));
+    assert_error_mentions (err2, ATOMR_ERROR_NOT_SUPPORTED, "cuFFT needs a CUDA device");
+    g_clear_object (&res2);
+    g_assert_cmpuint (atomr_fft_actor_get_work_area_size (fft), ==, 0);
+  }
 }
 
 static void
@@ -254,6 +270,7 @@ on_notify (GObject    *object,
            gpointer    user_data)
 {
   (*(guint *) user_data)++;
+
 }
 
 static void
