@@ -161,7 +161,15 @@ CASE (scal_x_small, atomr_blas_actor_scal_async (f->blas, 8, 2, 0, f->f32_8, 2, 
 CASE (copy_same, atomr_blas_actor_copy_async (f->blas, 8, f->f32_8, 1, f->f32_8, 1, NULL, cb, ud))
 CASE (copy_incy_huge, atomr_blas_actor_copy_async (f->blas, 8, f->f32_8, 1, f->f32_64, G_GINT64_CONSTANT (1) << 32, NULL, cb, ud))
 CASE (swap_y_small, atomr_blas_actor_swap_async (f->blas, 8, f->f32_8, 1, f->f32_4, 1, NULL, cb, ud))
-CASE (rot_incy, atomr_blas_actor_rot_async (f->blas, 8, f->f32_8, 1, f->f32_64, -1, 0.6, 0.8, NULL, cb, ud))
+CASE (rot_incy, atomr_blas_actor_rot_async (f->blas, 8, f->f32_8, 1, f->f32_64, 0, 0.6, 0.8, NULL, cb, ud))
+/* issue 11: negative increments (two-vector level 1) and halves (Ex forms) */
+CASE (axpy_negative_ok, atomr_blas_actor_axpy_async (f->blas, 8, 2, 0, f->f32_8, -1, f->f32_64, -3, NULL, cb, ud))
+CASE (axpy_negative_short, atomr_blas_actor_axpy_async (f->blas, 8, 2, 0, f->f32_8, -2, f->f32_64, 1, NULL, cb, ud))
+CASE (copy_negative_huge, atomr_blas_actor_copy_async (f->blas, 8, f->f32_8, 1, f->f32_64, -(G_GINT64_CONSTANT (1) << 32), NULL, cb, ud))
+CASE (scal_negative, atomr_blas_actor_scal_async (f->blas, 8, 2, 0, f->f32_8, -1, NULL, cb, ud))
+CASE (dot_half_ok, atomr_blas_actor_dot_async (f->blas, 8, f->f16_64, 1, f->f16_64b, -2, FALSE, NULL, cb, ud))
+CASE (nrm2_half_ok, atomr_blas_actor_nrm2_async (f->blas, 8, f->f16_64, 3, NULL, cb, ud))
+CASE (asum_half, atomr_blas_actor_asum_async (f->blas, 8, f->f16_64, 1, NULL, cb, ud))
 CASE (dot_dtype, atomr_blas_actor_dot_async (f->blas, 8, f->c64_64, 1, f->f32_64, 1, FALSE, NULL, cb, ud))
 CASE (nrm2_x_small, atomr_blas_actor_nrm2_async (f->blas, 9, f->f32_8, 1, NULL, cb, ud))
 CASE (asum_incx, atomr_blas_actor_asum_async (f->blas, 8, f->f32_8, 0, NULL, cb, ud))
@@ -272,7 +280,14 @@ static const Case cases[] = {
   { "/blas/copy/same-buffer", copy_same, INVALID, "copy: x and y must be different buffers" },
   { "/blas/copy/incy-too-large", copy_incy_huge, INVALID, "copy: incy is 4294967296; the library takes at most" },
   { "/blas/swap/y-small", swap_y_small, INVALID, "swap: y holds 4 elements but the arguments need 8" },
-  { "/blas/rot/incy", rot_incy, INVALID, "rot: increment incy is -1" },
+  { "/blas/rot/incy", rot_incy, INVALID, "rot: increment incy is 0; it must not be 0" },
+  { "/blas/axpy/negative-increments", axpy_negative_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuBLAS: axpy needs a CUDA device" },
+  { "/blas/axpy/negative-increment-short", axpy_negative_short, INVALID, "axpy: x holds 8 elements but the arguments need 15" },
+  { "/blas/copy/negative-increment-huge", copy_negative_huge, INVALID, "copy: incy is -4294967296; the library takes at least" },
+  { "/blas/scal/negative-increment", scal_negative, INVALID, "scal: increment incx is -1; it must be at least 1" },
+  { "/blas/dot/half", dot_half_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuBLAS: dot needs a CUDA device" },
+  { "/blas/nrm2/half", nrm2_half_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuBLAS: nrm2 needs a CUDA device" },
+  { "/blas/asum/half", asum_half, INVALID, "asum: x has dtype f16; supported: f32, f64, c64, c128" },
   { "/blas/dot/dtype", dot_dtype, INVALID, "dot: x has dtype c64 but y has dtype f32" },
   { "/blas/nrm2/x-small", nrm2_x_small, INVALID, "nrm2: x holds 8 elements but the arguments need 9" },
   { "/blas/asum/incx", asum_incx, INVALID, "asum: increment incx is 0" },
