@@ -48,24 +48,8 @@ struct _AtomrBuffer
   CUdeviceptr  ptr;
   gpointer     host_data;
 
-  /* under the hazards lock */
-  AtomrSlot   *last_writer;
-  GPtrArray   *readers;      /* AtomrSlot*, one per actor */
+  AtomrHazards hazards;      /* atomr-hazard.c */
 };
-
-struct _AtomrSlot
-{
-  gatomicrefcount ref;
-  gpointer     owner;        /* identity only: the actor that resolves it */
-  gboolean     resolved;     /* under the hazards lock */
-  AtomrVec     fences;       /* AtomrFence*, set on resolve */
-  AtomrVec     replaced;     /* older reader slots of the same actor it stands for */
-  GPtrArray   *wake;         /* GMainContext* to wake on resolve */
-};
-
-/* One lock for all hazard bookkeeping: registering an operation on all its
- * buffers at once keeps the dependency graph acyclic. */
-G_LOCK_DEFINE_STATIC (hazards);
 
 G_DEFINE_FINAL_TYPE (AtomrBuffer, atomr_buffer, G_TYPE_OBJECT)
 
@@ -98,18 +82,14 @@ atomr_buffer_finalize (GObject *object)
           /* Free on the GPU timeline, after the last work that touched it
            * (every operation using the buffer has completed or failed, so
            * every slot is resolved). */
-          if (self->last_writer)
-            atomr_slot_order (self->last_writer, utility, NULL);
-          for (guint i = 0; self->readers && i < self->readers->len; i++)
-            atomr_slot_order (g_ptr_array_index (self->readers, i), utility, NULL);
+          atomr_hazards_order_all (&self->hazards, utility);
           ATOMR_CU->cuMemFreeAsync (self->ptr, utility->handle);
         }
       atomr_device_leave (self->device);
     }
   /* Memory of an older generation died with its context. */
 
-  g_clear_pointer (&self->last_writer, atomr_slot_unref);
-  g_clear_pointer (&self->readers, g_ptr_array_unref);
+  atomr_hazards_clear (&self->hazards);
   g_clear_pointer (&self->shape, g_array_unref);
   g_clear_object (&self->device);
 
@@ -303,8 +283,7 @@ atomr_buffer_new (AtomrDevice  *device,
       atomr_device_leave (device);
       if (fence == NULL)
         return NULL;
-      self->last_writer = atomr_slot_new (NULL);
-      atomr_slot_resolve (self->last_writer, fence, NULL);
+      atomr_hazards_init_written (&self->hazards, fence);
     }
   }
 
@@ -562,180 +541,10 @@ atomr_buffer_get_host_data (AtomrBuffer *self)
   return self->host_data;
 }
 
-AtomrSlot *
-atomr_slot_new (gpointer owner)
+AtomrHazards *
+atomr_buffer_get_hazards (AtomrBuffer *self)
 {
-  AtomrSlot *slot = g_new0 (AtomrSlot, 1);
-
-  g_atomic_ref_count_init (&slot->ref);
-  slot->owner = owner;
-  return slot;
-}
-
-gpointer
-atomr_slot_get_owner (AtomrSlot *slot)
-{
-  return slot->owner;
-}
-
-AtomrSlot *
-atomr_slot_ref (AtomrSlot *slot)
-{
-  g_atomic_ref_count_inc (&slot->ref);
-  return slot;
-}
-
-void
-atomr_slot_unref (AtomrSlot *slot)
-{
-  if (!g_atomic_ref_count_dec (&slot->ref))
-    return;
-  atomr_vec_clear (&slot->fences, (GDestroyNotify) atomr_fence_unref);
-  atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
-  g_clear_pointer (&slot->wake, g_ptr_array_unref);
-  g_free (slot);
-}
-
-gboolean
-atomr_slot_check (AtomrSlot    *slot,
-                  GMainContext *wake)
-{
-  gboolean resolved;
-
-  G_LOCK (hazards);
-  resolved = slot->resolved;
-  if (!resolved && wake)
-    {
-      if (slot->wake == NULL)
-        slot->wake = g_ptr_array_new_with_free_func ((GDestroyNotify) g_main_context_unref);
-      if (!g_ptr_array_find (slot->wake, wake, NULL))
-        g_ptr_array_add (slot->wake, g_main_context_ref (wake));
-    }
-  G_UNLOCK (hazards);
-  return resolved;
-}
-
-void
-atomr_slot_resolve (AtomrSlot  *slot,
-                    AtomrFence *fence,
-                    AtomrVec   *deps)
-{
-  AtomrVec fences;
-  GPtrArray *wake;
-
-  atomr_vec_init (&fences);
-  if (fence)
-    atomr_vec_add (&fences, atomr_fence_ref (fence));
-  else
-    {
-      /* Never enqueued: stand for what it followed, and for the older
-       * reads of its actor it took the place of (they ran before it). */
-      for (guint i = 0; deps && i < deps->len; i++)
-        {
-          AtomrSlot *dep = deps->data[i];
-          for (guint j = 0; j < dep->fences.len; j++)
-            atomr_vec_add (&fences, atomr_fence_ref (dep->fences.data[j]));
-        }
-      for (guint i = 0; i < slot->replaced.len; i++)
-        {
-          AtomrSlot *old = slot->replaced.data[i];
-          for (guint j = 0; j < old->fences.len; j++)
-            atomr_vec_add (&fences, atomr_fence_ref (old->fences.data[j]));
-        }
-    }
-
-  G_LOCK (hazards);
-  g_return_if_fail (!slot->resolved);
-  slot->fences = fences;
-  if (fences.data == fences.inline_data)
-    slot->fences.data = slot->fences.inline_data;   /* the struct moved */
-  slot->resolved = TRUE;
-  /* What it stood in for is now folded into its fences. */
-  atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
-  wake = g_steal_pointer (&slot->wake);
-  G_UNLOCK (hazards);
-
-  for (guint i = 0; wake && i < wake->len; i++)
-    g_main_context_wakeup (g_ptr_array_index (wake, i));
-  g_clear_pointer (&wake, g_ptr_array_unref);
-}
-
-gboolean
-atomr_slot_order (AtomrSlot    *slot,
-                  AtomrStream  *stream,
-                  GError      **error)
-{
-  /* Resolved slots are immutable: no lock needed to read the fences. */
-  for (guint i = 0; i < slot->fences.len; i++)
-    {
-      AtomrFence *fence = slot->fences.data[i];
-      /* Work known to be finished needs no wait on the GPU. */
-      if (g_atomic_int_get (&fence->signalled) && fence->result == CUDA_SUCCESS)
-        continue;
-      if (!atomr_stream_wait (stream, fence, error))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-void
-atomr_hazards_register (AtomrSlot *slot,
-                        AtomrVec  *reads,
-                        AtomrVec  *writes,
-                        AtomrVec  *deps)
-{
-  G_LOCK (hazards);
-  for (guint i = 0; i < reads->len; i++)
-    {
-      AtomrBuffer *buffer = reads->data[i];
-
-      if (buffer->last_writer && buffer->last_writer != slot)
-        atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
-      if (buffer->readers == NULL)
-        buffer->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
-      if (g_ptr_array_find (buffer->readers, slot, NULL))
-        continue;
-      /* One reader per actor: its stream runs in order, so its newest read
-       * covers the older ones (and stands for them if it never runs).
-       * Without this a buffer read by thousands of requests in flight
-       * would make every new read pay for all of them. */
-      {
-        gboolean replaced = FALSE;
-        for (guint j = 0; j < buffer->readers->len; j++)
-          {
-            AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
-            if (r->owner != NULL && r->owner == slot->owner)
-              {
-                /* the reference moves from the list to @slot */
-                atomr_vec_add (&slot->replaced, r);
-                g_ptr_array_index (buffer->readers, j) = atomr_slot_ref (slot);
-                replaced = TRUE;
-                break;
-              }
-          }
-        if (replaced)
-          continue;
-      }
-      g_ptr_array_add (buffer->readers, atomr_slot_ref (slot));
-    }
-  for (guint i = 0; i < writes->len; i++)
-    {
-      AtomrBuffer *buffer = writes->data[i];
-
-      if (buffer->last_writer && buffer->last_writer != slot)
-        atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
-      for (guint j = 0; buffer->readers && j < buffer->readers->len; j++)
-        {
-          AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
-          if (r != slot)
-            atomr_vec_add (deps, atomr_slot_ref (r));
-        }
-      if (buffer->readers)
-        g_ptr_array_set_size (buffer->readers, 0);
-      g_clear_pointer (&buffer->last_writer, atomr_slot_unref);
-      buffer->last_writer = atomr_slot_ref (slot);
-    }
-  G_UNLOCK (hazards);
+  return &self->hazards;
 }
 
 /* Conveniences through the device's default actor. */

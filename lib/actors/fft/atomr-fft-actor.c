@@ -343,7 +343,7 @@ infer_plan (AtomrBuffer  *input,
                    real_side == input ? "input" : "output", n_dims);
       return NULL;
     }
-  return atomr_fft_plan_new_many (kind, precision, shape, n_dims, NULL, 1, 1, NULL, 1, 1, 1, error);
+  return atomr_fft_plan_new_many (kind, precision, shape, n_dims, NULL, 0, 1, 1, NULL, 0, 1, 1, 1, error);
 }
 
 /**
