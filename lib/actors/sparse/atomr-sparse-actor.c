@@ -16,11 +16,7 @@
 
 #include <string.h>
 
-#include "atomr-cusparse-table-private.h"
-
-#include "actors/atomr-library-private.h"
-#include "actors/sparse/atomr-sparse-actor.h"
-#include "actors/sparse/atomr-sparse-private.h"
+#include "actors/sparse/atomr-sparse-actor-private.h"
 
 /**
  * AtomrSparseActor:
@@ -47,16 +43,6 @@
  * Since: 0.1
  */
 
-struct _AtomrSparseActor
-{
-  AtomrActor        parent_instance;
-
-  guint64           id;              /* keys this actor's plans on matrices */
-  cusparseHandle_t  handle;
-  CUdeviceptr       workspace;
-  gsize             workspace_size;  /* read from any thread: atomic */
-};
-
 G_DEFINE_FINAL_TYPE (AtomrSparseActor, atomr_sparse_actor, ATOMR_TYPE_ACTOR)
 
 enum {
@@ -72,27 +58,8 @@ static gint next_actor_id = 1;   /* atomic */
 /* ------------------------------------------------------------------ */
 /* Requests                                                             */
 
-/* The matrix as it was when the request was submitted: a later
- * atomr_sparse_matrix_set_values() does not change what runs. */
-typedef struct {
-  AtomrSparseMatrix *matrix;          /* kept alive by the op */
-  AtomrSparseFormat  format;
-  gint64             rows, cols, nnz, block_size, ell_cols;
-  AtomrDtype         index_dtype, value_dtype;
-  AtomrBuffer       *offsets, *row_indices, *indices, *values;   /* the op holds them */
-  guint              values_serial;
-} MatSnap;
-
-typedef struct {
-  const gchar      *opname;
-  MatSnap           a;
-  AtomrSparseFormat target;
-  AtomrSparseMatrix *result;          /* owned; handed to _finish */
-  AtomrPinned      *pinned;           /* check: the structure, copied back */
-} SparseRequest;
-
-static void
-sparse_request_clear (gpointer data)
+void
+atomr_sparse_request_clear (gpointer data)
 {
   SparseRequest *r = data;
 
@@ -100,8 +67,8 @@ sparse_request_clear (gpointer data)
   g_clear_pointer (&r->pinned, atomr_pinned_release);
 }
 
-static void
-snap_take (AtomrOp           *op,
+void
+atomr_sparse_snap_take (AtomrOp           *op,
            MatSnap           *s,
            AtomrSparseMatrix *m,
            gboolean           write_values)
@@ -132,15 +99,15 @@ snap_take (AtomrOp           *op,
   atomr_op_read (op, s->values);
 }
 
-static const gchar *const format_short[] = { "csr", "csc", "coo", "bsr", "blocked-ell" };
+const gchar *const atomr_sparse_format_short[] = { "csr", "csc", "coo", "bsr", "blocked-ell" };
 
-static void
-set_detail (AtomrOp       *op,
+void
+atomr_sparse_set_detail (AtomrOp       *op,
             const MatSnap *s)
 {
   g_autofree gchar *detail =
     g_strdup_printf ("%s %s/%s %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT " nnz %" G_GINT64_FORMAT,
-                     format_short[s->format], atomr_dtype_get_name (s->value_dtype),
+                     atomr_sparse_format_short[s->format], atomr_dtype_get_name (s->value_dtype),
                      atomr_dtype_get_name (s->index_dtype), s->rows, s->cols, s->nnz);
   atomr_op_set_detail (op, detail);
 }
@@ -148,8 +115,8 @@ set_detail (AtomrOp       *op,
 /* ------------------------------------------------------------------ */
 /* cuSPARSE helpers                                                     */
 
-static gboolean
-sparse_check (cusparseStatus_t  status,
+gboolean
+atomr_sparse_status_check (cusparseStatus_t  status,
               const gchar      *call,
               GError          **error)
 {
@@ -162,8 +129,8 @@ sparse_check (cusparseStatus_t  status,
                               error);
 }
 
-static cudaDataType
-cuda_type (AtomrDtype dtype)
+cudaDataType
+atomr_sparse_cuda_type (AtomrDtype dtype)
 {
   switch (dtype)
     {
@@ -176,26 +143,26 @@ cuda_type (AtomrDtype dtype)
     }
 }
 
-static cusparseIndexType_t
-index_type (AtomrDtype dtype)
+cusparseIndexType_t
+atomr_sparse_index_type (AtomrDtype dtype)
 {
   return dtype == ATOMR_DTYPE_I64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
 }
 
-static gpointer
-dptr (AtomrBuffer *buffer)
+gpointer
+atomr_sparse_dptr (AtomrBuffer *buffer)
 {
   return buffer ? (gpointer) (guintptr) atomr_buffer_get_ptr (buffer) : NULL;
 }
 
 /* A descriptor of the snapshot (host-only call; destroyed by the caller). */
-static G_GNUC_UNUSED gboolean
-spmat_create (const MatSnap         *s,
+gboolean
+atomr_sparse_spmat_create (const MatSnap         *s,
               cusparseSpMatDescr_t  *out,
               GError               **error)
 {
-  cusparseIndexType_t it = index_type (s->index_dtype);
-  cudaDataType vt = cuda_type (s->value_dtype);
+  cusparseIndexType_t it = atomr_sparse_index_type (s->index_dtype);
+  cudaDataType vt = atomr_sparse_cuda_type (s->value_dtype);
   cusparseStatus_t st;
   const gchar *call;
 
@@ -203,36 +170,36 @@ spmat_create (const MatSnap         *s,
     {
     case ATOMR_SPARSE_FORMAT_CSR:
       call = "cusparseCreateCsr";
-      st = cusparseCreateCsr (out, s->rows, s->cols, s->nnz, dptr (s->offsets), dptr (s->indices),
-                              dptr (s->values), it, it, CUSPARSE_INDEX_BASE_ZERO, vt);
+      st = cusparseCreateCsr (out, s->rows, s->cols, s->nnz, atomr_sparse_dptr (s->offsets), atomr_sparse_dptr (s->indices),
+                              atomr_sparse_dptr (s->values), it, it, CUSPARSE_INDEX_BASE_ZERO, vt);
       break;
     case ATOMR_SPARSE_FORMAT_CSC:
       call = "cusparseCreateCsc";
-      st = cusparseCreateCsc (out, s->rows, s->cols, s->nnz, dptr (s->offsets), dptr (s->indices),
-                              dptr (s->values), it, it, CUSPARSE_INDEX_BASE_ZERO, vt);
+      st = cusparseCreateCsc (out, s->rows, s->cols, s->nnz, atomr_sparse_dptr (s->offsets), atomr_sparse_dptr (s->indices),
+                              atomr_sparse_dptr (s->values), it, it, CUSPARSE_INDEX_BASE_ZERO, vt);
       break;
     case ATOMR_SPARSE_FORMAT_COO:
       call = "cusparseCreateCoo";
-      st = cusparseCreateCoo (out, s->rows, s->cols, s->nnz, dptr (s->row_indices),
-                              dptr (s->indices), dptr (s->values), it,
+      st = cusparseCreateCoo (out, s->rows, s->cols, s->nnz, atomr_sparse_dptr (s->row_indices),
+                              atomr_sparse_dptr (s->indices), atomr_sparse_dptr (s->values), it,
                               CUSPARSE_INDEX_BASE_ZERO, vt);
       break;
     case ATOMR_SPARSE_FORMAT_BSR:
       call = "cusparseCreateBsr";
       st = cusparseCreateBsr (out, s->rows / s->block_size, s->cols / s->block_size, s->nnz,
-                              s->block_size, s->block_size, dptr (s->offsets), dptr (s->indices),
-                              dptr (s->values), it, it, CUSPARSE_INDEX_BASE_ZERO, vt,
+                              s->block_size, s->block_size, atomr_sparse_dptr (s->offsets), atomr_sparse_dptr (s->indices),
+                              atomr_sparse_dptr (s->values), it, it, CUSPARSE_INDEX_BASE_ZERO, vt,
                               CUSPARSE_ORDER_ROW);
       break;
     case ATOMR_SPARSE_FORMAT_BLOCKED_ELL:
     default:
       call = "cusparseCreateBlockedEll";
       st = cusparseCreateBlockedEll (out, s->rows, s->cols, s->block_size, s->ell_cols,
-                                     dptr (s->indices), dptr (s->values), it,
+                                     atomr_sparse_dptr (s->indices), atomr_sparse_dptr (s->values), it,
                                      CUSPARSE_INDEX_BASE_ZERO, vt);
       break;
     }
-  if (!sparse_check (st, call, error))
+  if (!atomr_sparse_status_check (st, call, error))
     {
       *out = NULL;
       return FALSE;
@@ -240,8 +207,8 @@ spmat_create (const MatSnap         *s,
   return TRUE;
 }
 
-static G_GNUC_UNUSED void
-spmat_destroy (gpointer descr)
+void
+atomr_sparse_spmat_destroy (gpointer descr)
 {
   if (descr)
     cusparseDestroySpMat (descr);
@@ -250,8 +217,8 @@ spmat_destroy (gpointer descr)
 /* The actor's workspace, grown to at least @size bytes.  Every operation
  * of the actor runs on its one stream, so one workspace serves them all;
  * the old one is freed in stream order. */
-static gboolean
-workspace_reserve (AtomrSparseActor  *self,
+gboolean
+atomr_sparse_workspace_reserve (AtomrSparseActor  *self,
                    CUstream           stream,
                    gsize              size,
                    gpointer          *out,
@@ -283,8 +250,8 @@ workspace_reserve (AtomrSparseActor  *self,
   return TRUE;
 }
 
-static gboolean
-need_gpu (AtomrOp        *op,
+gboolean
+atomr_sparse_need_gpu (AtomrOp        *op,
           SparseRequest  *r,
           GError        **error)
 {
@@ -300,8 +267,8 @@ need_gpu (AtomrOp        *op,
   return TRUE;
 }
 
-static void
-complete_result (AtomrOp *op,
+void
+atomr_sparse_complete_result (AtomrOp *op,
                  GTask   *task)
 {
   SparseRequest *r = atomr_op_get_data (op);
@@ -444,10 +411,10 @@ atomr_sparse_actor_check_async (AtomrSparseActor    *self,
   if (!atomr_sparse_matrix_check (matrix, atomr_actor_get_device (ATOMR_ACTOR (self)), "check",
                                   "matrix", &error))
     return atomr_op_fail (op, error);
-  r = atomr_op_alloc_data (op, sizeof (SparseRequest), sparse_request_clear);
+  r = atomr_op_alloc_data (op, sizeof (SparseRequest), atomr_sparse_request_clear);
   r->opname = "check";
-  snap_take (op, &r->a, matrix, FALSE);
-  set_detail (op, &r->a);
+  atomr_sparse_snap_take (op, &r->a, matrix, FALSE);
+  atomr_sparse_set_detail (op, &r->a);
   atomr_op_set_enqueue (op, check_enqueue);
   atomr_op_set_complete (op, check_complete);
   atomr_op_submit (op);
@@ -493,7 +460,7 @@ csr2csc_enqueue (AtomrOp  *op,
   gsize size = 0;
   gpointer work;
 
-  if (!need_gpu (op, r, error))
+  if (!atomr_sparse_need_gpu (op, r, error))
     return FALSE;
   if (s->nnz == 0 || major == 0 || minor == 0)
     /* Nothing stored: the output offsets are all zero. */
@@ -501,21 +468,21 @@ csr2csc_enqueue (AtomrOp  *op,
                                                          (minor + 1) * sizeof (gint32), stream),
                              "cuMemsetD8Async", error);
 
-  if (!sparse_check (cusparseCsr2cscEx2_bufferSize (self->handle, major, minor, s->nnz,
-                                                    dptr (s->values), dptr (s->offsets),
-                                                    dptr (s->indices), dptr (out_val),
-                                                    dptr (out_off), dptr (out_idx),
-                                                    cuda_type (s->value_dtype),
+  if (!atomr_sparse_status_check (cusparseCsr2cscEx2_bufferSize (self->handle, major, minor, s->nnz,
+                                                    atomr_sparse_dptr (s->values), atomr_sparse_dptr (s->offsets),
+                                                    atomr_sparse_dptr (s->indices), atomr_sparse_dptr (out_val),
+                                                    atomr_sparse_dptr (out_off), atomr_sparse_dptr (out_idx),
+                                                    atomr_sparse_cuda_type (s->value_dtype),
                                                     CUSPARSE_ACTION_NUMERIC,
                                                     CUSPARSE_INDEX_BASE_ZERO,
                                                     CUSPARSE_CSR2CSC_ALG1, &size),
                      "cusparseCsr2cscEx2_bufferSize", error) ||
-      !workspace_reserve (self, stream, size, &work, error))
+      !atomr_sparse_workspace_reserve (self, stream, size, &work, error))
     return FALSE;
-  return sparse_check (cusparseCsr2cscEx2 (self->handle, major, minor, s->nnz,
-                                           dptr (s->values), dptr (s->offsets), dptr (s->indices),
-                                           dptr (out_val), dptr (out_off), dptr (out_idx),
-                                           cuda_type (s->value_dtype), CUSPARSE_ACTION_NUMERIC,
+  return atomr_sparse_status_check (cusparseCsr2cscEx2 (self->handle, major, minor, s->nnz,
+                                           atomr_sparse_dptr (s->values), atomr_sparse_dptr (s->offsets), atomr_sparse_dptr (s->indices),
+                                           atomr_sparse_dptr (out_val), atomr_sparse_dptr (out_off), atomr_sparse_dptr (out_idx),
+                                           atomr_sparse_cuda_type (s->value_dtype), CUSPARSE_ACTION_NUMERIC,
                                            CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, work),
                        "cusparseCsr2cscEx2", error);
 }
@@ -544,7 +511,7 @@ csr2csc_submit (AtomrOp           *op,
     {
       g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
                    "%s: the matrix is %s; Csr2cscEx2 works on CSR and CSC matrices",
-                   opname, format_short[from]);
+                   opname, atomr_sparse_format_short[from]);
       return atomr_op_fail (op, error);
     }
   if (!check_index32 (opname, "the matrix", atomr_sparse_matrix_get_index_dtype (matrix), &error))
@@ -557,20 +524,20 @@ csr2csc_submit (AtomrOp           *op,
   if (val == NULL)
     return atomr_op_fail (op, error);
 
-  r = atomr_op_alloc_data (op, sizeof (SparseRequest), sparse_request_clear);
+  r = atomr_op_alloc_data (op, sizeof (SparseRequest), atomr_sparse_request_clear);
   r->opname = opname;
   r->target = format;
   r->result = atomr_sparse_matrix_new_internal (format, out_rows, out_cols, nnz, 1, 0,
                                                 off, NULL, idx, val, &error);
   if (r->result == NULL)
     return atomr_op_fail (op, error);
-  snap_take (op, &r->a, matrix, FALSE);
+  atomr_sparse_snap_take (op, &r->a, matrix, FALSE);
   atomr_op_write (op, off);
   atomr_op_write (op, idx);
   atomr_op_write (op, val);
-  set_detail (op, &r->a);
+  atomr_sparse_set_detail (op, &r->a);
   atomr_op_set_enqueue (op, csr2csc_enqueue);
-  atomr_op_set_complete (op, complete_result);
+  atomr_op_set_complete (op, atomr_sparse_complete_result);
   atomr_op_submit (op);
 }
 
@@ -617,7 +584,7 @@ atomr_sparse_actor_convert_async (AtomrSparseActor    *self,
     {
       g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
                    "convert: %s to %s is not supported; convert goes CSR to CSC or CSC to CSR",
-                   format_short[from], format_short[format]);
+                   atomr_sparse_format_short[from], atomr_sparse_format_short[format]);
       return atomr_op_fail (op, error);
     }
   csr2csc_submit (op, "convert", matrix, format, FALSE);
@@ -708,13 +675,13 @@ atomr_sparse_actor_setup (AtomrActor  *actor,
 
   if (!atomr_cusparse_load (error))
     return FALSE;
-  if (!sparse_check (cusparseCreate (&self->handle), "cusparseCreate", error))
+  if (!atomr_sparse_status_check (cusparseCreate (&self->handle), "cusparseCreate", error))
     {
       self->handle = NULL;
       return FALSE;
     }
-  if (!sparse_check (cusparseSetStream (self->handle, (cudaStream_t) stream), "cusparseSetStream", error) ||
-      !sparse_check (cusparseSetPointerMode (self->handle, CUSPARSE_POINTER_MODE_HOST),
+  if (!atomr_sparse_status_check (cusparseSetStream (self->handle, (cudaStream_t) stream), "cusparseSetStream", error) ||
+      !atomr_sparse_status_check (cusparseSetPointerMode (self->handle, CUSPARSE_POINTER_MODE_HOST),
                      "cusparseSetPointerMode", error))
     {
       cusparseDestroy (self->handle);

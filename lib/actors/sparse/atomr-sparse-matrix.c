@@ -103,6 +103,8 @@ plan_clear (AtomrSparsePlan *plan)
   plan->descr = NULL;
   plan->mat_descr = NULL;
   plan->buffer_size = 0;
+  plan->sized = FALSE;
+  plan->key2 = plan->key3 = 0;
   g_clear_object (&plan->analysis);
 }
 

@@ -76,6 +76,8 @@ typedef struct {
   guint           structure_serial;  /* of the matrix when it was made */
   guint           values_serial;
   gsize           buffer_size;
+  gboolean        sized;             /* buffer_size is known */
+  guint64         key2, key3;        /* shapes the size or analysis is for */
   gpointer        descr;             /* e.g. cusparseSpSVDescr_t */
   GDestroyNotify  descr_free;
   gpointer        mat_descr;         /* the cusparseSpMatDescr_t it used */
