@@ -712,6 +712,241 @@ test_nothing_mapped (Fixture *f, gconstpointer data)
   g_assert_null (strstr (maps, "libnvJitLink"));
 }
 
+/* ------------------------------------------------------------------ */
+/* Operations with dense operands: validation on the host device        */
+
+static AtomrTensor *
+view (AtomrBuffer *b, gint64 d0, gint64 d1)
+{
+  gint64 shape[2] = { d0, d1 };
+  g_autoptr(GError) error = NULL;
+  AtomrTensor *t = atomr_tensor_new (b, shape, d1 < 0 ? 1 : 2, &error);
+  g_assert_no_error (error);
+  return t;
+}
+
+typedef struct {
+  AtomrSparseMatrix *csr, *coo, *bsr, *ell, *rect, *f64;
+  AtomrSparseVector *vec, *vec16;
+  AtomrTensor *v4, *v4b, *v3, *v4_f64, *v8_strided, *v4_of_values;
+  AtomrTensor *m4x3_values, *m4x4, *m4x2, *m4x2b, *m3x2, *m2x4, *b3x4x2, *c3x4x2, *c2x4x2, *m4x2_f16;
+  AtomrBuffer *buffers[24];
+  guint n_buffers;
+} Operands;
+
+static AtomrBuffer *
+keep (Operands *o, AtomrBuffer *b)
+{
+  o->buffers[o->n_buffers++] = b;
+  return b;
+}
+
+static void
+operands_init (Fixture *f, Operands *o)
+{
+  static const gint32 off[] = { 0, 1, 2, 3, 4 };
+  static const gint32 idx[] = { 0, 1, 2, 3 };
+  g_autoptr(GError) error = NULL;
+  AtomrBuffer *i = keep (o, i32_buffer (f, off, 5));
+  AtomrBuffer *j = keep (o, i32_buffer (f, idx, 4));
+  AtomrBuffer *v = keep (o, buffer (f, ATOMR_DTYPE_F32, 16));
+  AtomrBuffer *v64 = keep (o, buffer (f, ATOMR_DTYPE_F64, 4));
+  AtomrBuffer *v16 = keep (o, buffer (f, ATOMR_DTYPE_F16, 4));
+  AtomrBuffer *d = keep (o, buffer (f, ATOMR_DTYPE_F32, 64));
+  AtomrBuffer *d2 = keep (o, buffer (f, ATOMR_DTYPE_F32, 64));
+  AtomrBuffer *d3 = keep (o, buffer (f, ATOMR_DTYPE_F32, 64));
+  AtomrBuffer *d64 = keep (o, buffer (f, ATOMR_DTYPE_F64, 4));
+  AtomrBuffer *d16 = keep (o, buffer (f, ATOMR_DTYPE_F16, 8));
+
+  o->csr = atomr_sparse_matrix_new_csr (4, 4, 4, i, j, v, &error);
+  g_assert_no_error (error);
+  o->coo = atomr_sparse_matrix_new_coo (4, 4, 4, j, j, v, &error);
+  g_assert_no_error (error);
+  o->bsr = atomr_sparse_matrix_new_bsr (4, 4, 2, 2, i, j, v, &error);
+  g_assert_no_error (error);
+  o->ell = atomr_sparse_matrix_new_blocked_ell (4, 4, 2, 2, j, v, &error);
+  g_assert_no_error (error);
+  o->rect = atomr_sparse_matrix_new_csr (4, 3, 3, i, j, v, &error);
+  g_assert_no_error (error);
+  o->f64 = atomr_sparse_matrix_new_csr (4, 4, 4, i, j, v64, &error);
+  g_assert_no_error (error);
+  o->vec = atomr_sparse_vector_new (4, 4, j, v, &error);
+  g_assert_no_error (error);
+  o->vec16 = atomr_sparse_vector_new (4, 4, j, v16, &error);
+  g_assert_no_error (error);
+  o->v4 = view (d, 4, -1);
+  o->v4b = view (d2, 4, -1);
+  o->v3 = view (d3, 3, -1);
+  o->v4_f64 = view (d64, 4, -1);
+  o->v4_of_values = view (v, 4, -1);
+  {
+    gint64 shape[1] = { 4 }, strides[1] = { 2 };
+    o->v8_strided = atomr_tensor_new_strided (d3, ATOMR_DTYPE_F32, 0, shape, 1, strides, 1, &error);
+    g_assert_no_error (error);
+  }
+  o->m4x2 = view (d, 4, 2);
+  o->m4x3_values = view (v, 4, 3);
+  o->m4x4 = view (d2, 4, 4);
+  o->m4x2b = view (d2, 4, 2);
+  o->m3x2 = view (d3, 3, 2);
+  o->m2x4 = view (d3, 2, 4);
+  o->m4x2_f16 = view (d16, 4, 2);
+  {
+    gint64 s3[3] = { 3, 4, 2 }, s2[3] = { 2, 4, 2 };
+    o->b3x4x2 = atomr_tensor_new (d2, s3, 3, &error);
+    g_assert_no_error (error);
+    o->c3x4x2 = atomr_tensor_new (d3, s3, 3, &error);
+    g_assert_no_error (error);
+    o->c2x4x2 = atomr_tensor_new (d, s2, 3, &error);
+    g_assert_no_error (error);
+  }
+}
+
+static void
+operands_clear (Operands *o)
+{
+  GObject **all[] = {
+    (GObject **) &o->csr, (GObject **) &o->coo, (GObject **) &o->bsr, (GObject **) &o->ell,
+    (GObject **) &o->rect, (GObject **) &o->f64, (GObject **) &o->vec, (GObject **) &o->vec16,
+    (GObject **) &o->v4, (GObject **) &o->v4b, (GObject **) &o->v3, (GObject **) &o->v4_f64,
+    (GObject **) &o->v8_strided, (GObject **) &o->v4_of_values, (GObject **) &o->m4x2,
+    (GObject **) &o->m4x2b, (GObject **) &o->m3x2, (GObject **) &o->m2x4, (GObject **) &o->b3x4x2,
+    (GObject **) &o->c3x4x2, (GObject **) &o->c2x4x2, (GObject **) &o->m4x2_f16,
+    (GObject **) &o->m4x3_values, (GObject **) &o->m4x4,
+  };
+  for (guint k = 0; k < G_N_ELEMENTS (all); k++)
+    g_clear_object (all[k]);
+  for (guint k = 0; k < o->n_buffers; k++)
+    g_assert_finalize_object (o->buffers[k]);
+}
+
+#define NN ATOMR_TRANSPOSE_N
+#define TT ATOMR_TRANSPOSE_T
+#define LOWER ATOMR_FILL_MODE_LOWER
+#define NONUNIT ATOMR_DIAG_NON_UNIT
+
+typedef void (*DenseCase) (Fixture *f, Operands *o, GAsyncReadyCallback cb, gpointer ud);
+#define DCASE(name, body) \
+  static void name (Fixture *f, Operands *o, GAsyncReadyCallback cb, gpointer ud) { body; }
+
+DCASE (spmv_x_length, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->rect, o->v4, 0, o->v4b, NULL, cb, ud))
+DCASE (spmv_y_length, atomr_sparse_actor_spmv_async (f->actor, TT, 1, o->rect, o->v4, 0, o->v4b, NULL, cb, ud))
+DCASE (spmv_strided, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->csr, o->v8_strided, 0, o->v4b, NULL, cb, ud))
+DCASE (spmv_dtype, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->csr, o->v4_f64, 0, o->v4b, NULL, cb, ud))
+DCASE (spmv_rank, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->csr, o->m4x2, 0, o->v4b, NULL, cb, ud))
+DCASE (spmv_alias, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->csr, o->v4, 0, o->v4, NULL, cb, ud))
+DCASE (spmv_alias_a, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->csr, o->v4, 0, o->v4_of_values, NULL, cb, ud))
+DCASE (spmv_ell, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->ell, o->v4, 0, o->v4b, NULL, cb, ud))
+DCASE (spmv_op, atomr_sparse_actor_spmv_async (f->actor, 5, 1, o->csr, o->v4, 0, o->v4b, NULL, cb, ud))
+DCASE (spmv_null_x, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->csr, NULL, 0, o->v4b, NULL, cb, ud))
+DCASE (spmv_ok, atomr_sparse_actor_spmv_async (f->actor, NN, 1, o->csr, o->v4, 0, o->v4b, NULL, cb, ud))
+DCASE (spmm_b_shape, atomr_sparse_actor_spmm_async (f->actor, NN, NN, 1, o->csr, o->m3x2, 0, o->m4x2b, NULL, cb, ud))
+DCASE (spmm_c_shape, atomr_sparse_actor_spmm_async (f->actor, NN, NN, 1, o->csr, o->m4x2, 0, o->m3x2, NULL, cb, ud))
+DCASE (spmm_batch_mismatch, atomr_sparse_actor_spmm_async (f->actor, NN, NN, 1, o->csr, o->b3x4x2, 0, o->c2x4x2, NULL, cb, ud))
+DCASE (spmm_batch_bsr, atomr_sparse_actor_spmm_async (f->actor, NN, NN, 1, o->bsr, o->b3x4x2, 0, o->c3x4x2, NULL, cb, ud))
+DCASE (spmm_alias, atomr_sparse_actor_spmm_async (f->actor, NN, NN, 1, o->csr, o->m4x2, 0, o->m4x2, NULL, cb, ud))
+DCASE (spmm_dtype, atomr_sparse_actor_spmm_async (f->actor, NN, NN, 1, o->csr, o->m4x2_f16, 0, o->m4x2b, NULL, cb, ud))
+DCASE (spmm_ok, atomr_sparse_actor_spmm_async (f->actor, NN, TT, 1, o->csr, o->m2x4, 0, o->m4x2b, NULL, cb, ud))
+DCASE (spmm_batch_ok, atomr_sparse_actor_spmm_async (f->actor, NN, NN, 1, o->csr, o->b3x4x2, 0, o->c3x4x2, NULL, cb, ud))
+DCASE (spsv_square, atomr_sparse_actor_spsv_async (f->actor, NN, LOWER, NONUNIT, 1, o->rect, o->v4, o->v4b, NULL, cb, ud))
+DCASE (spsv_fill, atomr_sparse_actor_spsv_async (f->actor, NN, 7, NONUNIT, 1, o->csr, o->v4, o->v4b, NULL, cb, ud))
+DCASE (spsv_diag, atomr_sparse_actor_spsv_async (f->actor, NN, LOWER, 9, 1, o->csr, o->v4, o->v4b, NULL, cb, ud))
+DCASE (spsv_bsr, atomr_sparse_actor_spsv_async (f->actor, NN, LOWER, NONUNIT, 1, o->bsr, o->v4, o->v4b, NULL, cb, ud))
+DCASE (spsv_ok, atomr_sparse_actor_spsv_async (f->actor, NN, LOWER, NONUNIT, 1, o->coo, o->v4, o->v4b, NULL, cb, ud))
+DCASE (spsm_b_shape, atomr_sparse_actor_spsm_async (f->actor, NN, NN, LOWER, NONUNIT, 1, o->csr, o->m3x2, o->m4x2b, NULL, cb, ud))
+DCASE (spsm_ok, atomr_sparse_actor_spsm_async (f->actor, NN, NN, LOWER, NONUNIT, 1, o->csr, o->m4x2, o->m4x2b, NULL, cb, ud))
+DCASE (sddmm_coo, atomr_sparse_actor_sddmm_async (f->actor, NN, NN, 1, o->m4x2, o->m2x4, 0, o->coo, NULL, cb, ud))
+DCASE (sddmm_b_shape, atomr_sparse_actor_sddmm_async (f->actor, NN, NN, 1, o->m4x2, o->m3x2, 0, o->csr, NULL, cb, ud))
+DCASE (sddmm_ok, atomr_sparse_actor_sddmm_async (f->actor, NN, NN, 1, o->m4x2, o->m2x4, 0, o->csr, NULL, cb, ud))
+DCASE (spgemm_coo, atomr_sparse_actor_spgemm_async (f->actor, 1, o->coo, o->csr, NULL, cb, ud))
+DCASE (spgemm_shape, atomr_sparse_actor_spgemm_async (f->actor, 1, o->rect, o->csr, NULL, cb, ud))
+DCASE (spgemm_dtype, atomr_sparse_actor_spgemm_async (f->actor, 1, o->csr, o->f64, NULL, cb, ud))
+DCASE (spgemm_ok, atomr_sparse_actor_spgemm_async (f->actor, 1, o->csr, o->csr, NULL, cb, ud))
+DCASE (to_dense_shape, atomr_sparse_actor_sparse_to_dense_async (f->actor, o->csr, o->m4x2, NULL, cb, ud))
+DCASE (to_dense_alias, atomr_sparse_actor_sparse_to_dense_async (f->actor, o->rect, o->m4x3_values, NULL, cb, ud))
+DCASE (to_dense_ok, atomr_sparse_actor_sparse_to_dense_async (f->actor, o->ell, o->m4x4, NULL, cb, ud))
+DCASE (to_sparse_format, atomr_sparse_actor_dense_to_sparse_async (f->actor, o->m4x2, ATOMR_SPARSE_FORMAT_BSR, ATOMR_DTYPE_I32, NULL, cb, ud))
+DCASE (to_sparse_index, atomr_sparse_actor_dense_to_sparse_async (f->actor, o->m4x2, ATOMR_SPARSE_FORMAT_CSR, ATOMR_DTYPE_U32, NULL, cb, ud))
+DCASE (to_sparse_ok, atomr_sparse_actor_dense_to_sparse_async (f->actor, o->m4x2, ATOMR_SPARSE_FORMAT_COO, ATOMR_DTYPE_I64, NULL, cb, ud))
+DCASE (gather_length, atomr_sparse_actor_gather_async (f->actor, o->v3, o->vec, NULL, cb, ud))
+DCASE (scatter_alias, atomr_sparse_actor_scatter_async (f->actor, o->vec, o->v4_of_values, NULL, cb, ud))
+DCASE (axpby_f16, atomr_sparse_actor_axpby_async (f->actor, 1, o->vec16, 1, o->v4, NULL, cb, ud))
+DCASE (axpby_bare, atomr_sparse_actor_axpby_async (f->actor, 1, NULL, 1, o->v4, NULL, cb, ud))
+DCASE (axpby_ok, atomr_sparse_actor_axpby_async (f->actor, 2, o->vec, 1, o->v4, NULL, cb, ud))
+
+static void
+test_dense_validation (Fixture *f, gconstpointer data)
+{
+  struct {
+    const gchar *name;
+    DenseCase    func;
+    gint         code;
+    const gchar *needle;
+  } cases[] = {
+    { "spmv_x_length", spmv_x_length, ATOMR_ERROR_INVALID_ARGUMENT, "spmv: x has 4 elements; the operation needs 3" },
+    { "spmv_y_length", spmv_y_length, ATOMR_ERROR_INVALID_ARGUMENT, "spmv: y has 4 elements; the operation needs 3" },
+    { "spmv_strided", spmv_strided, ATOMR_ERROR_INVALID_ARGUMENT, "spmv: x has stride 2; cuSPARSE dense vectors must be contiguous" },
+    { "spmv_dtype", spmv_dtype, ATOMR_ERROR_INVALID_ARGUMENT, "spmv: x is f64; the operation needs f32" },
+    { "spmv_rank", spmv_rank, ATOMR_ERROR_INVALID_ARGUMENT, "spmv: x must be a vector (1 dimension), not of rank 2" },
+    { "spmv_alias", spmv_alias, ATOMR_ERROR_INVALID_ARGUMENT, "spmv: y shares memory with x" },
+    { "spmv_alias_a", spmv_alias_a, ATOMR_ERROR_INVALID_ARGUMENT, "spmv: y shares memory with a" },
+    { "spmv_ell", spmv_ell, ATOMR_ERROR_NOT_SUPPORTED, "spmv: the matrix is blocked-ell" },
+    { "spmv_op", spmv_op, ATOMR_ERROR_INVALID_ARGUMENT, "op_a" },
+    { "spmv_null_x", spmv_null_x, ATOMR_ERROR_INVALID_ARGUMENT, "spmv: x is not a tensor" },
+    { "spmv_ok", spmv_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: spmv needs a CUDA device" },
+    { "spmm_b_shape", spmm_b_shape, ATOMR_ERROR_INVALID_ARGUMENT, "spmm: b is 3 × 2; the operation needs 4 × 2" },
+    { "spmm_c_shape", spmm_c_shape, ATOMR_ERROR_INVALID_ARGUMENT, "spmm: c is 3 × 2; the operation needs 4 × 2" },
+    { "spmm_batch_mismatch", spmm_batch_mismatch, ATOMR_ERROR_INVALID_ARGUMENT, "spmm: b is a batch of 3 and c of 2" },
+    { "spmm_batch_bsr", spmm_batch_bsr, ATOMR_ERROR_NOT_SUPPORTED, "takes CSR or COO for a batch" },
+    { "spmm_alias", spmm_alias, ATOMR_ERROR_INVALID_ARGUMENT, "spmm: c shares memory with b" },
+    { "spmm_dtype", spmm_dtype, ATOMR_ERROR_INVALID_ARGUMENT, "spmm: b is f16; the operation needs f32" },
+    { "spmm_ok", spmm_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: spmm needs a CUDA device" },
+    { "spmm_batch_ok", spmm_batch_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: spmm needs a CUDA device" },
+    { "spsv_square", spsv_square, ATOMR_ERROR_INVALID_ARGUMENT, "spsv: a is 4 × 3; a triangular solve needs a square matrix" },
+    { "spsv_fill", spsv_fill, ATOMR_ERROR_INVALID_ARGUMENT, "fill" },
+    { "spsv_diag", spsv_diag, ATOMR_ERROR_INVALID_ARGUMENT, "diag" },
+    { "spsv_bsr", spsv_bsr, ATOMR_ERROR_NOT_SUPPORTED, "spsv: the matrix is bsr" },
+    { "spsv_ok", spsv_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: spsv needs a CUDA device" },
+    { "spsm_b_shape", spsm_b_shape, ATOMR_ERROR_INVALID_ARGUMENT, "spsm: b is 3 × 2; the operation needs 4 × 2" },
+    { "spsm_ok", spsm_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: spsm needs a CUDA device" },
+    { "sddmm_coo", sddmm_coo, ATOMR_ERROR_NOT_SUPPORTED, "sddmm: the matrix is coo" },
+    { "sddmm_b_shape", sddmm_b_shape, ATOMR_ERROR_INVALID_ARGUMENT, "sddmm: b is 3 × 2; the operation needs 2 × 4" },
+    { "sddmm_ok", sddmm_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: sddmm needs a CUDA device" },
+    { "spgemm_coo", spgemm_coo, ATOMR_ERROR_NOT_SUPPORTED, "spgemm: the matrix is coo" },
+    { "spgemm_shape", spgemm_shape, ATOMR_ERROR_INVALID_ARGUMENT, "spgemm: a has 3 columns but b has 4 rows" },
+    { "spgemm_dtype", spgemm_dtype, ATOMR_ERROR_INVALID_ARGUMENT, "spgemm: a is f32/i32 but b is f64/i32" },
+    { "spgemm_ok", spgemm_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: spgemm needs a CUDA device" },
+    { "to_dense_shape", to_dense_shape, ATOMR_ERROR_INVALID_ARGUMENT, "sparse-to-dense: dense is 4 × 2; the operation needs 4 × 4" },
+    { "to_dense_alias", to_dense_alias, ATOMR_ERROR_INVALID_ARGUMENT, "sparse-to-dense: dense shares memory with a" },
+    { "to_dense_ok", to_dense_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: sparse-to-dense needs a CUDA device" },
+    { "to_sparse_format", to_sparse_format, ATOMR_ERROR_NOT_SUPPORTED, "the output can be CSR, CSC or COO" },
+    { "to_sparse_index", to_sparse_index, ATOMR_ERROR_INVALID_ARGUMENT, "index dtype u32; it must be i32 or i64" },
+    { "to_sparse_ok", to_sparse_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: dense-to-sparse needs a CUDA device" },
+    { "gather_length", gather_length, ATOMR_ERROR_INVALID_ARGUMENT, "gather: y has 3 elements; the operation needs 4" },
+    { "scatter_alias", scatter_alias, ATOMR_ERROR_INVALID_ARGUMENT, "scatter: y shares memory with x" },
+    { "axpby_f16", axpby_f16, ATOMR_ERROR_NOT_SUPPORTED, "axpby: x is f16" },
+    { "axpby_bare", axpby_bare, ATOMR_ERROR_INVALID_ARGUMENT, "axpby: x must be an AtomrSparseVector (got NULL)" },
+    { "axpby_ok", axpby_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: axpby needs a CUDA device" },
+  };
+  Operands o = { 0 };
+
+  operands_init (f, &o);
+  for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      GAsyncResult *result = NULL;
+      GError *error = NULL;
+
+      cases[k].func (f, &o, store_result, &result);
+      wait_for (&result);
+      g_assert_false (g_task_propagate_boolean (G_TASK (result), &error));
+      g_test_message ("%s: %s", cases[k].name, error ? error->message : "(no error)");
+      assert_error_contains (error, cases[k].code, cases[k].needle);
+      g_error_free (error);
+      g_object_unref (result);
+    }
+  operands_clear (&o);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -733,6 +968,7 @@ main (int argc, char *argv[])
   ADD ("bare-objects", test_bare_objects);
   ADD ("vectors", test_vectors);
   ADD ("nothing-mapped", test_nothing_mapped);
+  ADD ("actor/dense-validation", test_dense_validation);
 #undef ADD
   return g_test_run ();
 }
