@@ -64,6 +64,7 @@ atomr_sparse_request_clear (gpointer data)
   SparseRequest *r = data;
 
   g_clear_object (&r->result);
+  g_clear_object (&r->result_offsets);
   g_clear_pointer (&r->pinned, atomr_pinned_release);
 }
 
