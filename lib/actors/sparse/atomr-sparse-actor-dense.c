@@ -659,6 +659,21 @@ spgemm_enqueue (AtomrOp  *op,
 
   if (!atomr_sparse_need_gpu (op, r, error))
     return FALSE;
+  if (r->a.nnz == 0 || r->b.nnz == 0 || r->a.rows == 0 || r->b.cols == 0)
+    {
+      /* An empty product: no need to ask cuSPARSE (which may refuse). */
+      if (!atomr_cuda_check (ATOMR_CU->cuMemsetD8Async (atomr_buffer_get_ptr (r->result_offsets), 0,
+                                                         atomr_buffer_get_byte_size (r->result_offsets), stream),
+                             "cuMemsetD8Async", error))
+        return FALSE;
+      idx = late_buffer (op, r->a.index_dtype, 0, error);
+      val = idx ? late_buffer (op, r->a.value_dtype, 0, error) : NULL;
+      if (val == NULL)
+        return FALSE;
+      r->result = atomr_sparse_matrix_new_internal (ATOMR_SPARSE_FORMAT_CSR, r->a.rows, r->b.cols, 0, 1, 0,
+                                                    r->result_offsets, NULL, idx, val, error);
+      return r->result != NULL;
+    }
   scalar (r->a.value_dtype, r->alpha, &alpha);
   scalar (r->a.value_dtype, 0.0, &beta);
   if (!atomr_sparse_spmat_create (&r->a, &ma, error) || !atomr_sparse_spmat_create (&r->b, &mb, error) ||
@@ -1331,6 +1346,7 @@ atomr_sparse_actor_sddmm_async (AtomrSparseActor    *self,
   r->alpha = alpha;
   r->beta = beta;
   atomr_sparse_snap_take (op, &r->a, c, TRUE);
+  atomr_sparse_matrix_values_changed (c);
   dense_register (op, &r->x, FALSE);
   dense_register (op, &r->y, FALSE);
   atomr_sparse_set_detail (op, &r->a);
@@ -1392,7 +1408,7 @@ to_dense_enqueue (AtomrOp  *op,
 /**
  * atomr_sparse_actor_sparse_to_dense_async:
  * @self: an #AtomrSparseActor
- * @a: the sparse matrix (CSR, CSC, COO, BSR or Blocked-ELL)
+ * @a: the sparse matrix (CSR, CSC or COO: cuSPARSE converts no other)
  * @dense: a rows × cols view of the value dtype, column- or row-major;
  *   must not overlap @a
  * @cancellable: (nullable): a #GCancellable
@@ -1420,6 +1436,7 @@ atomr_sparse_actor_sparse_to_dense_async (AtomrSparseActor    *self,
                      callback, user_data);
   r = request_new (op, "sparse-to-dense");
   if (!check_matrix_arg (op, "sparse-to-dense", "a", a, &error) ||
+      !check_format ("sparse-to-dense", a, FMT (CSR) | FMT (CSC) | FMT (COO), "CSR, CSC or COO", &error) ||
       !dense_matrix (op, "sparse-to-dense", "dense", dense, atomr_sparse_matrix_get_rows (a),
                      atomr_sparse_matrix_get_cols (a), atomr_sparse_matrix_get_value_dtype (a), FALSE,
                      &r->y, &error))

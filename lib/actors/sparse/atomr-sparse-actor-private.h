@@ -10,6 +10,7 @@
 #pragma once
 
 #include "atomr-cusparse-table-private.h"
+#include "atomr-cublas-table-private.h"
 
 #include "actors/atomr-library-private.h"
 #include "actors/sparse/atomr-sparse-actor.h"
@@ -23,6 +24,7 @@ struct _AtomrSparseActor
 
   guint64           id;              /* keys this actor's plans on matrices */
   cusparseHandle_t  handle;
+  cublasHandle_t    blas;            /* made on the first scale */
   CUdeviceptr       workspace;
   gsize             workspace_size;  /* read from any thread: atomic */
 };

@@ -660,6 +660,119 @@ atomr_sparse_actor_transpose_finish (AtomrSparseActor  *self,
 }
 
 /* ------------------------------------------------------------------ */
+/* scale (cuBLAS on the values)                                         */
+
+static gboolean
+scale_enqueue (AtomrOp  *op,
+               GError  **error)
+{
+  AtomrSparseActor *self = ATOMR_SPARSE_ACTOR (atomr_op_get_actor (op));
+  SparseRequest *r = atomr_op_get_data (op);
+  const MatSnap *s = &r->a;
+  gint64 n = atomr_sparse_n_values (s->format, s->rows, s->nnz, s->block_size, s->ell_cols);
+  cudaDataType xt = atomr_sparse_cuda_type (s->value_dtype), et;
+  union { gfloat f[2]; gdouble d[2]; } alpha = { { 0 } };
+  cublasStatus_t st;
+
+  if (!atomr_sparse_need_gpu (op, r, error))
+    return FALSE;
+  if (n == 0)
+    return TRUE;
+  /* cuSPARSE has no scaling of a matrix; cuBLAS's ScalEx takes every
+   * value dtype (f16 and bf16 computing in f32).  Its handle is made on
+   * first use, so cuBLAS is loaded only by actors that scale. */
+  if (self->blas == NULL)
+    {
+      cublasHandle_t h = NULL;
+      if (!atomr_cublas_load (error))
+        return FALSE;
+      st = cublasCreate (&h);
+      if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasSetStream (h, (cudaStream_t) atomr_op_get_cu_stream (op));
+      if (!atomr_library_check (st == CUBLAS_STATUS_SUCCESS, "cuBLAS", "cublasCreate",
+                                cublasGetStatusName (st), st, st == CUBLAS_STATUS_ALLOC_FAILED, FALSE, error))
+        {
+          if (h)
+            cublasDestroy (h);
+          return FALSE;
+        }
+      self->blas = h;
+    }
+  switch (s->value_dtype)
+    {
+    case ATOMR_DTYPE_F64: et = CUDA_R_64F; alpha.d[0] = r->alpha; break;
+    case ATOMR_DTYPE_C64: et = CUDA_C_32F; alpha.f[0] = (gfloat) r->alpha; break;
+    case ATOMR_DTYPE_C128: et = CUDA_C_64F; alpha.d[0] = r->alpha; break;
+    default: et = CUDA_R_32F; alpha.f[0] = (gfloat) r->alpha; break;
+    }
+  st = cublasScalEx_64 (self->blas, n, &alpha, et, atomr_sparse_dptr (s->values), xt, 1, et);
+  return atomr_library_check (st == CUBLAS_STATUS_SUCCESS, "cuBLAS", "cublasScalEx_64",
+                              cublasGetStatusName (st), st, st == CUBLAS_STATUS_ALLOC_FAILED,
+                              st == CUBLAS_STATUS_NOT_SUPPORTED, error);
+}
+
+/**
+ * atomr_sparse_actor_scale_async:
+ * @self: an #AtomrSparseActor
+ * @alpha: the factor (real)
+ * @matrix: the matrix whose values are scaled in place
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the values are scaled
+ * @user_data: data for @callback
+ *
+ * A = alpha·A: every stored value times @alpha, structure unchanged
+ * (cuBLAS ScalEx on the values array; cuBLAS is loaded on first use).
+ * Triangular solves submitted after this call update their cached
+ * analysis with the new values.
+ *
+ * Since: 0.1
+ */
+void
+atomr_sparse_actor_scale_async (AtomrSparseActor    *self,
+                                gdouble              alpha,
+                                AtomrSparseMatrix   *matrix,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  AtomrOp *op;
+  SparseRequest *r;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_SPARSE_ACTOR (self));
+  op = atomr_op_new (self, "scale", atomr_sparse_actor_scale_async, cancellable, callback, user_data);
+  if (!atomr_sparse_matrix_check (matrix, atomr_actor_get_device (ATOMR_ACTOR (self)), "scale",
+                                  "matrix", &error))
+    return atomr_op_fail (op, error);
+  r = atomr_op_alloc_data (op, sizeof (SparseRequest), atomr_sparse_request_clear);
+  r->opname = "scale";
+  r->alpha = alpha;
+  atomr_sparse_snap_take (op, &r->a, matrix, TRUE);
+  atomr_sparse_matrix_values_changed (matrix);
+  atomr_sparse_set_detail (op, &r->a);
+  atomr_op_set_enqueue (op, scale_enqueue);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_sparse_actor_scale_finish:
+ * @self: an #AtomrSparseActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the values were scaled
+ *
+ * Since: 0.1
+ */
+gboolean
+atomr_sparse_actor_scale_finish (AtomrSparseActor  *self,
+                                 GAsyncResult      *result,
+                                 GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_sparse_actor_scale_async, error);
+}
+
+/* ------------------------------------------------------------------ */
 /* Handle lifecycle and GObject                                         */
 
 static gboolean
@@ -706,9 +819,12 @@ atomr_sparse_actor_teardown (AtomrActor *actor,
         ATOMR_CU->cuMemFreeAsync (self->workspace, atomr_actor_get_cu_stream (actor));
       if (self->handle)
         cusparseDestroy (self->handle);
+      if (self->blas)
+        cublasDestroy (self->blas);
     }
   self->workspace = 0;
   self->handle = NULL;
+  self->blas = NULL;
   g_atomic_pointer_set ((gpointer *) &self->workspace_size, NULL);
   if (had_workspace)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WORKSPACE_SIZE]);

@@ -54,6 +54,16 @@ AtomrSparseMatrix *atomr_sparse_actor_transpose_finish   (AtomrSparseActor     *
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+void               atomr_sparse_actor_scale_async        (AtomrSparseActor     *self,
+                                                          gdouble               alpha,
+                                                          AtomrSparseMatrix    *matrix,
+                                                          GCancellable         *cancellable,
+                                                          GAsyncReadyCallback   callback,
+                                                          gpointer              user_data);
+gboolean           atomr_sparse_actor_scale_finish       (AtomrSparseActor     *self,
+                                                          GAsyncResult         *result,
+                                                          GError              **error);
+
 void               atomr_sparse_actor_spmv_async         (AtomrSparseActor     *self,
                                                           AtomrTranspose        op_a,
                                                           gdouble               alpha,

@@ -1237,6 +1237,14 @@ atomr_sparse_matrix_get_values_serial (AtomrSparseMatrix *self)
   return serial;
 }
 
+void
+atomr_sparse_matrix_values_changed (AtomrSparseMatrix *self)
+{
+  g_mutex_lock (&self->lock);
+  self->values_serial++;
+  g_mutex_unlock (&self->lock);
+}
+
 /**
  * atomr_sparse_matrix_set_values:
  * @self: an #AtomrSparseMatrix

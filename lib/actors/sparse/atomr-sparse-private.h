@@ -63,6 +63,9 @@ gboolean atomr_sparse_vector_check (AtomrSparseVector *self,
                                     GError           **error);
 
 guint    atomr_sparse_matrix_get_values_serial (AtomrSparseMatrix *self);
+/* An operation submitted now rewrites the values in place (scale, SDDMM):
+ * later triangular solves update their analysis. */
+void     atomr_sparse_matrix_values_changed   (AtomrSparseMatrix *self);
 
 /* A plan: what an operation computed about a matrix and keeps for the next
  * call (buffer sizes, SpSV/SpSM analysis).  Owned by the matrix, keyed by
