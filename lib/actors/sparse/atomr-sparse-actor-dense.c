@@ -308,6 +308,26 @@ plan_key (gint op_a, gint op_b, AtomrDtype dtype, gint extra)
   return (guint64) op_a | ((guint64) op_b << 8) | ((guint64) dtype << 16) | ((guint64) extra << 32);
 }
 
+/* A key for what an analysis was made with besides the matrix: cuSPARSE
+ * documents the analysis for the alpha and dense operands it was given, so
+ * another alpha or other vectors make a new one (iterative solvers re-use
+ * the same buffers and keep hitting the cache). */
+static guint64
+mix_key (guint64 h, guint64 v)
+{
+  h ^= v + G_GUINT64_CONSTANT (0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+  return h;
+}
+
+static guint64
+alpha_bits (gdouble alpha)
+{
+  guint64 bits;
+
+  memcpy (&bits, &alpha, sizeof bits);
+  return bits;
+}
+
 /* A device buffer a plan keeps (an analysis), allocated on the actor's
  * context: the actor's stream waits for the allocation. */
 static AtomrBuffer *
@@ -881,6 +901,7 @@ spsv_enqueue (AtomrOp  *op,
   cudaDataType ct = compute_type (r->a.value_dtype);
   cusparseOperation_t opa = to_op (r->op_a);
   AtomrSparsePlan *plan;
+  guint64 shape_key;
   Scalar alpha;
   gboolean ok = FALSE;
 
@@ -892,9 +913,11 @@ spsv_enqueue (AtomrOp  *op,
   if (!dnvec_create (&r->x, &x, error) || !dnvec_create (&r->y, &y, error))
     goto out;
 
+  shape_key = mix_key (mix_key (alpha_bits (r->alpha), (guint64) (guintptr) dense_ptr (&r->x)),
+                       (guint64) (guintptr) dense_ptr (&r->y));
   plan = atomr_sparse_matrix_get_plan (r->a.matrix, self->id, PLAN_SPSV,
                                        plan_key (r->op_a, 0, r->a.value_dtype, r->fill * 2 + r->diag));
-  if (!plan_usable (plan, 0))
+  if (!plan_usable (plan, shape_key))
     {
       cusparseSpMatDescr_t mat = NULL;
       cusparseSpSVDescr_t descr = NULL;
@@ -929,7 +952,7 @@ spsv_enqueue (AtomrOp  *op,
           g_clear_object (&plan->analysis);
           goto out;
         }
-      plan->key2 = 0;
+      plan->key2 = shape_key;
       plan->values_serial = r->a.values_serial;
       plan->sized = TRUE;
     }
@@ -993,7 +1016,8 @@ check_triangular (const gchar        *opname,
  *
  * Solves op(A)·y = alpha·x (cusparseSpSV).  The analysis is made on the
  * first solve and cached on @a (per actor, operation, fill mode and
- * diagonal); later solves skip it.  New values
+ * diagonal); later solves with the same alpha, @x and @y (the usual case
+ * in an iterative solver) skip it, others make it again.  New values
  * (atomr_sparse_matrix_set_values()) update it in place; a structure
  * change (atomr_sparse_matrix_structure_changed()) makes it again.
  *
@@ -1070,7 +1094,10 @@ spsm_enqueue (AtomrOp  *op,
   cusparseDnMatDescr_t b = NULL, c = NULL;
   cudaDataType ct = compute_type (r->a.value_dtype);
   cusparseOperation_t opa = to_op (r->op_a), opb = to_op (r->op_b);
-  guint64 shape_key = (guint64) r->z.cols * 16 + r->x.order * 4 + r->z.order;
+  guint64 shape_key = mix_key (mix_key (mix_key ((guint64) r->z.cols * 16 + r->x.order * 4 + r->z.order,
+                                                 alpha_bits (r->alpha)),
+                                        (guint64) (guintptr) dense_ptr (&r->x)),
+                               (guint64) (guintptr) dense_ptr (&r->z));
   AtomrSparsePlan *plan;
   Scalar alpha;
   gboolean ok = FALSE;
