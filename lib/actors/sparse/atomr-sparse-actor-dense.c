@@ -373,6 +373,20 @@ spmv_enqueue (AtomrOp  *op,
     return FALSE;
   if (r->y.rows == 0)
     return TRUE;
+  if (r->a.nnz == 0 || r->x.rows == 0)
+    {
+      /* op(A)·x is zero: y = beta·y, done here rather than trusting every
+       * cuSPARSE kernel with an empty matrix.  beta = 0 clears y (NaNs
+       * included), as BLAS does. */
+      if (r->beta == 0.0)
+        return atomr_cuda_check (ATOMR_CU->cuMemsetD8Async ((CUdeviceptr) (guintptr) dense_ptr (&r->y), 0,
+                                                             r->y.rows * atomr_dtype_get_size (r->y.dtype),
+                                                             atomr_op_get_cu_stream (op)),
+                                 "cuMemsetD8Async", error);
+      if (r->beta == 1.0)
+        return TRUE;
+      return atomr_sparse_scal (self, op, r->y.dtype, dense_ptr (&r->y), r->y.rows, r->beta, error);
+    }
   scalar (r->a.value_dtype, r->alpha, &alpha);
   scalar (r->a.value_dtype, r->beta, &beta);
   if (!atomr_sparse_spmat_create (&r->a, &mat, error) ||

@@ -95,6 +95,14 @@ gboolean      atomr_sparse_workspace_reserve (AtomrSparseActor *self,
 gboolean      atomr_sparse_need_gpu        (AtomrOp          *op,
                                             SparseRequest    *r,
                                             GError          **error);
+/* x[0..n) *= value (cuBLAS ScalEx, handle made on first use). */
+gboolean      atomr_sparse_scal            (AtomrSparseActor *self,
+                                            AtomrOp          *op,
+                                            AtomrDtype        dtype,
+                                            gpointer          x,
+                                            gint64            n,
+                                            gdouble           value,
+                                            GError          **error);
 /* Complete function returning r->result. */
 void          atomr_sparse_complete_result (AtomrOp          *op,
                                             GTask            *task);

@@ -662,25 +662,23 @@ atomr_sparse_actor_transpose_finish (AtomrSparseActor  *self,
 /* ------------------------------------------------------------------ */
 /* scale (cuBLAS on the values)                                         */
 
-static gboolean
-scale_enqueue (AtomrOp  *op,
-               GError  **error)
+/* x[0..n) *= alpha with cuBLAS (cuSPARSE has no scaling); the handle is
+ * made on first use, so only actors that need it load cuBLAS. */
+gboolean
+atomr_sparse_scal (AtomrSparseActor  *self,
+                   AtomrOp           *op,
+                   AtomrDtype         dtype,
+                   gpointer           x,
+                   gint64             n,
+                   gdouble            value,
+                   GError           **error)
 {
-  AtomrSparseActor *self = ATOMR_SPARSE_ACTOR (atomr_op_get_actor (op));
-  SparseRequest *r = atomr_op_get_data (op);
-  const MatSnap *s = &r->a;
-  gint64 n = atomr_sparse_n_values (s->format, s->rows, s->nnz, s->block_size, s->ell_cols);
-  cudaDataType xt = atomr_sparse_cuda_type (s->value_dtype), et;
+  cudaDataType xt = atomr_sparse_cuda_type (dtype), et;
   union { gfloat f[2]; gdouble d[2]; } alpha = { { 0 } };
   cublasStatus_t st;
 
-  if (!atomr_sparse_need_gpu (op, r, error))
-    return FALSE;
   if (n == 0)
     return TRUE;
-  /* cuSPARSE has no scaling of a matrix; cuBLAS's ScalEx takes every
-   * value dtype (f16 and bf16 computing in f32).  Its handle is made on
-   * first use, so cuBLAS is loaded only by actors that scale. */
   if (self->blas == NULL)
     {
       cublasHandle_t h = NULL;
@@ -698,17 +696,33 @@ scale_enqueue (AtomrOp  *op,
         }
       self->blas = h;
     }
-  switch (s->value_dtype)
+  /* ScalEx takes every value dtype; f16 and bf16 compute in f32. */
+  switch (dtype)
     {
-    case ATOMR_DTYPE_F64: et = CUDA_R_64F; alpha.d[0] = r->alpha; break;
-    case ATOMR_DTYPE_C64: et = CUDA_C_32F; alpha.f[0] = (gfloat) r->alpha; break;
-    case ATOMR_DTYPE_C128: et = CUDA_C_64F; alpha.d[0] = r->alpha; break;
-    default: et = CUDA_R_32F; alpha.f[0] = (gfloat) r->alpha; break;
+    case ATOMR_DTYPE_F64: et = CUDA_R_64F; alpha.d[0] = value; break;
+    case ATOMR_DTYPE_C64: et = CUDA_C_32F; alpha.f[0] = (gfloat) value; break;
+    case ATOMR_DTYPE_C128: et = CUDA_C_64F; alpha.d[0] = value; break;
+    default: et = CUDA_R_32F; alpha.f[0] = (gfloat) value; break;
     }
-  st = cublasScalEx_64 (self->blas, n, &alpha, et, atomr_sparse_dptr (s->values), xt, 1, et);
+  st = cublasScalEx_64 (self->blas, n, &alpha, et, x, xt, 1, et);
   return atomr_library_check (st == CUBLAS_STATUS_SUCCESS, "cuBLAS", "cublasScalEx_64",
                               cublasGetStatusName (st), st, st == CUBLAS_STATUS_ALLOC_FAILED,
                               st == CUBLAS_STATUS_NOT_SUPPORTED, error);
+}
+
+static gboolean
+scale_enqueue (AtomrOp  *op,
+               GError  **error)
+{
+  AtomrSparseActor *self = ATOMR_SPARSE_ACTOR (atomr_op_get_actor (op));
+  SparseRequest *r = atomr_op_get_data (op);
+  const MatSnap *s = &r->a;
+
+  if (!atomr_sparse_need_gpu (op, r, error))
+    return FALSE;
+  return atomr_sparse_scal (self, op, s->value_dtype, atomr_sparse_dptr (s->values),
+                            atomr_sparse_n_values (s->format, s->rows, s->nnz, s->block_size, s->ell_cols),
+                            r->alpha, error);
 }
 
 /**
