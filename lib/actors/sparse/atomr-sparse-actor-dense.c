@@ -87,27 +87,48 @@ fail (GError      **error,
   return FALSE;
 }
 
+static guintptr
+allocation_base (AtomrBuffer *b)
+{
+  CUdeviceptr ptr = atomr_buffer_get_ptr (b);
+
+  return ptr ? (guintptr) ptr : (guintptr) atomr_buffer_get_host_data (b);
+}
+
+/* A view touches bytes of @b: same buffer, or the same memory wrapped
+ * twice (address ranges), like atomr_tensor_overlaps() but without making
+ * a view of @b on every request. */
+static gboolean
+overlaps_buffer (AtomrTensor *t,
+                 AtomrBuffer *b)
+{
+  AtomrBuffer *tb = atomr_tensor_get_buffer (t);
+  guint64 begin, end;
+  guintptr t0, b0;
+
+  if (b == NULL || tb == NULL)
+    return FALSE;
+  atomr_tensor_get_byte_range (t, &begin, &end);
+  if (begin == end)
+    return FALSE;
+  if (tb == b)
+    return TRUE;
+  if (atomr_buffer_get_device (tb) != atomr_buffer_get_device (b))
+    return FALSE;
+  t0 = allocation_base (tb);
+  b0 = allocation_base (b);
+  return t0 + begin < b0 + atomr_buffer_get_byte_size (b) && b0 < t0 + end;
+}
+
 /* A tensor shares memory with one of the matrix's buffers. */
 static gboolean
 overlaps_matrix (AtomrTensor       *t,
                  AtomrSparseMatrix *m)
 {
-  AtomrBuffer *buffers[] = {
-    atomr_sparse_matrix_get_offsets (m), atomr_sparse_matrix_get_row_indices (m),
-    atomr_sparse_matrix_get_indices (m), atomr_sparse_matrix_get_values (m),
-  };
-
-  for (guint i = 0; i < G_N_ELEMENTS (buffers); i++)
-    {
-      g_autoptr(AtomrTensor) whole = NULL;
-
-      if (buffers[i] == NULL)
-        continue;
-      whole = atomr_tensor_new_for_buffer (buffers[i]);
-      if (atomr_tensor_overlaps (t, whole))
-        return TRUE;
-    }
-  return FALSE;
+  return overlaps_buffer (t, atomr_sparse_matrix_get_offsets (m)) ||
+         overlaps_buffer (t, atomr_sparse_matrix_get_row_indices (m)) ||
+         overlaps_buffer (t, atomr_sparse_matrix_get_indices (m)) ||
+         overlaps_buffer (t, atomr_sparse_matrix_get_values (m));
 }
 
 /* A contiguous 1-D view of @length elements of @dtype. */
@@ -1783,13 +1804,10 @@ vector_common (AtomrSparseActor    *self,
                                            opname, atomr_dtype_get_name (dt)));
   if (!dense_vector (op, opname, "y", y, atomr_sparse_vector_get_size (x), dt, kind != VEC_GATHER, &r->y, &error))
     return atomr_op_fail (op, error);
-  {
-    g_autoptr(AtomrTensor) xi = atomr_tensor_new_for_buffer (atomr_sparse_vector_get_indices (x));
-    g_autoptr(AtomrTensor) xv = atomr_tensor_new_for_buffer (atomr_sparse_vector_get_values (x));
-    if (atomr_tensor_overlaps (y, xi) || atomr_tensor_overlaps (y, xv))
-      return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                             "%s: y shares memory with x", opname));
-  }
+  if (overlaps_buffer (y, atomr_sparse_vector_get_indices (x)) ||
+      overlaps_buffer (y, atomr_sparse_vector_get_values (x)))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: y shares memory with x", opname));
   r->vec = x;
   r->kind = kind;
   r->alpha = alpha;
