@@ -115,6 +115,7 @@ struct _ActorSource
   gint          spin_usec;    /* atomic copies of the actor's properties */
   gint          timeout_ms;
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
+  gint          n_graveyard;  /* atomic: its length, without its lock */
 };
 
 struct _AtomrOp
@@ -271,6 +272,7 @@ host_func_signal (void *data)
   source_wake (rec->source);
   /* Freeing the fence could call the driver: leave it to the context. */
   g_async_queue_push (rec->source->graveyard, rec);
+  g_atomic_int_inc (&rec->source->n_graveyard);
 }
 
 static void
@@ -382,7 +384,7 @@ actor_source_prepare (GSource *source,
   gint64 now, remaining;
 
   *timeout = -1;
-  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0 || src->unfenced.len > 0)
+  if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0)
     return TRUE;
 
   head = g_queue_peek_head (&src->inflight);
@@ -430,7 +432,7 @@ actor_source_check (GSource *source)
   AtomrOp *head;
   CUresult res;
 
-  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0 || src->unfenced.len > 0)
+  if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0)
     return TRUE;
   head = g_queue_peek_head (&src->inflight);
   if (head == NULL)
@@ -540,7 +542,10 @@ actor_pump (AtomrActor   *self,
     hand_off (src, op);
 
   while ((rec = g_async_queue_try_pop (src->graveyard)))
-    host_func_record_free (rec);
+    {
+      g_atomic_int_dec_and_test (&src->n_graveyard);
+      host_func_record_free (rec);
+    }
 }
 
 static gboolean
@@ -667,7 +672,8 @@ op_note_failure (AtomrOp      *op,
 
 /* Replies with @error, or — when nobody asked for a reply — keeps it for
  * the actor's next barrier (and the launch info of the completion signals):
- * nothing fails silently. */
+ * nothing fails silently.  (A cancelled request without a callback is not
+ * reported: the caller asked for it.) */
 static void
 op_return_error (AtomrOp *op,
                  GError  *error)
@@ -678,6 +684,12 @@ op_return_error (AtomrOp *op,
   if (op->task)
     {
       g_task_return_error (op->task, error);
+      return;
+    }
+  /* Cancelling is the caller's decision, not a failure to report. */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_error_free (error);
       return;
     }
   {
@@ -1442,18 +1454,44 @@ atomr_sync_callback (GObject      *source,
   sync->result = g_object_ref (result);
 }
 
+static gboolean
+watchdog_tick (gpointer data)
+{
+  return G_SOURCE_REMOVE;   /* only wakes the private context up */
+}
+
 GAsyncResult *
 atomr_sync_wait (AtomrSync *sync)
 {
   while (sync->result == NULL)
     {
+      GSource *timer = NULL;
+
       if (sync->acquired)
         {
+          AtomrActorPrivate *priv = atomr_actor_get_instance_private (sync->actor);
+          AtomrOp *head;
+          gint64 remaining;
+
           actor_pump (sync->actor, sync->context, TRUE);
           if (sync->result != NULL || g_main_context_iteration (sync->context, FALSE))
             continue;
+          /* The actor's watchdog must fire while we sleep here too. */
+          head = g_queue_peek_head (&priv->source->inflight);
+          remaining = head ? op_watchdog_remaining (priv->source, head, g_get_monotonic_time ()) : -1;
+          if (remaining >= 0)
+            {
+              timer = g_timeout_source_new ((guint) MIN ((remaining + 999) / 1000, G_MAXUINT));
+              g_source_set_callback (timer, watchdog_tick, NULL, NULL);
+              g_source_attach (timer, sync->context);
+            }
         }
       g_main_context_iteration (sync->context, TRUE);
+      if (timer)
+        {
+          g_source_destroy (timer);
+          g_source_unref (timer);
+        }
     }
   return sync->result;
 }

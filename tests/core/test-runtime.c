@@ -117,7 +117,7 @@ test_finalize_on_other_thread (void)
 
   atomr_device_set_host_autocomplete (device, TRUE);
   thread = g_thread_new ("spinner", spinner_main, &sp);
-  for (guint i = 0; i < 200; i++)
+  for (guint i = 0; i < 100; i++)
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 64, &error);
@@ -129,13 +129,14 @@ test_finalize_on_other_thread (void)
       atomr_actor_upload_async (actor, buffer, bytes, NULL, store_result, &result);
       iterate_until ((gpointer *) &result);
       g_assert_true (atomr_actor_upload_finish (actor, result, &error));
-      /* The reply held the actor: the last reference goes here, on the
-       * main thread, while the spinner iterates the actor's context. */
       g_object_unref (result);
-      g_object_unref (actor);
-      /* (or on the spinner, if its operation lets go last) */
-      while (weak != NULL)
+      /* Once the spinner has let go of the operation, ours is the last
+       * reference: it goes here, on the main thread, while the spinner
+       * iterates the actor's context. */
+      while (g_atomic_int_get (&G_OBJECT (actor)->ref_count) > 1)
         g_thread_yield ();
+      g_object_unref (actor);
+      g_assert_null (weak);
     }
   g_atomic_int_set (&sp.stop, 1);
   g_thread_join (thread);
@@ -629,6 +630,25 @@ test_watchdog (void)
   atomr_host_stream_complete (atomr_actor_get_stream (actor), 1, CUDA_SUCCESS);
   while (weak != NULL)
     g_main_context_iteration (NULL, TRUE);
+
+  /* The same from a _sync that drives the actor: it wakes up in time. */
+  g_clear_error (&error);
+  {
+    g_autoptr(AtomrBuffer) y = atomr_buffer_new (device, ATOMR_DTYPE_U8, 8, &error);
+    g_autoptr(GBytes) got = NULL;
+    AtomrSync sync;
+
+    g_assert_no_error (error);
+    atomr_sync_begin (&sync, actor);
+    atomr_actor_download_async (actor, y, NULL, atomr_sync_callback, &sync);
+    got = atomr_actor_download_finish (actor, atomr_sync_wait (&sync), &error);
+    atomr_sync_end (&sync);
+    g_assert_null (got);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
+    atomr_host_stream_complete (atomr_actor_get_stream (actor), 1, CUDA_SUCCESS);
+    while (atomr_actor_get_n_completed (actor) < 2)
+      g_main_context_iteration (NULL, TRUE);
+  }
 }
 
 typedef struct {
