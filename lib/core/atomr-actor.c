@@ -337,6 +337,17 @@ op_watchdog_remaining (ActorSource *src,
   return MAX (deadline - now, 0);
 }
 
+/* The oldest request in flight not answered yet (the watchdog's): those
+ * ahead of it timed out but still run, and it waits behind them. */
+static AtomrOp *
+first_unanswered (ActorSource *src)
+{
+  for (GList *l = src->inflight.head; l; l = l->next)
+    if (!((AtomrOp *) l->data)->replied)
+      return l->data;
+  return NULL;
+}
+
 static gboolean
 mailbox_ready (ActorSource *src)
 {
@@ -414,7 +425,9 @@ actor_source_prepare (GSource *source,
     }
 
   /* The watchdog sleeps with the context, it never polls. */
-  remaining = op_watchdog_remaining (src, head, now);
+  if (head->replied)
+    head = first_unanswered (src);
+  remaining = head ? op_watchdog_remaining (src, head, now) : -1;
   if (remaining == 0)
     return TRUE;
   if (remaining > 0 && *timeout != 0)
@@ -437,8 +450,11 @@ actor_source_check (GSource *source)
   head = g_queue_peek_head (&src->inflight);
   if (head == NULL)
     return FALSE;
-  return op_is_done (head, &res) ||
-         op_watchdog_remaining (src, head, g_get_monotonic_time ()) == 0;
+  if (op_is_done (head, &res))
+    return TRUE;
+  if (head->replied)
+    head = first_unanswered (src);
+  return head != NULL && op_watchdog_remaining (src, head, g_get_monotonic_time ()) == 0;
 }
 
 static void op_return_error (AtomrOp *op, GError *error);
@@ -535,10 +551,14 @@ actor_pump (AtomrActor   *self,
    * own the context): fence it now rather than one iteration later. */
   actor_flush (self);
 
+  {
+    gint64 now = g_get_monotonic_time ();
+    while ((op = first_unanswered (src)) && op_watchdog_remaining (src, op, now) == 0)
+      op_time_out (op);
+  }
+  /* A _sync waits on its private context: the service must wake it. */
   op = g_queue_peek_head (&src->inflight);
-  if (op != NULL && op_watchdog_remaining (src, op, g_get_monotonic_time ()) == 0)
-    op_time_out (op);
-  if (op != NULL && hand_off_pending && !op->replied)
+  if (op != NULL && hand_off_pending)
     hand_off (src, op);
 
   while ((rec = g_async_queue_try_pop (src->graveyard)))
@@ -1477,7 +1497,7 @@ atomr_sync_wait (AtomrSync *sync)
           if (sync->result != NULL || g_main_context_iteration (sync->context, FALSE))
             continue;
           /* The actor's watchdog must fire while we sleep here too. */
-          head = g_queue_peek_head (&priv->source->inflight);
+          head = first_unanswered (priv->source);
           remaining = head ? op_watchdog_remaining (priv->source, head, g_get_monotonic_time ()) : -1;
           if (remaining >= 0)
             {

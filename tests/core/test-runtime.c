@@ -612,22 +612,30 @@ test_watchdog (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(AtomrActor) actor = new_actor (device, NULL);
   AtomrBuffer *x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 8, &error);
-  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GAsyncResult) result = NULL, behind = NULL;
   gpointer weak = x;
 
   g_object_add_weak_pointer (G_OBJECT (x), &weak);
   atomr_actor_set_timeout_ms (actor, 20);
   g_assert_cmpuint (atomr_actor_get_timeout_ms (actor), ==, 20);
   atomr_actor_download_async (actor, x, NULL, store_result, &result);
+  iterate_pending ();
+  /* A second request, fenced separately, waits behind the first. */
+  atomr_actor_download_async (actor, x, NULL, store_result, &behind);
   g_object_unref (x);
   /* The "kernel" never ends: the main loop sleeps until the watchdog. */
   iterate_until ((gpointer *) &result);
   g_assert_null (atomr_actor_download_finish (actor, result, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
   g_assert_nonnull (strstr (error->message, "20 ms"));
+  g_clear_error (&error);
+  /* The one behind it times out too, though the first is still "running". */
+  iterate_until ((gpointer *) &behind);
+  g_assert_null (atomr_actor_download_finish (actor, behind, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
   /* Still on the GPU: its buffer stays alive until it ends. */
   g_assert_nonnull (weak);
-  atomr_host_stream_complete (atomr_actor_get_stream (actor), 1, CUDA_SUCCESS);
+  atomr_host_stream_complete (atomr_actor_get_stream (actor), G_MAXUINT, CUDA_SUCCESS);
   while (weak != NULL)
     g_main_context_iteration (NULL, TRUE);
 
@@ -646,7 +654,7 @@ test_watchdog (void)
     g_assert_null (got);
     g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
     atomr_host_stream_complete (atomr_actor_get_stream (actor), 1, CUDA_SUCCESS);
-    while (atomr_actor_get_n_completed (actor) < 2)
+    while (atomr_actor_get_n_completed (actor) < 3)
       g_main_context_iteration (NULL, TRUE);
   }
 }
