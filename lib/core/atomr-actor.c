@@ -837,11 +837,6 @@ op_run (AtomrOp *op)
                                                "Operation was cancelled"));
       return;
     }
-  if ((error = op_check_data_deps (op)) != NULL)
-    {
-      op_reply_error (op, error);
-      return;
-    }
   if (!actor_ensure_stream (self, &error))
     {
       op_reply_error (op, error);
@@ -871,6 +866,13 @@ op_run (AtomrOp *op)
               return;
             }
         }
+    }
+
+  /* Its own problems first (a stale buffer says so), then what it reads. */
+  if ((error = op_check_data_deps (op)) != NULL)
+    {
+      op_reply_error (op, error);
+      return;
     }
 
   op->stream = atomr_stream_ref (priv->stream);

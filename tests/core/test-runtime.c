@@ -356,6 +356,27 @@ test_dependency_failed (void)
   g_assert_true (g_bytes_equal (got, bytes));
 }
 
+/* A request's own problem is reported before a failed dependency: a stale
+ * buffer says it is stale. */
+static void
+test_own_error_first (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = new_actor (device, NULL);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 8, &error);
+  g_autoptr(GAsyncResult) w = NULL, r = NULL;
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  submit_failing_write (actor, x, store_result, &w);
+  iterate_until ((gpointer *) &w);
+  g_assert_true (atomr_device_reset (device, &error));
+  atomr_actor_download_async (actor, x, NULL, store_result, &r);
+  iterate_until ((gpointer *) &r);
+  g_assert_null (atomr_actor_download_finish (actor, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE);
+}
+
 static void
 test_barrier_reports_failures (void)
 {
@@ -721,6 +742,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/mode-change-in-flight", test_mode_change_in_flight);
   g_test_add_func ("/runtime/errors/dependency-failed", test_dependency_failed);
   g_test_add_func ("/runtime/errors/barrier", test_barrier_reports_failures);
+  g_test_add_func ("/runtime/errors/own-error-first", test_own_error_first);
   g_test_add_func ("/runtime/completion/threads", test_completion_threads);
   g_test_add_func ("/runtime/cancel-queued", test_cancel_queued);
   g_test_add_func ("/runtime/failed-fence-record", test_failed_fence_record);
