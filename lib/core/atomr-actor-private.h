@@ -71,6 +71,11 @@ void         atomr_op_set_geometry (AtomrOp             *op,
                                     guint                shared_mem);
 void         atomr_op_set_detail   (AtomrOp             *op,
                                     const gchar         *detail);
+/* The operation reads or writes buffers of other devices too (a
+ * collective across the GPUs of this process): the envelope orders them
+ * by events as usual, and the enqueue function must work on their
+ * devices' streams itself. */
+void         atomr_op_set_multi_device (AtomrOp         *op);
 /* Keeps @object alive until the operation has completed on the GPU. */
 void         atomr_op_keep         (AtomrOp             *op,
                                     gpointer             object);
