@@ -692,7 +692,7 @@ atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), NULL);
   g_return_val_if_fail (kernel_name != NULL, NULL);
-  for (guint i = 0; self->meta.kernel_names[i]; i++)
+  for (guint i = 0; self->meta.kernel_names && self->meta.kernel_names[i]; i++)
     if (g_str_equal (self->meta.kernel_names[i], kernel_name))
       return self->meta.lowered_names[i];
   return NULL;

@@ -223,6 +223,12 @@ atomr_kernel_new_loaded (AtomrDevice  *device,
   GBytes *image;
   CUresult res;
 
+  if (device == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "kernel %s: no device (the actor was constructed without its _new() function)", name);
+      return NULL;
+    }
   if (atomr_device_is_host (device))
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
@@ -392,6 +398,8 @@ gboolean
 atomr_kernel_is_stale (AtomrKernel *self)
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL (self), TRUE);
+  if (self->device == NULL)
+    return TRUE;    /* built bare: nothing loaded */
   return atomr_device_get_generation (self->device) != self->generation;
 }
 
