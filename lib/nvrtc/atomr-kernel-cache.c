@@ -869,6 +869,14 @@ entry_load_section (AtomrKernelCacheEntry  *self,
   FileHeader h;
   int fd;
 
+  if (self->path == NULL)
+    {
+      /* Built bare (a binding's constructor): no file behind it. */
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "This AtomrKernelCacheEntry was constructed directly and has no file: "
+                           "get entries from atomr_kernel_cache_list() or _lookup()");
+      return NULL;
+    }
   fd = g_open (self->path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     {

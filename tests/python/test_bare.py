@@ -153,11 +153,12 @@ def call(obj, m):
 
 
 def setUpModule():
-    # Methods taking a file name get "x": keep what they write in a scratch
-    # directory.
+    # Methods taking a file name get "x", and a bare kernel cache uses the
+    # default directory: keep both in a scratch directory.
     global _scratch
     _scratch = tempfile.TemporaryDirectory()
     os.chdir(_scratch.name)
+    os.environ["ATOMR_CACHE_DIR"] = os.path.join(_scratch.name, "cache")
 
 
 def tearDownModule():
