@@ -642,6 +642,7 @@ op_run (AtomrOp *op)
       atomr_launch_info_set_device_ordinal (op->info, atomr_device_get_ordinal (priv->device));
       atomr_launch_info_set_stream_id (op->info, op->stream->id);
       atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_SUBMITTED, op->t_submit);
+      atomr_launch_info_set_mailbox_depth (op->info, g_atomic_int_get (&priv->source->n_mail));
       if (op->detail)
         atomr_launch_info_set_detail (op->info, op->detail);
       if (op->has_geometry)
