@@ -13,6 +13,7 @@ async methods get a callback whose reply is finished.  The test
 environment sets G_DEBUG=fatal-criticals, so a g_return_if_fail warning
 fails the test too.
 """
+import keyword
 import os
 import tempfile
 import time
@@ -129,7 +130,8 @@ def call(obj, m):
         else:
             values.append(synth.value(a))
     name = m.get_name()
-    fn = getattr(obj, name)
+    # PyGObject appends "_" to names that are Python keywords (import_).
+    fn = getattr(obj, name + "_" if keyword.iskeyword(name) else name)
     try:
         if name.endswith("_async") and callback_at is not None:
             replies = []
