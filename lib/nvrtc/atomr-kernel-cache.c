@@ -1666,21 +1666,17 @@ memory_insert_locked (AtomrKernelCache   *self,
 }
 
 AtomrModule *
-atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
-                                   const gchar          *source,
-                                   const gchar * const  *kernel_names,
-                                   const gchar * const  *flags,
-                                   const gchar          *arch,
-                                   const gchar * const  *include_paths,
-                                   GPtrArray            *link_objects,
-                                   AtomrCacheRequest   **request_out)
+atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
+                                   const AtomrCacheKeyInput *input,
+                                   AtomrCacheRequest       **request_out)
 {
   g_autoptr(AtomrCacheRequest) request = g_new0 (AtomrCacheRequest, 1);
+  g_autoptr(GError) error = NULL;
   AtomrModuleContent *content;
   AtomrModule *module;
   MemoryEntry *e;
 
-  request->blob = atomr_cache_request_blob (source, kernel_names, flags, arch, link_objects);
+  request->blob = atomr_cache_request_blob (input);
 
   g_mutex_lock (&self->lock);
   e = g_hash_table_lookup (self->memory, request->blob);
@@ -1695,10 +1691,15 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
     }
   g_mutex_unlock (&self->lock);
 
-  /* The key: the request plus every header the source includes from its
-   * include paths, recursively. */
-  request->key = atomr_cache_key_compute (request->blob, source, include_paths,
-                                         &request->headers);
+  /* The key: the request plus every file NVRTC may read for it.  A
+   * request that cannot be keyed bypasses the cache (*request_out stays
+   * NULL). */
+  request->key = atomr_cache_key_compute (request->blob, input, &request->headers, &error);
+  if (request->key == NULL)
+    {
+      g_debug ("kernel cache: not cached: %s", error->message);
+      return NULL;
+    }
 
   content = disk_read (self, request->key);
   if (content)
