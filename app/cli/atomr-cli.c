@@ -2,7 +2,9 @@
  *
  *   atomr compile FILE.cu [--kernel NAME]... [--name-expression EXPR]...
  *                 [--arch sm_NN] [--std c++17] [-D NAME[=V]]... [-I DIR]...
- *                 [--lto] [--fast-math] [--cache-dir DIR] [--json]
+ *                 [--lto] [--fast-math] [--maxrregcount N] [--ftz]
+ *                 [--line-info] [-G] [-rdc] [-Xnvrtc OPTION]...
+ *                 [-o FILE [--ptx|--ltoir]] [--cache-dir DIR] [--json]
  *   atomr cache list|show KEY|rm KEY|gc [--max-size BYTES]|stats
  *                 [--cache-dir DIR] [--json]
  *
