@@ -15,8 +15,12 @@ bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
 cat > "$out/gpu-suite.sh" <<'RUN'
 #!/usr/bin/env bash
 # Every GPU test program (TAP), the Python tests, then every benchmark.
+# Logs and traces are written to a work folder and packed into
+# $OUT/gpu-logs.tgz at the end (the device tool returns few files).
 here=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-$PWD}
+dest=${OUT:-$PWD}
+out=$(mktemp -d)
+trap 'tar -C "$out" -czf "$dest/gpu-logs.tgz" . ' EXIT
 total_ok=0; total_fail=0
 for p in "$here"/bin/test-gpu-*; do
   t=$(basename "$p")

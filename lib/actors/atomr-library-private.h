@@ -100,7 +100,10 @@ gboolean atomr_check_int32         (const gchar  *op,
 /* A column-major @rows x @cols matrix in @buffer with leading dimension
  * @ld (named @ld_arg): ld >= MAX (1, rows), both fit 32 bits, and the
  * buffer holds ld * (cols - 1) + rows elements (plus @stride * (@batch - 1)
- * for a strided batch; pass 0 and 1 for a single matrix). */
+ * for a strided batch; pass 0 and 1 for a single matrix, and
+ * ATOMR_STRIDE_PACKED for a packed batch whose stride is ld × cols).  All
+ * arithmetic is checked. */
+#define ATOMR_STRIDE_PACKED G_MININT64
 gboolean atomr_check_matrix        (const gchar  *op,
                                     const gchar  *arg,
                                     AtomrBuffer  *buffer,
@@ -120,6 +123,51 @@ gboolean atomr_check_vector        (const gchar  *op,
                                     const gchar  *inc_arg,
                                     gint64        inc,
                                     GError      **error);
+/* One buffer argument of an operation, for the aliasing check: the
+ * elements [offset, offset + count) of @buffer (count 0: to the end).
+ * NULL buffers are skipped, so optional arguments can be listed as they
+ * are. */
+typedef struct {
+  const gchar *name;
+  AtomrBuffer *buffer;
+  guint64      offset;
+  guint64      count;
+} AtomrOperand;
+
+#define ATOMR_OPERAND(name, buffer) ((AtomrOperand) { (name), (buffer), 0, 0 })
+#define ATOMR_OPERANDS(...) ((const AtomrOperand[]) { __VA_ARGS__ }), \
+  (guint) (sizeof ((const AtomrOperand[]) { __VA_ARGS__ }) / sizeof (AtomrOperand))
+
+/* No output shares an element with any input or any other output: the
+ * GPU libraries read and write them concurrently, so any overlap gives
+ * undefined results.  Operations that work in place pass the in-place
+ * buffer once, as an output only.  Until buffers can be views of one
+ * allocation, two arguments overlap when they are the same buffer and
+ * their element ranges intersect.  Fails with ATOMR_ERROR_INVALID_ARGUMENT
+ * naming both arguments. */
+gboolean atomr_check_no_alias      (const gchar        *op,
+                                    const AtomrOperand *outputs,
+                                    guint               n_outputs,
+                                    const AtomrOperand *inputs,
+                                    guint               n_inputs,
+                                    GError            **error);
+
+/* Overflow-checked products and sums of sizes derived from user numbers:
+ * FALSE with ATOMR_ERROR_INVALID_ARGUMENT "<op>: <what> overflows" when the
+ * exact result does not fit 64 bits (or exceeds @limit when non-zero). */
+gboolean atomr_size_mul            (const gchar  *op,
+                                    const gchar  *what,
+                                    guint64       a,
+                                    guint64       b,
+                                    guint64      *result,
+                                    GError      **error);
+gboolean atomr_size_add            (const gchar  *op,
+                                    const gchar  *what,
+                                    guint64       a,
+                                    guint64       b,
+                                    guint64      *result,
+                                    GError      **error);
+
 /* @value is one of the @n_values members of an enum named @type_name. */
 gboolean atomr_check_enum          (const gchar  *op,
                                     const gchar  *arg,

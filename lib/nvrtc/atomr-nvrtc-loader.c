@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "atomr-error.h"
+#include "core/atomr-loader-private.h"
 #include "atomr-nvrtc-loader-private.h"
 
 #define NVRTC_SONAME   "libnvrtc.so.13"
@@ -39,24 +40,11 @@ open_library (const gchar  *soname,
               gchar       **opened_path,
               GError      **error)
 {
-  g_autoptr(GPtrArray) paths = candidate_paths (soname);
-  g_autoptr(GString) tried = g_string_new (NULL);
+  gboolean jitlink = g_str_equal (soname, JITLINK_SONAME);
 
-  for (guint i = 0; i < paths->len; i++)
-    {
-      const gchar *path = g_ptr_array_index (paths, i);
-      gpointer handle = dlopen (path, RTLD_NOW | RTLD_LOCAL);
-
-      if (handle)
-        {
-          *opened_path = g_strdup (path);
-          return handle;
-        }
-      g_string_append_printf (tried, "%s%s (%s)", tried->len ? "; " : "", path, dlerror ());
-    }
-  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-               "Cannot load %s: tried %s", soname, tried->str);
-  return NULL;
+  return atomr_loader_open (jitlink ? "nvJitLink" : "NVRTC",
+                            jitlink ? "ATOMR_NVJITLINK_LIBRARY" : "ATOMR_NVRTC_LIBRARY",
+                            soname, opened_path, error);
 }
 
 static gboolean

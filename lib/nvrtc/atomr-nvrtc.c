@@ -539,6 +539,8 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
         return NULL;
     }
 
+  if (cache && atomr_kernel_cache_disabled_by_env ())
+    cache = NULL;
   if (cache)
     {
       AtomrCacheKeyInput input = {

@@ -9,7 +9,7 @@
 /* cublasLt.h declares cublasLtLoggerForceDisable() without a prototype. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <cublasLt.h>
+#include "atomr-cublasLt-table-private.h"
 #pragma GCC diagnostic pop
 
 #include "actors/atomr-library-private.h"
@@ -43,7 +43,7 @@ typedef struct {
   gint32 transa, transb, epilogue, dtype_ab, dtype_c, compute, arch;
   gint32 scaled;     /* fp8 scale pointers are set on the descriptor */
   gint32 dtype_b;    /* B may be the other fp8 format */
-  gint32 pad;
+  gint32 dtype_bias; /* the bias (gradient) dtype, -1 without one */
 } PlanKey;
 
 typedef struct {
@@ -300,6 +300,13 @@ plan_new (AtomrBlasLtActor *self,
                  "cublasLtMatrixLayoutCreate (B)", error) &&
        lt_check (cublasLtMatrixLayoutCreate (&plan->lc, ct, key->m, key->n, key->ldc),
                  "cublasLtMatrixLayoutCreate (C)", error);
+  if (ok && (flags & (EPI_BIAS_IN | EPI_BIAS_OUT)))
+    {
+      /* Always spelt out: cuBLASLt's default (the dtype of D) is wrong for
+       * fp8 with an f32 D, whose bias is bf16. */
+      gint32 bias_type = lt_data_type (key->dtype_bias);
+      ok = SET_DESC (plan, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type);
+    }
   if (ok && (flags & (EPI_AUX_IN | EPI_AUX_OUT)))
     {
       gint64 ld_aux = key->ld_aux;
@@ -502,7 +509,9 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
  * @ldc: leading dimension of @c
  * @epilogue: what to fuse after the product (as for
  *   atomr_blas_lt_actor_matmul_async())
- * @bias: (nullable): the bias of the bias epilogues, of the dtype of @c
+ * @bias: (nullable): the bias of the bias epilogues (or the gradient
+ *   written by the bgrad ones): of the dtype of @c, except bf16 when @c is
+ *   f32 (see atomr_blas_lt_bias_dtype())
  * @cancellable: (nullable): a #GCancellable
  * @callback: (scope async): called when D is in @c
  * @user_data: data for @callback
@@ -562,6 +571,26 @@ is_fp8 (AtomrDtype dtype)
   return dtype == ATOMR_DTYPE_F8_E4M3 || dtype == ATOMR_DTYPE_F8_E5M2;
 }
 
+/**
+ * atomr_blas_lt_bias_dtype:
+ * @ab: the dtype of A (and B)
+ * @c: the dtype of C (and D)
+ *
+ * The dtype of the bias, or of the bias gradient, of a matmul: that of
+ * C, except for fp8 operands with an f32 C, whose bias is bf16 (as
+ * cuBLASLt's fp8 kernels read it; see CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE).
+ *
+ * Returns: the dtype the bias buffer must have
+ */
+AtomrDtype
+atomr_blas_lt_bias_dtype (AtomrDtype ab,
+                          AtomrDtype c)
+{
+  if (is_fp8 (ab) && c == ATOMR_DTYPE_F32)
+    return ATOMR_DTYPE_BF16;
+  return c;
+}
+
 static void
 matmul_submit (AtomrBlasLtActor    *self,
                gpointer             source_tag,
@@ -616,9 +645,7 @@ matmul_submit (AtomrBlasLtActor    *self,
                            transa == ATOMR_TRANSPOSE_N ? k : m, "lda", lda, 0, 1, &error) ||
       !atomr_check_matrix (opname, "B", b, transb == ATOMR_TRANSPOSE_N ? k : n,
                            transb == ATOMR_TRANSPOSE_N ? n : k, "ldb", ldb, 0, 1, &error) ||
-      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, 0, 1, &error) ||
-      !atomr_check_distinct (opname, "A", a, "C", c, &error) ||
-      !atomr_check_distinct (opname, "B", b, "C", c, &error))
+      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, 0, 1, &error))
     return atomr_op_fail (op, error);
 
   at = atomr_buffer_get_dtype (a);
@@ -660,8 +687,7 @@ matmul_submit (AtomrBlasLtActor    *self,
     {
       AtomrBuffer *scale = i ? scale_b : scale_a;
       const gchar *name = i ? "scale_b" : "scale_a";
-      if (scale && (!atomr_check_dtype (opname, name, scale, ATOMR_DTYPE_F32, &error) ||
-                    !atomr_check_distinct (opname, name, scale, "C", c, &error)))
+      if (scale && !atomr_check_dtype (opname, name, scale, ATOMR_DTYPE_F32, &error))
         return atomr_op_fail (op, error);
     }
   if (is_fp8 (at))
@@ -683,9 +709,8 @@ matmul_submit (AtomrBlasLtActor    *self,
   if (flags & (EPI_BIAS_IN | EPI_BIAS_OUT))
     {
       gint64 len = (flags & EPI_BIAS_N) ? n : m;
-      if (!atomr_check_dtype (opname, "bias", bias, ct, &error) ||
-          !atomr_check_min_elements (opname, "bias", bias, len, &error) ||
-          !atomr_check_distinct (opname, "bias", bias, "C", c, &error))
+      if (!atomr_check_dtype (opname, "bias", bias, atomr_blas_lt_bias_dtype (at, ct), &error) ||
+          !atomr_check_min_elements (opname, "bias", bias, len, &error))
         return atomr_op_fail (op, error);
     }
   else if (bias != NULL)
@@ -715,12 +740,23 @@ matmul_submit (AtomrBlasLtActor    *self,
           if (!atomr_check_matrix (opname, "aux", aux, m, n, "ld_aux", ld_aux, 0, 1, &error))
             return atomr_op_fail (op, error);
         }
-      if (!atomr_check_distinct (opname, "aux", aux, "C", c, &error) ||
-          (bias && !atomr_check_distinct (opname, "aux", aux, "bias", bias, &error)))
-        return atomr_op_fail (op, error);
     }
   else if (aux != NULL)
     return FAIL_ARG ("%s: aux is given, but epilogue %s takes none", opname, epilogue_nick (epilogue));
+
+  /* D (in C), a bias gradient and a stored aux are written while A, B,
+   * the scales, an input bias and an input aux are read. */
+  if (!atomr_check_no_alias (opname,
+                             ATOMR_OPERANDS (ATOMR_OPERAND ("C", c),
+                                             ATOMR_OPERAND ("bias", (flags & EPI_BIAS_OUT) ? bias : NULL),
+                                             ATOMR_OPERAND ("aux", (flags & EPI_AUX_OUT) ? aux : NULL)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND ("A", a), ATOMR_OPERAND ("B", b),
+                                             ATOMR_OPERAND ("scale_a", scale_a),
+                                             ATOMR_OPERAND ("scale_b", scale_b),
+                                             ATOMR_OPERAND ("bias", (flags & EPI_BIAS_IN) ? bias : NULL),
+                                             ATOMR_OPERAND ("aux", (flags & EPI_AUX_IN) ? aux : NULL)),
+                             &error))
+    return atomr_op_fail (op, error);
 
   r = g_new0 (MatmulRequest, 1);
   r->key.m = m; r->key.n = n; r->key.k = k;
@@ -733,6 +769,7 @@ matmul_submit (AtomrBlasLtActor    *self,
   r->key.dtype_c = ct;
   r->key.scaled = scaled;
   r->key.dtype_b = bt;
+  r->key.dtype_bias = (flags & (EPI_BIAS_IN | EPI_BIAS_OUT)) ? (gint32) atomr_blas_lt_bias_dtype (at, ct) : -1;
   r->scale_a = scale_a;
   r->scale_b = scale_b;
   r->key.compute = lt_compute_type (compute);
@@ -793,6 +830,8 @@ atomr_blas_lt_actor_setup (AtomrActor  *actor,
   if (atomr_device_is_host (device))
     return TRUE;
 
+  if (!atomr_cublasLt_load (error))
+    return FALSE;
   atomr_device_get_compute_capability (device, &major, &minor);
   self->arch = major * 10 + minor;
   if (!lt_check (cublasLtCreate (&self->handle), "cublasLtCreate", error))

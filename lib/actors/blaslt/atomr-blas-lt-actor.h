@@ -125,4 +125,7 @@ gboolean atomr_blas_lt_actor_matmul_scaled_finish (AtomrBlasLtActor    *self,
                                                    GAsyncResult        *result,
                                                    GError             **error);
 
+AtomrDtype atomr_blas_lt_bias_dtype (AtomrDtype ab,
+                                     AtomrDtype c);
+
 G_END_DECLS

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include <cufft.h>
+#include "atomr-cufft-table-private.h"
 
 #include "actors/atomr-library-private.h"
 #include "atomr-fft-actor.h"
@@ -144,10 +144,11 @@ static gboolean
 fft_setup (AtomrActor  *actor,
            GError     **error)
 {
-  (void) actor;
-  (void) error;
-  /* Plans are made on demand in the enqueue function. */
-  return TRUE;
+  /* Plans are made on demand in the enqueue function; the library is
+   * loaded here so that a missing cuFFT fails the actor's construction. */
+  if (atomr_device_is_host (atomr_actor_get_device (actor)))
+    return TRUE;
+  return atomr_cufft_load (error);
 }
 
 static void
@@ -342,7 +343,7 @@ infer_plan (AtomrBuffer  *input,
                    real_side == input ? "input" : "output", n_dims);
       return NULL;
     }
-  return atomr_fft_plan_new_many (kind, precision, shape, n_dims, NULL, 1, 1, NULL, 1, 1, 1, error);
+  return atomr_fft_plan_new_many (kind, precision, shape, n_dims, NULL, 0, 1, 1, NULL, 0, 1, 1, 1, error);
 }
 
 /**

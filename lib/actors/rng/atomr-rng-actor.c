@@ -13,7 +13,7 @@
 
 #include <math.h>
 
-#include <curand.h>
+#include "atomr-curand-table-private.h"
 
 #include "actors/atomr-library-private.h"
 #include "atomr-enum-types.h"
@@ -125,6 +125,8 @@ rng_setup (AtomrActor  *actor,
 {
   if (atomr_device_is_host (atomr_actor_get_device (actor)))
     return TRUE;
+  if (!atomr_curand_load (error))
+    return FALSE;
   return create_generator (ATOMR_RNG_ACTOR (actor), error);
 }
 

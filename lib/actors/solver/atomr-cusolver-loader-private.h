@@ -72,7 +72,6 @@ typedef struct {
 #define ATOMR_CUSOLVER_FIELD(name) __typeof__ (&name) name;
   ATOMR_CUSOLVER_FUNCS (ATOMR_CUSOLVER_FIELD)
 #undef ATOMR_CUSOLVER_FIELD
-  gchar *path;
 } AtomrCusolverLib;
 
 /* Loads cuSOLVER once (thread-safe); ATOMR_ERROR_NOT_SUPPORTED naming the

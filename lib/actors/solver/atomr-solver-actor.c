@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-#include <cublas_v2.h>
+#include "atomr-cublas-table-private.h"
 
 #include "actors/atomr-library-private.h"
 #include "atomr-cusolver-loader-private.h"
@@ -152,7 +152,7 @@ solver_setup (AtomrActor  *actor,
   if (atomr_device_is_host (atomr_actor_get_device (actor)))
     return TRUE;
 
-  if (atomr_cusolver_load (error) == NULL)
+  if (atomr_cusolver_load (error) == NULL || !atomr_cublas_load (error))
     return FALSE;
   if (!cusolver_check (CUSOLVER->cusolverDnCreate (&self->dn), "cusolverDnCreate", error))
     return FALSE;
@@ -730,7 +730,7 @@ check_fill (const gchar      *name,
   return TRUE;
 }
 
-/* Same dtype as @a, distinct from it, holding @rows × @cols with @ld. */
+/* Same dtype as @a, holding @rows × @cols with @ld. */
 static gboolean
 check_operand (const gchar  *name,
                const gchar  *arg,
@@ -744,8 +744,7 @@ check_operand (const gchar  *name,
                GError      **error)
 {
   return atomr_check_same_dtype (name, "a", a, arg, buffer, error) &&
-         atomr_check_distinct (name, "a", a, arg, buffer, error) &&
-         atomr_check_matrix (name, arg, buffer, rows, cols, ld_arg, ld, ld * cols, batch, error);
+         atomr_check_matrix (name, arg, buffer, rows, cols, ld_arg, ld, ATOMR_STRIDE_PACKED, batch, error);
 }
 
 /* A real vector (singular values, eigenvalues) matching @a's precision. */
@@ -758,7 +757,6 @@ check_real_vector (const gchar  *name,
                    GError      **error)
 {
   return atomr_check_dtype (name, arg, buffer, real_dtype (atomr_buffer_get_dtype (a)), error) &&
-         atomr_check_distinct (name, "a", a, arg, buffer, error) &&
          atomr_check_min_elements (name, arg, buffer, n, error);
 }
 
@@ -803,9 +801,11 @@ atomr_solver_actor_lu_async (AtomrSolverActor    *self,
   CHECK (check_matrix_dtype ("lu", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("lu", "m", m, &error) &&
          atomr_check_positive ("lu", "n", n, &error) &&
-         atomr_check_matrix ("lu", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
+         atomr_check_matrix ("lu", "a", a, m, n, "lda", lda, 0, 1, &error) &&
          atomr_check_dtype ("lu", "ipiv", ipiv, ATOMR_DTYPE_I64, &error) &&
-         atomr_check_min_elements ("lu", "ipiv", ipiv, MIN (m, n), &error));
+         atomr_check_min_elements ("lu", "ipiv", ipiv, MIN (m, n), &error) &&
+         atomr_check_no_alias ("lu", ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("ipiv", ipiv)),
+                               NULL, 0, &error));
   req = request_new (OP_LU, "lu", a);
   req->m = m, req->n = n, req->lda = lda, req->ipiv = ipiv;
   atomr_op_write (op, a);
@@ -872,10 +872,13 @@ atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
   CHECK (check_matrix_dtype ("lu_solve", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("lu_solve", "n", n, &error) &&
          atomr_check_positive ("lu_solve", "nrhs", nrhs, &error) &&
-         atomr_check_matrix ("lu_solve", "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
+         atomr_check_matrix ("lu_solve", "a", a, n, n, "lda", lda, 0, 1, &error) &&
          atomr_check_dtype ("lu_solve", "ipiv", ipiv, ATOMR_DTYPE_I64, &error) &&
          atomr_check_min_elements ("lu_solve", "ipiv", ipiv, n, &error) &&
-         check_operand ("lu_solve", "b", b, a, n, nrhs, "ldb", ldb, 1, &error));
+         check_operand ("lu_solve", "b", b, a, n, nrhs, "ldb", ldb, 1, &error) &&
+         atomr_check_no_alias ("lu_solve", ATOMR_OPERANDS (ATOMR_OPERAND ("b", b)),
+                               ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("ipiv", ipiv)),
+                               &error));
   req = request_new (OP_LU_SOLVE, "lu_solve", a);
   req->m = n, req->n = n, req->lda = lda, req->ipiv = ipiv;
   req->trans = trans, req->b = b, req->nrhs = nrhs, req->ldb = ldb;
@@ -939,16 +942,17 @@ atomr_solver_actor_qr_async (AtomrSolverActor    *self,
   CHECK (check_matrix_dtype ("qr", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("qr", "m", m, &error) &&
          atomr_check_positive ("qr", "n", n, &error) &&
-         atomr_check_matrix ("qr", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
+         atomr_check_matrix ("qr", "a", a, m, n, "lda", lda, 0, 1, &error) &&
          atomr_check_same_dtype ("qr", "a", a, "tau", tau, &error) &&
-         atomr_check_distinct ("qr", "a", a, "tau", tau, &error) &&
-         atomr_check_min_elements ("qr", "tau", tau, MIN (m, n), &error));
+         atomr_check_min_elements ("qr", "tau", tau, MIN (m, n), &error) &&
+         atomr_check_no_alias ("qr", ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("tau", tau),
+                                                     ATOMR_OPERAND ("q", q)),
+                               NULL, 0, &error));
   if (q)
     CHECK (atomr_check_int32_range ("qr", "m", m, &error) &&
            atomr_check_int32_range ("qr", "n", n, &error) &&
            atomr_check_int32_range ("qr", "lda", lda, &error) &&
-           check_operand ("qr", "q", q, a, m, MIN (m, n), "lda", lda, 1, &error) &&
-           atomr_check_distinct ("qr", "tau", tau, "q", q, &error));
+           check_operand ("qr", "q", q, a, m, MIN (m, n), "lda", lda, 1, &error));
   req = request_new (OP_QR, "qr", a);
   req->m = m, req->n = n, req->lda = lda, req->tau = tau, req->q = q;
   req->n_info = 2;   /* geqrf, orgqr */
@@ -1009,7 +1013,7 @@ atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
   CHECK (check_fill ("cholesky", uplo, &error) &&
          check_matrix_dtype ("cholesky", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("cholesky", "n", n, &error) &&
-         atomr_check_matrix ("cholesky", "a", a, n, n, "lda", lda, lda * n, 1, &error));
+         atomr_check_matrix ("cholesky", "a", a, n, n, "lda", lda, 0, 1, &error));
   req = request_new (OP_CHOLESKY, "cholesky", a);
   req->m = n, req->n = n, req->lda = lda, req->uplo = uplo;
   atomr_op_write (op, a);
@@ -1072,8 +1076,10 @@ atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
          check_matrix_dtype ("cholesky_solve", a, all_dtypes, 4, &error) &&
          atomr_check_positive ("cholesky_solve", "n", n, &error) &&
          atomr_check_positive ("cholesky_solve", "nrhs", nrhs, &error) &&
-         atomr_check_matrix ("cholesky_solve", "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
-         check_operand ("cholesky_solve", "b", b, a, n, nrhs, "ldb", ldb, 1, &error));
+         atomr_check_matrix ("cholesky_solve", "a", a, n, n, "lda", lda, 0, 1, &error) &&
+         check_operand ("cholesky_solve", "b", b, a, n, nrhs, "ldb", ldb, 1, &error) &&
+         atomr_check_no_alias ("cholesky_solve", ATOMR_OPERANDS (ATOMR_OPERAND ("b", b)),
+                               ATOMR_OPERANDS (ATOMR_OPERAND ("a", a)), &error));
   req = request_new (OP_CHOLESKY_SOLVE, "cholesky_solve", a);
   req->m = n, req->n = n, req->lda = lda, req->uplo = uplo;
   req->b = b, req->nrhs = nrhs, req->ldb = ldb;
@@ -1144,15 +1150,15 @@ atomr_solver_actor_svd_async (AtomrSolverActor    *self,
          atomr_check_positive ("svd", "n", n, &error));
   FAIL_IF (m < n, "svd: m is %" G_GINT64_FORMAT " and n is %" G_GINT64_FORMAT "; cuSOLVER's gesvd "
            "needs m >= n (decompose the transpose instead)", m, n);
-  CHECK (atomr_check_matrix ("svd", "a", a, m, n, "lda", lda, lda * n, 1, &error) &&
+  CHECK (atomr_check_matrix ("svd", "a", a, m, n, "lda", lda, 0, 1, &error) &&
          check_real_vector ("svd", "s", s, a, n, &error));
   if (u)
-    CHECK (check_operand ("svd", "u", u, a, m, n, "ldu", ldu, 1, &error) &&
-           atomr_check_distinct ("svd", "s", s, "u", u, &error));
+    CHECK (check_operand ("svd", "u", u, a, m, n, "ldu", ldu, 1, &error));
   if (vt)
-    CHECK (check_operand ("svd", "vt", vt, a, n, n, "ldvt", ldvt, 1, &error) &&
-           atomr_check_distinct ("svd", "s", s, "vt", vt, &error) &&
-           (u == NULL || atomr_check_distinct ("svd", "u", u, "vt", vt, &error)));
+    CHECK (check_operand ("svd", "vt", vt, a, n, n, "ldvt", ldvt, 1, &error));
+  CHECK (atomr_check_no_alias ("svd", ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("s", s),
+                                                      ATOMR_OPERAND ("u", u), ATOMR_OPERAND ("vt", vt)),
+                               NULL, 0, &error));
   req = request_new (OP_SVD, "svd", a);
   req->m = m, req->n = n, req->lda = lda, req->s = s;
   req->u = u, req->ldu = ldu, req->v = vt, req->ldv = ldvt;
@@ -1235,13 +1241,15 @@ atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
          atomr_check_int32_range (name, "lda", lda, &error));
   FAIL_IF (m > 32 || n > 32, "gesvdj_batched: the matrices are %" G_GINT64_FORMAT " × %"
            G_GINT64_FORMAT "; gesvdjBatched handles at most 32 × 32 (use svd)", m, n);
-  CHECK (atomr_check_matrix (name, "a", a, m, n, "lda", lda, lda * n, batch, &error) &&
+  CHECK (atomr_check_matrix (name, "a", a, m, n, "lda", lda, ATOMR_STRIDE_PACKED, batch, &error) &&
          check_real_vector (name, "s", s, a, (guint64) MIN (m, n) * batch, &error) &&
          check_operand (name, "u", u, a, m, m, "ldu", ldu, batch, &error) &&
          check_operand (name, "v", v, a, n, n, "ldv", ldv, batch, &error) &&
-         atomr_check_distinct (name, "u", u, "v", v, &error) &&
          atomr_check_int32_range (name, "ldu", ldu, &error) &&
-         atomr_check_int32_range (name, "ldv", ldv, &error));
+         atomr_check_int32_range (name, "ldv", ldv, &error) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("s", s),
+                                                     ATOMR_OPERAND ("u", u), ATOMR_OPERAND ("v", v)),
+                               NULL, 0, &error));
   req = request_new (OP_GESVDJ_BATCHED, name, a);
   req->m = m, req->n = n, req->lda = lda, req->s = s, req->batch = batch;
   req->u = u, req->ldu = ldu, req->v = v, req->ldv = ldv;
@@ -1292,8 +1300,10 @@ eigen_async (AtomrSolverActor    *self,
   CHECK (check_fill (name, uplo, &error) &&
          check_matrix_dtype (name, a, hermitian ? complex_dtypes : real_dtypes, 2, &error) &&
          atomr_check_positive (name, "n", n, &error) &&
-         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
-         check_real_vector (name, "w", w, a, n, &error));
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, 0, 1, &error) &&
+         check_real_vector (name, "w", w, a, n, &error) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("w", w)),
+                               NULL, 0, &error));
   req = request_new (OP_SYEVD, name, a);
   req->m = n, req->n = n, req->lda = lda, req->s = w;
   req->uplo = uplo, req->vectors = compute_vectors;
@@ -1430,10 +1440,12 @@ generalized_async (AtomrSolverActor    *self,
          atomr_check_int32_range (name, "n", n, &error) &&
          atomr_check_int32_range (name, "lda", lda, &error) &&
          atomr_check_int32_range (name, "ldb", ldb, &error) &&
-         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, 1, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, 0, 1, &error) &&
          check_operand (name, "b", b, a, n, n, "ldb", ldb, 1, &error) &&
          check_real_vector (name, "w", w, a, n, &error) &&
-         atomr_check_distinct (name, "b", b, "w", w, &error));
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("b", b),
+                                                     ATOMR_OPERAND ("w", w)),
+                               NULL, 0, &error));
   req = request_new (OP_SYGVD, name, a);
   req->m = n, req->n = n, req->lda = lda, req->b = b, req->ldb = ldb, req->s = w;
   req->itype = itype, req->uplo = uplo, req->vectors = compute_vectors;
@@ -1596,10 +1608,12 @@ atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
          atomr_check_int32_range (name, "n", n, &error) &&
          atomr_check_int32_range (name, "lda", lda, &error) &&
          atomr_check_int32_range (name, "batch", batch, &error) &&
-         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, batch, &error));
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, ATOMR_STRIDE_PACKED, batch, &error));
   if (ipiv)
     CHECK (atomr_check_dtype (name, "ipiv", ipiv, ATOMR_DTYPE_I32, &error) &&
-           atomr_check_min_elements (name, "ipiv", ipiv, (guint64) n * batch, &error));
+           atomr_check_min_elements (name, "ipiv", ipiv, (guint64) n * batch, &error) &&
+           atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("ipiv", ipiv)),
+                                 NULL, 0, &error));
   req = request_new (OP_GETRF_BATCHED, name, a);
   req->m = n, req->n = n, req->lda = lda, req->ipiv = ipiv, req->batch = batch;
   req->n_info = batch;
@@ -1666,7 +1680,7 @@ atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
          atomr_check_int32_range (name, "n", n, &error) &&
          atomr_check_int32_range (name, "lda", lda, &error) &&
          atomr_check_int32_range (name, "batch", batch, &error) &&
-         atomr_check_matrix (name, "a", a, n, n, "lda", lda, lda * n, batch, &error));
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, ATOMR_STRIDE_PACKED, batch, &error));
   req = request_new (OP_POTRF_BATCHED, name, a);
   req->m = n, req->n = n, req->lda = lda, req->uplo = uplo, req->batch = batch;
   req->n_info = batch;

@@ -182,6 +182,17 @@ CASE (lt_c_dtype, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->
 CASE (lt_k_zero, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 0, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, 0, NULL, cb, ud))
 CASE (lt_epilogue, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, 99, NULL, NULL, 0, NULL, cb, ud))
 CASE (lt_alias, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64, 8, EPI (NONE), NULL, NULL, 0, NULL, cb, ud))
+/* Issue 11, item 2: bias and aux were only compared with C. */
+CASE (lt_bgrada_bias_a, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (BGRADA), f->f32_64, NULL, 0, NULL, cb, ud))
+CASE (lt_bgradb_bias_b, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (BGRADB), f->f32_64b, NULL, 0, NULL, cb, ud))
+CASE (lt_aux_a, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (GELU_AUX), NULL, f->f32_64, 8, NULL, cb, ud))
+/* A and B may be one buffer: both are only read. */
+CASE (lt_aux_bias, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64, 8, 0, f->f32_64c, 8, EPI (GELU_AUX_BIAS), f->f32_64b, f->f32_64b, 8, NULL, cb, ud))
+CASE (lt_dgelu_bias_aux, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64, 8, 0, f->f32_64c, 8, EPI (DGELU_BGRAD), f->f32_64b, f->f32_64b, 8, NULL, cb, ud))
+CASE (lt_fp8_bias_scale, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e4m3_64, 8, f->f32_64c, f->e4m3_64, 8, NULL, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, cb, ud))
+/* Issue 11, item 1: with fp8 operands and an f32 D, cuBLASLt reads a bf16
+ * bias; an f32 one was accepted and read as bf16 pairs. */
+CASE (lt_fp8_f32_bias_dtype, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e4m3_64, 8, NULL, f->e4m3_64, 8, NULL, 0, f->f32_64c, 8, EPI (BIAS), f->f32_8, NULL, cb, ud))
 CASE (lt_lda, atomr_blas_lt_actor_matmul_async (f->lt, T, N, 8, 8, 8, 1, f->f32_64, 5, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, 0, NULL, cb, ud))
 CASE (lt_bias_unused, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (RELU), f->f32_8, NULL, 0, NULL, cb, ud))
 CASE (lt_bias_missing, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (BIAS), NULL, NULL, 0, NULL, cb, ud))
@@ -270,7 +281,14 @@ static const Case cases[] = {
   { "/blaslt/matmul/c-dtype", lt_c_dtype, INVALID, "matmul: C has dtype f16 with A f32" },
   { "/blaslt/matmul/k-zero", lt_k_zero, INVALID, "matmul: k is 0; it must be positive" },
   { "/blaslt/matmul/epilogue", lt_epilogue, INVALID, "matmul: epilogue is 99, not a valid AtomrBlasLtEpilogue" },
-  { "/blaslt/matmul/alias", lt_alias, INVALID, "matmul: A and C must be different buffers" },
+  { "/blaslt/matmul/alias", lt_alias, INVALID, "matmul: output C and input A are the same buffer" },
+  { "/blaslt/matmul/bgrada-bias-is-a", lt_bgrada_bias_a, INVALID, "matmul: output bias and input A are the same buffer" },
+  { "/blaslt/matmul/bgradb-bias-is-b", lt_bgradb_bias_b, INVALID, "matmul: output bias and input B are the same buffer" },
+  { "/blaslt/matmul/relu-aux-is-a", lt_aux_a, INVALID, "matmul: output aux and input A are the same buffer" },
+  { "/blaslt/matmul/gelu-aux-is-bias", lt_aux_bias, INVALID, "matmul: output aux and input bias are the same buffer" },
+  { "/blaslt/matmul/dgelu-bias-is-aux", lt_dgelu_bias_aux, INVALID, "matmul: output bias and input aux are the same buffer" },
+  { "/blaslt/fp8/bias-is-scale", lt_fp8_bias_scale, INVALID, "matmul_scaled: output C and input scale_a are the same buffer" },
+  { "/blaslt/fp8/f32-bias-dtype", lt_fp8_f32_bias_dtype, INVALID, "matmul_scaled: bias has dtype f32, expected bf16" },
   { "/blaslt/matmul/lda", lt_lda, INVALID, "matmul: leading dimension lda is 5; it must be at least 8" },
   { "/blaslt/matmul/bias-unused", lt_bias_unused, INVALID, "matmul: bias is given, but epilogue relu takes none" },
   { "/blaslt/matmul/bias-missing", lt_bias_missing, INVALID, "matmul: bias must be an AtomrBuffer" },

@@ -138,8 +138,9 @@ run_case (const Case        *c,
       if (!c->advanced)
         plan = atomr_fft_plan_new_3d (c->kind, c->precision, c->n[0], c->n[1], c->n[2], c->batch, &error);
       else
-        plan = atomr_fft_plan_new_many (c->kind, c->precision, c->n, rank, c->inembed, c->istride, c->idist,
-                                        c->onembed, c->ostride, c->odist, c->batch, &error);
+        plan = atomr_fft_plan_new_many (c->kind, c->precision, c->n, rank, c->inembed, rank,
+                                        c->istride, c->idist, c->onembed, rank,
+                                        c->ostride, c->odist, c->batch, &error);
     }
   g_assert_no_error (error);
 

@@ -14,7 +14,8 @@
  */
 #include "config.h"
 
-#include <cublas_v2.h>
+/* The raw baseline calls cuBLAS through the same dlopen() table as the actor. */
+#include "atomr-cublas-table-private.h"
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
@@ -130,6 +131,7 @@ main (int argc, char **argv)
   /* The raw side: its own non-blocking stream, as the actor's. */
   g_assert_true (atomr_device_enter (device, NULL));
   g_assert_cmpint (ATOMR_CU->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), ==, CUDA_SUCCESS);
+  g_assert_true (atomr_cublas_load (NULL));
   g_assert_cmpint (cublasCreate (&handle), ==, CUBLAS_STATUS_SUCCESS);
   g_assert_cmpint (cublasSetStream (handle, (cudaStream_t) stream), ==, CUBLAS_STATUS_SUCCESS);
   atomr_device_leave (device);

@@ -12,7 +12,8 @@
  */
 #include "config.h"
 
-#include <cufft.h>
+/* The raw baseline calls cuFFT through the same dlopen() table as the actor. */
+#include "atomr-cufft-table-private.h"
 
 #include "atomr.h"
 #include "core/atomr-actor-private.h"
@@ -127,6 +128,7 @@ bench_raw (AtomrDevice  *device,
 
   if (!atomr_device_enter (device, &error))
     g_error ("enter: %s", error->message);
+  g_assert_true (atomr_cufft_load (NULL));
   g_assert_cmpint (cufftCreate (&plan), ==, CUFFT_SUCCESS);
   g_assert_cmpint (cufftMakePlanMany64 (plan, size->rank, n, NULL, 1, 0, NULL, 1, 0,
                                         size->kind == ATOMR_FFT_R2C ? CUFFT_R2C : CUFFT_C2C,
