@@ -1135,6 +1135,7 @@ struct _AtomrCacheRequest {
   gboolean   in_flight; /* key is in cache->flights: this request compiles */
   gchar     *lock_path; /* the KEY.lock file this request created */
   /* For the manifest, copied after a memory miss: */
+  gchar     *program_name;
   gchar    **kernel_names;
   gchar    **flags;
   gchar     *arch;
@@ -1219,6 +1220,7 @@ atomr_cache_request_free (AtomrCacheRequest *request)
   flight_end (request);
   disk_unlock (request);
   g_clear_object (&request->cache);
+  g_free (request->program_name);
   g_strfreev (request->kernel_names);
   g_strfreev (request->flags);
   g_free (request->arch);
@@ -2049,8 +2051,13 @@ watch_headers_locked (AtomrKernelCache *self,
   for (guint i = 0; i < headers->len; i++)
     {
       AtomrCacheHeaderStamp *stamp = g_ptr_array_index (headers, i);
-      g_autofree gchar *dir = g_path_get_dirname (stamp->path);
+      g_autofree gchar *dir = NULL;
 
+      /* A relative path names another file after chdir(), which no watch
+       * on the old directory reports: such entries stat() every time. */
+      if (!g_path_is_absolute (stamp->path))
+        return FALSE;
+      dir = g_path_get_dirname (stamp->path);
       if (g_hash_table_contains (self->watched_dirs, dir))
         continue;
       if (!is_local_file_system (dir)
@@ -2158,6 +2165,13 @@ manifest_build (AtomrCacheRequest *request,
     json_builder_add_null_value (b);
   json_builder_set_member_name (b, "nvrtc");
   json_builder_add_string_value (b, atomr_nvrtc_get_identity () ? atomr_nvrtc_get_identity () : "");
+  json_builder_set_member_name (b, "program_name");
+  json_builder_add_string_value (b, request->program_name ? request->program_name : "");
+  json_builder_set_member_name (b, "nvjitlink");
+  if (atomr_cache_flags_use_lto ((const gchar * const *) request->flags))
+    json_builder_add_string_value (b, atomr_jitlink_get_identity ());
+  else
+    json_builder_add_null_value (b);
   json_builder_set_member_name (b, "headers");
   json_builder_begin_object (b);
   for (guint i = 0; request->headers && i < request->headers->len; i++)
@@ -2459,6 +2473,7 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
       g_debug ("kernel cache: not cached: %s", error->message);
       return NULL;
     }
+  request->program_name = g_strdup (input->program_name ? input->program_name : ATOMR_DEFAULT_PROGRAM_NAME);
   request->kernel_names = g_strdupv ((gchar **) input->kernel_names);
   request->flags = g_strdupv ((gchar **) input->flags);
   request->arch = g_strdup (input->arch);

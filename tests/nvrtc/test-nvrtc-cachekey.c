@@ -340,6 +340,34 @@ test_shadowing_quoted (Fixture *f, gconstpointer data)
   check_edit (f, "#include \"v.h\"\n" KERNEL_BY_V, "k/s.cu", o, "MARK_B", create_k_v, "MARK_K");
 }
 
+/* The working directory changes between two compiles of the same request
+ * with the same cache object: "x.h" (next to "program.cu") is another
+ * file now.  Memory entries validated by inotify watches must not
+ * outlive the directory they were resolved in. */
+static void
+test_working_directory_change (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrCompileOptions) o = atomr_compile_options_new ();
+  const gchar *source = "#include \"x.h\"\n" KERNEL_BY_V;
+  g_autofree gchar *m1 = NULL, *m2 = NULL, *m3 = NULL, *m4 = NULL;
+  g_autofree gchar *a = g_build_filename (f->dir, "A", NULL);
+  g_autofree gchar *b = g_build_filename (f->dir, "B", NULL);
+
+  put_v ("A/x.h", "a");
+  put_v ("B/x.h", "b");
+  g_assert_cmpint (g_chdir (a), ==, 0);
+  m1 = compile_mark (f->cache, source, NULL, o, NULL);
+  m2 = compile_mark (f->cache, source, NULL, o, NULL);
+  g_assert_cmpstr (m1, ==, "MARK_a");
+  g_assert_cmpstr (m2, ==, "MARK_a");
+  g_assert_cmpint (g_chdir (b), ==, 0);
+  m3 = compile_mark (f->cache, source, NULL, o, NULL);
+  m4 = compile_mark (f->cache, source, NULL, o, NULL);
+  g_assert_cmpstr (m3, ==, "MARK_b");
+  g_assert_cmpstr (m4, ==, "MARK_b");
+  g_assert_cmpint (g_chdir (f->dir), ==, 0);
+}
+
 /* 3. The program name is in the key: __FILE__ and the log differ. */
 static void
 test_program_name (Fixture *f, gconstpointer data)
@@ -606,6 +634,7 @@ main (int argc, char **argv)
   ADD ("/cachekey/include/shadowing", test_shadowing);
   ADD ("/cachekey/include/shadowing-quoted", test_shadowing_quoted);
   ADD ("/cachekey/program-name", test_program_name);
+  ADD ("/cachekey/working-directory-change", test_working_directory_change);
   ADD ("/cachekey/refusals", test_refusals);
   ADD ("/cachekey/keyable-flags", test_keyable_flags);
 #undef ADD
