@@ -736,6 +736,18 @@ make_current (AtomrDevice *self)
   return ATOMR_CU->cuCtxSetCurrent (self->context);
 }
 
+CUdevice
+atomr_device_get_cu_device (AtomrDevice *self)
+{
+  return self->cu_device;
+}
+
+CUcontext
+atomr_device_get_cu_context (AtomrDevice *self)
+{
+  return self->context;
+}
+
 gboolean
 atomr_device_enter (AtomrDevice *self,
                     GError     **error)
