@@ -26,6 +26,7 @@
 
 #include "core/atomr-actor-private.h"
 #include "core/atomr-error.h"
+#include "core/atomr-tensor-private.h"
 
 G_BEGIN_DECLS
 
@@ -100,7 +101,10 @@ gboolean atomr_check_int32         (const gchar  *op,
 /* A column-major @rows x @cols matrix in @buffer with leading dimension
  * @ld (named @ld_arg): ld >= MAX (1, rows), both fit 32 bits, and the
  * buffer holds ld * (cols - 1) + rows elements (plus @stride * (@batch - 1)
- * for a strided batch; pass 0 and 1 for a single matrix). */
+ * for a strided batch; pass 0 and 1 for a single matrix, and
+ * ATOMR_STRIDE_PACKED for a packed batch whose stride is ld × cols).  All
+ * arithmetic is checked. */
+#define ATOMR_STRIDE_PACKED G_MININT64
 gboolean atomr_check_matrix        (const gchar  *op,
                                     const gchar  *arg,
                                     AtomrBuffer  *buffer,
@@ -120,6 +124,55 @@ gboolean atomr_check_vector        (const gchar  *op,
                                     const gchar  *inc_arg,
                                     gint64        inc,
                                     GError      **error);
+/* One buffer or view argument of an operation, for the aliasing check:
+ * the elements [offset, offset + count) of @buffer (count 0: to the end),
+ * or the bytes @tensor can touch.  Arguments that are NULL are skipped, so
+ * optional arguments can be listed as they are. */
+typedef struct {
+  const gchar *name;
+  AtomrBuffer *buffer;
+  guint64      offset;
+  guint64      count;
+  AtomrTensor *tensor;
+} AtomrOperand;
+
+#define ATOMR_OPERAND(name, buffer) ((AtomrOperand) { (name), (buffer), 0, 0, NULL })
+#define ATOMR_OPERAND_RANGE(name, buffer, offset, count) \
+  ((AtomrOperand) { (name), (buffer), (offset), (count), NULL })
+#define ATOMR_OPERAND_TENSOR(name, tensor) ((AtomrOperand) { (name), NULL, 0, 0, (tensor) })
+#define ATOMR_OPERANDS(...) ((const AtomrOperand[]) { __VA_ARGS__ }), \
+  (guint) (sizeof ((const AtomrOperand[]) { __VA_ARGS__ }) / sizeof (AtomrOperand))
+
+/* No output shares a byte with any input or any other output: the GPU
+ * libraries read and write them concurrently, so any overlap gives
+ * undefined results.  Operations that work in place pass the in-place
+ * buffer once, as an output only.  Two arguments overlap when their byte
+ * ranges intersect in the same allocation (the same buffer, or buffers
+ * wrapping the same memory); views compare with atomr_tensor_overlaps().
+ * Fails with ATOMR_ERROR_INVALID_ARGUMENT naming both arguments. */
+gboolean atomr_check_no_alias      (const gchar        *op,
+                                    const AtomrOperand *outputs,
+                                    guint               n_outputs,
+                                    const AtomrOperand *inputs,
+                                    guint               n_inputs,
+                                    GError            **error);
+
+/* Overflow-checked products and sums of sizes derived from user numbers:
+ * FALSE with ATOMR_ERROR_INVALID_ARGUMENT "<op>: <what> overflows" when the
+ * exact result does not fit 64 bits (or exceeds @limit when non-zero). */
+gboolean atomr_size_mul            (const gchar  *op,
+                                    const gchar  *what,
+                                    guint64       a,
+                                    guint64       b,
+                                    guint64      *result,
+                                    GError      **error);
+gboolean atomr_size_add            (const gchar  *op,
+                                    const gchar  *what,
+                                    guint64       a,
+                                    guint64       b,
+                                    guint64      *result,
+                                    GError      **error);
+
 /* @value is one of the @n_values members of an enum named @type_name. */
 gboolean atomr_check_enum          (const gchar  *op,
                                     const gchar  *arg,

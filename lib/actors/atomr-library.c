@@ -184,24 +184,32 @@ atomr_check_matrix (const gchar  *op,
                     gint64        batch,
                     GError      **error)
 {
-  guint64 needed = 0;
+  guint64 needed = 0, span = 0, step = 0;
 
   if (!atomr_check_buffer (op, arg, buffer, error) ||
       !atomr_check_ld (op, ld_arg, ld, rows, error) ||
       !atomr_check_int32 (op, ld_arg, ld, error))
     return FALSE;
-  if (stride < 0)
+  if (stride < 0 && stride != ATOMR_STRIDE_PACKED)
     return FAIL ("%s: the stride of %s is %" G_GINT64_FORMAT "; it must not be negative",
                  op, arg, stride);
   if (rows > 0 && cols > 0 && batch > 0)
     {
-      /* Overflow-safe: every factor is below 2^31 except stride and batch,
-       * whose product is checked against the largest buffer possible. */
-      if (stride > 0 && (guint64) (batch - 1) > G_MAXUINT64 / 4 / (guint64) stride)
-        return FAIL ("%s: %s: stride %" G_GINT64_FORMAT " times %" G_GINT64_FORMAT
-                     " matrices overflows", op, arg, stride, batch);
-      needed = (guint64) ld * (guint64) (cols - 1) + (guint64) rows +
-               (guint64) stride * (guint64) (batch - 1);
+      /* Every product and sum is checked: the numbers come from the caller. */
+      if (!atomr_size_mul (op, arg, (guint64) ld, (guint64) (cols - 1), &span, error) ||
+          !atomr_size_add (op, arg, span, (guint64) rows, &needed, error))
+        return FALSE;
+      if (stride == ATOMR_STRIDE_PACKED &&
+          !atomr_size_mul (op, "the matrix stride (ld × cols)", (guint64) ld, (guint64) cols,
+                           &step, error))
+        return FALSE;
+      if (stride >= 0)
+        step = (guint64) stride;
+      if (!atomr_size_mul (op, "the batch extent (stride × (batch - 1))", step,
+                           (guint64) (batch - 1), &span, error) ||
+          !atomr_size_add (op, arg, needed, span, &needed, error))
+        return FALSE;
+      stride = (gint64) MIN (step, (guint64) G_MAXINT64);
     }
   if (atomr_buffer_get_n_elements (buffer) < needed)
     {
@@ -226,6 +234,8 @@ atomr_check_vector (const gchar  *op,
                     gint64        inc,
                     GError      **error)
 {
+  guint64 needed = 0;
+
   if (!atomr_check_buffer (op, arg, buffer, error))
     return FALSE;
   if (inc < 1)
@@ -233,8 +243,9 @@ atomr_check_vector (const gchar  *op,
                  inc_arg, inc);
   if (!atomr_check_int32 (op, inc_arg, inc, error))
     return FALSE;
-  return atomr_check_min_elements (op, arg, buffer,
-                                   n > 0 ? 1 + (guint64) (n - 1) * (guint64) inc : 0, error);
+  if (n > 0 && !atomr_size_mul (op, arg, (guint64) (n - 1), (guint64) inc, &needed, error))
+    return FALSE;
+  return atomr_check_min_elements (op, arg, buffer, n > 0 ? needed + 1 : 0, error);
 }
 
 gboolean
@@ -259,5 +270,149 @@ atomr_check_int32_range (const gchar  *op,
   if (value < 1 || value > G_MAXINT32)
     return FAIL ("%s: %s is %" G_GINT64_FORMAT "; it must be between 1 and %d", op, arg,
                  value, G_MAXINT32);
+  return TRUE;
+}
+
+static gboolean
+operand_present (const AtomrOperand *operand)
+{
+  return (operand->buffer != NULL && ATOMR_IS_BUFFER (operand->buffer)) ||
+         (operand->tensor != NULL && atomr_tensor_get_buffer (operand->tensor) != NULL);
+}
+
+static AtomrBuffer *
+operand_buffer (const AtomrOperand *operand)
+{
+  return operand->tensor ? atomr_tensor_get_buffer (operand->tensor) : operand->buffer;
+}
+
+/* Elements [offset, end) of a buffer operand, clamped to the buffer. */
+static guint64
+operand_end (const AtomrOperand *operand)
+{
+  guint64 n = atomr_buffer_get_n_elements (operand->buffer);
+
+  if (operand->count == 0 || operand->count > n || operand->offset > n - operand->count)
+    return n;
+  return operand->offset + operand->count;
+}
+
+/* The bytes an operand can touch, as addresses in its allocation's space
+ * (device addresses, or host addresses on the host device). */
+static void
+operand_bytes (const AtomrOperand *operand,
+               guintptr           *begin,
+               guintptr           *end)
+{
+  AtomrBuffer *buffer = operand_buffer (operand);
+  CUdeviceptr ptr = atomr_buffer_get_ptr (buffer);
+  guintptr base = ptr ? (guintptr) ptr : (guintptr) atomr_buffer_get_host_data (buffer);
+  guint64 b, e;
+
+  if (operand->tensor)
+    atomr_tensor_get_byte_range (operand->tensor, &b, &e);
+  else
+    {
+      gsize size = atomr_dtype_get_size (atomr_buffer_get_dtype (buffer));
+      b = MIN (operand->offset, operand_end (operand)) * size;
+      e = operand_end (operand) * size;
+    }
+  /* No memory (a buffer of an older generation fails later as stale):
+   * nothing to compare. */
+  *begin = base ? base + b : 0;
+  *end = base ? base + e : 0;
+}
+
+static gboolean
+operands_overlap (const AtomrOperand *a,
+                  const AtomrOperand *b)
+{
+  AtomrBuffer *ba, *bb;
+  guintptr a0, a1, b0, b1;
+
+  if (!operand_present (a) || !operand_present (b))
+    return FALSE;
+  if (a->tensor && b->tensor)
+    return atomr_tensor_overlaps (a->tensor, b->tensor);
+  ba = operand_buffer (a);
+  bb = operand_buffer (b);
+  if (ba == NULL || bb == NULL)
+    return FALSE;
+  if (ba == bb && !a->tensor && !b->tensor)
+    return a->offset < operand_end (b) && b->offset < operand_end (a);
+  if (atomr_buffer_get_device (ba) != atomr_buffer_get_device (bb))
+    return FALSE;
+  /* Distinct buffers may wrap the same memory: compare addresses. */
+  operand_bytes (a, &a0, &a1);
+  operand_bytes (b, &b0, &b1);
+  return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1;
+}
+
+static gboolean
+fail_alias (const gchar        *op,
+            const gchar        *kind,
+            const AtomrOperand *out,
+            const AtomrOperand *other,
+            GError            **error)
+{
+  if (out->count == 0 && other->count == 0 && !out->tensor && !other->tensor &&
+      out->buffer == other->buffer)
+    return FAIL ("%s: output %s and %s %s are the same buffer; the library reads and writes "
+                 "them at the same time, so they must not overlap", op, out->name, kind,
+                 other->name);
+  if (out->tensor || other->tensor || out->buffer != other->buffer)
+    return FAIL ("%s: output %s overlaps %s %s in memory; the library reads and writes them "
+                 "at the same time, so they must not overlap", op, out->name, kind, other->name);
+  return FAIL ("%s: output %s (elements %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+               ") overlaps %s %s (elements %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+               ") in the same buffer", op, out->name, out->offset, operand_end (out), kind,
+               other->name, other->offset, operand_end (other));
+}
+
+gboolean
+atomr_check_no_alias (const gchar        *op,
+                      const AtomrOperand *outputs,
+                      guint               n_outputs,
+                      const AtomrOperand *inputs,
+                      guint               n_inputs,
+                      GError            **error)
+{
+  for (guint i = 0; i < n_outputs; i++)
+    {
+      if (!operand_present (&outputs[i]))
+        continue;
+      for (guint j = i + 1; j < n_outputs; j++)
+        if (operands_overlap (&outputs[i], &outputs[j]))
+          return fail_alias (op, "output", &outputs[i], &outputs[j], error);
+      for (guint j = 0; j < n_inputs; j++)
+        if (operands_overlap (&outputs[i], &inputs[j]))
+          return fail_alias (op, "input", &outputs[i], &inputs[j], error);
+    }
+  return TRUE;
+}
+
+gboolean
+atomr_size_mul (const gchar  *op,
+                const gchar  *what,
+                guint64       a,
+                guint64       b,
+                guint64      *result,
+                GError      **error)
+{
+  if (!g_uint64_checked_mul (result, a, b))
+    return FAIL ("%s: %s overflows (%" G_GUINT64_FORMAT " × %" G_GUINT64_FORMAT ")", op, what, a, b);
+  return TRUE;
+}
+
+gboolean
+atomr_size_add (const gchar  *op,
+                const gchar  *what,
+                guint64       a,
+                guint64       b,
+                guint64      *result,
+                GError      **error)
+{
+  if (!g_uint64_checked_add (result, a, b))
+    return FAIL ("%s: %s overflows (%" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT ")", op, what, a, b);
   return TRUE;
 }

@@ -54,24 +54,8 @@ struct _AtomrBuffer
   GDestroyNotify foreign_notify;
   gpointer       foreign_data;
 
-  /* under the hazards lock */
-  AtomrSlot   *last_writer;
-  GPtrArray   *readers;      /* AtomrSlot*, one per actor */
+  AtomrHazards hazards;      /* atomr-hazard.c */
 };
-
-struct _AtomrSlot
-{
-  gatomicrefcount ref;
-  gpointer     owner;        /* identity only: the actor that resolves it */
-  gboolean     resolved;     /* under the hazards lock */
-  AtomrVec     fences;       /* AtomrFence*, set on resolve */
-  AtomrVec     replaced;     /* older reader slots of the same actor it stands for */
-  GPtrArray   *wake;         /* GMainContext* to wake on resolve */
-};
-
-/* One lock for all hazard bookkeeping: registering an operation on all its
- * buffers at once keeps the dependency graph acyclic. */
-G_LOCK_DEFINE_STATIC (hazards);
 
 G_DEFINE_FINAL_TYPE (AtomrBuffer, atomr_buffer, G_TYPE_OBJECT)
 
@@ -111,18 +95,14 @@ atomr_buffer_finalize (GObject *object)
           /* Free on the GPU timeline, after the last work that touched it
            * (every operation using the buffer has completed or failed, so
            * every slot is resolved). */
-          if (self->last_writer)
-            atomr_slot_order (self->last_writer, utility, NULL);
-          for (guint i = 0; self->readers && i < self->readers->len; i++)
-            atomr_slot_order (g_ptr_array_index (self->readers, i), utility, NULL);
+          atomr_hazards_order_all (&self->hazards, utility);
           ATOMR_CU->cuMemFreeAsync (self->ptr, utility->handle);
         }
       atomr_device_leave (self->device);
     }
   /* Memory of an older generation died with its context. */
 
-  g_clear_pointer (&self->last_writer, atomr_slot_unref);
-  g_clear_pointer (&self->readers, g_ptr_array_unref);
+  atomr_hazards_clear (&self->hazards);
   g_clear_pointer (&self->shape, g_array_unref);
   g_clear_object (&self->device);
 
@@ -317,8 +297,7 @@ atomr_buffer_new (AtomrDevice  *device,
       atomr_device_leave (device);
       if (fence == NULL)
         return NULL;
-      self->last_writer = atomr_slot_new (NULL);
-      atomr_slot_resolve (self->last_writer, fence, NULL);
+      atomr_hazards_init_written (&self->hazards, fence);
     }
   }
 
@@ -467,6 +446,12 @@ atomr_buffer_set_shape (AtomrBuffer   *self,
 
   g_return_val_if_fail (ATOMR_IS_BUFFER (self), FALSE);
 
+  if (shape == NULL && n_dims > 0)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "A shape of %u dimensions was given without its extents", n_dims);
+      return FALSE;
+    }
   for (guint i = 0; i < n_dims; i++)
     {
       if (shape[i] <= 0)
@@ -474,6 +459,16 @@ atomr_buffer_set_shape (AtomrBuffer   *self,
           g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                        "Dimension %u of the shape is %" G_GINT64_FORMAT "; it must be positive",
                        i, shape[i]);
+          return FALSE;
+        }
+      /* A product that wraps could land on the element count exactly
+       * (2^32 × 2^32 + 1 is 1 modulo 2^64): check before multiplying. */
+      if (n > G_MAXUINT64 / (guint64) shape[i])
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "The shape's element count overflows 64 bits at dimension %u "
+                       "(extent %" G_GINT64_FORMAT "); the buffer holds %" G_GUINT64_FORMAT
+                       " elements", i, shape[i], self->n_elements);
           return FALSE;
         }
       n *= (guint64) shape[i];
@@ -576,180 +571,10 @@ atomr_buffer_get_host_data (AtomrBuffer *self)
   return self->host_data;
 }
 
-AtomrSlot *
-atomr_slot_new (gpointer owner)
+AtomrHazards *
+atomr_buffer_get_hazards (AtomrBuffer *self)
 {
-  AtomrSlot *slot = g_new0 (AtomrSlot, 1);
-
-  g_atomic_ref_count_init (&slot->ref);
-  slot->owner = owner;
-  return slot;
-}
-
-gpointer
-atomr_slot_get_owner (AtomrSlot *slot)
-{
-  return slot->owner;
-}
-
-AtomrSlot *
-atomr_slot_ref (AtomrSlot *slot)
-{
-  g_atomic_ref_count_inc (&slot->ref);
-  return slot;
-}
-
-void
-atomr_slot_unref (AtomrSlot *slot)
-{
-  if (!g_atomic_ref_count_dec (&slot->ref))
-    return;
-  atomr_vec_clear (&slot->fences, (GDestroyNotify) atomr_fence_unref);
-  atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
-  g_clear_pointer (&slot->wake, g_ptr_array_unref);
-  g_free (slot);
-}
-
-gboolean
-atomr_slot_check (AtomrSlot    *slot,
-                  GMainContext *wake)
-{
-  gboolean resolved;
-
-  G_LOCK (hazards);
-  resolved = slot->resolved;
-  if (!resolved && wake)
-    {
-      if (slot->wake == NULL)
-        slot->wake = g_ptr_array_new_with_free_func ((GDestroyNotify) g_main_context_unref);
-      if (!g_ptr_array_find (slot->wake, wake, NULL))
-        g_ptr_array_add (slot->wake, g_main_context_ref (wake));
-    }
-  G_UNLOCK (hazards);
-  return resolved;
-}
-
-void
-atomr_slot_resolve (AtomrSlot  *slot,
-                    AtomrFence *fence,
-                    AtomrVec   *deps)
-{
-  AtomrVec fences;
-  GPtrArray *wake;
-
-  atomr_vec_init (&fences);
-  if (fence)
-    atomr_vec_add (&fences, atomr_fence_ref (fence));
-  else
-    {
-      /* Never enqueued: stand for what it followed, and for the older
-       * reads of its actor it took the place of (they ran before it). */
-      for (guint i = 0; deps && i < deps->len; i++)
-        {
-          AtomrSlot *dep = deps->data[i];
-          for (guint j = 0; j < dep->fences.len; j++)
-            atomr_vec_add (&fences, atomr_fence_ref (dep->fences.data[j]));
-        }
-      for (guint i = 0; i < slot->replaced.len; i++)
-        {
-          AtomrSlot *old = slot->replaced.data[i];
-          for (guint j = 0; j < old->fences.len; j++)
-            atomr_vec_add (&fences, atomr_fence_ref (old->fences.data[j]));
-        }
-    }
-
-  G_LOCK (hazards);
-  g_return_if_fail (!slot->resolved);
-  slot->fences = fences;
-  if (fences.data == fences.inline_data)
-    slot->fences.data = slot->fences.inline_data;   /* the struct moved */
-  slot->resolved = TRUE;
-  /* What it stood in for is now folded into its fences. */
-  atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
-  wake = g_steal_pointer (&slot->wake);
-  G_UNLOCK (hazards);
-
-  for (guint i = 0; wake && i < wake->len; i++)
-    g_main_context_wakeup (g_ptr_array_index (wake, i));
-  g_clear_pointer (&wake, g_ptr_array_unref);
-}
-
-gboolean
-atomr_slot_order (AtomrSlot    *slot,
-                  AtomrStream  *stream,
-                  GError      **error)
-{
-  /* Resolved slots are immutable: no lock needed to read the fences. */
-  for (guint i = 0; i < slot->fences.len; i++)
-    {
-      AtomrFence *fence = slot->fences.data[i];
-      /* Work known to be finished needs no wait on the GPU. */
-      if (g_atomic_int_get (&fence->signalled) && fence->result == CUDA_SUCCESS)
-        continue;
-      if (!atomr_stream_wait (stream, fence, error))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-void
-atomr_hazards_register (AtomrSlot *slot,
-                        AtomrVec  *reads,
-                        AtomrVec  *writes,
-                        AtomrVec  *deps)
-{
-  G_LOCK (hazards);
-  for (guint i = 0; i < reads->len; i++)
-    {
-      AtomrBuffer *buffer = reads->data[i];
-
-      if (buffer->last_writer && buffer->last_writer != slot)
-        atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
-      if (buffer->readers == NULL)
-        buffer->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
-      if (g_ptr_array_find (buffer->readers, slot, NULL))
-        continue;
-      /* One reader per actor: its stream runs in order, so its newest read
-       * covers the older ones (and stands for them if it never runs).
-       * Without this a buffer read by thousands of requests in flight
-       * would make every new read pay for all of them. */
-      {
-        gboolean replaced = FALSE;
-        for (guint j = 0; j < buffer->readers->len; j++)
-          {
-            AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
-            if (r->owner != NULL && r->owner == slot->owner)
-              {
-                /* the reference moves from the list to @slot */
-                atomr_vec_add (&slot->replaced, r);
-                g_ptr_array_index (buffer->readers, j) = atomr_slot_ref (slot);
-                replaced = TRUE;
-                break;
-              }
-          }
-        if (replaced)
-          continue;
-      }
-      g_ptr_array_add (buffer->readers, atomr_slot_ref (slot));
-    }
-  for (guint i = 0; i < writes->len; i++)
-    {
-      AtomrBuffer *buffer = writes->data[i];
-
-      if (buffer->last_writer && buffer->last_writer != slot)
-        atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
-      for (guint j = 0; buffer->readers && j < buffer->readers->len; j++)
-        {
-          AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
-          if (r != slot)
-            atomr_vec_add (deps, atomr_slot_ref (r));
-        }
-      if (buffer->readers)
-        g_ptr_array_set_size (buffer->readers, 0);
-      g_clear_pointer (&buffer->last_writer, atomr_slot_unref);
-      buffer->last_writer = atomr_slot_ref (slot);
-    }
-  G_UNLOCK (hazards);
+  return &self->hazards;
 }
 
 /* Conveniences through the device's default actor. */
@@ -1035,106 +860,91 @@ atomr_buffer_fill_sync (AtomrBuffer   *self,
   return ok;
 }
 
-static guint16
-float_to_half (float f)
+/* Encodes |@a| (finite, not NaN) in a binary format with @mant_bits
+ * mantissa bits and exponent bias @bias, rounding once to nearest even
+ * straight from the double: converting to float first would round twice
+ * (1 + 2^-11 + 2^-40 would become the tie 1 + 2^-11 and then 1.0 in f16).
+ * @a / quantum is exact in double (at most 53 significant bits and a power
+ * of two divisor), so the only rounding is the one below.  The result may
+ * carry into the exponent field; callers check it against their largest
+ * finite encoding (a double's exponent, at most 1023, keeps the result
+ * within 32 bits for every format here). */
+static guint32
+encode_binary (gdouble a,
+               guint   mant_bits,
+               gint    bias)
 {
-  guint32 x;
-  guint32 sign, mant;
-  gint32 exp;
+  gint e, exp, emin = 1 - bias;
+  gdouble x, f, r;
+  guint32 q;
 
-  memcpy (&x, &f, 4);
-  sign = (x >> 16) & 0x8000;
-  exp = (gint32) ((x >> 23) & 0xff) - 127 + 15;
-  mant = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff)                     /* inf / nan */
-    return sign | 0x7c00 | (mant ? 0x200 : 0);
-  if (exp >= 31)
-    return sign | 0x7c00;                               /* overflow */
-  if (exp <= 0)
-    {
-      if (exp < -10)
-        return sign;
-      mant |= 0x800000;
-      {
-        guint32 shift = (guint32) (14 - exp);
-        guint32 half = mant >> shift;
-        guint32 rem = mant & ((1u << shift) - 1);
-        guint32 mid = 1u << (shift - 1);
-        if (rem > mid || (rem == mid && (half & 1)))
-          half++;
-        return sign | half;
-      }
-    }
-  {
-    guint32 half = sign | ((guint32) exp << 10) | (mant >> 13);
-    guint32 rem = mant & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
-      half++;
-    return (guint16) half;
-  }
+  if (a == 0.0)
+    return 0;
+  (void) frexp (a, &e);                 /* a = m × 2^e, m in [0.5, 1) */
+  exp = e - 1;                          /* a = 1.f × 2^exp */
+  if (exp < emin)
+    exp = emin;                         /* subnormal: fixed quantum */
+  x = ldexp (a, (gint) mant_bits - exp);
+  f = floor (x);
+  r = x - f;
+  if (r > 0.5 || (r == 0.5 && fmod (f, 2.0) != 0.0))
+    f += 1.0;
+  q = (guint32) f;                      /* in [0, 2^(mant_bits + 1)] */
+  if (q < (1u << mant_bits))
+    return q;                           /* subnormal (or zero) */
+  /* normal: a carry out of the mantissa bumps the exponent by itself */
+  return ((guint32) (exp - emin + 1) << mant_bits) + (q - (1u << mant_bits));
+}
+
+static guint16
+double_to_half (gdouble d)
+{
+  guint16 sign = signbit (d) ? 0x8000 : 0;
+  guint32 bits;
+
+  if (isnan (d))
+    return sign | 0x7e00;
+  bits = isinf (d) ? G_MAXUINT32 : encode_binary (fabs (d), 10, 15);
+  return sign | (guint16) MIN (bits, 0x7c00u);          /* overflow: inf */
+}
+
+static guint16
+double_to_bf16 (gdouble d)
+{
+  guint16 sign = signbit (d) ? 0x8000 : 0;
+  guint32 bits;
+
+  if (isnan (d))
+    return sign | 0x7fc0;
+  bits = isinf (d) ? G_MAXUINT32 : encode_binary (fabs (d), 7, 127);
+  return sign | (guint16) MIN (bits, 0x7f80u);
 }
 
 /* OCP E4M3: bias 7, no infinities, 0x7f/0xff are NaN, largest finite 448.
  * Round to nearest even, saturate out-of-range values to ±448. */
 static guint8
-float_to_e4m3 (float f)
+double_to_e4m3 (gdouble d)
 {
-  guint8 sign = signbit (f) ? 0x80 : 0;
-  float a = fabsf (f);
-  int e;
-  float m;
-  guint32 q;
+  guint8 sign = signbit (d) ? 0x80 : 0;
+  guint32 bits;
 
-  if (isnan (f))
+  if (isnan (d))
     return 0x7f;
-  if (a >= 448.0f)
-    return sign | 0x7e;
-  if (a < ldexpf (1.0f, -10))          /* below half the smallest subnormal: round */
-    return sign | (a > ldexpf (1.0f, -10) ? 1 : 0);
-  m = frexpf (a, &e);                   /* a = m * 2^e, m in [0.5, 1) */
-  if (e - 1 < -6)
-    {
-      /* subnormal: units of 2^-9 */
-      q = (guint32) nearbyintf (a * 512.0f);
-      return sign | (guint8) q;         /* q == 8 is the smallest normal: same bits */
-    }
-  /* normal: 1.mmm × 2^(e-1), three mantissa bits */
-  q = (guint32) nearbyintf ((m * 2.0f - 1.0f) * 8.0f);
-  if (q == 8)
-    {
-      q = 0;
-      e++;
-    }
-  if (e - 1 + 7 > 15 || (e - 1 + 7 == 15 && q == 7))
-    return sign | 0x7e;
-  return sign | (guint8) (((e - 1 + 7) << 3) | q);
+  bits = isinf (d) ? G_MAXUINT32 : encode_binary (fabs (d), 3, 7);
+  return sign | (guint8) MIN (bits, 0x7eu);
 }
 
-static guint16 float_to_half (float f);
-
-/* E5M2 is the top byte of an IEEE half: round the half to nearest even. */
+/* OCP E5M2: IEEE-like, bias 15, infinities; largest finite 57344. */
 static guint8
-float_to_e5m2 (float f)
+double_to_e5m2 (gdouble d)
 {
-  guint16 h = float_to_half (f);
+  guint8 sign = signbit (d) ? 0x80 : 0;
+  guint32 bits;
 
-  if ((h & 0x7c00) == 0x7c00 && (h & 0x03ff))
-    return (guint8) ((h >> 8) | 0x02);  /* keep NaN a NaN */
-  if ((h & 0xff) > 0x80 || ((h & 0xff) == 0x80 && (h & 0x100)))
-    h += 0x100;
-  return (guint8) (h >> 8);
-}
-
-static guint16
-float_to_bf16 (float f)
-{
-  guint32 x;
-
-  memcpy (&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000)
-    return (guint16) ((x >> 16) | 0x40);                /* quiet nan */
-  x += 0x7fff + ((x >> 16) & 1);
-  return (guint16) (x >> 16);
+  if (isnan (d))
+    return sign | 0x7e;
+  bits = isinf (d) ? G_MAXUINT32 : encode_binary (fabs (d), 2, 15);
+  return sign | (guint8) MIN (bits, 0x7cu);
 }
 
 /**
@@ -1176,16 +986,16 @@ atomr_dtype_pack_into (AtomrDtype dtype,
   switch (dtype)
     {
     case ATOMR_DTYPE_F16:
-      { guint16 v = float_to_half ((float) real); memcpy (out, &v, 2); }
+      { guint16 v = double_to_half (real); memcpy (out, &v, 2); }
       break;
     case ATOMR_DTYPE_BF16:
-      { guint16 v = float_to_bf16 ((float) real); memcpy (out, &v, 2); }
+      { guint16 v = double_to_bf16 (real); memcpy (out, &v, 2); }
       break;
     case ATOMR_DTYPE_F8_E4M3:
-      out[0] = float_to_e4m3 ((float) real);
+      out[0] = double_to_e4m3 (real);
       break;
     case ATOMR_DTYPE_F8_E5M2:
-      out[0] = float_to_e5m2 ((float) real);
+      out[0] = double_to_e5m2 (real);
       break;
     case ATOMR_DTYPE_F32:
       { float v = (float) real; memcpy (out, &v, 4); }
@@ -1274,12 +1084,7 @@ release_foreign (AtomrBuffer *self)
       r->data = self->foreign_data;
       r->context = g_main_context_ref (atomr_device_get_thread_context (self->device));
       if (utility)
-        {
-          if (self->last_writer)
-            atomr_slot_order (self->last_writer, utility, NULL);
-          for (guint i = 0; self->readers && i < self->readers->len; i++)
-            atomr_slot_order (g_ptr_array_index (self->readers, i), utility, NULL);
-        }
+        atomr_hazards_order_all (&self->hazards, utility);
       if (utility && ATOMR_CU->cuLaunchHostFunc (utility->handle, foreign_release_host_func, r) == CUDA_SUCCESS)
         {
           atomr_device_leave (self->device);

@@ -188,6 +188,16 @@ double_to_half (gdouble value)
   }
 }
 
+static gdouble
+half_to_double (guint16 h)
+{
+  gint exp = (h >> 10) & 0x1f;
+  gdouble mant = h & 0x3ff;
+  gdouble v = exp == 0 ? ldexp (mant, -24) : exp == 31 ? (mant ? NAN : INFINITY)
+            : ldexp (mant + 1024, exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
 static void
 scalar_set (Scalar  *s,
             gdouble  re,
@@ -243,6 +253,18 @@ to_cublas_op (AtomrTranspose t)
 #define ALPHA    scalar_ptr (r->dtype, &r->alpha)
 #define BETA     scalar_ptr (r->dtype, &r->beta)
 #define RESULT   ((void *) (uintptr_t) self->scratch)
+
+static gboolean
+is_half (AtomrDtype dtype)
+{
+  return dtype == ATOMR_DTYPE_F16 || dtype == ATOMR_DTYPE_BF16;
+}
+
+static cudaDataType
+half_type (AtomrDtype dtype)
+{
+  return dtype == ATOMR_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;
+}
 
 /* Picks the S, D, C or Z routine by the request's dtype. */
 #define DISPATCH4(s, d, c, z, ...)                                   \
@@ -332,6 +354,20 @@ call_geam (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 static cublasStatus_t
 call_gemv (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
+  if (is_half (r->dtype))
+    {
+      /* No half gemv in cuBLAS: the transposed product yᵀ = xᵀ·op(A)ᵀ as a
+       * 1-row GemmEx, where a vector with increment inc is a 1-row matrix
+       * with leading dimension inc (real dtypes: C is T). */
+      cudaDataType t = half_type (r->dtype);
+      gint k = r->transa == CUBLAS_OP_N ? r->n : r->m;
+      gint len = r->transa == CUBLAS_OP_N ? r->m : r->n;
+
+      *name = "cublasGemmEx (half gemv)";
+      return cublasGemmEx (self->handle, CUBLAS_OP_N, r->transa == CUBLAS_OP_N ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           1, len, k, &r->alpha.f[0], PTR (r->x), t, r->incx, PTR (r->a), t, r->lda,
+                           &r->beta.f[0], PTR (r->y), t, r->incy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }
   DISPATCH4 (cublasSgemv, cublasDgemv, cublasCgemv, cublasZgemv,
              self->handle, r->transa, r->m, r->n, ALPHA, PTR (r->a), r->lda,
              PTR (r->x), r->incx, BETA, PTR (r->y), r->incy);
@@ -356,6 +392,12 @@ call_ger (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 static cublasStatus_t
 call_axpy (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
+  if (is_half (r->dtype))
+    {
+      *name = "cublasAxpyEx";
+      return cublasAxpyEx (self->handle, r->n, &r->alpha.f[0], CUDA_R_32F, PTR (r->x), half_type (r->dtype),
+                           r->incx, PTR (r->y), half_type (r->dtype), r->incy, CUDA_R_32F);
+    }
   DISPATCH4 (cublasSaxpy, cublasDaxpy, cublasCaxpy, cublasZaxpy,
              self->handle, r->n, ALPHA, PTR (r->x), r->incx, PTR (r->y), r->incy);
 }
@@ -363,6 +405,12 @@ call_axpy (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 static cublasStatus_t
 call_scal (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
+  if (is_half (r->dtype))
+    {
+      *name = "cublasScalEx";
+      return cublasScalEx (self->handle, r->n, &r->alpha.f[0], CUDA_R_32F, PTR (r->x), half_type (r->dtype),
+                           r->incx, CUDA_R_32F);
+    }
   DISPATCH4 (cublasSscal, cublasDscal, cublasCscal, cublasZscal,
              self->handle, r->n, ALPHA, PTR (r->x), r->incx);
 }
@@ -394,6 +442,12 @@ call_dot (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
   cublasHandle_t h = self->handle;
 
+  if (is_half (r->dtype))
+    {
+      *name = "cublasDotEx";
+      return cublasDotEx (h, r->n, PTR (r->x), half_type (r->dtype), r->incx, PTR (r->y),
+                          half_type (r->dtype), r->incy, RESULT, half_type (r->dtype), CUDA_R_32F);
+    }
   if (r->conjugate)
     {
       DISPATCH4 (cublasSdot, cublasDdot, cublasCdotc, cublasZdotc,
@@ -406,6 +460,12 @@ call_dot (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 static cublasStatus_t
 call_nrm2 (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
+  if (is_half (r->dtype))
+    {
+      *name = "cublasNrm2Ex";
+      return cublasNrm2Ex (self->handle, r->n, PTR (r->x), half_type (r->dtype), r->incx, RESULT,
+                           half_type (r->dtype), CUDA_R_32F);
+    }
   DISPATCH4 (cublasSnrm2, cublasDnrm2, cublasScnrm2, cublasDznrm2,
              self->handle, r->n, PTR (r->x), r->incx, RESULT);
 }
@@ -529,6 +589,24 @@ blas_complete (AtomrOp *op,
   gboolean wide = r->dtype == ATOMR_DTYPE_F64 || r->dtype == ATOMR_DTYPE_C128;
   gboolean complex_ = atomr_dtype_is_complex (r->dtype);
 
+  if (is_half (r->dtype) && r->result != RESULT_INDEX)
+    {
+      /* the Ex reductions return the dtype of x */
+      guint16 h;
+      memcpy (&h, data, sizeof h);
+      if (r->dtype == ATOMR_DTYPE_BF16)
+        {
+          guint32 u = (guint32) h << 16;
+          gfloat f;
+          memcpy (&f, &u, sizeof f);
+          res->re = f;
+        }
+      else
+        res->re = half_to_double (h);
+      g_task_return_pointer (task, res, g_free);
+      return;
+    }
+
   switch (r->result)
     {
     case RESULT_INDEX:
@@ -589,6 +667,10 @@ blas_submit (AtomrOp      *op,
 
 static const AtomrDtype blas_dtypes[] = {
   ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128,
+};
+/* level 1 and 2 with the Ex forms for halves */
+static const AtomrDtype half_ok_dtypes[] = {
+  ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128, ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16,
 };
 static const AtomrDtype gemm_dtypes[] = {
   ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128,
@@ -1419,7 +1501,7 @@ atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
 
   if (!CHECK_TRANS (opname, "trans", trans) ||
       !check_dims (opname, &error, "m", m, "n", n, NULL) ||
-      !atomr_check_dtype_in (opname, "A", a, blas_dtypes, G_N_ELEMENTS (blas_dtypes), &error) ||
+      !atomr_check_dtype_in (opname, "A", a, half_ok_dtypes, G_N_ELEMENTS (half_ok_dtypes), &error) ||
       !atomr_check_same_dtype (opname, "A", a, "x", x, &error) ||
       !atomr_check_same_dtype (opname, "A", a, "y", y, &error) ||
       !atomr_check_distinct (opname, "x", x, "y", y, &error) ||
@@ -1541,6 +1623,33 @@ atomr_blas_actor_ger_finish (AtomrBlasActor  *self,
 /* Level 1                                                              */
 
 /* Validation of the (n, x, incx[, y, incy]) family. */
+
+/* A vector argument; @negative allows increments below 0 (reference BLAS:
+ * the vector is then read from its far end), never 0. */
+static gboolean
+check_vector_arg (const gchar  *opname,
+                  const gchar  *arg,
+                  AtomrBuffer  *buffer,
+                  gint64        n,
+                  const gchar  *inc_arg,
+                  gint64        inc,
+                  gboolean      negative,
+                  GError      **error)
+{
+  if (negative && inc < 0)
+    {
+      if (inc < -(gint64) G_MAXINT)
+        return (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                             "%s: %s is %" G_GINT64_FORMAT "; the library takes at least %d", opname,
+                             inc_arg, inc, -G_MAXINT), FALSE);
+      return atomr_check_vector (opname, arg, buffer, n, inc_arg, -inc, error);
+    }
+  if (negative && inc == 0)
+    return (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                         "%s: increment %s is 0; it must not be 0", opname, inc_arg), FALSE);
+  return atomr_check_vector (opname, arg, buffer, n, inc_arg, inc, error);
+}
+
 static gboolean
 check_level1 (const gchar  *opname,
               gint64        n,
@@ -1548,16 +1657,19 @@ check_level1 (const gchar  *opname,
               gint64        incx,
               AtomrBuffer  *y,
               gint64        incy,
+              gboolean      half_ok,
+              gboolean      negative,
               GError      **error)
 {
   if (!check_dims (opname, error, "n", n, NULL) ||
-      !atomr_check_dtype_in (opname, "x", x, blas_dtypes, G_N_ELEMENTS (blas_dtypes), error) ||
-      !atomr_check_vector (opname, "x", x, n, "incx", incx, error))
+      !atomr_check_dtype_in (opname, "x", x, half_ok ? half_ok_dtypes : blas_dtypes,
+                             half_ok ? G_N_ELEMENTS (half_ok_dtypes) : G_N_ELEMENTS (blas_dtypes), error) ||
+      !check_vector_arg (opname, "x", x, n, "incx", incx, negative, error))
     return FALSE;
   if (y == NULL)
     return TRUE;
   return atomr_check_same_dtype (opname, "x", x, "y", y, error) &&
-         atomr_check_vector (opname, "y", y, n, "incy", incy, error);
+         check_vector_arg (opname, "y", y, n, "incy", incy, negative, error);
 }
 
 static void
@@ -1591,7 +1703,13 @@ level1 (AtomrBlasActor      *self,
   if (needs_y && y == NULL)
     return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                                            "%s: y must be an AtomrBuffer", opname));
-  if (!check_level1 (opname, n, x, incx, y, incy, &error) ||
+  /* cuBLAS has Ex forms (f16, bf16) of axpy, scal, dot and nrm2; the
+   * routines of two vectors take negative increments as reference BLAS
+   * does (scal, nrm2, asum and the index searches need positive ones). */
+  if (!check_level1 (opname, n, x, incx, y, incy,
+                     call == call_axpy || call == call_scal || call == call_dot || call == call_nrm2,
+                     call == call_axpy || call == call_copy || call == call_swap || call == call_rot ||
+                     call == call_dot, &error) ||
       (distinct && !atomr_check_distinct (opname, "x", x, "y", y, &error)))
     return atomr_op_fail (op, error);
 

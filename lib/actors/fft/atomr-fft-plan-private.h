@@ -12,6 +12,8 @@ struct _AtomrFftPlan {
   gatomicrefcount ref;
   gboolean        advanced;     /* described with embeddings (cosmetic) */
   gchar          *description;  /* atomic, made on first use */
+  guint64         input_elements;   /* derived from the key, checked */
+  guint64         output_elements;
   /* Everything below is the cache key (hashed and compared bytewise), so
    * unused dimensions stay zero. */
   struct {

@@ -56,19 +56,40 @@ atomr_fft_plan_get_output_dims (AtomrFftPlan *plan,
   logical_dims (plan, plan->key.kind == ATOMR_FFT_R2C, dims);
 }
 
-/* Index (in elements) one past the last element one side touches. */
-static guint64
+/* Index (in elements) one past the last element one side touches, with
+ * every step checked: strides, embeddings and distances are user numbers
+ * (istride = 2^62 must not wrap around to a tiny size). */
+static gboolean
 side_elements (const AtomrFftPlan *plan,
+               const gchar        *side,
                const gint64        dims[3],
                const gint64        embed[3],
                gint64              stride,
-               gint64              dist)
+               gint64              dist,
+               guint64            *elements,
+               GError            **error)
 {
-  guint64 last = 0;
+  guint64 last = 0, span;
+  g_autofree gchar *what = g_strdup_printf ("fft plan: the %s layout", side);
 
   for (guint d = 0; d < (guint) plan->key.rank; d++)
-    last = last * (d == 0 ? 1 : (guint64) embed[d]) + (guint64) (dims[d] - 1);
-  return (guint64) stride * last + (guint64) dist * (guint64) (plan->key.batch - 1) + 1;
+    if ((d > 0 && !g_uint64_checked_mul (&last, last, (guint64) embed[d])) ||
+        !g_uint64_checked_add (&last, last, (guint64) (dims[d] - 1)))
+      goto overflow;
+  if (!g_uint64_checked_mul (&last, last, (guint64) stride) ||
+      !g_uint64_checked_mul (&span, (guint64) dist, (guint64) (plan->key.batch - 1)) ||
+      !g_uint64_checked_add (&last, last, span) ||
+      !g_uint64_checked_add (&last, last, 1) ||
+      last > G_MAXINT64)
+    goto overflow;
+  *elements = last;
+  return TRUE;
+
+overflow:
+  return FAIL_BOOL ("%s overflows: %sstride %" G_GINT64_FORMAT ", %sdist %" G_GINT64_FORMAT
+                    " and batch %" G_GINT64_FORMAT " address more than 2^63 elements",
+                    what, side[0] == 'i' ? "i" : "o", stride, side[0] == 'i' ? "i" : "o", dist,
+                    plan->key.batch);
 }
 
 static gboolean
@@ -99,13 +120,17 @@ check_layout (const gchar   *side,
  * @kind: the kind of transform
  * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
  * @n: (array length=rank): the transform size of each dimension, slowest first
- * @rank: 1, 2 or 3
- * @inembed: (array length=rank) (nullable): storage extents of the input,
- *   or %NULL for the packed layout (then @istride and @idist are ignored)
+ * @rank: 1, 2 or 3: the length of @n
+ * @inembed: (array length=n_inembed) (nullable): storage extents of the
+ *   input, one per dimension, or %NULL for the packed layout (then
+ *   @istride and @idist are ignored)
+ * @n_inembed: the length of @inembed: @rank, or 0 for the packed layout
  * @istride: distance between consecutive input elements
  * @idist: distance between the first elements of two input batch members
- * @onembed: (array length=rank) (nullable): storage extents of the output,
- *   or %NULL for the packed layout (then @ostride and @odist are ignored)
+ * @onembed: (array length=n_onembed) (nullable): storage extents of the
+ *   output, one per dimension, or %NULL for the packed layout (then
+ *   @ostride and @odist are ignored)
+ * @n_onembed: the length of @onembed: @rank, or 0 for the packed layout
  * @ostride: distance between consecutive output elements
  * @odist: distance between the first elements of two output batch members
  * @batch: the number of transforms
@@ -114,6 +139,10 @@ check_layout (const gchar   *side,
  * Describes a batched transform in cuFFT's advanced layout: element
  * (i0, i1, i2) of batch member b is at
  * `b * dist + ((i0 * embed[1] + i1) * embed[2] + i2) * stride`.
+ * Each array carries its own length so that bindings cannot truncate or
+ * overrun one: an embedding whose length is not @rank is an error.  From C
+ * pass the rank again, e.g. `n, 2, inembed, 2, 1, 64, NULL, 0, 1, 1, 8`.
+ * The extents the layouts address are computed with checked arithmetic.
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT naming the wrong argument
@@ -124,9 +153,11 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
                          const gint64  *n,
                          guint          rank,
                          const gint64  *inembed,
+                         guint          n_inembed,
                          gint64         istride,
                          gint64         idist,
                          const gint64  *onembed,
+                         guint          n_onembed,
                          gint64         ostride,
                          gint64         odist,
                          gint64         batch,
@@ -151,6 +182,20 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
   if (batch < 1 || batch > G_MAXINT32)
     return FAIL ("fft plan: batch is %" G_GINT64_FORMAT "; it must be between 1 and %d",
                  batch, G_MAXINT32);
+  if (n_inembed != 0 && n_inembed != rank)
+    return FAIL ("fft plan: inembed has %u entries but n has %u (the rank); give one storage "
+                 "extent per dimension, or none for the packed layout", n_inembed, rank);
+  if (n_onembed != 0 && n_onembed != rank)
+    return FAIL ("fft plan: onembed has %u entries but n has %u (the rank); give one storage "
+                 "extent per dimension, or none for the packed layout", n_onembed, rank);
+  if (n_inembed != 0 && inembed == NULL)
+    return FAIL ("fft plan: inembed is NULL but n_inembed is %u", n_inembed);
+  if (n_onembed != 0 && onembed == NULL)
+    return FAIL ("fft plan: onembed is NULL but n_onembed is %u", n_onembed);
+  if (n_inembed == 0)
+    inembed = NULL;
+  if (n_onembed == 0)
+    onembed = NULL;
 
   plan = g_new0 (AtomrFftPlan, 1);
   g_atomic_ref_count_init (&plan->ref);
@@ -195,6 +240,11 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
       plan->key.odist = out_dims[0] * MAX (out_dims[1], 1) * MAX (out_dims[2], 1);
     }
   plan->advanced = inembed != NULL || onembed != NULL;
+  if (!side_elements (plan, "input", in_dims, plan->key.inembed, plan->key.istride, plan->key.idist,
+                      &plan->input_elements, error) ||
+      !side_elements (plan, "output", out_dims, plan->key.onembed, plan->key.ostride, plan->key.odist,
+                      &plan->output_elements, error))
+    return NULL;
   return g_steal_pointer (&plan);
 }
 
@@ -217,7 +267,7 @@ atomr_fft_plan_new_1d (AtomrFftKind   kind,
                        GError       **error)
 {
   gint64 n[1] = { nx };
-  return atomr_fft_plan_new_many (kind, precision, n, 1, NULL, 1, 1, NULL, 1, 1, batch, error);
+  return atomr_fft_plan_new_many (kind, precision, n, 1, NULL, 0, 1, 1, NULL, 0, 1, 1, batch, error);
 }
 
 /**
@@ -241,7 +291,7 @@ atomr_fft_plan_new_2d (AtomrFftKind   kind,
                        GError       **error)
 {
   gint64 n[2] = { nx, ny };
-  return atomr_fft_plan_new_many (kind, precision, n, 2, NULL, 1, 1, NULL, 1, 1, batch, error);
+  return atomr_fft_plan_new_many (kind, precision, n, 2, NULL, 0, 1, 1, NULL, 0, 1, 1, batch, error);
 }
 
 /**
@@ -267,7 +317,7 @@ atomr_fft_plan_new_3d (AtomrFftKind   kind,
                        GError       **error)
 {
   gint64 n[3] = { nx, ny, nz };
-  return atomr_fft_plan_new_many (kind, precision, n, 3, NULL, 1, 1, NULL, 1, 1, batch, error);
+  return atomr_fft_plan_new_many (kind, precision, n, 3, NULL, 0, 1, 1, NULL, 0, 1, 1, batch, error);
 }
 
 /**
@@ -410,11 +460,8 @@ atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan)
 guint64
 atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
 {
-  gint64 dims[3];
-
   g_return_val_if_fail (plan != NULL, 0);
-  atomr_fft_plan_get_input_dims (plan, dims);
-  return side_elements (plan, dims, plan->key.inembed, plan->key.istride, plan->key.idist);
+  return plan->input_elements;
 }
 
 /**
@@ -426,11 +473,8 @@ atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
 guint64
 atomr_fft_plan_get_output_elements (AtomrFftPlan *plan)
 {
-  gint64 dims[3];
-
   g_return_val_if_fail (plan != NULL, 0);
-  atomr_fft_plan_get_output_dims (plan, dims);
-  return side_elements (plan, dims, plan->key.onembed, plan->key.ostride, plan->key.odist);
+  return plan->output_elements;
 }
 
 /**

@@ -53,8 +53,21 @@ assert_error_mentions (GError      *error,
   } G_STMT_END
 #define EXPECT_INVALID(needle, finish, actor, call) \
   EXPECT (ATOMR_ERROR_INVALID_ARGUMENT, needle, finish, actor, call)
-#define EXPECT_NO_GPU(needle, finish, actor, call) \
-  EXPECT (ATOMR_ERROR_NOT_SUPPORTED, needle, finish, actor, call)
+/* The host device has no math library: the request fails as not
+ * supported, or — when it reads what an earlier unsupported request should
+ * have written — as a failed dependency whose message quotes that error. */
+#define EXPECT_NO_GPU(needle, finish, actor, call)                \
+  G_STMT_START {                                                  \
+    GAsyncResult *res = NULL;                                     \
+    g_autoptr(GError) err = NULL;                                 \
+    call;                                                         \
+    g_assert_false (finish (actor, wait_for (&res), &err));       \
+    if (g_error_matches (err, ATOMR_ERROR, ATOMR_ERROR_DEPENDENCY_FAILED)) \
+      assert_error_mentions (err, ATOMR_ERROR_DEPENDENCY_FAILED, needle); \
+    else                                                          \
+      assert_error_mentions (err, ATOMR_ERROR_NOT_SUPPORTED, needle); \
+    g_object_unref (res);                                         \
+  } G_STMT_END
 
 static AtomrBuffer *
 buffer (AtomrDtype dtype,
@@ -89,15 +102,59 @@ test_fft_plan_validation (void)
   PLAN_ERROR (atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 0, 1, &error), "n[0] is 0");
   PLAN_ERROR (atomr_fft_plan_new_2d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 4, -2, 1, &error), "n[1] is -2");
   PLAN_ERROR (atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 16, 0, &error), "batch is 0");
-  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 0, NULL, 1, 1, NULL, 1, 1, 1, &error), "rank is 0");
-  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 4, NULL, 1, 1, NULL, 1, 1, 1, &error), "rank is 4");
-  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, NULL, 1, NULL, 1, 1, NULL, 1, 1, 1, &error), "n is NULL");
-  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, n2, 0, 128, NULL, 1, 1, 2, &error), "istride is 0");
-  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, n2, 1, 0, NULL, 1, 1, 2, &error), "idist is 0");
-  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, small_embed, 1, 128, NULL, 1, 1, 2, &error), "iembed[1] is 4");
-  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, NULL, 1, 1, n2, 2, -1, 2, &error), "odist is -1");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 0, NULL, 0, 1, 1, NULL, 0, 1, 1, 1, &error), "rank is 0");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 4, NULL, 0, 1, 1, NULL, 0, 1, 1, 1, &error), "rank is 4");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, NULL, 1, NULL, 0, 1, 1, NULL, 0, 1, 1, 1, &error), "n is NULL");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, n2, 2, 0, 128, NULL, 0, 1, 1, 2, &error), "istride is 0");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, n2, 2, 1, 0, NULL, 0, 1, 1, 2, &error), "idist is 0");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, small_embed, 2, 1, 128, NULL, 0, 1, 1, 2, &error), "iembed[1] is 4");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, NULL, 0, 1, 1, n2, 2, 2, -1, 2, &error), "odist is -1");
   /* R2C: the complex side keeps 16/2 + 1 = 9 in the last dimension. */
-  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_R2C, ATOMR_DTYPE_F32, n2, 2, NULL, 1, 1, small_embed, 1, 64, 1, &error), "oembed[1] is 4");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_R2C, ATOMR_DTYPE_F32, n2, 2, NULL, 0, 1, 1, small_embed, 2, 1, 64, 1, &error), "oembed[1] is 4");
+}
+
+/* Issue 11, item 4: each array has its own length.  Before, inembed and
+ * onembed shared the length of n: n = [4, 8] with inembed = [4] read
+ * inembed[1] past the end, and n = [4] with inembed = [4, 10, 12] silently
+ * dropped two entries. */
+static void
+test_fft_plan_array_lengths (void)
+{
+  GError *error = NULL;
+  gint64 n2[2] = { 4, 8 }, n1[1] = { 4 }, embed1[1] = { 4 }, embed3[3] = { 4, 10, 12 };
+  g_autoptr(AtomrFftPlan) ok = NULL;
+
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, embed1, 1, 1, 32, NULL, 0, 1, 1, 1, &error),
+              "inembed has 1 entries but n has 2");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n1, 1, embed3, 3, 1, 4, NULL, 0, 1, 1, 1, &error),
+              "inembed has 3 entries but n has 1");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n1, 1, NULL, 0, 1, 1, embed3, 2, 1, 4, 1, &error),
+              "onembed has 2 entries but n has 1");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n1, 1, NULL, 1, 1, 4, NULL, 0, 1, 1, 1, &error),
+              "inembed is NULL but n_inembed is 1");
+  /* A length of 0 is the packed layout, whatever the pointer. */
+  ok = atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, embed3, 0, 7, 7, embed3, 0, 7, 7, 3, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_fft_plan_get_input_elements (ok), ==, 4 * 8 * 3);
+}
+
+/* Issue 11, item 3: istride = 2^62 with n = 5 computed 4 * 2^62 + 1, which
+ * wrapped to 1 element, and a 1-element buffer passed the size check. */
+static void
+test_fft_plan_overflow (void)
+{
+  GError *error = NULL;
+  gint64 n5[1] = { 5 }, embed5[1] = { 5 }, n2[2] = { 4, 8 }, huge_embed[2] = { 4, G_MAXINT64 / 2 };
+
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n5, 1, embed5, 1,
+                                       G_GINT64_CONSTANT (1) << 62, 1, NULL, 0, 1, 1, 1, &error),
+              "input layout overflows");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n5, 1, NULL, 0, 1, 1, embed5, 1,
+                                       1, G_MAXINT64 / 2, 8, &error),
+              "output layout overflows");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n2, 2, huge_embed, 2, 4, 1, NULL, 0,
+                                       1, 1, 1, &error),
+              "input layout overflows");
 }
 
 static void
@@ -133,8 +190,8 @@ test_fft_plan_layout (void)
 
   /* 5 interleaved signals of 8 (stride 5, dist 1): the last element is
    * 7 * 5 + 4 = 39. */
-  strided = atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n, 1, in_embed, 5, 1,
-                                     out_embed, 1, 8, 5, &error);
+  strided = atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n, 1, in_embed, 1, 5, 1,
+                                     out_embed, 1, 1, 8, 5, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (atomr_fft_plan_get_input_elements (strided), ==, 40);
   g_assert_cmpuint (atomr_fft_plan_get_output_elements (strided), ==, 40);
@@ -142,8 +199,8 @@ test_fft_plan_layout (void)
   g_assert_nonnull (strstr (text, "istride 5"));
 
   /* The packed layout spelt out is the same cache key as the default. */
-  packed_explicit = atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n, 1, in_embed, 1, 8,
-                                             out_embed, 1, 8, 5, &error);
+  packed_explicit = atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n, 1, in_embed, 1, 1, 8,
+                                             out_embed, 1, 1, 8, 5, &error);
   packed = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 8, 5, &error);
   g_assert_no_error (error);
   g_assert_true (atomr_fft_plan_equal (packed, packed_explicit));
@@ -169,8 +226,8 @@ test_fft_execute_validation (void)
   gint64 shape4[4] = { 2, 2, 2, 2 }, n8[1] = { 8 };
   g_autoptr(AtomrBuffer) c4d = NULL;
   /* Packed input, output every other element: not in place. */
-  g_autoptr(AtomrFftPlan) mixed = atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n8, 1, n8, 1, 8,
-                                                            n8, 2, 16, 1, &error);
+  g_autoptr(AtomrFftPlan) mixed = atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n8, 1, n8, 1, 1, 8,
+                                                            n8, 1, 2, 16, 1, &error);
 
   g_assert_no_error (error);
   c4d = atomr_buffer_new_with_shape (host, ATOMR_DTYPE_C64, shape4, 4, &error);
@@ -202,6 +259,22 @@ test_fft_execute_validation (void)
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_hits (fft), ==, 0);
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_misses (fft), ==, 0);
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (fft), ==, 0);
+  /* issue 11: normalisation modes */
+  {
+    GAsyncResult *res2 = NULL;
+    g_autoptr(GError) err2 = NULL;
+    atomr_fft_actor_execute_normalized_async (fft, NULL, ATOMR_FFT_FORWARD, 9, c8, c8, NULL, done, &res2);
+    g_assert_false (atomr_fft_actor_execute_normalized_finish (fft, wait_for (&res2), &err2));
+    assert_error_mentions (err2, ATOMR_ERROR_INVALID_ARGUMENT, "normalization 9 is not an AtomrFftNormalization");
+    g_clear_object (&res2);
+    g_clear_error (&err2);
+    atomr_fft_actor_execute_normalized_async (fft, NULL, ATOMR_FFT_INVERSE, ATOMR_FFT_NORM_ORTHO, c8, c8, NULL,
+                                              done, &res2);
+    g_assert_false (atomr_fft_actor_execute_normalized_finish (fft, wait_for (&res2), &err2));
+    assert_error_mentions (err2, ATOMR_ERROR_NOT_SUPPORTED, "cuFFT needs a CUDA device");
+    g_clear_object (&res2);
+    g_assert_cmpuint (atomr_fft_actor_get_work_area_size (fft), ==, 0);
+  }
 }
 
 static void
@@ -210,6 +283,7 @@ on_notify (GObject    *object,
            gpointer    user_data)
 {
   (*(guint *) user_data)++;
+
 }
 
 static void
@@ -273,6 +347,30 @@ test_rng_validation (void)
   RNG_INVALID ("buffer has dtype f32, expected u32", rng, f32, ATOMR_RNG_POISSON, 3, 0);
   RNG_INVALID ("(lambda) is 0", rng, u32, ATOMR_RNG_POISSON, 0, 0);
   RNG_INVALID ("param2 is 1", rng, u32, ATOMR_RNG_POISSON, 4, 1);
+  /* issue 11: the distributions added to cuRAND's */
+  RNG_INVALID ("distribution 8", rng, f32, 8, 0, 0);
+  RNG_INVALID ("(rate lambda) is -1", rng, f32, ATOMR_RNG_EXPONENTIAL, -1, 0);
+  RNG_INVALID ("buffer has dtype u32; supported: f32, f64, f16, bf16", rng, u32, ATOMR_RNG_EXPONENTIAL, 1, 0);
+  RNG_INVALID ("[5, 5) is not a finite, non-empty interval", rng, f32, ATOMR_RNG_UNIFORM_RANGE, 5, 5);
+  RNG_INVALID ("[-1.79769e+308, 1.79769e+308) is not a finite", rng, f64, ATOMR_RNG_UNIFORM_RANGE, -G_MAXDOUBLE, G_MAXDOUBLE);
+  RNG_INVALID ("buffer has dtype f32; supported: i32, i64, u32", rng, f32, ATOMR_RNG_INTEGER, 0, 10);
+  RNG_INVALID ("bounds [0.5, 10) must be whole numbers", rng, i32, ATOMR_RNG_INTEGER, 0.5, 10);
+  RNG_INVALID ("must hold between 1 and 2^32 values", rng, i32, ATOMR_RNG_INTEGER, 3, 3);
+  RNG_INVALID ("does not fit i32", rng, i32, ATOMR_RNG_INTEGER, 0, 3000000000.0);
+  RNG_INVALID ("does not fit u32", rng, u32, ATOMR_RNG_INTEGER, -1, 10);
+  RNG_INVALID ("(probability) is 1.5", rng, f32, ATOMR_RNG_BERNOULLI, 1.5, 0);
+  RNG_INVALID ("buffer has dtype u32; supported: u8", rng, u32, ATOMR_RNG_BERNOULLI, 0.5, 0);
+#define RANGE_INVALID(needle, actor, buf, first, count, dist, p1, p2) \
+  EXPECT_INVALID (needle, atomr_rng_actor_fill_range_finish, actor, \
+                  atomr_rng_actor_fill_range_async (actor, buf, first, count, dist, p1, p2, NULL, done, &res))
+  RANGE_INVALID ("count is 0", rng, f32, 0, 0, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("first 60 and count 5 pass the end of the buffer (64 elements)", rng, f32, 60, 5, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("first 1 and count 18446744073709551615 pass the end", rng, f32, 1, G_MAXUINT64, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("holds 3 elements", rng, f32, 0, 3, ATOMR_RNG_NORMAL, 0, 1);
+  EXPECT_NO_GPU ("cuRAND needs a CUDA device", atomr_rng_actor_fill_range_finish, rng,
+                 atomr_rng_actor_fill_range_async (rng, f32, 1, 3, ATOMR_RNG_EXPONENTIAL, 1, 0, NULL, done, &res));
+  EXPECT_NO_GPU ("cuRAND needs a CUDA device", atomr_rng_actor_fill_finish, rng,
+                 FILL (rng, i32, ATOMR_RNG_INTEGER, -5, 5));
 
   atomr_rng_actor_set_offset (mtgp, 10);
   RNG_INVALID ("MTGP32 generators cannot skip ahead", mtgp, f32, ATOMR_RNG_UNIFORM, 0, 0);
@@ -371,16 +469,16 @@ test_solver_validation (void)
   SV (lu_solve, "trans 3", 3, a, 4, 4, ipiv, b, 2, 4);
   SV (lu_solve, "nrhs is 0", ATOMR_SOLVER_NO_TRANSPOSE, a, 4, 4, ipiv, b, 0, 4);
   SV (lu_solve, "a has dtype f64 but b has dtype f32", ATOMR_SOLVER_NO_TRANSPOSE, a, 4, 4, ipiv, b_f32, 2, 4);
-  SV (lu_solve, "a and b must be different buffers", ATOMR_SOLVER_NO_TRANSPOSE, a, 4, 4, ipiv, a, 2, 4);
+  SV (lu_solve, "output b and input a are the same buffer", ATOMR_SOLVER_NO_TRANSPOSE, a, 4, 4, ipiv, a, 2, 4);
   SV (lu_solve, "leading dimension ldb is 2", ATOMR_SOLVER_NO_TRANSPOSE, a, 4, 4, ipiv, b, 2, 2);
   SV (lu_solve, "b holds 8 elements but 4 × 3", ATOMR_SOLVER_TRANSPOSE, a, 4, 4, ipiv, b, 3, 4);
   SV_NO_GPU (lu_solve, ATOMR_SOLVER_CONJUGATE_TRANSPOSE, a, 4, 4, ipiv, b, 2, 4);
 
   /* qr */
   SV (qr, "tau holds 3 elements", a, 4, 4, 4, tau3, NULL);
-  SV (qr, "a and tau must be different buffers", a, 4, 4, 4, a, NULL);
+  SV (qr, "output a and output tau are the same buffer", a, 4, 4, 4, a, NULL);
   SV (qr, "q holds 12 elements but 4 × 4", a, 4, 4, 4, tau, q_small);
-  SV (qr, "a and q must be different buffers", a, 4, 4, 4, tau, a);
+  SV (qr, "output a and output q are the same buffer", a, 4, 4, 4, tau, a);
   SV_NO_GPU (qr, a, 4, 3, 4, tau, q_small);
 
   /* cholesky, cholesky_solve */
@@ -389,7 +487,7 @@ test_solver_validation (void)
   SV (cholesky, "a holds 16 elements but 5 × 5", ATOMR_SOLVER_LOWER, a, 5, 5);
   SV_NO_GPU (cholesky, ATOMR_SOLVER_UPPER, a, 4, 4);
   SV (cholesky_solve, "uplo 5", 5, a, 4, 4, b, 2, 4);
-  SV (cholesky_solve, "a and b must be different buffers", ATOMR_SOLVER_LOWER, a, 4, 4, a, 2, 4);
+  SV (cholesky_solve, "output b and input a are the same buffer", ATOMR_SOLVER_LOWER, a, 4, 4, a, 2, 4);
   SV (cholesky_solve, "nrhs is -3", ATOMR_SOLVER_LOWER, a, 4, 4, b, -3, 4);
   SV_NO_GPU (cholesky_solve, ATOMR_SOLVER_LOWER, a, 4, 4, b, 2, 4);
 
@@ -398,7 +496,7 @@ test_solver_validation (void)
   SV (svd, "s has dtype f32, expected f64", a, 4, 4, 4, s_f32, NULL, 1, NULL, 1);
   SV (svd, "u holds 15 elements", a, 4, 4, 4, s, u_small, 4, NULL, 1);
   SV (svd, "leading dimension ldvt is 3", a, 4, 4, 4, s, u, 4, v, 3);
-  SV (svd, "u and vt must be different buffers", a, 4, 4, 4, s, u, 4, u, 4);
+  SV (svd, "output u and output vt are the same buffer", a, 4, 4, 4, s, u, 4, u, 4);
   SV_NO_GPU (svd, a, 4, 4, 4, s, u, 4, v, 4);
   SV_NO_GPU (svd, a, 4, 4, 4, s, NULL, 0, NULL, 0);
 
@@ -407,7 +505,40 @@ test_solver_validation (void)
   SV (gesvdj_batched, "batch is 0", a, 4, 4, 4, s, u, 4, v, 4, 0);
   SV (gesvdj_batched, "a holds 16 elements but 2 matrices of 4 × 4", a, 4, 4, 4, s, u, 4, v, 4, 2);
   SV (gesvdj_batched, "s holds 4 elements", batch4, 4, 4, 4, s, u, 4, v, 4, 4);
+  /* Issue 11, item 2: s could be u or v (all f64 here), and cuSOLVER
+   * wrote the singular values over the vectors. */
+  SV (gesvdj_batched, "output s and output u are the same buffer", a, 4, 4, 4, u, u, 4, v, 4, 1);
+  SV (gesvdj_batched, "output s and output v are the same buffer", a, 4, 4, 4, v, u, 4, v, 4, 1);
+  SV (gesvdj_batched, "output a and output s are the same buffer", u, 4, 4, 4, u, a, 4, v, 4, 1);
   SV_NO_GPU (gesvdj_batched, a, 4, 4, 4, s, u, 4, v, 4, 1);
+
+  /* issue 11: batched solves, wide SVD, syevj */
+  {
+    g_autoptr(AtomrBuffer) ipiv_i32 = buffer (ATOMR_DTYPE_I32, 8);
+    g_autoptr(AtomrBuffer) b32 = buffer (ATOMR_DTYPE_F64, 32);
+    g_autoptr(AtomrBuffer) a32 = buffer (ATOMR_DTYPE_F64, 32);
+
+    SV (getrs_batched, "trans 5 is not an AtomrSolverTranspose", 5, a32, 4, 4, ipiv_i32, b32, 4, 4, 2);
+    SV (getrs_batched, "ipiv has dtype i64, expected i32", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv, b32, 4, 4, 2);
+    SV (getrs_batched, "ipiv holds 8 elements but the arguments need 12", ATOMR_SOLVER_NO_TRANSPOSE, batch4, 4, 4, ipiv_i32, batch4, 1, 4, 3);
+    SV (getrs_batched, "b holds 32 elements but 2 matrices of 4 × 5", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 5, 4, 2);
+    SV (getrs_batched, "output b and input a are the same buffer", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, a32, 4, 4, 2);
+    SV (getrs_batched, "batch is 0", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 4, 4, 0);
+    SV_NO_GPU (getrs_batched, ATOMR_SOLVER_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 4, 4, 2);
+    SV (potrs_batched, "leading dimension ldb is 3", ATOMR_SOLVER_LOWER, a32, 4, 4, b32, 3, 2);
+    SV (potrs_batched, "output b and input a are the same buffer", ATOMR_SOLVER_LOWER, a32, 4, 4, a32, 4, 2);
+    SV (potrs_batched, "a holds 32 elements but 3 matrices of 4 × 4", ATOMR_SOLVER_LOWER, a32, 4, 4, b32, 4, 3);
+    SV_NO_GPU (potrs_batched, ATOMR_SOLVER_UPPER, a32, 4, 4, b32, 4, 2);
+    /* a wide 2 × 4 matrix with full U (2 × 2) and V (4 × 4) */
+    SV (gesvdj, "s holds 4 elements but the arguments need 5", big, 5, 7, 5, s, u, 5, v, 7, FALSE);
+    SV (gesvdj, "u holds 16 elements but 5 × 5", big, 5, 7, 5, s_many, u, 5, s_many, 7, TRUE);
+    SV (gesvdj, "output u and output v are the same buffer", a, 2, 4, 2, s, u, 2, u, 4, TRUE);
+    SV (gesvdj, "output a and output s are the same buffer", s_many, 2, 4, 2, s_many, u, 2, v, 4, TRUE);
+    SV_NO_GPU (gesvdj, a, 2, 4, 2, s, u, 2, v, 4, TRUE);
+    SV (syevj, "w has dtype f32, expected f64", ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, s_f32);
+    SV (syevj, "output a and output w are the same buffer", ATOMR_SOLVER_LOWER, TRUE, u, 4, 4, u);
+    SV_NO_GPU (syevj, ATOMR_SOLVER_UPPER, FALSE, a, 4, 4, s);
+  }
 
   /* syevd, heevd */
   SV (syevd, "a has dtype c128; supported: f32, f64", ATOMR_SOLVER_LOWER, TRUE, a_c, 4, 4, s);
@@ -419,7 +550,7 @@ test_solver_validation (void)
 
   /* sygvd, hegvd */
   SV (sygvd, "itype 3", 3, ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, a2, 4, s);
-  SV (sygvd, "a and b must be different buffers", ATOMR_SOLVER_EIG_AX_LBX, ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, a, 4, s);
+  SV (sygvd, "output a and output b are the same buffer", ATOMR_SOLVER_EIG_AX_LBX, ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, a, 4, s);
   SV (sygvd, "a has dtype f64 but b has dtype f32", ATOMR_SOLVER_EIG_AX_LBX, ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, a_f32, 4, s);
   SV (sygvd, "ldb is 0", ATOMR_SOLVER_EIG_AX_LBX, ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, a2, 0, s);
   SV_NO_GPU (sygvd, ATOMR_SOLVER_EIG_BAX_LX, ATOMR_SOLVER_UPPER, TRUE, a, 4, 4, a2, 4, s);
@@ -476,6 +607,8 @@ main (int    argc,
 
   g_test_add_func ("/fft/plan/validation", test_fft_plan_validation);
   g_test_add_func ("/fft/plan/layout", test_fft_plan_layout);
+  g_test_add_func ("/fft/plan/array-lengths", test_fft_plan_array_lengths);
+  g_test_add_func ("/fft/plan/overflow", test_fft_plan_overflow);
   g_test_add_func ("/fft/execute/validation", test_fft_execute_validation);
   g_test_add_func ("/fft/properties", test_fft_properties);
   g_test_add_func ("/rng/validation", test_rng_validation);

@@ -1,0 +1,279 @@
+/* atomr-hazard.c — hazard slots: ordering operations by submission
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "atomr-buffer-private.h"
+#include "atomr-hazard-private.h"
+
+struct _AtomrSlot
+{
+  gatomicrefcount ref;
+  gpointer     owner;        /* identity only: the actor that resolves it */
+  gboolean     resolved;     /* under the hazards lock */
+  AtomrVec     fences;       /* AtomrFence*, set on resolve */
+  AtomrVec     replaced;     /* older reader slots of the same actor it stands for */
+  GPtrArray   *wake;         /* GMainContext* to wake on resolve */
+  GError      *error;        /* the original failure it stands for, or NULL */
+  gchar       *origin;       /* which operation failed */
+  guint64      sequence;     /* the owner operation's, for traces; 0 unknown */
+};
+
+/* One lock for all hazard bookkeeping: registering an operation on all its
+ * buffers at once keeps the dependency graph acyclic. */
+G_LOCK_DEFINE_STATIC (hazards);
+
+AtomrSlot *
+atomr_slot_new (gpointer owner)
+{
+  AtomrSlot *slot = g_new0 (AtomrSlot, 1);
+
+  g_atomic_ref_count_init (&slot->ref);
+  slot->owner = owner;
+  return slot;
+}
+
+gpointer
+atomr_slot_get_owner (AtomrSlot *slot)
+{
+  return slot->owner;
+}
+
+void
+atomr_slot_set_sequence (AtomrSlot *slot,
+                         guint64    sequence)
+{
+  slot->sequence = sequence;
+}
+
+guint64
+atomr_slot_get_sequence (AtomrSlot *slot)
+{
+  return slot->sequence;
+}
+
+AtomrSlot *
+atomr_slot_ref (AtomrSlot *slot)
+{
+  g_atomic_ref_count_inc (&slot->ref);
+  return slot;
+}
+
+void
+atomr_slot_unref (AtomrSlot *slot)
+{
+  if (!g_atomic_ref_count_dec (&slot->ref))
+    return;
+  atomr_vec_clear (&slot->fences, (GDestroyNotify) atomr_fence_unref);
+  atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
+  g_clear_pointer (&slot->wake, g_ptr_array_unref);
+  g_clear_error (&slot->error);
+  g_free (slot->origin);
+  g_free (slot);
+}
+
+gboolean
+atomr_slot_check (AtomrSlot    *slot,
+                  GMainContext *wake)
+{
+  gboolean resolved;
+
+  G_LOCK (hazards);
+  resolved = slot->resolved;
+  if (!resolved && wake)
+    {
+      if (slot->wake == NULL)
+        slot->wake = g_ptr_array_new_with_free_func ((GDestroyNotify) g_main_context_unref);
+      if (!g_ptr_array_find (slot->wake, wake, NULL))
+        g_ptr_array_add (slot->wake, g_main_context_ref (wake));
+    }
+  G_UNLOCK (hazards);
+  return resolved;
+}
+
+void
+atomr_slot_set_error (AtomrSlot    *slot,
+                      const gchar  *origin,
+                      const GError *error)
+{
+  G_LOCK (hazards);
+  g_warn_if_fail (!slot->resolved);
+  if (slot->error == NULL && !slot->resolved)
+    {
+      slot->error = g_error_copy (error);
+      slot->origin = g_strdup (origin);
+    }
+  G_UNLOCK (hazards);
+}
+
+const GError *
+atomr_slot_get_error (AtomrSlot    *slot,
+                      const gchar **origin)
+{
+  const GError *error = NULL;
+
+  G_LOCK (hazards);
+  /* Immutable once resolved: the pointer stays valid while @slot lives. */
+  if (slot->resolved && slot->error)
+    {
+      error = slot->error;
+      if (origin)
+        *origin = slot->origin;
+    }
+  G_UNLOCK (hazards);
+  return error;
+}
+
+void
+atomr_slot_resolve (AtomrSlot  *slot,
+                    AtomrFence *fence,
+                    AtomrVec   *deps)
+{
+  AtomrVec fences;
+  GPtrArray *wake;
+
+  atomr_vec_init (&fences);
+  if (fence)
+    atomr_vec_add (&fences, atomr_fence_ref (fence));
+  else
+    {
+      /* Never enqueued: stand for what it followed, and for the older
+       * reads of its actor it took the place of (they ran before it). */
+      for (guint i = 0; deps && i < deps->len; i++)
+        {
+          AtomrSlot *dep = deps->data[i];
+          for (guint j = 0; j < dep->fences.len; j++)
+            atomr_vec_add (&fences, atomr_fence_ref (dep->fences.data[j]));
+        }
+      for (guint i = 0; i < slot->replaced.len; i++)
+        {
+          AtomrSlot *old = slot->replaced.data[i];
+          for (guint j = 0; j < old->fences.len; j++)
+            atomr_vec_add (&fences, atomr_fence_ref (old->fences.data[j]));
+        }
+    }
+
+  G_LOCK (hazards);
+  g_return_if_fail (!slot->resolved);
+  slot->fences = fences;
+  if (fences.data == fences.inline_data)
+    slot->fences.data = slot->fences.inline_data;   /* the struct moved */
+  slot->resolved = TRUE;
+  /* What it stood in for is now folded into its fences. */
+  atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
+  wake = g_steal_pointer (&slot->wake);
+  G_UNLOCK (hazards);
+
+  for (guint i = 0; wake && i < wake->len; i++)
+    g_main_context_wakeup (g_ptr_array_index (wake, i));
+  g_clear_pointer (&wake, g_ptr_array_unref);
+}
+
+gboolean
+atomr_slot_order (AtomrSlot    *slot,
+                  AtomrStream  *stream,
+                  GError      **error)
+{
+  /* Resolved slots are immutable: no lock needed to read the fences. */
+  for (guint i = 0; i < slot->fences.len; i++)
+    {
+      AtomrFence *fence = slot->fences.data[i];
+      /* Work known to be finished needs no wait on the GPU. */
+      if (g_atomic_int_get (&fence->signalled) && fence->result == CUDA_SUCCESS)
+        continue;
+      if (!atomr_stream_wait (stream, fence, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+void
+atomr_hazards_register (AtomrSlot *slot,
+                        AtomrVec  *reads,
+                        AtomrVec  *writes,
+                        AtomrVec  *deps,
+                        AtomrVec  *data_deps)
+{
+  G_LOCK (hazards);
+  for (guint i = 0; i < reads->len; i++)
+    {
+      AtomrHazards *buffer = atomr_buffer_get_hazards (reads->data[i]);
+
+      if (buffer->last_writer && buffer->last_writer != slot)
+        {
+          atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
+          if (data_deps)
+            atomr_vec_add (data_deps, atomr_slot_ref (buffer->last_writer));
+        }
+      if (buffer->readers == NULL)
+        buffer->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
+      if (g_ptr_array_find (buffer->readers, slot, NULL))
+        continue;
+      /* One reader per actor: its stream runs in order, so its newest read
+       * covers the older ones (and stands for them if it never runs).
+       * Without this a buffer read by thousands of requests in flight
+       * would make every new read pay for all of them. */
+      {
+        gboolean replaced = FALSE;
+        for (guint j = 0; j < buffer->readers->len; j++)
+          {
+            AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
+            if (r->owner != NULL && r->owner == slot->owner)
+              {
+                /* the reference moves from the list to @slot */
+                atomr_vec_add (&slot->replaced, r);
+                g_ptr_array_index (buffer->readers, j) = atomr_slot_ref (slot);
+                replaced = TRUE;
+                break;
+              }
+          }
+        if (replaced)
+          continue;
+      }
+      g_ptr_array_add (buffer->readers, atomr_slot_ref (slot));
+    }
+  for (guint i = 0; i < writes->len; i++)
+    {
+      AtomrHazards *buffer = atomr_buffer_get_hazards (writes->data[i]);
+
+      if (buffer->last_writer && buffer->last_writer != slot)
+        atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
+      for (guint j = 0; buffer->readers && j < buffer->readers->len; j++)
+        {
+          AtomrSlot *r = g_ptr_array_index (buffer->readers, j);
+          if (r != slot)
+            atomr_vec_add (deps, atomr_slot_ref (r));
+        }
+      if (buffer->readers)
+        g_ptr_array_set_size (buffer->readers, 0);
+      g_clear_pointer (&buffer->last_writer, atomr_slot_unref);
+      buffer->last_writer = atomr_slot_ref (slot);
+    }
+  G_UNLOCK (hazards);
+}
+
+void
+atomr_hazards_init_written (AtomrHazards *hazards,
+                            AtomrFence   *fence)
+{
+  hazards->last_writer = atomr_slot_new (NULL);
+  atomr_slot_resolve (hazards->last_writer, fence, NULL);
+}
+
+void
+atomr_hazards_order_all (AtomrHazards *hazards,
+                         AtomrStream  *stream)
+{
+  if (hazards->last_writer)
+    atomr_slot_order (hazards->last_writer, stream, NULL);
+  for (guint i = 0; hazards->readers && i < hazards->readers->len; i++)
+    atomr_slot_order (g_ptr_array_index (hazards->readers, i), stream, NULL);
+}
+
+void
+atomr_hazards_clear (AtomrHazards *hazards)
+{
+  g_clear_pointer (&hazards->last_writer, atomr_slot_unref);
+  g_clear_pointer (&hazards->readers, g_ptr_array_unref);
+}
