@@ -1014,6 +1014,54 @@ test_blas_views (Fixture *f, gconstpointer data)
   g_assert_finalize_object (g_steal_pointer (&blas));
 }
 
+/* The RNG actor's view entry point validates the view before the host
+ * device refuses the work (it has no cuRAND). */
+static void
+test_rng_views (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrRngActor) rng = NULL;
+  g_autoptr(AtomrTensor) step = atomr_tensor_slice (f->t, 2, 0, 4, 2, &error);
+  g_autoptr(AtomrTensor) empty = atomr_tensor_slice (f->t, 0, 1, 1, 1, &error);
+  g_autoptr(AtomrTensor) row = atomr_tensor_select (f->t, 0, 1, &error);
+  g_autoptr(AtomrTensor) words = atomr_tensor_new_strided (f->buffer, ATOMR_DTYPE_U32, 0,
+                                                          (const gint64[]) { 4 }, 1, NULL, 0, &error);
+  GAsyncResult *result = NULL;
+
+  g_assert_no_error (error);
+  atomr_device_set_host_autocomplete (f->device, TRUE);
+  rng = atomr_rng_actor_new (f->device, ATOMR_RNG_PHILOX, &error);
+  g_assert_no_error (error);
+
+  atomr_rng_actor_fill_tensor_async (rng, step, ATOMR_RNG_UNIFORM, 0, 0, NULL, store_result, &result);
+  g_assert_false (atomr_rng_actor_fill_tensor_finish (rng, wait_result (&result), &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "is not contiguous"));
+  g_clear_error (&error);
+  g_clear_object (&result);
+
+  atomr_rng_actor_fill_tensor_async (rng, words, ATOMR_RNG_UNIFORM, 0, 0, NULL, store_result, &result);
+  g_assert_false (atomr_rng_actor_fill_tensor_finish (rng, wait_result (&result), &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "not its buffer's"));
+  g_clear_error (&error);
+  g_clear_object (&result);
+
+  atomr_rng_actor_fill_tensor_async (rng, empty, ATOMR_RNG_UNIFORM, 0, 0, NULL, store_result, &result);
+  g_assert_true (atomr_rng_actor_fill_tensor_finish (rng, wait_result (&result), &error));
+  g_assert_no_error (error);
+  g_clear_object (&result);
+
+  /* valid: refused only for want of cuRAND */
+  atomr_rng_actor_fill_tensor_async (rng, row, ATOMR_RNG_UNIFORM, 0, 0, NULL, store_result, &result);
+  g_assert_false (atomr_rng_actor_fill_tensor_finish (rng, wait_result (&result), &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "cuRAND needs a CUDA device"));
+  g_clear_error (&error);
+  g_clear_object (&result);
+  g_assert_finalize_object (g_steal_pointer (&rng));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1031,6 +1079,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor/bare", test_bare);
   g_test_add_func ("/tensor/copy-plan", test_copy_plan);
   g_test_add ("/tensor/blas-views", Fixture, NULL, fixture_setup, test_blas_views, fixture_teardown);
+  g_test_add ("/tensor/rng-views", Fixture, NULL, fixture_setup, test_rng_views, fixture_teardown);
   g_test_add ("/tensor/copy-actor", Fixture, NULL, fixture_setup, test_copy_actor, fixture_teardown);
 
   return g_test_run ();
