@@ -42,6 +42,16 @@ class PlainTest(unittest.TestCase):
 
         self.assertEqual(asyncio.run(main()), [3.5, 4.5])
 
+    def test_buffer_upload_checked(self):
+        device = Atomr.Device.new_for_testing()
+        buffer = Atomr.Buffer.new(device, Atomr.Dtype.F32, 3)
+        buffer.upload(array.array("f", [1, 2, 3]))
+        self.assertEqual(array.array("f", bytes(buffer.download(bytearray(12)))).tolist(), [1, 2, 3])
+        # the GLib.Bytes trap of packing one byte per element cannot happen here
+        with self.assertRaises(TypeError):
+            buffer.upload(array.array("i", [1, 2, 3]))
+        self.assertEqual(repr(buffer), "<Atomr.Buffer 3 × f32 (12 bytes) on host>")
+
 
 @unittest.skipUnless(numpy, "python3-numpy is not installed")
 class TensorTest(unittest.TestCase):
@@ -110,6 +120,11 @@ class TensorTest(unittest.TestCase):
         self.assertEqual(bytes(b.download()), bytes([0, 0x3F, 0, 0x40]))
         with self.assertRaises(TypeError):
             b.upload(array.array("H", [1, 2]))
+
+    def test_buffer_upload_numpy(self):
+        buffer = Atomr.Buffer.new(self.device, Atomr.Dtype.F64, 6)
+        buffer.upload(numpy.arange(6, dtype=numpy.float64).reshape(2, 3))
+        numpy.testing.assert_array_equal(buffer.download(), numpy.arange(6))
 
     def test_download_into(self):
         out = numpy.empty((3, 4), dtype=numpy.float32)

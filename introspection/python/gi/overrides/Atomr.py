@@ -590,7 +590,25 @@ class Buffer(Atomr.Buffer):
                 f"({self.get_byte_size()} bytes) on {where}>")
 
     def as_tensor(self):
+        """The buffer as a contiguous view (its shape, or 1-D)."""
         return Atomr.Tensor.new_for_buffer(self)
+
+    def upload(self, data, actor=None):
+        """Copies @data (any buffer-protocol object of the buffer's dtype
+        and size) into the buffer; the dtype is checked, never reinterpreted."""
+        view = memoryview(data)
+        count = 1
+        for extent in view.shape or ():
+            count *= extent
+        if view.ndim > 1 and count == self.get_n_elements():
+            tensor = Atomr.Tensor.new(self, list(view.shape))   # the data's own shape
+        else:
+            tensor = Atomr.Tensor.new_for_buffer(self)
+        Tensor.upload(tensor, data, actor=actor)
+
+    def download(self, out=None, actor=None):
+        """The contents, as Atomr.Tensor.download() gives them."""
+        return Tensor.download(Atomr.Tensor.new_for_buffer(self), out=out, actor=actor)
 
 
 Buffer = override(Buffer)
