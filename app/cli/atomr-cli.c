@@ -3,17 +3,24 @@
  *   atomr compile FILE.cu [--kernel NAME]... [--name-expression EXPR]...
  *                 [--arch sm_NN] [--std c++17] [-D NAME[=V]]... [-I DIR]...
  *                 [--lto] [--fast-math] [--cache-dir DIR] [--json]
- *   atomr cache list|show KEY|rm KEY|gc [--max-size BYTES]|stats
- *                 [--cache-dir DIR] [--json]
+ *   atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source]
+ *               [-o FILE]|rm KEY|gc [--max-size SIZE]|stats [--verify]|
+ *               export DIR|FILE.tar|import DIR|FILE.tar|
+ *               explain FILE.cu [compile options]|diff KEY1 KEY2
+ *               [--cache-dir DIR] [--json]
  *
  * Exit status: 0 success, 1 compile error (log on stderr), 2 usage or
- * other errors.
+ * other errors.  With --json, stdout is always one valid UTF-8 JSON
+ * document with "version": ATOMR_CLI_JSON_VERSION, also on errors:
+ * {"version": 1, "error": {"domain", "code", "message", "log"}} (the
+ * schema is in docs/DEVELOPING.md, "atomr --json").
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
 #include <locale.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <json-glib/json-glib.h>
@@ -22,6 +29,55 @@
 
 #define EXIT_COMPILE 1
 #define EXIT_USAGE   2
+/* Bumped when a member changes meaning or goes away (new members do not). */
+#define ATOMR_CLI_JSON_VERSION 1
+
+/* Set by the subcommands once --json is parsed: errors are JSON then. */
+static gboolean json_mode;
+
+/* JSON strings must be UTF-8; paths, logs and sources need not be. */
+static void
+add_string_value (JsonBuilder *b,
+                  const gchar *s)
+{
+  if (s == NULL)
+    json_builder_add_null_value (b);
+  else if (g_utf8_validate (s, -1, NULL))
+    json_builder_add_string_value (b, s);
+  else
+    {
+      g_autofree gchar *valid = g_utf8_make_valid (s, -1);
+      json_builder_add_string_value (b, valid);
+    }
+}
+
+static void
+add_string_member (JsonBuilder *b,
+                   const gchar *name,
+                   const gchar *s)
+{
+  json_builder_set_member_name (b, name);
+  add_string_value (b, s);
+}
+
+static void
+add_int_member (JsonBuilder *b,
+                const gchar *name,
+                gint64       v)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, v);
+}
+
+/* Starts the top-level object every --json output is. */
+static JsonBuilder *
+begin_document (void)
+{
+  JsonBuilder *b = json_builder_new ();
+  json_builder_begin_object (b);
+  add_int_member (b, "version", ATOMR_CLI_JSON_VERSION);
+  return b;
+}
 
 static void
 print_json (JsonBuilder *b)
@@ -44,8 +100,35 @@ add_strv_member (JsonBuilder         *b,
   json_builder_set_member_name (b, name);
   json_builder_begin_array (b);
   for (guint i = 0; v && v[i]; i++)
-    json_builder_add_string_value (b, v[i]);
+    add_string_value (b, v[i]);
   json_builder_end_array (b);
+}
+
+/* Reports @error on stderr, and with --json as the JSON document on
+ * stdout.  A compile error's "log" is NVRTC's log (the message's lines
+ * after the first); null otherwise.  Returns the exit status. */
+static int
+fail (const GError *error)
+{
+  gboolean compile = error->domain == ATOMR_ERROR && error->code == ATOMR_ERROR_COMPILE;
+
+  g_printerr ("%s%s\n", compile ? "" : "atomr: ", error->message);
+  if (json_mode)
+    {
+      g_autoptr(JsonBuilder) b = begin_document ();
+      const gchar *nl = strchr (error->message, '\n');
+
+      json_builder_set_member_name (b, "error");
+      json_builder_begin_object (b);
+      add_string_member (b, "domain", g_quark_to_string (error->domain));
+      add_int_member (b, "code", error->code);
+      add_string_member (b, "message", error->message);
+      add_string_member (b, "log", compile ? (nl ? nl + 1 : "") : NULL);
+      json_builder_end_object (b);
+      json_builder_end_object (b);
+      print_json (b);
+    }
+  return compile ? EXIT_COMPILE : EXIT_USAGE;
 }
 
 static int
@@ -54,7 +137,35 @@ usage_error (GOptionContext *context,
 {
   g_autofree gchar *help = g_option_context_get_help (context, TRUE, NULL);
   g_printerr ("atomr: %s\n\n%s", message, help);
+  if (json_mode)
+    {
+      g_autoptr(GError) error = g_error_new_literal (G_OPTION_ERROR, G_OPTION_ERROR_FAILED, message);
+      g_autoptr(JsonBuilder) b = begin_document ();
+
+      json_builder_set_member_name (b, "error");
+      json_builder_begin_object (b);
+      add_string_member (b, "domain", g_quark_to_string (error->domain));
+      add_int_member (b, "code", error->code);
+      add_string_member (b, "message", error->message);
+      add_string_member (b, "log", NULL);
+      json_builder_end_object (b);
+      json_builder_end_object (b);
+      print_json (b);
+    }
   return EXIT_USAGE;
+}
+
+/* --json is known before parsing (errors while parsing are JSON too). */
+static void
+scan_json_flag (int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    {
+      if (g_str_equal (argv[i], "--"))
+        break;
+      if (g_str_equal (argv[i], "--json") || g_str_equal (argv[i], "-j"))
+        json_mode = TRUE;
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -93,15 +204,13 @@ cmd_compile (int argc, char **argv)
   };
 
   g_option_context_add_main_entries (context, entries, NULL);
+  scan_json_flag (argc, argv);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return usage_error (context, error->message);
   if (argc != 2)
     return usage_error (context, "name exactly one source file");
   if (!g_file_get_contents (argv[1], &source, NULL, &error))
-    {
-      g_printerr ("atomr: %s\n", error->message);
-      return EXIT_USAGE;
-    }
+    return fail (error);
   program_name = g_path_get_basename (argv[1]);
 
   for (guint i = 0; kernels && kernels[i]; i++)
@@ -126,10 +235,7 @@ cmd_compile (int argc, char **argv)
     cache = atomr_kernel_cache_new (cache_dir);
   module = atomr_nvrtc_compile (source, program_name, options, cache, &error);
   if (module == NULL)
-    {
-      g_printerr ("%s\n", error->message);
-      return g_error_matches (error, ATOMR_ERROR, ATOMR_ERROR_COMPILE) ? EXIT_COMPILE : EXIT_USAGE;
-    }
+    return fail (error);
 
   {
     AtomrCacheStatus status = atomr_module_get_cache_status (module);
@@ -142,10 +248,8 @@ cmd_compile (int argc, char **argv)
 
     if (json)
       {
-        g_autoptr(JsonBuilder) b = json_builder_new ();
-        json_builder_begin_object (b);
-        json_builder_set_member_name (b, "file");
-        json_builder_add_string_value (b, argv[1]);
+        g_autoptr(JsonBuilder) b = begin_document ();
+        add_string_member (b, "file", argv[1]);
         json_builder_set_member_name (b, "key");
         if (atomr_module_get_key (module))
           json_builder_add_string_value (b, atomr_module_get_key (module));
@@ -177,8 +281,7 @@ cmd_compile (int argc, char **argv)
         json_builder_set_member_name (b, "nvrtc_version");
         json_builder_add_string_value (b, atomr_module_get_nvrtc_version (module));
         add_strv_member (b, "flags", atomr_module_get_flags (module));
-        json_builder_set_member_name (b, "log");
-        json_builder_add_string_value (b, atomr_module_get_log (module));
+        add_string_member (b, "log", atomr_module_get_log (module));
         json_builder_end_object (b);
         print_json (b);
       }
@@ -205,6 +308,8 @@ format_time (GDateTime *t)
   return g_date_time_format_iso8601 (t);
 }
 
+/* Keys are ASCII; lowered names are ASCII mangled symbols; kernel names
+ * come from the user and are made valid. */
 static void
 entry_to_json (JsonBuilder           *b,
                AtomrKernelCacheEntry *e,
@@ -216,58 +321,122 @@ entry_to_json (JsonBuilder           *b,
   const gchar * const *lowered = atomr_kernel_cache_entry_get_lowered_names (e);
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "key");
-  json_builder_add_string_value (b, atomr_kernel_cache_entry_get_key (e));
-  json_builder_set_member_name (b, "path");
-  json_builder_add_string_value (b, atomr_kernel_cache_entry_get_path (e));
+  add_string_member (b, "key", atomr_kernel_cache_entry_get_key (e));
+  add_string_member (b, "path", atomr_kernel_cache_entry_get_path (e));
   add_strv_member (b, "kernel_names", names);
   json_builder_set_member_name (b, "lowered_names");
   json_builder_begin_object (b);
   for (guint i = 0; names[i]; i++)
     {
-      json_builder_set_member_name (b, names[i]);
-      json_builder_add_string_value (b, lowered[i]);
+      g_autofree gchar *name = g_utf8_make_valid (names[i], -1);
+      add_string_member (b, name, lowered[i]);
     }
   json_builder_end_object (b);
   add_strv_member (b, "flags", atomr_kernel_cache_entry_get_flags (e));
-  json_builder_set_member_name (b, "arch");
-  if (atomr_kernel_cache_entry_get_arch (e))
-    json_builder_add_string_value (b, atomr_kernel_cache_entry_get_arch (e));
-  else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "nvrtc_version");
-  json_builder_add_string_value (b, atomr_kernel_cache_entry_get_nvrtc_version (e));
-  json_builder_set_member_name (b, "ptx_bytes");
-  json_builder_add_int_value (b, atomr_kernel_cache_entry_get_ptx_size (e));
-  json_builder_set_member_name (b, "cubin_bytes");
-  json_builder_add_int_value (b, atomr_kernel_cache_entry_get_cubin_size (e));
-  json_builder_set_member_name (b, "ltoir_bytes");
-  json_builder_add_int_value (b, atomr_kernel_cache_entry_get_ltoir_size (e));
-  json_builder_set_member_name (b, "source_bytes");
-  json_builder_add_int_value (b, atomr_kernel_cache_entry_get_source_size (e));
-  json_builder_set_member_name (b, "file_bytes");
-  json_builder_add_int_value (b, atomr_kernel_cache_entry_get_file_size (e));
+  add_string_member (b, "arch", atomr_kernel_cache_entry_get_arch (e));
+  add_string_member (b, "nvrtc_version", atomr_kernel_cache_entry_get_nvrtc_version (e));
+  add_int_member (b, "ptx_bytes", atomr_kernel_cache_entry_get_ptx_size (e));
+  add_int_member (b, "cubin_bytes", atomr_kernel_cache_entry_get_cubin_size (e));
+  add_int_member (b, "ltoir_bytes", atomr_kernel_cache_entry_get_ltoir_size (e));
+  add_int_member (b, "source_bytes", atomr_kernel_cache_entry_get_source_size (e));
+  add_int_member (b, "file_bytes", atomr_kernel_cache_entry_get_file_size (e));
   json_builder_set_member_name (b, "compile_ms");
   json_builder_add_double_value (b, atomr_kernel_cache_entry_get_compile_time_ms (e));
-  json_builder_set_member_name (b, "created");
-  json_builder_add_string_value (b, created);
-  json_builder_set_member_name (b, "last_used");
-  json_builder_add_string_value (b, last_used);
-  json_builder_set_member_name (b, "hit_count");
-  json_builder_add_int_value (b, atomr_kernel_cache_entry_get_hit_count (e));
+  add_string_member (b, "created", created);
+  add_string_member (b, "last_used", last_used);
+  add_int_member (b, "hit_count", atomr_kernel_cache_entry_get_hit_count (e));
   if (with_payload)
     {
       g_autofree gchar *source = atomr_kernel_cache_entry_load_source (e, NULL);
       g_autofree gchar *log = atomr_kernel_cache_entry_load_log (e, NULL);
-      json_builder_set_member_name (b, "source");
-      if (source)
-        json_builder_add_string_value (b, source);
-      else
-        json_builder_add_null_value (b);
-      json_builder_set_member_name (b, "log");
-      json_builder_add_string_value (b, log ? log : "");
+      add_string_member (b, "source", source);
+      add_string_member (b, "log", log ? log : "");
     }
   json_builder_end_object (b);
+}
+
+/* `cache show KEY --ptx|--cubin|--ltoir|--log|--source [-o FILE]`: the raw
+ * artifact on stdout or into FILE. */
+static int
+show_artifact (AtomrKernelCacheEntry *e,
+               const gchar           *what,
+               const gchar           *output)
+{
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) error = NULL;
+  gconstpointer data;
+  gsize len;
+
+  if (g_str_equal (what, "ptx"))
+    bytes = atomr_kernel_cache_entry_load_ptx (e, &error);
+  else if (g_str_equal (what, "cubin"))
+    bytes = atomr_kernel_cache_entry_load_cubin (e, &error);
+  else if (g_str_equal (what, "ltoir"))
+    bytes = atomr_kernel_cache_entry_load_ltoir (e, &error);
+  else
+    {
+      gchar *text = g_str_equal (what, "log") ? atomr_kernel_cache_entry_load_log (e, &error)
+                                              : atomr_kernel_cache_entry_load_source (e, &error);
+      if (text)
+        bytes = g_bytes_new_take (text, strlen (text));
+    }
+  if (error)
+    return fail (error);
+  if (bytes == NULL)
+    {
+      g_autoptr(GError) none = g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                            "%s: entry %s has no %s%s", what,
+                                            atomr_kernel_cache_entry_get_key (e), what,
+                                            g_str_equal (what, "source")
+                                            ? " (sources are stored only with ATOMR_CACHE_STORE_SOURCE=1 "
+                                              "or atomr_kernel_cache_set_store_source())" : "");
+      return fail (none);
+    }
+  data = g_bytes_get_data (bytes, &len);
+  if (output)
+    {
+      if (!g_file_set_contents (output, data, len, &error))
+        return fail (error);
+      if (json_mode)
+        {
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "key", atomr_kernel_cache_entry_get_key (e));
+          add_string_member (b, "artifact", what);
+          add_string_member (b, "file", output);
+          add_int_member (b, "bytes", len);
+          json_builder_end_object (b);
+          print_json (b);
+        }
+      return 0;
+    }
+  if (json_mode)
+    {
+      g_autoptr(GError) bad = g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "--json: --%s writes raw bytes; name a file with -o", what);
+      return fail (bad);
+    }
+  if (len > 0 && fwrite (data, 1, len, stdout) != len)
+    {
+      g_printerr ("atomr: writing to stdout failed\n");
+      return EXIT_USAGE;
+    }
+  return 0;
+}
+
+static void
+report_to_json (JsonBuilder                  *b,
+                const AtomrKernelCacheReport *r)
+{
+  add_int_member (b, "entries", r->n_entries);
+  add_int_member (b, "bytes", r->entry_bytes);
+  add_int_member (b, "damaged", r->n_damaged);
+  add_int_member (b, "damaged_bytes", r->damaged_bytes);
+  add_int_member (b, "stale_temp", r->n_stale_temp);
+  add_int_member (b, "stale_temp_bytes", r->stale_temp_bytes);
+  add_int_member (b, "hits", r->hits);
+  add_int_member (b, "misses", r->misses);
+  json_builder_set_member_name (b, "writable");
+  json_builder_add_boolean_value (b, r->writable);
 }
 
 static int
@@ -275,24 +444,50 @@ cmd_cache (int argc, char **argv)
 {
   g_autofree gchar *cache_dir = NULL;
   g_autofree gchar *max_size_str = NULL;
-  gboolean json = FALSE;
+  g_autofree gchar *output = NULL;
+  gboolean json = FALSE, verify = FALSE;
+  gboolean want_ptx = FALSE, want_cubin = FALSE, want_ltoir = FALSE, want_log = FALSE, want_source = FALSE;
+  g_auto(GStrv) kernels = NULL;
+  g_auto(GStrv) expressions = NULL;
+  g_auto(GStrv) defines = NULL;
+  g_auto(GStrv) includes = NULL;
+  g_autofree gchar *arch = NULL;
+  g_autofree gchar *std = NULL;
+  gboolean lto = FALSE, fast_math = FALSE;
   g_autoptr(GOptionContext) context =
-    g_option_context_new ("list|show KEY|rm KEY|gc|stats — browse and maintain the kernel cache");
+    g_option_context_new ("list|show KEY|rm KEY|gc|stats|export DEST|import SRC|explain FILE.cu|diff KEY1 KEY2 — browse and maintain the kernel cache");
   g_autoptr(AtomrKernelCache) cache = NULL;
   g_autoptr(GError) error = NULL;
   const gchar *verb;
   GOptionEntry entries[] = {
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "Cache directory (default: $ATOMR_CACHE_DIR or ~/.cache/atomr/kernels)", "DIR" },
-    { "max-size", 0, 0, G_OPTION_ARG_STRING, &max_size_str, "gc: keep at most this many bytes (default: only remove damaged files)", "BYTES" },
+    { "max-size", 0, 0, G_OPTION_ARG_STRING, &max_size_str, "gc: keep at most this size, such as 20k, 500M, 1G (default: only remove damaged and stale files)", "SIZE" },
+    { "verify", 0, 0, G_OPTION_ARG_NONE, &verify, "stats: read every entry whole and check its checksum", NULL },
+    { "ptx", 0, 0, G_OPTION_ARG_NONE, &want_ptx, "show: write the PTX", NULL },
+    { "cubin", 0, 0, G_OPTION_ARG_NONE, &want_cubin, "show: write the CUBIN", NULL },
+    { "ltoir", 0, 0, G_OPTION_ARG_NONE, &want_ltoir, "show: write the LTO-IR", NULL },
+    { "log", 0, 0, G_OPTION_ARG_NONE, &want_log, "show: write the compile log", NULL },
+    { "source", 0, 0, G_OPTION_ARG_NONE, &want_source, "show: write the source (if stored)", NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "show: write the artifact into FILE instead of stdout", "FILE" },
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    { "kernel", 'k', 0, G_OPTION_ARG_STRING_ARRAY, &kernels, "explain: as for compile", "NAME" },
+    { "name-expression", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &expressions, "explain: as for compile", "EXPR" },
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch, "explain: as for compile", "sm_NN" },
+    { "std", 0, 0, G_OPTION_ARG_STRING, &std, "explain: as for compile", "c++NN" },
+    { "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &defines, "explain: as for compile", "NAME[=V]" },
+    { "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &includes, "explain: as for compile", "DIR" },
+    { "lto", 0, 0, G_OPTION_ARG_NONE, &lto, "explain: as for compile", NULL },
+    { "fast-math", 0, 0, G_OPTION_ARG_NONE, &fast_math, "explain: as for compile", NULL },
     { NULL }
   };
 
   g_option_context_add_main_entries (context, entries, NULL);
+  scan_json_flag (argc, argv);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return usage_error (context, error->message);
+  json_mode = json;
   if (argc < 2)
-    return usage_error (context, "name a command: list, show, rm, gc or stats");
+    return usage_error (context, "name a command: list, show, rm, gc, stats, export, import, explain or diff");
   verb = argv[1];
   cache = atomr_kernel_cache_new (cache_dir);
 
@@ -300,13 +495,12 @@ cmd_cache (int argc, char **argv)
     {
       g_autoptr(GListModel) list = atomr_kernel_cache_list (cache, &error);
       if (list == NULL)
-        {
-          g_printerr ("atomr: %s\n", error->message);
-          return EXIT_USAGE;
-        }
+        return fail (error);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = json_builder_new ();
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          json_builder_set_member_name (b, "entries");
           json_builder_begin_array (b);
           for (guint i = 0; i < g_list_model_get_n_items (list); i++)
             {
@@ -314,6 +508,7 @@ cmd_cache (int argc, char **argv)
               entry_to_json (b, e, FALSE);
             }
           json_builder_end_array (b);
+          json_builder_end_object (b);
           print_json (b);
         }
       else
@@ -322,35 +517,29 @@ cmd_cache (int argc, char **argv)
             g_autoptr(AtomrKernelCacheEntry) e = g_list_model_get_item (list, i);
             g_autofree gchar *names = g_strjoinv (", ", (gchar **) atomr_kernel_cache_entry_get_kernel_names (e));
             g_autofree gchar *used = format_time (atomr_kernel_cache_entry_get_last_used (e));
-            g_print ("%s  %-8s %8" G_GUINT64_FORMAT " B  %4" G_GUINT64_FORMAT " hits  %s  %s\n",
+            g_autofree gchar *size = g_format_size (atomr_kernel_cache_entry_get_file_size (e));
+            g_print ("%s  %-8s %10s  %4" G_GUINT64_FORMAT " hits  %s  %s\n",
                      atomr_kernel_cache_entry_get_key (e),
                      atomr_kernel_cache_entry_get_arch (e) ? atomr_kernel_cache_entry_get_arch (e) : "default",
-                     atomr_kernel_cache_entry_get_file_size (e), atomr_kernel_cache_entry_get_hit_count (e),
-                     used, names);
+                     size, atomr_kernel_cache_entry_get_hit_count (e), used, names);
           }
       return 0;
     }
   if ((g_str_equal (verb, "show") || g_str_equal (verb, "rm")) && argc == 3)
     {
       g_autoptr(AtomrKernelCacheEntry) e = atomr_kernel_cache_lookup (cache, argv[2], &error);
+      guint n_wanted = !!want_ptx + !!want_cubin + !!want_ltoir + !!want_log + !!want_source;
+
       if (e == NULL)
-        {
-          g_printerr ("atomr: %s\n", error->message);
-          return EXIT_USAGE;
-        }
+        return fail (error);
       if (g_str_equal (verb, "rm"))
         {
           if (!atomr_kernel_cache_remove (cache, atomr_kernel_cache_entry_get_key (e), &error))
-            {
-              g_printerr ("atomr: %s\n", error->message);
-              return EXIT_USAGE;
-            }
+            return fail (error);
           if (json)
             {
-              g_autoptr(JsonBuilder) b = json_builder_new ();
-              json_builder_begin_object (b);
-              json_builder_set_member_name (b, "removed");
-              json_builder_add_string_value (b, atomr_kernel_cache_entry_get_key (e));
+              g_autoptr(JsonBuilder) b = begin_document ();
+              add_string_member (b, "removed", atomr_kernel_cache_entry_get_key (e));
               json_builder_end_object (b);
               print_json (b);
             }
@@ -358,10 +547,17 @@ cmd_cache (int argc, char **argv)
             g_print ("removed %s\n", atomr_kernel_cache_entry_get_key (e));
           return 0;
         }
+      if (n_wanted > 1)
+        return usage_error (context, "show: name one of --ptx, --cubin, --ltoir, --log, --source");
+      if (n_wanted == 1)
+        return show_artifact (e, want_ptx ? "ptx" : want_cubin ? "cubin" : want_ltoir ? "ltoir"
+                                 : want_log ? "log" : "source", output);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = json_builder_new ();
+          g_autoptr(JsonBuilder) b = begin_document ();
+          json_builder_set_member_name (b, "entry");
           entry_to_json (b, e, TRUE);
+          json_builder_end_object (b);
           print_json (b);
         }
       else
@@ -393,62 +589,173 @@ cmd_cache (int argc, char **argv)
   if (g_str_equal (verb, "gc") && argc == 2)
     {
       guint64 max_size = G_MAXUINT64;
-      guint removed = 0;
-      guint64 freed = 0;
+      AtomrKernelCacheReport report;
 
-      if (max_size_str && !g_ascii_string_to_unsigned (max_size_str, 10, 0, G_MAXUINT64, &max_size, &error))
+      if (max_size_str && !atomr_parse_size (max_size_str, &max_size, &error))
         return usage_error (context, error->message);
-      if (!atomr_kernel_cache_gc (cache, max_size, &removed, &freed, &error))
-        {
-          g_printerr ("atomr: %s\n", error->message);
-          return EXIT_USAGE;
-        }
+      if (!atomr_kernel_cache_collect (cache, max_size, &report, &error))
+        return fail (error);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = json_builder_new ();
-          json_builder_begin_object (b);
-          json_builder_set_member_name (b, "removed");
-          json_builder_add_int_value (b, removed);
-          json_builder_set_member_name (b, "bytes_freed");
-          json_builder_add_int_value (b, freed);
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          add_int_member (b, "removed", report.n_removed);
+          add_int_member (b, "bytes_freed", report.bytes_freed);
+          report_to_json (b, &report);
           json_builder_end_object (b);
           print_json (b);
         }
       else
-        g_print ("removed %u entries, %" G_GUINT64_FORMAT " bytes\n", removed, freed);
+        {
+          g_autofree gchar *freed = g_format_size (report.bytes_freed);
+          g_autofree gchar *left = g_format_size (report.entry_bytes);
+          g_print ("removed %u entries, %u damaged and %u stale temporary files; freed %s "
+                   "(%" G_GUINT64_FORMAT " bytes); %u entries left, %s\n",
+                   report.n_removed, report.n_damaged, report.n_stale_temp, freed,
+                   report.bytes_freed, report.n_entries, left);
+        }
       return 0;
     }
   if (g_str_equal (verb, "stats") && argc == 2)
     {
-      guint n = 0;
-      guint64 bytes = 0, hits = 0, misses = 0;
+      AtomrKernelCacheReport report;
+      g_autoptr(GError) write_error = NULL;
 
-      if (!atomr_kernel_cache_get_stats (cache, &n, &bytes, &hits, &misses, &error))
-        {
-          g_printerr ("atomr: %s\n", error->message);
-          return EXIT_USAGE;
-        }
+      if (!atomr_kernel_cache_get_report (cache, verify, &report, &error))
+        return fail (error);
+      if (!report.writable)
+        atomr_kernel_cache_check_writable (cache, &write_error);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = json_builder_new ();
-          json_builder_begin_object (b);
-          json_builder_set_member_name (b, "directory");
-          json_builder_add_string_value (b, atomr_kernel_cache_get_directory (cache));
-          json_builder_set_member_name (b, "entries");
-          json_builder_add_int_value (b, n);
-          json_builder_set_member_name (b, "bytes");
-          json_builder_add_int_value (b, bytes);
-          json_builder_set_member_name (b, "hits");
-          json_builder_add_int_value (b, hits);
-          json_builder_set_member_name (b, "misses");
-          json_builder_add_int_value (b, misses);
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          report_to_json (b, &report);
+          add_string_member (b, "store_error", write_error ? write_error->message : NULL);
+          json_builder_set_member_name (b, "verified");
+          json_builder_add_boolean_value (b, verify);
           json_builder_end_object (b);
           print_json (b);
         }
       else
-        g_print ("directory: %s\nentries:   %u\nbytes:     %" G_GUINT64_FORMAT "\nhits:      %"
-                 G_GUINT64_FORMAT "\nmisses:    %" G_GUINT64_FORMAT "\n",
-                 atomr_kernel_cache_get_directory (cache), n, bytes, hits, misses);
+        {
+          g_autofree gchar *size = g_format_size (report.entry_bytes);
+          g_print ("directory: %s\nentries:   %u\nbytes:     %" G_GUINT64_FORMAT " (%s)\nhits:      %"
+                   G_GUINT64_FORMAT "\nmisses:    %" G_GUINT64_FORMAT "\ndamaged:   %u (%" G_GUINT64_FORMAT
+                   " bytes%s)\nstale tmp: %u (%" G_GUINT64_FORMAT " bytes)\nwritable:  %s%s%s\n",
+                   atomr_kernel_cache_get_directory (cache), report.n_entries, report.entry_bytes, size,
+                   report.hits, report.misses, report.n_damaged, report.damaged_bytes,
+                   verify ? "" : "; --verify checks payloads", report.n_stale_temp, report.stale_temp_bytes,
+                   report.writable ? "yes" : "no", write_error ? ": " : "",
+                   write_error ? write_error->message : "");
+        }
+      return 0;
+    }
+  if (g_str_equal (verb, "diff") && argc == 4)
+    {
+      g_autoptr(AtomrKernelCacheEntry) a = atomr_kernel_cache_lookup (cache, argv[2], &error);
+      g_autoptr(AtomrKernelCacheEntry) b = NULL;
+      g_auto(GStrv) diffs = NULL;
+
+      if (a == NULL)
+        return fail (error);
+      b = atomr_kernel_cache_lookup (cache, argv[3], &error);
+      if (b == NULL)
+        return fail (error);
+      diffs = atomr_kernel_cache_entry_diff (a, b);
+      if (json)
+        {
+          g_autoptr(JsonBuilder) bl = begin_document ();
+          add_string_member (bl, "a", atomr_kernel_cache_entry_get_key (a));
+          add_string_member (bl, "b", atomr_kernel_cache_entry_get_key (b));
+          add_strv_member (bl, "differences", (const gchar * const *) diffs);
+          json_builder_end_object (bl);
+          print_json (bl);
+        }
+      else if (diffs[0] == NULL)
+        g_print ("same inputs\n");
+      else
+        for (guint i = 0; diffs[i]; i++)
+          g_print ("%s\n", diffs[i]);
+      return 0;
+    }
+  if (g_str_equal (verb, "explain") && argc == 3)
+    {
+      g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+      g_autofree gchar *source = NULL;
+      g_autofree gchar *key = NULL;
+      g_autofree gchar *nearest = NULL;
+      g_auto(GStrv) reasons = NULL;
+      AtomrCacheStatus status;
+      const gchar *word;
+
+      if (!g_file_get_contents (argv[2], &source, NULL, &error))
+        return fail (error);
+      for (guint i = 0; kernels && kernels[i]; i++)
+        atomr_compile_options_add_name_expression (options, kernels[i]);
+      for (guint i = 0; expressions && expressions[i]; i++)
+        atomr_compile_options_add_name_expression (options, expressions[i]);
+      if (arch)
+        atomr_compile_options_set_arch (options, arch);
+      if (std)
+        atomr_compile_options_set_std (options, std);
+      for (guint i = 0; defines && defines[i]; i++)
+        {
+          g_auto(GStrv) kv = g_strsplit (defines[i], "=", 2);
+          atomr_compile_options_add_define (options, kv[0], kv[1]);
+        }
+      for (guint i = 0; includes && includes[i]; i++)
+        atomr_compile_options_add_include_path (options, includes[i]);
+      atomr_compile_options_set_lto (options, lto);
+      atomr_compile_options_set_fast_math (options, fast_math);
+      status = atomr_kernel_cache_explain (cache, source, options, &key, &nearest, &reasons, &error);
+      if (status == ATOMR_CACHE_STATUS_NONE)
+        return fail (error);
+      word = status == ATOMR_CACHE_STATUS_MISS ? "miss" : "hit";
+      if (json)
+        {
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "file", argv[2]);
+          add_string_member (b, "cache", word);
+          add_string_member (b, "key", key);
+          add_string_member (b, "nearest", nearest);
+          add_strv_member (b, "reasons", (const gchar * const *) reasons);
+          json_builder_end_object (b);
+          print_json (b);
+        }
+      else
+        {
+          g_print ("%s: %s, key %s\n", argv[2], word, key);
+          if (nearest)
+            g_print ("nearest entry: %s\n", nearest);
+          for (guint i = 0; reasons && reasons[i]; i++)
+            g_print ("  %s\n", reasons[i]);
+        }
+      return 0;
+    }
+  if ((g_str_equal (verb, "export") || g_str_equal (verb, "import")) && argc == 3)
+    {
+      gboolean export = g_str_equal (verb, "export");
+      guint n = 0, rejected = 0;
+      gboolean ok = export ? atomr_kernel_cache_export (cache, argv[2], &n, &error)
+                           : atomr_kernel_cache_import (cache, argv[2], &n, &rejected, &error);
+
+      if (!ok)
+        return fail (error);
+      if (json)
+        {
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          add_string_member (b, export ? "destination" : "source", argv[2]);
+          add_int_member (b, export ? "exported" : "imported", n);
+          if (!export)
+            add_int_member (b, "rejected", rejected);
+          json_builder_end_object (b);
+          print_json (b);
+        }
+      else if (export)
+        g_print ("exported %u entries to %s\n", n, argv[2]);
+      else
+        g_print ("imported %u entries from %s, rejected %u\n", n, argv[2], rejected);
       return 0;
     }
   return usage_error (context, "unknown cache command or wrong number of arguments");
@@ -471,7 +778,9 @@ main (int argc, char **argv)
               "  atomr compile FILE.cu [--kernel NAME]... [--name-expression EXPR]... [--arch sm_NN]\n"
               "                [--std c++17] [-D NAME[=V]]... [-I DIR]... [--lto] [--fast-math]\n"
               "                [--cache-dir DIR] [--json]\n"
-              "  atomr cache list|show KEY|rm KEY|gc [--max-size BYTES]|stats [--cache-dir DIR] [--json]\n"
+              "  atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source] [-o FILE]|rm KEY|\n"
+              "              gc [--max-size SIZE]|stats [--verify]|export DIR|FILE.tar|import DIR|FILE.tar\n"
+              "              |explain FILE.cu [compile options]|diff KEY1 KEY2 [--cache-dir DIR] [--json]\n"
               "Run 'atomr compile --help' or 'atomr cache --help' for details.\n");
   return EXIT_USAGE;
 }

@@ -71,6 +71,11 @@ void         atomr_op_set_geometry (AtomrOp             *op,
                                     guint                shared_mem);
 void         atomr_op_set_detail   (AtomrOp             *op,
                                     const gchar         *detail);
+/* The operation reads or writes buffers of other devices too (a
+ * collective across the GPUs of this process): the envelope orders them
+ * by events as usual, and the enqueue function must work on their
+ * devices' streams itself. */
+void         atomr_op_set_multi_device (AtomrOp         *op);
 /* Keeps @object alive until the operation has completed on the GPU. */
 void         atomr_op_keep         (AtomrOp             *op,
                                     gpointer             object);
@@ -83,6 +88,10 @@ AtomrStream *atomr_op_get_stream   (AtomrOp             *op);
 CUstream     atomr_op_get_cu_stream (AtomrOp            *op);
 gboolean     atomr_op_is_host      (AtomrOp             *op);
 guint        atomr_op_get_generation (AtomrOp           *op);
+
+/* The operation is a barrier: it fails with every failure of a request
+ * without a callback, made before it, since the previous barrier. */
+void         atomr_op_set_barrier  (AtomrOp             *op);
 
 /* Hands the operation to the actor (from any thread).  Consumes @op. */
 void         atomr_op_submit       (AtomrOp             *op);
@@ -120,9 +129,11 @@ gpointer     atomr_actor_new_internal (GType          type,
  *   atomr_sync_end (&sync);
  */
 typedef struct {
-  GMainContext *context;
-  gboolean      acquired;
+  GMainContext *context;        /* private: the only context a _sync iterates */
+  AtomrActor   *actor;
+  gboolean      acquired;       /* we drive the actor ourselves */
   gboolean      pushed;
+  GMainContext *saved_wake;
   GAsyncResult *result;
 } AtomrSync;
 

@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "atomr-actor-private.h"
+#include "atomr-completion-service-private.h"
 #include "atomr-enum-types.h"
 #include "atomr-error.h"
 #include "atomr-nvtx-private.h"
+#include "trace/atomr-gpu-clock-private.h"
 
 /**
  * AtomrActor:
@@ -39,6 +41,17 @@
  *
  * The base class itself offers the memory operations every stream can do:
  * upload, download, fill, copy and a barrier.
+ *
+ * Errors travel along dependencies: a request that reads what a failed
+ * request should have written fails with %ATOMR_ERROR_DEPENDENCY_FAILED,
+ * naming the original; a request without a callback that fails is
+ * reported by the next barrier of its actor.  Nothing fails silently.
+ *
+ * Threads: requests may be submitted from any thread, also from a signal
+ * handler or a reply callback on the actor's own context (they are queued
+ * behind the operation being dispatched: program order always holds).  The
+ * mailbox, enqueue and completion run on the actor's context; the device's
+ * completion service thread only wakes it up.
  */
 
 #define DEFAULT_SPIN_USEC 100
@@ -49,7 +62,17 @@
  * 32; tests/bench/core/bench-core). */
 #define MAX_COALESCE 32
 
+/* A barrier lists at most this many failures by name. */
+#define MAX_LISTED_FAILURES 8
+
 typedef struct _ActorSource ActorSource;
+
+typedef struct
+{
+  guint64  sequence;
+  gchar   *origin;
+  GError  *error;
+} Failure;
 
 typedef struct
 {
@@ -60,29 +83,39 @@ typedef struct
   gboolean            timing;
   gboolean            nvtx;
   guint               spin_usec;
+  guint               timeout_ms;
 
   AtomrStream        *stream;
-  guint64             sequence;
+  guint64             sequence;     /* atomic: numbers requests as they are made */
   guint64             n_completed;
   ActorSource        *source;
+  guint               running;      /* op_run() depth, on the actor's context */
 
-  GThread            *waiter;
-  GAsyncQueue        *waiter_queue;
-
-  AtomrVec            unfenced;     /* AtomrOp* enqueued, awaiting a shared fence */
+  GArray             *failures;     /* Failure, under source->lock: unreported failures */
 } AtomrActorPrivate;
 
+/* The actor's source: everything prepare() and check() touch lives here or
+ * in operations (which hold the actor), never in the actor itself, so that
+ * the last reference to the actor may be dropped on any thread while its
+ * context is being iterated.  dispatch() takes a strong reference through
+ * the weak one, or does nothing once the actor is gone. */
 struct _ActorSource
 {
-  GSource      source;
-  AtomrActor  *actor;        /* not owned: the actor owns the source */
-  GMutex       lock;
-  GQueue       mailbox;      /* AtomrOp*, under lock */
-  gint         n_mail;       /* atomic */
-  GQueue       inflight;     /* AtomrOp*, on the actor's context only */
-  AtomrSlot   *blocked;      /* the mailbox head waits for this slot */
-  gint64       head_since;   /* when the current head was first seen pending */
-  GAsyncQueue *graveyard;    /* host-function records to free on the context */
+  GSource       source;
+  GWeakRef      actor;
+  GMainContext *context;      /* strong: woken from other threads */
+  GMutex        lock;
+  GQueue        mailbox;      /* AtomrOp*, under lock */
+  gint          n_mail;       /* atomic */
+  gint          n_cancelled;  /* atomic: a queued request's cancellable fired */
+  GMainContext *extra_wake;   /* under lock: a _sync driving the actor */
+  GQueue        inflight;     /* AtomrOp*, on the actor's context only */
+  AtomrVec      unfenced;     /* AtomrOp* enqueued, awaiting a shared fence */
+  AtomrSlot    *blocked;      /* the mailbox head waits for this slot */
+  gint64        head_since;   /* when the current head was first seen pending */
+  gint          spin_usec;    /* atomic copies of the actor's properties */
+  gint          timeout_ms;
+  GAsyncQueue  *graveyard;    /* host-function records to free on the context */
 };
 
 struct _AtomrOp
@@ -91,6 +124,7 @@ struct _AtomrOp
   const gchar        *operation;
   GTask              *task;       /* NULL when nobody asked for a reply */
   GCancellable       *cancellable;
+  gulong              cancel_id;
   AtomrVec            reads;      /* AtomrBuffer*, owned */
   AtomrVec            writes;     /* AtomrBuffer*, owned */
   GPtrArray          *keep;
@@ -103,19 +137,28 @@ struct _AtomrOp
   AtomrFence         *fence;
   AtomrSlot          *slot;       /* resolved when enqueued or failed */
   AtomrVec            deps;       /* AtomrSlot* this op must follow, owned */
+  AtomrVec            data_deps;  /* AtomrSlot* whose output it reads, owned */
   guint               n_ready;    /* deps known to be resolved */
   gchar              *detail;
   gboolean            has_geometry;
   guint               grid[3];
   guint               block[3];
   guint               shared_mem;
-  gint64              t_submit;
-  gint64              t_enqueue;
+  gint64              t_submit;   /* ns, atomr_launch_info_now_ns() */
+  gint64              t_enqueue;  /* ns */
   guint               generation;
-  guint64             sequence;
+  guint64             sequence;   /* per actor, from 1 */
+  guint64             trace_id;   /* per process: the trace's "seq" */
   guint               signal_mask;
   gboolean            handed_off;
+  gboolean            multi_device; /* buffers of other devices allowed */
+  gboolean            replied;    /* answered early (cancelled, timed out) */
+  gboolean            for_sync;   /* made by a _sync helper */
+  gboolean            barrier;
+  gchar              *fail_origin; /* the original failure this op stands for */
+  GError             *fail_error;
   CUevent             start;      /* timing start, until the fence takes it */
+  AtomrGpuClock      *clock;      /* timing on: puts GPU times on the host clock */
   AtomrLaunchInfo    *info;
   /* Small requests live here: one allocation less per operation. */
   guint64             inline_data[12];
@@ -138,6 +181,7 @@ enum {
   PROP_NVTX,
   PROP_SPIN_USEC,
   PROP_STREAM_ID,
+  PROP_TIMEOUT_MS,
   N_PROPS
 };
 
@@ -151,6 +195,11 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
+static gsize next_sequence;   /* atomic: the last sequence number handed out */
+
+/* How many op_run() are on this thread's stack (any actor): a _sync from
+ * there could wait for the very operation that is being enqueued. */
+static __thread guint tls_op_run_depth;
 
 static void atomr_actor_initable_iface_init (GInitableIface *iface);
 
@@ -161,64 +210,51 @@ G_DEFINE_ABSTRACT_TYPE_WITH_CODE (AtomrActor, atomr_actor, G_TYPE_OBJECT,
 
 static void op_run (AtomrOp *op);
 static void op_free (AtomrOp *op);
+static void op_complete (AtomrOp *op, CUresult res);
 static void actor_flush (AtomrActor *self);
 
 /* ------------------------------------------------------------------ */
-/* Waiter thread: sleeps in the driver on one fence after another.      */
-
-typedef struct
-{
-  AtomrFence   *fence;       /* NULL: stop */
-  GMainContext *context;
-} WaiterItem;
-
-static gpointer
-waiter_main (gpointer data)
-{
-  GAsyncQueue *queue = data;
-
-  for (;;)
-    {
-      WaiterItem *item = g_async_queue_pop (queue);
-      CUresult res;
-
-      if (item->fence == NULL)
-        {
-          g_free (item);
-          break;
-        }
-      res = atomr_fence_synchronize (item->fence);
-      item->fence->result = res;
-      g_atomic_int_set (&item->fence->signalled, 1);
-      g_main_context_wakeup (item->context);
-      atomr_fence_unref (item->fence);
-      g_main_context_unref (item->context);
-      g_free (item);
-    }
-  g_async_queue_unref (queue);
-  return NULL;
-}
+/* Waking the actor up                                                  */
 
 static void
-hand_to_waiter (AtomrActor *self,
-                AtomrOp    *op)
+source_wake (ActorSource *src)
 {
-  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
-  WaiterItem *item;
+  GMainContext *extra;
+
+  g_main_context_wakeup (src->context);
+  g_mutex_lock (&src->lock);
+  extra = src->extra_wake ? g_main_context_ref (src->extra_wake) : NULL;
+  g_mutex_unlock (&src->lock);
+  if (extra)
+    {
+      g_main_context_wakeup (extra);
+      g_main_context_unref (extra);
+    }
+}
+
+/* The completion service saw a fence pass (on its thread). */
+static void
+fence_passed (gpointer data,
+              gpointer unused)
+{
+  source_wake (data);
+}
+
+/* Stop polling @op's fence from the context: the device's completion
+ * service wakes us when it has passed. */
+static void
+hand_off (ActorSource *src,
+          AtomrOp     *op)
+{
+  AtomrCompletionService *service;
 
   if (op->handed_off)
     return;
   op->handed_off = TRUE;
-  if (priv->waiter == NULL)
-    {
-      priv->waiter_queue = g_async_queue_new ();
-      priv->waiter = g_thread_new ("atomr-waiter", waiter_main,
-                                   g_async_queue_ref (priv->waiter_queue));
-    }
-  item = g_new0 (WaiterItem, 1);
-  item->fence = atomr_fence_ref (op->fence);
-  item->context = g_main_context_ref (priv->context);
-  g_async_queue_push (priv->waiter_queue, item);
+  service = atomr_device_get_completion_service (op->stream->device);
+  atomr_completion_service_watch (service, op->fence, fence_passed,
+                                  g_source_ref ((GSource *) src),
+                                  (GDestroyNotify) g_source_unref);
 }
 
 /* ------------------------------------------------------------------ */
@@ -227,7 +263,6 @@ hand_to_waiter (AtomrActor *self,
 typedef struct
 {
   AtomrFence   *fence;
-  GMainContext *context;
   ActorSource  *source;
 } HostFuncRecord;
 
@@ -238,7 +273,7 @@ host_func_signal (void *data)
 
   rec->fence->result = CUDA_SUCCESS;
   g_atomic_int_set (&rec->fence->signalled, 1);
-  g_main_context_wakeup (rec->context);
+  source_wake (rec->source);
   /* Freeing the fence could call the driver: leave it to the context. */
   g_async_queue_push (rec->source->graveyard, rec);
 }
@@ -249,7 +284,6 @@ host_func_record_free (gpointer data)
   HostFuncRecord *rec = data;
 
   atomr_fence_unref (rec->fence);
-  g_main_context_unref (rec->context);
   g_source_unref ((GSource *) rec->source);
   g_free (rec);
 }
@@ -257,43 +291,60 @@ host_func_record_free (gpointer data)
 /* ------------------------------------------------------------------ */
 /* The actor's source: mailbox and completions.                         */
 
+/* Decided by the mode the fence was flushed under, never the current one:
+ * changing #AtomrActor:completion-mode with work in flight is safe. */
 static gboolean
-op_is_done (AtomrActor *self,
-            AtomrOp    *op,
-            CUresult   *result)
+op_is_done (AtomrOp  *op,
+            CUresult *result)
 {
-  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  AtomrFence *fence = op->fence;
   CUresult res;
 
-  if (op->fence->generation != atomr_device_get_generation (priv->device))
+  if (fence->generation != atomr_device_get_generation (op->stream->device))
     {
       *result = CUDA_ERROR_CONTEXT_IS_DESTROYED;
       return TRUE;
     }
-  if (g_atomic_int_get (&op->fence->signalled))
+  if (g_atomic_int_get (&fence->signalled))
     {
-      *result = op->fence->result;
-      if (*result == CUDA_SUCCESS && priv->mode == ATOMR_COMPLETION_HOST_FUNC &&
-          op->fence->event != NULL)
-        *result = atomr_fence_query (op->fence);  /* learn a sticky error */
+      *result = fence->result;
+      if (*result == CUDA_SUCCESS && fence->mode == ATOMR_COMPLETION_HOST_FUNC &&
+          fence->event != NULL)
+        *result = atomr_fence_query (fence);  /* learn a sticky error */
       return TRUE;
     }
-  if ((priv->mode == ATOMR_COMPLETION_EVENT_THREAD || priv->mode == ATOMR_COMPLETION_HOST_FUNC) &&
-      op->fence->event != NULL)
-    return FALSE;
-  if (priv->mode == ATOMR_COMPLETION_EVENT_THREAD)
+  /* Somebody else signals these. */
+  if (fence->mode == ATOMR_COMPLETION_EVENT_THREAD ||
+      (fence->mode == ATOMR_COMPLETION_HOST_FUNC && fence->event != NULL))
     return FALSE;
 
-  res = atomr_fence_query (op->fence);
+  res = atomr_fence_query (fence);
   if (res == CUDA_ERROR_NOT_READY)
     return FALSE;
   *result = res;
   return TRUE;
 }
 
+/* Microseconds until @op's watchdog fires (0: now), or -1 for never. */
+static gint64
+op_watchdog_remaining (ActorSource *src,
+                       AtomrOp     *op,
+                       gint64       now)
+{
+  gint timeout_ms = g_atomic_int_get (&src->timeout_ms);
+  gint64 deadline;
+
+  if (timeout_ms <= 0 || op->replied)
+    return -1;
+  deadline = op->t_enqueue / 1000 + (gint64) timeout_ms * 1000;   /* t_enqueue is in ns */
+  return MAX (deadline - now, 0);
+}
+
 static gboolean
 mailbox_ready (ActorSource *src)
 {
+  if (g_atomic_int_get (&src->n_cancelled) > 0)
+    return TRUE;
   if (g_atomic_int_get (&src->n_mail) == 0)
     return FALSE;
   return src->blocked == NULL || atomr_slot_check (src->blocked, NULL);
@@ -310,7 +361,8 @@ op_deps_ready (AtomrOp      *op,
     {
       AtomrSlot *dep = op->deps.data[op->n_ready];
       /* An earlier operation of this actor not yet fenced is already ahead
-       * on the same stream (mailboxes run in order). */
+       * on the same stream: mailboxes run in order, and nothing runs
+       * inline while an operation is being enqueued (atomr_op_submit). */
       if (atomr_slot_get_owner (dep) == op->actor)
         continue;
       if (!atomr_slot_check (dep, wake))
@@ -330,40 +382,48 @@ actor_source_prepare (GSource *source,
                       gint    *timeout)
 {
   ActorSource *src = (ActorSource *) source;
-  AtomrActorPrivate *priv = atomr_actor_get_instance_private (src->actor);
   AtomrOp *head;
   CUresult res;
+  gint64 now, remaining;
 
   *timeout = -1;
-  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0 || priv->unfenced.len > 0)
+  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0 || src->unfenced.len > 0)
     return TRUE;
 
   head = g_queue_peek_head (&src->inflight);
   if (head == NULL)
     return FALSE;                       /* idle: sleep, burn nothing */
-  if (op_is_done (src->actor, head, &res))
+  if (op_is_done (head, &res))
     return TRUE;
 
-  switch (priv->mode)
+  now = g_get_monotonic_time ();
+  switch (head->fence->mode)
     {
     case ATOMR_COMPLETION_POLL:
       *timeout = 0;
       break;
     case ATOMR_COMPLETION_ADAPTIVE:
-      {
-        gint64 now = g_get_monotonic_time ();
-        if (src->head_since == 0)
-          src->head_since = now;
-        if (head->handed_off)
-          break;
-        if (now - src->head_since < (gint64) priv->spin_usec)
-          *timeout = 0;
-        else
-          hand_to_waiter (src->actor, head);
-      }
+      if (src->head_since == 0)
+        src->head_since = now;
+      if (head->handed_off)
+        break;
+      if (now - src->head_since < g_atomic_int_get (&src->spin_usec))
+        *timeout = 0;
+      else
+        hand_off (src, head);
       break;
     default:
       break;
+    }
+
+  /* The watchdog sleeps with the context, it never polls. */
+  remaining = op_watchdog_remaining (src, head, now);
+  if (remaining == 0)
+    return TRUE;
+  if (remaining > 0 && *timeout != 0)
+    {
+      gint ms = (gint) MIN ((remaining + 999) / 1000, G_MAXINT);
+      *timeout = *timeout < 0 ? ms : MIN (*timeout, ms);
     }
   return FALSE;
 }
@@ -372,29 +432,82 @@ static gboolean
 actor_source_check (GSource *source)
 {
   ActorSource *src = (ActorSource *) source;
-  AtomrActorPrivate *priv = atomr_actor_get_instance_private (src->actor);
   AtomrOp *head;
   CUresult res;
 
-  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0 || priv->unfenced.len > 0)
+  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0 || src->unfenced.len > 0)
     return TRUE;
   head = g_queue_peek_head (&src->inflight);
-  return head != NULL && op_is_done (src->actor, head, &res);
+  if (head == NULL)
+    return FALSE;
+  return op_is_done (head, &res) ||
+         op_watchdog_remaining (src, head, g_get_monotonic_time ()) == 0;
 }
 
-static void op_complete (AtomrOp *op, CUresult res);
+static void op_return_error (AtomrOp *op, GError *error);
 
-static gboolean
-actor_source_dispatch (GSource     *source,
-                       GSourceFunc  callback,
-                       gpointer     user_data)
+/* Answers the queued requests whose cancellable fired, without waiting for
+ * the mailbox to reach them; they stay queued (answered) so that what they
+ * stand for in the hazard order is resolved in order. */
+static void
+answer_cancelled (ActorSource *src)
 {
-  ActorSource *src = (ActorSource *) source;
-  AtomrActor *self = g_object_ref (src->actor);
-  GMainContext *context = g_source_get_context (source);
+  g_autoptr(GPtrArray) cancelled = NULL;
+
+  if (g_atomic_int_get (&src->n_cancelled) == 0)
+    return;
+  g_atomic_int_set (&src->n_cancelled, 0);
+  g_mutex_lock (&src->lock);
+  for (GList *l = src->mailbox.head; l; l = l->next)
+    {
+      AtomrOp *op = l->data;
+      if (!op->replied && op->cancellable && g_cancellable_is_cancelled (op->cancellable))
+        {
+          if (cancelled == NULL)
+            cancelled = g_ptr_array_new ();
+          g_ptr_array_add (cancelled, op);
+          op->replied = TRUE;
+        }
+    }
+  g_mutex_unlock (&src->lock);
+  /* Only this context pops the mailbox: the operations stay valid. */
+  for (guint i = 0; cancelled && i < cancelled->len; i++)
+    {
+      AtomrOp *op = g_ptr_array_index (cancelled, i);
+      op_return_error (op, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                "Operation was cancelled"));
+    }
+}
+
+static void
+op_time_out (AtomrOp *op)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  GError *error;
+
+  error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT,
+                       "%s #%" G_GUINT64_FORMAT " on %s ran longer than the actor's timeout "
+                       "of %u ms on the GPU; it still runs, and keeps its buffers until it ends",
+                       op->operation, op->sequence, priv->name, priv->timeout_ms);
+  op->replied = TRUE;
+  op_return_error (op, error);
+}
+
+/* One pass over the actor: run what the mailbox allows, fence it, complete
+ * what the GPU finished.  On the actor's context (or by a _sync that
+ * acquired it); @wake is the context to wake when a blocked head may go. */
+static void
+actor_pump (AtomrActor   *self,
+            GMainContext *wake,
+            gboolean      hand_off_pending)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  ActorSource *src = priv->source;
   gpointer rec;
   AtomrOp *op;
   CUresult res;
+
+  answer_cancelled (src);
 
   /* The mailbox runs in order; its head may wait for another actor to
    * enqueue what it depends on (then that actor's slot wakes us). */
@@ -403,7 +516,7 @@ actor_source_dispatch (GSource     *source,
       g_mutex_lock (&src->lock);
       op = g_queue_peek_head (&src->mailbox);
       g_mutex_unlock (&src->lock);
-      if (op == NULL || !op_deps_ready (op, context, &src->blocked))
+      if (op == NULL || !op_deps_ready (op, wake, &src->blocked))
         break;
       g_mutex_lock (&src->lock);
       g_queue_pop_head (&src->mailbox);
@@ -415,7 +528,7 @@ actor_source_dispatch (GSource     *source,
    * since the last iteration). */
   actor_flush (self);
 
-  while ((op = g_queue_peek_head (&src->inflight)) && op_is_done (self, op, &res))
+  while ((op = g_queue_peek_head (&src->inflight)) && op_is_done (op, &res))
     {
       g_queue_pop_head (&src->inflight);
       src->head_since = 0;
@@ -425,10 +538,27 @@ actor_source_dispatch (GSource     *source,
    * own the context): fence it now rather than one iteration later. */
   actor_flush (self);
 
+  op = g_queue_peek_head (&src->inflight);
+  if (op != NULL && op_watchdog_remaining (src, op, g_get_monotonic_time ()) == 0)
+    op_time_out (op);
+  if (op != NULL && hand_off_pending && !op->replied)
+    hand_off (src, op);
+
   while ((rec = g_async_queue_try_pop (src->graveyard)))
     host_func_record_free (rec);
+}
 
-  g_object_unref (self);
+static gboolean
+actor_source_dispatch (GSource     *source,
+                       GSourceFunc  callback,
+                       gpointer     user_data)
+{
+  ActorSource *src = (ActorSource *) source;
+  g_autoptr(AtomrActor) self = g_weak_ref_get (&src->actor);
+
+  if (self == NULL)
+    return G_SOURCE_REMOVE;   /* finalized meanwhile, on another thread */
+  actor_pump (self, g_source_get_context (source), FALSE);
   return G_SOURCE_CONTINUE;
 }
 
@@ -437,8 +567,12 @@ actor_source_finalize (GSource *source)
 {
   ActorSource *src = (ActorSource *) source;
 
+  /* Host-function records hold the source: the graveyard is empty. */
+  g_weak_ref_clear (&src->actor);
   g_mutex_clear (&src->lock);
   g_async_queue_unref (src->graveyard);
+  atomr_vec_clear (&src->unfenced, NULL);
+  g_main_context_unref (src->context);
 }
 
 static GSourceFuncs actor_source_funcs = {
@@ -511,42 +645,114 @@ op_update_info (AtomrOp  *op,
 {
   if (op->info == NULL)
     return;
-  atomr_launch_info_set_times (op->info, op->t_submit, op->t_enqueue, t_complete);
+  atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_SUBMITTED, op->t_submit);
+  atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_ENQUEUED, op->t_enqueue);
+  atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_COMPLETED, t_complete);
   atomr_launch_info_set_gpu_duration_ms (op->info, gpu_ms);
   if (error)
     atomr_launch_info_set_error (op->info, error);
 }
 
-/* Replies with @error, or — when nobody asked for a reply — leaves it to
- * the debug log (and to the launch info of the completion signals). */
+static gchar *
+op_describe (AtomrOp *op)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  return g_strdup_printf ("%s #%" G_GUINT64_FORMAT " on %s", op->operation, op->sequence, priv->name);
+}
+
+/* Remembers what @op failed with, for whoever reads its output. */
+static void
+op_note_failure (AtomrOp      *op,
+                 const gchar  *origin,
+                 const GError *error)
+{
+  if (op->fail_error != NULL)
+    return;
+  op->fail_origin = origin ? g_strdup (origin) : op_describe (op);
+  op->fail_error = g_error_copy (error);
+}
+
+/* Replies with @error, or — when nobody asked for a reply — keeps it for
+ * the actor's next barrier (and the launch info of the completion signals):
+ * nothing fails silently. */
 static void
 op_return_error (AtomrOp *op,
                  GError  *error)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+
+  op_note_failure (op, NULL, error);
   if (op->task)
-    g_task_return_error (op->task, error);
-  else
     {
-      g_debug ("%s (no callback) failed: %s", op->operation, error->message);
-      g_error_free (error);
+      g_task_return_error (op->task, error);
+      return;
     }
+  {
+    Failure f = { op->sequence, op_describe (op), error };
+    g_debug ("%s (no callback) failed: %s", f.origin, error->message);
+    g_mutex_lock (&priv->source->lock);
+    g_array_append_val (priv->failures, f);
+    g_mutex_unlock (&priv->source->lock);
+  }
 }
 
 static void
 op_reply_error (AtomrOp *op,
                 GError  *error)
 {
-  gboolean emitted = op->info != NULL && op->t_enqueue == 0 && op->sequence != 0;
+  gboolean emitted = op->info != NULL && op->t_enqueue == 0;
 
   if (emitted)
     {
-      op_update_info (op, g_get_monotonic_time (), -1.0, error);
+      op_update_info (op, atomr_launch_info_now_ns (), -1.0, error);
       op_emit (op, SIGNAL_BEFORE_COMPLETE);
     }
   op_return_error (op, error);
   if (emitted)
-    op_emit (op, SIGNAL_AFTER_COMPLETE);
+    {
+      atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_REPLIED, atomr_launch_info_now_ns ());
+      op_emit (op, SIGNAL_AFTER_COMPLETE);
+    }
   op_free (op);
+}
+
+/* A barrier's outcome: every failure of a request without a callback made
+ * before it, since the previous barrier.  NULL when there was none. */
+static GError *
+take_failures (AtomrActor *self,
+               guint64     before)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  g_autoptr(GString) list = NULL;
+  GError *error = NULL;
+  guint n = 0;
+
+  g_mutex_lock (&priv->source->lock);
+  for (guint i = 0; i < priv->failures->len; )
+    {
+      Failure *f = &g_array_index (priv->failures, Failure, i);
+      if (f->sequence >= before)
+        {
+          i++;
+          continue;
+        }
+      if (list == NULL)
+        list = g_string_new (NULL);
+      if (n < MAX_LISTED_FAILURES)
+        g_string_append_printf (list, "%s%s: %s", n ? "; " : "", f->origin, f->error->message);
+      n++;
+      g_free (f->origin);
+      g_error_free (f->error);
+      g_array_remove_index (priv->failures, i);
+    }
+  g_mutex_unlock (&priv->source->lock);
+
+  if (n > 0)
+    error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_DEPENDENCY_FAILED,
+                         "%u request%s without a callback failed on %s since the previous barrier: %s%s",
+                         n, n == 1 ? "" : "s", priv->name, list->str,
+                         n > MAX_LISTED_FAILURES ? "; and more" : "");
+  return error;
 }
 
 static CUevent
@@ -567,6 +773,28 @@ record_timing_start (AtomrActorPrivate *priv,
   return start;
 }
 
+
+/* The first failed writer of something @op reads, or NULL. */
+static GError *
+op_check_data_deps (AtomrOp *op)
+{
+  for (guint i = 0; i < op->data_deps.len; i++)
+    {
+      const gchar *origin = NULL;
+      const GError *dep_error = atomr_slot_get_error (op->data_deps.data[i], &origin);
+
+      if (dep_error)
+        {
+          g_autofree gchar *self_name = op_describe (op);
+          op_note_failure (op, origin, dep_error);
+          return g_error_new (ATOMR_ERROR, ATOMR_ERROR_DEPENDENCY_FAILED,
+                              "%s was not run: it reads the output of %s, which failed: %s",
+                              self_name, origin, dep_error->message);
+        }
+    }
+  return NULL;
+}
+
 static void
 op_run (AtomrOp *op)
 {
@@ -576,10 +804,20 @@ op_run (AtomrOp *op)
   CUevent start = NULL;
   gboolean ok = TRUE;
 
-  if (op->task ? g_task_return_error_if_cancelled (op->task)
-               : op->cancellable != NULL && g_cancellable_is_cancelled (op->cancellable))
+  if (op->replied)
     {
-      op_free (op);
+      op_free (op);               /* cancelled while queued: answered already */
+      return;
+    }
+  if (op->cancellable != NULL && g_cancellable_is_cancelled (op->cancellable))
+    {
+      op_reply_error (op, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                               "Operation was cancelled"));
+      return;
+    }
+  if ((error = op_check_data_deps (op)) != NULL)
+    {
+      op_reply_error (op, error);
       return;
     }
   if (!actor_ensure_stream (self, &error))
@@ -595,7 +833,7 @@ op_run (AtomrOp *op)
       for (guint i = 0; i < list->len; i++)
         {
           AtomrBuffer *buffer = list->data[i];
-          if (atomr_buffer_get_device (buffer) != priv->device)
+          if (atomr_buffer_get_device (buffer) != priv->device && !op->multi_device)
             {
               g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                            "%s: buffer %u of the request lives on device %d, the actor on device %d",
@@ -615,7 +853,8 @@ op_run (AtomrOp *op)
 
   op->stream = atomr_stream_ref (priv->stream);
   op->generation = priv->stream->generation;
-  op->sequence = ++priv->sequence;
+  if (op->slot)
+    atomr_slot_set_sequence (op->slot, op->trace_id);
 
   for (guint s = 0; s < N_SIGNALS; s++)
     if (g_signal_has_handler_pending (self, signals[s], 0, TRUE))
@@ -623,11 +862,11 @@ op_run (AtomrOp *op)
   if (op->signal_mask)
     {
       op->info = atomr_launch_info_new (priv->name, atomr_actor_get_library (self), op->operation);
-      atomr_launch_info_set_sequence (op->info, op->sequence);
+      atomr_launch_info_set_sequence (op->info, op->trace_id);
       atomr_launch_info_set_generation (op->info, op->generation);
       atomr_launch_info_set_device_ordinal (op->info, atomr_device_get_ordinal (priv->device));
       atomr_launch_info_set_stream_id (op->info, op->stream->id);
-      atomr_launch_info_set_times (op->info, op->t_submit, 0, 0);
+      atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_SUBMITTED, op->t_submit);
       if (op->detail)
         atomr_launch_info_set_detail (op->info, op->detail);
       if (op->has_geometry)
@@ -635,21 +874,36 @@ op_run (AtomrOp *op)
                                         op->block[0], op->block[1], op->block[2], op->shared_mem);
     }
 
+  /* From here to the end of the enqueue, requests submitted on this
+   * thread (from a handler) queue behind this one. */
+  priv->running++;
+  tls_op_run_depth++;
   op_emit (op, SIGNAL_BEFORE_ENQUEUE);
 
   if (!atomr_device_enter (priv->device, &error))
     {
+      priv->running--;
+      tls_op_run_depth--;
       op_reply_error (op, error);
       return;
     }
 
   /* 2. Order after what was submitted before, on the GPU. */
   for (guint i = 0; ok && i < op->deps.len; i++)
-    ok = atomr_slot_order (op->deps.data[i], op->stream, &error);
+    {
+      ok = atomr_slot_order (op->deps.data[i], op->stream, &error);
+      if (op->info)
+        atomr_launch_info_add_dependency (op->info, atomr_slot_get_sequence (op->deps.data[i]));
+    }
 
   /* 3. Enqueue. */
   if (ok && priv->timing)
-    ok = (start = record_timing_start (priv, &error)) != NULL || op->stream->handle == NULL;
+    {
+      /* The reference event must come first: GPU times are measured from it. */
+      if (op->info && op->stream->handle)
+        op->clock = atomr_gpu_clock_acquire (priv->device, op->generation);
+      ok = (start = record_timing_start (priv, &error)) != NULL || op->stream->handle == NULL;
+    }
   if (ok)
     {
       if (priv->nvtx)
@@ -669,20 +923,24 @@ op_run (AtomrOp *op)
 
   if (!ok)
     {
+      priv->running--;
+      tls_op_run_depth--;
       if (error->domain == ATOMR_ERROR && error->code == ATOMR_ERROR_CONTEXT_POISONED)
         atomr_device_report_result (priv->device, op->generation, CUDA_ERROR_LAUNCH_FAILED);
       op_reply_error (op, error);
       return;
     }
 
-  op->t_enqueue = g_get_monotonic_time ();
+  op->t_enqueue = atomr_launch_info_now_ns ();
   if (op->info)
-    atomr_launch_info_set_times (op->info, op->t_submit, op->t_enqueue, 0);
+    atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_ENQUEUED, op->t_enqueue);
   op_emit (op, SIGNAL_AFTER_ENQUEUE);
 
   /* 4. Completion: fence now, or share the fence of this batch. */
-  atomr_vec_add (&priv->unfenced, op);
-  if (priv->timing || priv->unfenced.len >= MAX_COALESCE ||
+  atomr_vec_add (&priv->source->unfenced, op);
+  priv->running--;
+  tls_op_run_depth--;
+  if (priv->timing || priv->source->unfenced.len >= MAX_COALESCE ||
       (priv->mode != ATOMR_COMPLETION_ADAPTIVE && priv->mode != ATOMR_COMPLETION_POLL))
     actor_flush (self);
 }
@@ -693,20 +951,21 @@ static void
 actor_flush (AtomrActor *self)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
-  AtomrVec ops = priv->unfenced;
+  AtomrVec ops = priv->source->unfenced;
+  AtomrCompletionMode mode = priv->mode;
   AtomrOp *last;
   AtomrFence *fence = NULL;
   GError *error = NULL;
-  gboolean ok;
+  gboolean ok, held;
 
   if (ops.len == 0)
     return;
-  if (ops.data == priv->unfenced.inline_data)
+  if (ops.data == priv->source->unfenced.inline_data)
     ops.data = ops.inline_data;   /* the struct moved */
-  atomr_vec_init (&priv->unfenced);
+  atomr_vec_init (&priv->source->unfenced);
   last = ops.data[ops.len - 1];
 
-  ok = atomr_device_hold (priv->device, last->generation);
+  ok = held = atomr_device_hold (priv->device, last->generation);
   if (!ok)
     g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_STALE,
                  "%s: the context was rebuilt before the operation could be fenced",
@@ -714,20 +973,19 @@ actor_flush (AtomrActor *self)
   else
     {
       fence = atomr_stream_record (last->stream,
-                                   last->start ? ATOMR_EVENT_TIMING
-                                   : priv->mode == ATOMR_COMPLETION_EVENT_THREAD ? ATOMR_EVENT_BLOCKING
-                                   : ATOMR_EVENT_PLAIN, &error);
+                                   last->start ? ATOMR_EVENT_TIMING : ATOMR_EVENT_PLAIN, &error);
       ok = fence != NULL;
+      if (ok)
+        fence->mode = mode;
       if (ok && last->start)
         {
           fence->start = last->start;   /* timing never coalesces: ops.len == 1 */
           last->start = NULL;
         }
-      if (ok && priv->mode == ATOMR_COMPLETION_HOST_FUNC && last->stream->handle)
+      if (ok && mode == ATOMR_COMPLETION_HOST_FUNC && last->stream->handle)
         {
           HostFuncRecord *rec = g_new0 (HostFuncRecord, 1);
           rec->fence = atomr_fence_ref (fence);
-          rec->context = g_main_context_ref (priv->context);
           rec->source = (ActorSource *) g_source_ref ((GSource *) priv->source);
           if (!atomr_cuda_check (ATOMR_CU->cuLaunchHostFunc (last->stream->handle, host_func_signal, rec),
                                  "cuLaunchHostFunc", &error))
@@ -739,13 +997,20 @@ actor_flush (AtomrActor *self)
       atomr_device_release (priv->device);
     }
 
+  if (!ok && held)
+    {
+      /* Enqueued, but nothing can tell when it finishes: wait here until
+       * the stream has drained before the operations let go of their
+       * buffers (a free would otherwise be ordered before the work). */
+      atomr_stream_synchronize (last->stream);
+    }
+
   for (guint i = 0; i < ops.len; i++)
     {
       AtomrOp *op = ops.data[i];
 
       if (!ok)
         {
-          /* Enqueued, but nothing can tell when it finishes: fail it. */
           op_reply_error (op, g_error_copy (error));
           continue;
         }
@@ -759,15 +1024,15 @@ actor_flush (AtomrActor *self)
   if (!ok)
     return;
 
-  if (priv->mode == ATOMR_COMPLETION_SYNC)
+  if (mode == ATOMR_COMPLETION_SYNC)
     {
       fence->result = atomr_fence_synchronize (fence);
       g_atomic_int_set (&fence->signalled, 1);
     }
-  /* A host stream has no host functions: its waiter plays that part. */
-  else if (priv->mode == ATOMR_COMPLETION_EVENT_THREAD ||
-           (priv->mode == ATOMR_COMPLETION_HOST_FUNC && last->stream->handle == NULL))
-    hand_to_waiter (self, last);
+  /* A host stream has no host functions: the service plays that part. */
+  else if (mode == ATOMR_COMPLETION_EVENT_THREAD ||
+           (mode == ATOMR_COMPLETION_HOST_FUNC && last->stream->handle == NULL))
+    hand_off (priv->source, last);
   atomr_fence_unref (fence);
 }
 
@@ -792,10 +1057,29 @@ op_complete (AtomrOp  *op,
       atomr_device_report_result (priv->device, op->generation, res);
     }
   else if (op->fence->start)
-    gpu_ms = atomr_fence_elapsed_ms (op->fence);
+    {
+      gint64 gpu_start, gpu_end;
+
+      gpu_ms = atomr_fence_elapsed_ms (op->fence);
+      if (op->info && atomr_gpu_clock_convert (op->clock, op->fence, &gpu_start, &gpu_end))
+        {
+          atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_GPU_START, gpu_start);
+          atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_GPU_END, gpu_end);
+        }
+    }
 
   priv->n_completed++;
-  op_update_info (op, g_get_monotonic_time (), gpu_ms, error);
+  if (op->replied)
+    {
+      /* Timed out and answered: the GPU is done with its buffers now. */
+      g_clear_error (&error);
+      op_free (op);
+      return;
+    }
+  if (error == NULL && op->barrier)
+    error = take_failures (self, op->sequence);
+
+  op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
   op_emit (op, SIGNAL_BEFORE_COMPLETE);
 
   if (error)
@@ -807,6 +1091,8 @@ op_complete (AtomrOp  *op,
   else
     g_task_return_boolean (op->task, TRUE);
 
+  if (op->info)
+    atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_REPLIED, atomr_launch_info_now_ns ());
   op_emit (op, SIGNAL_AFTER_COMPLETE);
   op_free (op);
 }
@@ -819,13 +1105,20 @@ atomr_op_new (gpointer             actor,
               GAsyncReadyCallback  callback,
               gpointer             user_data)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (actor);
   AtomrOp *op = g_new0 (AtomrOp, 1);
 
   atomr_vec_init (&op->reads);
   atomr_vec_init (&op->writes);
   atomr_vec_init (&op->deps);
+  atomr_vec_init (&op->data_deps);
   op->actor = g_object_ref (actor);
   op->operation = operation;
+  /* The actor's own count names a request in messages ("upload #2 on
+   * copy-1") and orders failures for barriers; one counter for the
+   * process gives traces a unique id for its events and dependencies. */
+  op->sequence = (guint64) g_atomic_pointer_add (&priv->sequence, 1) + 1;
+  op->trace_id = (guint64) g_atomic_pointer_add (&next_sequence, 1) + 1;
   /* No callback, no reply: skip the GTask, the costliest part of a small
    * request (pipelines then keep their window with barriers). */
   if (callback != NULL)
@@ -835,28 +1128,35 @@ atomr_op_new (gpointer             actor,
       /* Cancellation counts only before enqueue (op_run checks it); work
        * already on the GPU reports its real outcome. */
       g_task_set_check_cancellable (op->task, FALSE);
+      op->for_sync = callback == atomr_sync_callback;
     }
-  else if (cancellable)
+  if (cancellable)
     op->cancellable = g_object_ref (cancellable);
-  op->t_submit = g_get_monotonic_time ();
+  op->t_submit = atomr_launch_info_now_ns ();
   return op;
 }
 
 static void
 op_free (AtomrOp *op)
 {
+  if (op->cancel_id)
+    g_cancellable_disconnect (op->cancellable, op->cancel_id);
   /* An operation that never reached the GPU stands for what it followed;
    * what it followed on its own actor may still wait for its batch fence:
-   * fence it first, so that the forwarded fences are real. */
+   * fence it first, so that the forwarded fences are real.  Its failure
+   * goes with it to whoever reads its output. */
   if (op->slot && !atomr_slot_check (op->slot, NULL))
     {
       AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
-      if (priv->unfenced.len > 0)
+      if (priv->source->unfenced.len > 0)
         actor_flush (op->actor);
+      if (op->fail_error)
+        atomr_slot_set_error (op->slot, op->fail_origin, op->fail_error);
       atomr_slot_resolve (op->slot, NULL, &op->deps);
     }
   g_clear_pointer (&op->slot, atomr_slot_unref);
   atomr_vec_clear (&op->deps, (GDestroyNotify) atomr_slot_unref);
+  atomr_vec_clear (&op->data_deps, (GDestroyNotify) atomr_slot_unref);
   if (op->keep)
     {
       for (guint i = 0; i < op->keep->len; i++)
@@ -876,15 +1176,19 @@ op_free (AtomrOp *op)
   if (op->start)
     atomr_device_return_event (atomr_actor_get_device (op->actor), op->generation, op->start,
                                ATOMR_EVENT_TIMING);
+  g_clear_pointer (&op->clock, atomr_gpu_clock_release);
   g_clear_pointer (&op->fence, atomr_fence_unref);
   g_clear_pointer (&op->stream, atomr_stream_unref);
   g_clear_pointer (&op->info, atomr_launch_info_unref);
   g_free (op->detail);
+  g_free (op->fail_origin);
+  g_clear_error (&op->fail_error);
   g_clear_object (&op->task);
   g_clear_object (&op->cancellable);
   g_object_unref (op->actor);
   g_free (op);
 }
+
 
 void
 atomr_op_read (AtomrOp     *op,
@@ -964,6 +1268,12 @@ atomr_op_set_geometry (AtomrOp     *op,
 }
 
 void
+atomr_op_set_multi_device (AtomrOp *op)
+{
+  op->multi_device = TRUE;
+}
+
+void
 atomr_op_set_detail (AtomrOp     *op,
                      const gchar *detail)
 {
@@ -1020,12 +1330,49 @@ atomr_op_get_generation (AtomrOp *op)
   return op->generation;
 }
 
+
+void
+atomr_op_set_barrier (AtomrOp *op)
+{
+  op->barrier = TRUE;
+}
+
+/* Any thread: a queued request's cancellable fired. */
+static void
+op_cancelled_cb (GCancellable *cancellable,
+                 gpointer      data)
+{
+  AtomrOp *op = data;
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+
+  g_atomic_int_inc (&priv->source->n_cancelled);
+  source_wake (priv->source);
+}
+
 void
 atomr_op_submit (AtomrOp *op)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
   gboolean inline_run;
+
+  /* A _sync helper inside an enqueue (a before-enqueue handler, an enqueue
+   * function) would wait for an operation that cannot go on until it
+   * returns: fail at once. */
+  if (op->for_sync && tls_op_run_depth > 0)
+    {
+      g_autofree gchar *name = op_describe (op);
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_WOULD_DEADLOCK,
+                                      "%s: a blocking call from inside an operation's enqueue "
+                                      "(a before-enqueue or after-enqueue handler) would wait "
+                                      "forever; use the _async call there", name));
+      return;
+    }
+
+  /* Listen to the cancellable: a queued request is answered as soon as it
+   * is cancelled, not when the mailbox reaches it. */
+  if (op->cancellable)
+    op->cancel_id = g_cancellable_connect (op->cancellable, G_CALLBACK (op_cancelled_cb), op, NULL);
 
   /* Hazards are registered now, on the submitting thread: program order.
    * Registering and queueing happen under the mailbox lock, so that the
@@ -1035,10 +1382,12 @@ atomr_op_submit (AtomrOp *op)
   if (op->reads.len || op->writes.len)
     {
       op->slot = atomr_slot_new (op->actor);
-      atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps);
+      atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps, &op->data_deps);
     }
+  /* Run at once only from the actor's context and never while one of its
+   * operations is being enqueued (a handler): that one comes first. */
   inline_run = g_queue_is_empty (&src->mailbox) && g_main_context_is_owner (priv->context) &&
-               op_deps_ready (op, NULL, NULL);
+               priv->running == 0 && op_deps_ready (op, NULL, NULL);
   if (!inline_run)
     {
       g_queue_push_tail (&src->mailbox, op);
@@ -1049,7 +1398,7 @@ atomr_op_submit (AtomrOp *op)
   if (inline_run)
     op_run (op);
   else
-    g_main_context_wakeup (priv->context);
+    source_wake (src);
 }
 
 void
@@ -1059,6 +1408,7 @@ atomr_op_fail (AtomrOp *op,
   op_return_error (op, error);
   op_free (op);
 }
+
 
 gboolean
 atomr_op_finish_boolean (gpointer       actor,
@@ -1099,6 +1449,12 @@ atomr_actor_get_stream (AtomrActor *self)
 /* ------------------------------------------------------------------ */
 /* Blocking conveniences                                                */
 
+/* The _sync helpers wait on a private context only: iterating any other
+ * would dispatch its sources (an application's GTK sources, say) on the
+ * wrong thread.  When the actor's context is this thread's to run (we own
+ * it, or nobody does), the helper drives the actor itself — its mailbox
+ * and completions, nothing else of that context — and the actor's wake-ups
+ * reach the private context too. */
 void
 atomr_sync_begin (AtomrSync  *sync,
                   AtomrActor *actor)
@@ -1106,29 +1462,15 @@ atomr_sync_begin (AtomrSync  *sync,
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (actor);
 
   memset (sync, 0, sizeof *sync);
-  /* If nobody else iterates the actor's context, we do: requests then run
-   * inline and completions arrive while we wait.  Otherwise its owner
-   * serves the actor and we wait on a private context. */
+  sync->context = g_main_context_new ();
+  sync->actor = g_object_ref (actor);
   if (g_main_context_acquire (priv->context))
     {
-      sync->context = g_main_context_ref (priv->context);
       sync->acquired = TRUE;
-    }
-  else
-    {
-      /* Next best: the caller's own context, so that actors bound to it
-       * (whose work this request may depend on) keep running meanwhile. */
-      GMainContext *own = g_main_context_ref_thread_default ();
-      if (g_main_context_acquire (own))
-        {
-          sync->context = own;
-          sync->acquired = TRUE;
-        }
-      else
-        {
-          g_main_context_unref (own);
-          sync->context = g_main_context_new ();
-        }
+      g_mutex_lock (&priv->source->lock);
+      sync->saved_wake = priv->source->extra_wake;   /* a nested _sync */
+      priv->source->extra_wake = g_main_context_ref (sync->context);
+      g_mutex_unlock (&priv->source->lock);
     }
   g_main_context_push_thread_default (sync->context);
   sync->pushed = TRUE;
@@ -1147,7 +1489,15 @@ GAsyncResult *
 atomr_sync_wait (AtomrSync *sync)
 {
   while (sync->result == NULL)
-    g_main_context_iteration (sync->context, TRUE);
+    {
+      if (sync->acquired)
+        {
+          actor_pump (sync->actor, sync->context, TRUE);
+          if (sync->result != NULL || g_main_context_iteration (sync->context, FALSE))
+            continue;
+        }
+      g_main_context_iteration (sync->context, TRUE);
+    }
   return sync->result;
 }
 
@@ -1157,9 +1507,22 @@ atomr_sync_end (AtomrSync *sync)
   if (sync->pushed)
     g_main_context_pop_thread_default (sync->context);
   if (sync->acquired)
-    g_main_context_release (sync->context);
+    {
+      AtomrActorPrivate *priv = atomr_actor_get_instance_private (sync->actor);
+      GMainContext *ours;
+
+      g_mutex_lock (&priv->source->lock);
+      ours = priv->source->extra_wake;
+      priv->source->extra_wake = sync->saved_wake;
+      g_mutex_unlock (&priv->source->lock);
+      g_main_context_unref (ours);
+      /* What the actor's context missed while we drove it. */
+      g_main_context_wakeup (priv->context);
+      g_main_context_release (priv->context);
+    }
   g_clear_object (&sync->result);
   g_clear_pointer (&sync->context, g_main_context_unref);
+  g_clear_object (&sync->actor);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1207,10 +1570,14 @@ atomr_actor_constructed (GObject *object)
     }
 
   src = (ActorSource *) g_source_new (&actor_source_funcs, sizeof (ActorSource));
-  src->actor = self;
+  g_weak_ref_init (&src->actor, self);
+  src->context = g_main_context_ref (priv->context);
   g_mutex_init (&src->lock);
   g_queue_init (&src->mailbox);
   g_queue_init (&src->inflight);
+  atomr_vec_init (&src->unfenced);
+  src->spin_usec = (gint) MIN (priv->spin_usec, G_MAXINT);
+  src->timeout_ms = (gint) MIN (priv->timeout_ms, G_MAXINT);
   src->graveyard = g_async_queue_new ();
   g_source_set_name ((GSource *) src, "AtomrActor");
   g_source_set_priority ((GSource *) src, G_PRIORITY_DEFAULT);
@@ -1227,7 +1594,10 @@ atomr_actor_finalize (GObject *object)
   AtomrActorClass *klass = ATOMR_ACTOR_GET_CLASS (self);
   gpointer rec;
 
-  /* Every op holds a reference on us, so nothing is in flight now. */
+  /* Every op holds a reference on us, so nothing is in flight now.  This
+   * may run on any thread, also while the context runs prepare() or
+   * check(): they touch only the source, and dispatch() finds the weak
+   * reference empty. */
   if (priv->source)
     {
       g_source_destroy ((GSource *) priv->source);
@@ -1235,12 +1605,14 @@ atomr_actor_finalize (GObject *object)
         host_func_record_free (rec);
       g_source_unref ((GSource *) priv->source);
     }
-  if (priv->waiter)
+  for (guint i = 0; priv->failures && i < priv->failures->len; i++)
     {
-      g_async_queue_push (priv->waiter_queue, g_new0 (WaiterItem, 1));
-      g_thread_join (priv->waiter);
-      g_async_queue_unref (priv->waiter_queue);
+      Failure *f = &g_array_index (priv->failures, Failure, i);
+      g_debug ("%s: unreported failure of %s: %s", priv->name, f->origin, f->error->message);
+      g_free (f->origin);
+      g_error_free (f->error);
     }
+  g_clear_pointer (&priv->failures, g_array_unref);
   if (priv->stream && klass->teardown)
     {
       gboolean alive = priv->stream->generation == atomr_device_get_generation (priv->device) &&
@@ -1254,7 +1626,6 @@ atomr_actor_finalize (GObject *object)
   g_clear_pointer (&priv->stream, atomr_stream_unref);
   g_clear_pointer (&priv->context, g_main_context_unref);
   g_clear_object (&priv->device);
-  atomr_vec_clear (&priv->unfenced, NULL);   /* empty: every op holds us */
   g_free (priv->name);
 
   G_OBJECT_CLASS (atomr_actor_parent_class)->finalize (object);
@@ -1298,6 +1669,9 @@ atomr_actor_get_property (GObject    *object,
     case PROP_STREAM_ID:
       g_value_set_uint (value, atomr_actor_get_stream_id (self));
       break;
+    case PROP_TIMEOUT_MS:
+      g_value_set_uint (value, priv->timeout_ms);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1334,6 +1708,9 @@ atomr_actor_set_property (GObject      *object,
       break;
     case PROP_SPIN_USEC:
       atomr_actor_set_spin_usec (self, g_value_get_uint (value));
+      break;
+    case PROP_TIMEOUT_MS:
+      atomr_actor_set_timeout_ms (self, g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1431,6 +1808,20 @@ atomr_actor_class_init (AtomrActorClass *klass)
     g_param_spec_uint ("stream-id", NULL, NULL, 0, G_MAXUINT, 0,
                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
 
+  /**
+   * AtomrActor:timeout-ms:
+   *
+   * The watchdog: a request still running on the GPU this many
+   * milliseconds after it was enqueued fails with %ATOMR_ERROR_TIMED_OUT
+   * (its work goes on, and its buffers stay alive until it ends).  The
+   * watchdog sleeps with the actor's context: it costs nothing while
+   * nothing runs late, and never blocks the context.  0 (the default)
+   * turns it off.
+   */
+  properties[PROP_TIMEOUT_MS] =
+    g_param_spec_uint ("timeout-ms", NULL, NULL, 0, G_MAXINT, 0,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -1444,7 +1835,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   signals[SIGNAL_BEFORE_ENQUEUE] =
     g_signal_new ("before-enqueue", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   G_STRUCT_OFFSET (AtomrActorClass, before_enqueue), NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO | G_SIGNAL_TYPE_STATIC_SCOPE);
+                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO);
   /**
    * AtomrActor::after-enqueue:
    * @self: the actor
@@ -1455,7 +1846,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   signals[SIGNAL_AFTER_ENQUEUE] =
     g_signal_new ("after-enqueue", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   G_STRUCT_OFFSET (AtomrActorClass, after_enqueue), NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO | G_SIGNAL_TYPE_STATIC_SCOPE);
+                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO);
   /**
    * AtomrActor::before-complete:
    * @self: the actor
@@ -1467,7 +1858,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   signals[SIGNAL_BEFORE_COMPLETE] =
     g_signal_new ("before-complete", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   G_STRUCT_OFFSET (AtomrActorClass, before_complete), NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO | G_SIGNAL_TYPE_STATIC_SCOPE);
+                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO);
   /**
    * AtomrActor::after-complete:
    * @self: the actor
@@ -1479,7 +1870,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   signals[SIGNAL_AFTER_COMPLETE] =
     g_signal_new ("after-complete", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   G_STRUCT_OFFSET (AtomrActorClass, after_complete), NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO | G_SIGNAL_TYPE_STATIC_SCOPE);
+                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO);
 }
 
 static void
@@ -1489,6 +1880,7 @@ atomr_actor_init (AtomrActor *self)
 
   priv->mode = ATOMR_COMPLETION_ADAPTIVE;
   priv->spin_usec = DEFAULT_SPIN_USEC;
+  priv->failures = g_array_new (FALSE, FALSE, sizeof (Failure));
 }
 
 gpointer
@@ -1602,8 +1994,8 @@ atomr_actor_get_completion_mode (AtomrActor *self)
  * @self: an #AtomrActor
  * @mode: the completion strategy
  *
- * Chooses how the actor learns of completion.  Call it on the actor's
- * context (or before its first request).
+ * Chooses how the actor learns of completion.  Requests in flight keep the
+ * mode they were fenced under; later ones use the new one.
  */
 void
 atomr_actor_set_completion_mode (AtomrActor          *self,
@@ -1716,7 +2108,49 @@ atomr_actor_set_spin_usec (AtomrActor *self,
   if (priv->spin_usec == usec)
     return;
   priv->spin_usec = usec;
+  if (priv->source)
+    g_atomic_int_set (&priv->source->spin_usec, (gint) MIN (usec, G_MAXINT));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SPIN_USEC]);
+}
+
+/**
+ * atomr_actor_get_timeout_ms:
+ * @self: an #AtomrActor
+ *
+ * Returns: the watchdog timeout in milliseconds, 0 when off
+ */
+guint
+atomr_actor_get_timeout_ms (AtomrActor *self)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  g_return_val_if_fail (ATOMR_IS_ACTOR (self), 0);
+  return priv->timeout_ms;
+}
+
+/**
+ * atomr_actor_set_timeout_ms:
+ * @self: an #AtomrActor
+ * @timeout_ms: the watchdog timeout in milliseconds, 0 to turn it off
+ *
+ * Sets #AtomrActor:timeout-ms.  May be called from any thread; it applies
+ * to requests in flight too.
+ */
+void
+atomr_actor_set_timeout_ms (AtomrActor *self,
+                            guint       timeout_ms)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  g_return_if_fail (ATOMR_IS_ACTOR (self));
+  timeout_ms = MIN (timeout_ms, (guint) G_MAXINT);
+  if (priv->timeout_ms == timeout_ms)
+    return;
+  priv->timeout_ms = timeout_ms;
+  if (priv->source)
+    {
+      g_atomic_int_set (&priv->source->timeout_ms, (gint) timeout_ms);
+      source_wake (priv->source);
+    }
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TIMEOUT_MS]);
 }
 
 /**

@@ -105,6 +105,9 @@ void                atomr_actor_set_nvtx            (AtomrActor          *self,
 guint               atomr_actor_get_spin_usec       (AtomrActor          *self);
 void                atomr_actor_set_spin_usec       (AtomrActor          *self,
                                                      guint                usec);
+guint               atomr_actor_get_timeout_ms      (AtomrActor          *self);
+void                atomr_actor_set_timeout_ms      (AtomrActor          *self,
+                                                     guint                timeout_ms);
 guint               atomr_actor_get_stream_id       (AtomrActor          *self);
 guint64             atomr_actor_get_n_completed     (AtomrActor          *self);
 

@@ -494,9 +494,12 @@ atomr_actor_barrier_async (AtomrActor          *self,
                            GAsyncReadyCallback  callback,
                            gpointer             user_data)
 {
+  AtomrOp *op;
+
   g_return_if_fail (ATOMR_IS_ACTOR (self));
-  atomr_op_submit (atomr_op_new (self, "barrier", atomr_actor_barrier_async,
-                                 cancellable, callback, user_data));
+  op = atomr_op_new (self, "barrier", atomr_actor_barrier_async, cancellable, callback, user_data);
+  atomr_op_set_barrier (op);
+  atomr_op_submit (op);
 }
 
 /**

@@ -83,6 +83,12 @@ void         atomr_device_report_result      (AtomrDevice *self,
                                               guint        generation,
                                               CUresult     result);
 
+/* The device's completion service (atomr-completion-service-private.h),
+ * made on first use and owned by the device. */
+struct _AtomrCompletionService *atomr_device_get_completion_service (AtomrDevice *self);
+/* Host fences completed: let the completion service look again. */
+void         atomr_device_kick_completion    (AtomrDevice *self);
+
 /* The device's own thread and main context, for default actors and the
  * supervisor. */
 GMainContext *atomr_device_get_thread_context (AtomrDevice *self);

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include "atomr-completion-service-private.h"
 #include "atomr-device-private.h"
 #include "atomr-enum-types.h"
 #include "atomr-error.h"
@@ -58,6 +59,8 @@ struct _AtomrDevice
   gboolean   restart_pending;
   gchar     *stop_reason;        /* why the supervisor stopped it */
 
+  AtomrCompletionService *completion;   /* under lock; created on first use */
+
   GThread      *thread;
   GMainContext *thread_context;
   GMainLoop    *thread_loop;
@@ -85,6 +88,8 @@ enum {
 enum {
   SIGNAL_CONTEXT_REBUILT,
   SIGNAL_CONTEXT_POISONED,
+  SIGNAL_CONTEXT_LOST,
+  SIGNAL_CHOOSE_POLICY,
   N_SIGNALS
 };
 
@@ -110,6 +115,9 @@ atomr_device_finalize (GObject *object)
       g_main_loop_unref (self->thread_loop);
       g_main_context_unref (self->thread_context);
     }
+  /* Watched fences hold their stream, which holds us: none is left, or
+   * the last one is being dropped on the service thread right now. */
+  g_clear_pointer (&self->completion, atomr_completion_service_free);
   g_clear_pointer (&self->utility, atomr_stream_unref);
   for (guint k = 0; k < ATOMR_EVENT_N_KINDS; k++)
     g_clear_pointer (&self->events[k], g_array_unref);
@@ -202,6 +210,15 @@ atomr_device_set_property (GObject      *object,
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
+}
+
+static AtomrSupervisorPolicy
+default_choose_policy (AtomrDevice  *self,
+                       guint         generation,
+                       gint          cuda_result,
+                       const GError *error)
+{
+  return atomr_device_get_supervisor_policy (self);
 }
 
 static void
@@ -323,6 +340,50 @@ atomr_device_class_init (AtomrDeviceClass *klass)
   signals[SIGNAL_CONTEXT_POISONED] =
     g_signal_new ("context-poisoned", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_ERROR);
+
+  /**
+   * AtomrDevice::context-lost:
+   * @self: the device
+   * @generation: the generation that was lost
+   * @error: an %ATOMR_ERROR_UNRECOVERABLE error whose message says what
+   *   happened and what to do
+   *
+   * Emitted on the device's own thread when the supervisor has stopped the
+   * device: the policy chose %ATOMR_SUPERVISOR_STOP, or the context could
+   * not be rebuilt (after an illegal address the driver refuses every new
+   * context in this process).  From now on every request fails at once
+   * with %ATOMR_ERROR_UNRECOVERABLE.
+   *
+   * What the application should do: save what it still holds on the host,
+   * tell the user, and start a new process to use this GPU again (or go on
+   * with the CPU or another device).  Buffers of this device cannot be read
+   * back any more.
+   */
+  signals[SIGNAL_CONTEXT_LOST] =
+    g_signal_new ("context-lost", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                  0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_ERROR);
+
+  /**
+   * AtomrDevice::choose-policy:
+   * @self: the device
+   * @generation: the generation that was poisoned
+   * @cuda_result: the CUDA driver status (a `CUresult`) that poisoned it,
+   *   such as 700 for `CUDA_ERROR_ILLEGAL_ADDRESS`
+   * @error: the error that poisoned it
+   *
+   * The supervisor's per-error decider, emitted on the device's own thread
+   * after #AtomrDevice::context-poisoned.  The first handler that runs
+   * decides what happens; without handlers the device applies
+   * #AtomrDevice:supervisor-policy whatever the error.
+   *
+   * Returns: the policy for this error
+   */
+  signals[SIGNAL_CHOOSE_POLICY] =
+    g_signal_newv ("choose-policy", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                   g_cclosure_new (G_CALLBACK (default_choose_policy), NULL, NULL),
+                   g_signal_accumulator_first_wins, NULL, NULL,
+                   ATOMR_TYPE_SUPERVISOR_POLICY, 3,
+                   (GType[]) { G_TYPE_UINT, G_TYPE_INT, G_TYPE_ERROR });
 }
 
 static void
@@ -645,7 +706,13 @@ static __thread guint     tls_generation;
 static inline CUresult
 make_current (AtomrDevice *self)
 {
-  if (G_LIKELY (tls_context == self->context && tls_generation == self->generation))
+  CUcontext current = NULL;
+
+  /* Other code on this thread may have switched contexts since (another
+   * library, the application): the cache alone would go stale, so ask the
+   * driver too — a thread-local read, no lock. */
+  if (G_LIKELY (tls_context == self->context && tls_generation == self->generation) &&
+      ATOMR_CU->cuCtxGetCurrent (&current) == CUDA_SUCCESS && current == self->context)
     return CUDA_SUCCESS;
   tls_context = self->context;
   tls_generation = self->generation;
@@ -1132,6 +1199,7 @@ atomr_device_get_memory_info (AtomrDevice *self,
 typedef struct {
   AtomrDevice *device;
   guint        generation;
+  CUresult     result;
   GError      *error;
 } PoisonData;
 
@@ -1144,6 +1212,22 @@ poison_data_free (gpointer data)
   g_free (pd);
 }
 
+static void
+emit_context_lost (AtomrDevice *self,
+                   guint        generation)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_mutex_lock (&self->lock);
+  error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE,
+                       "Device %d (%s) is lost to this process: %s. Save what the "
+                       "application holds on the host and start a new process to use "
+                       "this GPU again; until then every request fails",
+                       self->ordinal, self->name, self->stop_reason);
+  g_mutex_unlock (&self->lock);
+  g_signal_emit (self, signals[SIGNAL_CONTEXT_LOST], 0, generation, error);
+}
+
 static gboolean
 supervise (gpointer data)
 {
@@ -1154,6 +1238,8 @@ supervise (gpointer data)
   g_signal_emit (self, signals[SIGNAL_CONTEXT_POISONED], 0, pd->generation, pd->error);
 
   policy = atomr_device_get_supervisor_policy (self);
+  g_signal_emit (self, signals[SIGNAL_CHOOSE_POLICY], 0, pd->generation, (gint) pd->result,
+                 pd->error, &policy);
   if (atomr_device_get_generation (self) != pd->generation)
     return G_SOURCE_REMOVE;   /* somebody reset it already */
 
@@ -1175,6 +1261,7 @@ supervise (gpointer data)
             g_mutex_unlock (&self->lock);
             g_message ("Device %d stopped: %s", self->ordinal, self->stop_reason);
             set_state (self, ATOMR_DEVICE_STATE_STOPPED);
+            emit_context_lost (self, pd->generation);
           }
       }
       break;
@@ -1184,6 +1271,7 @@ supervise (gpointer data)
       self->stop_reason = g_strdup_printf ("policy is stop, after \"%s\"", pd->error->message);
       g_mutex_unlock (&self->lock);
       set_state (self, ATOMR_DEVICE_STATE_STOPPED);
+      emit_context_lost (self, pd->generation);
       break;
     case ATOMR_SUPERVISOR_ESCALATE:
     default:
@@ -1217,9 +1305,32 @@ atomr_device_report_result (AtomrDevice *self,
   pd = g_new0 (PoisonData, 1);
   pd->device = g_object_ref (self);
   pd->generation = generation;
+  pd->result = result;
   atomr_cuda_check (result, "a GPU operation", &pd->error);
   /* The supervisor runs on the device's own thread: never inside an
    * actor's dispatch, never while a caller holds the context lock. */
   g_main_context_invoke_full (atomr_device_get_thread_context (self), G_PRIORITY_HIGH,
                               supervise, pd, poison_data_free);
+}
+
+AtomrCompletionService *
+atomr_device_get_completion_service (AtomrDevice *self)
+{
+  AtomrCompletionService *service;
+
+  g_mutex_lock (&self->lock);
+  if (self->completion == NULL)
+    self->completion = atomr_completion_service_new ();
+  service = self->completion;
+  g_mutex_unlock (&self->lock);
+  return service;
+}
+
+void
+atomr_device_kick_completion (AtomrDevice *self)
+{
+  g_mutex_lock (&self->lock);
+  if (self->completion)
+    atomr_completion_service_kick (self->completion);
+  g_mutex_unlock (&self->lock);
 }

@@ -37,6 +37,17 @@ G_BEGIN_DECLS
  *   library, the call and its status string.
  * @ATOMR_ERROR_UNRECOVERABLE: the device was stopped by its supervisor and
  *   accepts no more work.
+ * @ATOMR_ERROR_DEPENDENCY_FAILED: the request was not run because an earlier
+ *   request whose output it reads failed (the message names that request,
+ *   its actor and sequence number, and quotes its error); from a barrier:
+ *   requests without a callback failed since the previous barrier (the
+ *   message lists them).
+ * @ATOMR_ERROR_TIMED_OUT: the request ran past its actor's
+ *   #AtomrActor:timeout-ms on the GPU; the work itself may still finish, and
+ *   its buffers stay alive until it does.
+ * @ATOMR_ERROR_WOULD_DEADLOCK: a blocking (`_sync`) call was made where
+ *   waiting could never end, such as from a #AtomrActor::before-enqueue
+ *   handler; it failed at once instead.
  *
  * Error codes of the %ATOMR_ERROR domain.
  */
@@ -50,6 +61,9 @@ typedef enum {
   ATOMR_ERROR_COMPILE,
   ATOMR_ERROR_LIBRARY,
   ATOMR_ERROR_UNRECOVERABLE,
+  ATOMR_ERROR_DEPENDENCY_FAILED,
+  ATOMR_ERROR_TIMED_OUT,
+  ATOMR_ERROR_WOULD_DEADLOCK,
 } AtomrError;
 
 GQuark atomr_error_quark (void);

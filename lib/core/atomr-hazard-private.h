@@ -31,6 +31,11 @@ typedef struct {
 
 AtomrSlot *atomr_slot_new          (gpointer      owner);
 gpointer   atomr_slot_get_owner    (AtomrSlot    *slot);
+/* The sequence number of the operation that owns the slot, for traces
+ * (set by the owner when it runs, read once the slot is resolved). */
+void       atomr_slot_set_sequence (AtomrSlot    *slot,
+                                    guint64       sequence);
+guint64    atomr_slot_get_sequence (AtomrSlot    *slot);
 AtomrSlot *atomr_slot_ref          (AtomrSlot    *slot);
 void       atomr_slot_unref        (AtomrSlot    *slot);
 /* TRUE if resolved; otherwise @wake is woken when it is. */
@@ -40,17 +45,29 @@ gboolean   atomr_slot_check        (AtomrSlot    *slot,
 void       atomr_slot_resolve      (AtomrSlot    *slot,
                                     AtomrFence   *fence,
                                     AtomrVec     *deps);
+/* A failed operation's slot carries the original failure: @origin names
+ * the operation that failed ("fill #3 on copy-1"), @error is its error.
+ * Call before atomr_slot_resolve(). */
+void       atomr_slot_set_error    (AtomrSlot    *slot,
+                                    const gchar  *origin,
+                                    const GError *error);
+/* The failure a resolved slot carries, or NULL (and *origin untouched). */
+const GError *atomr_slot_get_error (AtomrSlot    *slot,
+                                    const gchar **origin);
 /* Makes @stream wait on the GPU for the fences of a resolved slot. */
 gboolean   atomr_slot_order        (AtomrSlot    *slot,
                                     AtomrStream  *stream,
                                     GError      **error);
 
 /* Registers @slot as reader of @reads and writer of @writes (AtomrBuffer*)
- * and appends to @deps (AtomrSlot*, owned) what it must wait for. */
+ * and appends to @deps (AtomrSlot*, owned) what it must wait for, and to
+ * @data_deps (AtomrSlot*, owned; may be NULL) the last writers of what it
+ * reads: their failure is its failure. */
 void       atomr_hazards_register  (AtomrSlot    *slot,
                                     AtomrVec     *reads,
                                     AtomrVec     *writes,
-                                    AtomrVec     *deps);
+                                    AtomrVec     *deps,
+                                    AtomrVec     *data_deps);
 
 /* A fresh buffer: its first users wait for the allocation's @fence. */
 void       atomr_hazards_init_written (AtomrHazards *hazards,

@@ -15,6 +15,9 @@ struct _AtomrSlot
   AtomrVec     fences;       /* AtomrFence*, set on resolve */
   AtomrVec     replaced;     /* older reader slots of the same actor it stands for */
   GPtrArray   *wake;         /* GMainContext* to wake on resolve */
+  GError      *error;        /* the original failure it stands for, or NULL */
+  gchar       *origin;       /* which operation failed */
+  guint64      sequence;     /* the owner operation's, for traces; 0 unknown */
 };
 
 /* One lock for all hazard bookkeeping: registering an operation on all its
@@ -37,6 +40,19 @@ atomr_slot_get_owner (AtomrSlot *slot)
   return slot->owner;
 }
 
+void
+atomr_slot_set_sequence (AtomrSlot *slot,
+                         guint64    sequence)
+{
+  slot->sequence = sequence;
+}
+
+guint64
+atomr_slot_get_sequence (AtomrSlot *slot)
+{
+  return slot->sequence;
+}
+
 AtomrSlot *
 atomr_slot_ref (AtomrSlot *slot)
 {
@@ -52,6 +68,8 @@ atomr_slot_unref (AtomrSlot *slot)
   atomr_vec_clear (&slot->fences, (GDestroyNotify) atomr_fence_unref);
   atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
   g_clear_pointer (&slot->wake, g_ptr_array_unref);
+  g_clear_error (&slot->error);
+  g_free (slot->origin);
   g_free (slot);
 }
 
@@ -72,6 +90,39 @@ atomr_slot_check (AtomrSlot    *slot,
     }
   G_UNLOCK (hazards);
   return resolved;
+}
+
+void
+atomr_slot_set_error (AtomrSlot    *slot,
+                      const gchar  *origin,
+                      const GError *error)
+{
+  G_LOCK (hazards);
+  g_warn_if_fail (!slot->resolved);
+  if (slot->error == NULL && !slot->resolved)
+    {
+      slot->error = g_error_copy (error);
+      slot->origin = g_strdup (origin);
+    }
+  G_UNLOCK (hazards);
+}
+
+const GError *
+atomr_slot_get_error (AtomrSlot    *slot,
+                      const gchar **origin)
+{
+  const GError *error = NULL;
+
+  G_LOCK (hazards);
+  /* Immutable once resolved: the pointer stays valid while @slot lives. */
+  if (slot->resolved && slot->error)
+    {
+      error = slot->error;
+      if (origin)
+        *origin = slot->origin;
+    }
+  G_UNLOCK (hazards);
+  return error;
 }
 
 void
@@ -141,7 +192,8 @@ void
 atomr_hazards_register (AtomrSlot *slot,
                         AtomrVec  *reads,
                         AtomrVec  *writes,
-                        AtomrVec  *deps)
+                        AtomrVec  *deps,
+                        AtomrVec  *data_deps)
 {
   G_LOCK (hazards);
   for (guint i = 0; i < reads->len; i++)
@@ -149,7 +201,11 @@ atomr_hazards_register (AtomrSlot *slot,
       AtomrHazards *buffer = atomr_buffer_get_hazards (reads->data[i]);
 
       if (buffer->last_writer && buffer->last_writer != slot)
-        atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
+        {
+          atomr_vec_add (deps, atomr_slot_ref (buffer->last_writer));
+          if (data_deps)
+            atomr_vec_add (data_deps, atomr_slot_ref (buffer->last_writer));
+        }
       if (buffer->readers == NULL)
         buffer->readers = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
       if (g_ptr_array_find (buffer->readers, slot, NULL))

@@ -31,6 +31,8 @@ struct _AtomrStream {
   GCond        cond;
   GQueue       pending;         /* AtomrFence* not yet completed, in order */
   GPtrArray   *waits;           /* AtomrFence* this stream was told to wait on */
+  gint         fail_records;    /* tests: make the next N records fail */
+  gint         n_sync_waiters;  /* threads in atomr_stream_synchronize() */
 };
 
 struct _AtomrFence {
@@ -40,6 +42,7 @@ struct _AtomrFence {
   CUevent      event;           /* NULL on the host device */
   CUevent      start;           /* timing start, or NULL */
   gint         kind;            /* AtomrEventKind of @event */
+  gint         mode;            /* AtomrCompletionMode it was flushed under */
 
   /* Set by a waiter thread or a host function when the GPU passed it. */
   gint         signalled;       /* atomic */
@@ -60,6 +63,10 @@ gboolean     atomr_stream_is_host        (AtomrStream  *stream);
 AtomrFence  *atomr_stream_record         (AtomrStream  *stream,
                                           gint          kind,
                                           GError      **error);
+/* Blocks until everything enqueued on @stream so far has finished (a
+ * host stream: until no fence is pending).  For the rare paths that cannot
+ * fence (a failed event record) yet must not free what the GPU uses. */
+CUresult     atomr_stream_synchronize    (AtomrStream  *stream);
 /* Makes later work on @stream wait for @fence, on the GPU. */
 gboolean     atomr_stream_wait           (AtomrStream  *stream,
                                           AtomrFence   *fence,
@@ -84,6 +91,11 @@ guint        atomr_host_stream_complete  (AtomrStream  *stream,
                                           guint         n,
                                           CUresult      result);
 guint        atomr_host_stream_get_n_pending (AtomrStream *stream);
+/* Host device: the next @n records fail as a driver would (tests). */
+void         atomr_host_stream_fail_records (AtomrStream *stream,
+                                             guint        n);
+/* Host device: how many threads wait in atomr_stream_synchronize(). */
+guint        atomr_host_stream_get_n_sync_waiters (AtomrStream *stream);
 /* Host device: forget pending fences and waits (they reference the stream,
  * which references them): call when the stream's owner lets go of it. */
 void         atomr_host_stream_abandon   (AtomrStream  *stream);

@@ -97,6 +97,11 @@ atomr_stream_record (AtomrStream *stream,
   AtomrFence *fence;
   CUresult res;
 
+  if (stream->handle == NULL && g_atomic_int_get (&stream->fail_records) > 0)
+    {
+      g_atomic_int_add (&stream->fail_records, -1);
+      return (atomr_cuda_check (CUDA_ERROR_OUT_OF_MEMORY, "cuEventRecord", error), NULL);
+    }
   fence = fence_new (stream, kind);
   if (stream->handle == NULL)
     {
@@ -129,6 +134,29 @@ atomr_stream_record (AtomrStream *stream,
       return NULL;
     }
   return fence;
+}
+
+CUresult
+atomr_stream_synchronize (AtomrStream *stream)
+{
+  CUresult res;
+
+  if (stream->handle == NULL)
+    {
+      g_mutex_lock (&stream->lock);
+      stream->n_sync_waiters++;
+      g_cond_broadcast (&stream->cond);
+      while (!g_queue_is_empty (&stream->pending))
+        g_cond_wait (&stream->cond, &stream->lock);
+      stream->n_sync_waiters--;
+      g_mutex_unlock (&stream->lock);
+      return CUDA_SUCCESS;
+    }
+  if (!atomr_device_hold (stream->device, stream->generation))
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  res = ATOMR_CU->cuStreamSynchronize (stream->handle);
+  atomr_device_release (stream->device);
+  return res;
 }
 
 gboolean
@@ -305,6 +333,9 @@ atomr_host_stream_complete (AtomrStream *stream,
     g_ptr_array_set_size (stream->waits, 0);
   g_cond_broadcast (&stream->cond);
   g_mutex_unlock (&stream->lock);
+  /* A fence of another stream that waited for these may be ready now. */
+  if (done > 0)
+    atomr_device_kick_completion (stream->device);
   return done;
 }
 
@@ -315,6 +346,24 @@ atomr_host_stream_get_n_pending (AtomrStream *stream)
 
   g_mutex_lock (&stream->lock);
   n = g_queue_get_length (&stream->pending);
+  g_mutex_unlock (&stream->lock);
+  return n;
+}
+
+void
+atomr_host_stream_fail_records (AtomrStream *stream,
+                                guint        n)
+{
+  g_atomic_int_set (&stream->fail_records, (gint) n);
+}
+
+guint
+atomr_host_stream_get_n_sync_waiters (AtomrStream *stream)
+{
+  guint n;
+
+  g_mutex_lock (&stream->lock);
+  n = stream->n_sync_waiters;
   g_mutex_unlock (&stream->lock);
   return n;
 }
@@ -342,6 +391,7 @@ atomr_host_stream_abandon (AtomrStream *stream)
   g_mutex_unlock (&stream->lock);
   g_queue_foreach (&pending, (GFunc) atomr_fence_unref, NULL);
   g_queue_clear (&pending);
+  atomr_device_kick_completion (stream->device);
 }
 
 AtomrPinned *

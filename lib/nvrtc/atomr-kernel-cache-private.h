@@ -18,10 +18,15 @@ G_BEGIN_DECLS
  *   80  i64 creation time, µs since the epoch
  *   88  u32 metadata size, u32 source size, u32 log size, u32 zero
  *   104 u64 PTX size, u64 CUBIN size, u64 LTO-IR size
- *   128 SHA-256 of bytes 0..127 and of the whole payload
- *   160 i64 last use, µs; u64 hit count — updated in place on each hit
- *       and therefore outside the checksum
+ *   128 checksum (compute_checksum(), 4 × 64-bit lanes) of bytes 0..127,
+ *       160..175 and of the whole payload
+ *   160 16 reserved bytes, zero (checked, and covered by the checksum)
  *   176 payload: metadata (JSON), source, log, PTX, CUBIN, LTO-IR
+ *
+ * An entry file is written once (temporary name, rename) and never again:
+ * hits are recorded in the directory's usage journal ("usage"), so nothing
+ * outside the checksum can change what list/stats see of a served entry,
+ * and read-only or overlay directories are never written on a hit.
  */
 #define ATOMR_CACHE_MAGIC        "ATOMRKC\n"
 #define ATOMR_CACHE_HEADER_SIZE  176
@@ -49,6 +54,26 @@ void         atomr_kernel_cache_store          (AtomrKernelCache     *self,
                                                 const gchar          *source);
 void         atomr_cache_request_free          (AtomrCacheRequest    *request);
 const gchar *atomr_cache_request_get_key       (AtomrCacheRequest    *request);
+
+/* The driver rejected the image of entry @key (@why): removes it from
+ * memory and disk, counts it, and logs it (domain Atomr, info level, with
+ * ATOMR_CACHE_EVENT=rejected-image) so the next compile of the same
+ * request compiles again. */
+void         atomr_kernel_cache_evict_rejected (AtomrKernelCache *self,
+                                                const gchar      *key,
+                                                const gchar      *why);
+guint        atomr_kernel_cache_get_n_rejected (AtomrKernelCache *self);
+
+/* Writes @content as entry @key (replacing any), as a store would: for
+ * tests that need an entry with chosen contents. */
+gboolean     atomr_kernel_cache_write_entry    (AtomrKernelCache    *self,
+                                                const gchar         *key,
+                                                AtomrModuleContent  *content,
+                                                const gchar         *source,
+                                                GError             **error);
+
+/* $ATOMR_CACHE_DISABLE set: compiles go around every cache. */
+gboolean     atomr_kernel_cache_disabled_by_env (void);
 
 /* Counters of this cache object (memory hits, disk hits, misses). */
 void         atomr_kernel_cache_get_counters   (AtomrKernelCache     *self,

@@ -10,6 +10,8 @@
 
 #include <gio/gio.h>
 
+#include "atomr-compile-options.h"
+
 G_BEGIN_DECLS
 
 /**
@@ -63,6 +65,9 @@ GBytes              *atomr_kernel_cache_entry_load_cubin         (AtomrKernelCac
                                                                   GError               **error);
 GBytes              *atomr_kernel_cache_entry_load_ltoir         (AtomrKernelCacheEntry *self,
                                                                   GError               **error);
+const gchar         *atomr_kernel_cache_entry_get_manifest       (AtomrKernelCacheEntry *self);
+gchar              **atomr_kernel_cache_entry_diff               (AtomrKernelCacheEntry *self,
+                                                                  AtomrKernelCacheEntry *other);
 
 #define ATOMR_TYPE_KERNEL_CACHE (atomr_kernel_cache_get_type ())
 G_DECLARE_FINAL_TYPE (AtomrKernelCache, atomr_kernel_cache, ATOMR, KERNEL_CACHE, GObject)
@@ -100,5 +105,79 @@ gboolean          atomr_kernel_cache_get_stats            (AtomrKernelCache *sel
                                                            guint64          *misses,
                                                            GError          **error);
 void              atomr_kernel_cache_clear_memory         (AtomrKernelCache *self);
+
+/**
+ * AtomrKernelCacheReport:
+ * @n_entries: valid entries on disk
+ * @entry_bytes: their size in bytes
+ * @n_damaged: damaged entry files found (bad checksum, truncated, foreign
+ *   format version, name not matching the key)
+ * @damaged_bytes: their size
+ * @n_stale_temp: temporary files left by writers that died (older than an
+ *   hour)
+ * @stale_temp_bytes: their size
+ * @n_removed: valid entries removed to fit the size asked for
+ * @bytes_freed: bytes really freed (damaged, stale and removed files)
+ * @hits: disk hits recorded by every process using the directory
+ * @misses: compiles stored, recorded likewise
+ * @writable: whether new entries can be stored
+ *
+ * The state of a cache directory, from atomr_kernel_cache_get_report()
+ * or atomr_kernel_cache_collect().
+ */
+typedef struct {
+  guint    n_entries;
+  guint64  entry_bytes;
+  guint    n_damaged;
+  guint64  damaged_bytes;
+  guint    n_stale_temp;
+  guint64  stale_temp_bytes;
+  guint    n_removed;
+  guint64  bytes_freed;
+  guint64  hits;
+  guint64  misses;
+  gboolean writable;
+} AtomrKernelCacheReport;
+
+#define ATOMR_TYPE_KERNEL_CACHE_REPORT (atomr_kernel_cache_report_get_type ())
+GType                   atomr_kernel_cache_report_get_type (void) G_GNUC_CONST;
+AtomrKernelCacheReport *atomr_kernel_cache_report_copy     (const AtomrKernelCacheReport *report);
+void                    atomr_kernel_cache_report_free     (AtomrKernelCacheReport       *report);
+
+gboolean          atomr_kernel_cache_get_report           (AtomrKernelCache        *self,
+                                                           gboolean                 verify,
+                                                           AtomrKernelCacheReport  *report,
+                                                           GError                 **error);
+gboolean          atomr_kernel_cache_collect              (AtomrKernelCache        *self,
+                                                           guint64                  max_size,
+                                                           AtomrKernelCacheReport  *report,
+                                                           GError                 **error);
+gboolean          atomr_kernel_cache_check_writable       (AtomrKernelCache        *self,
+                                                           GError                 **error);
+const gchar      *atomr_kernel_cache_get_store_error      (AtomrKernelCache        *self);
+
+gboolean          atomr_kernel_cache_export               (AtomrKernelCache        *self,
+                                                           const gchar             *destination,
+                                                           guint                   *n_exported,
+                                                           GError                 **error);
+gboolean          atomr_kernel_cache_import               (AtomrKernelCache        *self,
+                                                           const gchar             *source,
+                                                           guint                   *n_imported,
+                                                           guint                   *n_rejected,
+                                                           GError                 **error);
+
+AtomrCacheStatus  atomr_kernel_cache_explain              (AtomrKernelCache        *self,
+                                                           const gchar             *source,
+                                                           AtomrCompileOptions     *options,
+                                                           gchar                  **key,
+                                                           gchar                  **nearest,
+                                                           gchar                 ***reasons,
+                                                           GError                 **error);
+
+gboolean          atomr_parse_size                        (const gchar             *text,
+                                                           guint64                 *size,
+                                                           GError                 **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrKernelCacheReport, atomr_kernel_cache_report_free)
 
 G_END_DECLS

@@ -35,6 +35,14 @@ AtomrKernel *atomr_kernel_new_loaded   (AtomrDevice  *device,
                                         AtomrModule  *module,
                                         const gchar  *name,
                                         GError      **error);
+/* The same; *@bad_image tells whether the driver rejected the image itself
+ * (CUDA_ERROR_INVALID_IMAGE, INVALID_PTX, NO_BINARY_FOR_GPU), which a
+ * cached module heals from by recompiling. */
+AtomrKernel *atomr_kernel_new_loaded_full (AtomrDevice  *device,
+                                           AtomrModule  *module,
+                                           const gchar  *name,
+                                           gboolean     *bad_image,
+                                           GError      **error);
 /* A kernel with a given parameter table and no function: for testing the
  * argument checks on the host test device. */
 AtomrKernel *atomr_kernel_new_unloaded (AtomrDevice  *device,

@@ -218,10 +218,23 @@ atomr_kernel_new_loaded (AtomrDevice  *device,
                          const gchar  *name,
                          GError      **error)
 {
+  return atomr_kernel_new_loaded_full (device, module, name, NULL, error);
+}
+
+AtomrKernel *
+atomr_kernel_new_loaded_full (AtomrDevice  *device,
+                              AtomrModule  *module,
+                              const gchar  *name,
+                              gboolean     *bad_image,
+                              GError      **error)
+{
   g_autoptr(AtomrKernel) self = NULL;
   const AtomrCudaDriver *cu;
   GBytes *image;
   CUresult res;
+
+  if (bad_image)
+    *bad_image = FALSE;
 
   if (atomr_device_is_host (device))
     {
@@ -245,6 +258,9 @@ atomr_kernel_new_loaded (AtomrDevice  *device,
   res = cu->cuModuleLoadData (&self->cu_module, g_bytes_get_data (image, NULL));
   if (!atomr_cuda_check (res, "cuModuleLoadData", error))
     {
+      if (bad_image)
+        *bad_image = res == CUDA_ERROR_INVALID_IMAGE || res == CUDA_ERROR_INVALID_PTX
+                     || res == CUDA_ERROR_NO_BINARY_FOR_GPU;
       self->cu_module = NULL;
       atomr_device_leave (device);
       return NULL;

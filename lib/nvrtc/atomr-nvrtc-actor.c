@@ -8,6 +8,7 @@
 
 #include "atomr-actor-private.h"
 #include "atomr-error.h"
+#include "atomr-kernel-cache-private.h"
 #include "atomr-kernel-private.h"
 #include "atomr-nvrtc-actor.h"
 #include "atomr-nvrtc-private.h"
@@ -209,7 +210,26 @@ compile_thread (GTask        *task,
   if (g_task_return_error_if_cancelled (task))
     return;
   {
-    AtomrKernel *kernel = atomr_kernel_new_loaded (req->device, module, req->kernel_name, &error);
+    gboolean bad_image = FALSE;
+    AtomrKernel *kernel = atomr_kernel_new_loaded_full (req->device, module, req->kernel_name,
+                                                        &bad_image, &error);
+    AtomrCacheStatus status = atomr_module_get_cache_status (module);
+
+    /* Self-healing: the driver rejected a cached image (built by another
+     * driver or toolkit, or damaged before it was checksummed): evict the
+     * entry, compile once more, load once more. */
+    if (kernel == NULL && bad_image && req->cache
+        && (status == ATOMR_CACHE_STATUS_MEMORY_HIT || status == ATOMR_CACHE_STATUS_DISK_HIT))
+      {
+        g_autoptr(AtomrModule) fresh = NULL;
+
+        atomr_kernel_cache_evict_rejected (req->cache, atomr_module_get_key (module), error->message);
+        g_clear_error (&error);
+        fresh = atomr_nvrtc_compile_for_device (req->source, NULL, req->options, req->cache,
+                                                req->device, &error);
+        if (fresh)
+          kernel = atomr_kernel_new_loaded (req->device, fresh, req->kernel_name, &error);
+      }
     if (kernel == NULL)
       g_task_return_error (task, error);
     else

@@ -288,6 +288,8 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
     }
   flags = atomr_compile_options_get_flags (resolved);
 
+  if (cache && atomr_kernel_cache_disabled_by_env ())
+    cache = NULL;
   if (cache)
     {
       module = atomr_kernel_cache_lookup_request (cache, source,

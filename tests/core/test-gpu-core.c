@@ -13,6 +13,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "core/atomr-completion-service-private.h"
 
 static AtomrDevice *device;
 
@@ -327,10 +328,226 @@ store_enqueue (AtomrOp *op, GError **error)
                            "cuLaunchKernel", error);
 }
 
+/* Issue 8, item 12: another library switched this thread's context (here:
+ * to none).  The old cache of the current context went stale, and the next
+ * allocation ran without a context (CUDA_ERROR_INVALID_CONTEXT). */
+static void
+test_stale_current_context (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) a = NULL, b = NULL;
+  g_autoptr(GBytes) data = random_bytes (256);
+  g_autoptr(GBytes) got = NULL;
+
+  if (!need_device ())
+    return;
+  a = atomr_buffer_new (device, ATOMR_DTYPE_U8, 256, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (ATOMR_CU->cuCtxSetCurrent (NULL), ==, CUDA_SUCCESS);
+  b = atomr_buffer_new (device, ATOMR_DTYPE_U8, 256, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (b, data, NULL, &error));
+  got = atomr_buffer_download_sync (b, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, data));
+}
+
+/* A request submitted from before-enqueue runs after the one being
+ * enqueued (issue 8, defect 2), on a real stream. */
+typedef struct {
+  AtomrBuffer  *buffer;
+  GAsyncResult *download;
+  gboolean      done;
+} Reentrant;
+
+static void
+download_from_handler (AtomrActor *actor, AtomrLaunchInfo *info, gpointer data)
+{
+  Reentrant *re = data;
+  if (re->done || g_strcmp0 (atomr_launch_info_get_operation (info), "upload") != 0)
+    return;
+  re->done = TRUE;
+  atomr_actor_download_async (actor, re->buffer, NULL, store_result, &re->download);
+}
+
+static void
+test_reentrant_order (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) actor = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(GBytes) data = random_bytes (1 << 20);
+  g_autoptr(GAsyncResult) upload = NULL;
+  g_autoptr(GBytes) got = NULL;
+  Reentrant re = { NULL, NULL, FALSE };
+
+  if (!need_device ())
+    return;
+  actor = atomr_copy_actor_new (device, &error);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 1 << 20, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_fill_sync (buffer, 0, NULL, &error));
+  re.buffer = buffer;
+  g_signal_connect (actor, "before-enqueue", G_CALLBACK (download_from_handler), &re);
+  atomr_actor_upload_async (ATOMR_ACTOR (actor), buffer, data, NULL, store_result, &upload);
+  wait_for (&upload);
+  wait_for (&re.download);
+  g_assert_true (atomr_actor_upload_finish (ATOMR_ACTOR (actor), upload, &error));
+  got = atomr_actor_download_finish (ATOMR_ACTOR (actor), re.download, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, data));
+  g_clear_object (&re.download);
+}
+
+/* The watchdog: a "kernel" that runs too long (a host function that
+ * blocks the stream until the test opens the gate) fails with
+ * ATOMR_ERROR_TIMED_OUT while the main context keeps running; its buffer
+ * stays alive until the GPU is really done. */
+typedef struct {
+  GMutex   lock;
+  GCond    cond;
+  gboolean open;
+} Gate;
+
+static void CUDA_CB
+wait_at_gate (void *data)
+{
+  Gate *gate = data;
+  g_mutex_lock (&gate->lock);
+  while (!gate->open)
+    g_cond_wait (&gate->cond, &gate->lock);
+  g_mutex_unlock (&gate->lock);
+}
+
+static gboolean
+gate_enqueue (AtomrOp *op, GError **error)
+{
+  return atomr_cuda_check (ATOMR_CU->cuLaunchHostFunc (atomr_op_get_cu_stream (op), wait_at_gate,
+                                                       atomr_op_get_data (op)),
+                           "cuLaunchHostFunc", error);
+}
+
+static gboolean
+count_tick (gpointer data)
+{
+  (*(guint *) data)++;
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+test_watchdog (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) actor = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  AtomrBuffer *buffer;
+  gpointer weak;
+  Gate gate = { 0 };
+  guint ticks = 0, tick_id;
+  AtomrOp *op;
+
+  if (!need_device ())
+    return;
+  g_mutex_init (&gate.lock);
+  g_cond_init (&gate.cond);
+  actor = atomr_copy_actor_new (device, &error);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 4096, &error);
+  g_assert_no_error (error);
+  weak = buffer;
+  g_object_add_weak_pointer (G_OBJECT (buffer), &weak);
+  atomr_actor_set_timeout_ms (ATOMR_ACTOR (actor), 200);
+  tick_id = g_timeout_add (10, count_tick, &ticks);
+
+  op = atomr_op_new (actor, "gate", test_watchdog, NULL, store_result, &result);
+  atomr_op_write (op, buffer);
+  atomr_op_set_data (op, &gate, NULL);
+  atomr_op_set_enqueue (op, gate_enqueue);
+  atomr_op_submit (op);
+  g_object_unref (buffer);
+  wait_for (&result);
+  g_assert_false (g_task_propagate_boolean (G_TASK (result), &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
+  g_test_message ("%s", error->message);
+  /* The main context ran meanwhile, and the work still holds its buffer. */
+  g_assert_cmpuint (ticks, >, 0);
+  g_assert_nonnull (weak);
+
+  g_mutex_lock (&gate.lock);
+  gate.open = TRUE;
+  g_cond_broadcast (&gate.cond);
+  g_mutex_unlock (&gate.lock);
+  while (weak != NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (tick_id);
+  g_mutex_clear (&gate.lock);
+  g_cond_clear (&gate.cond);
+}
+
+static guint
+count_threads (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+  guint n = 0;
+  while (dir && g_dir_read_name (dir))
+    n++;
+  return n;
+}
+
+/* 256 actors, one request each in flight, every completion strategy that
+ * sleeps: threads stay O(devices) (issue 8, defect 6). */
+static void
+test_many_actors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) actors = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) buffers = g_ptr_array_new_with_free_func (g_object_unref);
+  GAsyncResult *results[256] = { NULL };
+  guint before, peak = 0;
+
+  if (!need_device ())
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    {
+      g_ptr_array_add (actors, atomr_copy_actor_new (device, &error));
+      g_assert_no_error (error);
+      g_ptr_array_add (buffers, atomr_buffer_new (device, ATOMR_DTYPE_F32, 1 << 16, &error));
+      g_assert_no_error (error);
+      atomr_actor_set_completion_mode (actors->pdata[i], i % 2 ? ATOMR_COMPLETION_EVENT_THREAD
+                                                                : ATOMR_COMPLETION_ADAPTIVE);
+      atomr_actor_set_spin_usec (actors->pdata[i], 0);
+    }
+  before = count_threads ();
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    atomr_actor_fill_async (actors->pdata[i], buffers->pdata[i], (gdouble) i, NULL,
+                            store_result, &results[i]);
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    {
+      peak = MAX (peak, count_threads ());
+      wait_for (&results[i]);
+      g_assert_true (atomr_actor_fill_finish (actors->pdata[i], results[i], &error));
+      g_assert_no_error (error);
+      g_clear_object (&results[i]);
+    }
+  g_test_message ("threads: %u before, %u at the peak", before, peak);
+  g_assert_cmpuint (peak, <=, before + 2);
+  {
+    g_autoptr(GBytes) got = atomr_buffer_download_sync (buffers->pdata[255], NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (got, NULL))[100], ==, 255.0f);
+  }
+}
+
 static void
 on_rebuilt (AtomrDevice *d, guint generation, gpointer user_data)
 {
   g_atomic_int_set ((gint *) user_data, (gint) generation);
+}
+
+static void
+on_lost (AtomrDevice *d, guint generation, GError *error, gpointer user_data)
+{
+  g_test_message ("context-lost: %s", error->message);
+  g_atomic_int_set ((gint *) user_data, 1);
 }
 
 static void
@@ -347,6 +564,7 @@ test_sticky_error_restart (void)
   AtomrOp *op;
   guint generation;
   gint rebuilt = 0;
+  static gint lost = 0;
   gint64 deadline;
 
   if (!need_device ())
@@ -357,6 +575,7 @@ test_sticky_error_restart (void)
   generation = atomr_device_get_generation (device);
   atomr_device_set_supervisor_policy (device, ATOMR_SUPERVISOR_RESTART);
   g_signal_connect (device, "context-rebuilt", G_CALLBACK (on_rebuilt), &rebuilt);
+  g_signal_connect (device, "context-lost", G_CALLBACK (on_lost), &lost);
 
   g_assert_true (atomr_device_enter (device, &error));
   g_assert_true (atomr_cuda_check (ATOMR_CU->cuModuleLoadData (&module, crash_ptx), "cuModuleLoadData", &error));
@@ -398,6 +617,9 @@ test_sticky_error_restart (void)
       wait_for (&result);
       g_assert_false (atomr_actor_barrier_finish (ATOMR_ACTOR (actor), result, &error));
       g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE);
+      /* The application was told what to do (emitted right after). */
+      while (!g_atomic_int_get (&lost))
+        g_usleep (1000);
       return;
     }
   g_assert_cmpuint (atomr_device_get_generation (device), ==, generation + 1);
@@ -473,6 +695,10 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/core/completion-modes", test_completion_modes);
   g_test_add_func ("/gpu/core/timing-and-trace", test_timing_and_trace);
   g_test_add_func ("/gpu/core/stale-after-reset", test_stale_after_reset);
+  g_test_add_func ("/gpu/core/stale-current-context", test_stale_current_context);
+  g_test_add_func ("/gpu/core/reentrant-order", test_reentrant_order);
+  g_test_add_func ("/gpu/core/watchdog", test_watchdog);
+  g_test_add_func ("/gpu/core/many-actors", test_many_actors);
   /* Last: it may leave the GPU unusable for this process. */
   g_test_add_func ("/gpu/core/sticky-error-supervisor", test_sticky_error_restart);
 

@@ -387,6 +387,7 @@ cache_setup (CacheFixture  *f,
 
   f->dir = g_dir_make_tmp ("inspector-cache-XXXXXX", NULL);
   f->cache = atomr_kernel_cache_new (f->dir);
+  atomr_kernel_cache_set_store_source (f->cache, TRUE);   /* off by default */
   for (guint i = 0; i < G_N_ELEMENTS (fixture_kernels); i++)
     if (!compile_into (f->cache, i, &error))
       {

@@ -105,9 +105,18 @@ test_compile_error (void)
   g_autofree gchar *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL, *out3 = NULL, *err3 = NULL;
 
   g_assert_cmpint (run_cli (args, &out, &err), ==, 1);
-  g_assert_cmpstr (out, ==, "");
   g_assert_nonnull (strstr (err, "broken.cu(3)"));
   g_assert_nonnull (strstr (err, "undeclared_variable"));
+  {
+    /* --json: the error is a JSON document on stdout too. */
+    g_autoptr(JsonNode) j = parse (out);
+    JsonObject *e = json_object_get_object_member (json_node_get_object (j), "error");
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (j), "version"), ==, 1);
+    g_assert_cmpstr (json_object_get_string_member (e, "domain"), ==, "atomr-error-quark");
+    g_assert_cmpint (json_object_get_int_member (e, "code"), ==, 6 /* ATOMR_ERROR_COMPILE */);
+    g_assert_nonnull (strstr (json_object_get_string_member (e, "message"), "broken.cu"));
+    g_assert_nonnull (strstr (json_object_get_string_member (e, "log"), "undeclared_variable"));
+  }
   g_assert_cmpint (run_cli (missing, &out2, &err2), ==, 2);
   g_assert_nonnull (strstr (err2, "/nonexistent/file.cu"));
   g_assert_cmpint (run_cli (bad_arch, &out3, &err3), ==, 2);
@@ -145,7 +154,8 @@ test_cache_commands (void)
 
   g_assert_cmpint (run_cli (list, &out, &err), ==, 0);
   l = parse (out);
-  entries = json_node_get_array (l);
+  g_assert_cmpint (json_object_get_int_member (json_node_get_object (l), "version"), ==, 1);
+  entries = json_object_get_array_member (json_node_get_object (l), "entries");
   g_assert_cmpuint (json_array_get_length (entries), ==, 2);
   for (guint i = 0; i < 2; i++)
     {
@@ -186,8 +196,7 @@ test_cache_commands (void)
 
     g_assert_cmpint (run_cli (show, &out, &err), ==, 0);
     sh = parse (out);
-    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (sh), "key"), ==, key);
-    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (sh), "source"), ==, SAXPY_SOURCE);
+    g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (json_node_get_object (sh), "entry"), "key"), ==, key);
     g_clear_pointer (&out, g_free);
     g_clear_pointer (&err, g_free);
     g_assert_cmpint (run_cli (show_text, &out, &err), ==, 0);
@@ -213,7 +222,184 @@ test_cache_commands (void)
   g_assert_cmpint (run_cli (list, &out, &err), ==, 0);
   g_clear_pointer (&l, json_node_unref);
   l = parse (out);
-  g_assert_cmpuint (json_array_get_length (json_node_get_array (l)), ==, 0);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (json_node_get_object (l), "entries")), ==, 0);
+}
+
+/* Every --json output parses (json-glib rejects invalid UTF-8), has a
+ * version, and errors are {"error": {...}}; sizes take units; artifacts
+ * come out raw. */
+static void
+test_cache_tools_json (void)
+{
+  g_autofree gchar *src = write_source ("saxpy-tools.cu", SAXPY_SOURCE);
+  g_autofree gchar *cache_dir = g_build_filename (workdir, "cache-tools", NULL);
+  /* A directory name that is not UTF-8 ends up in "directory" and "path". */
+  g_autofree gchar *latin1_dir = g_build_filename (workdir, "caf\xe9", NULL);
+  const gchar *compile[] = { "compile", src, "--kernel", "saxpy", "--arch", "sm_80", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *compile_latin1[] = { "compile", src, "--kernel", "saxpy", "--cache-dir", latin1_dir, "--json", NULL };
+  const gchar *list_latin1[] = { "cache", "list", "--cache-dir", latin1_dir, "--json", NULL };
+  const gchar *bad_option[] = { "cache", "stats", "--no-such-option", "--json", NULL };
+  const gchar *bad_key[] = { "cache", "show", "zz", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *bad_size[] = { "cache", "gc", "--max-size", "1Q", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *stats[] = { "cache", "stats", "--verify", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *gc_units[] = { "cache", "gc", "--max-size", "1G", "--cache-dir", cache_dir, "--json", NULL };
+  g_autofree gchar *out = NULL, *err = NULL;
+  g_autofree gchar *key = NULL;
+  g_autofree gchar *ptx_file = g_build_filename (workdir, "out.ptx", NULL);
+  g_autofree gchar *junk = g_build_filename (cache_dir, "1234.akc", NULL);
+  g_autoptr(JsonNode) j = NULL;
+  JsonObject *o;
+
+  g_assert_cmpint (run_cli (compile, &out, &err), ==, 0);
+  j = parse (out);
+  key = g_strdup (json_object_get_string_member (json_node_get_object (j), "key"));
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_cli (compile_latin1, &out, &err), ==, 0);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_cli (list_latin1, &out, &err), ==, 0);
+  j = parse (out);
+  g_assert_true (g_str_has_suffix (json_object_get_string_member (json_node_get_object (j), "directory"), "caf\xef\xbf\xbd"));
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* Errors, JSON on stdout with a non-zero exit. */
+  {
+    const gchar * const *cases[] = { bad_option, bad_key, bad_size };
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+      {
+        g_assert_cmpint (run_cli (cases[i], &out, &err), ==, 2);
+        j = parse (out);
+        o = json_object_get_object_member (json_node_get_object (j), "error");
+        g_assert_nonnull (o);
+        g_assert_cmpint (json_object_get_int_member (json_node_get_object (j), "version"), ==, 1);
+        g_assert_true (json_object_has_member (o, "domain"));
+        g_assert_true (json_object_has_member (o, "code"));
+        g_assert_true (json_object_has_member (o, "log"));
+        g_assert_cmpstr (json_object_get_string_member (o, "message"), !=, "");
+        if (i == 2)
+          g_assert_nonnull (strstr (json_object_get_string_member (o, "message"), "1Q"));
+        g_clear_pointer (&j, json_node_unref);
+        g_clear_pointer (&out, g_free);
+        g_clear_pointer (&err, g_free);
+      }
+  }
+
+  /* Artifacts: raw PTX on stdout and into a file. */
+  {
+    const gchar *show_ptx[] = { "cache", "show", key, "--ptx", "--cache-dir", cache_dir, NULL };
+    const gchar *show_ptx_file[] = { "cache", "show", key, "--ptx", "-o", ptx_file, "--cache-dir", cache_dir, NULL };
+    const gchar *show_source[] = { "cache", "show", key, "--source", "--cache-dir", cache_dir, NULL };
+    const gchar *show_two[] = { "cache", "show", key, "--ptx", "--cubin", "--cache-dir", cache_dir, NULL };
+    g_autofree gchar *file_text = NULL;
+
+    g_assert_cmpint (run_cli (show_ptx, &out, &err), ==, 0);
+    g_assert_nonnull (strstr (out, ".entry saxpy"));
+    g_assert_cmpint (run_cli (show_ptx_file, NULL, NULL), ==, 0);
+    g_assert_true (g_file_get_contents (ptx_file, &file_text, NULL, NULL));
+    g_assert_cmpstr (file_text, ==, out);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    /* Sources are not stored by default: a clear error. */
+    g_assert_cmpint (run_cli (show_source, &out, &err), ==, 2);
+    g_assert_nonnull (strstr (err, "ATOMR_CACHE_STORE_SOURCE"));
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (show_two, &out, &err), ==, 2);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+  }
+
+  /* stats and gc report damage. */
+  g_assert_true (g_file_set_contents (junk, "junk", 4, NULL));
+  g_assert_cmpint (run_cli (stats, &out, &err), ==, 0);
+  j = parse (out);
+  o = json_node_get_object (j);
+  g_assert_cmpint (json_object_get_int_member (o, "entries"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (o, "damaged"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (o, "damaged_bytes"), ==, 4);
+  g_assert_true (json_object_get_boolean_member (o, "writable"));
+  g_assert_true (json_object_get_null_member (o, "store_error"));
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_cli (gc_units, &out, &err), ==, 0);
+  j = parse (out);
+  o = json_node_get_object (j);
+  g_assert_cmpint (json_object_get_int_member (o, "removed"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (o, "damaged"), ==, 1);
+  g_assert_cmpint (json_object_get_int_member (o, "bytes_freed"), ==, 4);
+  g_assert_cmpint (json_object_get_int_member (o, "entries"), ==, 1);
+  g_assert_false (g_file_test (junk, G_FILE_TEST_EXISTS));
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* explain and diff */
+  {
+    const gchar *explain_hit[] = { "cache", "explain", src, "--kernel", "saxpy", "--arch", "sm_80", "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *explain_miss[] = { "cache", "explain", src, "--kernel", "saxpy", "--arch", "sm_90", "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *diff[] = { "cache", "diff", key, key, "--cache-dir", cache_dir, "--json", NULL };
+    JsonArray *reasons;
+
+    g_assert_cmpint (run_cli (explain_hit, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (j), "cache"), ==, "hit");
+    g_assert_cmpstr (json_object_get_string_member (json_node_get_object (j), "key"), ==, key);
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (explain_miss, &out, &err), ==, 0);
+    j = parse (out);
+    o = json_node_get_object (j);
+    g_assert_cmpstr (json_object_get_string_member (o, "cache"), ==, "miss");
+    g_assert_cmpstr (json_object_get_string_member (o, "nearest"), ==, key);
+    reasons = json_object_get_array_member (o, "reasons");
+    g_assert_cmpuint (json_array_get_length (reasons), >, 0);
+    {
+      g_autofree gchar *text = json_to_string (json_object_get_member (o, "reasons"), FALSE);
+      g_assert_nonnull (strstr (text, "sm_90"));
+    }
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (diff, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_cmpuint (json_array_get_length (json_object_get_array_member (json_node_get_object (j), "differences")), ==, 0);
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+  }
+
+  /* export / import through a tar bundle */
+  {
+    g_autofree gchar *tar = g_build_filename (workdir, "bundle.tar", NULL);
+    g_autofree gchar *other = g_build_filename (workdir, "cache-imported", NULL);
+    const gchar *export[] = { "cache", "export", tar, "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *import[] = { "cache", "import", tar, "--cache-dir", other, "--json", NULL };
+    const gchar *import_missing[] = { "cache", "import", "/nonexistent.tar", "--cache-dir", other, "--json", NULL };
+
+    g_assert_cmpint (run_cli (export, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (j), "exported"), ==, 1);
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (import, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (j), "imported"), ==, 1);
+    g_assert_cmpint (json_object_get_int_member (json_node_get_object (j), "rejected"), ==, 0);
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_cli (import_missing, &out, &err), ==, 2);
+    j = parse (out);
+    g_assert_nonnull (json_object_get_object_member (json_node_get_object (j), "error"));
+  }
 }
 
 static void
@@ -261,6 +447,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/compile-json", test_compile_json);
   g_test_add_func ("/cli/compile-error", test_compile_error);
   g_test_add_func ("/cli/cache-commands", test_cache_commands);
+  g_test_add_func ("/cli/cache-tools-json", test_cache_tools_json);
   g_test_add_func ("/cli/usage", test_usage);
   rc = g_test_run ();
   rm_rf (workdir);

@@ -23,6 +23,7 @@
 #include "nvrtc/atomr-nvrtc-loader-private.h"
 
 #include "nvrtc-test-sources.h"
+#include "cache-test-log.h"
 
 static const gchar *self_path;
 
@@ -621,6 +622,8 @@ test_cache_metadata (void)
 
   atomr_compile_options_set_arch (o, "sm_90");
   atomr_compile_options_set_std (o, "c++17");
+  g_assert_false (atomr_kernel_cache_get_store_source (cache));   /* off unless asked */
+  atomr_kernel_cache_set_store_source (cache, TRUE);
   m = compile_ok (SCALE_SOURCE, o, cache);
   atomr_kernel_cache_clear_memory (cache);
   hit = compile_ok (SCALE_SOURCE, o, cache);
@@ -792,17 +795,33 @@ test_cache_unwritable (void)
     {
       g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dirs[i]);
       g_autoptr(AtomrCompileOptions) o = options_for ("saxpy");
-      g_autoptr(AtomrModule) m = compile_ok (SAXPY_SOURCE, o, cache);
+      g_autoptr(AtomrModule) m = NULL;
       g_autoptr(AtomrModule) m2 = NULL;
       g_autoptr(GListModel) list = NULL;
       g_autoptr(GError) error = NULL;
 
+      /* The failure to store is warned about once per cache. */
+      cache_test_take_warnings ();
+      m = compile_ok (SAXPY_SOURCE, o, cache);
+      g_assert_cmpint (cache_test_take_warnings (), ==, 1);
+      g_assert_nonnull (atomr_kernel_cache_get_store_error (cache));
+      g_assert_false (atomr_kernel_cache_check_writable (cache, NULL));
       g_assert_cmpint (atomr_module_get_cache_status (m), ==, ATOMR_CACHE_STATUS_MISS);
       g_assert_nonnull (atomr_module_get_ptx (m));
       g_assert_false (g_file_test (dirs[i], G_FILE_TEST_EXISTS));
       /* The memory level still works. */
       m2 = compile_ok (SAXPY_SOURCE, o, cache);
       g_assert_cmpint (atomr_module_get_cache_status (m2), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+      {
+        /* A second failed store is not reported again (an unexpected
+         * warning would abort the test). */
+        g_autoptr(AtomrCompileOptions) o2 = options_for ("saxpy");
+        g_autoptr(AtomrModule) m3 = NULL;
+        atomr_compile_options_add_define (o2, "OTHER", "1");
+        m3 = compile_ok (SAXPY_SOURCE, o2, cache);
+        g_assert_cmpint (atomr_module_get_cache_status (m3), ==, ATOMR_CACHE_STATUS_MISS);
+        g_assert_cmpint (cache_test_take_warnings (), ==, 0);
+      }
       /* Browsing an unreadable directory is an error, not a crash. */
       list = atomr_kernel_cache_list (cache, &error);
       if (list)
@@ -1169,6 +1188,7 @@ main (int argc, char **argv)
       return child_main (parts[0], parts[2], parts[1]);
     }
   self_path = argv[0];
+  cache_test_log_init ();
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/nvrtc/options/flags-every-option", test_flags_every_option);

@@ -4,6 +4,9 @@
  * thread waits on the event) versus the same fill through an actor with the
  * reply delivered on a GMainLoop, for each completion strategy.
  * Pipelined throughput: the same with a window of operations in flight.
+ * Scale: 1, 64 and 1024 actors — threads and CPU time while idle, and the
+ * completion latency with one request per actor in flight, against raw
+ * streams polled by one thread.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -11,6 +14,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <atomr.h>
 #include "../bench-util.h"
@@ -266,6 +270,170 @@ envelope_throughput_no_reply (AtomrDevice *device, AtomrCompletionMode mode)
   return s.submitted / (t0 / 1e6);
 }
 
+/* ------------------------------------------------------------------ */
+/* Scale                                                                */
+
+#define N_SCALE_ROUNDS 20
+#define IDLE_MS        1000
+
+static guint
+count_threads (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+  guint n = 0;
+  while (dir && g_dir_read_name (dir))
+    n++;
+  return n;
+}
+
+static gdouble
+cpu_ms (void)
+{
+  struct rusage ru;
+  getrusage (RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+/* Raw: @n streams, one fill + event each, one thread polls all events. */
+static gdouble
+raw_many (AtomrDevice *device, CUdeviceptr ptr, guint n)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUstream *streams = g_new (CUstream, n);
+  CUevent *events = g_new (CUevent, n);
+  gdouble *t0 = g_new (gdouble, n);
+  gdouble *lat = g_new (gdouble, (gsize) n * N_SCALE_ROUNDS);
+  gboolean *done = g_new (gboolean, n);
+  guint k = 0;
+  gdouble m;
+
+  atomr_device_enter (device, NULL);
+  for (guint i = 0; i < n; i++)
+    {
+      cu->cuStreamCreate (&streams[i], CU_STREAM_NON_BLOCKING);
+      cu->cuEventCreate (&events[i], CU_EVENT_DISABLE_TIMING);
+    }
+  for (guint r = 0; r < N_SCALE_ROUNDS; r++)
+    {
+      guint left = n;
+      for (guint i = 0; i < n; i++)
+        {
+          t0[i] = bench_now_us ();
+          cu->cuMemsetD32Async (ptr, i, N_ELEMS, streams[i]);
+          cu->cuEventRecord (events[i], streams[i]);
+          done[i] = FALSE;
+        }
+      while (left > 0)
+        for (guint i = 0; i < n; i++)
+          if (!done[i] && cu->cuEventQuery (events[i]) == CUDA_SUCCESS)
+            {
+              done[i] = TRUE;
+              left--;
+              lat[k++] = bench_now_us () - t0[i];
+            }
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      cu->cuEventDestroy (events[i]);
+      cu->cuStreamDestroy (streams[i]);
+    }
+  atomr_device_leave (device);
+  m = bench_median (lat, k);
+  g_free (streams); g_free (events); g_free (t0); g_free (lat); g_free (done);
+  return m;
+}
+
+typedef struct {
+  gdouble   *lat;
+  guint      k;
+  guint      left;
+  gdouble   *t0;
+} Many;
+
+typedef struct {
+  Many *many;
+  guint index;
+} ManyReply;
+
+static void
+on_many_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  ManyReply *mr = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!atomr_actor_fill_finish (ATOMR_ACTOR (source), result, &error))
+    g_error ("fill failed: %s", error->message);
+  mr->many->lat[mr->many->k++] = bench_now_us () - mr->many->t0[mr->index];
+  mr->many->left--;
+}
+
+static gboolean
+quit_idle (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* @n actors: threads and CPU while idle, then one fill each in flight. */
+static void
+actors_many (AtomrDevice *device, guint n, AtomrCompletionMode mode, gdouble raw_us)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) actors = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) buffers = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  g_autofree ManyReply *replies = g_new0 (ManyReply, n);
+  Many many = { g_new (gdouble, (gsize) n * N_SCALE_ROUNDS), 0, 0, g_new (gdouble, n) };
+  guint threads_idle, threads_peak = 0;
+  gdouble cpu0, idle_cpu, m;
+
+  for (guint i = 0; i < n; i++)
+    {
+      AtomrActor *actor = ATOMR_ACTOR (atomr_copy_actor_new (device, &error));
+      if (actor == NULL)
+        g_error ("%s", error->message);
+      atomr_actor_set_completion_mode (actor, mode);
+      g_ptr_array_add (actors, actor);
+      g_ptr_array_add (buffers, atomr_buffer_new (device, ATOMR_DTYPE_F32, N_ELEMS, &error));
+      replies[i].many = &many;
+      replies[i].index = i;
+    }
+  /* One round first, so that every lazily made thread exists. */
+  for (guint r = 0; r < N_SCALE_ROUNDS + 1; r++)
+    {
+      if (r == 1)
+        many.k = 0;
+      many.left = n;
+      for (guint i = 0; i < n; i++)
+        {
+          many.t0[i] = bench_now_us ();
+          atomr_actor_fill_async (actors->pdata[i], buffers->pdata[i], (gdouble) r, NULL,
+                                  on_many_reply, &replies[i]);
+        }
+      threads_peak = MAX (threads_peak, count_threads ());
+      while (many.left > 0)
+        {
+          g_main_context_iteration (NULL, TRUE);
+          threads_peak = MAX (threads_peak, count_threads ());
+        }
+    }
+  m = bench_median (many.lat, many.k);
+
+  /* Idle: nothing in flight, the main loop runs for a second. */
+  threads_idle = count_threads ();
+  cpu0 = cpu_ms ();
+  g_timeout_add (IDLE_MS, quit_idle, loop);
+  g_main_loop_run (loop);
+  idle_cpu = cpu_ms () - cpu0;
+
+  printf ("%6u actors %-14s %8u %8u %10.1f %10.2f %8.2f\n", n,
+          mode == ATOMR_COMPLETION_ADAPTIVE ? "adaptive" : "event thread",
+          threads_idle, threads_peak, idle_cpu, m, m / raw_us);
+  g_free (many.lat);
+  g_free (many.t0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -327,5 +495,22 @@ main (int argc, char **argv)
       g_autofree gchar *label = g_strdup_printf ("actor, no reply + barriers, %s", modes[i].name);
       printf ("%-40s %10.0f %8.2f\n", label, tp, tp / raw_tp);
     }
+
+  printf ("# scale: one fill per actor in flight, %d rounds; idle for %d ms afterwards\n",
+          N_SCALE_ROUNDS, IDLE_MS);
+  printf ("# ratio: median completion latency over raw (n streams, one thread polling them)\n");
+  printf ("%6s %-21s %8s %8s %10s %10s %8s\n", "n", "", "thr_idle", "thr_peak", "idle_cpu_ms",
+          "median_us", "ratio");
+  {
+    static const guint ns[] = { 1, 64, 1024 };
+    for (guint i = 0; i < G_N_ELEMENTS (ns); i++)
+      {
+        g_autoptr(AtomrBuffer) big = atomr_buffer_new (device, ATOMR_DTYPE_F32, N_ELEMS, &error);
+        gdouble raw_n = raw_many (device, atomr_buffer_get_device_pointer (big), ns[i]);
+        printf ("%6u raw streams %-10s %8s %8s %10s %10.2f %8s\n", ns[i], "", "-", "-", "-", raw_n, "1.00");
+        actors_many (device, ns[i], ATOMR_COMPLETION_ADAPTIVE, raw_n);
+        actors_many (device, ns[i], ATOMR_COMPLETION_EVENT_THREAD, raw_n);
+      }
+  }
   return 0;
 }

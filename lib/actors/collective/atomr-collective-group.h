@@ -1,0 +1,73 @@
+/* atomr-collective-group.h — several collective calls as one NCCL group
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include "actors/collective/atomr-collective-actor.h"
+
+G_BEGIN_DECLS
+
+#define ATOMR_TYPE_COLLECTIVE_GROUP (atomr_collective_group_get_type ())
+G_DECLARE_FINAL_TYPE (AtomrCollectiveGroup, atomr_collective_group, ATOMR, COLLECTIVE_GROUP, GObject)
+
+AtomrCollectiveGroup *atomr_collective_group_new          (AtomrCollectiveWorld *world);
+guint     atomr_collective_group_get_n_calls              (AtomrCollectiveGroup *self);
+gboolean  atomr_collective_group_add_all_reduce           (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *send,
+                                                           AtomrTensor          *recv,
+                                                           AtomrReduceOp         op,
+                                                           GError              **error);
+gboolean  atomr_collective_group_add_broadcast            (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *send,
+                                                           AtomrTensor          *recv,
+                                                           guint                 root,
+                                                           GError              **error);
+gboolean  atomr_collective_group_add_reduce               (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *send,
+                                                           AtomrTensor          *recv,
+                                                           AtomrReduceOp         op,
+                                                           guint                 root,
+                                                           GError              **error);
+gboolean  atomr_collective_group_add_all_gather           (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *send,
+                                                           AtomrTensor          *recv,
+                                                           GError              **error);
+gboolean  atomr_collective_group_add_reduce_scatter       (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *send,
+                                                           AtomrTensor          *recv,
+                                                           AtomrReduceOp         op,
+                                                           GError              **error);
+gboolean  atomr_collective_group_add_all_to_all           (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *send,
+                                                           AtomrTensor          *recv,
+                                                           GError              **error);
+gboolean  atomr_collective_group_add_send                 (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *tensor,
+                                                           guint                 peer,
+                                                           GError              **error);
+gboolean  atomr_collective_group_add_recv                 (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *tensor,
+                                                           guint                 peer,
+                                                           GError              **error);
+void      atomr_collective_group_submit_async             (AtomrCollectiveGroup *self,
+                                                           GCancellable         *cancellable,
+                                                           GAsyncReadyCallback   callback,
+                                                           gpointer              user_data);
+gboolean  atomr_collective_group_submit_finish            (AtomrCollectiveGroup *self,
+                                                           GAsyncResult         *result,
+                                                           GError              **error);
+
+G_END_DECLS
