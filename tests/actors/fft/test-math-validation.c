@@ -538,6 +538,10 @@ test_solver_validation (void)
     SV (syevj, "w has dtype f32, expected f64", ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, s_f32);
     SV (syevj, "output a and output w are the same buffer", ATOMR_SOLVER_LOWER, TRUE, u, 4, 4, u);
     SV_NO_GPU (syevj, ATOMR_SOLVER_UPPER, FALSE, a, 4, 4, s);
+    SV (gels, "m is 2 and n is 4; cuSOLVER's gels solves overdetermined", a, 2, 4, 2, b32, 1, 2, u, 4);
+    SV (gels, "x holds 16 elements but 4 × 5", a32, 8, 4, 8, big, 5, 8, u, 4);
+    SV (gels, "output x and input b are the same buffer", a32, 8, 4, 8, b32, 1, 8, b32, 4);
+    SV_NO_GPU (gels, a32, 8, 4, 8, b32, 2, 8, u, 4);
   }
 
   /* syevd, heevd */

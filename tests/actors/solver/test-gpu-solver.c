@@ -863,6 +863,51 @@ test_syevj (void)
     }
 }
 
+/* Least squares: the residual of the normal equations Aᴴ(A·X − B) is 0. */
+static void
+test_gels (void)
+{
+  const gint64 m = 40, n = 12, nrhs = 2, lda = 41, ldb = 42, ldx = 13;
+
+  MATH_REQUIRE_DEVICE (device);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      AtomrDtype dtype = dtypes[d];
+      gboolean cplx = math_is_complex (dtype);
+      g_autofree double complex *a = random_matrix (m, n, lda, cplx);
+      g_autofree double complex *b = random_matrix (m, nrhs, ldb, cplx);
+      g_autofree double complex *x = NULL, *r = g_new0 (double complex, m * nrhs);
+      g_autofree double complex *ahr = g_new0 (double complex, n * nrhs);
+      g_autofree double complex *ahb = g_new0 (double complex, n * nrhs);
+      g_autoptr(AtomrBuffer) da = upload_new (dtype, a, lda * n);
+      g_autoptr(AtomrBuffer) db = upload_new (dtype, b, ldb * nrhs);
+      g_autoptr(AtomrBuffer) dx = math_buffer (device, dtype, ldx * nrhs);
+      g_autoptr(GError) error = NULL;
+      double err;
+
+      g_assert_true (SOLVE (gels, da, m, n, lda, db, nrhs, ldb, dx, ldx));
+      g_assert_no_error (error);
+      x = math_download (dx);
+      matmul (a, lda, 'N', x, ldx, r, m, m, nrhs, n);          /* r = A·X */
+      for (gint64 j = 0; j < nrhs; j++)
+        for (gint64 i = 0; i < m; i++)
+          AT (r, m, i, j) -= AT (b, ldb, i, j);                  /* r = A·X − B */
+      matmul (a, lda, 'C', r, m, ahr, n, n, nrhs, m);
+      matmul (a, lda, 'C', b, ldb, ahb, n, n, nrhs, m);
+      {
+        double num = 0, den = 0;
+        for (gint64 i = 0; i < n * nrhs; i++)
+          {
+            num += pow (cabs (ahr[i]), 2);
+            den += pow (cabs (ahb[i]), 2);
+          }
+        err = sqrt (num / den);
+      }
+      g_test_message ("gels %s: ‖Aᴴ(AX − B)‖/‖AᴴB‖ %.3g", atomr_dtype_get_name (dtype), err);
+      g_assert_cmpfloat (err, <, 100 * tol (dtype));
+    }
+}
+
 /* A 4096 × 4096 LU solve in f64: the residual is computed on the host
  * (O(n²)). */
 static void
@@ -920,6 +965,7 @@ main (int    argc,
   g_test_add_func ("/gpu/solver/potrs-batched", test_potrs_batched);
   g_test_add_func ("/gpu/solver/gesvdj-wide-full", test_gesvdj_wide);
   g_test_add_func ("/gpu/solver/syevj", test_syevj);
+  g_test_add_func ("/gpu/solver/gels", test_gels);
   g_test_add_func ("/gpu/solver/lu-4096", test_lu_4096);
   g_test_add_func ("/gpu/solver/device-reset", test_device_reset);
 
