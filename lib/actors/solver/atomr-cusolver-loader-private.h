@@ -96,7 +96,9 @@ G_BEGIN_DECLS
   X (cusolverDnSSgels) \
   X (cusolverDnDDgels) \
   X (cusolverDnCCgels) \
-  X (cusolverDnZZgels)
+  X (cusolverDnZZgels) \
+  X (cusolverDnXgeev_bufferSize) \
+  X (cusolverDnXgeev)
 
 typedef struct {
 #define ATOMR_CUSOLVER_FIELD(name) __typeof__ (&name) name;

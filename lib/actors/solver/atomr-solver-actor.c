@@ -46,6 +46,7 @@ typedef enum {
   OP_GESVDJ,
   OP_SYEVJ,
   OP_GELS,
+  OP_GEEV,
 } OpKind;
 
 typedef struct {
@@ -665,6 +666,31 @@ run_gels (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
   return cusolver_check (st, "cusolverDn<t><t>gels", error);
 }
 
+static gboolean
+run_geev (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  /* W has the dtype of A: for a real A, n real parts then n imaginary
+   * parts (cuSOLVER's all-real option). */
+  cudaDataType t = cuda_type (req->dtype), wt = t;
+  cusolverEigMode_t jobvr = req->v ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  size_t dev = 0, host = 0;
+  CUdeviceptr work;
+
+  if (!cusolver_check (CUSOLVER->cusolverDnXgeev_bufferSize (self->dn, self->params, CUSOLVER_EIG_MODE_NOVECTOR,
+                                                             jobvr, req->n, t, PTR (req->a), req->lda, wt,
+                                                             PTR (req->s), t, NULL, 1, t, PTR (req->v),
+                                                             req->v ? req->ldv : 1, t, &dev, &host),
+                       "cusolverDnXgeev_bufferSize", error) ||
+      !prepare (self, req, stream, dev, &work, error))
+    return FALSE;
+  return cusolver_check (CUSOLVER->cusolverDnXgeev (self->dn, self->params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr,
+                                                    req->n, t, PTR (req->a), req->lda, wt, PTR (req->s),
+                                                    t, NULL, 1, t, PTR (req->v), req->v ? req->ldv : 1, t,
+                                                    (gpointer) (guintptr) work, dev,
+                                                    host_workspace (self, host), host, INFO (self)),
+                         "cusolverDnXgeev", error);
+}
+
 typedef gboolean (*RunFunc) (AtomrSolverActor *self, Request *req, CUstream stream, GError **error);
 
 static const RunFunc run_funcs[] = {
@@ -684,6 +710,7 @@ static const RunFunc run_funcs[] = {
   [OP_GESVDJ] = run_gesvdj,
   [OP_SYEVJ] = run_syevj,
   [OP_GELS] = run_gels,
+  [OP_GEEV] = run_geev,
 };
 
 /* ------------------------------------------------------------------ */
@@ -746,6 +773,9 @@ info_message (Request *req,
     case OP_GESVDJ:
     case OP_SYEVJ:
       return g_strdup_printf ("%s: %sJacobi iterations did not converge (info %d)", req->name, member, info);
+    case OP_GEEV:
+      return g_strdup_printf ("%s: the QR algorithm did not compute eigenvalues %d and after",
+                              req->name, info);
     case OP_SYGVD:
       if (info > req->n)
         return g_strdup_printf ("%s: B is not positive definite: leading minor of order %"
@@ -2335,4 +2365,78 @@ atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
                                 GError           **error)
 {
   return atomr_op_finish_boolean (self, result, atomr_solver_actor_gels_async, error);
+}
+
+/**
+ * atomr_solver_actor_geev_async:
+ * @self: an #AtomrSolverActor
+ * @a: a general @n × @n matrix, destroyed
+ * @n: order of @a
+ * @lda: leading dimension of @a (≥ @n)
+ * @w: the eigenvalues, of the dtype of @a: for a complex matrix @n
+ *   complex values; for a real one 2·@n real values, the @n real parts
+ *   followed by the @n imaginary parts (LAPACK's WR and WI)
+ * @vr: (nullable): the right eigenvectors, @n × @n of the dtype of @a (for
+ *   a real matrix, a complex pair is stored LAPACK-style as two columns,
+ *   real and imaginary parts), or %NULL for eigenvalues only
+ * @ldvr: leading dimension of @vr (≥ @n); ignored without @vr
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the eigenvalues are in @w
+ * @user_data: data for @callback
+ *
+ * Eigenvalues and right eigenvectors of a general (non-symmetric) matrix
+ * (cuSOLVER Xgeev; cuSOLVER does not compute left eigenvectors).
+ */
+void
+atomr_solver_actor_geev_async (AtomrSolverActor    *self,
+                               AtomrBuffer         *a,
+                               gint64               n,
+                               gint64               lda,
+                               AtomrBuffer         *w,
+                               AtomrBuffer         *vr,
+                               gint64               ldvr,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "geev";
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, name, atomr_solver_actor_geev_async, cancellable, callback, user_data);
+  CHECK (check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, 0, 1, &error) &&
+         atomr_check_same_dtype (name, "a", a, "w", w, &error) &&
+         atomr_check_min_elements (name, "w", w, atomr_dtype_is_complex (atomr_buffer_get_dtype (a)) ? n : 2 * n,
+                                   &error) &&
+         (vr == NULL || check_operand (name, "vr", vr, a, n, n, "ldvr", ldvr, 1, &error)) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("w", w),
+                                                     ATOMR_OPERAND ("vr", vr)),
+                               NULL, 0, &error));
+  req = request_new (OP_GEEV, name, a);
+  req->m = n, req->n = n, req->lda = lda, req->s = w, req->v = vr, req->ldv = ldvr;
+  atomr_op_write (op, a);
+  atomr_op_write (op, w);
+  if (vr)
+    atomr_op_write (op, vr);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_geev_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the eigenvalues (and vectors) were computed
+ */
+gboolean
+atomr_solver_actor_geev_finish (AtomrSolverActor  *self,
+                                GAsyncResult      *result,
+                                GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_geev_async, error);
 }
