@@ -25,6 +25,7 @@ struct _AtomrStream {
   guint        generation;
   guint        id;              /* per device, for traces */
   CUstream     handle;          /* NULL on the host device */
+  guint        service_pass;    /* the completion service's thread only */
 
   /* host device only */
   GMutex       lock;
@@ -110,6 +111,11 @@ typedef struct {
   guint        generation;
   AtomrDevice *device;          /* strong */
 } AtomrPinned;
+
+/* Size classes: powers of two up to PINNED_POW2_LIMIT, then multiples of
+ * PINNED_LARGE_STEP (never more than 2 MiB over the request). */
+#define PINNED_POW2_LIMIT  ((gsize) 64 << 20)
+#define PINNED_LARGE_STEP  ((gsize) 2 << 20)
 
 AtomrPinned *atomr_pinned_acquire        (AtomrDevice  *device,
                                           gsize         size,

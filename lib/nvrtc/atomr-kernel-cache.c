@@ -994,8 +994,10 @@ entry_load_section (AtomrKernelCacheEntry  *self,
 
   if (self->path == NULL)
     {
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "entry: not read from a cache directory (use atomr_kernel_cache_lookup())");
+      /* Built bare (a binding's constructor): no file behind it. */
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "This AtomrKernelCacheEntry was constructed directly and has no file: "
+                           "get entries from atomr_kernel_cache_list() or _lookup()");
       return NULL;
     }
   fd = g_open (self->path, O_RDONLY | O_CLOEXEC, 0);

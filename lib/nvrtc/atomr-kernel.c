@@ -233,6 +233,12 @@ atomr_kernel_new_loaded_full (AtomrDevice  *device,
   GBytes *image;
   CUresult res;
 
+  if (device == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "kernel %s: no device (the actor was constructed without its _new() function)", name);
+      return NULL;
+    }
   if (bad_image)
     *bad_image = FALSE;
 
@@ -408,6 +414,8 @@ gboolean
 atomr_kernel_is_stale (AtomrKernel *self)
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL (self), TRUE);
+  if (self->device == NULL)
+    return TRUE;    /* built bare: nothing loaded */
   return atomr_device_get_generation (self->device) != self->generation;
 }
 

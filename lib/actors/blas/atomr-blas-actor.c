@@ -15,6 +15,7 @@
 
 #include "actors/atomr-library-private.h"
 #include "actors/blas/atomr-blas-actor.h"
+#include "core/atomr-tensor-private.h"
 
 /**
  * AtomrBlasActor:
@@ -129,7 +130,17 @@ struct _BlasRequest
   Scalar         alpha, beta;
   AtomrBuffer   *a, *b, *c, *x, *y;      /* not owned: the op keeps them */
   AtomrPinned   *pinned;                 /* the reduction result */
+  guint64        off_a, off_b, off_c, off_x, off_y; /* bytes, from views */
 };
+
+static inline guint64
+request_offset (const BlasRequest *r,
+                AtomrBuffer *const *operand)
+{
+  return operand == &r->a ? r->off_a : operand == &r->b ? r->off_b
+       : operand == &r->c ? r->off_c : operand == &r->x ? r->off_x
+       : operand == &r->y ? r->off_y : 0;
+}
 
 static void
 blas_request_free (gpointer data)
@@ -236,7 +247,9 @@ to_cublas_op (AtomrTranspose t)
   return t == ATOMR_TRANSPOSE_N ? CUBLAS_OP_N : t == ATOMR_TRANSPOSE_T ? CUBLAS_OP_T : CUBLAS_OP_C;
 }
 
-#define PTR(buf) ((void *) (uintptr_t) atomr_buffer_get_ptr (buf))
+/* PTR (r->a) and friends: the buffer's address plus the byte offset a
+ * view entry point recorded for that operand (0 for the classic API). */
+#define PTR(buf) ((void *) (uintptr_t) (atomr_buffer_get_ptr (buf) + request_offset (r, &(buf))))
 #define ALPHA    scalar_ptr (r->dtype, &r->alpha)
 #define BETA     scalar_ptr (r->dtype, &r->beta)
 #define RESULT   ((void *) (uintptr_t) self->scratch)
@@ -2378,4 +2391,462 @@ atomr_blas_actor_set_math_mode (AtomrBlasActor    *self,
     return;
   g_atomic_int_set (&self->math_mode, mode);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MATH_MODE]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Views: the same routines with operands given as AtomrTensor.        */
+/* Leading dimensions and transposes come from the strides (see        */
+/* atomr_tensor_get_matrix_layout()), sub-matrices cost no copy.       */
+
+static gboolean
+view_dtype (const gchar       *opname,
+            const gchar       *what,
+            AtomrTensor       *t,
+            const AtomrDtype  *allowed,
+            guint              n_allowed,
+            GError           **error)
+{
+  AtomrDtype dtype = atomr_tensor_get_dtype (t);
+
+  for (guint i = 0; i < n_allowed; i++)
+    if (allowed[i] == dtype)
+      return TRUE;
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+               "%s: %s has dtype %s, which this routine does not take",
+               opname, what, atomr_dtype_get_name (dtype));
+  return FALSE;
+}
+
+static gboolean
+view_matrix (AtomrBlasActor     *self,
+             const gchar        *opname,
+             const gchar        *what,
+             AtomrTensor        *t,
+             AtomrMatrixLayout  *layout,
+             GError            **error)
+{
+  g_autofree gchar *label = g_strdup_printf ("%s: %s", opname, what);
+  g_autofree gchar *ld = g_strdup_printf ("leading dimension of %s (from its strides)", what);
+
+  return atomr_tensor_check (t, atomr_actor_get_device (ATOMR_ACTOR (self)), label, error) &&
+         atomr_tensor_get_matrix_layout (t, label, layout, error) &&
+         atomr_check_int32 (opname, what, MAX (layout->rows, layout->cols), error) &&
+         atomr_check_int32 (opname, ld, layout->ld, error);
+}
+
+/* A 1-D view as (offset of the lowest element, increment ≥ 1). */
+static gboolean
+view_vector (AtomrBlasActor  *self,
+             const gchar     *opname,
+             const gchar     *what,
+             AtomrTensor     *t,
+             gint64          *n,
+             gint            *inc,
+             GError         **error)
+{
+  g_autofree gchar *label = g_strdup_printf ("%s: %s", opname, what);
+  gint64 stride;
+
+  if (!atomr_tensor_check (t, atomr_actor_get_device (ATOMR_ACTOR (self)), label, error))
+    return FALSE;
+  if (atomr_tensor_get_n_dims (t) != 1)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s must be a vector (1 dimension), not of rank %u",
+                   label, atomr_tensor_get_n_dims (t));
+      return FALSE;
+    }
+  *n = atomr_tensor_get_dim (t, 0);
+  stride = *n <= 1 ? 1 : atomr_tensor_get_stride (t, 0);
+  if (stride < 1)
+    {
+      g_set_error (error, ATOMR_ERROR,
+                   stride == 0 ? ATOMR_ERROR_INVALID_ARGUMENT : ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s has stride %" G_GINT64_FORMAT ": vectors need a positive stride "
+                   "(copy a %s view to a new tensor first)", label, stride,
+                   stride == 0 ? "broadcast" : "reversed");
+      return FALSE;
+    }
+  if (!atomr_check_int32 (opname, what, *n, error) ||
+      !atomr_check_int32 (opname, "the stride of a vector", stride, error))
+    return FALSE;
+  *inc = (gint) stride;
+  return TRUE;
+}
+
+static gboolean
+view_distinct (const gchar  *opname,
+               const gchar  *in,
+               AtomrTensor  *a,
+               const gchar  *out,
+               AtomrTensor  *b,
+               GError      **error)
+{
+  if (atomr_tensor_overlaps (a, b))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: %s overlaps %s in memory; the output must not alias an input",
+                   opname, out, in);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+view_same_dtype (const gchar  *opname,
+                 AtomrTensor  *a,
+                 const gchar  *what,
+                 AtomrTensor  *b,
+                 GError      **error)
+{
+  if (atomr_tensor_get_dtype (a) != atomr_tensor_get_dtype (b))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: %s has dtype %s, not %s like the first operand", opname, what,
+                   atomr_dtype_get_name (atomr_tensor_get_dtype (b)),
+                   atomr_dtype_get_name (atomr_tensor_get_dtype (a)));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static BlasRequest *
+view_request_new (AtomrTensor *first,
+                  const gchar *opname)
+{
+  BlasRequest *r = request_new (atomr_tensor_get_buffer (first), opname);
+
+  r->dtype = r->out_dtype = atomr_tensor_get_dtype (first);
+  return r;
+}
+
+/**
+ * atomr_blas_actor_gemm_tensor_async:
+ * @self: an #AtomrBlasActor
+ * @alpha: the real part of alpha
+ * @alpha_imag: the imaginary part of alpha (complex dtypes only)
+ * @a: an m × k matrix view (f32, f64, c64, c128, f16 or bf16)
+ * @b: a k × n matrix view, the dtype of @a
+ * @beta: the real part of beta
+ * @beta_imag: the imaginary part of beta (complex dtypes only)
+ * @c: an m × n matrix view, the dtype of @a; read too when beta ≠ 0
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when C is computed
+ * @user_data: data for @callback
+ *
+ * C = alpha·A·B + beta·C on views, without copies: each matrix may be
+ * row-major or column-major, a transposed view (atomr_tensor_transpose())
+ * or a sub-matrix (atomr_tensor_slice()); the leading dimensions and
+ * transposes are taken from the strides.  A layout with no BLAS form (both
+ * strides > 1, broadcast, reversed) fails with
+ * %ATOMR_ERROR_INVALID_ARGUMENT naming the operand, as does a C that
+ * overlaps A or B.  Transposes are plain (a view cannot conjugate): use
+ * atomr_blas_actor_gemm_async() with %ATOMR_TRANSPOSE_C for conjugates.
+ */
+void
+atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
+                                    gdouble              alpha,
+                                    gdouble              alpha_imag,
+                                    AtomrTensor         *a,
+                                    AtomrTensor         *b,
+                                    gdouble              beta,
+                                    gdouble              beta_imag,
+                                    AtomrTensor         *c,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  const gchar *opname = "gemm-tensor";
+  AtomrMatrixLayout la, lb, lc;
+  AtomrOp *op;
+  GError *error = NULL;
+  BlasRequest *r;
+  gint64 m, n, k;
+
+  g_return_if_fail (ATOMR_IS_BLAS_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_blas_actor_gemm_tensor_async, cancellable, callback, user_data);
+
+  if (!view_matrix (self, opname, "A", a, &la, &error) ||
+      !view_matrix (self, opname, "B", b, &lb, &error) ||
+      !view_matrix (self, opname, "C", c, &lc, &error) ||
+      !view_dtype (opname, "A", a, gemm_dtypes, G_N_ELEMENTS (gemm_dtypes), &error) ||
+      !view_same_dtype (opname, a, "B", b, &error) ||
+      !view_same_dtype (opname, a, "C", c, &error) ||
+      !view_distinct (opname, "A", a, "C", c, &error) ||
+      !view_distinct (opname, "B", b, "C", c, &error))
+    return atomr_op_fail (op, error);
+
+  m = atomr_tensor_get_dim (a, 0);
+  k = atomr_tensor_get_dim (a, 1);
+  n = atomr_tensor_get_dim (b, 1);
+  if (atomr_tensor_get_dim (b, 0) != k || atomr_tensor_get_dim (c, 0) != m ||
+      atomr_tensor_get_dim (c, 1) != n)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: shapes do not chain: A is %" G_GINT64_FORMAT " × %"
+                                           G_GINT64_FORMAT ", B %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT
+                                           ", C %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT
+                                           " (need m × k, k × n, m × n)", opname, m, k,
+                                           atomr_tensor_get_dim (b, 0), n,
+                                           atomr_tensor_get_dim (c, 0), atomr_tensor_get_dim (c, 1)));
+
+  r = view_request_new (a, opname);
+  scalar_set (&r->alpha, alpha, alpha_imag);
+  scalar_set (&r->beta, beta, beta_imag);
+  r->c = atomr_tensor_get_buffer (c);
+  r->off_c = atomr_tensor_get_byte_offset (c);
+  r->ldc = (gint) lc.ld;
+  r->k = (gint) k;
+  if (!lc.transposed)
+    {
+      /* C stored column-major: C = op(A)·op(B) */
+      r->m = (gint) m;
+      r->n = (gint) n;
+      r->transa = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+      r->transb = lb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+      r->a = atomr_tensor_get_buffer (a);
+      r->off_a = atomr_tensor_get_byte_offset (a);
+      r->lda = (gint) la.ld;
+      r->b = atomr_tensor_get_buffer (b);
+      r->off_b = atomr_tensor_get_byte_offset (b);
+      r->ldb = (gint) lb.ld;
+    }
+  else
+    {
+      /* C stored row-major, i.e. Cᵀ column-major: Cᵀ = Bᵀ·Aᵀ */
+      r->m = (gint) n;
+      r->n = (gint) m;
+      r->transa = lb.transposed ? CUBLAS_OP_N : CUBLAS_OP_T;
+      r->transb = la.transposed ? CUBLAS_OP_N : CUBLAS_OP_T;
+      r->a = atomr_tensor_get_buffer (b);
+      r->off_a = atomr_tensor_get_byte_offset (b);
+      r->lda = (gint) lb.ld;
+      r->b = atomr_tensor_get_buffer (a);
+      r->off_b = atomr_tensor_get_byte_offset (a);
+      r->ldb = (gint) la.ld;
+    }
+  if (beta != 0.0 || beta_imag != 0.0)
+    blas_submit (op, r, call_gemm, RESULT_NONE, READS (r->a, r->b, r->c), WRITES (r->c));
+  else
+    blas_submit (op, r, call_gemm, RESULT_NONE, READS (r->a, r->b), WRITES (r->c));
+}
+
+/**
+ * atomr_blas_actor_gemm_tensor_finish:
+ * @self: an #AtomrBlasActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when C was computed
+ */
+gboolean
+atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor  *self,
+                                     GAsyncResult    *result,
+                                     GError         **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_actor_gemm_tensor_async, error);
+}
+
+/**
+ * atomr_blas_actor_gemm_tensor_sync:
+ * @self: an #AtomrBlasActor
+ * @alpha: alpha (real)
+ * @a: an m × k matrix view
+ * @b: a k × n matrix view
+ * @beta: beta (real)
+ * @c: an m × n matrix view
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking form of atomr_blas_actor_gemm_tensor_async() with real scalars.
+ *
+ * Returns: %TRUE when C was computed
+ */
+gboolean
+atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
+                                   gdouble          alpha,
+                                   AtomrTensor     *a,
+                                   AtomrTensor     *b,
+                                   gdouble          beta,
+                                   AtomrTensor     *c,
+                                   GCancellable    *cancellable,
+                                   GError         **error)
+{
+  AtomrSync sync;
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_BLAS_ACTOR (self), FALSE);
+  atomr_sync_begin (&sync, ATOMR_ACTOR (self));
+  atomr_blas_actor_gemm_tensor_async (self, alpha, 0.0, a, b, beta, 0.0, c, cancellable,
+                                      atomr_sync_callback, &sync);
+  ok = atomr_blas_actor_gemm_tensor_finish (self, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return ok;
+}
+
+/**
+ * atomr_blas_actor_gemv_tensor_async:
+ * @self: an #AtomrBlasActor
+ * @alpha: the real part of alpha
+ * @alpha_imag: the imaginary part of alpha (complex dtypes only)
+ * @a: an m × n matrix view (f32, f64, c64 or c128)
+ * @x: a vector view of n elements, the dtype of @a
+ * @beta: the real part of beta
+ * @beta_imag: the imaginary part of beta (complex dtypes only)
+ * @y: a vector view of m elements, the dtype of @a; read too when beta ≠ 0
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when y is computed
+ * @user_data: data for @callback
+ *
+ * y = alpha·A·x + beta·y on views: A in any BLAS layout (see
+ * atomr_blas_actor_gemm_tensor_async()), vectors with any positive stride
+ * (a row or a column of a matrix, for instance).
+ */
+void
+atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
+                                    gdouble              alpha,
+                                    gdouble              alpha_imag,
+                                    AtomrTensor         *a,
+                                    AtomrTensor         *x,
+                                    gdouble              beta,
+                                    gdouble              beta_imag,
+                                    AtomrTensor         *y,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  const gchar *opname = "gemv-tensor";
+  AtomrMatrixLayout la;
+  AtomrOp *op;
+  GError *error = NULL;
+  BlasRequest *r;
+  gint64 nx, ny;
+  gint incx, incy;
+
+  g_return_if_fail (ATOMR_IS_BLAS_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_blas_actor_gemv_tensor_async, cancellable, callback, user_data);
+
+  if (!view_matrix (self, opname, "A", a, &la, &error) ||
+      !view_vector (self, opname, "x", x, &nx, &incx, &error) ||
+      !view_vector (self, opname, "y", y, &ny, &incy, &error) ||
+      !view_dtype (opname, "A", a, blas_dtypes, G_N_ELEMENTS (blas_dtypes), &error) ||
+      !view_same_dtype (opname, a, "x", x, &error) ||
+      !view_same_dtype (opname, a, "y", y, &error) ||
+      !view_distinct (opname, "A", a, "y", y, &error) ||
+      !view_distinct (opname, "x", x, "y", y, &error))
+    return atomr_op_fail (op, error);
+  if (nx != atomr_tensor_get_dim (a, 1) || ny != atomr_tensor_get_dim (a, 0))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: A is %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT
+                                           " but x has %" G_GINT64_FORMAT " and y %" G_GINT64_FORMAT
+                                           " elements", opname, atomr_tensor_get_dim (a, 0),
+                                           atomr_tensor_get_dim (a, 1), nx, ny));
+
+  r = view_request_new (a, opname);
+  /* gemv's m × n is the stored column-major matrix: A itself, or Aᵀ */
+  r->transa = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  r->m = (gint) la.rows;
+  r->n = (gint) la.cols;
+  r->lda = (gint) la.ld;
+  r->incx = incx;
+  r->incy = incy;
+  scalar_set (&r->alpha, alpha, alpha_imag);
+  scalar_set (&r->beta, beta, beta_imag);
+  r->a = atomr_tensor_get_buffer (a);
+  r->off_a = atomr_tensor_get_byte_offset (a);
+  r->x = atomr_tensor_get_buffer (x);
+  r->off_x = atomr_tensor_get_byte_offset (x);
+  r->y = atomr_tensor_get_buffer (y);
+  r->off_y = atomr_tensor_get_byte_offset (y);
+  if (beta != 0.0 || beta_imag != 0.0)
+    blas_submit (op, r, call_gemv, RESULT_NONE, READS (r->a, r->x, r->y), WRITES (r->y));
+  else
+    blas_submit (op, r, call_gemv, RESULT_NONE, READS (r->a, r->x), WRITES (r->y));
+}
+
+/**
+ * atomr_blas_actor_gemv_tensor_finish:
+ * @self: an #AtomrBlasActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when y was computed
+ */
+gboolean
+atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor  *self,
+                                     GAsyncResult    *result,
+                                     GError         **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_actor_gemv_tensor_async, error);
+}
+
+/**
+ * atomr_blas_actor_axpy_tensor_async:
+ * @self: an #AtomrBlasActor
+ * @alpha: the real part of alpha
+ * @alpha_imag: the imaginary part of alpha (complex dtypes only)
+ * @x: a vector view (f32, f64, c64 or c128)
+ * @y: a vector view of as many elements, the dtype of @x, not overlapping it
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when y is updated
+ * @user_data: data for @callback
+ *
+ * y = alpha·x + y on vector views with any positive strides.
+ */
+void
+atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
+                                    gdouble              alpha,
+                                    gdouble              alpha_imag,
+                                    AtomrTensor         *x,
+                                    AtomrTensor         *y,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  const gchar *opname = "axpy-tensor";
+  AtomrOp *op;
+  GError *error = NULL;
+  BlasRequest *r;
+  gint64 nx, ny;
+  gint incx, incy;
+
+  g_return_if_fail (ATOMR_IS_BLAS_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_blas_actor_axpy_tensor_async, cancellable, callback, user_data);
+
+  if (!view_vector (self, opname, "x", x, &nx, &incx, &error) ||
+      !view_vector (self, opname, "y", y, &ny, &incy, &error) ||
+      !view_dtype (opname, "x", x, blas_dtypes, G_N_ELEMENTS (blas_dtypes), &error) ||
+      !view_same_dtype (opname, x, "y", y, &error) ||
+      !view_distinct (opname, "x", x, "y", y, &error))
+    return atomr_op_fail (op, error);
+  if (nx != ny)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: x has %" G_GINT64_FORMAT " elements but y %"
+                                           G_GINT64_FORMAT, opname, nx, ny));
+
+  r = view_request_new (x, opname);
+  r->n = (gint) nx;
+  r->incx = incx;
+  r->incy = incy;
+  scalar_set (&r->alpha, alpha, alpha_imag);
+  r->x = atomr_tensor_get_buffer (x);
+  r->off_x = atomr_tensor_get_byte_offset (x);
+  r->y = atomr_tensor_get_buffer (y);
+  r->off_y = atomr_tensor_get_byte_offset (y);
+  blas_submit (op, r, call_axpy, RESULT_NONE, READS (r->x, r->y), WRITES (r->y));
+}
+
+/**
+ * atomr_blas_actor_axpy_tensor_finish:
+ * @self: an #AtomrBlasActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when y was updated
+ */
+gboolean
+atomr_blas_actor_axpy_tensor_finish (AtomrBlasActor  *self,
+                                     GAsyncResult    *result,
+                                     GError         **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_actor_axpy_tensor_async, error);
 }
