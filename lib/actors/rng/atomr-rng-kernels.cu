@@ -81,7 +81,8 @@ atomr_rng_transform (const void *src, void *dst, unsigned long long n, int src_k
           }
         case OP_COPY:
         default:
-          v = u;
+          // raw words (uniform u32, Poisson counts) are copied as they are
+          v = src_kind == SRC_U32 ? (double) bits : u;
           break;
         }
 
