@@ -1137,6 +1137,7 @@ struct _AtomrCacheRequest {
   gboolean   in_flight; /* key is in cache->flights: this request compiles */
   gchar     *lock_path; /* the KEY.lock file this request created */
   /* For the manifest, copied after a memory miss: */
+  gchar     *program_name;
   gchar    **kernel_names;
   gchar    **flags;
   gchar     *arch;
@@ -1221,6 +1222,7 @@ atomr_cache_request_free (AtomrCacheRequest *request)
   flight_end (request);
   disk_unlock (request);
   g_clear_object (&request->cache);
+  g_free (request->program_name);
   g_strfreev (request->kernel_names);
   g_strfreev (request->flags);
   g_free (request->arch);
@@ -2051,8 +2053,13 @@ watch_headers_locked (AtomrKernelCache *self,
   for (guint i = 0; i < headers->len; i++)
     {
       AtomrCacheHeaderStamp *stamp = g_ptr_array_index (headers, i);
-      g_autofree gchar *dir = g_path_get_dirname (stamp->path);
+      g_autofree gchar *dir = NULL;
 
+      /* A relative path names another file after chdir(), which no watch
+       * on the old directory reports: such entries stat() every time. */
+      if (!g_path_is_absolute (stamp->path))
+        return FALSE;
+      dir = g_path_get_dirname (stamp->path);
       if (g_hash_table_contains (self->watched_dirs, dir))
         continue;
       if (!is_local_file_system (dir)
@@ -2160,6 +2167,13 @@ manifest_build (AtomrCacheRequest *request,
     json_builder_add_null_value (b);
   json_builder_set_member_name (b, "nvrtc");
   json_builder_add_string_value (b, atomr_nvrtc_get_identity () ? atomr_nvrtc_get_identity () : "");
+  json_builder_set_member_name (b, "program_name");
+  json_builder_add_string_value (b, request->program_name ? request->program_name : "");
+  json_builder_set_member_name (b, "nvjitlink");
+  if (atomr_cache_flags_use_lto ((const gchar * const *) request->flags))
+    json_builder_add_string_value (b, atomr_jitlink_get_identity ());
+  else
+    json_builder_add_null_value (b);
   json_builder_set_member_name (b, "headers");
   json_builder_begin_object (b);
   for (guint i = 0; request->headers && i < request->headers->len; i++)
@@ -2438,35 +2452,37 @@ memory_lookup (AtomrKernelCache *self,
 }
 
 AtomrModule *
-atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
-                                   const gchar          *source,
-                                   const gchar * const  *kernel_names,
-                                   const gchar * const  *flags,
-                                   const gchar          *arch,
-                                   const gchar * const  *include_paths,
-                                   GPtrArray            *link_objects,
-                                   AtomrCacheRequest   **request_out)
+atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
+                                   const AtomrCacheKeyInput *input,
+                                   AtomrCacheRequest       **request_out)
 {
   g_autoptr(AtomrCacheRequest) request = g_new0 (AtomrCacheRequest, 1);
+  g_autoptr(GError) error = NULL;
   AtomrModule *module;
 
-  request->blob = atomr_cache_request_blob (source, kernel_names, flags, arch, link_objects);
+  request->blob = atomr_cache_request_blob (input);
 
   module = memory_lookup (self, request->blob);
   if (module)
     return module;
 
-  /* The key: the request plus every header the source includes from its
-   * include paths, recursively. */
-  request->key = atomr_cache_key_compute (request->blob, source, include_paths,
-                                         &request->headers);
-  request->kernel_names = g_strdupv ((gchar **) kernel_names);
-  request->flags = g_strdupv ((gchar **) flags);
-  request->arch = g_strdup (arch);
+  /* The key: the request plus every file NVRTC may read for it.  A
+   * request that cannot be keyed bypasses the cache (*request_out stays
+   * NULL). */
+  request->key = atomr_cache_key_compute (request->blob, input, &request->headers, &error);
+  if (request->key == NULL)
+    {
+      g_debug ("kernel cache: not cached: %s", error->message);
+      return NULL;
+    }
+  request->program_name = g_strdup (input->program_name ? input->program_name : ATOMR_DEFAULT_PROGRAM_NAME);
+  request->kernel_names = g_strdupv ((gchar **) input->kernel_names);
+  request->flags = g_strdupv ((gchar **) input->flags);
+  request->arch = g_strdup (input->arch);
   request->link_objects = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  for (guint i = 0; link_objects && i < link_objects->len; i++)
+  for (guint i = 0; input->link_objects && i < input->link_objects->len; i++)
     g_ptr_array_add (request->link_objects,
-                     g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (link_objects, i))->data));
+                     g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (input->link_objects, i))->data));
 
   module = lookup_single_flight (self, request);
   if (module)
@@ -3981,6 +3997,40 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
                             gchar              ***reasons,
                             GError              **error)
 {
+  return atomr_kernel_cache_explain_program (self, source, NULL, options, key, nearest, reasons, error);
+}
+
+/**
+ * atomr_kernel_cache_explain_program:
+ * @self: a cache
+ * @source: CUDA C++ source
+ * @program_name: (nullable): the program name the compile gives NVRTC (it
+ *   is part of the key, and quoted includes are looked up next to it);
+ *   %NULL for atomr_nvrtc_compile()'s default
+ * @options: (nullable): compile options, as for atomr_nvrtc_compile()
+ * @key: (out) (optional) (transfer full): the key of this compile
+ * @nearest: (out) (optional) (transfer full) (nullable): on a miss, the
+ *   closest entry, or %NULL
+ * @reasons: (out) (optional) (transfer full) (array zero-terminated=1): on
+ *   a miss, what differs from @nearest
+ * @error: return location for a #GError
+ *
+ * atomr_kernel_cache_explain() for a compile with a program name.  A
+ * compile the cache refuses to key (see the design notes) is
+ * %ATOMR_CACHE_STATUS_NONE with %ATOMR_ERROR_NOT_SUPPORTED.
+ *
+ * Returns: as for atomr_kernel_cache_explain()
+ */
+AtomrCacheStatus
+atomr_kernel_cache_explain_program (AtomrKernelCache     *self,
+                                    const gchar          *source,
+                                    const gchar          *program_name,
+                                    AtomrCompileOptions  *options,
+                                    gchar               **key,
+                                    gchar               **nearest,
+                                    gchar              ***reasons,
+                                    GError              **error)
+{
   g_autoptr(AtomrCompileOptions) opts = NULL;
   g_autoptr(AtomrKernelCache) probe = NULL;
   g_autoptr(AtomrCacheRequest) request = NULL;
@@ -4020,13 +4070,23 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
   /* Memory first, as a compile would (a hit there records a hit). */
   probe = atomr_kernel_cache_new (self->directory);
   probe->probe = TRUE;
-  module = atomr_kernel_cache_lookup_request (probe, source,
-                                              atomr_compile_options_get_name_expressions (opts),
-                                              (const gchar * const *) flags,
-                                              atomr_compile_options_get_arch (opts),
-                                              atomr_compile_options_get_include_paths (opts),
-                                              atomr_compile_options_get_link_objects (opts),
-                                              &request);
+  {
+    AtomrCacheKeyInput input = {
+      .source = source,
+      .program_name = program_name,
+      .kernel_names = atomr_compile_options_get_name_expressions (opts),
+      .flags = (const gchar * const *) flags,
+      .arch = atomr_compile_options_get_arch (opts),
+      .link_objects = atomr_compile_options_get_link_objects (opts),
+    };
+    module = atomr_kernel_cache_lookup_request (probe, &input, &request);
+  }
+  if (module == NULL && request == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "this compile is not cached: its inputs cannot be keyed (see the debug log)");
+      return ATOMR_CACHE_STATUS_NONE;
+    }
   if (module)
     {
       g_autoptr(AtomrModule) mem = memory_lookup_key (self, atomr_module_get_key (module));

@@ -364,8 +364,10 @@ fill_enqueue (AtomrOp  *op,
                                src_kind == SRC_F64, gen_n),
                      "curandGenerate", error);
   if (ok && (!direct || op_kind != OP_COPY))
+    /* The integer transform takes lo and the range's size (hi - lo). */
     ok = launch_transform (self, stream, direct ? dst : scratch, src_kind, dst, dst_kind (dtype),
-                           op_kind, req->count, req->param1, req->param2, error);
+                           op_kind, req->count, req->param1,
+                           op_kind == OP_INTEGER ? req->param2 - req->param1 : req->param2, error);
   if (scratch)
     ATOMR_CU->cuMemFreeAsync (scratch, stream);
   return ok;

@@ -214,7 +214,7 @@ tolerance (AtomrDtype dt)
 }
 
 static void
-assert_close (const gchar *what, const Z *got, const Z *ref, gsize n, AtomrDtype dt)
+assert_close_within (const gchar *what, const Z *got, const Z *ref, gsize n, AtomrDtype dt, gdouble bound)
 {
   gdouble num = 0, den = 0, err;
 
@@ -228,9 +228,14 @@ assert_close (const gchar *what, const Z *got, const Z *ref, gsize n, AtomrDtype
     err = sqrt (num);
   g_test_message ("%s (%s, %" G_GSIZE_FORMAT " values): relative error %.3g", what,
                   atomr_dtype_get_name (dt), n, err);
-  if (!(err <= tolerance (dt)))
-    g_error ("%s (%s): relative error %.3g exceeds %.1g", what, atomr_dtype_get_name (dt), err,
-             tolerance (dt));
+  if (!(err <= bound))
+    g_error ("%s (%s): relative error %.3g exceeds %.1g", what, atomr_dtype_get_name (dt), err, bound);
+}
+
+static void
+assert_close (const gchar *what, const Z *got, const Z *ref, gsize n, AtomrDtype dt)
+{
+  assert_close_within (what, got, ref, n, dt, tolerance (dt));
 }
 
 /* ------------------------------------------------------------------ */
@@ -666,7 +671,11 @@ check_spmm (Fixture *f, AtomrSparseFormat format, AtomrDtype vt, AtomrTranspose 
     got = download_dense (tc, rows, n, c_col_major);
   else
     got = download_dense (tc, batch * rows * n, -1, FALSE);
-  assert_close (what, got, c, batch * rows * n, vt);
+  /* cuSPARSE runs Blocked-ELL SpMM on tensor cores: f32 in TF32 (2.2e-4
+   * measured on an H100), so that case gets the TF32 bound. */
+  assert_close_within (what, got, c, batch * rows * n, vt,
+                       format == ATOMR_SPARSE_FORMAT_BLOCKED_ELL && vt == ATOMR_DTYPE_F32 ? 1e-3
+                       : tolerance (vt));
 }
 
 static void
