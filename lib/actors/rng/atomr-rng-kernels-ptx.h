@@ -277,7 +277,7 @@ static const char atomr_rng_kernels_ptx[] =
   "	bra.uni 	$L__BB0_35;\n"
   "\n"
   "$L__BB0_36:\n"
-  "	cvt.rzi.u64.f64 	%rd24, %fd1;\n"
+  "	cvt.rzi.u64.f64 	%rd24, %fd24;\n"
   "	cvt.u64.u32 	%rd25, %r62;\n"
   "	mul.lo.s64 	%rd26, %rd24, %rd25;\n"
   "	shr.u64 	%rd27, %rd26, 32;\n"

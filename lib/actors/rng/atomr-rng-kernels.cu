@@ -65,9 +65,10 @@ atomr_rng_transform (const void *src, void *dst, unsigned long long n, int src_k
           break;
         case OP_INTEGER:
           {
-            // lo + floor(bits * range / 2^32) with range = hi - lo <= 2^32:
+            // lo + floor(bits * range / 2^32): p1 is lo and p2 the range's
+            // size hi - lo (<= 2^32, as the actor passes it), so
             // bits * range < 2^64
-            unsigned long long range = (unsigned long long) (p2 - p1);
+            unsigned long long range = (unsigned long long) p2;
             long long lo = (long long) p1;
             long long k = lo + (long long) (((unsigned long long) bits * range) >> 32);
             switch (dst_kind)
