@@ -11,6 +11,7 @@
 #include "atomr-enum-types.h"
 #include "atomr-error.h"
 #include "atomr-nvtx-private.h"
+#include "trace/atomr-gpu-clock-private.h"
 
 /**
  * AtomrActor:
@@ -143,10 +144,11 @@ struct _AtomrOp
   guint               grid[3];
   guint               block[3];
   guint               shared_mem;
-  gint64              t_submit;
-  gint64              t_enqueue;
+  gint64              t_submit;   /* ns, atomr_launch_info_now_ns() */
+  gint64              t_enqueue;  /* ns */
   guint               generation;
-  guint64             sequence;
+  guint64             sequence;   /* per actor, from 1 */
+  guint64             trace_id;   /* per process: the trace's "seq" */
   guint               signal_mask;
   gboolean            handed_off;
   gboolean            multi_device; /* buffers of other devices allowed */
@@ -156,6 +158,7 @@ struct _AtomrOp
   gchar              *fail_origin; /* the original failure this op stands for */
   GError             *fail_error;
   CUevent             start;      /* timing start, until the fence takes it */
+  AtomrGpuClock      *clock;      /* timing on: puts GPU times on the host clock */
   AtomrLaunchInfo    *info;
   /* Small requests live here: one allocation less per operation. */
   guint64             inline_data[12];
@@ -192,6 +195,7 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
+static gsize next_sequence;   /* atomic: the last sequence number handed out */
 
 /* How many op_run() are on this thread's stack (any actor): a _sync from
  * there could wait for the very operation that is being enqueued. */
@@ -332,7 +336,7 @@ op_watchdog_remaining (ActorSource *src,
 
   if (timeout_ms <= 0 || op->replied)
     return -1;
-  deadline = op->t_enqueue + (gint64) timeout_ms * 1000;
+  deadline = op->t_enqueue / 1000 + (gint64) timeout_ms * 1000;   /* t_enqueue is in ns */
   return MAX (deadline - now, 0);
 }
 
@@ -641,7 +645,9 @@ op_update_info (AtomrOp  *op,
 {
   if (op->info == NULL)
     return;
-  atomr_launch_info_set_times (op->info, op->t_submit, op->t_enqueue, t_complete);
+  atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_SUBMITTED, op->t_submit);
+  atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_ENQUEUED, op->t_enqueue);
+  atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_COMPLETED, t_complete);
   atomr_launch_info_set_gpu_duration_ms (op->info, gpu_ms);
   if (error)
     atomr_launch_info_set_error (op->info, error);
@@ -698,12 +704,15 @@ op_reply_error (AtomrOp *op,
 
   if (emitted)
     {
-      op_update_info (op, g_get_monotonic_time (), -1.0, error);
+      op_update_info (op, atomr_launch_info_now_ns (), -1.0, error);
       op_emit (op, SIGNAL_BEFORE_COMPLETE);
     }
   op_return_error (op, error);
   if (emitted)
-    op_emit (op, SIGNAL_AFTER_COMPLETE);
+    {
+      atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_REPLIED, atomr_launch_info_now_ns ());
+      op_emit (op, SIGNAL_AFTER_COMPLETE);
+    }
   op_free (op);
 }
 
@@ -844,6 +853,8 @@ op_run (AtomrOp *op)
 
   op->stream = atomr_stream_ref (priv->stream);
   op->generation = priv->stream->generation;
+  if (op->slot)
+    atomr_slot_set_sequence (op->slot, op->trace_id);
 
   for (guint s = 0; s < N_SIGNALS; s++)
     if (g_signal_has_handler_pending (self, signals[s], 0, TRUE))
@@ -851,11 +862,11 @@ op_run (AtomrOp *op)
   if (op->signal_mask)
     {
       op->info = atomr_launch_info_new (priv->name, atomr_actor_get_library (self), op->operation);
-      atomr_launch_info_set_sequence (op->info, op->sequence);
+      atomr_launch_info_set_sequence (op->info, op->trace_id);
       atomr_launch_info_set_generation (op->info, op->generation);
       atomr_launch_info_set_device_ordinal (op->info, atomr_device_get_ordinal (priv->device));
       atomr_launch_info_set_stream_id (op->info, op->stream->id);
-      atomr_launch_info_set_times (op->info, op->t_submit, 0, 0);
+      atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_SUBMITTED, op->t_submit);
       if (op->detail)
         atomr_launch_info_set_detail (op->info, op->detail);
       if (op->has_geometry)
@@ -879,11 +890,20 @@ op_run (AtomrOp *op)
 
   /* 2. Order after what was submitted before, on the GPU. */
   for (guint i = 0; ok && i < op->deps.len; i++)
-    ok = atomr_slot_order (op->deps.data[i], op->stream, &error);
+    {
+      ok = atomr_slot_order (op->deps.data[i], op->stream, &error);
+      if (op->info)
+        atomr_launch_info_add_dependency (op->info, atomr_slot_get_sequence (op->deps.data[i]));
+    }
 
   /* 3. Enqueue. */
   if (ok && priv->timing)
-    ok = (start = record_timing_start (priv, &error)) != NULL || op->stream->handle == NULL;
+    {
+      /* The reference event must come first: GPU times are measured from it. */
+      if (op->info && op->stream->handle)
+        op->clock = atomr_gpu_clock_acquire (priv->device, op->generation);
+      ok = (start = record_timing_start (priv, &error)) != NULL || op->stream->handle == NULL;
+    }
   if (ok)
     {
       if (priv->nvtx)
@@ -911,9 +931,9 @@ op_run (AtomrOp *op)
       return;
     }
 
-  op->t_enqueue = g_get_monotonic_time ();
+  op->t_enqueue = atomr_launch_info_now_ns ();
   if (op->info)
-    atomr_launch_info_set_times (op->info, op->t_submit, op->t_enqueue, 0);
+    atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_ENQUEUED, op->t_enqueue);
   op_emit (op, SIGNAL_AFTER_ENQUEUE);
 
   /* 4. Completion: fence now, or share the fence of this batch. */
@@ -1037,7 +1057,16 @@ op_complete (AtomrOp  *op,
       atomr_device_report_result (priv->device, op->generation, res);
     }
   else if (op->fence->start)
-    gpu_ms = atomr_fence_elapsed_ms (op->fence);
+    {
+      gint64 gpu_start, gpu_end;
+
+      gpu_ms = atomr_fence_elapsed_ms (op->fence);
+      if (op->info && atomr_gpu_clock_convert (op->clock, op->fence, &gpu_start, &gpu_end))
+        {
+          atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_GPU_START, gpu_start);
+          atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_GPU_END, gpu_end);
+        }
+    }
 
   priv->n_completed++;
   if (op->replied)
@@ -1050,7 +1079,7 @@ op_complete (AtomrOp  *op,
   if (error == NULL && op->barrier)
     error = take_failures (self, op->sequence);
 
-  op_update_info (op, g_get_monotonic_time (), gpu_ms, error);
+  op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
   op_emit (op, SIGNAL_BEFORE_COMPLETE);
 
   if (error)
@@ -1062,6 +1091,8 @@ op_complete (AtomrOp  *op,
   else
     g_task_return_boolean (op->task, TRUE);
 
+  if (op->info)
+    atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_REPLIED, atomr_launch_info_now_ns ());
   op_emit (op, SIGNAL_AFTER_COMPLETE);
   op_free (op);
 }
@@ -1083,7 +1114,11 @@ atomr_op_new (gpointer             actor,
   atomr_vec_init (&op->data_deps);
   op->actor = g_object_ref (actor);
   op->operation = operation;
+  /* The actor's own count names a request in messages ("upload #2 on
+   * copy-1") and orders failures for barriers; one counter for the
+   * process gives traces a unique id for its events and dependencies. */
   op->sequence = (guint64) g_atomic_pointer_add (&priv->sequence, 1) + 1;
+  op->trace_id = (guint64) g_atomic_pointer_add (&next_sequence, 1) + 1;
   /* No callback, no reply: skip the GTask, the costliest part of a small
    * request (pipelines then keep their window with barriers). */
   if (callback != NULL)
@@ -1097,7 +1132,7 @@ atomr_op_new (gpointer             actor,
     }
   if (cancellable)
     op->cancellable = g_object_ref (cancellable);
-  op->t_submit = g_get_monotonic_time ();
+  op->t_submit = atomr_launch_info_now_ns ();
   return op;
 }
 
@@ -1141,6 +1176,7 @@ op_free (AtomrOp *op)
   if (op->start)
     atomr_device_return_event (atomr_actor_get_device (op->actor), op->generation, op->start,
                                ATOMR_EVENT_TIMING);
+  g_clear_pointer (&op->clock, atomr_gpu_clock_release);
   g_clear_pointer (&op->fence, atomr_fence_unref);
   g_clear_pointer (&op->stream, atomr_stream_unref);
   g_clear_pointer (&op->info, atomr_launch_info_unref);
@@ -1799,7 +1835,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   signals[SIGNAL_BEFORE_ENQUEUE] =
     g_signal_new ("before-enqueue", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   G_STRUCT_OFFSET (AtomrActorClass, before_enqueue), NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO | G_SIGNAL_TYPE_STATIC_SCOPE);
+                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO);
   /**
    * AtomrActor::after-enqueue:
    * @self: the actor
@@ -1810,7 +1846,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   signals[SIGNAL_AFTER_ENQUEUE] =
     g_signal_new ("after-enqueue", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   G_STRUCT_OFFSET (AtomrActorClass, after_enqueue), NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO | G_SIGNAL_TYPE_STATIC_SCOPE);
+                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO);
   /**
    * AtomrActor::before-complete:
    * @self: the actor
@@ -1822,7 +1858,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   signals[SIGNAL_BEFORE_COMPLETE] =
     g_signal_new ("before-complete", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   G_STRUCT_OFFSET (AtomrActorClass, before_complete), NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO | G_SIGNAL_TYPE_STATIC_SCOPE);
+                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO);
   /**
    * AtomrActor::after-complete:
    * @self: the actor
@@ -1834,7 +1870,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   signals[SIGNAL_AFTER_COMPLETE] =
     g_signal_new ("after-complete", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                   G_STRUCT_OFFSET (AtomrActorClass, after_complete), NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO | G_SIGNAL_TYPE_STATIC_SCOPE);
+                  G_TYPE_NONE, 1, ATOMR_TYPE_LAUNCH_INFO);
 }
 
 static void

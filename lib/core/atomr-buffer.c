@@ -432,6 +432,12 @@ atomr_buffer_set_shape (AtomrBuffer   *self,
 
   g_return_val_if_fail (ATOMR_IS_BUFFER (self), FALSE);
 
+  if (shape == NULL && n_dims > 0)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "A shape of %u dimensions was given without its extents", n_dims);
+      return FALSE;
+    }
   for (guint i = 0; i < n_dims; i++)
     {
       if (shape[i] <= 0)
@@ -439,6 +445,16 @@ atomr_buffer_set_shape (AtomrBuffer   *self,
           g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                        "Dimension %u of the shape is %" G_GINT64_FORMAT "; it must be positive",
                        i, shape[i]);
+          return FALSE;
+        }
+      /* A product that wraps could land on the element count exactly
+       * (2^32 × 2^32 + 1 is 1 modulo 2^64): check before multiplying. */
+      if (n > G_MAXUINT64 / (guint64) shape[i])
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "The shape's element count overflows 64 bits at dimension %u "
+                       "(extent %" G_GINT64_FORMAT "); the buffer holds %" G_GUINT64_FORMAT
+                       " elements", i, shape[i], self->n_elements);
           return FALSE;
         }
       n *= (guint64) shape[i];
@@ -830,106 +846,91 @@ atomr_buffer_fill_sync (AtomrBuffer   *self,
   return ok;
 }
 
-static guint16
-float_to_half (float f)
+/* Encodes |@a| (finite, not NaN) in a binary format with @mant_bits
+ * mantissa bits and exponent bias @bias, rounding once to nearest even
+ * straight from the double: converting to float first would round twice
+ * (1 + 2^-11 + 2^-40 would become the tie 1 + 2^-11 and then 1.0 in f16).
+ * @a / quantum is exact in double (at most 53 significant bits and a power
+ * of two divisor), so the only rounding is the one below.  The result may
+ * carry into the exponent field; callers check it against their largest
+ * finite encoding (a double's exponent, at most 1023, keeps the result
+ * within 32 bits for every format here). */
+static guint32
+encode_binary (gdouble a,
+               guint   mant_bits,
+               gint    bias)
 {
-  guint32 x;
-  guint32 sign, mant;
-  gint32 exp;
+  gint e, exp, emin = 1 - bias;
+  gdouble x, f, r;
+  guint32 q;
 
-  memcpy (&x, &f, 4);
-  sign = (x >> 16) & 0x8000;
-  exp = (gint32) ((x >> 23) & 0xff) - 127 + 15;
-  mant = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff)                     /* inf / nan */
-    return sign | 0x7c00 | (mant ? 0x200 : 0);
-  if (exp >= 31)
-    return sign | 0x7c00;                               /* overflow */
-  if (exp <= 0)
-    {
-      if (exp < -10)
-        return sign;
-      mant |= 0x800000;
-      {
-        guint32 shift = (guint32) (14 - exp);
-        guint32 half = mant >> shift;
-        guint32 rem = mant & ((1u << shift) - 1);
-        guint32 mid = 1u << (shift - 1);
-        if (rem > mid || (rem == mid && (half & 1)))
-          half++;
-        return sign | half;
-      }
-    }
-  {
-    guint32 half = sign | ((guint32) exp << 10) | (mant >> 13);
-    guint32 rem = mant & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
-      half++;
-    return (guint16) half;
-  }
+  if (a == 0.0)
+    return 0;
+  (void) frexp (a, &e);                 /* a = m × 2^e, m in [0.5, 1) */
+  exp = e - 1;                          /* a = 1.f × 2^exp */
+  if (exp < emin)
+    exp = emin;                         /* subnormal: fixed quantum */
+  x = ldexp (a, (gint) mant_bits - exp);
+  f = floor (x);
+  r = x - f;
+  if (r > 0.5 || (r == 0.5 && fmod (f, 2.0) != 0.0))
+    f += 1.0;
+  q = (guint32) f;                      /* in [0, 2^(mant_bits + 1)] */
+  if (q < (1u << mant_bits))
+    return q;                           /* subnormal (or zero) */
+  /* normal: a carry out of the mantissa bumps the exponent by itself */
+  return ((guint32) (exp - emin + 1) << mant_bits) + (q - (1u << mant_bits));
+}
+
+static guint16
+double_to_half (gdouble d)
+{
+  guint16 sign = signbit (d) ? 0x8000 : 0;
+  guint32 bits;
+
+  if (isnan (d))
+    return sign | 0x7e00;
+  bits = isinf (d) ? G_MAXUINT32 : encode_binary (fabs (d), 10, 15);
+  return sign | (guint16) MIN (bits, 0x7c00u);          /* overflow: inf */
+}
+
+static guint16
+double_to_bf16 (gdouble d)
+{
+  guint16 sign = signbit (d) ? 0x8000 : 0;
+  guint32 bits;
+
+  if (isnan (d))
+    return sign | 0x7fc0;
+  bits = isinf (d) ? G_MAXUINT32 : encode_binary (fabs (d), 7, 127);
+  return sign | (guint16) MIN (bits, 0x7f80u);
 }
 
 /* OCP E4M3: bias 7, no infinities, 0x7f/0xff are NaN, largest finite 448.
  * Round to nearest even, saturate out-of-range values to ±448. */
 static guint8
-float_to_e4m3 (float f)
+double_to_e4m3 (gdouble d)
 {
-  guint8 sign = signbit (f) ? 0x80 : 0;
-  float a = fabsf (f);
-  int e;
-  float m;
-  guint32 q;
+  guint8 sign = signbit (d) ? 0x80 : 0;
+  guint32 bits;
 
-  if (isnan (f))
+  if (isnan (d))
     return 0x7f;
-  if (a >= 448.0f)
-    return sign | 0x7e;
-  if (a < ldexpf (1.0f, -10))          /* below half the smallest subnormal: round */
-    return sign | (a > ldexpf (1.0f, -10) ? 1 : 0);
-  m = frexpf (a, &e);                   /* a = m * 2^e, m in [0.5, 1) */
-  if (e - 1 < -6)
-    {
-      /* subnormal: units of 2^-9 */
-      q = (guint32) nearbyintf (a * 512.0f);
-      return sign | (guint8) q;         /* q == 8 is the smallest normal: same bits */
-    }
-  /* normal: 1.mmm × 2^(e-1), three mantissa bits */
-  q = (guint32) nearbyintf ((m * 2.0f - 1.0f) * 8.0f);
-  if (q == 8)
-    {
-      q = 0;
-      e++;
-    }
-  if (e - 1 + 7 > 15 || (e - 1 + 7 == 15 && q == 7))
-    return sign | 0x7e;
-  return sign | (guint8) (((e - 1 + 7) << 3) | q);
+  bits = isinf (d) ? G_MAXUINT32 : encode_binary (fabs (d), 3, 7);
+  return sign | (guint8) MIN (bits, 0x7eu);
 }
 
-static guint16 float_to_half (float f);
-
-/* E5M2 is the top byte of an IEEE half: round the half to nearest even. */
+/* OCP E5M2: IEEE-like, bias 15, infinities; largest finite 57344. */
 static guint8
-float_to_e5m2 (float f)
+double_to_e5m2 (gdouble d)
 {
-  guint16 h = float_to_half (f);
+  guint8 sign = signbit (d) ? 0x80 : 0;
+  guint32 bits;
 
-  if ((h & 0x7c00) == 0x7c00 && (h & 0x03ff))
-    return (guint8) ((h >> 8) | 0x02);  /* keep NaN a NaN */
-  if ((h & 0xff) > 0x80 || ((h & 0xff) == 0x80 && (h & 0x100)))
-    h += 0x100;
-  return (guint8) (h >> 8);
-}
-
-static guint16
-float_to_bf16 (float f)
-{
-  guint32 x;
-
-  memcpy (&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000)
-    return (guint16) ((x >> 16) | 0x40);                /* quiet nan */
-  x += 0x7fff + ((x >> 16) & 1);
-  return (guint16) (x >> 16);
+  if (isnan (d))
+    return sign | 0x7e;
+  bits = isinf (d) ? G_MAXUINT32 : encode_binary (fabs (d), 2, 15);
+  return sign | (guint8) MIN (bits, 0x7cu);
 }
 
 /**
@@ -971,16 +972,16 @@ atomr_dtype_pack_into (AtomrDtype dtype,
   switch (dtype)
     {
     case ATOMR_DTYPE_F16:
-      { guint16 v = float_to_half ((float) real); memcpy (out, &v, 2); }
+      { guint16 v = double_to_half (real); memcpy (out, &v, 2); }
       break;
     case ATOMR_DTYPE_BF16:
-      { guint16 v = float_to_bf16 ((float) real); memcpy (out, &v, 2); }
+      { guint16 v = double_to_bf16 (real); memcpy (out, &v, 2); }
       break;
     case ATOMR_DTYPE_F8_E4M3:
-      out[0] = float_to_e4m3 ((float) real);
+      out[0] = double_to_e4m3 (real);
       break;
     case ATOMR_DTYPE_F8_E5M2:
-      out[0] = float_to_e5m2 ((float) real);
+      out[0] = double_to_e5m2 (real);
       break;
     case ATOMR_DTYPE_F32:
       { float v = (float) real; memcpy (out, &v, 4); }

@@ -31,6 +31,11 @@ typedef struct {
 
 AtomrSlot *atomr_slot_new          (gpointer      owner);
 gpointer   atomr_slot_get_owner    (AtomrSlot    *slot);
+/* The sequence number of the operation that owns the slot, for traces
+ * (set by the owner when it runs, read once the slot is resolved). */
+void       atomr_slot_set_sequence (AtomrSlot    *slot,
+                                    guint64       sequence);
+guint64    atomr_slot_get_sequence (AtomrSlot    *slot);
 AtomrSlot *atomr_slot_ref          (AtomrSlot    *slot);
 void       atomr_slot_unref        (AtomrSlot    *slot);
 /* TRUE if resolved; otherwise @wake is woken when it is. */

@@ -17,6 +17,7 @@ struct _AtomrSlot
   GPtrArray   *wake;         /* GMainContext* to wake on resolve */
   GError      *error;        /* the original failure it stands for, or NULL */
   gchar       *origin;       /* which operation failed */
+  guint64      sequence;     /* the owner operation's, for traces; 0 unknown */
 };
 
 /* One lock for all hazard bookkeeping: registering an operation on all its
@@ -37,6 +38,19 @@ gpointer
 atomr_slot_get_owner (AtomrSlot *slot)
 {
   return slot->owner;
+}
+
+void
+atomr_slot_set_sequence (AtomrSlot *slot,
+                         guint64    sequence)
+{
+  slot->sequence = sequence;
+}
+
+guint64
+atomr_slot_get_sequence (AtomrSlot *slot)
+{
+  return slot->sequence;
 }
 
 AtomrSlot *

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <time.h>
+
 #include "atomr-launch-info.h"
 
 /**
@@ -11,9 +13,14 @@
  *
  * A record of one operation of an actor: who ran it (actor, library,
  * operation name), in which order (sequence number, device generation,
- * stream), how (launch geometry, where there is one), when (host monotonic
- * timestamps in microseconds: submitted, enqueued, completed), how long the
- * GPU took when the actor's timing is on, and the error if it failed.
+ * stream), how (launch geometry, where there is one), when (the moments of
+ * #AtomrLaunchEvent in nanoseconds on the host's monotonic clock: submitted,
+ * enqueued, completed, replied, and — when the actor's timing is on — GPU
+ * start and end), which earlier operations it waited for on the GPU
+ * (atomr_launch_info_get_dependencies()), and the error if it failed.
+ *
+ * Sequence numbers are unique within the process, shared by all actors, so
+ * a sequence number names one operation.
  *
  * The four lifecycle signals of #AtomrActor pass one; #AtomrTraceRecorder
  * keeps them.  Reference counted; treat it as read-only once emitted.
@@ -33,9 +40,8 @@ struct _AtomrLaunchInfo
   guint    grid[3];
   guint    block[3];
   guint    shared_mem;
-  gint64   submit_time;
-  gint64   enqueue_time;
-  gint64   complete_time;
+  gint64   times[ATOMR_LAUNCH_N_EVENTS];   /* ns, 0 = unknown */
+  GArray  *deps;                           /* guint64 producer sequences */
   gdouble  gpu_ms;
   GError  *error;
 };
@@ -99,6 +105,7 @@ atomr_launch_info_unref (AtomrLaunchInfo *info)
   g_free (info->operation);
   g_free (info->detail);
   g_clear_error (&info->error);
+  g_clear_pointer (&info->deps, g_array_unref);
   g_free (info);
 }
 
@@ -142,7 +149,8 @@ atomr_launch_info_get_operation (AtomrLaunchInfo *info)
  * atomr_launch_info_get_sequence:
  * @info: an #AtomrLaunchInfo
  *
- * Returns: the per-actor sequence number, from 1
+ * Returns: the operation's sequence number, unique in the process (all
+ *   actors draw from one counter, from 1)
  */
 guint64
 atomr_launch_info_get_sequence (AtomrLaunchInfo *info)
@@ -307,7 +315,7 @@ atomr_launch_info_set_geometry (AtomrLaunchInfo *info,
 gint64
 atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
 {
-  return info->submit_time;
+  return info->times[ATOMR_LAUNCH_SUBMITTED] / 1000;
 }
 
 /**
@@ -320,7 +328,7 @@ atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
 gint64
 atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
 {
-  return info->enqueue_time;
+  return info->times[ATOMR_LAUNCH_ENQUEUED] / 1000;
 }
 
 /**
@@ -333,7 +341,7 @@ atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
 gint64
 atomr_launch_info_get_complete_time (AtomrLaunchInfo *info)
 {
-  return info->complete_time;
+  return info->times[ATOMR_LAUNCH_COMPLETED] / 1000;
 }
 
 /**
@@ -343,7 +351,8 @@ atomr_launch_info_get_complete_time (AtomrLaunchInfo *info)
  * @enqueue_time: enqueue time, or 0
  * @complete_time: completion time, or 0
  *
- * Sets the host timestamps.
+ * Sets the host timestamps in microseconds; see
+ * atomr_launch_info_set_timestamp() for nanoseconds.
  */
 void
 atomr_launch_info_set_times (AtomrLaunchInfo *info,
@@ -351,9 +360,144 @@ atomr_launch_info_set_times (AtomrLaunchInfo *info,
                              gint64 enqueue_time,
                              gint64 complete_time)
 {
-  info->submit_time = submit_time;
-  info->enqueue_time = enqueue_time;
-  info->complete_time = complete_time;
+  info->times[ATOMR_LAUNCH_SUBMITTED] = submit_time * 1000;
+  info->times[ATOMR_LAUNCH_ENQUEUED] = enqueue_time * 1000;
+  info->times[ATOMR_LAUNCH_COMPLETED] = complete_time * 1000;
+}
+
+/**
+ * atomr_launch_info_now_ns:
+ *
+ * The clock of every #AtomrLaunchEvent: the host's monotonic clock (that
+ * of g_get_monotonic_time()) in nanoseconds.
+ *
+ * Returns: the current time in nanoseconds
+ *
+ * Since: 0.1
+ */
+gint64
+atomr_launch_info_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+/**
+ * atomr_launch_info_get_timestamp:
+ * @info: an #AtomrLaunchInfo
+ * @event: which moment
+ *
+ * Returns: when @event happened, in nanoseconds on the host's monotonic
+ *   clock (atomr_launch_info_now_ns()), or 0 when it did not happen or was
+ *   not measured
+ *
+ * Since: 0.1
+ */
+gint64
+atomr_launch_info_get_timestamp (AtomrLaunchInfo  *info,
+                                 AtomrLaunchEvent  event)
+{
+  if ((guint) event >= ATOMR_LAUNCH_N_EVENTS)
+    return 0;
+  return info->times[event];
+}
+
+/**
+ * atomr_launch_info_set_timestamp:
+ * @info: an #AtomrLaunchInfo
+ * @event: which moment
+ * @time_ns: when, in nanoseconds on the host's monotonic clock; 0 for
+ *   unknown
+ *
+ * Sets when @event happened.  An @event outside #AtomrLaunchEvent is
+ * ignored.
+ *
+ * Since: 0.1
+ */
+void
+atomr_launch_info_set_timestamp (AtomrLaunchInfo  *info,
+                                 AtomrLaunchEvent  event,
+                                 gint64            time_ns)
+{
+  if ((guint) event >= ATOMR_LAUNCH_N_EVENTS)
+    return;
+  info->times[event] = time_ns;
+}
+
+/**
+ * atomr_launch_info_get_gpu_times:
+ * @info: an #AtomrLaunchInfo
+ * @start_ns: (out) (optional): when the GPU started the work
+ * @end_ns: (out) (optional): when the GPU finished it
+ *
+ * Gets the GPU execution interval on the host's monotonic clock, measured
+ * with CUDA timing events when the actor's #AtomrActor:timing was on.
+ *
+ * Returns: %TRUE if the GPU times are known
+ *
+ * Since: 0.1
+ */
+gboolean
+atomr_launch_info_get_gpu_times (AtomrLaunchInfo *info,
+                                 gint64          *start_ns,
+                                 gint64          *end_ns)
+{
+  gint64 start = info->times[ATOMR_LAUNCH_GPU_START];
+  gint64 end = info->times[ATOMR_LAUNCH_GPU_END];
+  gboolean known = start > 0 && end >= start;
+
+  if (start_ns)
+    *start_ns = known ? start : 0;
+  if (end_ns)
+    *end_ns = known ? end : 0;
+  return known;
+}
+
+/**
+ * atomr_launch_info_get_dependencies:
+ * @info: an #AtomrLaunchInfo
+ * @n_dependencies: (out): how many
+ *
+ * The operations this one was ordered after on the GPU (the hazards the
+ * envelope resolved: the last writer of what it reads, the last writer
+ * and readers of what it writes), by sequence number.
+ *
+ * Returns: (array length=n_dependencies) (transfer none) (nullable): the
+ *   producers' sequence numbers, in the order they were waited for
+ *
+ * Since: 0.1
+ */
+const guint64 *
+atomr_launch_info_get_dependencies (AtomrLaunchInfo *info,
+                                    guint           *n_dependencies)
+{
+  *n_dependencies = info->deps ? info->deps->len : 0;
+  return info->deps && info->deps->len ? (const guint64 *) info->deps->data : NULL;
+}
+
+/**
+ * atomr_launch_info_add_dependency:
+ * @info: an #AtomrLaunchInfo
+ * @producer_sequence: the sequence number of an operation @info waited for
+ *
+ * Records a dependency (once; 0 is ignored).
+ *
+ * Since: 0.1
+ */
+void
+atomr_launch_info_add_dependency (AtomrLaunchInfo *info,
+                                  guint64          producer_sequence)
+{
+  if (producer_sequence == 0)
+    return;
+  if (info->deps == NULL)
+    info->deps = g_array_new (FALSE, FALSE, sizeof (guint64));
+  for (guint i = 0; i < info->deps->len; i++)
+    if (g_array_index (info->deps, guint64, i) == producer_sequence)
+      return;
+  g_array_append_val (info->deps, producer_sequence);
 }
 
 /**

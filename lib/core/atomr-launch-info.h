@@ -12,6 +12,34 @@
 
 G_BEGIN_DECLS
 
+/**
+ * AtomrLaunchEvent:
+ * @ATOMR_LAUNCH_SUBMITTED: the request was made (on the caller's thread).
+ * @ATOMR_LAUNCH_ENQUEUED: the work was enqueued on the stream.
+ * @ATOMR_LAUNCH_COMPLETED: the actor learnt the GPU had finished.
+ * @ATOMR_LAUNCH_REPLIED: the reply was handed to the caller's task.
+ * @ATOMR_LAUNCH_GPU_START: the GPU started the work (timing events).
+ * @ATOMR_LAUNCH_GPU_END: the GPU finished the work (timing events).
+ *
+ * The moments of an operation's life that an #AtomrLaunchInfo records, in
+ * nanoseconds on the host's monotonic clock (the clock of
+ * g_get_monotonic_time()).  The GPU moments are measured with CUDA timing
+ * events and calibrated to that clock; they are known only when the
+ * actor's #AtomrActor:timing is on.
+ *
+ * Since: 0.1
+ */
+typedef enum {
+  ATOMR_LAUNCH_SUBMITTED,
+  ATOMR_LAUNCH_ENQUEUED,
+  ATOMR_LAUNCH_COMPLETED,
+  ATOMR_LAUNCH_REPLIED,
+  ATOMR_LAUNCH_GPU_START,
+  ATOMR_LAUNCH_GPU_END,
+} AtomrLaunchEvent;
+
+#define ATOMR_LAUNCH_N_EVENTS (ATOMR_LAUNCH_GPU_END + 1)
+
 #define ATOMR_TYPE_LAUNCH_INFO (atomr_launch_info_get_type ())
 
 typedef struct _AtomrLaunchInfo AtomrLaunchInfo;
@@ -67,6 +95,19 @@ void             atomr_launch_info_set_gpu_duration_ms (AtomrLaunchInfo *info,
 const GError    *atomr_launch_info_get_error           (AtomrLaunchInfo *info);
 void             atomr_launch_info_set_error           (AtomrLaunchInfo *info,
                                                         const GError    *error);
+gint64           atomr_launch_info_get_timestamp       (AtomrLaunchInfo *info,
+                                                        AtomrLaunchEvent event);
+void             atomr_launch_info_set_timestamp       (AtomrLaunchInfo *info,
+                                                        AtomrLaunchEvent event,
+                                                        gint64           time_ns);
+gboolean         atomr_launch_info_get_gpu_times       (AtomrLaunchInfo *info,
+                                                        gint64          *start_ns,
+                                                        gint64          *end_ns);
+const guint64   *atomr_launch_info_get_dependencies    (AtomrLaunchInfo *info,
+                                                        guint           *n_dependencies);
+void             atomr_launch_info_add_dependency      (AtomrLaunchInfo *info,
+                                                        guint64          producer_sequence);
+gint64           atomr_launch_info_now_ns              (void);
 const gchar     *atomr_launch_info_get_detail          (AtomrLaunchInfo *info);
 void             atomr_launch_info_set_detail          (AtomrLaunchInfo *info,
                                                         const gchar     *detail);

@@ -29,13 +29,20 @@ if (Atomr.Device.get_count() === 0) {
 
 const recorder = Atomr.TraceRecorder.new(32);
 const doc = JSON.parse(recorder.to_json());
-check(Array.isArray(doc.traceEvents) && doc.traceEvents.length === 0, 'empty trace exports');
+check(Array.isArray(doc.traceEvents) && doc.traceEvents.every(e => e.ph === 'M'), 'empty trace exports');
+check(doc.otherData['atomr-trace-version'] === 2, 'contract version 2');
 
 const info = Atomr.LaunchInfo.new('fft-1', 'cufft', 'execute');
 info.set_times(10, 20, 70);
+info.set_timestamp(Atomr.LaunchEvent.GPU_START, 30500);
+info.set_timestamp(Atomr.LaunchEvent.GPU_END, 60250);
 recorder.add_record(info);
-const events = JSON.parse(recorder.to_json()).traceEvents.filter(e => e.ph === 'X');
-check(events.length === 1 && events[0].dur === 50, 'a record exports as a complete event');
+const events = JSON.parse(recorder.to_json()).traceEvents;
+const gpu = events.filter(e => e.ph === 'X');
+check(gpu.length === 1 && Math.abs(gpu[0].dur - 29.75) < 1e-9 && Math.abs(gpu[0].ts - 20.5) < 1e-9,
+    'GPU time exports as a complete event in fractional microseconds');
+check(events.filter(e => e.cat === 'host').map(e => e.ph).join('') === 'bnne',
+    'host lifecycle exports as async events');
 
 try {
     recorder.load_json('[{"ph":"X"}]', -1);

@@ -82,7 +82,11 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(rec.get_capacity(), 16)
         self.assertEqual(rec.get_n_records(), 0)
         doc = json.loads(rec.to_json())
-        self.assertEqual(doc["traceEvents"], [])
+        self.assertEqual(doc["otherData"]["atomr-trace-version"], 2)
+        self.assertEqual(doc["displayTimeUnit"], "ns")
+        # Only the process's name: no lanes without events.
+        self.assertEqual([e["name"] for e in doc["traceEvents"]], ["process_name"])
+        self.assertEqual(doc["traceEvents"][0]["pid"], os.getpid())
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.json")
             self.assertTrue(rec.save(path))
@@ -94,21 +98,41 @@ class TraceTest(unittest.TestCase):
         rec = Atomr.TraceRecorder.new(8)
         info = Atomr.LaunchInfo.new("blas-1", "cublas", "gemm")
         info.set_times(100, 110, 250)
+        info.set_timestamp(Atomr.LaunchEvent.REPLIED, 251_500)
+        info.set_timestamp(Atomr.LaunchEvent.GPU_START, 120_250)
+        info.set_timestamp(Atomr.LaunchEvent.GPU_END, 240_125)
         info.set_sequence(3)
         info.set_stream_id(2)
         info.set_geometry(4, 1, 1, 256, 1, 1, 0)
         rec.add_record(info)
         doc = json.loads(rec.to_json())
-        ops = [e for e in doc["traceEvents"] if e["ph"] == "X"]
-        self.assertEqual(len(ops), 1)
-        self.assertEqual(ops[0]["name"], "gemm")
-        self.assertEqual(ops[0]["dur"], 140)
-        self.assertEqual(ops[0]["args"]["block"], [256, 1, 1])
+        gpu = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+        self.assertEqual(len(gpu), 1)
+        self.assertEqual(gpu[0]["name"], "gemm")
+        self.assertEqual(gpu[0]["cat"], "gpu")
+        # µs with a nanosecond fraction, from the first submission
+        self.assertAlmostEqual(gpu[0]["ts"], 20.25)
+        self.assertAlmostEqual(gpu[0]["dur"], 119.875)
+        self.assertEqual(gpu[0]["args"]["block"], [256, 1, 1])
+        host = [e for e in doc["traceEvents"] if e.get("cat") == "host"]
+        self.assertEqual([e["ph"] for e in host], ["b", "n", "n", "n", "e"])
+        self.assertEqual({e["id"] for e in host}, {"3"})
+        self.assertAlmostEqual(host[-1]["ts"], 151.5)
         again = Atomr.TraceRecorder.new(8)
         again.load_json(rec.to_json(), -1)
         (copy,) = again.get_records()
         self.assertEqual(copy.get_operation(), "gemm")
         self.assertEqual(copy.get_complete_time(), 250)
+        self.assertEqual(copy.get_gpu_times(), (True, 120_250, 240_125))
+        self.assertEqual(copy.get_timestamp(Atomr.LaunchEvent.REPLIED), 251_500)
+
+    def test_huge_capacity_costs_nothing_until_used(self):
+        rec = Atomr.TraceRecorder.new(200_000_000)
+        self.assertEqual(rec.get_n_records(), 0)
+        info = Atomr.LaunchInfo.new("a", "cuda", "fill")
+        info.set_times(1, 2, 3)
+        rec.add_record(info)
+        self.assertEqual(rec.get_n_records(), 1)
 
     def test_bad_trace_is_an_error(self):
         rec = Atomr.TraceRecorder.new(8)
