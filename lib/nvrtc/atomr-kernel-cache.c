@@ -1654,20 +1654,11 @@ note_store_failure (AtomrKernelCache *self,
                     const GError     *error,
                     gboolean          warn)
 {
-  gboolean first;
-
   g_mutex_lock (&self->lock);
-  first = self->store_error == NULL;
-  if (first)
+  /* Set once and never freed before the cache: callers may hold it. */
+  if (self->store_error == NULL)
     self->store_error = g_strdup (error->message);
-  else if (warn && !self->store_warned)
-    {
-      /* A usage-only failure came first: still warn once for a store. */
-      g_free (self->store_error);
-      self->store_error = g_strdup (error->message);
-      first = TRUE;
-    }
-  if (warn && first)
+  if (warn && !self->store_warned)
     self->store_warned = TRUE;
   else
     warn = FALSE;
@@ -3117,7 +3108,7 @@ atomr_kernel_cache_get_store_error (AtomrKernelCache *self)
 
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), NULL);
   g_mutex_lock (&self->lock);
-  msg = self->store_error;   /* only replaced once, before store_warned */
+  msg = self->store_error;   /* set once, freed with the cache */
   g_mutex_unlock (&self->lock);
   return msg;
 }
