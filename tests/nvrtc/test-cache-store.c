@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -842,11 +844,68 @@ test_stale_locks (void)
   rm_rf (dir);
 }
 
+/* Child: files may grow to 1000 bytes at most (a full disk as far as the
+ * cache can tell: write() fails with EFBIG); compiles twice into DIR and
+ * prints "WARNINGS STATUS1 STATUS2". */
+static int
+child_full_disk (const gchar *dir)
+{
+  struct rlimit lim = { 1000, 1000 };
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrModule) a = NULL;
+  g_autoptr(AtomrModule) b = NULL;
+
+  signal (SIGXFSZ, SIG_IGN);
+  if (setrlimit (RLIMIT_FSIZE, &lim) != 0)
+    return 5;
+  a = compile_ok (cache, "full-1");
+  b = compile_ok (cache, "full-2");
+  g_print ("%d %d %d %s\n", cache_test_take_warnings (), atomr_module_get_cache_status (a),
+           atomr_module_get_cache_status (b), atomr_kernel_cache_get_store_error (cache) ? "error" : "none");
+  return 0;
+}
+
+/* A full disk (simulated with RLIMIT_FSIZE in a child): compiles succeed,
+ * the failure is warned about once, no partial entry or temporary file is
+ * left. */
+static void
+test_full_disk (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *spec = g_strconcat ("full:", dir, NULL);
+  g_auto(GStrv) envp = g_environ_setenv (g_get_environ (), "ATOMR_TEST_CHILD", spec, TRUE);
+  const gchar *argv[] = { self_path, NULL };
+  g_autofree gchar *out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) d = NULL;
+  const gchar *name;
+  gint status = 0;
+
+  g_assert_true (g_spawn_sync (NULL, (gchar **) argv, envp, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
+                               &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpstr (g_strstrip (out), ==, "1 1 1 error");
+  d = g_dir_open (dir, 0, NULL);
+  while ((name = g_dir_read_name (d)))
+    {
+      g_assert_false (g_str_has_suffix (name, ".akc"));
+      g_assert_false (g_str_has_prefix (name, ".tmp-"));
+      g_assert_false (g_str_has_suffix (name, ".lock"));
+    }
+  rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   const gchar *child = g_getenv ("ATOMR_TEST_CHILD");
 
+  if (child && g_str_has_prefix (child, "full:"))
+    {
+      cache_test_log_init ();
+      return child_full_disk (child + 5);
+    }
   if (child)
     return child_compile (child);
   self_path = argv[0];
@@ -865,5 +924,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);
   g_test_add_func ("/cache-store/processes-compile-once", test_processes_compile_once);
   g_test_add_func ("/cache-store/stale-locks", test_stale_locks);
+  g_test_add_func ("/cache-store/full-disk", test_full_disk);
   return g_test_run ();
 }
