@@ -20,6 +20,7 @@
 #include <glib/gstdio.h>
 
 #include <atomr.h>
+#include "core/atomr-device-private.h"
 #include "nvrtc/atomr-kernel-cache-private.h"
 #include "nvrtc/atomr-nvrtc-loader-private.h"
 
@@ -896,6 +897,78 @@ test_full_disk (void)
   rm_rf (dir);
 }
 
+static void
+store_async_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+static gboolean
+has_record (AtomrTraceRecorder *recorder, const gchar *operation, const gchar *detail)
+{
+  g_autoptr(GPtrArray) records = atomr_trace_recorder_get_records (recorder);
+
+  for (guint i = 0; i < records->len; i++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (records, i);
+      if (g_str_equal (atomr_launch_info_get_library (info), "nvrtc")
+          && g_str_equal (atomr_launch_info_get_operation (info), operation)
+          && g_strcmp0 (atomr_launch_info_get_detail (info), detail) == 0
+          && atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_COMPLETED)
+             >= atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_SUBMITTED))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Compiles through the NVRTC actor leave spans in a trace recorder: the
+ * cache lookup (miss, memory hit, disk read) and the compile. */
+static void
+test_compile_spans (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrTraceRecorder) recorder = atomr_trace_recorder_new (64);
+  g_autoptr(AtomrNvrtcActor) actor = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *key = NULL;
+
+  actor = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_nvrtc_actor_set_cache (actor, cache);
+  atomr_trace_recorder_add_actor (recorder, ATOMR_ACTOR (actor));
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(AtomrCompileOptions) o = saxpy_options ("spans");
+      g_autoptr(GAsyncResult) result = NULL;
+      g_autoptr(AtomrModule) m = NULL;
+
+      if (i == 2)
+        atomr_kernel_cache_clear_memory (cache);
+      atomr_nvrtc_actor_compile_module_async (actor, SAXPY_SOURCE, o, NULL, store_async_result, &result);
+      while (result == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      m = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
+      g_assert_no_error (error);
+      if (key == NULL)
+        key = g_strdup (atomr_module_get_key (m));
+    }
+  /* The spans are emitted on the actor's context: let them arrive. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_true (has_record (recorder, "cache lookup: miss", key));
+  g_assert_true (has_record (recorder, "compile (NVRTC)", key));
+  g_assert_true (has_record (recorder, "cache lookup: memory hit", key));
+  g_assert_true (has_record (recorder, "cache lookup: disk read", key));
+  {
+    /* ... and they export as a Chrome trace. */
+    g_autofree gchar *json = atomr_trace_recorder_to_json (recorder);
+    g_assert_nonnull (strstr (json, "cache lookup: disk read"));
+  }
+  rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -925,5 +998,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/processes-compile-once", test_processes_compile_once);
   g_test_add_func ("/cache-store/stale-locks", test_stale_locks);
   g_test_add_func ("/cache-store/full-disk", test_full_disk);
+  g_test_add_func ("/cache-store/compile-spans", test_compile_spans);
   return g_test_run ();
 }
