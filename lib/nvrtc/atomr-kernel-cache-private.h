@@ -6,6 +6,7 @@
 
 #include "atomr-kernel-cache.h"
 #include "atomr-module-private.h"
+#include "atomr-kernel-cache-key-private.h"
 
 G_BEGIN_DECLS
 
@@ -36,18 +37,14 @@ G_BEGIN_DECLS
 
 typedef struct _AtomrCacheRequest AtomrCacheRequest;
 
-/* Everything that determines the output of a compile.  Looks the request up
- * in memory (which reads no file: only stat()s the include-path headers the
- * source uses), then on disk.  Returns the module on a hit; on a miss
- * returns NULL and *request for atomr_kernel_cache_store(). */
-AtomrModule *atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
-                                                const gchar          *source,
-                                                const gchar * const  *kernel_names,
-                                                const gchar * const  *flags,
-                                                const gchar          *arch,
-                                                const gchar * const  *include_paths,
-                                                GPtrArray            *link_objects,
-                                                AtomrCacheRequest   **request);
+/* Looks the request up in memory (which reads no file: only stat()s the
+ * files the key depends on), then on disk.  Returns the module on a hit; on
+ * a miss returns NULL and *request for atomr_kernel_cache_store().  When the
+ * request cannot be keyed (atomr_cache_key_compute()) returns NULL and
+ * leaves *request NULL: compile without the cache. */
+AtomrModule *atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
+                                                const AtomrCacheKeyInput *input,
+                                                AtomrCacheRequest       **request);
 /* Stores a fresh compile (memory and disk).  A disk failure is logged with
  * g_debug() only.  Sets content->key. */
 void         atomr_kernel_cache_store          (AtomrKernelCache     *self,

@@ -1133,6 +1133,7 @@ struct _AtomrCacheRequest {
   gboolean   in_flight; /* key is in cache->flights: this request compiles */
   gchar     *lock_path; /* the KEY.lock file this request created */
   /* For the manifest, copied after a memory miss: */
+  gchar     *program_name;
   gchar    **kernel_names;
   gchar    **flags;
   gchar     *arch;
@@ -1217,6 +1218,7 @@ atomr_cache_request_free (AtomrCacheRequest *request)
   flight_end (request);
   disk_unlock (request);
   g_clear_object (&request->cache);
+  g_free (request->program_name);
   g_strfreev (request->kernel_names);
   g_strfreev (request->flags);
   g_free (request->arch);
@@ -2137,6 +2139,11 @@ manifest_build (AtomrCacheRequest *request,
   json_builder_add_string_value (b, source_sum);
   json_builder_set_member_name (b, "source_bytes");
   json_builder_add_int_value (b, strlen (source));
+  json_builder_set_member_name (b, "program_name");
+  if (request->program_name)
+    json_builder_add_string_value (b, request->program_name);
+  else
+    json_builder_add_null_value (b);
   json_builder_set_member_name (b, "name_expressions");
   json_builder_begin_array (b);
   for (guint i = 0; request->kernel_names && request->kernel_names[i]; i++)
@@ -2154,6 +2161,11 @@ manifest_build (AtomrCacheRequest *request,
     json_builder_add_null_value (b);
   json_builder_set_member_name (b, "nvrtc");
   json_builder_add_string_value (b, atomr_nvrtc_get_identity () ? atomr_nvrtc_get_identity () : "");
+  json_builder_set_member_name (b, "nvjitlink");
+  if (atomr_cache_flags_use_lto ((const gchar * const *) request->flags))
+    json_builder_add_string_value (b, atomr_jitlink_get_identity () ? atomr_jitlink_get_identity () : "");
+  else
+    json_builder_add_null_value (b);
   json_builder_set_member_name (b, "headers");
   json_builder_begin_object (b);
   for (guint i = 0; request->headers && i < request->headers->len; i++)
@@ -2432,35 +2444,37 @@ memory_lookup (AtomrKernelCache *self,
 }
 
 AtomrModule *
-atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
-                                   const gchar          *source,
-                                   const gchar * const  *kernel_names,
-                                   const gchar * const  *flags,
-                                   const gchar          *arch,
-                                   const gchar * const  *include_paths,
-                                   GPtrArray            *link_objects,
-                                   AtomrCacheRequest   **request_out)
+atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
+                                   const AtomrCacheKeyInput *input,
+                                   AtomrCacheRequest       **request_out)
 {
   g_autoptr(AtomrCacheRequest) request = g_new0 (AtomrCacheRequest, 1);
+  g_autoptr(GError) error = NULL;
   AtomrModule *module;
 
-  request->blob = atomr_cache_request_blob (source, kernel_names, flags, arch, link_objects);
+  request->blob = atomr_cache_request_blob (input);
 
   module = memory_lookup (self, request->blob);
   if (module)
     return module;
 
-  /* The key: the request plus every header the source includes from its
-   * include paths, recursively. */
-  request->key = atomr_cache_key_compute (request->blob, source, include_paths,
-                                         &request->headers);
-  request->kernel_names = g_strdupv ((gchar **) kernel_names);
-  request->flags = g_strdupv ((gchar **) flags);
-  request->arch = g_strdup (arch);
+  /* The key: the request plus every file NVRTC may read for it.  A
+   * request that cannot be keyed bypasses the cache (*request_out stays
+   * NULL). */
+  request->key = atomr_cache_key_compute (request->blob, input, &request->headers, &error);
+  if (request->key == NULL)
+    {
+      g_debug ("kernel cache: not cached: %s", error->message);
+      return NULL;
+    }
+  request->program_name = g_strdup (input->program_name);
+  request->kernel_names = g_strdupv ((gchar **) input->kernel_names);
+  request->flags = g_strdupv ((gchar **) input->flags);
+  request->arch = g_strdup (input->arch);
   request->link_objects = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  for (guint i = 0; link_objects && i < link_objects->len; i++)
+  for (guint i = 0; input->link_objects && i < input->link_objects->len; i++)
     g_ptr_array_add (request->link_objects,
-                     g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (link_objects, i))->data));
+                     g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (input->link_objects, i))->data));
 
   module = lookup_single_flight (self, request);
   if (module)
@@ -3958,6 +3972,9 @@ manifest_score (JsonObject *entry,
  * atomr_kernel_cache_explain:
  * @self: a cache
  * @source: CUDA C++ source
+ * @program_name: (nullable): the program name, as for atomr_nvrtc_compile()
+ *   (it is part of the key, and quoted includes are searched in its
+ *   directory)
  * @options: (nullable): compile options, as for atomr_nvrtc_compile()
  *   (the architecture cannot be %ATOMR_ARCH_NATIVE here)
  * @key: (out) (optional) (transfer full): the key of this compile
@@ -3974,11 +3991,14 @@ manifest_score (JsonObject *entry,
  * closest entry.  Compiles nothing, records nothing, removes nothing.
  *
  * Returns: %ATOMR_CACHE_STATUS_MEMORY_HIT, %ATOMR_CACHE_STATUS_DISK_HIT or
- *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE with @error set
+ *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE when the compile
+ *   would not be cached (@reasons says why, @error is not set) or on error
+ *   (@error set)
  */
 AtomrCacheStatus
 atomr_kernel_cache_explain (AtomrKernelCache     *self,
                             const gchar          *source,
+                            const gchar          *program_name,
                             AtomrCompileOptions  *options,
                             gchar               **key,
                             gchar               **nearest,
@@ -4011,7 +4031,7 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
       return ATOMR_CACHE_STATUS_NONE;
     }
   opts = options ? g_object_ref (options) : atomr_compile_options_new ();
-  if (!atomr_compile_options_validate (opts, error))
+  if (!atomr_compile_options_check (opts, error))
     return ATOMR_CACHE_STATUS_NONE;
   if (g_strcmp0 (atomr_compile_options_get_arch (opts), ATOMR_ARCH_NATIVE) == 0)
     {
@@ -4024,13 +4044,33 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
   /* Memory first, as a compile would (a hit there records a hit). */
   probe = atomr_kernel_cache_new (self->directory);
   probe->probe = TRUE;
-  module = atomr_kernel_cache_lookup_request (probe, source,
-                                              atomr_compile_options_get_name_expressions (opts),
-                                              (const gchar * const *) flags,
-                                              atomr_compile_options_get_arch (opts),
-                                              atomr_compile_options_get_include_paths (opts),
-                                              atomr_compile_options_get_link_objects (opts),
-                                              &request);
+  {
+    AtomrCacheKeyInput input = {
+      .source = source,
+      .program_name = program_name ? program_name : "program.cu",   /* as atomr_nvrtc_compile() */
+      .kernel_names = atomr_compile_options_get_name_expressions (opts),
+      .flags = (const gchar * const *) flags,
+      .arch = atomr_compile_options_get_arch (opts),
+      .link_objects = atomr_compile_options_get_link_objects (opts),
+    };
+    module = atomr_kernel_cache_lookup_request (probe, &input, &request);
+    if (module == NULL && request == NULL)
+      {
+        /* What the key cannot cover is never cached: say why. */
+        g_autoptr(GBytes) blob = atomr_cache_request_blob (&input);
+        g_autoptr(GPtrArray) headers = NULL;
+        g_autoptr(GError) key_error = NULL;
+        g_autofree gchar *k = atomr_cache_key_compute (blob, &input, &headers, &key_error);
+
+        if (reasons)
+          {
+            *reasons = g_new0 (gchar *, 2);
+            (*reasons)[0] = g_strdup_printf ("not cacheable: %s",
+                                             key_error ? key_error->message : "the key cannot be computed");
+          }
+        return ATOMR_CACHE_STATUS_NONE;
+      }
+  }
   if (module)
     {
       g_autoptr(AtomrModule) mem = memory_lookup_key (self, atomr_module_get_key (module));

@@ -168,6 +168,7 @@ gboolean          atomr_kernel_cache_import               (AtomrKernelCache     
 
 AtomrCacheStatus  atomr_kernel_cache_explain              (AtomrKernelCache        *self,
                                                            const gchar             *source,
+                                                           const gchar             *program_name,
                                                            AtomrCompileOptions     *options,
                                                            gchar                  **key,
                                                            gchar                  **nearest,
