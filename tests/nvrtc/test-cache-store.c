@@ -641,6 +641,18 @@ test_explain_and_diff (void)
     g_clear_pointer (&nearest, g_free);
     g_clear_pointer (&reasons, g_strfreev);
   }
+  /* What the key cannot cover is not cached: NONE, no error, a reason. */
+  {
+    const gchar *timed = "extern \"C\" __global__ void saxpy (int *x) { x[0] = __TIME__[0]; }\n";
+    g_assert_cmpint (atomr_kernel_cache_explain (cache, timed, "timed.cu", o, &key, &nearest, &reasons, &error),
+                     ==, ATOMR_CACHE_STATUS_NONE);
+    g_assert_no_error (error);
+    g_assert_null (key);
+    g_assert_true (strv_has (reasons, "not cacheable: "));
+    g_assert_true (strv_has (reasons, "__TIME__"));
+    g_clear_pointer (&nearest, g_free);
+    g_clear_pointer (&reasons, g_strfreev);
+  }
   /* Bad options are errors, not verdicts. */
   {
     g_autoptr(AtomrCompileOptions) bad = saxpy_options (NULL);
