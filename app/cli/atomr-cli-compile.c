@@ -240,6 +240,8 @@ atomr_cli_compile (int    argc,
         json_builder_add_string_value (b, atomr_module_get_nvrtc_version (module));
         atomr_cli_add_strv_member (b, "flags", atomr_module_get_flags (module));
         atomr_cli_add_string_member (b, "log", atomr_module_get_log (module));
+        /* Why nothing was stored or recorded (read-only cache, full disk). */
+        atomr_cli_add_string_member (b, "store_error", cache ? atomr_kernel_cache_get_store_error (cache) : NULL);
         json_builder_end_object (b);
         atomr_cli_print_json (b);
       }
