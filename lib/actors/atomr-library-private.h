@@ -26,6 +26,7 @@
 
 #include "core/atomr-actor-private.h"
 #include "core/atomr-error.h"
+#include "core/atomr-tensor-private.h"
 
 G_BEGIN_DECLS
 
@@ -123,28 +124,32 @@ gboolean atomr_check_vector        (const gchar  *op,
                                     const gchar  *inc_arg,
                                     gint64        inc,
                                     GError      **error);
-/* One buffer argument of an operation, for the aliasing check: the
- * elements [offset, offset + count) of @buffer (count 0: to the end).
- * NULL buffers are skipped, so optional arguments can be listed as they
- * are. */
+/* One buffer or view argument of an operation, for the aliasing check:
+ * the elements [offset, offset + count) of @buffer (count 0: to the end),
+ * or the bytes @tensor can touch.  Arguments that are NULL are skipped, so
+ * optional arguments can be listed as they are. */
 typedef struct {
   const gchar *name;
   AtomrBuffer *buffer;
   guint64      offset;
   guint64      count;
+  AtomrTensor *tensor;
 } AtomrOperand;
 
-#define ATOMR_OPERAND(name, buffer) ((AtomrOperand) { (name), (buffer), 0, 0 })
+#define ATOMR_OPERAND(name, buffer) ((AtomrOperand) { (name), (buffer), 0, 0, NULL })
+#define ATOMR_OPERAND_RANGE(name, buffer, offset, count) \
+  ((AtomrOperand) { (name), (buffer), (offset), (count), NULL })
+#define ATOMR_OPERAND_TENSOR(name, tensor) ((AtomrOperand) { (name), NULL, 0, 0, (tensor) })
 #define ATOMR_OPERANDS(...) ((const AtomrOperand[]) { __VA_ARGS__ }), \
   (guint) (sizeof ((const AtomrOperand[]) { __VA_ARGS__ }) / sizeof (AtomrOperand))
 
-/* No output shares an element with any input or any other output: the
- * GPU libraries read and write them concurrently, so any overlap gives
+/* No output shares a byte with any input or any other output: the GPU
+ * libraries read and write them concurrently, so any overlap gives
  * undefined results.  Operations that work in place pass the in-place
- * buffer once, as an output only.  Until buffers can be views of one
- * allocation, two arguments overlap when they are the same buffer and
- * their element ranges intersect.  Fails with ATOMR_ERROR_INVALID_ARGUMENT
- * naming both arguments. */
+ * buffer once, as an output only.  Two arguments overlap when their byte
+ * ranges intersect in the same allocation (the same buffer, or buffers
+ * wrapping the same memory); views compare with atomr_tensor_overlaps().
+ * Fails with ATOMR_ERROR_INVALID_ARGUMENT naming both arguments. */
 gboolean atomr_check_no_alias      (const gchar        *op,
                                     const AtomrOperand *outputs,
                                     guint               n_outputs,

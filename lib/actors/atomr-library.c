@@ -273,6 +273,20 @@ atomr_check_int32_range (const gchar  *op,
   return TRUE;
 }
 
+static gboolean
+operand_present (const AtomrOperand *operand)
+{
+  return (operand->buffer != NULL && ATOMR_IS_BUFFER (operand->buffer)) ||
+         (operand->tensor != NULL && atomr_tensor_get_buffer (operand->tensor) != NULL);
+}
+
+static AtomrBuffer *
+operand_buffer (const AtomrOperand *operand)
+{
+  return operand->tensor ? atomr_tensor_get_buffer (operand->tensor) : operand->buffer;
+}
+
+/* Elements [offset, end) of a buffer operand, clamped to the buffer. */
 static guint64
 operand_end (const AtomrOperand *operand)
 {
@@ -283,13 +297,55 @@ operand_end (const AtomrOperand *operand)
   return operand->offset + operand->count;
 }
 
+/* The bytes an operand can touch, as addresses in its allocation's space
+ * (device addresses, or host addresses on the host device). */
+static void
+operand_bytes (const AtomrOperand *operand,
+               guintptr           *begin,
+               guintptr           *end)
+{
+  AtomrBuffer *buffer = operand_buffer (operand);
+  CUdeviceptr ptr = atomr_buffer_get_ptr (buffer);
+  guintptr base = ptr ? (guintptr) ptr : (guintptr) atomr_buffer_get_host_data (buffer);
+  guint64 b, e;
+
+  if (operand->tensor)
+    atomr_tensor_get_byte_range (operand->tensor, &b, &e);
+  else
+    {
+      gsize size = atomr_dtype_get_size (atomr_buffer_get_dtype (buffer));
+      b = MIN (operand->offset, operand_end (operand)) * size;
+      e = operand_end (operand) * size;
+    }
+  /* No memory (a buffer of an older generation fails later as stale):
+   * nothing to compare. */
+  *begin = base ? base + b : 0;
+  *end = base ? base + e : 0;
+}
+
 static gboolean
 operands_overlap (const AtomrOperand *a,
                   const AtomrOperand *b)
 {
-  if (a->buffer == NULL || b->buffer == NULL || a->buffer != b->buffer)
+  AtomrBuffer *ba, *bb;
+  guintptr a0, a1, b0, b1;
+
+  if (!operand_present (a) || !operand_present (b))
     return FALSE;
-  return a->offset < operand_end (b) && b->offset < operand_end (a);
+  if (a->tensor && b->tensor)
+    return atomr_tensor_overlaps (a->tensor, b->tensor);
+  ba = operand_buffer (a);
+  bb = operand_buffer (b);
+  if (ba == NULL || bb == NULL)
+    return FALSE;
+  if (ba == bb && !a->tensor && !b->tensor)
+    return a->offset < operand_end (b) && b->offset < operand_end (a);
+  if (atomr_buffer_get_device (ba) != atomr_buffer_get_device (bb))
+    return FALSE;
+  /* Distinct buffers may wrap the same memory: compare addresses. */
+  operand_bytes (a, &a0, &a1);
+  operand_bytes (b, &b0, &b1);
+  return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1;
 }
 
 static gboolean
@@ -299,10 +355,14 @@ fail_alias (const gchar        *op,
             const AtomrOperand *other,
             GError            **error)
 {
-  if (out->count == 0 && other->count == 0)
+  if (out->count == 0 && other->count == 0 && !out->tensor && !other->tensor &&
+      out->buffer == other->buffer)
     return FAIL ("%s: output %s and %s %s are the same buffer; the library reads and writes "
                  "them at the same time, so they must not overlap", op, out->name, kind,
                  other->name);
+  if (out->tensor || other->tensor || out->buffer != other->buffer)
+    return FAIL ("%s: output %s overlaps %s %s in memory; the library reads and writes them "
+                 "at the same time, so they must not overlap", op, out->name, kind, other->name);
   return FAIL ("%s: output %s (elements %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
                ") overlaps %s %s (elements %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
                ") in the same buffer", op, out->name, out->offset, operand_end (out), kind,
@@ -319,7 +379,7 @@ atomr_check_no_alias (const gchar        *op,
 {
   for (guint i = 0; i < n_outputs; i++)
     {
-      if (outputs[i].buffer == NULL)
+      if (!operand_present (&outputs[i]))
         continue;
       for (guint j = i + 1; j < n_outputs; j++)
         if (operands_overlap (&outputs[i], &outputs[j]))

@@ -116,6 +116,7 @@ struct _ActorSource
   gint          spin_usec;    /* atomic copies of the actor's properties */
   gint          timeout_ms;
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
+  gint          n_graveyard;  /* atomic: its length, without its lock */
 };
 
 struct _AtomrOp
@@ -276,6 +277,7 @@ host_func_signal (void *data)
   source_wake (rec->source);
   /* Freeing the fence could call the driver: leave it to the context. */
   g_async_queue_push (rec->source->graveyard, rec);
+  g_atomic_int_inc (&rec->source->n_graveyard);
 }
 
 static void
@@ -340,6 +342,17 @@ op_watchdog_remaining (ActorSource *src,
   return MAX (deadline - now, 0);
 }
 
+/* The oldest request in flight not answered yet (the watchdog's): those
+ * ahead of it timed out but still run, and it waits behind them. */
+static AtomrOp *
+first_unanswered (ActorSource *src)
+{
+  for (GList *l = src->inflight.head; l; l = l->next)
+    if (!((AtomrOp *) l->data)->replied)
+      return l->data;
+  return NULL;
+}
+
 static gboolean
 mailbox_ready (ActorSource *src)
 {
@@ -387,7 +400,7 @@ actor_source_prepare (GSource *source,
   gint64 now, remaining;
 
   *timeout = -1;
-  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0 || src->unfenced.len > 0)
+  if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0)
     return TRUE;
 
   head = g_queue_peek_head (&src->inflight);
@@ -417,7 +430,9 @@ actor_source_prepare (GSource *source,
     }
 
   /* The watchdog sleeps with the context, it never polls. */
-  remaining = op_watchdog_remaining (src, head, now);
+  if (head->replied)
+    head = first_unanswered (src);
+  remaining = head ? op_watchdog_remaining (src, head, now) : -1;
   if (remaining == 0)
     return TRUE;
   if (remaining > 0 && *timeout != 0)
@@ -435,13 +450,16 @@ actor_source_check (GSource *source)
   AtomrOp *head;
   CUresult res;
 
-  if (mailbox_ready (src) || g_async_queue_length (src->graveyard) > 0 || src->unfenced.len > 0)
+  if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0)
     return TRUE;
   head = g_queue_peek_head (&src->inflight);
   if (head == NULL)
     return FALSE;
-  return op_is_done (head, &res) ||
-         op_watchdog_remaining (src, head, g_get_monotonic_time ()) == 0;
+  if (op_is_done (head, &res))
+    return TRUE;
+  if (head->replied)
+    head = first_unanswered (src);
+  return head != NULL && op_watchdog_remaining (src, head, g_get_monotonic_time ()) == 0;
 }
 
 static void op_return_error (AtomrOp *op, GError *error);
@@ -538,14 +556,21 @@ actor_pump (AtomrActor   *self,
    * own the context): fence it now rather than one iteration later. */
   actor_flush (self);
 
+  {
+    gint64 now = g_get_monotonic_time ();
+    while ((op = first_unanswered (src)) && op_watchdog_remaining (src, op, now) == 0)
+      op_time_out (op);
+  }
+  /* A _sync waits on its private context: the service must wake it. */
   op = g_queue_peek_head (&src->inflight);
-  if (op != NULL && op_watchdog_remaining (src, op, g_get_monotonic_time ()) == 0)
-    op_time_out (op);
-  if (op != NULL && hand_off_pending && !op->replied)
+  if (op != NULL && hand_off_pending)
     hand_off (src, op);
 
   while ((rec = g_async_queue_try_pop (src->graveyard)))
-    host_func_record_free (rec);
+    {
+      g_atomic_int_dec_and_test (&src->n_graveyard);
+      host_func_record_free (rec);
+    }
 }
 
 static gboolean
@@ -674,7 +699,8 @@ op_note_failure (AtomrOp      *op,
 
 /* Replies with @error, or — when nobody asked for a reply — keeps it for
  * the actor's next barrier (and the launch info of the completion signals):
- * nothing fails silently. */
+ * nothing fails silently.  (A cancelled request without a callback is not
+ * reported: the caller asked for it.) */
 static void
 op_return_error (AtomrOp *op,
                  GError  *error)
@@ -685,6 +711,12 @@ op_return_error (AtomrOp *op,
   if (op->task)
     {
       g_task_return_error (op->task, error);
+      return;
+    }
+  /* Cancelling is the caller's decision, not a failure to report. */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_error_free (error);
       return;
     }
   {
@@ -815,11 +847,6 @@ op_run (AtomrOp *op)
                                                "Operation was cancelled"));
       return;
     }
-  if ((error = op_check_data_deps (op)) != NULL)
-    {
-      op_reply_error (op, error);
-      return;
-    }
   if (!actor_ensure_stream (self, &error))
     {
       op_reply_error (op, error);
@@ -849,6 +876,13 @@ op_run (AtomrOp *op)
               return;
             }
         }
+    }
+
+  /* Its own problems first (a stale buffer says so), then what it reads. */
+  if ((error = op_check_data_deps (op)) != NULL)
+    {
+      op_reply_error (op, error);
+      return;
     }
 
   op->stream = atomr_stream_ref (priv->stream);
@@ -1485,18 +1519,44 @@ atomr_sync_callback (GObject      *source,
   sync->result = g_object_ref (result);
 }
 
+static gboolean
+watchdog_tick (gpointer data)
+{
+  return G_SOURCE_REMOVE;   /* only wakes the private context up */
+}
+
 GAsyncResult *
 atomr_sync_wait (AtomrSync *sync)
 {
   while (sync->result == NULL)
     {
+      GSource *timer = NULL;
+
       if (sync->acquired)
         {
+          AtomrActorPrivate *priv = atomr_actor_get_instance_private (sync->actor);
+          AtomrOp *head;
+          gint64 remaining;
+
           actor_pump (sync->actor, sync->context, TRUE);
           if (sync->result != NULL || g_main_context_iteration (sync->context, FALSE))
             continue;
+          /* The actor's watchdog must fire while we sleep here too. */
+          head = first_unanswered (priv->source);
+          remaining = head ? op_watchdog_remaining (priv->source, head, g_get_monotonic_time ()) : -1;
+          if (remaining >= 0)
+            {
+              timer = g_timeout_source_new ((guint) MIN ((remaining + 999) / 1000, G_MAXUINT));
+              g_source_set_callback (timer, watchdog_tick, NULL, NULL);
+              g_source_attach (timer, sync->context);
+            }
         }
       g_main_context_iteration (sync->context, TRUE);
+      if (timer)
+        {
+          g_source_destroy (timer);
+          g_source_unref (timer);
+        }
     }
   return sync->result;
 }

@@ -23,4 +23,15 @@ gpointer    atomr_buffer_get_host_data  (AtomrBuffer *self);
 /* The buffer's hazard state (atomr-hazard-private.h). */
 AtomrHazards *atomr_buffer_get_hazards  (AtomrBuffer *self);
 
+/* A buffer over memory someone else owns: never freed by us; @notify
+ * (may be NULL) runs once the last work on it has run on the GPU, on the
+ * device's thread.  Checked by atomr_buffer_new_for_device_pointer(). */
+AtomrBuffer *atomr_buffer_new_foreign   (AtomrDevice    *device,
+                                         AtomrDtype      dtype,
+                                         guint64         n_elements,
+                                         CUdeviceptr     ptr,
+                                         gpointer        host_data,
+                                         GDestroyNotify  notify,
+                                         gpointer        notify_data);
+
 G_END_DECLS

@@ -12,6 +12,7 @@
 #include "atomr-device-private.h"
 #include "atomr-enum-types.h"
 #include "atomr-error.h"
+#include "atomr-memory-pool-private.h"
 
 /**
  * AtomrBuffer:
@@ -48,6 +49,11 @@ struct _AtomrBuffer
   CUdeviceptr  ptr;
   gpointer     host_data;
 
+  /* foreign memory (atomr_buffer_new_for_device_pointer ()): not ours to free */
+  gboolean       foreign;
+  GDestroyNotify foreign_notify;
+  gpointer       foreign_data;
+
   AtomrHazards hazards;      /* atomr-hazard.c */
 };
 
@@ -65,13 +71,20 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+static void release_foreign (AtomrBuffer *self);
+
 static void
 atomr_buffer_finalize (GObject *object)
 {
   AtomrBuffer *self = ATOMR_BUFFER (object);
 
-  if (self->host_data)
-    g_free (self->host_data);
+  if (self->foreign)
+    release_foreign (self);
+  else if (self->host_data)
+    {
+      g_free (self->host_data);
+      atomr_memory_pool_account_host (self->device, -(gint64) self->byte_size);
+    }
   else if (self->ptr && self->generation == atomr_device_get_generation (self->device) &&
            atomr_device_enter (self->device, NULL))
     {
@@ -250,6 +263,7 @@ atomr_buffer_new (AtomrDevice  *device,
                        self->byte_size);
           return NULL;
         }
+      atomr_memory_pool_account_host (device, (gint64) self->byte_size);
       return g_steal_pointer (&self);
     }
 
@@ -263,12 +277,12 @@ atomr_buffer_new (AtomrDevice  *device,
         atomr_device_leave (device);
         return NULL;
       }
-    res = ATOMR_CU->cuMemAllocAsync (&self->ptr, self->byte_size, utility->handle);
+    res = atomr_memory_pool_alloc_async (device, &self->ptr, self->byte_size, utility->handle);
     if (res != CUDA_SUCCESS)
       {
         self->ptr = 0;
         atomr_device_leave (device);
-        atomr_cuda_check (res, "cuMemAllocAsync", &local);
+        atomr_cuda_check (res, "cuMemAllocFromPoolAsync", &local);
         g_set_error (error, local->domain, local->code,
                      "Cannot allocate %" G_GUINT64_FORMAT " bytes (%" G_GUINT64_FORMAT
                      " × %s) on device %d (%s, %" G_GUINT64_FORMAT " bytes in all): %s",
@@ -1007,4 +1021,106 @@ atomr_dtype_pack_into (AtomrDtype dtype,
     }
 #undef SAT
   return size;
+}
+
+/* ------------------------------------------------------------------ */
+/* Foreign memory                                                       */
+
+typedef struct {
+  GDestroyNotify notify;
+  gpointer       data;
+  GMainContext  *context;
+} ForeignRelease;
+
+static gboolean
+foreign_release_run (gpointer user_data)
+{
+  ForeignRelease *r = user_data;
+
+  if (r->notify)
+    r->notify (r->data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+foreign_release_free (gpointer user_data)
+{
+  ForeignRelease *r = user_data;
+
+  g_main_context_unref (r->context);
+  g_free (r);
+}
+
+/* Runs on a driver thread once the GPU passed the last work on the buffer:
+ * no CUDA calls here, so the owner's notify runs on the device's thread. */
+static void CUDA_CB
+foreign_release_host_func (void *user_data)
+{
+  ForeignRelease *r = user_data;
+
+  g_main_context_invoke_full (r->context, G_PRIORITY_DEFAULT, foreign_release_run, r,
+                              foreign_release_free);
+}
+
+/* The owner of foreign memory gets it back only after the last work that
+ * touched it has run on the GPU: the utility stream waits for the last
+ * writer and the readers, then a host function hands the notify to the
+ * device's thread.  When the context is gone (or on the host device) there
+ * is nothing to wait for. */
+static void
+release_foreign (AtomrBuffer *self)
+{
+  ForeignRelease *r;
+
+  if (self->foreign_notify == NULL)
+    return;
+  if (self->host_data == NULL && self->generation == atomr_device_get_generation (self->device) &&
+      atomr_device_enter (self->device, NULL))
+    {
+      g_autoptr(AtomrStream) utility = atomr_device_get_utility_stream (self->device, NULL);
+
+      r = g_new0 (ForeignRelease, 1);
+      r->notify = self->foreign_notify;
+      r->data = self->foreign_data;
+      r->context = g_main_context_ref (atomr_device_get_thread_context (self->device));
+      if (utility)
+        atomr_hazards_order_all (&self->hazards, utility);
+      if (utility && ATOMR_CU->cuLaunchHostFunc (utility->handle, foreign_release_host_func, r) == CUDA_SUCCESS)
+        {
+          atomr_device_leave (self->device);
+          return;
+        }
+      /* No way to wait on the GPU timeline: wait here. */
+      if (utility)
+        ATOMR_CU->cuStreamSynchronize (utility->handle);
+      atomr_device_leave (self->device);
+      foreign_release_run (r);
+      foreign_release_free (r);
+      return;
+    }
+  self->foreign_notify (self->foreign_data);
+}
+
+AtomrBuffer *
+atomr_buffer_new_foreign (AtomrDevice    *device,
+                          AtomrDtype      dtype,
+                          guint64         n_elements,
+                          CUdeviceptr     ptr,
+                          gpointer        host_data,
+                          GDestroyNotify  notify,
+                          gpointer        notify_data)
+{
+  AtomrBuffer *self = g_object_new (ATOMR_TYPE_BUFFER, NULL);
+
+  self->device = g_object_ref (device);
+  self->generation = atomr_device_get_generation (device);
+  self->dtype = dtype;
+  self->n_elements = n_elements;
+  self->byte_size = n_elements * atomr_dtype_get_size (dtype);
+  self->ptr = ptr;
+  self->host_data = host_data;
+  self->foreign = TRUE;
+  self->foreign_notify = notify;
+  self->foreign_data = notify_data;
+  return self;
 }

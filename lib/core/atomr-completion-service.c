@@ -30,6 +30,7 @@ struct _AtomrCompletionService
   GThread   *thread;         /* started on the first watch */
   gboolean   stop;
   gboolean   kicked;
+  gboolean   polling;        /* a pass runs (unlocked) */
   gint       refs;           /* the owner and the thread */
 };
 
@@ -70,6 +71,7 @@ service_main (gpointer data)
   AtomrCompletionService *service = data;
   g_autoptr(GPtrArray) done = g_ptr_array_new ();
   g_autoptr(GPtrArray) pending = g_ptr_array_new ();
+  guint pass = 0;
 
   g_mutex_lock (&service->lock);
   for (;;)
@@ -88,15 +90,27 @@ service_main (gpointer data)
        * and watchers must never wait for the driver. */
       g_ptr_array_extend_and_steal (pending, g_steal_pointer (&service->watched));
       service->watched = g_ptr_array_new ();
+      service->polling = TRUE;
       g_mutex_unlock (&service->lock);
 
+      /* A stream passes its fences in order, and watches are in the order
+       * they came: once one fence of a stream is not ready, its later ones
+       * are not either (one query per busy stream and pass). */
+      if (++pass == 0)
+        pass = 1;
       for (guint i = 0; i < pending->len; i++)
         {
           Watch *w = g_ptr_array_index (pending, i);
-          CUresult res = atomr_fence_query (w->fence);
+          CUresult res;
 
-          if (res == CUDA_ERROR_NOT_READY)
+          if (w->fence->stream->service_pass == pass)
             continue;
+          res = atomr_fence_query (w->fence);
+          if (res == CUDA_ERROR_NOT_READY)
+            {
+              w->fence->stream->service_pass = pass;
+              continue;
+            }
           w->fence->result = res;
           g_atomic_int_set (&w->fence->signalled, 1);
           g_ptr_array_add (done, w);
@@ -107,16 +121,24 @@ service_main (gpointer data)
       g_ptr_array_set_size (done, 0);
 
       g_mutex_lock (&service->lock);
-      for (guint i = 0; i < pending->len; i++)
-        {
-          Watch *w = g_ptr_array_index (pending, i);
-          if (w == NULL)
-            continue;
-          g_ptr_array_add (service->watched, w);
-          youngest = MAX (youngest, w->since);
-          any_gpu |= !fence_is_host (w->fence);
-        }
-      g_ptr_array_set_size (pending, 0);
+      service->polling = FALSE;
+      {
+        /* What is left goes before what arrived meanwhile: order matters
+         * (see above). */
+        GPtrArray *kept = g_ptr_array_new ();
+        for (guint i = 0; i < pending->len; i++)
+          {
+            Watch *w = g_ptr_array_index (pending, i);
+            if (w == NULL)
+              continue;
+            g_ptr_array_add (kept, w);
+            youngest = MAX (youngest, w->since);
+            any_gpu |= !fence_is_host (w->fence);
+          }
+        g_ptr_array_extend_and_steal (kept, service->watched);
+        service->watched = kept;
+        g_ptr_array_set_size (pending, 0);
+      }
       if (service->stop)
         break;
       if (service->watched->len == 0 || service->kicked)
@@ -209,8 +231,13 @@ void
 atomr_completion_service_kick (AtomrCompletionService *service)
 {
   g_mutex_lock (&service->lock);
-  service->kicked = TRUE;
-  g_cond_signal (&service->cond);
+  /* Nothing watched and no pass running: nobody to tell (a wake-up for
+   * nothing costs a context switch on every host fence). */
+  if (service->watched->len > 0 || service->polling)
+    {
+      service->kicked = TRUE;
+      g_cond_signal (&service->cond);
+    }
   g_mutex_unlock (&service->lock);
 }
 

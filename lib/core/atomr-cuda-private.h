@@ -44,12 +44,23 @@ G_BEGIN_DECLS
   X (cuEventElapsedTime) \
   X (cuMemAllocAsync) \
   X (cuMemFreeAsync) \
+  X (cuMemAllocFromPoolAsync) \
+  X (cuMemPoolCreate) \
+  X (cuMemPoolDestroy) \
+  X (cuMemPoolSetAttribute) \
+  X (cuMemPoolGetAttribute) \
+  X (cuMemPoolTrimTo) \
+  X (cuMemAlloc) \
+  X (cuMemFree) \
+  X (cuPointerGetAttribute) \
   X (cuMemGetInfo) \
   X (cuMemHostAlloc) \
   X (cuMemFreeHost) \
   X (cuMemcpyHtoDAsync) \
   X (cuMemcpyDtoHAsync) \
   X (cuMemcpyDtoDAsync) \
+  X (cuMemcpy2DAsync) \
+  X (cuMemcpy3DAsync) \
   X (cuMemsetD8Async) \
   X (cuMemsetD16Async) \
   X (cuMemsetD32Async) \

@@ -44,10 +44,13 @@ G_BEGIN_DECLS
  *   message lists them).
  * @ATOMR_ERROR_TIMED_OUT: the request ran past its actor's
  *   #AtomrActor:timeout-ms on the GPU; the work itself may still finish, and
- *   its buffers stay alive until it does.
+ *   its buffers stay alive until it does.  Also a collective that ran past
+ *   #AtomrCollectiveWorld:timeout-ms (its world was aborted).
  * @ATOMR_ERROR_WOULD_DEADLOCK: a blocking (`_sync`) call was made where
  *   waiting could never end, such as from a #AtomrActor::before-enqueue
- *   handler; it failed at once instead.
+ *   handler, or a collective request that could never complete (ranks of
+ *   a local world missing, a send without its receive); it failed at once
+ *   instead.
  *
  * Error codes of the %ATOMR_ERROR domain.
  */

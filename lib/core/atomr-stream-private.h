@@ -25,6 +25,7 @@ struct _AtomrStream {
   guint        generation;
   guint        id;              /* per device, for traces */
   CUstream     handle;          /* NULL on the host device */
+  guint        service_pass;    /* the completion service's thread only */
 
   /* host device only */
   GMutex       lock;

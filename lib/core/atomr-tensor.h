@@ -10,6 +10,7 @@
 
 #include <gio/gio.h>
 
+#include "atomr-actor.h"
 #include "atomr-buffer.h"
 #include "atomr-device.h"
 #include "atomr-dtype.h"
@@ -115,5 +116,33 @@ gboolean      atomr_tensor_broadcast_shapes (const gint64  *shape_a,
                                              gint64       **out_shape,
                                              guint         *out_n_dims,
                                              GError       **error);
+
+/* Copies of views: methods of every actor (atomr-tensor-copy.c). */
+void          atomr_actor_copy_tensor_async      (AtomrActor          *self,
+                                                  AtomrTensor         *src,
+                                                  AtomrTensor         *dst,
+                                                  GCancellable        *cancellable,
+                                                  GAsyncReadyCallback  callback,
+                                                  gpointer             user_data);
+gboolean      atomr_actor_copy_tensor_finish     (AtomrActor          *self,
+                                                  GAsyncResult        *result,
+                                                  GError             **error);
+void          atomr_actor_upload_tensor_async    (AtomrActor          *self,
+                                                  AtomrTensor         *tensor,
+                                                  GBytes              *data,
+                                                  GCancellable        *cancellable,
+                                                  GAsyncReadyCallback  callback,
+                                                  gpointer             user_data);
+gboolean      atomr_actor_upload_tensor_finish   (AtomrActor          *self,
+                                                  GAsyncResult        *result,
+                                                  GError             **error);
+void          atomr_actor_download_tensor_async  (AtomrActor          *self,
+                                                  AtomrTensor         *tensor,
+                                                  GCancellable        *cancellable,
+                                                  GAsyncReadyCallback  callback,
+                                                  gpointer             user_data);
+GBytes       *atomr_actor_download_tensor_finish (AtomrActor          *self,
+                                                  GAsyncResult        *result,
+                                                  GError             **error);
 
 G_END_DECLS

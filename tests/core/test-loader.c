@@ -12,6 +12,7 @@
 #include "atomr-cublasLt-table-private.h"
 #include "atomr-cufft-table-private.h"
 #include "atomr-curand-table-private.h"
+#include "atomr-cusparse-table-private.h"
 #include "actors/solver/atomr-cusolver-loader-private.h"
 
 /* Names of CUDA libraries as they appear in /proc/self/maps. */
@@ -102,6 +103,8 @@ test_tables_resolve (void)
   check_table ("cuBLASLt", atomr_cublasLt_load, &atomr_cublasLt_loader, "libcublasLt.so.");
   check_table ("cuFFT", atomr_cufft_load, &atomr_cufft_loader, "libcufft.so.");
   check_table ("cuRAND", atomr_curand_load, &atomr_curand_loader, "libcurand.so.");
+  /* cuSPARSE: every entry point of lib/actors/sparse/cusparse.symbols. */
+  check_table ("cuSPARSE", atomr_cusparse_load, &atomr_cusparse_loader, "libcusparse.so.");
   if (load_cusolver (NULL))
     g_assert_nonnull (atomr_cusolver_get ()->cusolverDnXgetrf);
   else

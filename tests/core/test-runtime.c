@@ -117,7 +117,7 @@ test_finalize_on_other_thread (void)
 
   atomr_device_set_host_autocomplete (device, TRUE);
   thread = g_thread_new ("spinner", spinner_main, &sp);
-  for (guint i = 0; i < 200; i++)
+  for (guint i = 0; i < 100; i++)
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 64, &error);
@@ -129,13 +129,14 @@ test_finalize_on_other_thread (void)
       atomr_actor_upload_async (actor, buffer, bytes, NULL, store_result, &result);
       iterate_until ((gpointer *) &result);
       g_assert_true (atomr_actor_upload_finish (actor, result, &error));
-      /* The reply held the actor: the last reference goes here, on the
-       * main thread, while the spinner iterates the actor's context. */
       g_object_unref (result);
-      g_object_unref (actor);
-      /* (or on the spinner, if its operation lets go last) */
-      while (weak != NULL)
+      /* Once the spinner has let go of the operation, ours is the last
+       * reference: it goes here, on the main thread, while the spinner
+       * iterates the actor's context. */
+      while (g_atomic_int_get (&G_OBJECT (actor)->ref_count) > 1)
         g_thread_yield ();
+      g_object_unref (actor);
+      g_assert_null (weak);
     }
   g_atomic_int_set (&sp.stop, 1);
   g_thread_join (thread);
@@ -353,6 +354,27 @@ test_dependency_failed (void)
   got = atomr_actor_download_finish (b, r2, &error);
   g_assert_no_error (error);
   g_assert_true (g_bytes_equal (got, bytes));
+}
+
+/* A request's own problem is reported before a failed dependency: a stale
+ * buffer says it is stale. */
+static void
+test_own_error_first (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = new_actor (device, NULL);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 8, &error);
+  g_autoptr(GAsyncResult) w = NULL, r = NULL;
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  submit_failing_write (actor, x, store_result, &w);
+  iterate_until ((gpointer *) &w);
+  g_assert_true (atomr_device_reset (device, &error));
+  atomr_actor_download_async (actor, x, NULL, store_result, &r);
+  iterate_until ((gpointer *) &r);
+  g_assert_null (atomr_actor_download_finish (actor, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_STALE);
 }
 
 static void
@@ -611,24 +633,51 @@ test_watchdog (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(AtomrActor) actor = new_actor (device, NULL);
   AtomrBuffer *x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 8, &error);
-  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GAsyncResult) result = NULL, behind = NULL;
   gpointer weak = x;
 
   g_object_add_weak_pointer (G_OBJECT (x), &weak);
   atomr_actor_set_timeout_ms (actor, 20);
   g_assert_cmpuint (atomr_actor_get_timeout_ms (actor), ==, 20);
   atomr_actor_download_async (actor, x, NULL, store_result, &result);
+  iterate_pending ();
+  /* A second request, fenced separately, waits behind the first. */
+  atomr_actor_download_async (actor, x, NULL, store_result, &behind);
   g_object_unref (x);
   /* The "kernel" never ends: the main loop sleeps until the watchdog. */
   iterate_until ((gpointer *) &result);
   g_assert_null (atomr_actor_download_finish (actor, result, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
   g_assert_nonnull (strstr (error->message, "20 ms"));
+  g_clear_error (&error);
+  /* The one behind it times out too, though the first is still "running". */
+  iterate_until ((gpointer *) &behind);
+  g_assert_null (atomr_actor_download_finish (actor, behind, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
   /* Still on the GPU: its buffer stays alive until it ends. */
   g_assert_nonnull (weak);
-  atomr_host_stream_complete (atomr_actor_get_stream (actor), 1, CUDA_SUCCESS);
+  atomr_host_stream_complete (atomr_actor_get_stream (actor), G_MAXUINT, CUDA_SUCCESS);
   while (weak != NULL)
     g_main_context_iteration (NULL, TRUE);
+
+  /* The same from a _sync that drives the actor: it wakes up in time. */
+  g_clear_error (&error);
+  {
+    g_autoptr(AtomrBuffer) y = atomr_buffer_new (device, ATOMR_DTYPE_U8, 8, &error);
+    g_autoptr(GBytes) got = NULL;
+    AtomrSync sync;
+
+    g_assert_no_error (error);
+    atomr_sync_begin (&sync, actor);
+    atomr_actor_download_async (actor, y, NULL, atomr_sync_callback, &sync);
+    got = atomr_actor_download_finish (actor, atomr_sync_wait (&sync), &error);
+    atomr_sync_end (&sync);
+    g_assert_null (got);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
+    atomr_host_stream_complete (atomr_actor_get_stream (actor), 1, CUDA_SUCCESS);
+    while (atomr_actor_get_n_completed (actor) < 3)
+      g_main_context_iteration (NULL, TRUE);
+  }
 }
 
 typedef struct {
@@ -693,6 +742,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/mode-change-in-flight", test_mode_change_in_flight);
   g_test_add_func ("/runtime/errors/dependency-failed", test_dependency_failed);
   g_test_add_func ("/runtime/errors/barrier", test_barrier_reports_failures);
+  g_test_add_func ("/runtime/errors/own-error-first", test_own_error_first);
   g_test_add_func ("/runtime/completion/threads", test_completion_threads);
   g_test_add_func ("/runtime/cancel-queued", test_cancel_queued);
   g_test_add_func ("/runtime/failed-fence-record", test_failed_fence_record);

@@ -669,6 +669,331 @@ test_bare (void)
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
 }
 
+#include "core/atomr-tensor-copy-private.h"
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  g_assert_null (*out);
+  *out = g_object_ref (result);
+}
+
+static GAsyncResult *
+wait_result (GAsyncResult **slot)
+{
+  while (*slot == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return *slot;
+}
+
+/* Plans of common layouts, and their execution on host memory. */
+static void
+test_copy_plan (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) p = NULL;
+  const AtomrCopyPiece *piece;
+
+  {
+    /* a contiguous 2 × 3 × 4 block: one piece */
+    const gint64 shape[] = { 2, 3, 4 }, st[] = { 12, 4, 1 };
+    p = atomr_copy_plan (4, 3, shape, st, st, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (p->len, ==, 1);
+    piece = &g_array_index (p, AtomrCopyPiece, 0);
+    g_assert_cmpuint (piece->width, ==, 96);
+    g_assert_cmpuint (piece->height, ==, 1);
+    g_clear_pointer (&p, g_array_unref);
+  }
+  {
+    /* a 3 × 2 sub-matrix of a 6-column matrix into a packed one: one 2-D piece */
+    const gint64 shape[] = { 3, 2 }, src[] = { 6, 1 }, dst[] = { 2, 1 };
+    p = atomr_copy_plan (8, 2, shape, src, dst, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (p->len, ==, 1);
+    piece = &g_array_index (p, AtomrCopyPiece, 0);
+    g_assert_cmpuint (piece->width, ==, 16);
+    g_assert_cmpuint (piece->height, ==, 3);
+    g_assert_cmpuint (piece->src_pitch, ==, 48);
+    g_assert_cmpuint (piece->dst_pitch, ==, 16);
+    g_assert_cmpuint (piece->depth, ==, 1);
+    g_clear_pointer (&p, g_array_unref);
+  }
+  {
+    /* a 2 × 3 × 4 box of a 5 × 6 × 7 volume: one 3-D piece */
+    const gint64 shape[] = { 2, 3, 4 }, src[] = { 42, 7, 1 }, dst[] = { 12, 4, 1 };
+    p = atomr_copy_plan (2, 3, shape, src, dst, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (p->len, ==, 1);
+    piece = &g_array_index (p, AtomrCopyPiece, 0);
+    g_assert_cmpuint (piece->depth, ==, 2);
+    g_assert_cmpuint (piece->src_slice / piece->src_pitch, ==, 6);
+    g_assert_cmpuint (piece->dst_slice / piece->dst_pitch, ==, 3);
+    g_clear_pointer (&p, g_array_unref);
+  }
+  {
+    /* a transposed matrix: element rows (width 4, pitched on both sides) */
+    const gint64 shape[] = { 3, 5 }, src[] = { 1, 3 }, dst[] = { 5, 1 };
+    p = atomr_copy_plan (4, 2, shape, src, dst, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (p->len, ==, 3);
+    piece = &g_array_index (p, AtomrCopyPiece, 0);
+    g_assert_cmpuint (piece->width, ==, 4);
+    g_assert_cmpuint (piece->height, ==, 5);
+    g_clear_pointer (&p, g_array_unref);
+  }
+  {
+    const gint64 shape[] = { 4 }, src[] = { -1 }, dst[] = { 1 }, zero[] = { 0 };
+    g_assert_null (atomr_copy_plan (4, 1, shape, src, dst, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+    g_assert_nonnull (strstr (error->message, "reversed in the source only"));
+    g_clear_error (&error);
+    g_assert_null (atomr_copy_plan (4, 1, shape, zero, dst, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+    g_clear_error (&error);
+  }
+  {
+    /* both reversed: flipped into one forward piece */
+    const gint64 shape[] = { 4 }, st[] = { -1 };
+    guint8 src[16], dst[16] = { 0, };
+    for (guint i = 0; i < 16; i++)
+      src[i] = (guint8) i;
+    p = atomr_copy_plan (4, 1, shape, st, st, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (p->len, ==, 1);
+    g_assert_cmpint (g_array_index (p, AtomrCopyPiece, 0).src_offset, ==, -12);
+    atomr_copy_plan_run_host (p, src + 12, dst + 12);
+    g_assert_cmpmem (src, 16, dst, 16);
+  }
+}
+
+/* Upload into a sub-view, copy between strided views, download a strided
+ * view: the same plans the GPU runs, executed on the host device. */
+static void
+test_copy_actor (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = NULL;
+  g_autoptr(AtomrTensor) sub = NULL;
+  g_autoptr(AtomrTensor) rev = NULL;
+  g_autoptr(AtomrTensor) packed = NULL;
+  g_autoptr(GBytes) down = NULL;
+  GAsyncResult *result = NULL;
+  const gfloat values[] = { -1, -2, -3, -4 };
+  g_autoptr(GBytes) up = g_bytes_new (values, sizeof values);
+  const gint64 two_two[] = { 2, 2 };
+
+  atomr_device_set_host_autocomplete (f->device, TRUE);
+  actor = ATOMR_ACTOR (atomr_copy_actor_new (f->device, &error));
+  g_assert_no_error (error);
+
+  /* t[1, 1:3, 0:4:3] = [[-1, -2], [-3, -4]] */
+  {
+    g_autoptr(AtomrTensor) a = atomr_tensor_select (f->t, 0, 1, &error);
+    g_autoptr(AtomrTensor) b = atomr_tensor_slice (a, 0, 1, 3, 1, &error);
+    sub = atomr_tensor_slice (b, 1, 0, 4, 3, &error);
+    g_assert_no_error (error);
+  }
+  atomr_actor_upload_tensor_async (actor, sub, up, NULL, store_result, &result);
+  g_assert_true (atomr_actor_upload_tensor_finish (actor, wait_result (&result), &error));
+  g_assert_no_error (error);
+  g_clear_object (&result);
+  {
+    const gfloat *host = atomr_buffer_get_host_data (f->buffer);
+    g_assert_cmpfloat (host[16], ==, -1);
+    g_assert_cmpfloat (host[19], ==, -2);
+    g_assert_cmpfloat (host[20], ==, -3);
+    g_assert_cmpfloat (host[23], ==, -4);
+    g_assert_cmpfloat (host[17], ==, 17);
+    g_assert_cmpfloat (host[12], ==, 12);
+  }
+
+  /* download the same view back, packed */
+  atomr_actor_download_tensor_async (actor, sub, NULL, store_result, &result);
+  down = atomr_actor_download_tensor_finish (actor, wait_result (&result), &error);
+  g_assert_no_error (error);
+  g_clear_object (&result);
+  g_assert_cmpmem (g_bytes_get_data (down, NULL), g_bytes_get_size (down), values, sizeof values);
+
+  /* copy the reversed first block t[0, 0:2, 3:1:-1] into a packed tensor */
+  {
+    g_autoptr(AtomrTensor) a = atomr_tensor_select (f->t, 0, 0, &error);
+    g_autoptr(AtomrTensor) b = atomr_tensor_slice (a, 0, 0, 2, 1, &error);
+    g_autoptr(AtomrTensor) c = atomr_tensor_slice (b, 1, 3, 1, -1, &error);
+    g_assert_no_error (error);
+    packed = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, two_two, 2, &error);
+    g_assert_no_error (error);
+    /* reversed in the source only */
+    atomr_actor_copy_tensor_async (actor, c, packed, NULL, store_result, &result);
+    g_assert_false (atomr_actor_copy_tensor_finish (actor, wait_result (&result), &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+    g_clear_error (&error);
+    g_clear_object (&result);
+    /* reversed on both sides works */
+    rev = atomr_tensor_slice (packed, 1, 1, -1, -1, &error);
+    g_assert_no_error (error);
+    atomr_actor_copy_tensor_async (actor, c, rev, NULL, store_result, &result);
+    g_assert_true (atomr_actor_copy_tensor_finish (actor, wait_result (&result), &error));
+    g_assert_no_error (error);
+    g_clear_object (&result);
+    {
+      const gfloat expected[] = { 2, 3, 6, 7 };
+      assert_elements (packed, expected, 4);
+    }
+  }
+
+  /* invalid requests fail cleanly */
+  {
+    g_autoptr(GBytes) short_data = g_bytes_new (values, 8);
+    g_autoptr(AtomrTensor) a = atomr_tensor_slice (f->t, 0, 0, 1, 1, &error);
+    g_autoptr(AtomrTensor) b = atomr_tensor_slice (f->t, 2, 0, 2, 1, &error);
+    g_autoptr(AtomrTensor) bare = g_object_new (ATOMR_TYPE_TENSOR, NULL);
+    g_autoptr(AtomrTensor) one = atomr_tensor_slice (f->t, 1, 0, 1, 1, &error);
+    g_autoptr(AtomrTensor) bc = NULL;
+    const gint64 shape[] = { 2, 3, 4 };
+
+    atomr_actor_upload_tensor_async (actor, sub, short_data, NULL, store_result, &result);
+    g_assert_false (atomr_actor_upload_tensor_finish (actor, wait_result (&result), &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "8 bytes of data for f32[2, 2]"));
+    g_clear_error (&error);
+    g_clear_object (&result);
+
+    atomr_actor_copy_tensor_async (actor, a, b, NULL, store_result, &result);
+    g_assert_false (atomr_actor_copy_tensor_finish (actor, wait_result (&result), &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "differ in shape"));
+    g_clear_error (&error);
+    g_clear_object (&result);
+
+    atomr_actor_copy_tensor_async (actor, f->t, f->t, NULL, store_result, &result);
+    g_assert_false (atomr_actor_copy_tensor_finish (actor, wait_result (&result), &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "dst overlaps src"));
+    g_clear_error (&error);
+    g_clear_object (&result);
+
+    atomr_actor_download_tensor_async (actor, bare, NULL, store_result, &result);
+    g_assert_null (atomr_actor_download_tensor_finish (actor, wait_result (&result), &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+    g_clear_object (&result);
+
+    g_assert_no_error (error);
+    bc = atomr_tensor_broadcast_to (one, shape, 3, &error);
+    g_assert_no_error (error);
+    atomr_actor_upload_tensor_async (actor, bc, up, NULL, store_result, &result);
+    g_assert_false (atomr_actor_upload_tensor_finish (actor, wait_result (&result), &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "broadcast along dimension 1"));
+    g_clear_error (&error);
+    g_clear_object (&result);
+  }
+  g_clear_object (&packed);
+  g_clear_object (&rev);
+  g_assert_finalize_object (g_steal_pointer (&actor));
+}
+
+/* The view entry points of the BLAS actor validate before the host device
+ * refuses the work (it has no cuBLAS): a valid request gets NOT_SUPPORTED,
+ * an invalid one INVALID_ARGUMENT naming the culprit. */
+static void
+test_blas_views (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBlasActor) blas = atomr_blas_actor_new (f->device, &error);
+  g_autoptr(AtomrBuffer) other = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 64, &error);
+  g_autoptr(AtomrTensor) a = NULL;     /* 2 × 3 of the first block */
+  g_autoptr(AtomrTensor) b = NULL;     /* 3 × 4, the second block */
+  g_autoptr(AtomrTensor) c = NULL;     /* 2 × 4 in another buffer */
+  g_autoptr(AtomrTensor) step = NULL;
+  g_autoptr(AtomrTensor) x = NULL;
+  g_autoptr(AtomrTensor) y = NULL;
+  g_autoptr(AtomrTensor) rev = NULL;
+  GAsyncResult *result = NULL;
+  const gint64 c_shape[] = { 2, 4 }, y_shape[] = { 2 };
+
+  g_assert_no_error (error);
+  atomr_device_set_host_autocomplete (f->device, TRUE);
+  {
+    g_autoptr(AtomrTensor) first = atomr_tensor_select (f->t, 0, 0, &error);
+    a = atomr_tensor_slice (first, 1, 1, 4, 1, &error);   /* 3 × 3 */
+    g_clear_object (&first);
+    first = atomr_tensor_slice (a, 0, 0, 2, 1, &error);
+    g_clear_object (&a);
+    a = g_steal_pointer (&first);                          /* 2 × 3, ld 4 */
+    b = atomr_tensor_select (f->t, 0, 1, &error);          /* 3 × 4 */
+    c = atomr_tensor_new (other, c_shape, 2, &error);
+    step = atomr_tensor_slice (b, 1, 0, 4, 2, &error);     /* 3 × 2, strides 4, 2 */
+    x = atomr_tensor_select (b, 0, 0, &error);             /* 4 */
+    y = atomr_tensor_new_strided (other, ATOMR_DTYPE_F32, 40 * 4, y_shape, 1, NULL, 0, &error);
+    rev = atomr_tensor_slice (x, 0, 3, -1, -1, &error);
+    g_assert_no_error (error);
+  }
+
+#define EXPECT(finish, code, text)                                               \
+  G_STMT_START {                                                                 \
+    g_assert_false (finish (blas, wait_result (&result), &error));               \
+    if (error == NULL || strstr (error->message, text) == NULL)                  \
+      g_printerr ("unexpected: %s\n", error ? error->message : "no error");      \
+    g_assert_error (error, ATOMR_ERROR, code);                                   \
+    if (text)                                                                    \
+      g_assert_nonnull (strstr (error->message, (const gchar *) text));          \
+    g_clear_error (&error);                                                      \
+    g_clear_object (&result);                                                    \
+  } G_STMT_END
+
+  /* valid: refused only for want of cuBLAS */
+  atomr_blas_actor_gemm_tensor_async (blas, 1, 0, a, b, 0, 0, c, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_NOT_SUPPORTED, "no cuBLAS");
+  atomr_blas_actor_gemm_tensor_async (blas, 1, 0, b, a, 0, 0, c, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "shapes do not chain");
+  atomr_blas_actor_gemm_tensor_async (blas, 1, 0, a, step, 0, 0, c, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT,
+          "gemm-tensor: B (3 × 2, strides 4, 2) has no BLAS layout");
+  atomr_blas_actor_gemm_tensor_async (blas, 1, 0, a, b, 0, 0, b, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "C overlaps B");
+  {
+    /* C reading columns of A's buffer elsewhere is fine: byte ranges decide */
+    g_autoptr(AtomrTensor) last = atomr_tensor_select (f->t, 0, 1, &error);
+    g_autoptr(AtomrTensor) c2 = atomr_tensor_slice (last, 0, 0, 2, 1, &error);
+    g_autoptr(AtomrTensor) a2 = atomr_tensor_slice (a, 1, 0, 2, 1, &error);
+    g_autoptr(AtomrTensor) b2 = atomr_tensor_slice (c, 0, 0, 2, 1, &error);
+    g_assert_no_error (error);
+    atomr_blas_actor_gemm_tensor_async (blas, 1, 0, a2, b2, 0, 0, c2, NULL, store_result, &result);
+    /* Past validation; B is a view of C, which the first (refused) gemm
+     * wrote, so the request carries that failure along. */
+    EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_DEPENDENCY_FAILED, "no cuBLAS");
+  }
+
+  atomr_blas_actor_gemv_tensor_async (blas, 1, 0, a, x, 0, 0, y, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemv_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT,
+          "A is 2 × 3 but x has 4 and y 2 elements");
+  atomr_blas_actor_gemv_tensor_async (blas, 1, 0, step, y, 0, 0, x, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_gemv_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "no BLAS layout");
+  atomr_blas_actor_axpy_tensor_async (blas, 1, 0, rev, x, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_axpy_tensor_finish, ATOMR_ERROR_NOT_SUPPORTED, "has stride -1");
+  atomr_blas_actor_axpy_tensor_async (blas, 1, 0, x, y, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_axpy_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "x has 4 elements but y 2");
+  atomr_blas_actor_axpy_tensor_async (blas, 1, 0, x, x, NULL, store_result, &result);
+  EXPECT (atomr_blas_actor_axpy_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "y overlaps x");
+  {
+    g_autoptr(AtomrTensor) first = atomr_tensor_slice (x, 0, 0, 1, 1, &error);
+    g_autoptr(AtomrTensor) bc = atomr_tensor_broadcast_to (first, (const gint64[]) { 4 }, 1, &error);
+    g_assert_no_error (error);
+    atomr_blas_actor_axpy_tensor_async (blas, 1, 0, bc, rev, NULL, store_result, &result);
+    EXPECT (atomr_blas_actor_axpy_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "has stride 0");
+  }
+  {
+    g_autoptr(AtomrTensor) bare = g_object_new (ATOMR_TYPE_TENSOR, NULL);
+    atomr_blas_actor_gemm_tensor_async (blas, 1, 0, bare, b, 0, 0, c, NULL, store_result, &result);
+    EXPECT (atomr_blas_actor_gemm_tensor_finish, ATOMR_ERROR_INVALID_ARGUMENT, "no buffer");
+  }
+#undef EXPECT
+  g_assert_finalize_object (g_steal_pointer (&blas));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -684,6 +1009,9 @@ main (int argc, char **argv)
   g_test_add ("/tensor/matrix-layout", Fixture, NULL, fixture_setup, test_matrix_layout, fixture_teardown);
   g_test_add ("/tensor/overlaps", Fixture, NULL, fixture_setup, test_overlaps, fixture_teardown);
   g_test_add_func ("/tensor/bare", test_bare);
+  g_test_add_func ("/tensor/copy-plan", test_copy_plan);
+  g_test_add ("/tensor/blas-views", Fixture, NULL, fixture_setup, test_blas_views, fixture_teardown);
+  g_test_add ("/tensor/copy-actor", Fixture, NULL, fixture_setup, test_copy_actor, fixture_teardown);
 
   return g_test_run ();
 }

@@ -15,6 +15,7 @@
 
 #include "actors/atomr-library-private.h"
 #include "actors/blas/atomr-blas-actor.h"
+#include "core/atomr-tensor-private.h"
 
 /**
  * AtomrBlasActor:
@@ -129,7 +130,17 @@ struct _BlasRequest
   Scalar         alpha, beta;
   AtomrBuffer   *a, *b, *c, *x, *y;      /* not owned: the op keeps them */
   AtomrPinned   *pinned;                 /* the reduction result */
+  guint64        off_a, off_b, off_c, off_x, off_y; /* bytes, from views */
 };
+
+static inline guint64
+request_offset (const BlasRequest *r,
+                AtomrBuffer *const *operand)
+{
+  return operand == &r->a ? r->off_a : operand == &r->b ? r->off_b
+       : operand == &r->c ? r->off_c : operand == &r->x ? r->off_x
+       : operand == &r->y ? r->off_y : 0;
+}
 
 static void
 blas_request_free (gpointer data)
@@ -175,6 +186,16 @@ double_to_half (gdouble value)
       half++;
     return half;
   }
+}
+
+static gdouble
+half_to_double (guint16 h)
+{
+  gint exp = (h >> 10) & 0x1f;
+  gdouble mant = h & 0x3ff;
+  gdouble v = exp == 0 ? ldexp (mant, -24) : exp == 31 ? (mant ? NAN : INFINITY)
+            : ldexp (mant + 1024, exp - 25);
+  return (h & 0x8000) ? -v : v;
 }
 
 static void
@@ -226,10 +247,24 @@ to_cublas_op (AtomrTranspose t)
   return t == ATOMR_TRANSPOSE_N ? CUBLAS_OP_N : t == ATOMR_TRANSPOSE_T ? CUBLAS_OP_T : CUBLAS_OP_C;
 }
 
-#define PTR(buf) ((void *) (uintptr_t) atomr_buffer_get_ptr (buf))
+/* PTR (r->a) and friends: the buffer's address plus the byte offset a
+ * view entry point recorded for that operand (0 for the classic API). */
+#define PTR(buf) ((void *) (uintptr_t) (atomr_buffer_get_ptr (buf) + request_offset (r, &(buf))))
 #define ALPHA    scalar_ptr (r->dtype, &r->alpha)
 #define BETA     scalar_ptr (r->dtype, &r->beta)
 #define RESULT   ((void *) (uintptr_t) self->scratch)
+
+static gboolean
+is_half (AtomrDtype dtype)
+{
+  return dtype == ATOMR_DTYPE_F16 || dtype == ATOMR_DTYPE_BF16;
+}
+
+static cudaDataType
+half_type (AtomrDtype dtype)
+{
+  return dtype == ATOMR_DTYPE_F16 ? CUDA_R_16F : CUDA_R_16BF;
+}
 
 /* Picks the S, D, C or Z routine by the request's dtype. */
 #define DISPATCH4(s, d, c, z, ...)                                   \
@@ -319,6 +354,20 @@ call_geam (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 static cublasStatus_t
 call_gemv (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
+  if (is_half (r->dtype))
+    {
+      /* No half gemv in cuBLAS: the transposed product yᵀ = xᵀ·op(A)ᵀ as a
+       * 1-row GemmEx, where a vector with increment inc is a 1-row matrix
+       * with leading dimension inc (real dtypes: C is T). */
+      cudaDataType t = half_type (r->dtype);
+      gint k = r->transa == CUBLAS_OP_N ? r->n : r->m;
+      gint len = r->transa == CUBLAS_OP_N ? r->m : r->n;
+
+      *name = "cublasGemmEx (half gemv)";
+      return cublasGemmEx (self->handle, CUBLAS_OP_N, r->transa == CUBLAS_OP_N ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           1, len, k, &r->alpha.f[0], PTR (r->x), t, r->incx, PTR (r->a), t, r->lda,
+                           &r->beta.f[0], PTR (r->y), t, r->incy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }
   DISPATCH4 (cublasSgemv, cublasDgemv, cublasCgemv, cublasZgemv,
              self->handle, r->transa, r->m, r->n, ALPHA, PTR (r->a), r->lda,
              PTR (r->x), r->incx, BETA, PTR (r->y), r->incy);
@@ -343,6 +392,12 @@ call_ger (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 static cublasStatus_t
 call_axpy (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
+  if (is_half (r->dtype))
+    {
+      *name = "cublasAxpyEx";
+      return cublasAxpyEx (self->handle, r->n, &r->alpha.f[0], CUDA_R_32F, PTR (r->x), half_type (r->dtype),
+                           r->incx, PTR (r->y), half_type (r->dtype), r->incy, CUDA_R_32F);
+    }
   DISPATCH4 (cublasSaxpy, cublasDaxpy, cublasCaxpy, cublasZaxpy,
              self->handle, r->n, ALPHA, PTR (r->x), r->incx, PTR (r->y), r->incy);
 }
@@ -350,6 +405,12 @@ call_axpy (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 static cublasStatus_t
 call_scal (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
+  if (is_half (r->dtype))
+    {
+      *name = "cublasScalEx";
+      return cublasScalEx (self->handle, r->n, &r->alpha.f[0], CUDA_R_32F, PTR (r->x), half_type (r->dtype),
+                           r->incx, CUDA_R_32F);
+    }
   DISPATCH4 (cublasSscal, cublasDscal, cublasCscal, cublasZscal,
              self->handle, r->n, ALPHA, PTR (r->x), r->incx);
 }
@@ -381,6 +442,12 @@ call_dot (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
   cublasHandle_t h = self->handle;
 
+  if (is_half (r->dtype))
+    {
+      *name = "cublasDotEx";
+      return cublasDotEx (h, r->n, PTR (r->x), half_type (r->dtype), r->incx, PTR (r->y),
+                          half_type (r->dtype), r->incy, RESULT, half_type (r->dtype), CUDA_R_32F);
+    }
   if (r->conjugate)
     {
       DISPATCH4 (cublasSdot, cublasDdot, cublasCdotc, cublasZdotc,
@@ -393,6 +460,12 @@ call_dot (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 static cublasStatus_t
 call_nrm2 (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
+  if (is_half (r->dtype))
+    {
+      *name = "cublasNrm2Ex";
+      return cublasNrm2Ex (self->handle, r->n, PTR (r->x), half_type (r->dtype), r->incx, RESULT,
+                           half_type (r->dtype), CUDA_R_32F);
+    }
   DISPATCH4 (cublasSnrm2, cublasDnrm2, cublasScnrm2, cublasDznrm2,
              self->handle, r->n, PTR (r->x), r->incx, RESULT);
 }
@@ -516,6 +589,24 @@ blas_complete (AtomrOp *op,
   gboolean wide = r->dtype == ATOMR_DTYPE_F64 || r->dtype == ATOMR_DTYPE_C128;
   gboolean complex_ = atomr_dtype_is_complex (r->dtype);
 
+  if (is_half (r->dtype) && r->result != RESULT_INDEX)
+    {
+      /* the Ex reductions return the dtype of x */
+      guint16 h;
+      memcpy (&h, data, sizeof h);
+      if (r->dtype == ATOMR_DTYPE_BF16)
+        {
+          guint32 u = (guint32) h << 16;
+          gfloat f;
+          memcpy (&f, &u, sizeof f);
+          res->re = f;
+        }
+      else
+        res->re = half_to_double (h);
+      g_task_return_pointer (task, res, g_free);
+      return;
+    }
+
   switch (r->result)
     {
     case RESULT_INDEX:
@@ -576,6 +667,10 @@ blas_submit (AtomrOp      *op,
 
 static const AtomrDtype blas_dtypes[] = {
   ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128,
+};
+/* level 1 and 2 with the Ex forms for halves */
+static const AtomrDtype half_ok_dtypes[] = {
+  ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128, ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16,
 };
 static const AtomrDtype gemm_dtypes[] = {
   ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128,
@@ -1406,7 +1501,7 @@ atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
 
   if (!CHECK_TRANS (opname, "trans", trans) ||
       !check_dims (opname, &error, "m", m, "n", n, NULL) ||
-      !atomr_check_dtype_in (opname, "A", a, blas_dtypes, G_N_ELEMENTS (blas_dtypes), &error) ||
+      !atomr_check_dtype_in (opname, "A", a, half_ok_dtypes, G_N_ELEMENTS (half_ok_dtypes), &error) ||
       !atomr_check_same_dtype (opname, "A", a, "x", x, &error) ||
       !atomr_check_same_dtype (opname, "A", a, "y", y, &error) ||
       !atomr_check_distinct (opname, "x", x, "y", y, &error) ||
@@ -1528,6 +1623,33 @@ atomr_blas_actor_ger_finish (AtomrBlasActor  *self,
 /* Level 1                                                              */
 
 /* Validation of the (n, x, incx[, y, incy]) family. */
+
+/* A vector argument; @negative allows increments below 0 (reference BLAS:
+ * the vector is then read from its far end), never 0. */
+static gboolean
+check_vector_arg (const gchar  *opname,
+                  const gchar  *arg,
+                  AtomrBuffer  *buffer,
+                  gint64        n,
+                  const gchar  *inc_arg,
+                  gint64        inc,
+                  gboolean      negative,
+                  GError      **error)
+{
+  if (negative && inc < 0)
+    {
+      if (inc < -(gint64) G_MAXINT)
+        return (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                             "%s: %s is %" G_GINT64_FORMAT "; the library takes at least %d", opname,
+                             inc_arg, inc, -G_MAXINT), FALSE);
+      return atomr_check_vector (opname, arg, buffer, n, inc_arg, -inc, error);
+    }
+  if (negative && inc == 0)
+    return (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                         "%s: increment %s is 0; it must not be 0", opname, inc_arg), FALSE);
+  return atomr_check_vector (opname, arg, buffer, n, inc_arg, inc, error);
+}
+
 static gboolean
 check_level1 (const gchar  *opname,
               gint64        n,
@@ -1535,16 +1657,19 @@ check_level1 (const gchar  *opname,
               gint64        incx,
               AtomrBuffer  *y,
               gint64        incy,
+              gboolean      half_ok,
+              gboolean      negative,
               GError      **error)
 {
   if (!check_dims (opname, error, "n", n, NULL) ||
-      !atomr_check_dtype_in (opname, "x", x, blas_dtypes, G_N_ELEMENTS (blas_dtypes), error) ||
-      !atomr_check_vector (opname, "x", x, n, "incx", incx, error))
+      !atomr_check_dtype_in (opname, "x", x, half_ok ? half_ok_dtypes : blas_dtypes,
+                             half_ok ? G_N_ELEMENTS (half_ok_dtypes) : G_N_ELEMENTS (blas_dtypes), error) ||
+      !check_vector_arg (opname, "x", x, n, "incx", incx, negative, error))
     return FALSE;
   if (y == NULL)
     return TRUE;
   return atomr_check_same_dtype (opname, "x", x, "y", y, error) &&
-         atomr_check_vector (opname, "y", y, n, "incy", incy, error);
+         check_vector_arg (opname, "y", y, n, "incy", incy, negative, error);
 }
 
 static void
@@ -1578,7 +1703,13 @@ level1 (AtomrBlasActor      *self,
   if (needs_y && y == NULL)
     return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                                            "%s: y must be an AtomrBuffer", opname));
-  if (!check_level1 (opname, n, x, incx, y, incy, &error) ||
+  /* cuBLAS has Ex forms (f16, bf16) of axpy, scal, dot and nrm2; the
+   * routines of two vectors take negative increments as reference BLAS
+   * does (scal, nrm2, asum and the index searches need positive ones). */
+  if (!check_level1 (opname, n, x, incx, y, incy,
+                     call == call_axpy || call == call_scal || call == call_dot || call == call_nrm2,
+                     call == call_axpy || call == call_copy || call == call_swap || call == call_rot ||
+                     call == call_dot, &error) ||
       (distinct && !atomr_check_distinct (opname, "x", x, "y", y, &error)))
     return atomr_op_fail (op, error);
 
@@ -2260,4 +2391,462 @@ atomr_blas_actor_set_math_mode (AtomrBlasActor    *self,
     return;
   g_atomic_int_set (&self->math_mode, mode);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MATH_MODE]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Views: the same routines with operands given as AtomrTensor.        */
+/* Leading dimensions and transposes come from the strides (see        */
+/* atomr_tensor_get_matrix_layout()), sub-matrices cost no copy.       */
+
+static gboolean
+view_dtype (const gchar       *opname,
+            const gchar       *what,
+            AtomrTensor       *t,
+            const AtomrDtype  *allowed,
+            guint              n_allowed,
+            GError           **error)
+{
+  AtomrDtype dtype = atomr_tensor_get_dtype (t);
+
+  for (guint i = 0; i < n_allowed; i++)
+    if (allowed[i] == dtype)
+      return TRUE;
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+               "%s: %s has dtype %s, which this routine does not take",
+               opname, what, atomr_dtype_get_name (dtype));
+  return FALSE;
+}
+
+static gboolean
+view_matrix (AtomrBlasActor     *self,
+             const gchar        *opname,
+             const gchar        *what,
+             AtomrTensor        *t,
+             AtomrMatrixLayout  *layout,
+             GError            **error)
+{
+  g_autofree gchar *label = g_strdup_printf ("%s: %s", opname, what);
+  g_autofree gchar *ld = g_strdup_printf ("leading dimension of %s (from its strides)", what);
+
+  return atomr_tensor_check (t, atomr_actor_get_device (ATOMR_ACTOR (self)), label, error) &&
+         atomr_tensor_get_matrix_layout (t, label, layout, error) &&
+         atomr_check_int32 (opname, what, MAX (layout->rows, layout->cols), error) &&
+         atomr_check_int32 (opname, ld, layout->ld, error);
+}
+
+/* A 1-D view as (offset of the lowest element, increment ≥ 1). */
+static gboolean
+view_vector (AtomrBlasActor  *self,
+             const gchar     *opname,
+             const gchar     *what,
+             AtomrTensor     *t,
+             gint64          *n,
+             gint            *inc,
+             GError         **error)
+{
+  g_autofree gchar *label = g_strdup_printf ("%s: %s", opname, what);
+  gint64 stride;
+
+  if (!atomr_tensor_check (t, atomr_actor_get_device (ATOMR_ACTOR (self)), label, error))
+    return FALSE;
+  if (atomr_tensor_get_n_dims (t) != 1)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s must be a vector (1 dimension), not of rank %u",
+                   label, atomr_tensor_get_n_dims (t));
+      return FALSE;
+    }
+  *n = atomr_tensor_get_dim (t, 0);
+  stride = *n <= 1 ? 1 : atomr_tensor_get_stride (t, 0);
+  if (stride < 1)
+    {
+      g_set_error (error, ATOMR_ERROR,
+                   stride == 0 ? ATOMR_ERROR_INVALID_ARGUMENT : ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s has stride %" G_GINT64_FORMAT ": vectors need a positive stride "
+                   "(copy a %s view to a new tensor first)", label, stride,
+                   stride == 0 ? "broadcast" : "reversed");
+      return FALSE;
+    }
+  if (!atomr_check_int32 (opname, what, *n, error) ||
+      !atomr_check_int32 (opname, "the stride of a vector", stride, error))
+    return FALSE;
+  *inc = (gint) stride;
+  return TRUE;
+}
+
+static gboolean
+view_distinct (const gchar  *opname,
+               const gchar  *in,
+               AtomrTensor  *a,
+               const gchar  *out,
+               AtomrTensor  *b,
+               GError      **error)
+{
+  if (atomr_tensor_overlaps (a, b))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: %s overlaps %s in memory; the output must not alias an input",
+                   opname, out, in);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+view_same_dtype (const gchar  *opname,
+                 AtomrTensor  *a,
+                 const gchar  *what,
+                 AtomrTensor  *b,
+                 GError      **error)
+{
+  if (atomr_tensor_get_dtype (a) != atomr_tensor_get_dtype (b))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: %s has dtype %s, not %s like the first operand", opname, what,
+                   atomr_dtype_get_name (atomr_tensor_get_dtype (b)),
+                   atomr_dtype_get_name (atomr_tensor_get_dtype (a)));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static BlasRequest *
+view_request_new (AtomrTensor *first,
+                  const gchar *opname)
+{
+  BlasRequest *r = request_new (atomr_tensor_get_buffer (first), opname);
+
+  r->dtype = r->out_dtype = atomr_tensor_get_dtype (first);
+  return r;
+}
+
+/**
+ * atomr_blas_actor_gemm_tensor_async:
+ * @self: an #AtomrBlasActor
+ * @alpha: the real part of alpha
+ * @alpha_imag: the imaginary part of alpha (complex dtypes only)
+ * @a: an m × k matrix view (f32, f64, c64, c128, f16 or bf16)
+ * @b: a k × n matrix view, the dtype of @a
+ * @beta: the real part of beta
+ * @beta_imag: the imaginary part of beta (complex dtypes only)
+ * @c: an m × n matrix view, the dtype of @a; read too when beta ≠ 0
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when C is computed
+ * @user_data: data for @callback
+ *
+ * C = alpha·A·B + beta·C on views, without copies: each matrix may be
+ * row-major or column-major, a transposed view (atomr_tensor_transpose())
+ * or a sub-matrix (atomr_tensor_slice()); the leading dimensions and
+ * transposes are taken from the strides.  A layout with no BLAS form (both
+ * strides > 1, broadcast, reversed) fails with
+ * %ATOMR_ERROR_INVALID_ARGUMENT naming the operand, as does a C that
+ * overlaps A or B.  Transposes are plain (a view cannot conjugate): use
+ * atomr_blas_actor_gemm_async() with %ATOMR_TRANSPOSE_C for conjugates.
+ */
+void
+atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
+                                    gdouble              alpha,
+                                    gdouble              alpha_imag,
+                                    AtomrTensor         *a,
+                                    AtomrTensor         *b,
+                                    gdouble              beta,
+                                    gdouble              beta_imag,
+                                    AtomrTensor         *c,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  const gchar *opname = "gemm-tensor";
+  AtomrMatrixLayout la, lb, lc;
+  AtomrOp *op;
+  GError *error = NULL;
+  BlasRequest *r;
+  gint64 m, n, k;
+
+  g_return_if_fail (ATOMR_IS_BLAS_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_blas_actor_gemm_tensor_async, cancellable, callback, user_data);
+
+  if (!view_matrix (self, opname, "A", a, &la, &error) ||
+      !view_matrix (self, opname, "B", b, &lb, &error) ||
+      !view_matrix (self, opname, "C", c, &lc, &error) ||
+      !view_dtype (opname, "A", a, gemm_dtypes, G_N_ELEMENTS (gemm_dtypes), &error) ||
+      !view_same_dtype (opname, a, "B", b, &error) ||
+      !view_same_dtype (opname, a, "C", c, &error) ||
+      !view_distinct (opname, "A", a, "C", c, &error) ||
+      !view_distinct (opname, "B", b, "C", c, &error))
+    return atomr_op_fail (op, error);
+
+  m = atomr_tensor_get_dim (a, 0);
+  k = atomr_tensor_get_dim (a, 1);
+  n = atomr_tensor_get_dim (b, 1);
+  if (atomr_tensor_get_dim (b, 0) != k || atomr_tensor_get_dim (c, 0) != m ||
+      atomr_tensor_get_dim (c, 1) != n)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: shapes do not chain: A is %" G_GINT64_FORMAT " × %"
+                                           G_GINT64_FORMAT ", B %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT
+                                           ", C %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT
+                                           " (need m × k, k × n, m × n)", opname, m, k,
+                                           atomr_tensor_get_dim (b, 0), n,
+                                           atomr_tensor_get_dim (c, 0), atomr_tensor_get_dim (c, 1)));
+
+  r = view_request_new (a, opname);
+  scalar_set (&r->alpha, alpha, alpha_imag);
+  scalar_set (&r->beta, beta, beta_imag);
+  r->c = atomr_tensor_get_buffer (c);
+  r->off_c = atomr_tensor_get_byte_offset (c);
+  r->ldc = (gint) lc.ld;
+  r->k = (gint) k;
+  if (!lc.transposed)
+    {
+      /* C stored column-major: C = op(A)·op(B) */
+      r->m = (gint) m;
+      r->n = (gint) n;
+      r->transa = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+      r->transb = lb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+      r->a = atomr_tensor_get_buffer (a);
+      r->off_a = atomr_tensor_get_byte_offset (a);
+      r->lda = (gint) la.ld;
+      r->b = atomr_tensor_get_buffer (b);
+      r->off_b = atomr_tensor_get_byte_offset (b);
+      r->ldb = (gint) lb.ld;
+    }
+  else
+    {
+      /* C stored row-major, i.e. Cᵀ column-major: Cᵀ = Bᵀ·Aᵀ */
+      r->m = (gint) n;
+      r->n = (gint) m;
+      r->transa = lb.transposed ? CUBLAS_OP_N : CUBLAS_OP_T;
+      r->transb = la.transposed ? CUBLAS_OP_N : CUBLAS_OP_T;
+      r->a = atomr_tensor_get_buffer (b);
+      r->off_a = atomr_tensor_get_byte_offset (b);
+      r->lda = (gint) lb.ld;
+      r->b = atomr_tensor_get_buffer (a);
+      r->off_b = atomr_tensor_get_byte_offset (a);
+      r->ldb = (gint) la.ld;
+    }
+  if (beta != 0.0 || beta_imag != 0.0)
+    blas_submit (op, r, call_gemm, RESULT_NONE, READS (r->a, r->b, r->c), WRITES (r->c));
+  else
+    blas_submit (op, r, call_gemm, RESULT_NONE, READS (r->a, r->b), WRITES (r->c));
+}
+
+/**
+ * atomr_blas_actor_gemm_tensor_finish:
+ * @self: an #AtomrBlasActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when C was computed
+ */
+gboolean
+atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor  *self,
+                                     GAsyncResult    *result,
+                                     GError         **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_actor_gemm_tensor_async, error);
+}
+
+/**
+ * atomr_blas_actor_gemm_tensor_sync:
+ * @self: an #AtomrBlasActor
+ * @alpha: alpha (real)
+ * @a: an m × k matrix view
+ * @b: a k × n matrix view
+ * @beta: beta (real)
+ * @c: an m × n matrix view
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking form of atomr_blas_actor_gemm_tensor_async() with real scalars.
+ *
+ * Returns: %TRUE when C was computed
+ */
+gboolean
+atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
+                                   gdouble          alpha,
+                                   AtomrTensor     *a,
+                                   AtomrTensor     *b,
+                                   gdouble          beta,
+                                   AtomrTensor     *c,
+                                   GCancellable    *cancellable,
+                                   GError         **error)
+{
+  AtomrSync sync;
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_BLAS_ACTOR (self), FALSE);
+  atomr_sync_begin (&sync, ATOMR_ACTOR (self));
+  atomr_blas_actor_gemm_tensor_async (self, alpha, 0.0, a, b, beta, 0.0, c, cancellable,
+                                      atomr_sync_callback, &sync);
+  ok = atomr_blas_actor_gemm_tensor_finish (self, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return ok;
+}
+
+/**
+ * atomr_blas_actor_gemv_tensor_async:
+ * @self: an #AtomrBlasActor
+ * @alpha: the real part of alpha
+ * @alpha_imag: the imaginary part of alpha (complex dtypes only)
+ * @a: an m × n matrix view (f32, f64, c64 or c128)
+ * @x: a vector view of n elements, the dtype of @a
+ * @beta: the real part of beta
+ * @beta_imag: the imaginary part of beta (complex dtypes only)
+ * @y: a vector view of m elements, the dtype of @a; read too when beta ≠ 0
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when y is computed
+ * @user_data: data for @callback
+ *
+ * y = alpha·A·x + beta·y on views: A in any BLAS layout (see
+ * atomr_blas_actor_gemm_tensor_async()), vectors with any positive stride
+ * (a row or a column of a matrix, for instance).
+ */
+void
+atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
+                                    gdouble              alpha,
+                                    gdouble              alpha_imag,
+                                    AtomrTensor         *a,
+                                    AtomrTensor         *x,
+                                    gdouble              beta,
+                                    gdouble              beta_imag,
+                                    AtomrTensor         *y,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  const gchar *opname = "gemv-tensor";
+  AtomrMatrixLayout la;
+  AtomrOp *op;
+  GError *error = NULL;
+  BlasRequest *r;
+  gint64 nx, ny;
+  gint incx, incy;
+
+  g_return_if_fail (ATOMR_IS_BLAS_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_blas_actor_gemv_tensor_async, cancellable, callback, user_data);
+
+  if (!view_matrix (self, opname, "A", a, &la, &error) ||
+      !view_vector (self, opname, "x", x, &nx, &incx, &error) ||
+      !view_vector (self, opname, "y", y, &ny, &incy, &error) ||
+      !view_dtype (opname, "A", a, blas_dtypes, G_N_ELEMENTS (blas_dtypes), &error) ||
+      !view_same_dtype (opname, a, "x", x, &error) ||
+      !view_same_dtype (opname, a, "y", y, &error) ||
+      !view_distinct (opname, "A", a, "y", y, &error) ||
+      !view_distinct (opname, "x", x, "y", y, &error))
+    return atomr_op_fail (op, error);
+  if (nx != atomr_tensor_get_dim (a, 1) || ny != atomr_tensor_get_dim (a, 0))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: A is %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT
+                                           " but x has %" G_GINT64_FORMAT " and y %" G_GINT64_FORMAT
+                                           " elements", opname, atomr_tensor_get_dim (a, 0),
+                                           atomr_tensor_get_dim (a, 1), nx, ny));
+
+  r = view_request_new (a, opname);
+  /* gemv's m × n is the stored column-major matrix: A itself, or Aᵀ */
+  r->transa = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  r->m = (gint) la.rows;
+  r->n = (gint) la.cols;
+  r->lda = (gint) la.ld;
+  r->incx = incx;
+  r->incy = incy;
+  scalar_set (&r->alpha, alpha, alpha_imag);
+  scalar_set (&r->beta, beta, beta_imag);
+  r->a = atomr_tensor_get_buffer (a);
+  r->off_a = atomr_tensor_get_byte_offset (a);
+  r->x = atomr_tensor_get_buffer (x);
+  r->off_x = atomr_tensor_get_byte_offset (x);
+  r->y = atomr_tensor_get_buffer (y);
+  r->off_y = atomr_tensor_get_byte_offset (y);
+  if (beta != 0.0 || beta_imag != 0.0)
+    blas_submit (op, r, call_gemv, RESULT_NONE, READS (r->a, r->x, r->y), WRITES (r->y));
+  else
+    blas_submit (op, r, call_gemv, RESULT_NONE, READS (r->a, r->x), WRITES (r->y));
+}
+
+/**
+ * atomr_blas_actor_gemv_tensor_finish:
+ * @self: an #AtomrBlasActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when y was computed
+ */
+gboolean
+atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor  *self,
+                                     GAsyncResult    *result,
+                                     GError         **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_actor_gemv_tensor_async, error);
+}
+
+/**
+ * atomr_blas_actor_axpy_tensor_async:
+ * @self: an #AtomrBlasActor
+ * @alpha: the real part of alpha
+ * @alpha_imag: the imaginary part of alpha (complex dtypes only)
+ * @x: a vector view (f32, f64, c64 or c128)
+ * @y: a vector view of as many elements, the dtype of @x, not overlapping it
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when y is updated
+ * @user_data: data for @callback
+ *
+ * y = alpha·x + y on vector views with any positive strides.
+ */
+void
+atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
+                                    gdouble              alpha,
+                                    gdouble              alpha_imag,
+                                    AtomrTensor         *x,
+                                    AtomrTensor         *y,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  const gchar *opname = "axpy-tensor";
+  AtomrOp *op;
+  GError *error = NULL;
+  BlasRequest *r;
+  gint64 nx, ny;
+  gint incx, incy;
+
+  g_return_if_fail (ATOMR_IS_BLAS_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_blas_actor_axpy_tensor_async, cancellable, callback, user_data);
+
+  if (!view_vector (self, opname, "x", x, &nx, &incx, &error) ||
+      !view_vector (self, opname, "y", y, &ny, &incy, &error) ||
+      !view_dtype (opname, "x", x, blas_dtypes, G_N_ELEMENTS (blas_dtypes), &error) ||
+      !view_same_dtype (opname, x, "y", y, &error) ||
+      !view_distinct (opname, "x", x, "y", y, &error))
+    return atomr_op_fail (op, error);
+  if (nx != ny)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: x has %" G_GINT64_FORMAT " elements but y %"
+                                           G_GINT64_FORMAT, opname, nx, ny));
+
+  r = view_request_new (x, opname);
+  r->n = (gint) nx;
+  r->incx = incx;
+  r->incy = incy;
+  scalar_set (&r->alpha, alpha, alpha_imag);
+  r->x = atomr_tensor_get_buffer (x);
+  r->off_x = atomr_tensor_get_byte_offset (x);
+  r->y = atomr_tensor_get_buffer (y);
+  r->off_y = atomr_tensor_get_byte_offset (y);
+  blas_submit (op, r, call_axpy, RESULT_NONE, READS (r->x, r->y), WRITES (r->y));
+}
+
+/**
+ * atomr_blas_actor_axpy_tensor_finish:
+ * @self: an #AtomrBlasActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when y was updated
+ */
+gboolean
+atomr_blas_actor_axpy_tensor_finish (AtomrBlasActor  *self,
+                                     GAsyncResult    *result,
+                                     GError         **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_actor_axpy_tensor_async, error);
 }

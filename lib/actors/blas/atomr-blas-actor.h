@@ -9,6 +9,7 @@
 #endif
 
 #include "core/atomr-actor.h"
+#include "core/atomr-tensor.h"
 
 G_BEGIN_DECLS
 
@@ -439,5 +440,54 @@ gboolean atomr_blas_actor_iamin_finish      (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              gint64              *index,
                                              GError             **error);
+
+/* Views (AtomrTensor): layouts from strides, sub-matrices without copies. */
+void     atomr_blas_actor_gemm_tensor_async  (AtomrBlasActor      *self,
+                                              gdouble              alpha,
+                                              gdouble              alpha_imag,
+                                              AtomrTensor         *a,
+                                              AtomrTensor         *b,
+                                              gdouble              beta,
+                                              gdouble              beta_imag,
+                                              AtomrTensor         *c,
+                                              GCancellable        *cancellable,
+                                              GAsyncReadyCallback  callback,
+                                              gpointer             user_data);
+gboolean atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor      *self,
+                                              GAsyncResult        *result,
+                                              GError             **error);
+gboolean atomr_blas_actor_gemm_tensor_sync   (AtomrBlasActor      *self,
+                                              gdouble              alpha,
+                                              AtomrTensor         *a,
+                                              AtomrTensor         *b,
+                                              gdouble              beta,
+                                              AtomrTensor         *c,
+                                              GCancellable        *cancellable,
+                                              GError             **error);
+void     atomr_blas_actor_gemv_tensor_async  (AtomrBlasActor      *self,
+                                              gdouble              alpha,
+                                              gdouble              alpha_imag,
+                                              AtomrTensor         *a,
+                                              AtomrTensor         *x,
+                                              gdouble              beta,
+                                              gdouble              beta_imag,
+                                              AtomrTensor         *y,
+                                              GCancellable        *cancellable,
+                                              GAsyncReadyCallback  callback,
+                                              gpointer             user_data);
+gboolean atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor      *self,
+                                              GAsyncResult        *result,
+                                              GError             **error);
+void     atomr_blas_actor_axpy_tensor_async  (AtomrBlasActor      *self,
+                                              gdouble              alpha,
+                                              gdouble              alpha_imag,
+                                              AtomrTensor         *x,
+                                              AtomrTensor         *y,
+                                              GCancellable        *cancellable,
+                                              GAsyncReadyCallback  callback,
+                                              gpointer             user_data);
+gboolean atomr_blas_actor_axpy_tensor_finish (AtomrBlasActor      *self,
+                                              GAsyncResult        *result,
+                                              GError             **error);
 
 G_END_DECLS

@@ -37,6 +37,7 @@
  */
 
 #define WORKSPACE_SIZE (32u << 20)
+#define DEFAULT_CACHE_CAPACITY 128
 
 typedef struct {
   gint64 m, n, k, lda, ldb, ldc, ld_aux;
@@ -44,6 +45,8 @@ typedef struct {
   gint32 scaled;     /* fp8 scale pointers are set on the descriptor */
   gint32 dtype_b;    /* B may be the other fp8 format */
   gint32 dtype_bias; /* the bias (gradient) dtype, -1 without one */
+  gint64 batch, stride_a, stride_b, stride_c;   /* batch 1: strides 0 */
+  guint64 workspace_limit;   /* the heuristic's budget, in bytes */
 } PlanKey;
 
 typedef struct {
@@ -52,6 +55,7 @@ typedef struct {
   cublasLtMatrixLayout_t la, lb, lc;
   cublasLtMatmulAlgo_t   algo;
   gsize                  workspace;
+  GList                  link;      /* in the LRU queue, data = the plan */
 } Plan;
 
 struct _AtomrBlasLtActor
@@ -61,7 +65,12 @@ struct _AtomrBlasLtActor
   cublasLtHandle_t  handle;
   CUdeviceptr       workspace;      /* per generation, lazily */
   GHashTable       *plans;          /* PlanKey* -> Plan*, on the actor's context */
+  GQueue            lru;            /* the plans, most recently used first */
   gint              arch;
+  guint             cache_capacity; /* atomic */
+  gsize             evictions;      /* atomic */
+  GMutex            lock;           /* guards user_workspace */
+  AtomrBuffer      *user_workspace; /* or NULL: the actor's own */
   gint              compute_type;   /* atomic: AtomrBlasComputeType */
   gsize             hits;           /* atomic */
   gsize             misses;         /* atomic */
@@ -92,6 +101,9 @@ enum {
   PROP_COMPUTE_TYPE,
   PROP_CACHE_HITS,
   PROP_CACHE_MISSES,
+  PROP_CACHE_CAPACITY,
+  PROP_CACHE_EVICTIONS,
+  PROP_WORKSPACE,
   N_PROPS
 };
 
@@ -151,6 +163,7 @@ typedef struct {
   gfloat        alpha, beta;
   AtomrBuffer  *a, *b, *c, *bias, *aux;    /* not owned: the op keeps them */
   AtomrBuffer  *scale_a, *scale_b;         /* fp8 scale sets, or NULL */
+  AtomrBuffer  *workspace;                 /* the user's, or NULL for the actor's own */
 } MatmulRequest;
 
 static guint
@@ -280,7 +293,7 @@ plan_new (AtomrBlasLtActor *self,
   guint flags = epilogues[key->epilogue].flags;
   cublasLtEpilogue_t epi = epilogues[key->epilogue].lt;
   gint32 transa = key->transa, transb = key->transb;
-  guint64 ws = WORKSPACE_SIZE;
+  guint64 ws = key->workspace_limit;
   int returned = 0;
   gboolean ok;
 
@@ -300,6 +313,21 @@ plan_new (AtomrBlasLtActor *self,
                  "cublasLtMatrixLayoutCreate (B)", error) &&
        lt_check (cublasLtMatrixLayoutCreate (&plan->lc, ct, key->m, key->n, key->ldc),
                  "cublasLtMatrixLayoutCreate (C)", error);
+  if (ok && key->batch > 1)
+    {
+      cublasLtMatrixLayout_t layouts[3] = { plan->la, plan->lb, plan->lc };
+      gint64 strides[3] = { key->stride_a, key->stride_b, key->stride_c };
+      gint32 batch = (gint32) key->batch;
+
+      for (guint i = 0; ok && i < 3; i++)
+        ok = lt_check (cublasLtMatrixLayoutSetAttribute (layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                         &batch, sizeof batch),
+                       "cublasLtMatrixLayoutSetAttribute (BATCH_COUNT)", error) &&
+             lt_check (cublasLtMatrixLayoutSetAttribute (layouts[i],
+                                                         CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                         &strides[i], sizeof strides[i]),
+                       "cublasLtMatrixLayoutSetAttribute (STRIDED_BATCH_OFFSET)", error);
+    }
   if (ok && (flags & (EPI_BIAS_IN | EPI_BIAS_OUT)))
     {
       /* Always spelt out: cuBLASLt's default (the dtype of D) is wrong for
@@ -355,6 +383,22 @@ plan_new (AtomrBlasLtActor *self,
   return plan;
 }
 
+/* Drops the least recently used plans beyond @capacity (host objects only:
+ * safe whatever is in flight, since cuBLASLt copies what it needs at
+ * enqueue). */
+static void
+evict_to (AtomrBlasLtActor *self,
+          guint             capacity)
+{
+  while (self->lru.length > capacity)
+    {
+      Plan *plan = g_queue_pop_tail_link (&self->lru)->data;
+
+      g_hash_table_remove (self->plans, &plan->key);
+      g_atomic_pointer_add (&self->evictions, 1);
+    }
+}
+
 static gboolean
 matmul_enqueue (AtomrOp  *op,
                 GError  **error)
@@ -362,6 +406,7 @@ matmul_enqueue (AtomrOp  *op,
   AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (atomr_op_get_actor (op));
   MatmulRequest *r = atomr_op_get_data (op);
   CUstream stream = atomr_op_get_cu_stream (op);
+  CUdeviceptr workspace;
   Plan *plan;
 
   if (atomr_op_is_host (op) || self->handle == NULL)
@@ -376,6 +421,8 @@ matmul_enqueue (AtomrOp  *op,
   if (plan)
     {
       g_atomic_pointer_add (&self->hits, 1);
+      g_queue_unlink (&self->lru, &plan->link);
+      g_queue_push_head_link (&self->lru, &plan->link);
       if (!set_pointers (plan, r, error))
         return FALSE;
     }
@@ -385,15 +432,23 @@ matmul_enqueue (AtomrOp  *op,
       plan = plan_new (self, r, error);
       if (plan == NULL)
         return FALSE;
+      plan->link.data = plan;
       g_hash_table_insert (self->plans, &plan->key, plan);
+      g_queue_push_head_link (&self->lru, &plan->link);
     }
 
-  if (plan->workspace > 0 && self->workspace == 0 &&
-      !atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&self->workspace, WORKSPACE_SIZE, stream),
-                         "cuMemAllocAsync (cuBLASLt workspace)", error))
+  if (r->workspace)
+    workspace = atomr_buffer_get_ptr (r->workspace);
+  else
     {
-      self->workspace = 0;
-      return FALSE;
+      if (plan->workspace > 0 && self->workspace == 0 &&
+          !atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&self->workspace, WORKSPACE_SIZE, stream),
+                             "cuMemAllocAsync (cuBLASLt workspace)", error))
+        {
+          self->workspace = 0;
+          return FALSE;
+        }
+      workspace = self->workspace;
     }
 
   return lt_check (cublasLtMatmul (self->handle, plan->desc, &r->alpha,
@@ -403,9 +458,11 @@ matmul_enqueue (AtomrOp  *op,
                                    (void *) (uintptr_t) atomr_buffer_get_ptr (r->c), plan->lc,
                                    (void *) (uintptr_t) atomr_buffer_get_ptr (r->c), plan->lc,
                                    &plan->algo,
-                                   plan->workspace ? (void *) (uintptr_t) self->workspace : NULL,
+                                   plan->workspace ? (void *) (uintptr_t) workspace : NULL,
                                    plan->workspace, (cudaStream_t) stream),
-                   "cublasLtMatmul", error);
+                   "cublasLtMatmul", error) &&
+         /* after the call: the plan in use is the most recent, never evicted */
+         (evict_to (self, MAX (g_atomic_int_get (&self->cache_capacity), 1)), TRUE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -419,7 +476,8 @@ static void matmul_submit (AtomrBlasLtActor *self, gpointer source_tag, AtomrTra
                            AtomrBuffer *a, gint64 lda, AtomrBuffer *scale_a, AtomrBuffer *b,
                            gint64 ldb, AtomrBuffer *scale_b, gdouble beta, AtomrBuffer *c,
                            gint64 ldc, AtomrBlasLtEpilogue epilogue, AtomrBuffer *bias,
-                           AtomrBuffer *aux, gint64 ld_aux, gboolean scaled,
+                           AtomrBuffer *aux, gint64 ld_aux, gint64 batch, gint64 stride_a,
+                           gint64 stride_b, gint64 stride_c, gboolean scaled,
                            GCancellable *cancellable, GAsyncReadyCallback callback,
                            gpointer user_data);
 
@@ -484,7 +542,7 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
 {
   g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
   matmul_submit (self, atomr_blas_lt_actor_matmul_async, transa, transb, m, n, k, alpha,
-                 a, lda, NULL, b, ldb, NULL, beta, c, ldc, epilogue, bias, aux, ld_aux, FALSE,
+                 a, lda, NULL, b, ldb, NULL, beta, c, ldc, epilogue, bias, aux, ld_aux, 1, 0, 0, 0, FALSE,
                  cancellable, callback, user_data);
 }
 
@@ -546,7 +604,7 @@ atomr_blas_lt_actor_matmul_scaled_async (AtomrBlasLtActor    *self,
   g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
   matmul_submit (self, atomr_blas_lt_actor_matmul_scaled_async, ATOMR_TRANSPOSE_T, ATOMR_TRANSPOSE_N,
                  m, n, k, alpha, a, lda, scale_a, b, ldb, scale_b, beta, c, ldc, epilogue, bias,
-                 NULL, 0, TRUE, cancellable, callback, user_data);
+                 NULL, 0, 1, 0, 0, 0, TRUE, cancellable, callback, user_data);
 }
 
 /**
@@ -613,6 +671,10 @@ matmul_submit (AtomrBlasLtActor    *self,
                AtomrBuffer         *bias,
                AtomrBuffer         *aux,
                gint64               ld_aux,
+               gint64               batch,
+               gint64               stride_a,
+               gint64               stride_b,
+               gint64               stride_c,
                gboolean             scaled,
                GCancellable        *cancellable,
                GAsyncReadyCallback  callback,
@@ -628,6 +690,7 @@ matmul_submit (AtomrBlasLtActor    *self,
   AtomrDtype at, bt, ct;
   AtomrBlasComputeType compute;
   guint flags;
+  g_autoptr(AtomrBuffer) ws_buf = NULL;
 
   op = atomr_op_new (self, opname, source_tag, cancellable, callback, user_data);
 
@@ -641,12 +704,21 @@ matmul_submit (AtomrBlasLtActor    *self,
       !atomr_check_dtype_in (opname, "A", a, dtypes, G_N_ELEMENTS (dtypes), &error) ||
       !atomr_check_dtype_in (opname, "B", b, dtypes, G_N_ELEMENTS (dtypes), &error) ||
       !atomr_check_buffer (opname, "C", c, &error) ||
+      !atomr_check_int32_range (opname, "batch_count", batch, &error) ||
       !atomr_check_matrix (opname, "A", a, transa == ATOMR_TRANSPOSE_N ? m : k,
-                           transa == ATOMR_TRANSPOSE_N ? k : m, "lda", lda, 0, 1, &error) ||
+                           transa == ATOMR_TRANSPOSE_N ? k : m, "lda", lda, stride_a, batch, &error) ||
       !atomr_check_matrix (opname, "B", b, transb == ATOMR_TRANSPOSE_N ? k : n,
-                           transb == ATOMR_TRANSPOSE_N ? n : k, "ldb", ldb, 0, 1, &error) ||
-      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, 0, 1, &error))
+                           transb == ATOMR_TRANSPOSE_N ? n : k, "ldb", ldb, stride_b, batch, &error) ||
+      !atomr_check_matrix (opname, "C", c, m, n, "ldc", ldc, stride_c, batch, &error))
     return atomr_op_fail (op, error);
+  if (batch > 1 && (guint64) stride_c < (guint64) ldc * (guint64) n)
+    return FAIL_ARG ("%s: stride_c is %" G_GINT64_FORMAT "; the %" G_GINT64_FORMAT " D matrices would "
+                     "overlap below ldc × n = %" G_GINT64_FORMAT, opname, stride_c, batch, ldc * n);
+  if (batch > 1 && epilogue != ATOMR_BLAS_LT_EPILOGUE_NONE && epilogue != ATOMR_BLAS_LT_EPILOGUE_RELU &&
+      epilogue != ATOMR_BLAS_LT_EPILOGUE_BIAS && epilogue != ATOMR_BLAS_LT_EPILOGUE_RELU_BIAS &&
+      epilogue != ATOMR_BLAS_LT_EPILOGUE_GELU && epilogue != ATOMR_BLAS_LT_EPILOGUE_GELU_BIAS)
+    return FAIL_ARG ("%s: epilogue %s writes an aux matrix or a bias gradient, which a batched "
+                     "matmul does not take", opname, epilogue_nick (epilogue));
 
   at = atomr_buffer_get_dtype (a);
   bt = atomr_buffer_get_dtype (b);
@@ -744,10 +816,15 @@ matmul_submit (AtomrBlasLtActor    *self,
   else if (aux != NULL)
     return FAIL_ARG ("%s: aux is given, but epilogue %s takes none", opname, epilogue_nick (epilogue));
 
-  /* D (in C), a bias gradient and a stored aux are written while A, B,
-   * the scales, an input bias and an input aux are read. */
+  g_mutex_lock (&self->lock);
+  if (self->user_workspace)
+    ws_buf = g_object_ref (self->user_workspace);
+  g_mutex_unlock (&self->lock);
+
+  /* D (in C), a bias gradient, a stored aux and the workspace are written
+   * while A, B, the scales, an input bias and an input aux are read. */
   if (!atomr_check_no_alias (opname,
-                             ATOMR_OPERANDS (ATOMR_OPERAND ("C", c),
+                             ATOMR_OPERANDS (ATOMR_OPERAND ("C", c), ATOMR_OPERAND ("workspace", ws_buf),
                                              ATOMR_OPERAND ("bias", (flags & EPI_BIAS_OUT) ? bias : NULL),
                                              ATOMR_OPERAND ("aux", (flags & EPI_AUX_OUT) ? aux : NULL)),
                              ATOMR_OPERANDS (ATOMR_OPERAND ("A", a), ATOMR_OPERAND ("B", b),
@@ -769,6 +846,12 @@ matmul_submit (AtomrBlasLtActor    *self,
   r->key.dtype_c = ct;
   r->key.scaled = scaled;
   r->key.dtype_b = bt;
+  r->key.batch = batch;
+  r->key.stride_a = batch > 1 ? stride_a : 0;
+  r->key.stride_b = batch > 1 ? stride_b : 0;
+  r->key.stride_c = batch > 1 ? stride_c : 0;
+  r->workspace = ws_buf;   /* kept alive by the op, which writes it */
+  r->key.workspace_limit = r->workspace ? atomr_buffer_get_byte_size (r->workspace) : WORKSPACE_SIZE;
   r->key.dtype_bias = (flags & (EPI_BIAS_IN | EPI_BIAS_OUT)) ? (gint32) atomr_blas_lt_bias_dtype (at, ct) : -1;
   r->scale_a = scale_a;
   r->scale_b = scale_b;
@@ -794,6 +877,8 @@ matmul_submit (AtomrBlasLtActor    *self,
     atomr_op_read (op, aux);
   if (flags & EPI_AUX_OUT)
     atomr_op_write (op, aux);
+  if (r->workspace)
+    atomr_op_write (op, r->workspace);   /* orders actors that share it */
   atomr_op_set_data (op, r, g_free);
   atomr_op_set_enqueue (op, matmul_enqueue);
   atomr_op_set_detail (op, epilogue_nick (epilogue));
@@ -814,6 +899,85 @@ atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
                                    GError           **error)
 {
   return atomr_op_finish_boolean (self, result, atomr_blas_lt_actor_matmul_async, error);
+}
+
+/**
+ * atomr_blas_lt_actor_matmul_batched_async:
+ * @self: an #AtomrBlasLtActor
+ * @transa: how to read each A
+ * @transb: how to read each B
+ * @m: rows of each op(A) and D
+ * @n: columns of each op(B) and D
+ * @k: the inner dimension
+ * @alpha: alpha
+ * @a: @batch_count matrices A (as for atomr_blas_lt_actor_matmul_async())
+ * @lda: leading dimension of each A
+ * @stride_a: elements from one A to the next (0: one A for all)
+ * @b: @batch_count matrices B, the dtype of @a
+ * @ldb: leading dimension of each B
+ * @stride_b: elements from one B to the next (0: one B for all)
+ * @beta: beta
+ * @c: @batch_count matrices C, overwritten by D
+ * @ldc: leading dimension of each C
+ * @stride_c: elements from one C to the next, at least @ldc × @n
+ * @batch_count: how many products, 1 to 2^31 − 1
+ * @epilogue: %ATOMR_BLAS_LT_EPILOGUE_NONE, RELU, BIAS, RELU_BIAS, GELU or
+ *   GELU_BIAS (the others write outputs a batch would share)
+ * @bias: (nullable): the bias of the bias epilogues, shared by every
+ *   product
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when every D is in @c
+ * @user_data: data for @callback
+ *
+ * A strided batch of matmuls in one cuBLASLt call: D_i = epilogue
+ * (alpha·op(A_i)·op(B_i) + beta·C_i), with X_i at element i·stride_x of
+ * its buffer.  The heuristic cache keys on the batch and the strides.
+ */
+void
+atomr_blas_lt_actor_matmul_batched_async (AtomrBlasLtActor    *self,
+                                          AtomrTranspose       transa,
+                                          AtomrTranspose       transb,
+                                          gint64               m,
+                                          gint64               n,
+                                          gint64               k,
+                                          gdouble              alpha,
+                                          AtomrBuffer         *a,
+                                          gint64               lda,
+                                          gint64               stride_a,
+                                          AtomrBuffer         *b,
+                                          gint64               ldb,
+                                          gint64               stride_b,
+                                          gdouble              beta,
+                                          AtomrBuffer         *c,
+                                          gint64               ldc,
+                                          gint64               stride_c,
+                                          gint64               batch_count,
+                                          AtomrBlasLtEpilogue  epilogue,
+                                          AtomrBuffer         *bias,
+                                          GCancellable        *cancellable,
+                                          GAsyncReadyCallback  callback,
+                                          gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
+  matmul_submit (self, atomr_blas_lt_actor_matmul_batched_async, transa, transb, m, n, k, alpha,
+                 a, lda, NULL, b, ldb, NULL, beta, c, ldc, epilogue, bias, NULL, 0, batch_count,
+                 stride_a, stride_b, stride_c, FALSE, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_blas_lt_actor_matmul_batched_finish:
+ * @self: an #AtomrBlasLtActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when every D was computed
+ */
+gboolean
+atomr_blas_lt_actor_matmul_batched_finish (AtomrBlasLtActor  *self,
+                                           GAsyncResult      *result,
+                                           GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_blas_lt_actor_matmul_batched_async, error);
 }
 
 /* ------------------------------------------------------------------ */
@@ -864,7 +1028,10 @@ atomr_blas_lt_actor_finalize (GObject *object)
 {
   AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (object);
 
+  g_queue_clear (&self->lru);   /* the links live in the plans */
   g_clear_pointer (&self->plans, g_hash_table_unref);
+  g_clear_object (&self->user_workspace);
+  g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (atomr_blas_lt_actor_parent_class)->finalize (object);
 }
 
@@ -887,6 +1054,15 @@ atomr_blas_lt_actor_get_property (GObject    *object,
     case PROP_CACHE_MISSES:
       g_value_set_uint64 (value, atomr_blas_lt_actor_get_cache_misses (self));
       break;
+    case PROP_CACHE_CAPACITY:
+      g_value_set_uint (value, atomr_blas_lt_actor_get_cache_capacity (self));
+      break;
+    case PROP_CACHE_EVICTIONS:
+      g_value_set_uint64 (value, atomr_blas_lt_actor_get_cache_evictions (self));
+      break;
+    case PROP_WORKSPACE:
+      g_value_take_object (value, atomr_blas_lt_actor_dup_workspace (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -904,6 +1080,16 @@ atomr_blas_lt_actor_set_property (GObject      *object,
     {
     case PROP_COMPUTE_TYPE:
       atomr_blas_lt_actor_set_compute_type (self, g_value_get_enum (value));
+      break;
+    case PROP_CACHE_CAPACITY:
+      atomr_blas_lt_actor_set_cache_capacity (self, g_value_get_uint (value));
+      break;
+    case PROP_WORKSPACE:
+      {
+        g_autoptr(GError) error = NULL;
+        if (!atomr_blas_lt_actor_set_workspace (self, g_value_get_object (value), &error))
+          g_warning ("%s", error->message);
+      }
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -951,6 +1137,35 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
   properties[PROP_CACHE_MISSES] =
     g_param_spec_uint64 ("cache-misses", NULL, NULL, 0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrBlasLtActor:cache-capacity:
+   *
+   * How many problems the heuristic cache keeps (at least 1); the least
+   * recently used one goes first.  Applies at the next matmul.
+   */
+  properties[PROP_CACHE_CAPACITY] =
+    g_param_spec_uint ("cache-capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_CACHE_CAPACITY,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * AtomrBlasLtActor:cache-evictions:
+   *
+   * Problems dropped from the heuristic cache to keep it within
+   * #AtomrBlasLtActor:cache-capacity.  Not notified.
+   */
+  properties[PROP_CACHE_EVICTIONS] =
+    g_param_spec_uint64 ("cache-evictions", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrBlasLtActor:workspace:
+   *
+   * A buffer of the actor's device that matmuls use as cuBLASLt workspace
+   * instead of the actor's own 32 MiB, or %NULL.  Its byte size is the
+   * budget of the algorithm search.  Several actors may share one: each
+   * matmul writes it, so the envelope orders their use across streams.
+   */
+  properties[PROP_WORKSPACE] =
+    g_param_spec_object ("workspace", NULL, NULL, ATOMR_TYPE_BUFFER,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -958,6 +1173,9 @@ static void
 atomr_blas_lt_actor_init (AtomrBlasLtActor *self)
 {
   self->plans = g_hash_table_new_full (plan_key_hash, plan_key_equal, NULL, plan_free);
+  g_queue_init (&self->lru);
+  g_mutex_init (&self->lock);
+  self->cache_capacity = DEFAULT_CACHE_CAPACITY;
   self->compute_type = ATOMR_BLAS_COMPUTE_DEFAULT;
 }
 
@@ -1057,11 +1275,128 @@ atomr_blas_lt_actor_get_cache_size (AtomrBlasLtActor *self)
  * atomr_blas_lt_actor_get_workspace_size:
  * @self: an #AtomrBlasLtActor
  *
- * Returns: the size in bytes of the workspace the actor's matmuls share
+ * Returns: the size in bytes of the workspace the actor's matmuls share:
+ *   that of #AtomrBlasLtActor:workspace, or of the actor's own
  */
 guint64
 atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor *self)
 {
+  g_autoptr(AtomrBuffer) ws = NULL;
+
   g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), 0);
-  return WORKSPACE_SIZE;
+  ws = atomr_blas_lt_actor_dup_workspace (self);
+  return ws ? atomr_buffer_get_byte_size (ws) : WORKSPACE_SIZE;
+}
+
+/**
+ * atomr_blas_lt_actor_dup_workspace:
+ * @self: an #AtomrBlasLtActor
+ *
+ * Returns: (transfer full) (nullable): the workspace buffer set with
+ *   atomr_blas_lt_actor_set_workspace(), or %NULL
+ */
+AtomrBuffer *
+atomr_blas_lt_actor_dup_workspace (AtomrBlasLtActor *self)
+{
+  AtomrBuffer *ws;
+
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), NULL);
+  g_mutex_lock (&self->lock);
+  ws = self->user_workspace ? g_object_ref (self->user_workspace) : NULL;
+  g_mutex_unlock (&self->lock);
+  return ws;
+}
+
+/**
+ * atomr_blas_lt_actor_set_workspace:
+ * @self: an #AtomrBlasLtActor
+ * @workspace: (nullable): a buffer of the actor's device, at least 4 KiB,
+ *   or %NULL for the actor's own workspace
+ * @error: return location for a #GError
+ *
+ * Makes later matmuls use @workspace as cuBLASLt workspace (see
+ * #AtomrBlasLtActor:workspace).  Give several actors one buffer to share
+ * a workspace per device.  May be called from any thread.
+ *
+ * Returns: %TRUE, or %FALSE with %ATOMR_ERROR_INVALID_ARGUMENT when
+ *   @workspace belongs to another device or is smaller than 4 KiB
+ */
+gboolean
+atomr_blas_lt_actor_set_workspace (AtomrBlasLtActor  *self,
+                                   AtomrBuffer       *workspace,
+                                   GError           **error)
+{
+  gboolean changed;
+
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), FALSE);
+  g_return_val_if_fail (workspace == NULL || ATOMR_IS_BUFFER (workspace), FALSE);
+  if (workspace && atomr_buffer_get_device (workspace) != atomr_actor_get_device (ATOMR_ACTOR (self)))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "cuBLASLt workspace: the buffer belongs to %s, not to the actor's device %s",
+                   atomr_device_get_name (atomr_buffer_get_device (workspace)),
+                   atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self))));
+      return FALSE;
+    }
+  if (workspace && atomr_buffer_get_byte_size (workspace) < 4096)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "cuBLASLt workspace: the buffer holds %" G_GUINT64_FORMAT " bytes; give at least "
+                   "4096 (or NULL for the actor's own)", atomr_buffer_get_byte_size (workspace));
+      return FALSE;
+    }
+  g_mutex_lock (&self->lock);
+  changed = self->user_workspace != workspace;
+  g_set_object (&self->user_workspace, workspace);
+  g_mutex_unlock (&self->lock);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WORKSPACE]);
+  return TRUE;
+}
+
+/**
+ * atomr_blas_lt_actor_get_cache_capacity:
+ * @self: an #AtomrBlasLtActor
+ *
+ * Returns: how many problems the heuristic cache keeps
+ */
+guint
+atomr_blas_lt_actor_get_cache_capacity (AtomrBlasLtActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), 0);
+  return (guint) g_atomic_int_get (&self->cache_capacity);
+}
+
+/**
+ * atomr_blas_lt_actor_set_cache_capacity:
+ * @self: an #AtomrBlasLtActor
+ * @capacity: at least 1
+ *
+ * Bounds the heuristic cache; the least recently used problems are
+ * dropped at the next matmul.  May be called from any thread.
+ */
+void
+atomr_blas_lt_actor_set_cache_capacity (AtomrBlasLtActor *self,
+                                        guint             capacity)
+{
+  g_return_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self));
+  capacity = MAX (capacity, 1);
+  if ((guint) g_atomic_int_get (&self->cache_capacity) == capacity)
+    return;
+  g_atomic_int_set (&self->cache_capacity, capacity);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CACHE_CAPACITY]);
+}
+
+/**
+ * atomr_blas_lt_actor_get_cache_evictions:
+ * @self: an #AtomrBlasLtActor
+ *
+ * Returns: how many problems left the heuristic cache to respect its
+ *   capacity
+ */
+guint64
+atomr_blas_lt_actor_get_cache_evictions (AtomrBlasLtActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), 0);
+  return (guint64) g_atomic_pointer_get ((gpointer *) &self->evictions);
 }

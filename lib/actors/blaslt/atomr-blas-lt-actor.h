@@ -125,6 +125,42 @@ gboolean atomr_blas_lt_actor_matmul_scaled_finish (AtomrBlasLtActor    *self,
                                                    GAsyncResult        *result,
                                                    GError             **error);
 
+guint        atomr_blas_lt_actor_get_cache_capacity  (AtomrBlasLtActor *self);
+void         atomr_blas_lt_actor_set_cache_capacity  (AtomrBlasLtActor *self,
+                                                      guint             capacity);
+guint64      atomr_blas_lt_actor_get_cache_evictions (AtomrBlasLtActor *self);
+AtomrBuffer *atomr_blas_lt_actor_dup_workspace       (AtomrBlasLtActor *self);
+gboolean     atomr_blas_lt_actor_set_workspace       (AtomrBlasLtActor *self,
+                                                      AtomrBuffer      *workspace,
+                                                      GError          **error);
+
+void     atomr_blas_lt_actor_matmul_batched_async  (AtomrBlasLtActor    *self,
+                                                    AtomrTranspose       transa,
+                                                    AtomrTranspose       transb,
+                                                    gint64               m,
+                                                    gint64               n,
+                                                    gint64               k,
+                                                    gdouble              alpha,
+                                                    AtomrBuffer         *a,
+                                                    gint64               lda,
+                                                    gint64               stride_a,
+                                                    AtomrBuffer         *b,
+                                                    gint64               ldb,
+                                                    gint64               stride_b,
+                                                    gdouble              beta,
+                                                    AtomrBuffer         *c,
+                                                    gint64               ldc,
+                                                    gint64               stride_c,
+                                                    gint64               batch_count,
+                                                    AtomrBlasLtEpilogue  epilogue,
+                                                    AtomrBuffer         *bias,
+                                                    GCancellable        *cancellable,
+                                                    GAsyncReadyCallback  callback,
+                                                    gpointer             user_data);
+gboolean atomr_blas_lt_actor_matmul_batched_finish (AtomrBlasLtActor    *self,
+                                                    GAsyncResult        *result,
+                                                    GError             **error);
+
 AtomrDtype atomr_blas_lt_bias_dtype (AtomrDtype ab,
                                      AtomrDtype c);
 

@@ -389,7 +389,7 @@ check_request (GPtrArray  *calls,
       for (guint r = 0; r < n_local; r++)
         if (count[r] != count[0])
           {
-            g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+            g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_WOULD_DEADLOCK,
                          "collective %s: a local world of %u ranks needs one call per rank in one "
                          "AtomrCollectiveGroup; this request has %u for rank %u and %u for rank %u "
                          "(NCCL would wait forever for the others)", atomr_collective_call_name (k),
@@ -440,7 +440,7 @@ check_request (GPtrArray  *calls,
       /* Only peers in this process can be checked (and would deadlock it). */
       if (matches == 0 && c->root >= first && c->root < first + n_local)
         {
-          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_WOULD_DEADLOCK,
                        "collective group: the %s of rank %u %s rank %u has no matching %s of the same "
                        "size in the group (NCCL would wait forever)", atomr_collective_call_name (c->kind),
                        c->actor->rank, c->kind == ATOMR_CALL_SEND ? "to" : "from", c->root,

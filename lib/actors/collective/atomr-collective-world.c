@@ -221,7 +221,7 @@ atomr_collective_world_wait_ready (AtomrCollectiveWorld  *self,
             }
           if (deadline && g_get_monotonic_time () > deadline)
             {
-              g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+              g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT,
                            "NCCL: %s on rank %u did not finish within %u ms (are all %u ranks "
                            "running?)", what, self->first_rank + i, self->timeout_ms, self->n_ranks);
               return FALSE;
@@ -661,7 +661,7 @@ exchange_id (NewData       *d,
         return FALSE;
       if (g_get_monotonic_time () > deadline)
         {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT,
                        "collective world: rank 0 did not serve the unique id at %s:%u within %d s: %s",
                        addr, port, DEFAULT_TIMEOUT_MS / 1000, local->message);
           return FALSE;
@@ -875,7 +875,7 @@ watchdog_tick (gpointer data)
       Tracked *t = l->data;
 
       if (t->deadline && now > t->deadline)
-        error = g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+        error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT,
                              "collective %s (request %" G_GUINT64_FORMAT ") did not complete within "
                              "%u ms; the world was aborted (is a rank missing or stuck?)",
                              t->operation, t->seq, self->timeout_ms);
@@ -1390,7 +1390,7 @@ atomr_collective_world_class_init (AtomrCollectiveWorldClass *klass)
    * AtomrCollectiveWorld::world-failed:
    * @self: the world
    * @error: why: an asynchronous NCCL error, a request that timed out
-   *   (%G_IO_ERROR_TIMED_OUT) or an abort
+   *   (%ATOMR_ERROR_TIMED_OUT) or an abort
    *
    * Emitted on the main context of the thread that built the world once
    * it failed and its communicators were aborted.  Requests in flight

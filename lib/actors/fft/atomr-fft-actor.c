@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "atomr-cufft-table-private.h"
@@ -18,12 +19,14 @@
 #include "actors/atomr-library-private.h"
 #include "atomr-fft-actor.h"
 #include "atomr-fft-plan-private.h"
+#include "atomr-fft-kernels-ptx.h"
 
 #define DEFAULT_CAPACITY 32
 
 typedef struct {
   AtomrFftPlan *plan;   /* the key, owned */
   cufftHandle   handle;
+  gsize         work_size;   /* bytes of the shared work area it needs */
   GList         link;   /* in lru, data = the entry */
 } PlanEntry;
 
@@ -34,6 +37,10 @@ struct _AtomrFftActor
   /* Touched only on the actor's context (enqueue, setup, teardown). */
   GHashTable *cache;    /* AtomrFftPlan* -> PlanEntry* */
   GQueue      lru;      /* most recent first */
+  CUdeviceptr work_area;        /* one for every plan of the actor */
+  gsize       work_area_size;   /* also read (atomically) from any thread */
+  CUmodule    module;           /* the normalisation kernel, on first use */
+  CUfunction  scale;
 
   /* Read from any thread. */
   guint       capacity; /* atomic */
@@ -155,7 +162,17 @@ static void
 fft_teardown (AtomrActor *actor,
               gboolean    context_alive)
 {
-  drop_cache (ATOMR_FFT_ACTOR (actor), context_alive);
+  AtomrFftActor *self = ATOMR_FFT_ACTOR (actor);
+
+  drop_cache (self, context_alive);
+  if (context_alive && self->work_area)
+    ATOMR_CU->cuMemFreeAsync (self->work_area, atomr_actor_get_cu_stream (actor));
+  if (context_alive && self->module)
+    ATOMR_CU->cuModuleUnload (self->module);
+  self->work_area = 0;
+  __atomic_store_n (&self->work_area_size, 0, __ATOMIC_RELAXED);
+  self->module = NULL;
+  self->scale = NULL;
 }
 
 static cufftType
@@ -180,6 +197,7 @@ lookup_plan (AtomrFftActor *self,
              AtomrOp       *op,
              AtomrFftPlan  *plan,
              cufftHandle   *handle,
+             gsize         *work,
              gboolean      *transient,
              GError       **error)
 {
@@ -198,6 +216,7 @@ lookup_plan (AtomrFftActor *self,
       self->hits++;
       g_mutex_unlock (&self->stats_lock);
       *handle = entry->handle;
+      *work = entry->work_size;
       return TRUE;
     }
 
@@ -209,7 +228,9 @@ lookup_plan (AtomrFftActor *self,
     }
   if (!cufft_check (cufftCreate (&h), "cufftCreate", error))
     return FALSE;
-  if (!cufft_check (cufftMakePlanMany64 (h, plan->key.rank, n,
+  /* No work area per plan: the actor's one, set before each execution. */
+  if (!cufft_check (cufftSetAutoAllocation (h, 0), "cufftSetAutoAllocation", error) ||
+      !cufft_check (cufftMakePlanMany64 (h, plan->key.rank, n,
                                          inembed, plan->key.istride, plan->key.idist,
                                          onembed, plan->key.ostride, plan->key.odist,
                                          cufft_type (plan), plan->key.batch, &work_size),
@@ -225,6 +246,7 @@ lookup_plan (AtomrFftActor *self,
   self->misses++;
   g_mutex_unlock (&self->stats_lock);
   *handle = h;
+  *work = work_size;
 
   if (capacity == 0)
     {
@@ -237,6 +259,7 @@ lookup_plan (AtomrFftActor *self,
   entry = g_new0 (PlanEntry, 1);
   entry->plan = atomr_fft_plan_ref (plan);
   entry->handle = h;
+  entry->work_size = work_size;
   entry->link.data = entry;
   g_hash_table_insert (self->cache, entry->plan, entry);
   g_queue_push_head_link (&self->lru, &entry->link);
@@ -247,6 +270,7 @@ lookup_plan (AtomrFftActor *self,
 typedef struct {
   AtomrFftPlan     *plan;
   AtomrFftDirection direction;
+  gdouble           scale;      /* applied to the output afterwards; 1: none */
   AtomrBuffer      *input;     /* kept by the op */
   AtomrBuffer      *output;
 } ExecRequest;
@@ -259,6 +283,87 @@ exec_request_free (gpointer data)
   g_free (req);
 }
 
+/* Grows the shared work area to @work bytes if needed and hands it to @h.
+ * Executions are ordered on the actor's stream, so one area serves every
+ * plan; the old area is freed in stream order after the work using it. */
+static gboolean
+attach_work_area (AtomrFftActor  *self,
+                  CUstream        stream,
+                  cufftHandle     h,
+                  gsize           work,
+                  GError        **error)
+{
+  if (work > self->work_area_size)
+    {
+      CUdeviceptr area = 0;
+
+      if (!atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&area, work, stream),
+                             "cuMemAllocAsync (cuFFT work area)", error))
+        return FALSE;
+      if (self->work_area)
+        ATOMR_CU->cuMemFreeAsync (self->work_area, stream);
+      self->work_area = area;
+      __atomic_store_n (&self->work_area_size, work, __ATOMIC_RELAXED);
+    }
+  return cufft_check (cufftSetWorkArea (h, (void *) (guintptr) self->work_area), "cufftSetWorkArea", error);
+}
+
+/* Multiplies exactly the output elements (not the gaps of an advanced
+ * layout) by req->scale. */
+static gboolean
+normalize (AtomrFftActor  *self,
+           CUstream        stream,
+           ExecRequest    *req,
+           GError        **error)
+{
+  AtomrFftPlan *plan = req->plan;
+  gint64 dims[3];
+  long long d[3] = { 1, 1, 1 }, e1 = 1, e2 = 1, stride = plan->key.ostride, dist = plan->key.odist;
+  AtomrDtype dtype = atomr_fft_plan_get_output_dtype (plan);
+  int kind = dtype == ATOMR_DTYPE_F32 ? 0 : dtype == ATOMR_DTYPE_F64 ? 1 : dtype == ATOMR_DTYPE_C64 ? 2 : 3;
+  CUdeviceptr data = atomr_buffer_get_ptr (req->output);
+  double scale = req->scale;
+  unsigned long long total = 1;
+  guint blocks;
+
+  atomr_fft_plan_get_output_dims (plan, dims);
+  for (gint i = 0; i < plan->key.rank; i++)
+    {
+      d[i] = dims[i];
+      total *= (unsigned long long) dims[i];
+    }
+  if (plan->key.rank >= 2)
+    e1 = plan->key.onembed[1];
+  if (plan->key.rank >= 3)
+    e2 = plan->key.onembed[2];
+  total *= (unsigned long long) plan->key.batch;   /* ≤ the checked output extent */
+  blocks = (guint) MIN ((total + 255) / 256, 8192);
+
+  if (self->scale == NULL)
+    {
+      if (!atomr_cuda_check (ATOMR_CU->cuModuleLoadData (&self->module, atomr_fft_kernels_ptx),
+                             "cuModuleLoadData (FFT normalisation kernel)", error))
+        {
+          self->module = NULL;
+          return FALSE;
+        }
+      if (!atomr_cuda_check (ATOMR_CU->cuModuleGetFunction (&self->scale, self->module, "atomr_fft_scale"),
+                             "cuModuleGetFunction (atomr_fft_scale)", error))
+        {
+          ATOMR_CU->cuModuleUnload (self->module);
+          self->module = NULL;
+          self->scale = NULL;
+          return FALSE;
+        }
+    }
+  {
+    void *params[] = { &data, &kind, &scale, &total, &d[0], &d[1], &d[2], &e1, &e2, &stride, &dist };
+    return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (self->scale, MAX (blocks, 1), 1, 1, 256, 1, 1, 0,
+                                                       stream, params, NULL),
+                             "cuLaunchKernel (atomr_fft_scale)", error);
+  }
+}
+
 static gboolean
 exec_enqueue (AtomrOp  *op,
               GError  **error)
@@ -267,6 +372,7 @@ exec_enqueue (AtomrOp  *op,
   ExecRequest *req = atomr_op_get_data (op);
   gpointer in, out;
   cufftHandle h;
+  gsize work = 0;
   gboolean transient, ok;
   int sign = req->direction == ATOMR_FFT_FORWARD ? CUFFT_FORWARD : CUFFT_INVERSE;
   cufftResult r;
@@ -278,8 +384,14 @@ exec_enqueue (AtomrOp  *op,
                    atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self))));
       return FALSE;
     }
-  if (!lookup_plan (self, op, req->plan, &h, &transient, error))
+  if (!lookup_plan (self, op, req->plan, &h, &work, &transient, error))
     return FALSE;
+  if (work > 0 && !attach_work_area (self, atomr_op_get_cu_stream (op), h, work, error))
+    {
+      if (transient)
+        cufftDestroy (h);
+      return FALSE;
+    }
 
   in = (gpointer) (guintptr) atomr_buffer_get_ptr (req->input);
   out = (gpointer) (guintptr) atomr_buffer_get_ptr (req->output);
@@ -296,6 +408,8 @@ exec_enqueue (AtomrOp  *op,
   ok = cufft_check (r, "cufftExec", error);
   if (transient)
     cufftDestroy (h);
+  if (ok && req->scale != 1.0)
+    ok = normalize (self, atomr_op_get_cu_stream (op), req, error);
   return ok;
 }
 
@@ -367,6 +481,11 @@ infer_plan (AtomrBuffer  *input,
  * actor's plan cache (see #AtomrFftActor:plan-cache-capacity) or is made
  * on first use.  Transforms are unnormalised.
  */
+static void execute_submit (AtomrFftActor *self, gpointer source_tag, AtomrFftPlan *plan,
+                            AtomrFftDirection direction, AtomrFftNormalization normalization,
+                            AtomrBuffer *input, AtomrBuffer *output, GCancellable *cancellable,
+                            GAsyncReadyCallback callback, gpointer user_data);
+
 void
 atomr_fft_actor_execute_async (AtomrFftActor       *self,
                                AtomrFftPlan        *plan,
@@ -377,14 +496,98 @@ atomr_fft_actor_execute_async (AtomrFftActor       *self,
                                GAsyncReadyCallback  callback,
                                gpointer             user_data)
 {
+  g_return_if_fail (ATOMR_IS_FFT_ACTOR (self));
+  execute_submit (self, atomr_fft_actor_execute_async, plan, direction, ATOMR_FFT_NORM_NONE, input,
+                  output, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_fft_actor_execute_normalized_async:
+ * @self: an #AtomrFftActor
+ * @plan: (nullable): the transform (as for atomr_fft_actor_execute_async())
+ * @direction: %ATOMR_FFT_FORWARD or %ATOMR_FFT_INVERSE
+ * @normalization: how to scale the result
+ * @input: the input, of the plan's input dtype
+ * @output: the output, of the plan's output dtype
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the scaled transform is in @output
+ * @user_data: data for @callback
+ *
+ * Like atomr_fft_actor_execute_async(), then scales the output as
+ * @normalization says for @direction (1/N, 1/√N or 1, N the product of
+ * the transform sizes).  Only the output elements are scaled, never the
+ * gaps of an advanced layout.  The scaling is one extra pass over the
+ * output on the actor's stream.
+ */
+void
+atomr_fft_actor_execute_normalized_async (AtomrFftActor         *self,
+                                          AtomrFftPlan          *plan,
+                                          AtomrFftDirection      direction,
+                                          AtomrFftNormalization  normalization,
+                                          AtomrBuffer           *input,
+                                          AtomrBuffer           *output,
+                                          GCancellable          *cancellable,
+                                          GAsyncReadyCallback    callback,
+                                          gpointer               user_data)
+{
+  g_return_if_fail (ATOMR_IS_FFT_ACTOR (self));
+  execute_submit (self, atomr_fft_actor_execute_normalized_async, plan, direction, normalization,
+                  input, output, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_fft_actor_execute_normalized_finish:
+ * @self: an #AtomrFftActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the scaled transform is in the output
+ */
+gboolean
+atomr_fft_actor_execute_normalized_finish (AtomrFftActor  *self,
+                                           GAsyncResult   *result,
+                                           GError        **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_fft_actor_execute_normalized_async, error);
+}
+
+/**
+ * atomr_fft_actor_get_work_area_size:
+ * @self: an #AtomrFftActor
+ *
+ * All the actor's cuFFT plans share one work area, as large as the
+ * largest plan executed so far needs (plans are made with
+ * cufftSetAutoAllocation (0)).  May be called from any thread.
+ *
+ * Returns: the size of that work area in bytes (0 before the first
+ *   transform that needs one)
+ */
+guint64
+atomr_fft_actor_get_work_area_size (AtomrFftActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_FFT_ACTOR (self), 0);
+  return __atomic_load_n (&self->work_area_size, __ATOMIC_RELAXED);
+}
+
+static void
+execute_submit (AtomrFftActor         *self,
+                gpointer               source_tag,
+                AtomrFftPlan          *plan,
+                AtomrFftDirection      direction,
+                AtomrFftNormalization  normalization,
+                AtomrBuffer           *input,
+                AtomrBuffer           *output,
+                GCancellable          *cancellable,
+                GAsyncReadyCallback    callback,
+                gpointer               user_data)
+{
   AtomrOp *op;
   ExecRequest *req;
   GError *error = NULL;
   g_autoptr(AtomrFftPlan) owned = NULL;
+  gdouble n_total = 1;
 
-  g_return_if_fail (ATOMR_IS_FFT_ACTOR (self));
-
-  op = atomr_op_new (self, "fft", atomr_fft_actor_execute_async, cancellable, callback, user_data);
+  op = atomr_op_new (self, "fft", source_tag, cancellable, callback, user_data);
   if (!atomr_check_buffer ("fft execute", "input", input, &error) ||
       !atomr_check_buffer ("fft execute", "output", output, &error))
     return atomr_op_fail (op, error);
@@ -392,6 +595,10 @@ atomr_fft_actor_execute_async (AtomrFftActor       *self,
     return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                                            "fft execute: direction %d is not an AtomrFftDirection",
                                            (gint) direction));
+  if ((guint) normalization > ATOMR_FFT_NORM_ORTHO)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: normalization %d is not an "
+                                           "AtomrFftNormalization", (gint) normalization));
   if (plan == NULL && (owned = infer_plan (input, output, &error)) == NULL)
     return atomr_op_fail (op, error);
   if (plan == NULL)
@@ -424,6 +631,16 @@ atomr_fft_actor_execute_async (AtomrFftActor       *self,
   req = g_new0 (ExecRequest, 1);
   req->plan = atomr_fft_plan_ref (plan);
   req->direction = direction;
+  for (gint d = 0; d < plan->key.rank; d++)
+    n_total *= (gdouble) plan->key.n[d];
+  switch (normalization)
+    {
+    case ATOMR_FFT_NORM_BACKWARD: req->scale = direction == ATOMR_FFT_INVERSE ? 1.0 / n_total : 1.0; break;
+    case ATOMR_FFT_NORM_FORWARD: req->scale = direction == ATOMR_FFT_FORWARD ? 1.0 / n_total : 1.0; break;
+    case ATOMR_FFT_NORM_ORTHO: req->scale = 1.0 / sqrt (n_total); break;
+    case ATOMR_FFT_NORM_NONE:
+    default: req->scale = 1.0; break;
+    }
   req->input = input;
   req->output = output;
   atomr_op_set_detail (op, atomr_fft_plan_get_description (plan));

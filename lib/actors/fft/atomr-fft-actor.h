@@ -36,5 +36,18 @@ void           atomr_fft_actor_execute_async          (AtomrFftActor       *self
 gboolean       atomr_fft_actor_execute_finish         (AtomrFftActor       *self,
                                                        GAsyncResult        *result,
                                                        GError             **error);
+void           atomr_fft_actor_execute_normalized_async  (AtomrFftActor         *self,
+                                                          AtomrFftPlan          *plan,
+                                                          AtomrFftDirection      direction,
+                                                          AtomrFftNormalization  normalization,
+                                                          AtomrBuffer           *input,
+                                                          AtomrBuffer           *output,
+                                                          GCancellable          *cancellable,
+                                                          GAsyncReadyCallback    callback,
+                                                          gpointer               user_data);
+gboolean       atomr_fft_actor_execute_normalized_finish (AtomrFftActor         *self,
+                                                          GAsyncResult          *result,
+                                                          GError               **error);
+guint64        atomr_fft_actor_get_work_area_size     (AtomrFftActor       *self);
 
 G_END_DECLS

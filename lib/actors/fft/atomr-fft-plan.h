@@ -43,6 +43,25 @@ typedef enum {
   ATOMR_FFT_INVERSE,
 } AtomrFftDirection;
 
+/**
+ * AtomrFftNormalization:
+ * @ATOMR_FFT_NORM_NONE: neither direction is scaled (cuFFT's own
+ *   convention: a round trip multiplies by the transform size N).
+ * @ATOMR_FFT_NORM_BACKWARD: the inverse is scaled by 1/N (NumPy's and
+ *   PyTorch's default, "backward").
+ * @ATOMR_FFT_NORM_FORWARD: the forward transform is scaled by 1/N.
+ * @ATOMR_FFT_NORM_ORTHO: both directions are scaled by 1/√N (unitary).
+ *
+ * How atomr_fft_actor_execute_normalized_async() scales a transform; N is
+ * the product of the transform sizes of one batch member.
+ */
+typedef enum {
+  ATOMR_FFT_NORM_NONE,
+  ATOMR_FFT_NORM_BACKWARD,
+  ATOMR_FFT_NORM_FORWARD,
+  ATOMR_FFT_NORM_ORTHO,
+} AtomrFftNormalization;
+
 #define ATOMR_TYPE_FFT_PLAN (atomr_fft_plan_get_type ())
 
 /**

@@ -18,6 +18,7 @@
 #include "actors/atomr-library-private.h"
 #include "atomr-enum-types.h"
 #include "atomr-rng-actor.h"
+#include "atomr-rng-kernels-ptx.h"
 
 #define DEFAULT_SEED 0x5eedULL
 
@@ -37,6 +38,8 @@ struct _AtomrRngActor
   /* On the actor's context. */
   curandGenerator_t generator;
   gboolean          has_generator;
+  CUmodule          module;     /* the transform kernel, loaded on first use */
+  CUfunction        transform;
   gint64            applied_epoch; /* -1: nothing applied yet */
 };
 
@@ -138,12 +141,18 @@ rng_teardown (AtomrActor *actor,
 
   if (self->has_generator && context_alive)
     curandDestroyGenerator (self->generator);
+  if (self->module && context_alive)
+    ATOMR_CU->cuModuleUnload (self->module);
+  self->module = NULL;
+  self->transform = NULL;
   self->has_generator = FALSE;
   self->applied_epoch = -1;
 }
 
 typedef struct {
   AtomrBuffer          *buffer;   /* kept by the op */
+  guint64               first;    /* the elements filled: [first, first + count) */
+  guint64               count;
   AtomrRngDistribution  distribution;
   gdouble               param1;
   gdouble               param2;
@@ -189,16 +198,127 @@ apply_settings (AtomrRngActor  *self,
   return TRUE;
 }
 
+/* Keep in sync with atomr-rng-kernels.cu. */
+enum { SRC_F32, SRC_F64, SRC_U32 };
+enum { DST_F32, DST_F64, DST_F16, DST_BF16, DST_U8, DST_I32, DST_I64, DST_U32 };
+enum { OP_COPY, OP_RANGE, OP_EXPONENTIAL, OP_BERNOULLI, OP_INTEGER };
+
+static gint
+dst_kind (AtomrDtype dtype)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F64: return DST_F64;
+    case ATOMR_DTYPE_F16: return DST_F16;
+    case ATOMR_DTYPE_BF16: return DST_BF16;
+    case ATOMR_DTYPE_U8: return DST_U8;
+    case ATOMR_DTYPE_I32: return DST_I32;
+    case ATOMR_DTYPE_I64: return DST_I64;
+    case ATOMR_DTYPE_U32: return DST_U32;
+    case ATOMR_DTYPE_F32:
+    default: return DST_F32;
+    }
+}
+
+static gboolean
+load_transform (AtomrRngActor  *self,
+                GError        **error)
+{
+  if (self->transform)
+    return TRUE;
+  if (!atomr_cuda_check (ATOMR_CU->cuModuleLoadData (&self->module, atomr_rng_kernels_ptx),
+                         "cuModuleLoadData (RNG transform kernel)", error))
+    {
+      self->module = NULL;
+      return FALSE;
+    }
+  if (!atomr_cuda_check (ATOMR_CU->cuModuleGetFunction (&self->transform, self->module,
+                                                         "atomr_rng_transform"),
+                         "cuModuleGetFunction (atomr_rng_transform)", error))
+    {
+      ATOMR_CU->cuModuleUnload (self->module);
+      self->module = NULL;
+      self->transform = NULL;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+launch_transform (AtomrRngActor  *self,
+                  CUstream        stream,
+                  CUdeviceptr     src,
+                  gint            src_kind,
+                  CUdeviceptr     dst,
+                  gint            dst_kind_,
+                  gint            op,
+                  guint64         n,
+                  gdouble         p1,
+                  gdouble         p2,
+                  GError        **error)
+{
+  unsigned long long count = n;
+  guint blocks = (guint) MIN ((n + 255) / 256, 8192);
+  void *params[] = { &src, &dst, &count, &src_kind, &dst_kind_, &op, &p1, &p2 };
+
+  if (!load_transform (self, error))
+    return FALSE;
+  return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (self->transform, MAX (blocks, 1), 1, 1, 256, 1, 1,
+                                                     0, stream, params, NULL),
+                           "cuLaunchKernel (atomr_rng_transform)", error);
+}
+
+/* One cuRAND call into @ptr: @n values of the source the distribution
+ * draws from (uniform or normal floats, raw words, Poisson counts). */
+static curandStatus_t
+generate (AtomrRngActor *self,
+          FillRequest   *req,
+          gpointer       ptr,
+          gboolean       dbl,
+          gsize          n)
+{
+  switch (req->distribution)
+    {
+    case ATOMR_RNG_NORMAL:
+      return dbl ? curandGenerateNormalDouble (self->generator, ptr, n, req->param1, req->param2)
+                 : curandGenerateNormal (self->generator, ptr, n, (float) req->param1, (float) req->param2);
+    case ATOMR_RNG_LOG_NORMAL:
+      return dbl ? curandGenerateLogNormalDouble (self->generator, ptr, n, req->param1, req->param2)
+                 : curandGenerateLogNormal (self->generator, ptr, n, (float) req->param1, (float) req->param2);
+    case ATOMR_RNG_POISSON:
+      return curandGeneratePoisson (self->generator, ptr, n, req->param1);
+    case ATOMR_RNG_INTEGER:
+      return curandGenerate (self->generator, ptr, n);
+    case ATOMR_RNG_UNIFORM:
+      if (atomr_buffer_get_dtype (req->buffer) == ATOMR_DTYPE_U32)
+        return curandGenerate (self->generator, ptr, n);
+      G_GNUC_FALLTHROUGH;
+    case ATOMR_RNG_EXPONENTIAL:
+    case ATOMR_RNG_UNIFORM_RANGE:
+    case ATOMR_RNG_BERNOULLI:
+    default:
+      return dbl ? curandGenerateUniformDouble (self->generator, ptr, n)
+                 : curandGenerateUniform (self->generator, ptr, n);
+    }
+}
+
 static gboolean
 fill_enqueue (AtomrOp  *op,
               GError  **error)
 {
   AtomrRngActor *self = ATOMR_RNG_ACTOR (atomr_op_get_actor (op));
   FillRequest *req = atomr_op_get_data (op);
-  gsize n = atomr_buffer_get_n_elements (req->buffer);
-  gpointer ptr;
-  gboolean dbl = atomr_buffer_get_dtype (req->buffer) == ATOMR_DTYPE_F64;
-  curandStatus_t s;
+  AtomrDtype dtype = atomr_buffer_get_dtype (req->buffer);
+  gsize size = atomr_dtype_get_size (dtype);
+  CUstream stream = atomr_op_get_cu_stream (op);
+  CUdeviceptr dst = atomr_buffer_get_ptr (req->buffer) + req->first * size;
+  gboolean dbl = dtype == ATOMR_DTYPE_F64;
+  gboolean pairs = (req->distribution == ATOMR_RNG_NORMAL || req->distribution == ATOMR_RNG_LOG_NORMAL) &&
+                   self->kind != ATOMR_RNG_SOBOL;
+  gint src_kind, op_kind;
+  gboolean direct, ok;
+  CUdeviceptr scratch = 0;
+  gsize gen_n = req->count;
 
   if (atomr_op_is_host (op))
     {
@@ -210,59 +330,82 @@ fill_enqueue (AtomrOp  *op,
   if (!apply_settings (self, req, error))
     return FALSE;
 
-  ptr = (gpointer) (guintptr) atomr_buffer_get_ptr (req->buffer);
   switch (req->distribution)
     {
-    case ATOMR_RNG_UNIFORM:
-      if (atomr_buffer_get_dtype (req->buffer) == ATOMR_DTYPE_U32)
-        s = curandGenerate (self->generator, ptr, n);
-      else if (dbl)
-        s = curandGenerateUniformDouble (self->generator, ptr, n);
-      else
-        s = curandGenerateUniform (self->generator, ptr, n);
-      break;
-    case ATOMR_RNG_NORMAL:
-      s = dbl ? curandGenerateNormalDouble (self->generator, ptr, n, req->param1, req->param2)
-              : curandGenerateNormal (self->generator, ptr, n, (float) req->param1, (float) req->param2);
-      break;
-    case ATOMR_RNG_LOG_NORMAL:
-      s = dbl ? curandGenerateLogNormalDouble (self->generator, ptr, n, req->param1, req->param2)
-              : curandGenerateLogNormal (self->generator, ptr, n, (float) req->param1, (float) req->param2);
-      break;
-    case ATOMR_RNG_POISSON:
-    default:
-      s = curandGeneratePoisson (self->generator, ptr, n, req->param1);
-      break;
+    case ATOMR_RNG_EXPONENTIAL: op_kind = OP_EXPONENTIAL; break;
+    case ATOMR_RNG_UNIFORM_RANGE: op_kind = OP_RANGE; break;
+    case ATOMR_RNG_BERNOULLI: op_kind = OP_BERNOULLI; break;
+    case ATOMR_RNG_INTEGER: op_kind = OP_INTEGER; break;
+    default: op_kind = OP_COPY; break;
     }
-  return curand_check (s, "curandGenerate", error);
+  src_kind = (req->distribution == ATOMR_RNG_INTEGER || req->distribution == ATOMR_RNG_POISSON ||
+              dtype == ATOMR_DTYPE_U32) ? SRC_U32 : dbl ? SRC_F64 : SRC_F32;
+
+  /* cuRAND writes straight into the buffer when it draws the buffer's own
+   * dtype (a transform then runs in place); otherwise it draws into a
+   * stream-ordered scratch buffer that the transform converts.  Pairs of
+   * normals go to scratch when the range starts at an odd element, to keep
+   * cuRAND's 8-byte (16-byte) alignment. */
+  direct = (src_kind == SRC_F32 && dtype == ATOMR_DTYPE_F32) || (src_kind == SRC_F64 && dbl) ||
+           (src_kind == SRC_U32 && (dtype == ATOMR_DTYPE_U32 || dtype == ATOMR_DTYPE_I32));
+  if ((pairs && req->first % 2 != 0) || dst % 16 != 0)
+    direct = FALSE;   /* cuRAND may write 2 or 4 values at once */
+  if (!direct)
+    {
+      gsize src_size = src_kind == SRC_F64 ? 8 : 4;
+      if (pairs)
+        gen_n += gen_n % 2;
+      if (!atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&scratch, gen_n * src_size, stream),
+                             "cuMemAllocAsync (RNG scratch)", error))
+        return FALSE;
+    }
+
+  ok = curand_check (generate (self, req, (gpointer) (guintptr) (direct ? dst : scratch),
+                               src_kind == SRC_F64, gen_n),
+                     "curandGenerate", error);
+  if (ok && (!direct || op_kind != OP_COPY))
+    ok = launch_transform (self, stream, direct ? dst : scratch, src_kind, dst, dst_kind (dtype),
+                           op_kind, req->count, req->param1, req->param2, error);
+  if (scratch)
+    ATOMR_CU->cuMemFreeAsync (scratch, stream);
+  return ok;
 }
 
 static const gchar *
 distribution_name (AtomrRngDistribution d)
 {
-  static const gchar *names[] = { "uniform", "normal", "log-normal", "poisson" };
+  static const gchar *names[] = { "uniform", "normal", "log-normal", "poisson", "exponential",
+                                  "uniform-range", "integer", "bernoulli" };
   return (guint) d < G_N_ELEMENTS (names) ? names[d] : "invalid";
 }
 
 #define FAIL(...) \
   atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, __VA_ARGS__))
 
+static void fill_submit (AtomrRngActor *self, gpointer source_tag, AtomrBuffer *buffer,
+                         gboolean whole, guint64 first, guint64 count,
+                         AtomrRngDistribution distribution, gdouble param1, gdouble param2,
+                         GCancellable *cancellable, GAsyncReadyCallback callback,
+                         gpointer user_data);
+
 /**
  * atomr_rng_actor_fill_async:
  * @self: an #AtomrRngActor
  * @buffer: the buffer to fill, all of it
  * @distribution: what to draw
- * @param1: the first parameter of @distribution (mean, or λ)
- * @param2: the second parameter of @distribution (standard deviation)
+ * @param1: the first parameter of @distribution (mean, λ, lower bound or
+ *   probability)
+ * @param2: the second parameter of @distribution (standard deviation or
+ *   upper bound)
  * @cancellable: (nullable): a #GCancellable
  * @callback: (scope async): called when the buffer is filled
  * @user_data: data for @callback
  *
  * Fills @buffer with random numbers from the actor's generator, on its
- * stream.  Dtypes: f32 or f64 for uniform, normal and log-normal, u32 for
- * Poisson and for raw uniform bits.  Pseudo-random generators make normal
- * and log-normal numbers in pairs, so those need an even element count;
- * Sobol needs a multiple of #AtomrRngActor:dimensions.
+ * stream.  Dtypes: see #AtomrRngDistribution; f16 and bf16 outputs are
+ * drawn in f32 and rounded.  Pseudo-random generators make normal and
+ * log-normal numbers in pairs, so those need an even element count in f32
+ * and f64; Sobol needs a multiple of #AtomrRngActor:dimensions.
  */
 void
 atomr_rng_actor_fill_async (AtomrRngActor        *self,
@@ -274,57 +417,221 @@ atomr_rng_actor_fill_async (AtomrRngActor        *self,
                             GAsyncReadyCallback   callback,
                             gpointer              user_data)
 {
-  static const AtomrDtype uniform_dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_U32 };
-  static const AtomrDtype real_dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64 };
+  g_return_if_fail (ATOMR_IS_RNG_ACTOR (self));
+  fill_submit (self, atomr_rng_actor_fill_async, buffer, TRUE, 0, 0, distribution, param1, param2,
+               cancellable, callback, user_data);
+}
+
+/**
+ * atomr_rng_actor_fill_finish:
+ * @self: an #AtomrRngActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the buffer was filled
+ */
+gboolean
+atomr_rng_actor_fill_finish (AtomrRngActor  *self,
+                             GAsyncResult   *result,
+                             GError        **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_rng_actor_fill_async, error);
+}
+
+/**
+ * atomr_rng_actor_fill_range_async:
+ * @self: an #AtomrRngActor
+ * @buffer: the buffer to fill in part
+ * @first: the first element to fill
+ * @count: how many elements to fill (at least 1); @first + @count must
+ *   not pass the end of @buffer
+ * @distribution: what to draw
+ * @param1: the first parameter of @distribution
+ * @param2: the second parameter of @distribution
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the elements are filled
+ * @user_data: data for @callback
+ *
+ * Like atomr_rng_actor_fill_async(), for the elements [@first, @first +
+ * @count) of @buffer only; the others keep their values.  The pairing and
+ * Sobol rules apply to @count.
+ */
+void
+atomr_rng_actor_fill_range_async (AtomrRngActor        *self,
+                                  AtomrBuffer          *buffer,
+                                  guint64               first,
+                                  guint64               count,
+                                  AtomrRngDistribution  distribution,
+                                  gdouble               param1,
+                                  gdouble               param2,
+                                  GCancellable         *cancellable,
+                                  GAsyncReadyCallback   callback,
+                                  gpointer              user_data)
+{
+  g_return_if_fail (ATOMR_IS_RNG_ACTOR (self));
+  fill_submit (self, atomr_rng_actor_fill_range_async, buffer, FALSE, first, count, distribution,
+               param1, param2, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_rng_actor_fill_range_finish:
+ * @self: an #AtomrRngActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the elements were filled
+ */
+gboolean
+atomr_rng_actor_fill_range_finish (AtomrRngActor  *self,
+                                   GAsyncResult   *result,
+                                   GError        **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_rng_actor_fill_range_async, error);
+}
+
+/* Integer bounds [lo, hi) that the dtype holds and the kernel draws
+ * exactly: integral values, 1 <= hi - lo <= 2^32. */
+static gboolean
+check_integer_range (AtomrDtype dtype,
+                     gdouble    lo,
+                     gdouble    hi,
+                     GError   **error)
+{
+  gdouble min, max;
+
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_I32: min = G_MININT32; max = G_MAXINT32; break;
+    case ATOMR_DTYPE_U32: min = 0; max = G_MAXUINT32; break;
+    default: min = -9007199254740992.0; max = 9007199254740992.0; break;  /* ±2^53: exact */
+    }
+  if (!isfinite (lo) || !isfinite (hi) || floor (lo) != lo || floor (hi) != hi)
+    return (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                         "rng fill (integer): the bounds [%g, %g) must be whole numbers", lo, hi), FALSE);
+  if (!(lo < hi) || hi - lo > 4294967296.0)
+    return (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                         "rng fill (integer): the range [%.0f, %.0f) must hold between 1 and 2^32 "
+                         "values", lo, hi), FALSE);
+  if (lo < min || hi - 1 > max)
+    return (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                         "rng fill (integer): the range [%.0f, %.0f) does not fit %s", lo, hi,
+                         atomr_dtype_get_name (dtype)), FALSE);
+  return TRUE;
+}
+
+static void
+fill_submit (AtomrRngActor        *self,
+             gpointer              source_tag,
+             AtomrBuffer          *buffer,
+             gboolean              whole,
+             guint64               first,
+             guint64               count,
+             AtomrRngDistribution  distribution,
+             gdouble               param1,
+             gdouble               param2,
+             GCancellable         *cancellable,
+             GAsyncReadyCallback   callback,
+             gpointer              user_data)
+{
+  static const AtomrDtype uniform_dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_U32,
+                                               ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16 };
+  static const AtomrDtype real_dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_F16,
+                                            ATOMR_DTYPE_BF16 };
+  static const AtomrDtype integer_dtypes[] = { ATOMR_DTYPE_I32, ATOMR_DTYPE_I64, ATOMR_DTYPE_U32 };
+  static const AtomrDtype bernoulli_dtypes[] = { ATOMR_DTYPE_U8, ATOMR_DTYPE_I32, ATOMR_DTYPE_F32,
+                                                 ATOMR_DTYPE_F64, ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16 };
   AtomrOp *op;
   FillRequest *req;
   GError *error = NULL;
-  guint64 n;
+  guint64 n, end;
   const gchar *dist;
+  g_autofree gchar *what = NULL;
+  AtomrDtype dtype;
 
-  g_return_if_fail (ATOMR_IS_RNG_ACTOR (self));
-
-  op = atomr_op_new (self, "rng-fill", atomr_rng_actor_fill_async, cancellable, callback, user_data);
+  op = atomr_op_new (self, "rng-fill", source_tag, cancellable, callback, user_data);
   if (!atomr_check_buffer ("rng fill", "buffer", buffer, &error))
     return atomr_op_fail (op, error);
-  if ((guint) distribution > ATOMR_RNG_POISSON)
+  if ((guint) distribution > ATOMR_RNG_BERNOULLI)
     return FAIL ("rng fill: distribution %d is not an AtomrRngDistribution", (gint) distribution);
   dist = distribution_name (distribution);
-  n = atomr_buffer_get_n_elements (buffer);
+  what = g_strdup_printf ("rng fill (%s)", dist);
+  dtype = atomr_buffer_get_dtype (buffer);
+  if (whole)
+    count = atomr_buffer_get_n_elements (buffer);
+  else
+    {
+      if (count == 0)
+        return FAIL ("rng fill: count is 0; fill at least one element");
+      if (!g_uint64_checked_add (&end, first, count) || end > atomr_buffer_get_n_elements (buffer))
+        return FAIL ("rng fill: first %" G_GUINT64_FORMAT " and count %" G_GUINT64_FORMAT
+                     " pass the end of the buffer (%" G_GUINT64_FORMAT " elements)", first, count,
+                     atomr_buffer_get_n_elements (buffer));
+    }
+  n = count;
 
   switch (distribution)
     {
     case ATOMR_RNG_UNIFORM:
-      if (!atomr_check_dtype_in ("rng fill (uniform)", "buffer", buffer, uniform_dtypes,
+      if (!atomr_check_dtype_in (what, "buffer", buffer, uniform_dtypes,
                                  G_N_ELEMENTS (uniform_dtypes), &error))
         return atomr_op_fail (op, error);
       if (param1 != 0.0 || param2 != 0.0)
         return FAIL ("rng fill (uniform): param1 is %g and param2 is %g; uniform draws on (0, 1] "
-                     "and takes no parameters (pass 0)", param1, param2);
+                     "and takes no parameters (pass 0, or use uniform-range)", param1, param2);
       break;
     case ATOMR_RNG_NORMAL:
     case ATOMR_RNG_LOG_NORMAL:
-      if (!atomr_check_dtype_in (distribution == ATOMR_RNG_NORMAL ? "rng fill (normal)"
-                                 : "rng fill (log-normal)", "buffer", buffer, real_dtypes,
-                                 G_N_ELEMENTS (real_dtypes), &error))
+      if (!atomr_check_dtype_in (what, "buffer", buffer, real_dtypes, G_N_ELEMENTS (real_dtypes), &error))
         return atomr_op_fail (op, error);
       if (!(param2 > 0.0) || !isfinite (param2))
         return FAIL ("rng fill (%s): param2 (standard deviation) is %g; it must be positive",
                      dist, param2);
       if (!isfinite (param1))
         return FAIL ("rng fill (%s): param1 (mean) is %g; it must be finite", dist, param1);
-      if (self->kind != ATOMR_RNG_SOBOL && n % 2 != 0)
+      if (self->kind != ATOMR_RNG_SOBOL && n % 2 != 0 &&
+          (dtype == ATOMR_DTYPE_F32 || dtype == ATOMR_DTYPE_F64))
         return FAIL ("rng fill (%s): buffer holds %" G_GUINT64_FORMAT " elements; pseudo-random "
                      "generators draw %s numbers in pairs, so it must be even", dist, n, dist);
       break;
     case ATOMR_RNG_POISSON:
-    default:
-      if (!atomr_check_dtype ("rng fill (poisson)", "buffer", buffer, ATOMR_DTYPE_U32, &error))
+      if (!atomr_check_dtype (what, "buffer", buffer, ATOMR_DTYPE_U32, &error))
         return atomr_op_fail (op, error);
       if (!(param1 > 0.0) || !isfinite (param1))
         return FAIL ("rng fill (poisson): param1 (lambda) is %g; it must be positive", param1);
       if (param2 != 0.0)
         return FAIL ("rng fill (poisson): param2 is %g; Poisson takes one parameter (pass 0)", param2);
+      break;
+    case ATOMR_RNG_EXPONENTIAL:
+      if (!atomr_check_dtype_in (what, "buffer", buffer, real_dtypes, G_N_ELEMENTS (real_dtypes), &error))
+        return atomr_op_fail (op, error);
+      if (!(param1 > 0.0) || !isfinite (param1))
+        return FAIL ("rng fill (exponential): param1 (rate lambda) is %g; it must be positive", param1);
+      if (param2 != 0.0)
+        return FAIL ("rng fill (exponential): param2 is %g; the exponential takes one parameter "
+                     "(pass 0)", param2);
+      break;
+    case ATOMR_RNG_UNIFORM_RANGE:
+      if (!atomr_check_dtype_in (what, "buffer", buffer, real_dtypes, G_N_ELEMENTS (real_dtypes), &error))
+        return atomr_op_fail (op, error);
+      if (!isfinite (param1) || !isfinite (param2) || !(param1 < param2) || !isfinite (param2 - param1))
+        return FAIL ("rng fill (uniform-range): [%g, %g) is not a finite, non-empty interval",
+                     param1, param2);
+      break;
+    case ATOMR_RNG_INTEGER:
+      if (!atomr_check_dtype_in (what, "buffer", buffer, integer_dtypes,
+                                 G_N_ELEMENTS (integer_dtypes), &error) ||
+          !check_integer_range (dtype, param1, param2, &error))
+        return atomr_op_fail (op, error);
+      break;
+    case ATOMR_RNG_BERNOULLI:
+    default:
+      if (!atomr_check_dtype_in (what, "buffer", buffer, bernoulli_dtypes,
+                                 G_N_ELEMENTS (bernoulli_dtypes), &error))
+        return atomr_op_fail (op, error);
+      if (!(param1 >= 0.0 && param1 <= 1.0))
+        return FAIL ("rng fill (bernoulli): param1 (probability) is %g; it must be in [0, 1]", param1);
+      if (param2 != 0.0)
+        return FAIL ("rng fill (bernoulli): param2 is %g; Bernoulli takes one parameter (pass 0)", param2);
       break;
     }
 
@@ -352,30 +659,18 @@ atomr_rng_actor_fill_async (AtomrRngActor        *self,
     }
 
   req->buffer = buffer;
+  req->first = first;
+  req->count = count;
   req->distribution = distribution;
   req->param1 = param1;
   req->param2 = param2;
   atomr_op_set_detail (op, dist);
   atomr_op_set_data (op, req, g_free);
+  if (!whole)
+    atomr_op_read (op, buffer);    /* the rest of it keeps its values */
   atomr_op_write (op, buffer);
   atomr_op_set_enqueue (op, fill_enqueue);
   atomr_op_submit (op);
-}
-
-/**
- * atomr_rng_actor_fill_finish:
- * @self: an #AtomrRngActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
- *
- * Returns: %TRUE when the buffer was filled
- */
-gboolean
-atomr_rng_actor_fill_finish (AtomrRngActor  *self,
-                             GAsyncResult   *result,
-                             GError        **error)
-{
-  return atomr_op_finish_boolean (self, result, atomr_rng_actor_fill_async, error);
 }
 
 /**

@@ -33,14 +33,26 @@ typedef enum {
 
 /**
  * AtomrRngDistribution:
- * @ATOMR_RNG_UNIFORM: uniform on (0, 1] into f32 or f64; raw 32-bit
- *   integers into u32.  Both parameters must be 0.
+ * @ATOMR_RNG_UNIFORM: uniform on (0, 1] into f32, f64, f16 or bf16; raw
+ *   32-bit integers into u32.  Both parameters must be 0.
  * @ATOMR_RNG_NORMAL: normal with mean @param1 and standard deviation
- *   @param2 (> 0), into f32 or f64.
+ *   @param2 (> 0), into f32, f64, f16 or bf16.
  * @ATOMR_RNG_LOG_NORMAL: exp of a normal of mean @param1 and standard
- *   deviation @param2 (> 0), into f32 or f64.
+ *   deviation @param2 (> 0), into f32, f64, f16 or bf16.
  * @ATOMR_RNG_POISSON: Poisson with mean @param1 (λ > 0) into u32;
  *   @param2 must be 0.
+ * @ATOMR_RNG_EXPONENTIAL: exponential with rate @param1 (λ > 0, mean
+ *   1/λ), as −log(u)/λ of a uniform u, into f32, f64, f16 or bf16;
+ *   @param2 must be 0.
+ * @ATOMR_RNG_UNIFORM_RANGE: uniform on [@param1, @param2) (finite,
+ *   @param1 < @param2), into f32, f64, f16 or bf16.  Rounding to the dtype
+ *   can make a value equal @param2's neighbour, never @param2.
+ * @ATOMR_RNG_INTEGER: whole numbers uniform on [@param1, @param2) (whole
+ *   numbers, at most 2^32 values, fitting the dtype), into i32, i64 or
+ *   u32, as @param1 + ⌊w·(@param2 − @param1)/2^32⌋ of a 32-bit word w
+ *   (a bias below (@param2 − @param1)/2^32).
+ * @ATOMR_RNG_BERNOULLI: 1 with probability @param1 (0 ≤ p ≤ 1), else 0,
+ *   into u8, i32, f32, f64, f16 or bf16; @param2 must be 0.
  *
  * What atomr_rng_actor_fill_async() draws.
  */
@@ -49,6 +61,10 @@ typedef enum {
   ATOMR_RNG_NORMAL,
   ATOMR_RNG_LOG_NORMAL,
   ATOMR_RNG_POISSON,
+  ATOMR_RNG_EXPONENTIAL,
+  ATOMR_RNG_UNIFORM_RANGE,
+  ATOMR_RNG_INTEGER,
+  ATOMR_RNG_BERNOULLI,
 } AtomrRngDistribution;
 
 #define ATOMR_TYPE_RNG_ACTOR (atomr_rng_actor_get_type ())
@@ -79,5 +95,18 @@ void           atomr_rng_actor_fill_async     (AtomrRngActor        *self,
 gboolean       atomr_rng_actor_fill_finish    (AtomrRngActor        *self,
                                                GAsyncResult         *result,
                                                GError              **error);
+void           atomr_rng_actor_fill_range_async  (AtomrRngActor        *self,
+                                                  AtomrBuffer          *buffer,
+                                                  guint64               first,
+                                                  guint64               count,
+                                                  AtomrRngDistribution  distribution,
+                                                  gdouble               param1,
+                                                  gdouble               param2,
+                                                  GCancellable         *cancellable,
+                                                  GAsyncReadyCallback   callback,
+                                                  gpointer              user_data);
+gboolean       atomr_rng_actor_fill_range_finish (AtomrRngActor        *self,
+                                                  GAsyncResult         *result,
+                                                  GError              **error);
 
 G_END_DECLS

@@ -66,7 +66,29 @@ G_BEGIN_DECLS
   X (cusolverDnSpotrfBatched) \
   X (cusolverDnDpotrfBatched) \
   X (cusolverDnCpotrfBatched) \
-  X (cusolverDnZpotrfBatched)
+  X (cusolverDnZpotrfBatched) \
+  X (cusolverDnSpotrsBatched) \
+  X (cusolverDnDpotrsBatched) \
+  X (cusolverDnCpotrsBatched) \
+  X (cusolverDnZpotrsBatched) \
+  X (cusolverDnSgesvdj_bufferSize) \
+  X (cusolverDnDgesvdj_bufferSize) \
+  X (cusolverDnCgesvdj_bufferSize) \
+  X (cusolverDnZgesvdj_bufferSize) \
+  X (cusolverDnSgesvdj) \
+  X (cusolverDnDgesvdj) \
+  X (cusolverDnCgesvdj) \
+  X (cusolverDnZgesvdj) \
+  X (cusolverDnCreateSyevjInfo) \
+  X (cusolverDnDestroySyevjInfo) \
+  X (cusolverDnSsyevj_bufferSize) \
+  X (cusolverDnDsyevj_bufferSize) \
+  X (cusolverDnCheevj_bufferSize) \
+  X (cusolverDnZheevj_bufferSize) \
+  X (cusolverDnSsyevj) \
+  X (cusolverDnDsyevj) \
+  X (cusolverDnCheevj) \
+  X (cusolverDnZheevj)
 
 typedef struct {
 #define ATOMR_CUSOLVER_FIELD(name) __typeof__ (&name) name;

@@ -41,6 +41,10 @@ typedef enum {
   OP_SYGVD,
   OP_GETRF_BATCHED,
   OP_POTRF_BATCHED,
+  OP_GETRS_BATCHED,
+  OP_POTRS_BATCHED,
+  OP_GESVDJ,
+  OP_SYEVJ,
 } OpKind;
 
 typedef struct {
@@ -58,6 +62,7 @@ typedef struct {
   /* Pinned: n_info ints, then (batched) one device pointer per matrix. */
   guint                 n_info;
   gsize                 ptr_offset;
+  gsize                 ptr_offset_b;   /* pointers to the B matrices, or 0 */
   gsize                 header_size;
   AtomrPinned          *staging;
 } Request;
@@ -71,6 +76,7 @@ struct _AtomrSolverActor
   cusolverDnHandle_t  dn;
   cusolverDnParams_t  params;
   gesvdjInfo_t        gesvdj;
+  syevjInfo_t         syevj;          /* made on the first syevj */
   cublasHandle_t      blas;
   CUdeviceptr         workspace;
   guint64             workspace_size;  /* atomic reads from other threads */
@@ -189,6 +195,8 @@ solver_teardown (AtomrActor *actor,
   if (self->has_handles && context_alive)
     {
       cublasDestroy (self->blas);
+      if (self->syevj)
+        CUSOLVER->cusolverDnDestroySyevjInfo (self->syevj);
       CUSOLVER->cusolverDnDestroyGesvdjInfo (self->gesvdj);
       CUSOLVER->cusolverDnDestroyParams (self->params);
       CUSOLVER->cusolverDnDestroy (self->dn);
@@ -196,6 +204,7 @@ solver_teardown (AtomrActor *actor,
         ATOMR_CU->cuMemFreeAsync (self->workspace, atomr_actor_get_cu_stream (actor));
     }
   self->has_handles = FALSE;
+  self->syevj = NULL;
   self->workspace = 0;
   __atomic_store_n (&self->workspace_size, 0, __ATOMIC_RELAXED);
 }
@@ -248,6 +257,15 @@ prepare (AtomrSolverActor  *self,
       CUdeviceptr *ptrs = (CUdeviceptr *) ((guint8 *) req->staging->data + req->ptr_offset);
       gsize stride = (gsize) req->lda * req->n * atomr_dtype_get_size (req->dtype);
       CUdeviceptr base = atomr_buffer_get_ptr (req->a);
+
+      for (gint64 i = 0; i < req->batch; i++)
+        ptrs[i] = base + (CUdeviceptr) (i * stride);
+    }
+  if (req->ptr_offset_b)
+    {
+      CUdeviceptr *ptrs = (CUdeviceptr *) ((guint8 *) req->staging->data + req->ptr_offset_b);
+      gsize stride = (gsize) req->ldb * req->nrhs * atomr_dtype_get_size (req->dtype);
+      CUdeviceptr base = atomr_buffer_get_ptr (req->b);
 
       for (gint64 i = 0; i < req->batch; i++)
         ptrs[i] = base + (CUdeviceptr) (i * stride);
@@ -530,6 +548,99 @@ run_potrf_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError
   return cusolver_check (st, "cusolverDn<t>potrfBatched", error);
 }
 
+#define PTRS_B(self, req) ((gpointer) (guintptr) ((self)->workspace + (req)->ptr_offset_b))
+
+static gboolean
+run_getrs_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  static const cublasOperation_t ops[] = { CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C };
+  gint *info = host_workspace (self, sizeof (gint));   /* argument errors, set at the call */
+  cublasStatus_t st;
+  CUdeviceptr work;
+
+  if (!prepare (self, req, stream, 0, &work, error))
+    return FALSE;
+  *info = 0;
+  TYPED (st, req->dtype, cublasSgetrsBatched, cublasDgetrsBatched, cublasCgetrsBatched,
+         cublasZgetrsBatched,
+         self->blas, ops[req->trans], req->n, req->nrhs, PTRS (self, req), req->lda, PTR (req->ipiv),
+         PTRS_B (self, req), req->ldb, info, req->batch);
+  if (!cublas_check (st, "cublas<t>getrsBatched", error))
+    return FALSE;
+  if (*info < 0)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
+                   "cublas: %s: parameter %d had an illegal value", req->name, -*info);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+run_potrs_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cusolverStatus_t st;
+  CUdeviceptr work;
+
+  if (!prepare (self, req, stream, 0, &work, error))
+    return FALSE;
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSpotrsBatched, CUSOLVER->cusolverDnDpotrsBatched,
+         CUSOLVER->cusolverDnCpotrsBatched, CUSOLVER->cusolverDnZpotrsBatched,
+         self->dn, fill_mode (req->uplo), req->n, 1, PTRS (self, req), req->lda, PTRS_B (self, req),
+         req->ldb, INFO (self), req->batch);
+  return cusolver_check (st, "cusolverDn<t>potrsBatched", error);
+}
+
+static gboolean
+run_gesvdj (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  int lwork = 0, econ = !req->vectors;   /* vectors: full U and V */
+  cusolverStatus_t st;
+  CUdeviceptr work;
+
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdj_bufferSize, CUSOLVER->cusolverDnDgesvdj_bufferSize,
+         CUSOLVER->cusolverDnCgesvdj_bufferSize, CUSOLVER->cusolverDnZgesvdj_bufferSize,
+         self->dn, CUSOLVER_EIG_MODE_VECTOR, econ, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
+         PTR (req->u), req->ldu, PTR (req->v), req->ldv, &lwork, self->gesvdj);
+  if (!cusolver_check (st, "cusolverDn<t>gesvdj_bufferSize", error) ||
+      !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
+    return FALSE;
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdj, CUSOLVER->cusolverDnDgesvdj,
+         CUSOLVER->cusolverDnCgesvdj, CUSOLVER->cusolverDnZgesvdj,
+         self->dn, CUSOLVER_EIG_MODE_VECTOR, econ, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
+         PTR (req->u), req->ldu, PTR (req->v), req->ldv, (gpointer) (guintptr) work, lwork,
+         INFO (self), self->gesvdj);
+  return cusolver_check (st, "cusolverDn<t>gesvdj", error);
+}
+
+static gboolean
+run_syevj (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  cusolverEigMode_t jobz = req->vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  int lwork = 0;
+  cusolverStatus_t st;
+  CUdeviceptr work;
+
+  if (self->syevj == NULL &&
+      !cusolver_check (CUSOLVER->cusolverDnCreateSyevjInfo (&self->syevj), "cusolverDnCreateSyevjInfo", error))
+    {
+      self->syevj = NULL;
+      return FALSE;
+    }
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSsyevj_bufferSize, CUSOLVER->cusolverDnDsyevj_bufferSize,
+         CUSOLVER->cusolverDnCheevj_bufferSize, CUSOLVER->cusolverDnZheevj_bufferSize,
+         self->dn, jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda, PTR (req->s), &lwork,
+         self->syevj);
+  if (!cusolver_check (st, "cusolverDn<t>syevj_bufferSize", error) ||
+      !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
+    return FALSE;
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSsyevj, CUSOLVER->cusolverDnDsyevj,
+         CUSOLVER->cusolverDnCheevj, CUSOLVER->cusolverDnZheevj,
+         self->dn, jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda, PTR (req->s),
+         (gpointer) (guintptr) work, lwork, INFO (self), self->syevj);
+  return cusolver_check (st, "cusolverDn<t>syevj", error);
+}
+
 typedef gboolean (*RunFunc) (AtomrSolverActor *self, Request *req, CUstream stream, GError **error);
 
 static const RunFunc run_funcs[] = {
@@ -544,6 +655,10 @@ static const RunFunc run_funcs[] = {
   [OP_SYGVD] = run_sygvd,
   [OP_GETRF_BATCHED] = run_getrf_batched,
   [OP_POTRF_BATCHED] = run_potrf_batched,
+  [OP_GETRS_BATCHED] = run_getrs_batched,
+  [OP_POTRS_BATCHED] = run_potrs_batched,
+  [OP_GESVDJ] = run_gesvdj,
+  [OP_SYEVJ] = run_syevj,
 };
 
 /* ------------------------------------------------------------------ */
@@ -603,6 +718,8 @@ info_message (Request *req,
       return g_strdup_printf ("%s: %d superdiagonals of the bidiagonal form did not converge",
                               req->name, info);
     case OP_GESVDJ_BATCHED:
+    case OP_GESVDJ:
+    case OP_SYEVJ:
       return g_strdup_printf ("%s: %sJacobi iterations did not converge (info %d)", req->name, member, info);
     case OP_SYGVD:
       if (info > req->n)
@@ -672,9 +789,15 @@ solver_submit (AtomrOp *op,
   g_autofree gchar *detail = NULL;
 
   req->header_size = info_bytes;
-  if (req->kind == OP_GETRF_BATCHED || req->kind == OP_POTRF_BATCHED)
+  if (req->kind == OP_GETRF_BATCHED || req->kind == OP_POTRF_BATCHED ||
+      req->kind == OP_GETRS_BATCHED || req->kind == OP_POTRS_BATCHED)
     {
       req->ptr_offset = info_bytes;
+      req->header_size += (gsize) req->batch * sizeof (CUdeviceptr);
+    }
+  if (req->kind == OP_GETRS_BATCHED || req->kind == OP_POTRS_BATCHED)
+    {
+      req->ptr_offset_b = req->header_size;
       req->header_size += (gsize) req->batch * sizeof (CUdeviceptr);
     }
   req->staging = atomr_pinned_acquire (atomr_buffer_get_device (req->a), req->header_size, &error);
@@ -1791,4 +1914,321 @@ static void
 atomr_solver_actor_init (AtomrSolverActor *self)
 {
   self->host_workspaces = g_ptr_array_new_with_free_func (g_free);
+}
+
+/**
+ * atomr_solver_actor_getrs_batched_async:
+ * @self: an #AtomrSolverActor
+ * @trans: which system to solve with each factor
+ * @a: @batch LU factors of @n × @n from atomr_solver_actor_getrf_batched_async(),
+ *   @lda × @n elements apart
+ * @n: order of each matrix
+ * @lda: leading dimension of each factor (≥ @n)
+ * @ipiv: the i32 pivots of the factorization, @n per matrix
+ * @b: @batch right-hand sides of @n × @nrhs, @ldb × @nrhs elements apart,
+ *   overwritten by the solutions
+ * @nrhs: right-hand sides per matrix
+ * @ldb: leading dimension of each B (≥ @n)
+ * @batch: number of systems
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the solutions are in @b
+ * @user_data: data for @callback
+ *
+ * Solves the @batch systems op(A_i)·X_i = B_i with the factors of a batched
+ * LU (cuBLAS getrsBatched), so that batched factorizations can solve.
+ */
+void
+atomr_solver_actor_getrs_batched_async (AtomrSolverActor     *self,
+                                        AtomrSolverTranspose  trans,
+                                        AtomrBuffer          *a,
+                                        gint64                n,
+                                        gint64                lda,
+                                        AtomrBuffer          *ipiv,
+                                        AtomrBuffer          *b,
+                                        gint64                nrhs,
+                                        gint64                ldb,
+                                        gint64                batch,
+                                        GCancellable         *cancellable,
+                                        GAsyncReadyCallback   callback,
+                                        gpointer              user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "getrs_batched";
+  guint64 n_pivots = 0;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "getrs-batched", atomr_solver_actor_getrs_batched_async, cancellable,
+                     callback, user_data);
+  FAIL_IF ((guint) trans > ATOMR_SOLVER_CONJUGATE_TRANSPOSE,
+           "getrs_batched: trans %d is not an AtomrSolverTranspose", (gint) trans);
+  CHECK (check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "nrhs", nrhs, &error) &&
+         atomr_check_int32_range (name, "lda", lda, &error) &&
+         atomr_check_int32_range (name, "ldb", ldb, &error) &&
+         atomr_check_int32_range (name, "batch", batch, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, ATOMR_STRIDE_PACKED, batch, &error) &&
+         atomr_check_dtype (name, "ipiv", ipiv, ATOMR_DTYPE_I32, &error) &&
+         atomr_size_mul (name, "the pivot count (n × batch)", (guint64) n, (guint64) batch, &n_pivots,
+                         &error) &&
+         atomr_check_min_elements (name, "ipiv", ipiv, n_pivots, &error) &&
+         check_operand (name, "b", b, a, n, nrhs, "ldb", ldb, batch, &error) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("b", b)),
+                               ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("ipiv", ipiv)),
+                               &error));
+  req = request_new (OP_GETRS_BATCHED, name, a);
+  req->m = n, req->n = n, req->nrhs = nrhs, req->lda = lda, req->ldb = ldb, req->batch = batch;
+  req->trans = trans, req->ipiv = ipiv, req->b = b;
+  atomr_op_read (op, a);
+  atomr_op_read (op, ipiv);
+  atomr_op_read (op, b);
+  atomr_op_write (op, b);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_getrs_batched_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when every solution is in B
+ */
+gboolean
+atomr_solver_actor_getrs_batched_finish (AtomrSolverActor  *self,
+                                         GAsyncResult      *result,
+                                         GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_getrs_batched_async, error);
+}
+
+/**
+ * atomr_solver_actor_potrs_batched_async:
+ * @self: an #AtomrSolverActor
+ * @uplo: the triangle that holds each Cholesky factor
+ * @a: @batch factors of @n × @n from atomr_solver_actor_potrf_batched_async(),
+ *   @lda × @n elements apart
+ * @n: order of each matrix
+ * @lda: leading dimension of each factor (≥ @n)
+ * @b: @batch right-hand side vectors of @n elements, @ldb apart,
+ *   overwritten by the solutions
+ * @ldb: distance between two right-hand sides (≥ @n)
+ * @batch: number of systems
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the solutions are in @b
+ * @user_data: data for @callback
+ *
+ * Solves the @batch systems A_i·x_i = b_i with the factors of a batched
+ * Cholesky (cuSOLVER potrsBatched, which takes one right-hand side per
+ * system).
+ */
+void
+atomr_solver_actor_potrs_batched_async (AtomrSolverActor    *self,
+                                        AtomrSolverFill      uplo,
+                                        AtomrBuffer         *a,
+                                        gint64               n,
+                                        gint64               lda,
+                                        AtomrBuffer         *b,
+                                        gint64               ldb,
+                                        gint64               batch,
+                                        GCancellable        *cancellable,
+                                        GAsyncReadyCallback  callback,
+                                        gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "potrs_batched";
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "potrs-batched", atomr_solver_actor_potrs_batched_async, cancellable,
+                     callback, user_data);
+  CHECK (check_fill (name, uplo, &error) &&
+         check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "lda", lda, &error) &&
+         atomr_check_int32_range (name, "ldb", ldb, &error) &&
+         atomr_check_int32_range (name, "batch", batch, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, ATOMR_STRIDE_PACKED, batch, &error) &&
+         check_operand (name, "b", b, a, n, 1, "ldb", ldb, batch, &error) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("b", b)),
+                               ATOMR_OPERANDS (ATOMR_OPERAND ("a", a)), &error));
+  req = request_new (OP_POTRS_BATCHED, name, a);
+  req->m = n, req->n = n, req->nrhs = 1, req->lda = lda, req->ldb = ldb, req->batch = batch;
+  req->uplo = uplo, req->b = b;
+  atomr_op_read (op, a);
+  atomr_op_read (op, b);
+  atomr_op_write (op, b);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_potrs_batched_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when every solution is in B
+ */
+gboolean
+atomr_solver_actor_potrs_batched_finish (AtomrSolverActor  *self,
+                                         GAsyncResult      *result,
+                                         GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_potrs_batched_async, error);
+}
+
+/**
+ * atomr_solver_actor_gesvdj_async:
+ * @self: an #AtomrSolverActor
+ * @a: an @m × @n matrix (any @m and @n), destroyed
+ * @m: rows of @a
+ * @n: columns of @a
+ * @lda: leading dimension of @a (≥ @m)
+ * @s: min(@m, @n) singular values, descending, in the real dtype of @a
+ * @u: left singular vectors: @m × @m when @full, else @m × min(@m, @n)
+ * @ldu: leading dimension of @u (≥ @m)
+ * @v: right singular vectors (V, not Vᴴ): @n × @n when @full, else
+ *   @n × min(@m, @n)
+ * @ldv: leading dimension of @v (≥ @n)
+ * @full: %TRUE for the full U and V, %FALSE for the economy size
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the decomposition is done
+ * @user_data: data for @callback
+ *
+ * A = U·diag(s)·Vᴴ by one-sided Jacobi rotations (cuSOLVER gesvdj): unlike
+ * atomr_solver_actor_svd_async() it takes wide matrices (@m < @n) and
+ * gives full U and V.
+ */
+void
+atomr_solver_actor_gesvdj_async (AtomrSolverActor    *self,
+                                 AtomrBuffer         *a,
+                                 gint64               m,
+                                 gint64               n,
+                                 gint64               lda,
+                                 AtomrBuffer         *s,
+                                 AtomrBuffer         *u,
+                                 gint64               ldu,
+                                 AtomrBuffer         *v,
+                                 gint64               ldv,
+                                 gboolean             full,
+                                 GCancellable        *cancellable,
+                                 GAsyncReadyCallback  callback,
+                                 gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "gesvdj";
+  gint64 k;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, name, atomr_solver_actor_gesvdj_async, cancellable, callback, user_data);
+  CHECK (check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "m", m, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "lda", lda, &error) &&
+         atomr_check_int32_range (name, "ldu", ldu, &error) &&
+         atomr_check_int32_range (name, "ldv", ldv, &error));
+  k = MIN (m, n);
+  CHECK (atomr_check_matrix (name, "a", a, m, n, "lda", lda, 0, 1, &error) &&
+         check_real_vector (name, "s", s, a, k, &error) &&
+         check_operand (name, "u", u, a, m, full ? m : k, "ldu", ldu, 1, &error) &&
+         check_operand (name, "v", v, a, n, full ? n : k, "ldv", ldv, 1, &error) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("s", s),
+                                                     ATOMR_OPERAND ("u", u), ATOMR_OPERAND ("v", v)),
+                               NULL, 0, &error));
+  req = request_new (OP_GESVDJ, name, a);
+  req->m = m, req->n = n, req->lda = lda, req->s = s, req->u = u, req->ldu = ldu;
+  req->v = v, req->ldv = ldv, req->vectors = !!full;
+  atomr_op_write (op, a);
+  atomr_op_write (op, s);
+  atomr_op_write (op, u);
+  atomr_op_write (op, v);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_gesvdj_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when s, U and V were computed
+ */
+gboolean
+atomr_solver_actor_gesvdj_finish (AtomrSolverActor  *self,
+                                  GAsyncResult      *result,
+                                  GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_gesvdj_async, error);
+}
+
+/**
+ * atomr_solver_actor_syevj_async:
+ * @self: an #AtomrSolverActor
+ * @uplo: the triangle of @a that holds the matrix
+ * @compute_vectors: %TRUE to overwrite @a with the eigenvectors
+ * @a: a symmetric (f32, f64) or Hermitian (c64, c128) @n × @n matrix
+ * @n: order of @a
+ * @lda: leading dimension of @a (≥ @n)
+ * @w: @n eigenvalues, ascending, in the real dtype of @a
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the eigenvalues are in @w
+ * @user_data: data for @callback
+ *
+ * Eigenvalues (and vectors) by Jacobi rotations (cuSOLVER syevj/heevj):
+ * faster than atomr_solver_actor_syevd_async() for small and medium
+ * matrices, and accurate to the tolerance of cuSOLVER's defaults.
+ */
+void
+atomr_solver_actor_syevj_async (AtomrSolverActor    *self,
+                                AtomrSolverFill      uplo,
+                                gboolean             compute_vectors,
+                                AtomrBuffer         *a,
+                                gint64               n,
+                                gint64               lda,
+                                AtomrBuffer         *w,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "syevj";
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, name, atomr_solver_actor_syevj_async, cancellable, callback, user_data);
+  CHECK (check_fill (name, uplo, &error) &&
+         check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "lda", lda, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, 0, 1, &error) &&
+         check_real_vector (name, "w", w, a, n, &error) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("w", w)),
+                               NULL, 0, &error));
+  req = request_new (OP_SYEVJ, name, a);
+  req->m = n, req->n = n, req->lda = lda, req->s = w, req->uplo = uplo, req->vectors = !!compute_vectors;
+  atomr_op_write (op, a);
+  atomr_op_write (op, w);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_syevj_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the eigenvalues (and vectors) were computed
+ */
+gboolean
+atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
+                                 GAsyncResult      *result,
+                                 GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_syevj_async, error);
 }

@@ -161,7 +161,15 @@ CASE (scal_x_small, atomr_blas_actor_scal_async (f->blas, 8, 2, 0, f->f32_8, 2, 
 CASE (copy_same, atomr_blas_actor_copy_async (f->blas, 8, f->f32_8, 1, f->f32_8, 1, NULL, cb, ud))
 CASE (copy_incy_huge, atomr_blas_actor_copy_async (f->blas, 8, f->f32_8, 1, f->f32_64, G_GINT64_CONSTANT (1) << 32, NULL, cb, ud))
 CASE (swap_y_small, atomr_blas_actor_swap_async (f->blas, 8, f->f32_8, 1, f->f32_4, 1, NULL, cb, ud))
-CASE (rot_incy, atomr_blas_actor_rot_async (f->blas, 8, f->f32_8, 1, f->f32_64, -1, 0.6, 0.8, NULL, cb, ud))
+CASE (rot_incy, atomr_blas_actor_rot_async (f->blas, 8, f->f32_8, 1, f->f32_64, 0, 0.6, 0.8, NULL, cb, ud))
+/* issue 11: negative increments (two-vector level 1) and halves (Ex forms) */
+CASE (axpy_negative_ok, atomr_blas_actor_axpy_async (f->blas, 8, 2, 0, f->f32_8, -1, f->f32_64, -3, NULL, cb, ud))
+CASE (axpy_negative_short, atomr_blas_actor_axpy_async (f->blas, 8, 2, 0, f->f32_8, -2, f->f32_64, 1, NULL, cb, ud))
+CASE (copy_negative_huge, atomr_blas_actor_copy_async (f->blas, 8, f->f32_8, 1, f->f32_64, -(G_GINT64_CONSTANT (1) << 32), NULL, cb, ud))
+CASE (scal_negative, atomr_blas_actor_scal_async (f->blas, 8, 2, 0, f->f32_8, -1, NULL, cb, ud))
+CASE (dot_half_ok, atomr_blas_actor_dot_async (f->blas, 8, f->f16_64, 1, f->f16_64b, -2, FALSE, NULL, cb, ud))
+CASE (nrm2_half_ok, atomr_blas_actor_nrm2_async (f->blas, 8, f->f16_64, 3, NULL, cb, ud))
+CASE (asum_half, atomr_blas_actor_asum_async (f->blas, 8, f->f16_64, 1, NULL, cb, ud))
 CASE (dot_dtype, atomr_blas_actor_dot_async (f->blas, 8, f->c64_64, 1, f->f32_64, 1, FALSE, NULL, cb, ud))
 CASE (nrm2_x_small, atomr_blas_actor_nrm2_async (f->blas, 9, f->f32_8, 1, NULL, cb, ud))
 CASE (asum_incx, atomr_blas_actor_asum_async (f->blas, 8, f->f32_8, 0, NULL, cb, ud))
@@ -193,6 +201,14 @@ CASE (lt_fp8_bias_scale, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8
 /* Issue 11, item 1: with fp8 operands and an f32 D, cuBLASLt reads a bf16
  * bias; an f32 one was accepted and read as bf16 pairs. */
 CASE (lt_fp8_f32_bias_dtype, atomr_blas_lt_actor_matmul_scaled_async (f->lt, 8, 8, 8, 1, f->e4m3_64, 8, NULL, f->e4m3_64, 8, NULL, 0, f->f32_64c, 8, EPI (BIAS), f->f32_8, NULL, cb, ud))
+/* issue 11: strided batches */
+CASE (lt_batch_zero, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 0, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_a_small, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 5, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_c_overlap, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 0, 0, f->f32_64c, 4, 8, 2, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_stride_overflow, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, G_MAXINT64, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 4, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_epilogue, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 2, EPI (BGRADA), f->f32_8, NULL, cb, ud))
+CASE (lt_batch_alias, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 16, f->f32_64b, 4, 16, 0, f->f32_64b, 4, 16, 2, EPI (NONE), NULL, NULL, cb, ud))
+CASE (lt_batch_ok, atomr_blas_lt_actor_matmul_batched_async (f->lt, N, N, 4, 4, 4, 1, f->f32_64, 4, 0, f->f32_64b, 4, 16, 0, f->f32_64c, 4, 16, 4, EPI (RELU_BIAS), f->f32_4, NULL, cb, ud))
 CASE (lt_lda, atomr_blas_lt_actor_matmul_async (f->lt, T, N, 8, 8, 8, 1, f->f32_64, 5, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (NONE), NULL, NULL, 0, NULL, cb, ud))
 CASE (lt_bias_unused, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (RELU), f->f32_8, NULL, 0, NULL, cb, ud))
 CASE (lt_bias_missing, atomr_blas_lt_actor_matmul_async (f->lt, N, N, 8, 8, 8, 1, f->f32_64, 8, f->f32_64b, 8, 0, f->f32_64c, 8, EPI (BIAS), NULL, NULL, 0, NULL, cb, ud))
@@ -264,7 +280,14 @@ static const Case cases[] = {
   { "/blas/copy/same-buffer", copy_same, INVALID, "copy: x and y must be different buffers" },
   { "/blas/copy/incy-too-large", copy_incy_huge, INVALID, "copy: incy is 4294967296; the library takes at most" },
   { "/blas/swap/y-small", swap_y_small, INVALID, "swap: y holds 4 elements but the arguments need 8" },
-  { "/blas/rot/incy", rot_incy, INVALID, "rot: increment incy is -1" },
+  { "/blas/rot/incy", rot_incy, INVALID, "rot: increment incy is 0; it must not be 0" },
+  { "/blas/axpy/negative-increments", axpy_negative_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuBLAS: axpy needs a CUDA device" },
+  { "/blas/axpy/negative-increment-short", axpy_negative_short, INVALID, "axpy: x holds 8 elements but the arguments need 15" },
+  { "/blas/copy/negative-increment-huge", copy_negative_huge, INVALID, "copy: incy is -4294967296; the library takes at least" },
+  { "/blas/scal/negative-increment", scal_negative, INVALID, "scal: increment incx is -1; it must be at least 1" },
+  { "/blas/dot/half", dot_half_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuBLAS: dot needs a CUDA device" },
+  { "/blas/nrm2/half", nrm2_half_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuBLAS: nrm2 needs a CUDA device" },
+  { "/blas/asum/half", asum_half, INVALID, "asum: x has dtype f16; supported: f32, f64, c64, c128" },
   { "/blas/dot/dtype", dot_dtype, INVALID, "dot: x has dtype c64 but y has dtype f32" },
   { "/blas/nrm2/x-small", nrm2_x_small, INVALID, "nrm2: x holds 8 elements but the arguments need 9" },
   { "/blas/asum/incx", asum_incx, INVALID, "asum: increment incx is 0" },
@@ -287,6 +310,13 @@ static const Case cases[] = {
   { "/blaslt/matmul/relu-aux-is-a", lt_aux_a, INVALID, "matmul: output aux and input A are the same buffer" },
   { "/blaslt/matmul/gelu-aux-is-bias", lt_aux_bias, INVALID, "matmul: output aux and input bias are the same buffer" },
   { "/blaslt/matmul/dgelu-bias-is-aux", lt_dgelu_bias_aux, INVALID, "matmul: output bias and input aux are the same buffer" },
+  { "/blaslt/batched/batch-zero", lt_batch_zero, INVALID, "matmul: batch_count is 0; it must be between 1 and" },
+  { "/blaslt/batched/a-small", lt_batch_a_small, INVALID, "matmul: A holds 64 elements but 5 matrices of 4 × 4 with lda = 4 and stride 16 need 80" },
+  { "/blaslt/batched/c-overlap", lt_batch_c_overlap, INVALID, "stride_c is 8; the 2 D matrices would overlap below ldc × n = 16" },
+  { "/blaslt/batched/stride-overflow", lt_batch_stride_overflow, INVALID, "matmul: the batch extent (stride × (batch - 1)) overflows" },
+  { "/blaslt/batched/epilogue", lt_batch_epilogue, INVALID, "epilogue bgrada writes an aux matrix or a bias gradient" },
+  { "/blaslt/batched/alias", lt_batch_alias, INVALID, "output C and input B are the same buffer" },
+  { "/blaslt/batched/host-device", lt_batch_ok, ATOMR_ERROR_NOT_SUPPORTED, "cuBLASLt: matmul needs a CUDA device" },
   { "/blaslt/fp8/bias-is-scale", lt_fp8_bias_scale, INVALID, "matmul_scaled: output C and input scale_a are the same buffer" },
   { "/blaslt/fp8/f32-bias-dtype", lt_fp8_f32_bias_dtype, INVALID, "matmul_scaled: bias has dtype f32, expected bf16" },
   { "/blaslt/matmul/lda", lt_lda, INVALID, "matmul: leading dimension lda is 5; it must be at least 8" },
@@ -396,6 +426,46 @@ test_properties (Fixture *f, gconstpointer data)
   g_signal_handlers_disconnect_by_func (f->lt, count_notify, &notified);
   g_assert_cmpuint (atomr_blas_lt_actor_get_workspace_size (f->lt), ==, 32u << 20);
   g_assert_cmpuint (atomr_blas_lt_actor_get_cache_size (f->lt), ==, 0);
+
+  /* issue 11: a bounded heuristic cache and a user workspace */
+  {
+    guint capacity = 0;
+    guint64 evictions = 1;
+    g_autoptr(AtomrBuffer) ws = NULL;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrDevice) other = atomr_device_new_host ();
+    g_autoptr(AtomrBuffer) foreign = atomr_buffer_new (other, ATOMR_DTYPE_U8, 8192, &error);
+
+    notified = 0;
+    g_signal_connect (f->lt, "notify", G_CALLBACK (count_notify), &notified);
+    g_object_get (f->lt, "cache-capacity", &capacity, "cache-evictions", &evictions, NULL);
+    g_assert_cmpuint (capacity, ==, 128);
+    g_assert_cmpuint (evictions, ==, 0);
+    atomr_blas_lt_actor_set_cache_capacity (f->lt, 2);
+    atomr_blas_lt_actor_set_cache_capacity (f->lt, 2);
+    g_assert_cmpuint (atomr_blas_lt_actor_get_cache_capacity (f->lt), ==, 2);
+    atomr_blas_lt_actor_set_cache_capacity (f->lt, 0);    /* at least 1 */
+    g_assert_cmpuint (atomr_blas_lt_actor_get_cache_capacity (f->lt), ==, 1);
+    g_assert_cmpuint (notified, ==, 2);
+
+    g_assert_false (atomr_blas_lt_actor_set_workspace (f->lt, f->f32_4, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "holds 16 bytes; give at least 4096"));
+    g_clear_error (&error);
+    g_assert_false (atomr_blas_lt_actor_set_workspace (f->lt, foreign, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "not to the actor's device"));
+    g_clear_error (&error);
+    g_assert_true (atomr_blas_lt_actor_set_workspace (f->lt, f->u8_4096, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (notified, ==, 3);
+    g_assert_cmpuint (atomr_blas_lt_actor_get_workspace_size (f->lt), ==, 4096);
+    g_object_get (f->lt, "workspace", &ws, NULL);
+    g_assert_true (ws == f->u8_4096);
+    g_assert_true (atomr_blas_lt_actor_set_workspace (f->lt, NULL, &error));
+    g_assert_cmpuint (notified, ==, 4);
+    g_signal_handlers_disconnect_by_func (f->lt, count_notify, &notified);
+  }
 
   g_object_get (f->blas, "library", &library, NULL);
   g_assert_cmpstr (library, ==, "cublas");

@@ -877,6 +877,214 @@ test_level1 (Fixture *f, gconstpointer data)
 }
 
 /* ------------------------------------------------------------------ */
+/* Issue 11: halves through the Ex routines, negative increments, 4096 */
+
+/* Element i of a BLAS vector of n elements with increment inc (reference
+ * BLAS: a negative increment reads it from the far end). */
+static gint64
+vec_at (gint64 i, gint64 n, gint64 inc)
+{
+  return inc > 0 ? i * inc : (n - 1 - i) * -inc;
+}
+
+static void
+test_level1_half (Fixture *f, gconstpointer data)
+{
+  static const AtomrDtype halves[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16 };
+  const gint64 n = 512, incx = 2, incy = 3;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (halves); d++)
+    {
+      AtomrDtype dt = halves[d];
+      const gchar *dn = atomr_dtype_get_name (dt);
+      g_autofree Z *x = random_z (f, dt, n * incx);
+      g_autofree Z *y = random_z (f, dt, n * incy);
+      g_autofree Z *got = NULL, *ref = NULL;
+      g_autoptr(AtomrBuffer) bx = upload (f, dt, x, n * incx);
+      g_autoptr(AtomrBuffer) by = upload (f, dt, y, n * incy);
+      g_autoptr(GError) error = NULL;
+      GAsyncResult *res = NULL;
+      gdouble dot = 0, norm = 0, want_dot = 0, want_norm = 0;
+      gchar what[64];
+
+      for (gint64 i = 0; i < n; i++)
+        {
+          want_dot += x[i * incx].re * y[i * incy].re;
+          want_norm += x[i * incx].re * x[i * incx].re;
+        }
+      want_norm = sqrt (want_norm);
+      atomr_blas_actor_dot_async (f->blas, n, bx, incx, by, incy, FALSE, NULL, store_result, &res);
+      g_assert_true (atomr_blas_actor_dot_finish (f->blas, await (&res), &dot, NULL, &error));
+      g_assert_no_error (error);
+      g_clear_object (&res);
+      atomr_blas_actor_nrm2_async (f->blas, n, bx, incx, NULL, store_result, &res);
+      g_assert_true (atomr_blas_actor_nrm2_finish (f->blas, await (&res), &norm, &error));
+      g_assert_no_error (error);
+      g_clear_object (&res);
+      g_test_message ("%s dot %.6g (want %.6g), nrm2 %.6g (want %.6g)", dn, dot, want_dot, norm, want_norm);
+      /* the result is rounded to the dtype; accumulation is in f32 */
+      g_assert_cmpfloat (fabs (dot - want_dot), <=, 2 * tolerance (dt) * MAX (1, fabs (want_dot)));
+      g_assert_cmpfloat (fabs (norm - want_norm), <=, 2 * tolerance (dt) * want_norm);
+
+      /* y += 0.5 x, then x *= -2 */
+      ref = g_memdup2 (y, sizeof (Z) * n * incy);
+      for (gint64 i = 0; i < n; i++)
+        ref[i * incy].re += 0.5 * x[i * incx].re;
+      RUN_OK (atomr_blas_actor_axpy_finish, f->blas,
+              atomr_blas_actor_axpy_async (f->blas, n, 0.5, 0, bx, incx, by, incy, NULL, cb, ud));
+      got = download (by);
+      g_snprintf (what, sizeof what, "axpy %s", dn);
+      CHECK_ERR (what, rel_err (got, incy, ref, incy, n, 1), tolerance (dt));
+      g_clear_pointer (&got, g_free);
+      g_clear_pointer (&ref, g_free);
+      ref = g_memdup2 (x, sizeof (Z) * n * incx);
+      for (gint64 i = 0; i < n; i++)
+        ref[i * incx].re *= -2;
+      RUN_OK (atomr_blas_actor_scal_finish, f->blas,
+              atomr_blas_actor_scal_async (f->blas, n, -2, 0, bx, incx, NULL, cb, ud));
+      got = download (bx);
+      for (gint64 i = 0; i < n * incx; i++)   /* exact: a power of two; gaps untouched */
+        g_assert_cmpfloat (got[i].re, ==, ref[i].re);
+    }
+}
+
+static void
+test_gemv_half (Fixture *f, gconstpointer data)
+{
+  static const AtomrDtype halves[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16 };
+  const gint64 m = 48, n = 32, lda = 50, incx = 2, incy = 3;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (halves); d++)
+    for (guint t = 0; t < 2; t++)
+      {
+        AtomrDtype dt = halves[d];
+        AtomrTranspose tr = t ? T : N;
+        gint64 xlen = t ? m : n, ylen = t ? n : m;
+        g_autofree Z *a = random_z (f, dt, lda * n);
+        g_autofree Z *x = random_z (f, dt, xlen * incx);
+        g_autofree Z *y = random_z (f, dt, ylen * incy);
+        g_autofree Z *ref = g_new0 (Z, ylen), *got = NULL, *gy = g_new0 (Z, ylen);
+        g_autoptr(AtomrBuffer) ba = upload (f, dt, a, lda * n);
+        g_autoptr(AtomrBuffer) bx = upload (f, dt, x, xlen * incx);
+        g_autoptr(AtomrBuffer) by = upload (f, dt, y, ylen * incy);
+        gchar what[64];
+
+        for (gint64 i = 0; i < ylen; i++)
+          {
+            gdouble acc = 0;
+            for (gint64 p = 0; p < xlen; p++)
+              acc += (t ? a[p + i * lda].re : a[i + p * lda].re) * x[p * incx].re;
+            ref[i].re = 1.5 * acc - 0.5 * y[i * incy].re;
+          }
+        RUN_OK (atomr_blas_actor_gemv_finish, f->blas,
+                atomr_blas_actor_gemv_async (f->blas, tr, m, n, 1.5, 0, ba, lda, bx, incx, -0.5, 0, by, incy,
+                                             NULL, cb, ud));
+        got = download (by);
+        for (gint64 i = 0; i < ylen; i++)
+          gy[i] = got[i * incy];
+        for (gint64 i = 0; i < ylen * incy; i++)   /* the gaps of y are untouched */
+          if (i % incy != 0)
+            g_assert_cmpfloat (got[i].re, ==, y[i].re);
+        g_snprintf (what, sizeof what, "gemv %c %s", "NT"[t], atomr_dtype_get_name (dt));
+        CHECK_ERR (what, rel_err (gy, ylen, ref, ylen, ylen, 1), 2 * tolerance (dt));
+      }
+}
+
+static void
+test_negative_increments (Fixture *f, gconstpointer data)
+{
+  const gint64 n = 300;
+  static const gint64 incs[][2] = { { -1, 1 }, { 2, -3 }, { -2, -1 } };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint c = 0; c < G_N_ELEMENTS (incs); c++)
+    {
+      gint64 incx = incs[c][0], incy = incs[c][1];
+      gint64 lx = 1 + (n - 1) * ABS (incx), ly = 1 + (n - 1) * ABS (incy);
+      g_autofree Z *x = random_z (f, ATOMR_DTYPE_F64, lx);
+      g_autofree Z *y = random_z (f, ATOMR_DTYPE_F64, ly);
+      g_autofree Z *ref = NULL, *got = NULL, *gx = NULL;
+      g_autoptr(AtomrBuffer) bx = upload (f, ATOMR_DTYPE_F64, x, lx);
+      g_autoptr(AtomrBuffer) by = upload (f, ATOMR_DTYPE_F64, y, ly);
+      g_autoptr(GError) error = NULL;
+      GAsyncResult *res = NULL;
+      gdouble dot = 0, want = 0;
+      gchar what[64];
+
+      /* dot */
+      for (gint64 i = 0; i < n; i++)
+        want += x[vec_at (i, n, incx)].re * y[vec_at (i, n, incy)].re;
+      atomr_blas_actor_dot_async (f->blas, n, bx, incx, by, incy, FALSE, NULL, store_result, &res);
+      g_assert_true (atomr_blas_actor_dot_finish (f->blas, await (&res), &dot, NULL, &error));
+      g_assert_no_error (error);
+      g_clear_object (&res);
+      g_assert_cmpfloat (fabs (dot - want), <, 1e-12 * MAX (1, fabs (want)));
+
+      /* axpy: y += 3 x, element i with element i */
+      ref = g_memdup2 (y, sizeof (Z) * ly);
+      for (gint64 i = 0; i < n; i++)
+        ref[vec_at (i, n, incy)].re += 3 * x[vec_at (i, n, incx)].re;
+      RUN_OK (atomr_blas_actor_axpy_finish, f->blas,
+              atomr_blas_actor_axpy_async (f->blas, n, 3, 0, bx, incx, by, incy, NULL, cb, ud));
+      got = download (by);
+      g_snprintf (what, sizeof what, "axpy incx %" G_GINT64_FORMAT " incy %" G_GINT64_FORMAT, incx, incy);
+      CHECK_ERR (what, rel_err (got, 1, ref, 1, ly, 1), 1e-14);
+      g_clear_pointer (&got, g_free);
+
+      /* copy: y = x, reversed when the signs differ */
+      for (gint64 i = 0; i < n; i++)
+        ref[vec_at (i, n, incy)] = x[vec_at (i, n, incx)];
+      RUN_OK (atomr_blas_actor_copy_finish, f->blas,
+              atomr_blas_actor_copy_async (f->blas, n, bx, incx, by, incy, NULL, cb, ud));
+      got = download (by);
+      for (gint64 i = 0; i < ly; i++)
+        g_assert_cmpfloat (got[i].re, ==, ref[i].re);
+      g_clear_pointer (&got, g_free);
+
+      /* swap back */
+      RUN_OK (atomr_blas_actor_swap_finish, f->blas,
+              atomr_blas_actor_swap_async (f->blas, n, bx, incx, by, incy, NULL, cb, ud));
+      gx = download (bx);
+      for (gint64 i = 0; i < n; i++)
+        g_assert_cmpfloat (gx[vec_at (i, n, incx)].re, ==, ref[vec_at (i, n, incy)].re);
+    }
+}
+
+/* sgemm 4096 × 4096 × 4096, checked on 256 sampled entries. */
+static void
+test_gemm_4096 (Fixture *f, gconstpointer data)
+{
+  const gint64 n = 4096;
+  g_autofree Z *a = NULL, *b = NULL, *got = NULL;
+  g_autoptr(AtomrBuffer) ba = NULL, bb = NULL, bc = NULL;
+  g_autoptr(GError) error = NULL;
+  gdouble worst = 0;
+
+  SKIP_WITHOUT_DEVICE (f);
+  a = random_z (f, ATOMR_DTYPE_F32, n * n);
+  b = random_z (f, ATOMR_DTYPE_F32, n * n);
+  ba = upload (f, ATOMR_DTYPE_F32, a, n * n);
+  bb = upload (f, ATOMR_DTYPE_F32, b, n * n);
+  bc = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, n * n, &error);
+  g_assert_no_error (error);
+  RUN_OK (atomr_blas_actor_gemm_finish, f->blas,
+          atomr_blas_actor_gemm_async (f->blas, N, T, n, n, n, 1, 0, ba, n, bb, n, 0, 0, bc, n, NULL, cb, ud));
+  got = download (bc);
+  for (guint s = 0; s < 256; s++)
+    {
+      gint64 i = g_rand_int_range (f->rand, 0, n), j = g_rand_int_range (f->rand, 0, n);
+      gdouble ref = 0;
+      for (gint64 p = 0; p < n; p++)
+        ref += a[i + p * n].re * b[j + p * n].re;
+      worst = MAX (worst, fabs (got[i + j * n].re - ref) / sqrt ((gdouble) n));
+    }
+  g_test_message ("sgemm 4096³ NT: worst error / √k %.3g", worst);
+  g_assert_cmpfloat (worst, <, 1e-4);
+}
+
+/* ------------------------------------------------------------------ */
 /* Ordering through the envelope                                        */
 
 /* Many read-modify-writes of one buffer in flight at once, on one actor
@@ -1466,6 +1674,168 @@ test_lt_fp8_epilogues (Fixture *f, gconstpointer data)
 }
 
 /* ------------------------------------------------------------------ */
+/* Issue 11: batches, a shared workspace, a bounded cache, 4096        */
+
+static void
+test_lt_batched (Fixture *f, gconstpointer data)
+{
+  const gint64 m = 40, n = 24, k = 16, batch = 3;
+  const AtomrDtype dts[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_BF16 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (dts); d++)
+    for (guint shared_a = 0; shared_a < 2; shared_a++)
+      {
+        AtomrDtype dt = dts[d];
+        /* A: one k × m matrix for all (stride 0) or one per product; B and
+         * C with padding between products */
+        gint64 stride_a = shared_a ? 0 : k * m + 8, stride_b = k * n + 16, stride_c = m * n + 40;
+        gint64 na = shared_a ? k * m : stride_a * batch, nb = stride_b * batch, nc = stride_c * batch;
+        g_autofree Z *a = random_z (f, dt, na);
+        g_autofree Z *b = random_z (f, dt, nb);
+        g_autofree Z *c = random_z (f, dt, nc);
+        g_autofree Z *bias = random_z (f, dt, m);
+        g_autofree Z *got = NULL;
+        g_autoptr(AtomrBuffer) ba = upload (f, dt, a, na);
+        g_autoptr(AtomrBuffer) bb = upload (f, dt, b, nb);
+        g_autoptr(AtomrBuffer) bc = upload (f, dt, c, nc);
+        g_autoptr(AtomrBuffer) bbias = upload (f, dt, bias, m);
+        g_autofree gchar *what = g_strdup_printf ("batched matmul TN %s, %s A, relu-bias",
+                                                  atomr_dtype_get_name (dt), shared_a ? "one" : "strided");
+
+        RUN_OK (atomr_blas_lt_actor_matmul_batched_finish, f->lt,
+                atomr_blas_lt_actor_matmul_batched_async (f->lt, T, N, m, n, k, 1.0, ba, k, stride_a, bb, k,
+                                                          stride_b, 0.5, bc, m, stride_c, batch,
+                                                          ATOMR_BLAS_LT_EPILOGUE_RELU_BIAS, bbias, NULL, cb, ud));
+        got = download (bc);
+        for (gint64 i = 0; i < batch; i++)
+          {
+            g_autofree Z *ref = g_memdup2 (c + i * stride_c, sizeof (Z) * m * n);
+            ref_gemm (T, N, m, n, k, (Z) { 1, 0 }, a + i * stride_a, k, b + i * stride_b, k, (Z) { 0.5, 0 },
+                      ref, m);
+            for (gint64 j = 0; j < n; j++)
+              for (gint64 r = 0; r < m; r++)
+                ref[r + j * m].re = MAX (ref[r + j * m].re + bias[r].re, 0);
+            CHECK_ERR (what, rel_err (got + i * stride_c, m, ref, m, m, n), tolerance (dt));
+            /* the padding between the C matrices is untouched */
+            if (i + 1 < batch)
+              for (gint64 p = m * n; p < stride_c; p++)
+                g_assert_cmpfloat (got[i * stride_c + p].re, ==, c[i * stride_c + p].re);
+          }
+      }
+}
+
+/* Two actors (two streams) share one workspace buffer: their matmuls are
+ * ordered through it and both results are right. */
+static void
+test_lt_shared_workspace (Fixture *f, gconstpointer data)
+{
+  const gint64 n = 256;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBlasLtActor) other = NULL;
+  g_autoptr(AtomrBuffer) ws = NULL, ba = NULL, bb = NULL, bc1 = NULL, bc2 = NULL;
+  g_autofree Z *a = NULL, *b = NULL, *ref = NULL, *got1 = NULL, *got2 = NULL;
+  GAsyncResult *r1 = NULL, *r2 = NULL;
+
+  SKIP_WITHOUT_DEVICE (f);
+  other = atomr_blas_lt_actor_new (f->device, &error);
+  g_assert_no_error (error);
+  ws = atomr_buffer_new (f->device, ATOMR_DTYPE_U8, 4u << 20, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_blas_lt_actor_set_workspace (f->lt, ws, &error));
+  g_assert_true (atomr_blas_lt_actor_set_workspace (other, ws, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_blas_lt_actor_get_workspace_size (other), ==, 4u << 20);
+  a = random_z (f, ATOMR_DTYPE_F32, n * n);
+  b = random_z (f, ATOMR_DTYPE_F32, n * n);
+  ref = g_new0 (Z, n * n);
+  ba = upload (f, ATOMR_DTYPE_F32, a, n * n);
+  bb = upload (f, ATOMR_DTYPE_F32, b, n * n);
+  bc1 = upload (f, ATOMR_DTYPE_F32, ref, n * n);
+  bc2 = upload (f, ATOMR_DTYPE_F32, ref, n * n);
+  atomr_blas_lt_actor_matmul_async (f->lt, N, N, n, n, n, 1, ba, n, bb, n, 0, bc1, n,
+                                    ATOMR_BLAS_LT_EPILOGUE_NONE, NULL, NULL, 0, NULL, store_result, &r1);
+  atomr_blas_lt_actor_matmul_async (other, N, T, n, n, n, 1, ba, n, bb, n, 0, bc2, n,
+                                    ATOMR_BLAS_LT_EPILOGUE_NONE, NULL, NULL, 0, NULL, store_result, &r2);
+  g_assert_true (atomr_blas_lt_actor_matmul_finish (f->lt, await (&r1), &error));
+  g_assert_true (atomr_blas_lt_actor_matmul_finish (other, await (&r2), &error));
+  g_assert_no_error (error);
+  g_clear_object (&r1);
+  g_clear_object (&r2);
+  got1 = download (bc1);
+  got2 = download (bc2);
+  ref_gemm (N, N, n, n, n, (Z) { 1, 0 }, a, n, b, n, (Z) { 0, 0 }, ref, n);
+  CHECK_ERR ("matmul NN with a shared workspace", rel_err (got1, n, ref, n, n, n), 1e-5);
+  memset (ref, 0, sizeof (Z) * n * n);
+  ref_gemm (N, T, n, n, n, (Z) { 1, 0 }, a, n, b, n, (Z) { 0, 0 }, ref, n);
+  CHECK_ERR ("matmul NT with a shared workspace", rel_err (got2, n, ref, n, n, n), 1e-5);
+  g_assert_true (atomr_blas_lt_actor_set_workspace (other, NULL, &error));
+  g_assert_finalize_object (g_steal_pointer (&other));
+}
+
+/* The heuristic cache keeps its capacity, dropping the least recently
+ * used problem. */
+static void
+test_lt_cache_lru (Fixture *f, gconstpointer data)
+{
+  LtCase p1 = { ATOMR_BLAS_LT_EPILOGUE_NONE, N, N, ATOMR_DTYPE_F32 };
+  LtCase p2 = { ATOMR_BLAS_LT_EPILOGUE_NONE, T, N, ATOMR_DTYPE_F32 };
+  LtCase p3 = { ATOMR_BLAS_LT_EPILOGUE_NONE, N, T, ATOMR_DTYPE_F32 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  atomr_blas_lt_actor_set_cache_capacity (f->lt, 2);
+  g_assert_true (check_lt (f, &p1));
+  g_assert_true (check_lt (f, &p2));
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_evictions (f->lt), ==, 0);
+  g_assert_true (check_lt (f, &p1));     /* p1 is now the most recent */
+  g_assert_true (check_lt (f, &p3));     /* evicts p2 */
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_evictions (f->lt), ==, 1);
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_size (f->lt), ==, 2);
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_misses (f->lt), ==, 3);
+  g_assert_true (check_lt (f, &p1));     /* still cached: a hit */
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_misses (f->lt), ==, 3);
+  g_assert_true (check_lt (f, &p2));     /* was evicted: a miss, evicts p3 */
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_misses (f->lt), ==, 4);
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_evictions (f->lt), ==, 2);
+}
+
+/* 4096 × 4096 × 4096 in bf16 with f32 output, checked on 256 sampled
+ * entries against a host dot product (the whole reference would take
+ * minutes). */
+static void
+test_lt_4096 (Fixture *f, gconstpointer data)
+{
+  const gint64 n = 4096;
+  g_autofree Z *a = NULL, *b = NULL, *got = NULL;
+  g_autoptr(AtomrBuffer) ba = NULL, bb = NULL, bc = NULL;
+  g_autoptr(GError) error = NULL;
+  gdouble worst = 0;
+
+  SKIP_WITHOUT_DEVICE (f);
+  a = random_z (f, ATOMR_DTYPE_BF16, n * n);
+  b = random_z (f, ATOMR_DTYPE_BF16, n * n);
+  ba = upload (f, ATOMR_DTYPE_BF16, a, n * n);
+  bb = upload (f, ATOMR_DTYPE_BF16, b, n * n);
+  bc = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, n * n, &error);
+  g_assert_no_error (error);
+  RUN_OK (atomr_blas_lt_actor_matmul_finish, f->lt,
+          atomr_blas_lt_actor_matmul_async (f->lt, T, N, n, n, n, 1, ba, n, bb, n, 0, bc, n,
+                                            ATOMR_BLAS_LT_EPILOGUE_NONE, NULL, NULL, 0, NULL, cb, ud));
+  got = download (bc);
+  for (guint s = 0; s < 256; s++)
+    {
+      gint64 i = g_rand_int_range (f->rand, 0, n), j = g_rand_int_range (f->rand, 0, n);
+      gdouble ref = 0;
+      for (gint64 p = 0; p < n; p++)
+        ref += a[p + i * n].re * b[p + j * n].re;
+      /* each term is exact in f32; the sum of 4096 terms of ~1/3 rounds */
+      worst = MAX (worst, fabs (got[i + j * n].re - ref) / sqrt ((gdouble) n));
+    }
+  g_test_message ("matmul 4096³ bf16 -> f32: worst error / √k %.3g", worst);
+  g_assert_cmpfloat (worst, <, 1e-4);
+}
+
+/* ------------------------------------------------------------------ */
 /* After a context rebuild                                              */
 
 static void
@@ -1545,11 +1915,19 @@ main (int argc, char **argv)
   ADD ("/gpu-blas/ger", test_ger);
   ADD ("/gpu-blas/level1", test_level1);
   ADD ("/gpu-blas/hazards", test_hazards);
+  ADD ("/gpu-blas/level1/half", test_level1_half);
+  ADD ("/gpu-blas/gemv/half", test_gemv_half);
+  ADD ("/gpu-blas/level1/negative-increments", test_negative_increments);
+  ADD ("/gpu-blas/gemm/4096", test_gemm_4096);
   ADD ("/gpu-blaslt/epilogues", test_lt_epilogues);
   ADD ("/gpu-blaslt/heuristic-cache", test_lt_cache);
   ADD ("/gpu-blaslt/fp8-scaled", test_lt_fp8);
   ADD ("/gpu-blaslt/fp8-epilogues", test_lt_fp8_epilogues);
   ADD ("/gpu-blaslt/bgrad-support", test_lt_bgrad_support);
+  ADD ("/gpu-blaslt/batched", test_lt_batched);
+  ADD ("/gpu-blaslt/shared-workspace", test_lt_shared_workspace);
+  ADD ("/gpu-blaslt/cache-lru", test_lt_cache_lru);
+  ADD ("/gpu-blaslt/4096", test_lt_4096);
   ADD ("/gpu-blas/after-reset", test_reset);
   return g_test_run ();
 }

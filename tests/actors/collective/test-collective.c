@@ -318,7 +318,7 @@ test_deadlock_refused (Fixture *f, gconstpointer data)
   while (result == NULL)
     g_main_context_iteration (NULL, TRUE);
   g_assert_false (atomr_collective_actor_finish (rank (f, 0), result, &error));
-  expect_add (FALSE, error, ATOMR_ERROR_INVALID_ARGUMENT, "needs one call per rank");
+  expect_add (FALSE, error, ATOMR_ERROR_WOULD_DEADLOCK, "needs one call per rank");
   g_clear_object (&result);
 
   /* Two of three ranks. */
@@ -326,18 +326,18 @@ test_deadlock_refused (Fixture *f, gconstpointer data)
   g_assert_true (atomr_collective_group_add_all_reduce (group, rank (f, 1), s1, s1, ATOMR_REDUCE_SUM, NULL));
   error = NULL;
   g_assert_false (wait_group (group, &error));
-  expect_add (FALSE, error, ATOMR_ERROR_INVALID_ARGUMENT, "and 0 for rank 2");
+  expect_add (FALSE, error, ATOMR_ERROR_WOULD_DEADLOCK, "and 0 for rank 2");
 
   /* A send without its receive, and one of another size. */
   g_assert_true (atomr_collective_group_add_send (group, rank (f, 0), s0, 1, NULL));
   error = NULL;
   g_assert_false (wait_group (group, &error));
-  expect_add (FALSE, error, ATOMR_ERROR_INVALID_ARGUMENT, "no matching recv");
+  expect_add (FALSE, error, ATOMR_ERROR_WOULD_DEADLOCK, "no matching recv");
   g_assert_true (atomr_collective_group_add_send (group, rank (f, 0), s0, 1, NULL));
   g_assert_true (atomr_collective_group_add_recv (group, rank (f, 1), s1b, 0, NULL));
   error = NULL;
   g_assert_false (wait_group (group, &error));
-  expect_add (FALSE, error, ATOMR_ERROR_INVALID_ARGUMENT, "of the same size");
+  expect_add (FALSE, error, ATOMR_ERROR_WOULD_DEADLOCK, "of the same size");
 
   /* An empty group. */
   error = NULL;

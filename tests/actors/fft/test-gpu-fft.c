@@ -424,6 +424,165 @@ test_device_reset (void)
   run_case (&c, ATOMR_FFT_INVERSE);
 }
 
+/* ------------------------------------------------------------------ */
+/* Issue 11: normalisation, the shared work area, 4096 × 4096            */
+
+static void
+test_normalization (void)
+{
+  const gint64 n = 48, batch = 3;
+  static const AtomrFftNormalization norms[] = { ATOMR_FFT_NORM_NONE, ATOMR_FFT_NORM_BACKWARD,
+                                                 ATOMR_FFT_NORM_FORWARD, ATOMR_FFT_NORM_ORTHO };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrFftPlan) plan = NULL;
+
+  MATH_REQUIRE_DEVICE (device);
+  plan = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F64, n, batch, &error);
+  g_assert_no_error (error);
+  for (guint k = 0; k < G_N_ELEMENTS (norms); k++)
+    for (guint dir = 0; dir < 2; dir++)
+      {
+        g_autofree double complex *x = g_new (double complex, n * batch);
+        g_autofree double complex *ref = NULL, *got = NULL;
+        g_autoptr(AtomrBuffer) in = math_buffer (device, ATOMR_DTYPE_C128, n * batch);
+        g_autoptr(AtomrBuffer) out = math_buffer (device, ATOMR_DTYPE_C128, n * batch);
+        double scale = 1;
+
+        for (gint64 i = 0; i < n * batch; i++)
+          x[i] = math_random (rng, TRUE);
+        math_upload (in, x, n * batch);
+        ref = g_memdup2 (x, sizeof (double complex) * n * batch);
+        for (gint64 b = 0; b < batch; b++)
+          dft_nd (ref + b * n, &n, 1, dir ? +1 : -1);
+        if (norms[k] == ATOMR_FFT_NORM_ORTHO)
+          scale = 1 / sqrt ((double) n);
+        else if ((norms[k] == ATOMR_FFT_NORM_BACKWARD && dir) || (norms[k] == ATOMR_FFT_NORM_FORWARD && !dir))
+          scale = 1.0 / n;
+        for (gint64 i = 0; i < n * batch; i++)
+          ref[i] *= scale;
+        g_assert_true (MATH_RUN (atomr_fft_actor_execute_normalized_finish, fft, &error,
+                                 atomr_fft_actor_execute_normalized_async (fft, plan, dir ? ATOMR_FFT_INVERSE : ATOMR_FFT_FORWARD,
+                                                                           norms[k], in, out, NULL, math_done, &res)));
+        g_assert_no_error (error);
+        got = math_download (out);
+        g_test_message ("norm %u dir %u: relative error %.3g", norms[k], dir, math_rel_error (got, ref, n * batch));
+        g_assert_cmpfloat (math_rel_error (got, ref, n * batch), <, 1e-12);
+      }
+}
+
+/* An R2C with gaps in its output layout (ostride 2): the normalisation
+ * scales the coefficients and leaves the gaps alone. */
+static void
+test_normalization_keeps_gaps (void)
+{
+  const gint64 n = 16, half = n / 2 + 1, batch = 2, odist = 2 * half + 4;
+  gint64 dims[1] = { n }, oembed[1] = { half };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrFftPlan) plan = atomr_fft_plan_new_many (ATOMR_FFT_R2C, ATOMR_DTYPE_F32, dims, 1, NULL, 0, 1, 1,
+                                                          oembed, 1, 2, odist, batch, &error);
+  g_autofree double complex *x = g_new (double complex, n * batch);
+  g_autofree double complex *fill = g_new (double complex, odist * batch);
+  g_autofree double complex *got = NULL;
+  g_autoptr(AtomrBuffer) in = NULL, out = NULL;
+
+  MATH_REQUIRE_DEVICE (device);
+  g_assert_no_error (error);
+  for (gint64 i = 0; i < n * batch; i++)
+    x[i] = math_random (rng, FALSE);
+  for (gint64 i = 0; i < odist * batch; i++)
+    fill[i] = CMPLX (-5, 7);
+  in = math_buffer (device, ATOMR_DTYPE_F32, n * batch);
+  out = math_buffer (device, ATOMR_DTYPE_C64, odist * batch);
+  math_upload (in, x, n * batch);
+  math_upload (out, fill, odist * batch);
+  g_assert_true (MATH_RUN (atomr_fft_actor_execute_normalized_finish, fft, &error,
+                           atomr_fft_actor_execute_normalized_async (fft, plan, ATOMR_FFT_FORWARD, ATOMR_FFT_NORM_FORWARD,
+                                                                     in, out, NULL, math_done, &res)));
+  g_assert_no_error (error);
+  got = math_download (out);
+  for (gint64 b = 0; b < batch; b++)
+    {
+      g_autofree double complex *ref = g_memdup2 (x + b * n, sizeof (double complex) * n);
+      dft_nd (ref, &n, 1, -1);
+      for (gint64 i = 0; i < odist; i++)
+        {
+          double complex v = got[b * odist + i];
+          if (i % 2 == 0 && i / 2 < half)
+            g_assert_cmpfloat (cabs (v - ref[i / 2] / n), <, 1e-5);
+          else
+            g_assert_true (v == CMPLX (-5, 7));
+        }
+    }
+}
+
+/* Plans share one work area, as large as the largest needs. */
+static void
+test_work_area (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrFftActor) own = NULL;
+  guint64 after_big;
+  static const gint64 sizes[] = { 1 << 20, 256, 4096 };
+
+  MATH_REQUIRE_DEVICE (device);
+  own = atomr_fft_actor_new (device, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_fft_actor_get_work_area_size (own), ==, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      g_autoptr(AtomrFftPlan) plan = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, sizes[i], 2, &error);
+      g_autoptr(AtomrBuffer) buf = math_buffer (device, ATOMR_DTYPE_C64, sizes[i] * 2);
+      g_assert_no_error (error);
+      g_assert_true (MATH_RUN (atomr_fft_actor_execute_finish, own, &error,
+                               atomr_fft_actor_execute_async (own, plan, ATOMR_FFT_FORWARD, buf, buf, NULL,
+                                                              math_done, &res)));
+      g_assert_no_error (error);
+      if (i == 0)
+        {
+          after_big = atomr_fft_actor_get_work_area_size (own);
+          g_test_message ("work area after a 2^20-point C2C: %" G_GUINT64_FORMAT " bytes", after_big);
+        }
+      else
+        g_assert_cmpuint (atomr_fft_actor_get_work_area_size (own), ==, after_big);  /* shared, not grown */
+    }
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (own), ==, 3);
+  g_assert_finalize_object (g_steal_pointer (&own));
+}
+
+/* A 4096 × 4096 C2C: a shifted impulse gives a pure phase ramp. */
+static void
+test_4096 (void)
+{
+  const gint64 n = 4096;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrFftPlan) plan = atomr_fft_plan_new_2d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, n, n, 1, &error);
+  g_autofree double complex *x = NULL, *got = NULL;
+  g_autoptr(AtomrBuffer) buf = NULL;
+  double worst = 0;
+
+  MATH_REQUIRE_DEVICE (device);
+  g_assert_no_error (error);
+  x = g_new0 (double complex, n * n);
+  x[3 * n + 5] = 1;     /* row 3, column 5 */
+  buf = math_buffer (device, ATOMR_DTYPE_C64, n * n);
+  math_upload (buf, x, n * n);
+  g_assert_true (MATH_RUN (atomr_fft_actor_execute_normalized_finish, fft, &error,
+                           atomr_fft_actor_execute_normalized_async (fft, plan, ATOMR_FFT_FORWARD,
+                                                                     ATOMR_FFT_NORM_ORTHO, buf, buf, NULL,
+                                                                     math_done, &res)));
+  g_assert_no_error (error);
+  got = math_download (buf);
+  for (gint64 k0 = 0; k0 < n; k0 += 7)
+    for (gint64 k1 = 0; k1 < n; k1 += 5)
+      {
+        double phase = -2 * G_PI * (double) ((3 * k0 + 5 * k1) % n) / n;
+        double complex want = cexp (I * phase) / n;
+        worst = MAX (worst, cabs (got[k0 * n + k1] - want) * n);
+      }
+  g_test_message ("C2C 4096 x 4096 of an impulse: worst relative error %.3g", worst);
+  g_assert_cmpfloat (worst, <, 1e-4);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -438,6 +597,10 @@ main (int    argc,
   g_test_add_func ("/gpu/fft/advanced-layouts", test_advanced_layouts);
   g_test_add_func ("/gpu/fft/round-trip-inferred", test_round_trip_inferred);
   g_test_add_func ("/gpu/fft/plan-cache", test_plan_cache);
+  g_test_add_func ("/gpu/fft/normalization", test_normalization);
+  g_test_add_func ("/gpu/fft/normalization-keeps-gaps", test_normalization_keeps_gaps);
+  g_test_add_func ("/gpu/fft/work-area", test_work_area);
+  g_test_add_func ("/gpu/fft/4096", test_4096);
   g_test_add_func ("/gpu/fft/device-reset", test_device_reset);
 
   device = math_get_device ();

@@ -259,6 +259,22 @@ test_fft_execute_validation (void)
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_hits (fft), ==, 0);
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_misses (fft), ==, 0);
   g_assert_cmpuint (atomr_fft_actor_get_plan_cache_size (fft), ==, 0);
+  /* issue 11: normalisation modes */
+  {
+    GAsyncResult *res2 = NULL;
+    g_autoptr(GError) err2 = NULL;
+    atomr_fft_actor_execute_normalized_async (fft, NULL, ATOMR_FFT_FORWARD, 9, c8, c8, NULL, done, &res2);
+    g_assert_false (atomr_fft_actor_execute_normalized_finish (fft, wait_for (&res2), &err2));
+    assert_error_mentions (err2, ATOMR_ERROR_INVALID_ARGUMENT, "normalization 9 is not an AtomrFftNormalization");
+    g_clear_object (&res2);
+    g_clear_error (&err2);
+    atomr_fft_actor_execute_normalized_async (fft, NULL, ATOMR_FFT_INVERSE, ATOMR_FFT_NORM_ORTHO, c8, c8, NULL,
+                                              done, &res2);
+    g_assert_false (atomr_fft_actor_execute_normalized_finish (fft, wait_for (&res2), &err2));
+    assert_error_mentions (err2, ATOMR_ERROR_NOT_SUPPORTED, "cuFFT needs a CUDA device");
+    g_clear_object (&res2);
+    g_assert_cmpuint (atomr_fft_actor_get_work_area_size (fft), ==, 0);
+  }
 }
 
 static void
@@ -267,6 +283,7 @@ on_notify (GObject    *object,
            gpointer    user_data)
 {
   (*(guint *) user_data)++;
+
 }
 
 static void
@@ -330,6 +347,30 @@ test_rng_validation (void)
   RNG_INVALID ("buffer has dtype f32, expected u32", rng, f32, ATOMR_RNG_POISSON, 3, 0);
   RNG_INVALID ("(lambda) is 0", rng, u32, ATOMR_RNG_POISSON, 0, 0);
   RNG_INVALID ("param2 is 1", rng, u32, ATOMR_RNG_POISSON, 4, 1);
+  /* issue 11: the distributions added to cuRAND's */
+  RNG_INVALID ("distribution 8", rng, f32, 8, 0, 0);
+  RNG_INVALID ("(rate lambda) is -1", rng, f32, ATOMR_RNG_EXPONENTIAL, -1, 0);
+  RNG_INVALID ("buffer has dtype u32; supported: f32, f64, f16, bf16", rng, u32, ATOMR_RNG_EXPONENTIAL, 1, 0);
+  RNG_INVALID ("[5, 5) is not a finite, non-empty interval", rng, f32, ATOMR_RNG_UNIFORM_RANGE, 5, 5);
+  RNG_INVALID ("[-1.79769e+308, 1.79769e+308) is not a finite", rng, f64, ATOMR_RNG_UNIFORM_RANGE, -G_MAXDOUBLE, G_MAXDOUBLE);
+  RNG_INVALID ("buffer has dtype f32; supported: i32, i64, u32", rng, f32, ATOMR_RNG_INTEGER, 0, 10);
+  RNG_INVALID ("bounds [0.5, 10) must be whole numbers", rng, i32, ATOMR_RNG_INTEGER, 0.5, 10);
+  RNG_INVALID ("must hold between 1 and 2^32 values", rng, i32, ATOMR_RNG_INTEGER, 3, 3);
+  RNG_INVALID ("does not fit i32", rng, i32, ATOMR_RNG_INTEGER, 0, 3000000000.0);
+  RNG_INVALID ("does not fit u32", rng, u32, ATOMR_RNG_INTEGER, -1, 10);
+  RNG_INVALID ("(probability) is 1.5", rng, f32, ATOMR_RNG_BERNOULLI, 1.5, 0);
+  RNG_INVALID ("buffer has dtype u32; supported: u8", rng, u32, ATOMR_RNG_BERNOULLI, 0.5, 0);
+#define RANGE_INVALID(needle, actor, buf, first, count, dist, p1, p2) \
+  EXPECT_INVALID (needle, atomr_rng_actor_fill_range_finish, actor, \
+                  atomr_rng_actor_fill_range_async (actor, buf, first, count, dist, p1, p2, NULL, done, &res))
+  RANGE_INVALID ("count is 0", rng, f32, 0, 0, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("first 60 and count 5 pass the end of the buffer (64 elements)", rng, f32, 60, 5, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("first 1 and count 18446744073709551615 pass the end", rng, f32, 1, G_MAXUINT64, ATOMR_RNG_UNIFORM, 0, 0);
+  RANGE_INVALID ("holds 3 elements", rng, f32, 0, 3, ATOMR_RNG_NORMAL, 0, 1);
+  EXPECT_NO_GPU ("cuRAND needs a CUDA device", atomr_rng_actor_fill_range_finish, rng,
+                 atomr_rng_actor_fill_range_async (rng, f32, 1, 3, ATOMR_RNG_EXPONENTIAL, 1, 0, NULL, done, &res));
+  EXPECT_NO_GPU ("cuRAND needs a CUDA device", atomr_rng_actor_fill_finish, rng,
+                 FILL (rng, i32, ATOMR_RNG_INTEGER, -5, 5));
 
   atomr_rng_actor_set_offset (mtgp, 10);
   RNG_INVALID ("MTGP32 generators cannot skip ahead", mtgp, f32, ATOMR_RNG_UNIFORM, 0, 0);
@@ -470,6 +511,34 @@ test_solver_validation (void)
   SV (gesvdj_batched, "output s and output v are the same buffer", a, 4, 4, 4, v, u, 4, v, 4, 1);
   SV (gesvdj_batched, "output a and output s are the same buffer", u, 4, 4, 4, u, a, 4, v, 4, 1);
   SV_NO_GPU (gesvdj_batched, a, 4, 4, 4, s, u, 4, v, 4, 1);
+
+  /* issue 11: batched solves, wide SVD, syevj */
+  {
+    g_autoptr(AtomrBuffer) ipiv_i32 = buffer (ATOMR_DTYPE_I32, 8);
+    g_autoptr(AtomrBuffer) b32 = buffer (ATOMR_DTYPE_F64, 32);
+    g_autoptr(AtomrBuffer) a32 = buffer (ATOMR_DTYPE_F64, 32);
+
+    SV (getrs_batched, "trans 5 is not an AtomrSolverTranspose", 5, a32, 4, 4, ipiv_i32, b32, 4, 4, 2);
+    SV (getrs_batched, "ipiv has dtype i64, expected i32", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv, b32, 4, 4, 2);
+    SV (getrs_batched, "ipiv holds 8 elements but the arguments need 12", ATOMR_SOLVER_NO_TRANSPOSE, batch4, 4, 4, ipiv_i32, batch4, 1, 4, 3);
+    SV (getrs_batched, "b holds 32 elements but 2 matrices of 4 × 5", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 5, 4, 2);
+    SV (getrs_batched, "output b and input a are the same buffer", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, a32, 4, 4, 2);
+    SV (getrs_batched, "batch is 0", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 4, 4, 0);
+    SV_NO_GPU (getrs_batched, ATOMR_SOLVER_TRANSPOSE, a32, 4, 4, ipiv_i32, b32, 4, 4, 2);
+    SV (potrs_batched, "leading dimension ldb is 3", ATOMR_SOLVER_LOWER, a32, 4, 4, b32, 3, 2);
+    SV (potrs_batched, "output b and input a are the same buffer", ATOMR_SOLVER_LOWER, a32, 4, 4, a32, 4, 2);
+    SV (potrs_batched, "a holds 32 elements but 3 matrices of 4 × 4", ATOMR_SOLVER_LOWER, a32, 4, 4, b32, 4, 3);
+    SV_NO_GPU (potrs_batched, ATOMR_SOLVER_UPPER, a32, 4, 4, b32, 4, 2);
+    /* a wide 2 × 4 matrix with full U (2 × 2) and V (4 × 4) */
+    SV (gesvdj, "s holds 4 elements but the arguments need 5", big, 5, 7, 5, s, u, 5, v, 7, FALSE);
+    SV (gesvdj, "u holds 16 elements but 5 × 5", big, 5, 7, 5, s_many, u, 5, s_many, 7, TRUE);
+    SV (gesvdj, "output u and output v are the same buffer", a, 2, 4, 2, s, u, 2, u, 4, TRUE);
+    SV (gesvdj, "output a and output s are the same buffer", s_many, 2, 4, 2, s_many, u, 2, v, 4, TRUE);
+    SV_NO_GPU (gesvdj, a, 2, 4, 2, s, u, 2, v, 4, TRUE);
+    SV (syevj, "w has dtype f32, expected f64", ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, s_f32);
+    SV (syevj, "output a and output w are the same buffer", ATOMR_SOLVER_LOWER, TRUE, u, 4, 4, u);
+    SV_NO_GPU (syevj, ATOMR_SOLVER_UPPER, FALSE, a, 4, 4, s);
+  }
 
   /* syevd, heevd */
   SV (syevd, "a has dtype c128; supported: f32, f64", ATOMR_SOLVER_LOWER, TRUE, a_c, 4, 4, s);

@@ -696,6 +696,207 @@ test_device_reset (void)
   potrf_batched_check (ATOMR_DTYPE_C64, ATOMR_SOLVER_LOWER);
 }
 
+/* ------------------------------------------------------------------ */
+/* Issue 11: batched solves, wide SVD with full U/V, syevj, 4096        */
+
+static void
+test_getrs_batched (void)
+{
+  const gint64 n = 16, lda = 18, nrhs = 3, ldb = 20, batch = 6;
+
+  MATH_REQUIRE_DEVICE (device);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    for (guint t = 0; t < 3; t++)
+      {
+        AtomrDtype dtype = dtypes[d];
+        gboolean cplx = math_is_complex (dtype);
+        g_autofree double complex *a = g_new0 (double complex, lda * n * batch);
+        g_autofree double complex *b = random_matrix (ldb, nrhs * batch, ldb, cplx);
+        g_autofree double complex *x = NULL;
+        g_autoptr(AtomrBuffer) da = NULL, db = NULL;
+        g_autoptr(AtomrBuffer) ipiv = math_buffer (device, ATOMR_DTYPE_I32, n * batch);
+        g_autoptr(GError) error = NULL;
+        double worst = 0;
+
+        for (gint64 i = 0; i < batch; i++)
+          {
+            g_autofree double complex *m = general_matrix (n, lda, cplx);
+            memcpy (a + i * lda * n, m, sizeof (double complex) * lda * n);
+          }
+        da = upload_new (dtype, a, lda * n * batch);
+        db = upload_new (dtype, b, ldb * nrhs * batch);
+        g_assert_true (SOLVE (getrf_batched, da, n, lda, ipiv, batch));
+        g_assert_no_error (error);
+        g_assert_true (SOLVE (getrs_batched, t, da, n, lda, ipiv, db, nrhs, ldb, batch));
+        g_assert_no_error (error);
+        x = math_download (db);
+        for (gint64 i = 0; i < batch; i++)
+          {
+            g_autofree double complex *ax = g_new0 (double complex, n * nrhs);
+            matmul (a + i * lda * n, lda, "NTC"[t], x + i * ldb * nrhs, ldb, ax, n, n, nrhs, n);
+            worst = MAX (worst, block_error (ax, n, b + i * ldb * nrhs, ldb, n, nrhs));
+          }
+        g_test_message ("getrs_batched %s trans %u: worst residual %.3g", atomr_dtype_get_name (dtype), t, worst);
+        g_assert_cmpfloat (worst, <, tol (dtype));
+      }
+}
+
+static void
+test_potrs_batched (void)
+{
+  const gint64 n = 12, lda = 12, ldb = 14, batch = 5;
+
+  MATH_REQUIRE_DEVICE (device);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      AtomrDtype dtype = dtypes[d];
+      gboolean cplx = math_is_complex (dtype);
+      g_autofree double complex *a = g_new0 (double complex, lda * n * batch);
+      g_autofree double complex *b = random_matrix (ldb, batch, ldb, cplx);
+      g_autofree double complex *x = NULL;
+      g_autoptr(AtomrBuffer) da = NULL, db = NULL;
+      g_autoptr(GError) error = NULL;
+      double worst = 0;
+
+      for (gint64 i = 0; i < batch; i++)
+        {
+          g_autofree double complex *m = spd_matrix (n, lda, cplx);
+          memcpy (a + i * lda * n, m, sizeof (double complex) * lda * n);
+        }
+      da = upload_new (dtype, a, lda * n * batch);
+      db = upload_new (dtype, b, ldb * batch);
+      g_assert_true (SOLVE (potrf_batched, ATOMR_SOLVER_LOWER, da, n, lda, batch));
+      g_assert_no_error (error);
+      g_assert_true (SOLVE (potrs_batched, ATOMR_SOLVER_LOWER, da, n, lda, db, ldb, batch));
+      g_assert_no_error (error);
+      x = math_download (db);
+      for (gint64 i = 0; i < batch; i++)
+        {
+          g_autofree double complex *ax = g_new0 (double complex, n);
+          matmul (a + i * lda * n, lda, 'N', x + i * ldb, ldb, ax, n, n, 1, n);
+          worst = MAX (worst, block_error (ax, n, b + i * ldb, ldb, n, 1));
+        }
+      g_test_message ("potrs_batched %s: worst residual %.3g", atomr_dtype_get_name (dtype), worst);
+      g_assert_cmpfloat (worst, <, tol (dtype));
+    }
+}
+
+/* A wide matrix (m < n), full U (m × m) and V (n × n): A = U·diag(s)·Vᴴ
+ * over the first min(m, n) columns, and U, V unitary. */
+static void
+test_gesvdj_wide (void)
+{
+  static const gint64 shapes[][2] = { { 5, 9 }, { 9, 5 }, { 7, 7 } };
+
+  MATH_REQUIRE_DEVICE (device);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    for (guint sh = 0; sh < G_N_ELEMENTS (shapes); sh++)
+      {
+        AtomrDtype dtype = dtypes[d];
+        gint64 m = shapes[sh][0], n = shapes[sh][1], k = MIN (m, n), lda = m + 1;
+        gboolean cplx = math_is_complex (dtype);
+        g_autofree double complex *a = random_matrix (m, n, lda, cplx);
+        g_autoptr(AtomrBuffer) da = upload_new (dtype, a, lda * n);
+        g_autoptr(AtomrBuffer) ds = math_buffer (device, real_of (dtype), k);
+        g_autoptr(AtomrBuffer) du = math_buffer (device, dtype, m * m);
+        g_autoptr(AtomrBuffer) dv = math_buffer (device, dtype, n * n);
+        g_autofree double complex *u = NULL, *v = NULL, *sv = NULL;
+        g_autofree double complex *vh = g_new0 (double complex, k * n);
+        g_autofree double complex *uhu = g_new0 (double complex, m * m);
+        g_autofree double complex *vhv = g_new0 (double complex, n * n);
+        g_autofree double complex *eye_m = g_new0 (double complex, m * m);
+        g_autofree double complex *eye_n = g_new0 (double complex, n * n);
+        g_autoptr(GError) error = NULL;
+        double rec, orth_u, orth_v;
+
+        g_assert_true (SOLVE (gesvdj, da, m, n, lda, ds, du, m, dv, n, TRUE));
+        g_assert_no_error (error);
+        u = math_download (du);
+        v = math_download (dv);
+        sv = math_download (ds);
+        for (gint64 i = 0; i < k; i++)
+          for (gint64 j = 0; j < n; j++)
+            AT (vh, k, i, j) = conj (AT (v, n, j, i));
+        rec = svd_error (a, lda, u, m, sv, vh, k, m, n, k);
+        matmul (u, m, 'C', u, m, uhu, m, m, m, m);
+        matmul (v, n, 'C', v, n, vhv, n, n, n, n);
+        for (gint64 i = 0; i < m; i++)
+          AT (eye_m, m, i, i) = 1;
+        for (gint64 i = 0; i < n; i++)
+          AT (eye_n, n, i, i) = 1;
+        orth_u = block_error (uhu, m, eye_m, m, m, m);
+        orth_v = block_error (vhv, n, eye_n, n, n, n);
+        for (gint64 i = 1; i < k; i++)
+          g_assert_cmpfloat (creal (sv[i]), <=, creal (sv[i - 1]));
+        g_test_message ("gesvdj %s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ": reconstruction %.3g, "
+                        "UᴴU − I %.3g, VᴴV − I %.3g", atomr_dtype_get_name (dtype), m, n, rec, orth_u, orth_v);
+        g_assert_cmpfloat (rec, <, 20 * tol (dtype));
+        g_assert_cmpfloat (orth_u, <, 20 * tol (dtype));
+        g_assert_cmpfloat (orth_v, <, 20 * tol (dtype));
+      }
+}
+
+static void
+test_syevj (void)
+{
+  const gint64 n = 24, lda = 26;
+
+  MATH_REQUIRE_DEVICE (device);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      AtomrDtype dtype = dtypes[d];
+      gboolean cplx = math_is_complex (dtype);
+      g_autofree double complex *a = hermitian_matrix (n, lda, cplx);
+      g_autoptr(AtomrBuffer) da = upload_new (dtype, a, lda * n);
+      g_autoptr(AtomrBuffer) dw = math_buffer (device, real_of (dtype), n);
+      g_autofree double complex *v = NULL, *w = NULL;
+      g_autoptr(GError) error = NULL;
+      double err;
+
+      g_assert_true (SOLVE (syevj, ATOMR_SOLVER_LOWER, TRUE, da, n, lda, dw));
+      g_assert_no_error (error);
+      v = math_download (da);
+      w = math_download (dw);
+      err = eigen_error (a, lda, NULL, 0, v, lda, w, n);
+      g_test_message ("syevj %s: ‖AV − VΛ‖/‖AV‖ %.3g", atomr_dtype_get_name (dtype), err);
+      g_assert_cmpfloat (err, <, 50 * tol (dtype));
+    }
+}
+
+/* A 4096 × 4096 LU solve in f64: the residual is computed on the host
+ * (O(n²)). */
+static void
+test_lu_4096 (void)
+{
+  const gint64 n = 4096;
+  g_autofree double complex *a = NULL, *b = NULL, *x = NULL;
+  g_autoptr(AtomrBuffer) da = NULL, db = NULL, ipiv = NULL;
+  g_autoptr(GError) error = NULL;
+  double num = 0, den = 0;
+
+  MATH_REQUIRE_DEVICE (device);
+  a = general_matrix (n, n, FALSE);
+  b = random_matrix (n, 1, n, FALSE);
+  da = upload_new (ATOMR_DTYPE_F64, a, n * n);
+  db = upload_new (ATOMR_DTYPE_F64, b, n);
+  ipiv = math_buffer (device, ATOMR_DTYPE_I64, n);
+  g_assert_true (SOLVE (lu, da, n, n, n, ipiv));
+  g_assert_no_error (error);
+  g_assert_true (SOLVE (lu_solve, ATOMR_SOLVER_NO_TRANSPOSE, da, n, n, ipiv, db, 1, n));
+  g_assert_no_error (error);
+  x = math_download (db);
+  for (gint64 i = 0; i < n; i++)
+    {
+      double acc = 0;
+      for (gint64 j = 0; j < n; j++)
+        acc += creal (AT (a, n, i, j)) * creal (x[j]);
+      num += pow (acc - creal (b[i]), 2);
+      den += pow (creal (b[i]), 2);
+    }
+  g_test_message ("lu 4096 f64: residual %.3g", sqrt (num / den));
+  g_assert_cmpfloat (sqrt (num / den), <, 1e-12);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -715,6 +916,11 @@ main (int    argc,
   g_test_add_func ("/gpu/solver/eigen", test_eigen);
   g_test_add_func ("/gpu/solver/getrf-batched", test_getrf_batched);
   g_test_add_func ("/gpu/solver/potrf-batched", test_potrf_batched);
+  g_test_add_func ("/gpu/solver/getrs-batched", test_getrs_batched);
+  g_test_add_func ("/gpu/solver/potrs-batched", test_potrs_batched);
+  g_test_add_func ("/gpu/solver/gesvdj-wide-full", test_gesvdj_wide);
+  g_test_add_func ("/gpu/solver/syevj", test_syevj);
+  g_test_add_func ("/gpu/solver/lu-4096", test_lu_4096);
   g_test_add_func ("/gpu/solver/device-reset", test_device_reset);
 
   device = math_get_device ();

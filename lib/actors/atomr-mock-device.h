@@ -1,0 +1,18 @@
+/* atomr-mock-device.h — a device without a GPU, for applications' tests
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include "core/atomr-device.h"
+
+G_BEGIN_DECLS
+
+AtomrDevice *atomr_device_new_mock (void);
+gboolean     atomr_device_is_mock  (AtomrDevice *self);
+
+G_END_DECLS

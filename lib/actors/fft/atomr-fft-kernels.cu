@@ -1,0 +1,33 @@
+// atomr-fft-kernels.cu — normalisation after a cuFFT transform: multiplies
+// exactly the output elements of an advanced layout (batch, dims, embed,
+// stride, dist) by a scale, leaving the gaps between them untouched.
+// Compiled to PTX by build-aux/gen-ptx.sh (checked in as
+// atomr-fft-kernels-ptx.h) and loaded with cuModuleLoadData on first use.
+//
+// SPDX-License-Identifier: LGPL-2.1-or-later
+
+// kind: 0 f32, 1 f64, 2 c64 (two f32), 3 c128 (two f64)
+extern "C" __global__ void
+atomr_fft_scale (void *data, int kind, double scale, unsigned long long total,
+                 long long d0, long long d1, long long d2,
+                 long long e1, long long e2, long long stride, long long dist)
+{
+  for (unsigned long long i = blockIdx.x * (unsigned long long) blockDim.x + threadIdx.x; i < total;
+       i += (unsigned long long) gridDim.x * blockDim.x)
+    {
+      unsigned long long r = i;
+      long long i2 = r % d2; r /= d2;
+      long long i1 = r % d1; r /= d1;
+      long long i0 = r % d0; r /= d0;
+      long long b = r;
+      long long at = b * dist + ((i0 * e1 + i1) * e2 + i2) * stride;
+
+      switch (kind)
+        {
+        case 0: ((float *) data)[at] *= (float) scale; break;
+        case 1: ((double *) data)[at] *= scale; break;
+        case 2: ((float *) data)[2 * at] *= (float) scale; ((float *) data)[2 * at + 1] *= (float) scale; break;
+        default: ((double *) data)[2 * at] *= scale; ((double *) data)[2 * at + 1] *= scale; break;
+        }
+    }
+}

@@ -1,0 +1,546 @@
+/* atomr-memory-pool.c — the stream-ordered allocator of a device
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "atomr-device-private.h"
+#include "atomr-error.h"
+#include "atomr-memory-pool-private.h"
+
+/**
+ * AtomrMemoryPool:
+ *
+ * The memory pool every #AtomrBuffer of a device is allocated from: a
+ * `CUmemoryPool` of the device's own (cuMemPoolCreate), used with
+ * cuMemAllocFromPoolAsync() on the device's utility stream and
+ * cuMemFreeAsync() after the last work on a buffer.  Allocation and free
+ * are ordered on the GPU timeline: no host thread waits for either.
+ *
+ * Freed memory stays reserved by the pool for the next allocation up to
+ * #AtomrMemoryPool:release-threshold bytes (by default all of it, as
+ * PyTorch's caching allocator does), so a loop that allocates and frees
+ * costs no driver allocation after the first round.  atomr_memory_pool_trim()
+ * gives unused memory back to the driver.
+ *
+ * #AtomrMemoryPool:reserved, #AtomrMemoryPool:used and
+ * #AtomrMemoryPool:high-water are read from the driver when asked for; they
+ * change with every allocation and are not notified.  A context rebuild
+ * (atomr_device_reset()) starts a new pool: the old one died with its
+ * memory.
+ *
+ * On the host test device the same statistics are kept by hand for the
+ * buffers in host memory, so code and tests behave alike without a GPU.
+ *
+ * Thread safety: every method may be called from any thread.
+ */
+
+struct _AtomrMemoryPool
+{
+  GObject       parent_instance;
+
+  GWeakRef      device;
+  GMutex        lock;
+  guint64       threshold;
+  /* under the lock: the pool of one generation */
+  CUmemoryPool  handle;
+  guint         generation;
+  gboolean      failed;         /* cuMemPoolCreate refused: use the default pool */
+  /* host test device accounting, under the lock */
+  guint64       host_used, host_cached, host_high;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrMemoryPool, atomr_memory_pool, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_DEVICE,
+  PROP_RESERVED,
+  PROP_USED,
+  PROP_HIGH_WATER,
+  PROP_RELEASE_THRESHOLD,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+atomr_memory_pool_finalize (GObject *object)
+{
+  AtomrMemoryPool *self = ATOMR_MEMORY_POOL (object);
+
+  /* The device outlives its pool (the pool hangs off the device), and a
+   * CUmemoryPool of a live context is destroyed with it by the driver when
+   * the process ends; nothing is freed here. */
+  g_weak_ref_clear (&self->device);
+  g_mutex_clear (&self->lock);
+
+  G_OBJECT_CLASS (atomr_memory_pool_parent_class)->finalize (object);
+}
+
+static void
+atomr_memory_pool_get_property (GObject    *object,
+                                guint       prop_id,
+                                GValue     *value,
+                                GParamSpec *pspec)
+{
+  AtomrMemoryPool *self = ATOMR_MEMORY_POOL (object);
+
+  switch (prop_id)
+    {
+    case PROP_DEVICE:
+      g_value_take_object (value, g_weak_ref_get (&self->device));
+      break;
+    case PROP_RESERVED:
+      g_value_set_uint64 (value, atomr_memory_pool_get_reserved (self));
+      break;
+    case PROP_USED:
+      g_value_set_uint64 (value, atomr_memory_pool_get_used (self));
+      break;
+    case PROP_HIGH_WATER:
+      g_value_set_uint64 (value, atomr_memory_pool_get_high_water (self));
+      break;
+    case PROP_RELEASE_THRESHOLD:
+      g_value_set_uint64 (value, atomr_memory_pool_get_release_threshold (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_memory_pool_set_property (GObject      *object,
+                                guint         prop_id,
+                                const GValue *value,
+                                GParamSpec   *pspec)
+{
+  AtomrMemoryPool *self = ATOMR_MEMORY_POOL (object);
+
+  switch (prop_id)
+    {
+    case PROP_RELEASE_THRESHOLD:
+      atomr_memory_pool_set_release_threshold (self, g_value_get_uint64 (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = atomr_memory_pool_finalize;
+  object_class->get_property = atomr_memory_pool_get_property;
+  object_class->set_property = atomr_memory_pool_set_property;
+
+  /**
+   * AtomrMemoryPool:device:
+   *
+   * The device whose buffers the pool holds (%NULL for a bare instance).
+   */
+  properties[PROP_DEVICE] =
+    g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrMemoryPool:reserved:
+   *
+   * Bytes the pool holds from the driver: in use plus cached for reuse.
+   * Read on demand, not notified.
+   */
+  properties[PROP_RESERVED] =
+    g_param_spec_uint64 ("reserved", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrMemoryPool:used:
+   *
+   * Bytes allocated to buffers (and not yet freed on the GPU timeline).
+   * Read on demand, not notified.
+   */
+  properties[PROP_USED] =
+    g_param_spec_uint64 ("used", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrMemoryPool:high-water:
+   *
+   * The most bytes ever used at once since the pool was made or
+   * atomr_memory_pool_reset_high_water().  Read on demand, not notified.
+   */
+  properties[PROP_HIGH_WATER] =
+    g_param_spec_uint64 ("high-water", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrMemoryPool:release-threshold:
+   *
+   * How many reserved bytes the pool keeps when the GPU is idle; memory
+   * above it goes back to the driver at the next synchronization.  The
+   * default, %G_MAXUINT64, keeps everything until atomr_memory_pool_trim().
+   */
+  properties[PROP_RELEASE_THRESHOLD] =
+    g_param_spec_uint64 ("release-threshold", NULL, NULL, 0, G_MAXUINT64, G_MAXUINT64,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_memory_pool_init (AtomrMemoryPool *self)
+{
+  g_weak_ref_init (&self->device, NULL);
+  g_mutex_init (&self->lock);
+  self->threshold = G_MAXUINT64;
+}
+
+G_LOCK_DEFINE_STATIC (pools);
+
+/**
+ * atomr_device_get_memory_pool:
+ * @device: an #AtomrDevice
+ *
+ * The pool the device's buffers come from; the same object for the life
+ * of the device.
+ *
+ * Returns: (transfer none): the memory pool
+ */
+AtomrMemoryPool *
+atomr_device_get_memory_pool (AtomrDevice *device)
+{
+  static GQuark quark;
+  AtomrMemoryPool *pool;
+
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+
+  if (G_UNLIKELY (quark == 0))
+    quark = g_quark_from_static_string ("atomr-memory-pool");
+
+  G_LOCK (pools);
+  pool = g_object_get_qdata (G_OBJECT (device), quark);
+  if (pool == NULL)
+    {
+      pool = g_object_new (ATOMR_TYPE_MEMORY_POOL, NULL);
+      g_weak_ref_set (&pool->device, device);
+      g_object_set_qdata_full (G_OBJECT (device), quark, pool, g_object_unref);
+    }
+  G_UNLOCK (pools);
+  return pool;
+}
+
+/* The pool of the current generation, made on first use (while entered).
+ * Called with the lock held. */
+static CUmemoryPool
+current_handle_locked (AtomrMemoryPool *self,
+                       AtomrDevice     *device)
+{
+  guint generation = atomr_device_get_generation (device);
+  CUmemPoolProps props = { 0, };
+  cuuint64_t threshold = self->threshold;
+  CUmemoryPool handle = NULL;
+
+  if (self->handle && self->generation == generation)
+    return self->handle;
+  if (self->failed && self->generation == generation)
+    return NULL;
+
+  /* A pool of an older generation died with its context: forget it. */
+  self->handle = NULL;
+  self->failed = FALSE;
+  self->generation = generation;
+
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = atomr_device_get_ordinal (device);
+  if (ATOMR_CU->cuMemPoolCreate (&handle, &props) != CUDA_SUCCESS ||
+      ATOMR_CU->cuMemPoolSetAttribute (handle, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                       &threshold) != CUDA_SUCCESS)
+    {
+      g_debug ("device %d: no memory pool of our own; using the driver's default pool",
+               atomr_device_get_ordinal (device));
+      if (handle)
+        ATOMR_CU->cuMemPoolDestroy (handle);
+      self->failed = TRUE;
+      return NULL;
+    }
+  self->handle = handle;
+  return handle;
+}
+
+CUresult
+atomr_memory_pool_alloc_async (AtomrDevice *device,
+                               CUdeviceptr *ptr,
+                               gsize        size,
+                               CUstream     stream)
+{
+  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+  CUmemoryPool handle;
+
+  g_mutex_lock (&self->lock);
+  handle = current_handle_locked (self, device);
+  g_mutex_unlock (&self->lock);
+
+  if (handle == NULL)
+    return ATOMR_CU->cuMemAllocAsync (ptr, size, stream);
+  return ATOMR_CU->cuMemAllocFromPoolAsync (ptr, size, handle, stream);
+}
+
+void
+atomr_memory_pool_account_host (AtomrDevice *device,
+                                gint64       delta)
+{
+  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+
+  g_mutex_lock (&self->lock);
+  if (delta > 0)
+    {
+      guint64 n = (guint64) delta;
+      self->host_cached -= MIN (self->host_cached, n);
+      self->host_used += n;
+      self->host_high = MAX (self->host_high, self->host_used);
+    }
+  else
+    {
+      guint64 n = (guint64) -delta;
+      self->host_used -= MIN (self->host_used, n);
+      self->host_cached += n;
+      if (self->host_used + self->host_cached > self->threshold)
+        self->host_cached = self->threshold > self->host_used ? self->threshold - self->host_used : 0;
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+/* Reads one attribute of the current generation's pool, 0 when there is
+ * none (or on the host device, where @host_value is the answer). */
+static guint64
+read_attribute (AtomrMemoryPool      *self,
+                CUmemPool_attribute   attr,
+                guint64               host_value)
+{
+  g_autoptr(AtomrDevice) device = g_weak_ref_get (&self->device);
+  cuuint64_t value = 0;
+
+  if (device == NULL)
+    return 0;
+  if (atomr_device_is_host (device))
+    return host_value;
+  if (!atomr_device_enter (device, NULL))
+    return 0;
+  g_mutex_lock (&self->lock);
+  if (self->handle && self->generation == atomr_device_get_generation (device) &&
+      ATOMR_CU->cuMemPoolGetAttribute (self->handle, attr, &value) != CUDA_SUCCESS)
+    value = 0;
+  g_mutex_unlock (&self->lock);
+  atomr_device_leave (device);
+  return value;
+}
+
+/**
+ * atomr_memory_pool_get_device:
+ * @self: an #AtomrMemoryPool
+ *
+ * Returns: (transfer none) (nullable): the device, %NULL for a bare instance
+ */
+AtomrDevice *
+atomr_memory_pool_get_device (AtomrMemoryPool *self)
+{
+  g_autoptr(AtomrDevice) device = NULL;
+
+  g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), NULL);
+  device = g_weak_ref_get (&self->device);
+  /* the device owns the pool, so it outlives this call's caller's use */
+  return device;
+}
+
+/**
+ * atomr_memory_pool_get_reserved:
+ * @self: an #AtomrMemoryPool
+ *
+ * Returns: the bytes the pool holds from the driver
+ */
+guint64
+atomr_memory_pool_get_reserved (AtomrMemoryPool *self)
+{
+  guint64 host;
+
+  g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), 0);
+  g_mutex_lock (&self->lock);
+  host = self->host_used + self->host_cached;
+  g_mutex_unlock (&self->lock);
+  return read_attribute (self, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, host);
+}
+
+/**
+ * atomr_memory_pool_get_used:
+ * @self: an #AtomrMemoryPool
+ *
+ * Returns: the bytes allocated to buffers
+ */
+guint64
+atomr_memory_pool_get_used (AtomrMemoryPool *self)
+{
+  guint64 host;
+
+  g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), 0);
+  g_mutex_lock (&self->lock);
+  host = self->host_used;
+  g_mutex_unlock (&self->lock);
+  return read_attribute (self, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, host);
+}
+
+/**
+ * atomr_memory_pool_get_high_water:
+ * @self: an #AtomrMemoryPool
+ *
+ * Returns: the most bytes used at once since the last reset
+ */
+guint64
+atomr_memory_pool_get_high_water (AtomrMemoryPool *self)
+{
+  guint64 host;
+
+  g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), 0);
+  g_mutex_lock (&self->lock);
+  host = self->host_high;
+  g_mutex_unlock (&self->lock);
+  return read_attribute (self, CU_MEMPOOL_ATTR_USED_MEM_HIGH, host);
+}
+
+/**
+ * atomr_memory_pool_get_release_threshold:
+ * @self: an #AtomrMemoryPool
+ *
+ * Returns: the bytes the pool keeps reserved when idle
+ */
+guint64
+atomr_memory_pool_get_release_threshold (AtomrMemoryPool *self)
+{
+  guint64 value;
+
+  g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), 0);
+  g_mutex_lock (&self->lock);
+  value = self->threshold;
+  g_mutex_unlock (&self->lock);
+  return value;
+}
+
+/**
+ * atomr_memory_pool_set_release_threshold:
+ * @self: an #AtomrMemoryPool
+ * @bytes: the bytes to keep reserved when idle (%G_MAXUINT64: all)
+ *
+ * Sets #AtomrMemoryPool:release-threshold; it applies to the pool of the
+ * current generation and to the pools of later ones.
+ */
+void
+atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
+                                         guint64          bytes)
+{
+  g_autoptr(AtomrDevice) device = NULL;
+  gboolean changed;
+
+  g_return_if_fail (ATOMR_IS_MEMORY_POOL (self));
+
+  device = g_weak_ref_get (&self->device);
+  if (device && !atomr_device_is_host (device) && !atomr_device_enter (device, NULL))
+    g_clear_object (&device);   /* no context now: the next pool gets it */
+  g_mutex_lock (&self->lock);
+  changed = self->threshold != bytes;
+  self->threshold = bytes;
+  if (device && atomr_device_is_host (device) && self->host_used + self->host_cached > bytes)
+    self->host_cached = bytes > self->host_used ? bytes - self->host_used : 0;
+  else if (device && self->handle && self->generation == atomr_device_get_generation (device))
+    {
+      cuuint64_t value = bytes;
+      ATOMR_CU->cuMemPoolSetAttribute (self->handle, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value);
+    }
+  g_mutex_unlock (&self->lock);
+  if (device && !atomr_device_is_host (device))
+    atomr_device_leave (device);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RELEASE_THRESHOLD]);
+}
+
+/**
+ * atomr_memory_pool_trim:
+ * @self: an #AtomrMemoryPool
+ * @min_bytes_to_keep: reserved bytes to keep for reuse
+ * @error: return location for a #GError
+ *
+ * Gives reserved memory that no buffer uses back to the driver, keeping at
+ * least @min_bytes_to_keep.  Memory of buffers freed on the GPU timeline
+ * but whose last work is still running is not yet unused and stays.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_memory_pool_trim (AtomrMemoryPool  *self,
+                        guint64           min_bytes_to_keep,
+                        GError          **error)
+{
+  g_autoptr(AtomrDevice) device = NULL;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  device = g_weak_ref_get (&self->device);
+  if (device == NULL)
+    {
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "The memory pool has no device (it was made with g_object_new(); "
+                           "use atomr_device_get_memory_pool())");
+      return FALSE;
+    }
+  if (atomr_device_is_host (device))
+    {
+      g_mutex_lock (&self->lock);
+      if (self->host_used + self->host_cached > min_bytes_to_keep)
+        self->host_cached = min_bytes_to_keep > self->host_used ? min_bytes_to_keep - self->host_used : 0;
+      g_mutex_unlock (&self->lock);
+      return TRUE;
+    }
+  if (!atomr_device_enter (device, error))
+    return FALSE;
+  g_mutex_lock (&self->lock);
+  if (self->handle && self->generation == atomr_device_get_generation (device))
+    ok = atomr_cuda_check (ATOMR_CU->cuMemPoolTrimTo (self->handle, min_bytes_to_keep),
+                           "cuMemPoolTrimTo", error);
+  g_mutex_unlock (&self->lock);
+  atomr_device_leave (device);
+  return ok;
+}
+
+/**
+ * atomr_memory_pool_reset_high_water:
+ * @self: an #AtomrMemoryPool
+ *
+ * Restarts #AtomrMemoryPool:high-water from the bytes used now.
+ */
+void
+atomr_memory_pool_reset_high_water (AtomrMemoryPool *self)
+{
+  g_autoptr(AtomrDevice) device = NULL;
+
+  g_return_if_fail (ATOMR_IS_MEMORY_POOL (self));
+
+  device = g_weak_ref_get (&self->device);
+  if (device == NULL)
+    return;
+  if (atomr_device_is_host (device))
+    {
+      g_mutex_lock (&self->lock);
+      self->host_high = self->host_used;
+      g_mutex_unlock (&self->lock);
+      return;
+    }
+  if (!atomr_device_enter (device, NULL))
+    return;
+  g_mutex_lock (&self->lock);
+  if (self->handle && self->generation == atomr_device_get_generation (device))
+    {
+      cuuint64_t zero = 0;
+      ATOMR_CU->cuMemPoolSetAttribute (self->handle, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero);
+    }
+  g_mutex_unlock (&self->lock);
+  atomr_device_leave (device);
+}
