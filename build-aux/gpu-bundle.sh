@@ -11,6 +11,8 @@ bundle=${BUNDLE:-../shared/device/bundle}
 rm -rf "$out"
 mapfile -t programs < <(find "$build/tests" -type f -executable \( -name 'test-gpu-*' -o -name 'bench-*' \) | sort)
 "$bundle" "$out" "${programs[@]}"
+# Debug info would take the bundle past what the device tool carries.
+strip --strip-debug "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
 bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
 cat > "$out/gpu-suite.sh" <<'RUN'
 #!/usr/bin/env bash

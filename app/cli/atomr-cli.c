@@ -5,7 +5,6 @@
  *                 [--lto] [--fast-math] [--maxrregcount N] [--ftz]
  *                 [--line-info] [-G] [-rdc] [-Xnvrtc OPTION]...
  *                 [-o FILE [--ptx|--ltoir]] [--cache-dir DIR] [--json]
- *                 (atomr-cli-compile.c)
  *   atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source]
  *               [-o FILE]|rm KEY|gc [--max-size SIZE]|stats [--verify]|
  *               export DIR|FILE.tar|import DIR|FILE.tar|
@@ -30,14 +29,17 @@
 
 #include <atomr.h>
 
-#include "atomr-cli-private.h"
+#define EXIT_COMPILE 1
+#define EXIT_USAGE   2
+/* Bumped when a member changes meaning or goes away (new members do not). */
+#define ATOMR_CLI_JSON_VERSION 1
 
-/* Set by the subcommands once --json is seen: errors are JSON then. */
-gboolean atomr_cli_json_mode;
+/* Set by the subcommands once --json is parsed: errors are JSON then. */
+static gboolean json_mode;
 
 /* JSON strings must be UTF-8; paths, logs and sources need not be. */
-void
-atomr_cli_add_string_value (JsonBuilder *b,
+static void
+add_string_value (JsonBuilder *b,
                   const gchar *s)
 {
   if (s == NULL)
@@ -51,17 +53,17 @@ atomr_cli_add_string_value (JsonBuilder *b,
     }
 }
 
-void
-atomr_cli_add_string_member (JsonBuilder *b,
+static void
+add_string_member (JsonBuilder *b,
                    const gchar *name,
                    const gchar *s)
 {
   json_builder_set_member_name (b, name);
-  atomr_cli_add_string_value (b, s);
+  add_string_value (b, s);
 }
 
-void
-atomr_cli_add_int_member (JsonBuilder *b,
+static void
+add_int_member (JsonBuilder *b,
                 const gchar *name,
                 gint64       v)
 {
@@ -70,17 +72,17 @@ atomr_cli_add_int_member (JsonBuilder *b,
 }
 
 /* Starts the top-level object every --json output is. */
-JsonBuilder *
-atomr_cli_begin_document (void)
+static JsonBuilder *
+begin_document (void)
 {
   JsonBuilder *b = json_builder_new ();
   json_builder_begin_object (b);
-  atomr_cli_add_int_member (b, "version", ATOMR_CLI_JSON_VERSION);
+  add_int_member (b, "version", ATOMR_CLI_JSON_VERSION);
   return b;
 }
 
-void
-atomr_cli_print_json (JsonBuilder *b)
+static void
+print_json (JsonBuilder *b)
 {
   g_autoptr(JsonGenerator) gen = json_generator_new ();
   g_autoptr(JsonNode) root = json_builder_get_root (b);
@@ -92,83 +94,327 @@ atomr_cli_print_json (JsonBuilder *b)
   g_print ("%s\n", text);
 }
 
-void
-atomr_cli_add_strv_member (JsonBuilder         *b,
+static void
+add_strv_member (JsonBuilder         *b,
                  const gchar         *name,
                  const gchar * const *v)
 {
   json_builder_set_member_name (b, name);
   json_builder_begin_array (b);
   for (guint i = 0; v && v[i]; i++)
-    atomr_cli_add_string_value (b, v[i]);
+    add_string_value (b, v[i]);
   json_builder_end_array (b);
 }
 
 /* Reports @error on stderr, and with --json as the JSON document on
  * stdout.  A compile error's "log" is NVRTC's log (the message's lines
  * after the first); null otherwise.  Returns the exit status. */
-int
-atomr_cli_fail (const GError *error)
+static int
+fail (const GError *error)
 {
   gboolean compile = error->domain == ATOMR_ERROR && error->code == ATOMR_ERROR_COMPILE;
 
   g_printerr ("%s%s\n", compile ? "" : "atomr: ", error->message);
-  if (atomr_cli_json_mode)
+  if (json_mode)
     {
-      g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
+      g_autoptr(JsonBuilder) b = begin_document ();
       const gchar *nl = strchr (error->message, '\n');
 
       json_builder_set_member_name (b, "error");
       json_builder_begin_object (b);
-      atomr_cli_add_string_member (b, "domain", g_quark_to_string (error->domain));
-      atomr_cli_add_int_member (b, "code", error->code);
-      atomr_cli_add_string_member (b, "message", error->message);
-      atomr_cli_add_string_member (b, "log", compile ? (nl ? nl + 1 : "") : NULL);
+      add_string_member (b, "domain", g_quark_to_string (error->domain));
+      add_int_member (b, "code", error->code);
+      add_string_member (b, "message", error->message);
+      add_string_member (b, "log", compile ? (nl ? nl + 1 : "") : NULL);
       json_builder_end_object (b);
       json_builder_end_object (b);
-      atomr_cli_print_json (b);
+      print_json (b);
     }
   return compile ? EXIT_COMPILE : EXIT_USAGE;
 }
 
-int
-atomr_cli_usage_error (GOptionContext *context,
+static int
+usage_error (GOptionContext *context,
              const gchar    *message)
 {
   g_autofree gchar *help = g_option_context_get_help (context, TRUE, NULL);
   g_printerr ("atomr: %s\n\n%s", message, help);
-  if (atomr_cli_json_mode)
+  if (json_mode)
     {
       g_autoptr(GError) error = g_error_new_literal (G_OPTION_ERROR, G_OPTION_ERROR_FAILED, message);
-      g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
+      g_autoptr(JsonBuilder) b = begin_document ();
 
       json_builder_set_member_name (b, "error");
       json_builder_begin_object (b);
-      atomr_cli_add_string_member (b, "domain", g_quark_to_string (error->domain));
-      atomr_cli_add_int_member (b, "code", error->code);
-      atomr_cli_add_string_member (b, "message", error->message);
-      atomr_cli_add_string_member (b, "log", NULL);
+      add_string_member (b, "domain", g_quark_to_string (error->domain));
+      add_int_member (b, "code", error->code);
+      add_string_member (b, "message", error->message);
+      add_string_member (b, "log", NULL);
       json_builder_end_object (b);
       json_builder_end_object (b);
-      atomr_cli_print_json (b);
+      print_json (b);
     }
   return EXIT_USAGE;
 }
 
 /* --json is known before parsing (errors while parsing are JSON too). */
-void
-atomr_cli_scan_json_flag (int argc, char **argv)
+static void
+scan_json_flag (int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
     {
       if (g_str_equal (argv[i], "--"))
         break;
       if (g_str_equal (argv[i], "--json") || g_str_equal (argv[i], "-j"))
-        atomr_cli_json_mode = TRUE;
+        json_mode = TRUE;
     }
 }
 
 /* ------------------------------------------------------------------ */
+
+/* GOption has no single-dash long options; nvcc spells these with one. */
+static void
+normalize_nvcc_spellings (int    argc,
+                          char **argv)
+{
+  static const gchar * const long_names[] = {
+    "-rdc", "-Xnvrtc", "-maxrregcount", "-ftz", "-lineinfo", "-ptx", "-ltoir", "-lto", NULL
+  };
+
+  for (int i = 1; i < argc; i++)
+    {
+      if (g_strcmp0 (argv[i], "--") == 0)
+        return;
+      for (guint k = 0; long_names[k]; k++)
+        {
+          gsize n = strlen (long_names[k]);
+          if (strncmp (argv[i], long_names[k], n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '='))
+            {
+              /* argv belongs to main(); the strings live until exit. */
+              argv[i] = g_strconcat ("-", argv[i], NULL);
+              break;
+            }
+        }
+    }
+}
+
+/* Writes @data to @path ("-": standard output). */
+static gboolean
+write_output (const gchar  *path,
+              GBytes       *data,
+              GError      **error)
+{
+  gsize len = 0;
+  const gchar *bytes = g_bytes_get_data (data, &len);
+
+  if (g_strcmp0 (path, "-") == 0)
+    {
+      if (fwrite (bytes, 1, len, stdout) != len || fflush (stdout) != 0)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "standard output: write failed");
+          return FALSE;
+        }
+      return TRUE;
+    }
+  return g_file_set_contents (path, bytes, len, error);
+}
+
+static int
+cmd_compile (int argc, char **argv)
+{
+  g_auto(GStrv) kernels = NULL;
+  g_auto(GStrv) expressions = NULL;
+  g_auto(GStrv) defines = NULL;
+  g_auto(GStrv) includes = NULL;
+  g_autofree gchar *arch = NULL;
+  g_autofree gchar *std = NULL;
+  g_autofree gchar *cache_dir = NULL;
+  g_autofree gchar *source = NULL;
+  g_autofree gchar *program_name = NULL;
+  g_auto(GStrv) nvrtc_flags = NULL;
+  g_autofree gchar *output = NULL;
+  gboolean lto = FALSE, fast_math = FALSE, json = FALSE, no_cache = FALSE;
+  gboolean ftz = FALSE, line_info = FALSE, debug = FALSE, rdc = FALSE, want_ptx = FALSE, want_ltoir = FALSE;
+  gint max_registers = 0;
+  gsize source_len = 0;
+  g_autoptr(GOptionContext) context = g_option_context_new ("FILE.cu — compile CUDA C++ through the kernel cache");
+  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_autoptr(AtomrKernelCache) cache = NULL;
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(GError) error = NULL;
+  GOptionEntry entries[] = {
+    { "kernel", 'k', 0, G_OPTION_ARG_STRING_ARRAY, &kernels, "A kernel to compile (repeatable)", "NAME" },
+    { "name-expression", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &expressions, "A name expression such as 'k<float, 256>' (repeatable)", "EXPR" },
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch, "Target architecture: sm_NN or compute_NN as NVRTC supports them, with an a or f suffix, or native", "sm_NN" },
+    { "std", 0, 0, G_OPTION_ARG_STRING, &std, "C++ dialect (c++14, c++17, c++20)", "c++NN" },
+    { "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &defines, "Define a macro (repeatable)", "NAME[=V]" },
+    { "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &includes, "Add an include path (repeatable)", "DIR" },
+    { "lto", 0, 0, G_OPTION_ARG_NONE, &lto, "Link-time optimisation through nvJitLink", NULL },
+    { "fast-math", 0, 0, G_OPTION_ARG_NONE, &fast_math, "Fast, less precise math", NULL },
+    { "maxrregcount", 0, 0, G_OPTION_ARG_INT, &max_registers, "At most N registers per thread (also with --lto)", "N" },
+    { "ftz", 0, 0, G_OPTION_ARG_NONE, &ftz, "Flush single-precision denormals to zero", NULL },
+    { "line-info", 0, 0, G_OPTION_ARG_NONE, &line_info, "Line information for profilers (-lineinfo)", NULL },
+    { "lineinfo", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &line_info, NULL, NULL },
+    { "device-debug", 'G', 0, G_OPTION_ARG_NONE, &debug, "Device debug information, no optimisation", NULL },
+    { "rdc", 0, 0, G_OPTION_ARG_NONE, &rdc, "Relocatable device code (-rdc)", NULL },
+    { "Xnvrtc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &nvrtc_flags, "Pass an option to NVRTC as is (repeatable)", "OPTION" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the CUBIN (or, by --ptx / --ltoir or the name's "
+      ".ptx / .ltoir ending, the PTX or LTO-IR) to FILE; - for standard output", "FILE" },
+    { "ptx", 0, 0, G_OPTION_ARG_NONE, &want_ptx, "With -o: write the PTX", NULL },
+    { "ltoir", 0, 0, G_OPTION_ARG_NONE, &want_ltoir, "With -o: write the LTO-IR (implies --lto)", NULL },
+    { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "Cache directory (default: $ATOMR_CACHE_DIR or ~/.cache/atomr/kernels)", "DIR" },
+    { "no-cache", 0, 0, G_OPTION_ARG_NONE, &no_cache, "Compile without the cache", NULL },
+    { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print a JSON object", NULL },
+    { NULL }
+  };
+
+  normalize_nvcc_spellings (argc, argv);
+  g_option_context_add_main_entries (context, entries, NULL);
+  scan_json_flag (argc, argv);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return usage_error (context, error->message);
+  if (argc != 2)
+    return usage_error (context, "name exactly one source file");
+  if (want_ptx && want_ltoir)
+    return usage_error (context, "--ptx and --ltoir: choose one");
+  if ((want_ptx || want_ltoir) && output == NULL)
+    return usage_error (context, "--ptx and --ltoir name what -o writes: give -o FILE");
+  if (max_registers < 0)
+    return usage_error (context, "--maxrregcount: needs a positive number");
+  if (!g_file_get_contents (argv[1], &source, &source_len, &error))
+    return fail (error);
+  if (!atomr_nvrtc_check_text (source, source_len, argv[1], &error))
+    return fail (error);
+  /* The path as given, as nvcc does: NVRTC then looks for the program's
+   * quoted includes in its directory (atomr compile k/rel.cu from the
+   * parent finds k/'s headers), and its log names the file as typed. */
+  program_name = g_strdup (argv[1]);
+  if (output && !want_ptx && !want_ltoir)
+    {
+      want_ptx = g_str_has_suffix (output, ".ptx");
+      want_ltoir = g_str_has_suffix (output, ".ltoir");
+    }
+  if (want_ltoir)
+    lto = TRUE;
+
+  for (guint i = 0; kernels && kernels[i]; i++)
+    atomr_compile_options_add_name_expression (options, kernels[i]);
+  for (guint i = 0; expressions && expressions[i]; i++)
+    atomr_compile_options_add_name_expression (options, expressions[i]);
+  if (arch)
+    atomr_compile_options_set_arch (options, arch);
+  if (std)
+    atomr_compile_options_set_std (options, std);
+  for (guint i = 0; defines && defines[i]; i++)
+    {
+      g_auto(GStrv) kv = g_strsplit (defines[i], "=", 2);
+      atomr_compile_options_add_define (options, kv[0], kv[1]);
+    }
+  for (guint i = 0; includes && includes[i]; i++)
+    atomr_compile_options_add_include_path (options, includes[i]);
+  atomr_compile_options_set_lto (options, lto);
+  atomr_compile_options_set_fast_math (options, fast_math);
+  atomr_compile_options_set_flush_to_zero (options, ftz);
+  atomr_compile_options_set_max_registers (options, (guint) max_registers);
+  atomr_compile_options_set_line_info (options, line_info);
+  atomr_compile_options_set_debug (options, debug);
+  atomr_compile_options_set_relocatable (options, rdc);
+  for (guint i = 0; nvrtc_flags && nvrtc_flags[i]; i++)
+    atomr_compile_options_add_extra_flag (options, nvrtc_flags[i]);
+
+  if (!no_cache)
+    cache = atomr_kernel_cache_new (cache_dir);
+  module = atomr_nvrtc_compile (source, program_name, options, cache, &error);
+  if (module == NULL)
+    return fail (error);
+
+  if (output)
+    {
+      const gchar *what = want_ptx ? "PTX" : want_ltoir ? "LTO-IR" : "CUBIN";
+      GBytes *artifact = want_ptx ? atomr_module_get_ptx (module)
+                       : want_ltoir ? atomr_module_get_ltoir (module) : atomr_module_get_cubin (module);
+
+      if (artifact == NULL)
+        {
+          g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "%s: no %s was produced%s",
+                       argv[1], what, want_ptx ? "" : " (a CUBIN needs --arch sm_NN; use --ptx for PTX)");
+          return fail (error);
+        }
+      if (!write_output (output, artifact, &error))
+        return fail (error);
+      /* The artifact is the output; the log goes to stderr. */
+      if (g_strcmp0 (output, "-") == 0)
+        {
+          if (*atomr_module_get_log (module))
+            g_printerr ("%s", atomr_module_get_log (module));
+          return 0;
+        }
+    }
+
+  {
+    AtomrCacheStatus status = atomr_module_get_cache_status (module);
+    const gchar *cache_word = status == ATOMR_CACHE_STATUS_MISS ? "miss"
+                            : status == ATOMR_CACHE_STATUS_NONE ? "none" : "hit";
+    const gchar * const *names = atomr_module_get_kernel_names (module);
+    GBytes *ptx = atomr_module_get_ptx (module);
+    GBytes *cubin = atomr_module_get_cubin (module);
+    GBytes *ltoir = atomr_module_get_ltoir (module);
+
+    if (json)
+      {
+        g_autoptr(JsonBuilder) b = begin_document ();
+        add_string_member (b, "file", argv[1]);
+        json_builder_set_member_name (b, "key");
+        if (atomr_module_get_key (module))
+          json_builder_add_string_value (b, atomr_module_get_key (module));
+        else
+          json_builder_add_null_value (b);
+        json_builder_set_member_name (b, "cache");
+        json_builder_add_string_value (b, cache_word);
+        json_builder_set_member_name (b, "lowered_names");
+        json_builder_begin_object (b);
+        for (guint i = 0; names && names[i]; i++)
+          {
+            json_builder_set_member_name (b, names[i]);
+            json_builder_add_string_value (b, atomr_module_get_lowered_name (module, names[i]));
+          }
+        json_builder_end_object (b);
+        json_builder_set_member_name (b, "ptx_bytes");
+        json_builder_add_int_value (b, ptx ? g_bytes_get_size (ptx) : 0);
+        json_builder_set_member_name (b, "cubin_bytes");
+        json_builder_add_int_value (b, cubin ? g_bytes_get_size (cubin) : 0);
+        json_builder_set_member_name (b, "ltoir_bytes");
+        json_builder_add_int_value (b, ltoir ? g_bytes_get_size (ltoir) : 0);
+        json_builder_set_member_name (b, "compile_ms");
+        json_builder_add_double_value (b, atomr_module_get_compile_time_ms (module));
+        json_builder_set_member_name (b, "arch");
+        if (atomr_module_get_arch (module))
+          json_builder_add_string_value (b, atomr_module_get_arch (module));
+        else
+          json_builder_add_null_value (b);
+        json_builder_set_member_name (b, "nvrtc_version");
+        json_builder_add_string_value (b, atomr_module_get_nvrtc_version (module));
+        add_strv_member (b, "flags", atomr_module_get_flags (module));
+        add_string_member (b, "log", atomr_module_get_log (module));
+        /* Why nothing was stored or recorded (read-only cache, full disk). */
+        add_string_member (b, "store_error", cache ? atomr_kernel_cache_get_store_error (cache) : NULL);
+        json_builder_end_object (b);
+        print_json (b);
+      }
+    else
+      {
+        g_print ("%s: %s (cache %s), %" G_GSIZE_FORMAT " bytes PTX, %" G_GSIZE_FORMAT " bytes CUBIN, "
+                 "compiled in %.1f ms\n", argv[1], atomr_module_get_key (module) ? atomr_module_get_key (module) : "-",
+                 cache_word, ptx ? g_bytes_get_size (ptx) : 0, cubin ? g_bytes_get_size (cubin) : 0,
+                 atomr_module_get_compile_time_ms (module));
+        for (guint i = 0; names && names[i]; i++)
+          g_print ("  %s -> %s\n", names[i], atomr_module_get_lowered_name (module, names[i]));
+        if (*atomr_module_get_log (module))
+          g_printerr ("%s", atomr_module_get_log (module));
+      }
+  }
+  return 0;
+}
 
 /* ------------------------------------------------------------------ */
 
@@ -191,36 +437,36 @@ entry_to_json (JsonBuilder           *b,
   const gchar * const *lowered = atomr_kernel_cache_entry_get_lowered_names (e);
 
   json_builder_begin_object (b);
-  atomr_cli_add_string_member (b, "key", atomr_kernel_cache_entry_get_key (e));
-  atomr_cli_add_string_member (b, "path", atomr_kernel_cache_entry_get_path (e));
-  atomr_cli_add_strv_member (b, "kernel_names", names);
+  add_string_member (b, "key", atomr_kernel_cache_entry_get_key (e));
+  add_string_member (b, "path", atomr_kernel_cache_entry_get_path (e));
+  add_strv_member (b, "kernel_names", names);
   json_builder_set_member_name (b, "lowered_names");
   json_builder_begin_object (b);
   for (guint i = 0; names[i]; i++)
     {
       g_autofree gchar *name = g_utf8_make_valid (names[i], -1);
-      atomr_cli_add_string_member (b, name, lowered[i]);
+      add_string_member (b, name, lowered[i]);
     }
   json_builder_end_object (b);
-  atomr_cli_add_strv_member (b, "flags", atomr_kernel_cache_entry_get_flags (e));
-  atomr_cli_add_string_member (b, "arch", atomr_kernel_cache_entry_get_arch (e));
-  atomr_cli_add_string_member (b, "nvrtc_version", atomr_kernel_cache_entry_get_nvrtc_version (e));
-  atomr_cli_add_int_member (b, "ptx_bytes", atomr_kernel_cache_entry_get_ptx_size (e));
-  atomr_cli_add_int_member (b, "cubin_bytes", atomr_kernel_cache_entry_get_cubin_size (e));
-  atomr_cli_add_int_member (b, "ltoir_bytes", atomr_kernel_cache_entry_get_ltoir_size (e));
-  atomr_cli_add_int_member (b, "source_bytes", atomr_kernel_cache_entry_get_source_size (e));
-  atomr_cli_add_int_member (b, "file_bytes", atomr_kernel_cache_entry_get_file_size (e));
+  add_strv_member (b, "flags", atomr_kernel_cache_entry_get_flags (e));
+  add_string_member (b, "arch", atomr_kernel_cache_entry_get_arch (e));
+  add_string_member (b, "nvrtc_version", atomr_kernel_cache_entry_get_nvrtc_version (e));
+  add_int_member (b, "ptx_bytes", atomr_kernel_cache_entry_get_ptx_size (e));
+  add_int_member (b, "cubin_bytes", atomr_kernel_cache_entry_get_cubin_size (e));
+  add_int_member (b, "ltoir_bytes", atomr_kernel_cache_entry_get_ltoir_size (e));
+  add_int_member (b, "source_bytes", atomr_kernel_cache_entry_get_source_size (e));
+  add_int_member (b, "file_bytes", atomr_kernel_cache_entry_get_file_size (e));
   json_builder_set_member_name (b, "compile_ms");
   json_builder_add_double_value (b, atomr_kernel_cache_entry_get_compile_time_ms (e));
-  atomr_cli_add_string_member (b, "created", created);
-  atomr_cli_add_string_member (b, "last_used", last_used);
-  atomr_cli_add_int_member (b, "hit_count", atomr_kernel_cache_entry_get_hit_count (e));
+  add_string_member (b, "created", created);
+  add_string_member (b, "last_used", last_used);
+  add_int_member (b, "hit_count", atomr_kernel_cache_entry_get_hit_count (e));
   if (with_payload)
     {
       g_autofree gchar *source = atomr_kernel_cache_entry_load_source (e, NULL);
       g_autofree gchar *log = atomr_kernel_cache_entry_load_log (e, NULL);
-      atomr_cli_add_string_member (b, "source", source);
-      atomr_cli_add_string_member (b, "log", log ? log : "");
+      add_string_member (b, "source", source);
+      add_string_member (b, "log", log ? log : "");
     }
   json_builder_end_object (b);
 }
@@ -251,7 +497,7 @@ show_artifact (AtomrKernelCacheEntry *e,
         bytes = g_bytes_new_take (text, strlen (text));
     }
   if (error)
-    return atomr_cli_fail (error);
+    return fail (error);
   if (bytes == NULL)
     {
       g_autoptr(GError) none = g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -260,30 +506,30 @@ show_artifact (AtomrKernelCacheEntry *e,
                                             g_str_equal (what, "source")
                                             ? " (sources are stored only with ATOMR_CACHE_STORE_SOURCE=1 "
                                               "or atomr_kernel_cache_set_store_source())" : "");
-      return atomr_cli_fail (none);
+      return fail (none);
     }
   data = g_bytes_get_data (bytes, &len);
   if (output)
     {
       if (!g_file_set_contents (output, data, len, &error))
-        return atomr_cli_fail (error);
-      if (atomr_cli_json_mode)
+        return fail (error);
+      if (json_mode)
         {
-          g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
-          atomr_cli_add_string_member (b, "key", atomr_kernel_cache_entry_get_key (e));
-          atomr_cli_add_string_member (b, "artifact", what);
-          atomr_cli_add_string_member (b, "file", output);
-          atomr_cli_add_int_member (b, "bytes", len);
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "key", atomr_kernel_cache_entry_get_key (e));
+          add_string_member (b, "artifact", what);
+          add_string_member (b, "file", output);
+          add_int_member (b, "bytes", len);
           json_builder_end_object (b);
-          atomr_cli_print_json (b);
+          print_json (b);
         }
       return 0;
     }
-  if (atomr_cli_json_mode)
+  if (json_mode)
     {
       g_autoptr(GError) bad = g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                                            "--json: --%s writes raw bytes; name a file with -o", what);
-      return atomr_cli_fail (bad);
+      return fail (bad);
     }
   if (len > 0 && fwrite (data, 1, len, stdout) != len)
     {
@@ -297,14 +543,14 @@ static void
 report_to_json (JsonBuilder                  *b,
                 const AtomrKernelCacheReport *r)
 {
-  atomr_cli_add_int_member (b, "entries", r->n_entries);
-  atomr_cli_add_int_member (b, "bytes", r->entry_bytes);
-  atomr_cli_add_int_member (b, "damaged", r->n_damaged);
-  atomr_cli_add_int_member (b, "damaged_bytes", r->damaged_bytes);
-  atomr_cli_add_int_member (b, "stale_temp", r->n_stale_temp);
-  atomr_cli_add_int_member (b, "stale_temp_bytes", r->stale_temp_bytes);
-  atomr_cli_add_int_member (b, "hits", r->hits);
-  atomr_cli_add_int_member (b, "misses", r->misses);
+  add_int_member (b, "entries", r->n_entries);
+  add_int_member (b, "bytes", r->entry_bytes);
+  add_int_member (b, "damaged", r->n_damaged);
+  add_int_member (b, "damaged_bytes", r->damaged_bytes);
+  add_int_member (b, "stale_temp", r->n_stale_temp);
+  add_int_member (b, "stale_temp_bytes", r->stale_temp_bytes);
+  add_int_member (b, "hits", r->hits);
+  add_int_member (b, "misses", r->misses);
   json_builder_set_member_name (b, "writable");
   json_builder_add_boolean_value (b, r->writable);
 }
@@ -352,12 +598,12 @@ cmd_cache (int argc, char **argv)
   };
 
   g_option_context_add_main_entries (context, entries, NULL);
-  atomr_cli_scan_json_flag (argc, argv);
+  scan_json_flag (argc, argv);
   if (!g_option_context_parse (context, &argc, &argv, &error))
-    return atomr_cli_usage_error (context, error->message);
-  atomr_cli_json_mode = json;
+    return usage_error (context, error->message);
+  json_mode = json;
   if (argc < 2)
-    return atomr_cli_usage_error (context, "name a command: list, show, rm, gc, stats, export, import, explain or diff");
+    return usage_error (context, "name a command: list, show, rm, gc, stats, export, import, explain or diff");
   verb = argv[1];
   cache = atomr_kernel_cache_new (cache_dir);
 
@@ -365,11 +611,11 @@ cmd_cache (int argc, char **argv)
     {
       g_autoptr(GListModel) list = atomr_kernel_cache_list (cache, &error);
       if (list == NULL)
-        return atomr_cli_fail (error);
+        return fail (error);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
-          atomr_cli_add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
           json_builder_set_member_name (b, "entries");
           json_builder_begin_array (b);
           for (guint i = 0; i < g_list_model_get_n_items (list); i++)
@@ -379,7 +625,7 @@ cmd_cache (int argc, char **argv)
             }
           json_builder_end_array (b);
           json_builder_end_object (b);
-          atomr_cli_print_json (b);
+          print_json (b);
         }
       else
         for (guint i = 0; i < g_list_model_get_n_items (list); i++)
@@ -401,34 +647,34 @@ cmd_cache (int argc, char **argv)
       guint n_wanted = !!want_ptx + !!want_cubin + !!want_ltoir + !!want_log + !!want_source;
 
       if (e == NULL)
-        return atomr_cli_fail (error);
+        return fail (error);
       if (g_str_equal (verb, "rm"))
         {
           if (!atomr_kernel_cache_remove (cache, atomr_kernel_cache_entry_get_key (e), &error))
-            return atomr_cli_fail (error);
+            return fail (error);
           if (json)
             {
-              g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
-              atomr_cli_add_string_member (b, "removed", atomr_kernel_cache_entry_get_key (e));
+              g_autoptr(JsonBuilder) b = begin_document ();
+              add_string_member (b, "removed", atomr_kernel_cache_entry_get_key (e));
               json_builder_end_object (b);
-              atomr_cli_print_json (b);
+              print_json (b);
             }
           else
             g_print ("removed %s\n", atomr_kernel_cache_entry_get_key (e));
           return 0;
         }
       if (n_wanted > 1)
-        return atomr_cli_usage_error (context, "show: name one of --ptx, --cubin, --ltoir, --log, --source");
+        return usage_error (context, "show: name one of --ptx, --cubin, --ltoir, --log, --source");
       if (n_wanted == 1)
         return show_artifact (e, want_ptx ? "ptx" : want_cubin ? "cubin" : want_ltoir ? "ltoir"
                                  : want_log ? "log" : "source", output);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
+          g_autoptr(JsonBuilder) b = begin_document ();
           json_builder_set_member_name (b, "entry");
           entry_to_json (b, e, TRUE);
           json_builder_end_object (b);
-          atomr_cli_print_json (b);
+          print_json (b);
         }
       else
         {
@@ -462,18 +708,18 @@ cmd_cache (int argc, char **argv)
       AtomrKernelCacheReport report;
 
       if (max_size_str && !atomr_parse_size (max_size_str, &max_size, &error))
-        return atomr_cli_usage_error (context, error->message);
+        return usage_error (context, error->message);
       if (!atomr_kernel_cache_collect (cache, max_size, &report, &error))
-        return atomr_cli_fail (error);
+        return fail (error);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
-          atomr_cli_add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
-          atomr_cli_add_int_member (b, "removed", report.n_removed);
-          atomr_cli_add_int_member (b, "bytes_freed", report.bytes_freed);
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          add_int_member (b, "removed", report.n_removed);
+          add_int_member (b, "bytes_freed", report.bytes_freed);
           report_to_json (b, &report);
           json_builder_end_object (b);
-          atomr_cli_print_json (b);
+          print_json (b);
         }
       else
         {
@@ -492,19 +738,19 @@ cmd_cache (int argc, char **argv)
       g_autoptr(GError) write_error = NULL;
 
       if (!atomr_kernel_cache_get_report (cache, verify, &report, &error))
-        return atomr_cli_fail (error);
+        return fail (error);
       if (!report.writable)
         atomr_kernel_cache_check_writable (cache, &write_error);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
-          atomr_cli_add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
           report_to_json (b, &report);
-          atomr_cli_add_string_member (b, "store_error", write_error ? write_error->message : NULL);
+          add_string_member (b, "store_error", write_error ? write_error->message : NULL);
           json_builder_set_member_name (b, "verified");
           json_builder_add_boolean_value (b, verify);
           json_builder_end_object (b);
-          atomr_cli_print_json (b);
+          print_json (b);
         }
       else
         {
@@ -527,19 +773,19 @@ cmd_cache (int argc, char **argv)
       g_auto(GStrv) diffs = NULL;
 
       if (a == NULL)
-        return atomr_cli_fail (error);
+        return fail (error);
       b = atomr_kernel_cache_lookup (cache, argv[3], &error);
       if (b == NULL)
-        return atomr_cli_fail (error);
+        return fail (error);
       diffs = atomr_kernel_cache_entry_diff (a, b);
       if (json)
         {
-          g_autoptr(JsonBuilder) bl = atomr_cli_begin_document ();
-          atomr_cli_add_string_member (bl, "a", atomr_kernel_cache_entry_get_key (a));
-          atomr_cli_add_string_member (bl, "b", atomr_kernel_cache_entry_get_key (b));
-          atomr_cli_add_strv_member (bl, "differences", (const gchar * const *) diffs);
+          g_autoptr(JsonBuilder) bl = begin_document ();
+          add_string_member (bl, "a", atomr_kernel_cache_entry_get_key (a));
+          add_string_member (bl, "b", atomr_kernel_cache_entry_get_key (b));
+          add_strv_member (bl, "differences", (const gchar * const *) diffs);
           json_builder_end_object (bl);
-          atomr_cli_print_json (bl);
+          print_json (bl);
         }
       else if (diffs[0] == NULL)
         g_print ("same inputs\n");
@@ -559,7 +805,7 @@ cmd_cache (int argc, char **argv)
       const gchar *word;
 
       if (!g_file_get_contents (argv[2], &source, NULL, &error))
-        return atomr_cli_fail (error);
+        return fail (error);
       for (guint i = 0; kernels && kernels[i]; i++)
         atomr_compile_options_add_name_expression (options, kernels[i]);
       for (guint i = 0; expressions && expressions[i]; i++)
@@ -577,24 +823,25 @@ cmd_cache (int argc, char **argv)
         atomr_compile_options_add_include_path (options, includes[i]);
       atomr_compile_options_set_lto (options, lto);
       atomr_compile_options_set_fast_math (options, fast_math);
-      status = atomr_kernel_cache_explain (cache, source, argv[2], options, &key, &nearest, &reasons, &error);
+      /* The program name as atomr compile gives it: the path as typed. */
+      status = atomr_kernel_cache_explain_program (cache, source, argv[2], options, &key, &nearest, &reasons, &error);
       if (status == ATOMR_CACHE_STATUS_NONE && error)
-        return atomr_cli_fail (error);
+        return fail (error);
       word = status == ATOMR_CACHE_STATUS_MISS ? "miss" : status == ATOMR_CACHE_STATUS_NONE ? "not-cacheable" : "hit";
       if (json)
         {
-          g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
-          atomr_cli_add_string_member (b, "file", argv[2]);
-          atomr_cli_add_string_member (b, "cache", word);
-          atomr_cli_add_string_member (b, "key", key);
-          atomr_cli_add_string_member (b, "nearest", nearest);
-          atomr_cli_add_strv_member (b, "reasons", (const gchar * const *) reasons);
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "file", argv[2]);
+          add_string_member (b, "cache", word);
+          add_string_member (b, "key", key);
+          add_string_member (b, "nearest", nearest);
+          add_strv_member (b, "reasons", (const gchar * const *) reasons);
           json_builder_end_object (b);
-          atomr_cli_print_json (b);
+          print_json (b);
         }
       else
         {
-          g_print ("%s: %s, key %s\n", argv[2], word, key);
+          g_print ("%s: %s, key %s\n", argv[2], word, key ? key : "-");
           if (nearest)
             g_print ("nearest entry: %s\n", nearest);
           for (guint i = 0; reasons && reasons[i]; i++)
@@ -610,17 +857,17 @@ cmd_cache (int argc, char **argv)
                            : atomr_kernel_cache_import (cache, argv[2], &n, &rejected, &error);
 
       if (!ok)
-        return atomr_cli_fail (error);
+        return fail (error);
       if (json)
         {
-          g_autoptr(JsonBuilder) b = atomr_cli_begin_document ();
-          atomr_cli_add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
-          atomr_cli_add_string_member (b, export ? "destination" : "source", argv[2]);
-          atomr_cli_add_int_member (b, export ? "exported" : "imported", n);
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          add_string_member (b, export ? "destination" : "source", argv[2]);
+          add_int_member (b, export ? "exported" : "imported", n);
           if (!export)
-            atomr_cli_add_int_member (b, "rejected", rejected);
+            add_int_member (b, "rejected", rejected);
           json_builder_end_object (b);
-          atomr_cli_print_json (b);
+          print_json (b);
         }
       else if (export)
         g_print ("exported %u entries to %s\n", n, argv[2]);
@@ -628,7 +875,7 @@ cmd_cache (int argc, char **argv)
         g_print ("imported %u entries from %s, rejected %u\n", n, argv[2], rejected);
       return 0;
     }
-  return atomr_cli_usage_error (context, "unknown cache command or wrong number of arguments");
+  return usage_error (context, "unknown cache command or wrong number of arguments");
 }
 
 int
@@ -636,7 +883,7 @@ main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
   if (argc >= 2 && g_str_equal (argv[1], "compile"))
-    return atomr_cli_compile (argc - 1, argv + 1);
+    return cmd_compile (argc - 1, argv + 1);
   if (argc >= 2 && g_str_equal (argv[1], "cache"))
     return cmd_cache (argc - 1, argv + 1);
   if (argc >= 2 && (g_str_equal (argv[1], "--version") || g_str_equal (argv[1], "version")))

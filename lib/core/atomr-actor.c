@@ -853,25 +853,26 @@ op_run (AtomrOp *op)
       return;
     }
 
-  /* 1. Validate: every buffer live and on our device. */
+  /* 1. Validate: every buffer live (a bare one has no device) and on our
+   * device. */
   for (guint pass = 0; pass < 2; pass++)
     {
       AtomrVec *list = pass ? &op->writes : &op->reads;
       for (guint i = 0; i < list->len; i++)
         {
           AtomrBuffer *buffer = list->data[i];
+          if (!atomr_buffer_check (buffer, &error))
+            {
+              g_prefix_error (&error, "%s: ", op->operation);
+              op_reply_error (op, error);
+              return;
+            }
           if (atomr_buffer_get_device (buffer) != priv->device && !op->multi_device)
             {
               g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                            "%s: buffer %u of the request lives on device %d, the actor on device %d",
                            op->operation, i, atomr_device_get_ordinal (atomr_buffer_get_device (buffer)),
                            atomr_device_get_ordinal (priv->device));
-              op_reply_error (op, error);
-              return;
-            }
-          if (!atomr_buffer_check (buffer, &error))
-            {
-              g_prefix_error (&error, "%s: ", op->operation);
               op_reply_error (op, error);
               return;
             }
@@ -901,6 +902,7 @@ op_run (AtomrOp *op)
       atomr_launch_info_set_device_ordinal (op->info, atomr_device_get_ordinal (priv->device));
       atomr_launch_info_set_stream_id (op->info, op->stream->id);
       atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_SUBMITTED, op->t_submit);
+      atomr_launch_info_set_mailbox_depth (op->info, g_atomic_int_get (&priv->source->n_mail));
       if (op->detail)
         atomr_launch_info_set_detail (op->info, op->detail);
       if (op->has_geometry)
@@ -1389,6 +1391,17 @@ atomr_op_submit (AtomrOp *op)
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
   gboolean inline_run;
+
+  /* An actor built bare (g_object_new(), a binding's constructor) has no
+   * device and no stream: every request fails, none crashes. */
+  if (G_UNLIKELY (priv->device == NULL))
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "%s: this %s was constructed without a device (g_object_new() "
+                                      "or a binding's constructor); make actors with their _new() "
+                                      "function", op->operation, G_OBJECT_TYPE_NAME (op->actor)));
+      return;
+    }
 
   /* A _sync helper inside an enqueue (a before-enqueue handler, an enqueue
    * function) would wait for an operation that cannot go on until it

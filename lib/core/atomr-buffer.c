@@ -509,6 +509,8 @@ gboolean
 atomr_buffer_is_stale (AtomrBuffer *self)
 {
   g_return_val_if_fail (ATOMR_IS_BUFFER (self), TRUE);
+  if (self->device == NULL)
+    return TRUE;    /* built bare: no memory at all */
   return self->generation != atomr_device_get_generation (self->device);
 }
 
@@ -529,6 +531,13 @@ atomr_buffer_check (AtomrBuffer  *self,
   guint current;
 
   g_return_val_if_fail (ATOMR_IS_BUFFER (self), FALSE);
+  if (G_UNLIKELY (self->device == NULL))
+    {
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "This AtomrBuffer was constructed directly (g_object_new() or a binding's "
+                           "constructor) and has no memory: allocate buffers with atomr_buffer_new()");
+      return FALSE;
+    }
   current = atomr_device_get_generation (self->device);
   if (G_UNLIKELY (self->generation != current))
     {

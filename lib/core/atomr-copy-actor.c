@@ -65,6 +65,14 @@ atomr_device_get_default_actor (AtomrDevice *device,
 
   if (G_UNLIKELY (quark == 0))
     quark = g_quark_from_static_string ("atomr-default-actor");
+  if (device == NULL)
+    {
+      /* A buffer built bare has no device. */
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "No device: the buffer was constructed directly (g_object_new() or a "
+                           "binding's constructor); allocate buffers with atomr_buffer_new()");
+      return NULL;
+    }
 
   G_LOCK (default_actors);
   actor = g_object_get_qdata (G_OBJECT (device), quark);
@@ -126,6 +134,15 @@ check_buffer_arg (AtomrOp     *op,
     {
       atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                                       "%s: %s is not an AtomrBuffer", "memory operation", what));
+      return FALSE;
+    }
+  if (atomr_buffer_get_device (buffer) == NULL)
+    {
+      /* Built bare: no device to stage through; say so before touching it. */
+      GError *error = NULL;
+      atomr_buffer_check (buffer, &error);
+      g_prefix_error (&error, "%s: ", what);
+      atomr_op_fail (op, error);
       return FALSE;
     }
   return TRUE;

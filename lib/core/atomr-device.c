@@ -32,6 +32,7 @@ struct _AtomrDevice
   GObject parent_instance;
 
   gint       ordinal;
+  gboolean   made;               /* by atomr_device_get() or _new_host(), not bare */
   gboolean   host;
   gboolean   host_autocomplete;
   CUdevice   cu_device;
@@ -69,6 +70,20 @@ struct _AtomrDevice
 };
 
 G_DEFINE_FINAL_TYPE (AtomrDevice, atomr_device, G_TYPE_OBJECT)
+
+/* A device built bare (g_object_new(), `Atomr.Device()` in a binding) has
+ * no context behind it: everything that needs one fails with this. */
+static gboolean
+device_check_made (AtomrDevice  *self,
+                   GError      **error)
+{
+  if (G_LIKELY (self->made))
+    return TRUE;
+  g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "This AtomrDevice was constructed directly (g_object_new() or a binding's "
+                       "constructor) and has no CUDA context: obtain devices with atomr_device_get()");
+  return FALSE;
+}
 
 enum {
   PROP_0,
@@ -497,6 +512,7 @@ atomr_device_get (gint      ordinal,
     {
       self = g_object_new (ATOMR_TYPE_DEVICE, NULL);
       self->ordinal = ordinal;
+      self->made = TRUE;
       if (!device_open (self, error))
         {
           G_UNLOCK (devices);
@@ -518,6 +534,7 @@ atomr_device_new_host (void)
 
   self->ordinal = -1;
   self->host = TRUE;
+  self->made = TRUE;
   self->name = g_strdup ("Host test device");
   self->total_memory = 1u << 30;
   self->sm_count = 1;
@@ -567,7 +584,7 @@ const gchar *
 atomr_device_get_name (AtomrDevice *self)
 {
   g_return_val_if_fail (ATOMR_IS_DEVICE (self), NULL);
-  return self->name;
+  return self->name ? self->name : "";
 }
 
 /**
@@ -725,6 +742,8 @@ atomr_device_enter (AtomrDevice *self,
 {
   gint state;
 
+  if (!device_check_made (self, error))
+    return FALSE;
   g_rw_lock_reader_lock (&self->ctx_lock);
   state = g_atomic_int_get (&self->state);
   if (G_UNLIKELY (state != ATOMR_DEVICE_STATE_READY))
@@ -1053,6 +1072,8 @@ atomr_device_reset (AtomrDevice *self,
   g_return_val_if_fail (ATOMR_IS_DEVICE (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
+  if (!device_check_made (self, error))
+    return FALSE;
   if (atomr_device_get_state (self) == ATOMR_DEVICE_STATE_STOPPED)
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE,
@@ -1141,6 +1162,8 @@ atomr_device_synchronize (AtomrDevice *self,
   guint generation;
 
   g_return_val_if_fail (ATOMR_IS_DEVICE (self), FALSE);
+  if (!device_check_made (self, error))
+    return FALSE;
   if (self->host)
     return TRUE;
   if (!atomr_device_enter (self, error))
@@ -1177,6 +1200,8 @@ atomr_device_get_memory_info (AtomrDevice *self,
   gboolean ok;
 
   g_return_val_if_fail (ATOMR_IS_DEVICE (self), FALSE);
+  if (!device_check_made (self, error))
+    return FALSE;
   if (self->host)
     {
       f = t = self->total_memory;

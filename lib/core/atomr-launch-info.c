@@ -42,6 +42,7 @@ struct _AtomrLaunchInfo
   guint    shared_mem;
   gint64   times[ATOMR_LAUNCH_N_EVENTS];   /* ns, 0 = unknown */
   GArray  *deps;                           /* guint64 producer sequences */
+  gint     mailbox_depth;                  /* -1 unknown */
   gdouble  gpu_ms;
   GError  *error;
 };
@@ -71,6 +72,7 @@ atomr_launch_info_new (const gchar *actor_name,
   info->operation = g_strdup (operation ? operation : "");
   info->gpu_ms = -1.0;
   info->device_ordinal = -1;
+  info->mailbox_depth = -1;
   return info;
 }
 
@@ -582,4 +584,35 @@ atomr_launch_info_set_detail (AtomrLaunchInfo *info,
 {
   g_free (info->detail);
   info->detail = g_strdup (detail);
+}
+
+/**
+ * atomr_launch_info_get_mailbox_depth:
+ * @info: an #AtomrLaunchInfo
+ *
+ * Returns: how many requests were still waiting in the actor's mailbox
+ *   when this one was taken out of it, or -1 when unknown
+ *
+ * Since: 0.1
+ */
+gint
+atomr_launch_info_get_mailbox_depth (AtomrLaunchInfo *info)
+{
+  return info->mailbox_depth;
+}
+
+/**
+ * atomr_launch_info_set_mailbox_depth:
+ * @info: an #AtomrLaunchInfo
+ * @depth: requests waiting behind this one, -1 for unknown
+ *
+ * Sets the mailbox depth.
+ *
+ * Since: 0.1
+ */
+void
+atomr_launch_info_set_mailbox_depth (AtomrLaunchInfo *info,
+                                     gint             depth)
+{
+  info->mailbox_depth = depth;
 }

@@ -108,6 +108,9 @@ const guint64   *atomr_launch_info_get_dependencies    (AtomrLaunchInfo *info,
 void             atomr_launch_info_add_dependency      (AtomrLaunchInfo *info,
                                                         guint64          producer_sequence);
 gint64           atomr_launch_info_now_ns              (void);
+gint             atomr_launch_info_get_mailbox_depth   (AtomrLaunchInfo *info);
+void             atomr_launch_info_set_mailbox_depth   (AtomrLaunchInfo *info,
+                                                        gint             depth);
 const gchar     *atomr_launch_info_get_detail          (AtomrLaunchInfo *info);
 void             atomr_launch_info_set_detail          (AtomrLaunchInfo *info,
                                                         const gchar     *detail);

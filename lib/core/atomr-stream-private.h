@@ -112,6 +112,11 @@ typedef struct {
   AtomrDevice *device;          /* strong */
 } AtomrPinned;
 
+/* Size classes: powers of two up to PINNED_POW2_LIMIT, then multiples of
+ * PINNED_LARGE_STEP (never more than 2 MiB over the request). */
+#define PINNED_POW2_LIMIT  ((gsize) 64 << 20)
+#define PINNED_LARGE_STEP  ((gsize) 2 << 20)
+
 AtomrPinned *atomr_pinned_acquire        (AtomrDevice  *device,
                                           gsize         size,
                                           GError      **error);

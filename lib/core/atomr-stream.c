@@ -404,9 +404,24 @@ atomr_pinned_acquire (AtomrDevice *device,
   gsize rounded = 4096;
   gpointer data;
 
-  /* Power-of-two size classes keep the pool small and reusable. */
-  while (rounded < size && rounded < (G_MAXSIZE >> 1))
-    rounded <<= 1;
+  /* Power-of-two size classes keep the pool small and reusable, but only
+   * up to PINNED_POW2_LIMIT: beyond it doubling wastes too much pinned
+   * (unswappable) memory — 512 MiB + 4 B took 1 GiB — so larger requests
+   * round up to whole PINNED_LARGE_STEP units instead (less than 2 MiB
+   * over).  The device's pool keeps at most 256 MiB of either. */
+  if (size > PINNED_POW2_LIMIT)
+    {
+      if (size > G_MAXSIZE - PINNED_LARGE_STEP)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_OUT_OF_MEMORY,
+                       "Pinned staging of %" G_GSIZE_FORMAT " bytes is beyond any host memory", size);
+          return NULL;
+        }
+      rounded = (size + PINNED_LARGE_STEP - 1) / PINNED_LARGE_STEP * PINNED_LARGE_STEP;
+    }
+  else
+    while (rounded < size)
+      rounded <<= 1;
 
   data = atomr_device_pinned_take (device, rounded, &generation, error);
   if (data == NULL)

@@ -12,10 +12,14 @@
 
 G_BEGIN_DECLS
 
+/* The name NVRTC gets when the caller gives none. */
+#define ATOMR_DEFAULT_PROGRAM_NAME "program.cu"
+
 /* Everything a compile depends on besides files and the libraries. */
 typedef struct {
   const gchar         *source;
-  const gchar         *program_name;   /* as given to nvrtcCreateProgram() */
+  const gchar         *program_name;   /* as given to nvrtcCreateProgram();
+                                        * NULL: ATOMR_DEFAULT_PROGRAM_NAME */
   const gchar * const *kernel_names;   /* name expressions */
   const gchar * const *flags;          /* exactly what NVRTC gets */
   const gchar         *arch;

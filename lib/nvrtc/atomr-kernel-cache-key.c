@@ -710,7 +710,7 @@ atomr_cache_request_blob (const AtomrCacheKeyInput *in)
   blob_add (blob, &version, 4);
   blob_add_string (blob, atomr_nvrtc_get_identity ());
   blob_add_string (blob, lto ? atomr_jitlink_get_identity () : NULL);
-  blob_add_string (blob, in->program_name);
+  blob_add_string (blob, in->program_name ? in->program_name : ATOMR_DEFAULT_PROGRAM_NAME);
   blob_add_string (blob, in->arch);
   blob_add_strv (blob, in->flags);
   blob_add_strv (blob, in->kernel_names);
@@ -763,9 +763,9 @@ atomr_cache_key_compute (GBytes                   *blob,
     resolve (&scan, "pre-include", g_ptr_array_index (plan.pre_includes, i), NULL, TRUE, TRUE);
 
   /* The program's quoted includes start in the directory of its name. */
-  program_dir = g_path_get_dirname (in->program_name ? in->program_name : "");
+  program_dir = g_path_get_dirname (in->program_name ? in->program_name : ATOMR_DEFAULT_PROGRAM_NAME);
   if (scan.refusal == NULL)
-    scan_text (&scan, in->program_name ? in->program_name : "the program", in->source,
+    scan_text (&scan, in->program_name ? in->program_name : ATOMR_DEFAULT_PROGRAM_NAME, in->source,
                strlen (in->source), program_dir, plan.source_include);
 
   if (scan.refusal)

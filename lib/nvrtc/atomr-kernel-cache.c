@@ -992,8 +992,10 @@ entry_load_section (AtomrKernelCacheEntry  *self,
 
   if (self->path == NULL)
     {
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "entry: not read from a cache directory (use atomr_kernel_cache_lookup())");
+      /* Built bare (a binding's constructor): no file behind it. */
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "This AtomrKernelCacheEntry was constructed directly and has no file: "
+                           "get entries from atomr_kernel_cache_list() or _lookup()");
       return NULL;
     }
   fd = g_open (self->path, O_RDONLY | O_CLOEXEC, 0);
@@ -2047,8 +2049,13 @@ watch_headers_locked (AtomrKernelCache *self,
   for (guint i = 0; i < headers->len; i++)
     {
       AtomrCacheHeaderStamp *stamp = g_ptr_array_index (headers, i);
-      g_autofree gchar *dir = g_path_get_dirname (stamp->path);
+      g_autofree gchar *dir = NULL;
 
+      /* A relative path names another file after chdir(), which no watch
+       * on the old directory reports: such entries stat() every time. */
+      if (!g_path_is_absolute (stamp->path))
+        return FALSE;
+      dir = g_path_get_dirname (stamp->path);
       if (g_hash_table_contains (self->watched_dirs, dir))
         continue;
       if (!is_local_file_system (dir)
@@ -2467,7 +2474,7 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
       g_debug ("kernel cache: not cached: %s", error->message);
       return NULL;
     }
-  request->program_name = g_strdup (input->program_name);
+  request->program_name = g_strdup (input->program_name ? input->program_name : ATOMR_DEFAULT_PROGRAM_NAME);
   request->kernel_names = g_strdupv ((gchar **) input->kernel_names);
   request->flags = g_strdupv ((gchar **) input->flags);
   request->arch = g_strdup (input->arch);
@@ -3972,9 +3979,6 @@ manifest_score (JsonObject *entry,
  * atomr_kernel_cache_explain:
  * @self: a cache
  * @source: CUDA C++ source
- * @program_name: (nullable): the program name, as for atomr_nvrtc_compile()
- *   (it is part of the key, and quoted includes are searched in its
- *   directory)
  * @options: (nullable): compile options, as for atomr_nvrtc_compile()
  *   (the architecture cannot be %ATOMR_ARCH_NATIVE here)
  * @key: (out) (optional) (transfer full): the key of this compile
@@ -3989,6 +3993,8 @@ manifest_score (JsonObject *entry,
  * if not, why: it computes the key as a compile would (reading the
  * headers) and compares what went into it with the manifest of the
  * closest entry.  Compiles nothing, records nothing, removes nothing.
+ * The program name is atomr_nvrtc_compile()'s default; see
+ * atomr_kernel_cache_explain_program().
  *
  * Returns: %ATOMR_CACHE_STATUS_MEMORY_HIT, %ATOMR_CACHE_STATUS_DISK_HIT or
  *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE when the compile
@@ -3998,12 +4004,46 @@ manifest_score (JsonObject *entry,
 AtomrCacheStatus
 atomr_kernel_cache_explain (AtomrKernelCache     *self,
                             const gchar          *source,
-                            const gchar          *program_name,
                             AtomrCompileOptions  *options,
                             gchar               **key,
                             gchar               **nearest,
                             gchar              ***reasons,
                             GError              **error)
+{
+  return atomr_kernel_cache_explain_program (self, source, NULL, options, key, nearest, reasons, error);
+}
+
+/**
+ * atomr_kernel_cache_explain_program:
+ * @self: a cache
+ * @source: CUDA C++ source
+ * @program_name: (nullable): the program name the compile gives NVRTC (it
+ *   is part of the key, and quoted includes are looked up next to it);
+ *   %NULL for atomr_nvrtc_compile()'s default
+ * @options: (nullable): compile options, as for atomr_nvrtc_compile()
+ * @key: (out) (optional) (transfer full): the key of this compile
+ * @nearest: (out) (optional) (transfer full) (nullable): on a miss, the
+ *   closest entry, or %NULL
+ * @reasons: (out) (optional) (transfer full) (array zero-terminated=1): on
+ *   a miss, what differs from @nearest
+ * @error: return location for a #GError
+ *
+ * atomr_kernel_cache_explain() for a compile with a program name.  A
+ * compile the cache refuses to key (see the design notes) is
+ * %ATOMR_CACHE_STATUS_NONE without an error, @reasons saying why
+ * ("not cacheable: ...").
+ *
+ * Returns: as for atomr_kernel_cache_explain()
+ */
+AtomrCacheStatus
+atomr_kernel_cache_explain_program (AtomrKernelCache     *self,
+                                    const gchar          *source,
+                                    const gchar          *program_name,
+                                    AtomrCompileOptions  *options,
+                                    gchar               **key,
+                                    gchar               **nearest,
+                                    gchar              ***reasons,
+                                    GError              **error)
 {
   g_autoptr(AtomrCompileOptions) opts = NULL;
   g_autoptr(AtomrKernelCache) probe = NULL;
@@ -4047,7 +4087,7 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
   {
     AtomrCacheKeyInput input = {
       .source = source,
-      .program_name = program_name ? program_name : "program.cu",   /* as atomr_nvrtc_compile() */
+      .program_name = program_name,
       .kernel_names = atomr_compile_options_get_name_expressions (opts),
       .flags = (const gchar * const *) flags,
       .arch = atomr_compile_options_get_arch (opts),

@@ -168,6 +168,13 @@ gboolean          atomr_kernel_cache_import               (AtomrKernelCache     
 
 AtomrCacheStatus  atomr_kernel_cache_explain              (AtomrKernelCache        *self,
                                                            const gchar             *source,
+                                                           AtomrCompileOptions     *options,
+                                                           gchar                  **key,
+                                                           gchar                  **nearest,
+                                                           gchar                 ***reasons,
+                                                           GError                 **error);
+AtomrCacheStatus  atomr_kernel_cache_explain_program      (AtomrKernelCache        *self,
+                                                           const gchar             *source,
                                                            const gchar             *program_name,
                                                            AtomrCompileOptions     *options,
                                                            gchar                  **key,

@@ -74,6 +74,7 @@ atomr_module_new (AtomrModuleContent *content,
 {
   AtomrModule *self = g_object_new (ATOMR_TYPE_MODULE, NULL);
 
+  g_clear_pointer (&self->content, atomr_module_content_unref);
   self->content = atomr_module_content_ref (content);
   self->status = status;
   return self;
@@ -161,6 +162,10 @@ atomr_module_class_init (AtomrModuleClass *klass)
 static void
 atomr_module_init (AtomrModule *self)
 {
+  /* Empty until atomr_module_new() gives it a compiled program: a module
+   * built bare (a binding's constructor) then answers every getter with
+   * "nothing" instead of crashing. */
+  self->content = atomr_module_content_new ();
 }
 
 /**

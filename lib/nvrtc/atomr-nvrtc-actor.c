@@ -373,7 +373,10 @@ start_compile (AtomrNvrtcActor     *self,
         atomr_compile_options_add_name_expression (req->options, kernel_name);
     }
   req->cache = self->cache ? g_object_ref (self->cache) : NULL;
-  req->device = g_object_ref (atomr_actor_get_device (ATOMR_ACTOR (self)));
+  /* NULL for an actor built bare: a module still compiles, loading a
+   * kernel then fails with an error. */
+  req->device = atomr_actor_get_device (ATOMR_ACTOR (self))
+                ? g_object_ref (atomr_actor_get_device (ATOMR_ACTOR (self))) : NULL;
   g_task_set_task_data (task, req, compile_request_free);
   g_task_run_in_thread (task, compile_thread);
 }
@@ -661,6 +664,16 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
       atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                                       "launch: %s is missing",
                                       !ATOMR_IS_KERNEL (kernel) ? "kernel" : config == NULL ? "config" : "args"));
+      return;
+    }
+  if (atomr_kernel_get_device (kernel) == NULL || atomr_actor_get_device (ATOMR_ACTOR (self)) == NULL)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "launch: the %s was constructed directly (a binding's constructor) "
+                                      "and has no device; use %s",
+                                      atomr_kernel_get_device (kernel) == NULL ? "kernel" : "actor",
+                                      atomr_kernel_get_device (kernel) == NULL
+                                      ? "atomr_nvrtc_actor_compile_async()" : "atomr_nvrtc_actor_new()"));
       return;
     }
   if (atomr_kernel_get_device (kernel) != atomr_actor_get_device (ATOMR_ACTOR (self)))

@@ -72,7 +72,7 @@ guint                  atomr_nvrtc_get_compile_count (void);
 void                   atomr_nvrtc_count_compile     (void);
 
 /* Identify the NVRTC / nvJitLink that a compile would use: the resolved
- * path, size, modification time and inode of the library file, without
+ * path, size and modification time of the library file, without
  * loading it; when only the dynamic linker can find it, the library is
  * loaded and its reported version and file are used.  Go into cache keys. */
 const gchar           *atomr_nvrtc_get_identity   (void);

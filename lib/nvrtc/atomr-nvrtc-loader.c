@@ -161,9 +161,12 @@ atomr_nvrtc_count_compile (void)
   g_atomic_int_inc (&compile_count);
 }
 
-/* The identity of a library file: resolved path, size, modification time
- * and inode.  Any other build of the library is another file, so this is
- * finer than the version it reports. */
+/* The identity of a library file: resolved path, size and modification
+ * time (whole seconds).  Another build of the library differs in size or
+ * time, so this is finer than the version it reports; it deliberately
+ * leaves out the inode and nanoseconds, which a container image or a tar
+ * copy of the same toolkit does not preserve (a cache baked into an image
+ * must still hit). */
 static gchar *
 file_identity (const gchar *path)
 {
@@ -172,9 +175,7 @@ file_identity (const gchar *path)
 
   if (real == NULL || stat (real, &st) != 0)
     return NULL;
-  return g_strdup_printf ("%s:%lld:%lld.%09ld:%llu", real, (long long) st.st_size,
-                          (long long) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec,
-                          (unsigned long long) st.st_ino);
+  return g_strdup_printf ("%s:%lld:%lld", real, (long long) st.st_size, (long long) st.st_mtime);
 }
 
 /* Identifies the library that a load would open, without loading it when

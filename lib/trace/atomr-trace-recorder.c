@@ -477,6 +477,14 @@ add_time (JsonBuilder *b,
   json_builder_add_double_value (b, (gdouble) (ns - origin) / 1000.0);
 }
 
+/* When a mailbox-depth sample is drawn: the operation's enqueue time, or its
+ * submission when it never reached the stream. */static gint64
+counter_time (AtomrLaunchInfo *info)
+{
+  gint64 t = atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_ENQUEUED);
+  return t > 0 ? t : atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_SUBMITTED);
+}
+
 static gint64
 gpu_lane (AtomrLaunchInfo *info)
 {
@@ -779,6 +787,31 @@ atomr_trace_recorder_to_json (AtomrTraceRecorder *self)
       json_builder_end_object (b);
     }
 
+  /* Counters: the actor's mailbox depth when each operation left it, one
+   * series per actor, at its enqueue (or submission) time. */
+  for (guint i = 0; i < records->len; i++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (records, i);
+      gint depth = atomr_launch_info_get_mailbox_depth (info);
+      gint64 t;
+      g_autofree gchar *series = NULL;
+
+      t = counter_time (info);
+      if (depth < 0 || t <= 0)
+        continue;
+      json_builder_begin_object (b);
+      add_string (b, "ph", "C");
+      add_string (b, "name", "mailbox depth");
+      add_int (b, "pid", pid);
+      add_time (b, "ts", t, origin);
+      json_builder_set_member_name (b, "args");
+      json_builder_begin_object (b);
+      series = g_utf8_make_valid (atomr_launch_info_get_actor_name (info), -1);
+      add_int (b, series, depth);
+      json_builder_end_object (b);
+      json_builder_end_object (b);
+    }
+
   /* Dependencies between timed operations. */
   for (guint i = 0; i < slices->len; i++)
     {
@@ -849,7 +882,16 @@ typedef struct
   GHashTable *by_id;       /* gchar* async id or seq -> AtomrLaunchInfo* */
   GHashTable *names;       /* "pid/tid" -> thread name */
   gint64      origin;      /* ns added to every ts */
+  GHashTable *by_moment;   /* "actor\nns" -> AtomrLaunchInfo*, for counters */
 } Loader;
+
+static gchar *
+moment_key (const gchar *actor,
+            gint64       ns)
+{
+  return g_strdup_printf ("%s\n%" G_GINT64_FORMAT, actor, ns);
+}
+
 
 static gboolean
 member_number (JsonObject  *obj,
@@ -1158,6 +1200,40 @@ loader_event (Loader      *l,
       return TRUE;
     }
 
+  if (g_str_equal (ph, "C"))
+    {
+      /* Our mailbox depth: back into the record enqueued (or submitted)
+       * at that moment on that actor's series. */
+      JsonObjectIter it;
+      const gchar *series;
+      JsonNode *value;
+      gint64 ts = event_time_ns (l, ev, "ts", &ok);
+
+      if (!ok || args == NULL || g_strcmp0 (member_string (ev, "name"), "mailbox depth") != 0)
+        return TRUE;
+      /* Counters follow the operations in our output: index them once. */
+      if (l->by_moment == NULL)
+        {
+          l->by_moment = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+          for (guint i = 0; i < l->infos->len; i++)
+            {
+              AtomrLaunchInfo *info = g_ptr_array_index (l->infos, i);
+              g_hash_table_insert (l->by_moment,
+                                   moment_key (atomr_launch_info_get_actor_name (info), counter_time (info)),
+                                   info);
+            }
+        }
+      json_object_iter_init (&it, args);
+      while (json_object_iter_next (&it, &series, &value))
+        {
+          g_autofree gchar *key = moment_key (series, ts);
+          AtomrLaunchInfo *info = g_hash_table_lookup (l->by_moment, key);
+          if (info && JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_INT64)
+            atomr_launch_info_set_mailbox_depth (info, (gint) json_node_get_int (value));
+        }
+      return TRUE;
+    }
+
   if (g_str_equal (ph, "f"))
     {
       g_autofree gchar *id = member_id (ev);
@@ -1175,7 +1251,7 @@ loader_event (Loader      *l,
       return TRUE;
     }
 
-  return TRUE;   /* M, C, s, i, ...: nothing to keep */
+  return TRUE;   /* M, s, i, ...: nothing to keep */
 }
 
 /**
@@ -1205,7 +1281,7 @@ atomr_trace_recorder_load_json (AtomrTraceRecorder  *self,
   g_autoptr(GHashTable) names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GHashTable) open_b = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                         (GDestroyNotify) g_ptr_array_unref);
-  Loader l = { infos, by_id, names, 0 };
+  Loader l = { infos, by_id, names, 0, NULL };
   JsonNode *root;
   JsonArray *events;
   GError *local = NULL;
@@ -1258,8 +1334,12 @@ atomr_trace_recorder_load_json (AtomrTraceRecorder  *self,
       if (!JSON_NODE_HOLDS_OBJECT (node))
         continue;
       if (!loader_event (&l, json_node_get_object (node), i, open_b, error))
-        return FALSE;
+        {
+          g_clear_pointer (&l.by_moment, g_hash_table_unref);
+          return FALSE;
+        }
     }
+  g_clear_pointer (&l.by_moment, g_hash_table_unref);
 
   g_mutex_lock (&self->core->lock);
   g_clear_pointer (&self->core->ring, g_ptr_array_unref);

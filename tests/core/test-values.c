@@ -9,6 +9,7 @@
 
 #include <atomr.h>
 #include "core/atomr-device-private.h"
+#include "core/atomr-stream-private.h"
 
 static guint16
 pack16 (AtomrDtype dtype,
@@ -133,6 +134,33 @@ test_shape_overflow (void)
   g_assert_cmpuint (n_dims, ==, 2);
 }
 
+/* Pinned staging: 512 MiB + 4 B used to round to 1 GiB of pinned memory
+ * (powers of two without a cap).  The host test device's staging is
+ * plain (untouched, so cheap) heap memory with the same size classes. */
+static void
+test_pinned_size_classes (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  const gsize sizes[] = { 1, 4096, 4097, 1u << 20, (64u << 20), (64u << 20) + 1, (512u << 20) + 4 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      AtomrPinned *pinned = atomr_pinned_acquire (device, sizes[i], &error);
+
+      g_assert_no_error (error);
+      g_assert_nonnull (pinned);
+      g_assert_cmpuint (pinned->size, >=, sizes[i]);
+      if (sizes[i] > PINNED_POW2_LIMIT)
+        g_assert_cmpuint (pinned->size - sizes[i], <, PINNED_LARGE_STEP);
+      else
+        g_assert_cmpuint (pinned->size, <, MAX (2 * sizes[i], 4096 + 1));
+      atomr_pinned_release (pinned);
+    }
+  g_assert_null (atomr_pinned_acquire (device, G_MAXSIZE - 1, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_OUT_OF_MEMORY);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -141,5 +169,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/values/dtype/special", test_special_values);
   g_test_add_func ("/values/dtype/f16-exhaustive", test_f16_exhaustive);
   g_test_add_func ("/values/buffer/shape-overflow", test_shape_overflow);
+  g_test_add_func ("/values/buffer/pinned-size-classes", test_pinned_size_classes);
   return g_test_run ();
 }

@@ -580,7 +580,7 @@ test_explain_and_diff (void)
   g_assert_nonnull (strstr (atomr_kernel_cache_entry_get_manifest (e1), "source_sha256"));
 
   /* Hits: memory, then disk; explain records nothing. */
-  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, NULL, o, &key, &nearest, &reasons, &error),
+  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, o, &key, &nearest, &reasons, &error),
                    ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
   g_assert_no_error (error);
   g_assert_cmpstr (key, ==, atomr_module_get_key (m));
@@ -590,7 +590,7 @@ test_explain_and_diff (void)
   atomr_kernel_cache_clear_memory (cache);
   if (g_file_get_contents (usage, &usage_text, &usage_before, NULL))
     g_clear_pointer (&usage_text, g_free);
-  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, NULL, o, &key, NULL, &reasons, &error),
+  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, o, &key, NULL, &reasons, &error),
                    ==, ATOMR_CACHE_STATUS_DISK_HIT);
   g_file_get_contents (usage, &usage_text, &usage_after, NULL);
   g_assert_cmpuint (usage_after, ==, usage_before);
@@ -598,7 +598,7 @@ test_explain_and_diff (void)
   g_clear_pointer (&reasons, g_strfreev);
 
   /* A define changed: a miss, and why. */
-  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, NULL, o2, &key, &nearest, &reasons, &error),
+  g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, o2, &key, &nearest, &reasons, &error),
                    ==, ATOMR_CACHE_STATUS_MISS);
   g_assert_cmpstr (nearest, ==, atomr_module_get_key (m));
   g_assert_cmpstr (key, !=, atomr_module_get_key (m));
@@ -631,7 +631,7 @@ test_explain_and_diff (void)
     hm = atomr_nvrtc_compile (src, NULL, ho, cache, &error);
     g_assert_no_error (error);
     g_assert_true (g_file_set_contents (header, "#define V 2.5f\n", -1, NULL));
-    g_assert_cmpint (atomr_kernel_cache_explain (cache, src, NULL, ho, &key, &nearest, &reasons, &error),
+    g_assert_cmpint (atomr_kernel_cache_explain (cache, src, ho, &key, &nearest, &reasons, &error),
                      ==, ATOMR_CACHE_STATUS_MISS);
     g_assert_cmpstr (nearest, ==, atomr_module_get_key (hm));
     g_assert_true (strv_has (reasons, "header changed: "));
@@ -644,7 +644,7 @@ test_explain_and_diff (void)
   /* What the key cannot cover is not cached: NONE, no error, a reason. */
   {
     const gchar *timed = "extern \"C\" __global__ void saxpy (int *x) { x[0] = __TIME__[0]; }\n";
-    g_assert_cmpint (atomr_kernel_cache_explain (cache, timed, "timed.cu", o, &key, &nearest, &reasons, &error),
+    g_assert_cmpint (atomr_kernel_cache_explain_program (cache, timed, "timed.cu", o, &key, &nearest, &reasons, &error),
                      ==, ATOMR_CACHE_STATUS_NONE);
     g_assert_no_error (error);
     g_assert_null (key);
@@ -657,7 +657,7 @@ test_explain_and_diff (void)
   {
     g_autoptr(AtomrCompileOptions) bad = saxpy_options (NULL);
     atomr_compile_options_set_arch (bad, ATOMR_ARCH_NATIVE);
-    g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, NULL, bad, &key, &nearest, &reasons, &error),
+    g_assert_cmpint (atomr_kernel_cache_explain (cache, SAXPY_SOURCE, bad, &key, &nearest, &reasons, &error),
                      ==, ATOMR_CACHE_STATUS_NONE);
     g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
     g_assert_null (key);

@@ -76,6 +76,48 @@ class GpuTest(unittest.TestCase):
         self.assertEqual(struct.unpack("<1000i", got["bytes"]), (7,) * 1000)
 
 
+    def test_timed_trace_and_kept_launch_info(self):
+        """Timing on: GPU slices on the stream's lane, and launch infos kept
+        from the signal stay valid (no static scope)."""
+        actor = Atomr.CopyActor.new(self.device)
+        actor.set_timing(True)
+        rec = Atomr.TraceRecorder.new(64)
+        rec.add_actor(actor)
+        kept = []
+        actor.connect("after-complete", lambda a, info: kept.append(info))
+        buf = Atomr.Buffer.new(self.device, Atomr.Dtype.F32, 1 << 20)
+        loop = GLib.MainLoop()
+        left = [3]
+
+        def done(actor, result):
+            actor.fill_finish(result)
+            left[0] -= 1
+            if left[0] == 0:
+                loop.quit()
+
+        for v in range(3):
+            actor.fill_async(buf, float(v), None, done)
+        loop.run()
+        self.assertEqual(len(kept), 3)
+        for info in kept:
+            ok, start, end = info.get_gpu_times()
+            self.assertTrue(ok)
+            self.assertLess(start, end)
+            self.assertGreater(info.get_timestamp(Atomr.LaunchEvent.REPLIED),
+                               info.get_timestamp(Atomr.LaunchEvent.SUBMITTED))
+        seqs = [info.get_sequence() for info in kept]
+        self.assertEqual(len(set(seqs)), 3)
+        doc = json.loads(rec.to_json())
+        gpu = sorted((e for e in doc["traceEvents"] if e["ph"] == "X"), key=lambda e: e["ts"])
+        self.assertEqual(len(gpu), 3)
+        self.assertEqual({e["cat"] for e in gpu}, {"gpu"})
+        self.assertEqual(len({e["tid"] for e in gpu}), 1)
+        for a, b in zip(gpu, gpu[1:]):
+            self.assertLessEqual(a["ts"] + a["dur"], b["ts"] + 1e-6)
+        ids = {e["id"] for e in doc["traceEvents"] if e.get("cat") == "host"}
+        self.assertEqual(ids, {str(s) for s in seqs})
+
+
 class TraceTest(unittest.TestCase):
     def test_empty_trace_exports(self):
         rec = Atomr.TraceRecorder.new(16)

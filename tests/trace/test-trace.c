@@ -44,6 +44,7 @@ make_op (const gchar *actor,
     }
   atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_COMPLETED, BASE + complete);
   atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_REPLIED, BASE + replied);
+  atomr_launch_info_set_mailbox_depth (info, (gint) (seq % 5));
   return info;
 }
 
@@ -106,6 +107,7 @@ test_contract_pipeline (void)
   g_assert_cmpuint (counts.n_async_ops, ==, 8);
   g_assert_cmpuint (counts.n_flows, ==, 4);
   g_assert_cmpuint (counts.n_lanes, ==, 4);    /* two host lanes, two streams */
+  g_assert_cmpuint (counts.n_counters, ==, 8);  /* a mailbox depth per operation */
 
   events = json_object_get_array_member (parse (parser, json), "traceEvents");
   for (guint i = 0; i < json_array_get_length (events); i++)
@@ -172,6 +174,10 @@ test_checker_rejects (void)
     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":PID,\"tid\":7,\"args\":{\"name\":\"t\"}},"
     "{\"ph\":\"s\",\"cat\":\"dependency\",\"name\":\"dependency\",\"id\":\"d\",\"pid\":PID,\"tid\":7,\"ts\":1},"
     "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"dependency\",\"name\":\"dependency\",\"id\":\"d\",\"pid\":PID,\"tid\":7,\"ts\":2}]}",
+    /* a counter whose value is not a number */
+    "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"atomr-trace-version\":2},\"traceEvents\":["
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":PID,\"tid\":0,\"args\":{\"name\":\"p\"}},"
+    "{\"ph\":\"C\",\"name\":\"mailbox depth\",\"pid\":PID,\"ts\":1,\"args\":{\"a\":\"3\"}}]}",
     /* version 1 (no contract version) */
     "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[]}",
   };
@@ -206,6 +212,7 @@ assert_same_record (AtomrLaunchInfo *x,
   g_assert_cmpint (atomr_launch_info_get_device_ordinal (x), ==, atomr_launch_info_get_device_ordinal (y));
   for (guint e = 0; e < ATOMR_LAUNCH_N_EVENTS; e++)
     g_assert_cmpint (atomr_launch_info_get_timestamp (x, e), ==, atomr_launch_info_get_timestamp (y, e));
+  g_assert_cmpint (atomr_launch_info_get_mailbox_depth (x), ==, atomr_launch_info_get_mailbox_depth (y));
   g_assert_cmpuint (nx, ==, ny);
   for (guint i = 0; i < nx; i++)
     g_assert_cmpuint (dx[i], ==, dy[i]);
@@ -458,6 +465,7 @@ test_contract_actors (void)
       g_assert_cmpint (completed, >=, enqueued);
       g_assert_cmpint (replied, >=, completed);
       g_assert_false (atomr_launch_info_get_gpu_times (info, NULL, NULL));
+      g_assert_cmpint (atomr_launch_info_get_mailbox_depth (info), >=, 0);
       atomr_launch_info_get_dependencies (info, &n);
       n_deps += n;
     }

@@ -16,7 +16,8 @@
  *  6. host async events: per id exactly one "b" and one "e" (same name,
  *     cat "host", same lane), "n" steps only "enqueued", "completed",
  *     "replied", in that order, all within [b.ts, e.ts];
- *  7. flows: per id exactly one "s" and one "f", cat and name
+ *  7. counters ("C") carry args whose values are all numbers;
+ *  8. flows: per id exactly one "s" and one "f", cat and name
  *     "dependency", the "f" with "bp": "e"; the "s" sits at the end of a
  *     gpu slice on its lane, the "f" at the start of a gpu slice on its
  *     lane, and s.ts <= f.ts.
@@ -262,8 +263,19 @@ trace_check (const gchar       *json,
         }
       else if (g_str_equal (ph, "C"))
         {
-          if (args == NULL)
+          JsonObjectIter it;
+          const gchar *series;
+          JsonNode *value;
+
+          if (args == NULL || json_object_get_size (args) == 0)
             FAIL ("counter %u has no args", i);
+          json_object_iter_init (&it, args);
+          while (json_object_iter_next (&it, &series, &value))
+            if (!JSON_NODE_HOLDS_VALUE (value) ||
+                (json_node_get_value_type (value) != G_TYPE_INT64 &&
+                 json_node_get_value_type (value) != G_TYPE_DOUBLE))
+              FAIL ("counter %u: series \"%s\" is not a number", i, series);
+          c.n_counters++;
         }
       else
         FAIL ("event %u has a phase \"%s\" the contract does not use", i, ph);
@@ -388,7 +400,7 @@ trace_check (const gchar       *json,
       }
   }
 
-  /* 7. Flows bind to gpu slices. */
+  /* 8. Flows bind to gpu slices. */
   {
     GHashTableIter it;
     gpointer key, value;

@@ -18,6 +18,7 @@ typedef struct
   guint n_async_ops;
   guint n_flows;
   guint n_lanes;
+  guint n_counters;
 } TraceCheckCounts;
 
 gboolean trace_check (const gchar       *json,

@@ -1026,6 +1026,7 @@ atomr_collective_calls_submit (GPtrArray           *calls,
 static void
 submit_one (AtomrCollectiveActor *self,
             AtomrCollectiveCall  *call,
+            gpointer              source_tag,
             GCancellable         *cancellable,
             GAsyncReadyCallback   callback,
             gpointer              user_data)
@@ -1036,14 +1037,14 @@ submit_one (AtomrCollectiveActor *self,
   if (!atomr_collective_call_check (call, &error))
     {
       AtomrOp *op = atomr_op_new (self, atomr_collective_call_name (call->kind),
-                                  atomr_collective_actor_finish, cancellable, callback, user_data);
+                                  source_tag, cancellable, callback, user_data);
       atomr_collective_call_free (call);
       return atomr_op_fail (op, error);
     }
   calls = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_collective_call_free);
   g_ptr_array_add (calls, call);
   atomr_collective_calls_submit (calls, atomr_collective_call_name (call->kind),
-                                 atomr_collective_actor_finish, cancellable, callback, user_data);
+                                 source_tag, cancellable, callback, user_data);
 }
 
 /**
@@ -1057,7 +1058,7 @@ submit_one (AtomrCollectiveActor *self,
  * @user_data: data for @callback
  *
  * `ncclAllReduce`: every rank receives the element-wise combination of
- * every rank's @send.  Finish with atomr_collective_actor_finish().
+ * every rank's @send.  Finish with atomr_collective_actor_all_reduce_finish().
  *
  * Since: 0.2
  */
@@ -1075,7 +1076,7 @@ atomr_collective_actor_all_reduce_async (AtomrCollectiveActor *self,
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
   call = atomr_collective_call_new (ATOMR_CALL_ALL_REDUCE, self, send, recv);
   call->op = op;
-  submit_one (self, call, cancellable, callback, user_data);
+  submit_one (self, call, atomr_collective_actor_all_reduce_async, cancellable, callback, user_data);
 }
 
 /**
@@ -1107,7 +1108,7 @@ atomr_collective_actor_all_reduce_scaled_async (AtomrCollectiveActor *self,
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
   call = atomr_collective_call_new (ATOMR_CALL_ALL_REDUCE_SCALED, self, send, recv);
   call->scale = scale;
-  submit_one (self, call, cancellable, callback, user_data);
+  submit_one (self, call, atomr_collective_actor_all_reduce_scaled_async, cancellable, callback, user_data);
 }
 
 /**
@@ -1138,7 +1139,7 @@ atomr_collective_actor_broadcast_async (AtomrCollectiveActor *self,
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
   call = atomr_collective_call_new (ATOMR_CALL_BROADCAST, self, send, recv);
   call->root = root;
-  submit_one (self, call, cancellable, callback, user_data);
+  submit_one (self, call, atomr_collective_actor_broadcast_async, cancellable, callback, user_data);
 }
 
 /**
@@ -1172,7 +1173,7 @@ atomr_collective_actor_reduce_async (AtomrCollectiveActor *self,
   call = atomr_collective_call_new (ATOMR_CALL_REDUCE, self, send, recv);
   call->op = op;
   call->root = root;
-  submit_one (self, call, cancellable, callback, user_data);
+  submit_one (self, call, atomr_collective_actor_reduce_async, cancellable, callback, user_data);
 }
 
 /**
@@ -1197,7 +1198,7 @@ atomr_collective_actor_all_gather_async (AtomrCollectiveActor *self,
                                          gpointer              user_data)
 {
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
-  submit_one (self, atomr_collective_call_new (ATOMR_CALL_ALL_GATHER, self, send, recv),
+  submit_one (self, atomr_collective_call_new (ATOMR_CALL_ALL_GATHER, self, send, recv), atomr_collective_actor_all_gather_async,
               cancellable, callback, user_data);
 }
 
@@ -1229,7 +1230,7 @@ atomr_collective_actor_reduce_scatter_async (AtomrCollectiveActor *self,
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
   call = atomr_collective_call_new (ATOMR_CALL_REDUCE_SCATTER, self, send, recv);
   call->op = op;
-  submit_one (self, call, cancellable, callback, user_data);
+  submit_one (self, call, atomr_collective_actor_reduce_scatter_async, cancellable, callback, user_data);
 }
 
 /**
@@ -1254,7 +1255,7 @@ atomr_collective_actor_all_to_all_async (AtomrCollectiveActor *self,
                                          gpointer              user_data)
 {
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
-  submit_one (self, atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL, self, send, recv),
+  submit_one (self, atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL, self, send, recv), atomr_collective_actor_all_to_all_async,
               cancellable, callback, user_data);
 }
 
@@ -1304,7 +1305,7 @@ atomr_collective_actor_all_to_all_v_async (AtomrCollectiveActor *self,
   if (self->world == NULL || n_send_counts != n || n_send_offsets != n || n_recv_counts != n ||
       n_recv_offsets != n || !send_counts || !send_offsets || !recv_counts || !recv_offsets)
     {
-      AtomrOp *op = atomr_op_new (self, "all-to-all-v", atomr_collective_actor_finish, cancellable,
+      AtomrOp *op = atomr_op_new (self, "all-to-all-v", atomr_collective_actor_all_to_all_v_async, cancellable,
                                   callback, user_data);
       return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                                              "collective all-to-all-v: the arrays hold %u send counts, "
@@ -1318,7 +1319,7 @@ atomr_collective_actor_all_to_all_v_async (AtomrCollectiveActor *self,
   memcpy (call->v + n, send_offsets, n * sizeof (guint64));
   memcpy (call->v + 2 * n, recv_counts, n * sizeof (guint64));
   memcpy (call->v + 3 * n, recv_offsets, n * sizeof (guint64));
-  submit_one (self, call, cancellable, callback, user_data);
+  submit_one (self, call, atomr_collective_actor_all_to_all_v_async, cancellable, callback, user_data);
 }
 
 /**
@@ -1348,7 +1349,7 @@ atomr_collective_actor_send_async (AtomrCollectiveActor *self,
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
   call = atomr_collective_call_new (ATOMR_CALL_SEND, self, tensor, NULL);
   call->root = peer;
-  submit_one (self, call, cancellable, callback, user_data);
+  submit_one (self, call, atomr_collective_actor_send_async, cancellable, callback, user_data);
 }
 
 /**
@@ -1377,26 +1378,209 @@ atomr_collective_actor_recv_async (AtomrCollectiveActor *self,
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
   call = atomr_collective_call_new (ATOMR_CALL_RECV, self, NULL, tensor);
   call->root = peer;
-  submit_one (self, call, cancellable, callback, user_data);
+  submit_one (self, call, atomr_collective_actor_recv_async, cancellable, callback, user_data);
 }
 
 /**
- * atomr_collective_actor_finish:
+ * atomr_collective_actor_all_reduce_finish:
  * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult of any of the actor's operations
+ * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
- * Returns: %TRUE when the operation completed on the GPU
+ * Finishes atomr_collective_actor_all_reduce_async().
+ *
+ * Returns: %TRUE when the all-reduce completed on the GPU
  *
  * Since: 0.2
  */
 gboolean
-atomr_collective_actor_finish (AtomrCollectiveActor  *self,
-                               GAsyncResult          *result,
-                               GError               **error)
+atomr_collective_actor_all_reduce_finish (AtomrCollectiveActor  *self,
+                                           GAsyncResult          *result,
+                                           GError               **error)
 {
-  return atomr_op_finish_boolean (self, result, atomr_collective_actor_finish, error);
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_all_reduce_async, error);
 }
+
+/**
+ * atomr_collective_actor_all_reduce_scaled_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_all_reduce_scaled_async().
+ *
+ * Returns: %TRUE when the scaled all-reduce completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_all_reduce_scaled_finish (AtomrCollectiveActor  *self,
+                                                  GAsyncResult          *result,
+                                                  GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_all_reduce_scaled_async, error);
+}
+
+/**
+ * atomr_collective_actor_broadcast_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_broadcast_async().
+ *
+ * Returns: %TRUE when the broadcast completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_broadcast_finish (AtomrCollectiveActor  *self,
+                                          GAsyncResult          *result,
+                                          GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_broadcast_async, error);
+}
+
+/**
+ * atomr_collective_actor_reduce_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_reduce_async().
+ *
+ * Returns: %TRUE when the reduce completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_reduce_finish (AtomrCollectiveActor  *self,
+                                       GAsyncResult          *result,
+                                       GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_reduce_async, error);
+}
+
+/**
+ * atomr_collective_actor_all_gather_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_all_gather_async().
+ *
+ * Returns: %TRUE when the all-gather completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_all_gather_finish (AtomrCollectiveActor  *self,
+                                           GAsyncResult          *result,
+                                           GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_all_gather_async, error);
+}
+
+/**
+ * atomr_collective_actor_reduce_scatter_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_reduce_scatter_async().
+ *
+ * Returns: %TRUE when the reduce-scatter completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_reduce_scatter_finish (AtomrCollectiveActor  *self,
+                                               GAsyncResult          *result,
+                                               GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_reduce_scatter_async, error);
+}
+
+/**
+ * atomr_collective_actor_all_to_all_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_all_to_all_async().
+ *
+ * Returns: %TRUE when the all-to-all completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_all_to_all_finish (AtomrCollectiveActor  *self,
+                                           GAsyncResult          *result,
+                                           GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_all_to_all_async, error);
+}
+
+/**
+ * atomr_collective_actor_all_to_all_v_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_all_to_all_v_async().
+ *
+ * Returns: %TRUE when the all-to-all-v completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_all_to_all_v_finish (AtomrCollectiveActor  *self,
+                                             GAsyncResult          *result,
+                                             GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_all_to_all_v_async, error);
+}
+
+/**
+ * atomr_collective_actor_send_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_send_async().
+ *
+ * Returns: %TRUE when the send completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_send_finish (AtomrCollectiveActor  *self,
+                                     GAsyncResult          *result,
+                                     GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_send_async, error);
+}
+
+/**
+ * atomr_collective_actor_recv_finish:
+ * @self: an #AtomrCollectiveActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Finishes atomr_collective_actor_recv_async().
+ *
+ * Returns: %TRUE when the receive completed on the GPU
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_actor_recv_finish (AtomrCollectiveActor  *self,
+                                     GAsyncResult          *result,
+                                     GError               **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_collective_actor_recv_async, error);
+}
+
 
 /**
  * atomr_collective_actor_get_world:

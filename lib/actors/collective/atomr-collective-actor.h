@@ -94,8 +94,35 @@ void     atomr_collective_actor_recv_async              (AtomrCollectiveActor *s
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
-gboolean atomr_collective_actor_finish                  (AtomrCollectiveActor *self,
-                                                         GAsyncResult         *result,
-                                                         GError              **error);
+gboolean atomr_collective_actor_all_reduce_finish (AtomrCollectiveActor *self,
+                                             GAsyncResult         *result,
+                                             GError              **error);
+gboolean atomr_collective_actor_all_reduce_scaled_finish (AtomrCollectiveActor *self,
+                                                    GAsyncResult         *result,
+                                                    GError              **error);
+gboolean atomr_collective_actor_broadcast_finish (AtomrCollectiveActor *self,
+                                            GAsyncResult         *result,
+                                            GError              **error);
+gboolean atomr_collective_actor_reduce_finish (AtomrCollectiveActor *self,
+                                         GAsyncResult         *result,
+                                         GError              **error);
+gboolean atomr_collective_actor_all_gather_finish (AtomrCollectiveActor *self,
+                                             GAsyncResult         *result,
+                                             GError              **error);
+gboolean atomr_collective_actor_reduce_scatter_finish (AtomrCollectiveActor *self,
+                                                 GAsyncResult         *result,
+                                                 GError              **error);
+gboolean atomr_collective_actor_all_to_all_finish (AtomrCollectiveActor *self,
+                                             GAsyncResult         *result,
+                                             GError              **error);
+gboolean atomr_collective_actor_all_to_all_v_finish (AtomrCollectiveActor *self,
+                                               GAsyncResult         *result,
+                                               GError              **error);
+gboolean atomr_collective_actor_send_finish (AtomrCollectiveActor *self,
+                                       GAsyncResult         *result,
+                                       GError              **error);
+gboolean atomr_collective_actor_recv_finish (AtomrCollectiveActor *self,
+                                       GAsyncResult         *result,
+                                       GError              **error);
 
 G_END_DECLS

@@ -317,7 +317,7 @@ test_deadlock_refused (Fixture *f, gconstpointer data)
   atomr_collective_actor_all_reduce_async (rank (f, 0), s0, s0, ATOMR_REDUCE_SUM, NULL, store_result, &result);
   while (result == NULL)
     g_main_context_iteration (NULL, TRUE);
-  g_assert_false (atomr_collective_actor_finish (rank (f, 0), result, &error));
+  g_assert_false (atomr_collective_actor_all_reduce_finish (rank (f, 0), result, &error));
   expect_add (FALSE, error, ATOMR_ERROR_WOULD_DEADLOCK, "needs one call per rank");
   g_clear_object (&result);
 

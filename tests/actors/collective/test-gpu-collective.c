@@ -164,12 +164,12 @@ test_scaled_one_rank_actor (void)
     g_main_context_iteration (NULL, TRUE);
   if (n > 1)
     {
-      g_assert_false (atomr_collective_actor_finish (act (0), result, &error));
+      g_assert_false (atomr_collective_actor_all_reduce_scaled_finish (act (0), result, &error));
       g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
       g_object_unref (result);
       return;
     }
-  g_assert_true (atomr_collective_actor_finish (act (0), result, &error));
+  g_assert_true (atomr_collective_actor_all_reduce_scaled_finish (act (0), result, &error));
   g_assert_no_error (error);
   g_object_unref (result);
   out = download_f32 (t);
