@@ -396,6 +396,8 @@ cmd_compile (int argc, char **argv)
         json_builder_add_string_value (b, atomr_module_get_nvrtc_version (module));
         add_strv_member (b, "flags", atomr_module_get_flags (module));
         add_string_member (b, "log", atomr_module_get_log (module));
+        /* Why nothing was stored or recorded (read-only cache, full disk). */
+        add_string_member (b, "store_error", cache ? atomr_kernel_cache_get_store_error (cache) : NULL);
         json_builder_end_object (b);
         print_json (b);
       }
@@ -823,9 +825,9 @@ cmd_cache (int argc, char **argv)
       atomr_compile_options_set_fast_math (options, fast_math);
       /* The program name as atomr compile gives it: the path as typed. */
       status = atomr_kernel_cache_explain_program (cache, source, argv[2], options, &key, &nearest, &reasons, &error);
-      if (status == ATOMR_CACHE_STATUS_NONE)
+      if (status == ATOMR_CACHE_STATUS_NONE && error)
         return fail (error);
-      word = status == ATOMR_CACHE_STATUS_MISS ? "miss" : "hit";
+      word = status == ATOMR_CACHE_STATUS_MISS ? "miss" : status == ATOMR_CACHE_STATUS_NONE ? "not-cacheable" : "hit";
       if (json)
         {
           g_autoptr(JsonBuilder) b = begin_document ();
@@ -839,7 +841,7 @@ cmd_cache (int argc, char **argv)
         }
       else
         {
-          g_print ("%s: %s, key %s\n", argv[2], word, key);
+          g_print ("%s: %s, key %s\n", argv[2], word, key ? key : "-");
           if (nearest)
             g_print ("nearest entry: %s\n", nearest);
           for (guint i = 0; reasons && reasons[i]; i++)

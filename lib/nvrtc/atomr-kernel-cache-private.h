@@ -17,12 +17,14 @@ G_BEGIN_DECLS
  *   12  u32 header size (176)
  *   16  key: 64 hex digits of SHA-256
  *   80  i64 creation time, µs since the epoch
- *   88  u32 metadata size, u32 source size, u32 log size, u32 zero
+ *   88  u32 metadata size, u32 source size, u32 log size, u32 manifest size
  *   104 u64 PTX size, u64 CUBIN size, u64 LTO-IR size
  *   128 checksum (compute_checksum(), 4 × 64-bit lanes) of bytes 0..127,
  *       160..175 and of the whole payload
  *   160 16 reserved bytes, zero (checked, and covered by the checksum)
- *   176 payload: metadata (JSON), source, log, PTX, CUBIN, LTO-IR
+ *   176 payload: metadata (JSON), source, log, PTX, CUBIN, LTO-IR, manifest
+ *       (JSON; last, and not parsed on a hit: it can list hundreds of
+ *       headers)
  *
  * An entry file is written once (temporary name, rename) and never again:
  * hits are recorded in the directory's usage journal ("usage"), so nothing
