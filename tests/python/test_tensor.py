@@ -20,7 +20,8 @@ from gi.repository import Atomr, GLib  # noqa: E402
 
 try:
     import numpy
-except ImportError:  # the GPU bundle's Python has no NumPy
+    numpy.ndarray  # a bare namespace package (no NumPy installed) has none
+except (ImportError, AttributeError):  # the GPU bundle's Python has no NumPy
     numpy = None
 
 
