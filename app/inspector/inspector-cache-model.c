@@ -26,6 +26,8 @@ struct _InspectorCacheModel
   GFileMonitor     *monitor;
   guint             reload_source;
   gboolean          monitored;
+  GHashTable       *hidden;    /* keys of entries deleted pending an undo */
+  gboolean          changing;  /* inside items-changed */
 };
 
 static void list_model_iface_init (GListModelInterface *iface);
@@ -205,10 +207,14 @@ refilter (InspectorCacheModel *self)
 
   g_ptr_array_set_size (self->visible, 0);
   for (guint i = 0; i < self->all->len; i++)
-    if (inspector_cache_entry_matches (g_ptr_array_index (self->all, i), self->search))
+    if (inspector_cache_entry_matches (g_ptr_array_index (self->all, i), self->search) &&
+        !g_hash_table_contains (self->hidden,
+                                atomr_kernel_cache_entry_get_key (g_ptr_array_index (self->all, i))))
       g_ptr_array_add (self->visible, g_object_ref (g_ptr_array_index (self->all, i)));
   g_ptr_array_sort_with_data (self->visible, compare_entries, self);
+  self->changing = TRUE;
   g_list_model_items_changed (G_LIST_MODEL (self), 0, old, self->visible->len);
+  self->changing = FALSE;
 }
 
 /**
@@ -388,6 +394,61 @@ inspector_cache_model_remove (InspectorCacheModel    *self,
   return inspector_cache_model_reload (self, error);
 }
 
+/**
+ * inspector_cache_model_set_hidden:
+ * @self: a model
+ * @key: an entry's key
+ * @hidden: whether the entry leaves the list
+ *
+ * Takes the entry with @key out of the list (or puts it back) without
+ * touching the disk: what a delete shows while its undo is offered.
+ */
+void
+inspector_cache_model_set_hidden (InspectorCacheModel *self,
+                                  const gchar         *key,
+                                  gboolean             hidden)
+{
+  g_return_if_fail (INSPECTOR_IS_CACHE_MODEL (self));
+  g_return_if_fail (key != NULL);
+
+  if (hidden ? !g_hash_table_add (self->hidden, g_strdup (key)) : !g_hash_table_remove (self->hidden, key))
+    return;
+  refilter (self);
+}
+
+/**
+ * inspector_cache_model_is_changing:
+ * @self: a model
+ *
+ * Returns: whether the model is emitting #GListModel::items-changed (a
+ *   selection losing its item then is no choice of the user)
+ */
+gboolean
+inspector_cache_model_is_changing (InspectorCacheModel *self)
+{
+  return self->changing;
+}
+
+/**
+ * inspector_cache_model_find:
+ * @self: a model
+ * @key: an entry's key
+ *
+ * Returns: the position of the visible entry with @key, or
+ *   %GTK_INVALID_LIST_POSITION (G_MAXUINT)
+ */
+guint
+inspector_cache_model_find (InspectorCacheModel *self,
+                            const gchar         *key)
+{
+  g_return_val_if_fail (INSPECTOR_IS_CACHE_MODEL (self), G_MAXUINT);
+
+  for (guint i = 0; key && i < self->visible->len; i++)
+    if (g_str_equal (atomr_kernel_cache_entry_get_key (g_ptr_array_index (self->visible, i)), key))
+      return i;
+  return G_MAXUINT;
+}
+
 gboolean
 inspector_cache_model_gc (InspectorCacheModel  *self,
                           guint64               max_bytes,
@@ -421,6 +482,7 @@ inspector_cache_model_finalize (GObject *object)
   g_ptr_array_unref (self->all);
   g_ptr_array_unref (self->visible);
   g_free (self->search);
+  g_hash_table_unref (self->hidden);
   G_OBJECT_CLASS (inspector_cache_model_parent_class)->finalize (object);
 }
 
@@ -485,6 +547,7 @@ inspector_cache_model_init (InspectorCacheModel *self)
 {
   self->all = g_ptr_array_new_with_free_func (g_object_unref);
   self->visible = g_ptr_array_new_with_free_func (g_object_unref);
+  self->hidden = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->descending = TRUE;
 }
 

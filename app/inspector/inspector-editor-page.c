@@ -48,6 +48,7 @@ struct _InspectorEditorPage
   gboolean             gpu_checked;
   AtomrNvrtcActor     *actor;       /* NULL without a GPU */
   gchar               *log_name;    /* the file name NVRTC's log uses */
+  GtkWidget           *save_dialog; /* "Save Changes?" while it is shown */
 };
 
 G_DEFINE_FINAL_TYPE (InspectorEditorPage, inspector_editor_page, GTK_TYPE_WIDGET)
@@ -622,6 +623,190 @@ report (InspectorEditorPage *self,
   gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", message);
 }
 
+/* Unsaved edits: every action that would replace the buffer (open,
+ * "Open in Editor", closing the window, quitting) asks first through
+ * inspector_editor_page_save_changes_async(). */
+
+static gboolean save_to (InspectorEditorPage *self, GFile *file, GError **error);
+
+static void
+on_save_changes_chooser (GtkNativeDialog *dialog,
+                         int              response,
+                         GTask           *task)
+{
+  InspectorEditorPage *self = g_task_get_source_object (task);
+  g_autoptr(GError) error = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+
+      if (save_to (self, file, &error))
+        g_task_return_boolean (task, TRUE);
+      else
+        g_task_return_error (task, g_steal_pointer (&error));
+    }
+  else
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The source was not saved"));
+  g_object_unref (dialog);
+  g_object_unref (task);
+}
+
+static void
+on_save_changes_response (AdwMessageDialog *dialog,
+                          const gchar      *response,
+                          GTask            *task)
+{
+  InspectorEditorPage *self = g_task_get_source_object (task);
+  g_autoptr(GError) error = NULL;
+
+  /* once: closing the dialog afterwards must not answer again */
+  g_signal_handlers_disconnect_by_func (dialog, on_save_changes_response, task);
+  self->save_dialog = NULL;
+  if (g_str_equal (response, "discard"))
+    {
+      gtk_text_buffer_set_modified (GTK_TEXT_BUFFER (self->buffer), FALSE);
+      g_task_return_boolean (task, TRUE);
+    }
+  else if (g_str_equal (response, "save") && self->file)
+    {
+      if (save_to (self, self->file, &error))
+        g_task_return_boolean (task, TRUE);
+      else
+        g_task_return_error (task, g_steal_pointer (&error));
+    }
+  else if (g_str_equal (response, "save"))
+    {
+      GtkFileChooserNative *chooser;
+
+      chooser = gtk_file_chooser_native_new (_("Save Kernel Source"), GTK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))),
+                                             GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
+      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), program_name (self));
+      g_signal_connect (chooser, "response", G_CALLBACK (on_save_changes_chooser), g_steal_pointer (&task));
+      gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+      return;
+    }
+  else
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Kept the unsaved changes"));
+  g_clear_object (&task);
+}
+
+/**
+ * inspector_editor_page_save_changes_async:
+ * @self: the page
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called when the user decided
+ * @user_data: data for @callback
+ *
+ * Before the buffer is replaced or the window closes: if the buffer has
+ * unsaved edits, asks whether to save them, discard them, or cancel.
+ * Finishes with %TRUE at once when there is nothing to lose.
+ */
+void
+inspector_editor_page_save_changes_async (InspectorEditorPage *self,
+                                          GCancellable        *cancellable,
+                                          GAsyncReadyCallback  callback,
+                                          gpointer             user_data)
+{
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  g_autofree gchar *body = NULL;
+  GtkWidget *dialog;
+
+  g_task_set_source_tag (task, inspector_editor_page_save_changes_async);
+  if (!gtk_text_buffer_get_modified (GTK_TEXT_BUFFER (self->buffer)))
+    {
+      g_task_return_boolean (task, TRUE);
+      g_object_unref (task);
+      return;
+    }
+  if (self->save_dialog)   /* already asking: this request is the same question */
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_PENDING, _("Already asking about the unsaved changes"));
+      g_object_unref (task);
+      gtk_window_present (GTK_WINDOW (self->save_dialog));
+      return;
+    }
+  /* Translators: %s is a file name */
+  body = g_strdup_printf (_("“%s” has changes that were not saved. Unsaved changes are lost."), program_name (self));
+  dialog = adw_message_dialog_new (GTK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))), _("Save Changes?"), body);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog),
+                                    "cancel", _("_Cancel"),
+                                    "discard", _("_Discard"),
+                                    "save", _("_Save"),
+                                    NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "discard", ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "save", ADW_RESPONSE_SUGGESTED);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "save");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  g_signal_connect (dialog, "response", G_CALLBACK (on_save_changes_response), task);
+  self->save_dialog = dialog;
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/**
+ * inspector_editor_page_save_changes_finish:
+ * @self: the page
+ * @result: the result
+ * @error: return location for a #GError; %G_IO_ERROR_CANCELLED when the
+ *   user kept the edits
+ *
+ * Returns: %TRUE when the buffer may be replaced
+ */
+gboolean
+inspector_editor_page_save_changes_finish (InspectorEditorPage  *self,
+                                           GAsyncResult         *result,
+                                           GError              **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/**
+ * inspector_editor_page_get_modified:
+ * @self: the page
+ *
+ * Returns: whether the buffer has unsaved edits
+ */
+gboolean
+inspector_editor_page_get_modified (InspectorEditorPage *self)
+{
+  return gtk_text_buffer_get_modified (GTK_TEXT_BUFFER (self->buffer));
+}
+
+static void
+on_load_file_confirmed (GObject      *source,
+                        GAsyncResult *result,
+                        gpointer      user_data)
+{
+  InspectorEditorPage *self = INSPECTOR_EDITOR_PAGE (source);
+  g_autoptr(GFile) file = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!inspector_editor_page_save_changes_finish (self, result, &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
+          !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PENDING))
+        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+      return;
+    }
+  if (!inspector_editor_page_load_file (self, file, &error))
+    gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+}
+
+/**
+ * inspector_editor_page_open_file:
+ * @self: the page
+ * @file: a kernel source
+ *
+ * Opens @file after asking about unsaved edits; errors become toasts.
+ */
+void
+inspector_editor_page_open_file (InspectorEditorPage *self,
+                                 GFile               *file)
+{
+  inspector_editor_page_save_changes_async (self, NULL, on_load_file_confirmed, g_object_ref (file));
+}
+
 static void
 on_open_response (GtkNativeDialog     *dialog,
                   int                  response,
@@ -639,17 +824,38 @@ on_open_response (GtkNativeDialog     *dialog,
 }
 
 static void
+show_open_dialog (InspectorEditorPage *self)
+{
+  GtkFileChooserNative *dialog;
+
+  dialog = gtk_file_chooser_native_new (_("Open Kernel Source"), GTK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))),
+                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), cuda_filter ());
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+on_open_confirmed (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  InspectorEditorPage *self = INSPECTOR_EDITOR_PAGE (source);
+  g_autoptr(GError) error = NULL;
+
+  if (inspector_editor_page_save_changes_finish (self, result, &error))
+    show_open_dialog (self);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
+           !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PENDING))
+    report (self, error->message);
+}
+
+static void
 open_action (GtkWidget   *widget,
              const gchar *action_name,
              GVariant    *parameter)
 {
-  GtkFileChooserNative *dialog;
-
-  dialog = gtk_file_chooser_native_new (_("Open Kernel Source"), GTK_WINDOW (gtk_widget_get_root (widget)),
-                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), cuda_filter ());
-  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), widget);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+  inspector_editor_page_save_changes_async (INSPECTOR_EDITOR_PAGE (widget), NULL, on_open_confirmed, NULL);
 }
 
 static gboolean
@@ -718,6 +924,8 @@ inspector_editor_page_dispose (GObject *object)
 
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  if (self->save_dialog)
+    gtk_window_destroy (GTK_WINDOW (self->save_dialog));
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_EDITOR_PAGE);
   g_clear_object (&self->file);
   g_clear_object (&self->cache);
@@ -765,8 +973,6 @@ inspector_editor_page_class_init (InspectorEditorPageClass *klass)
   gtk_widget_class_install_action (widget_class, "editor.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "editor.save", NULL, save_action);
   gtk_widget_class_install_action (widget_class, "editor.save-as", NULL, save_action);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Return, GDK_CONTROL_MASK, "editor.compile", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Enter, GDK_CONTROL_MASK, "editor.compile", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK, "editor.save", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "editor.save-as", NULL);
 }
@@ -792,6 +998,19 @@ inspector_editor_page_init (InspectorEditorPage *self)
   g_autoptr(GBytes) sample = NULL;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  /* Ctrl+Enter compiles: in the capture phase, before the source view
+   * (which would insert a newline) sees the key */
+  {
+    GtkEventController *keys = gtk_shortcut_controller_new ();
+
+    gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);
+    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (keys),
+      gtk_shortcut_new (gtk_alternative_trigger_new (gtk_keyval_trigger_new (GDK_KEY_Return, GDK_CONTROL_MASK),
+                                                     gtk_keyval_trigger_new (GDK_KEY_KP_Enter, GDK_CONTROL_MASK)),
+                        gtk_named_action_new ("editor.compile")));
+    gtk_widget_add_controller (GTK_WIDGET (self), keys);
+  }
   self->buffer = GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view)));
   self->diagnostics = g_list_store_new (INSPECTOR_TYPE_DIAGNOSTIC);
   self->resource_rows = g_ptr_array_new ();
@@ -823,4 +1042,28 @@ inspector_editor_page_init (InspectorEditorPage *self)
     }
   else
     update_title (self);
+}
+
+/**
+ * inspector_editor_page_get_buffer:
+ * @self: the page
+ *
+ * Returns: (transfer none): the source buffer
+ */
+GtkTextBuffer *
+inspector_editor_page_get_buffer (InspectorEditorPage *self)
+{
+  return GTK_TEXT_BUFFER (self->buffer);
+}
+
+/**
+ * inspector_editor_page_get_source_view:
+ * @self: the page
+ *
+ * Returns: (transfer none): the source view
+ */
+GtkWidget *
+inspector_editor_page_get_source_view (InspectorEditorPage *self)
+{
+  return GTK_WIDGET (self->source_view);
 }

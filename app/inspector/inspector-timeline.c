@@ -586,6 +586,18 @@ on_zoom_changed (GtkGestureZoom    *gesture,
   inspector_timeline_zoom (self, factor, cx);
 }
 
+/**
+ * inspector_timeline_get_scale:
+ * @self: the timeline
+ *
+ * Returns: the zoom, in pixels per microsecond
+ */
+gdouble
+inspector_timeline_get_scale (InspectorTimeline *self)
+{
+  return self->scale;
+}
+
 static void
 zoom_action (GtkWidget   *widget,
              const gchar *action_name,

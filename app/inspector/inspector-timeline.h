@@ -23,6 +23,7 @@ void                 inspector_timeline_set_selected      (InspectorTimeline   *
 void                 inspector_timeline_zoom              (InspectorTimeline   *self,
                                                            gdouble              factor,
                                                            gdouble              anchor_x);
+gdouble              inspector_timeline_get_scale         (InspectorTimeline   *self);
 void                 inspector_timeline_zoom_to_fit       (InspectorTimeline   *self);
 guint                inspector_timeline_get_n_drawn_boxes (InspectorTimeline   *self);
 void                 inspector_library_color              (const gchar         *library,

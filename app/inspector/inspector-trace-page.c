@@ -138,6 +138,11 @@ update_summary (InspectorTracePage *self)
   g_autofree gchar *span = NULL, *text = NULL, *ops = NULL;
 
   gtk_stack_set_visible_child_name (self->stack, n > 0 ? "trace" : "empty");
+  /* nothing to save or zoom in an empty page */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "trace.save", n > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "trace.zoom-in", n > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "trace.zoom-out", n > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "trace.zoom-fit", n > 0);
   span = inspector_format_duration ((gdouble) (inspector_trace_model_get_end_time (self->model) -
                                                inspector_trace_model_get_start_time (self->model)));
   ops = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u operation", "%u operations", n), n);
@@ -200,6 +205,30 @@ inspector_trace_page_follow_recorder (InspectorTracePage *self,
   inspector_trace_model_set_recorder (self->model, recorder);
   gtk_widget_set_visible (GTK_WIDGET (self->live_button), recorder != NULL);
   gtk_toggle_button_set_active (self->live_button, recorder != NULL);
+}
+
+/**
+ * inspector_trace_page_get_timeline:
+ * @self: the page
+ *
+ * Returns: (transfer none): the timeline
+ */
+InspectorTimeline *
+inspector_trace_page_get_timeline (InspectorTracePage *self)
+{
+  return self->timeline;
+}
+
+/**
+ * inspector_trace_page_get_stats_view:
+ * @self: the page
+ *
+ * Returns: (transfer none): the statistics table
+ */
+GtkWidget *
+inspector_trace_page_get_stats_view (InspectorTracePage *self)
+{
+  return GTK_WIDGET (self->stats_view);
 }
 
 InspectorTraceModel *

@@ -6,6 +6,7 @@
 
 #include <adwaita.h>
 
+#include "inspector-timeline.h"
 #include "inspector-trace-model.h"
 
 G_BEGIN_DECLS
@@ -22,6 +23,8 @@ void                 inspector_trace_page_follow_recorder  (InspectorTracePage *
 guint                inspector_trace_page_get_n_drawn_boxes (InspectorTracePage *self);
 void                 inspector_trace_page_select           (InspectorTracePage *self,
                                                             gint                index);
+InspectorTimeline   *inspector_trace_page_get_timeline     (InspectorTracePage *self);
+GtkWidget           *inspector_trace_page_get_stats_view   (InspectorTracePage *self);
 gchar               *inspector_format_duration             (gdouble             us);
 
 G_END_DECLS
