@@ -68,13 +68,16 @@ take_screenshot (gpointer data)
     }
   /* what the page showed, for the tests to compare with their fixtures */
   g_print ("page=%s cache-entries=%u cache-visible=%u cache-bytes=%" G_GUINT64_FORMAT
-           " trace-records=%u trace-tracks=%u trace-operations=%u trace-boxes=%u diagnostics=%u min-width=%d\n",
+           " trace-records=%u trace-gpu=%u trace-tracks=%u trace-flows=%u trace-operations=%u trace-boxes=%u"
+           " diagnostics=%u min-width=%d\n",
            self->screenshot_page ? self->screenshot_page : "",
            inspector_cache_model_get_n_entries (cache),
            g_list_model_get_n_items (G_LIST_MODEL (cache)),
            inspector_cache_model_get_total_bytes (cache),
-           inspector_trace_model_get_n_records (model),
-           inspector_trace_model_get_n_tracks (model),
+           inspector_trace_model_get_n_slices (model),
+           inspector_trace_model_get_n_gpu_slices (model),
+           inspector_trace_model_get_n_lanes (model),
+           inspector_trace_model_get_n_flows (model),
            g_list_model_get_n_items (inspector_trace_model_get_statistics (model)),
            inspector_trace_page_get_n_drawn_boxes (trace),
            inspector_editor_page_get_n_diagnostics (editor),
@@ -191,8 +194,10 @@ inspector_application_open (GApplication  *app,
         }
       else
         {
-          ok = inspector_trace_page_load (inspector_window_get_trace_page (window), files[i], &error);
+          /* parsed in a worker thread; errors become toasts */
+          inspector_trace_page_open (inspector_window_get_trace_page (window), files[i]);
           inspector_window_set_page (window, "trace");
+          ok = TRUE;
         }
       if (!ok)
         {

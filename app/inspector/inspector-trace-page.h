@@ -18,6 +18,8 @@ InspectorTraceModel *inspector_trace_page_get_model        (InspectorTracePage *
 gboolean             inspector_trace_page_load             (InspectorTracePage *self,
                                                             GFile              *file,
                                                             GError            **error);
+void                 inspector_trace_page_open             (InspectorTracePage *self,
+                                                            GFile              *file);
 void                 inspector_trace_page_follow_recorder  (InspectorTracePage *self,
                                                             AtomrTraceRecorder *recorder);
 guint                inspector_trace_page_get_n_drawn_boxes (InspectorTracePage *self);
@@ -25,6 +27,5 @@ void                 inspector_trace_page_select           (InspectorTracePage *
                                                             gint                index);
 InspectorTimeline   *inspector_trace_page_get_timeline     (InspectorTracePage *self);
 GtkWidget           *inspector_trace_page_get_stats_view   (InspectorTracePage *self);
-gchar               *inspector_format_duration             (gdouble             us);
 
 G_END_DECLS

@@ -565,7 +565,7 @@ test_trace_shortcuts (void)
   trace = inspector_window_get_trace_page (t.window);
   pump (200);
   /* empty: the Save and zoom buttons are insensitive, Ctrl+plus does nothing */
-  g_assert_cmpuint (inspector_trace_model_get_n_records (inspector_trace_page_get_model (trace)), ==, 0);
+  g_assert_cmpuint (inspector_trace_model_get_n_slices (inspector_trace_page_get_model (trace)), ==, 0);
   for (guint i = 0; i < 4; i++)
     {
       const gchar *names[] = { "trace.save", "trace.zoom-in", "trace.zoom-out", "trace.zoom-fit" };
@@ -780,6 +780,53 @@ test_stats_sort (void)
   g_assert_true (up ? counts_sorted (rows, -1) : counts_sorted (rows, 1));
 }
 
+/* Widgets that need more than @limit pixels, deepest first, for the log. */
+static gboolean
+report_wide (GtkWidget *widget,
+             int        limit,
+             guint      depth)
+{
+  gboolean child_wide = FALSE;
+  int min = 0;
+
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c; c = gtk_widget_get_next_sibling (c))
+    if (!GTK_IS_NATIVE (c) && gtk_widget_get_visible (c))
+      child_wide |= report_wide (c, limit, depth + 1);
+  gtk_widget_measure (widget, GTK_ORIENTATION_HORIZONTAL, -1, &min, NULL, NULL, NULL);
+  if (min > limit && !child_wide)
+    {
+      g_autoptr(GString) path = g_string_new (NULL);
+
+      for (GtkWidget *w = widget; w; w = gtk_widget_get_parent (w))
+        g_string_prepend (path, G_OBJECT_TYPE_NAME (w)), g_string_prepend (path, "/");
+      g_test_message ("too wide: %s %s (%d px)", path->str,
+                      GTK_IS_LABEL (widget) ? gtk_label_get_label (GTK_LABEL (widget)) : "", min);
+    }
+  return min > limit;
+}
+
+/* 7. The window fits 360 px (what the metainfo promises), in English and
+ * in German, on every page. */
+static void
+test_narrow (void)
+{
+  int min = 0;
+
+  fresh_window ();
+  for (guint i = 0; i < 3; i++)
+    {
+      const gchar *pages[] = { "cache", "editor", "trace" };
+      inspector_window_set_page (t.window, pages[i]);
+      pump (100);
+      gtk_widget_measure (gtk_window_get_child (GTK_WINDOW (t.window)), GTK_ORIENTATION_HORIZONTAL, -1,
+                          &min, NULL, NULL, NULL);
+      g_test_message ("%s page: %d px", pages[i], min);
+      if (min > 360)
+        report_wide (gtk_window_get_child (GTK_WINDOW (t.window)), 360, 0);
+      g_assert_cmpint (min, <=, 360);
+    }
+}
+
 /* The German run is German: the window's strings come translated. */
 static void
 test_language (void)
@@ -858,6 +905,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/ctrl-o-per-page", test_ctrl_o_per_page);
   g_test_add_func ("/inspector/actions/language", test_language);
   g_test_add_func ("/inspector/actions/mnemonics", test_mnemonics);
+  g_test_add_func ("/inspector/actions/narrow", test_narrow);
   g_test_add_func ("/inspector/actions/trace-shortcuts", test_trace_shortcuts);
   g_test_add_func ("/inspector/actions/unsaved-open-entry", test_unsaved_open_entry);
   g_test_add_func ("/inspector/actions/unsaved-quit", test_unsaved_quit);
