@@ -277,9 +277,9 @@ build_options (InspectorEditorPage *self,
     }
   for (guint i = 0; names[i]; i++)
     atomr_compile_options_add_name_expression (options, names[i]);
-  /* ptxas only runs when NVRTC emits CUBIN for a real sm_ architecture */
-  if (arch && g_str_has_prefix (arch, "sm_"))
-    atomr_compile_options_add_extra_flag (options, "--ptxas-options=-v");
+  /* no --ptxas-options=-v: it would change the cache key, so the same
+   * source compiled here and by the library would be two entries; the
+   * resource usage comes from the CUBIN instead (show_resources) */
   return options;
 }
 
@@ -380,40 +380,59 @@ clear_resources (InspectorEditorPage *self)
 
 static void
 show_resources (InspectorEditorPage *self,
-                const gchar         *log,
-                const gchar         *arch)
+                AtomrModule         *module)
 {
-  g_autoptr(GPtrArray) res = inspector_ptxas_parse (log);
+  const gchar *arch = atomr_module_get_arch (module);
+  GBytes *cubin = atomr_module_get_cubin (module);
+  g_autoptr(GPtrArray) res = NULL;
+  g_autoptr(GError) error = NULL;
 
   clear_resources (self);
   adw_preferences_group_set_title (self->resources_group, _("Registers and Shared Memory"));
-  if (res->len == 0)
+  if (cubin == NULL)
     {
       adw_preferences_group_set_description (self->resources_group,
-                                             g_str_has_prefix (arch, "sm_")
-                                             ? _("ptxas reported no entry function.")
-                                             : _("Resource usage comes from ptxas, which NVRTC runs only when compiling "
-                                                 "for a real architecture (sm_XX); this compile produced PTX only."));
+                                             _("Resource usage is read from the CUBIN, which NVRTC produces only "
+                                               "when compiling for a real architecture (sm_XX); this compile "
+                                               "produced PTX only."));
+      return;
+    }
+  res = inspector_cubin_resources (cubin, arch, &error);
+  if (res == NULL || res->len == 0)
+    {
+      adw_preferences_group_set_description (self->resources_group,
+                                             error ? error->message : _("The CUBIN has no kernel."));
       return;
     }
   /* Translators: where the numbers come from */
   adw_preferences_group_set_description (self->resources_group,
-                                         _("From ptxas’ verbose output (--ptxas-options=-v); no GPU needed."));
+                                         _("Read from the compiled CUBIN (the same compile the cache keeps); "
+                                           "no GPU needed."));
   for (guint i = 0; i < res->len; i++)
     {
       InspectorKernelResources *r = g_ptr_array_index (res, i);
       GtkWidget *row = adw_action_row_new ();
       g_autofree gchar *title = g_strdup_printf ("%s (%s)", r->function, r->arch);
-      g_autofree gchar *sub = g_strdup_printf (_("%u registers, %u bytes shared memory, %u bytes stack, "
-                                                 "%u bytes spill stores, %u bytes spill loads, %u barriers"),
-                                               r->registers, r->shared_bytes, r->stack_bytes,
-                                               r->spill_stores, r->spill_loads, r->barriers);
+      g_autofree gchar *sub = g_strdup_printf (_("%u registers, %u bytes shared memory, %u bytes stack frame"),
+                                               r->registers, r->shared_bytes, r->stack_bytes);
       adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
       adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), sub);
       adw_preferences_group_add (self->resources_group, row);
       g_ptr_array_add (self->resource_rows, row);
     }
+}
+
+/**
+ * inspector_editor_page_get_n_resource_rows:
+ * @self: the page
+ *
+ * Returns: how many kernels the Registers panel lists
+ */
+guint
+inspector_editor_page_get_n_resource_rows (InspectorEditorPage *self)
+{
+  return self->resource_rows->len;
 }
 
 static void
@@ -531,7 +550,7 @@ on_compiled (GObject      *source_object,
       if (self->actor)
         show_attributes (self, module);
       else
-        show_resources (self, log, atomr_module_get_arch (module));
+        show_resources (self, module);
       status = cs == ATOMR_CACHE_STATUS_MEMORY_HIT || cs == ATOMR_CACHE_STATUS_DISK_HIT
                ? g_strdup (_("Unchanged: taken from the cache"))
                : g_strdup_printf (_("Compiled in %.0f ms and stored in the cache"),

@@ -491,19 +491,50 @@ inspector_timeline_snapshot (GtkWidget   *widget,
 
           inspector_library_color (inspector_trace_model_get_lane_label (self->model, t), &c);
           c.alpha = 0.7;
+          /* the scale's maximum: over all points once per frame is cheap
+           * next to drawing, but the drawing itself is culled like boxes */
           for (guint k = 0; k < np; k++)
             vmax = MAX (vmax, values[k]);
-          for (guint k = 0; k < np && vmax > 0; k++)
-            {
-              gdouble x0 = GUTTER_WIDTH + (times[k] - self->offset) * self->scale;
-              gdouble x1 = k + 1 < np ? GUTTER_WIDTH + (times[k + 1] - self->offset) * self->scale : w;
-              gdouble bh = (COUNTER_ROW - 4) * values[k] / vmax;
+          {
+            guint lo = 0, hi = np, k;
 
-              self->n_visited++;
-              if (x1 < GUTTER_WIDTH || x0 > w)
-                continue;
-              gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT (x0, ly + COUNTER_ROW - bh, MAX (x1 - x0, 1), bh));
-            }
+            /* the last point at or before the view's start */
+            while (lo < hi)
+              {
+                guint mid = lo + (hi - lo) / 2;
+                if (times[mid] <= view_start)
+                  lo = mid + 1;
+                else
+                  hi = mid;
+              }
+            k = lo > 0 ? lo - 1 : 0;
+            while (k < np && vmax > 0)
+              {
+                gdouble x0 = GUTTER_WIDTH + (times[k] - self->offset) * self->scale;
+                gdouble x1 = k + 1 < np ? GUTTER_WIDTH + (times[k + 1] - self->offset) * self->scale : w;
+                gdouble bh = (COUNTER_ROW - 4) * values[k] / vmax;
+                guint next = k + 1;
+
+                self->n_visited++;
+                if (times[k] > view_end)
+                  break;
+                /* several points within a pixel: draw their largest, once */
+                if (x1 - x0 < 1.0)
+                  {
+                    gdouble peak = values[k];
+                    while (next < np && times[next] < times[k] + px)
+                      {
+                        peak = MAX (peak, values[next]);
+                        next++;
+                        self->n_visited++;
+                      }
+                    bh = (COUNTER_ROW - 4) * peak / vmax;
+                    x1 = x0 + 1;
+                  }
+                gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT (x0, ly + COUNTER_ROW - bh, MAX (x1 - x0, 1), bh));
+                k = next;
+              }
+          }
           continue;
         }
 

@@ -443,6 +443,49 @@ test_ctrl_enter_compiles (void)
   g_assert_false (inspector_editor_page_get_modified (editor));
 }
 
+/* 6. The editor's compile is the library's: no --ptxas-options=-v in the
+ * entry's flags (the old code added it, so the same source compiled by
+ * the library got a second entry), and the registers come from the CUBIN. */
+static void
+test_compile_shares_cache_key (void)
+{
+  InspectorEditorPage *editor;
+  const gchar *src = "extern \"C\" __global__ void shared_key (float *y) { y[threadIdx.x] += 1.0f; }\n";
+  g_autoptr(AtomrKernelCache) cache = NULL;
+  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(GError) error = NULL;
+  gint result = -1;
+  gulong id;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no NVRTC");
+      return;
+    }
+  reset_window ();
+  editor = inspector_window_get_editor_page (t.window);
+  inspector_editor_page_set_text (editor, "shared_key.cu", src);
+  id = g_signal_connect (editor, "compiled", G_CALLBACK (on_compiled), &result);
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.compile", NULL);
+  g_assert_true (wait_for (compiled, &result));
+  g_signal_handler_disconnect (editor, id);
+  g_assert_cmpint (result, ==, TRUE);
+  g_assert_cmpuint (inspector_editor_page_get_n_resource_rows (editor), ==, 1);
+
+  /* the library, same source and options: a hit on the editor's entry */
+  cache = atomr_kernel_cache_new (t.cache_dir);
+  atomr_compile_options_set_arch (options, "sm_90");
+  atomr_compile_options_set_std (options, "c++17");
+  atomr_compile_options_add_name_expression (options, "shared_key");
+  module = atomr_nvrtc_compile (src, "shared_key.cu", options, cache, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; atomr_module_get_flags (module)[i]; i++)
+    g_assert_null (strstr (atomr_module_get_flags (module)[i], "ptxas"));
+  g_test_message ("library compile after the editor's: cache status %d", atomr_module_get_cache_status (module));
+  g_assert_cmpint (atomr_module_get_cache_status (module), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+}
+
 /* 8. Ctrl+O opens what the page shows: a source chooser on the Editor. */
 static GtkFileChooser *
 find_file_chooser (void)
@@ -901,6 +944,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/cache-delete", test_cache_delete);
   g_test_add_func ("/inspector/actions/cache-search-empty", test_cache_search_empty);
   g_test_add_func ("/inspector/actions/ctrl-enter-compiles", test_ctrl_enter_compiles);
+  g_test_add_func ("/inspector/actions/compile-shares-cache-key", test_compile_shares_cache_key);
   g_test_add_func ("/inspector/actions/stats-sort", test_stats_sort);
   g_test_add_func ("/inspector/actions/ctrl-o-per-page", test_ctrl_o_per_page);
   g_test_add_func ("/inspector/actions/language", test_language);

@@ -428,6 +428,67 @@ test_trace_live_recorder (void)
   g_assert_cmpuint (changed, ==, 2);
 }
 
+
+/* Resource usage read from the CUBIN equals what ptxas -v reports for the
+ * same compile, so the inspector needs no --ptxas-options=-v (which put
+ * its compiles under other cache keys than the library's). */
+static void
+test_cubin_resources (void)
+{
+  const gchar *src =
+    "extern \"C\" __global__ void stencil (const float *x, float *y, int n) {\n"
+    "  __shared__ float tile[256 + 2];\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  tile[threadIdx.x + 1] = i < n ? x[i] : 0.0f;\n"
+    "  __syncthreads ();\n"
+    "  if (i < n) y[i] = tile[threadIdx.x] + tile[threadIdx.x + 1] + tile[threadIdx.x + 2];\n"
+    "}\n";
+  g_autoptr(AtomrCompileOptions) plain = atomr_compile_options_new ();
+  g_autoptr(AtomrCompileOptions) verbose = atomr_compile_options_new ();
+  g_autoptr(AtomrModule) a = NULL, b = NULL;
+  g_autoptr(GPtrArray) from_cubin = NULL, from_ptxas = NULL;
+  g_autoptr(GError) error = NULL;
+  InspectorKernelResources *x, *y;
+
+  atomr_compile_options_set_arch (plain, "sm_90");
+  atomr_compile_options_add_name_expression (plain, "stencil");
+  atomr_compile_options_set_arch (verbose, "sm_90");
+  atomr_compile_options_add_name_expression (verbose, "stencil");
+  atomr_compile_options_add_extra_flag (verbose, "--ptxas-options=-v");
+  a = atomr_nvrtc_compile (src, "stencil.cu", plain, NULL, &error);
+  if (a == NULL && (g_error_matches (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED) ||
+                    g_error_matches (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY)))
+    {
+      g_test_skip ("no NVRTC");
+      return;
+    }
+  g_assert_no_error (error);
+  b = atomr_nvrtc_compile (src, "stencil.cu", verbose, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (atomr_module_get_cubin (a));
+  from_cubin = inspector_cubin_resources (atomr_module_get_cubin (a), "sm_90", &error);
+  g_assert_no_error (error);
+  from_ptxas = inspector_ptxas_parse (atomr_module_get_log (b));
+  g_assert_cmpuint (from_cubin->len, ==, 1);
+  g_assert_cmpuint (from_ptxas->len, ==, 1);
+  x = g_ptr_array_index (from_cubin, 0);
+  y = g_ptr_array_index (from_ptxas, 0);
+  g_assert_cmpstr (x->function, ==, y->function);
+  g_assert_cmpuint (x->registers, ==, y->registers);
+  g_assert_cmpuint (x->registers, >, 0);
+  g_assert_cmpuint (x->shared_bytes, ==, y->shared_bytes);
+  g_assert_cmpuint (x->shared_bytes, ==, 258 * 4);
+  g_assert_cmpuint (x->stack_bytes, ==, y->stack_bytes);
+
+  /* not a CUBIN: an error, no crash */
+  {
+    g_autoptr(GBytes) junk = g_bytes_new_static ("\177ELF\2\1garbage", 14);
+    g_autoptr(GPtrArray) none = inspector_cubin_resources (junk, NULL, &error);
+    g_assert_null (none);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  }
+}
+
 /* diagnostics ------------------------------------------------------------- */
 
 static const gchar nvrtc_log[] =
@@ -766,6 +827,7 @@ main (int   argc,
   g_test_add_func ("/inspector/diagnostics/parse", test_diagnostics_parse);
   g_test_add_func ("/inspector/diagnostics/garbage", test_diagnostics_garbage);
   g_test_add_func ("/inspector/diagnostics/ptxas", test_ptxas_parse);
+  g_test_add_func ("/inspector/diagnostics/cubin-resources", test_cubin_resources);
   g_test_add_func ("/inspector/compiler/kernel-names", test_find_kernel_names);
   g_test_add ("/inspector/cache-model/list", CacheFixture, NULL, cache_setup, test_cache_list, cache_teardown);
   g_test_add ("/inspector/cache-model/search-sort", CacheFixture, NULL, cache_setup, test_cache_search_sort, cache_teardown);
