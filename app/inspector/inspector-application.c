@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <stdio.h>
 
 #include "inspector-application.h"
 #include "inspector-demo.h"
@@ -25,6 +26,8 @@ struct _InspectorApplication
   gchar          *screenshot;
   gchar          *screenshot_page;
   gint            select;
+  gint            shot_width, shot_height;
+  gboolean        shot_dark;
   gboolean        compile;
   gboolean        demo_running;
   gint            exit_status;
@@ -40,6 +43,11 @@ get_window (InspectorApplication *self)
   if (window == NULL)
     {
       window = GTK_WINDOW (inspector_window_new (ADW_APPLICATION (self)));
+      /* --screenshot-size: the window as a phone or a desktop shows it */
+      if (self->shot_width > 0 && self->shot_height > 0)
+        gtk_window_set_default_size (window, self->shot_width, self->shot_height);
+      if (self->shot_dark)
+        adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
       if (self->cache_dir)
         inspector_window_set_cache_directory (INSPECTOR_WINDOW (window), self->cache_dir);
     }
@@ -227,6 +235,17 @@ inspector_application_handle_local_options (GApplication *app,
   g_variant_dict_lookup (options, "screenshot-page", "s", &self->screenshot_page);
   if (!g_variant_dict_lookup (options, "select", "i", &self->select))
     self->select = -1;
+  self->shot_dark = g_variant_dict_contains (options, "screenshot-dark");
+  {
+    const gchar *size = NULL;
+
+    if (g_variant_dict_lookup (options, "screenshot-size", "&s", &size) &&
+        sscanf (size, "%dx%d", &self->shot_width, &self->shot_height) != 2)
+      {
+        g_printerr ("atomr-inspector: --screenshot-size must be WIDTHxHEIGHT, not “%s”\n", size);
+        return 2;
+      }
+  }
   if (self->screenshot_page && !g_strv_contains ((const gchar *[]) { "cache", "editor", "trace", NULL },
                                                  self->screenshot_page))
     {
@@ -341,6 +360,8 @@ inspector_application_init (InspectorApplication *self)
     { "screenshot", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, NULL, NULL, NULL },
     { "screenshot-page", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, NULL, NULL },
     { "select", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, NULL, NULL, NULL },
+    { "screenshot-size", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, NULL, NULL },
+    { "screenshot-dark", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, NULL, NULL, NULL },
     { NULL }
   };
 

@@ -24,7 +24,8 @@
  * narrower than a pixel is skipped with another binary search to the next
  * pixel (n_visited counts the slices a frame looked at). */
 
-#define GUTTER_WIDTH 200.0
+/* the label gutter: 200 px, less on a narrow window (a phone) */
+#define GUTTER_WIDTH (gutter_width (self))
 #define RULER_HEIGHT 28.0
 #define ROW_HEIGHT   24.0
 #define HOST_ROW     9.0
@@ -104,6 +105,14 @@ inspector_library_color (const gchar *library,
         return;
       }
   gdk_rgba_parse (color, fallback_colors[g_str_hash (library ? library : "") % G_N_ELEMENTS (fallback_colors)]);
+}
+
+static gdouble
+gutter_width (InspectorTimeline *self)
+{
+  gdouble w = gtk_widget_get_width (GTK_WIDGET (self));
+
+  return w > 0 ? CLAMP (w * 0.3, 110.0, 200.0) : 200.0;
 }
 
 static gdouble
@@ -660,8 +669,8 @@ inspector_timeline_measure (GtkWidget      *widget,
 
   if (orientation == GTK_ORIENTATION_HORIZONTAL)
     {
-      *minimum = (int) GUTTER_WIDTH + 100;
-      *natural = (int) GUTTER_WIDTH + 800;
+      *minimum = 110 + 100;
+      *natural = 200 + 800;
     }
   else
     {

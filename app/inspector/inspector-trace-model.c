@@ -158,7 +158,7 @@ fail (Reader      *r,
 {
   if (!r->failed)
     g_set_error (r->error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                 _("Not a Chrome trace: %s at byte %" G_GSIZE_FORMAT), what, (gsize) (r->p - r->start));
+                 _("Not a Chrome trace: %s at byte %lu"), what, (gulong) (r->p - r->start));
   r->failed = TRUE;
   return FALSE;
 }
@@ -1001,10 +1001,12 @@ builder_finish (Builder *b)
       if (l->label == NULL)
         {
           const gchar *proc = g_hash_table_lookup (b->process, &l->pid);
-          /* Translators: a timeline row of a trace without thread names */
-          l->label = proc ? g_strdup_printf (_("%s · thread %" G_GINT64_FORMAT), proc, l->tid)
-                          : g_strdup_printf (_("process %" G_GINT64_FORMAT " · thread %" G_GINT64_FORMAT),
-                                             l->pid, l->tid);
+          g_autofree gchar *pid = g_strdup_printf ("%" G_GINT64_FORMAT, l->pid);
+          g_autofree gchar *tid = g_strdup_printf ("%" G_GINT64_FORMAT, l->tid);
+          /* Translators: a timeline row of a trace without thread names:
+           * the process (its name or number), then the thread number */
+          l->label = proc ? g_strdup_printf (_("%s · thread %s"), proc, tid)
+                          : g_strdup_printf (_("process %s · thread %s"), pid, tid);
         }
     }
   remap = g_array_sized_new (FALSE, FALSE, sizeof (guint), d->lanes->len);
