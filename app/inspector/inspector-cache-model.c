@@ -28,6 +28,8 @@ struct _InspectorCacheModel
   gboolean          monitored;
   GHashTable       *hidden;    /* keys of entries deleted pending an undo */
   gboolean          changing;  /* inside items-changed */
+  GCancellable     *listing;   /* the directory change being listed in a worker */
+  guint             n_async;   /* listings done in a worker, for the tests */
 };
 
 static void list_model_iface_init (GListModelInterface *iface);
@@ -227,19 +229,17 @@ refilter (InspectorCacheModel *self)
  *
  * Returns: %TRUE on success; on error the model is empty
  */
-gboolean
-inspector_cache_model_reload (InspectorCacheModel  *self,
-                              GError              **error)
+/* Takes a listing (or its error) as the model's entries; main thread. */
+static gboolean
+apply_list (InspectorCacheModel  *self,
+            GListModel           *list,
+            GError               *local,
+            GError              **error)
 {
-  g_autoptr(GListModel) list = NULL;
-  g_autoptr(GError) local = NULL;
   guint n;
-
-  g_return_val_if_fail (INSPECTOR_IS_CACHE_MODEL (self), FALSE);
 
   g_ptr_array_set_size (self->all, 0);
   self->total_bytes = 0;
-  list = atomr_kernel_cache_list (self->cache, &local);
   if (list)
     {
       n = g_list_model_get_n_items (list);
@@ -256,10 +256,107 @@ inspector_cache_model_reload (InspectorCacheModel  *self,
   g_signal_emit (self, signals[RELOADED], 0, local);
   if (local)
     {
-      g_propagate_error (error, g_steal_pointer (&local));
+      g_propagate_error (error, g_error_copy (local));
       return FALSE;
     }
   return TRUE;
+}
+
+/**
+ * inspector_cache_model_reload:
+ * @self: a model
+ * @error: return location for a #GError
+ *
+ * Lists the cache directory again, on the calling thread.  A directory
+ * that does not exist yet is an empty cache.
+ *
+ * Returns: %TRUE on success; on error the model is empty
+ */
+gboolean
+inspector_cache_model_reload (InspectorCacheModel  *self,
+                              GError              **error)
+{
+  g_autoptr(GListModel) list = NULL;
+  g_autoptr(GError) local = NULL;
+
+  g_return_val_if_fail (INSPECTOR_IS_CACHE_MODEL (self), FALSE);
+
+  /* a worker's listing still under way is older than this one */
+  g_cancellable_cancel (self->listing);
+  g_clear_object (&self->listing);
+  list = atomr_kernel_cache_list (self->cache, &local);
+  return apply_list (self, list, local, error);
+}
+
+static void
+list_thread (GTask        *task,
+             gpointer      source,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  /* a cache object of its own: nothing shared with the main thread */
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (task_data);
+  GError *error = NULL;
+  GListModel *list = atomr_kernel_cache_list (cache, &error);
+
+  if (list)
+    g_task_return_pointer (task, list, g_object_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+on_listed (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  InspectorCacheModel *self = INSPECTOR_CACHE_MODEL (source);
+  g_autoptr(GListModel) list = NULL;
+  g_autoptr(GError) error = NULL;
+
+  list = g_task_propagate_pointer (G_TASK (result), &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    return;
+  g_clear_object (&self->listing);
+  self->n_async++;
+  apply_list (self, list, error, NULL);
+}
+
+/**
+ * inspector_cache_model_reload_async:
+ * @self: a model
+ *
+ * Lists the directory in a worker thread and takes the result on the main
+ * context (what a directory change does: a cache of thousands of entries
+ * is never listed on the main thread).  A later reload supersedes it.
+ */
+void
+inspector_cache_model_reload_async (InspectorCacheModel *self)
+{
+  g_autoptr(GTask) task = NULL;
+
+  g_return_if_fail (INSPECTOR_IS_CACHE_MODEL (self));
+
+  g_cancellable_cancel (self->listing);
+  g_clear_object (&self->listing);
+  self->listing = g_cancellable_new ();
+  task = g_task_new (self, self->listing, on_listed, NULL);
+  g_task_set_source_tag (task, inspector_cache_model_reload_async);
+  g_task_set_task_data (task, g_strdup (atomr_kernel_cache_get_directory (self->cache)), g_free);
+  g_task_run_in_thread (task, list_thread);
+}
+
+/**
+ * inspector_cache_model_get_n_async_reloads:
+ * @self: a model
+ *
+ * Returns: how many listings a worker thread did and the model took
+ */
+guint
+inspector_cache_model_get_n_async_reloads (InspectorCacheModel *self)
+{
+  return self->n_async;
 }
 
 static gboolean
@@ -268,7 +365,7 @@ reload_later (gpointer data)
   InspectorCacheModel *self = data;
 
   self->reload_source = 0;
-  inspector_cache_model_reload (self, NULL);
+  inspector_cache_model_reload_async (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -467,6 +564,8 @@ inspector_cache_model_dispose (GObject *object)
   InspectorCacheModel *self = INSPECTOR_CACHE_MODEL (object);
 
   g_clear_handle_id (&self->reload_source, g_source_remove);
+  g_cancellable_cancel (self->listing);
+  g_clear_object (&self->listing);
   if (self->monitor)
     g_signal_handlers_disconnect_by_data (self->monitor, self);
   g_clear_object (&self->monitor);

@@ -29,6 +29,8 @@ void                 inspector_cache_model_set_directory  (InspectorCacheModel *
 AtomrKernelCache    *inspector_cache_model_get_cache      (InspectorCacheModel *self);
 gboolean             inspector_cache_model_reload         (InspectorCacheModel *self,
                                                            GError             **error);
+void                 inspector_cache_model_reload_async   (InspectorCacheModel *self);
+guint                inspector_cache_model_get_n_async_reloads (InspectorCacheModel *self);
 void                 inspector_cache_model_set_search     (InspectorCacheModel *self,
                                                            const gchar         *text);
 void                 inspector_cache_model_set_sort       (InspectorCacheModel *self,

@@ -35,6 +35,7 @@ struct _InspectorCachePage
   GPtrArray           *rows;
   GSettings           *settings;
   gchar               *selected_key;  /* the selection, kept by key across reloads */
+  GCancellable        *reading;       /* the selected entry's files, being read */
   GPtrArray           *pending;       /* PendingDelete*, oldest first */
 };
 
@@ -97,16 +98,76 @@ set_text (GtkTextView *view,
   gtk_text_buffer_set_text (gtk_text_view_get_buffer (view), text ? text : "", -1);
 }
 
+/* What the Source, PTX and Log tabs show, read off the main thread. */
+typedef struct {
+  gchar *source, *ptx, *log;
+} EntryTexts;
+
+static void
+entry_texts_free (EntryTexts *t)
+{
+  g_free (t->source);
+  g_free (t->ptx);
+  g_free (t->log);
+  g_free (t);
+}
+
+static void
+read_entry_thread (GTask        *task,
+                   gpointer      source_object,
+                   gpointer      task_data,
+                   GCancellable *cancellable)
+{
+  AtomrKernelCacheEntry *entry = task_data;
+  EntryTexts *t = g_new0 (EntryTexts, 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) ptx = NULL;
+
+  if (atomr_kernel_cache_entry_has_source (entry))
+    t->source = atomr_kernel_cache_entry_load_source (entry, &error);
+  if (t->source == NULL)
+    t->source = g_strdup (error ? error->message : _("The cache was told not to keep the source of this entry."));
+  g_clear_error (&error);
+  ptx = atomr_kernel_cache_entry_load_ptx (entry, &error);
+  t->ptx = ptx ? g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx))
+               : g_strdup (error ? error->message : _("No PTX: the entry holds CUBIN or LTO-IR only."));
+  g_clear_error (&error);
+  t->log = atomr_kernel_cache_entry_load_log (entry, &error);
+  if (t->log == NULL || *t->log == '\0')
+    {
+      g_free (t->log);
+      t->log = g_strdup (error ? error->message : _("NVRTC printed nothing."));
+    }
+  g_task_return_pointer (task, t, (GDestroyNotify) entry_texts_free);
+}
+
+static void
+on_entry_read (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (source);
+  EntryTexts *t;
+
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    return;
+  t = g_task_propagate_pointer (G_TASK (result), NULL);
+  if (t == NULL)
+    return;
+  set_text (GTK_TEXT_VIEW (self->source_view), t->source);
+  set_text (GTK_TEXT_VIEW (self->ptx_view), t->ptx);
+  set_text (self->log_view, t->log);
+  entry_texts_free (t);
+}
+
 static void
 show_entry (InspectorCachePage *self)
 {
   AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
   g_autofree gchar *markup = NULL, *path = NULL;
   g_autofree gchar *title = NULL, *names = NULL, *lowered = NULL, *flags = NULL, *sizes = NULL;
-  g_autofree gchar *ctime = NULL, *created = NULL, *used = NULL, *hits = NULL, *source = NULL, *log = NULL;
-  g_autofree gchar *ptx_s = NULL, *ptx_size = NULL, *cubin_size = NULL, *lto_size = NULL, *file_size = NULL;
-  g_autoptr(GBytes) ptx = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autofree gchar *ctime = NULL, *created = NULL, *used = NULL, *hits = NULL;
+  g_autofree gchar *ptx_size = NULL, *cubin_size = NULL, *lto_size = NULL, *file_size = NULL;
 
   for (guint i = 0; i < self->rows->len; i++)
     adw_preferences_group_remove (self->metadata_group, g_ptr_array_index (self->rows, i));
@@ -118,6 +179,7 @@ show_entry (InspectorCachePage *self)
     {
       adw_preferences_group_set_title (self->metadata_group, _("No Entry Selected"));
       adw_preferences_group_set_description (self->metadata_group, NULL);
+      g_cancellable_cancel (self->reading);
       set_text (GTK_TEXT_VIEW (self->source_view), NULL);
       set_text (GTK_TEXT_VIEW (self->ptx_view), NULL);
       set_text (self->log_view, NULL);
@@ -155,18 +217,16 @@ show_entry (InspectorCachePage *self)
   add_row (self, _("Hits"), hits);
   add_row (self, _("Key"), atomr_kernel_cache_entry_get_key (entry));
 
-  if (atomr_kernel_cache_entry_has_source (entry))
-    source = atomr_kernel_cache_entry_load_source (entry, &error);
-  set_text (GTK_TEXT_VIEW (self->source_view),
-            source ? source : error ? error->message : _("The cache was told not to keep the source of this entry."));
-  g_clear_error (&error);
-  ptx = atomr_kernel_cache_entry_load_ptx (entry, &error);
-  if (ptx)
-    ptx_s = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
-  set_text (GTK_TEXT_VIEW (self->ptx_view), ptx_s ? ptx_s : error ? error->message : _("No PTX: the entry holds CUBIN or LTO-IR only."));
-  g_clear_error (&error);
-  log = atomr_kernel_cache_entry_load_log (entry, &error);
-  set_text (self->log_view, log && *log ? log : error ? error->message : _("NVRTC printed nothing."));
+  /* the files are read by a worker; a later selection cancels it */
+  g_cancellable_cancel (self->reading);
+  g_clear_object (&self->reading);
+  self->reading = g_cancellable_new ();
+  {
+    g_autoptr(GTask) task = g_task_new (self, self->reading, on_entry_read, NULL);
+
+    g_task_set_task_data (task, g_object_ref (entry), g_object_unref);
+    g_task_run_in_thread (task, read_entry_thread);
+  }
 }
 
 static void
@@ -530,6 +590,8 @@ inspector_cache_page_dispose (GObject *object)
     }
   g_clear_pointer (&self->pending, g_ptr_array_unref);
   g_clear_pointer (&self->selected_key, g_free);
+  g_cancellable_cancel (self->reading);
+  g_clear_object (&self->reading);
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_CACHE_PAGE);
   g_clear_object (&self->selection);
   g_clear_object (&self->model);

@@ -806,6 +806,8 @@ test_cache_monitor (CacheFixture  *f,
     g_source_remove (timeout_id);
   g_assert_true (reloaded);
   g_assert_cmpuint (inspector_cache_model_get_n_entries (f->model), ==, 4);
+  /* listed by a worker thread, not on the main thread (issue 19, item 11) */
+  g_assert_cmpuint (inspector_cache_model_get_n_async_reloads (f->model), >=, 1);
 }
 
 int
