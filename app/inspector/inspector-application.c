@@ -197,7 +197,15 @@ inspector_application_open (GApplication  *app,
 
       if (g_str_has_suffix (name, ".cu") || g_str_has_suffix (name, ".cuh"))
         {
-          ok = inspector_editor_page_load_file (inspector_window_get_editor_page (window), files[i], &error);
+          /* read in the background, after asking about unsaved edits;
+           * --compile needs the text before it starts */
+          if (self->compile)
+            ok = inspector_editor_page_load_file (inspector_window_get_editor_page (window), files[i], &error);
+          else
+            {
+              inspector_editor_page_open_file (inspector_window_get_editor_page (window), files[i]);
+              ok = TRUE;
+            }
           inspector_window_set_page (window, "editor");
         }
       else

@@ -109,17 +109,44 @@ inspector_editor_page_set_text (InspectorEditorPage *self,
   update_title (self);
 }
 
+static gboolean take_contents (InspectorEditorPage *self, GFile *file, const gchar *contents, gsize len,
+                               GError **error);
+
+/**
+ * inspector_editor_page_load_file:
+ * @self: the page
+ * @file: a kernel source
+ * @error: return location for a #GError
+ *
+ * Reads @file on the calling thread (tests); the Open dialog and the
+ * command line use inspector_editor_page_open_file(), which reads in the
+ * background.
+ *
+ * Returns: %TRUE on success
+ */
 gboolean
 inspector_editor_page_load_file (InspectorEditorPage  *self,
                                  GFile                *file,
                                  GError              **error)
 {
   g_autofree gchar *contents = NULL;
-  g_autofree gchar *basename = NULL;
   gsize len = 0;
 
   if (!g_file_load_contents (file, NULL, &contents, &len, NULL, error))
     return FALSE;
+  return take_contents (self, file, contents, len, error);
+}
+
+/* Shows what was read from @file; main thread. */
+static gboolean
+take_contents (InspectorEditorPage  *self,
+               GFile                *file,
+               const gchar          *contents,
+               gsize                 len,
+               GError              **error)
+{
+  g_autofree gchar *basename = NULL;
+
   if (!g_utf8_validate (contents, len, NULL))
     {
       g_autofree gchar *parse = g_file_get_parse_name (file);
@@ -792,6 +819,45 @@ inspector_editor_page_get_modified (InspectorEditorPage *self)
   return gtk_text_buffer_get_modified (GTK_TEXT_BUFFER (self->buffer));
 }
 
+typedef struct {
+  GWeakRef page;
+  GFile   *file;
+} Loading;
+
+static void
+on_file_loaded (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  Loading *l = user_data;
+  g_autoptr(InspectorEditorPage) self = g_weak_ref_get (&l->page);
+  g_autofree gchar *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  gsize len = 0;
+
+  if (!g_file_load_contents_finish (G_FILE (source), result, &contents, &len, NULL, &error) ||
+      (self && !take_contents (self, l->file, contents, len, &error)))
+    {
+      if (self)
+        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+    }
+  g_weak_ref_clear (&l->page);
+  g_object_unref (l->file);
+  g_free (l);
+}
+
+/* Reads @file in the background (GFile's async I/O), then shows it. */
+static void
+load_file_async (InspectorEditorPage *self,
+                 GFile               *file)
+{
+  Loading *l = g_new0 (Loading, 1);
+
+  g_weak_ref_init (&l->page, self);
+  l->file = g_object_ref (file);
+  g_file_load_contents_async (file, NULL, on_file_loaded, l);
+}
+
 static void
 on_load_file_confirmed (GObject      *source,
                         GAsyncResult *result,
@@ -808,8 +874,7 @@ on_load_file_confirmed (GObject      *source,
         gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
       return;
     }
-  if (!inspector_editor_page_load_file (self, file, &error))
-    gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+  load_file_async (self, file);
 }
 
 /**
@@ -834,10 +899,8 @@ on_open_response (GtkNativeDialog     *dialog,
   if (response == GTK_RESPONSE_ACCEPT)
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autoptr(GError) error = NULL;
 
-      if (!inspector_editor_page_load_file (self, file, &error))
-        report (self, error->message);
+      load_file_async (self, file);
     }
   g_object_unref (dialog);
 }

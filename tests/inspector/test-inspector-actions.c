@@ -443,6 +443,31 @@ test_ctrl_enter_compiles (void)
   g_assert_false (inspector_editor_page_get_modified (editor));
 }
 
+static gboolean
+buffer_has (gpointer needle)
+{
+  g_autofree gchar *text = buffer_text (GTK_WIDGET (inspector_window_get_editor_page (t.window)));
+  return strstr (text, needle) != NULL;
+}
+
+/* 11. Opening a source reads it in the background: the call returns
+ * before the buffer changes (the old code read on the main thread). */
+static void
+test_open_source_async (void)
+{
+  g_autofree gchar *path = g_build_filename (t.dir, "async.cu", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  const gchar *src = "// opened in the background\nextern \"C\" __global__ void bg (float *y) { }\n";
+
+  reset_window ();
+  g_assert_true (g_file_set_contents (path, src, -1, NULL));
+  inspector_editor_page_open_file (inspector_window_get_editor_page (t.window), file);
+  g_assert_false (buffer_has ((gpointer) "opened in the background"));
+  g_assert_true (wait_for (buffer_has, (gpointer) "opened in the background"));
+  g_assert_false (inspector_editor_page_get_modified (inspector_window_get_editor_page (t.window)));
+  g_unlink (path);
+}
+
 /* 6. The editor's compile is the library's: no --ptxas-options=-v in the
  * entry's flags (the old code added it, so the same source compiled by
  * the library got a second entry), and the registers come from the CUBIN. */
@@ -947,6 +972,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/compile-shares-cache-key", test_compile_shares_cache_key);
   g_test_add_func ("/inspector/actions/stats-sort", test_stats_sort);
   g_test_add_func ("/inspector/actions/ctrl-o-per-page", test_ctrl_o_per_page);
+  g_test_add_func ("/inspector/actions/open-source-async", test_open_source_async);
   g_test_add_func ("/inspector/actions/language", test_language);
   g_test_add_func ("/inspector/actions/mnemonics", test_mnemonics);
   g_test_add_func ("/inspector/actions/narrow", test_narrow);
