@@ -370,6 +370,115 @@ create_diagnostic_row (gpointer item,
   return row;
 }
 
+/**
+ * inspector_editor_page_get_line_diagnostics:
+ * @self: the page
+ * @line: a line of the buffer, from 1
+ *
+ * What the tooltip over @line says: the diagnostics of the last compile
+ * on that line of this file, one per line of text, unless the line was
+ * edited since (its markers are gone then).
+ *
+ * Returns: (transfer full) (nullable): the text, or %NULL
+ */
+gchar *
+inspector_editor_page_get_line_diagnostics (InspectorEditorPage *self,
+                                            guint                line)
+{
+  g_autoptr(GString) out = NULL;
+  g_autoptr(GSList) marks = NULL;
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->diagnostics));
+
+  if (line == 0)
+    return NULL;
+  marks = gtk_source_buffer_get_source_marks_at_line (self->buffer, (gint) line - 1, NULL);
+  if (marks == NULL)
+    return NULL;   /* none, or edited since */
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(InspectorDiagnostic) d = g_list_model_get_item (G_LIST_MODEL (self->diagnostics), i);
+
+      if (inspector_diagnostic_get_line (d) != line || g_strcmp0 (inspector_diagnostic_get_file (d), self->log_name) != 0)
+        continue;
+      if (out == NULL)
+        out = g_string_new (NULL);
+      else
+        g_string_append_c (out, '\n');
+      /* Translators: a tooltip over a marked line: "Error: expected a ;" */
+      g_string_append_printf (out, _("%s: %s"), inspector_severity_to_string (inspector_diagnostic_get_severity (d)),
+                              inspector_diagnostic_get_message (d));
+    }
+  return out ? g_string_free (g_steal_pointer (&out), FALSE) : NULL;
+}
+
+static gboolean
+on_query_tooltip (GtkWidget           *widget,
+                  int                  x,
+                  int                  y,
+                  gboolean             keyboard,
+                  GtkTooltip          *tooltip,
+                  InspectorEditorPage *self)
+{
+  GtkTextIter iter;
+  int bx, by;
+  g_autofree gchar *text = NULL;
+
+  if (keyboard)
+    gtk_text_buffer_get_iter_at_mark (GTK_TEXT_BUFFER (self->buffer), &iter,
+                                      gtk_text_buffer_get_insert (GTK_TEXT_BUFFER (self->buffer)));
+  else
+    {
+      gtk_text_view_window_to_buffer_coords (GTK_TEXT_VIEW (widget), GTK_TEXT_WINDOW_WIDGET, x, y, &bx, &by);
+      gtk_text_view_get_iter_at_location (GTK_TEXT_VIEW (widget), &iter, bx, by);
+    }
+  text = inspector_editor_page_get_line_diagnostics (self, (guint) gtk_text_iter_get_line (&iter) + 1);
+  if (text == NULL)
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, text);
+  return TRUE;
+}
+
+/* An edit makes the markers of the lines it touched stale: they go. */
+static void
+clear_lines (InspectorEditorPage *self,
+             gint                 first,
+             gint                 last)
+{
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_iter_at_line (GTK_TEXT_BUFFER (self->buffer), &start, MAX (first, 0));
+  gtk_text_buffer_get_iter_at_line (GTK_TEXT_BUFFER (self->buffer), &end, MAX (last, 0));
+  if (!gtk_text_iter_ends_line (&end))
+    gtk_text_iter_forward_to_line_end (&end);
+  gtk_source_buffer_remove_source_marks (self->buffer, &start, &end, NULL);
+  gtk_text_buffer_remove_tag (GTK_TEXT_BUFFER (self->buffer), self->error_tag, &start, &end);
+  gtk_text_buffer_remove_tag (GTK_TEXT_BUFFER (self->buffer), self->warning_tag, &start, &end);
+}
+
+static void
+on_insert_text (GtkTextBuffer       *buffer,
+                GtkTextIter         *location,
+                const gchar         *text,
+                gint                 len,
+                InspectorEditorPage *self)
+{
+  gint last = gtk_text_iter_get_line (location), first = last;
+
+  for (gint i = 0; i < len || (len < 0 && text[i]); i++)
+    if (text[i] == '\n')
+      first--;
+  clear_lines (self, first, last);
+}
+
+static void
+on_delete_range (GtkTextBuffer       *buffer,
+                 GtkTextIter         *start,
+                 GtkTextIter         *end,
+                 InspectorEditorPage *self)
+{
+  clear_lines (self, gtk_text_iter_get_line (start), gtk_text_iter_get_line (end));
+}
+
 static void
 mark_diagnostics (InspectorEditorPage *self)
 {
@@ -388,10 +497,20 @@ mark_diagnostics (InspectorEditorPage *self)
       if (g_strcmp0 (inspector_diagnostic_get_file (d), self->log_name) != 0 || line == 0 || line > lines)
         continue;
       gtk_text_buffer_get_iter_at_line (GTK_TEXT_BUFFER (self->buffer), &start, (gint) line - 1);
-      end = start;
-      if (!gtk_text_iter_ends_line (&end))
-        gtk_text_iter_forward_to_line_end (&end);
       gtk_source_buffer_create_source_mark (self->buffer, NULL, err ? "error" : "warning", &start);
+      /* the underline starts at the reported column, over the word there */
+      if (inspector_diagnostic_get_column (d) > 1 &&
+          (gint) inspector_diagnostic_get_column (d) - 1 < gtk_text_iter_get_chars_in_line (&start))
+        gtk_text_iter_set_line_offset (&start, (gint) inspector_diagnostic_get_column (d) - 1);
+      end = start;
+      if (!gtk_text_iter_ends_line (&end) && !gtk_text_iter_forward_word_end (&end))
+        gtk_text_iter_forward_to_line_end (&end);
+      if (gtk_text_iter_get_line (&end) != gtk_text_iter_get_line (&start) || gtk_text_iter_equal (&end, &start))
+        {
+          end = start;
+          if (!gtk_text_iter_ends_line (&end))
+            gtk_text_iter_forward_to_line_end (&end);
+        }
       gtk_text_buffer_apply_tag (GTK_TEXT_BUFFER (self->buffer), err ? self->error_tag : self->warning_tag,
                                  &start, &end);
     }
@@ -1112,6 +1231,10 @@ inspector_editor_page_init (InspectorEditorPage *self)
                            create_diagnostic_row, NULL, NULL);
   g_signal_connect (self->diagnostics_list, "row-activated", G_CALLBACK (on_diagnostic_activated), self);
   g_signal_connect_swapped (self->buffer, "modified-changed", G_CALLBACK (update_title), self);
+  g_signal_connect_after (self->buffer, "insert-text", G_CALLBACK (on_insert_text), self);
+  g_signal_connect (self->buffer, "delete-range", G_CALLBACK (on_delete_range), self);
+  gtk_widget_set_has_tooltip (GTK_WIDGET (self->source_view), TRUE);
+  g_signal_connect (self->source_view, "query-tooltip", G_CALLBACK (on_query_tooltip), self);
 
   adw_preferences_group_set_title (self->resources_group, _("Registers and Shared Memory"));
   adw_preferences_group_set_description (self->resources_group,

@@ -468,6 +468,53 @@ test_open_source_async (void)
   g_unlink (path);
 }
 
+/* Inline diagnostics: the marked lines say what is wrong when hovered;
+ * typing on a line clears its (now stale) markers, not the others'. */
+static void
+test_inline_diagnostics (void)
+{
+  g_autofree gchar *path = g_test_build_filename (G_TEST_DIST, "fixture-broken.cu", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  InspectorEditorPage *editor;
+  g_autofree gchar *on_error = NULL, *on_warning = NULL, *after = NULL, *still = NULL;
+  GtkTextIter iter;
+  gint result = -1;
+  gulong id;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no NVRTC");
+      return;
+    }
+  reset_window ();
+  editor = inspector_window_get_editor_page (t.window);
+  g_assert_true (inspector_editor_page_load_file (editor, file, &error));
+  g_assert_no_error (error);
+  id = g_signal_connect (editor, "compiled", G_CALLBACK (on_compiled), &result);
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.compile", NULL);
+  g_assert_true (wait_for (compiled, &result));
+  g_signal_handler_disconnect (editor, id);
+  g_assert_cmpint (result, ==, FALSE);
+  on_error = inspector_editor_page_get_line_diagnostics (editor, 8);
+  on_warning = inspector_editor_page_get_line_diagnostics (editor, 6);
+  g_assert_nonnull (on_error);
+  g_assert_nonnull (strstr (on_error, "undefined_value"));
+  g_assert_nonnull (on_warning);
+  g_assert_null (inspector_editor_page_get_line_diagnostics (editor, 2));
+
+  /* the user types on line 8 */
+  gtk_widget_grab_focus (editor_view ());
+  gtk_text_buffer_get_iter_at_line_offset (editor_buffer (), &iter, 7, 4);
+  gtk_text_buffer_place_cursor (editor_buffer (), &iter);
+  press_key (GTK_WINDOW (t.window), XK_x, 0);
+  after = inspector_editor_page_get_line_diagnostics (editor, 8);
+  still = inspector_editor_page_get_line_diagnostics (editor, 6);
+  g_assert_null (after);
+  g_assert_nonnull (still);
+  gtk_text_buffer_set_modified (editor_buffer (), FALSE);
+}
+
 /* 6. The editor's compile is the library's: no --ptxas-options=-v in the
  * entry's flags (the old code added it, so the same source compiled by
  * the library got a second entry), and the registers come from the CUBIN. */
@@ -972,6 +1019,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/compile-shares-cache-key", test_compile_shares_cache_key);
   g_test_add_func ("/inspector/actions/stats-sort", test_stats_sort);
   g_test_add_func ("/inspector/actions/ctrl-o-per-page", test_ctrl_o_per_page);
+  g_test_add_func ("/inspector/actions/inline-diagnostics", test_inline_diagnostics);
   g_test_add_func ("/inspector/actions/open-source-async", test_open_source_async);
   g_test_add_func ("/inspector/actions/language", test_language);
   g_test_add_func ("/inspector/actions/mnemonics", test_mnemonics);
