@@ -6,6 +6,7 @@
 
 #include <glib/gi18n.h>
 #include <math.h>
+#include <string.h>
 
 #include "inspector-timeline.h"
 
@@ -395,6 +396,21 @@ draw_text (GtkSnapshot   *snapshot,
   gtk_snapshot_restore (snapshot);
 }
 
+/* Thin boxes merged into one rectangle while they touch. */
+typedef struct {
+  gdouble x, y, w, h;
+  GdkRGBA c;
+} Run;
+
+static void
+flush_run (GtkSnapshot *snapshot,
+           Run         *run)
+{
+  if (run->w > 0)
+    gtk_snapshot_append_color (snapshot, &run->c, &GRAPHENE_RECT_INIT (run->x, run->y, run->w, run->h));
+  run->w = 0;
+}
+
 /* A straight arrow from producer to consumer, drawn with thin rectangles
  * along the line (no cairo: the snapshot stays renderer-neutral). */
 static void
@@ -487,6 +503,7 @@ inspector_timeline_snapshot (GtkWidget   *widget,
     {
       gdouble view_start = self->offset, view_end = self->offset + pw / self->scale;
       gdouble px = 1.0 / self->scale;   /* a pixel, in µs */
+      Run run;
       guint first_i, n, end_i, j;
       InspectorLaneKind kind = inspector_trace_model_get_lane_kind (self->model, t);
       gdouble ly = g_array_index (self->lane_y, gdouble, t);
@@ -550,6 +567,7 @@ inspector_timeline_snapshot (GtkWidget   *widget,
       inspector_trace_model_get_lane_range (self->model, t, &first_i, &n);
       end_i = first_i + n;
       j = inspector_trace_model_find_visible (self->model, t, view_start);
+      memset (&run, 0, sizeof run);
       while (j < end_i)
         {
           const InspectorSlice *sl = inspector_trace_model_get_slice (self->model, j);
@@ -573,16 +591,34 @@ inspector_timeline_snapshot (GtkWidget   *widget,
             gdk_rgba_parse (&c, "#e01b24");
           if (kind == INSPECTOR_LANE_HOST && !sl->failed)
             c.alpha = 0.55;   /* secondary: the host's view of the operation; failures stand out */
-          if (bw > 3)
+          if (bw > 3 && bw <= 10)   /* corners too small to see: a plain rectangle is far cheaper */
+            {
+              flush_run (snapshot, &run);
+              gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT (x0, y, bw - 1, bh));
+            }
+          else if (bw > 10)
             {
               GskRoundedRect rr;
+              flush_run (snapshot, &run);
               gsk_rounded_rect_init_from_rect (&rr, &GRAPHENE_RECT_INIT (x0, y, bw - 1, bh), kind == INSPECTOR_LANE_HOST ? 1 : 3);
               gtk_snapshot_push_rounded_clip (snapshot, &rr);
               gtk_snapshot_append_color (snapshot, &c, &rr.bounds);
               gtk_snapshot_pop (snapshot);
             }
+          else if (run.w > 0 && gdk_rgba_equal (&run.c, &c) && run.y == y && run.h == bh &&
+                   x0 <= run.x + run.w + 1.0 && (gint) j != self->selected)
+            /* thin boxes side by side in one colour: one rectangle (a
+             * zoomed-out lane would otherwise be thousands of nodes) */
+            run.w = MAX (run.w, x0 + bw - run.x);
           else
-            gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT (x0, y, bw, bh));
+            {
+              flush_run (snapshot, &run);
+              run.x = x0;
+              run.y = y;
+              run.w = bw;
+              run.h = bh;
+              run.c = c;
+            }
           self->n_drawn++;
           if ((gint) j == self->selected)
             {
@@ -610,6 +646,7 @@ inspector_timeline_snapshot (GtkWidget   *widget,
           else
             j++;
         }
+      flush_run (snapshot, &run);
     }
 
   /* dependency arrows: the selection's, or all on demand */
