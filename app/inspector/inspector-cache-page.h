@@ -18,5 +18,8 @@ void                 inspector_cache_page_set_directory (InspectorCachePage *sel
                                                          const gchar        *directory);
 void                 inspector_cache_page_select        (InspectorCachePage *self,
                                                          guint               position);
+void                 inspector_cache_page_select_key    (InspectorCachePage *self,
+                                                         const gchar        *key);
+const gchar         *inspector_cache_page_get_selected_key (InspectorCachePage *self);
 
 G_END_DECLS
