@@ -173,6 +173,7 @@ show_entry (InspectorCachePage *self)
     adw_preferences_group_remove (self->metadata_group, g_ptr_array_index (self->rows, i));
   g_ptr_array_set_size (self->rows, 0);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.delete", entry != NULL);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.export", entry != NULL);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.open-in-editor",
                                  entry != NULL && atomr_kernel_cache_entry_has_source (entry));
   if (entry == NULL)
@@ -499,6 +500,131 @@ commit_pending (InspectorCachePage *self)
 }
 
 static void
+export_thread (GTask        *task,
+               gpointer      source_object,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  AtomrKernelCacheEntry *entry = task_data;
+  const gchar *what = g_object_get_data (G_OBJECT (task), "what");
+  GFile *file = g_object_get_data (G_OBJECT (task), "file");
+  g_autoptr(GBytes) bytes = NULL;
+  GError *error = NULL;
+
+  bytes = g_str_equal (what, "cubin") ? atomr_kernel_cache_entry_load_cubin (entry, &error)
+                                      : atomr_kernel_cache_entry_load_ptx (entry, &error);
+  if (bytes == NULL && error == NULL)
+    error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                         /* Translators: %s is PTX or CUBIN, then a cache key */
+                         _("The cache entry %s holds no %s"), atomr_kernel_cache_entry_get_key (entry),
+                         g_str_equal (what, "cubin") ? "CUBIN" : "PTX");
+  if (bytes == NULL ||
+      !g_file_replace_contents (file, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), NULL, FALSE,
+                                G_FILE_CREATE_NONE, NULL, cancellable, &error))
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/**
+ * inspector_cache_page_export_async:
+ * @self: the page
+ * @what: "ptx" or "cubin"
+ * @file: where to write it
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called when written
+ * @user_data: data for @callback
+ *
+ * Writes the PTX or the CUBIN of the selected entry to @file, reading and
+ * writing in a worker thread.
+ */
+void
+inspector_cache_page_export_async (InspectorCachePage  *self,
+                                   const gchar         *what,
+                                   GFile               *file,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, inspector_cache_page_export_async);
+  if (entry == NULL)
+    {
+      g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, _("No cache entry is selected"));
+      return;
+    }
+  g_task_set_task_data (task, g_object_ref (entry), g_object_unref);
+  g_object_set_data_full (G_OBJECT (task), "what", g_strdup (what), g_free);
+  g_object_set_data_full (G_OBJECT (task), "file", g_object_ref (file), g_object_unref);
+  g_task_run_in_thread (task, export_thread);
+}
+
+gboolean
+inspector_cache_page_export_finish (InspectorCachePage  *self,
+                                    GAsyncResult        *result,
+                                    GError             **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static void
+on_exported (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (source);
+  g_autoptr(GError) error = NULL;
+
+  if (!inspector_cache_page_export_finish (self, result, &error))
+    report (self, error->message);
+  else
+    gtk_widget_activate_action (GTK_WIDGET (self), "win.show-toast", "s", _("Exported"));
+}
+
+static void
+on_export_response (GtkNativeDialog    *dialog,
+                    int                 response,
+                    InspectorCachePage *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      inspector_cache_page_export_async (self, g_object_get_data (G_OBJECT (dialog), "what"), file, NULL,
+                                         on_exported, NULL);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+export_action (GtkWidget   *widget,
+               const gchar *action_name,
+               GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  const gchar *what = g_variant_get_string (parameter, NULL);
+  gboolean cubin = g_str_equal (what, "cubin");
+  g_autofree gchar *name = NULL, *title = NULL;
+  GtkFileChooserNative *dialog;
+
+  if (entry == NULL)
+    return;
+  title = inspector_cache_entry_get_title (entry);
+  name = g_strdup_printf ("%s.%s", title, cubin ? "cubin" : "ptx");
+  g_strcanon (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", '_');
+  dialog = gtk_file_chooser_native_new (cubin ? _("Export CUBIN") : _("Export PTX"),
+                                        GTK_WINDOW (gtk_widget_get_root (widget)),
+                                        GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
+  g_object_set_data_full (G_OBJECT (dialog), "what", g_strdup (cubin ? "cubin" : "ptx"), g_free);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
 gc_action (GtkWidget   *widget,
            const gchar *action_name,
            GVariant    *parameter)
@@ -633,6 +759,7 @@ inspector_cache_page_class_init (InspectorCachePageClass *klass)
 
   gtk_widget_class_install_action (widget_class, "cache.delete", NULL, delete_action);
   gtk_widget_class_install_action (widget_class, "cache.undo-delete", NULL, undo_delete_action);
+  gtk_widget_class_install_action (widget_class, "cache.export", "s", export_action);
   gtk_widget_class_install_action (widget_class, "cache.gc", NULL, gc_action);
   gtk_widget_class_install_action (widget_class, "cache.open-in-editor", NULL, open_in_editor_action);
   gtk_widget_class_install_action (widget_class, "cache.search", NULL, search_action);
