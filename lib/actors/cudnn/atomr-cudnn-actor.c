@@ -68,7 +68,22 @@ typedef enum {
   KIND_SOFTMAX_BWD,
   KIND_POOL_FWD,
   KIND_POOL_BWD,
+  KIND_BN_TRAIN,
+  KIND_BN_INFER,
+  KIND_BN_BWD,
 } Kind;
+
+/* Batch-norm parameter operands (no descriptor of their own: they share
+ * the one cuDNN derives from x). */
+typedef enum {
+  PARAM_SCALE,
+  PARAM_BIAS,        /* dscale for the backward pass */
+  PARAM_MEAN,        /* running (training), estimated (inference), dbias (backward) */
+  PARAM_VAR,
+  PARAM_SAVE_MEAN,
+  PARAM_SAVE_INV_VAR,
+  N_PARAMS
+} Param;
 
 /* Operand slots.  Convolutions: X (dx for backward data), W (the filter,
  * dw for backward filter), Y (dy for the backward passes).  Pointwise,
@@ -107,6 +122,7 @@ typedef struct {
   cudnnConvolutionDescriptor_t cd;
   cudnnActivationDescriptor_t  ad;
   cudnnPoolingDescriptor_t     pd;
+  cudnnTensorDescriptor_t      bd;         /* batch-norm parameters */
   gint                         algo;
   gsize                        workspace;
 } Plan;
@@ -115,6 +131,8 @@ typedef struct {
   const gchar  *opname;
   PlanKey       key;
   AtomrTensor  *t[N_SLOTS];       /* owned */
+  AtomrTensor  *p[N_PARAMS];      /* owned, batch norm */
+  gdouble       epsilon, momentum;
   gboolean      autotune;
   union { gfloat f; gdouble d; } alpha, beta;
 } CudnnRequest;
@@ -188,6 +206,8 @@ plan_free (Plan *plan)
     cudnnDestroyActivationDescriptor (plan->ad);
   if (plan->pd)
     cudnnDestroyPoolingDescriptor (plan->pd);
+  if (plan->bd)
+    cudnnDestroyTensorDescriptor (plan->bd);
   g_free (plan);
 }
 
@@ -525,6 +545,22 @@ plan_build (AtomrCudnnActor *self,
       }
       break;
 
+    case KIND_BN_TRAIN:
+    case KIND_BN_INFER:
+    case KIND_BN_BWD:
+      for (guint i = 0; i < N_SLOTS; i++)
+        if (k->n_dims[i] && !make_tensor_desc (k, i, &plan->td[i], r->opname, error))
+          goto fail;
+      if (!cudnn_check (cudnnCreateTensorDescriptor (&plan->bd), "cudnnCreateTensorDescriptor",
+                        r->opname, error) ||
+          !cudnn_check (cudnnDeriveBNTensorDescriptor (plan->bd, plan->td[SLOT_X],
+                                                       k->mode == ATOMR_BATCH_NORM_SPATIAL
+                                                         ? CUDNN_BATCHNORM_SPATIAL
+                                                         : CUDNN_BATCHNORM_PER_ACTIVATION),
+                        "cudnnDeriveBNTensorDescriptor", r->opname, error))
+        goto fail;
+      break;
+
     default:
       for (guint i = 0; i < N_SLOTS; i++)
         if (k->n_dims[i] && !make_tensor_desc (k, i, &plan->td[i], r->opname, error))
@@ -600,6 +636,9 @@ workspace_reserve (AtomrCudnnActor *self,
 }
 
 #define PTR(slot) ((void *) (uintptr_t) atomr_tensor_get_ptr (r->t[slot]))
+#define PP(i)     (r->p[i] ? (void *) (uintptr_t) atomr_tensor_get_ptr (r->p[i]) : NULL)
+#define BN_MODE   (r->key.mode == ATOMR_BATCH_NORM_SPATIAL ? CUDNN_BATCHNORM_SPATIAL \
+                                                           : CUDNN_BATCHNORM_PER_ACTIVATION)
 
 static gboolean
 cudnn_enqueue (AtomrOp  *op,
@@ -681,6 +720,29 @@ cudnn_enqueue (AtomrOp  *op,
       st = cudnnPoolingForward (h, plan->pd, alpha, plan->td[SLOT_X], PTR (SLOT_X), beta,
                                 plan->td[SLOT_Y], PTR (SLOT_Y));
       break;
+    case KIND_BN_TRAIN:
+      call = "cudnnBatchNormalizationForwardTraining";
+      st = cudnnBatchNormalizationForwardTraining (h, BN_MODE, alpha, beta, plan->td[SLOT_X], PTR (SLOT_X),
+                                                   plan->td[SLOT_Y], PTR (SLOT_Y), plan->bd,
+                                                   PP (PARAM_SCALE), PP (PARAM_BIAS), r->momentum,
+                                                   PP (PARAM_MEAN), PP (PARAM_VAR), r->epsilon,
+                                                   PP (PARAM_SAVE_MEAN), PP (PARAM_SAVE_INV_VAR));
+      break;
+    case KIND_BN_INFER:
+      call = "cudnnBatchNormalizationForwardInference";
+      st = cudnnBatchNormalizationForwardInference (h, BN_MODE, alpha, beta, plan->td[SLOT_X], PTR (SLOT_X),
+                                                    plan->td[SLOT_Y], PTR (SLOT_Y), plan->bd,
+                                                    PP (PARAM_SCALE), PP (PARAM_BIAS), PP (PARAM_MEAN),
+                                                    PP (PARAM_VAR), r->epsilon);
+      break;
+    case KIND_BN_BWD:
+      call = "cudnnBatchNormalizationBackward";
+      st = cudnnBatchNormalizationBackward (h, BN_MODE, alpha, beta, alpha, beta, plan->td[SLOT_X],
+                                            PTR (SLOT_X), plan->td[SLOT_DY], PTR (SLOT_DY),
+                                            plan->td[SLOT_W], PTR (SLOT_W), plan->bd, PP (PARAM_SCALE),
+                                            PP (PARAM_BIAS), PP (PARAM_MEAN), r->epsilon,
+                                            PP (PARAM_SAVE_MEAN), PP (PARAM_SAVE_INV_VAR));
+      break;
     default:
       call = "cudnnPoolingBackward";
       st = cudnnPoolingBackward (h, plan->pd, alpha, plan->td[SLOT_Y], PTR (SLOT_Y),
@@ -699,6 +761,8 @@ cudnn_enqueue (AtomrOp  *op,
 }
 
 #undef PTR
+#undef PP
+#undef BN_MODE
 
 /* ------------------------------------------------------------------ */
 /* Validation (caller's thread)                                         */
@@ -714,6 +778,8 @@ request_clear (gpointer data)
 
   for (guint i = 0; i < N_SLOTS; i++)
     g_clear_object (&r->t[i]);
+  for (guint i = 0; i < N_PARAMS; i++)
+    g_clear_object (&r->p[i]);
 }
 
 #define FAIL(...) (g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, __VA_ARGS__), FALSE)
@@ -1685,6 +1751,360 @@ atomr_cudnn_actor_pooling_backward_finish (AtomrCudnnActor  *self,
                                            GError          **error)
 {
   return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_pooling_backward_async, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Batch normalisation                                                  */
+
+/* A parameter view: f32 (f64 when x is f64), contiguous, with the number
+ * of elements the mode needs.  NULL is fine when !@required. */
+static gboolean
+check_param (AtomrCudnnActor *self,
+             CudnnRequest    *r,
+             Param            slot,
+             const gchar     *name,
+             AtomrTensor     *t,
+             gboolean         required,
+             GError         **error)
+{
+  const gchar *op = r->opname;
+  AtomrDtype want = r->key.dtype == ATOMR_DTYPE_F64 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32;
+  guint64 count = 1;
+
+  if (t == NULL && !required)
+    return TRUE;
+  if (!atomr_tensor_check (t, atomr_actor_get_device (ATOMR_ACTOR (self)), name, error))
+    return FALSE;
+  count = (guint64) r->key.dims[SLOT_X][1];
+  if (r->key.mode == ATOMR_BATCH_NORM_PER_ACTIVATION)
+    for (gint i = 2; i < r->key.n_dims[SLOT_X]; i++)
+      count *= (guint64) r->key.dims[SLOT_X][i];
+  if (atomr_tensor_get_dtype (t) != want)
+    return FAIL ("%s: %s has dtype %s (batch-norm parameters of %s data are %s)", op, name,
+                 atomr_dtype_get_name (atomr_tensor_get_dtype (t)),
+                 atomr_dtype_get_name (r->key.dtype), atomr_dtype_get_name (want));
+  if (atomr_tensor_get_n_elements (t) != count)
+    return FAIL ("%s: %s has %" G_GUINT64_FORMAT " elements (the mode needs %" G_GUINT64_FORMAT ")",
+                 op, name, atomr_tensor_get_n_elements (t), count);
+  if (!atomr_tensor_is_contiguous (t))
+    return FAIL ("%s: %s is not contiguous (copy it to a new tensor first)", op, name);
+  r->p[slot] = g_object_ref (t);
+  return TRUE;
+}
+
+static gboolean
+check_pair (const gchar  *op,
+            const gchar  *a_name,
+            AtomrTensor  *a,
+            const gchar  *b_name,
+            AtomrTensor  *b,
+            GError      **error)
+{
+  if ((a == NULL) != (b == NULL))
+    return FAIL ("%s: %s and %s are given together or not at all (%s is %s)", op, a_name, b_name,
+                 a ? b_name : a_name, "NULL");
+  return TRUE;
+}
+
+static gboolean
+check_bn_common (AtomrCudnnActor     *self,
+                 CudnnRequest        *r,
+                 AtomrBatchNormMode   mode,
+                 gdouble              epsilon,
+                 AtomrTensor         *x,
+                 GError             **error)
+{
+  const gchar *op = r->opname;
+
+  if (!atomr_check_enum (op, "mode", mode, ATOMR_BATCH_NORM_PER_ACTIVATION + 1, "AtomrBatchNormMode", error) ||
+      !check_view (self, r, SLOT_X, "x", x, 4, 5, error))
+    return FALSE;
+  if (!isfinite (epsilon) || epsilon < CUDNN_BN_MIN_EPSILON)
+    return FAIL ("%s: epsilon is %g (must be finite and ≥ %g)", op, epsilon, (gdouble) CUDNN_BN_MIN_EPSILON);
+  r->key.mode = mode;
+  r->epsilon = epsilon;
+  return TRUE;
+}
+
+/**
+ * atomr_cudnn_actor_batch_norm_forward_training_async:
+ * @self: an #AtomrCudnnActor
+ * @mode: what to average over
+ * @epsilon: added to the variance (≥ 0; 1e-5 is usual)
+ * @momentum: weight of this batch in the running statistics:
+ *   running = (1 − momentum) · running + momentum · batch (0 to 1; 1 on
+ *   the first call of a training run)
+ * @x: the input, N × C × H × W or N × C × D × H × W (f32, f16, bf16, f64)
+ * @scale: gamma: C elements (C × spatial per activation), f32 (f64 for
+ *   f64 data), contiguous
+ * @bias: beta, as @scale
+ * @y: the output, the shape and dtype of @x
+ * @running_mean: (nullable): running mean, updated in place, as @scale
+ * @running_var: (nullable): running (unbiased) variance, updated in place;
+ *   given with @running_mean or not at all
+ * @save_mean: (nullable): the batch mean, for the backward pass
+ * @save_inv_var: (nullable): the batch's 1 / sqrt (variance + epsilon);
+ *   given with @save_mean or not at all
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @y is computed
+ * @user_data: data for @callback
+ *
+ * Training-mode batch normalisation (trace name `cudnn · bn-train`): y =
+ * scale · (x − mean) / sqrt (var + epsilon) + bias with the batch's
+ * statistics.  Outputs overlap no input and no other output.
+ */
+void
+atomr_cudnn_actor_batch_norm_forward_training_async (AtomrCudnnActor     *self,
+                                                     AtomrBatchNormMode   mode,
+                                                     gdouble              epsilon,
+                                                     gdouble              momentum,
+                                                     AtomrTensor         *x,
+                                                     AtomrTensor         *scale,
+                                                     AtomrTensor         *bias,
+                                                     AtomrTensor         *y,
+                                                     AtomrTensor         *running_mean,
+                                                     AtomrTensor         *running_var,
+                                                     AtomrTensor         *save_mean,
+                                                     AtomrTensor         *save_inv_var,
+                                                     GCancellable        *cancellable,
+                                                     GAsyncReadyCallback  callback,
+                                                     gpointer             user_data)
+{
+  const gchar *opname = "bn-train";
+  AtomrOp *op;
+  CudnnRequest *r;
+  GError *error = NULL;
+  AtomrTensor *in[3] = { x, scale, bias }, *out[5];
+  guint n_out = 0;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_cudnn_actor_batch_norm_forward_training_async, cancellable,
+                     callback, user_data);
+  r = request_new (self, op, opname, KIND_BN_TRAIN);
+  if (!check_bn_common (self, r, mode, epsilon, x, &error) ||
+      !check_view (self, r, SLOT_Y, "y", y, 4, 5, &error) ||
+      !check_same_shape (r, "x", SLOT_X, "y", SLOT_Y, &error) ||
+      !check_param (self, r, PARAM_SCALE, "scale", scale, TRUE, &error) ||
+      !check_param (self, r, PARAM_BIAS, "bias", bias, TRUE, &error) ||
+      !check_pair (opname, "running_mean", running_mean, "running_var", running_var, &error) ||
+      !check_pair (opname, "save_mean", save_mean, "save_inv_var", save_inv_var, &error) ||
+      !check_param (self, r, PARAM_MEAN, "running_mean", running_mean, FALSE, &error) ||
+      !check_param (self, r, PARAM_VAR, "running_var", running_var, FALSE, &error) ||
+      !check_param (self, r, PARAM_SAVE_MEAN, "save_mean", save_mean, FALSE, &error) ||
+      !check_param (self, r, PARAM_SAVE_INV_VAR, "save_inv_var", save_inv_var, FALSE, &error) ||
+      !atomr_check_no_alias (opname,
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("y", y),
+                                             ATOMR_OPERAND_TENSOR ("running_mean", running_mean),
+                                             ATOMR_OPERAND_TENSOR ("running_var", running_var),
+                                             ATOMR_OPERAND_TENSOR ("save_mean", save_mean),
+                                             ATOMR_OPERAND_TENSOR ("save_inv_var", save_inv_var)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("x", x),
+                                             ATOMR_OPERAND_TENSOR ("scale", scale),
+                                             ATOMR_OPERAND_TENSOR ("bias", bias)), &error))
+    return atomr_op_fail (op, error);
+  if (!isfinite (momentum) || momentum < 0 || momentum > 1)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: momentum is %g (must be 0 to 1)", opname, momentum));
+  r->momentum = momentum;
+  set_scalars (r, 1.0, 0.0);
+  out[n_out++] = y;
+  if (save_mean)
+    {
+      out[n_out++] = save_mean;
+      out[n_out++] = save_inv_var;
+    }
+  if (running_mean)
+    {
+      /* read-modify-write: read here, written with the outputs */
+      atomr_op_read_tensor (op, running_mean);
+      atomr_op_read_tensor (op, running_var);
+      out[n_out++] = running_mean;
+      out[n_out++] = running_var;
+    }
+  submit (op, in, 3, out, n_out, FALSE);
+}
+
+/**
+ * atomr_cudnn_actor_batch_norm_forward_training_finish:
+ * @self: an #AtomrCudnnActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when y (and the statistics asked for) were computed
+ */
+gboolean
+atomr_cudnn_actor_batch_norm_forward_training_finish (AtomrCudnnActor  *self,
+                                                      GAsyncResult     *result,
+                                                      GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_batch_norm_forward_training_async,
+                                  error);
+}
+
+/**
+ * atomr_cudnn_actor_batch_norm_forward_inference_async:
+ * @self: an #AtomrCudnnActor
+ * @mode: what the statistics were averaged over
+ * @epsilon: added to the variance
+ * @x: the input, N × C × H × W or N × C × D × H × W
+ * @scale: gamma (see atomr_cudnn_actor_batch_norm_forward_training_async())
+ * @bias: beta
+ * @mean: the estimated mean (the running mean of training)
+ * @var: the estimated variance
+ * @y: the output, the shape and dtype of @x, overlapping no input
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @y is computed
+ * @user_data: data for @callback
+ *
+ * Inference-mode batch normalisation with fixed statistics (trace name
+ * `cudnn · bn-infer`).
+ */
+void
+atomr_cudnn_actor_batch_norm_forward_inference_async (AtomrCudnnActor     *self,
+                                                      AtomrBatchNormMode   mode,
+                                                      gdouble              epsilon,
+                                                      AtomrTensor         *x,
+                                                      AtomrTensor         *scale,
+                                                      AtomrTensor         *bias,
+                                                      AtomrTensor         *mean,
+                                                      AtomrTensor         *var,
+                                                      AtomrTensor         *y,
+                                                      GCancellable        *cancellable,
+                                                      GAsyncReadyCallback  callback,
+                                                      gpointer             user_data)
+{
+  const gchar *opname = "bn-infer";
+  AtomrOp *op;
+  CudnnRequest *r;
+  GError *error = NULL;
+  AtomrTensor *in[5] = { x, scale, bias, mean, var };
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_cudnn_actor_batch_norm_forward_inference_async, cancellable,
+                     callback, user_data);
+  r = request_new (self, op, opname, KIND_BN_INFER);
+  if (!check_bn_common (self, r, mode, epsilon, x, &error) ||
+      !check_view (self, r, SLOT_Y, "y", y, 4, 5, &error) ||
+      !check_same_shape (r, "x", SLOT_X, "y", SLOT_Y, &error) ||
+      !check_param (self, r, PARAM_SCALE, "scale", scale, TRUE, &error) ||
+      !check_param (self, r, PARAM_BIAS, "bias", bias, TRUE, &error) ||
+      !check_param (self, r, PARAM_MEAN, "mean", mean, TRUE, &error) ||
+      !check_param (self, r, PARAM_VAR, "var", var, TRUE, &error) ||
+      !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("y", y)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("x", x),
+                                             ATOMR_OPERAND_TENSOR ("scale", scale),
+                                             ATOMR_OPERAND_TENSOR ("bias", bias),
+                                             ATOMR_OPERAND_TENSOR ("mean", mean),
+                                             ATOMR_OPERAND_TENSOR ("var", var)), &error))
+    return atomr_op_fail (op, error);
+  set_scalars (r, 1.0, 0.0);
+  submit (op, in, 5, &y, 1, FALSE);
+}
+
+/**
+ * atomr_cudnn_actor_batch_norm_forward_inference_finish:
+ * @self: an #AtomrCudnnActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when y was computed
+ */
+gboolean
+atomr_cudnn_actor_batch_norm_forward_inference_finish (AtomrCudnnActor  *self,
+                                                       GAsyncResult     *result,
+                                                       GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_batch_norm_forward_inference_async,
+                                  error);
+}
+
+/**
+ * atomr_cudnn_actor_batch_norm_backward_async:
+ * @self: an #AtomrCudnnActor
+ * @mode: the mode of the forward pass
+ * @epsilon: the epsilon of the forward pass
+ * @x: the forward input
+ * @dy: the gradient of the forward output, the shape and dtype of @x
+ * @scale: gamma
+ * @save_mean: (nullable): the batch mean the training forward pass saved
+ * @save_inv_var: (nullable): its saved inverse deviation; given with
+ *   @save_mean or not at all (then recomputed from @x)
+ * @dx: the gradient of @x (computed)
+ * @dscale: the gradient of @scale (computed), as @scale
+ * @dbias: the gradient of the bias (computed), as @scale
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the gradients are computed
+ * @user_data: data for @callback
+ *
+ * The gradients of training-mode batch normalisation (trace name
+ * `cudnn · bn-bwd`).  Outputs overlap no input and no other output.
+ */
+void
+atomr_cudnn_actor_batch_norm_backward_async (AtomrCudnnActor     *self,
+                                             AtomrBatchNormMode   mode,
+                                             gdouble              epsilon,
+                                             AtomrTensor         *x,
+                                             AtomrTensor         *dy,
+                                             AtomrTensor         *scale,
+                                             AtomrTensor         *save_mean,
+                                             AtomrTensor         *save_inv_var,
+                                             AtomrTensor         *dx,
+                                             AtomrTensor         *dscale,
+                                             AtomrTensor         *dbias,
+                                             GCancellable        *cancellable,
+                                             GAsyncReadyCallback  callback,
+                                             gpointer             user_data)
+{
+  const gchar *opname = "bn-bwd";
+  AtomrOp *op;
+  CudnnRequest *r;
+  GError *error = NULL;
+  AtomrTensor *in[5] = { x, dy, scale, save_mean, save_inv_var }, *out[3] = { dx, dscale, dbias };
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_cudnn_actor_batch_norm_backward_async, cancellable,
+                     callback, user_data);
+  r = request_new (self, op, opname, KIND_BN_BWD);
+  if (!check_bn_common (self, r, mode, epsilon, x, &error) ||
+      !check_view (self, r, SLOT_DY, "dy", dy, 4, 5, &error) ||
+      !check_view (self, r, SLOT_W, "dx", dx, 4, 5, &error) ||
+      !check_same_shape (r, "x", SLOT_X, "dy", SLOT_DY, &error) ||
+      !check_same_shape (r, "x", SLOT_X, "dx", SLOT_W, &error) ||
+      !check_param (self, r, PARAM_SCALE, "scale", scale, TRUE, &error) ||
+      !check_param (self, r, PARAM_BIAS, "dscale", dscale, TRUE, &error) ||
+      !check_param (self, r, PARAM_MEAN, "dbias", dbias, TRUE, &error) ||
+      !check_pair (opname, "save_mean", save_mean, "save_inv_var", save_inv_var, &error) ||
+      !check_param (self, r, PARAM_SAVE_MEAN, "save_mean", save_mean, FALSE, &error) ||
+      !check_param (self, r, PARAM_SAVE_INV_VAR, "save_inv_var", save_inv_var, FALSE, &error) ||
+      !atomr_check_no_alias (opname,
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("dx", dx),
+                                             ATOMR_OPERAND_TENSOR ("dscale", dscale),
+                                             ATOMR_OPERAND_TENSOR ("dbias", dbias)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("x", x),
+                                             ATOMR_OPERAND_TENSOR ("dy", dy),
+                                             ATOMR_OPERAND_TENSOR ("scale", scale),
+                                             ATOMR_OPERAND_TENSOR ("save_mean", save_mean),
+                                             ATOMR_OPERAND_TENSOR ("save_inv_var", save_inv_var)),
+                             &error))
+    return atomr_op_fail (op, error);
+  set_scalars (r, 1.0, 0.0);
+  submit (op, in, save_mean ? 5 : 3, out, 3, FALSE);
+}
+
+/**
+ * atomr_cudnn_actor_batch_norm_backward_finish:
+ * @self: an #AtomrCudnnActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the gradients were computed
+ */
+gboolean
+atomr_cudnn_actor_batch_norm_backward_finish (AtomrCudnnActor  *self,
+                                              GAsyncResult     *result,
+                                              GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_batch_norm_backward_async, error);
 }
 
 /* ------------------------------------------------------------------ */

@@ -76,6 +76,23 @@ typedef enum {
   ATOMR_POOLING_AVERAGE_EXCLUDE_PADDING,
 } AtomrPoolingMode;
 
+/**
+ * AtomrBatchNormMode:
+ * @ATOMR_BATCH_NORM_SPATIAL: one mean and variance per channel, over N and
+ *   every spatial position (convolutional layers); parameters have C
+ *   elements.
+ * @ATOMR_BATCH_NORM_PER_ACTIVATION: one per channel and spatial position,
+ *   over N (fully connected layers); parameters have C × spatial elements.
+ *
+ * What a batch normalisation averages over.
+ */
+typedef enum {
+  ATOMR_BATCH_NORM_SPATIAL,
+  ATOMR_BATCH_NORM_PER_ACTIVATION,
+} AtomrBatchNormMode;
+
+GType atomr_batch_norm_mode_get_type (void) G_GNUC_CONST;
+#define ATOMR_TYPE_BATCH_NORM_MODE (atomr_batch_norm_mode_get_type ())
 GType atomr_cudnn_math_get_type      (void) G_GNUC_CONST;
 GType atomr_activation_mode_get_type (void) G_GNUC_CONST;
 GType atomr_softmax_mode_get_type    (void) G_GNUC_CONST;
@@ -284,6 +301,57 @@ void     atomr_cudnn_actor_pooling_backward_async            (AtomrCudnnActor   
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
 gboolean atomr_cudnn_actor_pooling_backward_finish           (AtomrCudnnActor     *self,
+                                                              GAsyncResult        *result,
+                                                              GError             **error);
+
+void     atomr_cudnn_actor_batch_norm_forward_training_async (AtomrCudnnActor     *self,
+                                                              AtomrBatchNormMode   mode,
+                                                              gdouble              epsilon,
+                                                              gdouble              momentum,
+                                                              AtomrTensor         *x,
+                                                              AtomrTensor         *scale,
+                                                              AtomrTensor         *bias,
+                                                              AtomrTensor         *y,
+                                                              AtomrTensor         *running_mean,
+                                                              AtomrTensor         *running_var,
+                                                              AtomrTensor         *save_mean,
+                                                              AtomrTensor         *save_inv_var,
+                                                              GCancellable        *cancellable,
+                                                              GAsyncReadyCallback  callback,
+                                                              gpointer             user_data);
+gboolean atomr_cudnn_actor_batch_norm_forward_training_finish (AtomrCudnnActor    *self,
+                                                              GAsyncResult        *result,
+                                                              GError             **error);
+void     atomr_cudnn_actor_batch_norm_forward_inference_async (AtomrCudnnActor    *self,
+                                                              AtomrBatchNormMode   mode,
+                                                              gdouble              epsilon,
+                                                              AtomrTensor         *x,
+                                                              AtomrTensor         *scale,
+                                                              AtomrTensor         *bias,
+                                                              AtomrTensor         *mean,
+                                                              AtomrTensor         *var,
+                                                              AtomrTensor         *y,
+                                                              GCancellable        *cancellable,
+                                                              GAsyncReadyCallback  callback,
+                                                              gpointer             user_data);
+gboolean atomr_cudnn_actor_batch_norm_forward_inference_finish (AtomrCudnnActor   *self,
+                                                              GAsyncResult        *result,
+                                                              GError             **error);
+void     atomr_cudnn_actor_batch_norm_backward_async         (AtomrCudnnActor     *self,
+                                                              AtomrBatchNormMode   mode,
+                                                              gdouble              epsilon,
+                                                              AtomrTensor         *x,
+                                                              AtomrTensor         *dy,
+                                                              AtomrTensor         *scale,
+                                                              AtomrTensor         *save_mean,
+                                                              AtomrTensor         *save_inv_var,
+                                                              AtomrTensor         *dx,
+                                                              AtomrTensor         *dscale,
+                                                              AtomrTensor         *dbias,
+                                                              GCancellable        *cancellable,
+                                                              GAsyncReadyCallback  callback,
+                                                              gpointer             user_data);
+gboolean atomr_cudnn_actor_batch_norm_backward_finish        (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
 

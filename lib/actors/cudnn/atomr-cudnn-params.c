@@ -29,6 +29,9 @@ G_DEFINE_ENUM_TYPE (AtomrActivationMode, atomr_activation_mode,
 G_DEFINE_ENUM_TYPE (AtomrSoftmaxMode, atomr_softmax_mode,
   G_DEFINE_ENUM_VALUE (ATOMR_SOFTMAX_INSTANCE, "instance"),
   G_DEFINE_ENUM_VALUE (ATOMR_SOFTMAX_CHANNEL, "channel"))
+G_DEFINE_ENUM_TYPE (AtomrBatchNormMode, atomr_batch_norm_mode,
+  G_DEFINE_ENUM_VALUE (ATOMR_BATCH_NORM_SPATIAL, "spatial"),
+  G_DEFINE_ENUM_VALUE (ATOMR_BATCH_NORM_PER_ACTIVATION, "per-activation"))
 G_DEFINE_ENUM_TYPE (AtomrPoolingMode, atomr_pooling_mode,
   G_DEFINE_ENUM_VALUE (ATOMR_POOLING_MAX, "max"),
   G_DEFINE_ENUM_VALUE (ATOMR_POOLING_AVERAGE_INCLUDE_PADDING, "average-include-padding"),

@@ -572,6 +572,138 @@ test_pooling (Fixture *f, gconstpointer data)
   }
 }
 
+static AtomrTensor *
+vec (Fixture *f, AtomrDtype dtype, gint64 n)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrTensor *t = atomr_tensor_empty (f->device, dtype, &n, 1, &error);
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+test_batch_norm (Fixture *f, gconstpointer data)
+{
+  GAsyncResult *res = NULL;
+  g_autoptr(GError) error = NULL;
+
+  {
+    /* bf16 data, f32 parameters, NHWC, all optional outputs */
+    g_autoptr(AtomrTensor) x = tensor_nhwc (f, ATOMR_DTYPE_BF16, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor_nhwc (f, ATOMR_DTYPE_BF16, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 8), b = vec (f, F32, 8), rm = vec (f, F32, 8),
+                           rv = vec (f, F32, 8), sm = vec (f, F32, 8), si = vec (f, F32, 8);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, 0.1,
+                                                         x, s, b, y, rm, rv, sm, si, NULL,
+                                                         store_result, &res);
+    expect (&res, NOSUP, "bn-train");
+  }
+  {
+    /* without the optional outputs */
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 8), b = vec (f, F32, 8);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, 0.1,
+                                                         x, s, b, y, NULL, NULL, NULL, NULL, NULL,
+                                                         store_result, &res);
+    expect (&res, NOSUP, "bn-train");
+  }
+  {
+    g_autoptr(AtomrTensor) x = tensor (f, ATOMR_DTYPE_F16, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor (f, ATOMR_DTYPE_F16, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s = vec (f, ATOMR_DTYPE_F16, 8), b = vec (f, F32, 8);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, 0.1,
+                                                         x, s, b, y, NULL, NULL, NULL, NULL, NULL,
+                                                         store_result, &res);
+    expect (&res, INVALID, "scale has dtype f16 (batch-norm parameters of f16 data are f32)");
+  }
+  {
+    /* per-activation needs C × H × W parameters */
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 8), b = vec (f, F32, 8);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_PER_ACTIVATION, 1e-5,
+                                                         0.1, x, s, b, y, NULL, NULL, NULL, NULL, NULL,
+                                                         store_result, &res);
+    expect (&res, INVALID, "scale has 8 elements (the mode needs 200)");
+  }
+  {
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 8), b = vec (f, F32, 8), rm = vec (f, F32, 8);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, 0.1,
+                                                         x, s, b, y, rm, NULL, NULL, NULL, NULL,
+                                                         store_result, &res);
+    expect (&res, INVALID, "running_mean and running_var are given together or not at all");
+  }
+  {
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 8), b = vec (f, F32, 8);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, 1.5,
+                                                         x, s, b, y, NULL, NULL, NULL, NULL, NULL,
+                                                         store_result, &res);
+    expect (&res, INVALID, "momentum is 1.5");
+  }
+  {
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 8), b = vec (f, F32, 8);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, -1, 0.1,
+                                                         x, s, b, y, NULL, NULL, NULL, NULL, NULL,
+                                                         store_result, &res);
+    expect (&res, INVALID, "epsilon is -1");
+  }
+  {
+    /* the running mean may not be the scale */
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 8), b = vec (f, F32, 8), rv = vec (f, F32, 8);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, 0.1,
+                                                         x, s, b, y, s, rv, NULL, NULL, NULL,
+                                                         store_result, &res);
+    expect (&res, INVALID, "output running_mean overlaps input scale");
+  }
+  {
+    /* a strided (non-contiguous) parameter */
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) y = tensor (f, F32, 4, 8, 5, 5);
+    g_autoptr(AtomrTensor) s0 = vec (f, F32, 16), b = vec (f, F32, 8);
+    g_autoptr(AtomrTensor) s = atomr_tensor_slice (s0, 0, 0, 16, 2, &error);
+    g_assert_no_error (error);
+    atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, 0.1,
+                                                         x, s, b, y, NULL, NULL, NULL, NULL, NULL,
+                                                         store_result, &res);
+    expect (&res, INVALID, "scale is not contiguous");
+  }
+  {
+    g_autoptr(AtomrTensor) x = tensor (f, ATOMR_DTYPE_F64, 2, 3, 4, 4);
+    g_autoptr(AtomrTensor) y = tensor (f, ATOMR_DTYPE_F64, 2, 3, 4, 4);
+    g_autoptr(AtomrTensor) s = vec (f, ATOMR_DTYPE_F64, 3), b = vec (f, ATOMR_DTYPE_F64, 3),
+                           m = vec (f, ATOMR_DTYPE_F64, 3), v = vec (f, ATOMR_DTYPE_F64, 3);
+    atomr_cudnn_actor_batch_norm_forward_inference_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5,
+                                                          x, s, b, m, v, y, NULL, store_result, &res);
+    expect (&res, NOSUP, "bn-infer");
+  }
+  {
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 2, 3, 4, 4);
+    g_autoptr(AtomrTensor) dy = tensor (f, F32, 2, 3, 4, 4);
+    g_autoptr(AtomrTensor) dx = tensor (f, F32, 2, 3, 4, 4);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 3), ds = vec (f, F32, 3), db = vec (f, F32, 3);
+    atomr_cudnn_actor_batch_norm_backward_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, x, dy, s,
+                                                 NULL, NULL, dx, ds, db, NULL, store_result, &res);
+    expect (&res, NOSUP, "bn-bwd");
+  }
+  {
+    g_autoptr(AtomrTensor) x = tensor (f, F32, 2, 3, 4, 4);
+    g_autoptr(AtomrTensor) dy = tensor (f, F32, 2, 3, 4, 4);
+    g_autoptr(AtomrTensor) s = vec (f, F32, 3), ds = vec (f, F32, 3);
+    atomr_cudnn_actor_batch_norm_backward_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, 1e-5, x, dy, s,
+                                                 NULL, NULL, dy, ds, ds, NULL, store_result, &res);
+    expect (&res, INVALID, "output dx overlaps input dy");
+  }
+}
+
 /* ------------------------------------------------------------------ */
 
 static void
@@ -638,6 +770,7 @@ main (int argc, char **argv)
   ADD ("activation", test_activation);
   ADD ("softmax", test_softmax);
   ADD ("pooling", test_pooling);
+  ADD ("batch-norm", test_batch_norm);
   ADD ("properties", test_properties);
   g_test_add_func ("/cudnn/convolution-object", test_convolution_object);
   g_test_add_func ("/cudnn/convolution-notify", test_convolution_notify);

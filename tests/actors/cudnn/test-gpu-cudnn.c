@@ -759,6 +759,114 @@ test_pooling (Fixture *f, gconstpointer data)
       }
 }
 
+/* Spatial batch norm: training forward (running statistics, saved mean
+ * and inverse deviation), backward from the saved statistics, inference
+ * with the running statistics.  f32 NCHW and bf16 NHWC data (f32
+ * parameters). */
+static void
+test_batch_norm (Fixture *f, gconstpointer data)
+{
+  const gint64 shape[4] = { 4, 6, 5, 7 }, c = shape[1];
+  const gint64 m = shape[0] * shape[2] * shape[3];
+  const gdouble eps = 1e-5, momentum = 0.25;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint variant = 0; variant < 2; variant++)
+    {
+      AtomrDtype dtype = variant ? ATOMR_DTYPE_BF16 : ATOMR_DTYPE_F32;
+      gboolean nhwc = variant == 1;
+      gdouble tol = variant ? 2e-2 : 1e-5;
+      Operand x, y, dy, dx, sc, bi, rm, rv, sm, si, ds, db, yi;
+      g_autofree gdouble *ry = NULL, *rdx = NULL, *ryi = NULL;
+      gdouble mean[6], var[6], inv[6], rrm[6], rrv[6], rds[6], rdb[6];
+      gdouble e[8];
+
+      operand_init (f, &x, dtype, shape, 4, nhwc, TRUE);
+      operand_init (f, &y, dtype, shape, 4, nhwc, FALSE);
+      operand_init (f, &yi, dtype, shape, 4, nhwc, FALSE);
+      operand_init (f, &dy, dtype, shape, 4, nhwc, TRUE);
+      operand_init (f, &dx, dtype, shape, 4, nhwc, FALSE);
+      operand_init (f, &sc, ATOMR_DTYPE_F32, &c, 1, FALSE, TRUE);
+      operand_init (f, &bi, ATOMR_DTYPE_F32, &c, 1, FALSE, TRUE);
+      operand_init (f, &rm, ATOMR_DTYPE_F32, &c, 1, FALSE, TRUE);
+      operand_init (f, &rv, ATOMR_DTYPE_F32, &c, 1, FALSE, TRUE);
+      /* a variance must be positive */
+      for (gint64 i = 0; i < c; i++)
+        rv.host[i] = fabs (rv.host[i]);
+      {
+        g_autoptr(GBytes) b = NULL;
+        g_autofree gfloat *v = g_new (gfloat, c);
+        for (gint64 i = 0; i < c; i++)
+          v[i] = (gfloat) rv.host[i];
+        b = g_bytes_new (v, sizeof (gfloat) * c);
+        g_assert_true (atomr_buffer_upload_sync (rv.buffer, b, NULL, NULL));
+      }
+      operand_init (f, &sm, ATOMR_DTYPE_F32, &c, 1, FALSE, FALSE);
+      operand_init (f, &si, ATOMR_DTYPE_F32, &c, 1, FALSE, FALSE);
+      operand_init (f, &ds, ATOMR_DTYPE_F32, &c, 1, FALSE, FALSE);
+      operand_init (f, &db, ATOMR_DTYPE_F32, &c, 1, FALSE, FALSE);
+
+      ry = g_new0 (gdouble, x.n);
+      rdx = g_new0 (gdouble, x.n);
+      ryi = g_new0 (gdouble, x.n);
+      for (gint64 ch = 0; ch < c; ch++)
+        {
+          gdouble sum = 0, sq = 0, sdy = 0, sdyx = 0;
+#define EACH(body) \
+          for (gint64 n = 0; n < shape[0]; n++) \
+            for (gint64 h = 0; h < shape[2]; h++) \
+              for (gint64 w = 0; w < shape[3]; w++) \
+                { gint64 li[4] = { n, ch, h, w }; gsize o = at (&x, li); body; }
+          EACH (sum += x.host[o]);
+          mean[ch] = sum / m;
+          EACH (sq += (x.host[o] - mean[ch]) * (x.host[o] - mean[ch]));
+          var[ch] = sq / m;
+          inv[ch] = 1 / sqrt (var[ch] + eps);
+          rrm[ch] = (1 - momentum) * rm.host[ch] + momentum * mean[ch];
+          rrv[ch] = (1 - momentum) * rv.host[ch] + momentum * sq / (m - 1);
+          EACH (ry[o] = sc.host[ch] * (x.host[o] - mean[ch]) * inv[ch] + bi.host[ch]);
+          EACH (sdy += dy.host[o]; sdyx += dy.host[o] * (x.host[o] - mean[ch]) * inv[ch]);
+          rdb[ch] = sdy;
+          rds[ch] = sdyx;
+          EACH (rdx[o] = sc.host[ch] * inv[ch] / m *
+                         (m * dy.host[o] - sdy - (x.host[o] - mean[ch]) * inv[ch] * sdyx));
+          EACH (ryi[o] = sc.host[ch] * (x.host[o] - rrm[ch]) / sqrt (rrv[ch] + eps) + bi.host[ch]);
+#undef EACH
+        }
+
+      RUN (atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, eps,
+                                                                momentum, x.view, sc.view, bi.view, y.view,
+                                                                rm.view, rv.view, sm.view, si.view, NULL,
+                                                                store_result, &res_),
+           atomr_cudnn_actor_batch_norm_forward_training_finish);
+      e[0] = rel_error (&y, ry);
+      e[1] = rel_error (&rm, rrm);
+      e[2] = rel_error (&rv, rrv);
+      e[3] = rel_error (&sm, mean);
+      e[4] = rel_error (&si, inv);
+      RUN (atomr_cudnn_actor_batch_norm_backward_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, eps, x.view,
+                                                        dy.view, sc.view, sm.view, si.view, dx.view,
+                                                        ds.view, db.view, NULL, store_result, &res_),
+           atomr_cudnn_actor_batch_norm_backward_finish);
+      e[5] = MAX (rel_error (&dx, rdx), MAX (rel_error (&ds, rds), rel_error (&db, rdb)));
+      RUN (atomr_cudnn_actor_batch_norm_forward_inference_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, eps,
+                                                                 x.view, sc.view, bi.view, rm.view, rv.view,
+                                                                 yi.view, NULL, store_result, &res_),
+           atomr_cudnn_actor_batch_norm_forward_inference_finish);
+      e[6] = rel_error (&yi, ryi);
+      g_test_message ("batch norm %s: y %.3g, running mean %.3g, running var %.3g, saved mean %.3g, "
+                      "saved inv %.3g, backward %.3g, inference %.3g (bound %.1g)",
+                      atomr_dtype_get_name (dtype), e[0], e[1], e[2], e[3], e[4], e[5], e[6], tol);
+      for (guint i = 0; i < 7; i++)
+        g_assert_cmpfloat (e[i], <=, i == 5 ? tol * 4 : tol);
+
+      operand_clear (&x); operand_clear (&y); operand_clear (&yi); operand_clear (&dy);
+      operand_clear (&dx); operand_clear (&sc); operand_clear (&bi); operand_clear (&rm);
+      operand_clear (&rv); operand_clear (&sm); operand_clear (&si); operand_clear (&ds);
+      operand_clear (&db);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -774,5 +882,6 @@ main (int argc, char **argv)
   g_test_add ("/gpu-cudnn/activation", Fixture, NULL, fixture_setup, test_activation, fixture_teardown);
   g_test_add ("/gpu-cudnn/softmax", Fixture, NULL, fixture_setup, test_softmax, fixture_teardown);
   g_test_add ("/gpu-cudnn/pooling", Fixture, NULL, fixture_setup, test_pooling, fixture_teardown);
+  g_test_add ("/gpu-cudnn/batch-norm", Fixture, NULL, fixture_setup, test_batch_norm, fixture_teardown);
   return g_test_run ();
 }
