@@ -533,6 +533,10 @@ act (AtomrActivationMode mode, gdouble coef, gdouble x, gdouble *deriv)
     }
 }
 
+static const gchar *const mode_names[] = {
+  "sigmoid", "relu", "tanh", "clipped-relu", "elu", "swish",
+};
+
 static void
 test_activation (Fixture *f, gconstpointer data)
 {
@@ -543,7 +547,8 @@ test_activation (Fixture *f, gconstpointer data)
   for (guint di = 0; di < G_N_ELEMENTS (dtypes); di++)
     for (gint mode = ATOMR_ACTIVATION_SIGMOID; mode <= ATOMR_ACTIVATION_SWISH; mode++)
       {
-        gdouble coef = mode == ATOMR_ACTIVATION_CLIPPED_RELU ? 0.5 : 1.0;
+        /* 0.61 is no f16/bf16 value: no input sits exactly on the clip */
+        gdouble coef = mode == ATOMR_ACTIVATION_CLIPPED_RELU ? 0.61 : 1.0;
         AtomrDtype dtype = dtypes[di];
         gboolean nhwc = mode % 2 == 1;
         Operand x, y, dy, dx;
@@ -573,7 +578,7 @@ test_activation (Fixture *f, gconstpointer data)
              atomr_cudnn_actor_activation_backward_finish);
         e2 = rel_error (&dx, rdx);
         g_test_message ("%s %s: act-fwd %.3g, act-bwd %.3g (bound %.1g)", atomr_dtype_get_name (dtype),
-                        g_enum_get_value (g_type_class_peek (ATOMR_TYPE_ACTIVATION_MODE), mode)->value_nick,
+                        mode_names[mode],
                         e1, e2, tol);
         g_assert_cmpfloat (e1, <=, tol);
         g_assert_cmpfloat (e2, <=, tol * 4);
