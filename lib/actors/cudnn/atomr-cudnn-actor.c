@@ -419,19 +419,44 @@ choose_conv_algo (AtomrCudnnActor *self,
    * and, for FMA math, converts nothing to tensor-core precision. */
   for (int i = 0; i < n && i < MAX_ALGOS; i++)
     {
+      gboolean fma = r->key.mode == ATOMR_CUDNN_MATH_FMA && r->key.dtype == ATOMR_DTYPE_F32;
+      gsize size = 0;
+
       if (status[i] != CUDNN_STATUS_SUCCESS || memory[i] > limit)
         continue;
-      if (r->key.mode == ATOMR_CUDNN_MATH_FMA && math[i] != CUDNN_FMA_MATH &&
-          math[i] != CUDNN_DEFAULT_MATH)
+      /* FMA math (f32 only: halves always use tensor cores, f64 never
+       * does) takes no algorithm that converts to a tensor-core format. */
+      if (fma && math[i] != CUDNN_FMA_MATH && math[i] != CUDNN_DEFAULT_MATH)
         continue;
-      if (r->key.mode == ATOMR_CUDNN_MATH_FMA && r->key.dtype == ATOMR_DTYPE_F32 &&
-          math[i] == CUDNN_DEFAULT_MATH)
+      if (fma)
         math[i] = CUDNN_FMA_MATH;
       if (!cudnn_check (cudnnSetConvolutionMathType (plan->cd, math[i]),
                         "cudnnSetConvolutionMathType", r->opname, error))
         return FALSE;
+      /* The workspace the call itself will ask for, with the math type
+       * now set (the heuristic's figure is an estimate). */
+      switch (r->key.kind)
+        {
+        case KIND_CONV_FWD:
+          call = "cudnnGetConvolutionForwardWorkspaceSize";
+          st = cudnnGetConvolutionForwardWorkspaceSize (h, plan->td[SLOT_X], plan->fd, plan->cd,
+                                                        plan->td[SLOT_Y], algos[i], &size);
+          break;
+        case KIND_CONV_BWD_DATA:
+          call = "cudnnGetConvolutionBackwardDataWorkspaceSize";
+          st = cudnnGetConvolutionBackwardDataWorkspaceSize (h, plan->fd, plan->td[SLOT_Y], plan->cd,
+                                                             plan->td[SLOT_X], algos[i], &size);
+          break;
+        default:
+          call = "cudnnGetConvolutionBackwardFilterWorkspaceSize";
+          st = cudnnGetConvolutionBackwardFilterWorkspaceSize (h, plan->td[SLOT_X], plan->td[SLOT_Y],
+                                                               plan->cd, plan->fd, algos[i], &size);
+          break;
+        }
+      if (st != CUDNN_STATUS_SUCCESS || MAX (size, memory[i]) > limit)
+        continue;
       plan->algo = algos[i];
-      plan->workspace = memory[i];
+      plan->workspace = MAX (size, memory[i]);
       return TRUE;
     }
 

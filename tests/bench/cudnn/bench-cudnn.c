@@ -164,6 +164,19 @@ raw_setup (Raw *raw, AtomrDevice *device, gint n, gint c, gint k, gint hw, gbool
       if (raw->algo[p] < 0)
         g_error ("raw: no algorithm for %s", pass_names[p]);
       CK (cudnnSetConvolutionMathType (raw->cd[p], math));
+      {
+        gsize size = 0;
+        if (p == FWD)
+          CK (cudnnGetConvolutionForwardWorkspaceSize (raw->handle, raw->xd, raw->wd, raw->cd[p], raw->yd,
+                                                       raw->algo[p], &size));
+        else if (p == BWD_DATA)
+          CK (cudnnGetConvolutionBackwardDataWorkspaceSize (raw->handle, raw->wd, raw->yd, raw->cd[p],
+                                                            raw->xd, raw->algo[p], &size));
+        else
+          CK (cudnnGetConvolutionBackwardFilterWorkspaceSize (raw->handle, raw->xd, raw->yd, raw->cd[p],
+                                                              raw->wd, raw->algo[p], &size));
+        raw->ws_size[p] = MAX (raw->ws_size[p], size);
+      }
       raw->ws_max = MAX (raw->ws_max, raw->ws_size[p]);
     }
   if (raw->ws_max)
