@@ -735,6 +735,47 @@ test_properties (Fixture *f, gconstpointer data)
   g_signal_handlers_disconnect_by_data (f->actor, &autotune);
 }
 
+static void
+record_operation (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  GPtrArray *names = user_data;
+  g_ptr_array_add (names, g_strdup_printf ("%s · %s", atomr_launch_info_get_library (info),
+                                           atomr_launch_info_get_operation (info)));
+}
+
+/* Valid requests reach the envelope's enqueue step under their trace
+ * names; invalid ones never do. */
+static void
+test_trace_names (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  g_autoptr(AtomrTensor) x = tensor (f, F32, 1, 2, 4, 4);
+  g_autoptr(AtomrTensor) w = tensor (f, F32, 2, 2, 3, 3);
+  g_autoptr(AtomrTensor) y = tensor (f, F32, 1, 2, 4, 4);
+  g_autoptr(AtomrTensor) bad = tensor (f, F32, 1, 2, 5, 5);
+  GAsyncResult *res = NULL;
+
+  g_signal_connect (f->actor, "before-enqueue", G_CALLBACK (record_operation), names);
+  run_conv_fwd (f, conv, x, w, bad, INVALID, "y is 1×2×5×5");
+  g_assert_cmpuint (names->len, ==, 0);
+  run_conv_fwd (f, conv, x, w, y, NOSUP, "conv-fwd");
+  {
+    /* fresh operands: the failed forward's output would fail this one
+     * as a dependency */
+    g_autoptr(AtomrTensor) w2 = tensor (f, F32, 2, 2, 3, 3);
+    g_autoptr(AtomrTensor) dy = tensor (f, F32, 1, 2, 4, 4);
+    g_autoptr(AtomrTensor) dx = tensor (f, F32, 1, 2, 4, 4);
+    atomr_cudnn_actor_convolution_backward_data_async (f->actor, conv, 1.0, w2, dy, 0.0, dx, NULL,
+                                                       store_result, &res);
+    expect (&res, NOSUP, "conv-bwd-data");
+  }
+  g_assert_cmpuint (names->len, ==, 2);
+  g_assert_cmpstr (g_ptr_array_index (names, 0), ==, "cudnn · conv-fwd");
+  g_assert_cmpstr (g_ptr_array_index (names, 1), ==, "cudnn · conv-bwd-data");
+  g_signal_handlers_disconnect_by_data (f->actor, names);
+}
+
 /* Bindings may build objects with a bare g_object_new(): reading their
  * properties and dropping them must not crash. */
 static void
@@ -772,6 +813,7 @@ main (int argc, char **argv)
   ADD ("pooling", test_pooling);
   ADD ("batch-norm", test_batch_norm);
   ADD ("properties", test_properties);
+  ADD ("trace-names", test_trace_names);
   g_test_add_func ("/cudnn/convolution-object", test_convolution_object);
   g_test_add_func ("/cudnn/convolution-notify", test_convolution_notify);
   g_test_add_func ("/cudnn/bare-objects", test_bare_objects);
