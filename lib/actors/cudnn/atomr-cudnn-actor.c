@@ -52,6 +52,8 @@
  *
  * On the host test device there is no handle: requests are validated and
  * then answered with %ATOMR_ERROR_NOT_SUPPORTED.
+ *
+ * Since: 0.2
  */
 
 #define DEFAULT_WORKSPACE_LIMIT (G_GUINT64_CONSTANT (1) << 30)
@@ -1179,6 +1181,8 @@ conv_common (AtomrCudnnActor     *self,
  * three views have one dtype (f32, f16, bf16 or f64; halves accumulate in
  * f32) and any layout the strides describe.  @y must not overlap @x or @w.
  * The algorithm is chosen once per distinct request and cached.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_convolution_forward_async (AtomrCudnnActor     *self,
@@ -1204,6 +1208,8 @@ atomr_cudnn_actor_convolution_forward_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_convolution_forward_finish (AtomrCudnnActor  *self,
@@ -1228,6 +1234,8 @@ atomr_cudnn_actor_convolution_forward_finish (AtomrCudnnActor  *self,
  *
  * dx = alpha · ∂(conv)/∂x (dy) + beta · dx (trace name
  * `cudnn · conv-bwd-data`), with the shapes of the forward pass.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_convolution_backward_data_async (AtomrCudnnActor     *self,
@@ -1254,6 +1262,8 @@ atomr_cudnn_actor_convolution_backward_data_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when dx was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_convolution_backward_data_finish (AtomrCudnnActor  *self,
@@ -1280,6 +1290,8 @@ atomr_cudnn_actor_convolution_backward_data_finish (AtomrCudnnActor  *self,
  *
  * dw = alpha · ∂(conv)/∂w (x, dy) + beta · dw (trace name
  * `cudnn · conv-bwd-filter`).
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_convolution_backward_filter_async (AtomrCudnnActor     *self,
@@ -1306,6 +1318,8 @@ atomr_cudnn_actor_convolution_backward_filter_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when dw was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_convolution_backward_filter_finish (AtomrCudnnActor  *self,
@@ -1333,6 +1347,8 @@ atomr_cudnn_actor_convolution_backward_filter_finish (AtomrCudnnActor  *self,
  * @user_data: data for @callback
  *
  * y = f (x) elementwise (trace name `cudnn · act-fwd`).
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_activation_forward_async (AtomrCudnnActor     *self,
@@ -1382,6 +1398,8 @@ atomr_cudnn_actor_activation_forward_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_activation_forward_finish (AtomrCudnnActor  *self,
@@ -1406,6 +1424,8 @@ atomr_cudnn_actor_activation_forward_finish (AtomrCudnnActor  *self,
  *
  * dx = f′ (x) · dy (trace name `cudnn · act-bwd`).  All four views have
  * one shape and dtype.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_activation_backward_async (AtomrCudnnActor     *self,
@@ -1466,6 +1486,8 @@ atomr_cudnn_actor_activation_backward_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when dx was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_activation_backward_finish (AtomrCudnnActor  *self,
@@ -1491,6 +1513,8 @@ atomr_cudnn_actor_activation_backward_finish (AtomrCudnnActor  *self,
  *
  * Softmax or log-softmax (trace name `cudnn · softmax-fwd`), computed in
  * the numerically stable (max-subtracted) form.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_softmax_forward_async (AtomrCudnnActor     *self,
@@ -1531,6 +1555,8 @@ atomr_cudnn_actor_softmax_forward_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_softmax_forward_finish (AtomrCudnnActor  *self,
@@ -1555,6 +1581,8 @@ atomr_cudnn_actor_softmax_forward_finish (AtomrCudnnActor  *self,
  *
  * The gradient of a softmax or log-softmax (trace name
  * `cudnn · softmax-bwd`).
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_softmax_backward_async (AtomrCudnnActor     *self,
@@ -1600,6 +1628,8 @@ atomr_cudnn_actor_softmax_backward_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when dx was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_softmax_backward_finish (AtomrCudnnActor  *self,
@@ -1669,6 +1699,8 @@ check_pooling (AtomrCudnnActor *self,
  * @user_data: data for @callback
  *
  * 2-D max or average pooling (trace name `cudnn · pool-fwd`).
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_pooling_forward_async (AtomrCudnnActor     *self,
@@ -1703,6 +1735,8 @@ atomr_cudnn_actor_pooling_forward_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_pooling_forward_finish (AtomrCudnnActor  *self,
@@ -1726,6 +1760,8 @@ atomr_cudnn_actor_pooling_forward_finish (AtomrCudnnActor  *self,
  * @user_data: data for @callback
  *
  * The gradient of a 2-D pooling (trace name `cudnn · pool-bwd`).
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_pooling_backward_async (AtomrCudnnActor     *self,
@@ -1769,6 +1805,8 @@ atomr_cudnn_actor_pooling_backward_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when dx was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_pooling_backward_finish (AtomrCudnnActor  *self,
@@ -1877,6 +1915,8 @@ check_bn_common (AtomrCudnnActor     *self,
  * Training-mode batch normalisation (trace name `cudnn · bn-train`): y =
  * scale · (x − mean) / sqrt (var + epsilon) + bias with the batch's
  * statistics.  Outputs overlap no input and no other output.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_batch_norm_forward_training_async (AtomrCudnnActor     *self,
@@ -1956,6 +1996,8 @@ atomr_cudnn_actor_batch_norm_forward_training_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y (and the statistics asked for) were computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_batch_norm_forward_training_finish (AtomrCudnnActor  *self,
@@ -1983,6 +2025,8 @@ atomr_cudnn_actor_batch_norm_forward_training_finish (AtomrCudnnActor  *self,
  *
  * Inference-mode batch normalisation with fixed statistics (trace name
  * `cudnn · bn-infer`).
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_batch_norm_forward_inference_async (AtomrCudnnActor     *self,
@@ -2033,6 +2077,8 @@ atomr_cudnn_actor_batch_norm_forward_inference_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_batch_norm_forward_inference_finish (AtomrCudnnActor  *self,
@@ -2063,6 +2109,8 @@ atomr_cudnn_actor_batch_norm_forward_inference_finish (AtomrCudnnActor  *self,
  *
  * The gradients of training-mode batch normalisation (trace name
  * `cudnn · bn-bwd`).  Outputs overlap no input and no other output.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_batch_norm_backward_async (AtomrCudnnActor     *self,
@@ -2123,6 +2171,8 @@ atomr_cudnn_actor_batch_norm_backward_async (AtomrCudnnActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the gradients were computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_batch_norm_backward_finish (AtomrCudnnActor  *self,
@@ -2276,6 +2326,8 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    * Bytes of device memory the actor's workspace holds now: the most any
    * chosen algorithm needed so far (0 until then, and after a context
    * rebuild).  Notified on the actor's thread.
+   *
+   * Since: 0.2
    */
   properties[PROP_WORKSPACE_SIZE] =
     g_param_spec_uint64 ("workspace-size", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -2285,6 +2337,8 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    *
    * The most workspace an algorithm may need to be chosen (default
    * 1 GiB).  Applies to plans built after the change.
+   *
+   * Since: 0.2
    */
   properties[PROP_WORKSPACE_LIMIT] =
     g_param_spec_uint64 ("workspace-limit", NULL, NULL, 0, G_MAXUINT64, DEFAULT_WORKSPACE_LIMIT,
@@ -2294,6 +2348,8 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    *
    * How many plans (descriptors and chosen algorithm of one distinct
    * request) the cache keeps; the least recently used go first.
+   *
+   * Since: 0.2
    */
   properties[PROP_CACHE_CAPACITY] =
     g_param_spec_uint ("cache-capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_CACHE_CAPACITY,
@@ -2303,6 +2359,8 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    *
    * Requests that found their plan in the cache.  Not notified (it
    * changes with every request).
+   *
+   * Since: 0.2
    */
   properties[PROP_CACHE_HITS] =
     g_param_spec_uint64 ("cache-hits", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -2311,6 +2369,8 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    * AtomrCudnnActor:cache-misses:
    *
    * Requests that had to build their plan.  Not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_CACHE_MISSES] =
     g_param_spec_uint64 ("cache-misses", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -2319,6 +2379,8 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    * AtomrCudnnActor:cache-size:
    *
    * Plans in the cache now.  Notified on the actor's thread.
+   *
+   * Since: 0.2
    */
   properties[PROP_CACHE_SIZE] =
     g_param_spec_uint ("cache-size", NULL, NULL, 0, G_MAXUINT, 0,
@@ -2329,6 +2391,8 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    * Choose convolution algorithms by timing every candidate
    * (cudnnFind*Algorithm, once per distinct request, blocking the actor's
    * thread while it runs) instead of cuDNN's heuristics.
+   *
+   * Since: 0.2
    */
   properties[PROP_AUTOTUNE] =
     g_param_spec_boolean ("autotune", NULL, NULL, FALSE,
@@ -2357,6 +2421,8 @@ atomr_cudnn_actor_init (AtomrCudnnActor *self)
  * naming the files tried.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrCudnnActor *
 atomr_cudnn_actor_new (AtomrDevice  *device,
@@ -2371,6 +2437,8 @@ atomr_cudnn_actor_new (AtomrDevice  *device,
  * @self: an #AtomrCudnnActor
  *
  * Returns: the bytes the workspace holds now
+ *
+ * Since: 0.2
  */
 guint64
 atomr_cudnn_actor_get_workspace_size (AtomrCudnnActor *self)
@@ -2389,6 +2457,8 @@ atomr_cudnn_actor_get_workspace_size (AtomrCudnnActor *self)
  * @self: an #AtomrCudnnActor
  *
  * Returns: the most workspace a chosen algorithm may need
+ *
+ * Since: 0.2
  */
 guint64
 atomr_cudnn_actor_get_workspace_limit (AtomrCudnnActor *self)
@@ -2408,6 +2478,8 @@ atomr_cudnn_actor_get_workspace_limit (AtomrCudnnActor *self)
  * @limit: bytes
  *
  * Sets #AtomrCudnnActor:workspace-limit.  May be called from any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_set_workspace_limit (AtomrCudnnActor *self,
@@ -2429,6 +2501,8 @@ atomr_cudnn_actor_set_workspace_limit (AtomrCudnnActor *self,
  * @self: an #AtomrCudnnActor
  *
  * Returns: how many plans the cache keeps
+ *
+ * Since: 0.2
  */
 guint
 atomr_cudnn_actor_get_cache_capacity (AtomrCudnnActor *self)
@@ -2449,6 +2523,8 @@ atomr_cudnn_actor_get_cache_capacity (AtomrCudnnActor *self)
  *
  * Sets #AtomrCudnnActor:cache-capacity, dropping the least recently used
  * plans beyond it.  May be called from any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_set_cache_capacity (AtomrCudnnActor *self,
@@ -2480,6 +2556,8 @@ atomr_cudnn_actor_set_cache_capacity (AtomrCudnnActor *self,
  * @self: an #AtomrCudnnActor
  *
  * Returns: requests that found their plan in the cache
+ *
+ * Since: 0.2
  */
 guint64
 atomr_cudnn_actor_get_cache_hits (AtomrCudnnActor *self)
@@ -2498,6 +2576,8 @@ atomr_cudnn_actor_get_cache_hits (AtomrCudnnActor *self)
  * @self: an #AtomrCudnnActor
  *
  * Returns: requests that had to build their plan
+ *
+ * Since: 0.2
  */
 guint64
 atomr_cudnn_actor_get_cache_misses (AtomrCudnnActor *self)
@@ -2516,6 +2596,8 @@ atomr_cudnn_actor_get_cache_misses (AtomrCudnnActor *self)
  * @self: an #AtomrCudnnActor
  *
  * Returns: plans in the cache now
+ *
+ * Since: 0.2
  */
 guint
 atomr_cudnn_actor_get_cache_size (AtomrCudnnActor *self)
@@ -2534,6 +2616,8 @@ atomr_cudnn_actor_get_cache_size (AtomrCudnnActor *self)
  * @self: an #AtomrCudnnActor
  *
  * Returns: whether convolution algorithms are chosen by timing
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_cudnn_actor_get_autotune (AtomrCudnnActor *self)
@@ -2553,6 +2637,8 @@ atomr_cudnn_actor_get_autotune (AtomrCudnnActor *self)
  * @autotune: whether to time the candidates
  *
  * Sets #AtomrCudnnActor:autotune; applies to plans built afterwards.
+ *
+ * Since: 0.2
  */
 void
 atomr_cudnn_actor_set_autotune (AtomrCudnnActor *self,

@@ -21,6 +21,8 @@ G_BEGIN_DECLS
  *   computed in full f32 precision.
  *
  * Which arithmetic a convolution may use.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_CUDNN_MATH_DEFAULT,
@@ -37,6 +39,8 @@ typedef enum {
  * @ATOMR_ACTIVATION_SWISH: x · sigmoid (coef · x)
  *
  * The pointwise function of an activation.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_ACTIVATION_SIGMOID,
@@ -54,6 +58,8 @@ typedef enum {
  * @ATOMR_SOFTMAX_CHANNEL: over C for each n and spatial position.
  *
  * What a softmax normalises over.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_SOFTMAX_INSTANCE,
@@ -69,6 +75,8 @@ typedef enum {
  *   window that lie inside the input.
  *
  * What a pooling window computes.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_POOLING_MAX,
@@ -85,6 +93,8 @@ typedef enum {
  *   over N (fully connected layers); parameters have C × spatial elements.
  *
  * What a batch normalisation averages over.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_BATCH_NORM_SPATIAL,

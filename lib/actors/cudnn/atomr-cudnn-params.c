@@ -50,6 +50,8 @@ G_DEFINE_ENUM_TYPE (AtomrPoolingMode, atomr_pooling_mode,
  *
  * A bare g_object_new() gives a 2-D convolution with no padding, stride 1,
  * dilation 1 and one group.
+ *
+ * Since: 0.2
  */
 struct _AtomrConvolution
 {
@@ -134,6 +136,8 @@ atomr_convolution_class_init (AtomrConvolutionClass *klass)
    * AtomrConvolution:n-spatial-dims:
    *
    * 2 for a 2-D convolution (4-D views), 3 for a 3-D one (5-D views).
+   *
+   * Since: 0.2
    */
   conv_properties[CONV_PROP_N_SPATIAL_DIMS] =
     g_param_spec_uint ("n-spatial-dims", NULL, NULL, 2, ATOMR_CUDNN_MAX_SPATIAL_DIMS, 2,
@@ -144,6 +148,8 @@ atomr_convolution_class_init (AtomrConvolutionClass *klass)
    * The number of groups: C and K are split into this many groups, group
    * g of the output seeing only group g of the input (C for a depthwise
    * convolution).
+   *
+   * Since: 0.2
    */
   conv_properties[CONV_PROP_GROUPS] =
     g_param_spec_uint ("groups", NULL, NULL, 1, G_MAXINT32, 1,
@@ -152,6 +158,8 @@ atomr_convolution_class_init (AtomrConvolutionClass *klass)
    * AtomrConvolution:math:
    *
    * The arithmetic the convolution may use.
+   *
+   * Since: 0.2
    */
   conv_properties[CONV_PROP_MATH] =
     g_param_spec_enum ("math", NULL, NULL, ATOMR_TYPE_CUDNN_MATH, ATOMR_CUDNN_MATH_DEFAULT,
@@ -180,6 +188,8 @@ atomr_convolution_init (AtomrConvolution *self)
  * A convolution with no padding, stride 1, dilation 1 and one group.
  *
  * Returns: (transfer full): a new #AtomrConvolution
+ *
+ * Since: 0.2
  */
 AtomrConvolution *
 atomr_convolution_new (guint n_spatial_dims)
@@ -203,6 +213,8 @@ atomr_convolution_new (guint n_spatial_dims)
  *
  * Returns: (transfer full) (nullable): a new #AtomrConvolution, or %NULL
  *   when a value is out of range
+ *
+ * Since: 0.2
  */
 AtomrConvolution *
 atomr_convolution_new_2d (gint64 pad_h,
@@ -233,6 +245,8 @@ atomr_convolution_new_2d (gint64 pad_h,
  * @self: an #AtomrConvolution
  *
  * Returns: 2 or 3
+ *
+ * Since: 0.2
  */
 guint
 atomr_convolution_get_n_spatial_dims (AtomrConvolution *self)
@@ -278,6 +292,8 @@ set_values (AtomrConvolution *self,
  *
  * Returns: %TRUE when the values were taken; %FALSE, with
  *   %ATOMR_ERROR_INVALID_ARGUMENT, leaves the convolution unchanged
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_convolution_set_padding (AtomrConvolution  *self,
@@ -298,6 +314,8 @@ atomr_convolution_set_padding (AtomrConvolution  *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the values were taken
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_convolution_set_stride (AtomrConvolution  *self,
@@ -318,6 +336,8 @@ atomr_convolution_set_stride (AtomrConvolution  *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the values were taken
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_convolution_set_dilation (AtomrConvolution  *self,
@@ -336,6 +356,8 @@ atomr_convolution_set_dilation (AtomrConvolution  *self,
  * @dim: a spatial dimension, 0 for the outermost (D or H)
  *
  * Returns: the zero padding of @dim
+ *
+ * Since: 0.2
  */
 gint64
 atomr_convolution_get_padding (AtomrConvolution *self,
@@ -352,6 +374,8 @@ atomr_convolution_get_padding (AtomrConvolution *self,
  * @dim: a spatial dimension
  *
  * Returns: the stride of @dim
+ *
+ * Since: 0.2
  */
 gint64
 atomr_convolution_get_stride (AtomrConvolution *self,
@@ -368,6 +392,8 @@ atomr_convolution_get_stride (AtomrConvolution *self,
  * @dim: a spatial dimension
  *
  * Returns: the dilation of @dim
+ *
+ * Since: 0.2
  */
 gint64
 atomr_convolution_get_dilation (AtomrConvolution *self,
@@ -383,6 +409,8 @@ atomr_convolution_get_dilation (AtomrConvolution *self,
  * @self: an #AtomrConvolution
  *
  * Returns: the number of groups
+ *
+ * Since: 0.2
  */
 guint
 atomr_convolution_get_groups (AtomrConvolution *self)
@@ -397,6 +425,8 @@ atomr_convolution_get_groups (AtomrConvolution *self)
  * @groups: the number of groups (≥ 1)
  *
  * Sets #AtomrConvolution:groups.
+ *
+ * Since: 0.2
  */
 void
 atomr_convolution_set_groups (AtomrConvolution *self,
@@ -415,6 +445,8 @@ atomr_convolution_set_groups (AtomrConvolution *self,
  * @self: an #AtomrConvolution
  *
  * Returns: the math the convolution may use
+ *
+ * Since: 0.2
  */
 AtomrCudnnMath
 atomr_convolution_get_math (AtomrConvolution *self)
@@ -429,6 +461,8 @@ atomr_convolution_get_math (AtomrConvolution *self)
  * @math: the math the convolution may use
  *
  * Sets #AtomrConvolution:math.
+ *
+ * Since: 0.2
  */
 void
 atomr_convolution_set_math (AtomrConvolution *self,
@@ -513,6 +547,8 @@ atomr_cudnn_conv_output_shape (const AtomrCudnnConvParams *p,
  *
  * Returns: %TRUE, or %FALSE with %ATOMR_ERROR_INVALID_ARGUMENT when the
  *   shapes do not fit the convolution
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_convolution_get_output_shape (AtomrConvolution  *self,
@@ -580,6 +616,8 @@ atomr_cudnn_conv_params_get (AtomrConvolution     *self,
  * rows (rounded down), and as many columns by the same rule.
  *
  * A bare g_object_new() gives a 1 × 1 max pooling with stride 1.
+ *
+ * Since: 0.2
  */
 struct _AtomrPooling
 {
@@ -648,6 +686,8 @@ atomr_pooling_class_init (AtomrPoolingClass *klass)
    * AtomrPooling:mode:
    *
    * What each window computes.
+   *
+   * Since: 0.2
    */
   pool_properties[POOL_PROP_MODE] =
     g_param_spec_enum ("mode", NULL, NULL, ATOMR_TYPE_POOLING_MODE, ATOMR_POOLING_MAX,
@@ -680,6 +720,8 @@ atomr_pooling_init (AtomrPooling *self)
  *
  * Returns: (transfer full) (nullable): a new #AtomrPooling, or %NULL when
  *   a value is out of range
+ *
+ * Since: 0.2
  */
 AtomrPooling *
 atomr_pooling_new_2d (AtomrPoolingMode mode,
@@ -715,6 +757,8 @@ atomr_pooling_new_2d (AtomrPoolingMode mode,
  * @self: an #AtomrPooling
  *
  * Returns: what each window computes
+ *
+ * Since: 0.2
  */
 AtomrPoolingMode
 atomr_pooling_get_mode (AtomrPooling *self)
@@ -729,6 +773,8 @@ atomr_pooling_get_mode (AtomrPooling *self)
  * @dim: 0 (height) or 1 (width)
  *
  * Returns: the window's extent in @dim
+ *
+ * Since: 0.2
  */
 gint64
 atomr_pooling_get_window (AtomrPooling *self,
@@ -744,6 +790,8 @@ atomr_pooling_get_window (AtomrPooling *self,
  * @dim: 0 (height) or 1 (width)
  *
  * Returns: the zero padding in @dim
+ *
+ * Since: 0.2
  */
 gint64
 atomr_pooling_get_padding (AtomrPooling *self,
@@ -759,6 +807,8 @@ atomr_pooling_get_padding (AtomrPooling *self,
  * @dim: 0 (height) or 1 (width)
  *
  * Returns: the stride in @dim
+ *
+ * Since: 0.2
  */
 gint64
 atomr_pooling_get_stride (AtomrPooling *self,
