@@ -166,6 +166,12 @@ gboolean          atomr_convolution_get_output_shape (AtomrConvolution  *self,
 #define ATOMR_TYPE_POOLING (atomr_pooling_get_type ())
 G_DECLARE_FINAL_TYPE (AtomrPooling, atomr_pooling, ATOMR, POOLING, GObject)
 
+AtomrPooling     *atomr_pooling_new                  (AtomrPoolingMode   mode,
+                                                      const gint64      *window,
+                                                      const gint64      *padding,
+                                                      const gint64      *stride,
+                                                      guint              n,
+                                                      GError           **error);
 AtomrPooling     *atomr_pooling_new_2d               (AtomrPoolingMode   mode,
                                                       gint64             window_h,
                                                       gint64             window_w,

@@ -707,6 +707,75 @@ atomr_pooling_init (AtomrPooling *self)
 }
 
 /**
+ * atomr_pooling_new:
+ * @mode: what each window computes
+ * @window: (array length=n): the window's extent per spatial dimension (≥ 1)
+ * @padding: (array length=n): zero padding per spatial dimension
+ *   (0 ≤ padding < window)
+ * @stride: (array length=n): stride per spatial dimension (≥ 1)
+ * @n: the number of spatial dimensions: 2
+ * @error: return location for a #GError
+ *
+ * A pooling window from values that may come from outside the program:
+ * out-of-range values are %ATOMR_ERROR_INVALID_ARGUMENT naming the value.
+ *
+ * Returns: (transfer full) (nullable): a new #AtomrPooling, or %NULL with
+ *   @error set
+ *
+ * Since: 0.2
+ */
+AtomrPooling *
+atomr_pooling_new (AtomrPoolingMode   mode,
+                   const gint64      *window,
+                   const gint64      *padding,
+                   const gint64      *stride,
+                   guint              n,
+                   GError           **error)
+{
+  AtomrPooling *self;
+
+  if (n != 2)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "pooling: %u spatial dimensions (only 2-D pooling is supported)", n);
+      return NULL;
+    }
+  if ((guint) mode > ATOMR_POOLING_AVERAGE_EXCLUDE_PADDING)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "pooling: mode %d is not an AtomrPoolingMode", (gint) mode);
+      return NULL;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      const gchar *bad = NULL;
+      gint64 value = 0;
+
+      if (window[i] < 1 || window[i] > G_MAXINT32)
+        bad = "window", value = window[i];
+      else if (stride[i] < 1 || stride[i] > G_MAXINT32)
+        bad = "stride", value = stride[i];
+      else if (padding[i] < 0 || padding[i] >= window[i])
+        bad = "padding", value = padding[i];
+      if (bad)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "pooling: %s[%u] is %" G_GINT64_FORMAT " (window 1 to %d, stride 1 to %d, "
+                       "0 ≤ padding < window)", bad, i, value, G_MAXINT32, G_MAXINT32);
+          return NULL;
+        }
+    }
+  self = g_object_new (ATOMR_TYPE_POOLING, "mode", mode, NULL);
+  for (guint i = 0; i < n; i++)
+    {
+      self->window[i] = window[i];
+      self->padding[i] = padding[i];
+      self->stride[i] = stride[i];
+    }
+  return self;
+}
+
+/**
  * atomr_pooling_new_2d:
  * @mode: what each window computes
  * @window_h: window height (≥ 1)

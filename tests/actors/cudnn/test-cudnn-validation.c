@@ -529,6 +529,27 @@ test_pooling (Fixture *f, gconstpointer data)
   g_assert_cmpint (atomr_pooling_get_padding (pool, 1), ==, 1);
   g_assert_cmpint (atomr_pooling_get_mode (bare), ==, ATOMR_POOLING_MAX);
   {
+    const gint64 win[2] = { 3, 2 }, pad[2] = { 1, 2 }, st[2] = { 1, 1 };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrPooling) p = atomr_pooling_new (ATOMR_POOLING_MAX, win, pad, st, 2, &error);
+    g_assert_null (p);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "padding[1] is 2"));
+    g_clear_error (&error);
+    g_assert_null (atomr_pooling_new (ATOMR_POOLING_MAX, win, pad, st, 3, &error));
+    g_assert_nonnull (strstr (error->message, "3 spatial dimensions"));
+  }
+  {
+    const gint64 win[2] = { 3, 2 }, pad[2] = { 1, 0 }, st[2] = { 2, 1 };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrPooling) p = atomr_pooling_new (ATOMR_POOLING_AVERAGE_INCLUDE_PADDING, win, pad, st, 2,
+                                                   &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (atomr_pooling_get_window (p, 1), ==, 2);
+    g_assert_cmpint (atomr_pooling_get_stride (p, 0), ==, 2);
+    g_assert_cmpint (atomr_pooling_get_mode (p), ==, ATOMR_POOLING_AVERAGE_INCLUDE_PADDING);
+  }
+  {
     /* (8 + 2 - 3) / 2 + 1 = 4 */
     g_autoptr(AtomrTensor) x = tensor_nhwc (f, ATOMR_DTYPE_F16, 2, 3, 8, 8);
     g_autoptr(AtomrTensor) y = tensor_nhwc (f, ATOMR_DTYPE_F16, 2, 3, 4, 4);
