@@ -17,6 +17,7 @@
 #include "actors/atomr-library-private.h"
 #include "actors/tensor/atomr-tensor-actor.h"
 #include "actors/tensor/atomr-tensor-plan-private.h"
+#include "actors/tensor/atomr-tensor-kernels-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-device-private.h"
 #include "core/atomr-tensor-private.h"
@@ -716,6 +717,31 @@ tensor_enqueue (AtomrOp  *op,
                                                      grid, 1, 1, block_x, block_y, 1, 0,
                                                      atomr_op_get_cu_stream (op), params, NULL),
                            "cuLaunchKernel (tensor kernel)", error);
+}
+
+gchar *
+atomr_tensor_kernel_source (gboolean   reduce,
+                            AtomrDtype dtype,
+                            guint      n_free,
+                            guint      n_loops,
+                            gboolean   idx32,
+                            gint       op_a,
+                            gint       op_b,
+                            gint       op_ab,
+                            gint       reduce_op)
+{
+  TensorRequest r;
+
+  memset (&r, 0, sizeof r);
+  r.kind = reduce ? KIND_REDUCE : op_ab >= 0 ? KIND_BINARY : KIND_PERMUTE;
+  r.dtype = dtype;
+  r.plan.n_free = n_free;
+  r.plan.n_loops = n_loops;
+  r.op_a = op_a;
+  r.op_b = op_b;
+  r.op_ab = op_ab;
+  r.reduce = reduce_op;
+  return reduce ? reduce_source (&r, idx32) : elementwise_source (&r, idx32);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,98 @@
+/* test-tensor-kernels.c — every kernel source the Tensor actor generates
+ * compiles with NVRTC for sm_90 (no GPU needed), and names the kernels
+ * the actor loads
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <atomr.h>
+#include "actors/tensor/atomr-tensor-kernels-private.h"
+
+static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64 };
+
+static gboolean
+have_nvrtc (void)
+{
+  g_autofree gchar *version = atomr_nvrtc_get_version (NULL);
+  return version != NULL;
+}
+
+static void
+compile (const gchar *source, const gchar *kernel)
+{
+  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(GError) error = NULL;
+  GBytes *ptx;
+  g_autofree gchar *entry = g_strdup_printf (".entry %s(", kernel);
+
+  atomr_compile_options_set_arch (options, "sm_90");
+  module = atomr_nvrtc_compile (source, "atomr-tensor.cu", options, NULL, &error);
+  if (module == NULL)
+    g_error ("%s\n---\n%s", error->message, source);
+  ptx = atomr_module_get_ptx (module);
+  if (ptx == NULL)
+    ptx = atomr_module_get_cubin (module);
+  g_assert_nonnull (ptx);
+  if (atomr_module_get_ptx (module) != NULL)
+    {
+      g_autofree gchar *text = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
+      if (strstr (text, entry) == NULL)
+        g_error ("PTX lacks %s", entry);
+    }
+}
+
+static void
+test_elementwise (void)
+{
+  if (!have_nvrtc ())
+    {
+      g_test_skip ("NVRTC is not available");
+      return;
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    for (gint op = 0; op <= ATOMR_TENSOR_UNARY_SIGMOID; op++)
+      {
+        g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, dtypes[d], 3, 3, op % 2, op, 0, -1, 0);
+        g_autofree gchar *bin = atomr_tensor_kernel_source (FALSE, dtypes[d], 1 + op % 6, 1 + op % 6, TRUE,
+                                                            op, (op + 3) % (ATOMR_TENSOR_UNARY_SIGMOID + 1),
+                                                            op % (ATOMR_TENSOR_BINARY_MIN + 1), 0);
+        /* every unary expression in f32 and f64 (float and double math);
+         * the loads and stores of halves once per binary operator */
+        if (dtypes[d] == ATOMR_DTYPE_F32 || dtypes[d] == ATOMR_DTYPE_F64)
+          compile (perm, "atomr_tensor_elementwise");
+        if (op <= ATOMR_TENSOR_BINARY_MIN)
+          compile (bin, "atomr_tensor_elementwise");
+      }
+}
+
+static void
+test_reduce (void)
+{
+  if (!have_nvrtc ())
+    {
+      g_test_skip ("NVRTC is not available");
+      return;
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    for (gint op = 0; op <= ATOMR_TENSOR_REDUCE_NORM_INF; op++)
+      {
+        g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, dtypes[d], 1 + op % 3, 2 + op % 3 * 2,
+                                                            op % 2, 0, 0, -1, op);
+        if ((dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16) &&
+            op != ATOMR_TENSOR_REDUCE_SUM && op != ATOMR_TENSOR_REDUCE_NORM2)
+          continue;
+        compile (src, "atomr_tensor_reduce_cols");
+        compile (src, "atomr_tensor_reduce_rows");
+      }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/tensor-kernels/elementwise", test_elementwise);
+  g_test_add_func ("/tensor-kernels/reduce", test_reduce);
+  return g_test_run ();
+}
