@@ -517,6 +517,7 @@ test_halves (Fixture *f, gconstpointer data)
   g_autoptr(AtomrTensor) b = atomr_tensor_empty (f->device, ATOMR_DTYPE_F16, shape, 1, &error);
   g_autoptr(AtomrTensor) ba = atomr_tensor_empty (f->device, ATOMR_DTYPE_BF16, shape, 1, &error);
   g_autoptr(AtomrTensor) bc = atomr_tensor_empty (f->device, ATOMR_DTYPE_BF16, one, 1, &error);
+  g_autoptr(AtomrTensor) scalar = NULL;
   guint16 *out;
 
   g_assert_no_error (error);
@@ -539,9 +540,10 @@ test_halves (Fixture *f, gconstpointer data)
   g_assert_cmphex (out[0], ==, 0x3555);
 
   memcpy (atomr_tensor_get_host_data (ba), bf, sizeof bf);
-  atomr_tensor_actor_reduce_async (f->actor, "a->", ATOMR_TENSOR_REDUCE_SUM, 1.0, ba, 0.0,
-                                   atomr_tensor_reshape (bc, NULL, 0, &error), NULL, store_result, &result);
+  scalar = atomr_tensor_reshape (bc, NULL, 0, &error);
   g_assert_no_error (error);
+  atomr_tensor_actor_reduce_async (f->actor, "a->", ATOMR_TENSOR_REDUCE_SUM, 1.0, ba, 0.0,
+                                   scalar, NULL, store_result, &result);
   g_assert_true (atomr_tensor_actor_reduce_finish (f->actor, wait_result (&result), &error));
   g_assert_no_error (error);
   g_clear_object (&result);
