@@ -632,6 +632,36 @@ fill_loops (const AtomrLoopPlan *p, KernelLoops *L)
     }
 }
 
+/* The launch geometry of @r's kernel (also shown to the trace before the
+ * enqueue).  Reductions pick "rows" when the innermost reduced loop is
+ * dense in A and the innermost output loop is not (or there is one output). */
+static void
+launch_geometry (const TensorRequest *r,
+                 guint64             *grid,
+                 guint               *block_x,
+                 guint               *block_y,
+                 gboolean            *rows)
+{
+  const AtomrLoopPlan *p = &r->plan;
+
+  *rows = FALSE;
+  if (r->kind == KIND_REDUCE)
+    {
+      *rows = p->n_loops > p->n_free &&
+              ABS (p->stride[1][p->n_loops - 1]) == 1 &&
+              (ABS (p->stride[1][p->n_free - 1]) != 1 || p->n_out == 1);
+      *grid = *rows ? (p->n_out + 7) / 8 : (p->n_out + 31) / 32;
+      *block_x = 32;
+      *block_y = 8;
+    }
+  else
+    {
+      *grid = MIN ((p->n_out + 255) / 256, (guint64) 1 << 20);
+      *block_x = 256;
+      *block_y = 1;
+    }
+}
+
 static gboolean
 tensor_enqueue (AtomrOp  *op,
                 GError  **error)
@@ -647,7 +677,9 @@ tensor_enqueue (AtomrOp  *op,
   guint64 n_out = p->n_out, n_red = p->n_reduce;
   AtomrKernel *kernel;
   void *params[8];
+  guint64 blocks;
   guint grid, block_x, block_y;
+  gboolean rows;
 
   if (atomr_op_is_host (op))
     {
@@ -663,23 +695,19 @@ tensor_enqueue (AtomrOp  *op,
   a = atomr_tensor_get_ptr (r->t[1]);
   b = r->t[2] ? atomr_tensor_get_ptr (r->t[2]) : a;
 
+  launch_geometry (r, &blocks, &block_x, &block_y, &rows);
+  if (blocks > G_MAXINT32)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s: %" G_GUINT64_FORMAT " outputs need more than 2^31 blocks",
+                   r->kind == KIND_REDUCE ? "reduce" : "elementwise", n_out);
+      return FALSE;
+    }
+  grid = (guint) blocks;
   if (r->kind == KIND_REDUCE)
     {
-      /* rows: the innermost reduced loop is dense in A and the innermost
-       * output loop is not (or there is only one output) */
-      gboolean rows = p->n_loops > p->n_free &&
-                      ABS (p->stride[1][p->n_loops - 1]) == 1 &&
-                      (ABS (p->stride[1][p->n_free - 1]) != 1 || n_out == 1);
-      const gchar *name = rows ? "atomr_tensor_reduce_rows" : "atomr_tensor_reduce_cols";
-      guint64 blocks = rows ? (n_out + 7) / 8 : (n_out + 31) / 32;
-
-      if (blocks > G_MAXINT32)
-        {
-          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                       "reduce: %" G_GUINT64_FORMAT " outputs need more than 2^31 blocks", n_out);
-          return FALSE;
-        }
-      kernel = get_kernel (self, r, idx32, name, error);
+      kernel = get_kernel (self, r, idx32, rows ? "atomr_tensor_reduce_rows" : "atomr_tensor_reduce_cols",
+                           error);
       if (kernel == NULL)
         return FALSE;
       params[0] = &out;
@@ -689,9 +717,6 @@ tensor_enqueue (AtomrOp  *op,
       params[4] = &n_out;
       params[5] = &n_red;
       params[6] = &loops;
-      grid = (guint) blocks;
-      block_x = 32;
-      block_y = 8;
     }
   else
     {
@@ -705,14 +730,7 @@ tensor_enqueue (AtomrOp  *op,
       params[4] = f64 ? (void *) &r->beta : (void *) &beta_f;
       params[5] = &n_out;
       params[6] = &loops;
-      grid = (guint) MIN ((n_out + 255) / 256, (guint64) 1 << 20);
-      block_x = 256;
-      block_y = 1;
     }
-  {
-    const guint g[3] = { grid, 1, 1 }, bl[3] = { block_x, block_y, 1 };
-    atomr_op_set_geometry (op, g, bl, 0);
-  }
   return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
                                                      grid, 1, 1, block_x, block_y, 1, 0,
                                                      atomr_op_get_cu_stream (op), params, NULL),
@@ -856,6 +874,16 @@ check_finite (const gchar *opname, const gchar *what, gdouble v, GError **error)
 static void
 tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_output)
 {
+  guint64 blocks;
+  guint block_x, block_y;
+  gboolean rows;
+
+  launch_geometry (r, &blocks, &block_x, &block_y, &rows);
+  {
+    const guint g[3] = { (guint) MIN (blocks, G_MAXUINT), 1, 1 }, bl[3] = { block_x, block_y, 1 };
+    atomr_op_set_geometry (op, g, bl, 0);
+  }
+  atomr_op_set_detail (op, r->kind == KIND_REDUCE ? (rows ? "rows" : "cols") : "elementwise");
   for (guint o = 1; o <= n_inputs; o++)
     atomr_op_read_tensor (op, r->t[o]);
   if (reads_output)
