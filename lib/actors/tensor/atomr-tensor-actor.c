@@ -500,6 +500,47 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
     "#endif\n"
     "  }\n"
     "}\n");
+  if (r->kind == KIND_PERMUTE && r->plan.a_inner >= 0 && (guint) r->plan.a_inner + 1 < r->plan.n_free)
+    {
+      /* The tiled transpose: loop TX (the innermost, dense in the output)
+       * and loop TY (dense in A) through a 32 × 33 shared tile, so both
+       * the reads and the writes coalesce; the other output loops are the
+       * batch.  Blocks of 32 × 8 threads, one tile per block and batch
+       * index (grid.y strides over the batch). */
+      g_string_append_printf (s, "#define TX %u\n#define TY %d\n", r->plan.n_free - 1, r->plan.a_inner);
+      g_string_append (s,
+        "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose(T *d, const T *a,\n"
+        "    acc_t alpha, u64 n_batch, Loops L) {\n"
+        "  __shared__ acc_t tile[32][33];\n"
+        "  const i64 ext_x = L.ext[TX], ext_y = L.ext[TY];\n"
+        "  const u64 tiles_x = (u64) (ext_x + 31) / 32;\n"
+        "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 32, y0 = (i64) (blockIdx.x / tiles_x) * 32;\n"
+        "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
+        "    i64 o[2] = { 0, 0 };\n"
+        "    idx_t rest = (idx_t) bt;\n"
+        "#pragma unroll\n"
+        "    for (int k = NF - 1; k >= 0; k--) {\n"
+        "      if (k == TX || k == TY) continue;\n"
+        "      idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
+        "      o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
+        "    }\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 32; k += 8) {\n"
+        "      i64 x = x0 + threadIdx.y + k, y = y0 + threadIdx.x;\n"
+        "      if (x < ext_x && y < ext_y)\n"
+        "        tile[threadIdx.y + k][threadIdx.x] = op_a(ld(a + o[1] + x * L.s[1][TX] + y * L.s[1][TY]));\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 32; k += 8) {\n"
+        "      i64 x = x0 + threadIdx.x, y = y0 + threadIdx.y + k;\n"
+        "      if (x < ext_x && y < ext_y)\n"
+        "        st(d + o[0] + x * L.s[0][TX] + y * L.s[0][TY], alpha * tile[threadIdx.x][threadIdx.y + k]);\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "}\n");
+    }
   return g_string_free (s, FALSE);
 }
 
@@ -579,9 +620,10 @@ reduce_source (const TensorRequest *r, gboolean idx32)
 static gchar *
 kernel_key (const TensorRequest *r, gboolean idx32)
 {
-  return g_strdup_printf ("%d/%s/%u/%u/%d/%d/%d/%d/%d", r->kind, atomr_dtype_get_name (r->dtype),
+  return g_strdup_printf ("%d/%s/%u/%u/%d/%d/%d/%d/%d/%d", r->kind, atomr_dtype_get_name (r->dtype),
                           r->plan.n_free, r->plan.n_loops, idx32,
-                          r->op_a, r->op_b, r->op_ab, r->reduce);
+                          r->op_a, r->op_b, r->op_ab, r->reduce,
+                          r->kind == KIND_PERMUTE ? r->plan.a_inner : -1);
 }
 
 static AtomrKernel *
@@ -635,16 +677,44 @@ fill_loops (const AtomrLoopPlan *p, KernelLoops *L)
 /* The launch geometry of @r's kernel (also shown to the trace before the
  * enqueue).  Reductions pick "rows" when the innermost reduced loop is
  * dense in A and the innermost output loop is not (or there is one output). */
+/* A permutation whose input is densest in another loop than the
+ * output's innermost, both of them long enough to fill tiles. */
+static gboolean
+use_transpose (const TensorRequest *r)
+{
+  const AtomrLoopPlan *p = &r->plan;
+
+  return r->kind == KIND_PERMUTE && p->n_out > 0 && p->a_inner >= 0 &&
+         (guint) p->a_inner + 1 < p->n_free &&
+         p->extent[p->n_free - 1] >= 8 && p->extent[p->a_inner] >= 8;
+}
+
 static void
 launch_geometry (const TensorRequest *r,
                  guint64             *grid,
+                 guint               *grid_y,
                  guint               *block_x,
                  guint               *block_y,
-                 gboolean            *rows)
+                 gboolean            *rows,
+                 gboolean            *transpose)
 {
   const AtomrLoopPlan *p = &r->plan;
 
   *rows = FALSE;
+  *transpose = use_transpose (r);
+  if (*transpose)
+    {
+      guint64 tiles = (guint64) ((p->extent[p->n_free - 1] + 31) / 32) *
+                      (guint64) ((p->extent[p->a_inner] + 31) / 32);
+      guint64 batch = p->n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
+
+      *grid = tiles;
+      *grid_y = (guint) MIN (batch, 65535);
+      *block_x = 32;
+      *block_y = 8;
+      return;
+    }
+  *grid_y = 1;
   if (r->kind == KIND_REDUCE)
     {
       *rows = p->n_loops > p->n_free &&
@@ -677,9 +747,9 @@ tensor_enqueue (AtomrOp  *op,
   guint64 n_out = p->n_out, n_red = p->n_reduce;
   AtomrKernel *kernel;
   void *params[8];
-  guint64 blocks;
-  guint grid, block_x, block_y;
-  gboolean rows;
+  guint64 blocks, n_batch;
+  guint grid, grid_y, block_x, block_y;
+  gboolean rows, transpose;
 
   if (atomr_op_is_host (op))
     {
@@ -695,7 +765,7 @@ tensor_enqueue (AtomrOp  *op,
   a = atomr_tensor_get_ptr (r->t[1]);
   b = r->t[2] ? atomr_tensor_get_ptr (r->t[2]) : a;
 
-  launch_geometry (r, &blocks, &block_x, &block_y, &rows);
+  launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
   if (blocks > G_MAXINT32)
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
@@ -704,7 +774,19 @@ tensor_enqueue (AtomrOp  *op,
       return FALSE;
     }
   grid = (guint) blocks;
-  if (r->kind == KIND_REDUCE)
+  if (transpose)
+    {
+      n_batch = n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
+      kernel = get_kernel (self, r, idx32, "atomr_tensor_transpose", error);
+      if (kernel == NULL)
+        return FALSE;
+      params[0] = &out;
+      params[1] = &a;
+      params[2] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
+      params[3] = &n_batch;
+      params[4] = &loops;
+    }
+  else if (r->kind == KIND_REDUCE)
     {
       kernel = get_kernel (self, r, idx32, rows ? "atomr_tensor_reduce_rows" : "atomr_tensor_reduce_cols",
                            error);
@@ -732,7 +814,7 @@ tensor_enqueue (AtomrOp  *op,
       params[6] = &loops;
     }
   return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
-                                                     grid, 1, 1, block_x, block_y, 1, 0,
+                                                     grid, grid_y, 1, block_x, block_y, 1, 0,
                                                      atomr_op_get_cu_stream (op), params, NULL),
                            "cuLaunchKernel (tensor kernel)", error);
 }
@@ -875,15 +957,16 @@ static void
 tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_output)
 {
   guint64 blocks;
-  guint block_x, block_y;
-  gboolean rows;
+  guint grid_y, block_x, block_y;
+  gboolean rows, transpose;
 
-  launch_geometry (r, &blocks, &block_x, &block_y, &rows);
+  launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
   {
-    const guint g[3] = { (guint) MIN (blocks, G_MAXUINT), 1, 1 }, bl[3] = { block_x, block_y, 1 };
+    const guint g[3] = { (guint) MIN (blocks, G_MAXUINT), grid_y, 1 }, bl[3] = { block_x, block_y, 1 };
     atomr_op_set_geometry (op, g, bl, 0);
   }
-  atomr_op_set_detail (op, r->kind == KIND_REDUCE ? (rows ? "rows" : "cols") : "elementwise");
+  atomr_op_set_detail (op, r->kind == KIND_REDUCE ? (rows ? "rows" : "cols")
+                           : transpose ? "transpose" : "elementwise");
   for (guint o = 1; o <= n_inputs; o++)
     atomr_op_read_tensor (op, r->t[o]);
   if (reads_output)

@@ -13,7 +13,8 @@ G_BEGIN_DECLS
  * @n_loops: a reduction (kernels atomr_tensor_reduce_cols and
  * atomr_tensor_reduce_rows, @reduce_op an AtomrTensorReduceOp) or an
  * elementwise kernel (atomr_tensor_elementwise; @op_ab < 0: a
- * permutation). */
+ * permutation, which with @n_free > 1 also gets atomr_tensor_transpose
+ * for A densest in loop 0). */
 gchar *atomr_tensor_kernel_source (gboolean   reduce,
                                    AtomrDtype dtype,
                                    guint      n_free,

@@ -348,6 +348,60 @@ test_permute (Fixture *f, gconstpointer data)
     }
 }
 
+/* Longer modes: the tiled transpose (A dense in another loop than the
+ * output's innermost, both ≥ 8 long), partial tiles, reversed and padded
+ * layouts. */
+static void
+test_permute_tiled (Fixture *f, gconstpointer data)
+{
+  SKIP_WITHOUT_DEVICE (f);
+
+  for (guint iter = 0; iter < 48; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 2 + (iter / 4) % 3, perm[8];
+      gint64 sa[8], sb[8];
+      gchar ma[9] = { 0 }, mb[9] = { 0 };
+      gdouble alpha = g_rand_double_range (f->rand, -2, 2);
+      AtomrTensorUnaryOp op = iter % 3 ? ATOMR_TENSOR_UNARY_IDENTITY : ATOMR_TENSOR_UNARY_NEG;
+      Layout la, lb;
+      Twin a = { 0 }, b = { 0 };
+      g_autofree gchar *modes = NULL;
+
+      random_perm (f, n, perm);
+      for (guint d = 0; d < n; d++)
+        {
+          ma[d] = 'a' + d;
+          sa[d] = g_rand_int_range (f->rand, n == 2 ? 8 : 5, n == 2 ? 100 : 40);
+        }
+      for (guint d = 0; d < n; d++)
+        {
+          mb[d] = ma[perm[d]];
+          sb[d] = sa[perm[d]];
+        }
+      if (iter % 2)
+        {
+          random_layout (f, n, sa, -1, &la);
+          random_layout (f, n, sb, -1, &lb);
+        }
+      else
+        {
+          contiguous_layout (n, sa, &la);
+          contiguous_layout (n, sb, &lb);
+        }
+      twin_init (f, &a, dtype, &la, -2, 2);
+      twin_init (f, &b, dtype, &lb, -2, 2);
+      modes = g_strdup_printf ("%s->%s", ma, mb);
+      RUN (f->gpu, atomr_tensor_actor_permute_async (f->gpu, modes, alpha, op, a.gpu, b.gpu, NULL, store_result, &result_),
+           atomr_tensor_actor_permute_finish);
+      RUN (f->cpu, atomr_tensor_actor_permute_async (f->cpu, modes, alpha, op, a.cpu, b.cpu, NULL, store_result, &result_),
+           atomr_tensor_actor_permute_finish);
+      twin_compare (&b, modes);
+      twin_clear (&a);
+      twin_clear (&b);
+    }
+}
+
 static void
 test_binary (Fixture *f, gconstpointer data)
 {
@@ -535,6 +589,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, func) g_test_add ("/gpu-tensor/" path, Fixture, NULL, fixture_setup, func, fixture_teardown)
   ADD ("permute", test_permute);
+  ADD ("permute-tiled", test_permute_tiled);
   ADD ("binary", test_binary);
   ADD ("reduce", test_reduce);
   ADD ("large", test_large);

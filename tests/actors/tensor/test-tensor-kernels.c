@@ -19,7 +19,7 @@ have_nvrtc (void)
 }
 
 static void
-compile (const gchar *source, const gchar *kernel)
+compile (const gchar *source, const gchar *kernel, const gchar *kernel2)
 {
   g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
   g_autoptr(AtomrModule) module = NULL;
@@ -40,6 +40,12 @@ compile (const gchar *source, const gchar *kernel)
       g_autofree gchar *text = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
       if (strstr (text, entry) == NULL)
         g_error ("PTX lacks %s", entry);
+      if (kernel2 != NULL)
+        {
+          g_autofree gchar *entry2 = g_strdup_printf (".entry %s(", kernel2);
+          if (strstr (text, entry2) == NULL)
+            g_error ("PTX lacks %s", entry2);
+        }
     }
 }
 
@@ -61,9 +67,9 @@ test_elementwise (void)
         /* every unary expression in f32 and f64 (float and double math);
          * the loads and stores of halves once per binary operator */
         if (dtypes[d] == ATOMR_DTYPE_F32 || dtypes[d] == ATOMR_DTYPE_F64)
-          compile (perm, "atomr_tensor_elementwise");
+          compile (perm, "atomr_tensor_elementwise", "atomr_tensor_transpose");
         if (op <= ATOMR_TENSOR_BINARY_MIN)
-          compile (bin, "atomr_tensor_elementwise");
+          compile (bin, "atomr_tensor_elementwise", NULL);
       }
 }
 
@@ -83,8 +89,7 @@ test_reduce (void)
         if ((dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16) &&
             op != ATOMR_TENSOR_REDUCE_SUM && op != ATOMR_TENSOR_REDUCE_NORM2)
           continue;
-        compile (src, "atomr_tensor_reduce_cols");
-        compile (src, "atomr_tensor_reduce_rows");
+        compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
       }
 }
 
