@@ -302,11 +302,28 @@ atomr_loop_plan_build (const gchar            *op,
   p.n_reduce = 1;
   for (guint i = 0; i < n; i++)
     {
-      if (i < n_free)
-        p.n_out *= (guint64) p.extent[i];
-      else
-        p.n_reduce *= (guint64) p.extent[i];
+      guint64 *count = i < n_free ? &p.n_out : &p.n_reduce;
+
+      if (!g_uint64_checked_mul (count, *count, (guint64) p.extent[i]))
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "%s: the %s modes span more than 2^64 elements", op,
+                       i < n_free ? "output" : "reduced");
+          return FALSE;
+        }
     }
+  {
+    guint64 total;
+
+    /* the work, n_out × n_reduce, and every index fit 63 bits */
+    if (!g_uint64_checked_mul (&total, p.n_out, p.n_reduce) || total > (guint64) G_MAXINT64)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "%s: %" G_GUINT64_FORMAT " outputs × %" G_GUINT64_FORMAT
+                     " reduced elements exceed 2^63", op, p.n_out, p.n_reduce);
+        return FALSE;
+      }
+  }
 
   /* drop extent-1 loops (an empty operand keeps its zero extent) */
   {

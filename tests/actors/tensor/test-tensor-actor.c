@@ -725,6 +725,23 @@ test_bare_actor (void)
   atomr_tensor_actor_get_plan_cache_stats (bare, &hits, NULL, NULL, NULL);
   g_assert_cmpuint (hits, ==, 0);
   g_assert_cmpuint (atomr_tensor_actor_get_plan_cache_capacity (bare), ==, 128);
+
+  /* a request to a bare actor fails cleanly */
+  {
+    const gint64 shape[] = { 4 };
+    g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrTensor) a = atomr_tensor_empty (device, ATOMR_DTYPE_F32, shape, 1, &error);
+    g_autoptr(AtomrTensor) b = atomr_tensor_empty (device, ATOMR_DTYPE_F32, shape, 1, &error);
+    GAsyncResult *result = NULL;
+
+    g_assert_no_error (error);
+    atomr_tensor_actor_permute_async (bare, "a->a", 1.0, ATOMR_TENSOR_UNARY_IDENTITY, a, b, NULL,
+                                      store_result, &result);
+    g_assert_false (atomr_tensor_actor_permute_finish (bare, wait_result (&result), &error));
+    g_assert_nonnull (error);
+    g_clear_object (&result);
+  }
 }
 
 int

@@ -279,6 +279,16 @@ test_build_errors (void)
   expect_build_error ("ab->a", 1, drop, FALSE, "mode 'b' of a is not in the output");
   expect_build_error ("a->ab", 1, absent, FALSE, "output mode 'b' appears in no input");
   expect_build_error ("ab,ab->a", 2, red, TRUE, "reduced mode 'b' has extent 4 in a but 5 in b");
+  /* a broadcast input may be huge: the reduced count must not wrap
+   * (it did: 2^32 · 2^32 gave 0 elements, a sum of nothing) */
+  {
+    Op huge[] = { { 1, { 3 }, { 1 } },
+                  { 3, { 3, G_GINT64_CONSTANT (1) << 32, G_GINT64_CONSTANT (1) << 32 }, { 1, 0, 0 } } };
+    Op big[] = { { 1, { 3 }, { 1 } },
+                 { 3, { 3, G_GINT64_CONSTANT (1) << 31, G_GINT64_CONSTANT (1) << 31 }, { 1, 0, 0 } } };
+    expect_build_error ("abc->a", 1, huge, TRUE, "the reduced modes span more than 2^64 elements");
+    expect_build_error ("abc->a", 1, big, TRUE, "3 outputs × 4611686018427387904 reduced elements exceed 2^63");
+  }
 }
 
 /* Offsets from the plan agree with a naive walk of the modes for random
