@@ -56,8 +56,9 @@ typedef struct {
   Kind          kind;
   AtomrDtype    dtype;
   AtomrLoopPlan plan;
-  gint          op_a, op_b, op_ab, reduce;
-  gdouble       alpha, beta;
+  guint         n_in;          /* inputs: 1, 2 or 3 */
+  gint          op_a, op_b, op_c, op_ab, op_abc, reduce;
+  gdouble       alpha, beta, gamma;
   AtomrTensor  *t[ATOMR_PLAN_MAX_OPERANDS];  /* owned: output, inputs */
 } TensorRequest;
 
@@ -286,6 +287,7 @@ run_host (TensorRequest *r)
   guint8 *out = atomr_tensor_get_host_data (r->t[0]);
   const guint8 *a = atomr_tensor_get_host_data (r->t[1]);
   const guint8 *b = r->t[2] ? atomr_tensor_get_host_data (r->t[2]) : NULL;
+  const guint8 *c = r->t[3] ? atomr_tensor_get_host_data (r->t[3]) : NULL;
   gint64 off[ATOMR_PLAN_MAX_OPERANDS];
 
   for (guint64 i = 0; i < p->n_out; i++)
@@ -315,6 +317,9 @@ run_host (TensorRequest *r)
           if (r->kind == KIND_BINARY)
             v = host_binary (r->op_ab, v,
                              r->beta * host_unary (r->op_b, host_load (r->dtype, b, off[2])));
+          if (r->kind == KIND_BINARY && r->n_in == 3)
+            v = host_binary (r->op_abc, v,
+                             r->gamma * host_unary (r->op_c, host_load (r->dtype, c, off[3])));
         }
       host_store (r->dtype, out, off[0], v);
     }
@@ -475,29 +480,37 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
   gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
 
   append_prelude (s, r->dtype, &r->plan, idx32);
+  gboolean binary = r->kind == KIND_BINARY;
+  guint n_in = binary ? r->n_in : 1;
+
   g_string_append_printf (s,
     "__device__ __forceinline__ acc_t op_a(acc_t x) { return %s; }\n"
     "__device__ __forceinline__ acc_t op_b(acc_t x) { return %s; }\n"
+    "__device__ __forceinline__ acc_t op_c(acc_t x) { return %s; }\n"
     "__device__ __forceinline__ acc_t op_ab(acc_t x, acc_t y) { return %s; }\n"
-    "#define BINARY %d\n",
+    "__device__ __forceinline__ acc_t op_abc(acc_t x, acc_t y) { return %s; }\n"
+    "#define NIN %u\n",
     unary_expr (r->op_a, f64),
-    r->kind == KIND_BINARY ? unary_expr (r->op_b, f64) : "x",
-    r->kind == KIND_BINARY ? binary_expr (r->op_ab) : "x",
-    r->kind == KIND_BINARY);
+    binary ? unary_expr (r->op_b, f64) : "x",
+    binary && n_in == 3 ? unary_expr (r->op_c, f64) : "x",
+    binary ? binary_expr (r->op_ab) : "x",
+    binary && n_in == 3 ? binary_expr (r->op_abc) : "x",
+    n_in);
   g_string_append (s,
-    "extern \"C\" __global__ void atomr_tensor_elementwise(T *d, const T *a, const T *b,\n"
-    "    acc_t alpha, acc_t beta, u64 n, Loops L) {\n"
+    "extern \"C\" __global__ void atomr_tensor_elementwise(T *d, const T *a, const T *b, const T *c,\n"
+    "    acc_t alpha, acc_t beta, acc_t gamma, u64 n, Loops L) {\n"
     "  for (u64 i = (u64) blockIdx.x * blockDim.x + threadIdx.x; i < n;"
     " i += (u64) gridDim.x * blockDim.x) {\n"
-    "    i64 o[3] = { 0, 0, 0 };\n"
-    "    offsets<0, NF, 1 + 1 + BINARY>(L, (idx_t) i, o);\n"
-    "    acc_t x = alpha * op_a(ld(a + o[1]));\n"
-    "#if BINARY\n"
-    "    acc_t y = beta * op_b(ld(b + o[2]));\n"
-    "    st(d + o[0], op_ab(x, y));\n"
-    "#else\n"
-    "    st(d + o[0], x);\n"
+    "    i64 o[4] = { 0, 0, 0, 0 };\n"
+    "    offsets<0, NF, 1 + NIN>(L, (idx_t) i, o);\n"
+    "    acc_t v = alpha * op_a(ld(a + o[1]));\n"
+    "#if NIN >= 2\n"
+    "    v = op_ab(v, beta * op_b(ld(b + o[2])));\n"
     "#endif\n"
+    "#if NIN >= 3\n"
+    "    v = op_abc(v, gamma * op_c(ld(c + o[3])));\n"
+    "#endif\n"
+    "    st(d + o[0], v);\n"
     "  }\n"
     "}\n");
   if (r->kind == KIND_PERMUTE && r->plan.a_inner >= 0 && (guint) r->plan.a_inner + 1 < r->plan.n_free)
@@ -620,9 +633,9 @@ reduce_source (const TensorRequest *r, gboolean idx32)
 static gchar *
 kernel_key (const TensorRequest *r, gboolean idx32)
 {
-  return g_strdup_printf ("%d/%s/%u/%u/%d/%d/%d/%d/%d/%d", r->kind, atomr_dtype_get_name (r->dtype),
-                          r->plan.n_free, r->plan.n_loops, idx32,
-                          r->op_a, r->op_b, r->op_ab, r->reduce,
+  return g_strdup_printf ("%d/%s/%u/%u/%d/%u/%d/%d/%d/%d/%d/%d/%d", r->kind, atomr_dtype_get_name (r->dtype),
+                          r->plan.n_free, r->plan.n_loops, idx32, r->n_in,
+                          r->op_a, r->op_b, r->op_c, r->op_ab, r->op_abc, r->reduce,
                           r->kind == KIND_PERMUTE ? r->plan.a_inner : -1);
 }
 
@@ -742,11 +755,11 @@ tensor_enqueue (AtomrOp  *op,
   gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
   gboolean idx32;
   KernelLoops loops;
-  CUdeviceptr out, a, b;
-  gfloat alpha_f = (gfloat) r->alpha, beta_f = (gfloat) r->beta;
+  CUdeviceptr out, a, b, c;
+  gfloat alpha_f = (gfloat) r->alpha, beta_f = (gfloat) r->beta, gamma_f = (gfloat) r->gamma;
   guint64 n_out = p->n_out, n_red = p->n_reduce;
   AtomrKernel *kernel;
-  void *params[8];
+  void *params[10];
   guint64 blocks, n_batch;
   guint grid, grid_y, block_x, block_y;
   gboolean rows, transpose;
@@ -764,6 +777,7 @@ tensor_enqueue (AtomrOp  *op,
   out = atomr_tensor_get_ptr (r->t[0]);
   a = atomr_tensor_get_ptr (r->t[1]);
   b = r->t[2] ? atomr_tensor_get_ptr (r->t[2]) : a;
+  c = r->t[3] ? atomr_tensor_get_ptr (r->t[3]) : a;
 
   launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
   if (blocks > G_MAXINT32)
@@ -808,10 +822,12 @@ tensor_enqueue (AtomrOp  *op,
       params[0] = &out;
       params[1] = &a;
       params[2] = &b;
-      params[3] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
-      params[4] = f64 ? (void *) &r->beta : (void *) &beta_f;
-      params[5] = &n_out;
-      params[6] = &loops;
+      params[3] = &c;
+      params[4] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
+      params[5] = f64 ? (void *) &r->beta : (void *) &beta_f;
+      params[6] = f64 ? (void *) &r->gamma : (void *) &gamma_f;
+      params[7] = &n_out;
+      params[8] = &loops;
     }
   return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
                                                      grid, grid_y, 1, block_x, block_y, 1, 0,
@@ -828,12 +844,17 @@ atomr_tensor_kernel_source (gboolean   reduce,
                             gint       op_a,
                             gint       op_b,
                             gint       op_ab,
+                            gint       op_c,
+                            gint       op_abc,
                             gint       reduce_op)
 {
   TensorRequest r;
 
   memset (&r, 0, sizeof r);
   r.kind = reduce ? KIND_REDUCE : op_ab >= 0 ? KIND_BINARY : KIND_PERMUTE;
+  r.n_in = op_ab < 0 ? 1 : op_abc < 0 ? 2 : 3;
+  r.op_c = op_c;
+  r.op_abc = op_abc;
   r.dtype = dtype;
   r.plan.n_free = n_free;
   r.plan.n_loops = n_loops;
@@ -937,6 +958,7 @@ prepare (AtomrTensorActor  *self,
     }
 
   r->kind = kind;
+  r->n_in = n_inputs;
   r->dtype = dtype;
   for (guint o = 0; o <= n_inputs; o++)
     r->t[o] = g_object_ref (t[o]);
@@ -1191,6 +1213,103 @@ atomr_tensor_actor_reduce_finish (AtomrTensorActor  *self,
                                   GError           **error)
 {
   return atomr_op_finish_boolean (self, result, atomr_tensor_actor_reduce_async, error);
+}
+
+/**
+ * atomr_tensor_actor_elementwise_trinary_async:
+ * @self: an #AtomrTensorActor
+ * @modes: the modes of @a, @b, @c and @d, e.g. `"ab,b,a->ab"`: each output
+ *   mode must appear in some input; an input lacking a mode (or with
+ *   extent 1 there) is broadcast along it
+ * @alpha: scale of @a (finite)
+ * @op_a: applied to each element of @a before scaling
+ * @a: the first input view
+ * @beta: scale of @b (finite)
+ * @op_b: applied to each element of @b before scaling
+ * @b: the second input view
+ * @gamma: scale of @c (finite)
+ * @op_c: applied to each element of @c before scaling
+ * @c: the third input view
+ * @op_ab: how the scaled @a and @b combine
+ * @op_abc: how that result and the scaled @c combine
+ * @d: the output view (may not overlap an input, nor have a zero stride)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @d is written
+ * @user_data: data for @callback
+ *
+ * D = op_abc (op_ab (alpha · op_a(A), beta · op_b(B)), gamma · op_c(C)),
+ * elementwise with broadcasting (cuTENSOR's elementwiseTrinary).  Errors
+ * as atomr_tensor_actor_permute_async().
+ */
+void
+atomr_tensor_actor_elementwise_trinary_async (AtomrTensorActor    *self,
+                                              const gchar         *modes,
+                                              gdouble              alpha,
+                                              AtomrTensorUnaryOp   op_a,
+                                              AtomrTensor         *a,
+                                              gdouble              beta,
+                                              AtomrTensorUnaryOp   op_b,
+                                              AtomrTensor         *b,
+                                              gdouble              gamma,
+                                              AtomrTensorUnaryOp   op_c,
+                                              AtomrTensor         *c,
+                                              AtomrTensorBinaryOp  op_ab,
+                                              AtomrTensorBinaryOp  op_abc,
+                                              AtomrTensor         *d,
+                                              GCancellable        *cancellable,
+                                              GAsyncReadyCallback  callback,
+                                              gpointer             user_data)
+{
+  const gchar *opname = "elementwise-trinary";
+  const gchar *names[] = { "d", "a", "b", "c" };
+  AtomrTensor *t[] = { d, a, b, c };
+  AtomrOp *op;
+  TensorRequest *r;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_tensor_actor_elementwise_trinary_async,
+                     cancellable, callback, user_data);
+  r = atomr_op_alloc_data (op, sizeof *r, request_clear);
+  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_b", op_b, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_c", op_c, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_ab", op_ab, ATOMR_TENSOR_BINARY_MIN + 1, "AtomrTensorBinaryOp", &error) ||
+      !atomr_check_enum (opname, "op_abc", op_abc, ATOMR_TENSOR_BINARY_MIN + 1, "AtomrTensorBinaryOp", &error) ||
+      !check_finite (opname, "alpha", alpha, &error) ||
+      !check_finite (opname, "beta", beta, &error) ||
+      !check_finite (opname, "gamma", gamma, &error) ||
+      !prepare (self, opname, KIND_BINARY, modes, t, names, 3, r, &error) ||
+      !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("d", d)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a),
+                                             ATOMR_OPERAND_TENSOR ("b", b),
+                                             ATOMR_OPERAND_TENSOR ("c", c)), &error))
+    return atomr_op_fail (op, error);
+  r->alpha = alpha;
+  r->beta = beta;
+  r->gamma = gamma;
+  r->op_a = op_a;
+  r->op_b = op_b;
+  r->op_c = op_c;
+  r->op_ab = op_ab;
+  r->op_abc = op_abc;
+  tensor_submit (op, r, 3, FALSE);
+}
+
+/**
+ * atomr_tensor_actor_elementwise_trinary_finish:
+ * @self: an #AtomrTensorActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when D was written
+ */
+gboolean
+atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
+                                               GAsyncResult      *result,
+                                               GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_tensor_actor_elementwise_trinary_async, error);
 }
 
 /* ------------------------------------------------------------------ */

@@ -123,6 +123,27 @@ gboolean atomr_tensor_actor_elementwise_binary_finish (AtomrTensorActor    *self
                                                        GAsyncResult        *result,
                                                        GError             **error);
 
+void     atomr_tensor_actor_elementwise_trinary_async  (AtomrTensorActor    *self,
+                                                       const gchar         *modes,
+                                                       gdouble              alpha,
+                                                       AtomrTensorUnaryOp   op_a,
+                                                       AtomrTensor         *a,
+                                                       gdouble              beta,
+                                                       AtomrTensorUnaryOp   op_b,
+                                                       AtomrTensor         *b,
+                                                       gdouble              gamma,
+                                                       AtomrTensorUnaryOp   op_c,
+                                                       AtomrTensor         *c,
+                                                       AtomrTensorBinaryOp  op_ab,
+                                                       AtomrTensorBinaryOp  op_abc,
+                                                       AtomrTensor         *d,
+                                                       GCancellable        *cancellable,
+                                                       GAsyncReadyCallback  callback,
+                                                       gpointer             user_data);
+gboolean atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor    *self,
+                                                        GAsyncResult        *result,
+                                                        GError             **error);
+
 void     atomr_tensor_actor_reduce_async           (AtomrTensorActor    *self,
                                                     const gchar         *modes,
                                                     AtomrTensorReduceOp  op,

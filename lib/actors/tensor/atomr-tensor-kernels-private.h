@@ -14,7 +14,8 @@ G_BEGIN_DECLS
  * atomr_tensor_reduce_rows, @reduce_op an AtomrTensorReduceOp) or an
  * elementwise kernel (atomr_tensor_elementwise; @op_ab < 0: a
  * permutation, which with @n_free > 1 also gets atomr_tensor_transpose
- * for A densest in loop 0). */
+ * for A densest in loop 0; @op_abc >= 0: a trinary operation with @op_c
+ * on C). */
 gchar *atomr_tensor_kernel_source (gboolean   reduce,
                                    AtomrDtype dtype,
                                    guint      n_free,
@@ -23,6 +24,8 @@ gchar *atomr_tensor_kernel_source (gboolean   reduce,
                                    gint       op_a,
                                    gint       op_b,
                                    gint       op_ab,
+                                   gint       op_c,
+                                   gint       op_abc,
                                    gint       reduce_op);
 
 G_END_DECLS

@@ -29,7 +29,7 @@
 G_BEGIN_DECLS
 
 #define ATOMR_PLAN_MAX_DIMS     8
-#define ATOMR_PLAN_MAX_INPUTS   2
+#define ATOMR_PLAN_MAX_INPUTS   3
 /* operand 0 is the output, 1.. the inputs */
 #define ATOMR_PLAN_MAX_OPERANDS (ATOMR_PLAN_MAX_INPUTS + 1)
 /* loops: output modes plus reduced modes, each at most 8 per operand */

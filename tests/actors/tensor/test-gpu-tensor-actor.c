@@ -466,6 +466,75 @@ test_binary (Fixture *f, gconstpointer data)
 }
 
 static void
+test_trinary (Fixture *f, gconstpointer data)
+{
+  SKIP_WITHOUT_DEVICE (f);
+
+  for (guint iter = 0; iter < 64; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 1 + (iter / 4) % 6, perm[8], nin[3] = { 0, 0, 0 };
+      gint64 sd[8], shapes[3][8], ext[256] = { 0 };
+      gchar md[9] = { 0 }, mi[3][9] = { { 0 } };
+      AtomrTensorBinaryOp op_ab = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_BINARY_MIN + 1);
+      AtomrTensorBinaryOp op_abc = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_BINARY_MIN + 1);
+      AtomrTensorUnaryOp ops[3];
+      gdouble scale[3];
+      Layout l[3], ld;
+      Twin in[3] = { { 0 } }, d = { 0 };
+      g_autofree gchar *modes = NULL;
+
+      for (guint q = 0; q < 3; q++)
+        {
+          ops[q] = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_UNARY_SIGMOID + 1);
+          scale[q] = g_rand_double_range (f->rand, -2, 2);
+        }
+      for (guint k = 0; k < n; k++)
+        {
+          md[k] = 'a' + k;
+          ext[(guchar) md[k]] = g_rand_int_range (f->rand, 1, 7);
+          sd[k] = ext[(guchar) md[k]];
+        }
+      random_perm (f, n, perm);
+      for (guint k = 0; k < n; k++)
+        {
+          gchar m = md[perm[k]];
+          guint mask = g_rand_int_range (f->rand, 1, 8);
+          for (guint q = 0; q < 3; q++)
+            if (mask & (1u << q))
+              {
+                mi[q][nin[q]] = m;
+                shapes[q][nin[q]++] = g_rand_int_range (f->rand, 0, 6) == 0 ? 1 : ext[(guchar) m];
+              }
+        }
+      if (nin[0] == 0 || nin[1] == 0 || nin[2] == 0)
+        continue;
+      for (guint q = 0; q < 3; q++)
+        {
+          random_layout (f, nin[q], shapes[q], q == 1 && iter % 3 == 0 ? 0 : -1, &l[q]);
+          twin_init (f, &in[q], dtype, &l[q], -2, 2);
+        }
+      random_layout (f, n, sd, -1, &ld);
+      twin_init (f, &d, dtype, &ld, -2, 2);
+      modes = g_strdup_printf ("%s,%s,%s->%s", mi[0], mi[1], mi[2], md);
+      RUN (f->gpu, atomr_tensor_actor_elementwise_trinary_async (f->gpu, modes, scale[0], ops[0], in[0].gpu,
+                                                                 scale[1], ops[1], in[1].gpu, scale[2], ops[2],
+                                                                 in[2].gpu, op_ab, op_abc, d.gpu,
+                                                                 NULL, store_result, &result_),
+           atomr_tensor_actor_elementwise_trinary_finish);
+      RUN (f->cpu, atomr_tensor_actor_elementwise_trinary_async (f->cpu, modes, scale[0], ops[0], in[0].cpu,
+                                                                 scale[1], ops[1], in[1].cpu, scale[2], ops[2],
+                                                                 in[2].cpu, op_ab, op_abc, d.cpu,
+                                                                 NULL, store_result, &result_),
+           atomr_tensor_actor_elementwise_trinary_finish);
+      twin_compare (&d, modes);
+      for (guint q = 0; q < 3; q++)
+        twin_clear (&in[q]);
+      twin_clear (&d);
+    }
+}
+
+static void
 run_reduce (Fixture *f, AtomrDtype dtype, const gchar *modes, AtomrTensorReduceOp op,
             gdouble alpha, gdouble beta, const Layout *la, const Layout *lc)
 {
@@ -591,6 +660,7 @@ main (int argc, char **argv)
   ADD ("permute", test_permute);
   ADD ("permute-tiled", test_permute_tiled);
   ADD ("binary", test_binary);
+  ADD ("trinary", test_trinary);
   ADD ("reduce", test_reduce);
   ADD ("large", test_large);
   ADD ("plan-reuse", test_plan_reuse);

@@ -373,6 +373,86 @@ test_binary_random (Fixture *f, gconstpointer data)
     }
 }
 
+/* D = op_abc (op_ab (α·op_a(A), β·op_b(B)), γ·op_c(C)) with every mode
+ * in a random subset of the inputs */
+static void
+test_trinary_random (Fixture *f, gconstpointer data)
+{
+  for (guint iter = 0; iter < 120; iter++)
+    {
+      AtomrDtype dtype = iter % 2 ? ATOMR_DTYPE_F32 : ATOMR_DTYPE_F64;
+      guint n = 1 + iter % 6, perm[8], nin[3] = { 0, 0, 0 };
+      gint64 shape_d[8], shapes[3][8], ext[256] = { 0 }, idx[8] = { 0 }, mv[256] = { 0 }, ii[8];
+      gchar md[9] = { 0 }, mi[3][9] = { { 0 } };
+      AtomrTensorBinaryOp op_ab = g_rand_int_range (f->rand, 0, 4), op_abc = g_rand_int_range (f->rand, 0, 4);
+      AtomrTensorUnaryOp ops[3];
+      gdouble scale[3];
+      g_autoptr(AtomrTensor) a = NULL, b = NULL, c = NULL, d = NULL;
+      AtomrTensor *in[3];
+      g_autofree gchar *modes = NULL;
+      g_autoptr(GError) error = NULL;
+      GAsyncResult *result = NULL;
+
+      for (guint q = 0; q < 3; q++)
+        {
+          ops[q] = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_UNARY_SIGMOID + 1);
+          if (ops[q] == ATOMR_TENSOR_UNARY_SQRT || ops[q] == ATOMR_TENSOR_UNARY_LOG)
+            ops[q] = ATOMR_TENSOR_UNARY_ABS;
+          scale[q] = g_rand_double_range (f->rand, -2, 2);
+        }
+      for (guint k = 0; k < n; k++)
+        {
+          md[k] = 'a' + k;
+          ext[(guchar) md[k]] = g_rand_int_range (f->rand, 1, 5);
+          shape_d[k] = ext[(guchar) md[k]];
+        }
+      random_perm (f, n, perm);
+      for (guint k = 0; k < n; k++)
+        {
+          gchar m = md[perm[k]];
+          guint mask = g_rand_int_range (f->rand, 1, 8);   /* a non-empty subset of A, B, C */
+          for (guint q = 0; q < 3; q++)
+            if (mask & (1u << q))
+              {
+                mi[q][nin[q]] = m;
+                shapes[q][nin[q]++] = g_rand_int_range (f->rand, 0, 6) == 0 ? 1 : ext[(guchar) m];
+              }
+        }
+      if (nin[0] == 0 || nin[1] == 0 || nin[2] == 0)
+        continue;
+      a = random_view (f, dtype, nin[0], shapes[0], -1);
+      b = random_view (f, dtype, nin[1], shapes[1], g_rand_int_range (f->rand, 0, 3) == 0 ? 0 : -1);
+      c = random_view (f, dtype, nin[2], shapes[2], -1);
+      d = random_view (f, dtype, n, shape_d, -1);
+      in[0] = a;
+      in[1] = b;
+      in[2] = c;
+      modes = g_strdup_printf ("%s,%s,%s->%s", mi[0], mi[1], mi[2], md);
+
+      atomr_tensor_actor_elementwise_trinary_async (f->actor, modes, scale[0], ops[0], a, scale[1], ops[1], b,
+                                                    scale[2], ops[2], c, op_ab, op_abc, d,
+                                                    NULL, store_result, &result);
+      g_assert_true (atomr_tensor_actor_elementwise_trinary_finish (f->actor, wait_result (&result), &error));
+      g_assert_no_error (error);
+      g_clear_object (&result);
+
+      do
+        {
+          gdouble x[3], want;
+          for (guint k = 0; k < n; k++)
+            mv[(guchar) md[k]] = idx[k];
+          for (guint q = 0; q < 3; q++)
+            {
+              index_for (in[q], mi[q], mv, ii);
+              x[q] = scale[q] * ref_unary (ops[q], read_elem (in[q], ii));
+            }
+          want = ref_binary (op_abc, ref_binary (op_ab, x[0], x[1]), x[2]);
+          assert_close (read_elem (d, idx), want, dtype, modes);
+        }
+      while (next_index (n, shape_d, idx));
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Reductions                                                           */
 
@@ -703,6 +783,16 @@ test_validation (Fixture *f, gconstpointer data)
   atomr_tensor_actor_elementwise_binary_async (t, "ab,ab->ba", 1, 0, a, INFINITY, 0, a, 0, b, NULL, store_result, &r);
   expect (wait_error (&r, atomr_tensor_actor_elementwise_binary_finish, t), ATOMR_ERROR_INVALID_ARGUMENT, "beta is inf");
 
+  atomr_tensor_actor_elementwise_trinary_async (t, "ab,ab,ab->ba", 1, 0, a, 1, 0, a, 1, 0, a, 0, 9, b,
+                                                NULL, store_result, &r);
+  expect (wait_error (&r, atomr_tensor_actor_elementwise_trinary_finish, t), ATOMR_ERROR_INVALID_ARGUMENT, "op_abc");
+  atomr_tensor_actor_elementwise_trinary_async (t, "ab,ab,ab->ba", 1, 0, a, 1, 0, a, NAN, 0, a, 0, 0, b,
+                                                NULL, store_result, &r);
+  expect (wait_error (&r, atomr_tensor_actor_elementwise_trinary_finish, t), ATOMR_ERROR_INVALID_ARGUMENT, "gamma is nan");
+  atomr_tensor_actor_elementwise_trinary_async (t, "ab,ab,ab->ba", 1, 0, a, 1, 0, a, 1, 0, at, 0, 0, b,
+                                                NULL, store_result, &r);
+  expect (wait_error (&r, atomr_tensor_actor_elementwise_trinary_finish, t), ATOMR_ERROR_INVALID_ARGUMENT,
+          "mode 'b' has extent 3 in c but 4 in d");
   atomr_tensor_actor_reduce_async (t, "ab->a", 42, 1, a, 0, c3, NULL, store_result, &r);
   expect (wait_error (&r, atomr_tensor_actor_reduce_finish, t), ATOMR_ERROR_INVALID_ARGUMENT, "op");
   atomr_tensor_actor_reduce_async (t, "ab->b", ATOMR_TENSOR_REDUCE_SUM, 1, a, 0, c3, NULL, store_result, &r);
@@ -751,6 +841,7 @@ main (int argc, char **argv)
 #define ADD(path, func) g_test_add ("/tensor-actor/" path, Fixture, NULL, fixture_setup, func, fixture_teardown)
   ADD ("permute/random", test_permute_random);
   ADD ("binary/random", test_binary_random);
+  ADD ("trinary/random", test_trinary_random);
   ADD ("reduce/random", test_reduce_random);
   ADD ("reduce/beta-zero-nan", test_reduce_beta_zero_nan);
   ADD ("halves", test_halves);

@@ -60,10 +60,12 @@ test_elementwise (void)
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
     for (gint op = 0; op <= ATOMR_TENSOR_UNARY_SIGMOID; op++)
       {
-        g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, dtypes[d], 3, 3, op % 2, op, 0, -1, 0);
+        g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, dtypes[d], 3, 3, op % 2, op, 0, -1, 0, -1, 0);
         g_autofree gchar *bin = atomr_tensor_kernel_source (FALSE, dtypes[d], 1 + op % 6, 1 + op % 6, TRUE,
                                                             op, (op + 3) % (ATOMR_TENSOR_UNARY_SIGMOID + 1),
-                                                            op % (ATOMR_TENSOR_BINARY_MIN + 1), 0);
+                                                            op % (ATOMR_TENSOR_BINARY_MIN + 1),
+                                                            (op + 5) % (ATOMR_TENSOR_UNARY_SIGMOID + 1),
+                                                            op % 2 ? -1 : (op / 2) % (ATOMR_TENSOR_BINARY_MIN + 1), 0);
         /* every unary expression in f32 and f64 (float and double math);
          * the loads and stores of halves once per binary operator */
         if (dtypes[d] == ATOMR_DTYPE_F32 || dtypes[d] == ATOMR_DTYPE_F64)
@@ -85,7 +87,7 @@ test_reduce (void)
     for (gint op = 0; op <= ATOMR_TENSOR_REDUCE_NORM_INF; op++)
       {
         g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, dtypes[d], 1 + op % 3, 2 + op % 3 * 2,
-                                                            op % 2, 0, 0, -1, op);
+                                                            op % 2, 0, 0, -1, 0, -1, op);
         if ((dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16) &&
             op != ATOMR_TENSOR_REDUCE_SUM && op != ATOMR_TENSOR_REDUCE_NORM2)
           continue;
