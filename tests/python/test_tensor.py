@@ -64,6 +64,13 @@ def exercise(device):
         want = math.sqrt(sum((100 * i + 10 * j + k) ** 2 for j in range(3) for k in range(4)))
         assert abs(got[i] - want) <= 1e-12 * want, (got, want)
 
+    # D = A·B as the contraction "ij,jk->ik" of 2×3 and 3×2 matrices
+    x = tensor(device, [2, 3], [1, 2, 3, 4, 5, 6])
+    y = tensor(device, [3, 2], [7, 8, 9, 10, 11, 12])
+    z = Atomr.Tensor.empty(device, Atomr.Dtype.F64, [2, 2])
+    run(lambda cb: actor.contract_async('ij,jk->ik', 1.0, x, y, 0.0, z, None, cb), actor.contract_finish)
+    assert list(values(z, 4)) == [58, 64, 139, 154], values(z, 4)
+
     # errors name the argument and the value
     expect_error(Atomr.Error.INVALID_ARGUMENT, "mode 'a' has extent 2 in a but 4 in b",
                  lambda cb: actor.permute_async('abc->abc', 1.0, Atomr.TensorUnaryOp.IDENTITY, a, b, None, cb),
@@ -80,7 +87,7 @@ def exercise(device):
     run(lambda cb: actor.permute_async('abc->cab', 1.0, Atomr.TensorUnaryOp.NEG, a, b, None, cb),
         actor.permute_finish)
     assert actor.get_plan_cache_stats()[0] == hits + 1
-    print(f'ok: permute, broadcast add, sum and norm2 on {device.get_name()}')
+    print(f'ok: permute, broadcast add, sum, norm2 and a contraction on {device.get_name()}')
 
 
 def main():

@@ -50,6 +50,7 @@ typedef enum {
   KIND_PERMUTE,
   KIND_BINARY,
   KIND_REDUCE,
+  KIND_CONTRACT,   /* a sum over the modes missing from the output of A·B */
 } Kind;
 
 typedef struct {
@@ -294,7 +295,7 @@ run_host (TensorRequest *r)
     {
       gdouble v;
 
-      if (r->kind == KIND_REDUCE)
+      if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
         {
           gdouble acc = reduce_init (r->reduce);
 
@@ -302,8 +303,11 @@ run_host (TensorRequest *r)
           for (guint64 j = 0; j < p->n_reduce; j++)
             {
               atomr_loop_plan_offsets (p, i, j, off);
-              acc = reduce_combine (r->reduce, acc,
-                                    reduce_element (r->reduce, host_load (r->dtype, a, off[1])));
+              gdouble x = host_load (r->dtype, a, off[1]);
+
+              if (r->kind == KIND_CONTRACT)
+                x *= host_load (r->dtype, b, off[2]);
+              acc = reduce_combine (r->reduce, acc, reduce_element (r->reduce, x));
             }
           atomr_loop_plan_offsets (p, i, 0, off);
           v = r->alpha * reduce_finalize (r->reduce, acc, p->n_reduce);
@@ -577,27 +581,36 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "__device__ __forceinline__ acc_t r_init() { return %s; }\n"
     "__device__ __forceinline__ acc_t r_elem(acc_t x) { return %s; }\n"
     "__device__ __forceinline__ acc_t r_comb(acc_t acc, acc_t x) { return %s; }\n"
-    "__device__ __forceinline__ acc_t r_fin(acc_t acc, u64 n) { return %s; }\n",
+    "__device__ __forceinline__ acc_t r_fin(acc_t acc, u64 n) { return %s; }\n"
+    "#define NIN %d\n"
+    "__device__ __forceinline__ acc_t element(const T *a, const T *b, const i64 *q) {\n"
+    "#if NIN == 2\n"
+    "  return ld(a + q[1]) * ld(b + q[2]);\n"
+    "#else\n"
+    "  return ld(a + q[1]);\n"
+    "#endif\n"
+    "}\n",
     reduce_init_expr (r->reduce), reduce_element_expr (r->reduce, f64),
-    reduce_combine_expr (r->reduce), reduce_finalize_expr (r->reduce, f64));
+    reduce_combine_expr (r->reduce), reduce_finalize_expr (r->reduce, f64),
+    r->kind == KIND_CONTRACT ? 2 : 1);
   g_string_append (s,
     "__device__ __forceinline__ void epilogue(T *c, i64 oc, acc_t acc, acc_t alpha, acc_t beta, u64 n) {\n"
     "  acc_t v = alpha * r_fin(acc, n);\n"
     "  if (beta != (acc_t) 0) v += beta * ld(c + oc);\n"
     "  st(c + oc, v);\n"
     "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols(T *c, const T *a,\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols(T *c, const T *a, const T *b,\n"
     "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
     "  __shared__ acc_t part[8][33];\n"
     "  u64 out = (u64) blockIdx.x * 32 + threadIdx.x;\n"
     "  acc_t acc = r_init();\n"
-    "  i64 o[2] = { 0, 0 };\n"
+    "  i64 o[3] = { 0, 0, 0 };\n"
     "  if (out < n_out) {\n"
-    "    offsets<0, NF, 2>(L, (idx_t) out, o);\n"
+    "    offsets<0, NF, 1 + NIN>(L, (idx_t) out, o);\n"
     "    for (u64 j = threadIdx.y; j < n_red; j += 8) {\n"
-    "      i64 q[2] = { 0, o[1] };\n"
-    "      offsets<NF, NL, 2>(L, (idx_t) j, q);\n"
-    "      acc = r_comb(acc, r_elem(ld(a + q[1])));\n"
+    "      i64 q[3] = { 0, o[1], o[2] };\n"
+    "      offsets<NF, NL, 1 + NIN>(L, (idx_t) j, q);\n"
+    "      acc = r_comb(acc, r_elem(element(a, b, q)));\n"
     "    }\n"
     "  }\n"
     "  part[threadIdx.y][threadIdx.x] = acc;\n"
@@ -608,17 +621,17 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "    epilogue(c, o[0], acc, alpha, beta, n_red);\n"
     "  }\n"
     "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_rows(T *c, const T *a,\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_rows(T *c, const T *a, const T *b,\n"
     "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
     "  u64 out = (u64) blockIdx.x * 8 + threadIdx.y;\n"
     "  if (out >= n_out) return;\n"        /* uniform per warp */
     "  acc_t acc = r_init();\n"
-    "  i64 o[2] = { 0, 0 };\n"
-    "  offsets<0, NF, 2>(L, (idx_t) out, o);\n"
+    "  i64 o[3] = { 0, 0, 0 };\n"
+    "  offsets<0, NF, 1 + NIN>(L, (idx_t) out, o);\n"
     "  for (u64 j = threadIdx.x; j < n_red; j += 32) {\n"
-    "    i64 q[2] = { 0, o[1] };\n"
-    "    offsets<NF, NL, 2>(L, (idx_t) j, q);\n"
-    "    acc = r_comb(acc, r_elem(ld(a + q[1])));\n"
+    "    i64 q[3] = { 0, o[1], o[2] };\n"
+    "    offsets<NF, NL, 1 + NIN>(L, (idx_t) j, q);\n"
+    "    acc = r_comb(acc, r_elem(element(a, b, q)));\n"
     "  }\n"
     "#pragma unroll\n"
     "  for (int k = 16; k > 0; k >>= 1) acc = r_comb(acc, __shfl_xor_sync(0xffffffffu, acc, k));\n"
@@ -658,7 +671,7 @@ get_kernel (AtomrTensorActor *self,
   if (kernel != NULL && !atomr_kernel_is_stale (kernel))
     return kernel;
 
-  source = r->kind == KIND_REDUCE ? reduce_source (r, idx32) : elementwise_source (r, idx32);
+  source = r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT ? reduce_source (r, idx32) : elementwise_source (r, idx32);
   options = atomr_compile_options_new ();
   atomr_compile_options_set_arch (options, "native");
   module = atomr_nvrtc_compile_for_device (source, "atomr-tensor.cu", options,
@@ -728,7 +741,7 @@ launch_geometry (const TensorRequest *r,
       return;
     }
   *grid_y = 1;
-  if (r->kind == KIND_REDUCE)
+  if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
     {
       *rows = p->n_loops > p->n_free &&
               ABS (p->stride[1][p->n_loops - 1]) == 1 &&
@@ -784,7 +797,7 @@ tensor_enqueue (AtomrOp  *op,
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
                    "%s: %" G_GUINT64_FORMAT " outputs need more than 2^31 blocks",
-                   r->kind == KIND_REDUCE ? "reduce" : "elementwise", n_out);
+                   r->kind == KIND_BINARY || r->kind == KIND_PERMUTE ? "elementwise" : "reduce", n_out);
       return FALSE;
     }
   grid = (guint) blocks;
@@ -800,7 +813,7 @@ tensor_enqueue (AtomrOp  *op,
       params[3] = &n_batch;
       params[4] = &loops;
     }
-  else if (r->kind == KIND_REDUCE)
+  else if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
     {
       kernel = get_kernel (self, r, idx32, rows ? "atomr_tensor_reduce_rows" : "atomr_tensor_reduce_cols",
                            error);
@@ -808,11 +821,12 @@ tensor_enqueue (AtomrOp  *op,
         return FALSE;
       params[0] = &out;
       params[1] = &a;
-      params[2] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
-      params[3] = f64 ? (void *) &r->beta : (void *) &beta_f;
-      params[4] = &n_out;
-      params[5] = &n_red;
-      params[6] = &loops;
+      params[2] = &b;
+      params[3] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
+      params[4] = f64 ? (void *) &r->beta : (void *) &beta_f;
+      params[5] = &n_out;
+      params[6] = &n_red;
+      params[7] = &loops;
     }
   else
     {
@@ -851,7 +865,7 @@ atomr_tensor_kernel_source (gboolean   reduce,
   TensorRequest r;
 
   memset (&r, 0, sizeof r);
-  r.kind = reduce ? KIND_REDUCE : op_ab >= 0 ? KIND_BINARY : KIND_PERMUTE;
+  r.kind = reduce ? (op_ab >= 0 ? KIND_CONTRACT : KIND_REDUCE) : op_ab >= 0 ? KIND_BINARY : KIND_PERMUTE;
   r.n_in = op_ab < 0 ? 1 : op_abc < 0 ? 2 : 3;
   r.op_c = op_c;
   r.op_abc = op_abc;
@@ -952,7 +966,8 @@ prepare (AtomrTensorActor  *self,
           operands[o].shape = atomr_tensor_get_shape (t[o], NULL);
           operands[o].strides = atomr_tensor_get_strides (t[o], NULL);
         }
-      if (!atomr_loop_plan_build (opname, &spec, operands, names, kind == KIND_REDUCE, &r->plan, error))
+      if (!atomr_loop_plan_build (opname, &spec, operands, names,
+                                  kind == KIND_REDUCE || kind == KIND_CONTRACT, &r->plan, error))
         return FALSE;
       atomr_plan_cache_insert (self->plans, key, &r->plan);
     }
@@ -987,7 +1002,7 @@ tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_out
     const guint g[3] = { (guint) MIN (blocks, G_MAXUINT), grid_y, 1 }, bl[3] = { block_x, block_y, 1 };
     atomr_op_set_geometry (op, g, bl, 0);
   }
-  atomr_op_set_detail (op, r->kind == KIND_REDUCE ? (rows ? "rows" : "cols")
+  atomr_op_set_detail (op, r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT ? (rows ? "rows" : "cols")
                            : transpose ? "transpose" : "elementwise");
   for (guint o = 1; o <= n_inputs; o++)
     atomr_op_read_tensor (op, r->t[o]);
@@ -1310,6 +1325,78 @@ atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
                                                GError           **error)
 {
   return atomr_op_finish_boolean (self, result, atomr_tensor_actor_elementwise_trinary_async, error);
+}
+
+/**
+ * atomr_tensor_actor_contract_async:
+ * @self: an #AtomrTensorActor
+ * @modes: the modes of @a, @b and @d, e.g. `"mk,kn->mn"` or
+ *   `"bhqd,bhkd->bhqk"`: the input modes missing from @d are contracted
+ *   (summed over); each mode of @d must appear in @a or @b
+ * @alpha: scale of the contraction (finite)
+ * @a: the first input view
+ * @b: the second input view
+ * @beta: scale of the old @d (finite; 0: @d is not read)
+ * @d: the output view (may not overlap an input, nor have a zero stride)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @d is written
+ * @user_data: data for @callback
+ *
+ * D = alpha · Σ A·B + beta · D, the sum over the contracted modes.  Runs
+ * on the generated reduction kernels (one output element per thread or
+ * warp, f32 accumulation for halves): correct for every layout, but not
+ * the cuBLASLt GEMM path a GEMM-shaped contraction deserves (not done
+ * yet).  Errors as atomr_tensor_actor_permute_async().
+ */
+void
+atomr_tensor_actor_contract_async (AtomrTensorActor    *self,
+                                   const gchar         *modes,
+                                   gdouble              alpha,
+                                   AtomrTensor         *a,
+                                   AtomrTensor         *b,
+                                   gdouble              beta,
+                                   AtomrTensor         *d,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  const gchar *opname = "contract";
+  const gchar *names[] = { "d", "a", "b" };
+  AtomrTensor *t[] = { d, a, b };
+  AtomrOp *op;
+  TensorRequest *r;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_tensor_actor_contract_async, cancellable, callback, user_data);
+  r = atomr_op_alloc_data (op, sizeof *r, request_clear);
+  if (!check_finite (opname, "alpha", alpha, &error) ||
+      !check_finite (opname, "beta", beta, &error) ||
+      !prepare (self, opname, KIND_CONTRACT, modes, t, names, 2, r, &error) ||
+      !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("d", d)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a),
+                                             ATOMR_OPERAND_TENSOR ("b", b)), &error))
+    return atomr_op_fail (op, error);
+  r->alpha = alpha;
+  r->beta = beta;
+  r->reduce = ATOMR_TENSOR_REDUCE_SUM;
+  tensor_submit (op, r, 2, beta != 0.0);
+}
+
+/**
+ * atomr_tensor_actor_contract_finish:
+ * @self: an #AtomrTensorActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when D was written
+ */
+gboolean
+atomr_tensor_actor_contract_finish (AtomrTensorActor  *self,
+                                    GAsyncResult      *result,
+                                    GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_tensor_actor_contract_async, error);
 }
 
 /* ------------------------------------------------------------------ */

@@ -158,6 +158,20 @@ gboolean atomr_tensor_actor_reduce_finish          (AtomrTensorActor    *self,
                                                     GAsyncResult        *result,
                                                     GError             **error);
 
+void     atomr_tensor_actor_contract_async         (AtomrTensorActor    *self,
+                                                    const gchar         *modes,
+                                                    gdouble              alpha,
+                                                    AtomrTensor         *a,
+                                                    AtomrTensor         *b,
+                                                    gdouble              beta,
+                                                    AtomrTensor         *d,
+                                                    GCancellable        *cancellable,
+                                                    GAsyncReadyCallback  callback,
+                                                    gpointer             user_data);
+gboolean atomr_tensor_actor_contract_finish        (AtomrTensorActor    *self,
+                                                    GAsyncResult        *result,
+                                                    GError             **error);
+
 guint    atomr_tensor_actor_get_plan_cache_capacity (AtomrTensorActor  *self);
 void     atomr_tensor_actor_set_plan_cache_capacity (AtomrTensorActor  *self,
                                                      guint              capacity);

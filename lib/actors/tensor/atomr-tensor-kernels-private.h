@@ -11,7 +11,8 @@ G_BEGIN_DECLS
 
 /* The source the actor compiles for a plan with @n_free output loops of
  * @n_loops: a reduction (kernels atomr_tensor_reduce_cols and
- * atomr_tensor_reduce_rows, @reduce_op an AtomrTensorReduceOp) or an
+ * atomr_tensor_reduce_rows, @reduce_op an AtomrTensorReduceOp; with
+ * @op_ab >= 0 a contraction, Σ A·B) or an
  * elementwise kernel (atomr_tensor_elementwise; @op_ab < 0: a
  * permutation, which with @n_free > 1 also gets atomr_tensor_transpose
  * for A densest in loop 0; @op_abc >= 0: a trinary operation with @op_c

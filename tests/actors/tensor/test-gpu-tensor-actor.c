@@ -535,6 +535,96 @@ test_trinary (Fixture *f, gconstpointer data)
 }
 
 static void
+run_contract (Fixture *f, AtomrDtype dtype, const gchar *modes, gdouble alpha, gdouble beta,
+              const Layout *la, const Layout *lb, const Layout *ld)
+{
+  Twin a = { 0 }, b = { 0 }, d = { 0 };
+  g_autofree gchar *what = g_strdup_printf ("contract %s beta %g", modes, beta);
+
+  twin_init (f, &a, dtype, la, -1, 1);
+  twin_init (f, &b, dtype, lb, -1, 1);
+  twin_init (f, &d, dtype, ld, -1, 1);
+  RUN (f->gpu, atomr_tensor_actor_contract_async (f->gpu, modes, alpha, a.gpu, b.gpu, beta, d.gpu, NULL,
+                                                  store_result, &result_),
+       atomr_tensor_actor_contract_finish);
+  RUN (f->cpu, atomr_tensor_actor_contract_async (f->cpu, modes, alpha, a.cpu, b.cpu, beta, d.cpu, NULL,
+                                                  store_result, &result_),
+       atomr_tensor_actor_contract_finish);
+  twin_compare (&d, what);
+  twin_clear (&a);
+  twin_clear (&b);
+  twin_clear (&d);
+}
+
+/* Contractions on the reduction kernels: random modes and layouts, then
+ * a GEMM and an attention-score shape. */
+static void
+test_contract (Fixture *f, gconstpointer data)
+{
+  const gint64 mk[] = { 128, 200 }, kn[] = { 200, 96 }, mn[] = { 128, 96 };
+  const gint64 q[] = { 2, 3, 40, 32 }, k[] = { 2, 3, 56, 32 }, s4[] = { 2, 3, 40, 56 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint iter = 0; iter < 64; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 2 + (iter / 4) % 5, perm[8], nd, na = 0, nb = 0;
+      gint64 ext[256] = { 0 }, sa[8], sb[8], sd[8];
+      gchar all[9] = { 0 }, md[9] = { 0 }, ma[9] = { 0 }, mb[9] = { 0 };
+      Layout la, lb, ld;
+      g_autofree gchar *modes = NULL;
+
+      for (guint j = 0; j < n; j++)
+        {
+          all[j] = 'i' + j;
+          ext[(guchar) all[j]] = g_rand_int_range (f->rand, 1, 7);
+        }
+      random_perm (f, n, perm);
+      nd = g_rand_int_range (f->rand, 0, n);
+      for (guint j = 0; j < n; j++)
+        {
+          gchar m = all[perm[j]];
+          guint where = g_rand_int_range (f->rand, 0, 4);
+          if (j < nd)
+            {
+              md[j] = m;
+              sd[j] = ext[(guchar) m];
+            }
+          if (where != 1)
+            {
+              ma[na] = m;
+              sa[na++] = ext[(guchar) m];
+            }
+          if (where != 0)
+            {
+              mb[nb] = m;
+              sb[nb++] = ext[(guchar) m];
+            }
+        }
+      if (na == 0 || nb == 0)
+        continue;
+      random_layout (f, na, sa, -1, &la);
+      random_layout (f, nb, sb, -1, &lb);
+      random_layout (f, nd, sd, -1, &ld);
+      modes = g_strdup_printf ("%s,%s->%s", ma, mb, md);
+      run_contract (f, dtype, modes, 1.25, iter % 3 ? 0.0 : 0.5, &la, &lb, &ld);
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      Layout la, lb, ld;
+
+      contiguous_layout (2, mk, &la);
+      contiguous_layout (2, kn, &lb);
+      contiguous_layout (2, mn, &ld);
+      run_contract (f, dtypes[d], "mk,kn->mn", 1.0, 0.0, &la, &lb, &ld);
+      contiguous_layout (4, q, &la);
+      contiguous_layout (4, k, &lb);
+      contiguous_layout (4, s4, &ld);
+      run_contract (f, dtypes[d], "bhqd,bhkd->bhqk", 0.125, 1.0, &la, &lb, &ld);
+    }
+}
+
+static void
 run_reduce (Fixture *f, AtomrDtype dtype, const gchar *modes, AtomrTensorReduceOp op,
             gdouble alpha, gdouble beta, const Layout *la, const Layout *lc)
 {
@@ -661,6 +751,7 @@ main (int argc, char **argv)
   ADD ("permute-tiled", test_permute_tiled);
   ADD ("binary", test_binary);
   ADD ("trinary", test_trinary);
+  ADD ("contract", test_contract);
   ADD ("reduce", test_reduce);
   ADD ("large", test_large);
   ADD ("plan-reuse", test_plan_reuse);

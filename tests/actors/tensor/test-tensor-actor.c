@@ -453,6 +453,97 @@ test_trinary_random (Fixture *f, gconstpointer data)
     }
 }
 
+/* D = α Σ A·B + β D over the modes missing from D, each mode in A, B or
+ * both ("mk,kn->mn", "bhqd,bhkd->bhqk" and stranger ones) */
+static void
+test_contract_random (Fixture *f, gconstpointer data)
+{
+  for (guint iter = 0; iter < 150; iter++)
+    {
+      AtomrDtype dtype = iter % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32;
+      guint n = 2 + iter % 5, perm[8], nd, na = 0, nb = 0, nk = 0;
+      gint64 ext[256] = { 0 }, sa[8], sb[8], sd[8], idx[8] = { 0 }, mv[256] = { 0 }, ia[8], ib[8];
+      gchar all[9] = { 0 }, md[9] = { 0 }, ma[9] = { 0 }, mb[9] = { 0 }, mk[9] = { 0 };
+      gdouble alpha = g_rand_double_range (f->rand, -2, 2);
+      gdouble beta = g_rand_boolean (f->rand) ? 0.0 : g_rand_double_range (f->rand, -1, 1);
+      g_autoptr(AtomrTensor) a = NULL, b = NULL, d = NULL;
+      g_autofree gchar *modes = NULL;
+      g_autofree gdouble *old = NULL;
+      g_autoptr(GError) error = NULL;
+      GAsyncResult *result = NULL;
+      guint64 i = 0;
+
+      for (guint k = 0; k < n; k++)
+        {
+          all[k] = 'i' + k;
+          ext[(guchar) all[k]] = g_rand_int_range (f->rand, 1, 5);
+        }
+      random_perm (f, n, perm);
+      nd = g_rand_int_range (f->rand, 0, n);
+      for (guint k = 0; k < n; k++)
+        {
+          gchar m = all[perm[k]];
+          guint where = g_rand_int_range (f->rand, 0, 4);   /* A, B, both, both */
+          if (k < nd)
+            {
+              md[k] = m;
+              sd[k] = ext[(guchar) m];
+            }
+          else
+            mk[nk++] = m;
+          if (where != 1)
+            {
+              ma[na] = m;
+              sa[na++] = ext[(guchar) m];
+            }
+          if (where != 0)
+            {
+              mb[nb] = m;
+              sb[nb++] = ext[(guchar) m];
+            }
+        }
+      if (na == 0 || nb == 0)
+        continue;
+      a = random_view (f, dtype, na, sa, -1);
+      b = random_view (f, dtype, nb, sb, -1);
+      d = random_view (f, dtype, nd, sd, -1);
+      old = g_new0 (gdouble, n_elements (nd, sd));
+      do
+        old[i++] = read_elem (d, idx);
+      while (nd > 0 && next_index (nd, sd, idx));
+      modes = g_strdup_printf ("%s,%s->%s", ma, mb, md);
+
+      atomr_tensor_actor_contract_async (f->actor, modes, alpha, a, b, beta, d, NULL, store_result, &result);
+      g_assert_true (atomr_tensor_actor_contract_finish (f->actor, wait_result (&result), &error));
+      g_assert_no_error (error);
+      g_clear_object (&result);
+
+      memset (idx, 0, sizeof idx);
+      i = 0;
+      do
+        {
+          gint64 kidx[8] = { 0 }, kshape[8];
+          gdouble acc = 0;
+
+          for (guint k = 0; k < nd; k++)
+            mv[(guchar) md[k]] = idx[k];
+          for (guint k = 0; k < nk; k++)
+            kshape[k] = ext[(guchar) mk[k]];
+          do
+            {
+              for (guint k = 0; k < nk; k++)
+                mv[(guchar) mk[k]] = kidx[k];
+              index_for (a, ma, mv, ia);
+              index_for (b, mb, mv, ib);
+              acc += read_elem (a, ia) * read_elem (b, ib);
+            }
+          while (next_index (nk, kshape, kidx));
+          assert_close (read_elem (d, idx), alpha * acc + beta * old[i++], dtype, modes);
+        }
+      while (nd > 0 && next_index (nd, sd, idx));
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Reductions                                                           */
 
@@ -793,6 +884,12 @@ test_validation (Fixture *f, gconstpointer data)
                                                 NULL, store_result, &r);
   expect (wait_error (&r, atomr_tensor_actor_elementwise_trinary_finish, t), ATOMR_ERROR_INVALID_ARGUMENT,
           "mode 'b' has extent 3 in c but 4 in d");
+  atomr_tensor_actor_contract_async (t, "ab,cb->ac", 1, a, a, 0, b, NULL, store_result, &r);
+  expect (wait_error (&r, atomr_tensor_actor_contract_finish, t), ATOMR_ERROR_INVALID_ARGUMENT,
+          "mode 'a' has extent 3 in a but 4 in d");
+  atomr_tensor_actor_contract_async (t, "ab,ba->", 1, a, at, 0, c3, NULL, store_result, &r);
+  expect (wait_error (&r, atomr_tensor_actor_contract_finish, t), ATOMR_ERROR_INVALID_ARGUMENT,
+          "d has 1 dimension but its modes \"\" name 0");
   atomr_tensor_actor_reduce_async (t, "ab->a", 42, 1, a, 0, c3, NULL, store_result, &r);
   expect (wait_error (&r, atomr_tensor_actor_reduce_finish, t), ATOMR_ERROR_INVALID_ARGUMENT, "op");
   atomr_tensor_actor_reduce_async (t, "ab->b", ATOMR_TENSOR_REDUCE_SUM, 1, a, 0, c3, NULL, store_result, &r);
@@ -842,6 +939,7 @@ main (int argc, char **argv)
   ADD ("permute/random", test_permute_random);
   ADD ("binary/random", test_binary_random);
   ADD ("trinary/random", test_trinary_random);
+  ADD ("contract/random", test_contract_random);
   ADD ("reduce/random", test_reduce_random);
   ADD ("reduce/beta-zero-nan", test_reduce_beta_zero_nan);
   ADD ("halves", test_halves);

@@ -92,6 +92,12 @@ test_reduce (void)
             op != ATOMR_TENSOR_REDUCE_SUM && op != ATOMR_TENSOR_REDUCE_NORM2)
           continue;
         compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+        if (op == ATOMR_TENSOR_REDUCE_SUM)
+          {
+            g_autofree gchar *contract = atomr_tensor_kernel_source (TRUE, dtypes[d], 2, 3, TRUE, 0, 0, 0, 0, -1,
+                                                                     ATOMR_TENSOR_REDUCE_SUM);
+            compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+          }
       }
 }
 
