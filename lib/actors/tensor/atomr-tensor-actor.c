@@ -700,9 +700,6 @@ fill_loops (const AtomrLoopPlan *p, KernelLoops *L)
     }
 }
 
-/* The launch geometry of @r's kernel (also shown to the trace before the
- * enqueue).  Reductions pick "rows" when the innermost reduced loop is
- * dense in A and the innermost output loop is not (or there is one output). */
 /* A permutation whose input is densest in another loop than the
  * output's innermost, both of them long enough to fill tiles. */
 static gboolean
@@ -715,6 +712,9 @@ use_transpose (const TensorRequest *r)
          p->extent[p->n_free - 1] >= 8 && p->extent[p->a_inner] >= 8;
 }
 
+/* The launch geometry of @r's kernel (also shown to the trace before the
+ * enqueue).  Reductions pick "rows" when the innermost reduced loop is
+ * dense in A and the innermost output loop is not (or there is one output). */
 static void
 launch_geometry (const TensorRequest *r,
                  guint64             *grid,

@@ -9,6 +9,10 @@
  *     "ab->b": cols kernel): GB/s of the bytes read (the output is 32 KiB)
  *     against the same copy bandwidth.  Goal: ≥ 0.85×.
  *
+ * (a), the contraction "abcd,cdef->abef", is not measured: contractions
+ * run on the generic reduction kernels until the cuBLASLt path exists
+ * (peer_torch.py prints PyTorch's figure for it).
+ *
  * Each figure is the best of REPS repetitions of ITERS pipelined calls
  * (all submitted, then waited for), timed on the host; the first call of
  * each shape compiles (or loads from the kernel cache) and is not timed.
