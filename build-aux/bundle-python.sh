@@ -18,6 +18,7 @@ tar -C /usr/lib -cf - \
   --exclude=python3.11/config-3.11-x86_64-linux-gnu --exclude=python3.11/site-packages \
   python3.11 | tar -C "$py/lib" -xf -
 cp -r /usr/lib/python3/dist-packages/gi "$py/dist/"
+cp introspection/python/gi/overrides/Atomr.py "$py/dist/gi/overrides/"
 find "$py/dist" -name __pycache__ -prune -exec rm -rf {} +
 for t in GLib-2.0 GObject-2.0 Gio-2.0 GModule-2.0 GIRepository-2.0; do
   cp /usr/lib/x86_64-linux-gnu/girepository-1.0/$t.typelib "$py/typelib/"

@@ -39,6 +39,15 @@ for py in "$here"/tests/test_*.py; do
   if [ $rc -eq 0 ]; then total_ok=$((total_ok + 1)); else total_fail=$((total_fail + 1)); fi
 done
 echo "GPU suite: $total_ok passed, $total_fail failed"
+# Zero-copy interop and the allocator against PyTorch, with the machine's
+# own Python (torch, cupy; no PyGObject: libatomr through ctypes).
+if [ -x /opt/torch/.venv/bin/python ]; then
+  for s in device_interop bench_pool_torch; do
+    ATOMR_LIB_DIR="$here/lib" LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      timeout 300 /opt/torch/.venv/bin/python "$here/tests/$s.py" > "$out/$s.log" 2>&1
+    echo "$s rc=$?"; tail -12 "$out/$s.log"
+  done
+fi
 for p in "$here"/bin/bench-*; do
   b=$(basename "$p")
   timeout 150 "$here/run" "$b" > "$out/$b.log" 2>&1; echo "$b rc=$?"

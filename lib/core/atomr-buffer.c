@@ -1083,15 +1083,23 @@ release_foreign (AtomrBuffer *self)
 
   if (self->foreign_notify == NULL)
     return;
-  if (self->host_data == NULL && self->generation == atomr_device_get_generation (self->device) &&
-      atomr_device_enter (self->device, NULL))
+  if (self->host_data == NULL && self->generation == atomr_device_get_generation (self->device))
     {
-      g_autoptr(AtomrStream) utility = atomr_device_get_utility_stream (self->device, NULL);
+      /* the device thread's context before entering: it takes the device
+       * lock, which must not be taken while entered */
+      GMainContext *context = atomr_device_get_thread_context (self->device);
+      g_autoptr(AtomrStream) utility = NULL;
 
+      if (!atomr_device_enter (self->device, NULL))
+        {
+          self->foreign_notify (self->foreign_data);
+          return;
+        }
+      utility = atomr_device_get_utility_stream (self->device, NULL);
       r = g_new0 (ForeignRelease, 1);
       r->notify = self->foreign_notify;
       r->data = self->foreign_data;
-      r->context = g_main_context_ref (atomr_device_get_thread_context (self->device));
+      r->context = g_main_context_ref (context);
       if (utility)
         atomr_hazards_order_all (&self->hazards, utility);
       if (utility && ATOMR_CU->cuLaunchHostFunc (utility->handle, foreign_release_host_func, r) == CUDA_SUCCESS)

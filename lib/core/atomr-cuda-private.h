@@ -59,6 +59,10 @@ G_BEGIN_DECLS
   X (cuMemcpyHtoDAsync) \
   X (cuMemcpyDtoHAsync) \
   X (cuMemcpyDtoDAsync) \
+  X (cuMemcpyPeerAsync) \
+  X (cuDeviceCanAccessPeer) \
+  X (cuDeviceGetP2PAttribute) \
+  X (cuCtxEnablePeerAccess) \
   X (cuMemcpy2DAsync) \
   X (cuMemcpy3DAsync) \
   X (cuMemsetD8Async) \

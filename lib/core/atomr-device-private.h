@@ -24,6 +24,11 @@ gboolean     atomr_device_get_host_autocomplete (AtomrDevice *self);
 
 /* Enter the context for driver calls on this thread; fails when the device
  * is poisoned or stopped.  Every successful enter needs one leave. */
+/* The CUDA handles, for code that must name them (peer copies). Valid
+ * while the device is entered. */
+CUdevice     atomr_device_get_cu_device      (AtomrDevice *self);
+CUcontext    atomr_device_get_cu_context     (AtomrDevice *self);
+
 gboolean     atomr_device_enter              (AtomrDevice *self,
                                               GError     **error);
 void         atomr_device_leave              (AtomrDevice *self);

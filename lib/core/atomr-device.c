@@ -8,6 +8,7 @@
 #include "atomr-device-private.h"
 #include "atomr-enum-types.h"
 #include "atomr-error.h"
+#include "atomr-memory-pool.h"
 
 /**
  * AtomrDevice:
@@ -97,6 +98,9 @@ enum {
   PROP_GENERATION,
   PROP_STATE,
   PROP_SUPERVISOR_POLICY,
+  PROP_MEMORY_RESERVED,
+  PROP_MEMORY_USED,
+  PROP_MEMORY_HIGH_WATER,
   N_PROPS
 };
 
@@ -203,6 +207,15 @@ atomr_device_get_property (GObject    *object,
       break;
     case PROP_SUPERVISOR_POLICY:
       g_value_set_enum (value, atomr_device_get_supervisor_policy (self));
+      break;
+    case PROP_MEMORY_RESERVED:
+      g_value_set_uint64 (value, atomr_memory_pool_get_reserved (atomr_device_get_memory_pool (self)));
+      break;
+    case PROP_MEMORY_USED:
+      g_value_set_uint64 (value, atomr_memory_pool_get_used (atomr_device_get_memory_pool (self)));
+      break;
+    case PROP_MEMORY_HIGH_WATER:
+      g_value_set_uint64 (value, atomr_memory_pool_get_high_water (atomr_device_get_memory_pool (self)));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -328,6 +341,33 @@ atomr_device_class_init (AtomrDeviceClass *klass)
     g_param_spec_enum ("supervisor-policy", NULL, NULL, ATOMR_TYPE_SUPERVISOR_POLICY,
                        ATOMR_SUPERVISOR_RESTART,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * AtomrDevice:memory-reserved:
+   *
+   * #AtomrMemoryPool:reserved of atomr_device_get_memory_pool(): bytes the
+   * buffer pool holds from the driver.  Read on demand, not notified.
+   */
+  properties[PROP_MEMORY_RESERVED] =
+    g_param_spec_uint64 ("memory-reserved", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrDevice:memory-used:
+   *
+   * #AtomrMemoryPool:used: bytes allocated to buffers.  Read on demand,
+   * not notified.
+   */
+  properties[PROP_MEMORY_USED] =
+    g_param_spec_uint64 ("memory-used", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrDevice:memory-high-water:
+   *
+   * #AtomrMemoryPool:high-water: the most bytes used at once.  Read on
+   * demand, not notified.
+   */
+  properties[PROP_MEMORY_HIGH_WATER] =
+    g_param_spec_uint64 ("memory-high-water", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -734,6 +774,18 @@ make_current (AtomrDevice *self)
   tls_context = self->context;
   tls_generation = self->generation;
   return ATOMR_CU->cuCtxSetCurrent (self->context);
+}
+
+CUdevice
+atomr_device_get_cu_device (AtomrDevice *self)
+{
+  return self->cu_device;
+}
+
+CUcontext
+atomr_device_get_cu_context (AtomrDevice *self)
+{
+  return self->context;
 }
 
 gboolean

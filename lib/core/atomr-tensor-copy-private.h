@@ -26,9 +26,9 @@ typedef struct {
 
 /* Plans dst[i] = src[i] for every index of @shape, elements of @elem bytes.
  * Returns the pieces (AtomrCopyPiece, empty for an empty shape), or NULL
- * with NOT_SUPPORTED naming the dimension when the strides cannot be
- * expressed as pitched copies (a dimension reversed on one side only, a
- * broadcast source, rows that overlap) or need too many pieces. */
+ * with NOT_SUPPORTED when the layout needs more than ATOMR_COPY_MAX_PIECES
+ * (dimensions no pitch expresses — reversed on one side only, broadcast,
+ * overlapping rows — are looped over, one piece per index). */
 GArray *atomr_copy_plan          (gsize          elem,
                                   guint          n_dims,
                                   const gint64  *shape,

@@ -17,7 +17,9 @@
  * across them; the innermost contiguous run is the row width, the next
  * dimension the rows (cuMemcpy2D), the next the slices when its strides
  * are whole multiples of the row pitch (cuMemcpy3D), and any further
- * dimensions are looped over on the host, one piece each.  The host test
+ * dimensions — and those no pitch can express: reversed on one side only,
+ * broadcast in the source — are looped over on the host, one piece per
+ * index (the generic fallback, up to ATOMR_COPY_MAX_PIECES pieces).  The host test
  * device runs the same pieces with memcpy, so the CPU tests check the very
  * plan the GPU executes. */
 
@@ -34,8 +36,8 @@ atomr_copy_plan (gsize          elem,
                  GError       **error)
 {
   g_autoptr(GArray) pieces = g_array_new (FALSE, TRUE, sizeof (AtomrCopyPiece));
-  Dim dims[16];
-  guint k = 0;
+  Dim dims[16], loops[16];
+  guint k = 0, n_loops = 0;
   gint64 src0 = 0, dst0 = 0, width = (gint64) elem, count = 1;
   AtomrCopyPiece base = { 0, };
   gint64 index[16] = { 0, };
@@ -52,20 +54,12 @@ atomr_copy_plan (gsize          elem,
 
       if (dim.n == 1)
         continue;
-      if ((dim.s < 0) != (dim.d < 0))
+      if ((dim.s < 0) != (dim.d < 0) || dim.s == 0 || dim.d == 0)
         {
-          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                       "Dimension %u is reversed in the %s only (strides %" G_GINT64_FORMAT
-                       " and %" G_GINT64_FORMAT "): no pitched copy can express it",
-                       i, dim.s < 0 ? "source" : "destination", src_strides[i], dst_strides[i]);
-          return NULL;
-        }
-      if (dim.s == 0 || dim.d == 0)
-        {
-          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                       "Dimension %u is broadcast (stride 0) in the %s: no pitched copy "
-                       "can express it", i, dim.s == 0 ? "source" : "destination");
-          return NULL;
+          /* reversed on one side only, or broadcast: no pitch expresses
+           * it, so one piece per index */
+          loops[n_loops++] = dim;
+          continue;
         }
       if (dim.s < 0)
         {
@@ -106,17 +100,11 @@ atomr_copy_plan (gsize          elem,
   base.height = 1;
   base.depth = 1;
   base.src_pitch = base.dst_pitch = (guint64) width;
-  if (k > 0)
+  /* rows: the next dimension, when its pitches leave rows apart */
+  if (k > 0 && dims[k - 1].s >= width && dims[k - 1].d >= width)
     {
       Dim h = dims[k - 1];
-      if (h.s < width || h.d < width)
-        {
-          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                       "Rows of %" G_GINT64_FORMAT " bytes overlap at pitches %" G_GINT64_FORMAT
-                       " (source) and %" G_GINT64_FORMAT " (destination): no pitched copy can "
-                       "express it", width, h.s, h.d);
-          return NULL;
-        }
+
       base.height = (guint64) h.n;
       base.src_pitch = (guint64) h.s;
       base.dst_pitch = (guint64) h.d;
@@ -133,14 +121,18 @@ atomr_copy_plan (gsize          elem,
             }
         }
     }
+  /* every other dimension is looped over, one piece per index */
   for (guint i = 0; i < k; i++)
+    loops[n_loops++] = dims[i];
+  for (guint i = 0; i < n_loops; i++)
     {
-      count *= dims[i].n;
+      count *= loops[i].n;
       if (count > ATOMR_COPY_MAX_PIECES)
         {
           g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                       "The layout needs more than %d pitched copies (%u dimensions cannot be "
-                       "merged); copy through a contiguous tensor", ATOMR_COPY_MAX_PIECES, k + 2);
+                       "The layout needs more than %d pitched copies (%u dimensions neither "
+                       "merge nor fit a 3-D copy); copy through a contiguous tensor",
+                       ATOMR_COPY_MAX_PIECES, n_loops);
           return NULL;
         }
     }
@@ -151,17 +143,17 @@ atomr_copy_plan (gsize          elem,
       AtomrCopyPiece *piece = &g_array_index (pieces, AtomrCopyPiece, p);
       gint64 so = src0, dso = dst0;
 
-      for (guint i = 0; i < k; i++)
+      for (guint i = 0; i < n_loops; i++)
         {
-          so += index[i] * dims[i].s;
-          dso += index[i] * dims[i].d;
+          so += index[i] * loops[i].s;
+          dso += index[i] * loops[i].d;
         }
       *piece = base;
       piece->src_offset = so;
       piece->dst_offset = dso;
-      for (guint i = k; i-- > 0;)
+      for (guint i = n_loops; i-- > 0;)
         {
-          if (++index[i] < dims[i].n)
+          if (++index[i] < loops[i].n)
             break;
           index[i] = 0;
         }
@@ -193,6 +185,7 @@ typedef struct {
   AtomrPinned *staging;        /* the host side of uploads and downloads */
   GArray      *pieces;
   gsize        size;
+  gpointer     dest;           /* download into caller memory, or NULL */
 } TensorCopyRequest;
 
 static void
@@ -362,9 +355,10 @@ check_tensor_arg (AtomrActor   *self,
  * Copies every element of @src to the same index of @dst on the actor's
  * stream, with as few cuMemcpy2DAsync/cuMemcpy3DAsync calls as the two
  * layouts allow (one for contiguous views, sub-matrices and most slices).
- * @dst must not overlap @src, nor be broadcast.  Layouts no pitched copy can
- * express (a dimension reversed on one side only, a broadcast source) fail
- * with %ATOMR_ERROR_NOT_SUPPORTED.
+ * @dst must not overlap @src, nor be broadcast.  Dimensions no pitched copy
+ * can express (reversed on one side only, broadcast in the source) cost one
+ * copy per index; a layout needing more than 65536 copies fails with
+ * %ATOMR_ERROR_NOT_SUPPORTED.
  */
 void
 atomr_actor_copy_tensor_async (AtomrActor          *self,
@@ -531,8 +525,63 @@ download_tensor_complete (AtomrOp *op,
 {
   TensorCopyRequest *req = atomr_op_get_data (op);
 
+  if (req->dest)
+    {
+      memcpy (req->dest, req->staging->data, req->size);
+      g_task_return_boolean (task, TRUE);
+      return;
+    }
   g_task_return_pointer (task, g_bytes_new (req->staging->data, req->size),
                          (GDestroyNotify) g_bytes_unref);
+}
+
+/* Downloads into a new GBytes, or into @dest when it is not NULL. */
+static void
+download_tensor (AtomrActor          *self,
+                 AtomrTensor         *tensor,
+                 gpointer             tag,
+                 gpointer             dest,
+                 guint64              dest_size,
+                 GCancellable        *cancellable,
+                 GAsyncReadyCallback  callback,
+                 gpointer             user_data)
+{
+  AtomrOp *op;
+  GError *error = NULL;
+  TensorCopyRequest *req;
+  gint64 packed[ATOMR_TENSOR_MAX_DIMS];
+  guint n;
+  const gint64 *shape;
+
+  op = atomr_op_new (self, "download-tensor", tag, cancellable, callback, user_data);
+  if (!check_tensor_arg (self, "download-tensor", "tensor", tensor, &error))
+    return atomr_op_fail (op, error);
+  if (dest != NULL && dest_size != atomr_tensor_get_byte_size (tensor))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "download-tensor: a destination of %" G_GUINT64_FORMAT
+                                           " bytes for %" G_GUINT64_FORMAT " bytes of elements",
+                                           dest_size, atomr_tensor_get_byte_size (tensor)));
+
+  req = atomr_op_alloc_data (op, sizeof *req, tensor_copy_request_clear);
+  shape = atomr_tensor_get_shape (tensor, &n);
+  packed_strides (tensor, packed);
+  req->pieces = atomr_copy_plan (atomr_dtype_get_size (atomr_tensor_get_dtype (tensor)), n, shape,
+                                 atomr_tensor_get_strides (tensor, NULL), packed, &error);
+  if (req->pieces == NULL)
+    {
+      g_prefix_error (&error, "download-tensor: ");
+      return atomr_op_fail (op, error);
+    }
+  req->size = atomr_tensor_get_byte_size (tensor);
+  req->staging = atomr_pinned_acquire (atomr_actor_get_device (self), MAX (req->size, 1), &error);
+  if (req->staging == NULL)
+    return atomr_op_fail (op, error);
+  req->src = g_object_ref (tensor);
+  req->dest = dest;
+  atomr_op_read_tensor (op, tensor);
+  atomr_op_set_enqueue (op, tensor_copy_enqueue);
+  atomr_op_set_complete (op, download_tensor_complete);
+  atomr_op_submit (op);
 }
 
 /**
@@ -553,38 +602,9 @@ atomr_actor_download_tensor_async (AtomrActor          *self,
                                    GAsyncReadyCallback  callback,
                                    gpointer             user_data)
 {
-  AtomrOp *op;
-  GError *error = NULL;
-  TensorCopyRequest *req;
-  gint64 packed[ATOMR_TENSOR_MAX_DIMS];
-  guint n;
-  const gint64 *shape;
-
   g_return_if_fail (ATOMR_IS_ACTOR (self));
-
-  op = atomr_op_new (self, "download-tensor", atomr_actor_download_tensor_async, cancellable, callback, user_data);
-  if (!check_tensor_arg (self, "download-tensor", "tensor", tensor, &error))
-    return atomr_op_fail (op, error);
-
-  req = atomr_op_alloc_data (op, sizeof *req, tensor_copy_request_clear);
-  shape = atomr_tensor_get_shape (tensor, &n);
-  packed_strides (tensor, packed);
-  req->pieces = atomr_copy_plan (atomr_dtype_get_size (atomr_tensor_get_dtype (tensor)), n, shape,
-                                 atomr_tensor_get_strides (tensor, NULL), packed, &error);
-  if (req->pieces == NULL)
-    {
-      g_prefix_error (&error, "download-tensor: ");
-      return atomr_op_fail (op, error);
-    }
-  req->size = atomr_tensor_get_byte_size (tensor);
-  req->staging = atomr_pinned_acquire (atomr_actor_get_device (self), MAX (req->size, 1), &error);
-  if (req->staging == NULL)
-    return atomr_op_fail (op, error);
-  req->src = g_object_ref (tensor);
-  atomr_op_read_tensor (op, tensor);
-  atomr_op_set_enqueue (op, tensor_copy_enqueue);
-  atomr_op_set_complete (op, download_tensor_complete);
-  atomr_op_submit (op);
+  download_tensor (self, tensor, atomr_actor_download_tensor_async, NULL, 0,
+                   cancellable, callback, user_data);
 }
 
 /**
@@ -601,4 +621,176 @@ atomr_actor_download_tensor_finish (AtomrActor    *self,
                                     GError       **error)
 {
   return atomr_op_finish_pointer (self, result, atomr_actor_download_tensor_async, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocking forms, and transfers from and to caller memory (bindings)   */
+
+/**
+ * atomr_actor_copy_tensor_sync:
+ * @self: an #AtomrActor
+ * @src: the view to read
+ * @dst: the view to write
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking form of atomr_actor_copy_tensor_async().
+ *
+ * Returns: %TRUE if the copy completed
+ */
+gboolean
+atomr_actor_copy_tensor_sync (AtomrActor    *self,
+                              AtomrTensor   *src,
+                              AtomrTensor   *dst,
+                              GCancellable  *cancellable,
+                              GError       **error)
+{
+  AtomrSync sync;
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_ACTOR (self), FALSE);
+  atomr_sync_begin (&sync, self);
+  atomr_actor_copy_tensor_async (self, src, dst, cancellable, atomr_sync_callback, &sync);
+  ok = atomr_actor_copy_tensor_finish (self, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return ok;
+}
+
+/**
+ * atomr_actor_upload_tensor_sync:
+ * @self: an #AtomrActor
+ * @tensor: the view to write
+ * @data: the elements in row-major order
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking form of atomr_actor_upload_tensor_async().
+ *
+ * Returns: %TRUE if the upload completed
+ */
+gboolean
+atomr_actor_upload_tensor_sync (AtomrActor    *self,
+                                AtomrTensor   *tensor,
+                                GBytes        *data,
+                                GCancellable  *cancellable,
+                                GError       **error)
+{
+  AtomrSync sync;
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_ACTOR (self), FALSE);
+  atomr_sync_begin (&sync, self);
+  atomr_actor_upload_tensor_async (self, tensor, data, cancellable, atomr_sync_callback, &sync);
+  ok = atomr_actor_upload_tensor_finish (self, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return ok;
+}
+
+/**
+ * atomr_actor_download_tensor_sync:
+ * @self: an #AtomrActor
+ * @tensor: the view to read
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Blocking form of atomr_actor_download_tensor_async().
+ *
+ * Returns: (transfer full): the elements in row-major order, or %NULL on error
+ */
+GBytes *
+atomr_actor_download_tensor_sync (AtomrActor    *self,
+                                  AtomrTensor   *tensor,
+                                  GCancellable  *cancellable,
+                                  GError       **error)
+{
+  AtomrSync sync;
+  GBytes *bytes;
+
+  g_return_val_if_fail (ATOMR_IS_ACTOR (self), NULL);
+  atomr_sync_begin (&sync, self);
+  atomr_actor_download_tensor_async (self, tensor, cancellable, atomr_sync_callback, &sync);
+  bytes = atomr_actor_download_tensor_finish (self, atomr_sync_wait (&sync), error);
+  atomr_sync_end (&sync);
+  return bytes;
+}
+
+/**
+ * atomr_actor_upload_tensor_from_address_sync:
+ * @self: an #AtomrActor
+ * @tensor: the view to write
+ * @address: the address of the elements in host memory, packed row-major
+ * @size: the number of bytes at @address: atomr_tensor_get_byte_size()
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * For bindings that hold host memory as an address (a NumPy array, a
+ * Python buffer): uploads it into @tensor, copying it once, to pinned
+ * staging memory, before this function returns control to the GPU.  The
+ * memory is not used after the call.
+ *
+ * Returns: %TRUE if the upload completed
+ */
+gboolean
+atomr_actor_upload_tensor_from_address_sync (AtomrActor    *self,
+                                             AtomrTensor   *tensor,
+                                             guint64        address,
+                                             guint64        size,
+                                             GCancellable  *cancellable,
+                                             GError       **error)
+{
+  g_autoptr(GBytes) data = NULL;
+
+  g_return_val_if_fail (ATOMR_IS_ACTOR (self), FALSE);
+  if (address == 0 && size > 0)
+    {
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "upload-tensor: the host address is 0");
+      return FALSE;
+    }
+  /* the upload copies to staging before returning from _async */
+  data = g_bytes_new_static ((gconstpointer) (guintptr) address, size);
+  return atomr_actor_upload_tensor_sync (self, tensor, data, cancellable, error);
+}
+
+/**
+ * atomr_actor_download_tensor_to_address_sync:
+ * @self: an #AtomrActor
+ * @tensor: the view to read
+ * @address: where to write the elements in host memory, packed row-major
+ * @size: the number of writable bytes at @address: atomr_tensor_get_byte_size()
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * For bindings: downloads @tensor straight into caller memory (a NumPy
+ * array, a bytearray), one copy from the pinned staging memory and no
+ * intermediate #GBytes.
+ *
+ * Returns: %TRUE if the download completed
+ */
+gboolean
+atomr_actor_download_tensor_to_address_sync (AtomrActor    *self,
+                                             AtomrTensor   *tensor,
+                                             guint64        address,
+                                             guint64        size,
+                                             GCancellable  *cancellable,
+                                             GError       **error)
+{
+  AtomrSync sync;
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_ACTOR (self), FALSE);
+  if (address == 0 && size > 0)
+    {
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "download-tensor: the host address is 0");
+      return FALSE;
+    }
+  atomr_sync_begin (&sync, self);
+  download_tensor (self, tensor, atomr_actor_download_tensor_to_address_sync,
+                   address ? (gpointer) (guintptr) address : (gpointer) &sync, size,
+                   cancellable, atomr_sync_callback, &sync);
+  ok = atomr_op_finish_boolean (self, atomr_sync_wait (&sync),
+                                atomr_actor_download_tensor_to_address_sync, error);
+  atomr_sync_end (&sync);
+  return ok;
 }

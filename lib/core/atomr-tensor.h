@@ -145,4 +145,31 @@ GBytes       *atomr_actor_download_tensor_finish (AtomrActor          *self,
                                                   GAsyncResult        *result,
                                                   GError             **error);
 
+gboolean      atomr_actor_copy_tensor_sync       (AtomrActor          *self,
+                                                  AtomrTensor         *src,
+                                                  AtomrTensor         *dst,
+                                                  GCancellable        *cancellable,
+                                                  GError             **error);
+gboolean      atomr_actor_upload_tensor_sync     (AtomrActor          *self,
+                                                  AtomrTensor         *tensor,
+                                                  GBytes              *data,
+                                                  GCancellable        *cancellable,
+                                                  GError             **error);
+GBytes       *atomr_actor_download_tensor_sync   (AtomrActor          *self,
+                                                  AtomrTensor         *tensor,
+                                                  GCancellable        *cancellable,
+                                                  GError             **error);
+gboolean      atomr_actor_upload_tensor_from_address_sync (AtomrActor    *self,
+                                                  AtomrTensor         *tensor,
+                                                  guint64              address,
+                                                  guint64              size,
+                                                  GCancellable        *cancellable,
+                                                  GError             **error);
+gboolean      atomr_actor_download_tensor_to_address_sync (AtomrActor    *self,
+                                                  AtomrTensor         *tensor,
+                                                  guint64              address,
+                                                  guint64              size,
+                                                  GCancellable        *cancellable,
+                                                  GError             **error);
+
 G_END_DECLS

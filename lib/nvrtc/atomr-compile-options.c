@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "atomr-compile-options-private.h"
+#include "atomr-nvrtc-loader-private.h"
+#include "atomr-nvrtc-private.h"
 #include "atomr-error.h"
 
 /**
@@ -749,7 +751,9 @@ atomr_arch_is_valid (const gchar *arch)
   n = g_ascii_strtoull (digits, &end, 10);
   if ((*end == 'a' || *end == 'f') && end[1] == '\0')
     end++;
-  return *end == '\0' && n >= 75 && n <= 121;
+  /* Which numbers exist is NVRTC's to say (atomr_nvrtc_check_arch() on
+   * the compile path): a future architecture must work unchanged. */
+  return *end == '\0' && n > 0;
 }
 
 /**
@@ -758,8 +762,11 @@ atomr_arch_is_valid (const gchar *arch)
  * @error: return location for a #GError
  *
  * Checks what NVRTC would otherwise reject with a less helpful message:
- * the architecture, the dialect, define names, and link objects without
- * LTO.
+ * the architecture (against the list NVRTC reports with
+ * nvrtcGetSupportedArchs(), with the a/f suffix rules; the message lists
+ * the supported ones), the dialect, define names, and link objects without
+ * LTO.  Loads NVRTC to ask it; without NVRTC only the form of the
+ * architecture is checked.
  *
  * Returns: %TRUE if the options are usable
  */
@@ -769,11 +776,22 @@ atomr_compile_options_validate (AtomrCompileOptions  *self,
 {
   g_return_val_if_fail (ATOMR_IS_COMPILE_OPTIONS (self), FALSE);
 
+  if (!atomr_compile_options_check (self, error))
+    return FALSE;
+  if (self->arch && g_strcmp0 (self->arch, ATOMR_ARCH_NATIVE) != 0 && atomr_nvrtc_load (NULL))
+    return atomr_nvrtc_check_arch (self->arch, error);
+  return TRUE;
+}
+
+gboolean
+atomr_compile_options_check (AtomrCompileOptions  *self,
+                             GError              **error)
+{
   if (self->arch && g_strcmp0 (self->arch, ATOMR_ARCH_NATIVE) != 0 && !atomr_arch_is_valid (self->arch))
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "arch: \"%s\" is not a target architecture (sm_75 … sm_121, with an "
-                   "optional a or f suffix, compute_NN, or \"native\")", self->arch);
+                   "arch: \"%s\" is not a target architecture (sm_NN or compute_NN with an "
+                   "optional a or f suffix, or \"native\")", self->arch);
       return FALSE;
     }
   if (self->std && g_strcmp0 (self->std, "c++14") != 0 && g_strcmp0 (self->std, "c++17") != 0

@@ -6,6 +6,7 @@
 
 #include "atomr-kernel-cache.h"
 #include "atomr-module-private.h"
+#include "atomr-kernel-cache-key-private.h"
 
 G_BEGIN_DECLS
 
@@ -16,12 +17,14 @@ G_BEGIN_DECLS
  *   12  u32 header size (176)
  *   16  key: 64 hex digits of SHA-256
  *   80  i64 creation time, µs since the epoch
- *   88  u32 metadata size, u32 source size, u32 log size, u32 zero
+ *   88  u32 metadata size, u32 source size, u32 log size, u32 manifest size
  *   104 u64 PTX size, u64 CUBIN size, u64 LTO-IR size
  *   128 checksum (compute_checksum(), 4 × 64-bit lanes) of bytes 0..127,
  *       160..175 and of the whole payload
  *   160 16 reserved bytes, zero (checked, and covered by the checksum)
- *   176 payload: metadata (JSON), source, log, PTX, CUBIN, LTO-IR
+ *   176 payload: metadata (JSON), source, log, PTX, CUBIN, LTO-IR, manifest
+ *       (JSON; last, and not parsed on a hit: it can list hundreds of
+ *       headers)
  *
  * An entry file is written once (temporary name, rename) and never again:
  * hits are recorded in the directory's usage journal ("usage"), so nothing
@@ -34,18 +37,14 @@ G_BEGIN_DECLS
 
 typedef struct _AtomrCacheRequest AtomrCacheRequest;
 
-/* Everything that determines the output of a compile.  Looks the request up
- * in memory (which reads no file: only stat()s the include-path headers the
- * source uses), then on disk.  Returns the module on a hit; on a miss
- * returns NULL and *request for atomr_kernel_cache_store(). */
-AtomrModule *atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
-                                                const gchar          *source,
-                                                const gchar * const  *kernel_names,
-                                                const gchar * const  *flags,
-                                                const gchar          *arch,
-                                                const gchar * const  *include_paths,
-                                                GPtrArray            *link_objects,
-                                                AtomrCacheRequest   **request);
+/* Looks the request up in memory (which reads no file: only stat()s the
+ * files the key depends on), then on disk.  Returns the module on a hit; on
+ * a miss returns NULL and *request for atomr_kernel_cache_store().  When the
+ * request cannot be keyed (atomr_cache_key_compute()) returns NULL and
+ * leaves *request NULL: compile without the cache. */
+AtomrModule *atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
+                                                const AtomrCacheKeyInput *input,
+                                                AtomrCacheRequest       **request);
 /* Stores a fresh compile (memory and disk).  A disk failure is logged with
  * g_debug() only.  Sets content->key. */
 void         atomr_kernel_cache_store          (AtomrKernelCache     *self,

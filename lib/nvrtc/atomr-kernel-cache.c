@@ -34,6 +34,7 @@
 #define OFF_META_SIZE    88
 #define OFF_SOURCE_SIZE  92
 #define OFF_LOG_SIZE     96
+#define OFF_MANIFEST_SIZE 100
 #define OFF_PTX_SIZE     104
 #define OFF_CUBIN_SIZE   112
 #define OFF_LTOIR_SIZE   120
@@ -105,7 +106,7 @@ typedef struct {
   gint64   created;
   gint64   last_used;
   guint64  hit_count;
-  guint32  meta_size, source_size, log_size;
+  guint32  meta_size, source_size, log_size, manifest_size;
   guint64  ptx_size, cubin_size, ltoir_size;
   guint64  file_size;
 } FileHeader;
@@ -166,6 +167,7 @@ parse_header (const guint8  *data,
   h->meta_size = get_u32 (data + OFF_META_SIZE);
   h->source_size = get_u32 (data + OFF_SOURCE_SIZE);
   h->log_size = get_u32 (data + OFF_LOG_SIZE);
+  h->manifest_size = get_u32 (data + OFF_MANIFEST_SIZE);
   h->ptx_size = get_u64 (data + OFF_PTX_SIZE);
   h->cubin_size = get_u64 (data + OFF_CUBIN_SIZE);
   h->ltoir_size = get_u64 (data + OFF_LTOIR_SIZE);
@@ -180,7 +182,8 @@ parse_header (const guint8  *data,
   h->last_used = h->created;
   h->hit_count = 0;
   h->file_size = file_size;
-  total = ATOMR_CACHE_HEADER_SIZE + (guint64) h->meta_size + h->source_size + h->log_size;
+  total = ATOMR_CACHE_HEADER_SIZE + (guint64) h->meta_size + h->source_size + h->log_size
+          + h->manifest_size;
   if (h->ptx_size > G_MAXUINT32 * 16ULL || h->cubin_size > G_MAXUINT32 * 16ULL
       || h->ltoir_size > G_MAXUINT32 * 16ULL
       || total + h->ptx_size + h->cubin_size + h->ltoir_size != file_size)
@@ -377,7 +380,6 @@ meta_clear (Meta *m)
 
 static gchar *
 meta_to_json (AtomrModuleContent *c,
-              JsonNode           *manifest,
               gsize              *length)
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
@@ -404,11 +406,6 @@ meta_to_json (AtomrModuleContent *c,
   json_builder_add_string_value (b, c->nvrtc_version ? c->nvrtc_version : "");
   json_builder_set_member_name (b, "compile_time_ms");
   json_builder_add_double_value (b, c->compile_time_ms);
-  if (manifest)
-    {
-      json_builder_set_member_name (b, "manifest");
-      json_builder_add_value (b, json_node_copy (manifest));
-    }
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
@@ -469,8 +466,7 @@ meta_parse (const gchar  *json,
   m->arch = g_strdup (json_object_get_string_member_with_default (o, "arch", NULL));
   m->nvrtc_version = g_strdup (json_object_get_string_member_with_default (o, "nvrtc_version", ""));
   m->compile_time_ms = json_object_get_double_member_with_default (o, "compile_time_ms", 0);
-  if (json_object_has_member (o, "manifest") && JSON_NODE_HOLDS_OBJECT (json_object_get_member (o, "manifest")))
-    m->manifest = json_to_string (json_object_get_member (o, "manifest"), FALSE);
+
   return TRUE;
 }
 
@@ -963,7 +959,8 @@ atomr_kernel_cache_entry_has_source (AtomrKernelCacheEntry *self)
   return self->h.source_size > 0;
 }
 
-typedef enum { SECTION_META, SECTION_SOURCE, SECTION_LOG, SECTION_PTX, SECTION_CUBIN, SECTION_LTOIR } Section;
+typedef enum { SECTION_META, SECTION_SOURCE, SECTION_LOG, SECTION_PTX, SECTION_CUBIN, SECTION_LTOIR,
+               SECTION_MANIFEST } Section;
 
 static void
 section_range (const FileHeader *h,
@@ -971,7 +968,8 @@ section_range (const FileHeader *h,
                guint64          *offset,
                guint64          *size)
 {
-  guint64 sizes[6] = { h->meta_size, h->source_size, h->log_size, h->ptx_size, h->cubin_size, h->ltoir_size };
+  guint64 sizes[7] = { h->meta_size, h->source_size, h->log_size, h->ptx_size, h->cubin_size, h->ltoir_size,
+                       h->manifest_size };
   guint64 off = ATOMR_CACHE_HEADER_SIZE;
 
   for (guint i = 0; i < (guint) section; i++)
@@ -1137,6 +1135,7 @@ struct _AtomrCacheRequest {
   gboolean   in_flight; /* key is in cache->flights: this request compiles */
   gchar     *lock_path; /* the KEY.lock file this request created */
   /* For the manifest, copied after a memory miss: */
+  gchar     *program_name;
   gchar    **kernel_names;
   gchar    **flags;
   gchar     *arch;
@@ -1221,6 +1220,7 @@ atomr_cache_request_free (AtomrCacheRequest *request)
   flight_end (request);
   disk_unlock (request);
   g_clear_object (&request->cache);
+  g_free (request->program_name);
   g_strfreev (request->kernel_names);
   g_strfreev (request->flags);
   g_free (request->arch);
@@ -1658,20 +1658,11 @@ note_store_failure (AtomrKernelCache *self,
                     const GError     *error,
                     gboolean          warn)
 {
-  gboolean first;
-
   g_mutex_lock (&self->lock);
-  first = self->store_error == NULL;
-  if (first)
+  /* Set once and never freed before the cache: callers may hold it. */
+  if (self->store_error == NULL)
     self->store_error = g_strdup (error->message);
-  else if (warn && !self->store_warned)
-    {
-      /* A usage-only failure came first: still warn once for a store. */
-      g_free (self->store_error);
-      self->store_error = g_strdup (error->message);
-      first = TRUE;
-    }
-  if (warn && first)
+  if (warn && !self->store_warned)
     self->store_warned = TRUE;
   else
     warn = FALSE;
@@ -1926,6 +1917,8 @@ disk_write (AtomrKernelCache    *self,
   g_autofree gchar *path = entry_path (self, key);
   g_autofree gchar *tmp = NULL;
   g_autofree gchar *meta = NULL;
+  g_autofree gchar *manifest_text = NULL;
+  gsize manifest_len = 0;
   g_autoptr(GByteArray) file = NULL;
   guint8 header[ATOMR_CACHE_HEADER_SIZE] = { 0 };
   guint8 digest[32];
@@ -1940,7 +1933,9 @@ disk_write (AtomrKernelCache    *self,
                    "cannot create %s: %s", self->directory, g_strerror (errsv));
       return FALSE;
     }
-  meta = meta_to_json (content, manifest, &meta_len);
+  meta = meta_to_json (content, &meta_len);
+  manifest_text = manifest ? json_to_string (manifest, FALSE) : NULL;
+  manifest_len = manifest_text ? strlen (manifest_text) : 0;
   source_len = self->store_source ? strlen (source) : 0;
   log_len = content->log ? strlen (content->log) : 0;
 
@@ -1952,6 +1947,7 @@ disk_write (AtomrKernelCache    *self,
   put_u32 (header + OFF_META_SIZE, meta_len);
   put_u32 (header + OFF_SOURCE_SIZE, source_len);
   put_u32 (header + OFF_LOG_SIZE, log_len);
+  put_u32 (header + OFF_MANIFEST_SIZE, manifest_len);
   put_u64 (header + OFF_PTX_SIZE, bytes_size (content->ptx));
   put_u64 (header + OFF_CUBIN_SIZE, bytes_size (content->cubin));
   put_u64 (header + OFF_LTOIR_SIZE, bytes_size (content->ltoir));
@@ -1968,6 +1964,8 @@ disk_write (AtomrKernelCache    *self,
     g_byte_array_append (file, g_bytes_get_data (content->cubin, NULL), bytes_size (content->cubin));
   if (content->ltoir)
     g_byte_array_append (file, g_bytes_get_data (content->ltoir, NULL), bytes_size (content->ltoir));
+  if (manifest_len)
+    g_byte_array_append (file, (const guint8 *) manifest_text, manifest_len);
   compute_checksum (file->data, file->data + ATOMR_CACHE_HEADER_SIZE,
                     file->len - ATOMR_CACHE_HEADER_SIZE, digest);
   memcpy (file->data + OFF_CHECKSUM, digest, 32);
@@ -2051,8 +2049,13 @@ watch_headers_locked (AtomrKernelCache *self,
   for (guint i = 0; i < headers->len; i++)
     {
       AtomrCacheHeaderStamp *stamp = g_ptr_array_index (headers, i);
-      g_autofree gchar *dir = g_path_get_dirname (stamp->path);
+      g_autofree gchar *dir = NULL;
 
+      /* A relative path names another file after chdir(), which no watch
+       * on the old directory reports: such entries stat() every time. */
+      if (!g_path_is_absolute (stamp->path))
+        return FALSE;
+      dir = g_path_get_dirname (stamp->path);
       if (g_hash_table_contains (self->watched_dirs, dir))
         continue;
       if (!is_local_file_system (dir)
@@ -2143,6 +2146,11 @@ manifest_build (AtomrCacheRequest *request,
   json_builder_add_string_value (b, source_sum);
   json_builder_set_member_name (b, "source_bytes");
   json_builder_add_int_value (b, strlen (source));
+  json_builder_set_member_name (b, "program_name");
+  if (request->program_name)
+    json_builder_add_string_value (b, request->program_name);
+  else
+    json_builder_add_null_value (b);
   json_builder_set_member_name (b, "name_expressions");
   json_builder_begin_array (b);
   for (guint i = 0; request->kernel_names && request->kernel_names[i]; i++)
@@ -2160,6 +2168,11 @@ manifest_build (AtomrCacheRequest *request,
     json_builder_add_null_value (b);
   json_builder_set_member_name (b, "nvrtc");
   json_builder_add_string_value (b, atomr_nvrtc_get_identity () ? atomr_nvrtc_get_identity () : "");
+  json_builder_set_member_name (b, "nvjitlink");
+  if (atomr_cache_flags_use_lto ((const gchar * const *) request->flags))
+    json_builder_add_string_value (b, atomr_jitlink_get_identity () ? atomr_jitlink_get_identity () : "");
+  else
+    json_builder_add_null_value (b);
   json_builder_set_member_name (b, "headers");
   json_builder_begin_object (b);
   for (guint i = 0; request->headers && i < request->headers->len; i++)
@@ -2438,35 +2451,37 @@ memory_lookup (AtomrKernelCache *self,
 }
 
 AtomrModule *
-atomr_kernel_cache_lookup_request (AtomrKernelCache     *self,
-                                   const gchar          *source,
-                                   const gchar * const  *kernel_names,
-                                   const gchar * const  *flags,
-                                   const gchar          *arch,
-                                   const gchar * const  *include_paths,
-                                   GPtrArray            *link_objects,
-                                   AtomrCacheRequest   **request_out)
+atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
+                                   const AtomrCacheKeyInput *input,
+                                   AtomrCacheRequest       **request_out)
 {
   g_autoptr(AtomrCacheRequest) request = g_new0 (AtomrCacheRequest, 1);
+  g_autoptr(GError) error = NULL;
   AtomrModule *module;
 
-  request->blob = atomr_cache_request_blob (source, kernel_names, flags, arch, link_objects);
+  request->blob = atomr_cache_request_blob (input);
 
   module = memory_lookup (self, request->blob);
   if (module)
     return module;
 
-  /* The key: the request plus every header the source includes from its
-   * include paths, recursively. */
-  request->key = atomr_cache_key_compute (request->blob, source, include_paths,
-                                         &request->headers);
-  request->kernel_names = g_strdupv ((gchar **) kernel_names);
-  request->flags = g_strdupv ((gchar **) flags);
-  request->arch = g_strdup (arch);
+  /* The key: the request plus every file NVRTC may read for it.  A
+   * request that cannot be keyed bypasses the cache (*request_out stays
+   * NULL). */
+  request->key = atomr_cache_key_compute (request->blob, input, &request->headers, &error);
+  if (request->key == NULL)
+    {
+      g_debug ("kernel cache: not cached: %s", error->message);
+      return NULL;
+    }
+  request->program_name = g_strdup (input->program_name ? input->program_name : ATOMR_DEFAULT_PROGRAM_NAME);
+  request->kernel_names = g_strdupv ((gchar **) input->kernel_names);
+  request->flags = g_strdupv ((gchar **) input->flags);
+  request->arch = g_strdup (input->arch);
   request->link_objects = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  for (guint i = 0; link_objects && i < link_objects->len; i++)
+  for (guint i = 0; input->link_objects && i < input->link_objects->len; i++)
     g_ptr_array_add (request->link_objects,
-                     g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (link_objects, i))->data));
+                     g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (input->link_objects, i))->data));
 
   module = lookup_single_flight (self, request);
   if (module)
@@ -3114,7 +3129,7 @@ atomr_kernel_cache_get_store_error (AtomrKernelCache *self)
 
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), NULL);
   g_mutex_lock (&self->lock);
-  msg = self->store_error;   /* only replaced once, before store_warned */
+  msg = self->store_error;   /* set once, freed with the cache */
   g_mutex_unlock (&self->lock);
   return msg;
 }
@@ -3762,6 +3777,15 @@ const gchar *
 atomr_kernel_cache_entry_get_manifest (AtomrKernelCacheEntry *self)
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), NULL);
+  if (self->meta.manifest == NULL && self->h.manifest_size > 0 && self->path)
+    {
+      /* Read on first use (not when listing: it can be large), checksum
+       * verified with the rest of the file. */
+      g_autoptr(GBytes) bytes = entry_load_section (self, SECTION_MANIFEST, NULL);
+      gchar *text = bytes ? bytes_to_string (bytes) : NULL;
+      if (text && !g_atomic_pointer_compare_and_exchange (&self->meta.manifest, NULL, text))
+        g_free (text);
+    }
   return self->meta.manifest;
 }
 
@@ -3932,7 +3956,8 @@ atomr_kernel_cache_entry_diff (AtomrKernelCacheEntry *self,
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), NULL);
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (other), NULL);
-  return manifest_diff (self->meta.manifest, other->meta.manifest);
+  return manifest_diff (atomr_kernel_cache_entry_get_manifest (self),
+                        atomr_kernel_cache_entry_get_manifest (other));
 }
 
 static gint
@@ -3968,9 +3993,13 @@ manifest_score (JsonObject *entry,
  * if not, why: it computes the key as a compile would (reading the
  * headers) and compares what went into it with the manifest of the
  * closest entry.  Compiles nothing, records nothing, removes nothing.
+ * The program name is atomr_nvrtc_compile()'s default; see
+ * atomr_kernel_cache_explain_program().
  *
  * Returns: %ATOMR_CACHE_STATUS_MEMORY_HIT, %ATOMR_CACHE_STATUS_DISK_HIT or
- *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE with @error set
+ *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE when the compile
+ *   would not be cached (@reasons says why, @error is not set) or on error
+ *   (@error set)
  */
 AtomrCacheStatus
 atomr_kernel_cache_explain (AtomrKernelCache     *self,
@@ -3980,6 +4009,41 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
                             gchar               **nearest,
                             gchar              ***reasons,
                             GError              **error)
+{
+  return atomr_kernel_cache_explain_program (self, source, NULL, options, key, nearest, reasons, error);
+}
+
+/**
+ * atomr_kernel_cache_explain_program:
+ * @self: a cache
+ * @source: CUDA C++ source
+ * @program_name: (nullable): the program name the compile gives NVRTC (it
+ *   is part of the key, and quoted includes are looked up next to it);
+ *   %NULL for atomr_nvrtc_compile()'s default
+ * @options: (nullable): compile options, as for atomr_nvrtc_compile()
+ * @key: (out) (optional) (transfer full): the key of this compile
+ * @nearest: (out) (optional) (transfer full) (nullable): on a miss, the
+ *   closest entry, or %NULL
+ * @reasons: (out) (optional) (transfer full) (array zero-terminated=1): on
+ *   a miss, what differs from @nearest
+ * @error: return location for a #GError
+ *
+ * atomr_kernel_cache_explain() for a compile with a program name.  A
+ * compile the cache refuses to key (see the design notes) is
+ * %ATOMR_CACHE_STATUS_NONE without an error, @reasons saying why
+ * ("not cacheable: ...").
+ *
+ * Returns: as for atomr_kernel_cache_explain()
+ */
+AtomrCacheStatus
+atomr_kernel_cache_explain_program (AtomrKernelCache     *self,
+                                    const gchar          *source,
+                                    const gchar          *program_name,
+                                    AtomrCompileOptions  *options,
+                                    gchar               **key,
+                                    gchar               **nearest,
+                                    gchar              ***reasons,
+                                    GError              **error)
 {
   g_autoptr(AtomrCompileOptions) opts = NULL;
   g_autoptr(AtomrKernelCache) probe = NULL;
@@ -4007,7 +4071,7 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
       return ATOMR_CACHE_STATUS_NONE;
     }
   opts = options ? g_object_ref (options) : atomr_compile_options_new ();
-  if (!atomr_compile_options_validate (opts, error))
+  if (!atomr_compile_options_check (opts, error))
     return ATOMR_CACHE_STATUS_NONE;
   if (g_strcmp0 (atomr_compile_options_get_arch (opts), ATOMR_ARCH_NATIVE) == 0)
     {
@@ -4020,13 +4084,33 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
   /* Memory first, as a compile would (a hit there records a hit). */
   probe = atomr_kernel_cache_new (self->directory);
   probe->probe = TRUE;
-  module = atomr_kernel_cache_lookup_request (probe, source,
-                                              atomr_compile_options_get_name_expressions (opts),
-                                              (const gchar * const *) flags,
-                                              atomr_compile_options_get_arch (opts),
-                                              atomr_compile_options_get_include_paths (opts),
-                                              atomr_compile_options_get_link_objects (opts),
-                                              &request);
+  {
+    AtomrCacheKeyInput input = {
+      .source = source,
+      .program_name = program_name,
+      .kernel_names = atomr_compile_options_get_name_expressions (opts),
+      .flags = (const gchar * const *) flags,
+      .arch = atomr_compile_options_get_arch (opts),
+      .link_objects = atomr_compile_options_get_link_objects (opts),
+    };
+    module = atomr_kernel_cache_lookup_request (probe, &input, &request);
+    if (module == NULL && request == NULL)
+      {
+        /* What the key cannot cover is never cached: say why. */
+        g_autoptr(GBytes) blob = atomr_cache_request_blob (&input);
+        g_autoptr(GPtrArray) headers = NULL;
+        g_autoptr(GError) key_error = NULL;
+        g_autofree gchar *k = atomr_cache_key_compute (blob, &input, &headers, &key_error);
+
+        if (reasons)
+          {
+            *reasons = g_new0 (gchar *, 2);
+            (*reasons)[0] = g_strdup_printf ("not cacheable: %s",
+                                             key_error ? key_error->message : "the key cannot be computed");
+          }
+        return ATOMR_CACHE_STATUS_NONE;
+      }
+  }
   if (module)
     {
       g_autoptr(AtomrModule) mem = memory_lookup_key (self, atomr_module_get_key (module));
@@ -4055,7 +4139,7 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
   for (guint i = 0; entries && i < entries->len; i++)
     {
       AtomrKernelCacheEntry *e = g_ptr_array_index (entries, i);
-      JsonObject *theirs = parse_object (e->meta.manifest, parser);
+      JsonObject *theirs = parse_object (atomr_kernel_cache_entry_get_manifest (e), parser);
       gint score = theirs ? manifest_score (theirs, mine) : -1;
 
       if (score >= best_score && theirs)   /* ties: the most recently used */
@@ -4076,7 +4160,7 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
         }
       else
         {
-          *reasons = manifest_diff (best->meta.manifest, manifest_text);
+          *reasons = manifest_diff (atomr_kernel_cache_entry_get_manifest (best), manifest_text);
           if ((*reasons)[0] == NULL)
             {
               g_strfreev (*reasons);

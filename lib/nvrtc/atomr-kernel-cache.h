@@ -173,6 +173,14 @@ AtomrCacheStatus  atomr_kernel_cache_explain              (AtomrKernelCache     
                                                            gchar                  **nearest,
                                                            gchar                 ***reasons,
                                                            GError                 **error);
+AtomrCacheStatus  atomr_kernel_cache_explain_program      (AtomrKernelCache        *self,
+                                                           const gchar             *source,
+                                                           const gchar             *program_name,
+                                                           AtomrCompileOptions     *options,
+                                                           gchar                  **key,
+                                                           gchar                  **nearest,
+                                                           gchar                 ***reasons,
+                                                           GError                 **error);
 
 gboolean          atomr_parse_size                        (const gchar             *text,
                                                            guint64                 *size,

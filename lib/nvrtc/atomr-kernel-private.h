@@ -6,6 +6,7 @@
 
 #include "atomr-cuda-private.h"
 #include "atomr-kernel.h"
+#include "atomr-kernel-params-private.h"
 
 G_BEGIN_DECLS
 
@@ -21,6 +22,7 @@ typedef struct {
   gsize        offset;     /* into AtomrKernelArgs.values */
   AtomrBuffer *buffer;     /* owned; NULL for a scalar */
   gboolean     write;
+  AtomrArgKind kind;       /* what the adder says it is */
 } AtomrKernelArg;
 
 struct _AtomrKernelArgs {
@@ -51,7 +53,8 @@ AtomrKernel *atomr_kernel_new_unloaded (AtomrDevice  *device,
                                         const gsize  *param_sizes,
                                         guint         n_params);
 CUfunction   atomr_kernel_get_function (AtomrKernel  *self);
-/* Count and size of every argument against the parameter table. */
+/* Count, size and kind of every argument against the parameter table
+ * (kinds as far as the mangled name or the PTX tell them). */
 gboolean     atomr_kernel_check_args   (AtomrKernel      *self,
                                         AtomrKernelArgs  *args,
                                         GError          **error);

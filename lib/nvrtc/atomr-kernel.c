@@ -35,6 +35,7 @@ struct _AtomrKernel
   CUfunction   function;
   GArray      *param_sizes;    /* gsize */
   GArray      *param_offsets;  /* gsize */
+  GArray      *param_types;    /* AtomrParamType */
   gint         num_regs;
   gint         static_shared;
   gint         max_dynamic_shared;
@@ -77,6 +78,7 @@ atomr_kernel_finalize (GObject *object)
   g_free (self->lowered_name);
   g_array_unref (self->param_sizes);
   g_array_unref (self->param_offsets);
+  g_clear_pointer (&self->param_types, g_array_unref);
   G_OBJECT_CLASS (atomr_kernel_parent_class)->finalize (object);
 }
 
@@ -192,6 +194,18 @@ kernel_new (AtomrDevice *device,
   return self;
 }
 
+/* What the mangled name or the PTX say about the parameters. */
+static void
+read_param_types (AtomrKernel *self)
+{
+  GBytes *ptx = atomr_module_get_ptx (self->module);
+  gsize len = 0;
+  const gchar *text = ptx ? g_bytes_get_data (ptx, &len) : NULL;
+
+  g_clear_pointer (&self->param_types, g_array_unref);
+  self->param_types = atomr_kernel_param_types (self->lowered_name, text, len, self->param_sizes->len);
+}
+
 AtomrKernel *
 atomr_kernel_new_unloaded (AtomrDevice *device,
                            AtomrModule *module,
@@ -209,6 +223,7 @@ atomr_kernel_new_unloaded (AtomrDevice *device,
       g_array_append_val (self->param_offsets, offset);
       offset += param_sizes[i];
     }
+  read_param_types (self);
   return self;
 }
 
@@ -301,6 +316,7 @@ atomr_kernel_new_loaded_full (AtomrDevice  *device,
   cu->cuFuncGetAttribute (&self->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, self->function);
   cu->cuFuncGetAttribute (&self->local_size, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, self->function);
   atomr_device_leave (device);
+  read_param_types (self);
   return g_steal_pointer (&self);
 }
 
@@ -334,6 +350,16 @@ atomr_kernel_check_args (AtomrKernel      *self,
                        "the parameter is %" G_GSIZE_FORMAT " bytes",
                        i, self->name, a->size, a->buffer ? "a buffer pointer" : "a scalar", want);
           return FALSE;
+        }
+      if (self->param_types && i < self->param_types->len)
+        {
+          g_autofree gchar *why = atomr_param_check (&g_array_index (self->param_types, AtomrParamType, i), a->kind);
+          if (why)
+            {
+              g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "args: argument %u of kernel %s: %s", i, self->name, why);
+              return FALSE;
+            }
         }
     }
   return TRUE;
@@ -445,6 +471,31 @@ atomr_kernel_get_param_size (AtomrKernel *self,
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
   return index < self->param_sizes->len ? g_array_index (self->param_sizes, gsize, index) : 0;
+}
+
+/**
+ * atomr_kernel_get_param_type:
+ * @self: a kernel
+ * @index: a parameter index
+ *
+ * What is known of the parameter's type: from the mangled name of a C++
+ * kernel the C++ type ("const float *", "int", "__half"); from the PTX of
+ * an `extern "C"` kernel only its class (".f32", "integer", "pointer or
+ * 64-bit integer", "struct"); "unknown" when neither is available (an
+ * `extern "C"` kernel without PTX).  Launch arguments are checked against
+ * it: buffers only for pointers, floating-point values not for integers
+ * and the reverse; raw bytes only by size.
+ *
+ * Returns: (nullable): the type, %NULL when @index is out of range
+ */
+const gchar *
+atomr_kernel_get_param_type (AtomrKernel *self,
+                             guint        index)
+{
+  g_return_val_if_fail (ATOMR_IS_KERNEL (self), NULL);
+  if (self->param_types == NULL || index >= self->param_types->len)
+    return NULL;
+  return g_array_index (self->param_types, AtomrParamType, index).type;
 }
 
 /**
@@ -858,7 +909,8 @@ atomr_kernel_args_get_arg_size (AtomrKernelArgs *args,
 static AtomrKernelArgs *
 add_value (AtomrKernelArgs *args,
            gconstpointer    data,
-           gsize            size)
+           gsize            size,
+           AtomrArgKind     kind)
 {
   AtomrKernelArg a = { 0 };
   static const guint8 zeros[16] = { 0 };
@@ -867,6 +919,7 @@ add_value (AtomrKernelArgs *args,
   while (args->values->len % 16)
     g_byte_array_append (args->values, zeros, 1);
   a.size = size;
+  a.kind = kind;
   a.offset = args->values->len;
   g_byte_array_append (args->values, data, size);
   g_array_append_val (args->args, a);
@@ -881,6 +934,7 @@ add_buffer (AtomrKernelArgs *args,
   AtomrKernelArg a = { 0 };
 
   a.size = sizeof (CUdeviceptr);
+  a.kind = ATOMR_ARG_BUFFER;
   a.buffer = g_object_ref (buffer);
   a.write = write;
   g_array_append_val (args->args, a);
@@ -920,6 +974,27 @@ atomr_kernel_args_add_buffer_read_only (AtomrKernelArgs *args,
   return add_buffer (args, buffer, FALSE);
 }
 
+static AtomrArgKind
+dtype_arg_kind (AtomrDtype dtype)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F32:
+    case ATOMR_DTYPE_F64:
+      return ATOMR_ARG_FLOAT;
+    case ATOMR_DTYPE_I8:
+    case ATOMR_DTYPE_U8:
+    case ATOMR_DTYPE_I32:
+    case ATOMR_DTYPE_U32:
+    case ATOMR_DTYPE_I64:
+    case ATOMR_DTYPE_U64:
+      return ATOMR_ARG_INT;
+    default:
+      /* __half, __nv_bfloat16, fp8 and complex are structs in CUDA. */
+      return ATOMR_ARG_BYTES;
+    }
+}
+
 /**
  * atomr_kernel_args_add_scalar:
  * @args: arguments
@@ -945,17 +1020,17 @@ atomr_kernel_args_add_scalar (AtomrKernelArgs *args,
   g_return_val_if_fail ((guint) dtype < ATOMR_DTYPE_LAST, args);
   packed = atomr_dtype_pack (dtype, real, imag);
   data = g_bytes_get_data (packed, &size);
-  return add_value (args, data, size);
+  return add_value (args, data, size, dtype_arg_kind (dtype));
 }
 
-#define SCALAR_ADDER(suffix, ctype, storage)                                   \
+#define SCALAR_ADDER(suffix, ctype, storage, kind)                             \
 AtomrKernelArgs *                                                              \
 atomr_kernel_args_add_##suffix (AtomrKernelArgs *args,                         \
                                 ctype            value)                        \
 {                                                                              \
   storage v = value;                                                           \
   g_return_val_if_fail (args != NULL, NULL);                                   \
-  return add_value (args, &v, sizeof v);                                       \
+  return add_value (args, &v, sizeof v, kind);                                 \
 }
 
 /**
@@ -965,7 +1040,7 @@ atomr_kernel_args_add_##suffix (AtomrKernelArgs *args,                         \
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (f32, gfloat, gfloat)
+SCALAR_ADDER (f32, gfloat, gfloat, ATOMR_ARG_FLOAT)
 /**
  * atomr_kernel_args_add_f64:
  * @args: arguments
@@ -973,7 +1048,7 @@ SCALAR_ADDER (f32, gfloat, gfloat)
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (f64, gdouble, gdouble)
+SCALAR_ADDER (f64, gdouble, gdouble, ATOMR_ARG_FLOAT)
 /**
  * atomr_kernel_args_add_i8:
  * @args: arguments
@@ -981,7 +1056,7 @@ SCALAR_ADDER (f64, gdouble, gdouble)
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (i8, gint8, gint8)
+SCALAR_ADDER (i8, gint8, gint8, ATOMR_ARG_INT)
 /**
  * atomr_kernel_args_add_u8:
  * @args: arguments
@@ -989,7 +1064,7 @@ SCALAR_ADDER (i8, gint8, gint8)
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (u8, guint8, guint8)
+SCALAR_ADDER (u8, guint8, guint8, ATOMR_ARG_INT)
 /**
  * atomr_kernel_args_add_i32:
  * @args: arguments
@@ -997,7 +1072,7 @@ SCALAR_ADDER (u8, guint8, guint8)
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (i32, gint32, gint32)
+SCALAR_ADDER (i32, gint32, gint32, ATOMR_ARG_INT)
 /**
  * atomr_kernel_args_add_u32:
  * @args: arguments
@@ -1005,7 +1080,7 @@ SCALAR_ADDER (i32, gint32, gint32)
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (u32, guint32, guint32)
+SCALAR_ADDER (u32, guint32, guint32, ATOMR_ARG_INT)
 /**
  * atomr_kernel_args_add_i64:
  * @args: arguments
@@ -1013,7 +1088,7 @@ SCALAR_ADDER (u32, guint32, guint32)
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (i64, gint64, gint64)
+SCALAR_ADDER (i64, gint64, gint64, ATOMR_ARG_INT)
 /**
  * atomr_kernel_args_add_u64:
  * @args: arguments
@@ -1021,7 +1096,7 @@ SCALAR_ADDER (i64, gint64, gint64)
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (u64, guint64, guint64)
+SCALAR_ADDER (u64, guint64, guint64, ATOMR_ARG_INT)
 /**
  * atomr_kernel_args_add_size:
  * @args: arguments
@@ -1029,7 +1104,7 @@ SCALAR_ADDER (u64, guint64, guint64)
  *
  * Returns: (transfer none): @args, for chaining
  */
-SCALAR_ADDER (size, guint64, guint64)
+SCALAR_ADDER (size, guint64, guint64, ATOMR_ARG_INT)
 
 /**
  * atomr_kernel_args_add_f16:
@@ -1076,7 +1151,7 @@ atomr_kernel_args_add_c64 (AtomrKernelArgs *args,
 {
   gfloat v[2] = { real, imag };
   g_return_val_if_fail (args != NULL, NULL);
-  return add_value (args, v, sizeof v);
+  return add_value (args, v, sizeof v, ATOMR_ARG_BYTES);
 }
 
 /**
@@ -1096,7 +1171,7 @@ atomr_kernel_args_add_c128 (AtomrKernelArgs *args,
 {
   gdouble v[2] = { real, imag };
   g_return_val_if_fail (args != NULL, NULL);
-  return add_value (args, v, sizeof v);
+  return add_value (args, v, sizeof v, ATOMR_ARG_BYTES);
 }
 
 /**
@@ -1116,5 +1191,5 @@ atomr_kernel_args_add_bytes (AtomrKernelArgs *args,
   g_return_val_if_fail (args != NULL, NULL);
   g_return_val_if_fail (value != NULL, args);
   data = g_bytes_get_data (value, &size);
-  return add_value (args, data, size);
+  return add_value (args, data, size, ATOMR_ARG_BYTES);
 }

@@ -30,6 +30,8 @@ gsize        atomr_kernel_get_param_size               (AtomrKernel *self,
                                                         guint        index);
 gsize        atomr_kernel_get_param_offset             (AtomrKernel *self,
                                                         guint        index);
+const gchar *atomr_kernel_get_param_type               (AtomrKernel *self,
+                                                        guint        index);
 gint         atomr_kernel_get_num_registers            (AtomrKernel *self);
 gint         atomr_kernel_get_static_shared_memory     (AtomrKernel *self);
 gint         atomr_kernel_get_max_dynamic_shared_memory (AtomrKernel *self);

@@ -183,6 +183,100 @@ compile_request_free (gpointer data)
   g_free (req);
 }
 
+/* ------------------------------------------------------------------ */
+/* Compile spans for the trace recorder                                */
+
+typedef struct {
+  AtomrActor *actor;
+  GPtrArray  *spans;   /* AtomrLaunchInfo */
+} SpanBatch;
+
+static void
+span_batch_free (gpointer data)
+{
+  SpanBatch *b = data;
+  g_object_unref (b->actor);
+  g_ptr_array_unref (b->spans);
+  g_free (b);
+}
+
+static gboolean
+emit_spans (gpointer data)
+{
+  SpanBatch *b = data;
+
+  for (guint i = 0; i < b->spans->len; i++)
+    g_signal_emit_by_name (b->actor, "after-complete", g_ptr_array_index (b->spans, i));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+add_span (GPtrArray   *spans,
+          AtomrActor  *actor,
+          const gchar *operation,
+          gint64       start_ns,
+          gint64       end_ns,
+          const gchar *detail)
+{
+  AtomrLaunchInfo *info = atomr_launch_info_new (atomr_actor_get_name (actor), "nvrtc", operation);
+
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_SUBMITTED, start_ns);
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_ENQUEUED, start_ns);
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_COMPLETED, end_ns);
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_REPLIED, end_ns);
+  if (detail)
+    atomr_launch_info_set_detail (info, detail);
+  g_ptr_array_add (spans, info);
+}
+
+/* Host-side spans of one compile, emitted as #AtomrActor::after-complete
+ * on the actor's context (where a trace recorder watching the actor
+ * records them): the cache lookup (memory hit, disk read, or the key and
+ * misses), the compile (NVRTC and nvJitLink), and the module load. */
+static void
+record_spans (AtomrActor  *actor,
+              AtomrModule *module,
+              gint64       t0,
+              gint64       t1,
+              gint64       t2)
+{
+  g_autoptr(GPtrArray) spans = NULL;
+  const gchar *key;
+  SpanBatch *batch;
+
+  if (module == NULL)
+    return;
+  spans = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref);
+  key = atomr_module_get_key (module);
+  switch (atomr_module_get_cache_status (module))
+    {
+    case ATOMR_CACHE_STATUS_MEMORY_HIT:
+      add_span (spans, actor, "cache lookup: memory hit", t0, t1, key);
+      break;
+    case ATOMR_CACHE_STATUS_DISK_HIT:
+      add_span (spans, actor, "cache lookup: disk read", t0, t1, key);
+      break;
+    case ATOMR_CACHE_STATUS_MISS:
+    case ATOMR_CACHE_STATUS_NONE:
+    default:
+      {
+        gint64 compile_ns = (gint64) (atomr_module_get_compile_time_ms (module) * 1e6);
+        gint64 split = MAX (t0, t1 - compile_ns);
+        if (atomr_module_get_cache_status (module) == ATOMR_CACHE_STATUS_MISS)
+          add_span (spans, actor, "cache lookup: miss", t0, split, key);
+        add_span (spans, actor, atomr_module_get_ltoir (module) ? "compile (NVRTC + nvJitLink)" : "compile (NVRTC)",
+                  split, t1, key);
+      }
+    }
+  if (t2 > t1)
+    add_span (spans, actor, "module load", t1, t2, key);
+  batch = g_new0 (SpanBatch, 1);
+  batch->actor = g_object_ref (actor);
+  batch->spans = g_steal_pointer (&spans);
+  g_main_context_invoke_full (atomr_actor_get_context (actor), G_PRIORITY_DEFAULT, emit_spans, batch,
+                              span_batch_free);
+}
+
 static void
 compile_thread (GTask        *task,
                 gpointer      source_object,
@@ -192,11 +286,14 @@ compile_thread (GTask        *task,
   CompileRequest *req = task_data;
   g_autoptr(AtomrModule) module = NULL;
   GError *error = NULL;
+  gint64 t0, t1;
 
   if (g_task_return_error_if_cancelled (task))
     return;
+  t0 = atomr_launch_info_now_ns ();
   module = atomr_nvrtc_compile_for_device (req->source, NULL, req->options, req->cache,
                                            req->device, &error);
+  t1 = atomr_launch_info_now_ns ();
   if (module == NULL)
     {
       g_task_return_error (task, error);
@@ -204,6 +301,7 @@ compile_thread (GTask        *task,
     }
   if (req->kernel_name == NULL)
     {
+      record_spans (ATOMR_ACTOR (source_object), module, t0, t1, t1);
       g_task_return_pointer (task, g_steal_pointer (&module), g_object_unref);
       return;
     }
@@ -230,6 +328,7 @@ compile_thread (GTask        *task,
         if (fresh)
           kernel = atomr_kernel_new_loaded (req->device, fresh, req->kernel_name, &error);
       }
+    record_spans (ATOMR_ACTOR (source_object), module, t0, t1, atomr_launch_info_now_ns ());
     if (kernel == NULL)
       g_task_return_error (task, error);
     else

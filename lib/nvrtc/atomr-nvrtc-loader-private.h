@@ -29,7 +29,9 @@ G_BEGIN_DECLS
   X (nvrtcGetProgramLogSize) \
   X (nvrtcGetProgramLog) \
   X (nvrtcAddNameExpression) \
-  X (nvrtcGetLoweredName)
+  X (nvrtcGetLoweredName) \
+  X (nvrtcGetNumSupportedArchs) \
+  X (nvrtcGetSupportedArchs)
 
 typedef struct {
 #define ATOMR_NVRTC_FIELD(name) __typeof__ (&name) name;
@@ -54,6 +56,8 @@ typedef struct {
   nvJitLinkResult (*GetErrorLog)    (nvJitLinkHandle handle, char *log);
   nvJitLinkResult (*GetInfoLogSize) (nvJitLinkHandle handle, size_t *size);
   nvJitLinkResult (*GetInfoLog)     (nvJitLinkHandle handle, char *log);
+  unsigned int major;   /* from nvJitLinkVersion(), 0 if it lacks one */
+  unsigned int minor;
 } AtomrJitLinkLib;
 
 /* Loads NVRTC once (thread-safe).  ATOMR_ERROR_NOT_SUPPORTED naming every
@@ -67,9 +71,11 @@ guint                  atomr_nvrtc_get_load_count    (void);
 guint                  atomr_nvrtc_get_compile_count (void);
 void                   atomr_nvrtc_count_compile     (void);
 
-/* Identifies the NVRTC that a compile would use without loading it: the
- * resolved path, size and modification time of the library file.  Goes
- * into cache keys. */
-const gchar           *atomr_nvrtc_get_identity (void);
+/* Identify the NVRTC / nvJitLink that a compile would use: the resolved
+ * path, size and modification time of the library file, without
+ * loading it; when only the dynamic linker can find it, the library is
+ * loaded and its reported version and file are used.  Go into cache keys. */
+const gchar           *atomr_nvrtc_get_identity   (void);
+const gchar           *atomr_jitlink_get_identity (void);
 
 G_END_DECLS

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -120,7 +121,14 @@ jitlink_load_once (gpointer data)
   ATOMR_JITLINK_RESOLVE (GetInfoLogSize)
   ATOMR_JITLINK_RESOLVE (GetInfoLog)
 #undef ATOMR_JITLINK_RESOLVE
-  g_debug ("Loaded nvJitLink from %s", path);
+  /* Optional: the version only goes into cache keys and messages. */
+  {
+    nvJitLinkResult (*version) (unsigned int *, unsigned int *) =
+      (nvJitLinkResult (*) (unsigned int *, unsigned int *)) dlsym (handle, "nvJitLinkVersion");
+    if (version)
+      version (&jitlink_lib.major, &jitlink_lib.minor);
+  }
+  g_debug ("Loaded nvJitLink %u.%u from %s", jitlink_lib.major, jitlink_lib.minor, path);
   return &jitlink_lib;
 }
 
@@ -153,26 +161,83 @@ atomr_nvrtc_count_compile (void)
   g_atomic_int_inc (&compile_count);
 }
 
-static gpointer
-identity_once (gpointer data)
+/* The identity of a library file: resolved path, size and modification
+ * time (whole seconds).  Another build of the library differs in size or
+ * time, so this is finer than the version it reports; it deliberately
+ * leaves out the inode and nanoseconds, which a container image or a tar
+ * copy of the same toolkit does not preserve (a cache baked into an image
+ * must still hit). */
+static gchar *
+file_identity (const gchar *path)
 {
-  g_autoptr(GPtrArray) paths = candidate_paths (NVRTC_SONAME);
+  g_autofree gchar *real = realpath (path, NULL);
+  struct stat st;
+
+  if (real == NULL || stat (real, &st) != 0)
+    return NULL;
+  return g_strdup_printf ("%s:%lld:%lld", real, (long long) st.st_size, (long long) st.st_mtime);
+}
+
+/* Identifies the library that a load would open, without loading it when
+ * a candidate with a path exists (a cache hit must not pay for mapping
+ * ~100 MB).  When only the dynamic linker knows where it is, the soname
+ * says nothing about the version: then the library is loaded and keyed
+ * on the version it reports and the file the linker chose. */
+static gchar *
+library_identity (const gchar *soname,
+                  gboolean     nvrtc)
+{
+  g_autoptr(GPtrArray) paths = candidate_paths (soname);
+  g_autoptr(GError) error = NULL;
+  gpointer symbol = NULL;
+  Dl_info info = { 0 };
+  g_autofree gchar *file = NULL;
+  int major = 0, minor = 0;
 
   for (guint i = 0; i < paths->len; i++)
     {
       const gchar *path = g_ptr_array_index (paths, i);
-      g_autofree gchar *real = NULL;
-      struct stat st;
+      gchar *id;
 
-      if (!g_path_is_absolute (path))
+      /* The loader tries this path first: if dlopen() can open it, it is
+       * the one used. */
+      if (!g_path_is_absolute (path) || !g_file_test (path, G_FILE_TEST_EXISTS))
         continue;
-      real = realpath (path, NULL);
-      if (real && stat (real, &st) == 0)
-        return g_strdup_printf ("%s:%lld:%lld", real, (long long) st.st_size,
-                                (long long) st.st_mtime);
+      id = file_identity (path);
+      if (id)
+        return id;
     }
-  /* Only the dynamic linker knows where it is: the soname is all we have. */
-  return g_strdup (NVRTC_SONAME);
+  if (nvrtc)
+    {
+      const AtomrNvrtcLib *lib = atomr_nvrtc_load (&error);
+      if (lib)
+        {
+          major = lib->major;
+          minor = lib->minor;
+          symbol = (gpointer) lib->nvrtcVersion;
+        }
+    }
+  else
+    {
+      const AtomrJitLinkLib *lib = atomr_jitlink_load (&error);
+      if (lib)
+        {
+          major = (int) jitlink_lib.major;
+          minor = (int) jitlink_lib.minor;
+          symbol = (gpointer) lib->Create;
+        }
+    }
+  if (symbol == NULL)
+    return g_strdup_printf ("%s:unavailable", soname);
+  if (dladdr (symbol, &info) && info.dli_fname)
+    file = file_identity (info.dli_fname);
+  return g_strdup_printf ("%s:%d.%d:%s", soname, major, minor, file ? file : "?");
+}
+
+static gpointer
+identity_once (gpointer data)
+{
+  return library_identity (NVRTC_SONAME, TRUE);
 }
 
 const gchar *
@@ -180,4 +245,17 @@ atomr_nvrtc_get_identity (void)
 {
   static GOnce once = G_ONCE_INIT;
   return g_once (&once, identity_once, NULL);
+}
+
+static gpointer
+jitlink_identity_once (gpointer data)
+{
+  return library_identity (JITLINK_SONAME, FALSE);
+}
+
+const gchar *
+atomr_jitlink_get_identity (void)
+{
+  static GOnce once = G_ONCE_INIT;
+  return g_once (&once, jitlink_identity_once, NULL);
 }

@@ -18,4 +18,19 @@ AtomrModule *atomr_nvrtc_compile_for_device (const gchar         *source,
                                              AtomrDevice         *device,
                                              GError             **error);
 
+/* With lto, the nvJitLink options that carry out @flags (NVRTC options):
+ * -arch, -lto and every code-generation option; NOT_SUPPORTED naming a
+ * flag that cannot be forwarded.  Appends gchar* to @out. */
+gboolean     atomr_nvrtc_jitlink_options    (const gchar * const *flags,
+                                             const gchar         *arch,
+                                             GPtrArray           *out,
+                                             GError             **error);
+
+/* INVALID_ARGUMENT listing NVRTC's supported architectures unless @arch
+ * (sm_/compute_ with optional a/f suffix) is one of them.  Loads NVRTC. */
+gboolean     atomr_nvrtc_check_arch         (const gchar         *arch,
+                                             GError             **error);
+/* int array, ascending. */
+GArray      *atomr_nvrtc_get_supported_archs (GError            **error);
+
 G_END_DECLS

@@ -61,16 +61,130 @@ jitlink_log (const AtomrJitLinkLib *jl,
   return log;
 }
 
+/* Maps an NVRTC boolean value ("true", "false", "1", "0") to nvJitLink's
+ * "1"/"0"; NULL if it is neither. */
+static const gchar *
+bool_value (const gchar *v)
+{
+  if (g_strcmp0 (v, "true") == 0 || g_strcmp0 (v, "1") == 0)
+    return "1";
+  if (g_strcmp0 (v, "false") == 0 || g_strcmp0 (v, "0") == 0)
+    return "0";
+  return NULL;
+}
+
+/* "-name=value" / "--name=value" / "-name" / "--name" → the value ("" when
+ * there is none), else NULL. */
+static const gchar *
+flag_value (const gchar *flag,
+            const gchar *name)
+{
+  const gchar *p = flag;
+  gsize n = strlen (name);
+
+  if (*p++ != '-')
+    return NULL;
+  if (*p == '-')
+    p++;
+  if (strncmp (p, name, n) != 0)
+    return NULL;
+  if (p[n] == '\0')
+    return p + n;
+  if (p[n] == '=')
+    return p + n + 1;
+  return NULL;
+}
+
+/* With LTO, code generation happens in nvJitLink: every NVRTC option that
+ * steers it must be forwarded, or the user's request is silently lost
+ * (maxrregcount=32 gave 255 registers).  Front-end options (dialect,
+ * macros, includes, diagnostics) are done with by then.  Anything else is
+ * refused, never ignored. */
+gboolean
+atomr_nvrtc_jitlink_options (const gchar * const *flags,
+                             const gchar         *arch,
+                             GPtrArray           *out,
+                             GError             **error)
+{
+  static const gchar * const front_end[] = {
+    "arch", "gpu-architecture", "std", "D", "define-macro", "U", "undefine-macro",
+    "I", "include-path", "include", "pre-include", "no-source-include",
+    "dc", "device-c", "rdc", "relocatable-device-code", "dlto", "dlink-time-opt",
+    "builtin-move-forward", "builtin-initializer-list", "disable-warnings", "w",
+    "default-device", "device-as-default-execution-space", "device-int128",
+    "device-float128", "no-device-int128", "no-device-float128", "display-error-number",
+    "no-display-error-number", "diag-error", "diag-suppress", "diag-warn",
+    "brief-diagnostics", "pch", "instantiate-templates-in-pch", "pch-messages",
+    "pch-verbose", "minimal", "restrict", "Werror", "err-no", "fdevice-syntax-only",
+    NULL
+  };
+
+  g_ptr_array_add (out, g_strconcat ("-arch=", arch, NULL));
+  g_ptr_array_add (out, g_strdup ("-lto"));
+  for (guint i = 0; flags && flags[i]; i++)
+    {
+      const gchar *f = flags[i], *v;
+      gboolean front = FALSE;
+
+      if ((v = flag_value (f, "maxrregcount")) && *v)
+        g_ptr_array_add (out, g_strconcat ("-maxrregcount=", v, NULL));
+      else if ((v = flag_value (f, "ftz")) && bool_value (v))
+        g_ptr_array_add (out, g_strconcat ("-ftz=", bool_value (v), NULL));
+      else if ((v = flag_value (f, "prec-div")) && bool_value (v))
+        g_ptr_array_add (out, g_strconcat ("-prec-div=", bool_value (v), NULL));
+      else if ((v = flag_value (f, "prec-sqrt")) && bool_value (v))
+        g_ptr_array_add (out, g_strconcat ("-prec-sqrt=", bool_value (v), NULL));
+      else if ((v = flag_value (f, "fmad")) && bool_value (v))
+        g_ptr_array_add (out, g_strconcat ("-fma=", bool_value (v), NULL));
+      else if (flag_value (f, "use_fast_math") && *flag_value (f, "use_fast_math") == '\0')
+        {
+          /* What --use_fast_math implies for code generation. */
+          g_ptr_array_add (out, g_strdup ("-ftz=1"));
+          g_ptr_array_add (out, g_strdup ("-prec-div=0"));
+          g_ptr_array_add (out, g_strdup ("-prec-sqrt=0"));
+          g_ptr_array_add (out, g_strdup ("-fma=1"));
+        }
+      else if ((v = flag_value (f, "lineinfo")) && *v == '\0')
+        g_ptr_array_add (out, g_strdup ("-lineinfo"));
+      else if ((v = flag_value (f, "generate-line-info")) && *v == '\0')
+        g_ptr_array_add (out, g_strdup ("-lineinfo"));
+      else if (((v = flag_value (f, "G")) || (v = flag_value (f, "device-debug"))) && *v == '\0')
+        g_ptr_array_add (out, g_strdup ("-g"));
+      else if (f[0] == '-' && f[1] == 'O' && g_ascii_isdigit (f[2]) && f[3] == '\0')
+        g_ptr_array_add (out, g_strdup (f));
+      else if (((v = flag_value (f, "Xptxas")) || (v = flag_value (f, "ptxas-options"))) && *v)
+        g_ptr_array_add (out, g_strconcat ("-Xptxas=", v, NULL));
+      else if ((v = flag_value (f, "split-compile")) && *v)
+        g_ptr_array_add (out, g_strconcat ("-split-compile=", v, NULL));
+      else if ((v = flag_value (f, "jump-table-density")) && *v)
+        g_ptr_array_add (out, g_strconcat ("-jump-table-density=", v, NULL));
+      else
+        {
+          for (guint k = 0; !front && front_end[k]; k++)
+            front = flag_value (f, front_end[k]) != NULL
+                    || (strlen (front_end[k]) == 1 && f[0] == '-' && f[1] == front_end[k][0]);
+          if (!front)
+            {
+              g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                           "flag \"%s\" cannot be forwarded to nvJitLink: with lto, code "
+                           "generation happens at link time and would not honour it", f);
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
 /* Links @content->ltoir with @link_objects into content->cubin. */
 static gboolean
 jit_link (AtomrModuleContent  *content,
           const gchar         *program_name,
+          gchar              **flags,
           GPtrArray           *link_objects,
           GError             **error)
 {
   const AtomrJitLinkLib *jl = atomr_jitlink_load (error);
-  g_autofree gchar *arch_flag = NULL;
-  const gchar *opts[2];
+  g_autoptr(GPtrArray) opts = g_ptr_array_new_with_free_func (g_free);
   nvJitLinkHandle handle = NULL;
   nvJitLinkResult res;
   size_t size = 0;
@@ -78,14 +192,15 @@ jit_link (AtomrModuleContent  *content,
 
   if (jl == NULL)
     return FALSE;
-  arch_flag = g_strconcat ("-arch=", content->arch, NULL);
-  opts[0] = arch_flag;
-  opts[1] = "-lto";
-  res = jl->Create (&handle, 2, opts);
+  if (!atomr_nvrtc_jitlink_options ((const gchar * const *) flags, content->arch, opts, error))
+    return FALSE;
+  res = jl->Create (&handle, opts->len, (const char **) opts->pdata);
   if (res != NVJITLINK_SUCCESS)
     {
+      g_ptr_array_add (opts, NULL);
+      g_autofree gchar *flat = g_strjoinv (" ", (gchar **) opts->pdata);
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
-                   "nvJitLinkCreate (%s -lto): error %d", arch_flag, (int) res);
+                   "nvJitLinkCreate (%s): error %d", flat, (int) res);
       return FALSE;
     }
   res = jl->AddData (handle, NVJITLINK_INPUT_LTOIR, g_bytes_get_data (content->ltoir, NULL),
@@ -135,6 +250,130 @@ get_output (const AtomrNvrtcLib *lib,
   return g_bytes_new_take (data, size);
 }
 
+/**
+ * atomr_nvrtc_check_text:
+ * @text: (array length=len) (element-type guint8): what is about to be
+ *   given to NVRTC
+ * @len: its length in bytes, or -1 if it is nul-terminated
+ * @what: (nullable): what it is, for the message ("program.cu")
+ * @error: return location for a #GError
+ *
+ * NVRTC reads its input as text and silently stops at a byte it cannot
+ * read (a 0xFF byte made the kernels after it disappear while the compile
+ * "succeeded").  Anything but UTF-8 text without NUL bytes is refused with
+ * %ATOMR_ERROR_INVALID_ARGUMENT naming the byte, its offset, line and
+ * column.
+ *
+ * Returns: %TRUE if @text is text
+ */
+gboolean
+atomr_nvrtc_check_text (const gchar  *text,
+                        gssize        len,
+                        const gchar  *what,
+                        GError      **error)
+{
+  const gchar *end = NULL, *line_start = text;
+  gsize n = len < 0 ? strlen (text) : (gsize) len;
+  guint line = 1;
+
+  if (g_utf8_validate_len (text, n, &end))
+    return TRUE;
+  for (const gchar *p = text; p < end; p++)
+    if (*p == '\n')
+      {
+        line++;
+        line_start = p + 1;
+      }
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+               "%s: byte 0x%02X at offset %" G_GSIZE_FORMAT " (line %u, column %u) is not "
+               "UTF-8 text%s; NVRTC would silently stop reading there",
+               what ? what : "source", (guint) (guint8) *end, (gsize) (end - text), line,
+               (guint) (end - line_start) + 1, *end == '\0' ? " (a NUL byte)" : "");
+  return FALSE;
+}
+
+static gint
+compare_int (gconstpointer a,
+             gconstpointer b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* The architectures NVRTC supports, ascending ("75, 80, ..."): asked from
+ * NVRTC itself so that a new one works without a change here. */
+GArray *
+atomr_nvrtc_get_supported_archs (GError **error)
+{
+  const AtomrNvrtcLib *lib = atomr_nvrtc_load (error);
+  GArray *archs;
+  int n = 0;
+
+  if (lib == NULL)
+    return NULL;
+  if (!nvrtc_check (lib, lib->nvrtcGetNumSupportedArchs (&n), "nvrtcGetNumSupportedArchs", error))
+    return NULL;
+  archs = g_array_sized_new (FALSE, TRUE, sizeof (int), n);
+  g_array_set_size (archs, n);
+  if (n > 0 && !nvrtc_check (lib, lib->nvrtcGetSupportedArchs ((int *) (gpointer) archs->data),
+                             "nvrtcGetSupportedArchs", error))
+    {
+      g_array_unref (archs);
+      return NULL;
+    }
+  g_array_sort (archs, compare_int);
+  return archs;
+}
+
+/* Checks @arch ("sm_90a", "compute_100f", ...) against what NVRTC
+ * supports.  Suffix rules (CUDA 12.9+): "a" (architecture-specific
+ * features) exists from compute capability 9.0, "f" (family) from 10.0. */
+gboolean
+atomr_nvrtc_check_arch (const gchar  *arch,
+                        GError      **error)
+{
+  g_autoptr(GArray) archs = NULL;
+  g_autoptr(GString) list = NULL;
+  const gchar *digits;
+  gchar *end = NULL;
+  guint64 number;
+  gchar suffix = '\0';
+  gboolean supported = FALSE;
+
+  if (arch == NULL)
+    return TRUE;
+  archs = atomr_nvrtc_get_supported_archs (error);
+  if (archs == NULL)
+    return FALSE;
+  digits = g_str_has_prefix (arch, "sm_") ? arch + 3 : g_str_has_prefix (arch, "compute_") ? arch + 8 : NULL;
+  if (digits && g_ascii_isdigit (*digits))
+    {
+      number = g_ascii_strtoull (digits, &end, 10);
+      if (*end == 'a' || *end == 'f')
+        suffix = *end++;
+      if (*end == '\0')
+        for (guint i = 0; i < archs->len; i++)
+          if ((guint64) g_array_index (archs, int, i) == number)
+            supported = suffix == '\0' || (suffix == 'a' && number >= 90) || (suffix == 'f' && number >= 100);
+    }
+  if (supported)
+    return TRUE;
+  list = g_string_new (NULL);
+  for (guint i = 0; i < archs->len; i++)
+    {
+      int a = g_array_index (archs, int, i);
+      g_string_append_printf (list, "%ssm_%d", i ? ", " : "", a);
+      if (a >= 90)
+        g_string_append_printf (list, ", sm_%da", a);
+      if (a >= 100)
+        g_string_append_printf (list, ", sm_%df", a);
+    }
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+               "arch: \"%s\" is not supported by NVRTC %d.%d; supported: %s "
+               "(or compute_ with the same numbers)", arch,
+               atomr_nvrtc_load (NULL)->major, atomr_nvrtc_load (NULL)->minor, list->str);
+  return FALSE;
+}
+
 /* Runs NVRTC (and nvJitLink for LTO); never looks at a cache. */
 static AtomrModuleContent *
 compile_uncached (const gchar          *source,
@@ -156,6 +395,11 @@ compile_uncached (const gchar          *source,
 
   lib = atomr_nvrtc_load (error);
   if (lib == NULL)
+    return NULL;
+  /* Only on a miss: a hit was keyed on the same text and arch, which
+   * compiled before (the key changed with this check). */
+  if (!atomr_nvrtc_check_text (source, -1, program_name, error)
+      || !atomr_nvrtc_check_arch (arch, error))
     return NULL;
   atomr_nvrtc_count_compile ();
 
@@ -223,7 +467,7 @@ compile_uncached (const gchar          *source,
                        "%s: NVRTC produced no LTO-IR for an LTO compile", program_name);
           return NULL;
         }
-      if (!jit_link (content, program_name, link_objects, error))
+      if (!jit_link (content, program_name, flags, link_objects, error))
         return NULL;
     }
   content->compile_time_ms = (g_get_monotonic_time () - start) / 1000.0;
@@ -254,7 +498,7 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
     program_name = DEFAULT_PROGRAM_NAME;
   /* Copied only to resolve "native": the memory-hit path stays cheap. */
   resolved = options ? g_object_ref (options) : atomr_compile_options_new ();
-  if (!atomr_compile_options_validate (resolved, error))
+  if (!atomr_compile_options_check (resolved, error))
     return NULL;
 
   if (g_strcmp0 (atomr_compile_options_get_arch (resolved), ATOMR_ARCH_NATIVE) == 0)
@@ -287,17 +531,27 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
       return NULL;
     }
   flags = atomr_compile_options_get_flags (resolved);
+  if (atomr_compile_options_get_lto (resolved))
+    {
+      /* Refuse what nvJitLink would not honour before anything runs. */
+      g_autoptr(GPtrArray) jl_opts = g_ptr_array_new_with_free_func (g_free);
+      if (!atomr_nvrtc_jitlink_options ((const gchar * const *) flags, arch, jl_opts, error))
+        return NULL;
+    }
 
   if (cache && atomr_kernel_cache_disabled_by_env ())
     cache = NULL;
   if (cache)
     {
-      module = atomr_kernel_cache_lookup_request (cache, source,
-                                                  atomr_compile_options_get_name_expressions (resolved),
-                                                  (const gchar * const *) flags, arch,
-                                                  atomr_compile_options_get_include_paths (resolved),
-                                                  atomr_compile_options_get_link_objects (resolved),
-                                                  &request);
+      AtomrCacheKeyInput input = {
+        .source = source,
+        .program_name = program_name,
+        .kernel_names = atomr_compile_options_get_name_expressions (resolved),
+        .flags = (const gchar * const *) flags,
+        .arch = arch,
+        .link_objects = atomr_compile_options_get_link_objects (resolved),
+      };
+      module = atomr_kernel_cache_lookup_request (cache, &input, &request);
       if (module)
         return module;
     }
@@ -308,7 +562,7 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
                               atomr_compile_options_get_link_objects (resolved), error);
   if (content == NULL)
     return NULL;
-  if (cache)
+  if (cache && request)
     {
       atomr_kernel_cache_store (cache, request, content, source);
       return atomr_module_new (content, ATOMR_CACHE_STATUS_MISS);

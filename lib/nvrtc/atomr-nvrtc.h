@@ -22,5 +22,9 @@ AtomrModule *atomr_nvrtc_compile     (const gchar         *source,
                                       AtomrKernelCache    *cache,
                                       GError             **error);
 gchar       *atomr_nvrtc_get_version (GError             **error);
+gboolean     atomr_nvrtc_check_text  (const gchar         *text,
+                                      gssize               len,
+                                      const gchar         *what,
+                                      GError             **error);
 
 G_END_DECLS

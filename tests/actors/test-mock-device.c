@@ -104,11 +104,40 @@ test_mock_actors (void)
           atomr_solver_actor_lu_async (solver, a, 8, 8, 8, ipiv, NULL, done, &res));
 }
 
+/* Bindings can make actors with a bare g_object_new(): the math actors'
+ * own properties and setters must answer, never crash. */
+static void
+test_bare_actors (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) ws = atomr_buffer_new (device, ATOMR_DTYPE_U8, 8192, &error);
+  g_autoptr(AtomrBlasLtActor) lt = g_object_new (ATOMR_TYPE_BLAS_LT_ACTOR, NULL);
+  g_autoptr(AtomrFftActor) fft = g_object_new (ATOMR_TYPE_FFT_ACTOR, NULL);
+  g_autoptr(AtomrRngActor) rng = g_object_new (ATOMR_TYPE_RNG_ACTOR, NULL);
+  g_autoptr(AtomrSolverActor) solver = g_object_new (ATOMR_TYPE_SOLVER_ACTOR, NULL);
+
+  g_assert_no_error (error);
+  g_assert_false (atomr_blas_lt_actor_set_workspace (lt, ws, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "the actor has no device"));
+  g_assert_true (atomr_blas_lt_actor_set_workspace (lt, NULL, NULL));
+  atomr_blas_lt_actor_set_cache_capacity (lt, 3);
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_capacity (lt), ==, 3);
+  g_assert_cmpuint (atomr_blas_lt_actor_get_cache_evictions (lt), ==, 0);
+  g_assert_cmpuint (atomr_blas_lt_actor_get_workspace_size (lt), ==, 32u << 20);
+  g_assert_cmpuint (atomr_fft_actor_get_work_area_size (fft), ==, 0);
+  atomr_rng_actor_set_seed (rng, 5);
+  g_assert_cmpuint (atomr_rng_actor_get_seed (rng), ==, 5);
+  g_assert_cmpuint (atomr_solver_actor_get_workspace_size (solver), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/mock-device/buffers", test_mock_device);
   g_test_add_func ("/mock-device/math-actors", test_mock_actors);
+  g_test_add_func ("/mock-device/bare-actors", test_bare_actors);
   return g_test_run ();
 }

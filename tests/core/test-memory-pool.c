@@ -50,6 +50,15 @@ test_statistics (void)
   g_assert_no_error (error);
   g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, 400);
   g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, 1000);
+  {
+    /* the same statistics as properties of the device */
+    guint64 reserved = 0, high = 0;
+    g_object_get (device, "memory-used", &used, "memory-reserved", &reserved,
+                  "memory-high-water", &high, NULL);
+    g_assert_cmpuint (used, ==, 400);
+    g_assert_cmpuint (reserved, ==, 1000);
+    g_assert_cmpuint (high, ==, 1000);
+  }
 
   /* a lower threshold gives the excess back; notify once per change */
   g_signal_connect (pool, "notify::release-threshold", G_CALLBACK (count_notify), &notified);

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include <glib/gstdio.h>
 
 #include <atomr.h>
+#include "core/atomr-device-private.h"
 #include "nvrtc/atomr-kernel-cache-private.h"
 #include "nvrtc/atomr-nvrtc-loader-private.h"
 
@@ -638,6 +641,18 @@ test_explain_and_diff (void)
     g_clear_pointer (&nearest, g_free);
     g_clear_pointer (&reasons, g_strfreev);
   }
+  /* What the key cannot cover is not cached: NONE, no error, a reason. */
+  {
+    const gchar *timed = "extern \"C\" __global__ void saxpy (int *x) { x[0] = __TIME__[0]; }\n";
+    g_assert_cmpint (atomr_kernel_cache_explain_program (cache, timed, "timed.cu", o, &key, &nearest, &reasons, &error),
+                     ==, ATOMR_CACHE_STATUS_NONE);
+    g_assert_no_error (error);
+    g_assert_null (key);
+    g_assert_true (strv_has (reasons, "not cacheable: "));
+    g_assert_true (strv_has (reasons, "__TIME__"));
+    g_clear_pointer (&nearest, g_free);
+    g_clear_pointer (&reasons, g_strfreev);
+  }
   /* Bad options are errors, not verdicts. */
   {
     g_autoptr(AtomrCompileOptions) bad = saxpy_options (NULL);
@@ -842,11 +857,140 @@ test_stale_locks (void)
   rm_rf (dir);
 }
 
+/* Child: files may grow to 1000 bytes at most (a full disk as far as the
+ * cache can tell: write() fails with EFBIG); compiles twice into DIR and
+ * prints "WARNINGS STATUS1 STATUS2". */
+static int
+child_full_disk (const gchar *dir)
+{
+  struct rlimit lim = { 1000, 1000 };
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrModule) a = NULL;
+  g_autoptr(AtomrModule) b = NULL;
+
+  signal (SIGXFSZ, SIG_IGN);
+  if (setrlimit (RLIMIT_FSIZE, &lim) != 0)
+    return 5;
+  a = compile_ok (cache, "full-1");
+  b = compile_ok (cache, "full-2");
+  g_print ("%d %d %d %s\n", cache_test_take_warnings (), atomr_module_get_cache_status (a),
+           atomr_module_get_cache_status (b), atomr_kernel_cache_get_store_error (cache) ? "error" : "none");
+  return 0;
+}
+
+/* A full disk (simulated with RLIMIT_FSIZE in a child): compiles succeed,
+ * the failure is warned about once, no partial entry or temporary file is
+ * left. */
+static void
+test_full_disk (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *spec = g_strconcat ("full:", dir, NULL);
+  g_auto(GStrv) envp = g_environ_setenv (g_get_environ (), "ATOMR_TEST_CHILD", spec, TRUE);
+  const gchar *argv[] = { self_path, NULL };
+  g_autofree gchar *out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GDir) d = NULL;
+  const gchar *name;
+  gint status = 0;
+
+  g_assert_true (g_spawn_sync (NULL, (gchar **) argv, envp, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
+                               &status, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_assert_cmpstr (g_strstrip (out), ==, "1 1 1 error");
+  d = g_dir_open (dir, 0, NULL);
+  while ((name = g_dir_read_name (d)))
+    {
+      g_assert_false (g_str_has_suffix (name, ".akc"));
+      g_assert_false (g_str_has_prefix (name, ".tmp-"));
+      g_assert_false (g_str_has_suffix (name, ".lock"));
+    }
+  rm_rf (dir);
+}
+
+static void
+store_async_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+static gboolean
+has_record (AtomrTraceRecorder *recorder, const gchar *operation, const gchar *detail)
+{
+  g_autoptr(GPtrArray) records = atomr_trace_recorder_get_records (recorder);
+
+  for (guint i = 0; i < records->len; i++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (records, i);
+      if (g_str_equal (atomr_launch_info_get_library (info), "nvrtc")
+          && g_str_equal (atomr_launch_info_get_operation (info), operation)
+          && g_strcmp0 (atomr_launch_info_get_detail (info), detail) == 0
+          && atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_COMPLETED)
+             >= atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_SUBMITTED))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Compiles through the NVRTC actor leave spans in a trace recorder: the
+ * cache lookup (miss, memory hit, disk read) and the compile. */
+static void
+test_compile_spans (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrTraceRecorder) recorder = atomr_trace_recorder_new (64);
+  g_autoptr(AtomrNvrtcActor) actor = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *key = NULL;
+
+  actor = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_nvrtc_actor_set_cache (actor, cache);
+  atomr_trace_recorder_add_actor (recorder, ATOMR_ACTOR (actor));
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(AtomrCompileOptions) o = saxpy_options ("spans");
+      g_autoptr(GAsyncResult) result = NULL;
+      g_autoptr(AtomrModule) m = NULL;
+
+      if (i == 2)
+        atomr_kernel_cache_clear_memory (cache);
+      atomr_nvrtc_actor_compile_module_async (actor, SAXPY_SOURCE, o, NULL, store_async_result, &result);
+      while (result == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      m = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
+      g_assert_no_error (error);
+      if (key == NULL)
+        key = g_strdup (atomr_module_get_key (m));
+    }
+  /* The spans are emitted on the actor's context: let them arrive. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_true (has_record (recorder, "cache lookup: miss", key));
+  g_assert_true (has_record (recorder, "compile (NVRTC)", key));
+  g_assert_true (has_record (recorder, "cache lookup: memory hit", key));
+  g_assert_true (has_record (recorder, "cache lookup: disk read", key));
+  {
+    /* ... and they export as a Chrome trace. */
+    g_autofree gchar *json = atomr_trace_recorder_to_json (recorder);
+    g_assert_nonnull (strstr (json, "cache lookup: disk read"));
+  }
+  rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   const gchar *child = g_getenv ("ATOMR_TEST_CHILD");
 
+  if (child && g_str_has_prefix (child, "full:"))
+    {
+      cache_test_log_init ();
+      return child_full_disk (child + 5);
+    }
   if (child)
     return child_compile (child);
   self_path = argv[0];
@@ -865,5 +1009,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);
   g_test_add_func ("/cache-store/processes-compile-once", test_processes_compile_once);
   g_test_add_func ("/cache-store/stale-locks", test_stale_locks);
+  g_test_add_func ("/cache-store/full-disk", test_full_disk);
+  g_test_add_func ("/cache-store/compile-spans", test_compile_spans);
   return g_test_run ();
 }

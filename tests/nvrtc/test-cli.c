@@ -258,7 +258,25 @@ test_cache_tools_json (void)
   g_clear_pointer (&err, g_free);
 
   g_assert_cmpint (run_cli (compile_latin1, &out, &err), ==, 0);
+  j = parse (out);
+  g_assert_true (json_object_get_null_member (json_node_get_object (j), "store_error"));
+  g_clear_pointer (&j, json_node_unref);
   g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  {
+    /* A cache that cannot be written: the compile works and says why. */
+    g_autofree gchar *blocker = g_build_filename (workdir, "a-file", NULL);
+    g_autofree gchar *below = g_build_filename (blocker, "cache", NULL);
+    const gchar *compile_blocked[] = { "compile", src, "--kernel", "saxpy", "--cache-dir", below, "--json", NULL };
+
+    g_assert_true (g_file_set_contents (blocker, "x", 1, NULL));
+    g_assert_cmpint (run_cli (compile_blocked, &out, &err), ==, 0);
+    j = parse (out);
+    g_assert_nonnull (strstr (json_object_get_string_member (json_node_get_object (j), "store_error"), "cannot create"));
+    g_assert_nonnull (strstr (err, "kernel cache:"));
+    g_clear_pointer (&j, json_node_unref);
+    g_clear_pointer (&out, g_free);
+  }
   g_clear_pointer (&err, g_free);
   g_assert_cmpint (run_cli (list_latin1, &out, &err), ==, 0);
   j = parse (out);

@@ -25,6 +25,22 @@ def on_mock():
                  solver.lu_solve_finish)
     expect_error(Atomr.Error.NOT_SUPPORTED, 'cuSOLVER',
                  lambda cb: solver.lu_async(a, 4, 4, 4, ipiv, None, cb), solver.lu_finish)
+    # batched solves and the wide SVD (issue 11)
+    ipiv32 = Atomr.Buffer.new(device, Atomr.Dtype.I32, 4)
+    expect_error(Atomr.Error.INVALID_ARGUMENT, 'output b and input a are the same buffer',
+                 lambda cb: solver.getrs_batched_async(Atomr.SolverTranspose.NO_TRANSPOSE, a, 2, 2, ipiv32,
+                                                       a, 1, 2, 2, None, cb),
+                 solver.getrs_batched_finish)
+    s = Atomr.Buffer.new(device, Atomr.Dtype.F64, 2)
+    u = Atomr.Buffer.new(device, Atomr.Dtype.F64, 4)
+    v = Atomr.Buffer.new(device, Atomr.Dtype.F64, 16)
+    wide = Atomr.Buffer.new(device, Atomr.Dtype.F64, 8)
+    expect_error(Atomr.Error.INVALID_ARGUMENT, 'output u and output v are the same buffer',
+                 lambda cb: solver.gesvdj_async(wide, 2, 4, 2, s, v, 2, v, 4, True, None, cb),
+                 solver.gesvdj_finish)
+    expect_error(Atomr.Error.NOT_SUPPORTED, 'cuSOLVER',
+                 lambda cb: solver.gesvdj_async(wide, 2, 4, 2, s, u, 2, v, 4, True, None, cb),
+                 solver.gesvdj_finish)
 
 
 def on_gpu(device):
@@ -47,6 +63,17 @@ def on_gpu(device):
     err = max(abs(u - v) for u, v in zip(x, x_true))
     assert err < 1e-10, err
     print(f'ok: LU solve of {n} x {n}, max error {err:.2e}')
+
+    # a wide 2 x 3 matrix: singular values of [[3, 0, 0], [0, 0, 4]] are 4 and 3
+    wide = Atomr.Buffer.new(device, Atomr.Dtype.F64, 6)
+    wide.upload_sync(GLib.Bytes.new(struct.pack('6d', 3, 0, 0, 0, 0, 4)), None)
+    s = Atomr.Buffer.new(device, Atomr.Dtype.F64, 2)
+    u = Atomr.Buffer.new(device, Atomr.Dtype.F64, 4)
+    v = Atomr.Buffer.new(device, Atomr.Dtype.F64, 9)
+    run(lambda cb: solver.gesvdj_async(wide, 2, 3, 2, s, u, 2, v, 3, True, None, cb), solver.gesvdj_finish)
+    sv = struct.unpack('2d', s.download_sync(None).get_data())
+    assert abs(sv[0] - 4) < 1e-10 and abs(sv[1] - 3) < 1e-10, sv
+    print(f'ok: gesvdj of a 2 x 3 matrix: {sv}')
 
 
 def main():

@@ -1330,6 +1330,13 @@ atomr_blas_lt_actor_set_workspace (AtomrBlasLtActor  *self,
 
   g_return_val_if_fail (ATOMR_IS_BLAS_LT_ACTOR (self), FALSE);
   g_return_val_if_fail (workspace == NULL || ATOMR_IS_BUFFER (workspace), FALSE);
+  if (workspace && atomr_actor_get_device (ATOMR_ACTOR (self)) == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "cuBLASLt workspace: the actor has no device (it was not made with "
+                   "atomr_blas_lt_actor_new())");
+      return FALSE;
+    }
   if (workspace && atomr_buffer_get_device (workspace) != atomr_actor_get_device (ATOMR_ACTOR (self)))
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,

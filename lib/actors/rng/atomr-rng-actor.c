@@ -19,6 +19,7 @@
 #include "atomr-enum-types.h"
 #include "atomr-rng-actor.h"
 #include "atomr-rng-kernels-ptx.h"
+#include "core/atomr-tensor-private.h"
 
 #define DEFAULT_SEED 0x5eedULL
 
@@ -937,4 +938,103 @@ atomr_rng_actor_init (AtomrRngActor *self)
   self->seed = DEFAULT_SEED;
   self->dimensions = 1;
   self->applied_epoch = -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Views                                                                */
+
+static gboolean
+fill_nothing (AtomrOp  *op,
+              GError  **error)
+{
+  return TRUE;
+}
+
+/**
+ * atomr_rng_actor_fill_tensor_async:
+ * @self: an #AtomrRngActor
+ * @tensor: a contiguous view, of its buffer's dtype
+ * @distribution: what to draw
+ * @param1: the first parameter of @distribution
+ * @param2: the second parameter of @distribution
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the elements are filled
+ * @user_data: data for @callback
+ *
+ * atomr_rng_actor_fill_range_async() over the elements of a view: the
+ * view must be contiguous (curand writes consecutive elements), else the
+ * request fails with %ATOMR_ERROR_NOT_SUPPORTED — fill a contiguous tensor
+ * and atomr_actor_copy_tensor_async() it into place.  A view without
+ * elements is filled at once.
+ */
+void
+atomr_rng_actor_fill_tensor_async (AtomrRngActor        *self,
+                                   AtomrTensor          *tensor,
+                                   AtomrRngDistribution  distribution,
+                                   gdouble               param1,
+                                   gdouble               param2,
+                                   GCancellable         *cancellable,
+                                   GAsyncReadyCallback   callback,
+                                   gpointer              user_data)
+{
+  GError *error = NULL;
+  AtomrBuffer *buffer;
+  gsize elem;
+
+  g_return_if_fail (ATOMR_IS_RNG_ACTOR (self));
+
+  if (!atomr_tensor_check (tensor, atomr_actor_get_device (ATOMR_ACTOR (self)),
+                           "rng fill-tensor: tensor", &error))
+    goto fail;
+  buffer = atomr_tensor_get_buffer (tensor);
+  if (atomr_tensor_get_dtype (tensor) != atomr_buffer_get_dtype (buffer))
+    {
+      g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "rng fill-tensor: the view's dtype %s is not its buffer's (%s)",
+                   atomr_dtype_get_name (atomr_tensor_get_dtype (tensor)),
+                   atomr_dtype_get_name (atomr_buffer_get_dtype (buffer)));
+      goto fail;
+    }
+  if (!atomr_tensor_is_contiguous (tensor))
+    {
+      g_autofree gchar *desc = atomr_tensor_to_string (tensor);
+      g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "rng fill-tensor: %s is not contiguous; fill a contiguous tensor and copy "
+                   "it into the view", desc);
+      goto fail;
+    }
+  if (atomr_tensor_get_n_elements (tensor) == 0)
+    {
+      AtomrOp *op = atomr_op_new (self, "fill-tensor", atomr_rng_actor_fill_tensor_async,
+                                  cancellable, callback, user_data);
+      atomr_op_write_tensor (op, tensor);
+      atomr_op_set_enqueue (op, fill_nothing);   /* nothing to draw */
+      atomr_op_submit (op);
+      return;
+    }
+  elem = atomr_dtype_get_size (atomr_tensor_get_dtype (tensor));
+  fill_submit (self, atomr_rng_actor_fill_tensor_async, buffer, FALSE,
+               atomr_tensor_get_byte_offset (tensor) / elem, atomr_tensor_get_n_elements (tensor),
+               distribution, param1, param2, cancellable, callback, user_data);
+  return;
+
+fail:
+  atomr_op_fail (atomr_op_new (self, "fill-tensor", atomr_rng_actor_fill_tensor_async,
+                               cancellable, callback, user_data), error);
+}
+
+/**
+ * atomr_rng_actor_fill_tensor_finish:
+ * @self: an #AtomrRngActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the elements were filled
+ */
+gboolean
+atomr_rng_actor_fill_tensor_finish (AtomrRngActor  *self,
+                                    GAsyncResult   *result,
+                                    GError        **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_rng_actor_fill_tensor_async, error);
 }

@@ -9,6 +9,7 @@
 #endif
 
 #include "core/atomr-actor.h"
+#include "core/atomr-tensor.h"
 
 G_BEGIN_DECLS
 
@@ -108,5 +109,17 @@ void           atomr_rng_actor_fill_range_async  (AtomrRngActor        *self,
 gboolean       atomr_rng_actor_fill_range_finish (AtomrRngActor        *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
+
+void           atomr_rng_actor_fill_tensor_async  (AtomrRngActor        *self,
+                                                   AtomrTensor          *tensor,
+                                                   AtomrRngDistribution  distribution,
+                                                   gdouble               param1,
+                                                   gdouble               param2,
+                                                   GCancellable         *cancellable,
+                                                   GAsyncReadyCallback   callback,
+                                                   gpointer              user_data);
+gboolean       atomr_rng_actor_fill_tensor_finish (AtomrRngActor        *self,
+                                                   GAsyncResult         *result,
+                                                   GError              **error);
 
 G_END_DECLS

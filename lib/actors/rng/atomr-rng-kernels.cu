@@ -65,7 +65,9 @@ atomr_rng_transform (const void *src, void *dst, unsigned long long n, int src_k
           break;
         case OP_INTEGER:
           {
-            // lo + floor(bits * range / 2^32): range <= 2^32
+            // lo + floor(bits * range / 2^32): p1 is lo and p2 the range's
+            // size hi - lo (<= 2^32, as the actor passes it), so
+            // bits * range < 2^64
             unsigned long long range = (unsigned long long) p2;
             long long lo = (long long) p1;
             long long k = lo + (long long) (((unsigned long long) bits * range) >> 32);
@@ -80,7 +82,8 @@ atomr_rng_transform (const void *src, void *dst, unsigned long long n, int src_k
           }
         case OP_COPY:
         default:
-          v = u;
+          // raw words (uniform u32, Poisson counts) are copied as they are
+          v = src_kind == SRC_U32 ? (double) bits : u;
           break;
         }
 

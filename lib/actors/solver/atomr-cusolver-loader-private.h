@@ -88,7 +88,17 @@ G_BEGIN_DECLS
   X (cusolverDnSsyevj) \
   X (cusolverDnDsyevj) \
   X (cusolverDnCheevj) \
-  X (cusolverDnZheevj)
+  X (cusolverDnZheevj) \
+  X (cusolverDnSSgels_bufferSize) \
+  X (cusolverDnDDgels_bufferSize) \
+  X (cusolverDnCCgels_bufferSize) \
+  X (cusolverDnZZgels_bufferSize) \
+  X (cusolverDnSSgels) \
+  X (cusolverDnDDgels) \
+  X (cusolverDnCCgels) \
+  X (cusolverDnZZgels) \
+  X (cusolverDnXgeev_bufferSize) \
+  X (cusolverDnXgeev)
 
 typedef struct {
 #define ATOMR_CUSOLVER_FIELD(name) __typeof__ (&name) name;

@@ -45,6 +45,8 @@ typedef enum {
   OP_POTRS_BATCHED,
   OP_GESVDJ,
   OP_SYEVJ,
+  OP_GELS,
+  OP_GEEV,
 } OpKind;
 
 typedef struct {
@@ -58,7 +60,8 @@ typedef struct {
   AtomrSolverEigType    itype;
   gboolean              vectors;
   /* Kept alive by the op's hazard tracking. */
-  AtomrBuffer          *a, *b, *ipiv, *tau, *q, *s, *u, *v;
+  AtomrBuffer          *a, *b, *ipiv, *tau, *q, *s, *u, *v, *x;
+  gint64                ldx;
   /* Pinned: n_info ints, then (batched) one device pointer per matrix. */
   guint                 n_info;
   gsize                 ptr_offset;
@@ -641,6 +644,53 @@ run_syevj (AtomrSolverActor *self, Request *req, CUstream stream, GError **error
   return cusolver_check (st, "cusolverDn<t>syevj", error);
 }
 
+static gboolean
+run_gels (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  gint *iter = host_workspace (self, sizeof (gint));   /* IRS iterations, written by the call */
+  size_t lwork = 0;
+  cusolverStatus_t st;
+  CUdeviceptr work;
+
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSSgels_bufferSize, CUSOLVER->cusolverDnDDgels_bufferSize,
+         CUSOLVER->cusolverDnCCgels_bufferSize, CUSOLVER->cusolverDnZZgels_bufferSize,
+         self->dn, req->m, req->n, req->nrhs, PTR (req->a), req->lda, PTR (req->b), req->ldb,
+         PTR (req->x), req->ldx, NULL, &lwork);
+  if (!cusolver_check (st, "cusolverDn<t><t>gels_bufferSize", error) ||
+      !prepare (self, req, stream, lwork, &work, error))
+    return FALSE;
+  TYPED (st, req->dtype, CUSOLVER->cusolverDnSSgels, CUSOLVER->cusolverDnDDgels,
+         CUSOLVER->cusolverDnCCgels, CUSOLVER->cusolverDnZZgels,
+         self->dn, req->m, req->n, req->nrhs, PTR (req->a), req->lda, PTR (req->b), req->ldb,
+         PTR (req->x), req->ldx, (gpointer) (guintptr) work, lwork, iter, INFO (self));
+  return cusolver_check (st, "cusolverDn<t><t>gels", error);
+}
+
+static gboolean
+run_geev (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
+{
+  /* W has the dtype of A: for a real A, n real parts then n imaginary
+   * parts (cuSOLVER's all-real option). */
+  cudaDataType t = cuda_type (req->dtype), wt = t;
+  cusolverEigMode_t jobvr = req->v ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  size_t dev = 0, host = 0;
+  CUdeviceptr work;
+
+  if (!cusolver_check (CUSOLVER->cusolverDnXgeev_bufferSize (self->dn, self->params, CUSOLVER_EIG_MODE_NOVECTOR,
+                                                             jobvr, req->n, t, PTR (req->a), req->lda, wt,
+                                                             PTR (req->s), t, NULL, 1, t, PTR (req->v),
+                                                             req->v ? req->ldv : 1, t, &dev, &host),
+                       "cusolverDnXgeev_bufferSize", error) ||
+      !prepare (self, req, stream, dev, &work, error))
+    return FALSE;
+  return cusolver_check (CUSOLVER->cusolverDnXgeev (self->dn, self->params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr,
+                                                    req->n, t, PTR (req->a), req->lda, wt, PTR (req->s),
+                                                    t, NULL, 1, t, PTR (req->v), req->v ? req->ldv : 1, t,
+                                                    (gpointer) (guintptr) work, dev,
+                                                    host_workspace (self, host), host, INFO (self)),
+                         "cusolverDnXgeev", error);
+}
+
 typedef gboolean (*RunFunc) (AtomrSolverActor *self, Request *req, CUstream stream, GError **error);
 
 static const RunFunc run_funcs[] = {
@@ -659,6 +709,8 @@ static const RunFunc run_funcs[] = {
   [OP_POTRS_BATCHED] = run_potrs_batched,
   [OP_GESVDJ] = run_gesvdj,
   [OP_SYEVJ] = run_syevj,
+  [OP_GELS] = run_gels,
+  [OP_GEEV] = run_geev,
 };
 
 /* ------------------------------------------------------------------ */
@@ -721,6 +773,9 @@ info_message (Request *req,
     case OP_GESVDJ:
     case OP_SYEVJ:
       return g_strdup_printf ("%s: %sJacobi iterations did not converge (info %d)", req->name, member, info);
+    case OP_GEEV:
+      return g_strdup_printf ("%s: the QR algorithm did not compute eigenvalues %d and after",
+                              req->name, info);
     case OP_SYGVD:
       if (info > req->n)
         return g_strdup_printf ("%s: B is not positive definite: leading minor of order %"
@@ -2231,4 +2286,157 @@ atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
                                  GError           **error)
 {
   return atomr_op_finish_boolean (self, result, atomr_solver_actor_syevj_async, error);
+}
+
+/**
+ * atomr_solver_actor_gels_async:
+ * @self: an #AtomrSolverActor
+ * @a: an @m × @n matrix of full rank with @m ≥ @n, overwritten by its
+ *   factorization
+ * @m: rows of @a
+ * @n: columns of @a
+ * @lda: leading dimension of @a (≥ @m)
+ * @b: the @m × @nrhs right-hand sides, the dtype of @a (read only)
+ * @nrhs: number of right-hand sides
+ * @ldb: leading dimension of @b (≥ @m)
+ * @x: the @n × @nrhs least-squares solutions, written
+ * @ldx: leading dimension of @x (≥ @n)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the solutions are in @x
+ * @user_data: data for @callback
+ *
+ * Least squares: X minimises ‖A·X − B‖ column by column (cuSOLVER
+ * &lt;t&gt;&lt;t&gt;gels, QR-based, in the precision of @a).  Overdetermined
+ * or square systems only (@m ≥ @n).
+ */
+void
+atomr_solver_actor_gels_async (AtomrSolverActor    *self,
+                               AtomrBuffer         *a,
+                               gint64               m,
+                               gint64               n,
+                               gint64               lda,
+                               AtomrBuffer         *b,
+                               gint64               nrhs,
+                               gint64               ldb,
+                               AtomrBuffer         *x,
+                               gint64               ldx,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "gels";
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, name, atomr_solver_actor_gels_async, cancellable, callback, user_data);
+  CHECK (check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "m", m, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_int32_range (name, "nrhs", nrhs, &error));
+  FAIL_IF (m < n, "gels: m is %" G_GINT64_FORMAT " and n is %" G_GINT64_FORMAT "; cuSOLVER's gels "
+           "solves overdetermined or square systems (m >= n) only", m, n);
+  CHECK (atomr_check_matrix (name, "a", a, m, n, "lda", lda, 0, 1, &error) &&
+         check_operand (name, "b", b, a, m, nrhs, "ldb", ldb, 1, &error) &&
+         check_operand (name, "x", x, a, n, nrhs, "ldx", ldx, 1, &error) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("x", x)),
+                               ATOMR_OPERANDS (ATOMR_OPERAND ("b", b)), &error));
+  req = request_new (OP_GELS, name, a);
+  req->m = m, req->n = n, req->nrhs = nrhs, req->lda = lda, req->b = b, req->ldb = ldb;
+  req->x = x, req->ldx = ldx;
+  atomr_op_write (op, a);
+  atomr_op_read (op, b);
+  atomr_op_write (op, x);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_gels_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the least-squares solutions are in X
+ */
+gboolean
+atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
+                                GAsyncResult      *result,
+                                GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_gels_async, error);
+}
+
+/**
+ * atomr_solver_actor_geev_async:
+ * @self: an #AtomrSolverActor
+ * @a: a general @n × @n matrix, destroyed
+ * @n: order of @a
+ * @lda: leading dimension of @a (≥ @n)
+ * @w: the eigenvalues, of the dtype of @a: for a complex matrix @n
+ *   complex values; for a real one 2·@n real values, the @n real parts
+ *   followed by the @n imaginary parts (LAPACK's WR and WI)
+ * @vr: (nullable): the right eigenvectors, @n × @n of the dtype of @a (for
+ *   a real matrix, a complex pair is stored LAPACK-style as two columns,
+ *   real and imaginary parts), or %NULL for eigenvalues only
+ * @ldvr: leading dimension of @vr (≥ @n); ignored without @vr
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the eigenvalues are in @w
+ * @user_data: data for @callback
+ *
+ * Eigenvalues and right eigenvectors of a general (non-symmetric) matrix
+ * (cuSOLVER Xgeev; cuSOLVER does not compute left eigenvectors).
+ */
+void
+atomr_solver_actor_geev_async (AtomrSolverActor    *self,
+                               AtomrBuffer         *a,
+                               gint64               n,
+                               gint64               lda,
+                               AtomrBuffer         *w,
+                               AtomrBuffer         *vr,
+                               gint64               ldvr,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  const gchar *name = "geev";
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, name, atomr_solver_actor_geev_async, cancellable, callback, user_data);
+  CHECK (check_matrix_dtype (name, a, all_dtypes, 4, &error) &&
+         atomr_check_int32_range (name, "n", n, &error) &&
+         atomr_check_matrix (name, "a", a, n, n, "lda", lda, 0, 1, &error) &&
+         atomr_check_same_dtype (name, "a", a, "w", w, &error) &&
+         atomr_check_min_elements (name, "w", w, atomr_dtype_is_complex (atomr_buffer_get_dtype (a)) ? n : 2 * n,
+                                   &error) &&
+         (vr == NULL || check_operand (name, "vr", vr, a, n, n, "ldvr", ldvr, 1, &error)) &&
+         atomr_check_no_alias (name, ATOMR_OPERANDS (ATOMR_OPERAND ("a", a), ATOMR_OPERAND ("w", w),
+                                                     ATOMR_OPERAND ("vr", vr)),
+                               NULL, 0, &error));
+  req = request_new (OP_GEEV, name, a);
+  req->m = n, req->n = n, req->lda = lda, req->s = w, req->v = vr, req->ldv = ldvr;
+  atomr_op_write (op, a);
+  atomr_op_write (op, w);
+  if (vr)
+    atomr_op_write (op, vr);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_geev_finish:
+ * @self: an #AtomrSolverActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when the eigenvalues (and vectors) were computed
+ */
+gboolean
+atomr_solver_actor_geev_finish (AtomrSolverActor  *self,
+                                GAsyncResult      *result,
+                                GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_geev_async, error);
 }

@@ -300,5 +300,34 @@ void     atomr_solver_actor_syevj_async          (AtomrSolverActor     *self,
 gboolean atomr_solver_actor_syevj_finish         (AtomrSolverActor     *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
+void     atomr_solver_actor_gels_async           (AtomrSolverActor     *self,
+                                                  AtomrBuffer          *a,
+                                                  gint64                m,
+                                                  gint64                n,
+                                                  gint64                lda,
+                                                  AtomrBuffer          *b,
+                                                  gint64                nrhs,
+                                                  gint64                ldb,
+                                                  AtomrBuffer          *x,
+                                                  gint64                ldx,
+                                                  GCancellable         *cancellable,
+                                                  GAsyncReadyCallback   callback,
+                                                  gpointer              user_data);
+gboolean atomr_solver_actor_gels_finish          (AtomrSolverActor     *self,
+                                                  GAsyncResult         *result,
+                                                  GError              **error);
+void     atomr_solver_actor_geev_async           (AtomrSolverActor     *self,
+                                                  AtomrBuffer          *a,
+                                                  gint64                n,
+                                                  gint64                lda,
+                                                  AtomrBuffer          *w,
+                                                  AtomrBuffer          *vr,
+                                                  gint64                ldvr,
+                                                  GCancellable         *cancellable,
+                                                  GAsyncReadyCallback   callback,
+                                                  gpointer              user_data);
+gboolean atomr_solver_actor_geev_finish          (AtomrSolverActor     *self,
+                                                  GAsyncResult         *result,
+                                                  GError              **error);
 
 G_END_DECLS

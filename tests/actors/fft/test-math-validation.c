@@ -517,6 +517,7 @@ test_solver_validation (void)
     g_autoptr(AtomrBuffer) ipiv_i32 = buffer (ATOMR_DTYPE_I32, 8);
     g_autoptr(AtomrBuffer) b32 = buffer (ATOMR_DTYPE_F64, 32);
     g_autoptr(AtomrBuffer) a32 = buffer (ATOMR_DTYPE_F64, 32);
+    g_autoptr(AtomrBuffer) z_w = buffer (ATOMR_DTYPE_C128, 4);
 
     SV (getrs_batched, "trans 5 is not an AtomrSolverTranspose", 5, a32, 4, 4, ipiv_i32, b32, 4, 4, 2);
     SV (getrs_batched, "ipiv has dtype i64, expected i32", ATOMR_SOLVER_NO_TRANSPOSE, a32, 4, 4, ipiv, b32, 4, 4, 2);
@@ -538,6 +539,16 @@ test_solver_validation (void)
     SV (syevj, "w has dtype f32, expected f64", ATOMR_SOLVER_LOWER, TRUE, a, 4, 4, s_f32);
     SV (syevj, "output a and output w are the same buffer", ATOMR_SOLVER_LOWER, TRUE, u, 4, 4, u);
     SV_NO_GPU (syevj, ATOMR_SOLVER_UPPER, FALSE, a, 4, 4, s);
+    SV (gels, "m is 2 and n is 4; cuSOLVER's gels solves overdetermined", a, 2, 4, 2, b32, 1, 2, u, 4);
+    SV (gels, "x holds 16 elements but 4 × 5", a32, 8, 4, 8, big, 5, 8, u, 4);
+    SV (gels, "output x and input b are the same buffer", a32, 8, 4, 8, b32, 1, 8, b32, 4);
+    SV_NO_GPU (gels, a32, 8, 4, 8, b32, 2, 8, u, 4);
+    SV (geev, "a has dtype f64 but w has dtype c128", a, 4, 4, z_w, NULL, 4);
+    SV (geev, "w holds 4 elements but the arguments need 8", a, 4, 4, s, NULL, 4);
+    SV (geev, "vr holds 15 elements but 4 × 4", a, 4, 4, u, u_small, 4);
+    SV (geev, "output w and output vr are the same buffer", a, 4, 4, u, u, 4);
+    SV_NO_GPU (geev, a, 4, 4, u, v, 4);
+    SV_NO_GPU (geev, a, 4, 4, a32, NULL, 0);
   }
 
   /* syevd, heevd */

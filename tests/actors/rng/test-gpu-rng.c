@@ -286,6 +286,12 @@ test_fill_range (void)
     { 999, 1, ATOMR_RNG_EXPONENTIAL, 1, 0 },
     { 17, 64, ATOMR_RNG_UNIFORM_RANGE, 100, 200 },
   };
+  /* raw words and Poisson counts at an unaligned start go through scratch
+   * and are copied as they are */
+  static const struct { guint64 first, count; AtomrRngDistribution dist; double p1; } words[] = {
+    { 1, 999, ATOMR_RNG_UNIFORM, 0 },
+    { 3, 500, ATOMR_RNG_POISSON, 1000 },
+  };
   g_autoptr(GError) error = NULL;
   g_autoptr(AtomrRngActor) rng = NULL;
 
@@ -319,6 +325,33 @@ test_fill_range (void)
           }
         g_assert_cmpuint (changed, ==, ranges[r].count);
       }
+  for (guint w = 0; w < G_N_ELEMENTS (words); w++)
+    {
+      g_autoptr(AtomrBuffer) buf = math_buffer (device, ATOMR_DTYPE_U32, n);
+      g_autofree double complex *init = g_new0 (double complex, n);
+      g_autofree double *x = NULL;
+      guint64 first = words[w].first, end = first + words[w].count, zeros = 0;
+      double sum = 0;
+
+      math_upload (buf, init, n);
+      g_assert_true (MATH_RUN (atomr_rng_actor_fill_range_finish, rng, &error,
+                               atomr_rng_actor_fill_range_async (rng, buf, first, words[w].count, words[w].dist,
+                                                                 words[w].p1, 0, NULL, math_done, &res)));
+      g_assert_no_error (error);
+      x = download_doubles (buf);
+      for (guint64 i = 0; i < n; i++)
+        if (i < first || i >= end)
+          g_assert_cmpfloat (x[i], ==, 0);
+        else
+          {
+            zeros += x[i] == 0;
+            sum += x[i];
+          }
+      /* 32-bit words are almost never 0; Poisson(1000) counts average 1000 */
+      g_assert_cmpuint (zeros, <, 3);
+      if (words[w].dist == ATOMR_RNG_POISSON)
+        g_assert_cmpfloat (fabs (sum / words[w].count - 1000), <, 6 * sqrt (1000.0 / words[w].count));
+    }
 }
 
 static void

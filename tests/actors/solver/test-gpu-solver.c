@@ -863,6 +863,114 @@ test_syevj (void)
     }
 }
 
+/* Least squares: the residual of the normal equations Aᴴ(A·X − B) is 0. */
+static void
+test_gels (void)
+{
+  const gint64 m = 40, n = 12, nrhs = 2, lda = 41, ldb = 42, ldx = 13;
+
+  MATH_REQUIRE_DEVICE (device);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      AtomrDtype dtype = dtypes[d];
+      gboolean cplx = math_is_complex (dtype);
+      g_autofree double complex *a = random_matrix (m, n, lda, cplx);
+      g_autofree double complex *b = random_matrix (m, nrhs, ldb, cplx);
+      g_autofree double complex *x = NULL, *r = g_new0 (double complex, m * nrhs);
+      g_autofree double complex *ahr = g_new0 (double complex, n * nrhs);
+      g_autofree double complex *ahb = g_new0 (double complex, n * nrhs);
+      g_autoptr(AtomrBuffer) da = upload_new (dtype, a, lda * n);
+      g_autoptr(AtomrBuffer) db = upload_new (dtype, b, ldb * nrhs);
+      g_autoptr(AtomrBuffer) dx = math_buffer (device, dtype, ldx * nrhs);
+      g_autoptr(GError) error = NULL;
+      double err;
+
+      g_assert_true (SOLVE (gels, da, m, n, lda, db, nrhs, ldb, dx, ldx));
+      g_assert_no_error (error);
+      x = math_download (dx);
+      matmul (a, lda, 'N', x, ldx, r, m, m, nrhs, n);          /* r = A·X */
+      for (gint64 j = 0; j < nrhs; j++)
+        for (gint64 i = 0; i < m; i++)
+          AT (r, m, i, j) -= AT (b, ldb, i, j);                  /* r = A·X − B */
+      matmul (a, lda, 'C', r, m, ahr, n, n, nrhs, m);
+      matmul (a, lda, 'C', b, ldb, ahb, n, n, nrhs, m);
+      {
+        double num = 0, den = 0;
+        for (gint64 i = 0; i < n * nrhs; i++)
+          {
+            num += pow (cabs (ahr[i]), 2);
+            den += pow (cabs (ahb[i]), 2);
+          }
+        err = sqrt (num / den);
+      }
+      g_test_message ("gels %s: ‖Aᴴ(AX − B)‖/‖AᴴB‖ %.3g", atomr_dtype_get_name (dtype), err);
+      g_assert_cmpfloat (err, <, 100 * tol (dtype));
+    }
+}
+
+/* geev: for real dtypes a block-triangular matrix whose eigenvalues are
+ * known (±2i from a rotation block, then 3, 4, ...); for complex ones a
+ * random matrix, checked through A·V = V·diag(w). */
+static void
+test_geev (void)
+{
+  const gint64 n = 10, lda = 11;
+
+  MATH_REQUIRE_DEVICE (device);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      AtomrDtype dtype = dtypes[d];
+      gboolean cplx = math_is_complex (dtype);
+      g_autofree double complex *a = random_matrix (n, n, lda, cplx);
+      g_autoptr(AtomrBuffer) da = NULL;
+      g_autoptr(AtomrBuffer) dw = math_buffer (device, dtype, cplx ? n : 2 * n);
+      g_autoptr(AtomrBuffer) dvr = math_buffer (device, dtype, n * n);
+      g_autofree double complex *w = NULL, *vr = NULL;
+      g_autoptr(GError) error = NULL;
+      double worst = 0;
+
+      if (!cplx)
+        {
+          for (gint64 j = 0; j < n; j++)
+            for (gint64 i = j + 1; i < n; i++)
+              AT (a, lda, i, j) = 0;
+          AT (a, lda, 0, 0) = 0; AT (a, lda, 0, 1) = -2;
+          AT (a, lda, 1, 0) = 2; AT (a, lda, 1, 1) = 0;
+          for (gint64 i = 2; i < n; i++)
+            AT (a, lda, i, i) = i + 1;
+        }
+      da = upload_new (dtype, a, lda * n);
+      g_assert_true (SOLVE (geev, da, n, lda, dw, cplx ? dvr : NULL, n));
+      g_assert_no_error (error);
+      w = math_download (dw);
+      if (!cplx)
+        {
+          for (gint64 k = 0; k < n; k++)
+            {
+              double complex want = k == 0 ? 2 * I : k == 1 ? -2 * I : (double) (k + 1);
+              double best = G_MAXDOUBLE;
+              for (gint64 i = 0; i < n; i++)   /* real parts, then imaginary parts */
+                best = MIN (best, cabs (CMPLX (creal (w[i]), creal (w[n + i])) - want));
+              worst = MAX (worst, best / cabs (want));
+            }
+        }
+      else
+        {
+          g_autofree double complex *av = g_new0 (double complex, n * n);
+          g_autofree double complex *vw = g_new0 (double complex, n * n);
+          vr = math_download (dvr);
+          matmul (a, lda, 'N', vr, n, av, n, n, n, n);
+          for (gint64 j = 0; j < n; j++)
+            for (gint64 i = 0; i < n; i++)
+              AT (vw, n, i, j) = AT (vr, n, i, j) * w[j];
+          worst = block_error (vw, n, av, n, n, n);
+        }
+      g_test_message ("geev %s: %s %.3g", atomr_dtype_get_name (dtype),
+                      cplx ? "‖AV − VΛ‖/‖AV‖" : "worst eigenvalue error", worst);
+      g_assert_cmpfloat (worst, <, 100 * tol (dtype));
+    }
+}
+
 /* A 4096 × 4096 LU solve in f64: the residual is computed on the host
  * (O(n²)). */
 static void
@@ -920,6 +1028,8 @@ main (int    argc,
   g_test_add_func ("/gpu/solver/potrs-batched", test_potrs_batched);
   g_test_add_func ("/gpu/solver/gesvdj-wide-full", test_gesvdj_wide);
   g_test_add_func ("/gpu/solver/syevj", test_syevj);
+  g_test_add_func ("/gpu/solver/gels", test_gels);
+  g_test_add_func ("/gpu/solver/geev", test_geev);
   g_test_add_func ("/gpu/solver/lu-4096", test_lu_4096);
   g_test_add_func ("/gpu/solver/device-reset", test_device_reset);
 

@@ -4,7 +4,8 @@
  * before loading a module), on any machine: NVRTC compiles the kernel once,
  * then every lookup must be answered from memory.  Useful under
  * `valgrind --tool=callgrind`.  Also: memory hits of a source reaching 577
- * headers (the CUB case) from one and from four threads, and disk hits.
+ * headers (the CUB case) from one and from four threads, disk hits, and
+ * eight processes compiling one key at once (must print 1 compile).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -12,10 +13,13 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
 #include <atomr.h>
+#include "nvrtc/atomr-nvrtc-loader-private.h"
 
 #define EMPTY_SOURCE "extern \"C\" __global__ void empty (void) { }\n"
 
@@ -133,6 +137,71 @@ bench_disk_hits (AtomrKernelCache    *cache,
   printf ("disk-cache hit (module, no load): %.3f us (mean of %u)\n", (gdouble) t0 / n, n);
 }
 
+#define N_PROCESSES 8
+
+/* Child: compiles one fresh key into $BENCH_CACHE_CHILD once DIR/go exists;
+ * prints its compile count. */
+static int
+child_compile (const gchar *spec)
+{
+  g_auto(GStrv) parts = g_strsplit (spec, ":", 2);
+  g_autofree gchar *go = g_build_filename (parts[1], "go", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (parts[1]);
+  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(GError) error = NULL;
+
+  atomr_compile_options_set_arch (options, "sm_90");
+  atomr_compile_options_add_define (options, "RUN", parts[0]);
+  while (!g_file_test (go, G_FILE_TEST_EXISTS))
+    g_usleep (500);
+  module = atomr_nvrtc_compile (EMPTY_SOURCE, NULL, options, cache, &error);
+  if (module == NULL)
+    g_error ("%s", error->message);
+  printf ("%u\n", atomr_nvrtc_get_compile_count ());
+  return 0;
+}
+
+/* N processes released at once on one key: how many compiles, how long
+ * until all have the module, against one compile alone. */
+static void
+bench_processes (const gchar *self_path,
+                 const gchar *dir)
+{
+  g_autofree gchar *run = g_strdup_printf ("%u", g_random_int ());
+  g_autofree gchar *spec = g_strdup_printf ("%s:%s", run, dir);
+  g_autofree gchar *go = g_build_filename (dir, "go", NULL);
+  g_auto(GStrv) envp = g_environ_setenv (g_get_environ (), "BENCH_CACHE_CHILD", spec, TRUE);
+  const gchar *argv[] = { self_path, NULL };
+  GPid pids[N_PROCESSES];
+  gint fds[N_PROCESSES];
+  guint compiles = 0;
+  gint64 t0;
+
+  for (guint i = 0; i < N_PROCESSES; i++)
+    if (!g_spawn_async_with_pipes (NULL, (gchar **) argv, envp, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                                   &pids[i], NULL, &fds[i], NULL, NULL))
+      g_error ("cannot spawn %s", self_path);
+  g_usleep (200000);   /* let them start */
+  t0 = g_get_monotonic_time ();
+  g_file_set_contents (go, "", 0, NULL);
+  for (guint i = 0; i < N_PROCESSES; i++)
+    {
+      gchar buf[64] = { 0 };
+      int status;
+      ssize_t n = read (fds[i], buf, sizeof buf - 1);
+      close (fds[i]);
+      waitpid (pids[i], &status, 0);
+      g_spawn_close_pid (pids[i]);
+      if (n > 0)
+        compiles += (guint) g_ascii_strtoull (buf, NULL, 10);
+    }
+  t0 = g_get_monotonic_time () - t0;
+  printf ("%d processes, one key at once: %u compile(s), %.1f ms until all had the module\n",
+          N_PROCESSES, compiles, t0 / 1000.0);
+  g_unlink (go);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -143,6 +212,8 @@ main (int argc, char **argv)
   guint n = argc > 1 ? (guint) atoi (argv[1]) : 200000;
   gint64 t0;
 
+  if (g_getenv ("BENCH_CACHE_CHILD"))
+    return child_compile (g_getenv ("BENCH_CACHE_CHILD"));
   if (dir == NULL)
     g_error ("%s", error->message);
   cache = atomr_kernel_cache_new (dir);
@@ -163,6 +234,7 @@ main (int argc, char **argv)
   printf ("memory-cache hit: %.3f us (mean of %u)\n", (gdouble) t0 / n, n);
   bench_many_headers (cache, dir, n / 100 + 1);
   bench_disk_hits (cache, options, n / 1000 + 1);
+  bench_processes (argv[0], dir);
   atomr_kernel_cache_gc (cache, 0, NULL, NULL, NULL);
   rm_rf (dir);
   return 0;
