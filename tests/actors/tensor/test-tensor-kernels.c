@@ -49,6 +49,8 @@ compile (const gchar *source, const gchar *kernel, const gchar *kernel2)
     }
 }
 
+/* Each unary expression once, in float or double math alternately; each
+ * dtype's loads and stores once with a binary and a trinary operation. */
 static void
 test_elementwise (void)
 {
@@ -57,24 +59,29 @@ test_elementwise (void)
       g_test_skip ("NVRTC is not available");
       return;
     }
+  for (gint op = 0; op <= ATOMR_TENSOR_UNARY_SIGMOID; op++)
+    {
+      g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, op % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32,
+                                                           3, 3, op % 3 != 0, op, 0, -1, 0, -1, 0);
+      compile (perm, "atomr_tensor_elementwise", "atomr_tensor_transpose");
+    }
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
-    for (gint op = 0; op <= ATOMR_TENSOR_UNARY_SIGMOID; op++)
-      {
-        g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, dtypes[d], 3, 3, op % 2, op, 0, -1, 0, -1, 0);
-        g_autofree gchar *bin = atomr_tensor_kernel_source (FALSE, dtypes[d], 1 + op % 6, 1 + op % 6, TRUE,
-                                                            op, (op + 3) % (ATOMR_TENSOR_UNARY_SIGMOID + 1),
-                                                            op % (ATOMR_TENSOR_BINARY_MIN + 1),
-                                                            (op + 5) % (ATOMR_TENSOR_UNARY_SIGMOID + 1),
-                                                            op % 2 ? -1 : (op / 2) % (ATOMR_TENSOR_BINARY_MIN + 1), 0);
-        /* every unary expression in f32 and f64 (float and double math);
-         * the loads and stores of halves once per binary operator */
-        if (dtypes[d] == ATOMR_DTYPE_F32 || dtypes[d] == ATOMR_DTYPE_F64)
-          compile (perm, "atomr_tensor_elementwise", "atomr_tensor_transpose");
-        if (op <= ATOMR_TENSOR_BINARY_MIN)
-          compile (bin, "atomr_tensor_elementwise", NULL);
-      }
+    {
+      g_autofree gchar *bin = atomr_tensor_kernel_source (FALSE, dtypes[d], 1 + d, 1 + d, d % 2,
+                                                          ATOMR_TENSOR_UNARY_TANH, ATOMR_TENSOR_UNARY_RELU,
+                                                          d % (ATOMR_TENSOR_BINARY_MIN + 1), 0, -1, 0);
+      g_autofree gchar *tri = atomr_tensor_kernel_source (FALSE, dtypes[d], 6 - d, 6 - d, TRUE,
+                                                          ATOMR_TENSOR_UNARY_EXP, ATOMR_TENSOR_UNARY_ABS,
+                                                          (d + 1) % (ATOMR_TENSOR_BINARY_MIN + 1),
+                                                          ATOMR_TENSOR_UNARY_SIGMOID,
+                                                          (d + 2) % (ATOMR_TENSOR_BINARY_MIN + 1), 0);
+      compile (bin, "atomr_tensor_elementwise", NULL);
+      compile (tri, "atomr_tensor_elementwise", NULL);
+    }
 }
 
+/* Each reduction operator once (f32 or f64 alternately), every dtype's
+ * sum and contraction. */
 static void
 test_reduce (void)
 {
@@ -83,22 +90,24 @@ test_reduce (void)
       g_test_skip ("NVRTC is not available");
       return;
     }
+  for (gint op = 0; op <= ATOMR_TENSOR_REDUCE_NORM_INF; op++)
+    {
+      g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, op % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32,
+                                                          1 + op % 3, 2 + op % 3 * 2, op % 2, 0, 0, -1, 0, -1, op);
+      compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+    }
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
-    for (gint op = 0; op <= ATOMR_TENSOR_REDUCE_NORM_INF; op++)
-      {
-        g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, dtypes[d], 1 + op % 3, 2 + op % 3 * 2,
-                                                            op % 2, 0, 0, -1, 0, -1, op);
-        if ((dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16) &&
-            op != ATOMR_TENSOR_REDUCE_SUM && op != ATOMR_TENSOR_REDUCE_NORM2)
-          continue;
-        compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
-        if (op == ATOMR_TENSOR_REDUCE_SUM)
-          {
-            g_autofree gchar *contract = atomr_tensor_kernel_source (TRUE, dtypes[d], 2, 3, TRUE, 0, 0, 0, 0, -1,
-                                                                     ATOMR_TENSOR_REDUCE_SUM);
-            compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
-          }
-      }
+    {
+      g_autofree gchar *contract = atomr_tensor_kernel_source (TRUE, dtypes[d], 2, 3, d % 2, 0, 0, 0, 0, -1,
+                                                               ATOMR_TENSOR_REDUCE_SUM);
+      compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+      if (dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
+        {
+          g_autofree gchar *norm = atomr_tensor_kernel_source (TRUE, dtypes[d], 1, 2, TRUE, 0, 0, -1, 0, -1,
+                                                               ATOMR_TENSOR_REDUCE_NORM2);
+          compile (norm, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+        }
+    }
 }
 
 int
