@@ -280,6 +280,26 @@ test_refused (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (error->message, "_sync"));
   g_clear_error (&error);
 
+  /* cuRAND keeps its generator's state on the host: a replay would
+   * repeat the numbers. */
+  {
+    g_autoptr(AtomrRngActor) rng = atomr_rng_actor_new (f->device, ATOMR_RNG_PHILOX, &error);
+    AtomrActor *rng_only[] = { ATOMR_ACTOR (rng) };
+    g_autoptr(AtomrGraph) rng_graph = atomr_graph_new ("rng");
+    g_autoptr(GAsyncResult) rr2 = NULL;
+
+    g_assert_no_error (error);
+    g_assert_true (atomr_graph_begin_capture (rng_graph, rng_only, 1, &error));
+    atomr_rng_actor_fill_async (rng, f->y, ATOMR_RNG_UNIFORM, 0.0, 0.0, NULL, store_result, &rr2);
+    iterate_until (&rr2);
+    g_assert_false (atomr_rng_actor_fill_finish (rng, rr2, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+    g_assert_nonnull (strstr (error->message, "cuRAND advances its generator"));
+    g_clear_error (&error);
+    g_assert_false (atomr_graph_end_capture (rng_graph, &error));
+    g_clear_error (&error);
+  }
+
   /* A capturable request is still recorded... */
   atomr_actor_fill_async (f->a, f->x, 1.0, NULL, store_result, &rf);
   iterate_until (&rf);
