@@ -116,7 +116,9 @@ struct _ActorSource
   gint64        head_since;   /* when the current head was first seen pending */
   gint          spin_usec;    /* atomic copies of the actor's properties */
   gint          timeout_ms;
-  gpointer      capture;      /* under lock: the AtomrGraph recording (not owned) */
+  gpointer      capture;      /* under lock (atomic for the fast path): the
+                               * AtomrGraph recording, never dereferenced */
+  GWeakRef      capture_ref;  /* the same graph: safe against its finalization */
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
   gint          n_graveyard;  /* atomic: its length, without its lock */
 };
@@ -600,6 +602,7 @@ actor_source_finalize (GSource *source)
 
   /* Host-function records hold the source: the graveyard is empty. */
   g_weak_ref_clear (&src->actor);
+  g_weak_ref_clear (&src->capture_ref);
   g_mutex_clear (&src->lock);
   g_async_queue_unref (src->graveyard);
   atomr_vec_clear (&src->unfenced, NULL);
@@ -902,9 +905,13 @@ op_run (AtomrOp *op)
   if (op->slot)
     atomr_slot_set_sequence (op->slot, op->trace_id);
 
-  for (guint s = 0; s < N_SIGNALS; s++)
-    if (g_signal_has_handler_pending (self, signals[s], 0, TRUE))
-      op->signal_mask |= 1u << s;
+  /* One look-up when nobody listens (the common case) instead of one per
+   * signal: our signals have no details, so every handler connected to
+   * them (blocked or not) matches detail 0. */
+  if (g_signal_handler_find (self, G_SIGNAL_MATCH_DETAIL, 0, 0, NULL, NULL, NULL) != 0)
+    for (guint s = 0; s < N_SIGNALS; s++)
+      if (g_signal_has_handler_pending (self, signals[s], 0, TRUE))
+        op->signal_mask |= 1u << s;
   if (op->signal_mask)
     {
       op->info = atomr_launch_info_new (priv->name, atomr_actor_get_library (self), op->operation);
@@ -1173,7 +1180,11 @@ atomr_op_new (gpointer             actor,
   if (callback != NULL)
     {
       op->task = g_task_new (actor, cancellable, callback, user_data);
-      g_task_set_source_tag (op->task, source_tag);
+      /* The function, not GLib's macro of the same name: the macro also
+       * names the task after the tag, a g_strdup() per request and a
+       * g_source_set_name() per reply (~6% of a small request's host
+       * cost, tests/bench/core/bench-envelope-host under callgrind). */
+      (g_task_set_source_tag) (op->task, source_tag);
       /* Cancellation counts only before enqueue (op_run checks it); work
        * already on the GPU reports its real outcome. */
       g_task_set_check_cancellable (op->task, FALSE);
@@ -1420,11 +1431,8 @@ atomr_op_submit (AtomrOp *op)
    * is not run now (atomr-graph.c). */
   if (G_UNLIKELY (g_atomic_pointer_get (&src->capture) != NULL))
     {
-      gpointer graph = NULL;
-      g_mutex_lock (&src->lock);
-      if (src->capture)
-        graph = g_object_ref (src->capture);
-      g_mutex_unlock (&src->lock);
+      /* A weak reference: the graph may be finalized meanwhile. */
+      gpointer graph = g_weak_ref_get (&src->capture_ref);
       if (graph)
         {
           atomr_graph_record_op (graph, op);
@@ -1674,6 +1682,7 @@ atomr_actor_constructed (GObject *object)
 
   src = (ActorSource *) g_source_new (&actor_source_funcs, sizeof (ActorSource));
   g_weak_ref_init (&src->actor, self);
+  g_weak_ref_init (&src->capture_ref, NULL);
   src->context = g_main_context_ref (priv->context);
   g_mutex_init (&src->lock);
   g_queue_init (&src->mailbox);
@@ -2317,7 +2326,10 @@ atomr_actor_set_capture (AtomrActor *self,
   if (src->capture != NULL && src->capture != graph)
     ok = FALSE;
   else
-    g_atomic_pointer_set (&src->capture, graph);
+    {
+      g_atomic_pointer_set (&src->capture, graph);
+      g_weak_ref_set (&src->capture_ref, graph);
+    }
   g_mutex_unlock (&src->lock);
   if (!ok)
     g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -2335,7 +2347,10 @@ atomr_actor_clear_capture (AtomrActor *self,
 
   g_mutex_lock (&src->lock);
   if (src->capture == graph)
-    g_atomic_pointer_set (&src->capture, NULL);
+    {
+      g_atomic_pointer_set (&src->capture, NULL);
+      g_weak_ref_set (&src->capture_ref, NULL);
+    }
   g_mutex_unlock (&src->lock);
 }
 
