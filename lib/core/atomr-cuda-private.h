@@ -84,7 +84,6 @@ G_BEGIN_DECLS
   X (cuGraphLaunch) \
   X (cuGraphExecDestroy) \
   X (cuGraphDestroy) \
-  X (cuGraphGetNodes) \
   X (cuGraphDebugDotPrint)
 
 typedef struct {

@@ -432,6 +432,38 @@ test_replay_errors (Fixture *f, gconstpointer data)
   g_assert_cmpuint (atomr_graph_get_n_replays (graph), ==, 0);
 }
 
+/* A node that fails when replayed fails the replay, naming the node; the
+ * graph stays usable and counts only successful replays. */
+static void
+test_node_failure (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBlasActor) blas = atomr_blas_actor_new (f->device, &error);
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("blas-on-host");
+  g_autoptr(GAsyncResult) rg = NULL, rr = NULL;
+  AtomrActor *actors[] = { f->a, NULL };
+
+  g_assert_no_error (error);
+  actors[1] = ATOMR_ACTOR (blas);
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 2, &error));
+  /* 4 x 4 matrices out of the 16-element buffers. */
+  atomr_blas_actor_gemm_async (blas, ATOMR_TRANSPOSE_N, ATOMR_TRANSPOSE_N, 4, 4, 4, 1.0, 0.0,
+                               f->x, 4, f->y, 4, 0.0, 0.0, f->z, 4, NULL, store_result, &rg);
+  iterate_until (&rg);
+  g_assert_true (atomr_blas_actor_gemm_finish (blas, rg, &error));
+  g_assert_no_error (error);
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+
+  /* The host device has no cuBLAS: the node's enqueue fails. */
+  atomr_graph_replay_async (graph, f->a, NULL, store_result, &rr);
+  iterate_until (&rr);
+  g_assert_false (atomr_graph_replay_finish (graph, rr, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "graph blas-on-host: node 0 (gemm #1 on"));
+  g_assert_nonnull (strstr (error->message, "cuBLAS"));
+  g_assert_cmpuint (atomr_graph_get_n_replays (graph), ==, 0);
+}
+
 typedef struct
 {
   GPtrArray *infos;
@@ -606,6 +638,7 @@ main (int argc, char **argv)
   ADD ("/graph/refused", test_refused);
   ADD ("/graph/begin-errors", test_begin_errors);
   ADD ("/graph/replay-errors", test_replay_errors);
+  ADD ("/graph/node-failure", test_node_failure);
   ADD ("/graph/attribution", test_attribution);
   ADD ("/graph/dot", test_dot);
   ADD ("/graph/others-run", test_others_run);
