@@ -26,7 +26,9 @@ trap 'tar -C "$out" -czf "$dest/gpu-logs.tgz" . ' EXIT
 total_ok=0; total_fail=0
 for p in "$here"/bin/test-gpu-*; do
   t=$(basename "$p")
-  (cd "$out" && "$here/run" "$t" --tap) > "$out/$t.log" 2>&1; rc=$?
+  # A hung test must not take the whole device call with it.
+  (cd "$out" && timeout 150 "$here/run" "$t" --tap) > "$out/$t.log" 2>&1; rc=$?
+  [ $rc -eq 124 ] && echo "$t: TIMED OUT after 150 s" >> "$out/$t.log"
   ok=$(grep -c '^ok' "$out/$t.log"); nok=$(grep -c '^not ok' "$out/$t.log")
   [ $rc -ne 0 ] && [ "$nok" -eq 0 ] && nok=1
   total_ok=$((total_ok + ok)); total_fail=$((total_fail + nok))
@@ -34,7 +36,7 @@ for p in "$here"/bin/test-gpu-*; do
 done
 for py in "$here"/tests/test_*.py; do
   t=$(basename "$py" .py)
-  "$here/run-python" "$py" > "$out/py-$t.log" 2>&1; rc=$?
+  timeout 120 "$here/run-python" "$py" > "$out/py-$t.log" 2>&1; rc=$?
   echo "python $t: rc=$rc"
   if [ $rc -eq 0 ]; then total_ok=$((total_ok + 1)); else total_fail=$((total_fail + 1)); fi
 done
