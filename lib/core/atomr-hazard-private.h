@@ -63,6 +63,9 @@ gboolean   atomr_slot_order        (AtomrSlot    *slot,
  * and appends to @deps (AtomrSlot*, owned) what it must wait for, and to
  * @data_deps (AtomrSlot*, owned; may be NULL) the last writers of what it
  * reads: their failure is its failure. */
+/* How many fences a resolved slot stands for (tests). */
+guint      atomr_slot_get_n_fences (AtomrSlot    *slot);
+
 void       atomr_hazards_register  (AtomrSlot    *slot,
                                     AtomrVec     *reads,
                                     AtomrVec     *writes,

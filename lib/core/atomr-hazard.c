@@ -125,40 +125,66 @@ atomr_slot_get_error (AtomrSlot    *slot,
   return error;
 }
 
+/* Adds @fence to @fences unless it is there already or known to have
+ * passed without error (nothing would wait for it).  Under the hazards
+ * lock. */
+static void
+fences_add_unique (AtomrVec   *fences,
+                   AtomrFence *fence)
+{
+  if (g_atomic_int_get (&fence->signalled) && fence->result == CUDA_SUCCESS)
+    return;
+  if (atomr_vec_contains (fences, fence))
+    return;
+  atomr_vec_add (fences, atomr_fence_ref (fence));
+}
+
 void
 atomr_slot_resolve (AtomrSlot  *slot,
                     AtomrFence *fence,
                     AtomrVec   *deps)
 {
-  AtomrVec fences;
   GPtrArray *wake;
 
-  atomr_vec_init (&fences);
+  G_LOCK (hazards);
+  if (slot->resolved)
+    {
+      G_UNLOCK (hazards);
+      g_critical ("%s: slot %p is resolved already", G_STRFUNC, slot);
+      return;
+    }
+  /* Built in place, under the lock: a slot's fences are read by other
+   * threads (a stand-in of another actor copies them), so they must never
+   * be seen half-written, nor point at a copy on some thread's stack. */
+  atomr_vec_clear (&slot->fences, (GDestroyNotify) atomr_fence_unref);
+  atomr_vec_init (&slot->fences);
   if (fence)
-    atomr_vec_add (&fences, atomr_fence_ref (fence));
+    atomr_vec_add (&slot->fences, atomr_fence_ref (fence));
   else
     {
       /* Never enqueued: stand for what it followed, and for the older
-       * reads of its actor it took the place of (they ran before it). */
+       * reads of its actor it took the place of (they ran before it).
+       * Only resolved slots have fences to give; each fence once, and none
+       * that already passed: a chain of stand-ins (requests that fail one
+       * after the other on the same buffers) would otherwise double its
+       * list at every link, until the fences' reference counts overflow. */
       for (guint i = 0; deps && i < deps->len; i++)
         {
           AtomrSlot *dep = deps->data[i];
+          if (dep == slot || !dep->resolved)
+            continue;
           for (guint j = 0; j < dep->fences.len; j++)
-            atomr_vec_add (&fences, atomr_fence_ref (dep->fences.data[j]));
+            fences_add_unique (&slot->fences, dep->fences.data[j]);
         }
       for (guint i = 0; i < slot->replaced.len; i++)
         {
           AtomrSlot *old = slot->replaced.data[i];
+          if (!old->resolved)
+            continue;
           for (guint j = 0; j < old->fences.len; j++)
-            atomr_vec_add (&fences, atomr_fence_ref (old->fences.data[j]));
+            fences_add_unique (&slot->fences, old->fences.data[j]);
         }
     }
-
-  G_LOCK (hazards);
-  g_return_if_fail (!slot->resolved);
-  slot->fences = fences;
-  if (fences.data == fences.inline_data)
-    slot->fences.data = slot->fences.inline_data;   /* the struct moved */
   slot->resolved = TRUE;
   /* What it stood in for is now folded into its fences. */
   atomr_vec_clear (&slot->replaced, (GDestroyNotify) atomr_slot_unref);
@@ -168,6 +194,17 @@ atomr_slot_resolve (AtomrSlot  *slot,
   for (guint i = 0; wake && i < wake->len; i++)
     g_main_context_wakeup (g_ptr_array_index (wake, i));
   g_clear_pointer (&wake, g_ptr_array_unref);
+}
+
+guint
+atomr_slot_get_n_fences (AtomrSlot *slot)
+{
+  guint n;
+
+  G_LOCK (hazards);
+  n = slot->fences.len;
+  G_UNLOCK (hazards);
+  return n;
 }
 
 gboolean

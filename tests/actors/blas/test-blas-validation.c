@@ -11,6 +11,8 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "core/atomr-buffer-private.h"
+#include "core/atomr-hazard-private.h"
 
 typedef struct {
   AtomrDevice      *device;
@@ -475,6 +477,53 @@ test_properties (Fixture *f, gconstpointer data)
   g_assert_true (G_TYPE_IS_ENUM (ATOMR_TYPE_BLAS_LT_EPILOGUE));
 }
 
+/* Requests that fail one after the other on the same buffers (refused here:
+ * no cuBLAS) are never enqueued, and their hazard slots stand for what they
+ * followed.  Each stand-in used to copy every fence of every slot it
+ * followed, duplicates and all: with a dot (reads x, y) and an axpy (reads
+ * x, y; writes y) per round, the list of y's last writer doubled at every
+ * round, until the fences' reference counts overflowed (saturation, then
+ * a count that wraps and frees a live fence: heap corruption).  A stand-in
+ * holds each pending fence once, and none that already passed. */
+static void
+test_failed_chain (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrDevice) mock = atomr_device_new_mock ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBlasActor) blas = atomr_blas_actor_new (mock, &error);
+  g_autoptr(AtomrBuffer) x = NULL;
+  g_autoptr(AtomrBuffer) y = NULL;
+  g_autoptr(GBytes) zeros = g_bytes_new_take (g_malloc0 (64 * sizeof (gfloat)), 64 * sizeof (gfloat));
+  AtomrHazards *hy;
+
+  g_assert_no_error (error);
+  x = atomr_buffer_new (mock, ATOMR_DTYPE_F32, 64, &error);
+  g_assert_no_error (error);
+  y = atomr_buffer_new (mock, ATOMR_DTYPE_F32, 64, &error);
+  g_assert_no_error (error);
+  /* a real fence (the upload's) at the root of the chain */
+  g_assert_true (atomr_buffer_upload_sync (y, zeros, NULL, &error));
+  g_assert_no_error (error);
+
+  for (guint round = 0; round < 48; round++)
+    {
+      GAsyncResult *result = NULL;
+      g_autoptr(GError) e = NULL;
+
+      /* dot with negative increments, as on the GPU, then an axpy */
+      atomr_blas_actor_dot_async (blas, 32, x, -2, y, 1, FALSE, NULL, NULL, NULL);
+      atomr_blas_actor_axpy_async (blas, 32, 3, 0, x, 2, y, -1, NULL, store_result, &result);
+      e = wait_error (&result);
+      /* refused, then not run: it reads the output of the one refused */
+      g_assert_true (g_error_matches (e, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED) ||
+                     g_error_matches (e, ATOMR_ERROR, ATOMR_ERROR_DEPENDENCY_FAILED));
+
+      hy = atomr_buffer_get_hazards (y);
+      g_assert_nonnull (hy->last_writer);
+      g_assert_cmpuint (atomr_slot_get_n_fences (hy->last_writer), <=, 1);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -485,5 +534,7 @@ main (int argc, char **argv)
   g_test_add ("/blas/host-device/not-supported", Fixture, NULL, fixture_setup,
               test_host_not_supported, fixture_teardown);
   g_test_add ("/blas/properties", Fixture, NULL, fixture_setup, test_properties, fixture_teardown);
+  g_test_add ("/blas/host-device/failed-chain", Fixture, NULL, fixture_setup, test_failed_chain,
+              fixture_teardown);
   return g_test_run ();
 }
