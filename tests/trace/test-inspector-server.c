@@ -476,6 +476,48 @@ test_enable (void)
   g_assert_true (g_file_test (atomr_inspector_server_get_discovery_path (a), G_FILE_TEST_EXISTS));
 }
 
+/* ATOMR_INSPECT=1: the first actor starts the process server and every
+ * actor is listed; a tool finds it through the discovery file. */
+static void
+test_env_attach (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(AtomrActor) actor = NULL;
+      g_auto(GStrv) list = NULL;
+      g_autofree gchar *body = NULL;
+      AtomrInspectorServer *server;
+      JsonObject *o = NULL;
+      JsonArray *actors;
+
+      g_setenv ("ATOMR_INSPECT", "1", TRUE);
+      actor = g_object_new (ATOMR_TYPE_COPY_ACTOR, NULL);   /* bare: no device needed */
+      atomr_actor_set_name (actor, "env-actor");
+      list = atomr_inspector_list_local (&error);
+      g_assert_no_error (error);
+      for (guint i = 0; list[i]; i++)
+        {
+          g_autoptr(JsonParser) p = json_parser_new ();
+          JsonObject *e = parse (p, list[i]);
+          if (json_object_get_int_member (e, "pid") == getpid ())
+            o = json_object_ref (e);
+        }
+      g_assert_nonnull (o);
+      server = atomr_inspector_enable (&error);
+      g_assert_cmpint (json_object_get_int_member (o, "port"), ==, atomr_inspector_server_get_port (server));
+      g_assert_cmpuint (request (server, "GET", "/v1/actors", json_object_get_string_member (o, "token"), NULL, &body), ==, 200);
+      actors = json_object_get_array_member (parse (parser, body), "actors");
+      g_assert_cmpuint (json_array_get_length (actors), ==, 1);
+      g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (actors, 0), "name"), ==, "env-actor");
+      json_object_unref (o);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -492,6 +534,7 @@ main (int argc, char **argv)
   g_test_add_func ("/inspector-server/slow-client", test_slow_client);
   g_test_add_func ("/inspector-server/limits", test_limits);
   g_test_add_func ("/inspector-server/enable", test_enable);
+  g_test_add_func ("/inspector-server/env-attach", test_env_attach);
   rc = g_test_run ();
   {
     g_autoptr(GError) error = NULL;
