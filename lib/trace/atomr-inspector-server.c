@@ -77,6 +77,7 @@ typedef struct _Core Core;
 typedef struct
 {
   SoupWebsocketConnection *ws;
+  GSocket                 *socket;    /* under ws, for SIOCOUTQ */
   guint64                  dropped;   /* not yet reported to the client */
 } Client;
 
@@ -126,6 +127,7 @@ struct _AtomrInspectorServer
   /* The server thread's own state. */
   GThread            *thread;
   GMainLoop          *loop;
+  gint                quit;         /* atomic: the server thread is to stop */
   SoupServer         *server;
   GSocketService     *service;
   GPtrArray          *connections;  /* GSocketConnection*, server thread */
@@ -558,6 +560,53 @@ early_handler (SoupServer        *server,
   refuse (user_data, msg);
 }
 
+/* A request read whole, before its handler: a stream request's socket
+ * loses the idle limit now, before libsoup creates the WebSocket's
+ * sources (they keep the timeout they are created with; streaming
+ * clients may stay silent), and is kept for SIOCOUTQ (the upgraded
+ * message no longer knows it). */
+/* The socket of @msg's connection (connections are handed to libsoup as
+ * streams, so the message does not know it): by the peer's port. */
+static GSocket *
+message_socket (AtomrInspectorServer *self,
+                SoupServerMessage    *msg)
+{
+  GSocketAddress *peer = soup_server_message_get_remote_address (msg);
+  guint16 port;
+
+  if (peer == NULL || !G_IS_INET_SOCKET_ADDRESS (peer))
+    return NULL;
+  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (peer));
+  for (guint i = 0; i < self->connections->len; i++)
+    {
+      GSocketConnection *conn = g_ptr_array_index (self->connections, i);
+      g_autoptr(GSocketAddress) remote = g_socket_connection_get_remote_address (conn, NULL);
+      if (remote && G_IS_INET_SOCKET_ADDRESS (remote)
+          && g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (remote)) == port)
+        return g_socket_connection_get_socket (conn);
+    }
+  return NULL;
+}
+
+static void
+on_request_read (SoupServer        *server,
+                 SoupServerMessage *msg,
+                 gpointer           user_data)
+{
+  AtomrInspectorServer *self = user_data;
+  GUri *uri = soup_server_message_get_uri (msg);
+  GSocket *socket;
+
+  if (uri == NULL || !g_str_equal (g_uri_get_path (uri), "/v1/stream"))
+    return;
+  socket = message_socket (self, msg);
+  if (socket)
+    {
+      g_socket_set_timeout (socket, 0);
+      g_object_set_data_full (G_OBJECT (msg), "atomr-socket", g_object_ref (socket), g_object_unref);
+    }
+}
+
 static void
 api_handler (SoupServer        *server,
              SoupServerMessage *msg,
@@ -612,17 +661,13 @@ api_handler (SoupServer        *server,
   answer_json (msg, SOUP_STATUS_OK, b);
 }
 
+/* Bytes the kernel holds unsent or unacknowledged for @c. */
 static guint64
-socket_unsent (SoupWebsocketConnection *ws)
+socket_unsent (Client *c)
 {
-  GIOStream *io = soup_websocket_connection_get_io_stream (ws);
   int outq = 0;
 
-  while (io && !G_IS_SOCKET_CONNECTION (io) && G_IS_TCP_WRAPPER_CONNECTION (io))
-    io = g_tcp_wrapper_connection_get_base_io_stream (G_TCP_WRAPPER_CONNECTION (io));
-  if (io == NULL || !G_IS_SOCKET_CONNECTION (io))
-    return 0;
-  if (ioctl (g_socket_get_fd (g_socket_connection_get_socket (G_SOCKET_CONNECTION (io))), SIOCOUTQ, &outq) != 0)
+  if (c->socket == NULL || ioctl (g_socket_get_fd (c->socket), SIOCOUTQ, &outq) != 0)
     return 0;
   return (guint64) MAX (outq, 0);
 }
@@ -632,7 +677,7 @@ client_send_dropped (Client *c)
 {
   g_autofree gchar *text = NULL;
 
-  if (c->dropped == 0 || socket_unsent (c->ws) > SLOW_CLIENT_BYTES)
+  if (c->dropped == 0 || socket_unsent (c) > SLOW_CLIENT_BYTES)
     return;
   text = g_strdup_printf ("{\"type\":\"dropped\",\"count\":%" G_GUINT64_FORMAT "}", c->dropped);
   soup_websocket_connection_send_text (c->ws, text);
@@ -646,6 +691,7 @@ client_free (gpointer data)
 
   g_signal_handlers_disconnect_by_data (c->ws, c);
   g_object_unref (c->ws);
+  g_clear_object (&c->socket);
   g_free (c);
 }
 
@@ -680,7 +726,7 @@ flush_cb (gpointer data)
       client_send_dropped (c);
       for (guint k = 0; k < texts->len; k++)
         {
-          if (c->dropped > 0 || socket_unsent (c->ws) > SLOW_CLIENT_BYTES)
+          if (c->dropped > 0 || socket_unsent (c) > SLOW_CLIENT_BYTES)
             {
               /* Slow client: the rest of this batch is dropped for it,
                * counted and reported once it reads again. */
@@ -717,19 +763,16 @@ websocket_handler (SoupServer              *server,
 {
   AtomrInspectorServer *self = user_data;
   Client *c = g_new0 (Client, 1);
-  GIOStream *io = soup_websocket_connection_get_io_stream (ws);
+  GSocket *socket = g_object_get_data (G_OBJECT (msg), "atomr-socket");
 
-  while (io && !G_IS_SOCKET_CONNECTION (io) && G_IS_TCP_WRAPPER_CONNECTION (io))
-    io = g_tcp_wrapper_connection_get_base_io_stream (G_TCP_WRAPPER_CONNECTION (io));
-  if (io && G_IS_SOCKET_CONNECTION (io))
+  if (socket)
     {
-      GSocket *socket = g_socket_connection_get_socket (G_SOCKET_CONNECTION (io));
       int sndbuf = CLIENT_SNDBUF;
-      /* Streaming clients may stay silent: no idle timeout; a bounded send
-       * buffer so that SIOCOUTQ tells a slow reader early. */
-      g_socket_set_timeout (socket, 0);
+      /* A bounded send buffer, so that SIOCOUTQ tells a slow reader
+       * early. */
       if (setsockopt (g_socket_get_fd (socket), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf) != 0)
         g_debug ("inspector: SO_SNDBUF: %s", g_strerror (errno));
+      c->socket = g_object_ref (socket);
     }
   c->ws = g_object_ref (ws);
   g_object_set_data (G_OBJECT (ws), "atomr-core", self->core);
@@ -782,12 +825,14 @@ on_incoming (GSocketService    *service,
   /* Idle (slowloris) limit: a read or write that waits longer fails and
    * the connection closes. */
   g_socket_set_timeout (socket, self->idle_timeout);
+  /* Listed first: libsoup may read the request (and emit request-read)
+   * before accept returns. */
+  g_ptr_array_add (self->connections, g_object_ref (connection));
   if (!soup_server_accept_iostream (self->server, G_IO_STREAM (connection), local, remote, &error))
     {
       g_debug ("inspector: cannot serve a connection: %s", error->message);
-      return TRUE;
+      g_ptr_array_remove (self->connections, connection);
     }
-  g_ptr_array_add (self->connections, g_object_ref (connection));
   return TRUE;
 }
 
@@ -810,7 +855,8 @@ server_thread (gpointer data)
     soup_server_add_auth_domain (self->server, SOUP_AUTH_DOMAIN (domain));
     g_object_unref (domain);
   }
-  soup_server_add_early_handler (self->server, NULL, early_handler, self, NULL);
+  soup_server_add_early_handler (self->server, "/v1", early_handler, self, NULL);
+  g_signal_connect (self->server, "request-read", G_CALLBACK (on_request_read), self);
   soup_server_add_websocket_handler (self->server, "/v1/stream", NULL, NULL, websocket_handler, self, NULL);
   soup_server_add_handler (self->server, "/v1", api_handler, self, NULL);
   self->connections = g_ptr_array_new_with_free_func (g_object_unref);
@@ -843,7 +889,10 @@ server_thread (gpointer data)
   g_cond_signal (&self->start_cond);
   g_mutex_unlock (&self->start_lock);
 
-  g_main_loop_run (self->loop);
+  /* Not g_main_loop_run(): a quit that came before the run would be lost
+   * (a stop right after the start). */
+  while (!g_atomic_int_get (&self->quit))
+    g_main_context_iteration (self->core->context, TRUE);
 
   g_source_destroy (timer);
   g_source_unref (timer);
@@ -1048,6 +1097,7 @@ atomr_inspector_server_start (AtomrInspectorServer *self,
   self->core->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->core->context, FALSE);
   self->start_done = FALSE;
+  g_atomic_int_set (&self->quit, 0);
   self->started_us = g_get_real_time ();
   self->thread = g_thread_new ("atomr-inspector", server_thread, self);
   g_mutex_lock (&self->start_lock);
@@ -1096,7 +1146,8 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
   self->core->running = FALSE;
   context = self->core->context;
   g_mutex_unlock (&self->core->lock);
-  g_main_loop_quit (self->loop);
+  g_atomic_int_set (&self->quit, 1);
+  g_main_context_wakeup (context);
   g_thread_join (g_steal_pointer (&self->thread));
   g_mutex_lock (&self->core->lock);
   self->core->context = NULL;

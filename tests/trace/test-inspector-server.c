@@ -83,6 +83,25 @@ test_bare (void)
   g_assert_cmpuint (atomr_inspector_server_get_max_clients (server), ==, 1);
 }
 
+/* A stop right after the start (the loop not yet running) must not hang:
+ * it did while the server thread used g_main_loop_run(). */
+static void
+test_start_stop (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+
+  for (guint i = 0; i < 50; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_assert_true (atomr_inspector_server_start (server, &error));
+      g_assert_no_error (error);
+      g_assert_true (atomr_inspector_server_start (server, &error));   /* no-op */
+      atomr_inspector_server_stop (server);
+      atomr_inspector_server_stop (server);                            /* no-op */
+      g_assert_false (atomr_inspector_server_is_running (server));
+    }
+}
+
 static void
 test_token_and_api (void)
 {
@@ -326,6 +345,34 @@ test_stream (void)
   g_assert_true (s.in_order);
   g_assert_cmpuint (s.last_sequence, ==, 50);
 
+  /* A streaming client is exempt from the idle limit: silent for longer
+   * than it, it still receives. */
+  {
+    g_autoptr(AtomrInspectorServer) quick = atomr_inspector_server_new ();
+    Stream q;
+    gint64 until;
+
+    atomr_inspector_server_set_idle_timeout (quick, 1);
+    g_assert_true (atomr_inspector_server_start (quick, &error));
+    stream_connect (quick, session, atomr_inspector_server_get_token (quick), &q);
+    g_assert_no_error (q.error);
+    until = g_get_monotonic_time () + 2500 * 1000;
+    while (g_get_monotonic_time () < until)
+      {
+        g_main_context_iteration (NULL, FALSE);
+        g_usleep (10000);
+      }
+    g_assert_cmpint (soup_websocket_connection_get_state (q.ws), ==, SOUP_WEBSOCKET_STATE_OPEN);
+    publish (quick, 1, "after-idle");
+    while (q.records < 1 && soup_websocket_connection_get_state (q.ws) == SOUP_WEBSOCKET_STATE_OPEN)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_cmpuint (q.records, ==, 1);
+    atomr_inspector_server_stop (quick);
+    while (soup_websocket_connection_get_state (q.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
+      g_main_context_iteration (NULL, TRUE);
+    g_clear_object (&q.ws);
+  }
+
   /* Stopping closes the stream. */
   atomr_inspector_server_stop (server);
   while (soup_websocket_connection_get_state (s.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
@@ -528,6 +575,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/inspector-server/bare", test_bare);
+  g_test_add_func ("/inspector-server/start-stop", test_start_stop);
   g_test_add_func ("/inspector-server/token-and-api", test_token_and_api);
   g_test_add_func ("/inspector-server/discovery", test_discovery);
   g_test_add_func ("/inspector-server/stream", test_stream);
