@@ -49,8 +49,9 @@
  * operation (`{"type":"record",...}`) and, after records were dropped for
  * this client, `{"type":"dropped","count":N}`.
  *
- * Limits: requests with a body (or a body over 0 bytes announced) are
- * answered 413 before the body is read; at most
+ * Limits: a request announcing a body is cut off (its connection shut
+ * down) as soon as its headers are read, and bodies are never buffered;
+ * only GET and HEAD are served (others 405); at most
  * #AtomrInspectorServer:max-clients connections at once (the others are
  * closed as accepted); a connection that sends nothing for
  * #AtomrInspectorServer:idle-timeout seconds is closed (slow or stalled
@@ -548,23 +549,43 @@ refuse (AtomrInspectorServer *self,
   return FALSE;
 }
 
-/* After the headers, before any body is read: refused requests are
- * answered without reading it. */
-static void
-early_handler (SoupServer        *server,
-               SoupServerMessage *msg,
-               const char        *path,
-               GHashTable        *query,
-               gpointer           user_data)
-{
-  refuse (user_data, msg);
-}
-
 /* A request read whole, before its handler: a stream request's socket
  * loses the idle limit now, before libsoup creates the WebSocket's
  * sources (they keep the timeout they are created with; streaming
  * clients may stay silent), and is kept for SIOCOUTQ (the upgraded
  * message no longer knows it). */
+static GSocket *message_socket (AtomrInspectorServer *self, SoupServerMessage *msg);
+
+/* The request's headers are in: a request announcing a body is cut off
+ * before the body is read (libsoup would buffer all of it). */
+static void
+on_got_headers (SoupServerMessage *msg,
+                gpointer           user_data)
+{
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers (msg);
+
+  if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CHUNKED
+      || soup_message_headers_get_content_length (headers) > 0)
+    {
+      GSocket *socket = message_socket (user_data, msg);
+
+      g_debug ("inspector: refusing a request body: closing the connection");
+      /* libsoup reads the whole body before any handler can answer:
+       * end the connection instead (shutdown, so that libsoup's next read
+       * fails cleanly on a still valid descriptor). */
+      if (socket)
+        g_socket_shutdown (socket, TRUE, TRUE, NULL);
+    }
+}
+
+static void
+on_request_started (SoupServer        *server,
+                    SoupServerMessage *msg,
+                    gpointer           user_data)
+{
+  g_signal_connect (msg, "got-headers", G_CALLBACK (on_got_headers), user_data);
+}
+
 /* The socket of @msg's connection (connections are handed to libsoup as
  * streams, so the message does not know it): by the peer's port. */
 static GSocket *
@@ -855,8 +876,8 @@ server_thread (gpointer data)
     soup_server_add_auth_domain (self->server, SOUP_AUTH_DOMAIN (domain));
     g_object_unref (domain);
   }
-  soup_server_add_early_handler (self->server, "/v1", early_handler, self, NULL);
   g_signal_connect (self->server, "request-read", G_CALLBACK (on_request_read), self);
+  g_signal_connect (self->server, "request-started", G_CALLBACK (on_request_started), self);
   soup_server_add_websocket_handler (self->server, "/v1/stream", NULL, NULL, websocket_handler, self, NULL);
   soup_server_add_handler (self->server, "/v1", api_handler, self, NULL);
   self->connections = g_ptr_array_new_with_free_func (g_object_unref);
