@@ -570,8 +570,10 @@ cmd_cache (int argc, char **argv)
   g_autofree gchar *arch = NULL;
   g_autofree gchar *std = NULL;
   gboolean lto = FALSE, fast_math = FALSE;
+  g_autofree gchar *remote_url = NULL;
+  gint remote_timeout = 0;
   g_autoptr(GOptionContext) context =
-    g_option_context_new ("list|show KEY|rm KEY|gc|stats|export DEST|import SRC|explain FILE.cu|diff KEY1 KEY2 — browse and maintain the kernel cache");
+    g_option_context_new ("list|show KEY|rm KEY|gc|stats|export DEST|import SRC|explain FILE.cu|diff KEY1 KEY2|push|pull [KEY...] — browse and maintain the kernel cache");
   g_autoptr(AtomrKernelCache) cache = NULL;
   g_autoptr(GError) error = NULL;
   const gchar *verb;
@@ -594,6 +596,8 @@ cmd_cache (int argc, char **argv)
     { "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &includes, "explain: as for compile", "DIR" },
     { "lto", 0, 0, G_OPTION_ARG_NONE, &lto, "explain: as for compile", NULL },
     { "fast-math", 0, 0, G_OPTION_ARG_NONE, &fast_math, "explain: as for compile", NULL },
+    { "remote", 0, 0, G_OPTION_ARG_STRING, &remote_url, "push/pull: the remote cache's base URL (default: $ATOMR_CACHE_REMOTE)", "URL" },
+    { "timeout", 0, 0, G_OPTION_ARG_INT, &remote_timeout, "push/pull: seconds each request may stall (default 10)", "SECONDS" },
     { NULL }
   };
 
@@ -603,7 +607,7 @@ cmd_cache (int argc, char **argv)
     return usage_error (context, error->message);
   json_mode = json;
   if (argc < 2)
-    return usage_error (context, "name a command: list, show, rm, gc, stats, export, import, explain or diff");
+    return usage_error (context, "name a command: list, show, rm, gc, stats, export, import, explain, diff, push or pull");
   verb = argv[1];
   cache = atomr_kernel_cache_new (cache_dir);
 
@@ -849,6 +853,51 @@ cmd_cache (int argc, char **argv)
         }
       return 0;
     }
+  if (g_str_equal (verb, "push") || g_str_equal (verb, "pull"))
+    {
+#ifdef ATOMR_HAVE_SOUP
+      gboolean push = g_str_equal (verb, "push");
+      const gchar *url = remote_url ? remote_url : g_getenv ("ATOMR_CACHE_REMOTE");
+      g_autoptr(AtomrRemoteCache) remote = NULL;
+      guint n = 0, other = 0;
+      gboolean ok;
+
+      if (url == NULL || *url == '\0')
+        return usage_error (context, "push/pull: give --remote URL or set ATOMR_CACHE_REMOTE");
+      if (push && argc != 2)
+        return usage_error (context, "push takes no arguments");
+      if (remote_timeout < 0)
+        return usage_error (context, "--timeout: needs a positive number of seconds");
+      remote = atomr_remote_cache_new (url, &error);
+      if (remote == NULL)
+        return fail (error);
+      if (remote_timeout > 0)
+        atomr_remote_cache_set_timeout (remote, (guint) remote_timeout);
+      ok = push ? atomr_remote_cache_push (remote, cache, &n, &other, NULL, &error)
+                : atomr_remote_cache_pull (remote, cache, argc > 2 ? (const gchar * const *) argv + 2 : NULL,
+                                           &n, &other, NULL, &error);
+      if (!ok)
+        return fail (error);
+      if (json)
+        {
+          g_autoptr(JsonBuilder) b = begin_document ();
+          add_string_member (b, "directory", atomr_kernel_cache_get_directory (cache));
+          add_string_member (b, "remote", atomr_remote_cache_get_url (remote));
+          add_int_member (b, push ? "pushed" : "pulled", n);
+          add_int_member (b, push ? "present" : "rejected", other);
+          json_builder_end_object (b);
+          print_json (b);
+        }
+      else if (push)
+        g_print ("pushed %u entries to %s, %u already there\n", n, atomr_remote_cache_get_url (remote), other);
+      else
+        g_print ("pulled %u entries from %s, rejected or missing %u\n", n, atomr_remote_cache_get_url (remote), other);
+      return 0;
+#else
+      g_printerr ("atomr: cache %s: this atomr was built without libsoup (meson -Dserver)\n", verb);
+      return 1;
+#endif
+    }
   if ((g_str_equal (verb, "export") || g_str_equal (verb, "import")) && argc == 3)
     {
       gboolean export = g_str_equal (verb, "export");
@@ -898,7 +947,8 @@ main (int argc, char **argv)
               "                [-o FILE [--ptx|--ltoir]] [--cache-dir DIR] [--json]\n"
               "  atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source] [-o FILE]|rm KEY|\n"
               "              gc [--max-size SIZE]|stats [--verify]|export DIR|FILE.tar|import DIR|FILE.tar\n"
-              "              |explain FILE.cu [compile options]|diff KEY1 KEY2 [--cache-dir DIR] [--json]\n"
+              "              |explain FILE.cu [compile options]|diff KEY1 KEY2|push|pull [KEY...] [--remote URL]\n"
+              "              [--cache-dir DIR] [--json]\n"
               "Run 'atomr compile --help' or 'atomr cache --help' for details.\n");
   return EXIT_USAGE;
 }

@@ -13,6 +13,7 @@
 #include "atomr-nvtx-private.h"
 #include "graph/atomr-graph-private.h"
 #include "trace/atomr-gpu-clock-private.h"
+#include "trace/atomr-inspector-server-private.h"
 
 /**
  * AtomrActor:
@@ -1696,6 +1697,8 @@ atomr_actor_constructed (GObject *object)
   g_source_set_can_recurse ((GSource *) src, TRUE);
   g_source_attach ((GSource *) src, priv->context);
   priv->source = src;
+
+  atomr_inspector_env_attach (self);   /* ATOMR_INSPECT=1 */
 }
 
 static void

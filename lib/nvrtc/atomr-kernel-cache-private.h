@@ -80,6 +80,34 @@ void         atomr_kernel_cache_get_counters   (AtomrKernelCache     *self,
                                                 guint64              *disk_hits,
                                                 guint64              *misses);
 
+/* The remote layer's hooks (AtomrRemoteCache installs them).  @fetch runs
+ * on a compiling thread after a disk miss and returns the raw bytes of
+ * entry @key or NULL; the cache verifies them (atomr_kernel_cache_adopt_entry)
+ * and never uses what does not verify.  @stored runs on the compiling thread
+ * after an entry was written to disk (at @path); it must not block on the
+ * network.  @remote (a GObject, referenced) is their data; NULL hooks
+ * detach. */
+typedef GBytes *(*AtomrCacheRemoteFetch)  (GObject *remote, const gchar *key);
+typedef void    (*AtomrCacheRemoteStored) (GObject *remote, const gchar *key, const gchar *path);
+
+void         atomr_kernel_cache_set_remote     (AtomrKernelCache       *self,
+                                                GObject                *remote,
+                                                AtomrCacheRemoteFetch   fetch,
+                                                AtomrCacheRemoteStored  stored);
+/* Verifies @data as entry @key (format, checksums, the key it holds) and
+ * writes it into the directory atomically.  FALSE with @error naming what
+ * was wrong otherwise; nothing is written then. */
+gboolean     atomr_kernel_cache_adopt_entry    (AtomrKernelCache *self,
+                                                const gchar      *key,
+                                                GBytes           *data,
+                                                GError          **error);
+/* Verifies @data as the file of entry @key, writing nothing. */
+gboolean     atomr_kernel_cache_verify_entry_data (const gchar *key,
+                                                   GBytes      *data,
+                                                   GError     **error);
+/* Entries found in the remote layer (and backfilled to disk). */
+guint64      atomr_kernel_cache_get_remote_hits (AtomrKernelCache *self);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrCacheRequest, atomr_cache_request_free)
 
 G_END_DECLS

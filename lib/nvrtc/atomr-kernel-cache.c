@@ -22,6 +22,9 @@
 
 #include "atomr-error.h"
 #include "atomr-kernel-cache-private.h"
+#ifdef ATOMR_HAVE_SOUP
+#include "atomr-remote-cache-private.h"
+#endif
 #include "atomr-kernel-cache-key-private.h"
 #include "atomr-compile-options-private.h"
 #include "atomr-nvrtc-loader-private.h"
@@ -1185,6 +1188,10 @@ struct _AtomrKernelCache
   int         usage_fd;      /* the journal, O_APPEND; -1 until the first hit */
   guint       n_rejected;    /* atomic: entries the driver rejected */
   gboolean    probe;         /* explain: look, record and remove nothing */
+  GObject    *remote;        /* the remote layer, under lock; NULL: none */
+  AtomrCacheRemoteFetch  remote_fetch;   /* under lock */
+  AtomrCacheRemoteStored remote_stored;  /* under lock */
+  guint64     remote_hits;   /* under lock */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrKernelCache, atomr_kernel_cache, G_TYPE_OBJECT)
@@ -1244,6 +1251,7 @@ atomr_kernel_cache_finalize (GObject *object)
 
   g_hash_table_unref (self->memory);
   g_hash_table_unref (self->flights);
+  g_clear_object (&self->remote);
   if (self->usage_fd >= 0)
     close (self->usage_fd);
   if (self->watch_fd >= 0)
@@ -1469,6 +1477,9 @@ atomr_kernel_cache_get_default (void)
   if (g_once_init_enter (&once))
     {
       cache = atomr_kernel_cache_new (NULL);
+#ifdef ATOMR_HAVE_SOUP
+      atomr_remote_cache_attach_from_env (cache);   /* ATOMR_CACHE_REMOTE */
+#endif
       g_once_init_leave (&once, 1);
     }
   return cache;
@@ -2338,6 +2349,46 @@ disk_lock (AtomrKernelCache  *self,
     }
 }
 
+static gboolean entry_data_verify (const gchar *name, const guint8 *data, guint64 size, GError **error);
+static gboolean write_file_atomically (const gchar *dir, const gchar *name, const guint8 *data,
+                                       guint64 size, GError **error);
+
+/* The remote layer, after a disk miss: fetch, verify, backfill the disk,
+ * read it back as any disk entry. */
+static AtomrModuleContent *
+remote_read (AtomrKernelCache *self,
+             const gchar      *key)
+{
+  g_autoptr(GObject) remote = NULL;
+  g_autoptr(GBytes) data = NULL;
+  g_autoptr(GError) error = NULL;
+  AtomrCacheRemoteFetch fetch;
+  AtomrModuleContent *content;
+
+  g_mutex_lock (&self->lock);
+  remote = self->remote ? g_object_ref (self->remote) : NULL;
+  fetch = self->remote_fetch;
+  g_mutex_unlock (&self->lock);
+  if (remote == NULL || fetch == NULL)
+    return NULL;
+  data = fetch (remote, key);
+  if (data == NULL)
+    return NULL;
+  if (!atomr_kernel_cache_adopt_entry (self, key, data, &error))
+    {
+      g_debug ("kernel cache: remote entry %s not used: %s", key, error->message);
+      return NULL;
+    }
+  content = disk_read (self, key);
+  if (content)
+    {
+      g_mutex_lock (&self->lock);
+      self->remote_hits++;
+      g_mutex_unlock (&self->lock);
+    }
+  return content;
+}
+
 /* After a memory miss: waits for a compile of the same key in this
  * process, then reads the disk, then takes the key's lock file.  Returns a
  * module on a hit; NULL when @request is to compile and store. */
@@ -2384,6 +2435,8 @@ lookup_single_flight (AtomrKernelCache  *self,
   g_mutex_unlock (&self->lock);
 
   content = disk_read (self, request->key);
+  if (content == NULL)
+    content = remote_read (self, request->key);
   if (content == NULL)
     content = disk_lock (self, request);
   if (content == NULL)
@@ -2516,6 +2569,20 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
     }
   disk_unlock (request);  /* other processes find it on disk */
   stats_add (self, 0, 1);
+  {
+    g_autoptr(GObject) remote = NULL;
+    AtomrCacheRemoteStored stored;
+
+    g_mutex_lock (&self->lock);
+    remote = self->remote ? g_object_ref (self->remote) : NULL;
+    stored = self->remote_stored;
+    g_mutex_unlock (&self->lock);
+    if (remote && stored)
+      {
+        g_autofree gchar *path = entry_path (self, request->key);
+        stored (remote, request->key, path);
+      }
+  }
   if (self->max_size > 0)
     {
       AtomrKernelCacheReport report;
@@ -4171,4 +4238,69 @@ atomr_kernel_cache_explain_program (AtomrKernelCache     *self,
         }
     }
   return ATOMR_CACHE_STATUS_MISS;
+}
+
+void
+atomr_kernel_cache_set_remote (AtomrKernelCache       *self,
+                               GObject                *remote,
+                               AtomrCacheRemoteFetch   fetch,
+                               AtomrCacheRemoteStored  stored)
+{
+  GObject *old;
+
+  g_return_if_fail (ATOMR_IS_KERNEL_CACHE (self));
+  g_mutex_lock (&self->lock);
+  old = self->remote;
+  self->remote = remote ? g_object_ref (remote) : NULL;
+  self->remote_fetch = remote ? fetch : NULL;
+  self->remote_stored = remote ? stored : NULL;
+  g_mutex_unlock (&self->lock);
+  g_clear_object (&old);
+}
+
+gboolean
+atomr_kernel_cache_adopt_entry (AtomrKernelCache *self,
+                                const gchar      *key,
+                                GBytes           *data,
+                                GError          **error)
+{
+  g_autofree gchar *name = g_strconcat (key, ATOMR_CACHE_SUFFIX, NULL);
+  gsize size = 0;
+  const guint8 *bytes = g_bytes_get_data (data, &size);
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), FALSE);
+  if (!entry_data_verify (name, bytes, size, error))
+    return FALSE;
+  if (g_mkdir_with_parents (self->directory, 0755) != 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "cannot create %s: %s", self->directory, g_strerror (errsv));
+      return FALSE;
+    }
+  return write_file_atomically (self->directory, name, bytes, size, error);
+}
+
+guint64
+atomr_kernel_cache_get_remote_hits (AtomrKernelCache *self)
+{
+  guint64 n;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE (self), 0);
+  g_mutex_lock (&self->lock);
+  n = self->remote_hits;
+  g_mutex_unlock (&self->lock);
+  return n;
+}
+
+gboolean
+atomr_kernel_cache_verify_entry_data (const gchar *key,
+                                      GBytes      *data,
+                                      GError     **error)
+{
+  g_autofree gchar *name = g_strconcat (key, ATOMR_CACHE_SUFFIX, NULL);
+  gsize size = 0;
+  const guint8 *bytes = g_bytes_get_data (data, &size);
+
+  return entry_data_verify (name, bytes, size, error);
 }

@@ -1,0 +1,1690 @@
+/* atomr-inspector-server.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/sockios.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+
+#include "core/atomr-device.h"
+#include "core/atomr-error.h"
+#include "nvrtc/atomr-kernel-cache-private.h"
+#include "trace/atomr-inspector-server.h"
+#include "trace/atomr-inspector-server-private.h"
+#include "atomr-version.h"
+
+/**
+ * AtomrInspectorServer:
+ *
+ * An opt-in HTTP + WebSocket endpoint (libsoup 3) through which a desktop
+ * tool attaches to a running process: atomr_inspector_enable() (or
+ * `ATOMR_INSPECT=1` in the environment, which also registers every actor
+ * created afterwards) starts one for the process.
+ *
+ * Security: it listens on 127.0.0.1 only, on a port the kernel picks, and
+ * every request must carry `Authorization: Bearer TOKEN` where TOKEN is a
+ * random 256-bit value made per server; anything else is answered 401.
+ * The port and token are written to the discovery file
+ * `$XDG_RUNTIME_DIR/atomr/inspect-PID.json` (directory 0700, file 0600),
+ * removed by atomr_inspector_server_stop(), on dispose and at exit for the
+ * process server; atomr_inspector_list_local() skips (and removes) files
+ * whose process is gone.
+ *
+ * API (version %ATOMR_INSPECTOR_API_VERSION, every answer a JSON object
+ * with `api_version`): `GET /v1` (index), `/v1/process`, `/v1/devices`,
+ * `/v1/actors`, `/v1/cache`, `/v1/trace` (the recorder's Chrome JSON),
+ * and the WebSocket `/v1/stream`: one text message per completed
+ * operation (`{"type":"record",...}`) and, after records were dropped for
+ * this client, `{"type":"dropped","count":N}`.
+ *
+ * Limits: a request announcing a body is cut off (its connection shut
+ * down) as soon as its headers are read, and bodies are never buffered;
+ * only GET and HEAD are served (others 405); at most
+ * #AtomrInspectorServer:max-clients connections at once (the others are
+ * closed as accepted); a connection that sends nothing for
+ * #AtomrInspectorServer:idle-timeout seconds is closed (slow or stalled
+ * request headers; WebSocket clients are exempt once upgraded); records
+ * wait in a queue of at most 4096 and a client whose socket has more than
+ * 128 KiB unsent is skipped (its records dropped and counted) until it
+ * reads again.
+ *
+ * Threads: the server runs on its own thread and #GMainContext.  The
+ * application's threads only ever append a reference to a bounded queue
+ * under a mutex (nothing when no WebSocket client is connected), and wake
+ * the server thread; no network I/O or JSON work happens on them.
+ */
+
+#define QUEUE_CAPACITY        4096
+#define SLOW_CLIENT_BYTES     (128 * 1024)
+#define CLIENT_SNDBUF         (256 * 1024)
+#define DEFAULT_MAX_CLIENTS   16
+#define DEFAULT_IDLE_TIMEOUT  10
+#define HOUSEKEEPING_MS       200
+
+typedef struct _Core Core;
+
+typedef struct
+{
+  SoupWebsocketConnection *ws;
+  GSocket                 *socket;    /* under ws, for SIOCOUTQ */
+  guint64                  dropped;   /* not yet reported to the client */
+} Client;
+
+typedef struct
+{
+  gatomicrefcount ref;
+  Core           *core;
+  GWeakRef        actor;
+  gulong          enqueue_handler;
+  gulong          complete_handler;
+  gint            enqueued;      /* atomic */
+  gint            completed;     /* atomic */
+  gint            errors;        /* atomic */
+  gint            mailbox_depth; /* atomic: as of the last operation */
+} ActorWatch;
+
+struct _Core
+{
+  gatomicrefcount ref;
+  GMutex          lock;
+  gboolean        running;       /* under lock */
+  GMainContext   *context;       /* set while running */
+  GQueue          queue;         /* AtomrLaunchInfo*, under lock */
+  guint64         queue_dropped; /* under lock, not yet counted per client */
+  guint64         n_dropped;     /* under lock, all records ever dropped */
+  gboolean        wake_pending;  /* under lock */
+  gint            n_clients;     /* atomic */
+  GPtrArray      *clients;       /* Client*, server thread only */
+};
+
+struct _AtomrInspectorServer
+{
+  GObject             parent_instance;
+
+  Core               *core;
+  AtomrTraceRecorder *recorder;
+  gchar              *token;
+  gchar              *discovery_path;
+  guint               port;
+  guint               max_clients;
+  guint               idle_timeout;
+  gint64              started_us;
+
+  GMutex              actors_lock;
+  GHashTable         *actors;   /* AtomrActor* -> ActorWatch* */
+
+  /* The server thread's own state. */
+  GThread            *thread;
+  GMainLoop          *loop;
+  gint                quit;         /* atomic: the server thread is to stop */
+  SoupServer         *server;
+  GSocketService     *service;
+  GPtrArray          *connections;  /* GSocketConnection*, server thread */
+  GMutex              start_lock;
+  GCond               start_cond;
+  gboolean            start_done;
+  GError             *start_error;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrInspectorServer, atomr_inspector_server, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_PORT,
+  PROP_TOKEN,
+  PROP_RECORDER,
+  PROP_MAX_CLIENTS,
+  PROP_IDLE_TIMEOUT,
+  PROP_RUNNING,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static Core *
+core_ref (Core *core)
+{
+  g_atomic_ref_count_inc (&core->ref);
+  return core;
+}
+
+static void
+core_unref (Core *core)
+{
+  if (!g_atomic_ref_count_dec (&core->ref))
+    return;
+  g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
+  g_ptr_array_unref (core->clients);
+  g_mutex_clear (&core->lock);
+  g_free (core);
+}
+
+static ActorWatch *
+watch_ref (ActorWatch *w)
+{
+  g_atomic_ref_count_inc (&w->ref);
+  return w;
+}
+
+static void
+watch_unref (ActorWatch *w)
+{
+  if (!g_atomic_ref_count_dec (&w->ref))
+    return;
+  g_weak_ref_clear (&w->actor);
+  core_unref (w->core);
+  g_free (w);
+}
+
+static void
+watch_closure_notify (gpointer  data,
+                      GClosure *closure)
+{
+  watch_unref (data);
+}
+
+/* ------------------------------------------------------------------ */
+/* The application's side: append and wake                             */
+
+static gboolean flush_cb (gpointer data);
+
+static void
+core_publish (Core            *core,
+              AtomrLaunchInfo *info)
+{
+  GMainContext *wake = NULL;
+
+  if (g_atomic_int_get (&core->n_clients) == 0)
+    return;   /* nobody streams: nothing to do on the application's thread */
+  g_mutex_lock (&core->lock);
+  if (!core->running)
+    ;
+  else if (core->queue.length >= QUEUE_CAPACITY)
+    {
+      core->queue_dropped++;
+      core->n_dropped++;
+    }
+  else
+    {
+      g_queue_push_tail (&core->queue, atomr_launch_info_ref (info));
+      if (!core->wake_pending)
+        {
+          core->wake_pending = TRUE;
+          wake = g_main_context_ref (core->context);
+        }
+    }
+  if (wake)
+    {
+      /* Under the lock, so a stop cannot free the context meanwhile; the
+       * source holds no reference: the core outlives the context. */
+      GSource *source = g_idle_source_new ();
+      g_source_set_callback (source, flush_cb, core, NULL);
+      g_source_set_static_name (source, "[atomr] inspector flush");
+      g_source_attach (source, wake);
+      g_source_unref (source);
+      g_main_context_unref (wake);
+    }
+  g_mutex_unlock (&core->lock);
+}
+
+static void
+on_after_enqueue (AtomrActor      *actor,
+                  AtomrLaunchInfo *info,
+                  gpointer         user_data)
+{
+  ActorWatch *w = user_data;
+
+  g_atomic_int_inc (&w->enqueued);
+}
+
+static void
+on_after_complete (AtomrActor      *actor,
+                   AtomrLaunchInfo *info,
+                   gpointer         user_data)
+{
+  ActorWatch *w = user_data;
+
+  g_atomic_int_inc (&w->completed);
+  if (atomr_launch_info_get_error (info))
+    g_atomic_int_inc (&w->errors);
+  g_atomic_int_set (&w->mailbox_depth, atomr_launch_info_get_mailbox_depth (info));
+  core_publish (w->core, info);
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                                */
+
+static gchar *
+record_to_json (AtomrLaunchInfo *info)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(JsonNode) root = NULL;
+  const GError *err = atomr_launch_info_get_error (info);
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "type");
+  json_builder_add_string_value (b, "record");
+  json_builder_set_member_name (b, "actor");
+  json_builder_add_string_value (b, atomr_launch_info_get_actor_name (info));
+  json_builder_set_member_name (b, "library");
+  json_builder_add_string_value (b, atomr_launch_info_get_library (info));
+  json_builder_set_member_name (b, "operation");
+  json_builder_add_string_value (b, atomr_launch_info_get_operation (info));
+  json_builder_set_member_name (b, "sequence");
+  json_builder_add_int_value (b, (gint64) atomr_launch_info_get_sequence (info));
+  json_builder_set_member_name (b, "device");
+  json_builder_add_int_value (b, atomr_launch_info_get_device_ordinal (info));
+  json_builder_set_member_name (b, "stream");
+  json_builder_add_int_value (b, atomr_launch_info_get_stream_id (info));
+  json_builder_set_member_name (b, "submit_us");
+  json_builder_add_int_value (b, atomr_launch_info_get_submit_time (info));
+  json_builder_set_member_name (b, "enqueue_us");
+  json_builder_add_int_value (b, atomr_launch_info_get_enqueue_time (info));
+  json_builder_set_member_name (b, "complete_us");
+  json_builder_add_int_value (b, atomr_launch_info_get_complete_time (info));
+  json_builder_set_member_name (b, "gpu_ms");
+  json_builder_add_double_value (b, atomr_launch_info_get_gpu_duration_ms (info));
+  json_builder_set_member_name (b, "mailbox_depth");
+  json_builder_add_int_value (b, atomr_launch_info_get_mailbox_depth (info));
+  json_builder_set_member_name (b, "error");
+  if (err)
+    json_builder_add_string_value (b, err->message);
+  else
+    json_builder_add_null_value (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  return json_to_string (root, FALSE);
+}
+
+static JsonBuilder *
+answer_begin (void)
+{
+  JsonBuilder *b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "api_version");
+  json_builder_add_int_value (b, ATOMR_INSPECTOR_API_VERSION);
+  return b;
+}
+
+static void
+answer_json (SoupServerMessage *msg,
+             guint              status,
+             JsonBuilder       *b)
+{
+  g_autoptr(JsonNode) root = NULL;
+  gsize len = 0;
+  gchar *text;
+
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  text = json_to_string (root, FALSE);
+  len = strlen (text);
+  soup_server_message_set_status (msg, status, NULL);
+  soup_server_message_set_response (msg, "application/json", SOUP_MEMORY_TAKE, text, len);
+}
+
+static void
+answer_error (SoupServerMessage *msg,
+              guint              status,
+              const gchar       *message)
+{
+  g_autoptr(JsonBuilder) b = answer_begin ();
+
+  json_builder_set_member_name (b, "error");
+  json_builder_add_string_value (b, message);
+  answer_json (msg, status, b);
+}
+
+static void
+add_process (AtomrInspectorServer *self,
+             JsonBuilder          *b)
+{
+  const gchar *prg = g_get_prgname ();
+
+  json_builder_set_member_name (b, "pid");
+  json_builder_add_int_value (b, getpid ());
+  json_builder_set_member_name (b, "program");
+  json_builder_add_string_value (b, prg ? prg : "");
+  json_builder_set_member_name (b, "atomr_version");
+  json_builder_add_string_value (b, ATOMR_VERSION_STRING);
+  json_builder_set_member_name (b, "started_us");
+  json_builder_add_int_value (b, self->started_us);
+  json_builder_set_member_name (b, "now_us");
+  json_builder_add_int_value (b, g_get_real_time ());
+}
+
+static void
+add_devices (JsonBuilder *b)
+{
+  gint n = atomr_device_get_count ();
+
+  json_builder_set_member_name (b, "devices");
+  json_builder_begin_array (b);
+  for (gint i = 0; i < n; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      AtomrDevice *dev = atomr_device_get (i, &error);
+      guint64 free_b = 0, total_b = 0;
+
+      if (dev == NULL)
+        continue;
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "ordinal");
+      json_builder_add_int_value (b, i);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, atomr_device_get_name (dev));
+      json_builder_set_member_name (b, "generation");
+      json_builder_add_int_value (b, atomr_device_get_generation (dev));
+      json_builder_set_member_name (b, "state");
+      json_builder_add_string_value (b, atomr_device_get_state (dev) == ATOMR_DEVICE_STATE_READY ? "ready"
+                                        : atomr_device_get_state (dev) == ATOMR_DEVICE_STATE_POISONED ? "poisoned"
+                                        : "stopped");
+      json_builder_set_member_name (b, "total_memory");
+      json_builder_add_int_value (b, (gint64) atomr_device_get_total_memory (dev));
+      if (atomr_device_get_memory_info (dev, &free_b, &total_b, NULL))
+        {
+          json_builder_set_member_name (b, "free_memory");
+          json_builder_add_int_value (b, (gint64) free_b);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+static void
+add_actors (AtomrInspectorServer *self,
+            JsonBuilder          *b)
+{
+  GHashTableIter iter;
+  ActorWatch *w;
+
+  json_builder_set_member_name (b, "actors");
+  json_builder_begin_array (b);
+  g_mutex_lock (&self->actors_lock);
+  g_hash_table_iter_init (&iter, self->actors);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &w))
+    {
+      g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
+      gint enq = g_atomic_int_get (&w->enqueued), done = g_atomic_int_get (&w->completed);
+
+      if (actor == NULL)
+        continue;
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, atomr_actor_get_name (actor));
+      json_builder_set_member_name (b, "kind");
+      json_builder_add_string_value (b, G_OBJECT_TYPE_NAME (actor));
+      json_builder_set_member_name (b, "library");
+      json_builder_add_string_value (b, atomr_actor_get_library (actor));
+      json_builder_set_member_name (b, "mailbox_depth");
+      json_builder_add_int_value (b, g_atomic_int_get (&w->mailbox_depth));
+      json_builder_set_member_name (b, "in_flight");
+      json_builder_add_int_value (b, MAX (enq - done, 0));
+      json_builder_set_member_name (b, "completed");
+      json_builder_add_int_value (b, (gint64) atomr_actor_get_n_completed (actor));
+      json_builder_set_member_name (b, "errors");
+      json_builder_add_int_value (b, g_atomic_int_get (&w->errors));
+      json_builder_end_object (b);
+    }
+  g_mutex_unlock (&self->actors_lock);
+  json_builder_end_array (b);
+}
+
+static void
+add_cache (JsonBuilder *b)
+{
+  AtomrKernelCache *cache = atomr_kernel_cache_get_default ();
+  guint64 memory_hits = 0, disk_hits = 0, misses = 0;
+
+  atomr_kernel_cache_get_counters (cache, &memory_hits, &disk_hits, &misses);
+  json_builder_set_member_name (b, "directory");
+  json_builder_add_string_value (b, atomr_kernel_cache_get_directory (cache));
+  json_builder_set_member_name (b, "memory_hits");
+  json_builder_add_int_value (b, (gint64) memory_hits);
+  json_builder_set_member_name (b, "disk_hits");
+  json_builder_add_int_value (b, (gint64) disk_hits);
+  json_builder_set_member_name (b, "misses");
+  json_builder_add_int_value (b, (gint64) misses);
+  json_builder_set_member_name (b, "rejected");
+  json_builder_add_int_value (b, atomr_kernel_cache_get_n_rejected (cache));
+  json_builder_set_member_name (b, "max_size");
+  json_builder_add_int_value (b, (gint64) atomr_kernel_cache_get_max_size (cache));
+}
+
+/* ------------------------------------------------------------------ */
+/* The server thread                                                   */
+
+/* The bearer check as an auth domain: libsoup runs it after the headers,
+ * before any handler (the WebSocket upgrade included), and answers 401. */
+typedef struct
+{
+  SoupAuthDomain parent_instance;
+  const gchar   *token;   /* the server's; it outlives the domain */
+} BearerDomain;
+
+typedef struct
+{
+  SoupAuthDomainClass parent_class;
+} BearerDomainClass;
+
+static GType bearer_domain_get_type (void);
+G_DEFINE_TYPE (BearerDomain, bearer_domain, SOUP_TYPE_AUTH_DOMAIN)
+
+static gboolean
+bearer_matches (const gchar *header,
+                const gchar *token)
+{
+  gsize n = strlen (token);
+  guint diff = 0;
+
+  if (header == NULL || g_ascii_strncasecmp (header, "Bearer ", 7) != 0 || strlen (header + 7) != n)
+    return FALSE;
+  for (gsize i = 0; i < n; i++)   /* constant time */
+    diff |= (guint) (header[7 + i] ^ token[i]);
+  return diff == 0;
+}
+
+static char *
+bearer_accepts (SoupAuthDomain    *domain,
+                SoupServerMessage *msg,
+                const char        *header)
+{
+  return bearer_matches (header, ((BearerDomain *) domain)->token) ? g_strdup ("inspector") : NULL;
+}
+
+static char *
+bearer_challenge (SoupAuthDomain    *domain,
+                  SoupServerMessage *msg)
+{
+  return g_strdup ("Bearer realm=\"atomr\"");
+}
+
+static void
+bearer_domain_class_init (BearerDomainClass *klass)
+{
+  SoupAuthDomainClass *domain_class = SOUP_AUTH_DOMAIN_CLASS (klass);
+
+  domain_class->accepts = bearer_accepts;
+  domain_class->challenge = bearer_challenge;
+}
+
+static void
+bearer_domain_init (BearerDomain *self)
+{
+}
+
+/* Answers (401, 413) and returns TRUE when @msg is not to be served. */
+static gboolean
+refuse (AtomrInspectorServer *self,
+        SoupServerMessage    *msg)
+{
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers (msg);
+
+  if (!bearer_matches (soup_message_headers_get_one (headers, "Authorization"), self->token))
+    {
+      soup_message_headers_replace (soup_server_message_get_response_headers (msg),
+                                    "WWW-Authenticate", "Bearer realm=\"atomr\"");
+      answer_error (msg, SOUP_STATUS_UNAUTHORIZED, "missing or wrong bearer token");
+      return TRUE;
+    }
+  if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CHUNKED
+      || soup_message_headers_get_content_length (headers) > 0)
+    {
+      answer_error (msg, SOUP_STATUS_REQUEST_ENTITY_TOO_LARGE, "the inspector API takes no request body");
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* A request read whole, before its handler: a stream request's socket
+ * loses the idle limit now, before libsoup creates the WebSocket's
+ * sources (they keep the timeout they are created with; streaming
+ * clients may stay silent), and is kept for SIOCOUTQ (the upgraded
+ * message no longer knows it). */
+static GSocket *message_socket (AtomrInspectorServer *self, SoupServerMessage *msg);
+
+/* The request's headers are in: a request announcing a body is cut off
+ * before the body is read (libsoup would buffer all of it). */
+static void
+on_got_headers (SoupServerMessage *msg,
+                gpointer           user_data)
+{
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers (msg);
+
+  if (soup_message_headers_get_encoding (headers) == SOUP_ENCODING_CHUNKED
+      || soup_message_headers_get_content_length (headers) > 0)
+    {
+      GSocket *socket = message_socket (user_data, msg);
+
+      g_debug ("inspector: refusing a request body: closing the connection");
+      /* libsoup reads the whole body before any handler can answer:
+       * end the connection instead (shutdown, so that libsoup's next read
+       * fails cleanly on a still valid descriptor). */
+      if (socket)
+        g_socket_shutdown (socket, TRUE, TRUE, NULL);
+    }
+}
+
+static void
+on_request_started (SoupServer        *server,
+                    SoupServerMessage *msg,
+                    gpointer           user_data)
+{
+  g_signal_connect (msg, "got-headers", G_CALLBACK (on_got_headers), user_data);
+}
+
+/* The socket of @msg's connection (connections are handed to libsoup as
+ * streams, so the message does not know it): by the peer's port. */
+static GSocket *
+message_socket (AtomrInspectorServer *self,
+                SoupServerMessage    *msg)
+{
+  GSocketAddress *peer = soup_server_message_get_remote_address (msg);
+  guint16 port;
+
+  if (peer == NULL || !G_IS_INET_SOCKET_ADDRESS (peer))
+    return NULL;
+  port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (peer));
+  for (guint i = 0; i < self->connections->len; i++)
+    {
+      GSocketConnection *conn = g_ptr_array_index (self->connections, i);
+      g_autoptr(GSocketAddress) remote = g_socket_connection_get_remote_address (conn, NULL);
+      if (remote && G_IS_INET_SOCKET_ADDRESS (remote)
+          && g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (remote)) == port)
+        return g_socket_connection_get_socket (conn);
+    }
+  return NULL;
+}
+
+static void
+on_request_read (SoupServer        *server,
+                 SoupServerMessage *msg,
+                 gpointer           user_data)
+{
+  AtomrInspectorServer *self = user_data;
+  GUri *uri = soup_server_message_get_uri (msg);
+  GSocket *socket;
+
+  if (uri == NULL || !g_str_equal (g_uri_get_path (uri), "/v1/stream"))
+    return;
+  socket = message_socket (self, msg);
+  if (socket)
+    {
+      g_socket_set_timeout (socket, 0);
+      g_object_set_data_full (G_OBJECT (msg), "atomr-socket", g_object_ref (socket), g_object_unref);
+    }
+}
+
+static void
+api_handler (SoupServer        *server,
+             SoupServerMessage *msg,
+             const char        *path,
+             GHashTable        *query,
+             gpointer           user_data)
+{
+  AtomrInspectorServer *self = user_data;
+  g_autoptr(JsonBuilder) b = NULL;
+
+  if (refuse (self, msg))
+    return;
+  if (soup_server_message_get_method (msg) != SOUP_METHOD_GET
+      && soup_server_message_get_method (msg) != SOUP_METHOD_HEAD)
+    {
+      answer_error (msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "only GET is served");
+      return;
+    }
+  if (g_str_equal (path, "/v1/trace"))
+    {
+      gchar *json = atomr_trace_recorder_to_json (self->recorder);
+      soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+      soup_server_message_set_response (msg, "application/json", SOUP_MEMORY_TAKE, json, strlen (json));
+      return;
+    }
+  b = answer_begin ();
+  if (g_str_equal (path, "/v1") || g_str_equal (path, "/v1/"))
+    {
+      static const gchar *endpoints[] = { "/v1/process", "/v1/devices", "/v1/actors", "/v1/cache",
+                                          "/v1/trace", "/v1/stream" };
+      json_builder_set_member_name (b, "endpoints");
+      json_builder_begin_array (b);
+      for (guint i = 0; i < G_N_ELEMENTS (endpoints); i++)
+        json_builder_add_string_value (b, endpoints[i]);
+      json_builder_end_array (b);
+    }
+  else if (g_str_equal (path, "/v1/process"))
+    add_process (self, b);
+  else if (g_str_equal (path, "/v1/devices"))
+    add_devices (b);
+  else if (g_str_equal (path, "/v1/actors"))
+    add_actors (self, b);
+  else if (g_str_equal (path, "/v1/cache"))
+    add_cache (b);
+  else
+    {
+      g_autofree gchar *what = g_strdup_printf ("no endpoint %s (see /v1)", path);
+      g_clear_object (&b);
+      answer_error (msg, SOUP_STATUS_NOT_FOUND, what);
+      return;
+    }
+  answer_json (msg, SOUP_STATUS_OK, b);
+}
+
+/* Bytes the kernel holds unsent or unacknowledged for @c. */
+static guint64
+socket_unsent (Client *c)
+{
+  int outq = 0;
+
+  if (c->socket == NULL || ioctl (g_socket_get_fd (c->socket), SIOCOUTQ, &outq) != 0)
+    return 0;
+  return (guint64) MAX (outq, 0);
+}
+
+static void
+client_send_dropped (Client *c)
+{
+  g_autofree gchar *text = NULL;
+
+  if (c->dropped == 0 || socket_unsent (c) > SLOW_CLIENT_BYTES)
+    return;
+  text = g_strdup_printf ("{\"type\":\"dropped\",\"count\":%" G_GUINT64_FORMAT "}", c->dropped);
+  soup_websocket_connection_send_text (c->ws, text);
+  c->dropped = 0;
+}
+
+static void
+client_free (gpointer data)
+{
+  Client *c = data;
+
+  g_signal_handlers_disconnect_by_data (c->ws, c);
+  g_object_unref (c->ws);
+  g_clear_object (&c->socket);
+  g_free (c);
+}
+
+/* Server thread: hands the queued records to every client. */
+static gboolean
+flush_cb (gpointer data)
+{
+  Core *core = data;
+  GQueue queue;
+  guint64 dropped;
+  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
+
+  g_mutex_lock (&core->lock);
+  queue = core->queue;
+  g_queue_init (&core->queue);
+  dropped = core->queue_dropped;
+  core->queue_dropped = 0;
+  core->wake_pending = FALSE;
+  g_mutex_unlock (&core->lock);
+
+  for (GList *l = queue.head; l; l = l->next)
+    g_ptr_array_add (texts, record_to_json (l->data));
+  g_queue_clear_full (&queue, (GDestroyNotify) atomr_launch_info_unref);
+
+  for (guint i = 0; i < core->clients->len; i++)
+    {
+      Client *c = g_ptr_array_index (core->clients, i);
+
+      c->dropped += dropped;
+      if (soup_websocket_connection_get_state (c->ws) != SOUP_WEBSOCKET_STATE_OPEN)
+        continue;
+      client_send_dropped (c);
+      for (guint k = 0; k < texts->len; k++)
+        {
+          if (c->dropped > 0 || socket_unsent (c) > SLOW_CLIENT_BYTES)
+            {
+              /* Slow client: the rest of this batch is dropped for it,
+               * counted and reported once it reads again. */
+              guint64 rest = texts->len - k;
+              c->dropped += rest;
+              g_mutex_lock (&core->lock);
+              core->n_dropped += rest;
+              g_mutex_unlock (&core->lock);
+              break;
+            }
+          soup_websocket_connection_send_text (c->ws, g_ptr_array_index (texts, k));
+        }
+    }
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_ws_closed (SoupWebsocketConnection *ws,
+              gpointer                 user_data)
+{
+  Client *c = user_data;
+  Core *core = g_object_get_data (G_OBJECT (ws), "atomr-core");
+
+  g_atomic_int_add (&core->n_clients, -1);
+  g_ptr_array_remove (core->clients, c);
+}
+
+static void
+websocket_handler (SoupServer              *server,
+                   SoupServerMessage       *msg,
+                   const char              *path,
+                   SoupWebsocketConnection *ws,
+                   gpointer                 user_data)
+{
+  AtomrInspectorServer *self = user_data;
+  Client *c = g_new0 (Client, 1);
+  GSocket *socket = g_object_get_data (G_OBJECT (msg), "atomr-socket");
+
+  if (socket)
+    {
+      int sndbuf = CLIENT_SNDBUF;
+      /* A bounded send buffer, so that SIOCOUTQ tells a slow reader
+       * early. */
+      if (setsockopt (g_socket_get_fd (socket), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf) != 0)
+        g_debug ("inspector: SO_SNDBUF: %s", g_strerror (errno));
+      c->socket = g_object_ref (socket);
+    }
+  c->ws = g_object_ref (ws);
+  g_object_set_data (G_OBJECT (ws), "atomr-core", self->core);
+  g_signal_connect (ws, "closed", G_CALLBACK (on_ws_closed), c);
+  g_ptr_array_add (self->core->clients, c);
+  g_atomic_int_inc (&self->core->n_clients);
+}
+
+static gboolean
+housekeeping_cb (gpointer user_data)
+{
+  AtomrInspectorServer *self = user_data;
+
+  /* Forget closed connections (the connection limit counts open ones). */
+  for (guint i = self->connections->len; i > 0; i--)
+    {
+      GSocketConnection *conn = g_ptr_array_index (self->connections, i - 1);
+      if (g_socket_is_closed (g_socket_connection_get_socket (conn)))
+        g_ptr_array_remove_index_fast (self->connections, i - 1);
+    }
+  /* Tell clients that caught up how much they missed. */
+  for (guint i = 0; i < self->core->clients->len; i++)
+    {
+      Client *c = g_ptr_array_index (self->core->clients, i);
+      if (soup_websocket_connection_get_state (c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+        client_send_dropped (c);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_incoming (GSocketService    *service,
+             GSocketConnection *connection,
+             GObject           *source_object,
+             gpointer           user_data)
+{
+  AtomrInspectorServer *self = user_data;
+  GSocket *socket = g_socket_connection_get_socket (connection);
+  g_autoptr(GSocketAddress) local = g_socket_connection_get_local_address (connection, NULL);
+  g_autoptr(GSocketAddress) remote = g_socket_connection_get_remote_address (connection, NULL);
+  g_autoptr(GError) error = NULL;
+
+  housekeeping_cb (self);
+  if (self->connections->len >= self->max_clients)
+    {
+      g_debug ("inspector: %u connections open: refusing another", self->connections->len);
+      g_io_stream_close (G_IO_STREAM (connection), NULL, NULL);
+      return TRUE;
+    }
+  /* Idle (slowloris) limit: a read or write that waits longer fails and
+   * the connection closes. */
+  g_socket_set_timeout (socket, self->idle_timeout);
+  /* Listed first: libsoup may read the request (and emit request-read)
+   * before accept returns. */
+  g_ptr_array_add (self->connections, g_object_ref (connection));
+  if (!soup_server_accept_iostream (self->server, G_IO_STREAM (connection), local, remote, &error))
+    {
+      g_debug ("inspector: cannot serve a connection: %s", error->message);
+      g_ptr_array_remove (self->connections, connection);
+    }
+  return TRUE;
+}
+
+static gpointer
+server_thread (gpointer data)
+{
+  AtomrInspectorServer *self = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) effective = NULL;
+  GSource *timer;
+
+  g_main_context_push_thread_default (self->core->context);
+  self->server = soup_server_new ("server-header", "atomr-inspector", NULL);
+  {
+    BearerDomain *domain = g_object_new (bearer_domain_get_type (), "realm", "atomr", NULL);
+    domain->token = self->token;
+    soup_auth_domain_add_path (SOUP_AUTH_DOMAIN (domain), "/");
+    soup_server_add_auth_domain (self->server, SOUP_AUTH_DOMAIN (domain));
+    g_object_unref (domain);
+  }
+  g_signal_connect (self->server, "request-read", G_CALLBACK (on_request_read), self);
+  g_signal_connect (self->server, "request-started", G_CALLBACK (on_request_started), self);
+  soup_server_add_websocket_handler (self->server, "/v1/stream", NULL, NULL, websocket_handler, self, NULL);
+  soup_server_add_handler (self->server, "/v1", api_handler, self, NULL);
+  self->connections = g_ptr_array_new_with_free_func (g_object_unref);
+  self->service = g_socket_service_new ();
+  g_signal_connect (self->service, "incoming", G_CALLBACK (on_incoming), self);
+  if (!g_socket_listener_add_address (G_SOCKET_LISTENER (self->service), address, G_SOCKET_TYPE_STREAM,
+                                      G_SOCKET_PROTOCOL_TCP, NULL, &effective, &error))
+    {
+      g_prefix_error (&error, "inspector server: cannot listen on 127.0.0.1: ");
+      g_mutex_lock (&self->start_lock);
+      self->start_error = g_steal_pointer (&error);
+      self->start_done = TRUE;
+      g_cond_signal (&self->start_cond);
+      g_mutex_unlock (&self->start_lock);
+      g_clear_object (&self->service);
+      g_clear_object (&self->server);
+      g_clear_pointer (&self->connections, g_ptr_array_unref);
+      g_main_context_pop_thread_default (self->core->context);
+      return NULL;
+    }
+  g_socket_service_start (self->service);
+  timer = g_timeout_source_new (HOUSEKEEPING_MS);
+  g_source_set_callback (timer, housekeeping_cb, self, NULL);
+  g_source_set_static_name (timer, "[atomr] inspector housekeeping");
+  g_source_attach (timer, self->core->context);
+
+  g_mutex_lock (&self->start_lock);
+  self->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (effective));
+  self->start_done = TRUE;
+  g_cond_signal (&self->start_cond);
+  g_mutex_unlock (&self->start_lock);
+
+  /* Not g_main_loop_run(): a quit that came before the run would be lost
+   * (a stop right after the start). */
+  while (!g_atomic_int_get (&self->quit))
+    g_main_context_iteration (self->core->context, TRUE);
+
+  g_source_destroy (timer);
+  g_source_unref (timer);
+  g_socket_service_stop (self->service);
+  g_socket_listener_close (G_SOCKET_LISTENER (self->service));
+  for (guint i = 0; i < self->core->clients->len; i++)
+    {
+      Client *c = g_ptr_array_index (self->core->clients, i);
+      g_signal_handlers_disconnect_by_data (c->ws, c);
+      if (soup_websocket_connection_get_state (c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+        soup_websocket_connection_close (c->ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
+    }
+  g_ptr_array_set_size (self->core->clients, 0);
+  g_atomic_int_set (&self->core->n_clients, 0);
+  soup_server_disconnect (self->server);
+  for (guint i = 0; i < self->connections->len; i++)
+    g_io_stream_close (g_ptr_array_index (self->connections, i), NULL, NULL);
+  g_clear_pointer (&self->connections, g_ptr_array_unref);
+  g_clear_object (&self->service);
+  g_clear_object (&self->server);
+  /* Let the closes finish. */
+  while (g_main_context_iteration (self->core->context, FALSE))
+    ;
+  g_main_context_pop_thread_default (self->core->context);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Discovery                                                           */
+
+static gchar *
+discovery_directory (void)
+{
+  return g_build_filename (g_get_user_runtime_dir (), "atomr", NULL);
+}
+
+static gboolean
+write_discovery (AtomrInspectorServer *self,
+                 GError              **error)
+{
+  g_autofree gchar *dir = discovery_directory ();
+  g_autofree gchar *name = g_strdup_printf ("inspect-%d.json", (int) getpid ());
+  g_autofree gchar *path = g_build_filename (dir, name, NULL);
+  g_autofree gchar *tmp = g_strdup_printf ("%s.tmp-%08x", path, g_random_int ());
+  g_autoptr(JsonBuilder) b = answer_begin ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree gchar *text = NULL;
+  gsize len, done = 0;
+  int fd;
+
+  json_builder_set_member_name (b, "address");
+  json_builder_add_string_value (b, "127.0.0.1");
+  json_builder_set_member_name (b, "port");
+  json_builder_add_int_value (b, self->port);
+  json_builder_set_member_name (b, "token");
+  json_builder_add_string_value (b, self->token);
+  add_process (self, b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  text = json_to_string (root, TRUE);
+  len = strlen (text);
+
+  if (g_mkdir_with_parents (dir, 0700) != 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "inspector server: cannot create %s: %s", dir, g_strerror (errsv));
+      return FALSE;
+    }
+  fd = g_open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    {
+      int errsv = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "inspector server: cannot write %s: %s", tmp, g_strerror (errsv));
+      return FALSE;
+    }
+  while (done < len)
+    {
+      ssize_t n = write (fd, text + done, len - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int errsv = errno;
+          close (fd);
+          g_unlink (tmp);
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                       "inspector server: cannot write %s: %s", tmp, g_strerror (errsv));
+          return FALSE;
+        }
+      done += n;
+    }
+  close (fd);
+  if (g_rename (tmp, path) != 0)
+    {
+      int errsv = errno;
+      g_unlink (tmp);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
+                   "inspector server: cannot rename %s: %s", tmp, g_strerror (errsv));
+      return FALSE;
+    }
+  self->discovery_path = g_steal_pointer (&path);
+  return TRUE;
+}
+
+/**
+ * atomr_inspector_list_local:
+ * @error: return location for a #GError
+ *
+ * The discovery files of this user's processes that run an inspector
+ * server (see #AtomrInspectorServer), as JSON texts: objects with
+ * `api_version`, `address`, `port`, `token`, `pid`, `program`,
+ * `atomr_version`, `started_us`.  Files of processes that are gone are
+ * skipped and removed; malformed files are skipped.  Any thread.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): the live processes'
+ *   discovery texts, possibly none; %NULL only on error (an unreadable
+ *   directory other than a missing one)
+ */
+gchar **
+atomr_inspector_list_local (GError **error)
+{
+  g_autofree gchar *dir = discovery_directory ();
+  g_autoptr(GStrvBuilder) out = g_strv_builder_new ();
+  g_autoptr(GError) local = NULL;
+  g_autoptr(GDir) d = g_dir_open (dir, 0, &local);
+  const gchar *name;
+
+  if (d == NULL)
+    {
+      if (g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        return g_strv_builder_end (out);
+      g_propagate_error (error, g_steal_pointer (&local));
+      return NULL;
+    }
+  while ((name = g_dir_read_name (d)))
+    {
+      g_autofree gchar *path = NULL;
+      g_autofree gchar *text = NULL;
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      JsonObject *o;
+      gint64 pid;
+
+      if (!g_str_has_prefix (name, "inspect-") || !g_str_has_suffix (name, ".json"))
+        continue;
+      path = g_build_filename (dir, name, NULL);
+      if (!g_file_get_contents (path, &text, NULL, NULL)
+          || !json_parser_load_from_data (parser, text, -1, NULL)
+          || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        continue;
+      o = json_node_get_object (json_parser_get_root (parser));
+      pid = json_object_get_int_member_with_default (o, "pid", 0);
+      if (pid <= 0 || !json_object_has_member (o, "port") || !json_object_has_member (o, "token"))
+        continue;
+      if (kill ((pid_t) pid, 0) != 0 && errno == ESRCH)
+        {
+          g_unlink (path);   /* stale: the process is gone */
+          continue;
+        }
+      g_strv_builder_add (out, text);
+    }
+  return g_strv_builder_end (out);
+}
+
+/* ------------------------------------------------------------------ */
+/* The object                                                          */
+
+/**
+ * atomr_inspector_server_new:
+ *
+ * Creates a stopped server with its own #AtomrTraceRecorder.
+ *
+ * Returns: (transfer full): a new #AtomrInspectorServer
+ */
+AtomrInspectorServer *
+atomr_inspector_server_new (void)
+{
+  return g_object_new (ATOMR_TYPE_INSPECTOR_SERVER, NULL);
+}
+
+/**
+ * atomr_inspector_server_start:
+ * @self: a server
+ * @error: return location for a #GError
+ *
+ * Starts the server thread, listening on 127.0.0.1 on a port the kernel
+ * picks, and writes the discovery file.  Returns once it accepts
+ * connections.  Starting a running server does nothing.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+atomr_inspector_server_start (AtomrInspectorServer *self,
+                              GError              **error)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (self->thread)
+    return TRUE;
+  self->core->context = g_main_context_new ();
+  self->loop = g_main_loop_new (self->core->context, FALSE);
+  self->start_done = FALSE;
+  g_atomic_int_set (&self->quit, 0);
+  self->started_us = g_get_real_time ();
+  self->thread = g_thread_new ("atomr-inspector", server_thread, self);
+  g_mutex_lock (&self->start_lock);
+  while (!self->start_done)
+    g_cond_wait (&self->start_cond, &self->start_lock);
+  g_mutex_unlock (&self->start_lock);
+  if (self->start_error)
+    {
+      g_propagate_error (error, g_steal_pointer (&self->start_error));
+      g_thread_join (g_steal_pointer (&self->thread));
+      g_clear_pointer (&self->loop, g_main_loop_unref);
+      g_clear_pointer (&self->core->context, g_main_context_unref);
+      return FALSE;
+    }
+  g_mutex_lock (&self->core->lock);
+  self->core->running = TRUE;
+  g_mutex_unlock (&self->core->lock);
+  if (!write_discovery (self, error))
+    {
+      atomr_inspector_server_stop (self);
+      return FALSE;
+    }
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PORT]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+  return TRUE;
+}
+
+/**
+ * atomr_inspector_server_stop:
+ * @self: a server
+ *
+ * Closes every connection, stops the server thread and removes the
+ * discovery file.  Stopping a stopped server does nothing.  Not from the
+ * server's own thread.
+ */
+void
+atomr_inspector_server_stop (AtomrInspectorServer *self)
+{
+  GMainContext *context;
+
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+
+  if (self->thread == NULL)
+    return;
+  g_mutex_lock (&self->core->lock);
+  self->core->running = FALSE;
+  context = self->core->context;
+  g_mutex_unlock (&self->core->lock);
+  g_atomic_int_set (&self->quit, 1);
+  g_main_context_wakeup (context);
+  g_thread_join (g_steal_pointer (&self->thread));
+  g_mutex_lock (&self->core->lock);
+  self->core->context = NULL;
+  g_queue_clear_full (&self->core->queue, (GDestroyNotify) atomr_launch_info_unref);
+  self->core->wake_pending = FALSE;
+  g_mutex_unlock (&self->core->lock);
+  g_main_context_unref (context);   /* destroys pending flush sources */
+  g_clear_pointer (&self->loop, g_main_loop_unref);
+  if (self->discovery_path)
+    {
+      g_unlink (self->discovery_path);
+      g_clear_pointer (&self->discovery_path, g_free);
+    }
+  self->port = 0;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PORT]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+}
+
+/**
+ * atomr_inspector_server_is_running:
+ * @self: a server
+ *
+ * Returns: whether the server accepts connections
+ */
+gboolean
+atomr_inspector_server_is_running (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  return self->thread != NULL;
+}
+
+/**
+ * atomr_inspector_server_get_port:
+ * @self: a server
+ *
+ * Returns: the TCP port on 127.0.0.1, 0 while stopped
+ */
+guint
+atomr_inspector_server_get_port (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), 0);
+  return self->port;
+}
+
+/**
+ * atomr_inspector_server_get_token:
+ * @self: a server
+ *
+ * Returns: the bearer token requests must carry (64 hex digits)
+ */
+const gchar *
+atomr_inspector_server_get_token (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  return self->token;
+}
+
+/**
+ * atomr_inspector_server_get_discovery_path:
+ * @self: a server
+ *
+ * Returns: (nullable) (type filename): the discovery file written while
+ *   running, %NULL while stopped
+ */
+const gchar *
+atomr_inspector_server_get_discovery_path (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  return self->discovery_path;
+}
+
+/**
+ * atomr_inspector_server_get_recorder:
+ * @self: a server
+ *
+ * Returns: (transfer none): the recorder `/v1/trace` exports; actors
+ *   added to the server are added to it
+ */
+AtomrTraceRecorder *
+atomr_inspector_server_get_recorder (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  return self->recorder;
+}
+
+/**
+ * atomr_inspector_server_get_max_clients:
+ * @self: a server
+ *
+ * Returns: the most connections served at once
+ */
+guint
+atomr_inspector_server_get_max_clients (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), 0);
+  return self->max_clients;
+}
+
+/**
+ * atomr_inspector_server_set_max_clients:
+ * @self: a server
+ * @max_clients: the most connections served at once, at least 1
+ *
+ * Sets #AtomrInspectorServer:max-clients; takes effect for connections
+ * accepted afterwards.  0 is taken as 1.
+ */
+void
+atomr_inspector_server_set_max_clients (AtomrInspectorServer *self,
+                                        guint                 max_clients)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  max_clients = MAX (max_clients, 1);
+  if (self->max_clients == max_clients)
+    return;
+  self->max_clients = max_clients;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_CLIENTS]);
+}
+
+/**
+ * atomr_inspector_server_get_idle_timeout:
+ * @self: a server
+ *
+ * Returns: the seconds a connection may stay silent before a request
+ */
+guint
+atomr_inspector_server_get_idle_timeout (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), 0);
+  return self->idle_timeout;
+}
+
+/**
+ * atomr_inspector_server_set_idle_timeout:
+ * @self: a server
+ * @seconds: the idle limit, at least 1
+ *
+ * Sets #AtomrInspectorServer:idle-timeout for connections accepted
+ * afterwards.  0 is taken as 1.
+ */
+void
+atomr_inspector_server_set_idle_timeout (AtomrInspectorServer *self,
+                                         guint                 seconds)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  seconds = MAX (seconds, 1);
+  if (self->idle_timeout == seconds)
+    return;
+  self->idle_timeout = seconds;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_IDLE_TIMEOUT]);
+}
+
+/**
+ * atomr_inspector_server_add_actor:
+ * @self: a server
+ * @actor: an actor
+ *
+ * Lists @actor in `/v1/actors`, streams its completed operations and adds
+ * it to the recorder.  Holds no reference on it.  Any thread.
+ */
+void
+atomr_inspector_server_add_actor (AtomrInspectorServer *self,
+                                  AtomrActor           *actor)
+{
+  ActorWatch *w;
+
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  g_return_if_fail (ATOMR_IS_ACTOR (actor));
+
+  g_mutex_lock (&self->actors_lock);
+  w = g_hash_table_lookup (self->actors, actor);
+  if (w)
+    {
+      g_autoptr(AtomrActor) alive = g_weak_ref_get (&w->actor);
+      if (alive == actor)
+        {
+          g_mutex_unlock (&self->actors_lock);
+          return;
+        }
+      g_hash_table_remove (self->actors, actor);
+    }
+  w = g_new0 (ActorWatch, 1);
+  g_atomic_ref_count_init (&w->ref);
+  w->core = core_ref (self->core);
+  g_weak_ref_init (&w->actor, actor);
+  w->enqueue_handler = g_signal_connect_data (actor, "after-enqueue", G_CALLBACK (on_after_enqueue),
+                                              watch_ref (w), watch_closure_notify, 0);
+  w->complete_handler = g_signal_connect_data (actor, "after-complete", G_CALLBACK (on_after_complete),
+                                               watch_ref (w), watch_closure_notify, 0);
+  g_hash_table_insert (self->actors, actor, w);
+  g_mutex_unlock (&self->actors_lock);
+  atomr_trace_recorder_add_actor (self->recorder, actor);
+}
+
+static void
+watch_detach (gpointer data)
+{
+  ActorWatch *w = data;
+  g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
+
+  if (actor)
+    {
+      g_signal_handler_disconnect (actor, w->enqueue_handler);
+      g_signal_handler_disconnect (actor, w->complete_handler);
+    }
+  watch_unref (w);
+}
+
+/**
+ * atomr_inspector_server_remove_actor:
+ * @self: a server
+ * @actor: an actor added before
+ *
+ * Stops listing and streaming @actor.  Any thread.
+ */
+void
+atomr_inspector_server_remove_actor (AtomrInspectorServer *self,
+                                     AtomrActor           *actor)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  g_return_if_fail (ATOMR_IS_ACTOR (actor));
+
+  g_mutex_lock (&self->actors_lock);
+  g_hash_table_remove (self->actors, actor);
+  g_mutex_unlock (&self->actors_lock);
+  atomr_trace_recorder_remove_actor (self->recorder, actor);
+}
+
+/**
+ * atomr_inspector_server_publish:
+ * @self: a server
+ * @info: a completed operation
+ *
+ * Streams @info to the WebSocket clients as added actors' operations are
+ * (for records made elsewhere, and for tests).  Never blocks on the
+ * network: when the queue is full the record is dropped and counted.
+ * Any thread.
+ */
+void
+atomr_inspector_server_publish (AtomrInspectorServer *self,
+                                AtomrLaunchInfo      *info)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  g_return_if_fail (info != NULL);
+  core_publish (self->core, info);
+}
+
+/**
+ * atomr_inspector_server_get_n_clients:
+ * @self: a server
+ *
+ * Returns: the WebSocket clients streaming now (counted once the server
+ *   thread has taken the upgraded connection, a moment after the client
+ *   sees it open)
+ */
+guint
+atomr_inspector_server_get_n_clients (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), 0);
+  return (guint) g_atomic_int_get (&self->core->n_clients);
+}
+
+/**
+ * atomr_inspector_server_get_n_dropped:
+ * @self: a server
+ *
+ * Returns: records dropped so far (queue full, or per slow client)
+ */
+guint64
+atomr_inspector_server_get_n_dropped (AtomrInspectorServer *self)
+{
+  guint64 n;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), 0);
+  g_mutex_lock (&self->core->lock);
+  n = self->core->n_dropped;
+  g_mutex_unlock (&self->core->lock);
+  return n;
+}
+
+static void
+atomr_inspector_server_dispose (GObject *object)
+{
+  AtomrInspectorServer *self = ATOMR_INSPECTOR_SERVER (object);
+
+  atomr_inspector_server_stop (self);
+  g_mutex_lock (&self->actors_lock);
+  g_hash_table_remove_all (self->actors);
+  g_mutex_unlock (&self->actors_lock);
+  g_clear_object (&self->recorder);
+  G_OBJECT_CLASS (atomr_inspector_server_parent_class)->dispose (object);
+}
+
+static void
+atomr_inspector_server_finalize (GObject *object)
+{
+  AtomrInspectorServer *self = ATOMR_INSPECTOR_SERVER (object);
+
+  g_hash_table_unref (self->actors);
+  g_mutex_clear (&self->actors_lock);
+  g_mutex_clear (&self->start_lock);
+  g_cond_clear (&self->start_cond);
+  g_free (self->token);
+  core_unref (self->core);
+  G_OBJECT_CLASS (atomr_inspector_server_parent_class)->finalize (object);
+}
+
+static void
+atomr_inspector_server_get_property (GObject    *object,
+                                     guint       prop_id,
+                                     GValue     *value,
+                                     GParamSpec *pspec)
+{
+  AtomrInspectorServer *self = ATOMR_INSPECTOR_SERVER (object);
+
+  switch (prop_id)
+    {
+    case PROP_PORT:
+      g_value_set_uint (value, self->port);
+      break;
+    case PROP_TOKEN:
+      g_value_set_string (value, self->token);
+      break;
+    case PROP_RECORDER:
+      g_value_set_object (value, self->recorder);
+      break;
+    case PROP_MAX_CLIENTS:
+      g_value_set_uint (value, self->max_clients);
+      break;
+    case PROP_IDLE_TIMEOUT:
+      g_value_set_uint (value, self->idle_timeout);
+      break;
+    case PROP_RUNNING:
+      g_value_set_boolean (value, self->thread != NULL);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_inspector_server_set_property (GObject      *object,
+                                     guint         prop_id,
+                                     const GValue *value,
+                                     GParamSpec   *pspec)
+{
+  AtomrInspectorServer *self = ATOMR_INSPECTOR_SERVER (object);
+
+  switch (prop_id)
+    {
+    case PROP_MAX_CLIENTS:
+      atomr_inspector_server_set_max_clients (self, g_value_get_uint (value));
+      break;
+    case PROP_IDLE_TIMEOUT:
+      atomr_inspector_server_set_idle_timeout (self, g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = atomr_inspector_server_dispose;
+  object_class->finalize = atomr_inspector_server_finalize;
+  object_class->get_property = atomr_inspector_server_get_property;
+  object_class->set_property = atomr_inspector_server_set_property;
+
+  /**
+   * AtomrInspectorServer:port:
+   *
+   * The TCP port on 127.0.0.1, 0 while stopped.
+   */
+  properties[PROP_PORT] =
+    g_param_spec_uint ("port", NULL, NULL, 0, G_MAXUINT16, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:token:
+   *
+   * The bearer token, random per server.
+   */
+  properties[PROP_TOKEN] =
+    g_param_spec_string ("token", NULL, NULL, NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:recorder:
+   *
+   * The recorder `/v1/trace` exports.
+   */
+  properties[PROP_RECORDER] =
+    g_param_spec_object ("recorder", NULL, NULL, ATOMR_TYPE_TRACE_RECORDER,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:max-clients:
+   *
+   * The most connections served at once; more are closed as accepted.
+   */
+  properties[PROP_MAX_CLIENTS] =
+    g_param_spec_uint ("max-clients", NULL, NULL, 1, 1024, DEFAULT_MAX_CLIENTS,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:idle-timeout:
+   *
+   * Seconds a connection may stay silent (before its WebSocket upgrade)
+   * before it is closed.
+   */
+  properties[PROP_IDLE_TIMEOUT] =
+    g_param_spec_uint ("idle-timeout", NULL, NULL, 1, 3600, DEFAULT_IDLE_TIMEOUT,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:running:
+   *
+   * Whether the server accepts connections.
+   */
+  properties[PROP_RUNNING] =
+    g_param_spec_boolean ("running", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_inspector_server_init (AtomrInspectorServer *self)
+{
+  GString *token = g_string_sized_new (64);
+
+  for (guint i = 0; i < 8; i++)
+    g_string_append_printf (token, "%08x", g_random_int ());
+  self->token = g_string_free (token, FALSE);
+  self->core = g_new0 (Core, 1);
+  g_atomic_ref_count_init (&self->core->ref);
+  g_mutex_init (&self->core->lock);
+  g_queue_init (&self->core->queue);
+  self->core->clients = g_ptr_array_new_with_free_func (client_free);
+  self->recorder = atomr_trace_recorder_new (0);
+  self->max_clients = DEFAULT_MAX_CLIENTS;
+  self->idle_timeout = DEFAULT_IDLE_TIMEOUT;
+  g_mutex_init (&self->actors_lock);
+  g_mutex_init (&self->start_lock);
+  g_cond_init (&self->start_cond);
+  self->actors = g_hash_table_new_full (NULL, NULL, NULL, watch_detach);
+}
+
+/* ------------------------------------------------------------------ */
+/* The process server                                                  */
+
+static AtomrInspectorServer *process_server;   /* under process_lock */
+static GMutex process_lock;
+
+static void
+process_server_atexit (void)
+{
+  /* Only the discovery file: threads may still run at exit. */
+  g_mutex_lock (&process_lock);
+  if (process_server && process_server->discovery_path)
+    g_unlink (process_server->discovery_path);
+  g_mutex_unlock (&process_lock);
+}
+
+/**
+ * atomr_inspector_enable:
+ * @error: return location for a #GError
+ *
+ * Starts the process's inspector server (once; later calls return the
+ * same server) and removes its discovery file at exit.  With
+ * `ATOMR_INSPECT=1` in the environment the first actor created calls this
+ * and every actor is added to it.  Any thread.
+ *
+ * Returns: (transfer none): the process's running server, or %NULL with
+ *   @error set when it could not start
+ */
+AtomrInspectorServer *
+atomr_inspector_enable (GError **error)
+{
+  AtomrInspectorServer *server;
+
+  g_mutex_lock (&process_lock);
+  if (process_server == NULL)
+    {
+      g_autoptr(AtomrInspectorServer) s = atomr_inspector_server_new ();
+      if (!atomr_inspector_server_start (s, error))
+        {
+          g_mutex_unlock (&process_lock);
+          return NULL;
+        }
+      process_server = g_steal_pointer (&s);
+      atexit (process_server_atexit);
+    }
+  server = process_server;
+  g_mutex_unlock (&process_lock);
+  return server;
+}
+
+void
+atomr_inspector_env_attach (AtomrActor *actor)
+{
+  static gint state;   /* 0 unknown, 1 off, 2 on */
+  gint s = g_atomic_int_get (&state);
+  AtomrInspectorServer *server;
+  g_autoptr(GError) error = NULL;
+
+  if (s == 0)
+    {
+      const gchar *env = g_getenv ("ATOMR_INSPECT");
+      s = (env && *env && !g_str_equal (env, "0")) ? 2 : 1;
+      g_atomic_int_set (&state, s);
+    }
+  if (s != 2)
+    return;
+  server = atomr_inspector_enable (&error);
+  if (server == NULL)
+    {
+      g_warning ("ATOMR_INSPECT: %s", error->message);
+      g_atomic_int_set (&state, 1);
+      return;
+    }
+  atomr_inspector_server_add_actor (server, actor);
+}

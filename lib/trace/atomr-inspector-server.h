@@ -1,0 +1,56 @@
+/* atomr-inspector-server.h — live attach: HTTP + WebSocket inspector endpoint
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "core/atomr-actor.h"
+#include "trace/atomr-trace-recorder.h"
+
+G_BEGIN_DECLS
+
+/**
+ * ATOMR_INSPECTOR_API_VERSION:
+ *
+ * The version of the inspector server's JSON API, the `N` of its `/vN/`
+ * paths and the `api_version` member of every answer.
+ */
+#define ATOMR_INSPECTOR_API_VERSION 1
+
+#define ATOMR_TYPE_INSPECTOR_SERVER (atomr_inspector_server_get_type ())
+G_DECLARE_FINAL_TYPE (AtomrInspectorServer, atomr_inspector_server, ATOMR, INSPECTOR_SERVER, GObject)
+
+AtomrInspectorServer *atomr_inspector_server_new              (void);
+gboolean              atomr_inspector_server_start            (AtomrInspectorServer *self,
+                                                               GError              **error);
+void                  atomr_inspector_server_stop             (AtomrInspectorServer *self);
+gboolean              atomr_inspector_server_is_running       (AtomrInspectorServer *self);
+guint                 atomr_inspector_server_get_port         (AtomrInspectorServer *self);
+const gchar          *atomr_inspector_server_get_token        (AtomrInspectorServer *self);
+const gchar          *atomr_inspector_server_get_discovery_path (AtomrInspectorServer *self);
+AtomrTraceRecorder   *atomr_inspector_server_get_recorder     (AtomrInspectorServer *self);
+guint                 atomr_inspector_server_get_max_clients  (AtomrInspectorServer *self);
+void                  atomr_inspector_server_set_max_clients  (AtomrInspectorServer *self,
+                                                               guint                 max_clients);
+guint                 atomr_inspector_server_get_idle_timeout (AtomrInspectorServer *self);
+void                  atomr_inspector_server_set_idle_timeout (AtomrInspectorServer *self,
+                                                               guint                 seconds);
+void                  atomr_inspector_server_add_actor        (AtomrInspectorServer *self,
+                                                               AtomrActor           *actor);
+void                  atomr_inspector_server_remove_actor     (AtomrInspectorServer *self,
+                                                               AtomrActor           *actor);
+void                  atomr_inspector_server_publish          (AtomrInspectorServer *self,
+                                                               AtomrLaunchInfo      *info);
+guint64               atomr_inspector_server_get_n_dropped    (AtomrInspectorServer *self);
+guint                 atomr_inspector_server_get_n_clients    (AtomrInspectorServer *self);
+
+AtomrInspectorServer *atomr_inspector_enable                  (GError              **error);
+gchar               **atomr_inspector_list_local              (GError              **error);
+
+G_END_DECLS

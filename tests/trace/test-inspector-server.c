@@ -1,0 +1,617 @@
+/* test-inspector-server.c — the live-attach server: token, discovery,
+ * JSON API, WebSocket stream with back-pressure, limits.  CPU only; every
+ * connection is to 127.0.0.1.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+
+#include "atomr.h"
+
+static gchar *runtime_dir;
+
+static gchar *
+url_of (AtomrInspectorServer *server,
+        const gchar          *path)
+{
+  return g_strdup_printf ("http://127.0.0.1:%u%s", atomr_inspector_server_get_port (server), path);
+}
+
+/* A request from this thread; returns the status and the body. */
+static guint
+request (AtomrInspectorServer *server,
+         const gchar          *method,
+         const gchar          *path,
+         const gchar          *token,
+         const gchar          *body,
+         gchar               **out)
+{
+  g_autoptr(SoupSession) session = soup_session_new_with_options ("timeout", 20, NULL);
+  g_autofree gchar *url = url_of (server, path);
+  g_autoptr(SoupMessage) msg = soup_message_new (method, url);
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (token)
+    {
+      g_autofree gchar *auth = g_strdup_printf ("Bearer %s", token);
+      soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
+    }
+  if (body)
+    {
+      g_autoptr(GBytes) b = g_bytes_new (body, strlen (body));
+      soup_message_set_request_body_from_bytes (msg, "text/plain", b);
+    }
+  bytes = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  if (out)
+    *out = g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+  return soup_message_get_status (msg);
+}
+
+static JsonObject *
+parse (JsonParser  *parser,
+       const gchar *text)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (json_parser_load_from_data (parser, text, -1, &error));
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)));
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+static GSocketConnection *raw_connect (AtomrInspectorServer *server);
+static gboolean closed_by_server (GSocketConnection *conn);
+
+static void
+test_bare (void)
+{
+  g_autoptr(AtomrInspectorServer) server = g_object_new (ATOMR_TYPE_INSPECTOR_SERVER, NULL);
+
+  g_assert_cmpuint (atomr_inspector_server_get_port (server), ==, 0);
+  g_assert_false (atomr_inspector_server_is_running (server));
+  g_assert_null (atomr_inspector_server_get_discovery_path (server));
+  g_assert_cmpuint (strlen (atomr_inspector_server_get_token (server)), ==, 64);
+  g_assert_nonnull (atomr_inspector_server_get_recorder (server));
+  atomr_inspector_server_stop (server);
+  atomr_inspector_server_set_max_clients (server, 0);
+  g_assert_cmpuint (atomr_inspector_server_get_max_clients (server), ==, 1);
+}
+
+/* A stop right after the start (the loop not yet running) must not hang:
+ * it did while the server thread used g_main_loop_run(). */
+static void
+test_start_stop (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+
+  for (guint i = 0; i < 50; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_assert_true (atomr_inspector_server_start (server, &error));
+      g_assert_no_error (error);
+      g_assert_true (atomr_inspector_server_start (server, &error));   /* no-op */
+      atomr_inspector_server_stop (server);
+      atomr_inspector_server_stop (server);                            /* no-op */
+      g_assert_false (atomr_inspector_server_is_running (server));
+    }
+}
+
+static void
+test_token_and_api (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(AtomrInspectorServer) other = atomr_inspector_server_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  const gchar *token;
+  gchar *body = NULL;
+  JsonObject *o;
+
+  g_assert_cmpstr (atomr_inspector_server_get_token (server), !=, atomr_inspector_server_get_token (other));
+  atomr_inspector_server_set_idle_timeout (server, 3600);
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  g_assert_no_error (error);
+  token = atomr_inspector_server_get_token (server);
+  g_assert_cmpuint (atomr_inspector_server_get_port (server), >, 0);
+
+  /* 401: no token, a wrong one, one of another server, a prefix. */
+  g_assert_cmpuint (request (server, "GET", "/v1/process", NULL, NULL, NULL), ==, 401);
+  g_assert_cmpuint (request (server, "GET", "/v1/process", "nope", NULL, NULL), ==, 401);
+  g_assert_cmpuint (request (server, "GET", "/v1/process", atomr_inspector_server_get_token (other), NULL, NULL), ==, 401);
+  {
+    g_autofree gchar *prefix = g_strndup (token, 63);
+    g_assert_cmpuint (request (server, "GET", "/v1/trace", prefix, NULL, NULL), ==, 401);
+  }
+
+  g_assert_cmpuint (request (server, "GET", "/v1/process", token, NULL, &body), ==, 200);
+  o = parse (parser, body);
+  g_assert_cmpint (json_object_get_int_member (o, "api_version"), ==, ATOMR_INSPECTOR_API_VERSION);
+  g_assert_cmpint (json_object_get_int_member (o, "pid"), ==, getpid ());
+  g_clear_pointer (&body, g_free);
+
+  g_assert_cmpuint (request (server, "GET", "/v1", token, NULL, &body), ==, 200);
+  o = parse (parser, body);
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (o, "endpoints")), ==, 6);
+  g_clear_pointer (&body, g_free);
+
+  g_assert_cmpuint (request (server, "GET", "/v1/actors", token, NULL, &body), ==, 200);
+  o = parse (parser, body);
+  g_assert_true (json_object_has_member (o, "actors"));
+  g_clear_pointer (&body, g_free);
+
+  g_assert_cmpuint (request (server, "GET", "/v1/devices", token, NULL, &body), ==, 200);
+  o = parse (parser, body);
+  g_assert_true (json_object_has_member (o, "devices"));
+  g_clear_pointer (&body, g_free);
+
+  g_assert_cmpuint (request (server, "GET", "/v1/cache", token, NULL, &body), ==, 200);
+  o = parse (parser, body);
+  g_assert_true (json_object_has_member (o, "misses"));
+  g_assert_true (json_object_has_member (o, "directory"));
+  g_clear_pointer (&body, g_free);
+
+  {
+    g_autoptr(AtomrLaunchInfo) info = atomr_launch_info_new ("a0", "test", "op");
+    atomr_trace_recorder_add_record (atomr_inspector_server_get_recorder (server), info);
+  }
+  g_assert_cmpuint (request (server, "GET", "/v1/trace", token, NULL, &body), ==, 200);
+  {
+    g_autoptr(AtomrTraceRecorder) back = atomr_trace_recorder_new (0);
+    g_assert_true (atomr_trace_recorder_load_json (back, body, -1, &error));
+    g_assert_no_error (error);
+    g_assert_nonnull (strstr (body, "traceEvents"));
+  }
+  g_clear_pointer (&body, g_free);
+
+  g_assert_cmpuint (request (server, "GET", "/v1/nothing", token, NULL, &body), ==, 404);
+  o = parse (parser, body);
+  g_assert_nonnull (strstr (json_object_get_string_member (o, "error"), "/v1/nothing"));
+  g_clear_pointer (&body, g_free);
+
+  g_assert_cmpuint (request (server, "DELETE", "/v1/process", token, NULL, NULL), ==, 405);
+
+  /* A request announcing a body is cut off before the body is read: the
+   * idle limit is an hour here, so only the refusal can close it. */
+  {
+    g_autoptr(GSocketConnection) conn = raw_connect (server);
+    g_autofree gchar *head = g_strdup_printf ("POST /v1/process HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                              "Authorization: Bearer %s\r\nContent-Length: 100000000\r\n\r\nabc",
+                                              token);
+    g_assert_true (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (conn)),
+                                              head, strlen (head), NULL, NULL, &error));
+    g_assert_no_error (error);
+    g_assert_true (closed_by_server (conn));
+  }
+}
+
+static void
+test_discovery (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree gchar *text = NULL;
+  g_autofree gchar *stale = g_build_filename (runtime_dir, "atomr", "inspect-2147483646.json", NULL);
+  g_autofree gchar *path = NULL;
+  g_auto(GStrv) list = NULL;
+  GStatBuf st;
+  JsonObject *o;
+  guint mine = 0;
+
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  g_assert_no_error (error);
+  path = g_strdup (atomr_inspector_server_get_discovery_path (server));
+  g_assert_true (g_str_has_prefix (path, runtime_dir));
+  g_assert_cmpint (g_stat (path, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0600);
+  g_assert_true (g_file_get_contents (path, &text, NULL, &error));
+  o = parse (parser, text);
+  g_assert_cmpint (json_object_get_int_member (o, "port"), ==, atomr_inspector_server_get_port (server));
+  g_assert_cmpstr (json_object_get_string_member (o, "token"), ==, atomr_inspector_server_get_token (server));
+  g_assert_cmpstr (json_object_get_string_member (o, "address"), ==, "127.0.0.1");
+
+  /* A file left by a process that is gone is skipped and removed. */
+  g_assert_true (g_file_set_contents (stale, "{\"pid\":2147483646,\"port\":1,\"token\":\"x\"}", -1, &error));
+  list = atomr_inspector_list_local (&error);
+  g_assert_no_error (error);
+  for (guint i = 0; list[i]; i++)
+    {
+      g_autoptr(JsonParser) p = json_parser_new ();
+      JsonObject *e = parse (p, list[i]);
+      g_assert_cmpint (json_object_get_int_member (e, "pid"), !=, 2147483646);
+      if (json_object_get_int_member (e, "port") == atomr_inspector_server_get_port (server))
+        mine++;
+    }
+  g_assert_cmpuint (mine, ==, 1);
+  g_assert_false (g_file_test (stale, G_FILE_TEST_EXISTS));
+
+  atomr_inspector_server_stop (server);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_null (atomr_inspector_server_get_discovery_path (server));
+  g_assert_cmpuint (atomr_inspector_server_get_port (server), ==, 0);
+}
+
+typedef struct
+{
+  SoupWebsocketConnection *ws;
+  GError                  *error;
+  guint                    records;
+  guint64                  dropped;
+  guint64                  last_sequence;
+  gboolean                 in_order;
+} Stream;
+
+static void
+on_message (SoupWebsocketConnection *ws,
+            gint                     type,
+            GBytes                  *message,
+            gpointer                 user_data)
+{
+  Stream *s = user_data;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree gchar *text = g_strndup (g_bytes_get_data (message, NULL), g_bytes_get_size (message));
+  JsonObject *o = parse (parser, text);
+  const gchar *kind = json_object_get_string_member (o, "type");
+
+  if (g_str_equal (kind, "record"))
+    {
+      guint64 seq = json_object_get_int_member (o, "sequence");
+      g_assert_cmpstr (json_object_get_string_member (o, "actor"), ==, "streamer");
+      if (s->records > 0 && seq <= s->last_sequence)
+        s->in_order = FALSE;
+      s->last_sequence = seq;
+      s->records++;
+    }
+  else if (g_str_equal (kind, "dropped"))
+    {
+      g_assert_cmpint (json_object_get_int_member (o, "count"), >, 0);
+      s->dropped += json_object_get_int_member (o, "count");
+    }
+  else
+    g_assert_not_reached ();
+}
+
+static void
+on_connected (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  Stream *s = user_data;
+
+  s->ws = soup_session_websocket_connect_finish (SOUP_SESSION (source), result, &s->error);
+  if (s->ws)
+    g_signal_connect (s->ws, "message", G_CALLBACK (on_message), s);
+}
+
+static void
+stream_connect (AtomrInspectorServer *server,
+                SoupSession          *session,
+                const gchar          *token,
+                Stream               *s)
+{
+  g_autofree gchar *url = url_of (server, "/v1/stream");
+  g_autoptr(SoupMessage) msg = soup_message_new ("GET", url);
+
+  memset (s, 0, sizeof *s);
+  s->in_order = TRUE;
+  if (token)
+    {
+      g_autofree gchar *auth = g_strdup_printf ("Bearer %s", token);
+      soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
+    }
+  soup_session_websocket_connect_async (session, msg, NULL, NULL, G_PRIORITY_DEFAULT, NULL, on_connected, s);
+  while (s->ws == NULL && s->error == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  /* The server thread counts the client a moment after the upgrade. */
+  for (guint i = 0; s->ws && i < 10000 && atomr_inspector_server_get_n_clients (server) == 0; i++)
+    g_usleep (1000);
+  if (s->ws)
+    g_assert_cmpuint (atomr_inspector_server_get_n_clients (server), ==, 1);
+}
+
+static void
+publish (AtomrInspectorServer *server,
+         guint64               sequence,
+         const gchar          *operation)
+{
+  g_autoptr(AtomrLaunchInfo) info = atomr_launch_info_new ("streamer", "test", operation);
+
+  atomr_launch_info_set_sequence (info, sequence);
+  atomr_inspector_server_publish (server, info);
+}
+
+static void
+test_stream (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(GError) error = NULL;
+  Stream s;
+
+  g_assert_true (atomr_inspector_server_start (server, &error));
+
+  /* Without the token the upgrade is refused. */
+  stream_connect (server, session, NULL, &s);
+  g_assert_null (s.ws);
+  g_assert_nonnull (s.error);
+  g_clear_error (&s.error);
+
+  /* Nobody streams yet: nothing is queued or dropped. */
+  publish (server, 0, "ignored");
+  g_assert_cmpuint (atomr_inspector_server_get_n_dropped (server), ==, 0);
+
+  stream_connect (server, session, atomr_inspector_server_get_token (server), &s);
+  g_assert_no_error (s.error);
+  for (guint i = 1; i <= 50; i++)
+    publish (server, i, "op");
+  while (s.records < 50)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (s.records, ==, 50);
+  g_assert_cmpuint (s.dropped, ==, 0);
+  g_assert_true (s.in_order);
+  g_assert_cmpuint (s.last_sequence, ==, 50);
+
+  /* A streaming client is exempt from the idle limit: silent for longer
+   * than it, it still receives. */
+  {
+    g_autoptr(AtomrInspectorServer) quick = atomr_inspector_server_new ();
+    Stream q;
+    gint64 until;
+
+    atomr_inspector_server_set_idle_timeout (quick, 1);
+    g_assert_true (atomr_inspector_server_start (quick, &error));
+    stream_connect (quick, session, atomr_inspector_server_get_token (quick), &q);
+    g_assert_no_error (q.error);
+    until = g_get_monotonic_time () + 2500 * 1000;
+    while (g_get_monotonic_time () < until)
+      {
+        g_main_context_iteration (NULL, FALSE);
+        g_usleep (10000);
+      }
+    g_assert_cmpint (soup_websocket_connection_get_state (q.ws), ==, SOUP_WEBSOCKET_STATE_OPEN);
+    publish (quick, 1, "after-idle");
+    while (q.records < 1 && soup_websocket_connection_get_state (q.ws) == SOUP_WEBSOCKET_STATE_OPEN)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_cmpuint (q.records, ==, 1);
+    atomr_inspector_server_stop (quick);
+    while (soup_websocket_connection_get_state (q.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
+      g_main_context_iteration (NULL, TRUE);
+    g_clear_object (&q.ws);
+  }
+
+  /* Stopping closes the stream. */
+  atomr_inspector_server_stop (server);
+  while (soup_websocket_connection_get_state (s.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
+    g_main_context_iteration (NULL, TRUE);
+  g_clear_object (&s.ws);
+}
+
+/* A client that does not read: records for it are dropped (never queued
+ * without bound, never blocking the publisher), and once it reads again
+ * it is told how many, so that received + dropped = published. */
+static void
+test_slow_client (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *big = g_strnfill (2000, 'x');
+  const guint n = 20000;
+  gint64 deadline;
+  Stream s;
+
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  stream_connect (server, session, atomr_inspector_server_get_token (server), &s);
+  g_assert_no_error (s.error);
+
+  /* This thread's context is not iterated: the client reads nothing. */
+  for (guint i = 1; i <= n; i++)
+    {
+      publish (server, i, big);
+      if (i % 256 == 0)
+        g_usleep (2000);
+    }
+  g_assert_cmpuint (s.records, ==, 0);
+  g_assert_cmpuint (atomr_inspector_server_get_n_dropped (server), >, 0);
+
+  /* The hang guard only: the stream must complete long before. */
+  deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  while (s.records + s.dropped < n && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_test_message ("received %u, told of %" G_GUINT64_FORMAT " dropped", s.records, s.dropped);
+  g_assert_cmpuint (s.records + s.dropped, ==, n);
+  g_assert_cmpuint (s.dropped, >, 0);
+  g_assert_cmpuint (s.dropped, ==, atomr_inspector_server_get_n_dropped (server));
+  g_assert_true (s.in_order);
+  soup_websocket_connection_close (s.ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+  while (soup_websocket_connection_get_state (s.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
+    g_main_context_iteration (NULL, TRUE);
+  g_clear_object (&s.ws);
+}
+
+static GSocketConnection *
+raw_connect (AtomrInspectorServer *server)
+{
+  g_autoptr(GSocketClient) client = g_socket_client_new ();
+  g_autoptr(GError) error = NULL;
+  GSocketConnection *conn = g_socket_client_connect_to_host (client, "127.0.0.1",
+                                                             atomr_inspector_server_get_port (server),
+                                                             NULL, &error);
+  g_assert_no_error (error);
+  /* A hang guard for the reads below, far above the server's limits. */
+  g_socket_set_timeout (g_socket_connection_get_socket (conn), 30);
+  return conn;
+}
+
+/* Reads until the server closes; FALSE if it did not (guard timeout). */
+static gboolean
+closed_by_server (GSocketConnection *conn)
+{
+  GInputStream *in = g_io_stream_get_input_stream (G_IO_STREAM (conn));
+  guint8 buf[4096];
+
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      gssize r = g_input_stream_read (in, buf, sizeof buf, NULL, &error);
+      if (r == 0)
+        return TRUE;
+      if (r < 0)
+        return !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+    }
+}
+
+static void
+test_limits (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSocketConnection) a = NULL;
+  g_autoptr(GSocketConnection) b = NULL;
+  g_autoptr(GSocketConnection) c = NULL;
+  g_autoptr(GSocketConnection) d = NULL;
+  const gchar *partial = "GET /v1/process HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+
+  atomr_inspector_server_set_max_clients (server, 2);
+  atomr_inspector_server_set_idle_timeout (server, 1);
+  g_assert_true (atomr_inspector_server_start (server, &error));
+
+  /* Two silent connections (one stalled in the middle of its headers)
+   * take both slots: a third is closed as accepted. */
+  a = raw_connect (server);
+  b = raw_connect (server);
+  g_assert_true (g_output_stream_write_all (g_io_stream_get_output_stream (G_IO_STREAM (b)),
+                                            partial, strlen (partial), NULL, NULL, &error));
+  g_assert_no_error (error);
+  c = raw_connect (server);
+  g_assert_true (closed_by_server (c));
+
+  /* The stalled ones are closed after the idle limit... */
+  g_assert_true (closed_by_server (a));
+  g_assert_true (closed_by_server (b));
+  /* ...and their slots serve again. */
+  d = raw_connect (server);
+  g_io_stream_close (G_IO_STREAM (d), NULL, NULL);
+  {
+    g_autofree gchar *body = NULL;
+    guint status = 0;
+    /* The slot of d is freed once the server sees it closed. */
+    for (guint tries = 0; tries < 100 && status != 200; tries++)
+      {
+        g_autoptr(SoupSession) session = soup_session_new_with_options ("timeout", 20, NULL);
+        g_autofree gchar *url = url_of (server, "/v1/process");
+        g_autoptr(SoupMessage) msg = soup_message_new ("GET", url);
+        g_autofree gchar *auth = g_strdup_printf ("Bearer %s", atomr_inspector_server_get_token (server));
+        g_autoptr(GBytes) bytes = NULL;
+        g_autoptr(GError) e = NULL;
+        soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
+        bytes = soup_session_send_and_read (session, msg, NULL, &e);
+        status = bytes ? soup_message_get_status (msg) : 0;
+        if (status != 200)
+          g_usleep (50000);
+      }
+    g_assert_cmpuint (status, ==, 200);
+  }
+}
+
+static void
+test_enable (void)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrInspectorServer *a = atomr_inspector_enable (&error);
+  AtomrInspectorServer *b;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (a);
+  b = atomr_inspector_enable (&error);
+  g_assert_true (a == b);
+  g_assert_true (atomr_inspector_server_is_running (a));
+  g_assert_true (g_file_test (atomr_inspector_server_get_discovery_path (a), G_FILE_TEST_EXISTS));
+}
+
+/* ATOMR_INSPECT=1: the first actor starts the process server and every
+ * actor is listed; a tool finds it through the discovery file. */
+static void
+test_env_attach (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      g_autoptr(AtomrActor) actor = NULL;
+      g_auto(GStrv) list = NULL;
+      g_autofree gchar *body = NULL;
+      AtomrInspectorServer *server;
+      JsonObject *o = NULL;
+      JsonArray *actors;
+
+      g_setenv ("ATOMR_INSPECT", "1", TRUE);
+      actor = g_object_new (ATOMR_TYPE_COPY_ACTOR, NULL);   /* bare: no device needed */
+      atomr_actor_set_name (actor, "env-actor");
+      list = atomr_inspector_list_local (&error);
+      g_assert_no_error (error);
+      for (guint i = 0; list[i]; i++)
+        {
+          g_autoptr(JsonParser) p = json_parser_new ();
+          JsonObject *e = parse (p, list[i]);
+          if (json_object_get_int_member (e, "pid") == getpid ())
+            o = json_object_ref (e);
+        }
+      g_assert_nonnull (o);
+      server = atomr_inspector_enable (&error);
+      g_assert_cmpint (json_object_get_int_member (o, "port"), ==, atomr_inspector_server_get_port (server));
+      g_assert_cmpuint (request (server, "GET", "/v1/actors", json_object_get_string_member (o, "token"), NULL, &body), ==, 200);
+      actors = json_object_get_array_member (parse (parser, body), "actors");
+      g_assert_cmpuint (json_array_get_length (actors), ==, 1);
+      g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (actors, 0), "name"), ==, "env-actor");
+      json_object_unref (o);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 60 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
+int
+main (int argc, char **argv)
+{
+  int rc;
+
+  runtime_dir = g_dir_make_tmp ("atomr-inspect-XXXXXX", NULL);
+  g_setenv ("XDG_RUNTIME_DIR", runtime_dir, TRUE);
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/inspector-server/bare", test_bare);
+  g_test_add_func ("/inspector-server/start-stop", test_start_stop);
+  g_test_add_func ("/inspector-server/token-and-api", test_token_and_api);
+  g_test_add_func ("/inspector-server/discovery", test_discovery);
+  g_test_add_func ("/inspector-server/stream", test_stream);
+  g_test_add_func ("/inspector-server/slow-client", test_slow_client);
+  g_test_add_func ("/inspector-server/limits", test_limits);
+  g_test_add_func ("/inspector-server/enable", test_enable);
+  g_test_add_func ("/inspector-server/env-attach", test_env_attach);
+  rc = g_test_run ();
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GFile) dir = g_file_new_for_path (runtime_dir);
+    g_autoptr(GFile) sub = g_file_get_child (dir, "atomr");
+    g_autoptr(GFileEnumerator) e = g_file_enumerate_children (sub, G_FILE_ATTRIBUTE_STANDARD_NAME, 0, NULL, NULL);
+    GFileInfo *info;
+    while (e && (info = g_file_enumerator_next_file (e, NULL, NULL)))
+      {
+        g_autoptr(GFile) f = g_file_get_child (sub, g_file_info_get_name (info));
+        g_file_delete (f, NULL, NULL);
+        g_object_unref (info);
+      }
+  }
+  g_free (runtime_dir);
+  return rc;
+}
