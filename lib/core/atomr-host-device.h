@@ -9,10 +9,13 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include "atomr-device.h"
 
 G_BEGIN_DECLS
 
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrDevice *atomr_device_new_for_testing (void);
 
