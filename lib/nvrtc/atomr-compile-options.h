@@ -109,4 +109,11 @@ ATOMR_AVAILABLE_IN_ALL
 gboolean             atomr_compile_options_validate            (AtomrCompileOptions *self,
                                                                 GError             **error);
 
+/* Owned copies of the string-array getters (bindings see them under the
+ * getters' names). */
+ATOMR_AVAILABLE_IN_0_2
+gchar **atomr_compile_options_dup_include_paths (AtomrCompileOptions *self);
+ATOMR_AVAILABLE_IN_0_2
+gchar **atomr_compile_options_dup_name_expressions (AtomrCompileOptions *self);
+
 G_END_DECLS

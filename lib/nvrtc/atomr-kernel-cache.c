@@ -771,7 +771,7 @@ atomr_kernel_cache_entry_get_path (AtomrKernelCacheEntry *self)
 }
 
 /**
- * atomr_kernel_cache_entry_get_kernel_names:
+ * atomr_kernel_cache_entry_get_kernel_names: (skip)
  * @self: an entry
  *
  * Returns: (transfer none) (array zero-terminated=1): kernel names and
@@ -785,7 +785,7 @@ atomr_kernel_cache_entry_get_kernel_names (AtomrKernelCacheEntry *self)
 }
 
 /**
- * atomr_kernel_cache_entry_get_lowered_names:
+ * atomr_kernel_cache_entry_get_lowered_names: (skip)
  * @self: an entry
  *
  * Returns: (transfer none) (array zero-terminated=1): the mangled symbol of
@@ -818,7 +818,7 @@ atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
 }
 
 /**
- * atomr_kernel_cache_entry_get_flags:
+ * atomr_kernel_cache_entry_get_flags: (skip)
  * @self: an entry
  *
  * Returns: (transfer none) (array zero-terminated=1): the NVRTC flags

@@ -246,4 +246,13 @@ gboolean          atomr_parse_size                        (const gchar          
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrKernelCacheReport, atomr_kernel_cache_report_free)
 
+/* Owned copies of the string-array getters (bindings see them under the
+ * getters' names). */
+ATOMR_AVAILABLE_IN_0_2
+gchar **atomr_kernel_cache_entry_dup_kernel_names (AtomrKernelCacheEntry *self);
+ATOMR_AVAILABLE_IN_0_2
+gchar **atomr_kernel_cache_entry_dup_lowered_names (AtomrKernelCacheEntry *self);
+ATOMR_AVAILABLE_IN_0_2
+gchar **atomr_kernel_cache_entry_dup_flags (AtomrKernelCacheEntry *self);
+
 G_END_DECLS

@@ -46,4 +46,11 @@ AtomrCacheStatus     atomr_module_get_cache_status    (AtomrModule *self);
 ATOMR_AVAILABLE_IN_ALL
 gdouble              atomr_module_get_compile_time_ms (AtomrModule *self);
 
+/* Owned copies of the string-array getters (bindings see them under the
+ * getters' names). */
+ATOMR_AVAILABLE_IN_0_2
+gchar **atomr_module_dup_kernel_names (AtomrModule *self);
+ATOMR_AVAILABLE_IN_0_2
+gchar **atomr_module_dup_flags (AtomrModule *self);
+
 G_END_DECLS
