@@ -2914,7 +2914,7 @@ gc_internal (AtomrKernelCache        *self,
 }
 
 /**
- * atomr_kernel_cache_gc:
+ * atomr_kernel_cache_gc: (skip)
  * @self: a cache
  * @max_size: bytes on disk to keep at most; 0 removes every entry
  * @n_removed: (out) (optional): entries removed to fit @max_size
@@ -3035,7 +3035,7 @@ atomr_kernel_cache_get_report (AtomrKernelCache        *self,
 }
 
 /**
- * atomr_kernel_cache_get_stats:
+ * atomr_kernel_cache_get_stats: (skip)
  * @self: a cache
  * @n_entries: (out) (optional): valid entries on disk
  * @total_bytes: (out) (optional): their size

@@ -255,4 +255,13 @@ gchar **atomr_kernel_cache_entry_dup_lowered_names (AtomrKernelCacheEntry *self)
 ATOMR_AVAILABLE_IN_0_2
 gchar **atomr_kernel_cache_entry_dup_flags (AtomrKernelCacheEntry *self);
 
+/* Boxed results for bindings (they shadow get_stats and gc in the GIR). */
+ATOMR_AVAILABLE_IN_0_2
+AtomrKernelCacheReport *atomr_kernel_cache_query_stats (AtomrKernelCache  *self,
+                                                        GError           **error);
+ATOMR_AVAILABLE_IN_0_2
+AtomrKernelCacheReport *atomr_kernel_cache_run_gc      (AtomrKernelCache  *self,
+                                                        guint64            max_size,
+                                                        GError           **error);
+
 G_END_DECLS

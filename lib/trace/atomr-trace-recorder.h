@@ -58,4 +58,9 @@ gboolean            atomr_trace_recorder_load             (AtomrTraceRecorder  *
                                                            const gchar         *path,
                                                            GError             **error);
 
+ATOMR_AVAILABLE_IN_0_2
+gboolean            atomr_trace_recorder_load_json_string (AtomrTraceRecorder  *self,
+                                                           const gchar         *json,
+                                                           GError             **error);
+
 G_END_DECLS
