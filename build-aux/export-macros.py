@@ -33,7 +33,7 @@ DEFAULT_MACRO = 'ATOMR_AVAILABLE_IN_ALL'
 INCLUDE_LINE = '#include "atomr-visibility.h"'
 # Statement-level macros that declare a function (their expansion starts with
 # `GType prefix_get_type (void);`).
-DECLARING_MACROS = re.compile(r'G_DECLARE_\w+_TYPE$')
+DECLARING_MACROS = re.compile(r'G_DECLARE_(\w+_TYPE|INTERFACE)$')
 # Bare macros that are not statements.
 NON_STATEMENTS = {'G_BEGIN_DECLS', 'G_END_DECLS', 'G_GNUC_BEGIN_IGNORE_DEPRECATIONS',
                   'G_GNUC_END_IGNORE_DEPRECATIONS'}
@@ -155,12 +155,17 @@ def scan(src):
         depth = 0
         j = i
         has_brace = False
+        body_brace = False
         while j < n:
             if s[j] == '{':
+                if depth == 0 and s[start:j].rstrip().endswith(')'):
+                    body_brace = True      # a function body (static inline)
                 depth += 1
                 has_brace = True
             elif s[j] == '}':
                 depth -= 1
+                if depth == 0 and body_brace:
+                    break
             elif s[j] == ';' and depth == 0:
                 break
             j += 1
