@@ -1,5 +1,5 @@
 /* main.c — runs the example actor: on GPU 0 when there is one, else on
- * the host test device.  Prints what it did; exits 1 on any mismatch.
+ * the mock device.  Prints what it did; exits 1 on any mismatch.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -43,9 +43,9 @@ main (void)
 
   if (device == NULL)
     {
-      g_print ("example-actor: no GPU (%s); using the host test device\n", error->message);
+      g_print ("example-actor: no GPU (%s); using the mock device\n", error->message);
       g_clear_error (&error);
-      device = atomr_device_new_for_testing ();
+      device = atomr_device_new_mock ();
     }
 
   actor = example_fill_actor_new (device, &error);

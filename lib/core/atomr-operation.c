@@ -675,7 +675,7 @@ atomr_operation_fail (AtomrOperation *self,
  * The CUDA stream (a `CUstream`, as an integer) to enqueue the work on.
  * Only valid inside the enqueue function.
  *
- * Returns: the stream handle, or 0 on the host test device or outside the
+ * Returns: the stream handle, or 0 on the mock device or outside the
  *   enqueue function
  *
  * Since: 0.2
@@ -693,12 +693,12 @@ atomr_operation_get_cu_stream (AtomrOperation *self)
  * atomr_operation_is_host:
  * @self: an operation
  *
- * Whether the actor runs on the host test device
- * (atomr_device_new_for_testing()): the enqueue function must then do the
+ * Whether the actor runs on a mock device
+ * (atomr_device_new_mock()): the enqueue function must then do the
  * work on the CPU, with buffer addresses from
  * atomr_buffer_get_device_pointer() being host memory.
  *
- * Returns: %TRUE on the host test device
+ * Returns: %TRUE on the mock device
  *
  * Since: 0.2
  */
@@ -794,7 +794,7 @@ atomr_operation_finish_pointer (AtomrActor    *actor,
  * context generation, for binding library handles in
  * #AtomrActorClass.setup.  Call it on the actor's context.
  *
- * Returns: the stream handle, or 0 on the host test device
+ * Returns: the stream handle, or 0 on the mock device
  *
  * Since: 0.2
  */

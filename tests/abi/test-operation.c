@@ -1,6 +1,6 @@
 /* test-operation.c — the public envelope (AtomrOperation), used the way a
  * third-party actor uses it: against libatomr-1.so and <atomr.h> only, on
- * the host test device.
+ * the mock device.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -120,7 +120,7 @@ fixture_set_up (Fixture *f, gconstpointer data)
 {
   g_autoptr(GError) error = NULL;
 
-  f->device = atomr_device_new_for_testing ();
+  f->device = atomr_device_new_mock ();
   f->actor = g_initable_new (TEST_TYPE_SCALE_ACTOR, NULL, &error, "device", f->device, NULL);
   g_assert_no_error (error);
   f->buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 8, &error);

@@ -20,7 +20,7 @@ TRACE = '[{"ph":"X","name":"gemm","cat":"cublas","ts":10,"dur":5,"pid":1,"tid":1
 
 class BindingResultsTest(unittest.TestCase):
     def test_memory_info_is_boxed(self):
-        device = Atomr.Device.new_for_testing()
+        device = Atomr.Device.new_mock()
         info = device.get_memory_info()
         self.assertIsInstance(info, Atomr.MemoryInfo)
         self.assertEqual(info.total_bytes, device.get_total_memory())

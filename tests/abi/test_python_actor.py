@@ -62,7 +62,7 @@ def make_actor(device):
 
 class PythonActorTest(unittest.TestCase):
     def setUp(self):
-        self.device = Atomr.Device.new_for_testing()
+        self.device = Atomr.Device.new_mock()
         self.actor = make_actor(self.device)
         self.buf = Atomr.Buffer.new(self.device, Atomr.Dtype.F32, 4)
         self.buf.fill_sync(1.0, None)

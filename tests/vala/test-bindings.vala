@@ -31,7 +31,7 @@ int main (string[] args) {
     });
 
     Test.add_func ("/vala/cancellable-defaults-to-null", () => {
-        var device = new Atomr.Device.for_testing ();
+        var device = new Atomr.Device.mock ();
         try {
             var buf = new Atomr.Buffer (device, Atomr.Dtype.F32, 4);
             buf.fill_sync (1.5);
@@ -42,7 +42,7 @@ int main (string[] args) {
     });
 
     Test.add_func ("/vala/actor-in-vala", () => {
-        var device = new Atomr.Device.for_testing ();
+        var device = new Atomr.Device.mock ();
         try {
             var actor = (AddActor) GLib.Initable.new (typeof (AddActor), null, "device", device);
             var buf = new Atomr.Buffer (device, Atomr.Dtype.F32, 4);
