@@ -1,0 +1,85 @@
+/* atomr-graph.h — requests of several actors recorded into a CUDA graph
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include "atomr-visibility.h"
+
+#include <gio/gio.h>
+
+#include "core/atomr-actor.h"
+
+G_BEGIN_DECLS
+
+#define ATOMR_TYPE_GRAPH (atomr_graph_get_type ())
+ATOMR_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (AtomrGraph, atomr_graph, ATOMR, GRAPH, GObject)
+
+/**
+ * AtomrGraphState:
+ * @ATOMR_GRAPH_STATE_EMPTY: nothing recorded yet
+ * @ATOMR_GRAPH_STATE_CAPTURING: between atomr_graph_begin_capture() and
+ *   atomr_graph_end_capture()
+ * @ATOMR_GRAPH_STATE_READY: captured, can be replayed
+ * @ATOMR_GRAPH_STATE_FAILED: a request could not be recorded; the graph
+ *   cannot be replayed
+ *
+ * Where an #AtomrGraph is in its life.
+ */
+typedef enum {
+  ATOMR_GRAPH_STATE_EMPTY,
+  ATOMR_GRAPH_STATE_CAPTURING,
+  ATOMR_GRAPH_STATE_READY,
+  ATOMR_GRAPH_STATE_FAILED,
+} AtomrGraphState;
+
+ATOMR_AVAILABLE_IN_ALL
+AtomrGraph      *atomr_graph_new              (const gchar          *name);
+ATOMR_AVAILABLE_IN_ALL
+const gchar     *atomr_graph_get_name         (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
+AtomrGraphState  atomr_graph_get_state        (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
+guint            atomr_graph_get_n_nodes      (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
+gchar           *atomr_graph_get_node_name    (AtomrGraph           *self,
+                                               guint                 index);
+ATOMR_AVAILABLE_IN_ALL
+guint64          atomr_graph_get_n_replays    (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_get_instantiated (AtomrGraph           *self);
+
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_begin_capture    (AtomrGraph           *self,
+                                               AtomrActor          **actors,
+                                               guint                 n_actors,
+                                               GError              **error);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_end_capture      (AtomrGraph           *self,
+                                               GError              **error);
+
+ATOMR_AVAILABLE_IN_ALL
+void             atomr_graph_replay_async     (AtomrGraph           *self,
+                                               AtomrActor           *actor,
+                                               GCancellable         *cancellable,
+                                               GAsyncReadyCallback   callback,
+                                               gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_replay_finish    (AtomrGraph           *self,
+                                               GAsyncResult         *result,
+                                               GError              **error);
+
+ATOMR_AVAILABLE_IN_ALL
+gchar           *atomr_graph_to_dot           (AtomrGraph           *self,
+                                               GError              **error);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_write_dot        (AtomrGraph           *self,
+                                               const gchar          *path,
+                                               GError              **error);
+
+G_END_DECLS
