@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <gio/gio.h>
 
 #include "atomr-buffer.h"
@@ -43,6 +45,7 @@ typedef enum {
 } AtomrCompletionMode;
 
 #define ATOMR_TYPE_ACTOR (atomr_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_DERIVABLE_TYPE (AtomrActor, atomr_actor, ATOMR, ACTOR, GObject)
 
 /**
@@ -87,76 +90,105 @@ struct _AtomrActorClass
   gpointer padding[12];
 };
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrDevice        *atomr_actor_get_device          (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 GMainContext       *atomr_actor_get_context         (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 const gchar        *atomr_actor_get_name            (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_set_name            (AtomrActor          *self,
                                                      const gchar         *name);
+ATOMR_AVAILABLE_IN_ALL
 const gchar        *atomr_actor_get_library         (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrCompletionMode atomr_actor_get_completion_mode (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_set_completion_mode (AtomrActor          *self,
                                                      AtomrCompletionMode  mode);
+ATOMR_AVAILABLE_IN_ALL
 gboolean            atomr_actor_get_timing          (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_set_timing          (AtomrActor          *self,
                                                      gboolean             timing);
+ATOMR_AVAILABLE_IN_ALL
 gboolean            atomr_actor_get_nvtx            (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_set_nvtx            (AtomrActor          *self,
                                                      gboolean             nvtx);
+ATOMR_AVAILABLE_IN_ALL
 guint               atomr_actor_get_spin_usec       (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_set_spin_usec       (AtomrActor          *self,
                                                      guint                usec);
+ATOMR_AVAILABLE_IN_ALL
 guint               atomr_actor_get_timeout_ms      (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_set_timeout_ms      (AtomrActor          *self,
                                                      guint                timeout_ms);
+ATOMR_AVAILABLE_IN_ALL
 guint               atomr_actor_get_stream_id       (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 guint64             atomr_actor_get_n_completed     (AtomrActor          *self);
 
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_upload_async        (AtomrActor          *self,
                                                      AtomrBuffer         *buffer,
                                                      GBytes              *data,
                                                      GCancellable        *cancellable,
                                                      GAsyncReadyCallback  callback,
                                                      gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean            atomr_actor_upload_finish       (AtomrActor          *self,
                                                      GAsyncResult        *result,
                                                      GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_download_async      (AtomrActor          *self,
                                                      AtomrBuffer         *buffer,
                                                      GCancellable        *cancellable,
                                                      GAsyncReadyCallback  callback,
                                                      gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 GBytes             *atomr_actor_download_finish     (AtomrActor          *self,
                                                      GAsyncResult        *result,
                                                      GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_fill_async          (AtomrActor          *self,
                                                      AtomrBuffer         *buffer,
                                                      gdouble              value,
                                                      GCancellable        *cancellable,
                                                      GAsyncReadyCallback  callback,
                                                      gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean            atomr_actor_fill_finish         (AtomrActor          *self,
                                                      GAsyncResult        *result,
                                                      GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_copy_async          (AtomrActor          *self,
                                                      AtomrBuffer         *dst,
                                                      AtomrBuffer         *src,
                                                      GCancellable        *cancellable,
                                                      GAsyncReadyCallback  callback,
                                                      gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean            atomr_actor_copy_finish         (AtomrActor          *self,
                                                      GAsyncResult        *result,
                                                      GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_barrier_async       (AtomrActor          *self,
                                                      GCancellable        *cancellable,
                                                      GAsyncReadyCallback  callback,
                                                      gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean            atomr_actor_barrier_finish      (AtomrActor          *self,
                                                      GAsyncResult        *result,
                                                      GError             **error);
 
 #define ATOMR_TYPE_COPY_ACTOR (atomr_copy_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrCopyActor, atomr_copy_actor, ATOMR, COPY_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrCopyActor     *atomr_copy_actor_new            (AtomrDevice         *device,
                                                      GError             **error);
 

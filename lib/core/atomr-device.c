@@ -1232,7 +1232,7 @@ atomr_device_synchronize (AtomrDevice *self,
 }
 
 /**
- * atomr_device_get_memory_info:
+ * atomr_device_get_memory_info: (skip)
  * @self: an #AtomrDevice
  * @free_bytes: (out) (optional): free device memory
  * @total_bytes: (out) (optional): total device memory

@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <glib-object.h>
 
 G_BEGIN_DECLS
@@ -45,32 +47,49 @@ typedef enum {
 } AtomrDeviceState;
 
 #define ATOMR_TYPE_DEVICE (atomr_device_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrDevice, atomr_device, ATOMR, DEVICE, GObject)
 
+ATOMR_AVAILABLE_IN_ALL
 gint                  atomr_device_get_count             (void);
+ATOMR_AVAILABLE_IN_ALL
 AtomrDevice          *atomr_device_get                   (gint          ordinal,
                                                           GError      **error);
+ATOMR_AVAILABLE_IN_ALL
 gint                  atomr_device_get_ordinal           (AtomrDevice  *self);
+ATOMR_AVAILABLE_IN_ALL
 const gchar          *atomr_device_get_name              (AtomrDevice  *self);
+ATOMR_AVAILABLE_IN_ALL
 void                  atomr_device_get_compute_capability (AtomrDevice *self,
                                                           gint         *major,
                                                           gint         *minor);
+ATOMR_AVAILABLE_IN_ALL
 gchar                *atomr_device_get_arch              (AtomrDevice  *self);
+ATOMR_AVAILABLE_IN_ALL
 guint64               atomr_device_get_total_memory      (AtomrDevice  *self);
+ATOMR_AVAILABLE_IN_ALL
 gint                  atomr_device_get_multiprocessor_count (AtomrDevice *self);
+ATOMR_AVAILABLE_IN_ALL
 guint                 atomr_device_get_generation        (AtomrDevice  *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrDeviceState      atomr_device_get_state             (AtomrDevice  *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrSupervisorPolicy atomr_device_get_supervisor_policy (AtomrDevice  *self);
+ATOMR_AVAILABLE_IN_ALL
 void                  atomr_device_set_supervisor_policy (AtomrDevice  *self,
                                                           AtomrSupervisorPolicy policy);
+ATOMR_AVAILABLE_IN_ALL
 gboolean              atomr_device_reset                 (AtomrDevice  *self,
                                                           GError      **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean              atomr_device_synchronize           (AtomrDevice  *self,
                                                           GError      **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean              atomr_device_get_memory_info       (AtomrDevice  *self,
                                                           guint64      *free_bytes,
                                                           guint64      *total_bytes,
                                                           GError      **error);
+ATOMR_AVAILABLE_IN_ALL
 gint                  atomr_device_get_driver_version    (void);
 
 G_END_DECLS

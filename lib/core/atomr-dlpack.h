@@ -9,6 +9,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <gio/gio.h>
 
 #include "atomr-actor.h"
@@ -16,13 +18,16 @@
 
 G_BEGIN_DECLS
 
+ATOMR_AVAILABLE_IN_ALL
 guint64      atomr_tensor_export_dlpack      (AtomrTensor    *self,
                                               gboolean        versioned,
                                               GError        **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrTensor *atomr_tensor_import_dlpack      (guint64         managed_tensor,
                                               gboolean        versioned,
                                               AtomrDevice    *device,
                                               GError        **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrTensor *atomr_tensor_new_for_device_pointer (AtomrDevice *device,
                                               AtomrDtype      dtype,
                                               guint64         device_pointer,
@@ -33,7 +38,9 @@ AtomrTensor *atomr_tensor_new_for_device_pointer (AtomrDevice *device,
                                               GDestroyNotify  notify,
                                               gpointer        user_data,
                                               GError        **error);
+ATOMR_AVAILABLE_IN_ALL
 const gchar *atomr_dtype_get_typestr         (AtomrDtype      dtype);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_dtype_from_typestr        (const gchar    *typestr,
                                               AtomrDtype     *dtype);
 

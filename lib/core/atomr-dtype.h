@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -57,11 +59,16 @@ typedef enum {
  */
 #define ATOMR_DTYPE_LAST (ATOMR_DTYPE_F8_E5M2 + 1)
 
+ATOMR_AVAILABLE_IN_ALL
 gsize        atomr_dtype_get_size     (AtomrDtype dtype);
+ATOMR_AVAILABLE_IN_ALL
 const gchar *atomr_dtype_get_name     (AtomrDtype dtype);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_dtype_from_name    (const gchar *name,
                                        AtomrDtype  *dtype);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_dtype_is_complex   (AtomrDtype dtype);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_dtype_is_floating  (AtomrDtype dtype);
 
 G_END_DECLS

@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -69,6 +71,7 @@ typedef enum {
   ATOMR_ERROR_WOULD_DEADLOCK,
 } AtomrError;
 
+ATOMR_AVAILABLE_IN_ALL
 GQuark atomr_error_quark (void);
 
 G_END_DECLS

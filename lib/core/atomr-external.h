@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <gio/gio.h>
 
 #include "atomr-actor.h"
@@ -15,6 +17,7 @@
 
 G_BEGIN_DECLS
 
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrBuffer *atomr_buffer_new_for_device_pointer (AtomrDevice        *device,
                                                   AtomrDtype          dtype,
@@ -24,6 +27,7 @@ AtomrBuffer *atomr_buffer_new_for_device_pointer (AtomrDevice        *device,
                                                   gpointer            user_data,
                                                   GError            **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void         atomr_actor_wait_event_async        (AtomrActor         *self,
                                                   guint64             event,
                                                   AtomrBuffer       **buffers,
@@ -31,15 +35,18 @@ void         atomr_actor_wait_event_async        (AtomrActor         *self,
                                                   GCancellable       *cancellable,
                                                   GAsyncReadyCallback callback,
                                                   gpointer            user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_actor_wait_event_finish       (AtomrActor         *self,
                                                   GAsyncResult       *result,
                                                   GError            **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_actor_wait_event_sync         (AtomrActor         *self,
                                                   guint64             event,
                                                   AtomrBuffer       **buffers,
                                                   guint               n_buffers,
                                                   GCancellable       *cancellable,
                                                   GError            **error);
+ATOMR_AVAILABLE_IN_ALL
 void         atomr_actor_signal_stream_async     (AtomrActor         *self,
                                                   guint64             stream,
                                                   AtomrBuffer       **buffers,
@@ -47,9 +54,11 @@ void         atomr_actor_signal_stream_async     (AtomrActor         *self,
                                                   GCancellable       *cancellable,
                                                   GAsyncReadyCallback callback,
                                                   gpointer            user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_actor_signal_stream_finish    (AtomrActor         *self,
                                                   GAsyncResult       *result,
                                                   GError            **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_actor_signal_stream_sync      (AtomrActor         *self,
                                                   guint64             stream,
                                                   AtomrBuffer       **buffers,
@@ -57,6 +66,7 @@ gboolean     atomr_actor_signal_stream_sync      (AtomrActor         *self,
                                                   GCancellable       *cancellable,
                                                   GError            **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void         atomr_actor_wait_stream_async       (AtomrActor         *self,
                                                   guint64             stream,
                                                   AtomrBuffer       **buffers,
@@ -64,9 +74,11 @@ void         atomr_actor_wait_stream_async       (AtomrActor         *self,
                                                   GCancellable       *cancellable,
                                                   GAsyncReadyCallback callback,
                                                   gpointer            user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_actor_wait_stream_finish      (AtomrActor         *self,
                                                   GAsyncResult       *result,
                                                   GError            **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_actor_wait_stream_sync        (AtomrActor         *self,
                                                   guint64             stream,
                                                   AtomrBuffer       **buffers,

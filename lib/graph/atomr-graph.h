@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <gio/gio.h>
 
 #include "core/atomr-actor.h"
@@ -15,6 +17,7 @@
 G_BEGIN_DECLS
 
 #define ATOMR_TYPE_GRAPH (atomr_graph_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrGraph, atomr_graph, ATOMR, GRAPH, GObject)
 
 /**
@@ -35,33 +38,46 @@ typedef enum {
   ATOMR_GRAPH_STATE_FAILED,
 } AtomrGraphState;
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrGraph      *atomr_graph_new              (const gchar          *name);
+ATOMR_AVAILABLE_IN_ALL
 const gchar     *atomr_graph_get_name         (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrGraphState  atomr_graph_get_state        (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
 guint            atomr_graph_get_n_nodes      (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
 gchar           *atomr_graph_get_node_name    (AtomrGraph           *self,
                                                guint                 index);
+ATOMR_AVAILABLE_IN_ALL
 guint64          atomr_graph_get_n_replays    (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_graph_get_instantiated (AtomrGraph           *self);
 
+ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_graph_begin_capture    (AtomrGraph           *self,
                                                AtomrActor          **actors,
                                                guint                 n_actors,
                                                GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_graph_end_capture      (AtomrGraph           *self,
                                                GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void             atomr_graph_replay_async     (AtomrGraph           *self,
                                                AtomrActor           *actor,
                                                GCancellable         *cancellable,
                                                GAsyncReadyCallback   callback,
                                                gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_graph_replay_finish    (AtomrGraph           *self,
                                                GAsyncResult         *result,
                                                GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 gchar           *atomr_graph_to_dot           (AtomrGraph           *self,
                                                GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_graph_write_dot        (AtomrGraph           *self,
                                                const gchar          *path,
                                                GError              **error);

@@ -549,7 +549,7 @@ atomr_compile_options_add_include_path (AtomrCompileOptions *self,
 }
 
 /**
- * atomr_compile_options_get_include_paths:
+ * atomr_compile_options_get_include_paths: (skip)
  * @self: options
  *
  * Returns: (transfer none) (array zero-terminated=1): the include paths
@@ -599,7 +599,7 @@ atomr_compile_options_add_name_expression (AtomrCompileOptions *self,
 }
 
 /**
- * atomr_compile_options_get_name_expressions:
+ * atomr_compile_options_get_name_expressions: (skip)
  * @self: options
  *
  * Returns: (transfer none) (array zero-terminated=1): the name expressions

@@ -774,7 +774,7 @@ atomr_kernel_cache_entry_get_path (AtomrKernelCacheEntry *self)
 }
 
 /**
- * atomr_kernel_cache_entry_get_kernel_names:
+ * atomr_kernel_cache_entry_get_kernel_names: (skip)
  * @self: an entry
  *
  * Returns: (transfer none) (array zero-terminated=1): kernel names and
@@ -788,7 +788,7 @@ atomr_kernel_cache_entry_get_kernel_names (AtomrKernelCacheEntry *self)
 }
 
 /**
- * atomr_kernel_cache_entry_get_lowered_names:
+ * atomr_kernel_cache_entry_get_lowered_names: (skip)
  * @self: an entry
  *
  * Returns: (transfer none) (array zero-terminated=1): the mangled symbol of
@@ -821,7 +821,7 @@ atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
 }
 
 /**
- * atomr_kernel_cache_entry_get_flags:
+ * atomr_kernel_cache_entry_get_flags: (skip)
  * @self: an entry
  *
  * Returns: (transfer none) (array zero-terminated=1): the NVRTC flags
@@ -2981,7 +2981,7 @@ gc_internal (AtomrKernelCache        *self,
 }
 
 /**
- * atomr_kernel_cache_gc:
+ * atomr_kernel_cache_gc: (skip)
  * @self: a cache
  * @max_size: bytes on disk to keep at most; 0 removes every entry
  * @n_removed: (out) (optional): entries removed to fit @max_size
@@ -3102,7 +3102,7 @@ atomr_kernel_cache_get_report (AtomrKernelCache        *self,
 }
 
 /**
- * atomr_kernel_cache_get_stats:
+ * atomr_kernel_cache_get_stats: (skip)
  * @self: a cache
  * @n_entries: (out) (optional): valid entries on disk
  * @total_bytes: (out) (optional): their size

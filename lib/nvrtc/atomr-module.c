@@ -223,7 +223,7 @@ atomr_module_get_log (AtomrModule *self)
 }
 
 /**
- * atomr_module_get_kernel_names:
+ * atomr_module_get_kernel_names: (skip)
  * @self: a module
  *
  * Returns: (transfer none) (array zero-terminated=1): the kernel names and
@@ -257,7 +257,7 @@ atomr_module_get_lowered_name (AtomrModule *self,
 }
 
 /**
- * atomr_module_get_flags:
+ * atomr_module_get_flags: (skip)
  * @self: a module
  *
  * Returns: (transfer none) (array zero-terminated=1): the exact NVRTC flags

@@ -1376,3 +1376,24 @@ atomr_trace_recorder_load (AtomrTraceRecorder  *self,
     return FALSE;
   return atomr_trace_recorder_load_json (self, contents, (gssize) length, error);
 }
+
+/**
+ * atomr_trace_recorder_load_json_string:
+ * @self: an #AtomrTraceRecorder
+ * @json: Chrome trace JSON text, nul-terminated
+ * @error: return location for a #GError
+ *
+ * atomr_trace_recorder_load_json() for a nul-terminated string: the form
+ * bindings call with a plain string (no length argument).
+ *
+ * Returns: %TRUE on success
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_trace_recorder_load_json_string (AtomrTraceRecorder  *self,
+                                       const gchar         *json,
+                                       GError             **error)
+{
+  return atomr_trace_recorder_load_json (self, json, -1, error);
+}

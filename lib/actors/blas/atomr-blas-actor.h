@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include "core/atomr-actor.h"
 #include "core/atomr-tensor.h"
 
@@ -108,11 +110,17 @@ typedef enum {
 } AtomrBlasMathMode;
 
 /* The enums register their GTypes in atomr-blas-actor.c (G_DEFINE_ENUM_TYPE). */
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_transpose_get_type          (void) G_GNUC_CONST;
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_fill_mode_get_type          (void) G_GNUC_CONST;
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_side_get_type               (void) G_GNUC_CONST;
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_diag_get_type               (void) G_GNUC_CONST;
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_blas_compute_type_get_type  (void) G_GNUC_CONST;
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_blas_math_mode_get_type     (void) G_GNUC_CONST;
 #define ATOMR_TYPE_TRANSPOSE          (atomr_transpose_get_type ())
 #define ATOMR_TYPE_FILL_MODE          (atomr_fill_mode_get_type ())
@@ -122,15 +130,20 @@ GType atomr_blas_math_mode_get_type     (void) G_GNUC_CONST;
 #define ATOMR_TYPE_BLAS_MATH_MODE     (atomr_blas_math_mode_get_type ())
 
 #define ATOMR_TYPE_BLAS_ACTOR (atomr_blas_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrBlasActor, atomr_blas_actor, ATOMR, BLAS_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrBlasActor   *atomr_blas_actor_new            (AtomrDevice          *device,
                                                    GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrBlasMathMode atomr_blas_actor_get_math_mode  (AtomrBlasActor       *self);
+ATOMR_AVAILABLE_IN_ALL
 void              atomr_blas_actor_set_math_mode  (AtomrBlasActor       *self,
                                                    AtomrBlasMathMode     mode);
 
 /* Level 3 */
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_gemm_async        (AtomrBlasActor      *self,
                                              AtomrTranspose       transa,
                                              AtomrTranspose       transb,
@@ -150,9 +163,11 @@ void     atomr_blas_actor_gemm_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_gemm_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_gemm_sync         (AtomrBlasActor      *self,
                                              AtomrTranspose       transa,
                                              AtomrTranspose       transb,
@@ -169,6 +184,7 @@ gboolean atomr_blas_actor_gemm_sync         (AtomrBlasActor      *self,
                                              gint64               ldc,
                                              GCancellable        *cancellable,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_gemm_ex_async     (AtomrBlasActor      *self,
                                              AtomrTranspose       transa,
                                              AtomrTranspose       transb,
@@ -187,9 +203,11 @@ void     atomr_blas_actor_gemm_ex_async     (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_gemm_ex_finish    (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
                                              AtomrTranspose       transa,
                                              AtomrTranspose       transb,
@@ -213,9 +231,11 @@ void     atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_gemm_strided_batched_finish (AtomrBlasActor *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_syrk_async        (AtomrBlasActor      *self,
                                              AtomrFillMode        uplo,
                                              AtomrTranspose       trans,
@@ -232,9 +252,11 @@ void     atomr_blas_actor_syrk_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_syrk_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_trsm_async        (AtomrBlasActor      *self,
                                              AtomrSide            side,
                                              AtomrFillMode        uplo,
@@ -251,9 +273,11 @@ void     atomr_blas_actor_trsm_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_trsm_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_geam_async        (AtomrBlasActor      *self,
                                              AtomrTranspose       transa,
                                              AtomrTranspose       transb,
@@ -272,11 +296,13 @@ void     atomr_blas_actor_geam_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_geam_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
 
 /* Level 2 */
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_gemv_async        (AtomrBlasActor      *self,
                                              AtomrTranspose       trans,
                                              gint64               m,
@@ -294,9 +320,11 @@ void     atomr_blas_actor_gemv_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_gemv_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_ger_async         (AtomrBlasActor      *self,
                                              gint64               m,
                                              gint64               n,
@@ -312,11 +340,13 @@ void     atomr_blas_actor_ger_async         (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_ger_finish        (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
 
 /* Level 1 */
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_axpy_async        (AtomrBlasActor      *self,
                                              gint64               n,
                                              gdouble              alpha,
@@ -328,9 +358,11 @@ void     atomr_blas_actor_axpy_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_axpy_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_scal_async        (AtomrBlasActor      *self,
                                              gint64               n,
                                              gdouble              alpha,
@@ -340,9 +372,11 @@ void     atomr_blas_actor_scal_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_scal_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_copy_async        (AtomrBlasActor      *self,
                                              gint64               n,
                                              AtomrBuffer         *x,
@@ -352,9 +386,11 @@ void     atomr_blas_actor_copy_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_copy_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_swap_async        (AtomrBlasActor      *self,
                                              gint64               n,
                                              AtomrBuffer         *x,
@@ -364,9 +400,11 @@ void     atomr_blas_actor_swap_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_swap_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_rot_async         (AtomrBlasActor      *self,
                                              gint64               n,
                                              AtomrBuffer         *x,
@@ -378,9 +416,11 @@ void     atomr_blas_actor_rot_async         (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_rot_finish        (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_dot_async         (AtomrBlasActor      *self,
                                              gint64               n,
                                              AtomrBuffer         *x,
@@ -391,11 +431,13 @@ void     atomr_blas_actor_dot_async         (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_dot_finish        (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              gdouble             *real,
                                              gdouble             *imag,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_nrm2_async        (AtomrBlasActor      *self,
                                              gint64               n,
                                              AtomrBuffer         *x,
@@ -403,10 +445,12 @@ void     atomr_blas_actor_nrm2_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_nrm2_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              gdouble             *norm,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_asum_async        (AtomrBlasActor      *self,
                                              gint64               n,
                                              AtomrBuffer         *x,
@@ -414,10 +458,12 @@ void     atomr_blas_actor_asum_async        (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_asum_finish       (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              gdouble             *sum,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_iamax_async       (AtomrBlasActor      *self,
                                              gint64               n,
                                              AtomrBuffer         *x,
@@ -425,10 +471,12 @@ void     atomr_blas_actor_iamax_async       (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_iamax_finish      (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              gint64              *index,
                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_iamin_async       (AtomrBlasActor      *self,
                                              gint64               n,
                                              AtomrBuffer         *x,
@@ -436,12 +484,14 @@ void     atomr_blas_actor_iamin_async       (AtomrBlasActor      *self,
                                              GCancellable        *cancellable,
                                              GAsyncReadyCallback  callback,
                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_iamin_finish      (AtomrBlasActor      *self,
                                              GAsyncResult        *result,
                                              gint64              *index,
                                              GError             **error);
 
 /* Views (AtomrTensor): layouts from strides, sub-matrices without copies. */
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_gemm_tensor_async  (AtomrBlasActor      *self,
                                               gdouble              alpha,
                                               gdouble              alpha_imag,
@@ -453,9 +503,11 @@ void     atomr_blas_actor_gemm_tensor_async  (AtomrBlasActor      *self,
                                               GCancellable        *cancellable,
                                               GAsyncReadyCallback  callback,
                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor      *self,
                                               GAsyncResult        *result,
                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_gemm_tensor_sync   (AtomrBlasActor      *self,
                                               gdouble              alpha,
                                               AtomrTensor         *a,
@@ -464,6 +516,7 @@ gboolean atomr_blas_actor_gemm_tensor_sync   (AtomrBlasActor      *self,
                                               AtomrTensor         *c,
                                               GCancellable        *cancellable,
                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_gemv_tensor_async  (AtomrBlasActor      *self,
                                               gdouble              alpha,
                                               gdouble              alpha_imag,
@@ -475,9 +528,11 @@ void     atomr_blas_actor_gemv_tensor_async  (AtomrBlasActor      *self,
                                               GCancellable        *cancellable,
                                               GAsyncReadyCallback  callback,
                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor      *self,
                                               GAsyncResult        *result,
                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_actor_axpy_tensor_async  (AtomrBlasActor      *self,
                                               gdouble              alpha,
                                               gdouble              alpha_imag,
@@ -486,6 +541,7 @@ void     atomr_blas_actor_axpy_tensor_async  (AtomrBlasActor      *self,
                                               GCancellable        *cancellable,
                                               GAsyncReadyCallback  callback,
                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_actor_axpy_tensor_finish (AtomrBlasActor      *self,
                                               GAsyncResult        *result,
                                               GError             **error);

@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include "actors/blas/atomr-blas-actor.h"
 #include "core/atomr-actor.h"
 
@@ -62,22 +64,32 @@ typedef enum {
   ATOMR_BLAS_LT_EPILOGUE_BGRADB,
 } AtomrBlasLtEpilogue;
 
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_blas_lt_epilogue_get_type (void) G_GNUC_CONST;
 #define ATOMR_TYPE_BLAS_LT_EPILOGUE (atomr_blas_lt_epilogue_get_type ())
 
 #define ATOMR_TYPE_BLAS_LT_ACTOR (atomr_blas_lt_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrBlasLtActor, atomr_blas_lt_actor, ATOMR, BLAS_LT_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrBlasLtActor    *atomr_blas_lt_actor_new                (AtomrDevice          *device,
                                                              GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrBlasComputeType atomr_blas_lt_actor_get_compute_type   (AtomrBlasLtActor     *self);
+ATOMR_AVAILABLE_IN_ALL
 void                 atomr_blas_lt_actor_set_compute_type   (AtomrBlasLtActor     *self,
                                                              AtomrBlasComputeType  compute_type);
+ATOMR_AVAILABLE_IN_ALL
 guint64              atomr_blas_lt_actor_get_cache_hits     (AtomrBlasLtActor     *self);
+ATOMR_AVAILABLE_IN_ALL
 guint64              atomr_blas_lt_actor_get_cache_misses   (AtomrBlasLtActor     *self);
+ATOMR_AVAILABLE_IN_ALL
 guint                atomr_blas_lt_actor_get_cache_size     (AtomrBlasLtActor     *self);
+ATOMR_AVAILABLE_IN_ALL
 guint64              atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor     *self);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_lt_actor_matmul_async  (AtomrBlasLtActor    *self,
                                             AtomrTranspose       transa,
                                             AtomrTranspose       transb,
@@ -99,9 +111,11 @@ void     atomr_blas_lt_actor_matmul_async  (AtomrBlasLtActor    *self,
                                             GCancellable        *cancellable,
                                             GAsyncReadyCallback  callback,
                                             gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor    *self,
                                             GAsyncResult        *result,
                                             GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_lt_actor_matmul_scaled_async  (AtomrBlasLtActor    *self,
                                                    gint64               m,
                                                    gint64               n,
@@ -121,19 +135,26 @@ void     atomr_blas_lt_actor_matmul_scaled_async  (AtomrBlasLtActor    *self,
                                                    GCancellable        *cancellable,
                                                    GAsyncReadyCallback  callback,
                                                    gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_lt_actor_matmul_scaled_finish (AtomrBlasLtActor    *self,
                                                    GAsyncResult        *result,
                                                    GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 guint        atomr_blas_lt_actor_get_cache_capacity  (AtomrBlasLtActor *self);
+ATOMR_AVAILABLE_IN_ALL
 void         atomr_blas_lt_actor_set_cache_capacity  (AtomrBlasLtActor *self,
                                                       guint             capacity);
+ATOMR_AVAILABLE_IN_ALL
 guint64      atomr_blas_lt_actor_get_cache_evictions (AtomrBlasLtActor *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrBuffer *atomr_blas_lt_actor_dup_workspace       (AtomrBlasLtActor *self);
+ATOMR_AVAILABLE_IN_ALL
 gboolean     atomr_blas_lt_actor_set_workspace       (AtomrBlasLtActor *self,
                                                       AtomrBuffer      *workspace,
                                                       GError          **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_blas_lt_actor_matmul_batched_async  (AtomrBlasLtActor    *self,
                                                     AtomrTranspose       transa,
                                                     AtomrTranspose       transb,
@@ -157,10 +178,12 @@ void     atomr_blas_lt_actor_matmul_batched_async  (AtomrBlasLtActor    *self,
                                                     GCancellable        *cancellable,
                                                     GAsyncReadyCallback  callback,
                                                     gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_blas_lt_actor_matmul_batched_finish (AtomrBlasLtActor    *self,
                                                     GAsyncResult        *result,
                                                     GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrDtype atomr_blas_lt_bias_dtype (AtomrDtype ab,
                                      AtomrDtype c);
 

@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include "core/atomr-actor.h"
 #include "core/atomr-tensor.h"
 #include "actors/collective/atomr-collective-world.h"
@@ -15,11 +17,15 @@
 G_BEGIN_DECLS
 
 #define ATOMR_TYPE_COLLECTIVE_ACTOR (atomr_collective_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrCollectiveActor, atomr_collective_actor, ATOMR, COLLECTIVE_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrCollectiveWorld *atomr_collective_actor_get_world   (AtomrCollectiveActor *self);
+ATOMR_AVAILABLE_IN_ALL
 guint                 atomr_collective_actor_get_rank    (AtomrCollectiveActor *self);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_all_reduce_async        (AtomrCollectiveActor *self,
                                                          AtomrTensor          *send,
                                                          AtomrTensor          *recv,
@@ -27,6 +33,7 @@ void     atomr_collective_actor_all_reduce_async        (AtomrCollectiveActor *s
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_all_reduce_scaled_async (AtomrCollectiveActor *self,
                                                          AtomrTensor          *send,
                                                          AtomrTensor          *recv,
@@ -34,6 +41,7 @@ void     atomr_collective_actor_all_reduce_scaled_async (AtomrCollectiveActor *s
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_broadcast_async         (AtomrCollectiveActor *self,
                                                          AtomrTensor          *send,
                                                          AtomrTensor          *recv,
@@ -41,6 +49,7 @@ void     atomr_collective_actor_broadcast_async         (AtomrCollectiveActor *s
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_reduce_async            (AtomrCollectiveActor *self,
                                                          AtomrTensor          *send,
                                                          AtomrTensor          *recv,
@@ -49,12 +58,14 @@ void     atomr_collective_actor_reduce_async            (AtomrCollectiveActor *s
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_all_gather_async        (AtomrCollectiveActor *self,
                                                          AtomrTensor          *send,
                                                          AtomrTensor          *recv,
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_reduce_scatter_async    (AtomrCollectiveActor *self,
                                                          AtomrTensor          *send,
                                                          AtomrTensor          *recv,
@@ -62,12 +73,14 @@ void     atomr_collective_actor_reduce_scatter_async    (AtomrCollectiveActor *s
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_all_to_all_async        (AtomrCollectiveActor *self,
                                                          AtomrTensor          *send,
                                                          AtomrTensor          *recv,
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_all_to_all_v_async      (AtomrCollectiveActor *self,
                                                          AtomrTensor          *send,
                                                          const guint64        *send_counts,
@@ -82,45 +95,57 @@ void     atomr_collective_actor_all_to_all_v_async      (AtomrCollectiveActor *s
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_send_async              (AtomrCollectiveActor *self,
                                                          AtomrTensor          *tensor,
                                                          guint                 peer,
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_collective_actor_recv_async              (AtomrCollectiveActor *self,
                                                          AtomrTensor          *tensor,
                                                          guint                 peer,
                                                          GCancellable         *cancellable,
                                                          GAsyncReadyCallback   callback,
                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_all_reduce_finish (AtomrCollectiveActor *self,
                                              GAsyncResult         *result,
                                              GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_all_reduce_scaled_finish (AtomrCollectiveActor *self,
                                                     GAsyncResult         *result,
                                                     GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_broadcast_finish (AtomrCollectiveActor *self,
                                             GAsyncResult         *result,
                                             GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_reduce_finish (AtomrCollectiveActor *self,
                                          GAsyncResult         *result,
                                          GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_all_gather_finish (AtomrCollectiveActor *self,
                                              GAsyncResult         *result,
                                              GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_reduce_scatter_finish (AtomrCollectiveActor *self,
                                                  GAsyncResult         *result,
                                                  GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_all_to_all_finish (AtomrCollectiveActor *self,
                                              GAsyncResult         *result,
                                              GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_all_to_all_v_finish (AtomrCollectiveActor *self,
                                                GAsyncResult         *result,
                                                GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_send_finish (AtomrCollectiveActor *self,
                                        GAsyncResult         *result,
                                        GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_collective_actor_recv_finish (AtomrCollectiveActor *self,
                                        GAsyncResult         *result,
                                        GError              **error);

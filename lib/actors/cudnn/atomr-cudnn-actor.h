@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include "core/atomr-actor.h"
 #include "core/atomr-tensor.h"
 
@@ -101,11 +103,16 @@ typedef enum {
   ATOMR_BATCH_NORM_PER_ACTIVATION,
 } AtomrBatchNormMode;
 
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_batch_norm_mode_get_type (void) G_GNUC_CONST;
 #define ATOMR_TYPE_BATCH_NORM_MODE (atomr_batch_norm_mode_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_cudnn_math_get_type      (void) G_GNUC_CONST;
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_activation_mode_get_type (void) G_GNUC_CONST;
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_softmax_mode_get_type    (void) G_GNUC_CONST;
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_pooling_mode_get_type    (void) G_GNUC_CONST;
 #define ATOMR_TYPE_CUDNN_MATH      (atomr_cudnn_math_get_type ())
 #define ATOMR_TYPE_ACTIVATION_MODE (atomr_activation_mode_get_type ())
@@ -118,40 +125,55 @@ GType atomr_pooling_mode_get_type    (void) G_GNUC_CONST;
 /* ------------------------------------------------------------------ */
 
 #define ATOMR_TYPE_CONVOLUTION (atomr_convolution_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrConvolution, atomr_convolution, ATOMR, CONVOLUTION, GObject)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrConvolution *atomr_convolution_new              (guint              n_spatial_dims);
+ATOMR_AVAILABLE_IN_ALL
 AtomrConvolution *atomr_convolution_new_2d           (gint64             pad_h,
                                                       gint64             pad_w,
                                                       gint64             stride_h,
                                                       gint64             stride_w,
                                                       gint64             dilation_h,
                                                       gint64             dilation_w);
+ATOMR_AVAILABLE_IN_ALL
 guint             atomr_convolution_get_n_spatial_dims (AtomrConvolution *self);
+ATOMR_AVAILABLE_IN_ALL
 gboolean          atomr_convolution_set_padding      (AtomrConvolution  *self,
                                                       const gint64      *padding,
                                                       guint              n,
                                                       GError           **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean          atomr_convolution_set_stride       (AtomrConvolution  *self,
                                                       const gint64      *stride,
                                                       guint              n,
                                                       GError           **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean          atomr_convolution_set_dilation     (AtomrConvolution  *self,
                                                       const gint64      *dilation,
                                                       guint              n,
                                                       GError           **error);
+ATOMR_AVAILABLE_IN_ALL
 gint64            atomr_convolution_get_padding      (AtomrConvolution  *self,
                                                       guint              dim);
+ATOMR_AVAILABLE_IN_ALL
 gint64            atomr_convolution_get_stride       (AtomrConvolution  *self,
                                                       guint              dim);
+ATOMR_AVAILABLE_IN_ALL
 gint64            atomr_convolution_get_dilation     (AtomrConvolution  *self,
                                                       guint              dim);
+ATOMR_AVAILABLE_IN_ALL
 guint             atomr_convolution_get_groups       (AtomrConvolution  *self);
+ATOMR_AVAILABLE_IN_ALL
 void              atomr_convolution_set_groups       (AtomrConvolution  *self,
                                                       guint              groups);
+ATOMR_AVAILABLE_IN_ALL
 AtomrCudnnMath    atomr_convolution_get_math         (AtomrConvolution  *self);
+ATOMR_AVAILABLE_IN_ALL
 void              atomr_convolution_set_math         (AtomrConvolution  *self,
                                                       AtomrCudnnMath     math);
+ATOMR_AVAILABLE_IN_ALL
 gboolean          atomr_convolution_get_output_shape (AtomrConvolution  *self,
                                                       const gint64      *x_shape,
                                                       guint              x_n_dims,
@@ -164,14 +186,17 @@ gboolean          atomr_convolution_get_output_shape (AtomrConvolution  *self,
 /* ------------------------------------------------------------------ */
 
 #define ATOMR_TYPE_POOLING (atomr_pooling_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrPooling, atomr_pooling, ATOMR, POOLING, GObject)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrPooling     *atomr_pooling_new                  (AtomrPoolingMode   mode,
                                                       const gint64      *window,
                                                       const gint64      *padding,
                                                       const gint64      *stride,
                                                       guint              n,
                                                       GError           **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrPooling     *atomr_pooling_new_2d               (AtomrPoolingMode   mode,
                                                       gint64             window_h,
                                                       gint64             window_w,
@@ -179,35 +204,52 @@ AtomrPooling     *atomr_pooling_new_2d               (AtomrPoolingMode   mode,
                                                       gint64             pad_w,
                                                       gint64             stride_h,
                                                       gint64             stride_w);
+ATOMR_AVAILABLE_IN_ALL
 AtomrPoolingMode  atomr_pooling_get_mode             (AtomrPooling      *self);
+ATOMR_AVAILABLE_IN_ALL
 gint64            atomr_pooling_get_window           (AtomrPooling      *self,
                                                       guint              dim);
+ATOMR_AVAILABLE_IN_ALL
 gint64            atomr_pooling_get_padding          (AtomrPooling      *self,
                                                       guint              dim);
+ATOMR_AVAILABLE_IN_ALL
 gint64            atomr_pooling_get_stride           (AtomrPooling      *self,
                                                       guint              dim);
 
 /* ------------------------------------------------------------------ */
 
 #define ATOMR_TYPE_CUDNN_ACTOR (atomr_cudnn_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrCudnnActor, atomr_cudnn_actor, ATOMR, CUDNN_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrCudnnActor *atomr_cudnn_actor_new               (AtomrDevice        *device,
                                                       GError            **error);
+ATOMR_AVAILABLE_IN_ALL
 guint64          atomr_cudnn_actor_get_workspace_size  (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
 guint64          atomr_cudnn_actor_get_workspace_limit (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
 void             atomr_cudnn_actor_set_workspace_limit (AtomrCudnnActor  *self,
                                                         guint64           limit);
+ATOMR_AVAILABLE_IN_ALL
 guint            atomr_cudnn_actor_get_cache_capacity  (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
 void             atomr_cudnn_actor_set_cache_capacity  (AtomrCudnnActor  *self,
                                                         guint             capacity);
+ATOMR_AVAILABLE_IN_ALL
 guint64          atomr_cudnn_actor_get_cache_hits      (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
 guint64          atomr_cudnn_actor_get_cache_misses    (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
 guint            atomr_cudnn_actor_get_cache_size      (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_cudnn_actor_get_autotune        (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
 void             atomr_cudnn_actor_set_autotune        (AtomrCudnnActor  *self,
                                                         gboolean          autotune);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_convolution_forward_async         (AtomrCudnnActor     *self,
                                                               AtomrConvolution    *conv,
                                                               gdouble              alpha,
@@ -218,9 +260,11 @@ void     atomr_cudnn_actor_convolution_forward_async         (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_convolution_forward_finish        (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_convolution_backward_data_async   (AtomrCudnnActor     *self,
                                                               AtomrConvolution    *conv,
                                                               gdouble              alpha,
@@ -231,9 +275,11 @@ void     atomr_cudnn_actor_convolution_backward_data_async   (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_convolution_backward_data_finish  (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_convolution_backward_filter_async (AtomrCudnnActor     *self,
                                                               AtomrConvolution    *conv,
                                                               gdouble              alpha,
@@ -244,10 +290,12 @@ void     atomr_cudnn_actor_convolution_backward_filter_async (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_convolution_backward_filter_finish (AtomrCudnnActor    *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_activation_forward_async          (AtomrCudnnActor     *self,
                                                               AtomrActivationMode  mode,
                                                               gdouble              coef,
@@ -256,9 +304,11 @@ void     atomr_cudnn_actor_activation_forward_async          (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_activation_forward_finish         (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_activation_backward_async         (AtomrCudnnActor     *self,
                                                               AtomrActivationMode  mode,
                                                               gdouble              coef,
@@ -269,10 +319,12 @@ void     atomr_cudnn_actor_activation_backward_async         (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_activation_backward_finish        (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_softmax_forward_async             (AtomrCudnnActor     *self,
                                                               AtomrSoftmaxMode     mode,
                                                               gboolean             log,
@@ -281,9 +333,11 @@ void     atomr_cudnn_actor_softmax_forward_async             (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_softmax_forward_finish            (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_softmax_backward_async            (AtomrCudnnActor     *self,
                                                               AtomrSoftmaxMode     mode,
                                                               gboolean             log,
@@ -293,10 +347,12 @@ void     atomr_cudnn_actor_softmax_backward_async            (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_softmax_backward_finish           (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_pooling_forward_async             (AtomrCudnnActor     *self,
                                                               AtomrPooling        *pooling,
                                                               AtomrTensor         *x,
@@ -304,9 +360,11 @@ void     atomr_cudnn_actor_pooling_forward_async             (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_pooling_forward_finish            (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_pooling_backward_async            (AtomrCudnnActor     *self,
                                                               AtomrPooling        *pooling,
                                                               AtomrTensor         *y,
@@ -316,10 +374,12 @@ void     atomr_cudnn_actor_pooling_backward_async            (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_pooling_backward_finish           (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_batch_norm_forward_training_async (AtomrCudnnActor     *self,
                                                               AtomrBatchNormMode   mode,
                                                               gdouble              epsilon,
@@ -335,9 +395,11 @@ void     atomr_cudnn_actor_batch_norm_forward_training_async (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_batch_norm_forward_training_finish (AtomrCudnnActor    *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_batch_norm_forward_inference_async (AtomrCudnnActor    *self,
                                                               AtomrBatchNormMode   mode,
                                                               gdouble              epsilon,
@@ -350,9 +412,11 @@ void     atomr_cudnn_actor_batch_norm_forward_inference_async (AtomrCudnnActor  
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_batch_norm_forward_inference_finish (AtomrCudnnActor   *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_batch_norm_backward_async         (AtomrCudnnActor     *self,
                                                               AtomrBatchNormMode   mode,
                                                               gdouble              epsilon,
@@ -367,6 +431,7 @@ void     atomr_cudnn_actor_batch_norm_backward_async         (AtomrCudnnActor   
                                                               GCancellable        *cancellable,
                                                               GAsyncReadyCallback  callback,
                                                               gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_batch_norm_backward_finish        (AtomrCudnnActor     *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);

@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <glib-object.h>
 
 #include "core/atomr-dtype.h"
@@ -79,19 +81,23 @@ typedef enum {
  */
 typedef struct _AtomrFftPlan AtomrFftPlan;
 
+ATOMR_AVAILABLE_IN_ALL
 GType         atomr_fft_plan_get_type   (void) G_GNUC_CONST;
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrFftPlan *atomr_fft_plan_new_1d     (AtomrFftKind   kind,
                                          AtomrDtype     precision,
                                          gint64         nx,
                                          gint64         batch,
                                          GError       **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrFftPlan *atomr_fft_plan_new_2d     (AtomrFftKind   kind,
                                          AtomrDtype     precision,
                                          gint64         nx,
                                          gint64         ny,
                                          gint64         batch,
                                          GError       **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrFftPlan *atomr_fft_plan_new_3d     (AtomrFftKind   kind,
                                          AtomrDtype     precision,
                                          gint64         nx,
@@ -99,6 +105,7 @@ AtomrFftPlan *atomr_fft_plan_new_3d     (AtomrFftKind   kind,
                                          gint64         nz,
                                          gint64         batch,
                                          GError       **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrFftPlan *atomr_fft_plan_new_many   (AtomrFftKind   kind,
                                          AtomrDtype     precision,
                                          const gint64  *n,
@@ -114,21 +121,35 @@ AtomrFftPlan *atomr_fft_plan_new_many   (AtomrFftKind   kind,
                                          gint64         batch,
                                          GError       **error);
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrFftPlan *atomr_fft_plan_ref        (AtomrFftPlan  *plan);
+ATOMR_AVAILABLE_IN_ALL
 void          atomr_fft_plan_unref      (AtomrFftPlan  *plan);
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrFftKind  atomr_fft_plan_get_kind         (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 AtomrDtype    atomr_fft_plan_get_precision    (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 guint         atomr_fft_plan_get_rank         (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 gint64        atomr_fft_plan_get_size         (AtomrFftPlan *plan,
                                                guint         dim);
+ATOMR_AVAILABLE_IN_ALL
 gint64        atomr_fft_plan_get_batch        (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 AtomrDtype    atomr_fft_plan_get_input_dtype  (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 AtomrDtype    atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 guint64       atomr_fft_plan_get_input_elements  (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 guint64       atomr_fft_plan_get_output_elements (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 gchar        *atomr_fft_plan_to_string        (AtomrFftPlan *plan);
+ATOMR_AVAILABLE_IN_ALL
 guint         atomr_fft_plan_hash             (gconstpointer plan);
+ATOMR_AVAILABLE_IN_ALL
 gboolean      atomr_fft_plan_equal            (gconstpointer a,
                                                gconstpointer b);
 

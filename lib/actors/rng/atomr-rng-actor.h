@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include "core/atomr-actor.h"
 #include "core/atomr-tensor.h"
 
@@ -69,22 +71,32 @@ typedef enum {
 } AtomrRngDistribution;
 
 #define ATOMR_TYPE_RNG_ACTOR (atomr_rng_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrRngActor, atomr_rng_actor, ATOMR, RNG_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrRngActor *atomr_rng_actor_new            (AtomrDevice          *device,
                                                AtomrRngKind          kind,
                                                GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 AtomrRngKind   atomr_rng_actor_get_kind       (AtomrRngActor        *self);
+ATOMR_AVAILABLE_IN_ALL
 guint64        atomr_rng_actor_get_seed       (AtomrRngActor        *self);
+ATOMR_AVAILABLE_IN_ALL
 void           atomr_rng_actor_set_seed       (AtomrRngActor        *self,
                                                guint64               seed);
+ATOMR_AVAILABLE_IN_ALL
 guint64        atomr_rng_actor_get_offset     (AtomrRngActor        *self);
+ATOMR_AVAILABLE_IN_ALL
 void           atomr_rng_actor_set_offset     (AtomrRngActor        *self,
                                                guint64               offset);
+ATOMR_AVAILABLE_IN_ALL
 guint          atomr_rng_actor_get_dimensions (AtomrRngActor        *self);
+ATOMR_AVAILABLE_IN_ALL
 void           atomr_rng_actor_set_dimensions (AtomrRngActor        *self,
                                                guint                 dimensions);
 
+ATOMR_AVAILABLE_IN_ALL
 void           atomr_rng_actor_fill_async     (AtomrRngActor        *self,
                                                AtomrBuffer          *buffer,
                                                AtomrRngDistribution  distribution,
@@ -93,9 +105,11 @@ void           atomr_rng_actor_fill_async     (AtomrRngActor        *self,
                                                GCancellable         *cancellable,
                                                GAsyncReadyCallback   callback,
                                                gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean       atomr_rng_actor_fill_finish    (AtomrRngActor        *self,
                                                GAsyncResult         *result,
                                                GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 void           atomr_rng_actor_fill_range_async  (AtomrRngActor        *self,
                                                   AtomrBuffer          *buffer,
                                                   guint64               first,
@@ -106,10 +120,12 @@ void           atomr_rng_actor_fill_range_async  (AtomrRngActor        *self,
                                                   GCancellable         *cancellable,
                                                   GAsyncReadyCallback   callback,
                                                   gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean       atomr_rng_actor_fill_range_finish (AtomrRngActor        *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void           atomr_rng_actor_fill_tensor_async  (AtomrRngActor        *self,
                                                    AtomrTensor          *tensor,
                                                    AtomrRngDistribution  distribution,
@@ -118,6 +134,7 @@ void           atomr_rng_actor_fill_tensor_async  (AtomrRngActor        *self,
                                                    GCancellable         *cancellable,
                                                    GAsyncReadyCallback   callback,
                                                    gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean       atomr_rng_actor_fill_tensor_finish (AtomrRngActor        *self,
                                                    GAsyncResult         *result,
                                                    GError              **error);

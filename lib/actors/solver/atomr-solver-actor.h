@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include "core/atomr-actor.h"
 
 G_BEGIN_DECLS
@@ -53,12 +55,16 @@ typedef enum {
 } AtomrSolverEigType;
 
 #define ATOMR_TYPE_SOLVER_ACTOR (atomr_solver_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrSolverActor, atomr_solver_actor, ATOMR, SOLVER_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrSolverActor *atomr_solver_actor_new (AtomrDevice  *device,
                                           GError      **error);
+ATOMR_AVAILABLE_IN_ALL
 guint64  atomr_solver_actor_get_workspace_size (AtomrSolverActor *self);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_lu_async (AtomrSolverActor *self,
                                       AtomrBuffer *a,
                                       gint64 m,
@@ -68,9 +74,11 @@ void     atomr_solver_actor_lu_async (AtomrSolverActor *self,
                                       GCancellable *cancellable,
                                       GAsyncReadyCallback callback,
                                       gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_lu_finish (AtomrSolverActor *self,
                                        GAsyncResult *result,
                                        GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_lu_solve_async (AtomrSolverActor *self,
                                             AtomrSolverTranspose trans,
                                             AtomrBuffer *a,
@@ -83,9 +91,11 @@ void     atomr_solver_actor_lu_solve_async (AtomrSolverActor *self,
                                             GCancellable *cancellable,
                                             GAsyncReadyCallback callback,
                                             gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_lu_solve_finish (AtomrSolverActor *self,
                                              GAsyncResult *result,
                                              GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_qr_async (AtomrSolverActor *self,
                                       AtomrBuffer *a,
                                       gint64 m,
@@ -96,9 +106,11 @@ void     atomr_solver_actor_qr_async (AtomrSolverActor *self,
                                       GCancellable *cancellable,
                                       GAsyncReadyCallback callback,
                                       gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_qr_finish (AtomrSolverActor *self,
                                        GAsyncResult *result,
                                        GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_cholesky_async (AtomrSolverActor *self,
                                             AtomrSolverFill uplo,
                                             AtomrBuffer *a,
@@ -107,9 +119,11 @@ void     atomr_solver_actor_cholesky_async (AtomrSolverActor *self,
                                             GCancellable *cancellable,
                                             GAsyncReadyCallback callback,
                                             gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_cholesky_finish (AtomrSolverActor *self,
                                              GAsyncResult *result,
                                              GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_cholesky_solve_async (AtomrSolverActor *self,
                                                   AtomrSolverFill uplo,
                                                   AtomrBuffer *a,
@@ -121,9 +135,11 @@ void     atomr_solver_actor_cholesky_solve_async (AtomrSolverActor *self,
                                                   GCancellable *cancellable,
                                                   GAsyncReadyCallback callback,
                                                   gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor *self,
                                                    GAsyncResult *result,
                                                    GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_svd_async (AtomrSolverActor *self,
                                        AtomrBuffer *a,
                                        gint64 m,
@@ -137,9 +153,11 @@ void     atomr_solver_actor_svd_async (AtomrSolverActor *self,
                                        GCancellable *cancellable,
                                        GAsyncReadyCallback callback,
                                        gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_svd_finish (AtomrSolverActor *self,
                                         GAsyncResult *result,
                                         GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor *self,
                                                   AtomrBuffer *a,
                                                   gint64 m,
@@ -154,9 +172,11 @@ void     atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor *self,
                                                   GCancellable *cancellable,
                                                   GAsyncReadyCallback callback,
                                                   gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_gesvdj_batched_finish (AtomrSolverActor *self,
                                                    GAsyncResult *result,
                                                    GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_syevd_async (AtomrSolverActor *self,
                                          AtomrSolverFill uplo,
                                          gboolean compute_vectors,
@@ -167,9 +187,11 @@ void     atomr_solver_actor_syevd_async (AtomrSolverActor *self,
                                          GCancellable *cancellable,
                                          GAsyncReadyCallback callback,
                                          gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_syevd_finish (AtomrSolverActor *self,
                                           GAsyncResult *result,
                                           GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_heevd_async (AtomrSolverActor *self,
                                          AtomrSolverFill uplo,
                                          gboolean compute_vectors,
@@ -180,9 +202,11 @@ void     atomr_solver_actor_heevd_async (AtomrSolverActor *self,
                                          GCancellable *cancellable,
                                          GAsyncReadyCallback callback,
                                          gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_heevd_finish (AtomrSolverActor *self,
                                           GAsyncResult *result,
                                           GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_sygvd_async (AtomrSolverActor *self,
                                          AtomrSolverEigType itype,
                                          AtomrSolverFill uplo,
@@ -196,9 +220,11 @@ void     atomr_solver_actor_sygvd_async (AtomrSolverActor *self,
                                          GCancellable *cancellable,
                                          GAsyncReadyCallback callback,
                                          gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_sygvd_finish (AtomrSolverActor *self,
                                           GAsyncResult *result,
                                           GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_hegvd_async (AtomrSolverActor *self,
                                          AtomrSolverEigType itype,
                                          AtomrSolverFill uplo,
@@ -212,9 +238,11 @@ void     atomr_solver_actor_hegvd_async (AtomrSolverActor *self,
                                          GCancellable *cancellable,
                                          GAsyncReadyCallback callback,
                                          gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_hegvd_finish (AtomrSolverActor *self,
                                           GAsyncResult *result,
                                           GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_getrf_batched_async (AtomrSolverActor *self,
                                                  AtomrBuffer *a,
                                                  gint64 n,
@@ -224,9 +252,11 @@ void     atomr_solver_actor_getrf_batched_async (AtomrSolverActor *self,
                                                  GCancellable *cancellable,
                                                  GAsyncReadyCallback callback,
                                                  gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_getrf_batched_finish (AtomrSolverActor *self,
                                                   GAsyncResult *result,
                                                   GError **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_potrf_batched_async (AtomrSolverActor *self,
                                                  AtomrSolverFill uplo,
                                                  AtomrBuffer *a,
@@ -236,10 +266,12 @@ void     atomr_solver_actor_potrf_batched_async (AtomrSolverActor *self,
                                                  GCancellable *cancellable,
                                                  GAsyncReadyCallback callback,
                                                  gpointer user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_potrf_batched_finish (AtomrSolverActor *self,
                                                   GAsyncResult *result,
                                                   GError **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_getrs_batched_async  (AtomrSolverActor     *self,
                                                   AtomrSolverTranspose  trans,
                                                   AtomrBuffer          *a,
@@ -253,9 +285,11 @@ void     atomr_solver_actor_getrs_batched_async  (AtomrSolverActor     *self,
                                                   GCancellable         *cancellable,
                                                   GAsyncReadyCallback   callback,
                                                   gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_getrs_batched_finish (AtomrSolverActor     *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_potrs_batched_async  (AtomrSolverActor     *self,
                                                   AtomrSolverFill       uplo,
                                                   AtomrBuffer          *a,
@@ -267,9 +301,11 @@ void     atomr_solver_actor_potrs_batched_async  (AtomrSolverActor     *self,
                                                   GCancellable         *cancellable,
                                                   GAsyncReadyCallback   callback,
                                                   gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_potrs_batched_finish (AtomrSolverActor     *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_gesvdj_async         (AtomrSolverActor     *self,
                                                   AtomrBuffer          *a,
                                                   gint64                m,
@@ -284,9 +320,11 @@ void     atomr_solver_actor_gesvdj_async         (AtomrSolverActor     *self,
                                                   GCancellable         *cancellable,
                                                   GAsyncReadyCallback   callback,
                                                   gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_gesvdj_finish        (AtomrSolverActor     *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_syevj_async          (AtomrSolverActor     *self,
                                                   AtomrSolverFill       uplo,
                                                   gboolean              compute_vectors,
@@ -297,9 +335,11 @@ void     atomr_solver_actor_syevj_async          (AtomrSolverActor     *self,
                                                   GCancellable         *cancellable,
                                                   GAsyncReadyCallback   callback,
                                                   gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_syevj_finish         (AtomrSolverActor     *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_gels_async           (AtomrSolverActor     *self,
                                                   AtomrBuffer          *a,
                                                   gint64                m,
@@ -313,9 +353,11 @@ void     atomr_solver_actor_gels_async           (AtomrSolverActor     *self,
                                                   GCancellable         *cancellable,
                                                   GAsyncReadyCallback   callback,
                                                   gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_gels_finish          (AtomrSolverActor     *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_solver_actor_geev_async           (AtomrSolverActor     *self,
                                                   AtomrBuffer          *a,
                                                   gint64                n,
@@ -326,6 +368,7 @@ void     atomr_solver_actor_geev_async           (AtomrSolverActor     *self,
                                                   GCancellable         *cancellable,
                                                   GAsyncReadyCallback   callback,
                                                   gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_geev_finish          (AtomrSolverActor     *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);

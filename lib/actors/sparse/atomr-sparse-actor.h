@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <gio/gio.h>
 
 #include "core/atomr-actor.h"
@@ -19,51 +21,63 @@
 G_BEGIN_DECLS
 
 #define ATOMR_TYPE_SPARSE_ACTOR (atomr_sparse_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrSparseActor, atomr_sparse_actor, ATOMR, SPARSE_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrSparseActor  *atomr_sparse_actor_new                (AtomrDevice          *device,
                                                           GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 guint64            atomr_sparse_actor_get_workspace_size (AtomrSparseActor     *self);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_check_async        (AtomrSparseActor     *self,
                                                           AtomrSparseMatrix    *matrix,
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_check_finish       (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_convert_async      (AtomrSparseActor     *self,
                                                           AtomrSparseMatrix    *matrix,
                                                           AtomrSparseFormat     format,
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 AtomrSparseMatrix *atomr_sparse_actor_convert_finish     (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_transpose_async    (AtomrSparseActor     *self,
                                                           AtomrSparseMatrix    *matrix,
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 AtomrSparseMatrix *atomr_sparse_actor_transpose_finish   (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_scale_async        (AtomrSparseActor     *self,
                                                           gdouble               alpha,
                                                           AtomrSparseMatrix    *matrix,
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_scale_finish       (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_spmv_async         (AtomrSparseActor     *self,
                                                           AtomrTranspose        op_a,
                                                           gdouble               alpha,
@@ -74,10 +88,12 @@ void               atomr_sparse_actor_spmv_async         (AtomrSparseActor     *
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_spmv_finish        (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_spmm_async         (AtomrSparseActor     *self,
                                                           AtomrTranspose        op_a,
                                                           AtomrTranspose        op_b,
@@ -89,10 +105,12 @@ void               atomr_sparse_actor_spmm_async         (AtomrSparseActor     *
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_spmm_finish        (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_spgemm_async       (AtomrSparseActor     *self,
                                                           gdouble               alpha,
                                                           AtomrSparseMatrix    *a,
@@ -100,10 +118,12 @@ void               atomr_sparse_actor_spgemm_async       (AtomrSparseActor     *
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 AtomrSparseMatrix *atomr_sparse_actor_spgemm_finish      (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_spsv_async         (AtomrSparseActor     *self,
                                                           AtomrTranspose        op_a,
                                                           AtomrFillMode         fill,
@@ -115,10 +135,12 @@ void               atomr_sparse_actor_spsv_async         (AtomrSparseActor     *
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_spsv_finish        (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_spsm_async         (AtomrSparseActor     *self,
                                                           AtomrTranspose        op_a,
                                                           AtomrTranspose        op_b,
@@ -131,10 +153,12 @@ void               atomr_sparse_actor_spsm_async         (AtomrSparseActor     *
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_spsm_finish        (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_sddmm_async        (AtomrSparseActor     *self,
                                                           AtomrTranspose        op_a,
                                                           AtomrTranspose        op_b,
@@ -146,20 +170,24 @@ void               atomr_sparse_actor_sddmm_async        (AtomrSparseActor     *
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_sddmm_finish       (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_sparse_to_dense_async  (AtomrSparseActor     *self,
                                                               AtomrSparseMatrix    *a,
                                                               AtomrTensor          *dense,
                                                               GCancellable         *cancellable,
                                                               GAsyncReadyCallback   callback,
                                                               gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_sparse_to_dense_finish (AtomrSparseActor     *self,
                                                               GAsyncResult         *result,
                                                               GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_dense_to_sparse_async  (AtomrSparseActor     *self,
                                                               AtomrTensor          *dense,
                                                               AtomrSparseFormat     format,
@@ -167,28 +195,34 @@ void               atomr_sparse_actor_dense_to_sparse_async  (AtomrSparseActor  
                                                               GCancellable         *cancellable,
                                                               GAsyncReadyCallback   callback,
                                                               gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 AtomrSparseMatrix *atomr_sparse_actor_dense_to_sparse_finish (AtomrSparseActor     *self,
                                                               GAsyncResult         *result,
                                                               GError              **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_gather_async       (AtomrSparseActor     *self,
                                                           AtomrTensor          *y,
                                                           AtomrSparseVector    *x,
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_gather_finish      (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_scatter_async      (AtomrSparseActor     *self,
                                                           AtomrSparseVector    *x,
                                                           AtomrTensor          *y,
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_scatter_finish     (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_axpby_async        (AtomrSparseActor     *self,
                                                           gdouble               alpha,
                                                           AtomrSparseVector    *x,
@@ -197,6 +231,7 @@ void               atomr_sparse_actor_axpby_async        (AtomrSparseActor     *
                                                           GCancellable         *cancellable,
                                                           GAsyncReadyCallback   callback,
                                                           gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_actor_axpby_finish       (AtomrSparseActor     *self,
                                                           GAsyncResult         *result,
                                                           GError              **error);

@@ -8,6 +8,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <gio/gio.h>
 
 #include "core/atomr-buffer.h"
@@ -44,12 +46,15 @@ typedef enum {
   ATOMR_SPARSE_FORMAT_BLOCKED_ELL,
 } AtomrSparseFormat;
 
+ATOMR_AVAILABLE_IN_ALL
 GType atomr_sparse_format_get_type (void) G_GNUC_CONST;
 #define ATOMR_TYPE_SPARSE_FORMAT (atomr_sparse_format_get_type ())
 
 #define ATOMR_TYPE_SPARSE_MATRIX (atomr_sparse_matrix_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrSparseMatrix, atomr_sparse_matrix, ATOMR, SPARSE_MATRIX, GObject)
 
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrSparseMatrix *atomr_sparse_matrix_new_csr        (gint64         rows,
                                                        gint64         cols,
@@ -58,6 +63,7 @@ AtomrSparseMatrix *atomr_sparse_matrix_new_csr        (gint64         rows,
                                                        AtomrBuffer   *col_indices,
                                                        AtomrBuffer   *values,
                                                        GError       **error);
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrSparseMatrix *atomr_sparse_matrix_new_csc        (gint64         rows,
                                                        gint64         cols,
@@ -66,6 +72,7 @@ AtomrSparseMatrix *atomr_sparse_matrix_new_csc        (gint64         rows,
                                                        AtomrBuffer   *row_indices,
                                                        AtomrBuffer   *values,
                                                        GError       **error);
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrSparseMatrix *atomr_sparse_matrix_new_coo        (gint64         rows,
                                                        gint64         cols,
@@ -74,6 +81,7 @@ AtomrSparseMatrix *atomr_sparse_matrix_new_coo        (gint64         rows,
                                                        AtomrBuffer   *col_indices,
                                                        AtomrBuffer   *values,
                                                        GError       **error);
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrSparseMatrix *atomr_sparse_matrix_new_bsr        (gint64         rows,
                                                        gint64         cols,
@@ -83,6 +91,7 @@ AtomrSparseMatrix *atomr_sparse_matrix_new_bsr        (gint64         rows,
                                                        AtomrBuffer   *block_col_indices,
                                                        AtomrBuffer   *values,
                                                        GError       **error);
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrSparseMatrix *atomr_sparse_matrix_new_blocked_ell (gint64        rows,
                                                         gint64        cols,
@@ -91,6 +100,7 @@ AtomrSparseMatrix *atomr_sparse_matrix_new_blocked_ell (gint64        rows,
                                                         AtomrBuffer  *block_col_indices,
                                                         AtomrBuffer  *values,
                                                         GError      **error);
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrSparseMatrix *atomr_sparse_matrix_new_from_bytes (AtomrDevice       *device,
                                                        AtomrSparseFormat  format,
@@ -105,24 +115,40 @@ AtomrSparseMatrix *atomr_sparse_matrix_new_from_bytes (AtomrDevice       *device
                                                        GCancellable      *cancellable,
                                                        GError           **error);
 
+ATOMR_AVAILABLE_IN_ALL
 AtomrSparseFormat  atomr_sparse_matrix_get_format      (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 gint64             atomr_sparse_matrix_get_rows        (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 gint64             atomr_sparse_matrix_get_cols        (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 gint64             atomr_sparse_matrix_get_nnz         (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 gint64             atomr_sparse_matrix_get_block_size  (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 gint64             atomr_sparse_matrix_get_ell_cols    (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrDtype         atomr_sparse_matrix_get_index_dtype (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrDtype         atomr_sparse_matrix_get_value_dtype (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrDevice       *atomr_sparse_matrix_get_device      (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrBuffer       *atomr_sparse_matrix_get_offsets     (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrBuffer       *atomr_sparse_matrix_get_row_indices (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrBuffer       *atomr_sparse_matrix_get_indices     (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 AtomrBuffer       *atomr_sparse_matrix_get_values      (AtomrSparseMatrix *self);
+ATOMR_AVAILABLE_IN_ALL
 guint              atomr_sparse_matrix_get_structure_serial (AtomrSparseMatrix *self);
 
+ATOMR_AVAILABLE_IN_ALL
 gboolean           atomr_sparse_matrix_set_values      (AtomrSparseMatrix *self,
                                                         AtomrBuffer       *values,
                                                         GError           **error);
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_matrix_structure_changed (AtomrSparseMatrix *self);
 
 G_END_DECLS

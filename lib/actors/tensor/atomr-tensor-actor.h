@@ -9,6 +9,8 @@
 #error "Only <atomr.h> can be included directly."
 #endif
 
+#include "atomr-visibility.h"
+
 #include <gio/gio.h>
 
 #include "core/atomr-actor.h"
@@ -87,12 +89,15 @@ typedef enum {
 } AtomrTensorReduceOp;
 
 #define ATOMR_TYPE_TENSOR_ACTOR (atomr_tensor_actor_get_type ())
+ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrTensorActor, atomr_tensor_actor, ATOMR, TENSOR_ACTOR, AtomrActor)
 
+ATOMR_AVAILABLE_IN_ALL
 G_GNUC_WARN_UNUSED_RESULT
 AtomrTensorActor *atomr_tensor_actor_new (AtomrDevice  *device,
                                           GError      **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_tensor_actor_permute_async          (AtomrTensorActor    *self,
                                                     const gchar         *modes,
                                                     gdouble              alpha,
@@ -102,10 +107,12 @@ void     atomr_tensor_actor_permute_async          (AtomrTensorActor    *self,
                                                     GCancellable        *cancellable,
                                                     GAsyncReadyCallback  callback,
                                                     gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_tensor_actor_permute_finish         (AtomrTensorActor    *self,
                                                     GAsyncResult        *result,
                                                     GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_tensor_actor_elementwise_binary_async  (AtomrTensorActor    *self,
                                                        const gchar         *modes,
                                                        gdouble              alpha,
@@ -119,10 +126,12 @@ void     atomr_tensor_actor_elementwise_binary_async  (AtomrTensorActor    *self
                                                        GCancellable        *cancellable,
                                                        GAsyncReadyCallback  callback,
                                                        gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_tensor_actor_elementwise_binary_finish (AtomrTensorActor    *self,
                                                        GAsyncResult        *result,
                                                        GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_tensor_actor_elementwise_trinary_async  (AtomrTensorActor    *self,
                                                        const gchar         *modes,
                                                        gdouble              alpha,
@@ -140,10 +149,12 @@ void     atomr_tensor_actor_elementwise_trinary_async  (AtomrTensorActor    *sel
                                                        GCancellable        *cancellable,
                                                        GAsyncReadyCallback  callback,
                                                        gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor    *self,
                                                         GAsyncResult        *result,
                                                         GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_tensor_actor_reduce_async           (AtomrTensorActor    *self,
                                                     const gchar         *modes,
                                                     AtomrTensorReduceOp  op,
@@ -154,10 +165,12 @@ void     atomr_tensor_actor_reduce_async           (AtomrTensorActor    *self,
                                                     GCancellable        *cancellable,
                                                     GAsyncReadyCallback  callback,
                                                     gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_tensor_actor_reduce_finish          (AtomrTensorActor    *self,
                                                     GAsyncResult        *result,
                                                     GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_tensor_actor_contract_async         (AtomrTensorActor    *self,
                                                     const gchar         *modes,
                                                     gdouble              alpha,
@@ -168,13 +181,17 @@ void     atomr_tensor_actor_contract_async         (AtomrTensorActor    *self,
                                                     GCancellable        *cancellable,
                                                     GAsyncReadyCallback  callback,
                                                     gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_tensor_actor_contract_finish        (AtomrTensorActor    *self,
                                                     GAsyncResult        *result,
                                                     GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
 guint    atomr_tensor_actor_get_plan_cache_capacity (AtomrTensorActor  *self);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_tensor_actor_set_plan_cache_capacity (AtomrTensorActor  *self,
                                                      guint              capacity);
+ATOMR_AVAILABLE_IN_ALL
 void     atomr_tensor_actor_get_plan_cache_stats    (AtomrTensorActor  *self,
                                                      guint64           *hits,
                                                      guint64           *misses,
