@@ -27,6 +27,8 @@
  * new one, with ordinal -1.
  *
  * Returns: (transfer full): a new mock device
+ *
+ * Since: 0.2
  */
 AtomrDevice *
 atomr_device_new_mock (void)
@@ -44,6 +46,8 @@ atomr_device_new_mock (void)
  *
  * Returns: %TRUE when @self has no GPU behind it (see
  *   atomr_device_new_mock())
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_device_is_mock (AtomrDevice *self)

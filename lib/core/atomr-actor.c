@@ -52,6 +52,8 @@
  * behind the operation being dispatched: program order always holds).  The
  * mailbox, enqueue and completion run on the actor's context; the device's
  * completion service thread only wakes it up.
+ *
+ * Since: 0.1
  */
 
 #define DEFAULT_SPIN_USEC 100
@@ -1806,6 +1808,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:device:
    *
    * The device the actor works on.
+   *
+   * Since: 0.1
    */
   properties[PROP_DEVICE] =
     g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE,
@@ -1815,6 +1819,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * The #GMainContext whose iteration serves the actor's mailbox.  Default:
    * the thread-default context of the constructing thread.
+   *
+   * Since: 0.1
    */
   properties[PROP_CONTEXT] =
     g_param_spec_boxed ("context", NULL, NULL, G_TYPE_MAIN_CONTEXT,
@@ -1823,6 +1829,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:name:
    *
    * A name for traces and logs; default "<library>-<n>".
+   *
+   * Since: 0.1
    */
   properties[PROP_NAME] =
     g_param_spec_string ("name", NULL, NULL, NULL,
@@ -1831,6 +1839,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:library:
    *
    * The library the actor drives.
+   *
+   * Since: 0.1
    */
   properties[PROP_LIBRARY] =
     g_param_spec_string ("library", NULL, NULL, NULL,
@@ -1839,6 +1849,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:completion-mode:
    *
    * How the actor learns that the GPU finished an operation.
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPLETION_MODE] =
     g_param_spec_enum ("completion-mode", NULL, NULL, ATOMR_TYPE_COMPLETION_MODE,
@@ -1849,6 +1861,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Whether operations are timed on the GPU with events; the duration
    * appears in #AtomrLaunchInfo.
+   *
+   * Since: 0.1
    */
   properties[PROP_TIMING] =
     g_param_spec_boolean ("timing", NULL, NULL, FALSE,
@@ -1858,6 +1872,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Whether enqueues are wrapped in NVTX ranges named after the operation
    * (seen by Nsight Systems).
+   *
+   * Since: 0.1
    */
   properties[PROP_NVTX] =
     g_param_spec_boolean ("nvtx", NULL, NULL, FALSE,
@@ -1867,6 +1883,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * In %ATOMR_COMPLETION_ADAPTIVE mode, how long the context polls an
    * operation before handing it to the waiter thread.
+   *
+   * Since: 0.1
    */
   properties[PROP_SPIN_USEC] =
     g_param_spec_uint ("spin-usec", NULL, NULL, 0, G_MAXUINT, DEFAULT_SPIN_USEC,
@@ -1876,6 +1894,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * The per-device number of the actor's current stream (it changes when
    * the context is rebuilt).
+   *
+   * Since: 0.1
    */
   properties[PROP_STREAM_ID] =
     g_param_spec_uint ("stream-id", NULL, NULL, 0, G_MAXUINT, 0,
@@ -1890,6 +1910,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * watchdog sleeps with the actor's context: it costs nothing while
    * nothing runs late, and never blocks the context.  0 (the default)
    * turns it off.
+   *
+   * Since: 0.2
    */
   properties[PROP_TIMEOUT_MS] =
     g_param_spec_uint ("timeout-ms", NULL, NULL, 0, G_MAXINT, 0,
@@ -1904,6 +1926,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Emitted on the actor's context after validation, just before the work
    * is enqueued on the stream.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_BEFORE_ENQUEUE] =
     g_signal_new ("before-enqueue", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -1915,6 +1939,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * @info: the operation
    *
    * Emitted on the actor's context once the work is on the stream.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_AFTER_ENQUEUE] =
     g_signal_new ("after-enqueue", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -1927,6 +1953,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Emitted on the actor's context when the GPU has finished, before the
    * reply is returned.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_BEFORE_COMPLETE] =
     g_signal_new ("before-complete", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -1939,6 +1967,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Emitted on the actor's context after the reply was returned, before
    * the operation releases its buffers.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_AFTER_COMPLETE] =
     g_signal_new ("after-complete", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -1978,6 +2008,8 @@ atomr_actor_new_internal (GType          type,
  * @self: an #AtomrActor
  *
  * Returns: (transfer none): the actor's device
+ *
+ * Since: 0.1
  */
 AtomrDevice *
 atomr_actor_get_device (AtomrActor *self)
@@ -1992,6 +2024,8 @@ atomr_actor_get_device (AtomrActor *self)
  * @self: an #AtomrActor
  *
  * Returns: (transfer none): the main context that serves the actor
+ *
+ * Since: 0.1
  */
 GMainContext *
 atomr_actor_get_context (AtomrActor *self)
@@ -2006,6 +2040,8 @@ atomr_actor_get_context (AtomrActor *self)
  * @self: an #AtomrActor
  *
  * Returns: (transfer none): the actor's name
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_actor_get_name (AtomrActor *self)
@@ -2021,6 +2057,8 @@ atomr_actor_get_name (AtomrActor *self)
  * @name: the new name
  *
  * Renames the actor (for traces).
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_name (AtomrActor  *self,
@@ -2040,6 +2078,8 @@ atomr_actor_set_name (AtomrActor  *self,
  * @self: an #AtomrActor
  *
  * Returns: (transfer none): the library the actor drives
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_actor_get_library (AtomrActor *self)
@@ -2053,6 +2093,8 @@ atomr_actor_get_library (AtomrActor *self)
  * @self: an #AtomrActor
  *
  * Returns: the completion strategy
+ *
+ * Since: 0.1
  */
 AtomrCompletionMode
 atomr_actor_get_completion_mode (AtomrActor *self)
@@ -2069,6 +2111,8 @@ atomr_actor_get_completion_mode (AtomrActor *self)
  *
  * Chooses how the actor learns of completion.  Requests in flight keep the
  * mode they were fenced under; later ones use the new one.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_completion_mode (AtomrActor          *self,
@@ -2088,6 +2132,8 @@ atomr_actor_set_completion_mode (AtomrActor          *self,
  * @self: an #AtomrActor
  *
  * Returns: whether GPU timing is on
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_get_timing (AtomrActor *self)
@@ -2103,6 +2149,8 @@ atomr_actor_get_timing (AtomrActor *self)
  * @timing: whether to time operations on the GPU
  *
  * Turns GPU timing on or off.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_timing (AtomrActor *self,
@@ -2122,6 +2170,8 @@ atomr_actor_set_timing (AtomrActor *self,
  * @self: an #AtomrActor
  *
  * Returns: whether enqueues are wrapped in NVTX ranges
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_get_nvtx (AtomrActor *self)
@@ -2137,6 +2187,8 @@ atomr_actor_get_nvtx (AtomrActor *self)
  * @nvtx: whether to emit NVTX ranges
  *
  * Turns NVTX ranges around enqueues on or off.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_nvtx (AtomrActor *self,
@@ -2156,6 +2208,8 @@ atomr_actor_set_nvtx (AtomrActor *self,
  * @self: an #AtomrActor
  *
  * Returns: the adaptive strategy's spin window in microseconds
+ *
+ * Since: 0.1
  */
 guint
 atomr_actor_get_spin_usec (AtomrActor *self)
@@ -2171,6 +2225,8 @@ atomr_actor_get_spin_usec (AtomrActor *self)
  * @usec: the spin window in microseconds
  *
  * Sets how long the adaptive strategy polls before it sleeps.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_spin_usec (AtomrActor *self,
@@ -2191,6 +2247,8 @@ atomr_actor_set_spin_usec (AtomrActor *self,
  * @self: an #AtomrActor
  *
  * Returns: the watchdog timeout in milliseconds, 0 when off
+ *
+ * Since: 0.2
  */
 guint
 atomr_actor_get_timeout_ms (AtomrActor *self)
@@ -2207,6 +2265,8 @@ atomr_actor_get_timeout_ms (AtomrActor *self)
  *
  * Sets #AtomrActor:timeout-ms.  May be called from any thread; it applies
  * to requests in flight too.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_set_timeout_ms (AtomrActor *self,
@@ -2231,6 +2291,8 @@ atomr_actor_set_timeout_ms (AtomrActor *self,
  * @self: an #AtomrActor
  *
  * Returns: the per-device number of the actor's stream, 0 before it has one
+ *
+ * Since: 0.1
  */
 guint
 atomr_actor_get_stream_id (AtomrActor *self)
@@ -2246,6 +2308,8 @@ atomr_actor_get_stream_id (AtomrActor *self)
  *
  * Returns: how many operations reached the GPU and completed (successfully
  *   or not)
+ *
+ * Since: 0.1
  */
 guint64
 atomr_actor_get_n_completed (AtomrActor *self)

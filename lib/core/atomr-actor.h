@@ -33,6 +33,8 @@ G_BEGIN_DECLS
  *   (debugging only).
  *
  * How an actor learns that the GPU has finished an operation.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_COMPLETION_ADAPTIVE,
@@ -62,6 +64,8 @@ G_DECLARE_DERIVABLE_TYPE (AtomrActor, atomr_actor, ATOMR, ACTOR, GObject)
  *
  * The class of actors.  Subclasses set @library and, when they own
  * library handles, @setup and @teardown.
+ *
+ * Since: 0.1
  */
 struct _AtomrActorClass
 {

@@ -33,6 +33,8 @@
  * The `upload`, `download` and `fill` conveniences go through the device's
  * default copy actor; use atomr_actor_upload_async() and friends to choose
  * the stream.
+ *
+ * Since: 0.1
  */
 
 struct _AtomrBuffer
@@ -151,6 +153,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:device:
    *
    * The device that holds the memory.
+   *
+   * Since: 0.1
    */
   properties[PROP_DEVICE] =
     g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE,
@@ -159,6 +163,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:dtype:
    *
    * The element type.
+   *
+   * Since: 0.1
    */
   properties[PROP_DTYPE] =
     g_param_spec_enum ("dtype", NULL, NULL, ATOMR_TYPE_DTYPE, ATOMR_DTYPE_F32,
@@ -167,6 +173,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:n-elements:
    *
    * The number of elements.
+   *
+   * Since: 0.1
    */
   properties[PROP_N_ELEMENTS] =
     g_param_spec_uint64 ("n-elements", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -175,6 +183,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:byte-size:
    *
    * The size in bytes.
+   *
+   * Since: 0.1
    */
   properties[PROP_BYTE_SIZE] =
     g_param_spec_uint64 ("byte-size", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -183,6 +193,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:generation:
    *
    * The device generation the memory was allocated in.
+   *
+   * Since: 0.1
    */
   properties[PROP_GENERATION] =
     g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 0,
@@ -208,6 +220,8 @@ atomr_buffer_init (AtomrBuffer *self)
  * %ATOMR_ERROR_OUT_OF_MEMORY and leaves the device usable.
  *
  * Returns: (transfer full): a new buffer, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrBuffer *
 atomr_buffer_new (AtomrDevice  *device,
@@ -315,6 +329,8 @@ atomr_buffer_new (AtomrDevice  *device,
  * Allocates a buffer of the product of @shape elements and records the shape.
  *
  * Returns: (transfer full): a new buffer, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrBuffer *
 atomr_buffer_new_with_shape (AtomrDevice   *device,
@@ -362,6 +378,8 @@ atomr_buffer_new_with_shape (AtomrDevice   *device,
  * @self: an #AtomrBuffer
  *
  * Returns: (transfer none): the device holding the memory
+ *
+ * Since: 0.1
  */
 AtomrDevice *
 atomr_buffer_get_device (AtomrBuffer *self)
@@ -375,6 +393,8 @@ atomr_buffer_get_device (AtomrBuffer *self)
  * @self: an #AtomrBuffer
  *
  * Returns: the element type
+ *
+ * Since: 0.1
  */
 AtomrDtype
 atomr_buffer_get_dtype (AtomrBuffer *self)
@@ -388,6 +408,8 @@ atomr_buffer_get_dtype (AtomrBuffer *self)
  * @self: an #AtomrBuffer
  *
  * Returns: the number of elements
+ *
+ * Since: 0.1
  */
 guint64
 atomr_buffer_get_n_elements (AtomrBuffer *self)
@@ -401,6 +423,8 @@ atomr_buffer_get_n_elements (AtomrBuffer *self)
  * @self: an #AtomrBuffer
  *
  * Returns: the size in bytes
+ *
+ * Since: 0.1
  */
 guint64
 atomr_buffer_get_byte_size (AtomrBuffer *self)
@@ -415,6 +439,8 @@ atomr_buffer_get_byte_size (AtomrBuffer *self)
  * @n_dims: (out): the number of dimensions, 0 when no shape was set
  *
  * Returns: (array length=n_dims) (transfer none) (nullable): the shape
+ *
+ * Since: 0.1
  */
 const gint64 *
 atomr_buffer_get_shape (AtomrBuffer *self,
@@ -435,6 +461,8 @@ atomr_buffer_get_shape (AtomrBuffer *self,
  * Gives the buffer a shape whose element count must equal the buffer's.
  *
  * Returns: %TRUE if the shape fits
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_set_shape (AtomrBuffer   *self,
@@ -491,6 +519,8 @@ atomr_buffer_set_shape (AtomrBuffer   *self,
  * @self: an #AtomrBuffer
  *
  * Returns: the device generation the memory belongs to
+ *
+ * Since: 0.1
  */
 guint
 atomr_buffer_get_generation (AtomrBuffer *self)
@@ -504,6 +534,8 @@ atomr_buffer_get_generation (AtomrBuffer *self)
  * @self: an #AtomrBuffer
  *
  * Returns: %TRUE when the device's context was rebuilt since allocation
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_is_stale (AtomrBuffer *self)
@@ -523,6 +555,8 @@ atomr_buffer_is_stale (AtomrBuffer *self)
  * older context.
  *
  * Returns: %TRUE if the buffer is usable
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_check (AtomrBuffer  *self,
@@ -560,6 +594,8 @@ atomr_buffer_check (AtomrBuffer  *self,
  * buffer's pending work (for example after a completed download).
  *
  * Returns: the device address, or 0 on the host test device
+ *
+ * Since: 0.1
  */
 guint64
 atomr_buffer_get_device_pointer (AtomrBuffer *self)
@@ -661,6 +697,8 @@ forward_new (AtomrBuffer        *self,
  * @user_data: data for @callback
  *
  * Copies @data to the buffer through the device's default copy actor.
+ *
+ * Since: 0.1
  */
 void
 atomr_buffer_upload_async (AtomrBuffer         *self,
@@ -685,6 +723,8 @@ atomr_buffer_upload_async (AtomrBuffer         *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_upload_finish (AtomrBuffer   *self,
@@ -705,6 +745,8 @@ atomr_buffer_upload_finish (AtomrBuffer   *self,
  * Blocking upload, for scripts and tests.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_upload_sync (AtomrBuffer   *self,
@@ -735,6 +777,8 @@ atomr_buffer_upload_sync (AtomrBuffer   *self,
  *
  * Copies the buffer to host memory through the device's default copy
  * actor, after the work that last wrote it.
+ *
+ * Since: 0.1
  */
 void
 atomr_buffer_download_async (AtomrBuffer         *self,
@@ -757,6 +801,8 @@ atomr_buffer_download_async (AtomrBuffer         *self,
  * @error: return location for a #GError
  *
  * Returns: (transfer full): the buffer's contents, or %NULL on error
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_buffer_download_finish (AtomrBuffer   *self,
@@ -776,6 +822,8 @@ atomr_buffer_download_finish (AtomrBuffer   *self,
  * Blocking download, for scripts and tests.
  *
  * Returns: (transfer full): the contents, or %NULL on error
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_buffer_download_sync (AtomrBuffer   *self,
@@ -805,6 +853,8 @@ atomr_buffer_download_sync (AtomrBuffer   *self,
  * @user_data: data for @callback
  *
  * Sets every element to @value through the device's default copy actor.
+ *
+ * Since: 0.1
  */
 void
 atomr_buffer_fill_async (AtomrBuffer         *self,
@@ -828,6 +878,8 @@ atomr_buffer_fill_async (AtomrBuffer         *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the fill completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_fill_finish (AtomrBuffer   *self,
@@ -848,6 +900,8 @@ atomr_buffer_fill_finish (AtomrBuffer   *self,
  * Blocking fill, for scripts and tests.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_fill_sync (AtomrBuffer   *self,
@@ -967,6 +1021,8 @@ double_to_e5m2 (gdouble d)
  * truncates toward zero and saturates for integers.
  *
  * Returns: (transfer full): the element's bytes, or %NULL for an invalid dtype
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_dtype_pack (AtomrDtype dtype,

@@ -17,6 +17,8 @@
  * device-to-device copies and barriers.  Each device has a default one
  * (bound to the device's own thread) behind atomr_buffer_upload_async()
  * and friends; make your own to put transfers on a stream of your choice.
+ *
+ * Since: 0.1
  */
 struct _AtomrCopyActor
 {
@@ -45,6 +47,8 @@ atomr_copy_actor_init (AtomrCopyActor *self)
  * thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrCopyActor *
 atomr_copy_actor_new (AtomrDevice  *device,
@@ -159,6 +163,8 @@ check_buffer_arg (AtomrOp     *op,
  *
  * Copies host data to @buffer on the actor's stream.  @data is copied to
  * pinned staging memory at once, so the caller may drop it.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_upload_async (AtomrActor          *self,
@@ -218,6 +224,8 @@ atomr_actor_upload_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_upload_finish (AtomrActor    *self,
@@ -266,6 +274,8 @@ download_complete (AtomrOp *op,
  *
  * Copies @buffer to host memory on the actor's stream, after the work
  * that last wrote it (on whatever stream).
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_download_async (AtomrActor          *self,
@@ -305,6 +315,8 @@ atomr_actor_download_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: (transfer full): the contents, or %NULL on error
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_actor_download_finish (AtomrActor    *self,
@@ -371,6 +383,8 @@ fill_enqueue (AtomrOp  *op,
  * @user_data: data for @callback
  *
  * Sets every element of @buffer to @value on the actor's stream.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_fill_async (AtomrActor          *self,
@@ -403,6 +417,8 @@ atomr_actor_fill_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the fill completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_fill_finish (AtomrActor    *self,
@@ -440,6 +456,8 @@ copy_enqueue (AtomrOp  *op,
  * @user_data: data for @callback
  *
  * Copies @src to @dst on the device, on the actor's stream.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_copy_async (AtomrActor          *self,
@@ -487,6 +505,8 @@ atomr_actor_copy_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the copy completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_copy_finish (AtomrActor    *self,
@@ -504,6 +524,8 @@ atomr_actor_copy_finish (AtomrActor    *self,
  * @user_data: data for @callback
  *
  * Completes once everything the actor enqueued before it has finished.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_barrier_async (AtomrActor          *self,
@@ -526,6 +548,8 @@ atomr_actor_barrier_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE once the earlier work completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_barrier_finish (AtomrActor    *self,

@@ -26,6 +26,8 @@
  * freed memory.
  *
  * The device's methods may be called from any thread.
+ *
+ * Since: 0.1
  */
 
 struct _AtomrDevice
@@ -262,6 +264,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:ordinal:
    *
    * The CUDA ordinal of the device, or -1 for the host test device.
+   *
+   * Since: 0.1
    */
   properties[PROP_ORDINAL] =
     g_param_spec_int ("ordinal", NULL, NULL, -1, G_MAXINT, 0,
@@ -270,6 +274,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:name:
    *
    * The marketing name of the GPU, such as "NVIDIA H100 80GB HBM3".
+   *
+   * Since: 0.1
    */
   properties[PROP_NAME] =
     g_param_spec_string ("name", NULL, NULL, NULL,
@@ -278,6 +284,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:arch:
    *
    * The device's own NVRTC architecture name, such as "sm_90".
+   *
+   * Since: 0.1
    */
   properties[PROP_ARCH] =
     g_param_spec_string ("arch", NULL, NULL, NULL,
@@ -286,6 +294,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:compute-capability-major:
    *
    * The major compute capability (9 on Hopper).
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPUTE_CAPABILITY_MAJOR] =
     g_param_spec_int ("compute-capability-major", NULL, NULL, 0, G_MAXINT, 0,
@@ -294,6 +304,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:compute-capability-minor:
    *
    * The minor compute capability.
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPUTE_CAPABILITY_MINOR] =
     g_param_spec_int ("compute-capability-minor", NULL, NULL, 0, G_MAXINT, 0,
@@ -302,6 +314,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:total-memory:
    *
    * Device memory in bytes.
+   *
+   * Since: 0.1
    */
   properties[PROP_TOTAL_MEMORY] =
     g_param_spec_uint64 ("total-memory", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -310,6 +324,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:multiprocessor-count:
    *
    * The number of streaming multiprocessors.
+   *
+   * Since: 0.1
    */
   properties[PROP_MULTIPROCESSOR_COUNT] =
     g_param_spec_int ("multiprocessor-count", NULL, NULL, 0, G_MAXINT, 0,
@@ -319,6 +335,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * Bumped each time the context is rebuilt.  Objects remember the
    * generation they were made in and fail as stale once it moves on.
+   *
+   * Since: 0.1
    */
   properties[PROP_GENERATION] =
     g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 1,
@@ -327,6 +345,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:state:
    *
    * The health of the context.
+   *
+   * Since: 0.1
    */
   properties[PROP_STATE] =
     g_param_spec_enum ("state", NULL, NULL, ATOMR_TYPE_DEVICE_STATE,
@@ -336,6 +356,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:supervisor-policy:
    *
    * What happens when a sticky error poisons the context.
+   *
+   * Since: 0.1
    */
   properties[PROP_SUPERVISOR_POLICY] =
     g_param_spec_enum ("supervisor-policy", NULL, NULL, ATOMR_TYPE_SUPERVISOR_POLICY,
@@ -346,6 +368,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * #AtomrMemoryPool:reserved of atomr_device_get_memory_pool(): bytes the
    * buffer pool holds from the driver.  Read on demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_MEMORY_RESERVED] =
     g_param_spec_uint64 ("memory-reserved", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -355,6 +379,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * #AtomrMemoryPool:used: bytes allocated to buffers.  Read on demand,
    * not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_MEMORY_USED] =
     g_param_spec_uint64 ("memory-used", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -364,6 +390,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * #AtomrMemoryPool:high-water: the most bytes used at once.  Read on
    * demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_MEMORY_HIGH_WATER] =
     g_param_spec_uint64 ("memory-high-water", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -378,6 +406,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * Emitted after the context was rebuilt, in the thread that rebuilt it
    * (the device's own thread when the supervisor restarts it).
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_CONTEXT_REBUILT] =
     g_signal_new ("context-rebuilt", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -391,6 +421,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * Emitted on the device's own thread when a sticky error poisoned the
    * context, before the supervisor policy is applied.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_CONTEXT_POISONED] =
     g_signal_new ("context-poisoned", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -413,6 +445,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * tell the user, and start a new process to use this GPU again (or go on
    * with the CPU or another device).  Buffers of this device cannot be read
    * back any more.
+   *
+   * Since: 0.2
    */
   signals[SIGNAL_CONTEXT_LOST] =
     g_signal_new ("context-lost", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -432,6 +466,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * #AtomrDevice:supervisor-policy whatever the error.
    *
    * Returns: the policy for this error
+   *
+   * Since: 0.2
    */
   signals[SIGNAL_CHOOSE_POLICY] =
     g_signal_newv ("choose-policy", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -483,6 +519,8 @@ device_open (AtomrDevice *self,
  *
  * Returns: the CUDA version the installed driver supports (for example
  *   13000 for 13.0), or 0 when there is no driver.
+ *
+ * Since: 0.1
  */
 gint
 atomr_device_get_driver_version (void)
@@ -498,6 +536,8 @@ atomr_device_get_driver_version (void)
  * driver simply has none.
  *
  * Returns: the number of CUDA devices, 0 without a driver.
+ *
+ * Since: 0.1
  */
 gint
 atomr_device_get_count (void)
@@ -520,6 +560,8 @@ atomr_device_get_count (void)
  *
  * Returns: (transfer full): the device, or %NULL with
  *   %ATOMR_ERROR_NO_DEVICE when there is no driver or no such GPU.
+ *
+ * Since: 0.1
  */
 AtomrDevice *
 atomr_device_get (gint      ordinal,
@@ -606,6 +648,8 @@ atomr_device_get_host_autocomplete (AtomrDevice *self)
  * @self: an #AtomrDevice
  *
  * Returns: the CUDA ordinal.
+ *
+ * Since: 0.1
  */
 gint
 atomr_device_get_ordinal (AtomrDevice *self)
@@ -619,6 +663,8 @@ atomr_device_get_ordinal (AtomrDevice *self)
  * @self: an #AtomrDevice
  *
  * Returns: (transfer none): the GPU's name.
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_device_get_name (AtomrDevice *self)
@@ -634,6 +680,8 @@ atomr_device_get_name (AtomrDevice *self)
  * @minor: (out) (optional): the minor version
  *
  * Gets the compute capability, for example 9.0 for an H100.
+ *
+ * Since: 0.1
  */
 void
 atomr_device_get_compute_capability (AtomrDevice *self,
@@ -653,6 +701,8 @@ atomr_device_get_compute_capability (AtomrDevice *self,
  *
  * Returns: (transfer full): the NVRTC architecture of the device, "sm_90"
  *   for compute capability 9.0.
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_device_get_arch (AtomrDevice *self)
@@ -666,6 +716,8 @@ atomr_device_get_arch (AtomrDevice *self)
  * @self: an #AtomrDevice
  *
  * Returns: device memory in bytes.
+ *
+ * Since: 0.1
  */
 guint64
 atomr_device_get_total_memory (AtomrDevice *self)
@@ -679,6 +731,8 @@ atomr_device_get_total_memory (AtomrDevice *self)
  * @self: an #AtomrDevice
  *
  * Returns: the number of streaming multiprocessors.
+ *
+ * Since: 0.1
  */
 gint
 atomr_device_get_multiprocessor_count (AtomrDevice *self)
@@ -692,6 +746,8 @@ atomr_device_get_multiprocessor_count (AtomrDevice *self)
  * @self: an #AtomrDevice
  *
  * Returns: the current generation of the context, from 1.
+ *
+ * Since: 0.1
  */
 guint
 atomr_device_get_generation (AtomrDevice *self)
@@ -705,6 +761,8 @@ atomr_device_get_generation (AtomrDevice *self)
  * @self: an #AtomrDevice
  *
  * Returns: whether the context is ready, poisoned or stopped.
+ *
+ * Since: 0.1
  */
 AtomrDeviceState
 atomr_device_get_state (AtomrDevice *self)
@@ -718,6 +776,8 @@ atomr_device_get_state (AtomrDevice *self)
  * @self: an #AtomrDevice
  *
  * Returns: the policy applied when the context is poisoned.
+ *
+ * Since: 0.1
  */
 AtomrSupervisorPolicy
 atomr_device_get_supervisor_policy (AtomrDevice *self)
@@ -737,6 +797,8 @@ atomr_device_get_supervisor_policy (AtomrDevice *self)
  * @policy: the new policy
  *
  * Sets what happens when a sticky error poisons the context.
+ *
+ * Since: 0.1
  */
 void
 atomr_device_set_supervisor_policy (AtomrDevice          *self,
@@ -1111,6 +1173,8 @@ set_state (AtomrDevice *self,
  * A stopped device stays stopped.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_device_reset (AtomrDevice *self,
@@ -1205,6 +1269,8 @@ atomr_device_reset (AtomrDevice *self,
  * tests; actors never need it.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_device_synchronize (AtomrDevice *self,
@@ -1241,6 +1307,8 @@ atomr_device_synchronize (AtomrDevice *self,
  * Asks the driver how much memory is free.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_device_get_memory_info (AtomrDevice *self,

@@ -23,6 +23,8 @@ G_BEGIN_DECLS
  *   calling atomr_device_reset()).
  *
  * What a device does when a sticky CUDA error poisons its context.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_SUPERVISOR_RESTART,
@@ -37,6 +39,8 @@ typedef enum {
  * @ATOMR_DEVICE_STATE_STOPPED: the supervisor stopped the device.
  *
  * The health of a device's context.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_DEVICE_STATE_READY,

@@ -51,6 +51,8 @@ static const struct {
  *
  * Returns: (nullable): the type string, or %NULL for dtypes NumPy has no
  *   code for (bf16, the f8 formats) or an invalid dtype
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_dtype_get_typestr (AtomrDtype dtype)
@@ -71,6 +73,8 @@ atomr_dtype_get_typestr (AtomrDtype dtype)
  * not.
  *
  * Returns: %TRUE when @typestr names a dtype
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_dtype_from_typestr (const gchar *typestr,
@@ -141,6 +145,8 @@ delete_legacy (AtomrDLManagedTensor *self)
  * (Python's `__dlpack__(stream=...)` does).
  *
  * Returns: the address of the managed tensor, or 0 on error
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_export_dlpack (AtomrTensor  *self,
@@ -241,6 +247,8 @@ atomr_tensor_export_dlpack (AtomrTensor  *self,
  * one-element buffer and @notify is called at once.
  *
  * Returns: (transfer full): the view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_new_for_device_pointer (AtomrDevice     *device,
@@ -369,6 +377,8 @@ call_legacy_deleter (gpointer data)
  * atomr_actor_wait_stream_async().
  *
  * Returns: (transfer full): the view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_import_dlpack (guint64       managed_tensor,

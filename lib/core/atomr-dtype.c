@@ -34,6 +34,8 @@ static const struct {
  *
  * Returns: the size of one element in bytes, or 0 for a value outside
  *   the enumeration.
+ *
+ * Since: 0.1
  */
 gsize
 atomr_dtype_get_size (AtomrDtype dtype)
@@ -48,6 +50,8 @@ atomr_dtype_get_size (AtomrDtype dtype)
  * @dtype: an #AtomrDtype
  *
  * Returns: (transfer none): the short name ("f32", "c64", ...), or "invalid".
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_dtype_get_name (AtomrDtype dtype)
@@ -63,6 +67,8 @@ atomr_dtype_get_name (AtomrDtype dtype)
  * @dtype: (out): the matching #AtomrDtype
  *
  * Returns: %TRUE if @name names a dtype.
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_dtype_from_name (const gchar *name,
@@ -85,6 +91,8 @@ atomr_dtype_from_name (const gchar *name,
  * @dtype: an #AtomrDtype
  *
  * Returns: %TRUE for c64 and c128.
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_dtype_is_complex (AtomrDtype dtype)
@@ -97,6 +105,8 @@ atomr_dtype_is_complex (AtomrDtype dtype)
  * @dtype: an #AtomrDtype
  *
  * Returns: %TRUE for the real and complex floating-point types.
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_dtype_is_floating (AtomrDtype dtype)

@@ -32,6 +32,8 @@ G_BEGIN_DECLS
  *   top byte of an IEEE half), largest finite 57344.
  *
  * The element type of an #AtomrBuffer.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_DTYPE_F16,
@@ -54,6 +56,8 @@ typedef enum {
  * ATOMR_DTYPE_LAST:
  *
  * One past the last valid #AtomrDtype, for range checks and loops.
+ *
+ * Since: 0.1
  */
 #define ATOMR_DTYPE_LAST (ATOMR_DTYPE_F8_E5M2 + 1)
 

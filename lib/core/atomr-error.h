@@ -53,6 +53,8 @@ G_BEGIN_DECLS
  *   instead.
  *
  * Error codes of the %ATOMR_ERROR domain.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_ERROR_NO_DEVICE,

@@ -49,6 +49,8 @@
  * before using the buffer.
  *
  * Returns: (transfer full): a new buffer, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrBuffer *
 atomr_buffer_new_for_device_pointer (AtomrDevice     *device,
@@ -202,6 +204,8 @@ wait_event_enqueue (AtomrOp  *op,
  * by any actor waits for the event too.  The event must have been recorded
  * before this call (cuStreamWaitEvent waits for the most recent record at
  * the time the wait is enqueued).  No host thread waits.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_wait_event_async (AtomrActor          *self,
@@ -239,6 +243,8 @@ atomr_actor_wait_event_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the wait was enqueued and passed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_wait_event_finish (AtomrActor    *self,
@@ -260,6 +266,8 @@ atomr_actor_wait_event_finish (AtomrActor    *self,
  * Blocking form of atomr_actor_wait_event_async(), for scripts.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_wait_event_sync (AtomrActor    *self,
@@ -318,6 +326,8 @@ signal_stream_enqueue (AtomrOp  *op,
  * on @stream).  Work the foreign code enqueues on @stream after this
  * operation completes is ordered after atomr's; if it writes the buffers,
  * hand them back with atomr_actor_wait_event_async().
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_signal_stream_async (AtomrActor          *self,
@@ -353,6 +363,8 @@ atomr_actor_signal_stream_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the foreign stream was ordered
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_signal_stream_finish (AtomrActor    *self,
@@ -375,6 +387,8 @@ atomr_actor_signal_stream_finish (AtomrActor    *self,
  * work enqueued on @stream is ordered after atomr's work on @buffers.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_signal_stream_sync (AtomrActor    *self,
@@ -435,6 +449,8 @@ wait_stream_enqueue (AtomrOp  *op,
  * actor's stream and every later user of @buffers wait for it on the GPU.
  * Work the foreign code enqueues on @stream after calling this is not
  * waited for.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_wait_stream_async (AtomrActor          *self,
@@ -469,6 +485,8 @@ atomr_actor_wait_stream_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the wait was enqueued and passed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_wait_stream_finish (AtomrActor    *self,
@@ -490,6 +508,8 @@ atomr_actor_wait_stream_finish (AtomrActor    *self,
  * Blocking form of atomr_actor_wait_stream_async().
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_wait_stream_sync (AtomrActor    *self,

@@ -19,6 +19,8 @@
  * completes as soon as it is enqueued.  DLPack exchanges use kDLCPU.
  *
  * Returns: (transfer full): a new host test device (ordinal -1)
+ *
+ * Since: 0.2
  */
 AtomrDevice *
 atomr_device_new_for_testing (void)

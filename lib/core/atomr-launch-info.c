@@ -24,6 +24,8 @@
  *
  * The four lifecycle signals of #AtomrActor pass one; #AtomrTraceRecorder
  * keeps them.  Reference counted; treat it as read-only once emitted.
+ *
+ * Since: 0.1
  */
 struct _AtomrLaunchInfo
 {
@@ -58,6 +60,8 @@ G_DEFINE_BOXED_TYPE (AtomrLaunchInfo, atomr_launch_info, atomr_launch_info_ref, 
  * Creates a record.  Actors make these; tools that import traces may too.
  *
  * Returns: (transfer full): a new #AtomrLaunchInfo
+ *
+ * Since: 0.1
  */
 AtomrLaunchInfo *
 atomr_launch_info_new (const gchar *actor_name,
@@ -81,6 +85,8 @@ atomr_launch_info_new (const gchar *actor_name,
  * @info: an #AtomrLaunchInfo
  *
  * Returns: (transfer full): @info
+ *
+ * Since: 0.1
  */
 AtomrLaunchInfo *
 atomr_launch_info_ref (AtomrLaunchInfo *info)
@@ -95,6 +101,8 @@ atomr_launch_info_ref (AtomrLaunchInfo *info)
  * @info: (transfer full): an #AtomrLaunchInfo
  *
  * Drops a reference.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_unref (AtomrLaunchInfo *info)
@@ -116,6 +124,8 @@ atomr_launch_info_unref (AtomrLaunchInfo *info)
  * @info: an #AtomrLaunchInfo
  *
  * Returns: (transfer none): the name of the actor that ran the operation
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_launch_info_get_actor_name (AtomrLaunchInfo *info)
@@ -128,6 +138,8 @@ atomr_launch_info_get_actor_name (AtomrLaunchInfo *info)
  * @info: an #AtomrLaunchInfo
  *
  * Returns: (transfer none): the library, such as "cublas" or "nvrtc"
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_launch_info_get_library (AtomrLaunchInfo *info)
@@ -140,6 +152,8 @@ atomr_launch_info_get_library (AtomrLaunchInfo *info)
  * @info: an #AtomrLaunchInfo
  *
  * Returns: (transfer none): the operation, such as "gemm"
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_launch_info_get_operation (AtomrLaunchInfo *info)
@@ -153,6 +167,8 @@ atomr_launch_info_get_operation (AtomrLaunchInfo *info)
  *
  * Returns: the operation's sequence number, unique in the process (all
  *   actors draw from one counter, from 1)
+ *
+ * Since: 0.1
  */
 guint64
 atomr_launch_info_get_sequence (AtomrLaunchInfo *info)
@@ -166,6 +182,8 @@ atomr_launch_info_get_sequence (AtomrLaunchInfo *info)
  * @sequence: the sequence number
  *
  * Sets the per-actor sequence number.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_sequence (AtomrLaunchInfo *info,
@@ -179,6 +197,8 @@ atomr_launch_info_set_sequence (AtomrLaunchInfo *info,
  * @info: an #AtomrLaunchInfo
  *
  * Returns: the device generation the operation ran in
+ *
+ * Since: 0.1
  */
 guint
 atomr_launch_info_get_generation (AtomrLaunchInfo *info)
@@ -192,6 +212,8 @@ atomr_launch_info_get_generation (AtomrLaunchInfo *info)
  * @generation: the device generation
  *
  * Sets the device generation.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_generation (AtomrLaunchInfo *info,
@@ -205,6 +227,8 @@ atomr_launch_info_set_generation (AtomrLaunchInfo *info,
  * @info: an #AtomrLaunchInfo
  *
  * Returns: the device ordinal, -1 when unknown
+ *
+ * Since: 0.1
  */
 gint
 atomr_launch_info_get_device_ordinal (AtomrLaunchInfo *info)
@@ -218,6 +242,8 @@ atomr_launch_info_get_device_ordinal (AtomrLaunchInfo *info)
  * @ordinal: the device ordinal
  *
  * Sets the device ordinal.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_device_ordinal (AtomrLaunchInfo *info,
@@ -231,6 +257,8 @@ atomr_launch_info_set_device_ordinal (AtomrLaunchInfo *info,
  * @info: an #AtomrLaunchInfo
  *
  * Returns: the per-device number of the stream the operation ran on
+ *
+ * Since: 0.1
  */
 guint
 atomr_launch_info_get_stream_id (AtomrLaunchInfo *info)
@@ -244,6 +272,8 @@ atomr_launch_info_get_stream_id (AtomrLaunchInfo *info)
  * @stream_id: the stream number
  *
  * Sets the stream number.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_stream_id (AtomrLaunchInfo *info,
@@ -266,6 +296,8 @@ atomr_launch_info_set_stream_id (AtomrLaunchInfo *info,
  * Gets the launch geometry of a kernel launch.
  *
  * Returns: %TRUE if the operation had a launch geometry
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_launch_info_get_geometry (AtomrLaunchInfo *info,
@@ -295,6 +327,8 @@ atomr_launch_info_get_geometry (AtomrLaunchInfo *info,
  * @shared_mem_bytes: dynamic shared memory
  *
  * Sets the launch geometry.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_geometry (AtomrLaunchInfo *info,
@@ -313,6 +347,8 @@ atomr_launch_info_set_geometry (AtomrLaunchInfo *info,
  * @info: an #AtomrLaunchInfo
  *
  * Returns: when the request was made, g_get_monotonic_time() microseconds
+ *
+ * Since: 0.1
  */
 gint64
 atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
@@ -326,6 +362,8 @@ atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
  *
  * Returns: when the work was enqueued on the stream, in monotonic
  *   microseconds, or 0 if it never was
+ *
+ * Since: 0.1
  */
 gint64
 atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
@@ -339,6 +377,8 @@ atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
  *
  * Returns: when the actor learnt the GPU had finished, in monotonic
  *   microseconds, or 0 before completion
+ *
+ * Since: 0.1
  */
 gint64
 atomr_launch_info_get_complete_time (AtomrLaunchInfo *info)
@@ -355,6 +395,8 @@ atomr_launch_info_get_complete_time (AtomrLaunchInfo *info)
  *
  * Sets the host timestamps in microseconds; see
  * atomr_launch_info_set_timestamp() for nanoseconds.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_times (AtomrLaunchInfo *info,
@@ -508,6 +550,8 @@ atomr_launch_info_add_dependency (AtomrLaunchInfo *info,
  *
  * Returns: GPU time in milliseconds measured with events, or a negative
  *   value when the actor's timing was off
+ *
+ * Since: 0.1
  */
 gdouble
 atomr_launch_info_get_gpu_duration_ms (AtomrLaunchInfo *info)
@@ -521,6 +565,8 @@ atomr_launch_info_get_gpu_duration_ms (AtomrLaunchInfo *info)
  * @ms: milliseconds, negative for unknown
  *
  * Sets the GPU duration.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_gpu_duration_ms (AtomrLaunchInfo *info,
@@ -535,6 +581,8 @@ atomr_launch_info_set_gpu_duration_ms (AtomrLaunchInfo *info,
  *
  * Returns: (transfer none) (nullable): the error the operation failed
  *   with, or %NULL
+ *
+ * Since: 0.1
  */
 const GError *
 atomr_launch_info_get_error (AtomrLaunchInfo *info)
@@ -548,6 +596,8 @@ atomr_launch_info_get_error (AtomrLaunchInfo *info)
  * @error: (nullable): the error, copied
  *
  * Sets the error.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_error (AtomrLaunchInfo *info,
@@ -564,6 +614,8 @@ atomr_launch_info_set_error (AtomrLaunchInfo *info,
  *
  * Returns: (transfer none) (nullable): free-form detail of the operation
  *   (sizes, dtypes, kernel name), or %NULL
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_launch_info_get_detail (AtomrLaunchInfo *info)
@@ -577,6 +629,8 @@ atomr_launch_info_get_detail (AtomrLaunchInfo *info)
  * @detail: (nullable): the detail text
  *
  * Sets free-form detail text.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_detail (AtomrLaunchInfo *info,

@@ -38,6 +38,14 @@ typedef enum {
   ATOMR_LAUNCH_GPU_END,
 } AtomrLaunchEvent;
 
+/**
+ * ATOMR_LAUNCH_N_EVENTS:
+ *
+ * The number of [enum@Atomr.LaunchEvent] values: the length of an array
+ * indexed by them.
+ *
+ * Since: 0.2
+ */
 #define ATOMR_LAUNCH_N_EVENTS (ATOMR_LAUNCH_GPU_END + 1)
 
 #define ATOMR_TYPE_LAUNCH_INFO (atomr_launch_info_get_type ())

@@ -33,6 +33,8 @@
  * buffers in host memory, so code and tests behave alike without a GPU.
  *
  * Thread safety: every method may be called from any thread.
+ *
+ * Since: 0.2
  */
 
 struct _AtomrMemoryPool
@@ -139,6 +141,8 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    * AtomrMemoryPool:device:
    *
    * The device whose buffers the pool holds (%NULL for a bare instance).
+   *
+   * Since: 0.2
    */
   properties[PROP_DEVICE] =
     g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE,
@@ -148,6 +152,8 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    *
    * Bytes the pool holds from the driver: in use plus cached for reuse.
    * Read on demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_RESERVED] =
     g_param_spec_uint64 ("reserved", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -157,6 +163,8 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    *
    * Bytes allocated to buffers (and not yet freed on the GPU timeline).
    * Read on demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_USED] =
     g_param_spec_uint64 ("used", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -166,6 +174,8 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    *
    * The most bytes ever used at once since the pool was made or
    * atomr_memory_pool_reset_high_water().  Read on demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_HIGH_WATER] =
     g_param_spec_uint64 ("high-water", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -176,6 +186,8 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    * How many reserved bytes the pool keeps when the GPU is idle; memory
    * above it goes back to the driver at the next synchronization.  The
    * default, %G_MAXUINT64, keeps everything until atomr_memory_pool_trim().
+   *
+   * Since: 0.2
    */
   properties[PROP_RELEASE_THRESHOLD] =
     g_param_spec_uint64 ("release-threshold", NULL, NULL, 0, G_MAXUINT64, G_MAXUINT64,
@@ -202,6 +214,8 @@ G_LOCK_DEFINE_STATIC (pools);
  * of the device.
  *
  * Returns: (transfer none): the memory pool
+ *
+ * Since: 0.2
  */
 AtomrMemoryPool *
 atomr_device_get_memory_pool (AtomrDevice *device)
@@ -339,6 +353,8 @@ read_attribute (AtomrMemoryPool      *self,
  * @self: an #AtomrMemoryPool
  *
  * Returns: (transfer none) (nullable): the device, %NULL for a bare instance
+ *
+ * Since: 0.2
  */
 AtomrDevice *
 atomr_memory_pool_get_device (AtomrMemoryPool *self)
@@ -356,6 +372,8 @@ atomr_memory_pool_get_device (AtomrMemoryPool *self)
  * @self: an #AtomrMemoryPool
  *
  * Returns: the bytes the pool holds from the driver
+ *
+ * Since: 0.2
  */
 guint64
 atomr_memory_pool_get_reserved (AtomrMemoryPool *self)
@@ -374,6 +392,8 @@ atomr_memory_pool_get_reserved (AtomrMemoryPool *self)
  * @self: an #AtomrMemoryPool
  *
  * Returns: the bytes allocated to buffers
+ *
+ * Since: 0.2
  */
 guint64
 atomr_memory_pool_get_used (AtomrMemoryPool *self)
@@ -392,6 +412,8 @@ atomr_memory_pool_get_used (AtomrMemoryPool *self)
  * @self: an #AtomrMemoryPool
  *
  * Returns: the most bytes used at once since the last reset
+ *
+ * Since: 0.2
  */
 guint64
 atomr_memory_pool_get_high_water (AtomrMemoryPool *self)
@@ -410,6 +432,8 @@ atomr_memory_pool_get_high_water (AtomrMemoryPool *self)
  * @self: an #AtomrMemoryPool
  *
  * Returns: the bytes the pool keeps reserved when idle
+ *
+ * Since: 0.2
  */
 guint64
 atomr_memory_pool_get_release_threshold (AtomrMemoryPool *self)
@@ -430,6 +454,8 @@ atomr_memory_pool_get_release_threshold (AtomrMemoryPool *self)
  *
  * Sets #AtomrMemoryPool:release-threshold; it applies to the pool of the
  * current generation and to the pools of later ones.
+ *
+ * Since: 0.2
  */
 void
 atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
@@ -471,6 +497,8 @@ atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
  * but whose last work is still running is not yet unused and stays.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_memory_pool_trim (AtomrMemoryPool  *self,
@@ -515,6 +543,8 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
  * @self: an #AtomrMemoryPool
  *
  * Restarts #AtomrMemoryPool:high-water from the bytes used now.
+ *
+ * Since: 0.2
  */
 void
 atomr_memory_pool_reset_high_water (AtomrMemoryPool *self)

@@ -359,6 +359,8 @@ check_tensor_arg (AtomrActor   *self,
  * can express (reversed on one side only, broadcast in the source) cost one
  * copy per index; a layout needing more than 65536 copies fails with
  * %ATOMR_ERROR_NOT_SUPPORTED.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_copy_tensor_async (AtomrActor          *self,
@@ -422,6 +424,8 @@ atomr_actor_copy_tensor_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the copy completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_copy_tensor_finish (AtomrActor    *self,
@@ -444,6 +448,8 @@ atomr_actor_copy_tensor_finish (AtomrActor    *self,
  * Scatters packed host data into a strided view (a sub-matrix, a column, a
  * reversed slice...) on the actor's stream.  @data is copied to pinned
  * staging memory at once, so the caller may drop it.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_upload_tensor_async (AtomrActor          *self,
@@ -510,6 +516,8 @@ atomr_actor_upload_tensor_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_upload_tensor_finish (AtomrActor    *self,
@@ -594,6 +602,8 @@ download_tensor (AtomrActor          *self,
  *
  * Gathers the elements of a strided view into packed row-major host
  * memory on the actor's stream, after the work that last wrote its buffer.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_download_tensor_async (AtomrActor          *self,
@@ -614,6 +624,8 @@ atomr_actor_download_tensor_async (AtomrActor          *self,
  * @error: return location for a #GError
  *
  * Returns: (transfer full): the elements in row-major order, or %NULL on error
+ *
+ * Since: 0.2
  */
 GBytes *
 atomr_actor_download_tensor_finish (AtomrActor    *self,
@@ -637,6 +649,8 @@ atomr_actor_download_tensor_finish (AtomrActor    *self,
  * Blocking form of atomr_actor_copy_tensor_async().
  *
  * Returns: %TRUE if the copy completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_copy_tensor_sync (AtomrActor    *self,
@@ -667,6 +681,8 @@ atomr_actor_copy_tensor_sync (AtomrActor    *self,
  * Blocking form of atomr_actor_upload_tensor_async().
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_upload_tensor_sync (AtomrActor    *self,
@@ -696,6 +712,8 @@ atomr_actor_upload_tensor_sync (AtomrActor    *self,
  * Blocking form of atomr_actor_download_tensor_async().
  *
  * Returns: (transfer full): the elements in row-major order, or %NULL on error
+ *
+ * Since: 0.2
  */
 GBytes *
 atomr_actor_download_tensor_sync (AtomrActor    *self,
@@ -729,6 +747,8 @@ atomr_actor_download_tensor_sync (AtomrActor    *self,
  * memory is not used after the call.
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_upload_tensor_from_address_sync (AtomrActor    *self,
@@ -766,6 +786,8 @@ atomr_actor_upload_tensor_from_address_sync (AtomrActor    *self,
  * intermediate #GBytes.
  *
  * Returns: %TRUE if the download completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_download_tensor_to_address_sync (AtomrActor    *self,

@@ -44,6 +44,8 @@
  * used from any thread.  A tensor made by g_object_new() without a buffer
  * (as bindings can) is empty: its getters return zeros and every transform
  * and actor refuses it with an error.
+ *
+ * Since: 0.2
  */
 
 struct _AtomrTensor
@@ -129,6 +131,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    *
    * The buffer whose memory the view shows; %NULL only for a bare
    * g_object_new() instance.
+   *
+   * Since: 0.2
    */
   properties[PROP_BUFFER] =
     g_param_spec_object ("buffer", NULL, NULL, ATOMR_TYPE_BUFFER,
@@ -137,6 +141,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    * AtomrTensor:dtype:
    *
    * The element type of the view.
+   *
+   * Since: 0.2
    */
   properties[PROP_DTYPE] =
     g_param_spec_enum ("dtype", NULL, NULL, ATOMR_TYPE_DTYPE, ATOMR_DTYPE_F32,
@@ -145,6 +151,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    * AtomrTensor:n-dims:
    *
    * The rank: 0 for a scalar, at most %ATOMR_TENSOR_MAX_DIMS.
+   *
+   * Since: 0.2
    */
   properties[PROP_N_DIMS] =
     g_param_spec_uint ("n-dims", NULL, NULL, 0, ATOMR_TENSOR_MAX_DIMS, 0,
@@ -153,6 +161,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    * AtomrTensor:byte-offset:
    *
    * The byte offset of element (0, …, 0) from the start of the buffer.
+   *
+   * Since: 0.2
    */
   properties[PROP_BYTE_OFFSET] =
     g_param_spec_uint64 ("byte-offset", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -161,6 +171,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    * AtomrTensor:n-elements:
    *
    * The number of elements (the product of the shape; 1 for a scalar).
+   *
+   * Since: 0.2
    */
   properties[PROP_N_ELEMENTS] =
     g_param_spec_uint64 ("n-elements", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -390,6 +402,8 @@ tensor_build (AtomrBuffer   *buffer,
  *
  * Returns: (transfer full): a new view, or %NULL when the shape does not
  *   fit the buffer
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_new (AtomrBuffer   *buffer,
@@ -419,6 +433,8 @@ atomr_tensor_new (AtomrBuffer   *buffer,
  * A view with any layout whose reachable elements all lie inside @buffer.
  *
  * Returns: (transfer full): a new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_new_strided (AtomrBuffer   *buffer,
@@ -450,6 +466,8 @@ atomr_tensor_new_strided (AtomrBuffer   *buffer,
  * it has one, else one-dimensional.
  *
  * Returns: (transfer full): a new view
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_new_for_buffer (AtomrBuffer *buffer)
@@ -483,6 +501,8 @@ atomr_tensor_new_for_buffer (AtomrBuffer *buffer)
  * has none) and returns its contiguous row-major view.
  *
  * Returns: (transfer full): a new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_empty (AtomrDevice   *device,
@@ -536,6 +556,8 @@ atomr_tensor_empty (AtomrDevice   *device,
  *
  * Returns: (transfer none) (nullable): the viewed buffer (%NULL only for a
  *   bare g_object_new() instance)
+ *
+ * Since: 0.2
  */
 AtomrBuffer *
 atomr_tensor_get_buffer (AtomrTensor *self)
@@ -549,6 +571,8 @@ atomr_tensor_get_buffer (AtomrTensor *self)
  * @self: an #AtomrTensor
  *
  * Returns: (transfer none) (nullable): the device holding the memory
+ *
+ * Since: 0.2
  */
 AtomrDevice *
 atomr_tensor_get_device (AtomrTensor *self)
@@ -562,6 +586,8 @@ atomr_tensor_get_device (AtomrTensor *self)
  * @self: an #AtomrTensor
  *
  * Returns: the element type of the view
+ *
+ * Since: 0.2
  */
 AtomrDtype
 atomr_tensor_get_dtype (AtomrTensor *self)
@@ -575,6 +601,8 @@ atomr_tensor_get_dtype (AtomrTensor *self)
  * @self: an #AtomrTensor
  *
  * Returns: the rank (0 for a scalar)
+ *
+ * Since: 0.2
  */
 guint
 atomr_tensor_get_n_dims (AtomrTensor *self)
@@ -589,6 +617,8 @@ atomr_tensor_get_n_dims (AtomrTensor *self)
  * @n_dims: (out) (optional): the rank
  *
  * Returns: (array length=n_dims) (transfer none): the extent of each dimension
+ *
+ * Since: 0.2
  */
 const gint64 *
 atomr_tensor_get_shape (AtomrTensor *self,
@@ -607,6 +637,8 @@ atomr_tensor_get_shape (AtomrTensor *self,
  *
  * Returns: (array length=n_dims) (transfer none): the stride of each
  *   dimension, in elements
+ *
+ * Since: 0.2
  */
 const gint64 *
 atomr_tensor_get_strides (AtomrTensor *self,
@@ -624,6 +656,8 @@ atomr_tensor_get_strides (AtomrTensor *self,
  * @dim: a dimension, less than the rank
  *
  * Returns: the extent of @dim, or -1 when @dim is not a dimension
+ *
+ * Since: 0.2
  */
 gint64
 atomr_tensor_get_dim (AtomrTensor *self,
@@ -639,6 +673,8 @@ atomr_tensor_get_dim (AtomrTensor *self,
  * @dim: a dimension, less than the rank
  *
  * Returns: the stride of @dim in elements, or 0 when @dim is not a dimension
+ *
+ * Since: 0.2
  */
 gint64
 atomr_tensor_get_stride (AtomrTensor *self,
@@ -653,6 +689,8 @@ atomr_tensor_get_stride (AtomrTensor *self,
  * @self: an #AtomrTensor
  *
  * Returns: the byte offset of element (0, …, 0) in the buffer
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_get_byte_offset (AtomrTensor *self)
@@ -667,6 +705,8 @@ atomr_tensor_get_byte_offset (AtomrTensor *self)
  *
  * Returns: the number of elements: the product of the shape (1 for a scalar,
  *   0 for a bare instance)
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_get_n_elements (AtomrTensor *self)
@@ -683,6 +723,8 @@ atomr_tensor_get_n_elements (AtomrTensor *self)
  * not the span of memory the strides cover.
  *
  * Returns: the number of elements times the element size
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_get_byte_size (AtomrTensor *self)
@@ -699,6 +741,8 @@ atomr_tensor_get_byte_size (AtomrTensor *self)
  * CUDA code; the same caveats as atomr_buffer_get_device_pointer().
  *
  * Returns: the address, or 0 on the host test device or for a bare instance
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_get_device_pointer (AtomrTensor *self)
@@ -716,6 +760,8 @@ atomr_tensor_get_device_pointer (AtomrTensor *self)
  * stride).  Views without elements are contiguous.
  *
  * Returns: %TRUE for a packed row-major layout
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_is_contiguous (AtomrTensor *self)
@@ -756,6 +802,8 @@ append_dims (GString      *s,
  * `f32[2, 3] strides [3, 1] offset 0 on cuda:0`.
  *
  * Returns: (transfer full): the description
+ *
+ * Since: 0.2
  */
 gchar *
 atomr_tensor_to_string (AtomrTensor *self)
@@ -825,6 +873,8 @@ derive (AtomrTensor   *self,
  * extent for a negative one.  An empty range gives a view with extent 0.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_slice (AtomrTensor  *self,
@@ -896,6 +946,8 @@ atomr_tensor_slice (AtomrTensor  *self,
  * The view of one index along @dim, of rank one less (`a[..., index, ...]`).
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_select (AtomrTensor  *self,
@@ -949,6 +1001,8 @@ atomr_tensor_select (AtomrTensor  *self,
  * @perm[k].
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_permute (AtomrTensor  *self,
@@ -997,6 +1051,8 @@ atomr_tensor_permute (AtomrTensor  *self,
  * The view with @dim0 and @dim1 swapped (for a matrix, its transpose).
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_transpose (AtomrTensor  *self,
@@ -1037,6 +1093,8 @@ atomr_tensor_transpose (AtomrTensor  *self,
  * view to a contiguous tensor first.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_reshape (AtomrTensor   *self,
@@ -1181,6 +1239,8 @@ atomr_tensor_reshape (AtomrTensor   *self,
  * broadcast view writes them all.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_broadcast_to (AtomrTensor   *self,
@@ -1239,6 +1299,8 @@ atomr_tensor_broadcast_to (AtomrTensor   *self,
  * The view with a new dimension of extent 1 inserted before @dim.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_unsqueeze (AtomrTensor  *self,
@@ -1285,6 +1347,8 @@ atomr_tensor_unsqueeze (AtomrTensor  *self,
  * The view without its dimensions of extent 1.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_squeeze (AtomrTensor  *self,
@@ -1324,6 +1388,8 @@ atomr_tensor_squeeze (AtomrTensor  *self,
  * atomr_tensor_broadcast_to()).
  *
  * Returns: %TRUE when the shapes are compatible
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_broadcast_shapes (const gint64  *shape_a,

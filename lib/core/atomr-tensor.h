@@ -21,6 +21,8 @@ G_BEGIN_DECLS
  * ATOMR_TENSOR_MAX_DIMS:
  *
  * The largest rank of an #AtomrTensor.
+ *
+ * Since: 0.2
  */
 #define ATOMR_TENSOR_MAX_DIMS 8
 

@@ -25,6 +25,8 @@
  * atomr_compile_options_get_flags() is the exact argument list handed to
  * nvrtcCompileProgram(), in a fixed order, so equal options always give
  * equal flags (and equal cache keys).
+ *
+ * Since: 0.1
  */
 struct _AtomrCompileOptions
 {
@@ -167,30 +169,40 @@ atomr_compile_options_class_init (AtomrCompileOptionsClass *klass)
    *
    * The target architecture: "sm_75" … "sm_120", "sm_90a", "compute_NN"
    * for PTX only, or %ATOMR_ARCH_NATIVE; %NULL for NVRTC's default.
+   *
+   * Since: 0.1
    */
   properties[PROP_ARCH] = g_param_spec_string ("arch", NULL, NULL, NULL, flags);
   /**
    * AtomrCompileOptions:std:
    *
    * The C++ dialect: "c++14", "c++17" or "c++20"; %NULL for NVRTC's default.
+   *
+   * Since: 0.1
    */
   properties[PROP_STD] = g_param_spec_string ("std", NULL, NULL, NULL, flags);
   /**
    * AtomrCompileOptions:fast-math:
    *
    * Fast, less precise math (`--use_fast_math`).
+   *
+   * Since: 0.1
    */
   properties[PROP_FAST_MATH] = g_param_spec_boolean ("fast-math", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:flush-to-zero:
    *
    * Flush single-precision denormals to zero (`--ftz=true`).
+   *
+   * Since: 0.1
    */
   properties[PROP_FLUSH_TO_ZERO] = g_param_spec_boolean ("flush-to-zero", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:max-registers:
    *
    * Registers per thread at most (`--maxrregcount`); 0 for no limit.
+   *
+   * Since: 0.1
    */
   properties[PROP_MAX_REGISTERS] = g_param_spec_uint ("max-registers", NULL, NULL, 0, 255, 0, flags);
   /**
@@ -198,30 +210,40 @@ atomr_compile_options_class_init (AtomrCompileOptionsClass *klass)
    *
    * Link-time optimisation: NVRTC emits LTO-IR (`--dlink-time-opt`) and
    * nvJitLink links it, with any extra objects, into a CUBIN.
+   *
+   * Since: 0.1
    */
   properties[PROP_LTO] = g_param_spec_boolean ("lto", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:relocatable:
    *
    * Relocatable device code (`--relocatable-device-code=true`).
+   *
+   * Since: 0.1
    */
   properties[PROP_RELOCATABLE] = g_param_spec_boolean ("relocatable", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:line-info:
    *
    * Line-number information for profilers (`--generate-line-info`).
+   *
+   * Since: 0.1
    */
   properties[PROP_LINE_INFO] = g_param_spec_boolean ("line-info", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:debug:
    *
    * Device debug information (`--device-debug`).
+   *
+   * Since: 0.1
    */
   properties[PROP_DEBUG] = g_param_spec_boolean ("debug", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:precompiled-headers:
    *
    * Let NVRTC precompile and reuse headers (`--pch`).
+   *
+   * Since: 0.1
    */
   properties[PROP_PRECOMPILED_HEADERS] = g_param_spec_boolean ("precompiled-headers", NULL, NULL, FALSE, flags);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -242,6 +264,8 @@ atomr_compile_options_init (AtomrCompileOptions *self)
  *
  * Returns: (transfer full): options with every default (NVRTC's arch and
  *   dialect, no flags)
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_new (void)
@@ -254,6 +278,8 @@ atomr_compile_options_new (void)
  * @self: options
  *
  * Returns: (transfer full): an independent copy of @self
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_copy (AtomrCompileOptions *self)
@@ -326,6 +352,8 @@ set_boolean (AtomrCompileOptions *self,
  * Sets the target architecture; checked by atomr_compile_options_validate().
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_set_arch (AtomrCompileOptions *self,
@@ -341,6 +369,8 @@ atomr_compile_options_set_arch (AtomrCompileOptions *self,
  * @self: options
  *
  * Returns: (nullable): the target architecture
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_compile_options_get_arch (AtomrCompileOptions *self)
@@ -355,6 +385,8 @@ atomr_compile_options_get_arch (AtomrCompileOptions *self)
  * @std: (nullable): "c++14", "c++17", "c++20" (or "14", "17", "20")
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_set_std (AtomrCompileOptions *self,
@@ -374,6 +406,8 @@ atomr_compile_options_set_std (AtomrCompileOptions *self,
  * @self: options
  *
  * Returns: (nullable): the C++ dialect
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_compile_options_get_std (AtomrCompileOptions *self)
@@ -404,12 +438,16 @@ atomr_compile_options_get_##name (AtomrCompileOptions *self)                   \
  * @fast_math: the new value
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_fast_math:
  * @self: options
  *
  * Returns: whether fast math is on
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (fast_math, fast_math, PROP_FAST_MATH)
 /**
@@ -418,12 +456,16 @@ BOOLEAN_OPTION (fast_math, fast_math, PROP_FAST_MATH)
  * @ftz: the new value
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_flush_to_zero:
  * @self: options
  *
  * Returns: whether denormals are flushed to zero
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (flush_to_zero, ftz, PROP_FLUSH_TO_ZERO)
 /**
@@ -432,12 +474,16 @@ BOOLEAN_OPTION (flush_to_zero, ftz, PROP_FLUSH_TO_ZERO)
  * @lto: the new value
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_lto:
  * @self: options
  *
  * Returns: whether link-time optimisation is on
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (lto, lto, PROP_LTO)
 /**
@@ -446,12 +492,16 @@ BOOLEAN_OPTION (lto, lto, PROP_LTO)
  * @relocatable: the new value
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_relocatable:
  * @self: options
  *
  * Returns: whether relocatable device code is on
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (relocatable, relocatable, PROP_RELOCATABLE)
 /**
@@ -460,12 +510,16 @@ BOOLEAN_OPTION (relocatable, relocatable, PROP_RELOCATABLE)
  * @line_info: the new value
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_line_info:
  * @self: options
  *
  * Returns: whether line information is generated
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (line_info, line_info, PROP_LINE_INFO)
 /**
@@ -474,12 +528,16 @@ BOOLEAN_OPTION (line_info, line_info, PROP_LINE_INFO)
  * @debug: the new value
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_debug:
  * @self: options
  *
  * Returns: whether device debug information is generated
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (debug, debug, PROP_DEBUG)
 /**
@@ -488,12 +546,16 @@ BOOLEAN_OPTION (debug, debug, PROP_DEBUG)
  * @pch: the new value
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_precompiled_headers:
  * @self: options
  *
  * Returns: whether precompiled headers are on
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (precompiled_headers, pch, PROP_PRECOMPILED_HEADERS)
 
@@ -503,6 +565,8 @@ BOOLEAN_OPTION (precompiled_headers, pch, PROP_PRECOMPILED_HEADERS)
  * @max_registers: registers per thread at most, 0 for no limit
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_set_max_registers (AtomrCompileOptions *self,
@@ -522,6 +586,8 @@ atomr_compile_options_set_max_registers (AtomrCompileOptions *self,
  * @self: options
  *
  * Returns: the register limit, 0 for none
+ *
+ * Since: 0.1
  */
 guint
 atomr_compile_options_get_max_registers (AtomrCompileOptions *self)
@@ -537,6 +603,8 @@ atomr_compile_options_get_max_registers (AtomrCompileOptions *self)
  *   found there are part of the cache key
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_include_path (AtomrCompileOptions *self,
@@ -553,6 +621,8 @@ atomr_compile_options_add_include_path (AtomrCompileOptions *self,
  * @self: options
  *
  * Returns: (transfer none) (array zero-terminated=1): the include paths
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_compile_options_get_include_paths (AtomrCompileOptions *self)
@@ -568,6 +638,8 @@ atomr_compile_options_get_include_paths (AtomrCompileOptions *self)
  * @value: (nullable): its value, or %NULL to define it empty
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_define (AtomrCompileOptions *self,
@@ -587,6 +659,8 @@ atomr_compile_options_add_define (AtomrCompileOptions *self,
  *   "kernel<float, 256>", whose mangled name the module will know
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_name_expression (AtomrCompileOptions *self,
@@ -603,6 +677,8 @@ atomr_compile_options_add_name_expression (AtomrCompileOptions *self,
  * @self: options
  *
  * Returns: (transfer none) (array zero-terminated=1): the name expressions
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_compile_options_get_name_expressions (AtomrCompileOptions *self)
@@ -617,6 +693,8 @@ atomr_compile_options_get_name_expressions (AtomrCompileOptions *self)
  * @flag: an NVRTC option passed as is, after all others
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_extra_flag (AtomrCompileOptions *self,
@@ -649,6 +727,8 @@ add_link_object (AtomrCompileOptions *self,
  * Links @ltoir into the program; needs #AtomrCompileOptions:lto.
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_link_ltoir (AtomrCompileOptions *self,
@@ -667,6 +747,8 @@ atomr_compile_options_add_link_ltoir (AtomrCompileOptions *self,
  * Links @ptx into the program; needs #AtomrCompileOptions:lto.
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_link_ptx (AtomrCompileOptions *self,
@@ -693,6 +775,8 @@ atomr_compile_options_get_link_objects (AtomrCompileOptions *self)
  * gives no flag here.
  *
  * Returns: (transfer full) (array zero-terminated=1): the flags
+ *
+ * Since: 0.1
  */
 gchar **
 atomr_compile_options_get_flags (AtomrCompileOptions *self)
@@ -769,6 +853,8 @@ atomr_arch_is_valid (const gchar *arch)
  * architecture is checked.
  *
  * Returns: %TRUE if the options are usable
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_compile_options_validate (AtomrCompileOptions  *self,

@@ -479,6 +479,8 @@ meta_parse (const gchar  *json,
  * One entry of a cache directory, as listed by atomr_kernel_cache_list():
  * its metadata is read when listed; the source, log, PTX, CUBIN and LTO-IR
  * are read (and checksummed) on demand by the `load` functions.
+ *
+ * Since: 0.1
  */
 struct _AtomrKernelCacheEntry
 {
@@ -572,102 +574,136 @@ atomr_kernel_cache_entry_class_init (AtomrKernelCacheEntryClass *klass)
    * AtomrKernelCacheEntry:key:
    *
    * The cache key (64 hex digits of SHA-256).
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_KEY] = g_param_spec_string ("key", NULL, NULL, NULL, f);
   /**
    * AtomrKernelCacheEntry:path:
    *
    * The entry's file.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_PATH] = g_param_spec_string ("path", NULL, NULL, NULL, f);
   /**
    * AtomrKernelCacheEntry:kernel-names:
    *
    * The kernel names and name expressions compiled.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_KERNEL_NAMES] = g_param_spec_boxed ("kernel-names", NULL, NULL, G_TYPE_STRV, f);
   /**
    * AtomrKernelCacheEntry:lowered-names:
    *
    * The mangled symbol of each kernel name, in the same order.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_LOWERED_NAMES] = g_param_spec_boxed ("lowered-names", NULL, NULL, G_TYPE_STRV, f);
   /**
    * AtomrKernelCacheEntry:flags:
    *
    * The exact NVRTC flags.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_FLAGS] = g_param_spec_boxed ("flags", NULL, NULL, G_TYPE_STRV, f);
   /**
    * AtomrKernelCacheEntry:arch:
    *
    * The target architecture, %NULL for NVRTC's default.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_ARCH] = g_param_spec_string ("arch", NULL, NULL, NULL, f);
   /**
    * AtomrKernelCacheEntry:nvrtc-version:
    *
    * The NVRTC version that compiled the entry.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_NVRTC_VERSION] = g_param_spec_string ("nvrtc-version", NULL, NULL, NULL, f);
   /**
    * AtomrKernelCacheEntry:ptx-size:
    *
    * Bytes of PTX.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_PTX_SIZE] = g_param_spec_uint64 ("ptx-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:cubin-size:
    *
    * Bytes of CUBIN.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_CUBIN_SIZE] = g_param_spec_uint64 ("cubin-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:ltoir-size:
    *
    * Bytes of LTO-IR.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_LTOIR_SIZE] = g_param_spec_uint64 ("ltoir-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:source-size:
    *
    * Bytes of source kept, 0 when the source was not stored.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_SOURCE_SIZE] = g_param_spec_uint64 ("source-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:file-size:
    *
    * Bytes on disk.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_FILE_SIZE] = g_param_spec_uint64 ("file-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:compile-time-ms:
    *
    * How long the compile took.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_COMPILE_TIME_MS] = g_param_spec_double ("compile-time-ms", NULL, NULL, 0, G_MAXDOUBLE, 0, f);
   /**
    * AtomrKernelCacheEntry:created:
    *
    * When the entry was written.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_CREATED] = g_param_spec_boxed ("created", NULL, NULL, G_TYPE_DATE_TIME, f);
   /**
    * AtomrKernelCacheEntry:last-used:
    *
    * When the entry was last written or hit.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_LAST_USED] = g_param_spec_boxed ("last-used", NULL, NULL, G_TYPE_DATE_TIME, f);
   /**
    * AtomrKernelCacheEntry:hit-count:
    *
    * How many times the entry was read from disk.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_HIT_COUNT] = g_param_spec_uint64 ("hit-count", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:has-source:
    *
    * Whether the source was stored.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_HAS_SOURCE] = g_param_spec_boolean ("has-source", NULL, NULL, FALSE, f);
   g_object_class_install_properties (object_class, ENTRY_N_PROPS, entry_properties);
@@ -749,6 +785,8 @@ entry_read (const gchar  *path,
  * @self: an entry
  *
  * Returns: the key
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_get_key (AtomrKernelCacheEntry *self)
@@ -762,6 +800,8 @@ atomr_kernel_cache_entry_get_key (AtomrKernelCacheEntry *self)
  * @self: an entry
  *
  * Returns: (type filename): the entry's file
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_get_path (AtomrKernelCacheEntry *self)
@@ -776,6 +816,8 @@ atomr_kernel_cache_entry_get_path (AtomrKernelCacheEntry *self)
  *
  * Returns: (transfer none) (array zero-terminated=1): kernel names and
  *   name expressions
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_kernel_cache_entry_get_kernel_names (AtomrKernelCacheEntry *self)
@@ -790,6 +832,8 @@ atomr_kernel_cache_entry_get_kernel_names (AtomrKernelCacheEntry *self)
  *
  * Returns: (transfer none) (array zero-terminated=1): the mangled symbol of
  *   each kernel name, in the same order
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_kernel_cache_entry_get_lowered_names (AtomrKernelCacheEntry *self)
@@ -804,6 +848,8 @@ atomr_kernel_cache_entry_get_lowered_names (AtomrKernelCacheEntry *self)
  * @kernel_name: a kernel name or name expression
  *
  * Returns: (nullable): its mangled symbol
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
@@ -822,6 +868,8 @@ atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
  * @self: an entry
  *
  * Returns: (transfer none) (array zero-terminated=1): the NVRTC flags
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_kernel_cache_entry_get_flags (AtomrKernelCacheEntry *self)
@@ -835,6 +883,8 @@ atomr_kernel_cache_entry_get_flags (AtomrKernelCacheEntry *self)
  * @self: an entry
  *
  * Returns: (nullable): the target architecture
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_get_arch (AtomrKernelCacheEntry *self)
@@ -848,6 +898,8 @@ atomr_kernel_cache_entry_get_arch (AtomrKernelCacheEntry *self)
  * @self: an entry
  *
  * Returns: the NVRTC version ("13.0")
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_get_nvrtc_version (AtomrKernelCacheEntry *self)
@@ -869,6 +921,8 @@ atomr_kernel_cache_entry_get_##name (AtomrKernelCacheEntry *self)              \
  * @self: an entry
  *
  * Returns: bytes of PTX
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (ptx_size, self->h.ptx_size, "PTX")
 /**
@@ -876,6 +930,8 @@ ENTRY_U64_GETTER (ptx_size, self->h.ptx_size, "PTX")
  * @self: an entry
  *
  * Returns: bytes of CUBIN
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (cubin_size, self->h.cubin_size, "CUBIN")
 /**
@@ -883,6 +939,8 @@ ENTRY_U64_GETTER (cubin_size, self->h.cubin_size, "CUBIN")
  * @self: an entry
  *
  * Returns: bytes of LTO-IR
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (ltoir_size, self->h.ltoir_size, "LTO-IR")
 /**
@@ -890,6 +948,8 @@ ENTRY_U64_GETTER (ltoir_size, self->h.ltoir_size, "LTO-IR")
  * @self: an entry
  *
  * Returns: bytes of source stored
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (source_size, self->h.source_size, "source")
 /**
@@ -897,6 +957,8 @@ ENTRY_U64_GETTER (source_size, self->h.source_size, "source")
  * @self: an entry
  *
  * Returns: bytes on disk
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (file_size, self->h.file_size, "file")
 /**
@@ -904,6 +966,8 @@ ENTRY_U64_GETTER (file_size, self->h.file_size, "file")
  * @self: an entry
  *
  * Returns: how many times the entry was read from disk
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (hit_count, self->h.hit_count, "hits")
 
@@ -912,6 +976,8 @@ ENTRY_U64_GETTER (hit_count, self->h.hit_count, "hits")
  * @self: an entry
  *
  * Returns: how long the compile took
+ *
+ * Since: 0.1
  */
 gdouble
 atomr_kernel_cache_entry_get_compile_time_ms (AtomrKernelCacheEntry *self)
@@ -925,6 +991,8 @@ atomr_kernel_cache_entry_get_compile_time_ms (AtomrKernelCacheEntry *self)
  * @self: an entry
  *
  * Returns: (transfer none): when the entry was written
+ *
+ * Since: 0.1
  */
 GDateTime *
 atomr_kernel_cache_entry_get_created (AtomrKernelCacheEntry *self)
@@ -938,6 +1006,8 @@ atomr_kernel_cache_entry_get_created (AtomrKernelCacheEntry *self)
  * @self: an entry
  *
  * Returns: (transfer none): when the entry was last written or hit
+ *
+ * Since: 0.1
  */
 GDateTime *
 atomr_kernel_cache_entry_get_last_used (AtomrKernelCacheEntry *self)
@@ -951,6 +1021,8 @@ atomr_kernel_cache_entry_get_last_used (AtomrKernelCacheEntry *self)
  * @self: an entry
  *
  * Returns: whether the source was stored
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_entry_has_source (AtomrKernelCacheEntry *self)
@@ -1035,6 +1107,8 @@ bytes_to_string (GBytes *bytes)
  *
  * Returns: (transfer full) (nullable): the source, or %NULL with no error
  *   when it was not stored
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_kernel_cache_entry_load_source (AtomrKernelCacheEntry  *self,
@@ -1055,6 +1129,8 @@ atomr_kernel_cache_entry_load_source (AtomrKernelCacheEntry  *self,
  * @error: return location for a #GError
  *
  * Returns: (transfer full): NVRTC's log, possibly empty
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_kernel_cache_entry_load_log (AtomrKernelCacheEntry  *self,
@@ -1086,6 +1162,8 @@ load_optional (AtomrKernelCacheEntry  *self,
  *
  * Returns: (transfer full) (nullable): the PTX, %NULL with no error when
  *   the entry has none
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_kernel_cache_entry_load_ptx (AtomrKernelCacheEntry  *self,
@@ -1101,6 +1179,8 @@ atomr_kernel_cache_entry_load_ptx (AtomrKernelCacheEntry  *self,
  *
  * Returns: (transfer full) (nullable): the CUBIN, %NULL with no error when
  *   the entry has none
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_kernel_cache_entry_load_cubin (AtomrKernelCacheEntry  *self,
@@ -1116,6 +1196,8 @@ atomr_kernel_cache_entry_load_cubin (AtomrKernelCacheEntry  *self,
  *
  * Returns: (transfer full) (nullable): the LTO-IR, %NULL with no error
  *   when the entry has none
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_kernel_cache_entry_load_ltoir (AtomrKernelCacheEntry  *self,
@@ -1161,6 +1243,8 @@ typedef struct {
  * from its include paths.  Several processes may share a directory: files
  * are written to a temporary name and renamed into place, and damaged or
  * foreign files are treated as misses and removed.
+ *
+ * Since: 0.1
  */
 struct _AtomrKernelCache
 {
@@ -1317,6 +1401,8 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    * AtomrKernelCache:directory:
    *
    * The cache directory (created on the first store).
+   *
+   * Since: 0.1
    */
   properties[PROP_DIRECTORY] = g_param_spec_string ("directory", NULL, NULL, NULL,
                                                     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
@@ -1327,6 +1413,8 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    * entries beyond it are removed.  0 for no limit.  A cache opened on the
    * default directory starts at `$ATOMR_CACHE_MAX_SIZE` (a size such as
    * `500M`; `0` for none) or 1 GiB; other caches at 0.
+   *
+   * Since: 0.1
    */
   properties[PROP_MAX_SIZE] = g_param_spec_uint64 ("max-size", NULL, NULL, 0, G_MAXUINT64, 0, rw);
   /**
@@ -1334,6 +1422,8 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    *
    * Modules kept in memory at most (least recently used dropped first);
    * 0 disables the memory level.
+   *
+   * Since: 0.1
    */
   properties[PROP_MEMORY_CAPACITY] = g_param_spec_uint ("memory-capacity", NULL, NULL, 0, G_MAXUINT,
                                                         DEFAULT_MEMORY_CAPACITY, rw);
@@ -1343,6 +1433,8 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    * Whether new entries keep the source, for browsing.  Off unless
    * `ATOMR_CACHE_STORE_SOURCE=1` is set (sources may be confidential and
    * are often the bulk of an entry).
+   *
+   * Since: 0.1
    */
   properties[PROP_STORE_SOURCE] = g_param_spec_boolean ("store-source", NULL, NULL, FALSE, rw);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -1441,6 +1533,8 @@ atomr_kernel_cache_init (AtomrKernelCache *self)
  * directory (`$XDG_CACHE_HOME`, ~/.cache).
  *
  * Returns: (transfer full) (type filename): the default cache directory
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_kernel_cache_get_default_directory (void)
@@ -1459,6 +1553,8 @@ atomr_kernel_cache_get_default_directory (void)
  * what the NVRTC actor uses unless given another.
  *
  * Returns: (transfer none): the default cache
+ *
+ * Since: 0.1
  */
 AtomrKernelCache *
 atomr_kernel_cache_get_default (void)
@@ -1482,6 +1578,8 @@ atomr_kernel_cache_get_default (void)
  * Opens a cache; the directory need not exist yet.
  *
  * Returns: (transfer full): a new cache
+ *
+ * Since: 0.1
  */
 AtomrKernelCache *
 atomr_kernel_cache_new (const gchar *directory)
@@ -1494,6 +1592,8 @@ atomr_kernel_cache_new (const gchar *directory)
  * @self: a cache
  *
  * Returns: (type filename): the cache directory
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_get_directory (AtomrKernelCache *self)
@@ -1507,6 +1607,8 @@ atomr_kernel_cache_get_directory (AtomrKernelCache *self)
  * @self: a cache
  *
  * Returns: the size cap in bytes, 0 for none
+ *
+ * Since: 0.1
  */
 guint64
 atomr_kernel_cache_get_max_size (AtomrKernelCache *self)
@@ -1521,6 +1623,8 @@ atomr_kernel_cache_get_max_size (AtomrKernelCache *self)
  * @max_size: bytes on disk at most, 0 for no limit
  *
  * Sets #AtomrKernelCache:max-size.
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_cache_set_max_size (AtomrKernelCache *self,
@@ -1549,6 +1653,8 @@ memory_trim_locked (AtomrKernelCache *self,
  * @self: a cache
  *
  * Returns: modules kept in memory at most
+ *
+ * Since: 0.1
  */
 guint
 atomr_kernel_cache_get_memory_capacity (AtomrKernelCache *self)
@@ -1563,6 +1669,8 @@ atomr_kernel_cache_get_memory_capacity (AtomrKernelCache *self)
  * @capacity: modules kept in memory at most, 0 to disable the memory level
  *
  * Sets #AtomrKernelCache:memory-capacity.
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_cache_set_memory_capacity (AtomrKernelCache *self,
@@ -1583,6 +1691,8 @@ atomr_kernel_cache_set_memory_capacity (AtomrKernelCache *self,
  * @self: a cache
  *
  * Returns: whether entries keep their source
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_get_store_source (AtomrKernelCache *self)
@@ -1597,6 +1707,8 @@ atomr_kernel_cache_get_store_source (AtomrKernelCache *self)
  * @store_source: whether new entries keep their source
  *
  * Sets #AtomrKernelCache:store-source.
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_cache_set_store_source (AtomrKernelCache *self,
@@ -1615,6 +1727,8 @@ atomr_kernel_cache_set_store_source (AtomrKernelCache *self,
  * @self: a cache
  *
  * Drops every module kept in memory (the disk is untouched).
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_cache_clear_memory (AtomrKernelCache *self)
@@ -2691,6 +2805,8 @@ scan_directory (AtomrKernelCache        *self,
  *
  * Returns: (transfer full): a #GListModel of #AtomrKernelCacheEntry, or
  *   %NULL when the directory cannot be read
+ *
+ * Since: 0.1
  */
 GListModel *
 atomr_kernel_cache_list (AtomrKernelCache  *self,
@@ -2716,6 +2832,8 @@ atomr_kernel_cache_list (AtomrKernelCache  *self,
  *
  * Returns: (transfer full): the entry; %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT when no valid entry (or several) match
+ *
+ * Since: 0.1
  */
 AtomrKernelCacheEntry *
 atomr_kernel_cache_lookup (AtomrKernelCache  *self,
@@ -2783,6 +2901,8 @@ atomr_kernel_cache_lookup (AtomrKernelCache  *self,
  * Removes one entry from the disk and from memory.
  *
  * Returns: %TRUE if the entry was removed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_remove (AtomrKernelCache  *self,
@@ -2927,6 +3047,8 @@ gc_internal (AtomrKernelCache        *self,
  * rest fits in @max_size.  atomr_kernel_cache_collect() reports more.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_gc (AtomrKernelCache  *self,
@@ -2961,6 +3083,8 @@ atomr_kernel_cache_gc (AtomrKernelCache  *self,
  * is left.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_collect (AtomrKernelCache        *self,
@@ -3014,6 +3138,8 @@ stats_read (AtomrKernelCache *self,
  * writable.  Removes nothing.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_get_report (AtomrKernelCache        *self,
@@ -3047,6 +3173,8 @@ atomr_kernel_cache_get_report (AtomrKernelCache        *self,
  * A short form of atomr_kernel_cache_get_report().
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_get_stats (AtomrKernelCache  *self,
@@ -3082,6 +3210,8 @@ atomr_kernel_cache_get_stats (AtomrKernelCache  *self,
  * hits.
  *
  * Returns: %TRUE if the directory is writable
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_check_writable (AtomrKernelCache  *self,
@@ -3121,6 +3251,8 @@ atomr_kernel_cache_check_writable (AtomrKernelCache  *self,
  * Store failures are also warned about once.
  *
  * Returns: (nullable): the message, %NULL when every store succeeded
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_kernel_cache_get_store_error (AtomrKernelCache *self)
@@ -3139,6 +3271,8 @@ atomr_kernel_cache_get_store_error (AtomrKernelCache *self)
  * @report: a report
  *
  * Returns: (transfer full): a copy
+ *
+ * Since: 0.2
  */
 AtomrKernelCacheReport *
 atomr_kernel_cache_report_copy (const AtomrKernelCacheReport *report)
@@ -3151,6 +3285,8 @@ atomr_kernel_cache_report_copy (const AtomrKernelCacheReport *report)
  * @report: a report from atomr_kernel_cache_report_copy()
  *
  * Frees @report.
+ *
+ * Since: 0.2
  */
 void
 atomr_kernel_cache_report_free (AtomrKernelCacheReport *report)
@@ -3173,6 +3309,8 @@ G_DEFINE_BOXED_TYPE (AtomrKernelCacheReport, atomr_kernel_cache_report,
  *
  * Returns: %TRUE on success; %ATOMR_ERROR_INVALID_ARGUMENT naming @text
  *   otherwise
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_parse_size (const gchar  *text,
@@ -3401,6 +3539,8 @@ write_file_atomically (const gchar   *dir,
  * hit/miss counters stay behind.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_export (AtomrKernelCache  *self,
@@ -3708,6 +3848,8 @@ import_directory (ImportState  *st,
  * archive is an error; entries imported before it stay.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_import (AtomrKernelCache  *self,
@@ -3772,6 +3914,8 @@ memory_lookup_key (AtomrKernelCache *self,
  * later.
  *
  * Returns: (nullable): the manifest, %NULL for entries written without one
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_kernel_cache_entry_get_manifest (AtomrKernelCacheEntry *self)
@@ -3949,6 +4093,8 @@ manifest_diff (const gchar *a,
  *
  * Returns: (transfer full) (array zero-terminated=1): one line per
  *   difference, from @self to @other; empty when the inputs are the same
+ *
+ * Since: 0.2
  */
 gchar **
 atomr_kernel_cache_entry_diff (AtomrKernelCacheEntry *self,
@@ -4000,6 +4146,8 @@ manifest_score (JsonObject *entry,
  *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE when the compile
  *   would not be cached (@reasons says why, @error is not set) or on error
  *   (@error set)
+ *
+ * Since: 0.2
  */
 AtomrCacheStatus
 atomr_kernel_cache_explain (AtomrKernelCache     *self,
@@ -4034,6 +4182,8 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
  * ("not cacheable: ...").
  *
  * Returns: as for atomr_kernel_cache_explain()
+ *
+ * Since: 0.2
  */
 AtomrCacheStatus
 atomr_kernel_cache_explain_program (AtomrKernelCache     *self,

@@ -22,6 +22,8 @@ G_BEGIN_DECLS
  * @ATOMR_CACHE_STATUS_DISK_HIT: read from the cache directory
  *
  * Where a compiled module came from.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_CACHE_STATUS_NONE,
@@ -124,6 +126,8 @@ void              atomr_kernel_cache_clear_memory         (AtomrKernelCache *sel
  *
  * The state of a cache directory, from atomr_kernel_cache_get_report()
  * or atomr_kernel_cache_collect().
+ *
+ * Since: 0.2
  */
 typedef struct {
   guint    n_entries;

@@ -22,6 +22,8 @@
  * The parameter table (offset and size of each parameter, from
  * cuFuncGetParamInfo()) is what every launch's #AtomrKernelArgs are
  * checked against before anything is enqueued.
+ *
+ * Since: 0.1
  */
 struct _AtomrKernel
 {
@@ -118,54 +120,72 @@ atomr_kernel_class_init (AtomrKernelClass *klass)
    * AtomrKernel:name:
    *
    * The kernel name or name expression it was compiled with.
+   *
+   * Since: 0.1
    */
   properties[PROP_NAME] = g_param_spec_string ("name", NULL, NULL, NULL, f);
   /**
    * AtomrKernel:lowered-name:
    *
    * The mangled symbol loaded.
+   *
+   * Since: 0.1
    */
   properties[PROP_LOWERED_NAME] = g_param_spec_string ("lowered-name", NULL, NULL, NULL, f);
   /**
    * AtomrKernel:module:
    *
    * The compiled module.
+   *
+   * Since: 0.1
    */
   properties[PROP_MODULE] = g_param_spec_object ("module", NULL, NULL, ATOMR_TYPE_MODULE, f);
   /**
    * AtomrKernel:device:
    *
    * The device the kernel is loaded on.
+   *
+   * Since: 0.1
    */
   properties[PROP_DEVICE] = g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE, f);
   /**
    * AtomrKernel:generation:
    *
    * The context generation the kernel is loaded in.
+   *
+   * Since: 0.1
    */
   properties[PROP_GENERATION] = g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 0, f);
   /**
    * AtomrKernel:n-params:
    *
    * Number of kernel parameters.
+   *
+   * Since: 0.1
    */
   properties[PROP_N_PARAMS] = g_param_spec_uint ("n-params", NULL, NULL, 0, G_MAXUINT, 0, f);
   /**
    * AtomrKernel:num-registers:
    *
    * Registers per thread.
+   *
+   * Since: 0.1
    */
   properties[PROP_NUM_REGISTERS] = g_param_spec_int ("num-registers", NULL, NULL, 0, G_MAXINT, 0, f);
   /**
    * AtomrKernel:static-shared-memory:
    *
    * Bytes of statically allocated shared memory.
+   *
+   * Since: 0.1
    */
   properties[PROP_STATIC_SHARED_MEMORY] = g_param_spec_int ("static-shared-memory", NULL, NULL, 0, G_MAXINT, 0, f);
   /**
    * AtomrKernel:max-threads-per-block:
    *
    * The largest block this kernel can be launched with.
+   *
+   * Since: 0.1
    */
   properties[PROP_MAX_THREADS_PER_BLOCK] = g_param_spec_int ("max-threads-per-block", NULL, NULL, 0, G_MAXINT, 0, f);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -370,6 +390,8 @@ atomr_kernel_check_args (AtomrKernel      *self,
  * @self: a kernel
  *
  * Returns: the kernel name or name expression
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_get_name (AtomrKernel *self)
@@ -383,6 +405,8 @@ atomr_kernel_get_name (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: the mangled symbol
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_get_lowered_name (AtomrKernel *self)
@@ -396,6 +420,8 @@ atomr_kernel_get_lowered_name (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: (transfer none): the module the kernel comes from
+ *
+ * Since: 0.1
  */
 AtomrModule *
 atomr_kernel_get_module (AtomrKernel *self)
@@ -409,6 +435,8 @@ atomr_kernel_get_module (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: (transfer none): the device
+ *
+ * Since: 0.1
  */
 AtomrDevice *
 atomr_kernel_get_device (AtomrKernel *self)
@@ -422,6 +450,8 @@ atomr_kernel_get_device (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: the context generation the kernel was loaded in
+ *
+ * Since: 0.1
  */
 guint
 atomr_kernel_get_generation (AtomrKernel *self)
@@ -435,6 +465,8 @@ atomr_kernel_get_generation (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: %TRUE once the device's context was rebuilt since loading
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_is_stale (AtomrKernel *self)
@@ -450,6 +482,8 @@ atomr_kernel_is_stale (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: the number of parameters
+ *
+ * Since: 0.1
  */
 guint
 atomr_kernel_get_n_params (AtomrKernel *self)
@@ -464,6 +498,8 @@ atomr_kernel_get_n_params (AtomrKernel *self)
  * @index: a parameter index
  *
  * Returns: the parameter's size in bytes, 0 when @index is out of range
+ *
+ * Since: 0.1
  */
 gsize
 atomr_kernel_get_param_size (AtomrKernel *self,
@@ -487,6 +523,8 @@ atomr_kernel_get_param_size (AtomrKernel *self,
  * and the reverse; raw bytes only by size.
  *
  * Returns: (nullable): the type, %NULL when @index is out of range
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_kernel_get_param_type (AtomrKernel *self,
@@ -505,6 +543,8 @@ atomr_kernel_get_param_type (AtomrKernel *self,
  *
  * Returns: the parameter's offset in the parameter buffer, 0 when @index
  *   is out of range
+ *
+ * Since: 0.1
  */
 gsize
 atomr_kernel_get_param_offset (AtomrKernel *self,
@@ -519,6 +559,8 @@ atomr_kernel_get_param_offset (AtomrKernel *self,
  * @self: a kernel
  *
  * Returns: registers per thread
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_num_registers (AtomrKernel *self)
@@ -532,6 +574,8 @@ atomr_kernel_get_num_registers (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: bytes of static shared memory
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_static_shared_memory (AtomrKernel *self)
@@ -545,6 +589,8 @@ atomr_kernel_get_static_shared_memory (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: bytes of dynamic shared memory a launch may ask for
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_max_dynamic_shared_memory (AtomrKernel *self)
@@ -558,6 +604,8 @@ atomr_kernel_get_max_dynamic_shared_memory (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: the largest block size
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_max_threads_per_block (AtomrKernel *self)
@@ -571,6 +619,8 @@ atomr_kernel_get_max_threads_per_block (AtomrKernel *self)
  * @self: a kernel
  *
  * Returns: bytes of local memory per thread
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_local_memory (AtomrKernel *self)
@@ -587,6 +637,8 @@ atomr_kernel_get_local_memory (AtomrKernel *self)
  * @error: return location for a #GError
  *
  * Returns: %TRUE if the driver accepted it
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_set_max_dynamic_shared_memory (AtomrKernel  *self,
@@ -629,6 +681,8 @@ atomr_kernel_set_max_dynamic_shared_memory (AtomrKernel  *self,
  *
  * Grid, block, dynamic shared memory and (sm_90 and later) cluster
  * dimensions of one launch.
+ *
+ * Since: 0.1
  */
 G_DEFINE_BOXED_TYPE (AtomrLaunchConfig, atomr_launch_config, atomr_launch_config_copy, atomr_launch_config_free)
 
@@ -643,6 +697,8 @@ G_DEFINE_BOXED_TYPE (AtomrLaunchConfig, atomr_launch_config, atomr_launch_config
  *
  * Returns: (transfer full): a launch configuration without dynamic shared
  *   memory or clusters
+ *
+ * Since: 0.1
  */
 AtomrLaunchConfig *
 atomr_launch_config_new (guint grid_x,
@@ -670,6 +726,8 @@ atomr_launch_config_new (guint grid_x,
  *
  * Returns: (transfer full): a 1-D configuration with enough blocks of
  *   @block_size threads to cover @n_threads
+ *
+ * Since: 0.1
  */
 AtomrLaunchConfig *
 atomr_launch_config_new_1d (guint64 n_threads,
@@ -684,6 +742,8 @@ atomr_launch_config_new_1d (guint64 n_threads,
  * @config: a configuration
  *
  * Returns: (transfer full): a copy
+ *
+ * Since: 0.1
  */
 AtomrLaunchConfig *
 atomr_launch_config_copy (const AtomrLaunchConfig *config)
@@ -696,6 +756,8 @@ atomr_launch_config_copy (const AtomrLaunchConfig *config)
  * @config: a configuration
  *
  * Frees @config.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_free (AtomrLaunchConfig *config)
@@ -709,6 +771,8 @@ atomr_launch_config_free (AtomrLaunchConfig *config)
  * @bytes: dynamic shared memory per block
  *
  * Sets the dynamic shared memory (`extern __shared__`).
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_set_shared_memory (AtomrLaunchConfig *config,
@@ -722,6 +786,8 @@ atomr_launch_config_set_shared_memory (AtomrLaunchConfig *config,
  * @config: a configuration
  *
  * Returns: dynamic shared memory per block
+ *
+ * Since: 0.1
  */
 guint
 atomr_launch_config_get_shared_memory (const AtomrLaunchConfig *config)
@@ -738,6 +804,8 @@ atomr_launch_config_get_shared_memory (const AtomrLaunchConfig *config)
  *
  * Launches thread-block clusters (sm_90 and later); the grid must be a
  * multiple of the cluster.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_set_cluster (AtomrLaunchConfig *config,
@@ -758,6 +826,8 @@ atomr_launch_config_set_cluster (AtomrLaunchConfig *config,
  * @z: (out) (optional): blocks per cluster in z
  *
  * Gets the cluster dimensions.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_get_cluster (const AtomrLaunchConfig *config,
@@ -778,6 +848,8 @@ atomr_launch_config_get_cluster (const AtomrLaunchConfig *config,
  * @z: (out) (optional): blocks in z
  *
  * Gets the grid dimensions.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_get_grid (const AtomrLaunchConfig *config,
@@ -798,6 +870,8 @@ atomr_launch_config_get_grid (const AtomrLaunchConfig *config,
  * @z: (out) (optional): threads in z
  *
  * Gets the block dimensions.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_get_block (const AtomrLaunchConfig *config,
@@ -826,6 +900,8 @@ atomr_launch_config_get_block (const AtomrLaunchConfig *config,
  *
  * Buffers are kept alive and ordered against other streams by the launch.
  * Each argument's size is checked against the kernel's parameter table.
+ *
+ * Since: 0.1
  */
 G_DEFINE_BOXED_TYPE (AtomrKernelArgs, atomr_kernel_args, atomr_kernel_args_ref, atomr_kernel_args_unref)
 
@@ -833,6 +909,8 @@ G_DEFINE_BOXED_TYPE (AtomrKernelArgs, atomr_kernel_args, atomr_kernel_args_ref, 
  * atomr_kernel_args_new:
  *
  * Returns: (transfer full): an empty argument list
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_new (void)
@@ -850,6 +928,8 @@ atomr_kernel_args_new (void)
  * @args: arguments
  *
  * Returns: (transfer full): @args
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_ref (AtomrKernelArgs *args)
@@ -864,6 +944,8 @@ atomr_kernel_args_ref (AtomrKernelArgs *args)
  * @args: arguments
  *
  * Drops a reference.
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_args_unref (AtomrKernelArgs *args)
@@ -883,6 +965,8 @@ atomr_kernel_args_unref (AtomrKernelArgs *args)
  * @args: arguments
  *
  * Returns: the number of arguments
+ *
+ * Since: 0.1
  */
 guint
 atomr_kernel_args_get_n_args (AtomrKernelArgs *args)
@@ -897,6 +981,8 @@ atomr_kernel_args_get_n_args (AtomrKernelArgs *args)
  * @index: an argument index
  *
  * Returns: the size of argument @index in bytes, 0 when out of range
+ *
+ * Since: 0.1
  */
 gsize
 atomr_kernel_args_get_arg_size (AtomrKernelArgs *args,
@@ -947,6 +1033,8 @@ add_buffer (AtomrKernelArgs *args,
  * @buffer: a device buffer, passed as a pointer the kernel may write through
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_buffer (AtomrKernelArgs *args,
@@ -964,6 +1052,8 @@ atomr_kernel_args_add_buffer (AtomrKernelArgs *args,
  *   overlap with the launch)
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_buffer_read_only (AtomrKernelArgs *args,
@@ -1005,6 +1095,8 @@ dtype_arg_kind (AtomrDtype dtype)
  * Adds a scalar converted to @dtype (see atomr_dtype_pack()).
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_scalar (AtomrKernelArgs *args,
@@ -1039,6 +1131,8 @@ atomr_kernel_args_add_##suffix (AtomrKernelArgs *args,                         \
  * @value: a `float`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (f32, gfloat, gfloat, ATOMR_ARG_FLOAT)
 /**
@@ -1047,6 +1141,8 @@ SCALAR_ADDER (f32, gfloat, gfloat, ATOMR_ARG_FLOAT)
  * @value: a `double`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (f64, gdouble, gdouble, ATOMR_ARG_FLOAT)
 /**
@@ -1055,6 +1151,8 @@ SCALAR_ADDER (f64, gdouble, gdouble, ATOMR_ARG_FLOAT)
  * @value: a `signed char`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (i8, gint8, gint8, ATOMR_ARG_INT)
 /**
@@ -1063,6 +1161,8 @@ SCALAR_ADDER (i8, gint8, gint8, ATOMR_ARG_INT)
  * @value: an `unsigned char`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (u8, guint8, guint8, ATOMR_ARG_INT)
 /**
@@ -1071,6 +1171,8 @@ SCALAR_ADDER (u8, guint8, guint8, ATOMR_ARG_INT)
  * @value: an `int`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (i32, gint32, gint32, ATOMR_ARG_INT)
 /**
@@ -1079,6 +1181,8 @@ SCALAR_ADDER (i32, gint32, gint32, ATOMR_ARG_INT)
  * @value: an `unsigned int`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (u32, guint32, guint32, ATOMR_ARG_INT)
 /**
@@ -1087,6 +1191,8 @@ SCALAR_ADDER (u32, guint32, guint32, ATOMR_ARG_INT)
  * @value: a `long long`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (i64, gint64, gint64, ATOMR_ARG_INT)
 /**
@@ -1095,6 +1201,8 @@ SCALAR_ADDER (i64, gint64, gint64, ATOMR_ARG_INT)
  * @value: an `unsigned long long`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (u64, guint64, guint64, ATOMR_ARG_INT)
 /**
@@ -1103,6 +1211,8 @@ SCALAR_ADDER (u64, guint64, guint64, ATOMR_ARG_INT)
  * @value: a `size_t` (8 bytes on every CUDA platform)
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (size, guint64, guint64, ATOMR_ARG_INT)
 
@@ -1112,6 +1222,8 @@ SCALAR_ADDER (size, guint64, guint64, ATOMR_ARG_INT)
  * @value: the value, rounded to a `__half`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_f16 (AtomrKernelArgs *args,
@@ -1126,6 +1238,8 @@ atomr_kernel_args_add_f16 (AtomrKernelArgs *args,
  * @value: the value, rounded to a `__nv_bfloat16`
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_bf16 (AtomrKernelArgs *args,
@@ -1143,6 +1257,8 @@ atomr_kernel_args_add_bf16 (AtomrKernelArgs *args,
  * Adds a `cuFloatComplex` (`float2`).
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_c64 (AtomrKernelArgs *args,
@@ -1163,6 +1279,8 @@ atomr_kernel_args_add_c64 (AtomrKernelArgs *args,
  * Adds a `cuDoubleComplex` (`double2`).
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_c128 (AtomrKernelArgs *args,
@@ -1180,6 +1298,8 @@ atomr_kernel_args_add_c128 (AtomrKernelArgs *args,
  * @value: the bytes of a parameter passed by value (a struct)
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_bytes (AtomrKernelArgs *args,

@@ -13,6 +13,8 @@
  * compiler's log, and for every kernel name or name expression the
  * lowered (mangled) symbol that nvrtcGetLoweredName() reported.  Modules
  * are immutable; they need no GPU.
+ *
+ * Since: 0.1
  */
 struct _AtomrModule
 {
@@ -127,24 +129,32 @@ atomr_module_class_init (AtomrModuleClass *klass)
    * AtomrModule:log:
    *
    * NVRTC's log (warnings), possibly empty.
+   *
+   * Since: 0.1
    */
   properties[PROP_LOG] = g_param_spec_string ("log", NULL, NULL, NULL, flags);
   /**
    * AtomrModule:arch:
    *
    * The architecture compiled for, %NULL for NVRTC's default.
+   *
+   * Since: 0.1
    */
   properties[PROP_ARCH] = g_param_spec_string ("arch", NULL, NULL, NULL, flags);
   /**
    * AtomrModule:key:
    *
    * The cache key, %NULL when compiled without a cache.
+   *
+   * Since: 0.1
    */
   properties[PROP_KEY] = g_param_spec_string ("key", NULL, NULL, NULL, flags);
   /**
    * AtomrModule:cache-status:
    *
    * Whether the module was compiled now or found in a cache.
+   *
+   * Since: 0.1
    */
   properties[PROP_CACHE_STATUS] = g_param_spec_enum ("cache-status", NULL, NULL,
                                                      ATOMR_TYPE_CACHE_STATUS,
@@ -153,6 +163,8 @@ atomr_module_class_init (AtomrModuleClass *klass)
    * AtomrModule:compile-time-ms:
    *
    * How long NVRTC (and nvJitLink) took when the module was compiled.
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPILE_TIME_MS] = g_param_spec_double ("compile-time-ms", NULL, NULL,
                                                           0, G_MAXDOUBLE, 0, flags);
@@ -174,6 +186,8 @@ atomr_module_init (AtomrModule *self)
  *
  * Returns: (transfer none) (nullable): the PTX text (NUL-terminated), or
  *   %NULL when NVRTC produced none (LTO, or a CUBIN-only compile)
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_module_get_ptx (AtomrModule *self)
@@ -188,6 +202,8 @@ atomr_module_get_ptx (AtomrModule *self)
  *
  * Returns: (transfer none) (nullable): the CUBIN, when compiled for an
  *   sm_NN architecture (or linked with LTO)
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_module_get_cubin (AtomrModule *self)
@@ -201,6 +217,8 @@ atomr_module_get_cubin (AtomrModule *self)
  * @self: a module
  *
  * Returns: (transfer none) (nullable): the LTO-IR of an LTO compile
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_module_get_ltoir (AtomrModule *self)
@@ -214,6 +232,8 @@ atomr_module_get_ltoir (AtomrModule *self)
  * @self: a module
  *
  * Returns: NVRTC's log, possibly empty
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_log (AtomrModule *self)
@@ -228,6 +248,8 @@ atomr_module_get_log (AtomrModule *self)
  *
  * Returns: (transfer none) (array zero-terminated=1): the kernel names and
  *   name expressions the module was compiled with
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_module_get_kernel_names (AtomrModule *self)
@@ -243,6 +265,8 @@ atomr_module_get_kernel_names (AtomrModule *self)
  *
  * Returns: (nullable): the mangled symbol of @kernel_name, as reported by
  *   nvrtcGetLoweredName(), or %NULL if it was not a name expression
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_lowered_name (AtomrModule *self,
@@ -261,6 +285,8 @@ atomr_module_get_lowered_name (AtomrModule *self,
  * @self: a module
  *
  * Returns: (transfer none) (array zero-terminated=1): the exact NVRTC flags
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_module_get_flags (AtomrModule *self)
@@ -274,6 +300,8 @@ atomr_module_get_flags (AtomrModule *self)
  * @self: a module
  *
  * Returns: (nullable): the target architecture
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_arch (AtomrModule *self)
@@ -287,6 +315,8 @@ atomr_module_get_arch (AtomrModule *self)
  * @self: a module
  *
  * Returns: the NVRTC version that compiled the module ("13.0")
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_nvrtc_version (AtomrModule *self)
@@ -300,6 +330,8 @@ atomr_module_get_nvrtc_version (AtomrModule *self)
  * @self: a module
  *
  * Returns: (nullable): the cache key, %NULL when compiled without a cache
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_key (AtomrModule *self)
@@ -313,6 +345,8 @@ atomr_module_get_key (AtomrModule *self)
  * @self: a module
  *
  * Returns: where the module came from
+ *
+ * Since: 0.1
  */
 AtomrCacheStatus
 atomr_module_get_cache_status (AtomrModule *self)
@@ -326,6 +360,8 @@ atomr_module_get_cache_status (AtomrModule *self)
  * @self: a module
  *
  * Returns: the compile time when the module was built (also for cache hits)
+ *
+ * Since: 0.1
  */
 gdouble
 atomr_module_get_compile_time_ms (AtomrModule *self)

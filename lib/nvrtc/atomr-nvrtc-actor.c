@@ -28,6 +28,8 @@
  * anything is enqueued, buffers are kept alive and ordered against the
  * other streams that use them, and the reply comes once the kernel has
  * run.
+ *
+ * Since: 0.1
  */
 struct _AtomrNvrtcActor
 {
@@ -98,6 +100,8 @@ atomr_nvrtc_actor_class_init (AtomrNvrtcActorClass *klass)
    * AtomrNvrtcActor:cache:
    *
    * The kernel cache compiles go through; %NULL to always compile.
+   *
+   * Since: 0.1
    */
   properties[PROP_CACHE] = g_param_spec_object ("cache", NULL, NULL, ATOMR_TYPE_KERNEL_CACHE,
                                                 G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
@@ -120,6 +124,8 @@ atomr_nvrtc_actor_init (AtomrNvrtcActor *self)
  * thread's thread-default main context, using the default kernel cache.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrNvrtcActor *
 atomr_nvrtc_actor_new (AtomrDevice  *device,
@@ -134,6 +140,8 @@ atomr_nvrtc_actor_new (AtomrDevice  *device,
  * @self: an NVRTC actor
  *
  * Returns: (transfer none) (nullable): the kernel cache, %NULL when off
+ *
+ * Since: 0.1
  */
 AtomrKernelCache *
 atomr_nvrtc_actor_get_cache (AtomrNvrtcActor *self)
@@ -148,6 +156,8 @@ atomr_nvrtc_actor_get_cache (AtomrNvrtcActor *self)
  * @cache: (nullable): a kernel cache, %NULL to always compile
  *
  * Sets #AtomrNvrtcActor:cache for later compiles.
+ *
+ * Since: 0.1
  */
 void
 atomr_nvrtc_actor_set_cache (AtomrNvrtcActor  *self,
@@ -396,6 +406,8 @@ start_compile (AtomrNvrtcActor     *self,
  * Compiles @source (through the cache) on a worker thread and loads
  * @kernel_name on the actor's device.  A compile error is
  * %ATOMR_ERROR_COMPILE with NVRTC's log.
+ *
+ * Since: 0.1
  */
 void
 atomr_nvrtc_actor_compile_async (AtomrNvrtcActor     *self,
@@ -419,6 +431,8 @@ atomr_nvrtc_actor_compile_async (AtomrNvrtcActor     *self,
  * @error: return location for a #GError
  *
  * Returns: (transfer full): the loaded kernel, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrKernel *
 atomr_nvrtc_actor_compile_finish (AtomrNvrtcActor  *self,
@@ -443,6 +457,8 @@ atomr_nvrtc_actor_compile_finish (AtomrNvrtcActor  *self,
  * Compiles @source (through the cache) on a worker thread without loading
  * it; get kernels with atomr_nvrtc_actor_get_kernel().  Works on the host
  * test device too.
+ *
+ * Since: 0.1
  */
 void
 atomr_nvrtc_actor_compile_module_async (AtomrNvrtcActor     *self,
@@ -464,6 +480,8 @@ atomr_nvrtc_actor_compile_module_async (AtomrNvrtcActor     *self,
  * @error: return location for a #GError
  *
  * Returns: (transfer full): the module, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrModule *
 atomr_nvrtc_actor_compile_module_finish (AtomrNvrtcActor  *self,
@@ -487,6 +505,8 @@ atomr_nvrtc_actor_compile_module_finish (AtomrNvrtcActor  *self,
  * long as cuModuleLoadData()).
  *
  * Returns: (transfer full): the kernel, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrKernel *
 atomr_nvrtc_actor_get_kernel (AtomrNvrtcActor  *self,
@@ -641,6 +661,8 @@ check_config (AtomrKernel              *kernel,
  * Launches @kernel on the actor's stream.  Wrong argument counts or sizes,
  * an impossible configuration and stale kernels are answered with an
  * error without enqueuing anything.
+ *
+ * Since: 0.1
  */
 void
 atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
@@ -742,6 +764,8 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE once the kernel has run
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_nvrtc_actor_launch_finish (AtomrNvrtcActor  *self,

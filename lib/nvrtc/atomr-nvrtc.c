@@ -23,6 +23,8 @@
  *
  * Returns: (transfer full): "MAJOR.MINOR", or %NULL when NVRTC cannot be
  *   loaded
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_nvrtc_get_version (GError **error)
@@ -265,6 +267,8 @@ get_output (const AtomrNvrtcLib *lib,
  * column.
  *
  * Returns: %TRUE if @text is text
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_nvrtc_check_text (const gchar  *text,
@@ -586,6 +590,8 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
  * log (file name and line numbers) in the message.
  *
  * Returns: (transfer full): the module, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrModule *
 atomr_nvrtc_compile (const gchar          *source,

@@ -33,6 +33,8 @@
  * running on an actor's thread when the recorder is disposed (or the actor
  * removed) on another thread finds the core alive and closed, never a
  * freed recorder.  The ring grows as records arrive, up to the capacity.
+ *
+ * Since: 0.1
  */
 
 typedef struct
@@ -227,6 +229,8 @@ atomr_trace_recorder_class_init (AtomrTraceRecorderClass *klass)
    *
    * How many operations the ring keeps; older ones are dropped.  Memory
    * grows with the records actually kept, not with the capacity.
+   *
+   * Since: 0.1
    */
   properties[PROP_CAPACITY] =
     g_param_spec_uint ("capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_CAPACITY,
@@ -247,6 +251,8 @@ atomr_trace_recorder_init (AtomrTraceRecorder *self)
  * @capacity: how many operations to keep, at least 1
  *
  * Returns: (transfer full): a new recorder
+ *
+ * Since: 0.1
  */
 AtomrTraceRecorder *
 atomr_trace_recorder_new (guint capacity)
@@ -259,6 +265,8 @@ atomr_trace_recorder_new (guint capacity)
  * @self: an #AtomrTraceRecorder
  *
  * Returns: the ring's size
+ *
+ * Since: 0.1
  */
 guint
 atomr_trace_recorder_get_capacity (AtomrTraceRecorder *self)
@@ -273,6 +281,8 @@ atomr_trace_recorder_get_capacity (AtomrTraceRecorder *self)
  * @info: an operation record
  *
  * Adds a record, dropping the oldest one when the ring is full.
+ *
+ * Since: 0.1
  */
 void
 atomr_trace_recorder_add_record (AtomrTraceRecorder *self,
@@ -299,6 +309,8 @@ on_after_complete (AtomrActor      *actor,
  *
  * Records every operation @actor completes from now on.  The recorder
  * holds no reference on the actor.  Any thread.
+ *
+ * Since: 0.1
  */
 void
 atomr_trace_recorder_add_actor (AtomrTraceRecorder *self,
@@ -337,6 +349,8 @@ atomr_trace_recorder_add_actor (AtomrTraceRecorder *self,
  *
  * Stops recording @actor.  Any thread; a handler already running on the
  * actor's thread may still add its record.
+ *
+ * Since: 0.1
  */
 void
 atomr_trace_recorder_remove_actor (AtomrTraceRecorder *self,
@@ -359,6 +373,8 @@ atomr_trace_recorder_remove_actor (AtomrTraceRecorder *self,
  *
  * Returns: (transfer container) (element-type AtomrLaunchInfo): the kept
  *   records, oldest first
+ *
+ * Since: 0.1
  */
 GPtrArray *
 atomr_trace_recorder_get_records (AtomrTraceRecorder *self)
@@ -383,6 +399,8 @@ atomr_trace_recorder_get_records (AtomrTraceRecorder *self)
  * @self: an #AtomrTraceRecorder
  *
  * Returns: how many records are kept
+ *
+ * Since: 0.1
  */
 guint
 atomr_trace_recorder_get_n_records (AtomrTraceRecorder *self)
@@ -401,6 +419,8 @@ atomr_trace_recorder_get_n_records (AtomrTraceRecorder *self)
  * @self: an #AtomrTraceRecorder
  *
  * Returns: how many records fell out of the full ring
+ *
+ * Since: 0.1
  */
 guint64
 atomr_trace_recorder_get_n_dropped (AtomrTraceRecorder *self)
@@ -419,6 +439,8 @@ atomr_trace_recorder_get_n_dropped (AtomrTraceRecorder *self)
  * @self: an #AtomrTraceRecorder
  *
  * Forgets every record and gives their memory back.
+ *
+ * Since: 0.1
  */
 void
 atomr_trace_recorder_clear (AtomrTraceRecorder *self)
@@ -621,6 +643,8 @@ add_op_args (JsonBuilder     *b,
  * the one before.
  *
  * Returns: (transfer full): the JSON text
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_trace_recorder_to_json (AtomrTraceRecorder *self)
@@ -857,6 +881,8 @@ atomr_trace_recorder_to_json (AtomrTraceRecorder *self)
  * Writes atomr_trace_recorder_to_json() to @path atomically.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_trace_recorder_save (AtomrTraceRecorder  *self,
@@ -1268,6 +1294,8 @@ loader_event (Loader      *l,
  * were.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_trace_recorder_load_json (AtomrTraceRecorder  *self,
@@ -1361,6 +1389,8 @@ atomr_trace_recorder_load_json (AtomrTraceRecorder  *self,
  * Reads a trace file with atomr_trace_recorder_load_json().
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_trace_recorder_load (AtomrTraceRecorder  *self,

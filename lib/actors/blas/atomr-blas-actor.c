@@ -38,6 +38,8 @@
  * context rebuild (atomr_device_reset()).  On the host test device there is
  * no handle: requests are validated and then answered with
  * %ATOMR_ERROR_NOT_SUPPORTED.
+ *
+ * Since: 0.1
  */
 
 struct _AtomrBlasActor
@@ -886,6 +888,8 @@ gemm_common (AtomrBlasActor      *self,
  * through cublasGemmEx with f32 accumulation (see
  * atomr_blas_actor_gemm_ex_async() to choose the compute type); f32 uses
  * TF32 tensor cores when #AtomrBlasActor:math-mode says so.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_gemm_async (AtomrBlasActor      *self,
@@ -920,6 +924,8 @@ atomr_blas_actor_gemm_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemm_finish (AtomrBlasActor  *self,
@@ -953,6 +959,8 @@ atomr_blas_actor_gemm_finish (AtomrBlasActor  *self,
  * actor's own context.
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemm_sync (AtomrBlasActor  *self,
@@ -1009,6 +1017,8 @@ atomr_blas_actor_gemm_sync (AtomrBlasActor  *self,
  * C = alpha·op(A)·op(B) + beta·C with the accumulation chosen by
  * @compute_type (%ATOMR_BLAS_COMPUTE_F32_FAST_TF32 for TF32 tensor cores on
  * f32 data).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_gemm_ex_async (AtomrBlasActor      *self,
@@ -1042,6 +1052,8 @@ atomr_blas_actor_gemm_ex_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemm_ex_finish (AtomrBlasActor  *self,
@@ -1080,6 +1092,8 @@ atomr_blas_actor_gemm_ex_finish (AtomrBlasActor  *self,
  *
  * C[i] = alpha·op(A[i])·op(B[i]) + beta·C[i] for i < @batch_count, where
  * X[i] starts @stride_x elements after X[i-1].
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
@@ -1158,6 +1172,8 @@ atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when every C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemm_strided_batched_finish (AtomrBlasActor  *self,
@@ -1191,6 +1207,8 @@ atomr_blas_actor_gemm_strided_batched_finish (AtomrBlasActor  *self,
  * Symmetric rank-k update of one triangle of C.  For complex dtypes
  * @trans must not be %ATOMR_TRANSPOSE_C (the update is symmetric, not
  * Hermitian).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_syrk_async (AtomrBlasActor      *self,
@@ -1252,6 +1270,8 @@ atomr_blas_actor_syrk_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when C was updated
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_syrk_finish (AtomrBlasActor  *self,
@@ -1282,6 +1302,8 @@ atomr_blas_actor_syrk_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * Triangular solve with many right-hand sides, in place.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_trsm_async (AtomrBlasActor      *self,
@@ -1339,6 +1361,8 @@ atomr_blas_actor_trsm_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the solution is in B
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_trsm_finish (AtomrBlasActor  *self,
@@ -1372,6 +1396,8 @@ atomr_blas_actor_trsm_finish (AtomrBlasActor  *self,
  * C = alpha·op(A) + beta·op(B): matrix addition and out-of-place
  * transposition.  @c may be @a (or @b) when that operand is not
  * transposed and has leading dimension @ldc.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_geam_async (AtomrBlasActor      *self,
@@ -1436,6 +1462,8 @@ atomr_blas_actor_geam_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_geam_finish (AtomrBlasActor  *self,
@@ -1469,6 +1497,8 @@ atomr_blas_actor_geam_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * y = alpha·op(A)·x + beta·y.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
@@ -1530,6 +1560,8 @@ atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemv_finish (AtomrBlasActor  *self,
@@ -1558,6 +1590,8 @@ atomr_blas_actor_gemv_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * Rank-1 update A = alpha·x·yᵀ + A (or alpha·x·yᴴ + A).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_ger_async (AtomrBlasActor      *self,
@@ -1610,6 +1644,8 @@ atomr_blas_actor_ger_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when A was updated
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_ger_finish (AtomrBlasActor  *self,
@@ -1772,6 +1808,8 @@ finish_scalar (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * y = alpha·x + y.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_axpy_async (AtomrBlasActor      *self,
@@ -1797,6 +1835,8 @@ atomr_blas_actor_axpy_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was updated
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_axpy_finish (AtomrBlasActor  *self,
@@ -1819,6 +1859,8 @@ atomr_blas_actor_axpy_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * x = alpha·x.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_scal_async (AtomrBlasActor      *self,
@@ -1842,6 +1884,8 @@ atomr_blas_actor_scal_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when x was scaled
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_scal_finish (AtomrBlasActor  *self,
@@ -1864,6 +1908,8 @@ atomr_blas_actor_scal_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * y = x, element by element with strides.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_copy_async (AtomrBlasActor      *self,
@@ -1887,6 +1933,8 @@ atomr_blas_actor_copy_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y holds x
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_copy_finish (AtomrBlasActor  *self,
@@ -1909,6 +1957,8 @@ atomr_blas_actor_copy_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * Exchanges x and y.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_swap_async (AtomrBlasActor      *self,
@@ -1932,6 +1982,8 @@ atomr_blas_actor_swap_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the vectors were exchanged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_swap_finish (AtomrBlasActor  *self,
@@ -1957,6 +2009,8 @@ atomr_blas_actor_swap_finish (AtomrBlasActor  *self,
  *
  * Plane rotation: x = c·x + s·y, y = c·y − s·x (csrot/zdrot for complex
  * dtypes).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_rot_async (AtomrBlasActor      *self,
@@ -1982,6 +2036,8 @@ atomr_blas_actor_rot_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the vectors were rotated
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_rot_finish (AtomrBlasActor  *self,
@@ -2005,6 +2061,8 @@ atomr_blas_actor_rot_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * The dot product Σ xᵢ·yᵢ (or Σ conj(xᵢ)·yᵢ).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_dot_async (AtomrBlasActor      *self,
@@ -2031,6 +2089,8 @@ atomr_blas_actor_dot_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the product was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_dot_finish (AtomrBlasActor  *self,
@@ -2053,6 +2113,8 @@ atomr_blas_actor_dot_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * The Euclidean norm of x.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_nrm2_async (AtomrBlasActor      *self,
@@ -2075,6 +2137,8 @@ atomr_blas_actor_nrm2_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the norm was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_nrm2_finish (AtomrBlasActor  *self,
@@ -2096,6 +2160,8 @@ atomr_blas_actor_nrm2_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * Σ |Re xᵢ| + |Im xᵢ|.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_asum_async (AtomrBlasActor      *self,
@@ -2118,6 +2184,8 @@ atomr_blas_actor_asum_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the sum was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_asum_finish (AtomrBlasActor  *self,
@@ -2139,6 +2207,8 @@ atomr_blas_actor_asum_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * Finds the first element of largest magnitude (|Re| + |Im| for complex).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_iamax_async (AtomrBlasActor      *self,
@@ -2162,6 +2232,8 @@ atomr_blas_actor_iamax_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the index was found
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_iamax_finish (AtomrBlasActor  *self,
@@ -2183,6 +2255,8 @@ atomr_blas_actor_iamax_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * Finds the first element of smallest magnitude (|Re| + |Im| for complex).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_iamin_async (AtomrBlasActor      *self,
@@ -2206,6 +2280,8 @@ atomr_blas_actor_iamin_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the index was found
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_iamin_finish (AtomrBlasActor  *self,
@@ -2328,6 +2404,8 @@ atomr_blas_actor_class_init (AtomrBlasActorClass *klass)
    *
    * The math mode of the actor's cuBLAS handle; applies to requests
    * enqueued after the change.
+   *
+   * Since: 0.1
    */
   properties[PROP_MATH_MODE] =
     g_param_spec_enum ("math-mode", NULL, NULL, ATOMR_TYPE_BLAS_MATH_MODE,
@@ -2351,6 +2429,8 @@ atomr_blas_actor_init (AtomrBlasActor *self)
  * calling thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrBlasActor *
 atomr_blas_actor_new (AtomrDevice  *device,
@@ -2365,6 +2445,8 @@ atomr_blas_actor_new (AtomrDevice  *device,
  * @self: an #AtomrBlasActor
  *
  * Returns: the math mode of the actor's cuBLAS handle
+ *
+ * Since: 0.1
  */
 AtomrBlasMathMode
 atomr_blas_actor_get_math_mode (AtomrBlasActor *self)
@@ -2380,6 +2462,8 @@ atomr_blas_actor_get_math_mode (AtomrBlasActor *self)
  *
  * Sets the math mode (TF32 tensor cores for f32, pedantic precision) used
  * by requests enqueued from now on.  May be called from any thread.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_set_math_mode (AtomrBlasActor    *self,
@@ -2542,6 +2626,8 @@ view_request_new (AtomrTensor *first,
  * %ATOMR_ERROR_INVALID_ARGUMENT naming the operand, as does a C that
  * overlaps A or B.  Transposes are plain (a view cannot conjugate): use
  * atomr_blas_actor_gemm_async() with %ATOMR_TRANSPOSE_C for conjugates.
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
@@ -2637,6 +2723,8 @@ atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor  *self,
@@ -2660,6 +2748,8 @@ atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor  *self,
  * Blocking form of atomr_blas_actor_gemm_tensor_async() with real scalars.
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
@@ -2700,6 +2790,8 @@ atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
  * y = alpha·A·x + beta·y on views: A in any BLAS layout (see
  * atomr_blas_actor_gemm_tensor_async()), vectors with any positive stride
  * (a row or a column of a matrix, for instance).
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
@@ -2770,6 +2862,8 @@ atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor  *self,
@@ -2791,6 +2885,8 @@ atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor  *self,
  * @user_data: data for @callback
  *
  * y = alpha·x + y on vector views with any positive strides.
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
@@ -2842,6 +2938,8 @@ atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when y was updated
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_actor_axpy_tensor_finish (AtomrBlasActor  *self,

@@ -34,6 +34,8 @@
  *
  * On the host test device there is no handle: requests are validated and
  * then answered with %ATOMR_ERROR_NOT_SUPPORTED.
+ *
+ * Since: 0.1
  */
 
 #define WORKSPACE_SIZE (32u << 20)
@@ -515,6 +517,8 @@ static void matmul_submit (AtomrBlasLtActor *self, gpointer source_tag, AtomrTra
  *
  * D = epilogue (alpha·op(A)·op(B) + beta·C), column-major, D written over
  * C.  The accumulation follows #AtomrBlasLtActor:compute-type.
+ *
+ * Since: 0.1
  */
 
 void
@@ -579,6 +583,8 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
  * f32.  cuBLASLt takes fp8 operands in the "TN" layout only, which this
  * call fixes.  The scales live in device memory so that a training loop can
  * update them on the GPU; the heuristic cache keys on whether they are set.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_lt_actor_matmul_scaled_async (AtomrBlasLtActor    *self,
@@ -614,6 +620,8 @@ atomr_blas_lt_actor_matmul_scaled_async (AtomrBlasLtActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when D was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_lt_actor_matmul_scaled_finish (AtomrBlasLtActor  *self,
@@ -639,6 +647,8 @@ is_fp8 (AtomrDtype dtype)
  * cuBLASLt's fp8 kernels read it; see CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE).
  *
  * Returns: the dtype the bias buffer must have
+ *
+ * Since: 0.2
  */
 AtomrDtype
 atomr_blas_lt_bias_dtype (AtomrDtype ab,
@@ -892,6 +902,8 @@ matmul_submit (AtomrBlasLtActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when D (and the epilogue's outputs) were computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
@@ -932,6 +944,8 @@ atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
  * A strided batch of matmuls in one cuBLASLt call: D_i = epilogue
  * (alpha·op(A_i)·op(B_i) + beta·C_i), with X_i at element i·stride_x of
  * its buffer.  The heuristic cache keys on the batch and the strides.
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_lt_actor_matmul_batched_async (AtomrBlasLtActor    *self,
@@ -971,6 +985,8 @@ atomr_blas_lt_actor_matmul_batched_async (AtomrBlasLtActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when every D was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_lt_actor_matmul_batched_finish (AtomrBlasLtActor  *self,
@@ -1115,6 +1131,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    * How matmuls accumulate: %ATOMR_BLAS_COMPUTE_DEFAULT (f32),
    * %ATOMR_BLAS_COMPUTE_F32_PEDANTIC, or one of the fast f32 modes for f32
    * operands (TF32, f16, bf16 products).  Applies to later requests.
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPUTE_TYPE] =
     g_param_spec_enum ("compute-type", NULL, NULL, ATOMR_TYPE_BLAS_COMPUTE_TYPE,
@@ -1125,6 +1143,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    *
    * Matmuls that found their algorithm in the heuristic cache.  Not
    * notified.
+   *
+   * Since: 0.1
    */
   properties[PROP_CACHE_HITS] =
     g_param_spec_uint64 ("cache-hits", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -1133,6 +1153,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    * AtomrBlasLtActor:cache-misses:
    *
    * Matmuls that ran the algorithm search.  Not notified.
+   *
+   * Since: 0.1
    */
   properties[PROP_CACHE_MISSES] =
     g_param_spec_uint64 ("cache-misses", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -1142,6 +1164,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    *
    * How many problems the heuristic cache keeps (at least 1); the least
    * recently used one goes first.  Applies at the next matmul.
+   *
+   * Since: 0.2
    */
   properties[PROP_CACHE_CAPACITY] =
     g_param_spec_uint ("cache-capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_CACHE_CAPACITY,
@@ -1151,6 +1175,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    *
    * Problems dropped from the heuristic cache to keep it within
    * #AtomrBlasLtActor:cache-capacity.  Not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_CACHE_EVICTIONS] =
     g_param_spec_uint64 ("cache-evictions", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -1162,6 +1188,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    * instead of the actor's own 32 MiB, or %NULL.  Its byte size is the
    * budget of the algorithm search.  Several actors may share one: each
    * matmul writes it, so the envelope orders their use across streams.
+   *
+   * Since: 0.2
    */
   properties[PROP_WORKSPACE] =
     g_param_spec_object ("workspace", NULL, NULL, ATOMR_TYPE_BUFFER,
@@ -1188,6 +1216,8 @@ atomr_blas_lt_actor_init (AtomrBlasLtActor *self)
  * calling thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrBlasLtActor *
 atomr_blas_lt_actor_new (AtomrDevice  *device,
@@ -1202,6 +1232,8 @@ atomr_blas_lt_actor_new (AtomrDevice  *device,
  * @self: an #AtomrBlasLtActor
  *
  * Returns: how matmuls accumulate
+ *
+ * Since: 0.1
  */
 AtomrBlasComputeType
 atomr_blas_lt_actor_get_compute_type (AtomrBlasLtActor *self)
@@ -1217,6 +1249,8 @@ atomr_blas_lt_actor_get_compute_type (AtomrBlasLtActor *self)
  *
  * Chooses the accumulation of later matmuls (a different compute type is a
  * different heuristic-cache key).  May be called from any thread.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_lt_actor_set_compute_type (AtomrBlasLtActor     *self,
@@ -1235,6 +1269,8 @@ atomr_blas_lt_actor_set_compute_type (AtomrBlasLtActor     *self,
  * @self: an #AtomrBlasLtActor
  *
  * Returns: how many matmuls reused a cached algorithm
+ *
+ * Since: 0.1
  */
 guint64
 atomr_blas_lt_actor_get_cache_hits (AtomrBlasLtActor *self)
@@ -1248,6 +1284,8 @@ atomr_blas_lt_actor_get_cache_hits (AtomrBlasLtActor *self)
  * @self: an #AtomrBlasLtActor
  *
  * Returns: how many matmuls ran the algorithm search
+ *
+ * Since: 0.1
  */
 guint64
 atomr_blas_lt_actor_get_cache_misses (AtomrBlasLtActor *self)
@@ -1263,6 +1301,8 @@ atomr_blas_lt_actor_get_cache_misses (AtomrBlasLtActor *self)
  * Call on the actor's context.
  *
  * Returns: how many problems have a cached algorithm
+ *
+ * Since: 0.1
  */
 guint
 atomr_blas_lt_actor_get_cache_size (AtomrBlasLtActor *self)
@@ -1277,6 +1317,8 @@ atomr_blas_lt_actor_get_cache_size (AtomrBlasLtActor *self)
  *
  * Returns: the size in bytes of the workspace the actor's matmuls share:
  *   that of #AtomrBlasLtActor:workspace, or of the actor's own
+ *
+ * Since: 0.1
  */
 guint64
 atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor *self)
@@ -1294,6 +1336,8 @@ atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor *self)
  *
  * Returns: (transfer full) (nullable): the workspace buffer set with
  *   atomr_blas_lt_actor_set_workspace(), or %NULL
+ *
+ * Since: 0.2
  */
 AtomrBuffer *
 atomr_blas_lt_actor_dup_workspace (AtomrBlasLtActor *self)
@@ -1320,6 +1364,8 @@ atomr_blas_lt_actor_dup_workspace (AtomrBlasLtActor *self)
  *
  * Returns: %TRUE, or %FALSE with %ATOMR_ERROR_INVALID_ARGUMENT when
  *   @workspace belongs to another device or is smaller than 4 KiB
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_lt_actor_set_workspace (AtomrBlasLtActor  *self,
@@ -1366,6 +1412,8 @@ atomr_blas_lt_actor_set_workspace (AtomrBlasLtActor  *self,
  * @self: an #AtomrBlasLtActor
  *
  * Returns: how many problems the heuristic cache keeps
+ *
+ * Since: 0.2
  */
 guint
 atomr_blas_lt_actor_get_cache_capacity (AtomrBlasLtActor *self)
@@ -1381,6 +1429,8 @@ atomr_blas_lt_actor_get_cache_capacity (AtomrBlasLtActor *self)
  *
  * Bounds the heuristic cache; the least recently used problems are
  * dropped at the next matmul.  May be called from any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_lt_actor_set_cache_capacity (AtomrBlasLtActor *self,
@@ -1400,6 +1450,8 @@ atomr_blas_lt_actor_set_cache_capacity (AtomrBlasLtActor *self,
  *
  * Returns: how many problems left the heuristic cache to respect its
  *   capacity
+ *
+ * Since: 0.2
  */
 guint64
 atomr_blas_lt_actor_get_cache_evictions (AtomrBlasLtActor *self)

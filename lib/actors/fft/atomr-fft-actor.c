@@ -50,6 +50,26 @@ struct _AtomrFftActor
   guint       size;
 };
 
+/**
+ * AtomrFftActor:
+ *
+ * An actor that runs cuFFT transforms on its stream.
+ *
+ * A transform is described by an [class@Atomr.FftPlan] and run with
+ * [method@Atomr.FftActor.execute_async] (or
+ * [method@Atomr.FftActor.execute_normalized_async], which also scales the
+ * result by 1/n).  cuFFT plans are costly to make, so the actor keeps one
+ * per distinct plan in a least-recently-used cache whose size is the
+ * [property@Atomr.FftActor:plan-cache-capacity] property; all cached plans
+ * share one work area.  libcufft is loaded when the first transform needs
+ * it.
+ *
+ * Like every [class@Atomr.Actor], the actor orders its operations against
+ * the hazards of the buffers they touch and completes them on the thread
+ * of its [class@GLib.MainContext].
+ *
+ * Since: 0.1
+ */
 G_DEFINE_FINAL_TYPE (AtomrFftActor, atomr_fft_actor, ATOMR_TYPE_ACTOR)
 
 enum {
@@ -480,6 +500,8 @@ infer_plan (AtomrBuffer  *input,
  * Runs an FFT on the actor's stream.  The cuFFT plan comes from the
  * actor's plan cache (see #AtomrFftActor:plan-cache-capacity) or is made
  * on first use.  Transforms are unnormalised.
+ *
+ * Since: 0.1
  */
 static void execute_submit (AtomrFftActor *self, gpointer source_tag, AtomrFftPlan *plan,
                             AtomrFftDirection direction, AtomrFftNormalization normalization,
@@ -518,6 +540,8 @@ atomr_fft_actor_execute_async (AtomrFftActor       *self,
  * the transform sizes).  Only the output elements are scaled, never the
  * gaps of an advanced layout.  The scaling is one extra pass over the
  * output on the actor's stream.
+ *
+ * Since: 0.2
  */
 void
 atomr_fft_actor_execute_normalized_async (AtomrFftActor         *self,
@@ -542,6 +566,8 @@ atomr_fft_actor_execute_normalized_async (AtomrFftActor         *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the scaled transform is in the output
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_fft_actor_execute_normalized_finish (AtomrFftActor  *self,
@@ -561,6 +587,8 @@ atomr_fft_actor_execute_normalized_finish (AtomrFftActor  *self,
  *
  * Returns: the size of that work area in bytes (0 before the first
  *   transform that needs one)
+ *
+ * Since: 0.2
  */
 guint64
 atomr_fft_actor_get_work_area_size (AtomrFftActor *self)
@@ -662,6 +690,8 @@ execute_submit (AtomrFftActor         *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the transform ran
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_fft_actor_execute_finish (AtomrFftActor  *self,
@@ -680,6 +710,8 @@ atomr_fft_actor_execute_finish (AtomrFftActor  *self,
  * thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrFftActor *
 atomr_fft_actor_new (AtomrDevice  *device,
@@ -694,6 +726,8 @@ atomr_fft_actor_new (AtomrDevice  *device,
  * @self: an #AtomrFftActor
  *
  * Returns: how many cuFFT plans the actor keeps
+ *
+ * Since: 0.1
  */
 guint
 atomr_fft_actor_get_plan_cache_capacity (AtomrFftActor *self)
@@ -709,6 +743,8 @@ atomr_fft_actor_get_plan_cache_capacity (AtomrFftActor *self)
  *
  * Sets #AtomrFftActor:plan-cache-capacity.  A smaller capacity takes
  * effect at the next plan the actor makes.
+ *
+ * Since: 0.1
  */
 void
 atomr_fft_actor_set_plan_cache_capacity (AtomrFftActor *self,
@@ -724,6 +760,8 @@ atomr_fft_actor_set_plan_cache_capacity (AtomrFftActor *self,
  * @self: an #AtomrFftActor
  *
  * Returns: how many transforms found their plan in the cache
+ *
+ * Since: 0.1
  */
 guint64
 atomr_fft_actor_get_plan_cache_hits (AtomrFftActor *self)
@@ -742,6 +780,8 @@ atomr_fft_actor_get_plan_cache_hits (AtomrFftActor *self)
  * @self: an #AtomrFftActor
  *
  * Returns: how many transforms had to make a cuFFT plan
+ *
+ * Since: 0.1
  */
 guint64
 atomr_fft_actor_get_plan_cache_misses (AtomrFftActor *self)
@@ -760,6 +800,8 @@ atomr_fft_actor_get_plan_cache_misses (AtomrFftActor *self)
  * @self: an #AtomrFftActor
  *
  * Returns: how many plans the cache holds now
+ *
+ * Since: 0.1
  */
 guint
 atomr_fft_actor_get_plan_cache_size (AtomrFftActor *self)
@@ -847,6 +889,8 @@ atomr_fft_actor_class_init (AtomrFftActorClass *klass)
    *
    * How many cuFFT plans the actor keeps, least recently used evicted
    * first.  0 makes a plan for each call and destroys it after.
+   *
+   * Since: 0.1
    */
   properties[PROP_PLAN_CACHE_CAPACITY] =
     g_param_spec_uint ("plan-cache-capacity", NULL, NULL, 0, G_MAXUINT, DEFAULT_CAPACITY,
@@ -856,6 +900,8 @@ atomr_fft_actor_class_init (AtomrFftActorClass *klass)
    *
    * Transforms that found their plan in the cache (not notified: read it
    * when needed).
+   *
+   * Since: 0.1
    */
   properties[PROP_PLAN_CACHE_HITS] =
     g_param_spec_uint64 ("plan-cache-hits", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -864,6 +910,8 @@ atomr_fft_actor_class_init (AtomrFftActorClass *klass)
    * AtomrFftActor:plan-cache-misses:
    *
    * Transforms that made a cuFFT plan (not notified).
+   *
+   * Since: 0.1
    */
   properties[PROP_PLAN_CACHE_MISSES] =
     g_param_spec_uint64 ("plan-cache-misses", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -872,6 +920,8 @@ atomr_fft_actor_class_init (AtomrFftActorClass *klass)
    * AtomrFftActor:plan-cache-size:
    *
    * Plans the cache holds now (not notified).
+   *
+   * Since: 0.1
    */
   properties[PROP_PLAN_CACHE_SIZE] =
     g_param_spec_uint ("plan-cache-size", NULL, NULL, 0, G_MAXUINT, 0,

@@ -146,6 +146,8 @@ check_layout (const gchar   *side,
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT naming the wrong argument
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_new_many (AtomrFftKind   kind,
@@ -258,6 +260,8 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_new_1d (AtomrFftKind   kind,
@@ -281,6 +285,8 @@ atomr_fft_plan_new_1d (AtomrFftKind   kind,
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_new_2d (AtomrFftKind   kind,
@@ -306,6 +312,8 @@ atomr_fft_plan_new_2d (AtomrFftKind   kind,
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_new_3d (AtomrFftKind   kind,
@@ -325,6 +333,8 @@ atomr_fft_plan_new_3d (AtomrFftKind   kind,
  * @plan: a plan
  *
  * Returns: (transfer full): @plan
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_ref (AtomrFftPlan *plan)
@@ -337,6 +347,8 @@ atomr_fft_plan_ref (AtomrFftPlan *plan)
 /**
  * atomr_fft_plan_unref:
  * @plan: (transfer full): a plan
+ *
+ * Since: 0.1
  */
 void
 atomr_fft_plan_unref (AtomrFftPlan *plan)
@@ -354,6 +366,8 @@ atomr_fft_plan_unref (AtomrFftPlan *plan)
  * @plan: a plan
  *
  * Returns: the kind of transform
+ *
+ * Since: 0.1
  */
 AtomrFftKind
 atomr_fft_plan_get_kind (AtomrFftPlan *plan)
@@ -367,6 +381,8 @@ atomr_fft_plan_get_kind (AtomrFftPlan *plan)
  * @plan: a plan
  *
  * Returns: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ *
+ * Since: 0.1
  */
 AtomrDtype
 atomr_fft_plan_get_precision (AtomrFftPlan *plan)
@@ -380,6 +396,8 @@ atomr_fft_plan_get_precision (AtomrFftPlan *plan)
  * @plan: a plan
  *
  * Returns: the number of dimensions, 1 to 3
+ *
+ * Since: 0.1
  */
 guint
 atomr_fft_plan_get_rank (AtomrFftPlan *plan)
@@ -394,6 +412,8 @@ atomr_fft_plan_get_rank (AtomrFftPlan *plan)
  * @dim: a dimension below the rank, slowest first
  *
  * Returns: the transform size of dimension @dim, or 0 past the rank
+ *
+ * Since: 0.1
  */
 gint64
 atomr_fft_plan_get_size (AtomrFftPlan *plan,
@@ -408,6 +428,8 @@ atomr_fft_plan_get_size (AtomrFftPlan *plan,
  * @plan: a plan
  *
  * Returns: the number of transforms
+ *
+ * Since: 0.1
  */
 gint64
 atomr_fft_plan_get_batch (AtomrFftPlan *plan)
@@ -430,6 +452,8 @@ side_dtype (AtomrFftPlan *plan,
  * @plan: a plan
  *
  * Returns: the dtype the input buffer must have
+ *
+ * Since: 0.1
  */
 AtomrDtype
 atomr_fft_plan_get_input_dtype (AtomrFftPlan *plan)
@@ -443,6 +467,8 @@ atomr_fft_plan_get_input_dtype (AtomrFftPlan *plan)
  * @plan: a plan
  *
  * Returns: the dtype the output buffer must have
+ *
+ * Since: 0.1
  */
 AtomrDtype
 atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan)
@@ -456,6 +482,8 @@ atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan)
  * @plan: a plan
  *
  * Returns: the number of elements the input buffer must at least hold
+ *
+ * Since: 0.1
  */
 guint64
 atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
@@ -469,6 +497,8 @@ atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
  * @plan: a plan
  *
  * Returns: the number of elements the output buffer must at least hold
+ *
+ * Since: 0.1
  */
 guint64
 atomr_fft_plan_get_output_elements (AtomrFftPlan *plan)
@@ -483,6 +513,8 @@ atomr_fft_plan_get_output_elements (AtomrFftPlan *plan)
  *
  * Returns: (transfer full): a short description such as
  *   "C2C f32 4096 × batch 256", for traces and messages
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_fft_plan_to_string (AtomrFftPlan *plan)
@@ -509,6 +541,8 @@ atomr_fft_plan_to_string (AtomrFftPlan *plan)
  * @plan: (type AtomrFftPlan): a plan
  *
  * Returns: a hash of the transform, for #GHashTable
+ *
+ * Since: 0.1
  */
 guint
 atomr_fft_plan_hash (gconstpointer plan)
@@ -528,6 +562,8 @@ atomr_fft_plan_hash (gconstpointer plan)
  * @b: (type AtomrFftPlan): another plan
  *
  * Returns: %TRUE when @a and @b describe the same transform and layout
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_fft_plan_equal (gconstpointer a,

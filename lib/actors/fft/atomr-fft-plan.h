@@ -23,6 +23,8 @@ G_BEGIN_DECLS
  * @ATOMR_FFT_C2R: complex to real, inverse only (C2R in f32, Z2D in f64).
  *
  * The kind of an FFT.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_FFT_C2C,
@@ -37,6 +39,8 @@ typedef enum {
  *   round trip scales by the transform size); the only direction of C2R.
  *
  * The sign of the exponent of an FFT.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_FFT_FORWARD,
@@ -54,6 +58,8 @@ typedef enum {
  *
  * How atomr_fft_actor_execute_normalized_async() scales a transform; N is
  * the product of the transform sizes of one batch member.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_FFT_NORM_NONE,
@@ -76,6 +82,8 @@ typedef enum {
  *
  * Dimensions are given slowest first (row-major, as cuFFT takes them);
  * elements count in the dtype of each side (real or complex).
+ *
+ * Since: 0.1
  */
 typedef struct _AtomrFftPlan AtomrFftPlan;
 

@@ -44,6 +44,23 @@ struct _AtomrRngActor
   gint64            applied_epoch; /* -1: nothing applied yet */
 };
 
+/**
+ * AtomrRngActor:
+ *
+ * An actor that fills buffers and tensors with cuRAND random numbers.
+ *
+ * Each actor owns one generator of the [enum@Atomr.RngKind] given at
+ * construction, bound to its stream.  The seed, offset and (for Sobol
+ * generators) dimensions are captured by every fill when it is called;
+ * changing any of them restarts the sequence, so a run with a fixed seed
+ * is reproducible.  [method@Atomr.RngActor.fill_async] fills a whole
+ * buffer with values of an [enum@Atomr.RngDistribution],
+ * [method@Atomr.RngActor.fill_range_async] a range of its elements and
+ * [method@Atomr.RngActor.fill_tensor_async] a tensor view.  libcurand is
+ * loaded when the first fill needs it.
+ *
+ * Since: 0.1
+ */
 G_DEFINE_FINAL_TYPE (AtomrRngActor, atomr_rng_actor, ATOMR_TYPE_ACTOR)
 
 enum {
@@ -409,6 +426,8 @@ static void fill_submit (AtomrRngActor *self, gpointer source_tag, AtomrBuffer *
  * drawn in f32 and rounded.  Pseudo-random generators make normal and
  * log-normal numbers in pairs, so those need an even element count in f32
  * and f64; Sobol needs a multiple of #AtomrRngActor:dimensions.
+ *
+ * Since: 0.1
  */
 void
 atomr_rng_actor_fill_async (AtomrRngActor        *self,
@@ -432,6 +451,8 @@ atomr_rng_actor_fill_async (AtomrRngActor        *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the buffer was filled
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_rng_actor_fill_finish (AtomrRngActor  *self,
@@ -458,6 +479,8 @@ atomr_rng_actor_fill_finish (AtomrRngActor  *self,
  * Like atomr_rng_actor_fill_async(), for the elements [@first, @first +
  * @count) of @buffer only; the others keep their values.  The pairing and
  * Sobol rules apply to @count.
+ *
+ * Since: 0.2
  */
 void
 atomr_rng_actor_fill_range_async (AtomrRngActor        *self,
@@ -483,6 +506,8 @@ atomr_rng_actor_fill_range_async (AtomrRngActor        *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the elements were filled
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_rng_actor_fill_range_finish (AtomrRngActor  *self,
@@ -686,6 +711,8 @@ fill_submit (AtomrRngActor        *self,
  * calling thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrRngActor *
 atomr_rng_actor_new (AtomrDevice   *device,
@@ -707,6 +734,8 @@ atomr_rng_actor_new (AtomrDevice   *device,
  * @self: an #AtomrRngActor
  *
  * Returns: the generator kind
+ *
+ * Since: 0.1
  */
 AtomrRngKind
 atomr_rng_actor_get_kind (AtomrRngActor *self)
@@ -745,6 +774,8 @@ set_setting (AtomrRngActor *self,
  * @self: an #AtomrRngActor
  *
  * Returns: the seed of pseudo-random generators
+ *
+ * Since: 0.1
  */
 guint64
 atomr_rng_actor_get_seed (AtomrRngActor *self)
@@ -760,6 +791,8 @@ atomr_rng_actor_get_seed (AtomrRngActor *self)
  *
  * Sets the seed; the next fill restarts the sequence from it (also when
  * the value is unchanged).  Sobol generators have no seed and ignore it.
+ *
+ * Since: 0.1
  */
 void
 atomr_rng_actor_set_seed (AtomrRngActor *self,
@@ -774,6 +807,8 @@ atomr_rng_actor_set_seed (AtomrRngActor *self,
  * @self: an #AtomrRngActor
  *
  * Returns: how many numbers of the sequence are skipped after a restart
+ *
+ * Since: 0.1
  */
 guint64
 atomr_rng_actor_get_offset (AtomrRngActor *self)
@@ -789,6 +824,8 @@ atomr_rng_actor_get_offset (AtomrRngActor *self)
  *
  * Sets the offset and restarts the sequence at the next fill.  MTGP32
  * cannot skip ahead: its fills fail unless the offset is 0.
+ *
+ * Since: 0.1
  */
 void
 atomr_rng_actor_set_offset (AtomrRngActor *self,
@@ -803,6 +840,8 @@ atomr_rng_actor_set_offset (AtomrRngActor *self,
  * @self: an #AtomrRngActor
  *
  * Returns: the number of Sobol dimensions
+ *
+ * Since: 0.1
  */
 guint
 atomr_rng_actor_get_dimensions (AtomrRngActor *self)
@@ -824,6 +863,8 @@ atomr_rng_actor_get_dimensions (AtomrRngActor *self)
  * Sets the number of dimensions of a Sobol sequence (ignored by pseudo-
  * random kinds): a fill writes points dimension by dimension.  Out of
  * range values are clamped.
+ *
+ * Since: 0.1
  */
 void
 atomr_rng_actor_set_dimensions (AtomrRngActor *self,
@@ -900,6 +941,8 @@ atomr_rng_actor_class_init (AtomrRngActorClass *klass)
    * AtomrRngActor:kind:
    *
    * The generator.
+   *
+   * Since: 0.1
    */
   properties[PROP_KIND] =
     g_param_spec_enum ("kind", NULL, NULL, ATOMR_TYPE_RNG_KIND, ATOMR_RNG_XORWOW,
@@ -908,6 +951,8 @@ atomr_rng_actor_class_init (AtomrRngActorClass *klass)
    * AtomrRngActor:seed:
    *
    * The seed of pseudo-random generators; setting it restarts the sequence.
+   *
+   * Since: 0.1
    */
   properties[PROP_SEED] =
     g_param_spec_uint64 ("seed", NULL, NULL, 0, G_MAXUINT64, DEFAULT_SEED,
@@ -916,6 +961,8 @@ atomr_rng_actor_class_init (AtomrRngActorClass *klass)
    * AtomrRngActor:offset:
    *
    * Values skipped after a restart; setting it restarts the sequence.
+   *
+   * Since: 0.1
    */
   properties[PROP_OFFSET] =
     g_param_spec_uint64 ("offset", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -924,6 +971,8 @@ atomr_rng_actor_class_init (AtomrRngActorClass *klass)
    * AtomrRngActor:dimensions:
    *
    * Dimensions of a Sobol sequence.
+   *
+   * Since: 0.1
    */
   properties[PROP_DIMENSIONS] =
     g_param_spec_uint ("dimensions", NULL, NULL, 1, 20000, 1,
@@ -966,6 +1015,8 @@ fill_nothing (AtomrOp  *op,
  * request fails with %ATOMR_ERROR_NOT_SUPPORTED — fill a contiguous tensor
  * and atomr_actor_copy_tensor_async() it into place.  A view without
  * elements is filled at once.
+ *
+ * Since: 0.2
  */
 void
 atomr_rng_actor_fill_tensor_async (AtomrRngActor        *self,
@@ -1030,6 +1081,8 @@ fail:
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the elements were filled
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_rng_actor_fill_tensor_finish (AtomrRngActor  *self,

@@ -23,6 +23,8 @@ G_BEGIN_DECLS
  *   #AtomrRngActor:dimensions).
  *
  * The generator an #AtomrRngActor drives.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_RNG_XORWOW,
@@ -56,6 +58,8 @@ typedef enum {
  *   into u8, i32, f32, f64, f16 or bf16; @param2 must be 0.
  *
  * What atomr_rng_actor_fill_async() draws.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_RNG_UNIFORM,

@@ -88,6 +88,21 @@ struct _AtomrSolverActor
   gsize               host_workspace_size;
 };
 
+/**
+ * AtomrSolverActor:
+ *
+ * An actor that runs dense cuSOLVER routines on its stream.
+ *
+ * It factors and solves (LU, Cholesky, QR, least squares), computes
+ * eigenvalues and singular values, single and batched.  Matrices are
+ * column-major, as in LAPACK.  The actor sizes and keeps one device
+ * workspace that every operation reuses (see
+ * [method@Atomr.SolverActor.get_workspace_size]); a routine that reports a
+ * non-zero `info` fails its operation with an error that names the
+ * failing index.  libcusolver is loaded when the first operation needs it.
+ *
+ * Since: 0.1
+ */
 G_DEFINE_FINAL_TYPE (AtomrSolverActor, atomr_solver_actor, ATOMR_TYPE_ACTOR)
 
 enum {
@@ -958,6 +973,8 @@ check_real_vector (const gchar  *name,
  * singular matrix completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the
  * first zero pivot ("matrix is singular: U(3,3) is zero"); @a then still
  * holds the factors.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_lu_async (AtomrSolverActor    *self,
@@ -998,6 +1015,8 @@ atomr_solver_actor_lu_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when @a holds the LU factors of a non-singular matrix
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_lu_finish (AtomrSolverActor  *self,
@@ -1024,6 +1043,8 @@ atomr_solver_actor_lu_finish (AtomrSolverActor  *self,
  *
  * Solves op(A)·X = B with the factors of atomr_solver_actor_lu_async()
  * (getrs).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
@@ -1073,6 +1094,8 @@ atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when @b holds the solution
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
@@ -1098,6 +1121,8 @@ atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
  * @user_data: data for @callback
  *
  * QR factorization A = Q·R (geqrf), and Q itself when @q is given.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_qr_async (AtomrSolverActor    *self,
@@ -1148,6 +1173,8 @@ atomr_solver_actor_qr_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the factorization is done
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_qr_finish (AtomrSolverActor  *self,
@@ -1171,6 +1198,8 @@ atomr_solver_actor_qr_finish (AtomrSolverActor  *self,
  * Cholesky factorization A = L·Lᴴ or Uᴴ·U (potrf).  A matrix that is not
  * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the
  * order of the first leading minor that is not.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
@@ -1205,6 +1234,8 @@ atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when @a holds the Cholesky factor
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_cholesky_finish (AtomrSolverActor  *self,
@@ -1229,6 +1260,8 @@ atomr_solver_actor_cholesky_finish (AtomrSolverActor  *self,
  * @user_data: data for @callback
  *
  * Solves A·X = B with a Cholesky factor (potrs).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
@@ -1273,6 +1306,8 @@ atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when @b holds the solution
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor  *self,
@@ -1301,6 +1336,8 @@ atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor  *self,
  * @user_data: data for @callback
  *
  * Singular value decomposition A = U·Σ·Vᴴ (gesvd).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_svd_async (AtomrSolverActor    *self,
@@ -1356,6 +1393,8 @@ atomr_solver_actor_svd_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the decomposition converged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_svd_finish (AtomrSolverActor  *self,
@@ -1387,6 +1426,8 @@ atomr_solver_actor_svd_finish (AtomrSolverActor  *self,
  * Batched singular value decomposition of small matrices by Jacobi
  * rotations (gesvdjBatched).  A member that does not converge completes
  * with %ATOMR_ERROR_INVALID_ARGUMENT naming it.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
@@ -1446,6 +1487,8 @@ atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when every decomposition converged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_gesvdj_batched_finish (AtomrSolverActor  *self,
@@ -1505,6 +1548,8 @@ eigen_async (AtomrSolverActor    *self,
  * @user_data: data for @callback
  *
  * Symmetric eigendecomposition by divide and conquer (syevd).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_syevd_async (AtomrSolverActor    *self,
@@ -1530,6 +1575,8 @@ atomr_solver_actor_syevd_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the decomposition converged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_syevd_finish (AtomrSolverActor  *self,
@@ -1554,6 +1601,8 @@ atomr_solver_actor_syevd_finish (AtomrSolverActor  *self,
  * @user_data: data for @callback
  *
  * Hermitian eigendecomposition by divide and conquer (heevd).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_heevd_async (AtomrSolverActor    *self,
@@ -1579,6 +1628,8 @@ atomr_solver_actor_heevd_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the decomposition converged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_heevd_finish (AtomrSolverActor  *self,
@@ -1653,6 +1704,8 @@ generalized_async (AtomrSolverActor    *self,
  * Generalized symmetric-definite eigenproblem (sygvd).  A @b that is not
  * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming
  * the order of its failing leading minor.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_sygvd_async (AtomrSolverActor    *self,
@@ -1681,6 +1734,8 @@ atomr_solver_actor_sygvd_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the decomposition succeeded
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_sygvd_finish (AtomrSolverActor  *self,
@@ -1708,6 +1763,8 @@ atomr_solver_actor_sygvd_finish (AtomrSolverActor  *self,
  * @user_data: data for @callback
  *
  * Generalized Hermitian-definite eigenproblem (hegvd).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_hegvd_async (AtomrSolverActor    *self,
@@ -1736,6 +1793,8 @@ atomr_solver_actor_hegvd_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the decomposition succeeded
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_hegvd_finish (AtomrSolverActor  *self,
@@ -1762,6 +1821,8 @@ atomr_solver_actor_hegvd_finish (AtomrSolverActor  *self,
  * Batched LU factorization (cuBLAS getrfBatched).  A singular member
  * completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the member and its
  * first zero pivot.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
@@ -1808,6 +1869,8 @@ atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when every member was factored and none is singular
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_getrf_batched_finish (AtomrSolverActor  *self,
@@ -1833,6 +1896,8 @@ atomr_solver_actor_getrf_batched_finish (AtomrSolverActor  *self,
  * Batched Cholesky factorization (potrfBatched).  A member that is not
  * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming
  * the member and the order of its failing leading minor.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
@@ -1873,6 +1938,8 @@ atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when every member is positive definite and was factored
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_potrf_batched_finish (AtomrSolverActor  *self,
@@ -1894,6 +1961,8 @@ atomr_solver_actor_potrf_batched_finish (AtomrSolverActor  *self,
  * and workspace, bound to the calling thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrSolverActor *
 atomr_solver_actor_new (AtomrDevice  *device,
@@ -1908,6 +1977,8 @@ atomr_solver_actor_new (AtomrDevice  *device,
  * @self: an #AtomrSolverActor
  *
  * Returns: the bytes of device workspace the actor holds now
+ *
+ * Since: 0.1
  */
 guint64
 atomr_solver_actor_get_workspace_size (AtomrSolverActor *self)
@@ -1958,6 +2029,8 @@ atomr_solver_actor_class_init (AtomrSolverActorClass *klass)
    *
    * Bytes of device workspace the actor holds, shared by its operations
    * (not notified: read it when needed).
+   *
+   * Since: 0.1
    */
   properties[PROP_WORKSPACE_SIZE] =
     g_param_spec_uint64 ("workspace-size", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -1991,6 +2064,8 @@ atomr_solver_actor_init (AtomrSolverActor *self)
  *
  * Solves the @batch systems op(A_i)·X_i = B_i with the factors of a batched
  * LU (cuBLAS getrsBatched), so that batched factorizations can solve.
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_getrs_batched_async (AtomrSolverActor     *self,
@@ -2050,6 +2125,8 @@ atomr_solver_actor_getrs_batched_async (AtomrSolverActor     *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when every solution is in B
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_getrs_batched_finish (AtomrSolverActor  *self,
@@ -2078,6 +2155,8 @@ atomr_solver_actor_getrs_batched_finish (AtomrSolverActor  *self,
  * Solves the @batch systems A_i·x_i = b_i with the factors of a batched
  * Cholesky (cuSOLVER potrsBatched, which takes one right-hand side per
  * system).
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_potrs_batched_async (AtomrSolverActor    *self,
@@ -2126,6 +2205,8 @@ atomr_solver_actor_potrs_batched_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when every solution is in B
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_potrs_batched_finish (AtomrSolverActor  *self,
@@ -2156,6 +2237,8 @@ atomr_solver_actor_potrs_batched_finish (AtomrSolverActor  *self,
  * A = U·diag(s)·Vᴴ by one-sided Jacobi rotations (cuSOLVER gesvdj): unlike
  * atomr_solver_actor_svd_async() it takes wide matrices (@m < @n) and
  * gives full U and V.
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_gesvdj_async (AtomrSolverActor    *self,
@@ -2212,6 +2295,8 @@ atomr_solver_actor_gesvdj_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when s, U and V were computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_gesvdj_finish (AtomrSolverActor  *self,
@@ -2237,6 +2322,8 @@ atomr_solver_actor_gesvdj_finish (AtomrSolverActor  *self,
  * Eigenvalues (and vectors) by Jacobi rotations (cuSOLVER syevj/heevj):
  * faster than atomr_solver_actor_syevd_async() for small and medium
  * matrices, and accurate to the tolerance of cuSOLVER's defaults.
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_syevj_async (AtomrSolverActor    *self,
@@ -2279,6 +2366,8 @@ atomr_solver_actor_syevj_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the eigenvalues (and vectors) were computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
@@ -2308,6 +2397,8 @@ atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
  * Least squares: X minimises ‖A·X − B‖ column by column (cuSOLVER
  * &lt;t&gt;&lt;t&gt;gels, QR-based, in the precision of @a).  Overdetermined
  * or square systems only (@m ≥ @n).
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_gels_async (AtomrSolverActor    *self,
@@ -2358,6 +2449,8 @@ atomr_solver_actor_gels_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the least-squares solutions are in X
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
@@ -2386,6 +2479,8 @@ atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
  *
  * Eigenvalues and right eigenvectors of a general (non-symmetric) matrix
  * (cuSOLVER Xgeev; cuSOLVER does not compute left eigenvectors).
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_geev_async (AtomrSolverActor    *self,
@@ -2432,6 +2527,8 @@ atomr_solver_actor_geev_async (AtomrSolverActor    *self,
  * @error: return location for a #GError
  *
  * Returns: %TRUE when the eigenvalues (and vectors) were computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_geev_finish (AtomrSolverActor  *self,
