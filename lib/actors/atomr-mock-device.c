@@ -44,6 +44,8 @@ atomr_device_new_mock (void)
  * atomr_device_is_mock:
  * @self: an #AtomrDevice
  *
+ * Tells whether @self has no GPU behind it (see atomr_device_new_mock()).
+ *
  * Returns: %TRUE when @self has no GPU behind it (see
  *   atomr_device_new_mock())
  *

@@ -2007,6 +2007,10 @@ atomr_actor_new_internal (GType          type,
  * atomr_actor_get_device:
  * @self: an #AtomrActor
  *
+ * Gets the actor's device.
+ *
+ * This is the value of the [property@Atomr.Actor:device] property.
+ *
  * Returns: (transfer none): the actor's device
  *
  * Since: 0.1
@@ -2023,6 +2027,10 @@ atomr_actor_get_device (AtomrActor *self)
  * atomr_actor_get_context:
  * @self: an #AtomrActor
  *
+ * Gets the main context that serves the actor.
+ *
+ * This is the value of the [property@Atomr.Actor:context] property.
+ *
  * Returns: (transfer none): the main context that serves the actor
  *
  * Since: 0.1
@@ -2038,6 +2046,10 @@ atomr_actor_get_context (AtomrActor *self)
 /**
  * atomr_actor_get_name:
  * @self: an #AtomrActor
+ *
+ * Gets the actor's name.
+ *
+ * This is the value of the [property@Atomr.Actor:name] property.
  *
  * Returns: (transfer none): the actor's name
  *
@@ -2077,6 +2089,10 @@ atomr_actor_set_name (AtomrActor  *self,
  * atomr_actor_get_library:
  * @self: an #AtomrActor
  *
+ * Gets the library the actor drives.
+ *
+ * This is the value of the [property@Atomr.Actor:library] property.
+ *
  * Returns: (transfer none): the library the actor drives
  *
  * Since: 0.1
@@ -2091,6 +2107,10 @@ atomr_actor_get_library (AtomrActor *self)
 /**
  * atomr_actor_get_completion_mode:
  * @self: an #AtomrActor
+ *
+ * Gets the completion strategy.
+ *
+ * This is the value of the [property@Atomr.Actor:completion-mode] property.
  *
  * Returns: the completion strategy
  *
@@ -2131,6 +2151,10 @@ atomr_actor_set_completion_mode (AtomrActor          *self,
  * atomr_actor_get_timing:
  * @self: an #AtomrActor
  *
+ * Gets whether GPU timing is on.
+ *
+ * This is the value of the [property@Atomr.Actor:timing] property.
+ *
  * Returns: whether GPU timing is on
  *
  * Since: 0.1
@@ -2168,6 +2192,10 @@ atomr_actor_set_timing (AtomrActor *self,
 /**
  * atomr_actor_get_nvtx:
  * @self: an #AtomrActor
+ *
+ * Gets whether enqueues are wrapped in NVTX ranges.
+ *
+ * This is the value of the [property@Atomr.Actor:nvtx] property.
  *
  * Returns: whether enqueues are wrapped in NVTX ranges
  *
@@ -2207,6 +2235,10 @@ atomr_actor_set_nvtx (AtomrActor *self,
  * atomr_actor_get_spin_usec:
  * @self: an #AtomrActor
  *
+ * Gets the adaptive strategy's spin window in microseconds.
+ *
+ * This is the value of the [property@Atomr.Actor:spin-usec] property.
+ *
  * Returns: the adaptive strategy's spin window in microseconds
  *
  * Since: 0.1
@@ -2245,6 +2277,10 @@ atomr_actor_set_spin_usec (AtomrActor *self,
 /**
  * atomr_actor_get_timeout_ms:
  * @self: an #AtomrActor
+ *
+ * Gets the watchdog timeout in milliseconds, 0 when off.
+ *
+ * This is the value of the [property@Atomr.Actor:timeout-ms] property.
  *
  * Returns: the watchdog timeout in milliseconds, 0 when off
  *
@@ -2290,6 +2326,10 @@ atomr_actor_set_timeout_ms (AtomrActor *self,
  * atomr_actor_get_stream_id:
  * @self: an #AtomrActor
  *
+ * Gets the per-device number of the actor's stream, 0 before it has one.
+ *
+ * This is the value of the [property@Atomr.Actor:stream-id] property.
+ *
  * Returns: the per-device number of the actor's stream, 0 before it has one
  *
  * Since: 0.1
@@ -2305,6 +2345,8 @@ atomr_actor_get_stream_id (AtomrActor *self)
 /**
  * atomr_actor_get_n_completed:
  * @self: an #AtomrActor
+ *
+ * Gets how many operations reached the GPU and completed (successfully or not).
  *
  * Returns: how many operations reached the GPU and completed (successfully
  *   or not)

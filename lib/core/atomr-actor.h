@@ -67,6 +67,84 @@ G_DECLARE_DERIVABLE_TYPE (AtomrActor, atomr_actor, ATOMR, ACTOR, GObject)
  *
  * Since: 0.1
  */
+/**
+ * AtomrActorClass::setup:
+ * @self: the actor
+ * @error: return location for a #GError
+ *
+ * Creates the actor's library handles (a cuBLAS handle, a cuFFT plan
+ * cache, ...) for the current context generation and binds them to the
+ * actor's stream.
+ *
+ * Called with the device's context current when the actor first needs its
+ * stream, and again when the first operation after a context rebuild makes
+ * a new stream.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set fails the operation
+ *   that needed the stream
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::teardown:
+ * @self: the actor
+ * @context_alive: %FALSE when the context the handles belonged to was
+ *   already destroyed; then nothing may be called on them
+ *
+ * Releases the library handles that [vfunc@Atomr.Actor.setup] created.
+ *
+ * Called when the actor finds that its device's context was rebuilt (with
+ * @context_alive %FALSE) and when the actor is finalized.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::before_enqueue:
+ * @self: the actor
+ * @info: the operation
+ *
+ * Class handler of the [signal@Atomr.Actor::before-enqueue] signal: runs
+ * on the actor's context after validation, just before the work is
+ * enqueued on the stream.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::after_enqueue:
+ * @self: the actor
+ * @info: the operation
+ *
+ * Class handler of the [signal@Atomr.Actor::after-enqueue] signal: runs
+ * on the actor's context once the work is on the stream.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::before_complete:
+ * @self: the actor
+ * @info: the operation
+ *
+ * Class handler of the [signal@Atomr.Actor::before-complete] signal: runs
+ * on the actor's context when the GPU finished the operation, before its
+ * caller gets the reply.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::after_complete:
+ * @self: the actor
+ * @info: the operation
+ *
+ * Class handler of the [signal@Atomr.Actor::after-complete] signal: runs
+ * on the actor's context after the caller got the reply.
+ *
+ * Since: 0.1
+ */
 struct _AtomrActorClass
 {
   GObjectClass parent_class;

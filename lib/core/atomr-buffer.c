@@ -377,6 +377,10 @@ atomr_buffer_new_with_shape (AtomrDevice   *device,
  * atomr_buffer_get_device:
  * @self: an #AtomrBuffer
  *
+ * Gets the device holding the memory.
+ *
+ * This is the value of the [property@Atomr.Buffer:device] property.
+ *
  * Returns: (transfer none): the device holding the memory
  *
  * Since: 0.1
@@ -391,6 +395,10 @@ atomr_buffer_get_device (AtomrBuffer *self)
 /**
  * atomr_buffer_get_dtype:
  * @self: an #AtomrBuffer
+ *
+ * Gets the element type.
+ *
+ * This is the value of the [property@Atomr.Buffer:dtype] property.
  *
  * Returns: the element type
  *
@@ -407,6 +415,10 @@ atomr_buffer_get_dtype (AtomrBuffer *self)
  * atomr_buffer_get_n_elements:
  * @self: an #AtomrBuffer
  *
+ * Gets the number of elements.
+ *
+ * This is the value of the [property@Atomr.Buffer:n-elements] property.
+ *
  * Returns: the number of elements
  *
  * Since: 0.1
@@ -421,6 +433,10 @@ atomr_buffer_get_n_elements (AtomrBuffer *self)
 /**
  * atomr_buffer_get_byte_size:
  * @self: an #AtomrBuffer
+ *
+ * Gets the size in bytes.
+ *
+ * This is the value of the [property@Atomr.Buffer:byte-size] property.
  *
  * Returns: the size in bytes
  *
@@ -437,6 +453,8 @@ atomr_buffer_get_byte_size (AtomrBuffer *self)
  * atomr_buffer_get_shape:
  * @self: an #AtomrBuffer
  * @n_dims: (out): the number of dimensions, 0 when no shape was set
+ *
+ * Gets the shape.
  *
  * Returns: (array length=n_dims) (transfer none) (nullable): the shape
  *
@@ -518,6 +536,10 @@ atomr_buffer_set_shape (AtomrBuffer   *self,
  * atomr_buffer_get_generation:
  * @self: an #AtomrBuffer
  *
+ * Gets the device generation the memory belongs to.
+ *
+ * This is the value of the [property@Atomr.Buffer:generation] property.
+ *
  * Returns: the device generation the memory belongs to
  *
  * Since: 0.1
@@ -532,6 +554,8 @@ atomr_buffer_get_generation (AtomrBuffer *self)
 /**
  * atomr_buffer_is_stale:
  * @self: an #AtomrBuffer
+ *
+ * Tells whether the device's context was rebuilt since allocation.
  *
  * Returns: %TRUE when the device's context was rebuilt since allocation
  *
@@ -722,6 +746,8 @@ atomr_buffer_upload_async (AtomrBuffer         *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.Buffer.upload_async].
+ *
  * Returns: %TRUE if the upload completed
  *
  * Since: 0.1
@@ -800,6 +826,8 @@ atomr_buffer_download_async (AtomrBuffer         *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.Buffer.download_async].
+ *
  * Returns: (transfer full): the buffer's contents, or %NULL on error
  *
  * Since: 0.1
@@ -876,6 +904,8 @@ atomr_buffer_fill_async (AtomrBuffer         *self,
  * @self: an #AtomrBuffer
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.Buffer.fill_async].
  *
  * Returns: %TRUE if the fill completed
  *

@@ -223,6 +223,8 @@ atomr_actor_upload_async (AtomrActor          *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.Actor.upload_async].
+ *
  * Returns: %TRUE if the upload completed
  *
  * Since: 0.1
@@ -313,6 +315,8 @@ atomr_actor_download_async (AtomrActor          *self,
  * @self: an #AtomrActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.Actor.download_async].
  *
  * Returns: (transfer full): the contents, or %NULL on error
  *
@@ -416,6 +420,8 @@ atomr_actor_fill_async (AtomrActor          *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.Actor.fill_async].
+ *
  * Returns: %TRUE if the fill completed
  *
  * Since: 0.1
@@ -504,6 +510,8 @@ atomr_actor_copy_async (AtomrActor          *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.Actor.copy_async].
+ *
  * Returns: %TRUE if the copy completed
  *
  * Since: 0.1
@@ -546,6 +554,8 @@ atomr_actor_barrier_async (AtomrActor          *self,
  * @self: an #AtomrActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.Actor.barrier_async].
  *
  * Returns: %TRUE once the earlier work completed
  *

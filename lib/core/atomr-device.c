@@ -517,6 +517,8 @@ device_open (AtomrDevice *self,
 /**
  * atomr_device_get_driver_version:
  *
+ * Gets the CUDA version that the installed driver supports, loading the driver if needed.
+ *
  * Returns: the CUDA version the installed driver supports (for example
  *   13000 for 13.0), or 0 when there is no driver.
  *
@@ -647,6 +649,10 @@ atomr_device_get_host_autocomplete (AtomrDevice *self)
  * atomr_device_get_ordinal:
  * @self: an #AtomrDevice
  *
+ * Gets the CUDA ordinal.
+ *
+ * This is the value of the [property@Atomr.Device:ordinal] property.
+ *
  * Returns: the CUDA ordinal.
  *
  * Since: 0.1
@@ -661,6 +667,10 @@ atomr_device_get_ordinal (AtomrDevice *self)
 /**
  * atomr_device_get_name:
  * @self: an #AtomrDevice
+ *
+ * Gets the GPU's name.
+ *
+ * This is the value of the [property@Atomr.Device:name] property.
  *
  * Returns: (transfer none): the GPU's name.
  *
@@ -699,6 +709,10 @@ atomr_device_get_compute_capability (AtomrDevice *self,
  * atomr_device_get_arch:
  * @self: an #AtomrDevice
  *
+ * Gets the NVRTC architecture of the device, "sm_90" for compute capability 9.0.
+ *
+ * This is the value of the [property@Atomr.Device:arch] property.
+ *
  * Returns: (transfer full): the NVRTC architecture of the device, "sm_90"
  *   for compute capability 9.0.
  *
@@ -715,6 +729,10 @@ atomr_device_get_arch (AtomrDevice *self)
  * atomr_device_get_total_memory:
  * @self: an #AtomrDevice
  *
+ * Gets device memory in bytes.
+ *
+ * This is the value of the [property@Atomr.Device:total-memory] property.
+ *
  * Returns: device memory in bytes.
  *
  * Since: 0.1
@@ -729,6 +747,10 @@ atomr_device_get_total_memory (AtomrDevice *self)
 /**
  * atomr_device_get_multiprocessor_count:
  * @self: an #AtomrDevice
+ *
+ * Gets the number of streaming multiprocessors.
+ *
+ * This is the value of the [property@Atomr.Device:multiprocessor-count] property.
  *
  * Returns: the number of streaming multiprocessors.
  *
@@ -745,6 +767,10 @@ atomr_device_get_multiprocessor_count (AtomrDevice *self)
  * atomr_device_get_generation:
  * @self: an #AtomrDevice
  *
+ * Gets the current generation of the context, from 1.
+ *
+ * This is the value of the [property@Atomr.Device:generation] property.
+ *
  * Returns: the current generation of the context, from 1.
  *
  * Since: 0.1
@@ -760,6 +786,10 @@ atomr_device_get_generation (AtomrDevice *self)
  * atomr_device_get_state:
  * @self: an #AtomrDevice
  *
+ * Gets whether the context is ready, poisoned or stopped.
+ *
+ * This is the value of the [property@Atomr.Device:state] property.
+ *
  * Returns: whether the context is ready, poisoned or stopped.
  *
  * Since: 0.1
@@ -774,6 +804,10 @@ atomr_device_get_state (AtomrDevice *self)
 /**
  * atomr_device_get_supervisor_policy:
  * @self: an #AtomrDevice
+ *
+ * Gets the policy applied when the context is poisoned.
+ *
+ * This is the value of the [property@Atomr.Device:supervisor-policy] property.
  *
  * Returns: the policy applied when the context is poisoned.
  *

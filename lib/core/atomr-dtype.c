@@ -32,6 +32,8 @@ static const struct {
  * atomr_dtype_get_size:
  * @dtype: an #AtomrDtype
  *
+ * Gets the size of one element of a dtype.
+ *
  * Returns: the size of one element in bytes, or 0 for a value outside
  *   the enumeration.
  *
@@ -49,6 +51,8 @@ atomr_dtype_get_size (AtomrDtype dtype)
  * atomr_dtype_get_name:
  * @dtype: an #AtomrDtype
  *
+ * Gets the short name of a dtype, as used in traces, cache keys and error messages.
+ *
  * Returns: (transfer none): the short name ("f32", "c64", ...), or "invalid".
  *
  * Since: 0.1
@@ -65,6 +69,8 @@ atomr_dtype_get_name (AtomrDtype dtype)
  * atomr_dtype_from_name:
  * @name: a short name such as "f32"
  * @dtype: (out): the matching #AtomrDtype
+ *
+ * Looks up a dtype by its short name, the reverse of [func@Atomr.Dtype.get_name].
  *
  * Returns: %TRUE if @name names a dtype.
  *
@@ -90,6 +96,8 @@ atomr_dtype_from_name (const gchar *name,
  * atomr_dtype_is_complex:
  * @dtype: an #AtomrDtype
  *
+ * Tells whether a dtype is complex.
+ *
  * Returns: %TRUE for c64 and c128.
  *
  * Since: 0.1
@@ -103,6 +111,8 @@ atomr_dtype_is_complex (AtomrDtype dtype)
 /**
  * atomr_dtype_is_floating:
  * @dtype: an #AtomrDtype
+ *
+ * Tells whether a dtype is a floating-point type, real or complex.
  *
  * Returns: %TRUE for the real and complex floating-point types.
  *

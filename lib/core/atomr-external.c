@@ -242,6 +242,8 @@ atomr_actor_wait_event_async (AtomrActor          *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.Actor.wait_event_async].
+ *
  * Returns: %TRUE when the wait was enqueued and passed
  *
  * Since: 0.2
@@ -361,6 +363,8 @@ atomr_actor_signal_stream_async (AtomrActor          *self,
  * @self: an #AtomrActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.Actor.signal_stream_async].
  *
  * Returns: %TRUE when the foreign stream was ordered
  *
@@ -483,6 +487,8 @@ atomr_actor_wait_stream_async (AtomrActor          *self,
  * @self: an #AtomrActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.Actor.wait_stream_async].
  *
  * Returns: %TRUE when the wait was enqueued and passed
  *

@@ -84,6 +84,8 @@ atomr_launch_info_new (const gchar *actor_name,
  * atomr_launch_info_ref:
  * @info: an #AtomrLaunchInfo
  *
+ * Takes a reference to a record.
+ *
  * Returns: (transfer full): @info
  *
  * Since: 0.1
@@ -123,6 +125,8 @@ atomr_launch_info_unref (AtomrLaunchInfo *info)
  * atomr_launch_info_get_actor_name:
  * @info: an #AtomrLaunchInfo
  *
+ * Gets the name of the actor that ran the operation.
+ *
  * Returns: (transfer none): the name of the actor that ran the operation
  *
  * Since: 0.1
@@ -136,6 +140,8 @@ atomr_launch_info_get_actor_name (AtomrLaunchInfo *info)
 /**
  * atomr_launch_info_get_library:
  * @info: an #AtomrLaunchInfo
+ *
+ * Gets the library, such as "cublas" or "nvrtc".
  *
  * Returns: (transfer none): the library, such as "cublas" or "nvrtc"
  *
@@ -151,6 +157,8 @@ atomr_launch_info_get_library (AtomrLaunchInfo *info)
  * atomr_launch_info_get_operation:
  * @info: an #AtomrLaunchInfo
  *
+ * Gets the operation, such as "gemm".
+ *
  * Returns: (transfer none): the operation, such as "gemm"
  *
  * Since: 0.1
@@ -164,6 +172,8 @@ atomr_launch_info_get_operation (AtomrLaunchInfo *info)
 /**
  * atomr_launch_info_get_sequence:
  * @info: an #AtomrLaunchInfo
+ *
+ * Gets the operation's sequence number, unique in the process (all actors draw from one counter, from 1).
  *
  * Returns: the operation's sequence number, unique in the process (all
  *   actors draw from one counter, from 1)
@@ -196,6 +206,8 @@ atomr_launch_info_set_sequence (AtomrLaunchInfo *info,
  * atomr_launch_info_get_generation:
  * @info: an #AtomrLaunchInfo
  *
+ * Gets the device generation the operation ran in.
+ *
  * Returns: the device generation the operation ran in
  *
  * Since: 0.1
@@ -226,6 +238,8 @@ atomr_launch_info_set_generation (AtomrLaunchInfo *info,
  * atomr_launch_info_get_device_ordinal:
  * @info: an #AtomrLaunchInfo
  *
+ * Gets the device ordinal, -1 when unknown.
+ *
  * Returns: the device ordinal, -1 when unknown
  *
  * Since: 0.1
@@ -255,6 +269,8 @@ atomr_launch_info_set_device_ordinal (AtomrLaunchInfo *info,
 /**
  * atomr_launch_info_get_stream_id:
  * @info: an #AtomrLaunchInfo
+ *
+ * Gets the per-device number of the stream the operation ran on.
  *
  * Returns: the per-device number of the stream the operation ran on
  *
@@ -346,6 +362,8 @@ atomr_launch_info_set_geometry (AtomrLaunchInfo *info,
  * atomr_launch_info_get_submit_time:
  * @info: an #AtomrLaunchInfo
  *
+ * Gets when the request was made, g_get_monotonic_time() microseconds.
+ *
  * Returns: when the request was made, g_get_monotonic_time() microseconds
  *
  * Since: 0.1
@@ -359,6 +377,8 @@ atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
 /**
  * atomr_launch_info_get_enqueue_time:
  * @info: an #AtomrLaunchInfo
+ *
+ * Gets when the work was enqueued on the stream, in monotonic microseconds, or 0 if it never was.
  *
  * Returns: when the work was enqueued on the stream, in monotonic
  *   microseconds, or 0 if it never was
@@ -374,6 +394,8 @@ atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
 /**
  * atomr_launch_info_get_complete_time:
  * @info: an #AtomrLaunchInfo
+ *
+ * Gets when the actor learnt the GPU had finished, in monotonic microseconds, or 0 before completion.
  *
  * Returns: when the actor learnt the GPU had finished, in monotonic
  *   microseconds, or 0 before completion
@@ -432,6 +454,8 @@ atomr_launch_info_now_ns (void)
  * atomr_launch_info_get_timestamp:
  * @info: an #AtomrLaunchInfo
  * @event: which moment
+ *
+ * Gets when @event happened, in nanoseconds on the host's monotonic clock (atomr_launch_info_now_ns()), or 0 when it did not happen or was not measured.
  *
  * Returns: when @event happened, in nanoseconds on the host's monotonic
  *   clock (atomr_launch_info_now_ns()), or 0 when it did not happen or was
@@ -548,6 +572,8 @@ atomr_launch_info_add_dependency (AtomrLaunchInfo *info,
  * atomr_launch_info_get_gpu_duration_ms:
  * @info: an #AtomrLaunchInfo
  *
+ * Gets GPU time in milliseconds measured with events, or a negative value when the actor's timing was off.
+ *
  * Returns: GPU time in milliseconds measured with events, or a negative
  *   value when the actor's timing was off
  *
@@ -578,6 +604,8 @@ atomr_launch_info_set_gpu_duration_ms (AtomrLaunchInfo *info,
 /**
  * atomr_launch_info_get_error:
  * @info: an #AtomrLaunchInfo
+ *
+ * Gets the error the operation failed with, or %NULL.
  *
  * Returns: (transfer none) (nullable): the error the operation failed
  *   with, or %NULL
@@ -612,6 +640,8 @@ atomr_launch_info_set_error (AtomrLaunchInfo *info,
  * atomr_launch_info_get_detail:
  * @info: an #AtomrLaunchInfo
  *
+ * Gets free-form detail of the operation (sizes, dtypes, kernel name), or %NULL.
+ *
  * Returns: (transfer none) (nullable): free-form detail of the operation
  *   (sizes, dtypes, kernel name), or %NULL
  *
@@ -643,6 +673,8 @@ atomr_launch_info_set_detail (AtomrLaunchInfo *info,
 /**
  * atomr_launch_info_get_mailbox_depth:
  * @info: an #AtomrLaunchInfo
+ *
+ * Gets how many requests were still waiting in the actor's mailbox when this one was taken out of it, or -1 when unknown.
  *
  * Returns: how many requests were still waiting in the actor's mailbox
  *   when this one was taken out of it, or -1 when unknown

@@ -352,6 +352,10 @@ read_attribute (AtomrMemoryPool      *self,
  * atomr_memory_pool_get_device:
  * @self: an #AtomrMemoryPool
  *
+ * Gets the device, %NULL for a bare instance.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:device] property.
+ *
  * Returns: (transfer none) (nullable): the device, %NULL for a bare instance
  *
  * Since: 0.2
@@ -370,6 +374,10 @@ atomr_memory_pool_get_device (AtomrMemoryPool *self)
 /**
  * atomr_memory_pool_get_reserved:
  * @self: an #AtomrMemoryPool
+ *
+ * Gets the bytes the pool holds from the driver.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:reserved] property.
  *
  * Returns: the bytes the pool holds from the driver
  *
@@ -391,6 +399,10 @@ atomr_memory_pool_get_reserved (AtomrMemoryPool *self)
  * atomr_memory_pool_get_used:
  * @self: an #AtomrMemoryPool
  *
+ * Gets the bytes allocated to buffers.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:used] property.
+ *
  * Returns: the bytes allocated to buffers
  *
  * Since: 0.2
@@ -411,6 +423,10 @@ atomr_memory_pool_get_used (AtomrMemoryPool *self)
  * atomr_memory_pool_get_high_water:
  * @self: an #AtomrMemoryPool
  *
+ * Gets the most bytes used at once since the last reset.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:high-water] property.
+ *
  * Returns: the most bytes used at once since the last reset
  *
  * Since: 0.2
@@ -430,6 +446,10 @@ atomr_memory_pool_get_high_water (AtomrMemoryPool *self)
 /**
  * atomr_memory_pool_get_release_threshold:
  * @self: an #AtomrMemoryPool
+ *
+ * Gets the bytes the pool keeps reserved when idle.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:release-threshold] property.
  *
  * Returns: the bytes the pool keeps reserved when idle
  *

@@ -244,6 +244,8 @@ atomr_actor_copy_peer_async (AtomrActor          *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.Actor.copy_peer_async].
+ *
  * Returns: %TRUE when the copy finished
  *
  * Since: 0.2

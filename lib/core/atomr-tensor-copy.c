@@ -423,6 +423,8 @@ atomr_actor_copy_tensor_async (AtomrActor          *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.Actor.copy_tensor_async].
+ *
  * Returns: %TRUE if the copy completed
  *
  * Since: 0.2
@@ -514,6 +516,8 @@ atomr_actor_upload_tensor_async (AtomrActor          *self,
  * @self: an #AtomrActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.Actor.upload_tensor_async].
  *
  * Returns: %TRUE if the upload completed
  *
@@ -622,6 +626,8 @@ atomr_actor_download_tensor_async (AtomrActor          *self,
  * @self: an #AtomrActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.Actor.download_tensor_async].
  *
  * Returns: (transfer full): the elements in row-major order, or %NULL on error
  *

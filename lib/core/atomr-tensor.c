@@ -554,6 +554,10 @@ atomr_tensor_empty (AtomrDevice   *device,
  * atomr_tensor_get_buffer:
  * @self: an #AtomrTensor
  *
+ * Gets the viewed buffer (%NULL only for a bare g_object_new() instance).
+ *
+ * This is the value of the [property@Atomr.Tensor:buffer] property.
+ *
  * Returns: (transfer none) (nullable): the viewed buffer (%NULL only for a
  *   bare g_object_new() instance)
  *
@@ -570,6 +574,8 @@ atomr_tensor_get_buffer (AtomrTensor *self)
  * atomr_tensor_get_device:
  * @self: an #AtomrTensor
  *
+ * Gets the device holding the memory.
+ *
  * Returns: (transfer none) (nullable): the device holding the memory
  *
  * Since: 0.2
@@ -584,6 +590,10 @@ atomr_tensor_get_device (AtomrTensor *self)
 /**
  * atomr_tensor_get_dtype:
  * @self: an #AtomrTensor
+ *
+ * Gets the element type of the view.
+ *
+ * This is the value of the [property@Atomr.Tensor:dtype] property.
  *
  * Returns: the element type of the view
  *
@@ -600,6 +610,10 @@ atomr_tensor_get_dtype (AtomrTensor *self)
  * atomr_tensor_get_n_dims:
  * @self: an #AtomrTensor
  *
+ * Gets the rank (0 for a scalar).
+ *
+ * This is the value of the [property@Atomr.Tensor:n-dims] property.
+ *
  * Returns: the rank (0 for a scalar)
  *
  * Since: 0.2
@@ -615,6 +629,8 @@ atomr_tensor_get_n_dims (AtomrTensor *self)
  * atomr_tensor_get_shape:
  * @self: an #AtomrTensor
  * @n_dims: (out) (optional): the rank
+ *
+ * Gets the extent of each dimension.
  *
  * Returns: (array length=n_dims) (transfer none): the extent of each dimension
  *
@@ -634,6 +650,8 @@ atomr_tensor_get_shape (AtomrTensor *self,
  * atomr_tensor_get_strides:
  * @self: an #AtomrTensor
  * @n_dims: (out) (optional): the rank
+ *
+ * Gets the stride of each dimension, in elements.
  *
  * Returns: (array length=n_dims) (transfer none): the stride of each
  *   dimension, in elements
@@ -655,6 +673,8 @@ atomr_tensor_get_strides (AtomrTensor *self,
  * @self: an #AtomrTensor
  * @dim: a dimension, less than the rank
  *
+ * Gets the extent of @dim, or -1 when @dim is not a dimension.
+ *
  * Returns: the extent of @dim, or -1 when @dim is not a dimension
  *
  * Since: 0.2
@@ -672,6 +692,8 @@ atomr_tensor_get_dim (AtomrTensor *self,
  * @self: an #AtomrTensor
  * @dim: a dimension, less than the rank
  *
+ * Gets the stride of each dimension, in elements.
+ *
  * Returns: the stride of @dim in elements, or 0 when @dim is not a dimension
  *
  * Since: 0.2
@@ -688,6 +710,10 @@ atomr_tensor_get_stride (AtomrTensor *self,
  * atomr_tensor_get_byte_offset:
  * @self: an #AtomrTensor
  *
+ * Gets the byte offset of element (0, …, 0) in the buffer.
+ *
+ * This is the value of the [property@Atomr.Tensor:byte-offset] property.
+ *
  * Returns: the byte offset of element (0, …, 0) in the buffer
  *
  * Since: 0.2
@@ -702,6 +728,10 @@ atomr_tensor_get_byte_offset (AtomrTensor *self)
 /**
  * atomr_tensor_get_n_elements:
  * @self: an #AtomrTensor
+ *
+ * Gets the number of elements: the product of the shape (1 for a scalar, 0 for a bare instance).
+ *
+ * This is the value of the [property@Atomr.Tensor:n-elements] property.
  *
  * Returns: the number of elements: the product of the shape (1 for a scalar,
  *   0 for a bare instance)

@@ -262,6 +262,8 @@ atomr_compile_options_init (AtomrCompileOptions *self)
 /**
  * atomr_compile_options_new:
  *
+ * Creates compile options with every default.
+ *
  * Returns: (transfer full): options with every default (NVRTC's arch and
  *   dialect, no flags)
  *
@@ -276,6 +278,8 @@ atomr_compile_options_new (void)
 /**
  * atomr_compile_options_copy:
  * @self: options
+ *
+ * Copies the options.
  *
  * Returns: (transfer full): an independent copy of @self
  *
@@ -368,6 +372,10 @@ atomr_compile_options_set_arch (AtomrCompileOptions *self,
  * atomr_compile_options_get_arch:
  * @self: options
  *
+ * Gets the target architecture.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:arch] property.
+ *
  * Returns: (nullable): the target architecture
  *
  * Since: 0.1
@@ -383,6 +391,8 @@ atomr_compile_options_get_arch (AtomrCompileOptions *self)
  * atomr_compile_options_set_std:
  * @self: options
  * @std: (nullable): "c++14", "c++17", "c++20" (or "14", "17", "20")
+ *
+ * Sets the C++ dialect, or with %NULL NVRTC's default.
  *
  * Returns: (transfer none): @self, for chaining
  *
@@ -404,6 +414,10 @@ atomr_compile_options_set_std (AtomrCompileOptions *self,
 /**
  * atomr_compile_options_get_std:
  * @self: options
+ *
+ * Gets the C++ dialect.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:std] property.
  *
  * Returns: (nullable): the C++ dialect
  *
@@ -437,6 +451,8 @@ atomr_compile_options_get_##name (AtomrCompileOptions *self)                   \
  * @self: options
  * @fast_math: the new value
  *
+ * Sets whether fast, less precise math is used (`--use_fast_math`).
+ *
  * Returns: (transfer none): @self, for chaining
  *
  * Since: 0.1
@@ -444,6 +460,10 @@ atomr_compile_options_get_##name (AtomrCompileOptions *self)                   \
 /**
  * atomr_compile_options_get_fast_math:
  * @self: options
+ *
+ * Gets whether fast math is on.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:fast-math] property.
  *
  * Returns: whether fast math is on
  *
@@ -455,6 +475,8 @@ BOOLEAN_OPTION (fast_math, fast_math, PROP_FAST_MATH)
  * @self: options
  * @ftz: the new value
  *
+ * Sets whether single-precision denormals are flushed to zero (`--ftz`).
+ *
  * Returns: (transfer none): @self, for chaining
  *
  * Since: 0.1
@@ -462,6 +484,10 @@ BOOLEAN_OPTION (fast_math, fast_math, PROP_FAST_MATH)
 /**
  * atomr_compile_options_get_flush_to_zero:
  * @self: options
+ *
+ * Gets whether denormals are flushed to zero.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:flush-to-zero] property.
  *
  * Returns: whether denormals are flushed to zero
  *
@@ -473,6 +499,8 @@ BOOLEAN_OPTION (flush_to_zero, ftz, PROP_FLUSH_TO_ZERO)
  * @self: options
  * @lto: the new value
  *
+ * Sets whether the program is compiled to LTO-IR and linked with nvJitLink (`-dlto`).
+ *
  * Returns: (transfer none): @self, for chaining
  *
  * Since: 0.1
@@ -480,6 +508,10 @@ BOOLEAN_OPTION (flush_to_zero, ftz, PROP_FLUSH_TO_ZERO)
 /**
  * atomr_compile_options_get_lto:
  * @self: options
+ *
+ * Gets whether link-time optimisation is on.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:lto] property.
  *
  * Returns: whether link-time optimisation is on
  *
@@ -491,6 +523,8 @@ BOOLEAN_OPTION (lto, lto, PROP_LTO)
  * @self: options
  * @relocatable: the new value
  *
+ * Sets whether relocatable device code is generated (`-rdc`).
+ *
  * Returns: (transfer none): @self, for chaining
  *
  * Since: 0.1
@@ -498,6 +532,10 @@ BOOLEAN_OPTION (lto, lto, PROP_LTO)
 /**
  * atomr_compile_options_get_relocatable:
  * @self: options
+ *
+ * Gets whether relocatable device code is on.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:relocatable] property.
  *
  * Returns: whether relocatable device code is on
  *
@@ -509,6 +547,8 @@ BOOLEAN_OPTION (relocatable, relocatable, PROP_RELOCATABLE)
  * @self: options
  * @line_info: the new value
  *
+ * Sets whether line information for profilers is generated (`-lineinfo`).
+ *
  * Returns: (transfer none): @self, for chaining
  *
  * Since: 0.1
@@ -516,6 +556,10 @@ BOOLEAN_OPTION (relocatable, relocatable, PROP_RELOCATABLE)
 /**
  * atomr_compile_options_get_line_info:
  * @self: options
+ *
+ * Gets whether line information is generated.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:line-info] property.
  *
  * Returns: whether line information is generated
  *
@@ -527,6 +571,8 @@ BOOLEAN_OPTION (line_info, line_info, PROP_LINE_INFO)
  * @self: options
  * @debug: the new value
  *
+ * Sets whether device debug information is generated (`-G`), which also turns optimisation off.
+ *
  * Returns: (transfer none): @self, for chaining
  *
  * Since: 0.1
@@ -534,6 +580,10 @@ BOOLEAN_OPTION (line_info, line_info, PROP_LINE_INFO)
 /**
  * atomr_compile_options_get_debug:
  * @self: options
+ *
+ * Gets whether device debug information is generated.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:debug] property.
  *
  * Returns: whether device debug information is generated
  *
@@ -545,6 +595,8 @@ BOOLEAN_OPTION (debug, debug, PROP_DEBUG)
  * @self: options
  * @pch: the new value
  *
+ * Sets whether NVRTC may use precompiled headers (`-pch`).
+ *
  * Returns: (transfer none): @self, for chaining
  *
  * Since: 0.1
@@ -552,6 +604,10 @@ BOOLEAN_OPTION (debug, debug, PROP_DEBUG)
 /**
  * atomr_compile_options_get_precompiled_headers:
  * @self: options
+ *
+ * Gets whether precompiled headers are on.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:precompiled-headers] property.
  *
  * Returns: whether precompiled headers are on
  *
@@ -563,6 +619,8 @@ BOOLEAN_OPTION (precompiled_headers, pch, PROP_PRECOMPILED_HEADERS)
  * atomr_compile_options_set_max_registers:
  * @self: options
  * @max_registers: registers per thread at most, 0 for no limit
+ *
+ * Sets the most registers a thread may use (`--maxrregcount`).
  *
  * Returns: (transfer none): @self, for chaining
  *
@@ -585,6 +643,10 @@ atomr_compile_options_set_max_registers (AtomrCompileOptions *self,
  * atomr_compile_options_get_max_registers:
  * @self: options
  *
+ * Gets the register limit, 0 for none.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:max-registers] property.
+ *
  * Returns: the register limit, 0 for none
  *
  * Since: 0.1
@@ -601,6 +663,8 @@ atomr_compile_options_get_max_registers (AtomrCompileOptions *self)
  * @self: options
  * @path: a directory searched for `#include`; the contents of headers
  *   found there are part of the cache key
+ *
+ * Adds a directory to the include search path.
  *
  * Returns: (transfer none): @self, for chaining
  *
@@ -620,6 +684,8 @@ atomr_compile_options_add_include_path (AtomrCompileOptions *self,
  * atomr_compile_options_get_include_paths:
  * @self: options
  *
+ * Gets the include paths.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the include paths
  *
  * Since: 0.1
@@ -636,6 +702,8 @@ atomr_compile_options_get_include_paths (AtomrCompileOptions *self)
  * @self: options
  * @name: the macro
  * @value: (nullable): its value, or %NULL to define it empty
+ *
+ * Defines a preprocessor macro (`-D`), empty when @value is %NULL.
  *
  * Returns: (transfer none): @self, for chaining
  *
@@ -658,6 +726,8 @@ atomr_compile_options_add_define (AtomrCompileOptions *self,
  * @expression: a kernel name or a template instance such as
  *   "kernel<float, 256>", whose mangled name the module will know
  *
+ * Adds a name expression whose lowered (mangled) name the compiled module will know.
+ *
  * Returns: (transfer none): @self, for chaining
  *
  * Since: 0.1
@@ -676,6 +746,8 @@ atomr_compile_options_add_name_expression (AtomrCompileOptions *self,
  * atomr_compile_options_get_name_expressions:
  * @self: options
  *
+ * Gets the name expressions.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the name expressions
  *
  * Since: 0.1
@@ -691,6 +763,8 @@ atomr_compile_options_get_name_expressions (AtomrCompileOptions *self)
  * atomr_compile_options_add_extra_flag:
  * @self: options
  * @flag: an NVRTC option passed as is, after all others
+ *
+ * Adds an NVRTC option that has no setter of its own.
  *
  * Returns: (transfer none): @self, for chaining
  *

@@ -784,6 +784,10 @@ entry_read (const gchar  *path,
  * atomr_kernel_cache_entry_get_key:
  * @self: an entry
  *
+ * Gets the key.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:key] property.
+ *
  * Returns: the key
  *
  * Since: 0.1
@@ -799,6 +803,10 @@ atomr_kernel_cache_entry_get_key (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_path:
  * @self: an entry
  *
+ * Gets the entry's file.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:path] property.
+ *
  * Returns: (type filename): the entry's file
  *
  * Since: 0.1
@@ -813,6 +821,10 @@ atomr_kernel_cache_entry_get_path (AtomrKernelCacheEntry *self)
 /**
  * atomr_kernel_cache_entry_get_kernel_names:
  * @self: an entry
+ *
+ * Gets kernel names and name expressions.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:kernel-names] property.
  *
  * Returns: (transfer none) (array zero-terminated=1): kernel names and
  *   name expressions
@@ -830,6 +842,10 @@ atomr_kernel_cache_entry_get_kernel_names (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_lowered_names:
  * @self: an entry
  *
+ * Gets the mangled symbol of each kernel name, in the same order.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:lowered-names] property.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the mangled symbol of
  *   each kernel name, in the same order
  *
@@ -846,6 +862,8 @@ atomr_kernel_cache_entry_get_lowered_names (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_lookup_lowered_name:
  * @self: an entry
  * @kernel_name: a kernel name or name expression
+ *
+ * Gets the mangled symbol of a kernel or name expression of the entry.
  *
  * Returns: (nullable): its mangled symbol
  *
@@ -867,6 +885,10 @@ atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
  * atomr_kernel_cache_entry_get_flags:
  * @self: an entry
  *
+ * Gets the NVRTC flags.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:flags] property.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the NVRTC flags
  *
  * Since: 0.1
@@ -882,6 +904,10 @@ atomr_kernel_cache_entry_get_flags (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_arch:
  * @self: an entry
  *
+ * Gets the target architecture.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:arch] property.
+ *
  * Returns: (nullable): the target architecture
  *
  * Since: 0.1
@@ -896,6 +922,10 @@ atomr_kernel_cache_entry_get_arch (AtomrKernelCacheEntry *self)
 /**
  * atomr_kernel_cache_entry_get_nvrtc_version:
  * @self: an entry
+ *
+ * Gets the NVRTC version ("13.0").
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:nvrtc-version] property.
  *
  * Returns: the NVRTC version ("13.0")
  *
@@ -920,6 +950,10 @@ atomr_kernel_cache_entry_get_##name (AtomrKernelCacheEntry *self)              \
  * atomr_kernel_cache_entry_get_ptx_size:
  * @self: an entry
  *
+ * Gets bytes of PTX.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:ptx-size] property.
+ *
  * Returns: bytes of PTX
  *
  * Since: 0.1
@@ -928,6 +962,10 @@ ENTRY_U64_GETTER (ptx_size, self->h.ptx_size, "PTX")
 /**
  * atomr_kernel_cache_entry_get_cubin_size:
  * @self: an entry
+ *
+ * Gets bytes of CUBIN.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:cubin-size] property.
  *
  * Returns: bytes of CUBIN
  *
@@ -938,6 +976,10 @@ ENTRY_U64_GETTER (cubin_size, self->h.cubin_size, "CUBIN")
  * atomr_kernel_cache_entry_get_ltoir_size:
  * @self: an entry
  *
+ * Gets bytes of LTO-IR.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:ltoir-size] property.
+ *
  * Returns: bytes of LTO-IR
  *
  * Since: 0.1
@@ -946,6 +988,10 @@ ENTRY_U64_GETTER (ltoir_size, self->h.ltoir_size, "LTO-IR")
 /**
  * atomr_kernel_cache_entry_get_source_size:
  * @self: an entry
+ *
+ * Gets bytes of source stored.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:source-size] property.
  *
  * Returns: bytes of source stored
  *
@@ -956,6 +1002,10 @@ ENTRY_U64_GETTER (source_size, self->h.source_size, "source")
  * atomr_kernel_cache_entry_get_file_size:
  * @self: an entry
  *
+ * Gets bytes on disk.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:file-size] property.
+ *
  * Returns: bytes on disk
  *
  * Since: 0.1
@@ -964,6 +1014,10 @@ ENTRY_U64_GETTER (file_size, self->h.file_size, "file")
 /**
  * atomr_kernel_cache_entry_get_hit_count:
  * @self: an entry
+ *
+ * Gets how many times the entry was read from disk.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:hit-count] property.
  *
  * Returns: how many times the entry was read from disk
  *
@@ -974,6 +1028,10 @@ ENTRY_U64_GETTER (hit_count, self->h.hit_count, "hits")
 /**
  * atomr_kernel_cache_entry_get_compile_time_ms:
  * @self: an entry
+ *
+ * Gets how long the compile took.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:compile-time-ms] property.
  *
  * Returns: how long the compile took
  *
@@ -990,6 +1048,10 @@ atomr_kernel_cache_entry_get_compile_time_ms (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_created:
  * @self: an entry
  *
+ * Gets when the entry was written.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:created] property.
+ *
  * Returns: (transfer none): when the entry was written
  *
  * Since: 0.1
@@ -1005,6 +1067,10 @@ atomr_kernel_cache_entry_get_created (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_last_used:
  * @self: an entry
  *
+ * Gets when the entry was last written or hit.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:last-used] property.
+ *
  * Returns: (transfer none): when the entry was last written or hit
  *
  * Since: 0.1
@@ -1019,6 +1085,8 @@ atomr_kernel_cache_entry_get_last_used (AtomrKernelCacheEntry *self)
 /**
  * atomr_kernel_cache_entry_has_source:
  * @self: an entry
+ *
+ * Tells whether the entry stored the source it was compiled from.
  *
  * Returns: whether the source was stored
  *
@@ -1105,6 +1173,8 @@ bytes_to_string (GBytes *bytes)
  * @self: an entry
  * @error: return location for a #GError
  *
+ * Reads the source the entry was compiled from, if it was stored.
+ *
  * Returns: (transfer full) (nullable): the source, or %NULL with no error
  *   when it was not stored
  *
@@ -1127,6 +1197,8 @@ atomr_kernel_cache_entry_load_source (AtomrKernelCacheEntry  *self,
  * atomr_kernel_cache_entry_load_log:
  * @self: an entry
  * @error: return location for a #GError
+ *
+ * Reads NVRTC's compile log of the entry from disk.
  *
  * Returns: (transfer full): NVRTC's log, possibly empty
  *
@@ -1160,6 +1232,8 @@ load_optional (AtomrKernelCacheEntry  *self,
  * @self: an entry
  * @error: return location for a #GError
  *
+ * Reads the entry's PTX from disk.
+ *
  * Returns: (transfer full) (nullable): the PTX, %NULL with no error when
  *   the entry has none
  *
@@ -1177,6 +1251,8 @@ atomr_kernel_cache_entry_load_ptx (AtomrKernelCacheEntry  *self,
  * @self: an entry
  * @error: return location for a #GError
  *
+ * Reads the entry's CUBIN from disk.
+ *
  * Returns: (transfer full) (nullable): the CUBIN, %NULL with no error when
  *   the entry has none
  *
@@ -1193,6 +1269,8 @@ atomr_kernel_cache_entry_load_cubin (AtomrKernelCacheEntry  *self,
  * atomr_kernel_cache_entry_load_ltoir:
  * @self: an entry
  * @error: return location for a #GError
+ *
+ * Reads the entry's LTO-IR from disk.
  *
  * Returns: (transfer full) (nullable): the LTO-IR, %NULL with no error
  *   when the entry has none
@@ -1591,6 +1669,10 @@ atomr_kernel_cache_new (const gchar *directory)
  * atomr_kernel_cache_get_directory:
  * @self: a cache
  *
+ * Gets the cache directory.
+ *
+ * This is the value of the [property@Atomr.KernelCache:directory] property.
+ *
  * Returns: (type filename): the cache directory
  *
  * Since: 0.1
@@ -1605,6 +1687,10 @@ atomr_kernel_cache_get_directory (AtomrKernelCache *self)
 /**
  * atomr_kernel_cache_get_max_size:
  * @self: a cache
+ *
+ * Gets the size cap in bytes, 0 for none.
+ *
+ * This is the value of the [property@Atomr.KernelCache:max-size] property.
  *
  * Returns: the size cap in bytes, 0 for none
  *
@@ -1652,6 +1738,10 @@ memory_trim_locked (AtomrKernelCache *self,
  * atomr_kernel_cache_get_memory_capacity:
  * @self: a cache
  *
+ * Gets modules kept in memory at most.
+ *
+ * This is the value of the [property@Atomr.KernelCache:memory-capacity] property.
+ *
  * Returns: modules kept in memory at most
  *
  * Since: 0.1
@@ -1689,6 +1779,10 @@ atomr_kernel_cache_set_memory_capacity (AtomrKernelCache *self,
 /**
  * atomr_kernel_cache_get_store_source:
  * @self: a cache
+ *
+ * Gets whether entries keep their source.
+ *
+ * This is the value of the [property@Atomr.KernelCache:store-source] property.
  *
  * Returns: whether entries keep their source
  *
@@ -2830,6 +2924,8 @@ atomr_kernel_cache_list (AtomrKernelCache  *self,
  * @key: a key, or a unique prefix of one (at least 4 hex digits)
  * @error: return location for a #GError
  *
+ * Finds the entry of a key, or of a unique prefix of one.
+ *
  * Returns: (transfer full): the entry; %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT when no valid entry (or several) match
  *
@@ -3269,6 +3365,8 @@ atomr_kernel_cache_get_store_error (AtomrKernelCache *self)
 /**
  * atomr_kernel_cache_report_copy:
  * @report: a report
+ *
+ * Copies a report.
  *
  * Returns: (transfer full): a copy
  *

@@ -389,6 +389,10 @@ atomr_kernel_check_args (AtomrKernel      *self,
  * atomr_kernel_get_name:
  * @self: a kernel
  *
+ * Gets the kernel name or name expression.
+ *
+ * This is the value of the [property@Atomr.Kernel:name] property.
+ *
  * Returns: the kernel name or name expression
  *
  * Since: 0.1
@@ -403,6 +407,10 @@ atomr_kernel_get_name (AtomrKernel *self)
 /**
  * atomr_kernel_get_lowered_name:
  * @self: a kernel
+ *
+ * Gets the mangled symbol.
+ *
+ * This is the value of the [property@Atomr.Kernel:lowered-name] property.
  *
  * Returns: the mangled symbol
  *
@@ -419,6 +427,10 @@ atomr_kernel_get_lowered_name (AtomrKernel *self)
  * atomr_kernel_get_module:
  * @self: a kernel
  *
+ * Gets the module the kernel comes from.
+ *
+ * This is the value of the [property@Atomr.Kernel:module] property.
+ *
  * Returns: (transfer none): the module the kernel comes from
  *
  * Since: 0.1
@@ -433,6 +445,10 @@ atomr_kernel_get_module (AtomrKernel *self)
 /**
  * atomr_kernel_get_device:
  * @self: a kernel
+ *
+ * Gets the device.
+ *
+ * This is the value of the [property@Atomr.Kernel:device] property.
  *
  * Returns: (transfer none): the device
  *
@@ -449,6 +465,10 @@ atomr_kernel_get_device (AtomrKernel *self)
  * atomr_kernel_get_generation:
  * @self: a kernel
  *
+ * Gets the context generation the kernel was loaded in.
+ *
+ * This is the value of the [property@Atomr.Kernel:generation] property.
+ *
  * Returns: the context generation the kernel was loaded in
  *
  * Since: 0.1
@@ -463,6 +483,8 @@ atomr_kernel_get_generation (AtomrKernel *self)
 /**
  * atomr_kernel_is_stale:
  * @self: a kernel
+ *
+ * Tells whether %TRUE once the device's context was rebuilt since loading.
  *
  * Returns: %TRUE once the device's context was rebuilt since loading
  *
@@ -481,6 +503,10 @@ atomr_kernel_is_stale (AtomrKernel *self)
  * atomr_kernel_get_n_params:
  * @self: a kernel
  *
+ * Gets the number of parameters.
+ *
+ * This is the value of the [property@Atomr.Kernel:n-params] property.
+ *
  * Returns: the number of parameters
  *
  * Since: 0.1
@@ -496,6 +522,8 @@ atomr_kernel_get_n_params (AtomrKernel *self)
  * atomr_kernel_get_param_size:
  * @self: a kernel
  * @index: a parameter index
+ *
+ * Gets the parameter's size in bytes, 0 when @index is out of range.
  *
  * Returns: the parameter's size in bytes, 0 when @index is out of range
  *
@@ -541,6 +569,8 @@ atomr_kernel_get_param_type (AtomrKernel *self,
  * @self: a kernel
  * @index: a parameter index
  *
+ * Gets the parameter's offset in the parameter buffer, 0 when @index is out of range.
+ *
  * Returns: the parameter's offset in the parameter buffer, 0 when @index
  *   is out of range
  *
@@ -558,6 +588,10 @@ atomr_kernel_get_param_offset (AtomrKernel *self,
  * atomr_kernel_get_num_registers:
  * @self: a kernel
  *
+ * Gets registers per thread.
+ *
+ * This is the value of the [property@Atomr.Kernel:num-registers] property.
+ *
  * Returns: registers per thread
  *
  * Since: 0.1
@@ -572,6 +606,10 @@ atomr_kernel_get_num_registers (AtomrKernel *self)
 /**
  * atomr_kernel_get_static_shared_memory:
  * @self: a kernel
+ *
+ * Gets bytes of static shared memory.
+ *
+ * This is the value of the [property@Atomr.Kernel:static-shared-memory] property.
  *
  * Returns: bytes of static shared memory
  *
@@ -588,6 +626,8 @@ atomr_kernel_get_static_shared_memory (AtomrKernel *self)
  * atomr_kernel_get_max_dynamic_shared_memory:
  * @self: a kernel
  *
+ * Gets bytes of dynamic shared memory a launch may ask for.
+ *
  * Returns: bytes of dynamic shared memory a launch may ask for
  *
  * Since: 0.1
@@ -603,6 +643,10 @@ atomr_kernel_get_max_dynamic_shared_memory (AtomrKernel *self)
  * atomr_kernel_get_max_threads_per_block:
  * @self: a kernel
  *
+ * Gets the largest block size.
+ *
+ * This is the value of the [property@Atomr.Kernel:max-threads-per-block] property.
+ *
  * Returns: the largest block size
  *
  * Since: 0.1
@@ -617,6 +661,8 @@ atomr_kernel_get_max_threads_per_block (AtomrKernel *self)
 /**
  * atomr_kernel_get_local_memory:
  * @self: a kernel
+ *
+ * Gets bytes of local memory per thread.
  *
  * Returns: bytes of local memory per thread
  *
@@ -635,6 +681,8 @@ atomr_kernel_get_local_memory (AtomrKernel *self)
  * @bytes: dynamic shared memory launches may ask for (above 48 KiB needs
  *   this opt-in)
  * @error: return location for a #GError
+ *
+ * Lets launches of the kernel ask for up to @bytes of dynamic shared memory.
  *
  * Returns: %TRUE if the driver accepted it
  *
@@ -695,6 +743,8 @@ G_DEFINE_BOXED_TYPE (AtomrLaunchConfig, atomr_launch_config, atomr_launch_config
  * @block_y: threads per block in y
  * @block_z: threads per block in z
  *
+ * Creates a launch configuration from its grid and block dimensions.
+ *
  * Returns: (transfer full): a launch configuration without dynamic shared
  *   memory or clusters
  *
@@ -724,6 +774,8 @@ atomr_launch_config_new (guint grid_x,
  * @n_threads: threads wanted in total
  * @block_size: threads per block
  *
+ * Creates a one-dimensional launch configuration that covers @n_threads threads.
+ *
  * Returns: (transfer full): a 1-D configuration with enough blocks of
  *   @block_size threads to cover @n_threads
  *
@@ -740,6 +792,8 @@ atomr_launch_config_new_1d (guint64 n_threads,
 /**
  * atomr_launch_config_copy:
  * @config: a configuration
+ *
+ * Copies a launch configuration.
  *
  * Returns: (transfer full): a copy
  *
@@ -784,6 +838,8 @@ atomr_launch_config_set_shared_memory (AtomrLaunchConfig *config,
 /**
  * atomr_launch_config_get_shared_memory:
  * @config: a configuration
+ *
+ * Gets dynamic shared memory per block.
  *
  * Returns: dynamic shared memory per block
  *
@@ -908,6 +964,8 @@ G_DEFINE_BOXED_TYPE (AtomrKernelArgs, atomr_kernel_args, atomr_kernel_args_ref, 
 /**
  * atomr_kernel_args_new:
  *
+ * Creates an empty kernel argument list.
+ *
  * Returns: (transfer full): an empty argument list
  *
  * Since: 0.1
@@ -926,6 +984,8 @@ atomr_kernel_args_new (void)
 /**
  * atomr_kernel_args_ref:
  * @args: arguments
+ *
+ * Takes a reference to an argument list.
  *
  * Returns: (transfer full): @args
  *
@@ -964,6 +1024,8 @@ atomr_kernel_args_unref (AtomrKernelArgs *args)
  * atomr_kernel_args_get_n_args:
  * @args: arguments
  *
+ * Gets the number of arguments.
+ *
  * Returns: the number of arguments
  *
  * Since: 0.1
@@ -979,6 +1041,8 @@ atomr_kernel_args_get_n_args (AtomrKernelArgs *args)
  * atomr_kernel_args_get_arg_size:
  * @args: arguments
  * @index: an argument index
+ *
+ * Gets the size of argument @index in bytes, 0 when out of range.
  *
  * Returns: the size of argument @index in bytes, 0 when out of range
  *
@@ -1032,6 +1096,8 @@ add_buffer (AtomrKernelArgs *args,
  * @args: arguments
  * @buffer: a device buffer, passed as a pointer the kernel may write through
  *
+ * Appends a device pointer to @buffer; the launch writes @buffer.
+ *
  * Returns: (transfer none): @args, for chaining
  *
  * Since: 0.1
@@ -1050,6 +1116,8 @@ atomr_kernel_args_add_buffer (AtomrKernelArgs *args,
  * @args: arguments
  * @buffer: a device buffer the kernel only reads (so other readers may
  *   overlap with the launch)
+ *
+ * Appends a device pointer to @buffer; the launch only reads @buffer.
  *
  * Returns: (transfer none): @args, for chaining
  *
@@ -1130,6 +1198,8 @@ atomr_kernel_args_add_##suffix (AtomrKernelArgs *args,                         \
  * @args: arguments
  * @value: a `float`
  *
+ * Appends a `float` argument.
+ *
  * Returns: (transfer none): @args, for chaining
  *
  * Since: 0.1
@@ -1139,6 +1209,8 @@ SCALAR_ADDER (f32, gfloat, gfloat, ATOMR_ARG_FLOAT)
  * atomr_kernel_args_add_f64:
  * @args: arguments
  * @value: a `double`
+ *
+ * Appends a `double` argument.
  *
  * Returns: (transfer none): @args, for chaining
  *
@@ -1150,6 +1222,8 @@ SCALAR_ADDER (f64, gdouble, gdouble, ATOMR_ARG_FLOAT)
  * @args: arguments
  * @value: a `signed char`
  *
+ * Appends a `signed char` argument.
+ *
  * Returns: (transfer none): @args, for chaining
  *
  * Since: 0.1
@@ -1159,6 +1233,8 @@ SCALAR_ADDER (i8, gint8, gint8, ATOMR_ARG_INT)
  * atomr_kernel_args_add_u8:
  * @args: arguments
  * @value: an `unsigned char`
+ *
+ * Appends an `unsigned char` argument.
  *
  * Returns: (transfer none): @args, for chaining
  *
@@ -1170,6 +1246,8 @@ SCALAR_ADDER (u8, guint8, guint8, ATOMR_ARG_INT)
  * @args: arguments
  * @value: an `int`
  *
+ * Appends an `int` argument.
+ *
  * Returns: (transfer none): @args, for chaining
  *
  * Since: 0.1
@@ -1179,6 +1257,8 @@ SCALAR_ADDER (i32, gint32, gint32, ATOMR_ARG_INT)
  * atomr_kernel_args_add_u32:
  * @args: arguments
  * @value: an `unsigned int`
+ *
+ * Appends an `unsigned int` argument.
  *
  * Returns: (transfer none): @args, for chaining
  *
@@ -1190,6 +1270,8 @@ SCALAR_ADDER (u32, guint32, guint32, ATOMR_ARG_INT)
  * @args: arguments
  * @value: a `long long`
  *
+ * Appends a `long long` argument.
+ *
  * Returns: (transfer none): @args, for chaining
  *
  * Since: 0.1
@@ -1199,6 +1281,8 @@ SCALAR_ADDER (i64, gint64, gint64, ATOMR_ARG_INT)
  * atomr_kernel_args_add_u64:
  * @args: arguments
  * @value: an `unsigned long long`
+ *
+ * Appends an `unsigned long long` argument.
  *
  * Returns: (transfer none): @args, for chaining
  *
@@ -1210,6 +1294,8 @@ SCALAR_ADDER (u64, guint64, guint64, ATOMR_ARG_INT)
  * @args: arguments
  * @value: a `size_t` (8 bytes on every CUDA platform)
  *
+ * Appends a `size_t` argument.
+ *
  * Returns: (transfer none): @args, for chaining
  *
  * Since: 0.1
@@ -1220,6 +1306,8 @@ SCALAR_ADDER (size, guint64, guint64, ATOMR_ARG_INT)
  * atomr_kernel_args_add_f16:
  * @args: arguments
  * @value: the value, rounded to a `__half`
+ *
+ * Appends a `__half` argument.
  *
  * Returns: (transfer none): @args, for chaining
  *
@@ -1236,6 +1324,8 @@ atomr_kernel_args_add_f16 (AtomrKernelArgs *args,
  * atomr_kernel_args_add_bf16:
  * @args: arguments
  * @value: the value, rounded to a `__nv_bfloat16`
+ *
+ * Appends a `__nv_bfloat16` argument.
  *
  * Returns: (transfer none): @args, for chaining
  *
@@ -1296,6 +1386,8 @@ atomr_kernel_args_add_c128 (AtomrKernelArgs *args,
  * atomr_kernel_args_add_bytes:
  * @args: arguments
  * @value: the bytes of a parameter passed by value (a struct)
+ *
+ * Appends an argument passed by value from its bytes.
  *
  * Returns: (transfer none): @args, for chaining
  *

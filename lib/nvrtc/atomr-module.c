@@ -184,6 +184,8 @@ atomr_module_init (AtomrModule *self)
  * atomr_module_get_ptx:
  * @self: a module
  *
+ * Gets the PTX text (NUL-terminated), or %NULL when NVRTC produced none (LTO, or a CUBIN-only compile).
+ *
  * Returns: (transfer none) (nullable): the PTX text (NUL-terminated), or
  *   %NULL when NVRTC produced none (LTO, or a CUBIN-only compile)
  *
@@ -199,6 +201,8 @@ atomr_module_get_ptx (AtomrModule *self)
 /**
  * atomr_module_get_cubin:
  * @self: a module
+ *
+ * Gets the CUBIN, when compiled for an sm_NN architecture (or linked with LTO).
  *
  * Returns: (transfer none) (nullable): the CUBIN, when compiled for an
  *   sm_NN architecture (or linked with LTO)
@@ -216,6 +220,8 @@ atomr_module_get_cubin (AtomrModule *self)
  * atomr_module_get_ltoir:
  * @self: a module
  *
+ * Gets the LTO-IR of an LTO compile.
+ *
  * Returns: (transfer none) (nullable): the LTO-IR of an LTO compile
  *
  * Since: 0.1
@@ -231,6 +237,10 @@ atomr_module_get_ltoir (AtomrModule *self)
  * atomr_module_get_log:
  * @self: a module
  *
+ * Gets NVRTC's log, possibly empty.
+ *
+ * This is the value of the [property@Atomr.Module:log] property.
+ *
  * Returns: NVRTC's log, possibly empty
  *
  * Since: 0.1
@@ -245,6 +255,8 @@ atomr_module_get_log (AtomrModule *self)
 /**
  * atomr_module_get_kernel_names:
  * @self: a module
+ *
+ * Gets the kernel names and name expressions the module was compiled with.
  *
  * Returns: (transfer none) (array zero-terminated=1): the kernel names and
  *   name expressions the module was compiled with
@@ -262,6 +274,8 @@ atomr_module_get_kernel_names (AtomrModule *self)
  * atomr_module_get_lowered_name:
  * @self: a module
  * @kernel_name: a name expression given at compile time
+ *
+ * Gets the mangled symbol of @kernel_name, as reported by nvrtcGetLoweredName(), or %NULL if it was not a name expression.
  *
  * Returns: (nullable): the mangled symbol of @kernel_name, as reported by
  *   nvrtcGetLoweredName(), or %NULL if it was not a name expression
@@ -284,6 +298,8 @@ atomr_module_get_lowered_name (AtomrModule *self,
  * atomr_module_get_flags:
  * @self: a module
  *
+ * Gets the exact NVRTC flags.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the exact NVRTC flags
  *
  * Since: 0.1
@@ -298,6 +314,10 @@ atomr_module_get_flags (AtomrModule *self)
 /**
  * atomr_module_get_arch:
  * @self: a module
+ *
+ * Gets the target architecture.
+ *
+ * This is the value of the [property@Atomr.Module:arch] property.
  *
  * Returns: (nullable): the target architecture
  *
@@ -314,6 +334,8 @@ atomr_module_get_arch (AtomrModule *self)
  * atomr_module_get_nvrtc_version:
  * @self: a module
  *
+ * Gets the NVRTC version that compiled the module ("13.0").
+ *
  * Returns: the NVRTC version that compiled the module ("13.0")
  *
  * Since: 0.1
@@ -328,6 +350,10 @@ atomr_module_get_nvrtc_version (AtomrModule *self)
 /**
  * atomr_module_get_key:
  * @self: a module
+ *
+ * Gets the cache key, %NULL when compiled without a cache.
+ *
+ * This is the value of the [property@Atomr.Module:key] property.
  *
  * Returns: (nullable): the cache key, %NULL when compiled without a cache
  *
@@ -344,6 +370,10 @@ atomr_module_get_key (AtomrModule *self)
  * atomr_module_get_cache_status:
  * @self: a module
  *
+ * Gets where the module came from.
+ *
+ * This is the value of the [property@Atomr.Module:cache-status] property.
+ *
  * Returns: where the module came from
  *
  * Since: 0.1
@@ -358,6 +388,10 @@ atomr_module_get_cache_status (AtomrModule *self)
 /**
  * atomr_module_get_compile_time_ms:
  * @self: a module
+ *
+ * Gets the compile time when the module was built (also for cache hits).
+ *
+ * This is the value of the [property@Atomr.Module:compile-time-ms] property.
  *
  * Returns: the compile time when the module was built (also for cache hits)
  *

@@ -139,6 +139,10 @@ atomr_nvrtc_actor_new (AtomrDevice  *device,
  * atomr_nvrtc_actor_get_cache:
  * @self: an NVRTC actor
  *
+ * Gets the kernel cache, %NULL when off.
+ *
+ * This is the value of the [property@Atomr.NvrtcActor:cache] property.
+ *
  * Returns: (transfer none) (nullable): the kernel cache, %NULL when off
  *
  * Since: 0.1
@@ -430,6 +434,8 @@ atomr_nvrtc_actor_compile_async (AtomrNvrtcActor     *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.NvrtcActor.compile_async].
+ *
  * Returns: (transfer full): the loaded kernel, or %NULL on error
  *
  * Since: 0.1
@@ -478,6 +484,8 @@ atomr_nvrtc_actor_compile_module_async (AtomrNvrtcActor     *self,
  * @self: an NVRTC actor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.NvrtcActor.compile_module_async].
  *
  * Returns: (transfer full): the module, or %NULL on error
  *
@@ -762,6 +770,8 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
  * @self: an NVRTC actor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.NvrtcActor.launch_async].
  *
  * Returns: %TRUE once the kernel has run
  *

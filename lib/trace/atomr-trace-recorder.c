@@ -250,6 +250,8 @@ atomr_trace_recorder_init (AtomrTraceRecorder *self)
  * atomr_trace_recorder_new:
  * @capacity: how many operations to keep, at least 1
  *
+ * Creates a recorder that keeps the last @capacity operations of the actors added to it.
+ *
  * Returns: (transfer full): a new recorder
  *
  * Since: 0.1
@@ -263,6 +265,10 @@ atomr_trace_recorder_new (guint capacity)
 /**
  * atomr_trace_recorder_get_capacity:
  * @self: an #AtomrTraceRecorder
+ *
+ * Gets the ring's size.
+ *
+ * This is the value of the [property@Atomr.TraceRecorder:capacity] property.
  *
  * Returns: the ring's size
  *
@@ -371,6 +377,8 @@ atomr_trace_recorder_remove_actor (AtomrTraceRecorder *self,
  * atomr_trace_recorder_get_records:
  * @self: an #AtomrTraceRecorder
  *
+ * Gets the kept records, oldest first.
+ *
  * Returns: (transfer container) (element-type AtomrLaunchInfo): the kept
  *   records, oldest first
  *
@@ -398,6 +406,8 @@ atomr_trace_recorder_get_records (AtomrTraceRecorder *self)
  * atomr_trace_recorder_get_n_records:
  * @self: an #AtomrTraceRecorder
  *
+ * Gets how many records are kept.
+ *
  * Returns: how many records are kept
  *
  * Since: 0.1
@@ -417,6 +427,8 @@ atomr_trace_recorder_get_n_records (AtomrTraceRecorder *self)
 /**
  * atomr_trace_recorder_get_n_dropped:
  * @self: an #AtomrTraceRecorder
+ *
+ * Gets how many records fell out of the full ring.
  *
  * Returns: how many records fell out of the full ring
  *

@@ -923,6 +923,8 @@ atomr_blas_actor_gemm_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemm_async].
+ *
  * Returns: %TRUE when C was computed
  *
  * Since: 0.1
@@ -1051,6 +1053,8 @@ atomr_blas_actor_gemm_ex_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemm_ex_async].
+ *
  * Returns: %TRUE when C was computed
  *
  * Since: 0.1
@@ -1171,6 +1175,8 @@ atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemm_strided_batched_async].
+ *
  * Returns: %TRUE when every C was computed
  *
  * Since: 0.1
@@ -1269,6 +1275,8 @@ atomr_blas_actor_syrk_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.syrk_async].
+ *
  * Returns: %TRUE when C was updated
  *
  * Since: 0.1
@@ -1359,6 +1367,8 @@ atomr_blas_actor_trsm_async (AtomrBlasActor      *self,
  * @self: an #AtomrBlasActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.trsm_async].
  *
  * Returns: %TRUE when the solution is in B
  *
@@ -1461,6 +1471,8 @@ atomr_blas_actor_geam_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.geam_async].
+ *
  * Returns: %TRUE when C was computed
  *
  * Since: 0.1
@@ -1559,6 +1571,8 @@ atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemv_async].
+ *
  * Returns: %TRUE when y was computed
  *
  * Since: 0.1
@@ -1642,6 +1656,8 @@ atomr_blas_actor_ger_async (AtomrBlasActor      *self,
  * @self: an #AtomrBlasActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.ger_async].
  *
  * Returns: %TRUE when A was updated
  *
@@ -1834,6 +1850,8 @@ atomr_blas_actor_axpy_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.axpy_async].
+ *
  * Returns: %TRUE when y was updated
  *
  * Since: 0.1
@@ -1882,6 +1900,8 @@ atomr_blas_actor_scal_async (AtomrBlasActor      *self,
  * @self: an #AtomrBlasActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.scal_async].
  *
  * Returns: %TRUE when x was scaled
  *
@@ -1932,6 +1952,8 @@ atomr_blas_actor_copy_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.copy_async].
+ *
  * Returns: %TRUE when y holds x
  *
  * Since: 0.1
@@ -1980,6 +2002,8 @@ atomr_blas_actor_swap_async (AtomrBlasActor      *self,
  * @self: an #AtomrBlasActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.swap_async].
  *
  * Returns: %TRUE when the vectors were exchanged
  *
@@ -2035,6 +2059,8 @@ atomr_blas_actor_rot_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.rot_async].
+ *
  * Returns: %TRUE when the vectors were rotated
  *
  * Since: 0.1
@@ -2088,6 +2114,8 @@ atomr_blas_actor_dot_async (AtomrBlasActor      *self,
  * @imag: (out) (optional): its imaginary part (0 for real dtypes)
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.dot_async].
+ *
  * Returns: %TRUE when the product was computed
  *
  * Since: 0.1
@@ -2136,6 +2164,8 @@ atomr_blas_actor_nrm2_async (AtomrBlasActor      *self,
  * @norm: (out) (optional): ‖x‖₂
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.nrm2_async].
+ *
  * Returns: %TRUE when the norm was computed
  *
  * Since: 0.1
@@ -2182,6 +2212,8 @@ atomr_blas_actor_asum_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @sum: (out) (optional): the sum of magnitudes
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.asum_async].
  *
  * Returns: %TRUE when the sum was computed
  *
@@ -2231,6 +2263,8 @@ atomr_blas_actor_iamax_async (AtomrBlasActor      *self,
  *   vector (in units of @incx), or -1 when n is 0
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.iamax_async].
+ *
  * Returns: %TRUE when the index was found
  *
  * Since: 0.1
@@ -2278,6 +2312,8 @@ atomr_blas_actor_iamin_async (AtomrBlasActor      *self,
  * @index: (out) (optional): the 0-based index of the element in the
  *   vector (in units of @incx), or -1 when n is 0
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.iamin_async].
  *
  * Returns: %TRUE when the index was found
  *
@@ -2443,6 +2479,10 @@ atomr_blas_actor_new (AtomrDevice  *device,
 /**
  * atomr_blas_actor_get_math_mode:
  * @self: an #AtomrBlasActor
+ *
+ * Gets the math mode of the actor's cuBLAS handle.
+ *
+ * This is the value of the [property@Atomr.BlasActor:math-mode] property.
  *
  * Returns: the math mode of the actor's cuBLAS handle
  *
@@ -2722,6 +2762,8 @@ atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemm_tensor_async].
+ *
  * Returns: %TRUE when C was computed
  *
  * Since: 0.2
@@ -2861,6 +2903,8 @@ atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemv_tensor_async].
+ *
  * Returns: %TRUE when y was computed
  *
  * Since: 0.2
@@ -2936,6 +2980,8 @@ atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
  * @self: an #AtomrBlasActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.axpy_tensor_async].
  *
  * Returns: %TRUE when y was updated
  *

@@ -619,6 +619,8 @@ atomr_blas_lt_actor_matmul_scaled_async (AtomrBlasLtActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_scaled_async].
+ *
  * Returns: %TRUE when D was computed
  *
  * Since: 0.1
@@ -901,6 +903,8 @@ matmul_submit (AtomrBlasLtActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_async].
+ *
  * Returns: %TRUE when D (and the epilogue's outputs) were computed
  *
  * Since: 0.1
@@ -983,6 +987,8 @@ atomr_blas_lt_actor_matmul_batched_async (AtomrBlasLtActor    *self,
  * @self: an #AtomrBlasLtActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_batched_async].
  *
  * Returns: %TRUE when every D was computed
  *
@@ -1231,6 +1237,10 @@ atomr_blas_lt_actor_new (AtomrDevice  *device,
  * atomr_blas_lt_actor_get_compute_type:
  * @self: an #AtomrBlasLtActor
  *
+ * Gets how matmuls accumulate.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:compute-type] property.
+ *
  * Returns: how matmuls accumulate
  *
  * Since: 0.1
@@ -1268,6 +1278,10 @@ atomr_blas_lt_actor_set_compute_type (AtomrBlasLtActor     *self,
  * atomr_blas_lt_actor_get_cache_hits:
  * @self: an #AtomrBlasLtActor
  *
+ * Gets how many matmuls reused a cached algorithm.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:cache-hits] property.
+ *
  * Returns: how many matmuls reused a cached algorithm
  *
  * Since: 0.1
@@ -1282,6 +1296,10 @@ atomr_blas_lt_actor_get_cache_hits (AtomrBlasLtActor *self)
 /**
  * atomr_blas_lt_actor_get_cache_misses:
  * @self: an #AtomrBlasLtActor
+ *
+ * Gets how many matmuls ran the algorithm search.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:cache-misses] property.
  *
  * Returns: how many matmuls ran the algorithm search
  *
@@ -1315,6 +1333,8 @@ atomr_blas_lt_actor_get_cache_size (AtomrBlasLtActor *self)
  * atomr_blas_lt_actor_get_workspace_size:
  * @self: an #AtomrBlasLtActor
  *
+ * Gets the size in bytes of the workspace the actor's matmuls share: that of #AtomrBlasLtActor:workspace, or of the actor's own.
+ *
  * Returns: the size in bytes of the workspace the actor's matmuls share:
  *   that of #AtomrBlasLtActor:workspace, or of the actor's own
  *
@@ -1333,6 +1353,8 @@ atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor *self)
 /**
  * atomr_blas_lt_actor_dup_workspace:
  * @self: an #AtomrBlasLtActor
+ *
+ * Gets the workspace buffer that the actor's matmuls share, if one was set.
  *
  * Returns: (transfer full) (nullable): the workspace buffer set with
  *   atomr_blas_lt_actor_set_workspace(), or %NULL
@@ -1411,6 +1433,10 @@ atomr_blas_lt_actor_set_workspace (AtomrBlasLtActor  *self,
  * atomr_blas_lt_actor_get_cache_capacity:
  * @self: an #AtomrBlasLtActor
  *
+ * Gets how many problems the heuristic cache keeps.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:cache-capacity] property.
+ *
  * Returns: how many problems the heuristic cache keeps
  *
  * Since: 0.2
@@ -1447,6 +1473,10 @@ atomr_blas_lt_actor_set_cache_capacity (AtomrBlasLtActor *self,
 /**
  * atomr_blas_lt_actor_get_cache_evictions:
  * @self: an #AtomrBlasLtActor
+ *
+ * Gets how many problems left the heuristic cache to respect its capacity.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:cache-evictions] property.
  *
  * Returns: how many problems left the heuristic cache to respect its
  *   capacity

@@ -1586,6 +1586,8 @@ atomr_collective_actor_recv_finish (AtomrCollectiveActor  *self,
  * atomr_collective_actor_get_world:
  * @self: an #AtomrCollectiveActor
  *
+ * Gets the world the actor belongs to.
+ *
  * Returns: (transfer none) (nullable): the world the actor belongs to
  *
  * Since: 0.2
@@ -1600,6 +1602,8 @@ atomr_collective_actor_get_world (AtomrCollectiveActor *self)
 /**
  * atomr_collective_actor_get_rank:
  * @self: an #AtomrCollectiveActor
+ *
+ * Gets the actor's rank in its world.
  *
  * Returns: the actor's rank in its world
  *

@@ -39,6 +39,8 @@ G_DEFINE_FINAL_TYPE (AtomrCollectiveGroup, atomr_collective_group, G_TYPE_OBJECT
  * atomr_collective_group_new:
  * @world: the world whose actors the calls use
  *
+ * Creates a group that collects collective calls on the actors of @world and submits them together, as one NCCL group.
+ *
  * Returns: (transfer full): an empty group
  *
  * Since: 0.2
@@ -57,6 +59,8 @@ atomr_collective_group_new (AtomrCollectiveWorld *world)
 /**
  * atomr_collective_group_get_n_calls:
  * @self: an #AtomrCollectiveGroup
+ *
+ * Gets the number of calls added since the last submission.
  *
  * Returns: the number of calls added since the last submission
  *
@@ -378,6 +382,8 @@ atomr_collective_group_submit_async (AtomrCollectiveGroup *self,
  * @self: an #AtomrCollectiveGroup
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.CollectiveGroup.submit_async].
  *
  * Returns: %TRUE when every call of the group completed
  *

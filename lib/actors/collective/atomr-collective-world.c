@@ -798,6 +798,8 @@ atomr_collective_world_new_from_environment_async (AtomrDevice         *device,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the creation of a world started with [func@Atomr.CollectiveWorld.new_rank_async] or [func@Atomr.CollectiveWorld.new_from_environment_async].
+ *
  * Returns: (transfer full): the world, or %NULL on error
  *
  * Since: 0.2
@@ -974,6 +976,10 @@ atomr_collective_world_get_failure_count (AtomrCollectiveWorld *self)
  * atomr_collective_world_get_n_ranks:
  * @self: an #AtomrCollectiveWorld
  *
+ * Gets the number of ranks of the whole world, in every process.
+ *
+ * This is the value of the [property@Atomr.CollectiveWorld:n-ranks] property.
+ *
  * Returns: the number of ranks of the whole world, in every process
  *
  * Since: 0.2
@@ -988,6 +994,10 @@ atomr_collective_world_get_n_ranks (AtomrCollectiveWorld *self)
 /**
  * atomr_collective_world_get_n_local_ranks:
  * @self: an #AtomrCollectiveWorld
+ *
+ * Gets the number of ranks (and actors) in this process.
+ *
+ * This is the value of the [property@Atomr.CollectiveWorld:n-local-ranks] property.
  *
  * Returns: the number of ranks (and actors) in this process
  *
@@ -1005,6 +1015,8 @@ atomr_collective_world_get_n_local_ranks (AtomrCollectiveWorld *self)
  * @self: an #AtomrCollectiveWorld
  * @local_index: which of this process's ranks, below
  *   atomr_collective_world_get_n_local_ranks() (in a local world, the rank)
+ *
+ * Gets the actor of that rank, owned by the world; %NULL when @local_index is out of range.
  *
  * Returns: (transfer none) (nullable): the actor of that rank, owned by
  *   the world; %NULL when @local_index is out of range
@@ -1024,6 +1036,10 @@ atomr_collective_world_get_actor (AtomrCollectiveWorld *self,
 /**
  * atomr_collective_world_get_nccl_version:
  * @self: an #AtomrCollectiveWorld
+ *
+ * Gets the version of the NCCL library in use, as NCCL encodes it (22809 for 2.28.9), 0 on the host test device.
+ *
+ * This is the value of the [property@Atomr.CollectiveWorld:nccl-version] property.
  *
  * Returns: the version of the NCCL library in use, as NCCL encodes it
  *   (22809 for 2.28.9), 0 on the host test device
@@ -1086,6 +1102,10 @@ atomr_collective_world_supports_dtype (AtomrCollectiveWorld *self,
  * atomr_collective_world_get_timeout_ms:
  * @self: an #AtomrCollectiveWorld
  *
+ * Gets the watchdog timeout, see #AtomrCollectiveWorld:timeout-ms.
+ *
+ * This is the value of the [property@Atomr.CollectiveWorld:timeout-ms] property.
+ *
  * Returns: the watchdog timeout, see #AtomrCollectiveWorld:timeout-ms
  *
  * Since: 0.2
@@ -1130,6 +1150,8 @@ atomr_collective_world_set_timeout_ms (AtomrCollectiveWorld *self,
  * atomr_collective_world_is_failed:
  * @self: an #AtomrCollectiveWorld
  *
+ * Tells whether %TRUE once the world failed, until it is rebuilt.
+ *
  * Returns: %TRUE once the world failed, until it is rebuilt
  *
  * Since: 0.2
@@ -1149,6 +1171,8 @@ atomr_collective_world_is_failed (AtomrCollectiveWorld *self)
 /**
  * atomr_collective_world_get_failure:
  * @self: an #AtomrCollectiveWorld
+ *
+ * Gets why the world failed, or %NULL.
  *
  * Returns: (transfer full) (nullable): why the world failed, or %NULL
  *

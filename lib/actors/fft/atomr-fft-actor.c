@@ -55,7 +55,7 @@ struct _AtomrFftActor
  *
  * An actor that runs cuFFT transforms on its stream.
  *
- * A transform is described by an [class@Atomr.FftPlan] and run with
+ * A transform is described by an [struct@Atomr.FftPlan] and run with
  * [method@Atomr.FftActor.execute_async] (or
  * [method@Atomr.FftActor.execute_normalized_async], which also scales the
  * result by 1/n).  cuFFT plans are costly to make, so the actor keeps one
@@ -66,7 +66,7 @@ struct _AtomrFftActor
  *
  * Like every [class@Atomr.Actor], the actor orders its operations against
  * the hazards of the buffers they touch and completes them on the thread
- * of its [class@GLib.MainContext].
+ * of its [struct@GLib.MainContext].
  *
  * Since: 0.1
  */
@@ -565,6 +565,8 @@ atomr_fft_actor_execute_normalized_async (AtomrFftActor         *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.FftActor.execute_normalized_async].
+ *
  * Returns: %TRUE when the scaled transform is in the output
  *
  * Since: 0.2
@@ -689,6 +691,8 @@ execute_submit (AtomrFftActor         *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.FftActor.execute_async].
+ *
  * Returns: %TRUE when the transform ran
  *
  * Since: 0.1
@@ -725,6 +729,10 @@ atomr_fft_actor_new (AtomrDevice  *device,
  * atomr_fft_actor_get_plan_cache_capacity:
  * @self: an #AtomrFftActor
  *
+ * Gets how many cuFFT plans the actor keeps.
+ *
+ * This is the value of the [property@Atomr.FftActor:plan-cache-capacity] property.
+ *
  * Returns: how many cuFFT plans the actor keeps
  *
  * Since: 0.1
@@ -759,6 +767,10 @@ atomr_fft_actor_set_plan_cache_capacity (AtomrFftActor *self,
  * atomr_fft_actor_get_plan_cache_hits:
  * @self: an #AtomrFftActor
  *
+ * Gets how many transforms found their plan in the cache.
+ *
+ * This is the value of the [property@Atomr.FftActor:plan-cache-hits] property.
+ *
  * Returns: how many transforms found their plan in the cache
  *
  * Since: 0.1
@@ -779,6 +791,10 @@ atomr_fft_actor_get_plan_cache_hits (AtomrFftActor *self)
  * atomr_fft_actor_get_plan_cache_misses:
  * @self: an #AtomrFftActor
  *
+ * Gets how many transforms had to make a cuFFT plan.
+ *
+ * This is the value of the [property@Atomr.FftActor:plan-cache-misses] property.
+ *
  * Returns: how many transforms had to make a cuFFT plan
  *
  * Since: 0.1
@@ -798,6 +814,10 @@ atomr_fft_actor_get_plan_cache_misses (AtomrFftActor *self)
 /**
  * atomr_fft_actor_get_plan_cache_size:
  * @self: an #AtomrFftActor
+ *
+ * Gets how many plans the cache holds now.
+ *
+ * This is the value of the [property@Atomr.FftActor:plan-cache-size] property.
  *
  * Returns: how many plans the cache holds now
  *

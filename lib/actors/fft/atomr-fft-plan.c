@@ -258,6 +258,8 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
  * @batch: the number of transforms, packed one after the other
  * @error: return location for a #GError
  *
+ * Describes a one-dimensional transform of @nx points, @batch times.
+ *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
  *
@@ -282,6 +284,8 @@ atomr_fft_plan_new_1d (AtomrFftKind   kind,
  * @ny: the size of the fast (contiguous) dimension
  * @batch: the number of transforms, packed one after the other
  * @error: return location for a #GError
+ *
+ * Describes a two-dimensional transform of @nx × @ny points, @batch times.
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
@@ -310,6 +314,8 @@ atomr_fft_plan_new_2d (AtomrFftKind   kind,
  * @batch: the number of transforms, packed one after the other
  * @error: return location for a #GError
  *
+ * Describes a three-dimensional transform of @nx × @ny × @nz points, @batch times.
+ *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
  *
@@ -332,6 +338,8 @@ atomr_fft_plan_new_3d (AtomrFftKind   kind,
  * atomr_fft_plan_ref:
  * @plan: a plan
  *
+ * Takes a reference to a plan.
+ *
  * Returns: (transfer full): @plan
  *
  * Since: 0.1
@@ -347,6 +355,8 @@ atomr_fft_plan_ref (AtomrFftPlan *plan)
 /**
  * atomr_fft_plan_unref:
  * @plan: (transfer full): a plan
+ *
+ * Drops a reference to a plan; the last one frees it.
  *
  * Since: 0.1
  */
@@ -365,6 +375,8 @@ atomr_fft_plan_unref (AtomrFftPlan *plan)
  * atomr_fft_plan_get_kind:
  * @plan: a plan
  *
+ * Gets the kind of transform.
+ *
  * Returns: the kind of transform
  *
  * Since: 0.1
@@ -380,6 +392,8 @@ atomr_fft_plan_get_kind (AtomrFftPlan *plan)
  * atomr_fft_plan_get_precision:
  * @plan: a plan
  *
+ * Gets %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64.
+ *
  * Returns: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
  *
  * Since: 0.1
@@ -394,6 +408,8 @@ atomr_fft_plan_get_precision (AtomrFftPlan *plan)
 /**
  * atomr_fft_plan_get_rank:
  * @plan: a plan
+ *
+ * Gets the number of dimensions, 1 to 3.
  *
  * Returns: the number of dimensions, 1 to 3
  *
@@ -411,6 +427,8 @@ atomr_fft_plan_get_rank (AtomrFftPlan *plan)
  * @plan: a plan
  * @dim: a dimension below the rank, slowest first
  *
+ * Gets the transform size of dimension @dim, or 0 past the rank.
+ *
  * Returns: the transform size of dimension @dim, or 0 past the rank
  *
  * Since: 0.1
@@ -426,6 +444,8 @@ atomr_fft_plan_get_size (AtomrFftPlan *plan,
 /**
  * atomr_fft_plan_get_batch:
  * @plan: a plan
+ *
+ * Gets the number of transforms.
  *
  * Returns: the number of transforms
  *
@@ -451,6 +471,8 @@ side_dtype (AtomrFftPlan *plan,
  * atomr_fft_plan_get_input_dtype:
  * @plan: a plan
  *
+ * Gets the dtype the input buffer must have.
+ *
  * Returns: the dtype the input buffer must have
  *
  * Since: 0.1
@@ -465,6 +487,8 @@ atomr_fft_plan_get_input_dtype (AtomrFftPlan *plan)
 /**
  * atomr_fft_plan_get_output_dtype:
  * @plan: a plan
+ *
+ * Gets the dtype the output buffer must have.
  *
  * Returns: the dtype the output buffer must have
  *
@@ -481,6 +505,8 @@ atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan)
  * atomr_fft_plan_get_input_elements:
  * @plan: a plan
  *
+ * Gets the number of elements the input buffer must at least hold.
+ *
  * Returns: the number of elements the input buffer must at least hold
  *
  * Since: 0.1
@@ -496,6 +522,8 @@ atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
  * atomr_fft_plan_get_output_elements:
  * @plan: a plan
  *
+ * Gets the number of elements the output buffer must at least hold.
+ *
  * Returns: the number of elements the output buffer must at least hold
  *
  * Since: 0.1
@@ -510,6 +538,8 @@ atomr_fft_plan_get_output_elements (AtomrFftPlan *plan)
 /**
  * atomr_fft_plan_to_string:
  * @plan: a plan
+ *
+ * Describes a plan in a few words.
  *
  * Returns: (transfer full): a short description such as
  *   "C2C f32 4096 × batch 256", for traces and messages
@@ -540,6 +570,8 @@ atomr_fft_plan_to_string (AtomrFftPlan *plan)
  * atomr_fft_plan_hash:
  * @plan: (type AtomrFftPlan): a plan
  *
+ * Hashes a plan, for #GHashTable.
+ *
  * Returns: a hash of the transform, for #GHashTable
  *
  * Since: 0.1
@@ -560,6 +592,8 @@ atomr_fft_plan_hash (gconstpointer plan)
  * atomr_fft_plan_equal:
  * @a: (type AtomrFftPlan): a plan
  * @b: (type AtomrFftPlan): another plan
+ *
+ * Compares two plans, for #GHashTable.
  *
  * Returns: %TRUE when @a and @b describe the same transform and layout
  *

@@ -450,6 +450,8 @@ atomr_rng_actor_fill_async (AtomrRngActor        *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.RngActor.fill_async].
+ *
  * Returns: %TRUE when the buffer was filled
  *
  * Since: 0.1
@@ -504,6 +506,8 @@ atomr_rng_actor_fill_range_async (AtomrRngActor        *self,
  * @self: an #AtomrRngActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.RngActor.fill_range_async].
  *
  * Returns: %TRUE when the elements were filled
  *
@@ -733,6 +737,10 @@ atomr_rng_actor_new (AtomrDevice   *device,
  * atomr_rng_actor_get_kind:
  * @self: an #AtomrRngActor
  *
+ * Gets the generator kind.
+ *
+ * This is the value of the [property@Atomr.RngActor:kind] property.
+ *
  * Returns: the generator kind
  *
  * Since: 0.1
@@ -773,6 +781,10 @@ set_setting (AtomrRngActor *self,
  * atomr_rng_actor_get_seed:
  * @self: an #AtomrRngActor
  *
+ * Gets the seed of pseudo-random generators.
+ *
+ * This is the value of the [property@Atomr.RngActor:seed] property.
+ *
  * Returns: the seed of pseudo-random generators
  *
  * Since: 0.1
@@ -806,6 +818,10 @@ atomr_rng_actor_set_seed (AtomrRngActor *self,
  * atomr_rng_actor_get_offset:
  * @self: an #AtomrRngActor
  *
+ * Gets how many numbers of the sequence are skipped after a restart.
+ *
+ * This is the value of the [property@Atomr.RngActor:offset] property.
+ *
  * Returns: how many numbers of the sequence are skipped after a restart
  *
  * Since: 0.1
@@ -838,6 +854,10 @@ atomr_rng_actor_set_offset (AtomrRngActor *self,
 /**
  * atomr_rng_actor_get_dimensions:
  * @self: an #AtomrRngActor
+ *
+ * Gets the number of Sobol dimensions.
+ *
+ * This is the value of the [property@Atomr.RngActor:dimensions] property.
  *
  * Returns: the number of Sobol dimensions
  *
@@ -1079,6 +1099,8 @@ fail:
  * @self: an #AtomrRngActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.RngActor.fill_tensor_async].
  *
  * Returns: %TRUE when the elements were filled
  *

@@ -1014,6 +1014,8 @@ atomr_solver_actor_lu_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.lu_async].
+ *
  * Returns: %TRUE when @a holds the LU factors of a non-singular matrix
  *
  * Since: 0.1
@@ -1092,6 +1094,8 @@ atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.lu_solve_async].
  *
  * Returns: %TRUE when @b holds the solution
  *
@@ -1172,6 +1176,8 @@ atomr_solver_actor_qr_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.qr_async].
+ *
  * Returns: %TRUE when the factorization is done
  *
  * Since: 0.1
@@ -1232,6 +1238,8 @@ atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.cholesky_async].
  *
  * Returns: %TRUE when @a holds the Cholesky factor
  *
@@ -1304,6 +1312,8 @@ atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.cholesky_solve_async].
  *
  * Returns: %TRUE when @b holds the solution
  *
@@ -1391,6 +1401,8 @@ atomr_solver_actor_svd_async (AtomrSolverActor    *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.svd_async].
  *
  * Returns: %TRUE when the decomposition converged
  *
@@ -1486,6 +1498,8 @@ atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.gesvdj_batched_async].
+ *
  * Returns: %TRUE when every decomposition converged
  *
  * Since: 0.1
@@ -1574,6 +1588,8 @@ atomr_solver_actor_syevd_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.syevd_async].
+ *
  * Returns: %TRUE when the decomposition converged
  *
  * Since: 0.1
@@ -1626,6 +1642,8 @@ atomr_solver_actor_heevd_async (AtomrSolverActor    *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.heevd_async].
  *
  * Returns: %TRUE when the decomposition converged
  *
@@ -1733,6 +1751,8 @@ atomr_solver_actor_sygvd_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.sygvd_async].
+ *
  * Returns: %TRUE when the decomposition succeeded
  *
  * Since: 0.1
@@ -1791,6 +1811,8 @@ atomr_solver_actor_hegvd_async (AtomrSolverActor    *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.hegvd_async].
  *
  * Returns: %TRUE when the decomposition succeeded
  *
@@ -1868,6 +1890,8 @@ atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.getrf_batched_async].
+ *
  * Returns: %TRUE when every member was factored and none is singular
  *
  * Since: 0.1
@@ -1937,6 +1961,8 @@ atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.potrf_batched_async].
+ *
  * Returns: %TRUE when every member is positive definite and was factored
  *
  * Since: 0.1
@@ -1975,6 +2001,10 @@ atomr_solver_actor_new (AtomrDevice  *device,
 /**
  * atomr_solver_actor_get_workspace_size:
  * @self: an #AtomrSolverActor
+ *
+ * Gets the bytes of device workspace the actor holds now.
+ *
+ * This is the value of the [property@Atomr.SolverActor:workspace-size] property.
  *
  * Returns: the bytes of device workspace the actor holds now
  *
@@ -2124,6 +2154,8 @@ atomr_solver_actor_getrs_batched_async (AtomrSolverActor     *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.getrs_batched_async].
+ *
  * Returns: %TRUE when every solution is in B
  *
  * Since: 0.2
@@ -2203,6 +2235,8 @@ atomr_solver_actor_potrs_batched_async (AtomrSolverActor    *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.potrs_batched_async].
  *
  * Returns: %TRUE when every solution is in B
  *
@@ -2294,6 +2328,8 @@ atomr_solver_actor_gesvdj_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.gesvdj_async].
+ *
  * Returns: %TRUE when s, U and V were computed
  *
  * Since: 0.2
@@ -2364,6 +2400,8 @@ atomr_solver_actor_syevj_async (AtomrSolverActor    *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.syevj_async].
  *
  * Returns: %TRUE when the eigenvalues (and vectors) were computed
  *
@@ -2448,6 +2486,8 @@ atomr_solver_actor_gels_async (AtomrSolverActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SolverActor.gels_async].
+ *
  * Returns: %TRUE when the least-squares solutions are in X
  *
  * Since: 0.2
@@ -2525,6 +2565,8 @@ atomr_solver_actor_geev_async (AtomrSolverActor    *self,
  * @self: an #AtomrSolverActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.geev_async].
  *
  * Returns: %TRUE when the eigenvalues (and vectors) were computed
  *

@@ -506,6 +506,8 @@ atomr_sparse_actor_spmv_async (AtomrSparseActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SparseActor.spmv_async].
+ *
  * Returns: %TRUE when y was computed
  *
  * Since: 0.1
@@ -670,6 +672,8 @@ atomr_sparse_actor_spmm_async (AtomrSparseActor    *self,
  * @self: an #AtomrSparseActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.spmm_async].
  *
  * Returns: %TRUE when C was computed
  *
@@ -862,6 +866,8 @@ atomr_sparse_actor_spgemm_async (AtomrSparseActor    *self,
  * @self: an #AtomrSparseActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.spgemm_async].
  *
  * Returns: (transfer full): C, a new CSR matrix, or %NULL with an error
  *
@@ -1108,6 +1114,8 @@ atomr_sparse_actor_spsv_async (AtomrSparseActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SparseActor.spsv_async].
+ *
  * Returns: %TRUE when y was computed
  *
  * Since: 0.1
@@ -1277,6 +1285,8 @@ atomr_sparse_actor_spsm_async (AtomrSparseActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SparseActor.spsm_async].
+ *
  * Returns: %TRUE when C was computed
  *
  * Since: 0.1
@@ -1422,6 +1432,8 @@ atomr_sparse_actor_sddmm_async (AtomrSparseActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SparseActor.sddmm_async].
+ *
  * Returns: %TRUE when C's values were computed
  *
  * Since: 0.1
@@ -1518,6 +1530,8 @@ atomr_sparse_actor_sparse_to_dense_async (AtomrSparseActor    *self,
  * @self: an #AtomrSparseActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.sparse_to_dense_async].
  *
  * Returns: %TRUE when the dense matrix was written
  *
@@ -1703,6 +1717,8 @@ atomr_sparse_actor_dense_to_sparse_async (AtomrSparseActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SparseActor.dense_to_sparse_async].
+ *
  * Returns: (transfer full): the sparse matrix, or %NULL with an error
  *
  * Since: 0.1
@@ -1854,6 +1870,8 @@ atomr_sparse_actor_gather_async (AtomrSparseActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SparseActor.gather_async].
+ *
  * Returns: %TRUE when x's values were written
  *
  * Since: 0.1
@@ -1898,6 +1916,8 @@ atomr_sparse_actor_scatter_async (AtomrSparseActor    *self,
  * @self: an #AtomrSparseActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.scatter_async].
  *
  * Returns: %TRUE when y was written
  *
@@ -1946,6 +1966,8 @@ atomr_sparse_actor_axpby_async (AtomrSparseActor    *self,
  * @self: an #AtomrSparseActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.axpby_async].
  *
  * Returns: %TRUE when y was written
  *

@@ -427,6 +427,8 @@ atomr_sparse_actor_check_async (AtomrSparseActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SparseActor.check_async].
+ *
  * Returns: %TRUE when the structure is valid; %FALSE with
  *   %ATOMR_ERROR_INVALID_ARGUMENT naming the first wrong entry and its value
  *
@@ -597,6 +599,8 @@ atomr_sparse_actor_convert_async (AtomrSparseActor    *self,
  * @result: the #GAsyncResult
  * @error: return location for a #GError
  *
+ * Finishes the operation started with [method@Atomr.SparseActor.convert_async].
+ *
  * Returns: (transfer full): the converted matrix, or %NULL with an error
  *
  * Since: 0.1
@@ -646,6 +650,8 @@ atomr_sparse_actor_transpose_async (AtomrSparseActor    *self,
  * @self: an #AtomrSparseActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.transpose_async].
  *
  * Returns: (transfer full): the transpose, or %NULL with an error
  *
@@ -773,6 +779,8 @@ atomr_sparse_actor_scale_async (AtomrSparseActor    *self,
  * @self: an #AtomrSparseActor
  * @result: the #GAsyncResult
  * @error: return location for a #GError
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.scale_async].
  *
  * Returns: %TRUE when the values were scaled
  *
@@ -918,6 +926,10 @@ atomr_sparse_actor_new (AtomrDevice  *device,
 /**
  * atomr_sparse_actor_get_workspace_size:
  * @self: an #AtomrSparseActor
+ *
+ * Gets the bytes in the actor's workspace (see #AtomrSparseActor:workspace-size); may be called from any thread.
+ *
+ * This is the value of the [property@Atomr.SparseActor:workspace-size] property.
  *
  * Returns: the bytes in the actor's workspace (see
  *   #AtomrSparseActor:workspace-size); may be called from any thread

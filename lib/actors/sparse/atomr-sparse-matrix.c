@@ -1002,6 +1002,10 @@ atomr_sparse_matrix_new_from_bytes (AtomrDevice       *device,
  * atomr_sparse_matrix_get_format:
  * @self: an #AtomrSparseMatrix
  *
+ * Gets the storage format.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:format] property.
+ *
  * Returns: the storage format
  *
  * Since: 0.1
@@ -1016,6 +1020,10 @@ atomr_sparse_matrix_get_format (AtomrSparseMatrix *self)
 /**
  * atomr_sparse_matrix_get_rows:
  * @self: an #AtomrSparseMatrix
+ *
+ * Gets the number of rows.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:rows] property.
  *
  * Returns: the number of rows
  *
@@ -1032,6 +1040,10 @@ atomr_sparse_matrix_get_rows (AtomrSparseMatrix *self)
  * atomr_sparse_matrix_get_cols:
  * @self: an #AtomrSparseMatrix
  *
+ * Gets the number of columns.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:cols] property.
+ *
  * Returns: the number of columns
  *
  * Since: 0.1
@@ -1046,6 +1058,10 @@ atomr_sparse_matrix_get_cols (AtomrSparseMatrix *self)
 /**
  * atomr_sparse_matrix_get_nnz:
  * @self: an #AtomrSparseMatrix
+ *
+ * Gets the stored entries (blocks for BSR; rows × ell-cols for Blocked-ELL).
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:nnz] property.
  *
  * Returns: the stored entries (blocks for BSR; rows × ell-cols for
  *   Blocked-ELL)
@@ -1063,6 +1079,10 @@ atomr_sparse_matrix_get_nnz (AtomrSparseMatrix *self)
  * atomr_sparse_matrix_get_block_size:
  * @self: an #AtomrSparseMatrix
  *
+ * Gets the block side (BSR, Blocked-ELL), 1 for the other formats.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:block-size] property.
+ *
  * Returns: the block side (BSR, Blocked-ELL), 1 for the other formats
  *
  * Since: 0.1
@@ -1077,6 +1097,10 @@ atomr_sparse_matrix_get_block_size (AtomrSparseMatrix *self)
 /**
  * atomr_sparse_matrix_get_ell_cols:
  * @self: an #AtomrSparseMatrix
+ *
+ * Gets the stored columns per row of a Blocked-ELL matrix, else 0.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:ell-cols] property.
  *
  * Returns: the stored columns per row of a Blocked-ELL matrix, else 0
  *
@@ -1093,6 +1117,10 @@ atomr_sparse_matrix_get_ell_cols (AtomrSparseMatrix *self)
  * atomr_sparse_matrix_get_index_dtype:
  * @self: an #AtomrSparseMatrix
  *
+ * Gets %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_I64.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:index-dtype] property.
+ *
  * Returns: %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_I64
  *
  * Since: 0.1
@@ -1108,6 +1136,10 @@ atomr_sparse_matrix_get_index_dtype (AtomrSparseMatrix *self)
  * atomr_sparse_matrix_get_value_dtype:
  * @self: an #AtomrSparseMatrix
  *
+ * Gets the dtype of the values.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:value-dtype] property.
+ *
  * Returns: the dtype of the values
  *
  * Since: 0.1
@@ -1122,6 +1154,8 @@ atomr_sparse_matrix_get_value_dtype (AtomrSparseMatrix *self)
 /**
  * atomr_sparse_matrix_get_device:
  * @self: an #AtomrSparseMatrix
+ *
+ * Gets the device of the buffers, %NULL for a matrix without buffers.
  *
  * Returns: (transfer none) (nullable): the device of the buffers, %NULL for
  *   a matrix without buffers
@@ -1139,6 +1173,8 @@ atomr_sparse_matrix_get_device (AtomrSparseMatrix *self)
  * atomr_sparse_matrix_get_offsets:
  * @self: an #AtomrSparseMatrix
  *
+ * Gets the row offsets (CSR), column offsets (CSC) or block-row offsets (BSR); %NULL for COO and Blocked-ELL.
+ *
  * Returns: (transfer none) (nullable): the row offsets (CSR), column
  *   offsets (CSC) or block-row offsets (BSR); %NULL for COO and Blocked-ELL
  *
@@ -1154,6 +1190,8 @@ atomr_sparse_matrix_get_offsets (AtomrSparseMatrix *self)
 /**
  * atomr_sparse_matrix_get_row_indices:
  * @self: an #AtomrSparseMatrix
+ *
+ * Gets the row indices of a COO matrix, else %NULL.
  *
  * Returns: (transfer none) (nullable): the row indices of a COO matrix,
  *   else %NULL
@@ -1171,6 +1209,8 @@ atomr_sparse_matrix_get_row_indices (AtomrSparseMatrix *self)
  * atomr_sparse_matrix_get_indices:
  * @self: an #AtomrSparseMatrix
  *
+ * Gets the minor indices: column indices (CSR, COO), row indices (CSC), block-column indices (BSR, Blocked-ELL).
+ *
  * Returns: (transfer none) (nullable): the minor indices: column indices
  *   (CSR, COO), row indices (CSC), block-column indices (BSR, Blocked-ELL)
  *
@@ -1186,6 +1226,10 @@ atomr_sparse_matrix_get_indices (AtomrSparseMatrix *self)
 /**
  * atomr_sparse_matrix_get_values:
  * @self: an #AtomrSparseMatrix
+ *
+ * Gets the values.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:values] property.
  *
  * Returns: (transfer none) (nullable): the values
  *

@@ -250,6 +250,8 @@ atomr_sparse_vector_check (AtomrSparseVector *self,
  * atomr_sparse_vector_get_size:
  * @self: an #AtomrSparseVector
  *
+ * Gets the length of the vector.
+ *
  * Returns: the length of the vector
  *
  * Since: 0.1
@@ -264,6 +266,8 @@ atomr_sparse_vector_get_size (AtomrSparseVector *self)
 /**
  * atomr_sparse_vector_get_nnz:
  * @self: an #AtomrSparseVector
+ *
+ * Gets the stored entries.
  *
  * Returns: the stored entries
  *
@@ -280,6 +284,8 @@ atomr_sparse_vector_get_nnz (AtomrSparseVector *self)
  * atomr_sparse_vector_get_index_dtype:
  * @self: an #AtomrSparseVector
  *
+ * Gets the dtype of the indices.
+ *
  * Returns: the dtype of the indices
  *
  * Since: 0.1
@@ -294,6 +300,8 @@ atomr_sparse_vector_get_index_dtype (AtomrSparseVector *self)
 /**
  * atomr_sparse_vector_get_value_dtype:
  * @self: an #AtomrSparseVector
+ *
+ * Gets the dtype of the values.
  *
  * Returns: the dtype of the values
  *
@@ -310,6 +318,8 @@ atomr_sparse_vector_get_value_dtype (AtomrSparseVector *self)
  * atomr_sparse_vector_get_device:
  * @self: an #AtomrSparseVector
  *
+ * Gets the device, %NULL without buffers.
+ *
  * Returns: (transfer none) (nullable): the device, %NULL without buffers
  *
  * Since: 0.1
@@ -325,6 +335,8 @@ atomr_sparse_vector_get_device (AtomrSparseVector *self)
  * atomr_sparse_vector_get_indices:
  * @self: an #AtomrSparseVector
  *
+ * Gets the indices.
+ *
  * Returns: (transfer none) (nullable): the indices
  *
  * Since: 0.1
@@ -339,6 +351,8 @@ atomr_sparse_vector_get_indices (AtomrSparseVector *self)
 /**
  * atomr_sparse_vector_get_values:
  * @self: an #AtomrSparseVector
+ *
+ * Gets the values.
  *
  * Returns: (transfer none) (nullable): the values
  *
