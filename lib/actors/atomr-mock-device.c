@@ -23,7 +23,7 @@
  * and downloads work, so data round trips can be tested too.  Work
  * completes as soon as it is enqueued.
  *
- * A mock device is never returned by atomr_device_get(); each call makes a
+ * A mock device is never returned by [func@Atomr.Device.get]; each call makes a
  * new one, with ordinal -1.
  *
  * Returns: (transfer full): a new mock device
@@ -42,12 +42,12 @@ atomr_device_new_mock (void)
 
 /**
  * atomr_device_is_mock:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
- * Tells whether @self has no GPU behind it (see atomr_device_new_mock()).
+ * Tells whether @self has no GPU behind it (see [ctor@Atomr.Device.new_mock]).
  *
  * Returns: %TRUE when @self has no GPU behind it (see
- *   atomr_device_new_mock())
+ *   [ctor@Atomr.Device.new_mock])
  *
  * Since: 0.2
  */

@@ -17,9 +17,9 @@
  * AtomrActor:
  *
  * The base of every actor: an object that owns a CUDA stream on one
- * #AtomrDevice and takes requests asynchronously.
+ * [class@Atomr.Device] and takes requests asynchronously.
  *
- * An actor is bound to one #GMainContext (#AtomrActor:context; by default
+ * An actor is bound to one [struct@GLib.MainContext] ([property@Atomr.Actor:context]; by default
  * the thread-default context of the thread that made it).  All of its
  * mutable state is touched only while that context is iterated: that is its
  * mailbox.  Every operation is an `_async`/`_finish` pair that may be called
@@ -31,12 +31,12 @@
  * buffers (a buffer of an older device generation fails at once with
  * %ATOMR_ERROR_STALE), order them against work on other streams with CUDA
  * events (a reader waits on the GPU for the last writer, never on the host),
- * emit #AtomrActor::before-enqueue, enqueue, emit #AtomrActor::after-enqueue,
- * learn completion through the #AtomrActor:completion-mode strategy, emit
- * #AtomrActor::before-complete, reply, emit #AtomrActor::after-complete, and
+ * emit [signal@Atomr.Actor::before-enqueue], enqueue, emit [signal@Atomr.Actor::after-enqueue],
+ * learn completion through the [property@Atomr.Actor:completion-mode] strategy, emit
+ * [signal@Atomr.Actor::before-complete], reply, emit [signal@Atomr.Actor::after-complete], and
  * only then release the buffers the operation kept alive.
  *
- * A #GCancellable cancels a request that has not been enqueued yet; work
+ * A [class@Gio.Cancellable] cancels a request that has not been enqueued yet; work
  * already on the GPU runs to completion.
  *
  * The base class itself offers the memory operations every stream can do:
@@ -1817,7 +1817,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
   /**
    * AtomrActor:context:
    *
-   * The #GMainContext whose iteration serves the actor's mailbox.  Default:
+   * The [struct@GLib.MainContext] whose iteration serves the actor's mailbox.  Default:
    * the thread-default context of the constructing thread.
    *
    * Since: 0.1
@@ -1860,7 +1860,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:timing:
    *
    * Whether operations are timed on the GPU with events; the duration
-   * appears in #AtomrLaunchInfo.
+   * appears in [struct@Atomr.LaunchInfo].
    *
    * Since: 0.1
    */
@@ -2005,7 +2005,7 @@ atomr_actor_new_internal (GType          type,
 
 /**
  * atomr_actor_get_device:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets the actor's device.
  *
@@ -2025,7 +2025,7 @@ atomr_actor_get_device (AtomrActor *self)
 
 /**
  * atomr_actor_get_context:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets the main context that serves the actor.
  *
@@ -2045,7 +2045,7 @@ atomr_actor_get_context (AtomrActor *self)
 
 /**
  * atomr_actor_get_name:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets the actor's name.
  *
@@ -2065,7 +2065,7 @@ atomr_actor_get_name (AtomrActor *self)
 
 /**
  * atomr_actor_set_name:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @name: the new name
  *
  * Renames the actor (for traces).
@@ -2087,7 +2087,7 @@ atomr_actor_set_name (AtomrActor  *self,
 
 /**
  * atomr_actor_get_library:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets the library the actor drives.
  *
@@ -2106,7 +2106,7 @@ atomr_actor_get_library (AtomrActor *self)
 
 /**
  * atomr_actor_get_completion_mode:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets the completion strategy.
  *
@@ -2126,7 +2126,7 @@ atomr_actor_get_completion_mode (AtomrActor *self)
 
 /**
  * atomr_actor_set_completion_mode:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @mode: the completion strategy
  *
  * Chooses how the actor learns of completion.  Requests in flight keep the
@@ -2149,7 +2149,7 @@ atomr_actor_set_completion_mode (AtomrActor          *self,
 
 /**
  * atomr_actor_get_timing:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets whether GPU timing is on.
  *
@@ -2169,7 +2169,7 @@ atomr_actor_get_timing (AtomrActor *self)
 
 /**
  * atomr_actor_set_timing:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @timing: whether to time operations on the GPU
  *
  * Turns GPU timing on or off.
@@ -2191,7 +2191,7 @@ atomr_actor_set_timing (AtomrActor *self,
 
 /**
  * atomr_actor_get_nvtx:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets whether enqueues are wrapped in NVTX ranges.
  *
@@ -2211,7 +2211,7 @@ atomr_actor_get_nvtx (AtomrActor *self)
 
 /**
  * atomr_actor_set_nvtx:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @nvtx: whether to emit NVTX ranges
  *
  * Turns NVTX ranges around enqueues on or off.
@@ -2233,7 +2233,7 @@ atomr_actor_set_nvtx (AtomrActor *self,
 
 /**
  * atomr_actor_get_spin_usec:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets the adaptive strategy's spin window in microseconds.
  *
@@ -2253,7 +2253,7 @@ atomr_actor_get_spin_usec (AtomrActor *self)
 
 /**
  * atomr_actor_set_spin_usec:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @usec: the spin window in microseconds
  *
  * Sets how long the adaptive strategy polls before it sleeps.
@@ -2276,7 +2276,7 @@ atomr_actor_set_spin_usec (AtomrActor *self,
 
 /**
  * atomr_actor_get_timeout_ms:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets the watchdog timeout in milliseconds, 0 when off.
  *
@@ -2296,10 +2296,10 @@ atomr_actor_get_timeout_ms (AtomrActor *self)
 
 /**
  * atomr_actor_set_timeout_ms:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @timeout_ms: the watchdog timeout in milliseconds, 0 to turn it off
  *
- * Sets #AtomrActor:timeout-ms.  May be called from any thread; it applies
+ * Sets [property@Atomr.Actor:timeout-ms].  May be called from any thread; it applies
  * to requests in flight too.
  *
  * Since: 0.2
@@ -2324,7 +2324,7 @@ atomr_actor_set_timeout_ms (AtomrActor *self,
 
 /**
  * atomr_actor_get_stream_id:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets the per-device number of the actor's stream, 0 before it has one.
  *
@@ -2344,7 +2344,7 @@ atomr_actor_get_stream_id (AtomrActor *self)
 
 /**
  * atomr_actor_get_n_completed:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  *
  * Gets how many operations reached the GPU and completed (successfully or not).
  *

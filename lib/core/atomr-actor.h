@@ -57,10 +57,10 @@ G_DECLARE_DERIVABLE_TYPE (AtomrActor, atomr_actor, ATOMR, ACTOR, GObject)
  * @teardown: releases library handles; @context_alive is %FALSE when the
  *   context they belonged to was already destroyed (then nothing may be
  *   called on them)
- * @before_enqueue: class handler of #AtomrActor::before-enqueue
- * @after_enqueue: class handler of #AtomrActor::after-enqueue
- * @before_complete: class handler of #AtomrActor::before-complete
- * @after_complete: class handler of #AtomrActor::after-complete
+ * @before_enqueue: class handler of [signal@Atomr.Actor::before-enqueue]
+ * @after_enqueue: class handler of [signal@Atomr.Actor::after-enqueue]
+ * @before_complete: class handler of [signal@Atomr.Actor::before-complete]
+ * @after_complete: class handler of [signal@Atomr.Actor::after-complete]
  *
  * The class of actors.  Subclasses set @library and, when they own
  * library handles, @setup and @teardown.
@@ -70,7 +70,7 @@ G_DECLARE_DERIVABLE_TYPE (AtomrActor, atomr_actor, ATOMR, ACTOR, GObject)
 /**
  * AtomrActorClass::setup:
  * @self: the actor
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates the actor's library handles (a cuBLAS handle, a cuFFT plan
  * cache, ...) for the current context generation and binds them to the

@@ -17,7 +17,7 @@
 /**
  * AtomrBuffer:
  *
- * A block of device memory holding @n_elements values of one #AtomrDtype,
+ * A block of device memory holding @n_elements values of one [enum@Atomr.Dtype],
  * with an optional shape.  Allocated with the stream-ordered allocator.
  *
  * A buffer belongs to the device generation it was allocated in.  When the
@@ -31,7 +31,7 @@
  * host thread ever blocks for ordering.
  *
  * The `upload`, `download` and `fill` conveniences go through the device's
- * default copy actor; use atomr_actor_upload_async() and friends to choose
+ * default copy actor; use [method@Atomr.Actor.upload_async] and friends to choose
  * the stream.
  *
  * Since: 0.1
@@ -213,7 +213,7 @@ atomr_buffer_init (AtomrBuffer *self)
  * @device: the device to allocate on
  * @dtype: the element type
  * @n_elements: how many elements, at least 1
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Allocates device memory for @n_elements values of @dtype (contents
  * undefined).  Asking for more than the device has fails with
@@ -324,7 +324,7 @@ atomr_buffer_new (AtomrDevice  *device,
  * @dtype: the element type
  * @shape: (array length=n_dims): the extent of each dimension
  * @n_dims: the number of dimensions, at least 1
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Allocates a buffer of the product of @shape elements and records the shape.
  *
@@ -375,7 +375,7 @@ atomr_buffer_new_with_shape (AtomrDevice   *device,
 
 /**
  * atomr_buffer_get_device:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  *
  * Gets the device holding the memory.
  *
@@ -394,7 +394,7 @@ atomr_buffer_get_device (AtomrBuffer *self)
 
 /**
  * atomr_buffer_get_dtype:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  *
  * Gets the element type.
  *
@@ -413,7 +413,7 @@ atomr_buffer_get_dtype (AtomrBuffer *self)
 
 /**
  * atomr_buffer_get_n_elements:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  *
  * Gets the number of elements.
  *
@@ -432,7 +432,7 @@ atomr_buffer_get_n_elements (AtomrBuffer *self)
 
 /**
  * atomr_buffer_get_byte_size:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  *
  * Gets the size in bytes.
  *
@@ -451,7 +451,7 @@ atomr_buffer_get_byte_size (AtomrBuffer *self)
 
 /**
  * atomr_buffer_get_shape:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  * @n_dims: (out): the number of dimensions, 0 when no shape was set
  *
  * Gets the shape.
@@ -471,10 +471,10 @@ atomr_buffer_get_shape (AtomrBuffer *self,
 
 /**
  * atomr_buffer_set_shape:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  * @shape: (array length=n_dims): the extent of each dimension
  * @n_dims: the number of dimensions
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gives the buffer a shape whose element count must equal the buffer's.
  *
@@ -534,7 +534,7 @@ atomr_buffer_set_shape (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_get_generation:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  *
  * Gets the device generation the memory belongs to.
  *
@@ -553,7 +553,7 @@ atomr_buffer_get_generation (AtomrBuffer *self)
 
 /**
  * atomr_buffer_is_stale:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  *
  * Tells whether the device's context was rebuilt since allocation.
  *
@@ -572,8 +572,8 @@ atomr_buffer_is_stale (AtomrBuffer *self)
 
 /**
  * atomr_buffer_check:
- * @self: an #AtomrBuffer
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Fails with %ATOMR_ERROR_STALE when the buffer's memory died with an
  * older context.
@@ -611,7 +611,7 @@ atomr_buffer_check (AtomrBuffer  *self,
 
 /**
  * atomr_buffer_get_device_pointer:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  *
  * An escape hatch for interoperation with other CUDA code.  The address is
  * valid only in the buffer's generation, and only after ordering with the
@@ -714,9 +714,9 @@ forward_new (AtomrBuffer        *self,
 
 /**
  * atomr_buffer_upload_async:
- * @self: an #AtomrBuffer
- * @data: exactly #AtomrBuffer:byte-size bytes
- * @cancellable: (nullable): a #GCancellable
+ * @self: an [class@Atomr.Buffer]
+ * @data: exactly [property@Atomr.Buffer:byte-size] bytes
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the data is on the device
  * @user_data: data for @callback
  *
@@ -742,9 +742,9 @@ atomr_buffer_upload_async (AtomrBuffer         *self,
 
 /**
  * atomr_buffer_upload_finish:
- * @self: an #AtomrBuffer
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.Buffer.upload_async].
  *
@@ -763,10 +763,10 @@ atomr_buffer_upload_finish (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_upload_sync:
- * @self: an #AtomrBuffer
- * @data: exactly #AtomrBuffer:byte-size bytes
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @data: exactly [property@Atomr.Buffer:byte-size] bytes
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Blocking upload, for scripts and tests.
  *
@@ -796,8 +796,8 @@ atomr_buffer_upload_sync (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_download_async:
- * @self: an #AtomrBuffer
- * @cancellable: (nullable): a #GCancellable
+ * @self: an [class@Atomr.Buffer]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the contents
  * @user_data: data for @callback
  *
@@ -822,9 +822,9 @@ atomr_buffer_download_async (AtomrBuffer         *self,
 
 /**
  * atomr_buffer_download_finish:
- * @self: an #AtomrBuffer
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.Buffer.download_async].
  *
@@ -843,9 +843,9 @@ atomr_buffer_download_finish (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_download_sync:
- * @self: an #AtomrBuffer
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Blocking download, for scripts and tests.
  *
@@ -874,9 +874,9 @@ atomr_buffer_download_sync (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_fill_async:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  * @value: the value, converted to the buffer's dtype (complex: real part)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when done
  * @user_data: data for @callback
  *
@@ -901,9 +901,9 @@ atomr_buffer_fill_async (AtomrBuffer         *self,
 
 /**
  * atomr_buffer_fill_finish:
- * @self: an #AtomrBuffer
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.Buffer.fill_async].
  *
@@ -922,10 +922,10 @@ atomr_buffer_fill_finish (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_fill_sync:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  * @value: the value
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Blocking fill, for scripts and tests.
  *
@@ -1042,7 +1042,7 @@ double_to_e5m2 (gdouble d)
 
 /**
  * atomr_dtype_pack:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
  * @real: the value (or its real part)
  * @imag: the imaginary part, for complex dtypes
  *

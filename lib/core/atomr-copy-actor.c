@@ -15,7 +15,7 @@
  *
  * An actor with a stream and nothing else: uploads, downloads, fills,
  * device-to-device copies and barriers.  Each device has a default one
- * (bound to the device's own thread) behind atomr_buffer_upload_async()
+ * (bound to the device's own thread) behind [method@Atomr.Buffer.upload_async]
  * and friends; make your own to put transfers on a stream of your choice.
  *
  * Since: 0.1
@@ -41,7 +41,7 @@ atomr_copy_actor_init (AtomrCopyActor *self)
 /**
  * atomr_copy_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a copy actor with its own stream, bound to the calling thread's
  * thread-default main context.
@@ -154,10 +154,10 @@ check_buffer_arg (AtomrOp     *op,
 
 /**
  * atomr_actor_upload_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @buffer: the destination
  * @data: exactly the buffer's byte size
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the data is on the device
  * @user_data: data for @callback
  *
@@ -219,9 +219,9 @@ atomr_actor_upload_async (AtomrActor          *self,
 
 /**
  * atomr_actor_upload_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.Actor.upload_async].
  *
@@ -268,9 +268,9 @@ download_complete (AtomrOp *op,
 
 /**
  * atomr_actor_download_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @buffer: the source
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the contents
  * @user_data: data for @callback
  *
@@ -312,9 +312,9 @@ atomr_actor_download_async (AtomrActor          *self,
 
 /**
  * atomr_actor_download_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.Actor.download_async].
  *
@@ -379,10 +379,10 @@ fill_enqueue (AtomrOp  *op,
 
 /**
  * atomr_actor_fill_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @buffer: the destination
- * @value: the value, converted with atomr_dtype_pack() (complex: real part)
- * @cancellable: (nullable): a #GCancellable
+ * @value: the value, converted with [func@Atomr.Dtype.pack] (complex: real part)
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when done
  * @user_data: data for @callback
  *
@@ -416,9 +416,9 @@ atomr_actor_fill_async (AtomrActor          *self,
 
 /**
  * atomr_actor_fill_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.Actor.fill_async].
  *
@@ -454,10 +454,10 @@ copy_enqueue (AtomrOp  *op,
 
 /**
  * atomr_actor_copy_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @dst: the destination
  * @src: the source, of the same byte size
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when done
  * @user_data: data for @callback
  *
@@ -506,9 +506,9 @@ atomr_actor_copy_async (AtomrActor          *self,
 
 /**
  * atomr_actor_copy_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.Actor.copy_async].
  *
@@ -526,8 +526,8 @@ atomr_actor_copy_finish (AtomrActor    *self,
 
 /**
  * atomr_actor_barrier_async:
- * @self: an #AtomrActor
- * @cancellable: (nullable): a #GCancellable
+ * @self: an [class@Atomr.Actor]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when all earlier work of the actor is done
  * @user_data: data for @callback
  *
@@ -551,9 +551,9 @@ atomr_actor_barrier_async (AtomrActor          *self,
 
 /**
  * atomr_actor_barrier_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.Actor.barrier_async].
  *

@@ -13,13 +13,13 @@
 /**
  * AtomrDevice:
  *
- * One GPU.  There is a single #AtomrDevice per ordinal for the life of the
- * process, obtained with atomr_device_get().  It owns the primary CUDA
+ * One GPU.  There is a single [class@Atomr.Device] per ordinal for the life of the
+ * process, obtained with [func@Atomr.Device.get].  It owns the primary CUDA
  * context, pools of streams, events and pinned staging memory, and a
- * monotonically increasing #AtomrDevice:generation.
+ * monotonically increasing [property@Atomr.Device:generation].
  *
  * When a sticky CUDA error (an illegal address, a failed launch) poisons the
- * context, the device's supervisor applies #AtomrDevice:supervisor-policy:
+ * context, the device's supervisor applies [property@Atomr.Device:supervisor-policy]:
  * by default it rebuilds the context at once.  Rebuilding bumps the
  * generation; every buffer, kernel and library handle of an older
  * generation then fails fast with %ATOMR_ERROR_STALE instead of touching
@@ -366,7 +366,7 @@ atomr_device_class_init (AtomrDeviceClass *klass)
   /**
    * AtomrDevice:memory-reserved:
    *
-   * #AtomrMemoryPool:reserved of atomr_device_get_memory_pool(): bytes the
+   * [property@Atomr.MemoryPool:reserved] of [method@Atomr.Device.get_memory_pool]: bytes the
    * buffer pool holds from the driver.  Read on demand, not notified.
    *
    * Since: 0.2
@@ -377,7 +377,7 @@ atomr_device_class_init (AtomrDeviceClass *klass)
   /**
    * AtomrDevice:memory-used:
    *
-   * #AtomrMemoryPool:used: bytes allocated to buffers.  Read on demand,
+   * [property@Atomr.MemoryPool:used]: bytes allocated to buffers.  Read on demand,
    * not notified.
    *
    * Since: 0.2
@@ -388,7 +388,7 @@ atomr_device_class_init (AtomrDeviceClass *klass)
   /**
    * AtomrDevice:memory-high-water:
    *
-   * #AtomrMemoryPool:high-water: the most bytes used at once.  Read on
+   * [property@Atomr.MemoryPool:high-water]: the most bytes used at once.  Read on
    * demand, not notified.
    *
    * Since: 0.2
@@ -461,9 +461,9 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * @error: the error that poisoned it
    *
    * The supervisor's per-error decider, emitted on the device's own thread
-   * after #AtomrDevice::context-poisoned.  The first handler that runs
+   * after [signal@Atomr.Device::context-poisoned].  The first handler that runs
    * decides what happens; without handlers the device applies
-   * #AtomrDevice:supervisor-policy whatever the error.
+   * [property@Atomr.Device:supervisor-policy] whatever the error.
    *
    * Returns: the policy for this error
    *
@@ -555,7 +555,7 @@ atomr_device_get_count (void)
 /**
  * atomr_device_get:
  * @ordinal: the CUDA device ordinal, from 0
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the device of @ordinal, opening its primary context on first use.
  * Every call for one ordinal returns the same object.
@@ -647,7 +647,7 @@ atomr_device_get_host_autocomplete (AtomrDevice *self)
 
 /**
  * atomr_device_get_ordinal:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
  * Gets the CUDA ordinal.
  *
@@ -666,7 +666,7 @@ atomr_device_get_ordinal (AtomrDevice *self)
 
 /**
  * atomr_device_get_name:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
  * Gets the GPU's name.
  *
@@ -685,7 +685,7 @@ atomr_device_get_name (AtomrDevice *self)
 
 /**
  * atomr_device_get_compute_capability:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  * @major: (out) (optional): the major version
  * @minor: (out) (optional): the minor version
  *
@@ -707,7 +707,7 @@ atomr_device_get_compute_capability (AtomrDevice *self,
 
 /**
  * atomr_device_get_arch:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
  * Gets the NVRTC architecture of the device, "sm_90" for compute capability 9.0.
  *
@@ -727,7 +727,7 @@ atomr_device_get_arch (AtomrDevice *self)
 
 /**
  * atomr_device_get_total_memory:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
  * Gets device memory in bytes.
  *
@@ -746,7 +746,7 @@ atomr_device_get_total_memory (AtomrDevice *self)
 
 /**
  * atomr_device_get_multiprocessor_count:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
  * Gets the number of streaming multiprocessors.
  *
@@ -765,7 +765,7 @@ atomr_device_get_multiprocessor_count (AtomrDevice *self)
 
 /**
  * atomr_device_get_generation:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
  * Gets the current generation of the context, from 1.
  *
@@ -784,7 +784,7 @@ atomr_device_get_generation (AtomrDevice *self)
 
 /**
  * atomr_device_get_state:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
  * Gets whether the context is ready, poisoned or stopped.
  *
@@ -803,7 +803,7 @@ atomr_device_get_state (AtomrDevice *self)
 
 /**
  * atomr_device_get_supervisor_policy:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  *
  * Gets the policy applied when the context is poisoned.
  *
@@ -827,7 +827,7 @@ atomr_device_get_supervisor_policy (AtomrDevice *self)
 
 /**
  * atomr_device_set_supervisor_policy:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  * @policy: the new policy
  *
  * Sets what happens when a sticky error poisons the context.
@@ -1194,12 +1194,12 @@ set_state (AtomrDevice *self,
 
 /**
  * atomr_device_reset:
- * @self: an #AtomrDevice
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Device]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Rebuilds the device's context: waits for work in flight (a poisoned
  * context returns at once), resets the primary context, bumps
- * #AtomrDevice:generation and emits #AtomrDevice::context-rebuilt.
+ * [property@Atomr.Device:generation] and emits [signal@Atomr.Device::context-rebuilt].
  * Everything allocated in the old context is gone: buffers, kernels and
  * library handles of older generations fail with %ATOMR_ERROR_STALE, and
  * actors take a fresh stream and fresh handles on their next request.
@@ -1296,8 +1296,8 @@ atomr_device_reset (AtomrDevice *self,
 
 /**
  * atomr_device_synchronize:
- * @self: an #AtomrDevice
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Device]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Blocks until all work on the device has finished.  Meant for scripts and
  * tests; actors never need it.
@@ -1333,10 +1333,10 @@ atomr_device_synchronize (AtomrDevice *self,
 
 /**
  * atomr_device_get_memory_info:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  * @free_bytes: (out) (optional): free device memory
  * @total_bytes: (out) (optional): total device memory
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Asks the driver how much memory is free.
  *

@@ -19,8 +19,8 @@ G_BEGIN_DECLS
  * @ATOMR_SUPERVISOR_STOP: stop the device; every later request fails with
  *   %ATOMR_ERROR_UNRECOVERABLE.
  * @ATOMR_SUPERVISOR_ESCALATE: leave the context poisoned and emit
- *   #AtomrDevice::context-poisoned; the application decides (usually by
- *   calling atomr_device_reset()).
+ *   [signal@Atomr.Device::context-poisoned]; the application decides (usually by
+ *   calling [method@Atomr.Device.reset]).
  *
  * What a device does when a sticky CUDA error poisons its context.
  *

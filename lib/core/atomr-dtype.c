@@ -30,7 +30,7 @@ static const struct {
 
 /**
  * atomr_dtype_get_size:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
  *
  * Gets the size of one element of a dtype.
  *
@@ -49,7 +49,7 @@ atomr_dtype_get_size (AtomrDtype dtype)
 
 /**
  * atomr_dtype_get_name:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
  *
  * Gets the short name of a dtype, as used in traces, cache keys and error messages.
  *
@@ -68,7 +68,7 @@ atomr_dtype_get_name (AtomrDtype dtype)
 /**
  * atomr_dtype_from_name:
  * @name: a short name such as "f32"
- * @dtype: (out): the matching #AtomrDtype
+ * @dtype: (out): the matching [enum@Atomr.Dtype]
  *
  * Looks up a dtype by its short name, the reverse of [func@Atomr.Dtype.get_name].
  *
@@ -94,7 +94,7 @@ atomr_dtype_from_name (const gchar *name,
 
 /**
  * atomr_dtype_is_complex:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
  *
  * Tells whether a dtype is complex.
  *
@@ -110,7 +110,7 @@ atomr_dtype_is_complex (AtomrDtype dtype)
 
 /**
  * atomr_dtype_is_floating:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
  *
  * Tells whether a dtype is a floating-point type, real or complex.
  *

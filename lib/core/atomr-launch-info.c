@@ -14,15 +14,15 @@
  * A record of one operation of an actor: who ran it (actor, library,
  * operation name), in which order (sequence number, device generation,
  * stream), how (launch geometry, where there is one), when (the moments of
- * #AtomrLaunchEvent in nanoseconds on the host's monotonic clock: submitted,
+ * [enum@Atomr.LaunchEvent] in nanoseconds on the host's monotonic clock: submitted,
  * enqueued, completed, replied, and — when the actor's timing is on — GPU
  * start and end), which earlier operations it waited for on the GPU
- * (atomr_launch_info_get_dependencies()), and the error if it failed.
+ * ([method@Atomr.LaunchInfo.get_dependencies]), and the error if it failed.
  *
  * Sequence numbers are unique within the process, shared by all actors, so
  * a sequence number names one operation.
  *
- * The four lifecycle signals of #AtomrActor pass one; #AtomrTraceRecorder
+ * The four lifecycle signals of [class@Atomr.Actor] pass one; [class@Atomr.TraceRecorder]
  * keeps them.  Reference counted; treat it as read-only once emitted.
  *
  * Since: 0.1
@@ -59,7 +59,7 @@ G_DEFINE_BOXED_TYPE (AtomrLaunchInfo, atomr_launch_info, atomr_launch_info_ref, 
  *
  * Creates a record.  Actors make these; tools that import traces may too.
  *
- * Returns: (transfer full): a new #AtomrLaunchInfo
+ * Returns: (transfer full): a new [struct@Atomr.LaunchInfo]
  *
  * Since: 0.1
  */
@@ -82,7 +82,7 @@ atomr_launch_info_new (const gchar *actor_name,
 
 /**
  * atomr_launch_info_ref:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Takes a reference to a record.
  *
@@ -100,7 +100,7 @@ atomr_launch_info_ref (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_unref:
- * @info: (transfer full): an #AtomrLaunchInfo
+ * @info: (transfer full): an [struct@Atomr.LaunchInfo]
  *
  * Drops a reference.
  *
@@ -123,7 +123,7 @@ atomr_launch_info_unref (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_actor_name:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets the name of the actor that ran the operation.
  *
@@ -139,7 +139,7 @@ atomr_launch_info_get_actor_name (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_library:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets the library, such as "cublas" or "nvrtc".
  *
@@ -155,7 +155,7 @@ atomr_launch_info_get_library (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_operation:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets the operation, such as "gemm".
  *
@@ -171,7 +171,7 @@ atomr_launch_info_get_operation (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_sequence:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets the operation's sequence number, unique in the process (all actors draw from one counter, from 1).
  *
@@ -188,7 +188,7 @@ atomr_launch_info_get_sequence (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_sequence:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @sequence: the sequence number
  *
  * Sets the per-actor sequence number.
@@ -204,7 +204,7 @@ atomr_launch_info_set_sequence (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_generation:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets the device generation the operation ran in.
  *
@@ -220,7 +220,7 @@ atomr_launch_info_get_generation (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_generation:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @generation: the device generation
  *
  * Sets the device generation.
@@ -236,7 +236,7 @@ atomr_launch_info_set_generation (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_device_ordinal:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets the device ordinal, -1 when unknown.
  *
@@ -252,7 +252,7 @@ atomr_launch_info_get_device_ordinal (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_device_ordinal:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @ordinal: the device ordinal
  *
  * Sets the device ordinal.
@@ -268,7 +268,7 @@ atomr_launch_info_set_device_ordinal (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_stream_id:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets the per-device number of the stream the operation ran on.
  *
@@ -284,7 +284,7 @@ atomr_launch_info_get_stream_id (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_stream_id:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @stream_id: the stream number
  *
  * Sets the stream number.
@@ -300,7 +300,7 @@ atomr_launch_info_set_stream_id (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_geometry:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @grid_x: (out) (optional): grid size in x
  * @grid_y: (out) (optional): grid size in y
  * @grid_z: (out) (optional): grid size in z
@@ -333,7 +333,7 @@ atomr_launch_info_get_geometry (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_set_geometry:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @grid_x: grid size in x
  * @grid_y: grid size in y
  * @grid_z: grid size in z
@@ -360,7 +360,7 @@ atomr_launch_info_set_geometry (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_submit_time:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets when the request was made, g_get_monotonic_time() microseconds.
  *
@@ -376,7 +376,7 @@ atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_enqueue_time:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets when the work was enqueued on the stream, in monotonic microseconds, or 0 if it never was.
  *
@@ -393,7 +393,7 @@ atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_complete_time:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets when the actor learnt the GPU had finished, in monotonic microseconds, or 0 before completion.
  *
@@ -410,13 +410,13 @@ atomr_launch_info_get_complete_time (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_times:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @submit_time: request time, monotonic microseconds
  * @enqueue_time: enqueue time, or 0
  * @complete_time: completion time, or 0
  *
  * Sets the host timestamps in microseconds; see
- * atomr_launch_info_set_timestamp() for nanoseconds.
+ * [method@Atomr.LaunchInfo.set_timestamp] for nanoseconds.
  *
  * Since: 0.1
  */
@@ -434,7 +434,7 @@ atomr_launch_info_set_times (AtomrLaunchInfo *info,
 /**
  * atomr_launch_info_now_ns:
  *
- * The clock of every #AtomrLaunchEvent: the host's monotonic clock (that
+ * The clock of every [enum@Atomr.LaunchEvent]: the host's monotonic clock (that
  * of g_get_monotonic_time()) in nanoseconds.
  *
  * Returns: the current time in nanoseconds
@@ -452,13 +452,13 @@ atomr_launch_info_now_ns (void)
 
 /**
  * atomr_launch_info_get_timestamp:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @event: which moment
  *
- * Gets when @event happened, in nanoseconds on the host's monotonic clock (atomr_launch_info_now_ns()), or 0 when it did not happen or was not measured.
+ * Gets when @event happened, in nanoseconds on the host's monotonic clock ([func@Atomr.LaunchInfo.now_ns]), or 0 when it did not happen or was not measured.
  *
  * Returns: when @event happened, in nanoseconds on the host's monotonic
- *   clock (atomr_launch_info_now_ns()), or 0 when it did not happen or was
+ *   clock ([func@Atomr.LaunchInfo.now_ns]), or 0 when it did not happen or was
  *   not measured
  *
  * Since: 0.1
@@ -474,12 +474,12 @@ atomr_launch_info_get_timestamp (AtomrLaunchInfo  *info,
 
 /**
  * atomr_launch_info_set_timestamp:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @event: which moment
  * @time_ns: when, in nanoseconds on the host's monotonic clock; 0 for
  *   unknown
  *
- * Sets when @event happened.  An @event outside #AtomrLaunchEvent is
+ * Sets when @event happened.  An @event outside [enum@Atomr.LaunchEvent] is
  * ignored.
  *
  * Since: 0.1
@@ -496,12 +496,12 @@ atomr_launch_info_set_timestamp (AtomrLaunchInfo  *info,
 
 /**
  * atomr_launch_info_get_gpu_times:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @start_ns: (out) (optional): when the GPU started the work
  * @end_ns: (out) (optional): when the GPU finished it
  *
  * Gets the GPU execution interval on the host's monotonic clock, measured
- * with CUDA timing events when the actor's #AtomrActor:timing was on.
+ * with CUDA timing events when the actor's [property@Atomr.Actor:timing] was on.
  *
  * Returns: %TRUE if the GPU times are known
  *
@@ -525,7 +525,7 @@ atomr_launch_info_get_gpu_times (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_dependencies:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @n_dependencies: (out): how many
  *
  * The operations this one was ordered after on the GPU (the hazards the
@@ -547,7 +547,7 @@ atomr_launch_info_get_dependencies (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_add_dependency:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @producer_sequence: the sequence number of an operation @info waited for
  *
  * Records a dependency (once; 0 is ignored).
@@ -570,7 +570,7 @@ atomr_launch_info_add_dependency (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_gpu_duration_ms:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets GPU time in milliseconds measured with events, or a negative value when the actor's timing was off.
  *
@@ -587,7 +587,7 @@ atomr_launch_info_get_gpu_duration_ms (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_gpu_duration_ms:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @ms: milliseconds, negative for unknown
  *
  * Sets the GPU duration.
@@ -603,7 +603,7 @@ atomr_launch_info_set_gpu_duration_ms (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_error:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets the error the operation failed with, or %NULL.
  *
@@ -620,7 +620,7 @@ atomr_launch_info_get_error (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_error:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @error: (nullable): the error, copied
  *
  * Sets the error.
@@ -638,7 +638,7 @@ atomr_launch_info_set_error (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_detail:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets free-form detail of the operation (sizes, dtypes, kernel name), or %NULL.
  *
@@ -655,7 +655,7 @@ atomr_launch_info_get_detail (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_detail:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @detail: (nullable): the detail text
  *
  * Sets free-form detail text.
@@ -672,7 +672,7 @@ atomr_launch_info_set_detail (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_mailbox_depth:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  *
  * Gets how many requests were still waiting in the actor's mailbox when this one was taken out of it, or -1 when unknown.
  *
@@ -689,7 +689,7 @@ atomr_launch_info_get_mailbox_depth (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_mailbox_depth:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @depth: requests waiting behind this one, -1 for unknown
  *
  * Sets the mailbox depth.

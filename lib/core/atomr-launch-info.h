@@ -21,11 +21,11 @@ G_BEGIN_DECLS
  * @ATOMR_LAUNCH_GPU_START: the GPU started the work (timing events).
  * @ATOMR_LAUNCH_GPU_END: the GPU finished the work (timing events).
  *
- * The moments of an operation's life that an #AtomrLaunchInfo records, in
+ * The moments of an operation's life that an [struct@Atomr.LaunchInfo] records, in
  * nanoseconds on the host's monotonic clock (the clock of
  * g_get_monotonic_time()).  The GPU moments are measured with CUDA timing
  * events and calibrated to that clock; they are known only when the
- * actor's #AtomrActor:timing is on.
+ * actor's [property@Atomr.Actor:timing] is on.
  *
  * Since: 0.1
  */

@@ -14,7 +14,7 @@
 /**
  * AtomrTensor:
  *
- * A view of an #AtomrBuffer: element type, byte offset, shape and strides.
+ * A view of an [class@Atomr.Buffer]: element type, byte offset, shape and strides.
  * The one shape vocabulary of atomr-accel: every actor that takes arrays
  * takes tensors, and DLPack and `__cuda_array_interface__` map onto them
  * one to one.
@@ -395,7 +395,7 @@ tensor_build (AtomrBuffer   *buffer,
  * @buffer: the buffer to view
  * @shape: (array length=n_dims) (nullable): the extent of each dimension (≥ 0)
  * @n_dims: the rank, 0 (a scalar) to %ATOMR_TENSOR_MAX_DIMS
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A contiguous row-major (C order) view of the start of @buffer, with the
  * buffer's dtype.  The shape may cover less than the whole buffer.
@@ -428,7 +428,7 @@ atomr_tensor_new (AtomrBuffer   *buffer,
  * @strides: (array length=n_strides) (nullable): the stride of each
  *   dimension in elements (may be 0 or negative), or %NULL for row-major
  * @n_strides: the number of strides: @n_dims, or 0 with @strides %NULL
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A view with any layout whose reachable elements all lie inside @buffer.
  *
@@ -495,7 +495,7 @@ atomr_tensor_new_for_buffer (AtomrBuffer *buffer)
  * @dtype: the element type
  * @shape: (array length=n_dims) (nullable): the extent of each dimension (≥ 0)
  * @n_dims: the rank, 0 (a scalar) to %ATOMR_TENSOR_MAX_DIMS
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Allocates a new buffer (contents undefined; one element when the shape
  * has none) and returns its contiguous row-major view.
@@ -552,7 +552,7 @@ atomr_tensor_empty (AtomrDevice   *device,
 
 /**
  * atomr_tensor_get_buffer:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * Gets the viewed buffer (%NULL only for a bare g_object_new() instance).
  *
@@ -572,7 +572,7 @@ atomr_tensor_get_buffer (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_device:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * Gets the device holding the memory.
  *
@@ -589,7 +589,7 @@ atomr_tensor_get_device (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_dtype:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * Gets the element type of the view.
  *
@@ -608,7 +608,7 @@ atomr_tensor_get_dtype (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_n_dims:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * Gets the rank (0 for a scalar).
  *
@@ -627,7 +627,7 @@ atomr_tensor_get_n_dims (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_shape:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @n_dims: (out) (optional): the rank
  *
  * Gets the extent of each dimension.
@@ -648,7 +648,7 @@ atomr_tensor_get_shape (AtomrTensor *self,
 
 /**
  * atomr_tensor_get_strides:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @n_dims: (out) (optional): the rank
  *
  * Gets the stride of each dimension, in elements.
@@ -670,7 +670,7 @@ atomr_tensor_get_strides (AtomrTensor *self,
 
 /**
  * atomr_tensor_get_dim:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: a dimension, less than the rank
  *
  * Gets the extent of @dim, or -1 when @dim is not a dimension.
@@ -689,7 +689,7 @@ atomr_tensor_get_dim (AtomrTensor *self,
 
 /**
  * atomr_tensor_get_stride:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: a dimension, less than the rank
  *
  * Gets the stride of each dimension, in elements.
@@ -708,7 +708,7 @@ atomr_tensor_get_stride (AtomrTensor *self,
 
 /**
  * atomr_tensor_get_byte_offset:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * Gets the byte offset of element (0, …, 0) in the buffer.
  *
@@ -727,7 +727,7 @@ atomr_tensor_get_byte_offset (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_n_elements:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * Gets the number of elements: the product of the shape (1 for a scalar, 0 for a bare instance).
  *
@@ -747,7 +747,7 @@ atomr_tensor_get_n_elements (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_byte_size:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * The size of the elements (what a contiguous copy of the view occupies),
  * not the span of memory the strides cover.
@@ -765,10 +765,10 @@ atomr_tensor_get_byte_size (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_device_pointer:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * The device address of element (0, …, 0), for interoperation with other
- * CUDA code; the same caveats as atomr_buffer_get_device_pointer().
+ * CUDA code; the same caveats as [method@Atomr.Buffer.get_device_pointer].
  *
  * Returns: the address, or 0 on the host test device or for a bare instance
  *
@@ -783,7 +783,7 @@ atomr_tensor_get_device_pointer (AtomrTensor *self)
 
 /**
  * atomr_tensor_is_contiguous:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * Whether the elements are packed in row-major (C) order: each stride is the
  * product of the later extents (dimensions of extent 1 may have any
@@ -826,7 +826,7 @@ append_dims (GString      *s,
 
 /**
  * atomr_tensor_to_string:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * A one-line description for logs and `__repr__`, such as
  * `f32[2, 3] strides [3, 1] offset 0 on cuda:0`.
@@ -889,12 +889,12 @@ derive (AtomrTensor   *self,
 
 /**
  * atomr_tensor_slice:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: the dimension to slice
  * @start: the first index
  * @stop: the index to stop before
  * @step: the step between indices, not 0; negative to walk backwards
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view of indices @start, @start + @step, … up to (not including)
  * @stop along @dim, like Python's `a[start:stop:step]` after
@@ -968,10 +968,10 @@ atomr_tensor_slice (AtomrTensor  *self,
 
 /**
  * atomr_tensor_select:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: the dimension to remove
  * @index: the index along @dim; negative counts from the end (-1 is the last)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view of one index along @dim, of rank one less (`a[..., index, ...]`).
  *
@@ -1021,11 +1021,11 @@ atomr_tensor_select (AtomrTensor  *self,
 
 /**
  * atomr_tensor_permute:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @perm: (array length=n_perm): for each new dimension, the old dimension
  *   it is
  * @n_perm: the rank of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view with its dimensions reordered: new dimension k is old dimension
  * @perm[k].
@@ -1073,10 +1073,10 @@ atomr_tensor_permute (AtomrTensor  *self,
 
 /**
  * atomr_tensor_transpose:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim0: a dimension
  * @dim1: another (or the same) dimension
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view with @dim0 and @dim1 swapped (for a matrix, its transpose).
  *
@@ -1108,11 +1108,11 @@ atomr_tensor_transpose (AtomrTensor  *self,
 
 /**
  * atomr_tensor_reshape:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @shape: (array length=n_dims) (nullable): the new extents; one of them may
  *   be -1, to be inferred from the element count
  * @n_dims: the new rank
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The same elements in row-major order with another shape, without a copy.
  * Contiguous views can always be reshaped; other layouts only when each
@@ -1257,10 +1257,10 @@ atomr_tensor_reshape (AtomrTensor   *self,
 
 /**
  * atomr_tensor_broadcast_to:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @shape: (array length=n_dims) (nullable): the target shape
  * @n_dims: the target rank, at least the rank of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view repeated to @shape by NumPy's broadcasting rules: dimensions
  * are matched from the last; an extent of 1 (or a missing leading
@@ -1322,9 +1322,9 @@ atomr_tensor_broadcast_to (AtomrTensor   *self,
 
 /**
  * atomr_tensor_unsqueeze:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: where the new dimension goes, 0 to the rank of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view with a new dimension of extent 1 inserted before @dim.
  *
@@ -1371,8 +1371,8 @@ atomr_tensor_unsqueeze (AtomrTensor  *self,
 
 /**
  * atomr_tensor_squeeze:
- * @self: an #AtomrTensor
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view without its dimensions of extent 1.
  *
@@ -1412,10 +1412,10 @@ atomr_tensor_squeeze (AtomrTensor  *self,
  * @out_shape: (out) (array length=out_n_dims) (transfer full): the
  *   broadcast shape
  * @out_n_dims: (out): its rank, the larger of @n_a and @n_b
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The shape two operands broadcast to by NumPy's rules (see
- * atomr_tensor_broadcast_to()).
+ * [method@Atomr.Tensor.broadcast_to]).
  *
  * Returns: %TRUE when the shapes are compatible
  *

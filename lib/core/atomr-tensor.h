@@ -20,7 +20,7 @@ G_BEGIN_DECLS
 /**
  * ATOMR_TENSOR_MAX_DIMS:
  *
- * The largest rank of an #AtomrTensor.
+ * The largest rank of an [class@Atomr.Tensor].
  *
  * Since: 0.2
  */

@@ -22,7 +22,7 @@
  * atomr_compile_options_add_define (atomr_compile_options_set_arch (o, "sm_90"), "N", "256");
  * ]|
  *
- * atomr_compile_options_get_flags() is the exact argument list handed to
+ * [method@Atomr.CompileOptions.get_flags] is the exact argument list handed to
  * nvrtcCompileProgram(), in a fixed order, so equal options always give
  * equal flags (and equal cache keys).
  *
@@ -353,7 +353,7 @@ set_boolean (AtomrCompileOptions *self,
  * @arch: (nullable): "sm_NN", "sm_NNa", "compute_NN", %ATOMR_ARCH_NATIVE,
  *   or %NULL for NVRTC's default
  *
- * Sets the target architecture; checked by atomr_compile_options_validate().
+ * Sets the target architecture; checked by [method@Atomr.CompileOptions.validate].
  *
  * Returns: (transfer none): @self, for chaining
  *
@@ -796,9 +796,9 @@ add_link_object (AtomrCompileOptions *self,
 /**
  * atomr_compile_options_add_link_ltoir:
  * @self: options
- * @ltoir: LTO-IR (from another compile with #AtomrCompileOptions:lto)
+ * @ltoir: LTO-IR (from another compile with [property@Atomr.CompileOptions:lto])
  *
- * Links @ltoir into the program; needs #AtomrCompileOptions:lto.
+ * Links @ltoir into the program; needs [property@Atomr.CompileOptions:lto].
  *
  * Returns: (transfer none): @self, for chaining
  *
@@ -818,7 +818,7 @@ atomr_compile_options_add_link_ltoir (AtomrCompileOptions *self,
  * @self: options
  * @ptx: PTX text of relocatable device code
  *
- * Links @ptx into the program; needs #AtomrCompileOptions:lto.
+ * Links @ptx into the program; needs [property@Atomr.CompileOptions:lto].
  *
  * Returns: (transfer none): @self, for chaining
  *
@@ -917,7 +917,7 @@ atomr_arch_is_valid (const gchar *arch)
 /**
  * atomr_compile_options_validate:
  * @self: options
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Checks what NVRTC would otherwise reject with a less helpful message:
  * the architecture (against the list NVRTC reports with

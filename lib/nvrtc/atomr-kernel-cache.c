@@ -476,7 +476,7 @@ meta_parse (const gchar  *json,
 /**
  * AtomrKernelCacheEntry:
  *
- * One entry of a cache directory, as listed by atomr_kernel_cache_list():
+ * One entry of a cache directory, as listed by [method@Atomr.KernelCache.list]:
  * its metadata is read when listed; the source, log, PTX, CUBIN and LTO-IR
  * are read (and checksummed) on demand by the `load` functions.
  *
@@ -1171,7 +1171,7 @@ bytes_to_string (GBytes *bytes)
 /**
  * atomr_kernel_cache_entry_load_source:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads the source the entry was compiled from, if it was stored.
  *
@@ -1196,7 +1196,7 @@ atomr_kernel_cache_entry_load_source (AtomrKernelCacheEntry  *self,
 /**
  * atomr_kernel_cache_entry_load_log:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads NVRTC's compile log of the entry from disk.
  *
@@ -1230,7 +1230,7 @@ load_optional (AtomrKernelCacheEntry  *self,
 /**
  * atomr_kernel_cache_entry_load_ptx:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads the entry's PTX from disk.
  *
@@ -1249,7 +1249,7 @@ atomr_kernel_cache_entry_load_ptx (AtomrKernelCacheEntry  *self,
 /**
  * atomr_kernel_cache_entry_load_cubin:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads the entry's CUBIN from disk.
  *
@@ -1268,7 +1268,7 @@ atomr_kernel_cache_entry_load_cubin (AtomrKernelCacheEntry  *self,
 /**
  * atomr_kernel_cache_entry_load_ltoir:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads the entry's LTO-IR from disk.
  *
@@ -1651,7 +1651,7 @@ atomr_kernel_cache_get_default (void)
 /**
  * atomr_kernel_cache_new:
  * @directory: (nullable) (type filename): the cache directory, %NULL for
- *   atomr_kernel_cache_get_default_directory()
+ *   [func@Atomr.KernelCache.get_default_directory]
  *
  * Opens a cache; the directory need not exist yet.
  *
@@ -1708,7 +1708,7 @@ atomr_kernel_cache_get_max_size (AtomrKernelCache *self)
  * @self: a cache
  * @max_size: bytes on disk at most, 0 for no limit
  *
- * Sets #AtomrKernelCache:max-size.
+ * Sets [property@Atomr.KernelCache:max-size].
  *
  * Since: 0.1
  */
@@ -1758,7 +1758,7 @@ atomr_kernel_cache_get_memory_capacity (AtomrKernelCache *self)
  * @self: a cache
  * @capacity: modules kept in memory at most, 0 to disable the memory level
  *
- * Sets #AtomrKernelCache:memory-capacity.
+ * Sets [property@Atomr.KernelCache:memory-capacity].
  *
  * Since: 0.1
  */
@@ -1800,7 +1800,7 @@ atomr_kernel_cache_get_store_source (AtomrKernelCache *self)
  * @self: a cache
  * @store_source: whether new entries keep their source
  *
- * Sets #AtomrKernelCache:store-source.
+ * Sets [property@Atomr.KernelCache:store-source].
  *
  * Since: 0.1
  */
@@ -2891,13 +2891,13 @@ scan_directory (AtomrKernelCache        *self,
 /**
  * atomr_kernel_cache_list:
  * @self: a cache
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads the metadata of every valid entry in the directory (damaged files
  * are skipped, not removed).  The list is a snapshot, least recently used
  * first.
  *
- * Returns: (transfer full): a #GListModel of #AtomrKernelCacheEntry, or
+ * Returns: (transfer full): a [iface@Gio.ListModel] of [class@Atomr.KernelCacheEntry], or
  *   %NULL when the directory cannot be read
  *
  * Since: 0.1
@@ -2922,7 +2922,7 @@ atomr_kernel_cache_list (AtomrKernelCache  *self,
  * atomr_kernel_cache_lookup:
  * @self: a cache
  * @key: a key, or a unique prefix of one (at least 4 hex digits)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finds the entry of a key, or of a unique prefix of one.
  *
@@ -2992,7 +2992,7 @@ atomr_kernel_cache_lookup (AtomrKernelCache  *self,
  * atomr_kernel_cache_remove:
  * @self: a cache
  * @key: a key, or a unique prefix of one
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Removes one entry from the disk and from memory.
  *
@@ -3136,11 +3136,11 @@ gc_internal (AtomrKernelCache        *self,
  * @n_removed: (out) (optional): entries removed to fit @max_size
  * @bytes_freed: (out) (optional): bytes really freed, damaged and
  *   temporary files included
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Removes damaged files (every entry's checksum is verified), temporary
  * files of dead writers, then the least recently used entries until the
- * rest fits in @max_size.  atomr_kernel_cache_collect() reports more.
+ * rest fits in @max_size.  [method@Atomr.KernelCache.collect] reports more.
  *
  * Returns: %TRUE on success
  *
@@ -3171,9 +3171,9 @@ atomr_kernel_cache_gc (AtomrKernelCache  *self,
  * @max_size: bytes on disk to keep at most; 0 removes every entry,
  *   %G_MAXUINT64 only removes damaged and stale files
  * @report: (out caller-allocates): what was found and removed
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * atomr_kernel_cache_gc() with a full report: damaged entries (failed
+ * [method@Atomr.KernelCache.gc] with a full report: damaged entries (failed
  * checksum, foreign format, misnamed) and stale temporary files found and
  * removed, entries removed to fit @max_size, bytes really freed, and what
  * is left.
@@ -3227,7 +3227,7 @@ stats_read (AtomrKernelCache *self,
  * @verify: whether to read every entry whole and check its checksum
  *   (else only headers and metadata are read)
  * @report: (out caller-allocates): the state of the directory
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Counts valid and damaged entries, stale temporary files, hits and
  * misses recorded by every process, and whether the directory is
@@ -3264,9 +3264,9 @@ atomr_kernel_cache_get_report (AtomrKernelCache        *self,
  * @hits: (out) (optional): disk hits recorded by every process using the
  *   directory
  * @misses: (out) (optional): misses (compiles stored) recorded likewise
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * A short form of atomr_kernel_cache_get_report().
+ * A short form of [method@Atomr.KernelCache.get_report].
  *
  * Returns: %TRUE on success
  *
@@ -3299,7 +3299,7 @@ atomr_kernel_cache_get_stats (AtomrKernelCache  *self,
 /**
  * atomr_kernel_cache_check_writable:
  * @self: a cache
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Whether new entries can be stored: creates the directory if needed and
  * a probe file in it (removed at once).  A read-only cache still serves
@@ -3380,7 +3380,7 @@ atomr_kernel_cache_report_copy (const AtomrKernelCacheReport *report)
 
 /**
  * atomr_kernel_cache_report_free:
- * @report: a report from atomr_kernel_cache_report_copy()
+ * @report: a report from [method@Atomr.KernelCacheReport.copy]
  *
  * Frees @report.
  *
@@ -3401,7 +3401,7 @@ G_DEFINE_BOXED_TYPE (AtomrKernelCacheReport, atomr_kernel_cache_report,
  *   (powers of 1024, optionally followed by `B` or `iB`), such as `20k`
  *   or `1G`
  * @size: (out): the size in bytes
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Parses a size as the CLI and `ATOMR_CACHE_MAX_SIZE` take it.
  *
@@ -3629,11 +3629,11 @@ write_file_atomically (const gchar   *dir,
  * @destination: (type filename): a directory (created if needed) or a file
  *   whose name ends in `.tar` (a POSIX ustar archive)
  * @n_exported: (out) (optional): entries written
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Writes every valid entry (its checksum verified) into a relocatable
  * bundle for containers and CI: entry files hold no path of this machine,
- * and atomr_kernel_cache_import() verifies them again.  Usage and the
+ * and [method@Atomr.KernelCache.import] verifies them again.  Usage and the
  * hit/miss counters stay behind.
  *
  * Returns: %TRUE on success
@@ -3934,12 +3934,12 @@ import_directory (ImportState  *st,
  * atomr_kernel_cache_import:
  * @self: a cache
  * @source: (type filename): a directory or a `.tar` file, as written by
- *   atomr_kernel_cache_export() (or `tar -cf B.tar -C DIR .`)
+ *   [method@Atomr.KernelCache.export] (or `tar -cf B.tar -C DIR .`)
  * @n_imported: (out) (optional): entries added (or replaced)
  * @n_rejected: (out) (optional): members refused: not named as an entry,
  *   damaged (checksum), of another format version, holding another key,
  *   or not regular files
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Copies the valid entries of a bundle into the cache directory, each
  * verified and written atomically.  An unreadable source or a malformed
@@ -4223,7 +4223,7 @@ manifest_score (JsonObject *entry,
  * atomr_kernel_cache_explain:
  * @self: a cache
  * @source: CUDA C++ source
- * @options: (nullable): compile options, as for atomr_nvrtc_compile()
+ * @options: (nullable): compile options, as for [func@Atomr.nvrtc_compile]
  *   (the architecture cannot be %ATOMR_ARCH_NATIVE here)
  * @key: (out) (optional) (transfer full): the key of this compile
  * @nearest: (out) (optional) (transfer full) (nullable): on a miss, the
@@ -4231,14 +4231,14 @@ manifest_score (JsonObject *entry,
  * @reasons: (out) (optional) (transfer full) (array zero-terminated=1): on
  *   a miss, what differs from @nearest (or why there is none); empty on a
  *   hit
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Says whether compiling @source with @options would hit the cache, and
  * if not, why: it computes the key as a compile would (reading the
  * headers) and compares what went into it with the manifest of the
  * closest entry.  Compiles nothing, records nothing, removes nothing.
- * The program name is atomr_nvrtc_compile()'s default; see
- * atomr_kernel_cache_explain_program().
+ * The program name is [func@Atomr.nvrtc_compile]'s default; see
+ * [method@Atomr.KernelCache.explain_program].
  *
  * Returns: %ATOMR_CACHE_STATUS_MEMORY_HIT, %ATOMR_CACHE_STATUS_DISK_HIT or
  *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE when the compile
@@ -4265,21 +4265,21 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
  * @source: CUDA C++ source
  * @program_name: (nullable): the program name the compile gives NVRTC (it
  *   is part of the key, and quoted includes are looked up next to it);
- *   %NULL for atomr_nvrtc_compile()'s default
- * @options: (nullable): compile options, as for atomr_nvrtc_compile()
+ *   %NULL for [func@Atomr.nvrtc_compile]'s default
+ * @options: (nullable): compile options, as for [func@Atomr.nvrtc_compile]
  * @key: (out) (optional) (transfer full): the key of this compile
  * @nearest: (out) (optional) (transfer full) (nullable): on a miss, the
  *   closest entry, or %NULL
  * @reasons: (out) (optional) (transfer full) (array zero-terminated=1): on
  *   a miss, what differs from @nearest
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * atomr_kernel_cache_explain() for a compile with a program name.  A
+ * [method@Atomr.KernelCache.explain] for a compile with a program name.  A
  * compile the cache refuses to key (see the design notes) is
  * %ATOMR_CACHE_STATUS_NONE without an error, @reasons saying why
  * ("not cacheable: ...").
  *
- * Returns: as for atomr_kernel_cache_explain()
+ * Returns: as for [method@Atomr.KernelCache.explain]
  *
  * Since: 0.2
  */

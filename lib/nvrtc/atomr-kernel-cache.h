@@ -124,8 +124,8 @@ void              atomr_kernel_cache_clear_memory         (AtomrKernelCache *sel
  * @misses: compiles stored, recorded likewise
  * @writable: whether new entries can be stored
  *
- * The state of a cache directory, from atomr_kernel_cache_get_report()
- * or atomr_kernel_cache_collect().
+ * The state of a cache directory, from [method@Atomr.KernelCache.get_report]
+ * or [method@Atomr.KernelCache.collect].
  *
  * Since: 0.2
  */

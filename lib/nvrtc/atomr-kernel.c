@@ -15,12 +15,12 @@
  * AtomrKernel:
  *
  * One launchable function of a compiled module, loaded on a device for
- * one context generation.  After atomr_device_reset() (or a supervisor
+ * one context generation.  After [method@Atomr.Device.reset] (or a supervisor
  * restart) the kernel is stale: launches fail fast with
  * %ATOMR_ERROR_STALE and it must be compiled (from the cache) again.
  *
  * The parameter table (offset and size of each parameter, from
- * cuFuncGetParamInfo()) is what every launch's #AtomrKernelArgs are
+ * cuFuncGetParamInfo()) is what every launch's [struct@Atomr.KernelArgs] are
  * checked against before anything is enqueued.
  *
  * Since: 0.1
@@ -680,7 +680,7 @@ atomr_kernel_get_local_memory (AtomrKernel *self)
  * @self: a kernel
  * @bytes: dynamic shared memory launches may ask for (above 48 KiB needs
  *   this opt-in)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Lets launches of the kernel ask for up to @bytes of dynamic shared memory.
  *
@@ -1160,7 +1160,7 @@ dtype_arg_kind (AtomrDtype dtype)
  * @real: the value (real part)
  * @imag: the imaginary part, for complex types
  *
- * Adds a scalar converted to @dtype (see atomr_dtype_pack()).
+ * Adds a scalar converted to @dtype (see [func@Atomr.Dtype.pack]).
  *
  * Returns: (transfer none): @args, for chaining
  *

@@ -20,7 +20,7 @@
  *
  * Compiles run on GIO's worker pool, never on the actor's context, so the
  * mailbox keeps serving launches and several compiles proceed in parallel.
- * Every compile goes through the actor's #AtomrKernelCache (the default
+ * Every compile goes through the actor's [class@Atomr.KernelCache] (the default
  * cache unless set otherwise): a hit neither loads nor calls NVRTC.
  *
  * Launches go through the envelope like every other operation: the
@@ -118,7 +118,7 @@ atomr_nvrtc_actor_init (AtomrNvrtcActor *self)
 /**
  * atomr_nvrtc_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates an NVRTC actor with its own stream, bound to the calling
  * thread's thread-default main context, using the default kernel cache.
@@ -159,7 +159,7 @@ atomr_nvrtc_actor_get_cache (AtomrNvrtcActor *self)
  * @self: an NVRTC actor
  * @cache: (nullable): a kernel cache, %NULL to always compile
  *
- * Sets #AtomrNvrtcActor:cache for later compiles.
+ * Sets [property@Atomr.NvrtcActor:cache] for later compiles.
  *
  * Since: 0.1
  */
@@ -402,7 +402,7 @@ start_compile (AtomrNvrtcActor     *self,
  * @kernel_name: the kernel: a plain name or a name expression such as
  *   "scale<float, 256>" (added to the options' name expressions)
  * @options: (nullable): compile options
- * @cancellable: (nullable): a #GCancellable, checked before the compile
+ * @cancellable: (nullable): a [class@Gio.Cancellable], checked before the compile
  *   and before loading
  * @callback: (scope async): called with the kernel
  * @user_data: data for @callback
@@ -431,8 +431,8 @@ atomr_nvrtc_actor_compile_async (AtomrNvrtcActor     *self,
 /**
  * atomr_nvrtc_actor_compile_finish:
  * @self: an NVRTC actor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.NvrtcActor.compile_async].
  *
@@ -455,13 +455,13 @@ atomr_nvrtc_actor_compile_finish (AtomrNvrtcActor  *self,
  * @self: an NVRTC actor
  * @source: CUDA C++ source
  * @options: (nullable): compile options naming every kernel wanted with
- *   atomr_compile_options_add_name_expression()
- * @cancellable: (nullable): a #GCancellable
+ *   [method@Atomr.CompileOptions.add_name_expression]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the module
  * @user_data: data for @callback
  *
  * Compiles @source (through the cache) on a worker thread without loading
- * it; get kernels with atomr_nvrtc_actor_get_kernel().  Works on the host
+ * it; get kernels with [method@Atomr.NvrtcActor.get_kernel].  Works on the host
  * test device too.
  *
  * Since: 0.1
@@ -482,8 +482,8 @@ atomr_nvrtc_actor_compile_module_async (AtomrNvrtcActor     *self,
 /**
  * atomr_nvrtc_actor_compile_module_finish:
  * @self: an NVRTC actor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.NvrtcActor.compile_module_async].
  *
@@ -507,7 +507,7 @@ atomr_nvrtc_actor_compile_module_finish (AtomrNvrtcActor  *self,
  * @module: a compiled module
  * @kernel_name: one of its kernel names or name expressions (or an
  *   `extern "C"` symbol)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads one kernel of @module on the actor's device (blocking, about as
  * long as cuModuleLoadData()).
@@ -662,7 +662,7 @@ check_config (AtomrKernel              *kernel,
  * @kernel: a kernel loaded on the actor's device
  * @config: grid, block, dynamic shared memory, clusters
  * @args: the arguments, checked against the kernel's parameter table
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called once the kernel has run
  * @user_data: data for @callback
  *
@@ -768,8 +768,8 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
 /**
  * atomr_nvrtc_actor_launch_finish:
  * @self: an NVRTC actor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.NvrtcActor.launch_async].
  *

@@ -17,15 +17,15 @@
 /**
  * AtomrTraceRecorder:
  *
- * Listens to the #AtomrActor::after-complete signal of any set of actors
- * and keeps the last #AtomrTraceRecorder:capacity operations in a ring.
+ * Listens to the [signal@Atomr.Actor::after-complete] signal of any set of actors
+ * and keeps the last [property@Atomr.TraceRecorder:capacity] operations in a ring.
  * The record exports to the Chrome trace event format (version 2 of the
  * atomr trace contract, see docs/DESIGN-NOTES.md): GPU execution as
  * complete events on one lane per CUDA stream, each operation's host-side
  * life (submitted, enqueued, completed, replied) as async events on one
  * lane per actor, and the GPU waits between operations as flow events.
  * Perfetto and chrome://tracing open it, and atomr-inspector reads it back
- * with atomr_trace_recorder_load().
+ * with [method@Atomr.TraceRecorder.load].
  *
  * Threads: actors emit on their own contexts and the recorder may be used,
  * and dropped, from any thread.  The ring lives in a small refcounted core
@@ -264,7 +264,7 @@ atomr_trace_recorder_new (guint capacity)
 
 /**
  * atomr_trace_recorder_get_capacity:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  *
  * Gets the ring's size.
  *
@@ -283,7 +283,7 @@ atomr_trace_recorder_get_capacity (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_add_record:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @info: an operation record
  *
  * Adds a record, dropping the oldest one when the ring is full.
@@ -310,7 +310,7 @@ on_after_complete (AtomrActor      *actor,
 
 /**
  * atomr_trace_recorder_add_actor:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @actor: an actor to record
  *
  * Records every operation @actor completes from now on.  The recorder
@@ -350,7 +350,7 @@ atomr_trace_recorder_add_actor (AtomrTraceRecorder *self,
 
 /**
  * atomr_trace_recorder_remove_actor:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @actor: an actor being recorded
  *
  * Stops recording @actor.  Any thread; a handler already running on the
@@ -375,7 +375,7 @@ atomr_trace_recorder_remove_actor (AtomrTraceRecorder *self,
 
 /**
  * atomr_trace_recorder_get_records:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  *
  * Gets the kept records, oldest first.
  *
@@ -404,7 +404,7 @@ atomr_trace_recorder_get_records (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_get_n_records:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  *
  * Gets how many records are kept.
  *
@@ -426,7 +426,7 @@ atomr_trace_recorder_get_n_records (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_get_n_dropped:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  *
  * Gets how many records fell out of the full ring.
  *
@@ -448,7 +448,7 @@ atomr_trace_recorder_get_n_dropped (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_clear:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  *
  * Forgets every record and gives their memory back.
  *
@@ -633,7 +633,7 @@ add_op_args (JsonBuilder     *b,
 
 /**
  * atomr_trace_recorder_to_json:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  *
  * Serializes the records in the Chrome trace event format, version 2 of
  * the atomr contract (docs/DESIGN-NOTES.md): `traceEvents` holds
@@ -886,11 +886,11 @@ atomr_trace_recorder_to_json (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_save:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @path: (type filename): where to write the trace
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Writes atomr_trace_recorder_to_json() to @path atomically.
+ * Writes [method@Atomr.TraceRecorder.to_json] to @path atomically.
  *
  * Returns: %TRUE on success
  *
@@ -1294,13 +1294,13 @@ loader_event (Loader      *l,
 
 /**
  * atomr_trace_recorder_load_json:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @json: Chrome trace JSON text
  * @length: its length, or -1 if nul-terminated
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Replaces the records with the operations of a Chrome trace: one written
- * by atomr_trace_recorder_save() (either version), or another producer's,
+ * by [method@Atomr.TraceRecorder.save] (either version), or another producer's,
  * whose complete (`X`) events and `B`/`E` pairs become records.  Events
  * of other phases are ignored.  On error the records are left as they
  * were.
@@ -1394,11 +1394,11 @@ atomr_trace_recorder_load_json (AtomrTraceRecorder  *self,
 
 /**
  * atomr_trace_recorder_load:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @path: (type filename): a Chrome trace JSON file
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Reads a trace file with atomr_trace_recorder_load_json().
+ * Reads a trace file with [method@Atomr.TraceRecorder.load_json].
  *
  * Returns: %TRUE on success
  *

@@ -35,7 +35,7 @@
  * stream and handed to `_finish`, so the actor's context never blocks.
  *
  * The handle is created when the actor is made and again after each
- * context rebuild (atomr_device_reset()).  On the host test device there is
+ * context rebuild ([method@Atomr.Device.reset]).  On the host test device there is
  * no handle: requests are validated and then answered with
  * %ATOMR_ERROR_NOT_SUPPORTED.
  *
@@ -864,7 +864,7 @@ gemm_common (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read @a
  * @transb: how to read @b
  * @m: rows of op(A) and C
@@ -880,14 +880,14 @@ gemm_common (AtomrBlasActor      *self,
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @c: matrix C, the dtype of @a; read too when beta ≠ 0
  * @ldc: leading dimension of @c
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
  * C = alpha·op(A)·op(B) + beta·C, column-major.  f16 and bf16 operands go
  * through cublasGemmEx with f32 accumulation (see
- * atomr_blas_actor_gemm_ex_async() to choose the compute type); f32 uses
- * TF32 tensor cores when #AtomrBlasActor:math-mode says so.
+ * [method@Atomr.BlasActor.gemm_ex_async] to choose the compute type); f32 uses
+ * TF32 tensor cores when [property@Atomr.BlasActor:math-mode] says so.
  *
  * Since: 0.1
  */
@@ -919,9 +919,9 @@ atomr_blas_actor_gemm_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.gemm_async].
  *
@@ -939,7 +939,7 @@ atomr_blas_actor_gemm_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemm_sync:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read @a
  * @transb: how to read @b
  * @m: rows of op(A) and C
@@ -953,10 +953,10 @@ atomr_blas_actor_gemm_finish (AtomrBlasActor  *self,
  * @beta: beta (real)
  * @c: matrix C
  * @ldc: leading dimension of @c
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_blas_actor_gemm_async() with real scalars, for
+ * Blocking form of [method@Atomr.BlasActor.gemm_async] with real scalars, for
  * scripts: returns once C is computed on the GPU.  Safe to call on the
  * actor's own context.
  *
@@ -996,7 +996,7 @@ atomr_blas_actor_gemm_sync (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemm_ex_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read @a
  * @transb: how to read @b
  * @m: rows of op(A) and C
@@ -1011,7 +1011,7 @@ atomr_blas_actor_gemm_sync (AtomrBlasActor  *self,
  * @c: matrix C: the dtype of @a, or f32 when @a is f16 or bf16
  * @ldc: leading dimension of @c
  * @compute_type: the accumulation precision
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
@@ -1049,9 +1049,9 @@ atomr_blas_actor_gemm_ex_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_ex_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.gemm_ex_async].
  *
@@ -1069,7 +1069,7 @@ atomr_blas_actor_gemm_ex_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemm_strided_batched_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read each A
  * @transb: how to read each B
  * @m: rows of op(A) and C
@@ -1090,7 +1090,7 @@ atomr_blas_actor_gemm_ex_finish (AtomrBlasActor  *self,
  * @stride_c: elements between consecutive C matrices (at least ldc·n, so
  *   that outputs do not overlap)
  * @batch_count: how many products
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when every C is computed
  * @user_data: data for @callback
  *
@@ -1171,9 +1171,9 @@ atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_strided_batched_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.gemm_strided_batched_async].
  *
@@ -1192,7 +1192,7 @@ atomr_blas_actor_gemm_strided_batched_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_syrk_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @uplo: which triangle of @c is updated
  * @trans: %ATOMR_TRANSPOSE_N: C = alpha·A·Aᵀ + beta·C with A n×k;
  *   otherwise C = alpha·Aᵀ·A + beta·C with A k×n
@@ -1206,7 +1206,7 @@ atomr_blas_actor_gemm_strided_batched_finish (AtomrBlasActor  *self,
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @c: the symmetric n×n matrix C, the dtype of @a
  * @ldc: leading dimension of @c
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is updated
  * @user_data: data for @callback
  *
@@ -1271,9 +1271,9 @@ atomr_blas_actor_syrk_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_syrk_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.syrk_async].
  *
@@ -1291,7 +1291,7 @@ atomr_blas_actor_syrk_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_trsm_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @side: %ATOMR_SIDE_LEFT solves op(A)·X = alpha·B (A is m×m);
  *   %ATOMR_SIDE_RIGHT solves X·op(A) = alpha·B (A is n×n)
  * @uplo: which triangle of @a holds the matrix
@@ -1305,7 +1305,7 @@ atomr_blas_actor_syrk_finish (AtomrBlasActor  *self,
  * @lda: leading dimension of @a
  * @b: the right-hand sides B, overwritten by the solution X
  * @ldb: leading dimension of @b
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when X is in @b
  * @user_data: data for @callback
  *
@@ -1364,9 +1364,9 @@ atomr_blas_actor_trsm_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_trsm_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.trsm_async].
  *
@@ -1384,7 +1384,7 @@ atomr_blas_actor_trsm_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_geam_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read @a
  * @transb: how to read @b
  * @m: rows of C
@@ -1399,7 +1399,7 @@ atomr_blas_actor_trsm_finish (AtomrBlasActor  *self,
  * @ldb: leading dimension of @b
  * @c: the m×n result C, the dtype of @a
  * @ldc: leading dimension of @c
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
@@ -1467,9 +1467,9 @@ atomr_blas_actor_geam_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_geam_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.geam_async].
  *
@@ -1490,7 +1490,7 @@ atomr_blas_actor_geam_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemv_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @trans: how to read @a
  * @m: rows of A
  * @n: columns of A
@@ -1504,7 +1504,7 @@ atomr_blas_actor_geam_finish (AtomrBlasActor  *self,
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @y: vector y: m elements for %ATOMR_TRANSPOSE_N, else n
  * @incy: stride of @y
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is computed
  * @user_data: data for @callback
  *
@@ -1567,9 +1567,9 @@ atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemv_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.gemv_async].
  *
@@ -1587,7 +1587,7 @@ atomr_blas_actor_gemv_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_ger_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @m: rows of A, elements of x
  * @n: columns of A, elements of y
  * @alpha: the real part of alpha
@@ -1599,7 +1599,7 @@ atomr_blas_actor_gemv_finish (AtomrBlasActor  *self,
  * @conjugate: for complex dtypes, use conj(y)ᵀ (gerc) instead of yᵀ (geru)
  * @a: the m×n matrix A, updated in place
  * @lda: leading dimension of @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when A is updated
  * @user_data: data for @callback
  *
@@ -1653,9 +1653,9 @@ atomr_blas_actor_ger_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_ger_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.ger_async].
  *
@@ -1811,7 +1811,7 @@ finish_scalar (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_axpy_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
@@ -1819,7 +1819,7 @@ finish_scalar (AtomrBlasActor  *self,
  * @incx: stride of @x
  * @y: vector y, the dtype of @x, updated in place
  * @incy: stride of @y
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is updated
  * @user_data: data for @callback
  *
@@ -1846,9 +1846,9 @@ atomr_blas_actor_axpy_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_axpy_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.axpy_async].
  *
@@ -1866,13 +1866,13 @@ atomr_blas_actor_axpy_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_scal_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
  * @x: vector x (f32, f64, c64 or c128), scaled in place
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when x is scaled
  * @user_data: data for @callback
  *
@@ -1897,9 +1897,9 @@ atomr_blas_actor_scal_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_scal_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.scal_async].
  *
@@ -1917,13 +1917,13 @@ atomr_blas_actor_scal_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_copy_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: source vector (f32, f64, c64 or c128)
  * @incx: stride of @x
  * @y: destination vector, the dtype of @x
  * @incy: stride of @y
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y holds x
  * @user_data: data for @callback
  *
@@ -1948,9 +1948,9 @@ atomr_blas_actor_copy_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_copy_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.copy_async].
  *
@@ -1968,13 +1968,13 @@ atomr_blas_actor_copy_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_swap_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
  * @y: vector y, the dtype of @x
  * @incy: stride of @y
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the vectors are exchanged
  * @user_data: data for @callback
  *
@@ -1999,9 +1999,9 @@ atomr_blas_actor_swap_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_swap_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.swap_async].
  *
@@ -2019,7 +2019,7 @@ atomr_blas_actor_swap_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_rot_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128), updated in place
  * @incx: stride of @x
@@ -2027,7 +2027,7 @@ atomr_blas_actor_swap_finish (AtomrBlasActor  *self,
  * @incy: stride of @y
  * @c: the cosine of the rotation (real)
  * @s: the sine of the rotation (real)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when both vectors are rotated
  * @user_data: data for @callback
  *
@@ -2055,9 +2055,9 @@ atomr_blas_actor_rot_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_rot_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.rot_async].
  *
@@ -2075,14 +2075,14 @@ atomr_blas_actor_rot_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_dot_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
  * @y: vector y, the dtype of @x
  * @incy: stride of @y
  * @conjugate: for complex dtypes, conjugate x (dotc) instead of not (dotu)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
@@ -2108,11 +2108,11 @@ atomr_blas_actor_dot_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_dot_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @real: (out) (optional): the real part of the dot product
  * @imag: (out) (optional): its imaginary part (0 for real dtypes)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.dot_async].
  *
@@ -2132,11 +2132,11 @@ atomr_blas_actor_dot_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_nrm2_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
@@ -2159,10 +2159,10 @@ atomr_blas_actor_nrm2_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_nrm2_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @norm: (out) (optional): ‖x‖₂
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.nrm2_async].
  *
@@ -2181,11 +2181,11 @@ atomr_blas_actor_nrm2_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_asum_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
@@ -2208,10 +2208,10 @@ atomr_blas_actor_asum_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_asum_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @sum: (out) (optional): the sum of magnitudes
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.asum_async].
  *
@@ -2230,11 +2230,11 @@ atomr_blas_actor_asum_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_iamax_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
@@ -2257,11 +2257,11 @@ atomr_blas_actor_iamax_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_iamax_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @index: (out) (optional): the 0-based index of the element in the
  *   vector (in units of @incx), or -1 when n is 0
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.iamax_async].
  *
@@ -2280,11 +2280,11 @@ atomr_blas_actor_iamax_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_iamin_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
@@ -2307,11 +2307,11 @@ atomr_blas_actor_iamin_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_iamin_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @index: (out) (optional): the 0-based index of the element in the
  *   vector (in units of @incx), or -1 when n is 0
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.iamin_async].
  *
@@ -2459,7 +2459,7 @@ atomr_blas_actor_init (AtomrBlasActor *self)
 /**
  * atomr_blas_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a cuBLAS actor with its own stream and handle, bound to the
  * calling thread's thread-default main context.
@@ -2478,7 +2478,7 @@ atomr_blas_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_blas_actor_get_math_mode:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  *
  * Gets the math mode of the actor's cuBLAS handle.
  *
@@ -2497,7 +2497,7 @@ atomr_blas_actor_get_math_mode (AtomrBlasActor *self)
 
 /**
  * atomr_blas_actor_set_math_mode:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @mode: the math mode
  *
  * Sets the math mode (TF32 tensor cores for f32, pedantic precision) used
@@ -2646,7 +2646,7 @@ view_request_new (AtomrTensor *first,
 
 /**
  * atomr_blas_actor_gemm_tensor_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
  * @a: an m × k matrix view (f32, f64, c64, c128, f16 or bf16)
@@ -2654,18 +2654,18 @@ view_request_new (AtomrTensor *first,
  * @beta: the real part of beta
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @c: an m × n matrix view, the dtype of @a; read too when beta ≠ 0
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
  * C = alpha·A·B + beta·C on views, without copies: each matrix may be
- * row-major or column-major, a transposed view (atomr_tensor_transpose())
- * or a sub-matrix (atomr_tensor_slice()); the leading dimensions and
+ * row-major or column-major, a transposed view ([method@Atomr.Tensor.transpose])
+ * or a sub-matrix ([method@Atomr.Tensor.slice]); the leading dimensions and
  * transposes are taken from the strides.  A layout with no BLAS form (both
  * strides > 1, broadcast, reversed) fails with
  * %ATOMR_ERROR_INVALID_ARGUMENT naming the operand, as does a C that
  * overlaps A or B.  Transposes are plain (a view cannot conjugate): use
- * atomr_blas_actor_gemm_async() with %ATOMR_TRANSPOSE_C for conjugates.
+ * [method@Atomr.BlasActor.gemm_async] with %ATOMR_TRANSPOSE_C for conjugates.
  *
  * Since: 0.2
  */
@@ -2758,9 +2758,9 @@ atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_tensor_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.gemm_tensor_async].
  *
@@ -2778,16 +2778,16 @@ atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemm_tensor_sync:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @alpha: alpha (real)
  * @a: an m × k matrix view
  * @b: a k × n matrix view
  * @beta: beta (real)
  * @c: an m × n matrix view
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_blas_actor_gemm_tensor_async() with real scalars.
+ * Blocking form of [method@Atomr.BlasActor.gemm_tensor_async] with real scalars.
  *
  * Returns: %TRUE when C was computed
  *
@@ -2817,7 +2817,7 @@ atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemv_tensor_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
  * @a: an m × n matrix view (f32, f64, c64 or c128)
@@ -2825,12 +2825,12 @@ atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
  * @beta: the real part of beta
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @y: a vector view of m elements, the dtype of @a; read too when beta ≠ 0
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is computed
  * @user_data: data for @callback
  *
  * y = alpha·A·x + beta·y on views: A in any BLAS layout (see
- * atomr_blas_actor_gemm_tensor_async()), vectors with any positive stride
+ * [method@Atomr.BlasActor.gemm_tensor_async]), vectors with any positive stride
  * (a row or a column of a matrix, for instance).
  *
  * Since: 0.2
@@ -2899,9 +2899,9 @@ atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemv_tensor_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.gemv_tensor_async].
  *
@@ -2919,12 +2919,12 @@ atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_axpy_tensor_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
  * @x: a vector view (f32, f64, c64 or c128)
  * @y: a vector view of as many elements, the dtype of @x, not overlapping it
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is updated
  * @user_data: data for @callback
  *
@@ -2977,9 +2977,9 @@ atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_axpy_tensor_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasActor.axpy_tensor_async].
  *

@@ -109,7 +109,7 @@ typedef enum {
  * @ATOMR_BLAS_MATH_TF32: let f32 routines use TF32 tensor cores.
  * @ATOMR_BLAS_MATH_PEDANTIC: the reference precision everywhere.
  *
- * The math mode of an #AtomrBlasActor's cuBLAS handle.
+ * The math mode of an [class@Atomr.BlasActor]'s cuBLAS handle.
  *
  * Since: 0.1
  */

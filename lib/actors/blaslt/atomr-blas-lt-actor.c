@@ -485,7 +485,7 @@ static void matmul_submit (AtomrBlasLtActor *self, gpointer source_tag, AtomrTra
 
 /**
  * atomr_blas_lt_actor_matmul_async:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @transa: how to read @a (%ATOMR_TRANSPOSE_C reads as T)
  * @transb: how to read @b
  * @m: rows of op(A) and D
@@ -511,12 +511,12 @@ static void matmul_submit (AtomrBlasLtActor *self, gpointer source_tag, AtomrTra
  *   of @c; %NULL for other epilogues
  * @ld_aux: leading dimension of @aux in elements (bits for the ReLU mask:
  *   a multiple of 128; a multiple of 8 for GELU); ignored without @aux
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when D is in @c
  * @user_data: data for @callback
  *
  * D = epilogue (alpha·op(A)·op(B) + beta·C), column-major, D written over
- * C.  The accumulation follows #AtomrBlasLtActor:compute-type.
+ * C.  The accumulation follows [property@Atomr.BlasLtActor:compute-type].
  *
  * Since: 0.1
  */
@@ -552,7 +552,7 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
 
 /**
  * atomr_blas_lt_actor_matmul_scaled_async:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @m: rows of D
  * @n: columns of D
  * @k: the inner dimension
@@ -570,11 +570,11 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
  * @c: matrix C, overwritten by D: f16, bf16 or f32
  * @ldc: leading dimension of @c
  * @epilogue: what to fuse after the product (as for
- *   atomr_blas_lt_actor_matmul_async())
+ *   [method@Atomr.BlasLtActor.matmul_async])
  * @bias: (nullable): the bias of the bias epilogues (or the gradient
  *   written by the bgrad ones): of the dtype of @c, except bf16 when @c is
- *   f32 (see atomr_blas_lt_bias_dtype())
- * @cancellable: (nullable): a #GCancellable
+ *   f32 (see [func@Atomr.blas_lt_bias_dtype])
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when D is in @c
  * @user_data: data for @callback
  *
@@ -615,9 +615,9 @@ atomr_blas_lt_actor_matmul_scaled_async (AtomrBlasLtActor    *self,
 
 /**
  * atomr_blas_lt_actor_matmul_scaled_finish:
- * @self: an #AtomrBlasLtActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasLtActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_scaled_async].
  *
@@ -899,9 +899,9 @@ matmul_submit (AtomrBlasLtActor    *self,
 
 /**
  * atomr_blas_lt_actor_matmul_finish:
- * @self: an #AtomrBlasLtActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasLtActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_async].
  *
@@ -919,14 +919,14 @@ atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
 
 /**
  * atomr_blas_lt_actor_matmul_batched_async:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @transa: how to read each A
  * @transb: how to read each B
  * @m: rows of each op(A) and D
  * @n: columns of each op(B) and D
  * @k: the inner dimension
  * @alpha: alpha
- * @a: @batch_count matrices A (as for atomr_blas_lt_actor_matmul_async())
+ * @a: @batch_count matrices A (as for [method@Atomr.BlasLtActor.matmul_async])
  * @lda: leading dimension of each A
  * @stride_a: elements from one A to the next (0: one A for all)
  * @b: @batch_count matrices B, the dtype of @a
@@ -941,7 +941,7 @@ atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
  *   GELU_BIAS (the others write outputs a batch would share)
  * @bias: (nullable): the bias of the bias epilogues, shared by every
  *   product
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when every D is in @c
  * @user_data: data for @callback
  *
@@ -984,9 +984,9 @@ atomr_blas_lt_actor_matmul_batched_async (AtomrBlasLtActor    *self,
 
 /**
  * atomr_blas_lt_actor_matmul_batched_finish:
- * @self: an #AtomrBlasLtActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasLtActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_batched_async].
  *
@@ -1180,7 +1180,7 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    * AtomrBlasLtActor:cache-evictions:
    *
    * Problems dropped from the heuristic cache to keep it within
-   * #AtomrBlasLtActor:cache-capacity.  Not notified.
+   * [property@Atomr.BlasLtActor:cache-capacity].  Not notified.
    *
    * Since: 0.2
    */
@@ -1216,7 +1216,7 @@ atomr_blas_lt_actor_init (AtomrBlasLtActor *self)
 /**
  * atomr_blas_lt_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a cuBLASLt actor with its own stream and handle, bound to the
  * calling thread's thread-default main context.
@@ -1235,7 +1235,7 @@ atomr_blas_lt_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_blas_lt_actor_get_compute_type:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
  * Gets how matmuls accumulate.
  *
@@ -1254,7 +1254,7 @@ atomr_blas_lt_actor_get_compute_type (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_set_compute_type:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @compute_type: the accumulation for later matmuls
  *
  * Chooses the accumulation of later matmuls (a different compute type is a
@@ -1276,7 +1276,7 @@ atomr_blas_lt_actor_set_compute_type (AtomrBlasLtActor     *self,
 
 /**
  * atomr_blas_lt_actor_get_cache_hits:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
  * Gets how many matmuls reused a cached algorithm.
  *
@@ -1295,7 +1295,7 @@ atomr_blas_lt_actor_get_cache_hits (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_get_cache_misses:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
  * Gets how many matmuls ran the algorithm search.
  *
@@ -1314,7 +1314,7 @@ atomr_blas_lt_actor_get_cache_misses (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_get_cache_size:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
  * Call on the actor's context.
  *
@@ -1331,12 +1331,12 @@ atomr_blas_lt_actor_get_cache_size (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_get_workspace_size:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
- * Gets the size in bytes of the workspace the actor's matmuls share: that of #AtomrBlasLtActor:workspace, or of the actor's own.
+ * Gets the size in bytes of the workspace the actor's matmuls share: that of [property@Atomr.BlasLtActor:workspace], or of the actor's own.
  *
  * Returns: the size in bytes of the workspace the actor's matmuls share:
- *   that of #AtomrBlasLtActor:workspace, or of the actor's own
+ *   that of [property@Atomr.BlasLtActor:workspace], or of the actor's own
  *
  * Since: 0.1
  */
@@ -1352,12 +1352,12 @@ atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_dup_workspace:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
  * Gets the workspace buffer that the actor's matmuls share, if one was set.
  *
  * Returns: (transfer full) (nullable): the workspace buffer set with
- *   atomr_blas_lt_actor_set_workspace(), or %NULL
+ *   [method@Atomr.BlasLtActor.set_workspace], or %NULL
  *
  * Since: 0.2
  */
@@ -1375,13 +1375,13 @@ atomr_blas_lt_actor_dup_workspace (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_set_workspace:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @workspace: (nullable): a buffer of the actor's device, at least 4 KiB,
  *   or %NULL for the actor's own workspace
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes later matmuls use @workspace as cuBLASLt workspace (see
- * #AtomrBlasLtActor:workspace).  Give several actors one buffer to share
+ * [property@Atomr.BlasLtActor:workspace]).  Give several actors one buffer to share
  * a workspace per device.  May be called from any thread.
  *
  * Returns: %TRUE, or %FALSE with %ATOMR_ERROR_INVALID_ARGUMENT when
@@ -1431,7 +1431,7 @@ atomr_blas_lt_actor_set_workspace (AtomrBlasLtActor  *self,
 
 /**
  * atomr_blas_lt_actor_get_cache_capacity:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
  * Gets how many problems the heuristic cache keeps.
  *
@@ -1450,7 +1450,7 @@ atomr_blas_lt_actor_get_cache_capacity (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_set_cache_capacity:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @capacity: at least 1
  *
  * Bounds the heuristic cache; the least recently used problems are
@@ -1472,7 +1472,7 @@ atomr_blas_lt_actor_set_cache_capacity (AtomrBlasLtActor *self,
 
 /**
  * atomr_blas_lt_actor_get_cache_evictions:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
  * Gets how many problems left the heuristic cache to respect its capacity.
  *

@@ -482,7 +482,7 @@ infer_plan (AtomrBuffer  *input,
 
 /**
  * atomr_fft_actor_execute_async:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  * @plan: (nullable): the transform, or %NULL to take it from the buffers:
  *   one unbatched transform whose kind and precision follow the dtypes and
  *   whose dimensions are the shape of the real side (the input for C2C),
@@ -493,12 +493,12 @@ infer_plan (AtomrBuffer  *input,
  *   overwrite it
  * @output: the output, of the plan's output dtype; may be @input for C2C
  *   transforms with the same layout on both sides
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the transform has run
  * @user_data: data for @callback
  *
  * Runs an FFT on the actor's stream.  The cuFFT plan comes from the
- * actor's plan cache (see #AtomrFftActor:plan-cache-capacity) or is made
+ * actor's plan cache (see [property@Atomr.FftActor:plan-cache-capacity]) or is made
  * on first use.  Transforms are unnormalised.
  *
  * Since: 0.1
@@ -525,17 +525,17 @@ atomr_fft_actor_execute_async (AtomrFftActor       *self,
 
 /**
  * atomr_fft_actor_execute_normalized_async:
- * @self: an #AtomrFftActor
- * @plan: (nullable): the transform (as for atomr_fft_actor_execute_async())
+ * @self: an [class@Atomr.FftActor]
+ * @plan: (nullable): the transform (as for [method@Atomr.FftActor.execute_async])
  * @direction: %ATOMR_FFT_FORWARD or %ATOMR_FFT_INVERSE
  * @normalization: how to scale the result
  * @input: the input, of the plan's input dtype
  * @output: the output, of the plan's output dtype
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the scaled transform is in @output
  * @user_data: data for @callback
  *
- * Like atomr_fft_actor_execute_async(), then scales the output as
+ * Like [method@Atomr.FftActor.execute_async], then scales the output as
  * @normalization says for @direction (1/N, 1/√N or 1, N the product of
  * the transform sizes).  Only the output elements are scaled, never the
  * gaps of an advanced layout.  The scaling is one extra pass over the
@@ -561,9 +561,9 @@ atomr_fft_actor_execute_normalized_async (AtomrFftActor         *self,
 
 /**
  * atomr_fft_actor_execute_normalized_finish:
- * @self: an #AtomrFftActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.FftActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.FftActor.execute_normalized_async].
  *
@@ -581,7 +581,7 @@ atomr_fft_actor_execute_normalized_finish (AtomrFftActor  *self,
 
 /**
  * atomr_fft_actor_get_work_area_size:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  *
  * All the actor's cuFFT plans share one work area, as large as the
  * largest plan executed so far needs (plans are made with
@@ -687,9 +687,9 @@ execute_submit (AtomrFftActor         *self,
 
 /**
  * atomr_fft_actor_execute_finish:
- * @self: an #AtomrFftActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.FftActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.FftActor.execute_async].
  *
@@ -708,7 +708,7 @@ atomr_fft_actor_execute_finish (AtomrFftActor  *self,
 /**
  * atomr_fft_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates an FFT actor with its own stream, bound to the calling thread's
  * thread-default main context.
@@ -727,7 +727,7 @@ atomr_fft_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_fft_actor_get_plan_cache_capacity:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  *
  * Gets how many cuFFT plans the actor keeps.
  *
@@ -746,10 +746,10 @@ atomr_fft_actor_get_plan_cache_capacity (AtomrFftActor *self)
 
 /**
  * atomr_fft_actor_set_plan_cache_capacity:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  * @capacity: how many plans to keep; 0 makes and destroys a plan per call
  *
- * Sets #AtomrFftActor:plan-cache-capacity.  A smaller capacity takes
+ * Sets [property@Atomr.FftActor:plan-cache-capacity].  A smaller capacity takes
  * effect at the next plan the actor makes.
  *
  * Since: 0.1
@@ -765,7 +765,7 @@ atomr_fft_actor_set_plan_cache_capacity (AtomrFftActor *self,
 
 /**
  * atomr_fft_actor_get_plan_cache_hits:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  *
  * Gets how many transforms found their plan in the cache.
  *
@@ -789,7 +789,7 @@ atomr_fft_actor_get_plan_cache_hits (AtomrFftActor *self)
 
 /**
  * atomr_fft_actor_get_plan_cache_misses:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  *
  * Gets how many transforms had to make a cuFFT plan.
  *
@@ -813,7 +813,7 @@ atomr_fft_actor_get_plan_cache_misses (AtomrFftActor *self)
 
 /**
  * atomr_fft_actor_get_plan_cache_size:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  *
  * Gets how many plans the cache holds now.
  *

@@ -134,7 +134,7 @@ check_layout (const gchar   *side,
  * @ostride: distance between consecutive output elements
  * @odist: distance between the first elements of two output batch members
  * @batch: the number of transforms
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Describes a batched transform in cuFFT's advanced layout: element
  * (i0, i1, i2) of batch member b is at
@@ -256,7 +256,7 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
  * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
  * @nx: the transform size
  * @batch: the number of transforms, packed one after the other
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Describes a one-dimensional transform of @nx points, @batch times.
  *
@@ -283,7 +283,7 @@ atomr_fft_plan_new_1d (AtomrFftKind   kind,
  * @nx: the size of the slow dimension
  * @ny: the size of the fast (contiguous) dimension
  * @batch: the number of transforms, packed one after the other
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Describes a two-dimensional transform of @nx × @ny points, @batch times.
  *
@@ -312,7 +312,7 @@ atomr_fft_plan_new_2d (AtomrFftKind   kind,
  * @ny: the size of the middle dimension
  * @nz: the size of the fast (contiguous) dimension
  * @batch: the number of transforms, packed one after the other
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Describes a three-dimensional transform of @nx × @ny × @nz points, @batch times.
  *
@@ -570,9 +570,9 @@ atomr_fft_plan_to_string (AtomrFftPlan *plan)
  * atomr_fft_plan_hash:
  * @plan: (type AtomrFftPlan): a plan
  *
- * Hashes a plan, for #GHashTable.
+ * Hashes a plan, for [struct@GLib.HashTable].
  *
- * Returns: a hash of the transform, for #GHashTable
+ * Returns: a hash of the transform, for [struct@GLib.HashTable]
  *
  * Since: 0.1
  */
@@ -593,7 +593,7 @@ atomr_fft_plan_hash (gconstpointer plan)
  * @a: (type AtomrFftPlan): a plan
  * @b: (type AtomrFftPlan): another plan
  *
- * Compares two plans, for #GHashTable.
+ * Compares two plans, for [struct@GLib.HashTable].
  *
  * Returns: %TRUE when @a and @b describe the same transform and layout
  *

@@ -56,7 +56,7 @@ typedef enum {
  * @ATOMR_FFT_NORM_FORWARD: the forward transform is scaled by 1/N.
  * @ATOMR_FFT_NORM_ORTHO: both directions are scaled by 1/√N (unitary).
  *
- * How atomr_fft_actor_execute_normalized_async() scales a transform; N is
+ * How [method@Atomr.FftActor.execute_normalized_async] scales a transform; N is
  * the product of the transform sizes of one batch member.
  *
  * Since: 0.2
@@ -76,7 +76,7 @@ typedef enum {
  * An immutable description of a batched 1-, 2- or 3-D FFT: kind,
  * precision, dimensions, batch and the memory layout of input and output
  * (cuFFT's "advanced layout": embeddings, strides, distances).  A plan is
- * only a description: #AtomrFftActor turns it into a cuFFT plan bound to
+ * only a description: [class@Atomr.FftActor] turns it into a cuFFT plan bound to
  * its stream and keeps that in its plan cache, so passing equal plans costs
  * one hash lookup.
  *

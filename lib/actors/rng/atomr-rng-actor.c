@@ -410,22 +410,22 @@ static void fill_submit (AtomrRngActor *self, gpointer source_tag, AtomrBuffer *
 
 /**
  * atomr_rng_actor_fill_async:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @buffer: the buffer to fill, all of it
  * @distribution: what to draw
  * @param1: the first parameter of @distribution (mean, λ, lower bound or
  *   probability)
  * @param2: the second parameter of @distribution (standard deviation or
  *   upper bound)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the buffer is filled
  * @user_data: data for @callback
  *
  * Fills @buffer with random numbers from the actor's generator, on its
- * stream.  Dtypes: see #AtomrRngDistribution; f16 and bf16 outputs are
+ * stream.  Dtypes: see [enum@Atomr.RngDistribution]; f16 and bf16 outputs are
  * drawn in f32 and rounded.  Pseudo-random generators make normal and
  * log-normal numbers in pairs, so those need an even element count in f32
- * and f64; Sobol needs a multiple of #AtomrRngActor:dimensions.
+ * and f64; Sobol needs a multiple of [property@Atomr.RngActor:dimensions].
  *
  * Since: 0.1
  */
@@ -446,9 +446,9 @@ atomr_rng_actor_fill_async (AtomrRngActor        *self,
 
 /**
  * atomr_rng_actor_fill_finish:
- * @self: an #AtomrRngActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.RngActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.RngActor.fill_async].
  *
@@ -466,7 +466,7 @@ atomr_rng_actor_fill_finish (AtomrRngActor  *self,
 
 /**
  * atomr_rng_actor_fill_range_async:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @buffer: the buffer to fill in part
  * @first: the first element to fill
  * @count: how many elements to fill (at least 1); @first + @count must
@@ -474,11 +474,11 @@ atomr_rng_actor_fill_finish (AtomrRngActor  *self,
  * @distribution: what to draw
  * @param1: the first parameter of @distribution
  * @param2: the second parameter of @distribution
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the elements are filled
  * @user_data: data for @callback
  *
- * Like atomr_rng_actor_fill_async(), for the elements [@first, @first +
+ * Like [method@Atomr.RngActor.fill_async], for the elements [@first, @first +
  * @count) of @buffer only; the others keep their values.  The pairing and
  * Sobol rules apply to @count.
  *
@@ -503,9 +503,9 @@ atomr_rng_actor_fill_range_async (AtomrRngActor        *self,
 
 /**
  * atomr_rng_actor_fill_range_finish:
- * @self: an #AtomrRngActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.RngActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.RngActor.fill_range_async].
  *
@@ -709,7 +709,7 @@ fill_submit (AtomrRngActor        *self,
  * atomr_rng_actor_new:
  * @device: the device
  * @kind: the generator
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates an RNG actor with its own stream and generator, bound to the
  * calling thread's thread-default main context.
@@ -735,7 +735,7 @@ atomr_rng_actor_new (AtomrDevice   *device,
 
 /**
  * atomr_rng_actor_get_kind:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  *
  * Gets the generator kind.
  *
@@ -779,7 +779,7 @@ set_setting (AtomrRngActor *self,
 
 /**
  * atomr_rng_actor_get_seed:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  *
  * Gets the seed of pseudo-random generators.
  *
@@ -798,7 +798,7 @@ atomr_rng_actor_get_seed (AtomrRngActor *self)
 
 /**
  * atomr_rng_actor_set_seed:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @seed: the seed
  *
  * Sets the seed; the next fill restarts the sequence from it (also when
@@ -816,7 +816,7 @@ atomr_rng_actor_set_seed (AtomrRngActor *self,
 
 /**
  * atomr_rng_actor_get_offset:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  *
  * Gets how many numbers of the sequence are skipped after a restart.
  *
@@ -835,7 +835,7 @@ atomr_rng_actor_get_offset (AtomrRngActor *self)
 
 /**
  * atomr_rng_actor_set_offset:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @offset: the number of values to skip
  *
  * Sets the offset and restarts the sequence at the next fill.  MTGP32
@@ -853,7 +853,7 @@ atomr_rng_actor_set_offset (AtomrRngActor *self,
 
 /**
  * atomr_rng_actor_get_dimensions:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  *
  * Gets the number of Sobol dimensions.
  *
@@ -877,7 +877,7 @@ atomr_rng_actor_get_dimensions (AtomrRngActor *self)
 
 /**
  * atomr_rng_actor_set_dimensions:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @dimensions: 1 to 20000
  *
  * Sets the number of dimensions of a Sobol sequence (ignored by pseudo-
@@ -1021,19 +1021,19 @@ fill_nothing (AtomrOp  *op,
 
 /**
  * atomr_rng_actor_fill_tensor_async:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @tensor: a contiguous view, of its buffer's dtype
  * @distribution: what to draw
  * @param1: the first parameter of @distribution
  * @param2: the second parameter of @distribution
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the elements are filled
  * @user_data: data for @callback
  *
- * atomr_rng_actor_fill_range_async() over the elements of a view: the
+ * [method@Atomr.RngActor.fill_range_async] over the elements of a view: the
  * view must be contiguous (curand writes consecutive elements), else the
  * request fails with %ATOMR_ERROR_NOT_SUPPORTED — fill a contiguous tensor
- * and atomr_actor_copy_tensor_async() it into place.  A view without
+ * and [method@Atomr.Actor.copy_tensor_async] it into place.  A view without
  * elements is filled at once.
  *
  * Since: 0.2
@@ -1096,9 +1096,9 @@ fail:
 
 /**
  * atomr_rng_actor_fill_tensor_finish:
- * @self: an #AtomrRngActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.RngActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.RngActor.fill_tensor_async].
  *

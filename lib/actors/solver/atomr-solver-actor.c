@@ -958,14 +958,14 @@ check_real_vector (const gchar  *name,
 
 /**
  * atomr_solver_actor_lu_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix (f32, f64, c64 or c128), overwritten by L and U
  * @m: rows of @a
  * @n: columns of @a
  * @lda: leading dimension of @a (≥ @m)
  * @ipiv: an i64 buffer of at least min(@m, @n) elements for the pivots
  *   (1-based, as in LAPACK)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorization is done
  * @user_data: data for @callback
  *
@@ -1010,9 +1010,9 @@ atomr_solver_actor_lu_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_lu_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.lu_async].
  *
@@ -1030,20 +1030,20 @@ atomr_solver_actor_lu_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_lu_solve_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @trans: solve with A, Aᵀ or Aᴴ
- * @a: the @n × @n LU factors from atomr_solver_actor_lu_async()
+ * @a: the @n × @n LU factors from [method@Atomr.SolverActor.lu_async]
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
- * @ipiv: the i64 pivots from atomr_solver_actor_lu_async()
+ * @ipiv: the i64 pivots from [method@Atomr.SolverActor.lu_async]
  * @b: the @n × @nrhs right-hand sides, overwritten by the solution
  * @nrhs: number of right-hand sides
  * @ldb: leading dimension of @b (≥ @n)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solve is done
  * @user_data: data for @callback
  *
- * Solves op(A)·X = B with the factors of atomr_solver_actor_lu_async()
+ * Solves op(A)·X = B with the factors of [method@Atomr.SolverActor.lu_async]
  * (getrs).
  *
  * Since: 0.1
@@ -1091,9 +1091,9 @@ atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
 
 /**
  * atomr_solver_actor_lu_solve_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.lu_solve_async].
  *
@@ -1111,7 +1111,7 @@ atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_qr_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix, overwritten by R (upper triangle) and the
  *   Householder reflectors (below it)
  * @m: rows of @a
@@ -1120,7 +1120,7 @@ atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
  * @tau: min(@m, @n) scalars of the reflectors, same dtype as @a
  * @q: (nullable): where to form the explicit Q, @m × min(@m, @n) with
  *   leading dimension @lda (orgqr or ungqr), or %NULL
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorization is done
  * @user_data: data for @callback
  *
@@ -1172,9 +1172,9 @@ atomr_solver_actor_qr_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_qr_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.qr_async].
  *
@@ -1192,12 +1192,12 @@ atomr_solver_actor_qr_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_cholesky_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle of @a that holds the matrix, and receives the factor
  * @a: an @n × @n Hermitian positive definite matrix
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorization is done
  * @user_data: data for @callback
  *
@@ -1235,9 +1235,9 @@ atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_cholesky_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.cholesky_async].
  *
@@ -1255,15 +1255,15 @@ atomr_solver_actor_cholesky_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_cholesky_solve_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle that holds the factor
- * @a: the factor from atomr_solver_actor_cholesky_async()
+ * @a: the factor from [method@Atomr.SolverActor.cholesky_async]
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
  * @b: the @n × @nrhs right-hand sides, overwritten by the solution
  * @nrhs: number of right-hand sides
  * @ldb: leading dimension of @b (≥ @n)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solve is done
  * @user_data: data for @callback
  *
@@ -1309,9 +1309,9 @@ atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_cholesky_solve_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.cholesky_solve_async].
  *
@@ -1329,7 +1329,7 @@ atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_svd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix with @m ≥ @n (transpose a wide one first);
  *   destroyed
  * @m: rows of @a
@@ -1341,7 +1341,7 @@ atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor  *self,
  * @ldu: leading dimension of @u (≥ @m; ignored without @u)
  * @vt: (nullable): the @n × @n matrix Vᴴ, or %NULL
  * @ldvt: leading dimension of @vt (≥ @n; ignored without @vt)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
@@ -1398,9 +1398,9 @@ atomr_solver_actor_svd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_svd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.svd_async].
  *
@@ -1418,7 +1418,7 @@ atomr_solver_actor_svd_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_gesvdj_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: @batch matrices of @m × @n (each @lda × @n elements apart);
  *   destroyed
  * @m: rows of each matrix (≤ 32)
@@ -1431,7 +1431,7 @@ atomr_solver_actor_svd_finish (AtomrSolverActor  *self,
  *   @ldv × @n apart)
  * @ldv: leading dimension of @v (≥ @n)
  * @batch: number of matrices
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decompositions are done
  * @user_data: data for @callback
  *
@@ -1494,9 +1494,9 @@ atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_gesvdj_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.gesvdj_batched_async].
  *
@@ -1549,7 +1549,7 @@ eigen_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_syevd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle of @a that holds the matrix
  * @compute_vectors: also compute the eigenvectors (into @a)
  * @a: an @n × @n real symmetric matrix (f32 or f64); overwritten by the
@@ -1557,7 +1557,7 @@ eigen_async (AtomrSolverActor    *self,
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
  * @w: the @n eigenvalues in ascending order, same dtype as @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
@@ -1584,9 +1584,9 @@ atomr_solver_actor_syevd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_syevd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.syevd_async].
  *
@@ -1604,7 +1604,7 @@ atomr_solver_actor_syevd_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_heevd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle of @a that holds the matrix
  * @compute_vectors: also compute the eigenvectors (into @a)
  * @a: an @n × @n Hermitian matrix (c64 or c128); overwritten by the
@@ -1612,7 +1612,7 @@ atomr_solver_actor_syevd_finish (AtomrSolverActor  *self,
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
  * @w: the @n real eigenvalues in ascending order (f32 for c64, f64 for c128)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
@@ -1639,9 +1639,9 @@ atomr_solver_actor_heevd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_heevd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.heevd_async].
  *
@@ -1704,7 +1704,7 @@ generalized_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_sygvd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @itype: the problem: A·x = λ·B·x, A·B·x = λ·x or B·A·x = λ·x
  * @uplo: the triangle of @a and @b that holds the matrices
  * @compute_vectors: also compute the eigenvectors (into @a)
@@ -1715,7 +1715,7 @@ generalized_async (AtomrSolverActor    *self,
  *   Cholesky factor
  * @ldb: leading dimension of @b (≥ @n)
  * @w: the @n eigenvalues in ascending order, same dtype as @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
@@ -1747,9 +1747,9 @@ atomr_solver_actor_sygvd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_sygvd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.sygvd_async].
  *
@@ -1767,7 +1767,7 @@ atomr_solver_actor_sygvd_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_hegvd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @itype: the problem: A·x = λ·B·x, A·B·x = λ·x or B·A·x = λ·x
  * @uplo: the triangle of @a and @b that holds the matrices
  * @compute_vectors: also compute the eigenvectors (into @a)
@@ -1778,7 +1778,7 @@ atomr_solver_actor_sygvd_finish (AtomrSolverActor  *self,
  *   Cholesky factor
  * @ldb: leading dimension of @b (≥ @n)
  * @w: the @n real eigenvalues in ascending order (f32 for c64, f64 for c128)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
@@ -1808,9 +1808,9 @@ atomr_solver_actor_hegvd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_hegvd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.hegvd_async].
  *
@@ -1828,7 +1828,7 @@ atomr_solver_actor_hegvd_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_getrf_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: @batch matrices of @n × @n, @lda × @n elements apart, overwritten
  *   by their LU factors
  * @n: order of each matrix
@@ -1836,7 +1836,7 @@ atomr_solver_actor_hegvd_finish (AtomrSolverActor  *self,
  * @ipiv: (nullable): an i32 buffer of @n × @batch pivots (1-based), or
  *   %NULL to factor without pivoting
  * @batch: number of matrices
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorizations are done
  * @user_data: data for @callback
  *
@@ -1886,9 +1886,9 @@ atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_getrf_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.getrf_batched_async].
  *
@@ -1906,14 +1906,14 @@ atomr_solver_actor_getrf_batched_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_potrf_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle that holds each matrix and receives its factor
  * @a: @batch Hermitian positive definite matrices of @n × @n, @lda × @n
  *   elements apart
  * @n: order of each matrix
  * @lda: leading dimension (≥ @n)
  * @batch: number of matrices
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorizations are done
  * @user_data: data for @callback
  *
@@ -1957,9 +1957,9 @@ atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_potrf_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.potrf_batched_async].
  *
@@ -1981,7 +1981,7 @@ atomr_solver_actor_potrf_batched_finish (AtomrSolverActor  *self,
 /**
  * atomr_solver_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a solver actor with its own stream, cuSOLVER and cuBLAS handles
  * and workspace, bound to the calling thread's thread-default main context.
@@ -2000,7 +2000,7 @@ atomr_solver_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_solver_actor_get_workspace_size:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  *
  * Gets the bytes of device workspace the actor holds now.
  *
@@ -2076,9 +2076,9 @@ atomr_solver_actor_init (AtomrSolverActor *self)
 
 /**
  * atomr_solver_actor_getrs_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @trans: which system to solve with each factor
- * @a: @batch LU factors of @n × @n from atomr_solver_actor_getrf_batched_async(),
+ * @a: @batch LU factors of @n × @n from [method@Atomr.SolverActor.getrf_batched_async],
  *   @lda × @n elements apart
  * @n: order of each matrix
  * @lda: leading dimension of each factor (≥ @n)
@@ -2088,7 +2088,7 @@ atomr_solver_actor_init (AtomrSolverActor *self)
  * @nrhs: right-hand sides per matrix
  * @ldb: leading dimension of each B (≥ @n)
  * @batch: number of systems
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solutions are in @b
  * @user_data: data for @callback
  *
@@ -2150,9 +2150,9 @@ atomr_solver_actor_getrs_batched_async (AtomrSolverActor     *self,
 
 /**
  * atomr_solver_actor_getrs_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.getrs_batched_async].
  *
@@ -2170,9 +2170,9 @@ atomr_solver_actor_getrs_batched_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_potrs_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle that holds each Cholesky factor
- * @a: @batch factors of @n × @n from atomr_solver_actor_potrf_batched_async(),
+ * @a: @batch factors of @n × @n from [method@Atomr.SolverActor.potrf_batched_async],
  *   @lda × @n elements apart
  * @n: order of each matrix
  * @lda: leading dimension of each factor (≥ @n)
@@ -2180,7 +2180,7 @@ atomr_solver_actor_getrs_batched_finish (AtomrSolverActor  *self,
  *   overwritten by the solutions
  * @ldb: distance between two right-hand sides (≥ @n)
  * @batch: number of systems
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solutions are in @b
  * @user_data: data for @callback
  *
@@ -2232,9 +2232,9 @@ atomr_solver_actor_potrs_batched_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_potrs_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.potrs_batched_async].
  *
@@ -2252,7 +2252,7 @@ atomr_solver_actor_potrs_batched_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_gesvdj_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix (any @m and @n), destroyed
  * @m: rows of @a
  * @n: columns of @a
@@ -2264,12 +2264,12 @@ atomr_solver_actor_potrs_batched_finish (AtomrSolverActor  *self,
  *   @n × min(@m, @n)
  * @ldv: leading dimension of @v (≥ @n)
  * @full: %TRUE for the full U and V, %FALSE for the economy size
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
  * A = U·diag(s)·Vᴴ by one-sided Jacobi rotations (cuSOLVER gesvdj): unlike
- * atomr_solver_actor_svd_async() it takes wide matrices (@m < @n) and
+ * [method@Atomr.SolverActor.svd_async] it takes wide matrices (@m < @n) and
  * gives full U and V.
  *
  * Since: 0.2
@@ -2324,9 +2324,9 @@ atomr_solver_actor_gesvdj_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_gesvdj_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.gesvdj_async].
  *
@@ -2344,19 +2344,19 @@ atomr_solver_actor_gesvdj_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_syevj_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle of @a that holds the matrix
  * @compute_vectors: %TRUE to overwrite @a with the eigenvectors
  * @a: a symmetric (f32, f64) or Hermitian (c64, c128) @n × @n matrix
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
  * @w: @n eigenvalues, ascending, in the real dtype of @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the eigenvalues are in @w
  * @user_data: data for @callback
  *
  * Eigenvalues (and vectors) by Jacobi rotations (cuSOLVER syevj/heevj):
- * faster than atomr_solver_actor_syevd_async() for small and medium
+ * faster than [method@Atomr.SolverActor.syevd_async] for small and medium
  * matrices, and accurate to the tolerance of cuSOLVER's defaults.
  *
  * Since: 0.2
@@ -2397,9 +2397,9 @@ atomr_solver_actor_syevj_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_syevj_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.syevj_async].
  *
@@ -2417,7 +2417,7 @@ atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_gels_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix of full rank with @m ≥ @n, overwritten by its
  *   factorization
  * @m: rows of @a
@@ -2428,7 +2428,7 @@ atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
  * @ldb: leading dimension of @b (≥ @m)
  * @x: the @n × @nrhs least-squares solutions, written
  * @ldx: leading dimension of @x (≥ @n)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solutions are in @x
  * @user_data: data for @callback
  *
@@ -2482,9 +2482,9 @@ atomr_solver_actor_gels_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_gels_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.gels_async].
  *
@@ -2502,7 +2502,7 @@ atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_geev_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: a general @n × @n matrix, destroyed
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
@@ -2513,7 +2513,7 @@ atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
  *   a real matrix, a complex pair is stored LAPACK-style as two columns,
  *   real and imaginary parts), or %NULL for eigenvalues only
  * @ldvr: leading dimension of @vr (≥ @n); ignored without @vr
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the eigenvalues are in @w
  * @user_data: data for @callback
  *
@@ -2562,9 +2562,9 @@ atomr_solver_actor_geev_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_geev_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Finishes the operation started with [method@Atomr.SolverActor.geev_async].
  *
