@@ -74,12 +74,19 @@ case ${1:-} in
       exec meson devenv -C "$build_dir" atomr-inspector --demo
     fi
     # No display (a server, CI): run the demo in a virtual one and keep a
-    # picture of each page.
+    # picture of each page, at 1280x800 and 360 px wide, light and dark.
     for page in cache editor trace; do
-      png=$PWD/$build_dir/demo-$page.png
-      meson devenv -C "$build_dir" xvfb-run -a -s "-screen 0 1280x800x24" \
-        atomr-inspector --demo --screenshot="$png" --screenshot-page=$page
-      echo "dev.sh: no display; the demo's $page page is in $png"
+      for size in 1280x800 360x720; do
+        for scheme in light dark; do
+          png=$PWD/$build_dir/demo-$page-${size%%x*}-$scheme.png
+          dark=()
+          [[ $scheme == dark ]] && dark=(--screenshot-dark)
+          meson devenv -C "$build_dir" xvfb-run -a -s "-screen 0 1400x900x24" \
+            atomr-inspector --demo --screenshot="$png" --screenshot-page=$page \
+            --screenshot-size=$size "${dark[@]}" --select=1
+          echo "dev.sh: no display; the demo's $page page ($size, $scheme) is in $png"
+        done
+      done
     done
     ;;
   *)

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <glib/gi18n.h>
+#include <stdio.h>
 
 #include "inspector-application.h"
 #include "inspector-demo.h"
@@ -25,6 +26,8 @@ struct _InspectorApplication
   gchar          *screenshot;
   gchar          *screenshot_page;
   gint            select;
+  gint            shot_width, shot_height;
+  gboolean        shot_dark;
   gboolean        compile;
   gboolean        demo_running;
   gint            exit_status;
@@ -40,6 +43,11 @@ get_window (InspectorApplication *self)
   if (window == NULL)
     {
       window = GTK_WINDOW (inspector_window_new (ADW_APPLICATION (self)));
+      /* --screenshot-size: the window as a phone or a desktop shows it */
+      if (self->shot_width > 0 && self->shot_height > 0)
+        gtk_window_set_default_size (window, self->shot_width, self->shot_height);
+      if (self->shot_dark)
+        adw_style_manager_set_color_scheme (adw_style_manager_get_default (), ADW_COLOR_SCHEME_FORCE_DARK);
       if (self->cache_dir)
         inspector_window_set_cache_directory (INSPECTOR_WINDOW (window), self->cache_dir);
     }
@@ -68,13 +76,16 @@ take_screenshot (gpointer data)
     }
   /* what the page showed, for the tests to compare with their fixtures */
   g_print ("page=%s cache-entries=%u cache-visible=%u cache-bytes=%" G_GUINT64_FORMAT
-           " trace-records=%u trace-tracks=%u trace-operations=%u trace-boxes=%u diagnostics=%u min-width=%d\n",
+           " trace-records=%u trace-gpu=%u trace-tracks=%u trace-flows=%u trace-operations=%u trace-boxes=%u"
+           " diagnostics=%u min-width=%d\n",
            self->screenshot_page ? self->screenshot_page : "",
            inspector_cache_model_get_n_entries (cache),
            g_list_model_get_n_items (G_LIST_MODEL (cache)),
            inspector_cache_model_get_total_bytes (cache),
-           inspector_trace_model_get_n_records (model),
-           inspector_trace_model_get_n_tracks (model),
+           inspector_trace_model_get_n_slices (model),
+           inspector_trace_model_get_n_gpu_slices (model),
+           inspector_trace_model_get_n_lanes (model),
+           inspector_trace_model_get_n_flows (model),
            g_list_model_get_n_items (inspector_trace_model_get_statistics (model)),
            inspector_trace_page_get_n_drawn_boxes (trace),
            inspector_editor_page_get_n_diagnostics (editor),
@@ -186,13 +197,23 @@ inspector_application_open (GApplication  *app,
 
       if (g_str_has_suffix (name, ".cu") || g_str_has_suffix (name, ".cuh"))
         {
-          ok = inspector_editor_page_load_file (inspector_window_get_editor_page (window), files[i], &error);
+          /* read in the background, after asking about unsaved edits;
+           * --compile needs the text before it starts */
+          if (self->compile)
+            ok = inspector_editor_page_load_file (inspector_window_get_editor_page (window), files[i], &error);
+          else
+            {
+              inspector_editor_page_open_file (inspector_window_get_editor_page (window), files[i]);
+              ok = TRUE;
+            }
           inspector_window_set_page (window, "editor");
         }
       else
         {
-          ok = inspector_trace_page_load (inspector_window_get_trace_page (window), files[i], &error);
+          /* parsed in a worker thread; errors become toasts */
+          inspector_trace_page_open (inspector_window_get_trace_page (window), files[i]);
           inspector_window_set_page (window, "trace");
+          ok = TRUE;
         }
       if (!ok)
         {
@@ -222,6 +243,17 @@ inspector_application_handle_local_options (GApplication *app,
   g_variant_dict_lookup (options, "screenshot-page", "s", &self->screenshot_page);
   if (!g_variant_dict_lookup (options, "select", "i", &self->select))
     self->select = -1;
+  self->shot_dark = g_variant_dict_contains (options, "screenshot-dark");
+  {
+    const gchar *size = NULL;
+
+    if (g_variant_dict_lookup (options, "screenshot-size", "&s", &size) &&
+        sscanf (size, "%dx%d", &self->shot_width, &self->shot_height) != 2)
+      {
+        g_printerr ("atomr-inspector: --screenshot-size must be WIDTHxHEIGHT, not “%s”\n", size);
+        return 2;
+      }
+  }
   if (self->screenshot_page && !g_strv_contains ((const gchar *[]) { "cache", "editor", "trace", NULL },
                                                  self->screenshot_page))
     {
@@ -336,6 +368,8 @@ inspector_application_init (InspectorApplication *self)
     { "screenshot", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, NULL, NULL, NULL },
     { "screenshot-page", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, NULL, NULL },
     { "select", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, NULL, NULL, NULL },
+    { "screenshot-size", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, NULL, NULL, NULL },
+    { "screenshot-dark", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, NULL, NULL, NULL },
     { NULL }
   };
 

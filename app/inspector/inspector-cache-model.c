@@ -26,6 +26,10 @@ struct _InspectorCacheModel
   GFileMonitor     *monitor;
   guint             reload_source;
   gboolean          monitored;
+  GHashTable       *hidden;    /* keys of entries deleted pending an undo */
+  gboolean          changing;  /* inside items-changed */
+  GCancellable     *listing;   /* the directory change being listed in a worker */
+  guint             n_async;   /* listings done in a worker, for the tests */
 };
 
 static void list_model_iface_init (GListModelInterface *iface);
@@ -205,10 +209,14 @@ refilter (InspectorCacheModel *self)
 
   g_ptr_array_set_size (self->visible, 0);
   for (guint i = 0; i < self->all->len; i++)
-    if (inspector_cache_entry_matches (g_ptr_array_index (self->all, i), self->search))
+    if (inspector_cache_entry_matches (g_ptr_array_index (self->all, i), self->search) &&
+        !g_hash_table_contains (self->hidden,
+                                atomr_kernel_cache_entry_get_key (g_ptr_array_index (self->all, i))))
       g_ptr_array_add (self->visible, g_object_ref (g_ptr_array_index (self->all, i)));
   g_ptr_array_sort_with_data (self->visible, compare_entries, self);
+  self->changing = TRUE;
   g_list_model_items_changed (G_LIST_MODEL (self), 0, old, self->visible->len);
+  self->changing = FALSE;
 }
 
 /**
@@ -221,19 +229,17 @@ refilter (InspectorCacheModel *self)
  *
  * Returns: %TRUE on success; on error the model is empty
  */
-gboolean
-inspector_cache_model_reload (InspectorCacheModel  *self,
-                              GError              **error)
+/* Takes a listing (or its error) as the model's entries; main thread. */
+static gboolean
+apply_list (InspectorCacheModel  *self,
+            GListModel           *list,
+            GError               *local,
+            GError              **error)
 {
-  g_autoptr(GListModel) list = NULL;
-  g_autoptr(GError) local = NULL;
   guint n;
-
-  g_return_val_if_fail (INSPECTOR_IS_CACHE_MODEL (self), FALSE);
 
   g_ptr_array_set_size (self->all, 0);
   self->total_bytes = 0;
-  list = atomr_kernel_cache_list (self->cache, &local);
   if (list)
     {
       n = g_list_model_get_n_items (list);
@@ -250,10 +256,107 @@ inspector_cache_model_reload (InspectorCacheModel  *self,
   g_signal_emit (self, signals[RELOADED], 0, local);
   if (local)
     {
-      g_propagate_error (error, g_steal_pointer (&local));
+      g_propagate_error (error, g_error_copy (local));
       return FALSE;
     }
   return TRUE;
+}
+
+/**
+ * inspector_cache_model_reload:
+ * @self: a model
+ * @error: return location for a #GError
+ *
+ * Lists the cache directory again, on the calling thread.  A directory
+ * that does not exist yet is an empty cache.
+ *
+ * Returns: %TRUE on success; on error the model is empty
+ */
+gboolean
+inspector_cache_model_reload (InspectorCacheModel  *self,
+                              GError              **error)
+{
+  g_autoptr(GListModel) list = NULL;
+  g_autoptr(GError) local = NULL;
+
+  g_return_val_if_fail (INSPECTOR_IS_CACHE_MODEL (self), FALSE);
+
+  /* a worker's listing still under way is older than this one */
+  g_cancellable_cancel (self->listing);
+  g_clear_object (&self->listing);
+  list = atomr_kernel_cache_list (self->cache, &local);
+  return apply_list (self, list, local, error);
+}
+
+static void
+list_thread (GTask        *task,
+             gpointer      source,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  /* a cache object of its own: nothing shared with the main thread */
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (task_data);
+  GError *error = NULL;
+  GListModel *list = atomr_kernel_cache_list (cache, &error);
+
+  if (list)
+    g_task_return_pointer (task, list, g_object_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+on_listed (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  InspectorCacheModel *self = INSPECTOR_CACHE_MODEL (source);
+  g_autoptr(GListModel) list = NULL;
+  g_autoptr(GError) error = NULL;
+
+  list = g_task_propagate_pointer (G_TASK (result), &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    return;
+  g_clear_object (&self->listing);
+  self->n_async++;
+  apply_list (self, list, error, NULL);
+}
+
+/**
+ * inspector_cache_model_reload_async:
+ * @self: a model
+ *
+ * Lists the directory in a worker thread and takes the result on the main
+ * context (what a directory change does: a cache of thousands of entries
+ * is never listed on the main thread).  A later reload supersedes it.
+ */
+void
+inspector_cache_model_reload_async (InspectorCacheModel *self)
+{
+  g_autoptr(GTask) task = NULL;
+
+  g_return_if_fail (INSPECTOR_IS_CACHE_MODEL (self));
+
+  g_cancellable_cancel (self->listing);
+  g_clear_object (&self->listing);
+  self->listing = g_cancellable_new ();
+  task = g_task_new (self, self->listing, on_listed, NULL);
+  g_task_set_source_tag (task, inspector_cache_model_reload_async);
+  g_task_set_task_data (task, g_strdup (atomr_kernel_cache_get_directory (self->cache)), g_free);
+  g_task_run_in_thread (task, list_thread);
+}
+
+/**
+ * inspector_cache_model_get_n_async_reloads:
+ * @self: a model
+ *
+ * Returns: how many listings a worker thread did and the model took
+ */
+guint
+inspector_cache_model_get_n_async_reloads (InspectorCacheModel *self)
+{
+  return self->n_async;
 }
 
 static gboolean
@@ -262,7 +365,7 @@ reload_later (gpointer data)
   InspectorCacheModel *self = data;
 
   self->reload_source = 0;
-  inspector_cache_model_reload (self, NULL);
+  inspector_cache_model_reload_async (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -388,6 +491,61 @@ inspector_cache_model_remove (InspectorCacheModel    *self,
   return inspector_cache_model_reload (self, error);
 }
 
+/**
+ * inspector_cache_model_set_hidden:
+ * @self: a model
+ * @key: an entry's key
+ * @hidden: whether the entry leaves the list
+ *
+ * Takes the entry with @key out of the list (or puts it back) without
+ * touching the disk: what a delete shows while its undo is offered.
+ */
+void
+inspector_cache_model_set_hidden (InspectorCacheModel *self,
+                                  const gchar         *key,
+                                  gboolean             hidden)
+{
+  g_return_if_fail (INSPECTOR_IS_CACHE_MODEL (self));
+  g_return_if_fail (key != NULL);
+
+  if (hidden ? !g_hash_table_add (self->hidden, g_strdup (key)) : !g_hash_table_remove (self->hidden, key))
+    return;
+  refilter (self);
+}
+
+/**
+ * inspector_cache_model_is_changing:
+ * @self: a model
+ *
+ * Returns: whether the model is emitting #GListModel::items-changed (a
+ *   selection losing its item then is no choice of the user)
+ */
+gboolean
+inspector_cache_model_is_changing (InspectorCacheModel *self)
+{
+  return self->changing;
+}
+
+/**
+ * inspector_cache_model_find:
+ * @self: a model
+ * @key: an entry's key
+ *
+ * Returns: the position of the visible entry with @key, or
+ *   %GTK_INVALID_LIST_POSITION (G_MAXUINT)
+ */
+guint
+inspector_cache_model_find (InspectorCacheModel *self,
+                            const gchar         *key)
+{
+  g_return_val_if_fail (INSPECTOR_IS_CACHE_MODEL (self), G_MAXUINT);
+
+  for (guint i = 0; key && i < self->visible->len; i++)
+    if (g_str_equal (atomr_kernel_cache_entry_get_key (g_ptr_array_index (self->visible, i)), key))
+      return i;
+  return G_MAXUINT;
+}
+
 gboolean
 inspector_cache_model_gc (InspectorCacheModel  *self,
                           guint64               max_bytes,
@@ -406,6 +564,8 @@ inspector_cache_model_dispose (GObject *object)
   InspectorCacheModel *self = INSPECTOR_CACHE_MODEL (object);
 
   g_clear_handle_id (&self->reload_source, g_source_remove);
+  g_cancellable_cancel (self->listing);
+  g_clear_object (&self->listing);
   if (self->monitor)
     g_signal_handlers_disconnect_by_data (self->monitor, self);
   g_clear_object (&self->monitor);
@@ -421,6 +581,7 @@ inspector_cache_model_finalize (GObject *object)
   g_ptr_array_unref (self->all);
   g_ptr_array_unref (self->visible);
   g_free (self->search);
+  g_hash_table_unref (self->hidden);
   G_OBJECT_CLASS (inspector_cache_model_parent_class)->finalize (object);
 }
 
@@ -485,6 +646,7 @@ inspector_cache_model_init (InspectorCacheModel *self)
 {
   self->all = g_ptr_array_new_with_free_func (g_object_unref);
   self->visible = g_ptr_array_new_with_free_func (g_object_unref);
+  self->hidden = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->descending = TRUE;
 }
 

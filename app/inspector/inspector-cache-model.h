@@ -29,6 +29,8 @@ void                 inspector_cache_model_set_directory  (InspectorCacheModel *
 AtomrKernelCache    *inspector_cache_model_get_cache      (InspectorCacheModel *self);
 gboolean             inspector_cache_model_reload         (InspectorCacheModel *self,
                                                            GError             **error);
+void                 inspector_cache_model_reload_async   (InspectorCacheModel *self);
+guint                inspector_cache_model_get_n_async_reloads (InspectorCacheModel *self);
 void                 inspector_cache_model_set_search     (InspectorCacheModel *self,
                                                            const gchar         *text);
 void                 inspector_cache_model_set_sort       (InspectorCacheModel *self,
@@ -41,6 +43,12 @@ guint64              inspector_cache_model_get_total_bytes (InspectorCacheModel 
 gboolean             inspector_cache_model_remove         (InspectorCacheModel *self,
                                                            AtomrKernelCacheEntry *entry,
                                                            GError             **error);
+void                 inspector_cache_model_set_hidden     (InspectorCacheModel *self,
+                                                           const gchar         *key,
+                                                           gboolean             hidden);
+gboolean             inspector_cache_model_is_changing    (InspectorCacheModel *self);
+guint                inspector_cache_model_find           (InspectorCacheModel *self,
+                                                           const gchar         *key);
 gboolean             inspector_cache_model_gc             (InspectorCacheModel *self,
                                                            guint64              max_bytes,
                                                            guint               *n_removed,

@@ -20,6 +20,7 @@ struct _InspectorCachePage
   GtkMenuButton       *gc_button;
   GtkSpinButton       *gc_spin;
   GtkStack            *list_stack;
+  AdwStatusPage       *empty_status;
   GtkListView         *list_view;
   GtkLabel            *totals_label;
   GtkButton           *back_button;
@@ -33,7 +34,18 @@ struct _InspectorCachePage
   GtkSingleSelection  *selection;
   GPtrArray           *rows;
   GSettings           *settings;
+  gchar               *selected_key;  /* the selection, kept by key across reloads */
+  GCancellable        *reading;       /* the selected entry's files, being read */
+  GPtrArray           *pending;       /* PendingDelete*, oldest first */
 };
+
+/* A delete waits for its toast: the entry leaves the list at once and the
+ * disk when the toast goes away without "Undo". */
+typedef struct {
+  InspectorCachePage *page;
+  gchar              *key;
+  AdwToast           *toast;
+} PendingDelete;
 
 G_DEFINE_FINAL_TYPE (InspectorCachePage, inspector_cache_page, GTK_TYPE_WIDGET)
 
@@ -86,27 +98,89 @@ set_text (GtkTextView *view,
   gtk_text_buffer_set_text (gtk_text_view_get_buffer (view), text ? text : "", -1);
 }
 
+/* What the Source, PTX and Log tabs show, read off the main thread. */
+typedef struct {
+  gchar *source, *ptx, *log;
+} EntryTexts;
+
+static void
+entry_texts_free (EntryTexts *t)
+{
+  g_free (t->source);
+  g_free (t->ptx);
+  g_free (t->log);
+  g_free (t);
+}
+
+static void
+read_entry_thread (GTask        *task,
+                   gpointer      source_object,
+                   gpointer      task_data,
+                   GCancellable *cancellable)
+{
+  AtomrKernelCacheEntry *entry = task_data;
+  EntryTexts *t = g_new0 (EntryTexts, 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) ptx = NULL;
+
+  if (atomr_kernel_cache_entry_has_source (entry))
+    t->source = atomr_kernel_cache_entry_load_source (entry, &error);
+  if (t->source == NULL)
+    t->source = g_strdup (error ? error->message : _("The cache was told not to keep the source of this entry."));
+  g_clear_error (&error);
+  ptx = atomr_kernel_cache_entry_load_ptx (entry, &error);
+  t->ptx = ptx ? g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx))
+               : g_strdup (error ? error->message : _("No PTX: the entry holds CUBIN or LTO-IR only."));
+  g_clear_error (&error);
+  t->log = atomr_kernel_cache_entry_load_log (entry, &error);
+  if (t->log == NULL || *t->log == '\0')
+    {
+      g_free (t->log);
+      t->log = g_strdup (error ? error->message : _("NVRTC printed nothing."));
+    }
+  g_task_return_pointer (task, t, (GDestroyNotify) entry_texts_free);
+}
+
+static void
+on_entry_read (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (source);
+  EntryTexts *t;
+
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    return;
+  t = g_task_propagate_pointer (G_TASK (result), NULL);
+  if (t == NULL)
+    return;
+  set_text (GTK_TEXT_VIEW (self->source_view), t->source);
+  set_text (GTK_TEXT_VIEW (self->ptx_view), t->ptx);
+  set_text (self->log_view, t->log);
+  entry_texts_free (t);
+}
+
 static void
 show_entry (InspectorCachePage *self)
 {
   AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
   g_autofree gchar *markup = NULL, *path = NULL;
   g_autofree gchar *title = NULL, *names = NULL, *lowered = NULL, *flags = NULL, *sizes = NULL;
-  g_autofree gchar *ctime = NULL, *created = NULL, *used = NULL, *hits = NULL, *source = NULL, *log = NULL;
-  g_autofree gchar *ptx_s = NULL, *ptx_size = NULL, *cubin_size = NULL, *lto_size = NULL, *file_size = NULL;
-  g_autoptr(GBytes) ptx = NULL;
-  g_autoptr(GError) error = NULL;
+  g_autofree gchar *ctime = NULL, *created = NULL, *used = NULL, *hits = NULL;
+  g_autofree gchar *ptx_size = NULL, *cubin_size = NULL, *lto_size = NULL, *file_size = NULL;
 
   for (guint i = 0; i < self->rows->len; i++)
     adw_preferences_group_remove (self->metadata_group, g_ptr_array_index (self->rows, i));
   g_ptr_array_set_size (self->rows, 0);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.delete", entry != NULL);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.export", entry != NULL);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.open-in-editor",
                                  entry != NULL && atomr_kernel_cache_entry_has_source (entry));
   if (entry == NULL)
     {
       adw_preferences_group_set_title (self->metadata_group, _("No Entry Selected"));
       adw_preferences_group_set_description (self->metadata_group, NULL);
+      g_cancellable_cancel (self->reading);
       set_text (GTK_TEXT_VIEW (self->source_view), NULL);
       set_text (GTK_TEXT_VIEW (self->ptx_view), NULL);
       set_text (self->log_view, NULL);
@@ -144,18 +218,16 @@ show_entry (InspectorCachePage *self)
   add_row (self, _("Hits"), hits);
   add_row (self, _("Key"), atomr_kernel_cache_entry_get_key (entry));
 
-  if (atomr_kernel_cache_entry_has_source (entry))
-    source = atomr_kernel_cache_entry_load_source (entry, &error);
-  set_text (GTK_TEXT_VIEW (self->source_view),
-            source ? source : error ? error->message : _("The cache was told not to keep the source of this entry."));
-  g_clear_error (&error);
-  ptx = atomr_kernel_cache_entry_load_ptx (entry, &error);
-  if (ptx)
-    ptx_s = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
-  set_text (GTK_TEXT_VIEW (self->ptx_view), ptx_s ? ptx_s : error ? error->message : _("No PTX: the entry holds CUBIN or LTO-IR only."));
-  g_clear_error (&error);
-  log = atomr_kernel_cache_entry_load_log (entry, &error);
-  set_text (self->log_view, log && *log ? log : error ? error->message : _("NVRTC printed nothing."));
+  /* the files are read by a worker; a later selection cancels it */
+  g_cancellable_cancel (self->reading);
+  g_clear_object (&self->reading);
+  self->reading = g_cancellable_new ();
+  {
+    g_autoptr(GTask) task = g_task_new (self, self->reading, on_entry_read, NULL);
+
+    g_task_set_task_data (task, g_object_ref (entry), g_object_unref);
+    g_task_run_in_thread (task, read_entry_thread);
+  }
 }
 
 static void
@@ -170,9 +242,68 @@ update_totals (InspectorCachePage *self)
 
   gtk_label_set_text (self->totals_label, text);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->totals_label), text);
-  gtk_stack_set_visible_child_name (self->list_stack,
-                                    g_list_model_get_n_items (G_LIST_MODEL (self->model)) > 0 ? "list" : "empty");
+  if (g_list_model_get_n_items (G_LIST_MODEL (self->model)) > 0)
+    gtk_stack_set_visible_child_name (self->list_stack, "list");
+  else
+    {
+      const gchar *search = gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
+
+      if (n > 0 && search && *search)
+        {
+          /* Translators: %s is what the user searched for */
+          g_autofree gchar *desc = g_strdup_printf (_("No kernel name, source path, architecture or key "
+                                                      "contains “%s”."), search);
+          adw_status_page_set_icon_name (self->empty_status, "edit-find-symbolic");
+          adw_status_page_set_title (self->empty_status, _("No Matching Kernels"));
+          adw_status_page_set_description (self->empty_status, desc);
+        }
+      else
+        {
+          adw_status_page_set_icon_name (self->empty_status, "drive-harddisk-symbolic");
+          adw_status_page_set_title (self->empty_status, _("No Cached Kernels"));
+          adw_status_page_set_description (self->empty_status,
+                                           _("Kernels compiled through AtomrNvrtcActor appear here. "
+                                             "Compile one in the Editor, or run the demo."));
+        }
+      gtk_stack_set_visible_child_name (self->list_stack, "empty");
+    }
   show_entry (self);
+}
+
+static void
+on_selection_changed (InspectorCachePage *self)
+{
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+
+  if (inspector_cache_model_is_changing (self->model))
+    return;   /* on_items_changed() selects it again */
+  g_free (self->selected_key);
+  self->selected_key = entry ? g_strdup (atomr_kernel_cache_entry_get_key (entry)) : NULL;
+  show_entry (self);
+}
+
+/* The list changed under the selection (a reload, a search, a sort, a
+ * delete): select the same entry again, wherever it moved, or nothing if
+ * it is gone.  Runs after GtkSingleSelection's own handler. */
+static void
+on_items_changed (InspectorCachePage *self)
+{
+  g_signal_handlers_block_by_func (self->selection, on_selection_changed, self);
+  gtk_single_selection_set_selected (self->selection, inspector_cache_model_find (self->model, self->selected_key));
+  g_signal_handlers_unblock_by_func (self->selection, on_selection_changed, self);
+  show_entry (self);
+}
+
+/**
+ * inspector_cache_page_get_selected_key:
+ * @self: the page
+ *
+ * Returns: (nullable): the key of the selected entry
+ */
+const gchar *
+inspector_cache_page_get_selected_key (InspectorCachePage *self)
+{
+  return self->selected_key;
 }
 
 static void
@@ -261,16 +392,236 @@ report (InspectorCachePage *self,
 }
 
 static void
+pending_delete_free (PendingDelete *p)
+{
+  if (p->toast)
+    g_signal_handlers_disconnect_by_data (p->toast, p);
+  g_clear_object (&p->toast);
+  g_free (p->key);
+  g_free (p);
+}
+
+/* The toast went away without "Undo": the entry leaves the disk. */
+static void
+on_delete_toast_dismissed (AdwToast      *toast,
+                           PendingDelete *p)
+{
+  InspectorCachePage *self = p->page;
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *key = g_strdup (p->key);
+
+  g_ptr_array_remove (self->pending, p);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.undo-delete", self->pending->len > 0);
+  if (!atomr_kernel_cache_remove (inspector_cache_model_get_cache (self->model), key, &error))
+    report (self, error->message);
+  inspector_cache_model_reload (self->model, NULL);
+  inspector_cache_model_set_hidden (self->model, key, FALSE);
+}
+
+static void
+undo_delete_action (GtkWidget   *widget,
+                    const gchar *action_name,
+                    GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+  PendingDelete *p;
+  g_autofree gchar *key = NULL;
+  g_autoptr(AdwToast) toast = NULL;
+
+  if (self->pending->len == 0)
+    return;
+  p = g_ptr_array_index (self->pending, self->pending->len - 1);
+  key = g_strdup (p->key);
+  toast = g_object_ref (p->toast);
+  g_ptr_array_remove_index (self->pending, self->pending->len - 1);
+  adw_toast_dismiss (toast);
+  g_free (self->selected_key);
+  self->selected_key = g_steal_pointer (&key);
+  inspector_cache_model_set_hidden (self->model, self->selected_key, FALSE);
+  gtk_widget_action_set_enabled (widget, "cache.undo-delete", self->pending->len > 0);
+}
+
+static void
+on_undo_clicked (AdwToast      *toast,
+                 PendingDelete *p)
+{
+  gtk_widget_activate_action (GTK_WIDGET (p->page), "cache.undo-delete", NULL);
+}
+
+static void
 delete_action (GtkWidget   *widget,
                const gchar *action_name,
                GVariant    *parameter)
 {
   InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
   AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  GtkWidget *overlay = gtk_widget_get_ancestor (widget, ADW_TYPE_TOAST_OVERLAY);
+  g_autofree gchar *title = NULL, *message = NULL;
+  PendingDelete *p;
+
+  if (entry == NULL)
+    return;
+  title = inspector_cache_entry_get_title (entry);
+  p = g_new0 (PendingDelete, 1);
+  p->page = self;
+  p->key = g_strdup (atomr_kernel_cache_entry_get_key (entry));
+  /* Translators: a toast after deleting a cache entry; %s is its kernel names */
+  message = g_strdup_printf (_("Deleted “%s”"), title);
+  p->toast = g_object_ref_sink (adw_toast_new (message));
+  adw_toast_set_button_label (p->toast, _("_Undo"));
+  adw_toast_set_timeout (p->toast, 8);
+  adw_toast_set_priority (p->toast, ADW_TOAST_PRIORITY_HIGH);
+  g_signal_connect (p->toast, "button-clicked", G_CALLBACK (on_undo_clicked), p);
+  g_signal_connect (p->toast, "dismissed", G_CALLBACK (on_delete_toast_dismissed), p);
+  g_ptr_array_add (self->pending, p);
+  gtk_widget_action_set_enabled (widget, "cache.undo-delete", TRUE);
+
+  /* nothing is selected afterwards, so a second Delete deletes nothing */
+  g_clear_pointer (&self->selected_key, g_free);
+  inspector_cache_model_set_hidden (self->model, p->key, TRUE);
+  if (overlay)
+    adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), g_object_ref (p->toast));
+  else
+    adw_toast_dismiss (p->toast);   /* no window to offer an undo in */
+}
+
+/* Deletes what waits for its toast now (the window is closing). */
+static void
+commit_pending (InspectorCachePage *self)
+{
+  while (self->pending && self->pending->len > 0)
+    {
+      PendingDelete *p = g_ptr_array_index (self->pending, 0);
+
+      g_signal_handlers_disconnect_by_data (p->toast, p);
+      atomr_kernel_cache_remove (inspector_cache_model_get_cache (self->model), p->key, NULL);
+      g_ptr_array_remove_index (self->pending, 0);
+    }
+}
+
+static void
+export_thread (GTask        *task,
+               gpointer      source_object,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  AtomrKernelCacheEntry *entry = task_data;
+  const gchar *what = g_object_get_data (G_OBJECT (task), "what");
+  GFile *file = g_object_get_data (G_OBJECT (task), "file");
+  g_autoptr(GBytes) bytes = NULL;
+  GError *error = NULL;
+
+  bytes = g_str_equal (what, "cubin") ? atomr_kernel_cache_entry_load_cubin (entry, &error)
+                                      : atomr_kernel_cache_entry_load_ptx (entry, &error);
+  if (bytes == NULL && error == NULL)
+    error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                         /* Translators: %s is PTX or CUBIN, then a cache key */
+                         _("The cache entry %s holds no %s"), atomr_kernel_cache_entry_get_key (entry),
+                         g_str_equal (what, "cubin") ? "CUBIN" : "PTX");
+  if (bytes == NULL ||
+      !g_file_replace_contents (file, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), NULL, FALSE,
+                                G_FILE_CREATE_NONE, NULL, cancellable, &error))
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/**
+ * inspector_cache_page_export_async:
+ * @self: the page
+ * @what: "ptx" or "cubin"
+ * @file: where to write it
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called when written
+ * @user_data: data for @callback
+ *
+ * Writes the PTX or the CUBIN of the selected entry to @file, reading and
+ * writing in a worker thread.
+ */
+void
+inspector_cache_page_export_async (InspectorCachePage  *self,
+                                   const gchar         *what,
+                                   GFile               *file,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, inspector_cache_page_export_async);
+  if (entry == NULL)
+    {
+      g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, _("No cache entry is selected"));
+      return;
+    }
+  g_task_set_task_data (task, g_object_ref (entry), g_object_unref);
+  g_object_set_data_full (G_OBJECT (task), "what", g_strdup (what), g_free);
+  g_object_set_data_full (G_OBJECT (task), "file", g_object_ref (file), g_object_unref);
+  g_task_run_in_thread (task, export_thread);
+}
+
+gboolean
+inspector_cache_page_export_finish (InspectorCachePage  *self,
+                                    GAsyncResult        *result,
+                                    GError             **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static void
+on_exported (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (source);
   g_autoptr(GError) error = NULL;
 
-  if (entry && !inspector_cache_model_remove (self->model, entry, &error))
+  if (!inspector_cache_page_export_finish (self, result, &error))
     report (self, error->message);
+  else
+    gtk_widget_activate_action (GTK_WIDGET (self), "win.show-toast", "s", _("Exported"));
+}
+
+static void
+on_export_response (GtkNativeDialog    *dialog,
+                    int                 response,
+                    InspectorCachePage *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      inspector_cache_page_export_async (self, g_object_get_data (G_OBJECT (dialog), "what"), file, NULL,
+                                         on_exported, NULL);
+    }
+  g_object_unref (dialog);
+}
+
+static void
+export_action (GtkWidget   *widget,
+               const gchar *action_name,
+               GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  const gchar *what = g_variant_get_string (parameter, NULL);
+  gboolean cubin = g_str_equal (what, "cubin");
+  g_autofree gchar *name = NULL, *title = NULL;
+  GtkFileChooserNative *dialog;
+
+  if (entry == NULL)
+    return;
+  title = inspector_cache_entry_get_title (entry);
+  name = g_strdup_printf ("%s.%s", title, cubin ? "cubin" : "ptx");
+  g_strcanon (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", '_');
+  dialog = gtk_file_chooser_native_new (cubin ? _("Export CUBIN") : _("Export PTX"),
+                                        GTK_WINDOW (gtk_widget_get_root (widget)),
+                                        GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), name);
+  g_object_set_data_full (G_OBJECT (dialog), "what", g_strdup (cubin ? "cubin" : "ptx"), g_free);
+  g_signal_connect (dialog, "response", G_CALLBACK (on_export_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
 
 static void
@@ -339,13 +690,34 @@ inspector_cache_page_select (InspectorCachePage *self,
   gtk_single_selection_set_selected (self->selection, position);
 }
 
+/**
+ * inspector_cache_page_select_key:
+ * @self: the page
+ * @key: a cache key
+ *
+ * Selects the entry with @key (nothing if no visible entry has it).
+ */
+void
+inspector_cache_page_select_key (InspectorCachePage *self,
+                                 const gchar        *key)
+{
+  gtk_single_selection_set_selected (self->selection, inspector_cache_model_find (self->model, key));
+}
+
 static void
 inspector_cache_page_dispose (GObject *object)
 {
   InspectorCachePage *self = INSPECTOR_CACHE_PAGE (object);
 
   if (self->model)
-    g_signal_handlers_disconnect_by_data (self->model, self);
+    {
+      commit_pending (self);
+      g_signal_handlers_disconnect_by_data (self->model, self);
+    }
+  g_clear_pointer (&self->pending, g_ptr_array_unref);
+  g_clear_pointer (&self->selected_key, g_free);
+  g_cancellable_cancel (self->reading);
+  g_clear_object (&self->reading);
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_CACHE_PAGE);
   g_clear_object (&self->selection);
   g_clear_object (&self->model);
@@ -374,6 +746,7 @@ inspector_cache_page_class_init (InspectorCachePageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, gc_button);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, gc_spin);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, list_stack);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, empty_status);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, list_view);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, totals_label);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, back_button);
@@ -385,6 +758,8 @@ inspector_cache_page_class_init (InspectorCachePageClass *klass)
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 
   gtk_widget_class_install_action (widget_class, "cache.delete", NULL, delete_action);
+  gtk_widget_class_install_action (widget_class, "cache.undo-delete", NULL, undo_delete_action);
+  gtk_widget_class_install_action (widget_class, "cache.export", "s", export_action);
   gtk_widget_class_install_action (widget_class, "cache.gc", NULL, gc_action);
   gtk_widget_class_install_action (widget_class, "cache.open-in-editor", NULL, open_in_editor_action);
   gtk_widget_class_install_action (widget_class, "cache.search", NULL, search_action);
@@ -399,6 +774,8 @@ inspector_cache_page_init (InspectorCachePage *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   self->rows = g_ptr_array_new ();
+  self->pending = g_ptr_array_new_with_free_func ((GDestroyNotify) pending_delete_free);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.undo-delete", FALSE);
   self->settings = g_settings_new (ATOMR_APP_ID);
   g_settings_bind (self->settings, "gc-size-cap", gtk_spin_button_get_adjustment (self->gc_spin), "value",
                    G_SETTINGS_BIND_DEFAULT);
@@ -409,6 +786,10 @@ inspector_cache_page_init (InspectorCachePage *self)
   self->model = inspector_cache_model_new (NULL);
   inspector_cache_model_set_monitored (self->model, TRUE);
   self->selection = gtk_single_selection_new (g_object_ref (G_LIST_MODEL (self->model)));
+  /* autoselect would select the next entry after a delete (and a second
+   * Delete would remove it) */
+  gtk_single_selection_set_autoselect (self->selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->selection, TRUE);
   factory = gtk_signal_list_item_factory_new ();
   g_signal_connect (factory, "setup", G_CALLBACK (setup_row), NULL);
   g_signal_connect (factory, "bind", G_CALLBACK (bind_row), NULL);
@@ -417,7 +798,8 @@ inspector_cache_page_init (InspectorCachePage *self)
   gtk_list_view_set_model (self->list_view, GTK_SELECTION_MODEL (self->selection));
 
   g_signal_connect_swapped (self->model, "reloaded", G_CALLBACK (update_totals), self);
-  g_signal_connect_swapped (self->selection, "notify::selected-item", G_CALLBACK (show_entry), self);
+  g_signal_connect_swapped (self->model, "items-changed", G_CALLBACK (on_items_changed), self);
+  g_signal_connect_swapped (self->selection, "notify::selected-item", G_CALLBACK (on_selection_changed), self);
   g_signal_connect_swapped (self->search_entry, "search-changed", G_CALLBACK (on_search_changed), self);
   g_signal_connect_swapped (self->sort_dropdown, "notify::selected", G_CALLBACK (on_sort_changed), self);
   g_signal_connect (self->list_view, "activate", G_CALLBACK (on_activate), self);

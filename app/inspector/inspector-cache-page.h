@@ -18,5 +18,17 @@ void                 inspector_cache_page_set_directory (InspectorCachePage *sel
                                                          const gchar        *directory);
 void                 inspector_cache_page_select        (InspectorCachePage *self,
                                                          guint               position);
+void                 inspector_cache_page_select_key    (InspectorCachePage *self,
+                                                         const gchar        *key);
+const gchar         *inspector_cache_page_get_selected_key (InspectorCachePage *self);
+void                 inspector_cache_page_export_async  (InspectorCachePage  *self,
+                                                         const gchar         *what,
+                                                         GFile               *file,
+                                                         GCancellable        *cancellable,
+                                                         GAsyncReadyCallback  callback,
+                                                         gpointer             user_data);
+gboolean             inspector_cache_page_export_finish (InspectorCachePage  *self,
+                                                         GAsyncResult        *result,
+                                                         GError             **error);
 
 G_END_DECLS

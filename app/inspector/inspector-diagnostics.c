@@ -246,3 +246,167 @@ inspector_ptxas_parse (const gchar *log)
     }
   return out;
 }
+
+/* CUBIN resource usage --------------------------------------------------- */
+
+static guint64
+rd (const guchar *p,
+    guint         n)
+{
+  guint64 v = 0;
+
+  for (guint i = n; i-- > 0;)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/**
+ * inspector_cubin_resources:
+ * @cubin: a CUBIN (an ELF file of the CUDA toolchain)
+ * @arch: (nullable): the architecture it was built for, for the labels
+ * @error: return location for a #GError
+ *
+ * Reads what each kernel of @cubin uses from the file itself, as
+ * `cuobjdump --dump-resource-usage` does (the toolkit's tools may be
+ * missing): registers and the stack frame from the attributes
+ * EIATTR_REGCOUNT and EIATTR_FRAME_SIZE of `.nv.info` (keyed by the
+ * kernel's symbol, the sh_info of its `.text.KERNEL` section; older
+ * files keep them in `.nv.info.KERNEL`), and shared memory from the size
+ * of `.nv.shared.KERNEL`, less the 1 KiB the driver reserves per block
+ * when the file has a `.nv.shared.reserved.` section (sm_80 and later).
+ * Spills and barriers are not recorded in a CUBIN: they stay 0.  No
+ * compile option is needed, so the inspector's compiles share the
+ * library's cache keys.
+ *
+ * Returns: (transfer full) (element-type InspectorKernelResources): one
+ *   entry per kernel, or %NULL with @error set when @cubin is not an ELF
+ *   file this function understands
+ */
+GPtrArray *
+inspector_cubin_resources (GBytes       *cubin,
+                           const gchar  *arch,
+                           GError      **error)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) inspector_kernel_resources_free);
+  g_autoptr(GHashTable) by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) by_symbol = g_hash_table_new (NULL, NULL);
+  gboolean reserved = FALSE;
+  gsize size = 0;
+  const guchar *elf = cubin ? g_bytes_get_data (cubin, &size) : NULL;
+  guint64 shoff;
+  guint shentsize, shnum, shstrndx;
+  const guchar *strtab;
+  guint64 strtab_size;
+
+#define BAD(what) G_STMT_START { \
+    g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, \
+                 "Not a CUBIN this inspector reads: %s", what); \
+    return NULL; } G_STMT_END
+  if (elf == NULL || size < 64 || memcmp (elf, "\177ELF", 4) != 0)
+    BAD ("no ELF header");
+  if (elf[4] != 2 || elf[5] != 1)
+    BAD ("not a 64-bit little-endian ELF file");
+  shoff = rd (elf + 0x28, 8);
+  shentsize = (guint) rd (elf + 0x3a, 2);
+  shnum = (guint) rd (elf + 0x3c, 2);
+  shstrndx = (guint) rd (elf + 0x3e, 2);
+  if (shentsize < 64 || shnum == 0 || shstrndx >= shnum || shoff > size ||
+      (guint64) shnum * shentsize > size - shoff)
+    BAD ("section headers out of the file");
+  {
+    const guchar *sh = elf + shoff + (guint64) shstrndx * shentsize;
+    guint64 off = rd (sh + 24, 8);
+    strtab_size = rd (sh + 32, 8);
+    if (off > size || strtab_size > size - off)
+      BAD ("section names out of the file");
+    strtab = elf + off;
+  }
+
+  for (guint pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < shnum; i++)
+      {
+        const guchar *sh = elf + shoff + (guint64) i * shentsize;
+        guint32 name_off = (guint32) rd (sh, 4);
+        guint64 flags = rd (sh + 8, 8), off = rd (sh + 24, 8), sz = rd (sh + 32, 8);
+        guint32 info = (guint32) rd (sh + 44, 4);
+        const gchar *name;
+        InspectorKernelResources *r;
+
+        if (name_off >= strtab_size || memchr (strtab + name_off, '\0', strtab_size - name_off) == NULL)
+          BAD ("a section name out of the table");
+        name = (const gchar *) strtab + name_off;
+        if (pass == 0)
+          {
+            /* the kernels: one .text.NAME each */
+            if (!g_str_has_prefix (name, ".text.") || name[6] == '\0')
+              continue;
+            r = g_new0 (InspectorKernelResources, 1);
+            r->function = g_strdup (name + 6);
+            r->arch = g_strdup (arch ? arch : "");
+            g_ptr_array_add (out, r);
+            g_hash_table_insert (by_name, r->function, r);
+            g_hash_table_insert (by_symbol, GUINT_TO_POINTER (info + 1), r);
+            (void) flags;
+            continue;
+          }
+        if (g_str_has_prefix (name, ".nv.shared.reserved."))
+          reserved = TRUE;
+        if (g_str_has_prefix (name, ".nv.shared.") &&
+            (r = g_hash_table_lookup (by_name, name + strlen (".nv.shared."))))
+          r->shared_bytes = (guint) MIN (sz, G_MAXUINT);
+        else if (g_str_equal (name, ".nv.info") ||
+                 (g_str_has_prefix (name, ".nv.info.") &&
+                  g_hash_table_lookup (by_name, name + strlen (".nv.info."))))
+          {
+            InspectorKernelResources *own = name[8] == '.' ? g_hash_table_lookup (by_name, name + 9) : NULL;
+
+            const guchar *p, *end;
+
+            if (off > size || sz > size - off)
+              BAD ("a kernel's attributes out of the file");
+            /* attributes: format byte, attribute byte, then by format
+             * nothing (1), a byte (2), a 16-bit value (3), or a 16-bit
+             * size and that many bytes (4) */
+            for (p = elf + off, end = p + sz; p + 2 <= end;)
+              {
+                guint fmt = p[0], attr = p[1];
+                guint len;
+
+                p += 2;
+                if (fmt == 1)
+                  len = 0;
+                else if (fmt == 2)
+                  len = 1;
+                else if (fmt == 3)
+                  len = 2;
+                else if (fmt == 4 && p + 2 <= end)
+                  {
+                    len = (guint) rd (p, 2);
+                    p += 2;
+                  }
+                else
+                  break;
+                if (len > (guint) (end - p))
+                  break;
+                /* EIATTR_REGCOUNT (0x2f), EIATTR_FRAME_SIZE (0x11): symbol, value */
+                if (fmt == 4 && (attr == 0x2f || attr == 0x11) && len >= 8)
+                  {
+                    InspectorKernelResources *k = own ? own
+                      : g_hash_table_lookup (by_symbol, GUINT_TO_POINTER ((guint) rd (p, 4) + 1));
+                    if (k && attr == 0x2f)
+                      k->registers = (guint) rd (p + 4, 4);
+                    else if (k)
+                      k->stack_bytes = (guint) rd (p + 4, 4);
+                  }
+                p += len;
+              }
+          }
+      }
+#undef BAD
+  for (guint i = 0; reserved && i < out->len; i++)
+    {
+      InspectorKernelResources *k = g_ptr_array_index (out, i);
+      k->shared_bytes = k->shared_bytes >= 1024 ? k->shared_bytes - 1024 : 0;
+    }
+  return g_steal_pointer (&out);
+}

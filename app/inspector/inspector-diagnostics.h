@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <atomr.h>
 
 G_BEGIN_DECLS
 
@@ -47,6 +48,9 @@ typedef struct {
 
 void       inspector_kernel_resources_free (InspectorKernelResources *res);
 GPtrArray *inspector_ptxas_parse           (const gchar              *log);
+GPtrArray *inspector_cubin_resources       (GBytes                   *cubin,
+                                            const gchar              *arch,
+                                            GError                  **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (InspectorKernelResources, inspector_kernel_resources_free)
 

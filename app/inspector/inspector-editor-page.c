@@ -48,6 +48,7 @@ struct _InspectorEditorPage
   gboolean             gpu_checked;
   AtomrNvrtcActor     *actor;       /* NULL without a GPU */
   gchar               *log_name;    /* the file name NVRTC's log uses */
+  GtkWidget           *save_dialog; /* "Save Changes?" while it is shown */
 };
 
 G_DEFINE_FINAL_TYPE (InspectorEditorPage, inspector_editor_page, GTK_TYPE_WIDGET)
@@ -108,17 +109,44 @@ inspector_editor_page_set_text (InspectorEditorPage *self,
   update_title (self);
 }
 
+static gboolean take_contents (InspectorEditorPage *self, GFile *file, const gchar *contents, gsize len,
+                               GError **error);
+
+/**
+ * inspector_editor_page_load_file:
+ * @self: the page
+ * @file: a kernel source
+ * @error: return location for a #GError
+ *
+ * Reads @file on the calling thread (tests); the Open dialog and the
+ * command line use inspector_editor_page_open_file(), which reads in the
+ * background.
+ *
+ * Returns: %TRUE on success
+ */
 gboolean
 inspector_editor_page_load_file (InspectorEditorPage  *self,
                                  GFile                *file,
                                  GError              **error)
 {
   g_autofree gchar *contents = NULL;
-  g_autofree gchar *basename = NULL;
   gsize len = 0;
 
   if (!g_file_load_contents (file, NULL, &contents, &len, NULL, error))
     return FALSE;
+  return take_contents (self, file, contents, len, error);
+}
+
+/* Shows what was read from @file; main thread. */
+static gboolean
+take_contents (InspectorEditorPage  *self,
+               GFile                *file,
+               const gchar          *contents,
+               gsize                 len,
+               GError              **error)
+{
+  g_autofree gchar *basename = NULL;
+
   if (!g_utf8_validate (contents, len, NULL))
     {
       g_autofree gchar *parse = g_file_get_parse_name (file);
@@ -276,9 +304,9 @@ build_options (InspectorEditorPage *self,
     }
   for (guint i = 0; names[i]; i++)
     atomr_compile_options_add_name_expression (options, names[i]);
-  /* ptxas only runs when NVRTC emits CUBIN for a real sm_ architecture */
-  if (arch && g_str_has_prefix (arch, "sm_"))
-    atomr_compile_options_add_extra_flag (options, "--ptxas-options=-v");
+  /* no --ptxas-options=-v: it would change the cache key, so the same
+   * source compiled here and by the library would be two entries; the
+   * resource usage comes from the CUBIN instead (show_resources) */
   return options;
 }
 
@@ -342,6 +370,115 @@ create_diagnostic_row (gpointer item,
   return row;
 }
 
+/**
+ * inspector_editor_page_get_line_diagnostics:
+ * @self: the page
+ * @line: a line of the buffer, from 1
+ *
+ * What the tooltip over @line says: the diagnostics of the last compile
+ * on that line of this file, one per line of text, unless the line was
+ * edited since (its markers are gone then).
+ *
+ * Returns: (transfer full) (nullable): the text, or %NULL
+ */
+gchar *
+inspector_editor_page_get_line_diagnostics (InspectorEditorPage *self,
+                                            guint                line)
+{
+  g_autoptr(GString) out = NULL;
+  g_autoptr(GSList) marks = NULL;
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->diagnostics));
+
+  if (line == 0)
+    return NULL;
+  marks = gtk_source_buffer_get_source_marks_at_line (self->buffer, (gint) line - 1, NULL);
+  if (marks == NULL)
+    return NULL;   /* none, or edited since */
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(InspectorDiagnostic) d = g_list_model_get_item (G_LIST_MODEL (self->diagnostics), i);
+
+      if (inspector_diagnostic_get_line (d) != line || g_strcmp0 (inspector_diagnostic_get_file (d), self->log_name) != 0)
+        continue;
+      if (out == NULL)
+        out = g_string_new (NULL);
+      else
+        g_string_append_c (out, '\n');
+      /* Translators: a tooltip over a marked line: "Error: expected a ;" */
+      g_string_append_printf (out, _("%s: %s"), inspector_severity_to_string (inspector_diagnostic_get_severity (d)),
+                              inspector_diagnostic_get_message (d));
+    }
+  return out ? g_string_free (g_steal_pointer (&out), FALSE) : NULL;
+}
+
+static gboolean
+on_query_tooltip (GtkWidget           *widget,
+                  int                  x,
+                  int                  y,
+                  gboolean             keyboard,
+                  GtkTooltip          *tooltip,
+                  InspectorEditorPage *self)
+{
+  GtkTextIter iter;
+  int bx, by;
+  g_autofree gchar *text = NULL;
+
+  if (keyboard)
+    gtk_text_buffer_get_iter_at_mark (GTK_TEXT_BUFFER (self->buffer), &iter,
+                                      gtk_text_buffer_get_insert (GTK_TEXT_BUFFER (self->buffer)));
+  else
+    {
+      gtk_text_view_window_to_buffer_coords (GTK_TEXT_VIEW (widget), GTK_TEXT_WINDOW_WIDGET, x, y, &bx, &by);
+      gtk_text_view_get_iter_at_location (GTK_TEXT_VIEW (widget), &iter, bx, by);
+    }
+  text = inspector_editor_page_get_line_diagnostics (self, (guint) gtk_text_iter_get_line (&iter) + 1);
+  if (text == NULL)
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, text);
+  return TRUE;
+}
+
+/* An edit makes the markers of the lines it touched stale: they go. */
+static void
+clear_lines (InspectorEditorPage *self,
+             gint                 first,
+             gint                 last)
+{
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_iter_at_line (GTK_TEXT_BUFFER (self->buffer), &start, MAX (first, 0));
+  gtk_text_buffer_get_iter_at_line (GTK_TEXT_BUFFER (self->buffer), &end, MAX (last, 0));
+  if (!gtk_text_iter_ends_line (&end))
+    gtk_text_iter_forward_to_line_end (&end);
+  gtk_source_buffer_remove_source_marks (self->buffer, &start, &end, NULL);
+  gtk_text_buffer_remove_tag (GTK_TEXT_BUFFER (self->buffer), self->error_tag, &start, &end);
+  gtk_text_buffer_remove_tag (GTK_TEXT_BUFFER (self->buffer), self->warning_tag, &start, &end);
+}
+
+static void
+on_insert_text (GtkTextBuffer       *buffer,
+                GtkTextIter         *location,
+                const gchar         *text,
+                gint                 len,
+                InspectorEditorPage *self)
+{
+  gint last = gtk_text_iter_get_line (location), first = last;
+
+  for (gint i = 0; i < len || (len < 0 && text[i]); i++)
+    if (text[i] == '\n')
+      first--;
+  clear_lines (self, first, last);
+}
+
+static void
+on_delete_range (GtkTextBuffer       *buffer,
+                 GtkTextIter         *start,
+                 GtkTextIter         *end,
+                 InspectorEditorPage *self)
+{
+  clear_lines (self, gtk_text_iter_get_line (start), gtk_text_iter_get_line (end));
+}
+
 static void
 mark_diagnostics (InspectorEditorPage *self)
 {
@@ -360,10 +497,20 @@ mark_diagnostics (InspectorEditorPage *self)
       if (g_strcmp0 (inspector_diagnostic_get_file (d), self->log_name) != 0 || line == 0 || line > lines)
         continue;
       gtk_text_buffer_get_iter_at_line (GTK_TEXT_BUFFER (self->buffer), &start, (gint) line - 1);
-      end = start;
-      if (!gtk_text_iter_ends_line (&end))
-        gtk_text_iter_forward_to_line_end (&end);
       gtk_source_buffer_create_source_mark (self->buffer, NULL, err ? "error" : "warning", &start);
+      /* the underline starts at the reported column, over the word there */
+      if (inspector_diagnostic_get_column (d) > 1 &&
+          (gint) inspector_diagnostic_get_column (d) - 1 < gtk_text_iter_get_chars_in_line (&start))
+        gtk_text_iter_set_line_offset (&start, (gint) inspector_diagnostic_get_column (d) - 1);
+      end = start;
+      if (!gtk_text_iter_ends_line (&end) && !gtk_text_iter_forward_word_end (&end))
+        gtk_text_iter_forward_to_line_end (&end);
+      if (gtk_text_iter_get_line (&end) != gtk_text_iter_get_line (&start) || gtk_text_iter_equal (&end, &start))
+        {
+          end = start;
+          if (!gtk_text_iter_ends_line (&end))
+            gtk_text_iter_forward_to_line_end (&end);
+        }
       gtk_text_buffer_apply_tag (GTK_TEXT_BUFFER (self->buffer), err ? self->error_tag : self->warning_tag,
                                  &start, &end);
     }
@@ -379,40 +526,59 @@ clear_resources (InspectorEditorPage *self)
 
 static void
 show_resources (InspectorEditorPage *self,
-                const gchar         *log,
-                const gchar         *arch)
+                AtomrModule         *module)
 {
-  g_autoptr(GPtrArray) res = inspector_ptxas_parse (log);
+  const gchar *arch = atomr_module_get_arch (module);
+  GBytes *cubin = atomr_module_get_cubin (module);
+  g_autoptr(GPtrArray) res = NULL;
+  g_autoptr(GError) error = NULL;
 
   clear_resources (self);
   adw_preferences_group_set_title (self->resources_group, _("Registers and Shared Memory"));
-  if (res->len == 0)
+  if (cubin == NULL)
     {
       adw_preferences_group_set_description (self->resources_group,
-                                             g_str_has_prefix (arch, "sm_")
-                                             ? _("ptxas reported no entry function.")
-                                             : _("Resource usage comes from ptxas, which NVRTC runs only when compiling "
-                                                 "for a real architecture (sm_XX); this compile produced PTX only."));
+                                             _("Resource usage is read from the CUBIN, which NVRTC produces only "
+                                               "when compiling for a real architecture (sm_XX); this compile "
+                                               "produced PTX only."));
+      return;
+    }
+  res = inspector_cubin_resources (cubin, arch, &error);
+  if (res == NULL || res->len == 0)
+    {
+      adw_preferences_group_set_description (self->resources_group,
+                                             error ? error->message : _("The CUBIN has no kernel."));
       return;
     }
   /* Translators: where the numbers come from */
   adw_preferences_group_set_description (self->resources_group,
-                                         _("From ptxas’ verbose output (--ptxas-options=-v); no GPU needed."));
+                                         _("Read from the compiled CUBIN (the same compile the cache keeps); "
+                                           "no GPU needed."));
   for (guint i = 0; i < res->len; i++)
     {
       InspectorKernelResources *r = g_ptr_array_index (res, i);
       GtkWidget *row = adw_action_row_new ();
       g_autofree gchar *title = g_strdup_printf ("%s (%s)", r->function, r->arch);
-      g_autofree gchar *sub = g_strdup_printf (_("%u registers, %u bytes shared memory, %u bytes stack, "
-                                                 "%u bytes spill stores, %u bytes spill loads, %u barriers"),
-                                               r->registers, r->shared_bytes, r->stack_bytes,
-                                               r->spill_stores, r->spill_loads, r->barriers);
+      g_autofree gchar *sub = g_strdup_printf (_("%u registers, %u bytes shared memory, %u bytes stack frame"),
+                                               r->registers, r->shared_bytes, r->stack_bytes);
       adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
       adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), sub);
       adw_preferences_group_add (self->resources_group, row);
       g_ptr_array_add (self->resource_rows, row);
     }
+}
+
+/**
+ * inspector_editor_page_get_n_resource_rows:
+ * @self: the page
+ *
+ * Returns: how many kernels the Registers panel lists
+ */
+guint
+inspector_editor_page_get_n_resource_rows (InspectorEditorPage *self)
+{
+  return self->resource_rows->len;
 }
 
 static void
@@ -530,7 +696,7 @@ on_compiled (GObject      *source_object,
       if (self->actor)
         show_attributes (self, module);
       else
-        show_resources (self, log, atomr_module_get_arch (module));
+        show_resources (self, module);
       status = cs == ATOMR_CACHE_STATUS_MEMORY_HIT || cs == ATOMR_CACHE_STATUS_DISK_HIT
                ? g_strdup (_("Unchanged: taken from the cache"))
                : g_strdup_printf (_("Compiled in %.0f ms and stored in the cache"),
@@ -622,6 +788,228 @@ report (InspectorEditorPage *self,
   gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", message);
 }
 
+/* Unsaved edits: every action that would replace the buffer (open,
+ * "Open in Editor", closing the window, quitting) asks first through
+ * inspector_editor_page_save_changes_async(). */
+
+static gboolean save_to (InspectorEditorPage *self, GFile *file, GError **error);
+
+static void
+on_save_changes_chooser (GtkNativeDialog *dialog,
+                         int              response,
+                         GTask           *task)
+{
+  InspectorEditorPage *self = g_task_get_source_object (task);
+  g_autoptr(GError) error = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+
+      if (save_to (self, file, &error))
+        g_task_return_boolean (task, TRUE);
+      else
+        g_task_return_error (task, g_steal_pointer (&error));
+    }
+  else
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("The source was not saved"));
+  g_object_unref (dialog);
+  g_object_unref (task);
+}
+
+static void
+on_save_changes_response (AdwMessageDialog *dialog,
+                          const gchar      *response,
+                          GTask            *task)
+{
+  InspectorEditorPage *self = g_task_get_source_object (task);
+  g_autoptr(GError) error = NULL;
+
+  /* once: closing the dialog afterwards must not answer again */
+  g_signal_handlers_disconnect_by_func (dialog, on_save_changes_response, task);
+  self->save_dialog = NULL;
+  if (g_str_equal (response, "discard"))
+    {
+      gtk_text_buffer_set_modified (GTK_TEXT_BUFFER (self->buffer), FALSE);
+      g_task_return_boolean (task, TRUE);
+    }
+  else if (g_str_equal (response, "save") && self->file)
+    {
+      if (save_to (self, self->file, &error))
+        g_task_return_boolean (task, TRUE);
+      else
+        g_task_return_error (task, g_steal_pointer (&error));
+    }
+  else if (g_str_equal (response, "save"))
+    {
+      GtkFileChooserNative *chooser;
+
+      chooser = gtk_file_chooser_native_new (_("Save Kernel Source"), GTK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))),
+                                             GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
+      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), program_name (self));
+      g_signal_connect (chooser, "response", G_CALLBACK (on_save_changes_chooser), g_steal_pointer (&task));
+      gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+      return;
+    }
+  else
+    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("Kept the unsaved changes"));
+  g_clear_object (&task);
+}
+
+/**
+ * inspector_editor_page_save_changes_async:
+ * @self: the page
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called when the user decided
+ * @user_data: data for @callback
+ *
+ * Before the buffer is replaced or the window closes: if the buffer has
+ * unsaved edits, asks whether to save them, discard them, or cancel.
+ * Finishes with %TRUE at once when there is nothing to lose.
+ */
+void
+inspector_editor_page_save_changes_async (InspectorEditorPage *self,
+                                          GCancellable        *cancellable,
+                                          GAsyncReadyCallback  callback,
+                                          gpointer             user_data)
+{
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  g_autofree gchar *body = NULL;
+  GtkWidget *dialog;
+
+  g_task_set_source_tag (task, inspector_editor_page_save_changes_async);
+  if (!gtk_text_buffer_get_modified (GTK_TEXT_BUFFER (self->buffer)))
+    {
+      g_task_return_boolean (task, TRUE);
+      g_object_unref (task);
+      return;
+    }
+  if (self->save_dialog)   /* already asking: this request is the same question */
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_PENDING, _("Already asking about the unsaved changes"));
+      g_object_unref (task);
+      gtk_window_present (GTK_WINDOW (self->save_dialog));
+      return;
+    }
+  /* Translators: %s is a file name */
+  body = g_strdup_printf (_("“%s” has changes that were not saved. Unsaved changes are lost."), program_name (self));
+  dialog = adw_message_dialog_new (GTK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))), _("Save Changes?"), body);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog),
+                                    "cancel", _("_Cancel"),
+                                    "discard", _("_Discard"),
+                                    "save", _("_Save"),
+                                    NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "discard", ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "save", ADW_RESPONSE_SUGGESTED);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "save");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  g_signal_connect (dialog, "response", G_CALLBACK (on_save_changes_response), task);
+  self->save_dialog = dialog;
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+/**
+ * inspector_editor_page_save_changes_finish:
+ * @self: the page
+ * @result: the result
+ * @error: return location for a #GError; %G_IO_ERROR_CANCELLED when the
+ *   user kept the edits
+ *
+ * Returns: %TRUE when the buffer may be replaced
+ */
+gboolean
+inspector_editor_page_save_changes_finish (InspectorEditorPage  *self,
+                                           GAsyncResult         *result,
+                                           GError              **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/**
+ * inspector_editor_page_get_modified:
+ * @self: the page
+ *
+ * Returns: whether the buffer has unsaved edits
+ */
+gboolean
+inspector_editor_page_get_modified (InspectorEditorPage *self)
+{
+  return gtk_text_buffer_get_modified (GTK_TEXT_BUFFER (self->buffer));
+}
+
+typedef struct {
+  GWeakRef page;
+  GFile   *file;
+} Loading;
+
+static void
+on_file_loaded (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  Loading *l = user_data;
+  g_autoptr(InspectorEditorPage) self = g_weak_ref_get (&l->page);
+  g_autofree gchar *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  gsize len = 0;
+
+  if (!g_file_load_contents_finish (G_FILE (source), result, &contents, &len, NULL, &error) ||
+      (self && !take_contents (self, l->file, contents, len, &error)))
+    {
+      if (self)
+        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+    }
+  g_weak_ref_clear (&l->page);
+  g_object_unref (l->file);
+  g_free (l);
+}
+
+/* Reads @file in the background (GFile's async I/O), then shows it. */
+static void
+load_file_async (InspectorEditorPage *self,
+                 GFile               *file)
+{
+  Loading *l = g_new0 (Loading, 1);
+
+  g_weak_ref_init (&l->page, self);
+  l->file = g_object_ref (file);
+  g_file_load_contents_async (file, NULL, on_file_loaded, l);
+}
+
+static void
+on_load_file_confirmed (GObject      *source,
+                        GAsyncResult *result,
+                        gpointer      user_data)
+{
+  InspectorEditorPage *self = INSPECTOR_EDITOR_PAGE (source);
+  g_autoptr(GFile) file = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!inspector_editor_page_save_changes_finish (self, result, &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
+          !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PENDING))
+        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+      return;
+    }
+  load_file_async (self, file);
+}
+
+/**
+ * inspector_editor_page_open_file:
+ * @self: the page
+ * @file: a kernel source
+ *
+ * Opens @file after asking about unsaved edits; errors become toasts.
+ */
+void
+inspector_editor_page_open_file (InspectorEditorPage *self,
+                                 GFile               *file)
+{
+  inspector_editor_page_save_changes_async (self, NULL, on_load_file_confirmed, g_object_ref (file));
+}
+
 static void
 on_open_response (GtkNativeDialog     *dialog,
                   int                  response,
@@ -630,12 +1018,37 @@ on_open_response (GtkNativeDialog     *dialog,
   if (response == GTK_RESPONSE_ACCEPT)
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autoptr(GError) error = NULL;
 
-      if (!inspector_editor_page_load_file (self, file, &error))
-        report (self, error->message);
+      load_file_async (self, file);
     }
   g_object_unref (dialog);
+}
+
+static void
+show_open_dialog (InspectorEditorPage *self)
+{
+  GtkFileChooserNative *dialog;
+
+  dialog = gtk_file_chooser_native_new (_("Open Kernel Source"), GTK_WINDOW (gtk_widget_get_root (GTK_WIDGET (self))),
+                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), cuda_filter ());
+  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+on_open_confirmed (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  InspectorEditorPage *self = INSPECTOR_EDITOR_PAGE (source);
+  g_autoptr(GError) error = NULL;
+
+  if (inspector_editor_page_save_changes_finish (self, result, &error))
+    show_open_dialog (self);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) &&
+           !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_PENDING))
+    report (self, error->message);
 }
 
 static void
@@ -643,13 +1056,7 @@ open_action (GtkWidget   *widget,
              const gchar *action_name,
              GVariant    *parameter)
 {
-  GtkFileChooserNative *dialog;
-
-  dialog = gtk_file_chooser_native_new (_("Open Kernel Source"), GTK_WINDOW (gtk_widget_get_root (widget)),
-                                        GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), cuda_filter ());
-  g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), widget);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+  inspector_editor_page_save_changes_async (INSPECTOR_EDITOR_PAGE (widget), NULL, on_open_confirmed, NULL);
 }
 
 static gboolean
@@ -718,6 +1125,8 @@ inspector_editor_page_dispose (GObject *object)
 
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  if (self->save_dialog)
+    gtk_window_destroy (GTK_WINDOW (self->save_dialog));
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_EDITOR_PAGE);
   g_clear_object (&self->file);
   g_clear_object (&self->cache);
@@ -765,8 +1174,6 @@ inspector_editor_page_class_init (InspectorEditorPageClass *klass)
   gtk_widget_class_install_action (widget_class, "editor.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "editor.save", NULL, save_action);
   gtk_widget_class_install_action (widget_class, "editor.save-as", NULL, save_action);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Return, GDK_CONTROL_MASK, "editor.compile", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Enter, GDK_CONTROL_MASK, "editor.compile", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK, "editor.save", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "editor.save-as", NULL);
 }
@@ -792,6 +1199,19 @@ inspector_editor_page_init (InspectorEditorPage *self)
   g_autoptr(GBytes) sample = NULL;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+
+  /* Ctrl+Enter compiles: in the capture phase, before the source view
+   * (which would insert a newline) sees the key */
+  {
+    GtkEventController *keys = gtk_shortcut_controller_new ();
+
+    gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);
+    gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (keys),
+      gtk_shortcut_new (gtk_alternative_trigger_new (gtk_keyval_trigger_new (GDK_KEY_Return, GDK_CONTROL_MASK),
+                                                     gtk_keyval_trigger_new (GDK_KEY_KP_Enter, GDK_CONTROL_MASK)),
+                        gtk_named_action_new ("editor.compile")));
+    gtk_widget_add_controller (GTK_WIDGET (self), keys);
+  }
   self->buffer = GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (GTK_TEXT_VIEW (self->source_view)));
   self->diagnostics = g_list_store_new (INSPECTOR_TYPE_DIAGNOSTIC);
   self->resource_rows = g_ptr_array_new ();
@@ -811,6 +1231,10 @@ inspector_editor_page_init (InspectorEditorPage *self)
                            create_diagnostic_row, NULL, NULL);
   g_signal_connect (self->diagnostics_list, "row-activated", G_CALLBACK (on_diagnostic_activated), self);
   g_signal_connect_swapped (self->buffer, "modified-changed", G_CALLBACK (update_title), self);
+  g_signal_connect_after (self->buffer, "insert-text", G_CALLBACK (on_insert_text), self);
+  g_signal_connect (self->buffer, "delete-range", G_CALLBACK (on_delete_range), self);
+  gtk_widget_set_has_tooltip (GTK_WIDGET (self->source_view), TRUE);
+  g_signal_connect (self->source_view, "query-tooltip", G_CALLBACK (on_query_tooltip), self);
 
   adw_preferences_group_set_title (self->resources_group, _("Registers and Shared Memory"));
   adw_preferences_group_set_description (self->resources_group,
@@ -823,4 +1247,28 @@ inspector_editor_page_init (InspectorEditorPage *self)
     }
   else
     update_title (self);
+}
+
+/**
+ * inspector_editor_page_get_buffer:
+ * @self: the page
+ *
+ * Returns: (transfer none): the source buffer
+ */
+GtkTextBuffer *
+inspector_editor_page_get_buffer (InspectorEditorPage *self)
+{
+  return GTK_TEXT_BUFFER (self->buffer);
+}
+
+/**
+ * inspector_editor_page_get_source_view:
+ * @self: the page
+ *
+ * Returns: (transfer none): the source view
+ */
+GtkWidget *
+inspector_editor_page_get_source_view (InspectorEditorPage *self)
+{
+  return GTK_WIDGET (self->source_view);
 }

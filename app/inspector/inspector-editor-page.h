@@ -25,5 +25,20 @@ void     inspector_editor_page_set_cache       (InspectorEditorPage    *self,
                                                 AtomrKernelCache       *cache);
 void     inspector_editor_page_compile         (InspectorEditorPage    *self);
 guint    inspector_editor_page_get_n_diagnostics (InspectorEditorPage  *self);
+gchar   *inspector_editor_page_get_line_diagnostics (InspectorEditorPage *self,
+                                                     guint                line);
+guint    inspector_editor_page_get_n_resource_rows (InspectorEditorPage *self);
+gboolean inspector_editor_page_get_modified    (InspectorEditorPage    *self);
+void     inspector_editor_page_save_changes_async  (InspectorEditorPage *self,
+                                                    GCancellable        *cancellable,
+                                                    GAsyncReadyCallback  callback,
+                                                    gpointer             user_data);
+gboolean inspector_editor_page_save_changes_finish (InspectorEditorPage *self,
+                                                    GAsyncResult        *result,
+                                                    GError             **error);
+GtkTextBuffer *inspector_editor_page_get_buffer (InspectorEditorPage *self);
+GtkWidget     *inspector_editor_page_get_source_view (InspectorEditorPage *self);
+void     inspector_editor_page_open_file       (InspectorEditorPage    *self,
+                                                GFile                  *file);
 
 G_END_DECLS

@@ -6,20 +6,34 @@
 
 #include <glib/gi18n.h>
 #include <math.h>
+#include <string.h>
 
 #include "inspector-timeline.h"
 
 /* Draws an InspectorTraceModel with GtkSnapshot: a label gutter on the
- * left, a time ruler on top, and per track a row of boxes from enqueue to
- * completion.  The view is `offset` (µs after the trace start at the left
- * edge of the plot) and `scale` (pixels per µs); ctrl+scroll and pinch zoom
- * around the pointer, dragging and horizontal scrolling pan, a click
- * selects the box under the pointer. */
+ * left, a time ruler on top, and per lane its slices: GPU execution per
+ * CUDA stream (full rows), host lifecycles of the actors (thin rows under
+ * them, packed since operations in flight overlap), nested spans of plain
+ * Chrome traces, and counters as step plots.  Box, tooltip, details and
+ * statistics all use the slice's own duration (GPU time on GPU lanes).
+ *
+ * The view is `offset` (µs after the trace start at the left edge of the
+ * plot) and `scale` (pixels per µs); ctrl+scroll and pinch zoom around the
+ * pointer, dragging and horizontal scrolling pan, a click selects the box
+ * under the pointer.  A frame visits only what it shows: per lane a binary
+ * search finds the first slice reaching into the view, and a run of boxes
+ * narrower than a pixel is skipped with another binary search to the next
+ * pixel (n_visited counts the slices a frame looked at). */
 
-#define GUTTER_WIDTH 200.0
+/* the label gutter: 200 px, less on a narrow window (a phone) */
+#define GUTTER_WIDTH (gutter_width (self))
 #define RULER_HEIGHT 28.0
-#define ROW_HEIGHT   30.0
-#define BOX_PAD      4.0
+#define ROW_HEIGHT   24.0
+#define HOST_ROW     9.0
+#define HOST_ROWS    4
+#define COUNTER_ROW  36.0
+#define LANE_GAP     4.0
+#define BOX_PAD      2.0
 #define MIN_SCALE    1e-7
 #define MAX_SCALE    2000.0
 
@@ -33,6 +47,10 @@ struct _InspectorTimeline
   gboolean             fitted;
   gint                 selected;
   guint                n_drawn;
+  guint                n_visited;
+  gboolean             user_zoomed;   /* keep the view when the model changes (live) */
+  gboolean             show_flows;
+  GArray              *lane_y;        /* gdouble per lane, then the total */
   gdouble              drag_offset;
   gdouble              zoom_scale;
   gdouble              pointer_x;
@@ -91,6 +109,14 @@ inspector_library_color (const gchar *library,
 }
 
 static gdouble
+gutter_width (InspectorTimeline *self)
+{
+  gdouble w = gtk_widget_get_width (GTK_WIDGET (self));
+
+  return w > 0 ? CLAMP (w * 0.3, 110.0, 200.0) : 200.0;
+}
+
+static gdouble
 plot_width (InspectorTimeline *self)
 {
   return MAX (1.0, gtk_widget_get_width (GTK_WIDGET (self)) - GUTTER_WIDTH);
@@ -101,8 +127,53 @@ duration (InspectorTimeline *self)
 {
   if (self->model == NULL)
     return 1;
-  return MAX (1.0, (gdouble) (inspector_trace_model_get_end_time (self->model) -
-                              inspector_trace_model_get_start_time (self->model)));
+  return MAX (1e-3, inspector_trace_model_get_duration (self->model));
+}
+
+static gdouble
+lane_height (InspectorTimeline *self,
+             guint              lane)
+{
+  guint depth = inspector_trace_model_get_lane_depth (self->model, lane);
+
+  switch (inspector_trace_model_get_lane_kind (self->model, lane))
+    {
+    case INSPECTOR_LANE_HOST: return MIN (depth, HOST_ROWS) * HOST_ROW + LANE_GAP;
+    case INSPECTOR_LANE_COUNTER: return COUNTER_ROW + LANE_GAP;
+    default: return MAX (depth, 1) * ROW_HEIGHT + LANE_GAP;
+    }
+}
+
+/* y of each lane's top, then the bottom of the last */
+static void
+layout_lanes (InspectorTimeline *self)
+{
+  guint n = self->model ? inspector_trace_model_get_n_lanes (self->model) : 0;
+  gdouble y = RULER_HEIGHT;
+
+  g_array_set_size (self->lane_y, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      g_array_append_val (self->lane_y, y);
+      y += lane_height (self, i);
+    }
+  g_array_append_val (self->lane_y, y);
+}
+
+static gdouble
+slice_y (InspectorTimeline    *self,
+         const InspectorSlice *s,
+         gdouble              *height)
+{
+  gdouble top = g_array_index (self->lane_y, gdouble, s->lane);
+
+  if (inspector_trace_model_get_lane_kind (self->model, s->lane) == INSPECTOR_LANE_HOST)
+    {
+      *height = HOST_ROW - 2;
+      return top + MIN (s->depth, HOST_ROWS - 1) * HOST_ROW + 1;
+    }
+  *height = ROW_HEIGHT - 2 * BOX_PAD;
+  return top + s->depth * ROW_HEIGHT + BOX_PAD;
 }
 
 static void
@@ -124,6 +195,7 @@ inspector_timeline_zoom_to_fit (InspectorTimeline *self)
   self->scale = plot_width (self) / (duration (self) * 1.04);
   self->offset = -duration (self) * 0.02;
   self->fitted = gtk_widget_get_width (GTK_WIDGET (self)) > 0;
+  self->user_zoomed = FALSE;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -143,6 +215,7 @@ inspector_timeline_zoom (InspectorTimeline *self,
 
   self->scale *= factor;
   self->scale = CLAMP (self->scale, MIN_SCALE, MAX_SCALE);
+  self->user_zoomed = TRUE;
   self->offset = t - px / self->scale;
   clamp_view (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
@@ -151,9 +224,14 @@ inspector_timeline_zoom (InspectorTimeline *self,
 static void
 on_model_changed (InspectorTimeline *self)
 {
-  if (self->selected >= (gint) inspector_trace_model_get_n_records (self->model))
+  if (self->selected >= (gint) inspector_trace_model_get_n_slices (self->model))
     inspector_timeline_set_selected (self, -1);
-  inspector_timeline_zoom_to_fit (self);
+  layout_lanes (self);
+  /* a live recording grows: keep the user's zoom, else show it all */
+  if (self->user_zoomed && inspector_trace_model_get_n_slices (self->model) > 0)
+    clamp_view (self);
+  else
+    inspector_timeline_zoom_to_fit (self);
   gtk_widget_queue_resize (GTK_WIDGET (self));
 }
 
@@ -172,6 +250,8 @@ inspector_timeline_set_model (InspectorTimeline   *self,
     self->changed_id = g_signal_connect_swapped (model, "changed", G_CALLBACK (on_model_changed), self);
   inspector_timeline_set_selected (self, -1);
   self->fitted = FALSE;
+  self->user_zoomed = FALSE;
+  layout_lanes (self);
   gtk_widget_queue_resize (GTK_WIDGET (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MODEL]);
 }
@@ -194,7 +274,7 @@ inspector_timeline_set_selected (InspectorTimeline *self,
 {
   g_return_if_fail (INSPECTOR_IS_TIMELINE (self));
 
-  if (self->model == NULL || index >= (gint) inspector_trace_model_get_n_records (self->model))
+  if (self->model == NULL || index >= (gint) inspector_trace_model_get_n_slices (self->model))
     index = -1;
   if (index < -1)
     index = -1;
@@ -209,6 +289,59 @@ guint
 inspector_timeline_get_n_drawn_boxes (InspectorTimeline *self)
 {
   return self->n_drawn;
+}
+
+/**
+ * inspector_timeline_get_n_visited:
+ * @self: a timeline
+ *
+ * Returns: how many slices the last frame looked at (drawn or skipped)
+ */
+guint
+inspector_timeline_get_n_visited (InspectorTimeline *self)
+{
+  return self->n_visited;
+}
+
+/**
+ * inspector_timeline_set_show_flows:
+ * @self: a timeline
+ * @show: whether to draw every dependency arrow (the selection's are
+ *   always drawn)
+ */
+void
+inspector_timeline_set_show_flows (InspectorTimeline *self,
+                                   gboolean           show)
+{
+  self->show_flows = show;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/**
+ * inspector_timeline_reveal:
+ * @self: a timeline
+ * @index: a slice
+ *
+ * Selects @index and pans (zooming in when it is tiny) so it shows.
+ */
+void
+inspector_timeline_reveal (InspectorTimeline *self,
+                           gint               index)
+{
+  const InspectorSlice *s;
+  gdouble pw = plot_width (self);
+
+  inspector_timeline_set_selected (self, index);
+  if (self->selected < 0)
+    return;
+  s = inspector_trace_model_get_slice (self->model, (guint) self->selected);
+  if (s->dur * self->scale < 4)
+    self->scale = MAX (self->scale, 40.0 / MAX (s->dur, 1e-3));
+  self->scale = MIN (self->scale, MAX_SCALE);
+  self->offset = s->start + s->dur / 2 - pw / 2 / self->scale;
+  self->user_zoomed = TRUE;
+  clamp_view (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 static gdouble
@@ -263,6 +396,51 @@ draw_text (GtkSnapshot   *snapshot,
   gtk_snapshot_restore (snapshot);
 }
 
+/* Thin boxes merged into one rectangle while they touch. */
+typedef struct {
+  gdouble x, y, w, h;
+  GdkRGBA c;
+} Run;
+
+static void
+flush_run (GtkSnapshot *snapshot,
+           Run         *run)
+{
+  if (run->w > 0)
+    gtk_snapshot_append_color (snapshot, &run->c, &GRAPHENE_RECT_INIT (run->x, run->y, run->w, run->h));
+  run->w = 0;
+}
+
+/* A straight arrow from producer to consumer, drawn with thin rectangles
+ * along the line (no cairo: the snapshot stays renderer-neutral). */
+static void
+draw_arrow (GtkSnapshot   *snapshot,
+            gdouble        ax,
+            gdouble        ay,
+            gdouble        bx,
+            gdouble        by,
+            const GdkRGBA *color)
+{
+  gdouble dx = bx - ax, dy = by - ay, len = sqrt (dx * dx + dy * dy);
+  gdouble angle = atan2 (dy, dx) * 180 / G_PI;
+
+  if (len < 1)
+    return;
+  gtk_snapshot_save (snapshot);
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (ax, ay));
+  gtk_snapshot_rotate (snapshot, (float) angle);
+  gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (0, -0.75, len, 1.5));
+  /* the head: two short strokes */
+  gtk_snapshot_save (snapshot);
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (len, 0));
+  gtk_snapshot_rotate (snapshot, 150);
+  gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (0, -0.75, 7, 1.5));
+  gtk_snapshot_rotate (snapshot, 60);
+  gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (0, -0.75, 7, 1.5));
+  gtk_snapshot_restore (snapshot);
+  gtk_snapshot_restore (snapshot);
+}
+
 static void
 inspector_timeline_snapshot (GtkWidget   *widget,
                              GtkSnapshot *snapshot)
@@ -283,19 +461,25 @@ inspector_timeline_snapshot (GtkWidget   *widget,
   line = fg; line.alpha = 0.15;
   sel = fg;
 
-  if (self->model == NULL || inspector_trace_model_get_n_records (self->model) == 0)
+  if (self->model == NULL || inspector_trace_model_get_n_slices (self->model) +
+                             inspector_trace_model_get_n_lanes (self->model) == 0)
     return;
   if (!self->fitted)
     inspector_timeline_zoom_to_fit (self);
+  if (self->lane_y->len != inspector_trace_model_get_n_lanes (self->model) + 1)
+    layout_lanes (self);
+  self->n_visited = 0;
 
-  n_tracks = inspector_trace_model_get_n_tracks (self->model);
-  t0 = inspector_trace_model_get_start_time (self->model);
+  n_tracks = inspector_trace_model_get_n_lanes (self->model);
+  t0 = 0;
 
-  /* row bands */
+  /* lane bands */
   for (guint t = 0; t < n_tracks; t++)
     if (t % 2 == 0)
       gtk_snapshot_append_color (snapshot, &band,
-                                 &GRAPHENE_RECT_INIT (0, RULER_HEIGHT + t * ROW_HEIGHT, w, ROW_HEIGHT));
+                                 &GRAPHENE_RECT_INIT (0, g_array_index (self->lane_y, gdouble, t), w,
+                                                      g_array_index (self->lane_y, gdouble, t + 1) -
+                                                      g_array_index (self->lane_y, gdouble, t)));
 
   /* grid lines and ruler */
   step = nice_step (100.0 / self->scale);
@@ -317,90 +501,196 @@ inspector_timeline_snapshot (GtkWidget   *widget,
   gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (GUTTER_WIDTH, RULER_HEIGHT, pw, MAX (0, h - RULER_HEIGHT)));
   for (guint t = 0; t < n_tracks; t++)
     {
-      guint n;
-      const guint *idx = inspector_trace_model_get_track_records (self->model, t, &n);
-      gdouble y = RULER_HEIGHT + t * ROW_HEIGHT + BOX_PAD;
-      gdouble last_x = -1;
+      gdouble view_start = self->offset, view_end = self->offset + pw / self->scale;
+      gdouble px = 1.0 / self->scale;   /* a pixel, in µs */
+      Run run;
+      guint first_i, n, end_i, j;
+      InspectorLaneKind kind = inspector_trace_model_get_lane_kind (self->model, t);
+      gdouble ly = g_array_index (self->lane_y, gdouble, t);
 
-      for (guint j = 0; j < n; j++)
+      if (kind == INSPECTOR_LANE_COUNTER)
         {
-          AtomrLaunchInfo *info = inspector_trace_model_get_record (self->model, idx[j]);
-          gdouble s = inspector_launch_info_get_start (info) - t0;
-          gdouble e = MAX (atomr_launch_info_get_complete_time (info) - t0, s);
-          gdouble x0 = GUTTER_WIDTH + (s - self->offset) * self->scale;
-          gdouble x1 = GUTTER_WIDTH + (e - self->offset) * self->scale;
-          gdouble bw = MAX (x1 - x0, 2.0);
-          gdouble label_end;
+          const gdouble *times, *values;
+          guint np = inspector_trace_model_get_counter_points (self->model, t, &times, &values);
+          gdouble vmax = 0;
           GdkRGBA c;
 
-          if (x0 + bw < GUTTER_WIDTH || x0 > w)
-            continue;
-          /* at low zoom, many boxes fall on one pixel: draw one */
-          if (bw <= 2.0 && floor (x0) == last_x && (gint) idx[j] != self->selected)
-            continue;
-          last_x = floor (x0);
-          inspector_library_color (atomr_launch_info_get_library (info), &c);
-          if (atomr_launch_info_get_error (info))
+          inspector_library_color (inspector_trace_model_get_lane_label (self->model, t), &c);
+          c.alpha = 0.7;
+          /* the scale's maximum: over all points once per frame is cheap
+           * next to drawing, but the drawing itself is culled like boxes */
+          for (guint k = 0; k < np; k++)
+            vmax = MAX (vmax, values[k]);
+          {
+            guint lo = 0, hi = np, k;
+
+            /* the last point at or before the view's start */
+            while (lo < hi)
+              {
+                guint mid = lo + (hi - lo) / 2;
+                if (times[mid] <= view_start)
+                  lo = mid + 1;
+                else
+                  hi = mid;
+              }
+            k = lo > 0 ? lo - 1 : 0;
+            while (k < np && vmax > 0)
+              {
+                gdouble x0 = GUTTER_WIDTH + (times[k] - self->offset) * self->scale;
+                gdouble x1 = k + 1 < np ? GUTTER_WIDTH + (times[k + 1] - self->offset) * self->scale : w;
+                gdouble bh = (COUNTER_ROW - 4) * values[k] / vmax;
+                guint next = k + 1;
+
+                self->n_visited++;
+                if (times[k] > view_end)
+                  break;
+                /* several points within a pixel: draw their largest, once */
+                if (x1 - x0 < 1.0)
+                  {
+                    gdouble peak = values[k];
+                    while (next < np && times[next] < times[k] + px)
+                      {
+                        peak = MAX (peak, values[next]);
+                        next++;
+                        self->n_visited++;
+                      }
+                    bh = (COUNTER_ROW - 4) * peak / vmax;
+                    x1 = x0 + 1;
+                  }
+                gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT (x0, ly + COUNTER_ROW - bh, MAX (x1 - x0, 1), bh));
+                k = next;
+              }
+          }
+          continue;
+        }
+
+      inspector_trace_model_get_lane_range (self->model, t, &first_i, &n);
+      end_i = first_i + n;
+      j = inspector_trace_model_find_visible (self->model, t, view_start);
+      memset (&run, 0, sizeof run);
+      while (j < end_i)
+        {
+          const InspectorSlice *sl = inspector_trace_model_get_slice (self->model, j);
+          gdouble x0, x1, bw, y, bh, label_end;
+          GdkRGBA c;
+
+          self->n_visited++;
+          if (sl->start > view_end)
+            break;
+          if (sl->start + sl->dur < view_start)
+            {
+              j++;
+              continue;
+            }
+          x0 = GUTTER_WIDTH + (sl->start - self->offset) * self->scale;
+          x1 = GUTTER_WIDTH + (sl->start + sl->dur - self->offset) * self->scale;
+          bw = MAX (x1 - x0, 1.0);
+          y = slice_y (self, sl, &bh);
+          inspector_library_color (sl->library, &c);
+          if (sl->failed)
             gdk_rgba_parse (&c, "#e01b24");
-          if (bw > 3)
+          if (kind == INSPECTOR_LANE_HOST && !sl->failed)
+            c.alpha = 0.55;   /* secondary: the host's view of the operation; failures stand out */
+          if (bw > 3 && bw <= 10)   /* corners too small to see: a plain rectangle is far cheaper */
+            {
+              flush_run (snapshot, &run);
+              gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT (x0, y, bw - 1, bh));
+            }
+          else if (bw > 10)
             {
               GskRoundedRect rr;
-              gsk_rounded_rect_init_from_rect (&rr, &GRAPHENE_RECT_INIT (x0, y, bw - 1, ROW_HEIGHT - 2 * BOX_PAD), 3);
+              flush_run (snapshot, &run);
+              gsk_rounded_rect_init_from_rect (&rr, &GRAPHENE_RECT_INIT (x0, y, bw - 1, bh), kind == INSPECTOR_LANE_HOST ? 1 : 3);
               gtk_snapshot_push_rounded_clip (snapshot, &rr);
               gtk_snapshot_append_color (snapshot, &c, &rr.bounds);
               gtk_snapshot_pop (snapshot);
             }
+          else if (run.w > 0 && gdk_rgba_equal (&run.c, &c) && run.y == y && run.h == bh &&
+                   x0 <= run.x + run.w + 1.0 && (gint) j != self->selected)
+            /* thin boxes side by side in one colour: one rectangle (a
+             * zoomed-out lane would otherwise be thousands of nodes) */
+            run.w = MAX (run.w, x0 + bw - run.x);
           else
-            gtk_snapshot_append_color (snapshot, &c, &GRAPHENE_RECT_INIT (x0, y, bw, ROW_HEIGHT - 2 * BOX_PAD));
-          if (bw > 3)
             {
-              GdkRGBA edge = { 0, 0, 0, 0.35 };
-              gdouble gpu = atomr_launch_info_get_gpu_duration_ms (info) * 1000.0;
-
-              /* where each operation starts, even under the next one */
-              gtk_snapshot_append_color (snapshot, &edge, &GRAPHENE_RECT_INIT (x0, y, 1, ROW_HEIGHT - 2 * BOX_PAD));
-              /* the GPU's own time, measured with events, ends at completion */
-              if (gpu > 0)
-                {
-                  gdouble gx = MAX (x0, x1 - gpu * self->scale);
-                  gtk_snapshot_append_color (snapshot, &edge,
-                                             &GRAPHENE_RECT_INIT (gx, y + ROW_HEIGHT - 2 * BOX_PAD - 4,
-                                                                  MAX (x1 - gx, 1.0), 4));
-                }
+              flush_run (snapshot, &run);
+              run.x = x0;
+              run.y = y;
+              run.w = bw;
+              run.h = bh;
+              run.c = c;
             }
           self->n_drawn++;
-          /* the label stops where the next box of the row begins: queued
-           * operations overlap from enqueue to completion */
-          label_end = MIN (x1, w);
-          if (j + 1 < n)
-            {
-              AtomrLaunchInfo *next = inspector_trace_model_get_record (self->model, idx[j + 1]);
-              label_end = MIN (label_end, GUTTER_WIDTH + (inspector_launch_info_get_start (next) - t0 - self->offset) * self->scale);
-            }
-          if (label_end - MAX (x0, GUTTER_WIDTH) > 48)
-            {
-              GdkRGBA black = { 0, 0, 0, 0.85 };
-              g_autofree gchar *label = inspector_launch_info_get_label (info);
-              draw_text (snapshot, layout, label,
-                         MAX (x0, GUTTER_WIDTH) + 4, y + 3, label_end - MAX (x0, GUTTER_WIDTH) - 8, &black);
-            }
-          if ((gint) idx[j] == self->selected)
+          if ((gint) j == self->selected)
             {
               GskRoundedRect rr;
               const float widths[4] = { 2, 2, 2, 2 };
               const GdkRGBA colors[4] = { sel, sel, sel, sel };
-              gsk_rounded_rect_init_from_rect (&rr, &GRAPHENE_RECT_INIT (x0 - 2, y - 2, bw + 3, ROW_HEIGHT - 2 * BOX_PAD + 4), 4);
+              gsk_rounded_rect_init_from_rect (&rr, &GRAPHENE_RECT_INIT (x0 - 2, y - 2, bw + 3, bh + 4), 4);
               gtk_snapshot_append_border (snapshot, &rr, widths, colors);
             }
+          if (kind != INSPECTOR_LANE_HOST && bw > 48)
+            {
+              GdkRGBA black = { 0, 0, 0, 0.85 };
+              g_autofree gchar *label = inspector_slice_get_label (sl);
+              label_end = MIN (x1, w);
+              draw_text (snapshot, layout, label, MAX (x0, GUTTER_WIDTH) + 4, y + 2,
+                         label_end - MAX (x0, GUTTER_WIDTH) - 8, &black);
+            }
+          /* narrower than a pixel: what starts within this pixel would
+           * be drawn on top of it; skip to the next pixel */
+          if (x1 - x0 < 1.0)
+            {
+              guint next = inspector_trace_model_find_start (self->model, t, sl->start + px);
+              j = MAX (next, j + 1);
+            }
+          else
+            j++;
         }
+      flush_run (snapshot, &run);
     }
+
+  /* dependency arrows: the selection's, or all on demand */
+  {
+    guint nf = inspector_trace_model_get_n_flows (self->model);
+    GdkRGBA arrow = fg;
+
+    arrow.alpha = 0.75;
+    for (guint f = 0; f < nf; f++)
+      {
+        guint a, b;
+        const InspectorSlice *sa, *sb;
+        gdouble ax, ay, bx, by, ah, bh2;
+      
+        inspector_trace_model_get_flow (self->model, f, &a, &b);
+        if (!self->show_flows && (gint) a != self->selected && (gint) b != self->selected)
+          continue;
+        sa = inspector_trace_model_get_slice (self->model, a);
+        sb = inspector_trace_model_get_slice (self->model, b);
+        ax = GUTTER_WIDTH + (sa->start + sa->dur - self->offset) * self->scale;
+        bx = GUTTER_WIDTH + (sb->start - self->offset) * self->scale;
+        ay = slice_y (self, sa, &ah) + ah / 2;
+        by = slice_y (self, sb, &bh2) + bh2 / 2;
+        draw_arrow (snapshot, ax, ay, bx, by, &arrow);
+      }
+  }
   gtk_snapshot_pop (snapshot);
 
   /* gutter labels */
   for (guint t = 0; t < n_tracks; t++)
-    draw_text (snapshot, layout, inspector_trace_model_get_track_label (self->model, t),
-               12, RULER_HEIGHT + t * ROW_HEIGHT + 6, GUTTER_WIDTH - 20, &fg);
+    {
+      gboolean thin = inspector_trace_model_get_lane_kind (self->model, t) == INSPECTOR_LANE_HOST;
+      GdkRGBA c = thin ? dim : fg;
+
+      gtk_snapshot_save (snapshot);
+      if (thin)
+        gtk_snapshot_scale (snapshot, 0.85f, 0.85f);
+      draw_text (snapshot, layout, inspector_trace_model_get_lane_label (self->model, t),
+                 thin ? 24 / 0.85 : 12, (g_array_index (self->lane_y, gdouble, t) + (thin ? -1 : 3)) / (thin ? 0.85 : 1),
+                 (GUTTER_WIDTH - 20) / (thin ? 0.85 : 1), &c);
+      gtk_snapshot_restore (snapshot);
+    }
   gtk_snapshot_append_color (snapshot, &line, &GRAPHENE_RECT_INIT (GUTTER_WIDTH - 1, 0, 1, h));
+  (void) t0;
 }
 
 static void
@@ -416,13 +706,15 @@ inspector_timeline_measure (GtkWidget      *widget,
 
   if (orientation == GTK_ORIENTATION_HORIZONTAL)
     {
-      *minimum = (int) GUTTER_WIDTH + 100;
-      *natural = (int) GUTTER_WIDTH + 800;
+      *minimum = 110 + 100;
+      *natural = 200 + 800;
     }
   else
     {
-      guint n = self->model ? inspector_trace_model_get_n_tracks (self->model) : 0;
-      *minimum = *natural = (int) (RULER_HEIGHT + MAX (n, 1) * ROW_HEIGHT + 8);
+      if (self->model && self->lane_y->len != inspector_trace_model_get_n_lanes (self->model) + 1)
+        layout_lanes (self);
+      *minimum = *natural = (int) (MAX (self->lane_y->len > 0 ? g_array_index (self->lane_y, gdouble, self->lane_y->len - 1)
+                                                              : RULER_HEIGHT, RULER_HEIGHT + ROW_HEIGHT) + 8);
     }
 }
 
@@ -445,36 +737,36 @@ hit_test (InspectorTimeline *self,
           gdouble            x,
           gdouble            y)
 {
-  gint64 t0;
   gdouble tt, slack;
-  guint track, n;
-  const guint *idx;
+  guint lane, first, n, j;
   gint best = -1;
   gdouble best_d = G_MAXDOUBLE;
 
-  if (self->model == NULL || x < GUTTER_WIDTH || y < RULER_HEIGHT)
+  if (self->model == NULL || x < GUTTER_WIDTH || y < RULER_HEIGHT || self->lane_y->len < 2)
     return -1;
-  track = (guint) ((y - RULER_HEIGHT) / ROW_HEIGHT);
-  if (track >= inspector_trace_model_get_n_tracks (self->model))
+  for (lane = 0; lane + 1 < self->lane_y->len; lane++)
+    if (y < g_array_index (self->lane_y, gdouble, lane + 1))
+      break;
+  if (lane + 1 >= self->lane_y->len || inspector_trace_model_get_lane_kind (self->model, lane) == INSPECTOR_LANE_COUNTER)
     return -1;
-  t0 = inspector_trace_model_get_start_time (self->model);
   tt = self->offset + (x - GUTTER_WIDTH) / self->scale;
   slack = 3.0 / self->scale;   /* tiny boxes are still clickable */
-  idx = inspector_trace_model_get_track_records (self->model, track, &n);
-  for (guint j = 0; j < n; j++)
+  inspector_trace_model_get_lane_range (self->model, lane, &first, &n);
+  for (j = inspector_trace_model_find_visible (self->model, lane, tt - slack); j < first + n; j++)
     {
-      AtomrLaunchInfo *info = inspector_trace_model_get_record (self->model, idx[j]);
-      gdouble s = inspector_launch_info_get_start (info) - t0;
-      gdouble e = MAX (atomr_launch_info_get_complete_time (info) - t0, s);
-      gdouble d;
+      const InspectorSlice *s = inspector_trace_model_get_slice (self->model, j);
+      gdouble top, bh, d;
 
-      if (tt < s - slack || tt > e + slack)
+      if (s->start > tt + slack)
+        break;
+      top = slice_y (self, s, &bh);
+      if (y < top - 1 || y > top + bh + 1 || tt > s->start + s->dur + slack)
         continue;
-      d = tt < s ? s - tt : tt > e ? tt - e : 0;
+      d = tt < s->start ? s->start - tt : tt > s->start + s->dur ? tt - s->start - s->dur : 0;
       if (d < best_d)
         {
           best_d = d;
-          best = (gint) idx[j];
+          best = (gint) j;
         }
     }
   return best;
@@ -509,11 +801,41 @@ on_scroll (GtkEventControllerScroll *controller,
   if (dx != 0)
     {
       self->offset += dx * 40 / self->scale;
+      self->user_zoomed = TRUE;
       clamp_view (self);
       gtk_widget_queue_draw (GTK_WIDGET (self));
       return TRUE;
     }
   return FALSE;   /* vertical: the scrolled window scrolls the rows */
+}
+
+/**
+ * inspector_timeline_describe:
+ * @self: a timeline
+ * @index: a slice
+ *
+ * Returns: (transfer full): the tooltip of @index: its name, library and
+ *   the duration its box shows
+ */
+gchar *
+inspector_timeline_describe (InspectorTimeline *self,
+                             gint               index)
+{
+  const InspectorSlice *s = inspector_trace_model_get_slice (self->model, (guint) index);
+  g_autofree gchar *label = inspector_slice_get_label (s);
+  g_autofree gchar *d = inspector_format_duration (s->dur);
+
+  switch (s->kind)
+    {
+    case INSPECTOR_SLICE_GPU:
+      /* Translators: a tooltip: library · operation — GPU time */
+      return g_strdup_printf (_("%s · %s — %s on the GPU"), s->library, label, d);
+    case INSPECTOR_SLICE_HOST:
+      /* Translators: a tooltip: operation — submit to reply on the host */
+      return g_strdup_printf (_("%s — %s from submit to reply (host)"), label, d);
+    default:
+      return g_strdup_printf ("%s · %s — %s", s->library, label, d);
+    }
 }
 
 static void
@@ -527,10 +849,7 @@ on_motion (GtkEventControllerMotion *controller,
   self->pointer_x = x;
   if (hit >= 0)
     {
-      AtomrLaunchInfo *info = inspector_trace_model_get_record (self->model, hit);
-      g_autofree gchar *label = inspector_launch_info_get_label (info);
-      g_autofree gchar *tip = g_strdup_printf ("%s · %s — %.1f µs", atomr_launch_info_get_library (info), label,
-                                               inspector_launch_info_get_duration_us (info));
+      g_autofree gchar *tip = inspector_timeline_describe (self, hit);
       gtk_widget_set_tooltip_text (GTK_WIDGET (self), tip);
     }
   else
@@ -561,6 +880,7 @@ on_drag_update (GtkGestureDrag    *gesture,
     return;
   gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
   self->offset = self->drag_offset - dx / self->scale;
+  self->user_zoomed = TRUE;
   clamp_view (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -586,6 +906,18 @@ on_zoom_changed (GtkGestureZoom    *gesture,
   inspector_timeline_zoom (self, factor, cx);
 }
 
+/**
+ * inspector_timeline_get_scale:
+ * @self: the timeline
+ *
+ * Returns: the zoom, in pixels per microsecond
+ */
+gdouble
+inspector_timeline_get_scale (InspectorTimeline *self)
+{
+  return self->scale;
+}
+
 static void
 zoom_action (GtkWidget   *widget,
              const gchar *action_name,
@@ -609,6 +941,7 @@ inspector_timeline_dispose (GObject *object)
   if (self->model)
     g_clear_signal_handler (&self->changed_id, self->model);
   g_clear_object (&self->model);
+  g_clear_pointer (&self->lane_y, g_array_unref);
   G_OBJECT_CLASS (inspector_timeline_parent_class)->dispose (object);
 }
 
@@ -682,6 +1015,7 @@ inspector_timeline_init (InspectorTimeline *self)
 
   self->selected = -1;
   self->scale = 1;
+  self->lane_y = g_array_new (FALSE, FALSE, sizeof (gdouble));
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);
 

@@ -23,8 +23,16 @@ void                 inspector_timeline_set_selected      (InspectorTimeline   *
 void                 inspector_timeline_zoom              (InspectorTimeline   *self,
                                                            gdouble              factor,
                                                            gdouble              anchor_x);
+gdouble              inspector_timeline_get_scale         (InspectorTimeline   *self);
 void                 inspector_timeline_zoom_to_fit       (InspectorTimeline   *self);
 guint                inspector_timeline_get_n_drawn_boxes (InspectorTimeline   *self);
+guint                inspector_timeline_get_n_visited     (InspectorTimeline   *self);
+void                 inspector_timeline_set_show_flows    (InspectorTimeline   *self,
+                                                           gboolean             show);
+void                 inspector_timeline_reveal            (InspectorTimeline   *self,
+                                                           gint                 index);
+gchar               *inspector_timeline_describe          (InspectorTimeline   *self,
+                                                           gint                 index);
 void                 inspector_library_color              (const gchar         *library,
                                                            GdkRGBA             *color);
 

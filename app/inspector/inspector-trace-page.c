@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <math.h>
+
 #include <glib/gi18n.h>
 
 #include "inspector-operation-stats.h"
@@ -17,6 +19,9 @@ struct _InspectorTracePage
   GtkStack            *stack;
   GtkLabel            *summary_label;
   GtkToggleButton     *live_button;
+  GtkToggleButton     *flows_button;
+  GtkSearchEntry      *search_entry;
+  GCancellable        *cancellable;
   InspectorTimeline   *timeline;
   GtkColumnView       *stats_view;
   GtkStack            *details_stack;
@@ -30,16 +35,6 @@ struct _InspectorTracePage
 };
 
 G_DEFINE_FINAL_TYPE (InspectorTracePage, inspector_trace_page, GTK_TYPE_WIDGET)
-
-gchar *
-inspector_format_duration (gdouble us)
-{
-  if (us >= 1e6)
-    return g_strdup_printf (_("%.2f s"), us / 1e6);
-  if (us >= 1e3)
-    return g_strdup_printf (_("%.2f ms"), us / 1e3);
-  return g_strdup_printf (_("%.1f µs"), us);
-}
 
 static void
 add_row (InspectorTracePage *self,
@@ -57,22 +52,47 @@ add_row (InspectorTracePage *self,
   g_ptr_array_add (self->detail_rows, row);
 }
 
+static gchar *
+at (gdouble t)
+{
+  /* Translators: a time after the start of the trace */
+  return isnan (t) ? g_strdup ("—") : g_strdup_printf (_("%+.3f µs"), t);
+}
+
+static gchar *
+list_slices (InspectorTracePage *self,
+             GArray             *indices)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  for (guint i = 0; i < indices->len; i++)
+    {
+      const InspectorSlice *s = inspector_trace_model_get_slice (self->model, g_array_index (indices, guint, i));
+      g_autofree gchar *label = inspector_slice_get_label (s);
+
+      if (out->len)
+        g_string_append (out, "\n");
+      if (s->seq >= 0)
+        g_string_append_printf (out, "%s #%" G_GINT64_FORMAT " (%s)", label, s->seq, s->actor);
+      else
+        g_string_append_printf (out, "%s (%s)", label, s->actor);
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
 static void
 show_details (InspectorTracePage *self)
 {
   gint sel = inspector_timeline_get_selected (self->timeline);
-  AtomrLaunchInfo *info;
-  gint64 t0, submit, enq, done;
-  gdouble gpu;
-  guint g[3], b[3], shm;
-  g_autofree gchar *op = NULL, *seq = NULL, *label = NULL;
-  g_autofree gchar *s1 = NULL, *s2 = NULL, *s3 = NULL, *s4 = NULL, *s5 = NULL, *s6 = NULL, *s7 = NULL;
-  const GError *error;
+  const InspectorSlice *s, *gpu = NULL, *host = NULL;
+  g_autofree gchar *label = NULL, *op = NULL, *where = NULL, *gpu_time = NULL, *queue = NULL, *life = NULL;
+  g_autofree gchar *steps = NULL, *seq = NULL, *geo = NULL, *waited = NULL, *fed = NULL;
+  g_autofree gchar *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+  g_autoptr(GArray) producers = NULL, consumers = NULL;
 
   for (guint i = 0; i < self->detail_rows->len; i++)
     adw_preferences_group_remove (self->details_group, g_ptr_array_index (self->detail_rows, i));
   g_ptr_array_set_size (self->detail_rows, 0);
-
   if (sel < 0)
     {
       gtk_stack_set_visible_child_name (self->details_stack, "none");
@@ -82,72 +102,131 @@ show_details (InspectorTracePage *self)
     }
   /* on a narrow window the details slide over the statistics */
   adw_flap_set_reveal_flap (self->details_flap, TRUE);
-  info = inspector_trace_model_get_record (self->model, sel);
-  t0 = inspector_trace_model_get_start_time (self->model);
-  submit = atomr_launch_info_get_submit_time (info);
-  enq = atomr_launch_info_get_enqueue_time (info);
-  done = atomr_launch_info_get_complete_time (info);
-  gpu = atomr_launch_info_get_gpu_duration_ms (info);
-  error = atomr_launch_info_get_error (info);
-
-  label = inspector_launch_info_get_label (info);
+  s = inspector_trace_model_get_slice (self->model, (guint) sel);
+  /* the operation: its GPU slice and its host lifecycle, whichever was picked */
+  if (s->kind == INSPECTOR_SLICE_GPU)
+    gpu = s;
+  else if (s->kind == INSPECTOR_SLICE_HOST)
+    host = s;
+  if (s->peer >= 0)
+    {
+      const InspectorSlice *p = inspector_trace_model_get_slice (self->model, (guint) s->peer);
+      if (p->kind == INSPECTOR_SLICE_GPU)
+        gpu = p;
+      else
+        host = p;
+    }
+  label = inspector_slice_get_label (s);
   op = g_markup_escape_text (label, -1);
   adw_preferences_group_set_title (self->details_group, op);
-  adw_preferences_group_set_description (self->details_group, error ? _("Failed") : _("Completed"));
-  add_row (self, _("Library"), atomr_launch_info_get_library (info));
-  add_row (self, _("Actor"), atomr_launch_info_get_actor_name (info));
-  s1 = atomr_launch_info_get_device_ordinal (info) >= 0
-       ? g_strdup_printf (_("GPU %d, stream %u"), atomr_launch_info_get_device_ordinal (info),
-                          atomr_launch_info_get_stream_id (info))
-       : g_strdup_printf (_("Host, stream %u"), atomr_launch_info_get_stream_id (info));
-  add_row (self, _("Device"), s1);
-  seq = g_strdup_printf ("%" G_GUINT64_FORMAT, atomr_launch_info_get_sequence (info));
-  /* Translators: the operation's sequence number on its actor, then the CUDA context generation */
-  s2 = g_strdup_printf (_("%s (context generation %u)"), seq, atomr_launch_info_get_generation (info));
-  add_row (self, _("Sequence"), s2);
-  s3 = g_strdup_printf (_("submitted at %+.1f µs, enqueued at %+.1f µs, completed at %+.1f µs"),
-                        (gdouble) (submit - t0), (gdouble) (enq - t0), (gdouble) (done - t0));
-  add_row (self, _("Host Timestamps"), s3);
-  s4 = inspector_format_duration (done > enq ? (gdouble) (done - enq) : 0);
-  add_row (self, _("Enqueue to Completion"), s4);
-  if (gpu >= 0)
+  adw_preferences_group_set_description (self->details_group, s->failed ? _("Failed") : _("Completed"));
+  add_row (self, _("Library"), s->library);
+  add_row (self, _("Actor"), s->actor);
+  where = s->device >= 0 && s->stream >= 0
+          ? g_strdup_printf (_("GPU %d, stream %d"), s->device, s->stream)
+          : g_strdup (inspector_trace_model_get_lane_label (self->model, s->lane));
+  add_row (self, _("Lane"), where);
+  if (s->seq >= 0)
     {
-      s5 = inspector_format_duration (gpu * 1000.0);
-      add_row (self, _("GPU Time"), s5);
+      seq = g_strdup_printf ("%" G_GINT64_FORMAT, s->seq);
+      if (s->generation)
+        {
+          /* Translators: the operation's sequence number, then the CUDA context generation */
+          g_autofree gchar *g = g_strdup_printf (_("%s (context generation %u)"), seq, s->generation);
+          g_free (seq);
+          seq = g_steal_pointer (&g);
+        }
+      add_row (self, _("Sequence"), seq);
     }
-  if (atomr_launch_info_get_geometry (info, &g[0], &g[1], &g[2], &b[0], &b[1], &b[2], &shm))
+  if (gpu)
     {
-      s6 = g_strdup_printf (_("grid %u×%u×%u, block %u×%u×%u, %u bytes shared memory"),
-                            g[0], g[1], g[2], b[0], b[1], b[2], shm);
-      add_row (self, _("Launch Geometry"), s6);
+      gpu_time = inspector_format_duration (gpu->dur);
+      add_row (self, _("GPU Time"), gpu_time);
     }
-  if (atomr_launch_info_get_detail (info))
-    add_row (self, _("Detail"), atomr_launch_info_get_detail (info));
-  if (error)
+  else if (s->kind == INSPECTOR_SLICE_SPAN)
     {
-      s7 = g_strdup_printf ("%s (%s %d)", error->message, g_quark_to_string (error->domain), error->code);
-      add_row (self, _("Error"), s7);
+      gpu_time = inspector_format_duration (s->dur);
+      add_row (self, _("Duration"), gpu_time);
     }
+  else
+    add_row (self, _("GPU Time"), _("Not measured (the actor's timing is off)"));
+  if (gpu && host)
+    {
+      /* queued: from the enqueue on the stream (or the submission) to the GPU start */
+      gdouble from = !isnan (host->enqueued) ? host->enqueued : host->start;
+      queue = inspector_format_duration (MAX (gpu->start - from, 0.0));
+      add_row (self, _("Queue Time"), queue);
+    }
+  if (host)
+    {
+      life = inspector_format_duration (host->dur);
+      add_row (self, _("Submit to Reply"), life);
+      a = at (host->start);
+      b = at (host->enqueued);
+      c = at (host->completed);
+      d = at (host->replied);
+      steps = g_strdup_printf (_("submitted %s, enqueued %s, completed %s, replied %s"), a, b, c, d);
+      add_row (self, _("Host Timestamps"), steps);
+    }
+  if (s->grid[0])
+    {
+      geo = g_strdup_printf (_("grid %u×%u×%u, block %u×%u×%u"), s->grid[0], s->grid[1], s->grid[2],
+                             s->block[0], s->block[1], s->block[2]);
+      add_row (self, _("Launch Geometry"), geo);
+    }
+  if (s->detail)
+    add_row (self, _("Detail"), s->detail);
+  producers = inspector_trace_model_get_dependencies (self->model, gpu ? (guint) (gpu - inspector_trace_model_get_slice (self->model, 0)) : (guint) sel, TRUE);
+  consumers = inspector_trace_model_get_dependencies (self->model, gpu ? (guint) (gpu - inspector_trace_model_get_slice (self->model, 0)) : (guint) sel, FALSE);
+  if (producers->len)
+    {
+      waited = list_slices (self, producers);
+      add_row (self, _("Waited For"), waited);
+    }
+  if (consumers->len)
+    {
+      fed = list_slices (self, consumers);
+      add_row (self, _("Waited On By"), fed);
+    }
+  if (s->error)
+    add_row (self, _("Error"), s->error);
   gtk_stack_set_visible_child_name (self->details_stack, "details");
 }
 
 static void
 update_summary (InspectorTracePage *self)
 {
-  guint n = inspector_trace_model_get_n_records (self->model);
+  guint n = inspector_trace_model_get_n_slices (self->model);
+  guint lanes = inspector_trace_model_get_n_lanes (self->model);
   g_autofree gchar *span = NULL, *text = NULL, *ops = NULL;
 
-  gtk_stack_set_visible_child_name (self->stack, n > 0 ? "trace" : "empty");
-  span = inspector_format_duration ((gdouble) (inspector_trace_model_get_end_time (self->model) -
-                                               inspector_trace_model_get_start_time (self->model)));
-  ops = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u operation", "%u operations", n), n);
-  /* Translators: "842 operations on 6 tracks over 12.3 ms" */
-  text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s on %u track over %s", "%s on %u tracks over %s",
-                                       inspector_trace_model_get_n_tracks (self->model)),
-                          ops, inspector_trace_model_get_n_tracks (self->model), span);
+  gtk_stack_set_visible_child_name (self->stack, n + lanes > 0 ? "trace" : "empty");
+  /* nothing to save, zoom or find in an empty page */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "trace.save", n + lanes > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "trace.zoom-in", n + lanes > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "trace.zoom-out", n + lanes > 0);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "trace.zoom-fit", n + lanes > 0);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->search_entry), n > 0);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->flows_button), inspector_trace_model_get_n_flows (self->model) > 0);
+  span = inspector_format_duration (inspector_trace_model_get_duration (self->model));
+  ops = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u slice", "%u slices", n), n);
+  /* Translators: "842 slices on 6 lanes over 12.3 ms" */
+  text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s on %u lane over %s", "%s on %u lanes over %s", lanes),
+                          ops, lanes, span);
   gtk_label_set_text (self->summary_label, text);
 }
 
+/**
+ * inspector_trace_page_load:
+ * @self: the page
+ * @file: a Chrome trace
+ * @error: return location for a #GError
+ *
+ * Reads @file on the calling thread (the tests and the screenshots use
+ * this; the Open dialog uses inspector_trace_page_open()).
+ *
+ * Returns: %TRUE on success
+ */
 gboolean
 inspector_trace_page_load (InspectorTracePage  *self,
                            GFile               *file,
@@ -166,6 +245,115 @@ inspector_trace_page_load (InspectorTracePage  *self,
     return FALSE;
   g_set_object (&self->file, file);
   return TRUE;
+}
+
+typedef struct {
+  GWeakRef  page;
+  GFile    *file;
+} Pending;
+
+static void
+pending_free (Pending *p)
+{
+  g_weak_ref_clear (&p->page);
+  g_object_unref (p->file);
+  g_free (p);
+}
+
+static Pending *
+pending_new (InspectorTracePage *self,
+             GFile              *file)
+{
+  Pending *p = g_new0 (Pending, 1);
+
+  g_weak_ref_init (&p->page, self);
+  p->file = g_object_ref (file);
+  return p;
+}
+
+static void
+on_opened (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  Pending *p = user_data;
+  g_autoptr(InspectorTracePage) self = g_weak_ref_get (&p->page);
+  g_autoptr(GError) error = NULL;
+
+  if (!inspector_trace_model_load_finish (INSPECTOR_TRACE_MODEL (source), result, &error))
+    {
+      if (self && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+    }
+  else if (self)
+    g_set_object (&self->file, p->file);
+  pending_free (p);
+}
+
+/**
+ * inspector_trace_page_open:
+ * @self: the page
+ * @file: a Chrome trace
+ *
+ * Reads and parses @file in a worker thread (the window stays responsive
+ * with large traces); errors become toasts.
+ */
+void
+inspector_trace_page_open (InspectorTracePage *self,
+                           GFile              *file)
+{
+  gtk_toggle_button_set_active (self->live_button, FALSE);
+  g_cancellable_cancel (self->cancellable);
+  g_set_object (&self->cancellable, NULL);
+  self->cancellable = g_cancellable_new ();
+  inspector_trace_model_load_async (self->model, file, self->cancellable, on_opened, pending_new (self, file));
+}
+
+static void
+on_saved (GObject      *source,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  Pending *p = user_data;
+  g_autoptr(InspectorTracePage) self = g_weak_ref_get (&p->page);
+  g_autoptr(GError) error = NULL;
+
+  if (!inspector_trace_model_save_finish (INSPECTOR_TRACE_MODEL (source), result, &error))
+    {
+      if (self)
+        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+    }
+  else if (self)
+    g_set_object (&self->file, p->file);
+  pending_free (p);
+}
+
+static void
+on_search (InspectorTracePage *self)
+{
+  const gchar *text = gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
+  gint found = inspector_trace_model_search (self->model, text, inspector_timeline_get_selected (self->timeline), TRUE);
+
+  if (found >= 0)
+    inspector_timeline_reveal (self->timeline, found);
+  else if (text && *text)
+    gtk_widget_error_bell (GTK_WIDGET (self->search_entry));
+}
+
+static void
+on_search_changed (InspectorTracePage *self)
+{
+  const gchar *text = gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
+  gint found = inspector_trace_model_search (self->model, text, -1, TRUE);
+
+  if (found >= 0)
+    inspector_timeline_reveal (self->timeline, found);
+}
+
+static void
+on_flows_toggled (InspectorTracePage *self)
+{
+  inspector_timeline_set_show_flows (self->timeline, gtk_toggle_button_get_active (self->flows_button));
 }
 
 static gboolean
@@ -202,6 +390,30 @@ inspector_trace_page_follow_recorder (InspectorTracePage *self,
   gtk_toggle_button_set_active (self->live_button, recorder != NULL);
 }
 
+/**
+ * inspector_trace_page_get_timeline:
+ * @self: the page
+ *
+ * Returns: (transfer none): the timeline
+ */
+InspectorTimeline *
+inspector_trace_page_get_timeline (InspectorTracePage *self)
+{
+  return self->timeline;
+}
+
+/**
+ * inspector_trace_page_get_stats_view:
+ * @self: the page
+ *
+ * Returns: (transfer none): the statistics table
+ */
+GtkWidget *
+inspector_trace_page_get_stats_view (InspectorTracePage *self)
+{
+  return GTK_WIDGET (self->stats_view);
+}
+
 InspectorTraceModel *
 inspector_trace_page_get_model (InspectorTracePage *self)
 {
@@ -229,10 +441,8 @@ on_open_response (GtkNativeDialog    *dialog,
   if (response == GTK_RESPONSE_ACCEPT)
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autoptr(GError) error = NULL;
 
-      if (!inspector_trace_page_load (self, file, &error))
-        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s", error->message);
+      inspector_trace_page_open (self, file);
     }
   g_object_unref (dialog);
 }
@@ -270,14 +480,8 @@ on_save_response (GtkNativeDialog    *dialog,
   if (response == GTK_RESPONSE_ACCEPT)
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-      g_autofree gchar *path = g_file_get_path (file);
-      g_autoptr(GError) error = NULL;
 
-      if (path == NULL || !inspector_trace_model_save (self->model, path, &error))
-        gtk_widget_activate_action (GTK_WIDGET (self), "win.show-error", "s",
-                                    error ? error->message : _("Traces can only be saved to local files"));
-      else
-        g_set_object (&self->file, file);
+      inspector_trace_model_save_async (self->model, file, NULL, on_saved, pending_new (self, file));
     }
   g_object_unref (dialog);
 }
@@ -397,6 +601,8 @@ inspector_trace_page_dispose (GObject *object)
   InspectorTracePage *self = INSPECTOR_TRACE_PAGE (object);
 
   g_clear_handle_id (&self->live_source, g_source_remove);
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_TRACE_PAGE);
   g_clear_object (&self->model);
   g_clear_object (&self->file);
@@ -417,6 +623,8 @@ inspector_trace_page_class_init (InspectorTracePageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, stack);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, summary_label);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, live_button);
+  gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, flows_button);
+  gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, search_entry);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, timeline);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, stats_view);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, details_stack);
@@ -444,6 +652,9 @@ inspector_trace_page_init (InspectorTracePage *self)
   g_signal_connect_swapped (self->model, "changed", G_CALLBACK (update_summary), self);
   g_signal_connect_swapped (self->timeline, "notify::selected", G_CALLBACK (show_details), self);
   g_signal_connect_swapped (self->live_button, "toggled", G_CALLBACK (on_live_toggled), self);
+  g_signal_connect_swapped (self->flows_button, "toggled", G_CALLBACK (on_flows_toggled), self);
+  g_signal_connect_swapped (self->search_entry, "activate", G_CALLBACK (on_search), self);
+  g_signal_connect_swapped (self->search_entry, "search-changed", G_CALLBACK (on_search_changed), self);
 
   add_column (self, _("Operation"), COL_OPERATION, "operation", TRUE);
   add_column (self, _("Count"), COL_COUNT, "count", FALSE);

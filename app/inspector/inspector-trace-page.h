@@ -6,6 +6,7 @@
 
 #include <adwaita.h>
 
+#include "inspector-timeline.h"
 #include "inspector-trace-model.h"
 
 G_BEGIN_DECLS
@@ -17,11 +18,14 @@ InspectorTraceModel *inspector_trace_page_get_model        (InspectorTracePage *
 gboolean             inspector_trace_page_load             (InspectorTracePage *self,
                                                             GFile              *file,
                                                             GError            **error);
+void                 inspector_trace_page_open             (InspectorTracePage *self,
+                                                            GFile              *file);
 void                 inspector_trace_page_follow_recorder  (InspectorTracePage *self,
                                                             AtomrTraceRecorder *recorder);
 guint                inspector_trace_page_get_n_drawn_boxes (InspectorTracePage *self);
 void                 inspector_trace_page_select           (InspectorTracePage *self,
                                                             gint                index);
-gchar               *inspector_format_duration             (gdouble             us);
+InspectorTimeline   *inspector_trace_page_get_timeline     (InspectorTracePage *self);
+GtkWidget           *inspector_trace_page_get_stats_view   (InspectorTracePage *self);
 
 G_END_DECLS

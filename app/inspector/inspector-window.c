@@ -20,6 +20,7 @@ struct _InspectorWindow
   InspectorTracePage   *trace_page;
 
   GSettings            *settings;
+  gboolean              close_confirmed;  /* the editor's edits were saved or discarded */
 };
 
 G_DEFINE_FINAL_TYPE (InspectorWindow, inspector_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -81,6 +82,37 @@ open_source_action (GtkWidget   *widget,
 
   inspector_window_set_page (self, "editor");
   gtk_widget_activate_action (GTK_WIDGET (self->editor_page), "editor.open", NULL);
+}
+
+/* Ctrl+O opens what the visible page shows: a kernel source on the
+ * Editor, a trace on the Trace page, a cache folder on the Cache page. */
+static void
+open_action (GtkWidget   *widget,
+             const gchar *action_name,
+             GVariant    *parameter)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (widget);
+  const gchar *page = adw_view_stack_get_visible_child_name (self->stack);
+
+  if (g_strcmp0 (page, "editor") == 0)
+    gtk_widget_activate_action (GTK_WIDGET (self->editor_page), "editor.open", NULL);
+  else if (g_strcmp0 (page, "cache") == 0)
+    gtk_widget_activate_action (widget, "win.choose-cache-dir", NULL);
+  else
+    gtk_widget_activate_action (GTK_WIDGET (self->trace_page), "trace.open", NULL);
+}
+
+/* Zoom keys work wherever the focus is, while the Trace page shows. */
+static void
+zoom_action (GtkWidget   *widget,
+             const gchar *action_name,
+             GVariant    *parameter)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (widget);
+  g_autofree gchar *name = g_strconcat ("trace.", g_variant_get_string (parameter, NULL), NULL);
+
+  if (g_strcmp0 (adw_view_stack_get_visible_child_name (self->stack), "trace") == 0)
+    gtk_widget_activate_action (GTK_WIDGET (self->trace_page), name, NULL);
 }
 
 static void
@@ -147,17 +179,67 @@ on_cache_directory_changed (InspectorWindow *self)
   inspector_window_set_cache_directory (self, dir);
 }
 
+typedef struct {
+  InspectorWindow       *window;
+  AtomrKernelCacheEntry *entry;
+} OpenEntry;
+
+static void
+on_open_entry_confirmed (GObject      *source,
+                         GAsyncResult *result,
+                         gpointer      user_data)
+{
+  OpenEntry *op = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (inspector_editor_page_save_changes_finish (INSPECTOR_EDITOR_PAGE (source), result, &error))
+    {
+      if (!inspector_editor_page_load_entry (op->window->editor_page, op->entry, &error))
+        inspector_window_toast (op->window, error->message);
+      else
+        inspector_window_set_page (op->window, "editor");
+    }
+  g_object_unref (op->window);
+  g_object_unref (op->entry);
+  g_free (op);
+}
+
 static void
 on_open_entry (InspectorCachePage    *page,
                AtomrKernelCacheEntry *entry,
                InspectorWindow       *self)
 {
-  g_autoptr(GError) error = NULL;
+  OpenEntry *op = g_new0 (OpenEntry, 1);
 
-  if (!inspector_editor_page_load_entry (self->editor_page, entry, &error))
-    inspector_window_toast (self, error->message);
-  else
+  op->window = g_object_ref (self);
+  op->entry = g_object_ref (entry);
+  /* the editor is about to be replaced: show it while asking about its edits */
+  if (inspector_editor_page_get_modified (self->editor_page))
     inspector_window_set_page (self, "editor");
+  inspector_editor_page_save_changes_async (self->editor_page, NULL, on_open_entry_confirmed, op);
+}
+
+static gboolean
+close_later (gpointer data)
+{
+  gtk_window_close (GTK_WINDOW (data));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_close_confirmed (GObject      *source,
+                    GAsyncResult *result,
+                    gpointer      user_data)
+{
+  g_autoptr(InspectorWindow) self = user_data;
+
+  /* closed from an idle: the dialog, transient for this window, is still
+   * closing itself when its answer arrives here */
+  if (inspector_editor_page_save_changes_finish (INSPECTOR_EDITOR_PAGE (source), result, NULL))
+    {
+      self->close_confirmed = TRUE;
+      g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, close_later, g_object_ref (self), g_object_unref);
+    }
 }
 
 static gboolean
@@ -166,6 +248,13 @@ inspector_window_close_request (GtkWindow *window)
   InspectorWindow *self = INSPECTOR_WINDOW (window);
   int width, height;
 
+  /* unsaved edits: ask, and close again once they are saved or discarded */
+  if (!self->close_confirmed && inspector_editor_page_get_modified (self->editor_page))
+    {
+      inspector_window_set_page (self, "editor");
+      inspector_editor_page_save_changes_async (self->editor_page, NULL, on_close_confirmed, g_object_ref (self));
+      return TRUE;
+    }
   gtk_window_get_default_size (window, &width, &height);
   g_settings_set (self->settings, "window-size", "(ii)", width, height);
   g_settings_set_boolean (self->settings, "window-maximized", gtk_window_is_maximized (window));
@@ -179,6 +268,18 @@ inspector_window_set_page (InspectorWindow *self,
 {
   if (adw_view_stack_get_child_by_name (self->stack, name))
     adw_view_stack_set_visible_child_name (self->stack, name);
+}
+
+/**
+ * inspector_window_get_page:
+ * @self: the window
+ *
+ * Returns: the name of the page shown: "cache", "editor" or "trace"
+ */
+const gchar *
+inspector_window_get_page (InspectorWindow *self)
+{
+  return adw_view_stack_get_visible_child_name (self->stack);
 }
 
 void
@@ -230,11 +331,20 @@ inspector_window_class_init (InspectorWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.page", "s", page_action);
   gtk_widget_class_install_action (widget_class, "win.open-trace", NULL, open_trace_action);
   gtk_widget_class_install_action (widget_class, "win.open-source", NULL, open_source_action);
+  gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "win.zoom", "s", zoom_action);
   gtk_widget_class_install_action (widget_class, "win.choose-cache-dir", NULL, choose_cache_dir_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, GDK_ALT_MASK, "win.page", "s", "cache");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_2, GDK_ALT_MASK, "win.page", "s", "editor");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_3, GDK_ALT_MASK, "win.page", "s", "trace");
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open-trace", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, GDK_CONTROL_MASK, "win.zoom", "s", "zoom-in");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, GDK_CONTROL_MASK, "win.zoom", "s", "zoom-in");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Add, GDK_CONTROL_MASK, "win.zoom", "s", "zoom-in");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, GDK_CONTROL_MASK, "win.zoom", "s", "zoom-out");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, GDK_CONTROL_MASK, "win.zoom", "s", "zoom-out");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, GDK_CONTROL_MASK, "win.zoom", "s", "zoom-fit");
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_0, GDK_CONTROL_MASK, "win.zoom", "s", "zoom-fit");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.open-source", NULL);
 }
 

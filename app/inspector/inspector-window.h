@@ -21,6 +21,7 @@ InspectorEditorPage *inspector_window_get_editor_page  (InspectorWindow *self);
 InspectorTracePage  *inspector_window_get_trace_page   (InspectorWindow *self);
 void                 inspector_window_set_page         (InspectorWindow *self,
                                                         const gchar     *name);
+const gchar         *inspector_window_get_page         (InspectorWindow *self);
 void                 inspector_window_set_cache_directory (InspectorWindow *self,
                                                         const gchar     *directory);
 void                 inspector_window_set_busy         (InspectorWindow *self,

@@ -20,8 +20,9 @@
  * %ATOMR_ERROR_INVALID_ARGUMENT as on a GPU.  A valid request to a library
  * actor (cuBLAS, cuBLASLt, cuFFT, cuRAND, cuSOLVER) completes with
  * %ATOMR_ERROR_NOT_SUPPORTED, since no library is loaded.  Buffer uploads
- * and downloads work, so data round trips can be tested too.  Work
- * completes as soon as it is enqueued.
+ * and downloads work, so data round trips can be tested too, and so do
+ * copies, strided tensor copies and fills (on the CPU).  Work completes as
+ * soon as it is enqueued.  DLPack exchanges use kDLCPU.
  *
  * A mock device is never returned by [func@Atomr.Device.get]; each call makes a
  * new one, with ordinal -1.

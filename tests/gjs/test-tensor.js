@@ -10,7 +10,7 @@ function check(cond, what) {
         failures++;
 }
 
-const device = Atomr.Device.new_for_testing();
+const device = Atomr.Device.new_mock();
 const t = Atomr.Tensor.empty(device, Atomr.Dtype.F32, [3, 4]);
 check(t.get_n_elements() === 12, 'a 3 × 4 tensor has 12 elements');
 check(t.get_strides().join(',') === '4,1', 'row-major strides');

@@ -101,6 +101,34 @@ wait_all (Run *run)
   g_assert_no_error (run->error);
 }
 
+/* Operations in the trace: one GPU slice each when timed (both trace
+ * versions), else one span each (version 1, untimed). */
+static guint
+n_operations (InspectorTraceModel *model)
+{
+  guint n = 0;
+
+  if (inspector_trace_model_get_n_gpu_slices (model) > 0)
+    return inspector_trace_model_get_n_gpu_slices (model);
+  for (guint i = 0; i < inspector_trace_model_get_n_slices (model); i++)
+    if (inspector_trace_model_get_slice (model, i)->kind == INSPECTOR_SLICE_SPAN)
+      n++;
+  return n;
+}
+
+/* Lanes of CUDA streams (GPU lanes, or a version 1 trace's stream rows). */
+static guint
+n_stream_lanes (InspectorTraceModel *model)
+{
+  guint n = 0;
+
+  for (guint i = 0; i < inspector_trace_model_get_n_lanes (model); i++)
+    if (inspector_trace_model_get_lane_kind (model, i) == INSPECTOR_LANE_GPU ||
+        inspector_trace_model_get_lane_kind (model, i) == INSPECTOR_LANE_THREAD)
+      n++;
+  return n;
+}
+
 static void
 test_gpu_trace (void)
 {
@@ -195,10 +223,10 @@ test_gpu_trace (void)
   model = inspector_trace_model_new ();
   g_assert_true (inspector_trace_model_load (model, path, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (inspector_trace_model_get_n_records (model), ==, atomr_trace_recorder_get_n_records (rec));
-  g_assert_cmpuint (inspector_trace_model_get_n_records (model), >=, 3 + LAUNCHES);
-  g_assert_cmpuint (inspector_trace_model_get_n_tracks (model), ==, 2);
-  g_assert_cmpint (inspector_trace_model_get_end_time (model), >, inspector_trace_model_get_start_time (model));
+  g_assert_cmpuint (n_operations (model), ==, atomr_trace_recorder_get_n_records (rec));
+  g_assert_cmpuint (n_operations (model), >=, 3 + LAUNCHES);
+  g_assert_cmpuint (n_stream_lanes (model), ==, 2);
+  g_assert_cmpfloat (inspector_trace_model_get_duration (model), >, 0);
   stats = inspector_trace_model_get_statistics (model);
   for (guint i = 0; i < g_list_model_get_n_items (stats); i++)
     {
@@ -216,10 +244,15 @@ test_gpu_trace (void)
         }
     }
   g_assert_cmpuint (n_launch, ==, LAUNCHES);
-  for (guint i = 0; i < inspector_trace_model_get_n_records (model); i++)
-    if (atomr_launch_info_get_gpu_duration_ms (inspector_trace_model_get_record (model, i)) > 0)
-      timed = TRUE;
+  /* timed with events: GPU slices, each no longer than its host lifecycle */
+  timed = inspector_trace_model_get_n_gpu_slices (model) > 0;
   g_assert_true (timed);
+  for (guint i = 0; i < inspector_trace_model_get_n_slices (model); i++)
+    {
+      const InspectorSlice *s = inspector_trace_model_get_slice (model, i);
+      if (s->kind == INSPECTOR_SLICE_GPU && s->peer >= 0)
+        g_assert_cmpfloat (s->dur, <=, inspector_trace_model_get_slice (model, s->peer)->dur + 1e-3);
+    }
 
   g_clear_object (&run.kernel);
   g_clear_pointer (&run.result, g_bytes_unref);
@@ -362,22 +395,22 @@ test_gpu_demo_workload (gconstpointer data)
   model = inspector_trace_model_new ();
   g_assert_true (inspector_trace_model_load (model, path, &error));
   g_assert_no_error (error);
-  g_test_message ("demo trace: %u records on %u tracks in %s", inspector_trace_model_get_n_records (model),
-                  inspector_trace_model_get_n_tracks (model), path);
+  g_test_message ("demo trace: %u records on %u tracks in %s", n_operations (model),
+                  inspector_trace_model_get_n_lanes (model), path);
   if (with_math)
     {
-      g_assert_cmpuint (inspector_trace_model_get_n_tracks (model), ==, 6);
+      g_assert_cmpuint (n_stream_lanes (model), ==, 6);
       /* 2 set-up copies and a fill of the FFT's signal; per round 7 of the
        * kernels and copies, an RNG fill, a GEMM and two FFTs */
-      g_assert_cmpuint (inspector_trace_model_get_n_records (model), ==, 3 + 11 * rounds);
+      g_assert_cmpuint (n_operations (model), ==, 3 + 11 * rounds);
       g_assert_cmpuint (count_of (model, "gemm"), ==, rounds);
       g_assert_cmpuint (count_of (model, "fft"), ==, 2 * rounds);
       g_assert_cmpuint (count_of (model, "rng-fill"), ==, rounds);
     }
   else
     {
-      g_assert_cmpuint (inspector_trace_model_get_n_tracks (model), ==, 3);
-      g_assert_cmpuint (inspector_trace_model_get_n_records (model), ==, 2 + 7 * rounds);
+      g_assert_cmpuint (n_stream_lanes (model), ==, 3);
+      g_assert_cmpuint (n_operations (model), ==, 2 + 7 * rounds);
     }
   g_assert_cmpuint (count_of (model, "launch saxpy"), ==, rounds);
   g_assert_cmpuint (count_of (model, "launch reduce_sum"), ==, rounds);

@@ -274,10 +274,13 @@ test_trace_page (void)
     return;
 
   pb = shoot ("trace", extra, &report);
-  g_assert_cmpuint (report_uint (report, "trace-records"), ==, 13);
-  g_assert_cmpuint (report_uint (report, "trace-tracks"), ==, 3);
+  /* 12 GPU slices and 13 host lifecycles (the failed compile never ran
+   * on the GPU); 3 streams, 3 actors, 4 counters */
+  g_assert_cmpuint (report_uint (report, "trace-records"), ==, 25);
+  g_assert_cmpuint (report_uint (report, "trace-gpu"), ==, 12);
+  g_assert_cmpuint (report_uint (report, "trace-tracks"), ==, 10);
   g_assert_cmpuint (report_uint (report, "trace-operations"), ==, 3);   /* the failed compile is left out */
-  g_assert_cmpuint (report_uint (report, "trace-boxes"), >=, 13);
+  g_assert_cmpuint (report_uint (report, "trace-boxes"), >=, 25);
   /* boxes in the colours of cuBLAS, cuFFT and NVRTC, and the failed compile */
   g_assert_cmpuint (count_colour (pb, "#e66100", 8), >, 200);
   g_assert_cmpuint (count_colour (pb, "#9141ac", 8), >, 100);

@@ -3,7 +3,7 @@ int main (string[] args) {
     Test.init (ref args);
 
     Test.add_func ("/vala/tensor/views", () => {
-        var device = new Atomr.Device.for_testing ();
+        var device = new Atomr.Device.mock ();
         try {
             var t = Atomr.Tensor.empty (device, Atomr.Dtype.F64, { 4, 6 });
             assert (t.get_n_elements () == 24);
@@ -20,7 +20,7 @@ int main (string[] args) {
     });
 
     Test.add_func ("/vala/tensor/errors", () => {
-        var device = new Atomr.Device.for_testing ();
+        var device = new Atomr.Device.mock ();
         try {
             var t = Atomr.Tensor.empty (device, Atomr.Dtype.F32, { 2, 3 });
             t.transpose (0, 1).reshape ({ 6 });
@@ -33,7 +33,7 @@ int main (string[] args) {
     });
 
     Test.add_func ("/vala/tensor/copy", () => {
-        var device = new Atomr.Device.for_testing ();
+        var device = new Atomr.Device.mock ();
         try {
             var actor = new Atomr.CopyActor (device);
             var t = Atomr.Tensor.empty (device, Atomr.Dtype.U8, { 2, 3 });
