@@ -729,7 +729,7 @@ atomr_device_get_arch (AtomrDevice *self)
  * atomr_device_get_total_memory:
  * @self: an [class@Atomr.Device]
  *
- * Gets device memory in bytes.
+ * Gets the device memory in bytes.
  *
  * This is the value of the [property@Atomr.Device:total-memory] property.
  *
@@ -786,7 +786,7 @@ atomr_device_get_generation (AtomrDevice *self)
  * atomr_device_get_state:
  * @self: an [class@Atomr.Device]
  *
- * Gets whether the context is ready, poisoned or stopped.
+ * Gets the state of the context: ready, poisoned or stopped.
  *
  * This is the value of the [property@Atomr.Device:state] property.
  *

@@ -572,7 +572,7 @@ atomr_launch_info_add_dependency (AtomrLaunchInfo *info,
  * atomr_launch_info_get_gpu_duration_ms:
  * @info: an [struct@Atomr.LaunchInfo]
  *
- * Gets GPU time in milliseconds measured with events, or a negative value when the actor's timing was off.
+ * Gets the GPU time in milliseconds measured with events, or a negative value when the actor's timing was off.
  *
  * Returns: GPU time in milliseconds measured with events, or a negative
  *   value when the actor's timing was off
@@ -640,7 +640,7 @@ atomr_launch_info_set_error (AtomrLaunchInfo *info,
  * atomr_launch_info_get_detail:
  * @info: an [struct@Atomr.LaunchInfo]
  *
- * Gets free-form detail of the operation (sizes, dtypes, kernel name), or %NULL.
+ * Gets the free-form detail of the operation (sizes, dtypes, kernel name), or %NULL.
  *
  * Returns: (transfer none) (nullable): free-form detail of the operation
  *   (sizes, dtypes, kernel name), or %NULL

@@ -822,7 +822,7 @@ atomr_kernel_cache_entry_get_path (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_kernel_names:
  * @self: an entry
  *
- * Gets kernel names and name expressions.
+ * Gets the kernel names and name expressions.
  *
  * This is the value of the [property@Atomr.KernelCacheEntry:kernel-names] property.
  *
@@ -950,7 +950,7 @@ atomr_kernel_cache_entry_get_##name (AtomrKernelCacheEntry *self)              \
  * atomr_kernel_cache_entry_get_ptx_size:
  * @self: an entry
  *
- * Gets bytes of PTX.
+ * Gets the size in bytes of the PTX.
  *
  * This is the value of the [property@Atomr.KernelCacheEntry:ptx-size] property.
  *
@@ -963,7 +963,7 @@ ENTRY_U64_GETTER (ptx_size, self->h.ptx_size, "PTX")
  * atomr_kernel_cache_entry_get_cubin_size:
  * @self: an entry
  *
- * Gets bytes of CUBIN.
+ * Gets the size in bytes of the CUBIN.
  *
  * This is the value of the [property@Atomr.KernelCacheEntry:cubin-size] property.
  *
@@ -976,7 +976,7 @@ ENTRY_U64_GETTER (cubin_size, self->h.cubin_size, "CUBIN")
  * atomr_kernel_cache_entry_get_ltoir_size:
  * @self: an entry
  *
- * Gets bytes of LTO-IR.
+ * Gets the size in bytes of the LTO-IR.
  *
  * This is the value of the [property@Atomr.KernelCacheEntry:ltoir-size] property.
  *
@@ -989,7 +989,7 @@ ENTRY_U64_GETTER (ltoir_size, self->h.ltoir_size, "LTO-IR")
  * atomr_kernel_cache_entry_get_source_size:
  * @self: an entry
  *
- * Gets bytes of source stored.
+ * Gets the size in bytes of the stored source.
  *
  * This is the value of the [property@Atomr.KernelCacheEntry:source-size] property.
  *
@@ -1002,7 +1002,7 @@ ENTRY_U64_GETTER (source_size, self->h.source_size, "source")
  * atomr_kernel_cache_entry_get_file_size:
  * @self: an entry
  *
- * Gets bytes on disk.
+ * Gets the size in bytes on disk.
  *
  * This is the value of the [property@Atomr.KernelCacheEntry:file-size] property.
  *
@@ -1738,7 +1738,7 @@ memory_trim_locked (AtomrKernelCache *self,
  * atomr_kernel_cache_get_memory_capacity:
  * @self: a cache
  *
- * Gets modules kept in memory at most.
+ * Gets how many modules are kept in memory at most.
  *
  * This is the value of the [property@Atomr.KernelCache:memory-capacity] property.
  *

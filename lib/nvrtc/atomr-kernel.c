@@ -484,7 +484,7 @@ atomr_kernel_get_generation (AtomrKernel *self)
  * atomr_kernel_is_stale:
  * @self: a kernel
  *
- * Tells whether %TRUE once the device's context was rebuilt since loading.
+ * Tells whether the device's context was rebuilt since loading.
  *
  * Returns: %TRUE once the device's context was rebuilt since loading
  *
@@ -588,7 +588,7 @@ atomr_kernel_get_param_offset (AtomrKernel *self,
  * atomr_kernel_get_num_registers:
  * @self: a kernel
  *
- * Gets registers per thread.
+ * Gets the registers per thread.
  *
  * This is the value of the [property@Atomr.Kernel:num-registers] property.
  *
@@ -607,7 +607,7 @@ atomr_kernel_get_num_registers (AtomrKernel *self)
  * atomr_kernel_get_static_shared_memory:
  * @self: a kernel
  *
- * Gets bytes of static shared memory.
+ * Gets the bytes of static shared memory.
  *
  * This is the value of the [property@Atomr.Kernel:static-shared-memory] property.
  *
@@ -626,7 +626,7 @@ atomr_kernel_get_static_shared_memory (AtomrKernel *self)
  * atomr_kernel_get_max_dynamic_shared_memory:
  * @self: a kernel
  *
- * Gets bytes of dynamic shared memory a launch may ask for.
+ * Gets the bytes of dynamic shared memory a launch may ask for.
  *
  * Returns: bytes of dynamic shared memory a launch may ask for
  *
@@ -662,7 +662,7 @@ atomr_kernel_get_max_threads_per_block (AtomrKernel *self)
  * atomr_kernel_get_local_memory:
  * @self: a kernel
  *
- * Gets bytes of local memory per thread.
+ * Gets the bytes of local memory per thread.
  *
  * Returns: bytes of local memory per thread
  *
@@ -839,7 +839,7 @@ atomr_launch_config_set_shared_memory (AtomrLaunchConfig *config,
  * atomr_launch_config_get_shared_memory:
  * @config: a configuration
  *
- * Gets dynamic shared memory per block.
+ * Gets the dynamic shared memory per block.
  *
  * Returns: dynamic shared memory per block
  *

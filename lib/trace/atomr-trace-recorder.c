@@ -266,7 +266,7 @@ atomr_trace_recorder_new (guint capacity)
  * atomr_trace_recorder_get_capacity:
  * @self: an [class@Atomr.TraceRecorder]
  *
- * Gets the ring's size.
+ * Gets the ring's size: how many records it keeps.
  *
  * This is the value of the [property@Atomr.TraceRecorder:capacity] property.
  *

@@ -1150,7 +1150,7 @@ atomr_collective_world_set_timeout_ms (AtomrCollectiveWorld *self,
  * atomr_collective_world_is_failed:
  * @self: an [class@Atomr.CollectiveWorld]
  *
- * Tells whether %TRUE once the world failed, until it is rebuilt.
+ * Tells whether the world failed, until it is rebuilt.
  *
  * Returns: %TRUE once the world failed, until it is rebuilt
  *

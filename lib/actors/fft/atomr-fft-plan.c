@@ -392,7 +392,7 @@ atomr_fft_plan_get_kind (AtomrFftPlan *plan)
  * atomr_fft_plan_get_precision:
  * @plan: a plan
  *
- * Gets %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64.
+ * Gets the precision of the transform: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64.
  *
  * Returns: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
  *

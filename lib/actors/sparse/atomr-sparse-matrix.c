@@ -1117,7 +1117,7 @@ atomr_sparse_matrix_get_ell_cols (AtomrSparseMatrix *self)
  * atomr_sparse_matrix_get_index_dtype:
  * @self: an [class@Atomr.SparseMatrix]
  *
- * Gets %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_I64.
+ * Gets the dtype of the indices: %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_I64.
  *
  * This is the value of the [property@Atomr.SparseMatrix:index-dtype] property.
  *
