@@ -13,6 +13,7 @@
 #include "atomr-cufft-table-private.h"
 #include "atomr-curand-table-private.h"
 #include "atomr-cusparse-table-private.h"
+#include "atomr-cudnn-table-private.h"
 #include "actors/solver/atomr-cusolver-loader-private.h"
 
 /* Names of CUDA libraries as they appear in /proc/self/maps. */
@@ -164,6 +165,53 @@ test_override_wrong_library (void)
   g_test_trap_assert_passed ();
 }
 
+/* cuDNN is optional (not on every machine): when it loads, every entry
+ * point of lib/actors/cudnn/cudnn.symbols resolved.  A cuDNN actor on the
+ * host test device never maps it. */
+static void
+test_cudnn (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+      g_autoptr(AtomrCudnnActor) actor = atomr_cudnn_actor_new (device, &error);
+      g_autofree gchar *mapped = NULL;
+
+      g_assert_no_error (error);
+      g_assert_nonnull (actor);
+      mapped = mapped_cuda_libraries ();
+      g_assert_null (strstr (mapped, "libcudnn"));
+      g_assert_false (atomr_loader_is_loaded (&atomr_cudnn_loader));
+      check_table ("cuDNN", atomr_cudnn_load, &atomr_cudnn_loader, "libcudnn.so.");
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+}
+
+/* ATOMR_CUDNN_LIBRARY naming a missing file: NOT_SUPPORTED naming it. */
+static void
+test_cudnn_override_missing (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_assert_false (atomr_cudnn_load (&error));
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+      g_assert_nonnull (strstr (error->message, "cuDNN"));
+      g_assert_nonnull (strstr (error->message, "/nonexistent/libcudnn.so.99"));
+      g_assert_nonnull (strstr (error->message, "ATOMR_CUDNN_LIBRARY"));
+      g_assert_false (atomr_loader_is_loaded (&atomr_cudnn_loader));
+      return;
+    }
+  g_setenv ("ATOMR_CUDNN_LIBRARY", "/nonexistent/libcudnn.so.99", TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_unsetenv ("ATOMR_CUDNN_LIBRARY");
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int    argc,
       char **argv)
@@ -174,5 +222,7 @@ main (int    argc,
   g_test_add_func ("/loader/tables-resolve", test_tables_resolve);
   g_test_add_func ("/loader/override-missing", test_override_missing);
   g_test_add_func ("/loader/override-wrong-library", test_override_wrong_library);
+  g_test_add_func ("/loader/cudnn", test_cudnn);
+  g_test_add_func ("/loader/cudnn-override-missing", test_cudnn_override_missing);
   return g_test_run ();
 }

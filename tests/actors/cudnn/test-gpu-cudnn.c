@@ -1,0 +1,892 @@
+/* test-gpu-cudnn.c — the cuDNN actor against CPU references
+ *
+ * Every operation runs on random data (NCHW and NHWC views; f32, f16,
+ * bf16, f64) and is compared with a reference computed on the CPU in
+ * double precision from the exact (dtype-rounded) inputs.  Error measure:
+ * the normwise relative error ‖got − ref‖₂ / ‖ref‖₂.  Bounds: 1e-5 f32
+ * with FMA math, 2e-3 f32 with default math (TF32 on Hopper), 5e-3 f16,
+ * 2e-2 bf16 (the output itself is rounded to 8 bits), 1e-12 f64.
+ * Backward passes are checked against reference gradients computed from
+ * the same loop nest as the forward pass.  Errors are printed with
+ * g_test_message so a run documents them.  Skips without a device.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <atomr.h>
+
+typedef struct {
+  AtomrDevice     *device;
+  AtomrCudnnActor *actor;
+  GRand           *rand;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->rand = g_rand_new_with_seed (20261123);
+  f->device = atomr_device_get (0, &error);
+  if (f->device == NULL)
+    {
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NO_DEVICE);
+      return;
+    }
+  f->actor = atomr_cudnn_actor_new (f->device, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  if (f->actor)
+    g_assert_finalize_object (f->actor);
+  g_clear_object (&f->device);
+  g_rand_free (f->rand);
+}
+
+#define SKIP_WITHOUT_DEVICE(f) \
+  G_STMT_START { if ((f)->device == NULL) { g_test_skip ("no CUDA device"); return; } } G_STMT_END
+
+/* ------------------------------------------------------------------ */
+/* Host data                                                            */
+
+static guint16
+f32_to_bf16 (gfloat v)
+{
+  guint32 u;
+  memcpy (&u, &v, 4);
+  return (guint16) ((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static gfloat
+bf16_to_f32 (guint16 h)
+{
+  guint32 u = (guint32) h << 16;
+  gfloat v;
+  memcpy (&v, &u, 4);
+  return v;
+}
+
+static GBytes *
+pack (AtomrDtype dtype, const gdouble *d, gsize n)
+{
+  gsize size = atomr_dtype_get_size (dtype);
+  guint8 *out = g_malloc0 (size * n);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      guint8 *p = out + i * size;
+      switch (dtype)
+        {
+        case ATOMR_DTYPE_F32: { gfloat v = (gfloat) d[i]; memcpy (p, &v, 4); } break;
+        case ATOMR_DTYPE_F64: memcpy (p, &d[i], 8); break;
+        case ATOMR_DTYPE_F16: { _Float16 v = (_Float16) d[i]; memcpy (p, &v, 2); } break;
+        case ATOMR_DTYPE_BF16: { guint16 v = f32_to_bf16 ((gfloat) d[i]); memcpy (p, &v, 2); } break;
+        default: g_assert_not_reached ();
+        }
+    }
+  return g_bytes_new_take (out, size * n);
+}
+
+static void
+unpack (AtomrDtype dtype, GBytes *bytes, gdouble *d, gsize n)
+{
+  gsize size = atomr_dtype_get_size (dtype);
+  const guint8 *in = g_bytes_get_data (bytes, NULL);
+
+  g_assert_cmpuint (g_bytes_get_size (bytes), >=, n * size);
+  for (gsize i = 0; i < n; i++)
+    {
+      const guint8 *p = in + i * size;
+      switch (dtype)
+        {
+        case ATOMR_DTYPE_F32: { gfloat v; memcpy (&v, p, 4); d[i] = v; } break;
+        case ATOMR_DTYPE_F64: memcpy (&d[i], p, 8); break;
+        case ATOMR_DTYPE_F16: { _Float16 v; memcpy (&v, p, 2); d[i] = v; } break;
+        case ATOMR_DTYPE_BF16: { guint16 v; memcpy (&v, p, 2); d[i] = bf16_to_f32 (v); } break;
+        default: g_assert_not_reached ();
+        }
+    }
+}
+
+/* One operand: device storage, its view (logical N × C × spatial order),
+ * and the host copy of the storage. */
+typedef struct {
+  AtomrBuffer *buffer;
+  AtomrTensor *view;
+  gdouble     *host;      /* storage order */
+  gsize        n;
+  guint        n_dims;
+  gint64       shape[5];
+  gint64       strides[5];
+} Operand;
+
+static void
+operand_clear (Operand *o)
+{
+  g_clear_object (&o->view);
+  g_clear_object (&o->buffer);
+  g_clear_pointer (&o->host, g_free);
+}
+
+/* A random operand (values in [-1, 1], rounded to @dtype; zeros when
+ * !@random) of logical shape @shape, stored channels-last when @nhwc. */
+static void
+operand_init (Fixture *f, Operand *o, AtomrDtype dtype, const gint64 *shape, guint n_dims,
+              gboolean nhwc, gboolean random)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(AtomrTensor) storage = NULL;
+  gint64 stored[5];
+  guint perm[5];
+  const gint64 *st;
+
+  memset (o, 0, sizeof *o);
+  o->n_dims = n_dims;
+  o->n = 1;
+  for (guint i = 0; i < n_dims; i++)
+    {
+      o->shape[i] = shape[i];
+      o->n *= shape[i];
+    }
+  o->host = g_new0 (gdouble, o->n);
+  if (random)
+    {
+      for (gsize i = 0; i < o->n; i++)
+        o->host[i] = g_rand_double_range (f->rand, -1, 1);
+      bytes = pack (dtype, o->host, o->n);
+      unpack (dtype, bytes, o->host, o->n);
+    }
+  else
+    bytes = pack (dtype, o->host, o->n);
+  o->buffer = atomr_buffer_new (f->device, dtype, o->n, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (o->buffer, bytes, NULL, &error));
+  g_assert_no_error (error);
+
+  /* storage N × spatial × C when channels-last, permuted back to N × C × spatial */
+  for (guint i = 0; i < n_dims; i++)
+    {
+      perm[i] = i;
+      stored[i] = shape[i];
+    }
+  if (nhwc && n_dims > 2)
+    {
+      stored[0] = shape[0];
+      for (guint i = 2; i < n_dims; i++)
+        stored[i - 1] = shape[i];
+      stored[n_dims - 1] = shape[1];
+      perm[0] = 0;
+      perm[1] = n_dims - 1;
+      for (guint i = 2; i < n_dims; i++)
+        perm[i] = i - 1;
+    }
+  storage = atomr_tensor_new (o->buffer, stored, n_dims, &error);
+  g_assert_no_error (error);
+  o->view = atomr_tensor_permute (storage, perm, n_dims, &error);
+  g_assert_no_error (error);
+  st = atomr_tensor_get_strides (o->view, NULL);
+  for (guint i = 0; i < n_dims; i++)
+    o->strides[i] = st[i];
+}
+
+/* The storage index of a logical 4-D or 5-D index. */
+static inline gsize
+at (const Operand *o, const gint64 *idx)
+{
+  gint64 off = 0;
+  for (guint i = 0; i < o->n_dims; i++)
+    off += idx[i] * o->strides[i];
+  return (gsize) off;
+}
+
+static void
+operand_download (Operand *o, gdouble *out)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = atomr_buffer_download_sync (o->buffer, NULL, &error);
+
+  g_assert_no_error (error);
+  unpack (atomr_buffer_get_dtype (o->buffer), bytes, out, o->n);
+}
+
+/* Relative error of the device contents of @o against @ref (storage order). */
+static gdouble
+rel_error (Operand *o, const gdouble *ref)
+{
+  g_autofree gdouble *got = g_new0 (gdouble, o->n);
+  gdouble num = 0, den = 0;
+
+  operand_download (o, got);
+  for (gsize i = 0; i < o->n; i++)
+    {
+      num += (got[i] - ref[i]) * (got[i] - ref[i]);
+      den += ref[i] * ref[i];
+    }
+  return den > 0 ? sqrt (num / den) : sqrt (num);
+}
+
+static gdouble
+tolerance (AtomrDtype dtype, gboolean fma)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F64: return 1e-12;
+    case ATOMR_DTYPE_F16: return 5e-3;
+    case ATOMR_DTYPE_BF16: return 2e-2;
+    default: return fma ? 1e-5 : 2e-3;
+    }
+}
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  *out = g_object_ref (result);
+}
+
+static GAsyncResult *
+wait (GAsyncResult **res)
+{
+  while (*res == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return *res;
+}
+
+#define RUN(call, finish) G_STMT_START {                                     \
+    GAsyncResult *res_ = NULL;                                               \
+    g_autoptr(GError) err_ = NULL;                                           \
+    call;                                                                    \
+    g_assert_true (finish (f->actor, wait (&res_), &err_));                  \
+    g_assert_no_error (err_);                                                \
+    g_object_unref (res_);                                                   \
+  } G_STMT_END
+
+/* ------------------------------------------------------------------ */
+/* Convolutions                                                         */
+
+typedef struct {
+  const gchar *name;
+  AtomrDtype   dtype;
+  gboolean     nhwc;
+  gboolean     fma;
+  guint        n_spatial;
+  gint64       n, c, k, size, filter;
+  gint64       pad, stride, dilation;
+  guint        groups;
+} ConvCase;
+
+static const ConvCase conv_cases[] = {
+  { "f32-nchw-fma", ATOMR_DTYPE_F32, FALSE, TRUE, 2, 2, 8, 16, 9, 3, 1, 1, 1, 1 },
+  { "f32-nhwc-s2-d2-g2", ATOMR_DTYPE_F32, TRUE, FALSE, 2, 2, 8, 12, 11, 3, 2, 2, 2, 2 },
+  { "f16-nhwc", ATOMR_DTYPE_F16, TRUE, FALSE, 2, 4, 16, 32, 8, 3, 1, 1, 1, 1 },
+  { "bf16-nhwc", ATOMR_DTYPE_BF16, TRUE, FALSE, 2, 4, 32, 32, 8, 3, 1, 1, 1, 1 },
+  { "bf16-nchw-depthwise", ATOMR_DTYPE_BF16, FALSE, FALSE, 2, 2, 16, 16, 7, 3, 1, 1, 1, 16 },
+  { "f64-nchw-s2", ATOMR_DTYPE_F64, FALSE, FALSE, 2, 2, 4, 6, 9, 3, 0, 2, 1, 1 },
+  { "f32-3d-fma", ATOMR_DTYPE_F32, FALSE, TRUE, 3, 2, 4, 8, 6, 3, 1, 1, 1, 1 },
+};
+
+static void
+test_convolution (Fixture *f, gconstpointer data)
+{
+  const ConvCase *cc = data;
+  guint nd = cc->n_spatial + 2;
+  gint64 xs[5], ws[5], ys[5];
+  gint64 out = (cc->size + 2 * cc->pad - cc->dilation * (cc->filter - 1) - 1) / cc->stride + 1;
+  g_autoptr(AtomrConvolution) conv = NULL;
+  g_autoptr(GError) error = NULL;
+  Operand x, w, y, dy, dx, dw;
+  g_autofree gdouble *ry = NULL, *rdx = NULL, *rdw = NULL, *dw0 = NULL;
+  gint64 cg = cc->c / cc->groups, kg = cc->k / cc->groups;
+  gint64 pad[3], stride[3], dil[3];
+  gdouble e, tol = tolerance (cc->dtype, cc->fma);
+  guint64 misses;
+
+  SKIP_WITHOUT_DEVICE (f);
+
+  xs[0] = ys[0] = cc->n;
+  xs[1] = cc->c;
+  ys[1] = ws[0] = cc->k;
+  ws[1] = cg;
+  for (guint i = 0; i < cc->n_spatial; i++)
+    {
+      xs[i + 2] = cc->size;
+      ws[i + 2] = cc->filter;
+      ys[i + 2] = out;
+      pad[i] = cc->pad;
+      stride[i] = cc->stride;
+      dil[i] = cc->dilation;
+    }
+  conv = atomr_convolution_new (cc->n_spatial);
+  g_assert_true (atomr_convolution_set_padding (conv, pad, cc->n_spatial, &error));
+  g_assert_true (atomr_convolution_set_stride (conv, stride, cc->n_spatial, &error));
+  g_assert_true (atomr_convolution_set_dilation (conv, dil, cc->n_spatial, &error));
+  atomr_convolution_set_groups (conv, cc->groups);
+  atomr_convolution_set_math (conv, cc->fma ? ATOMR_CUDNN_MATH_FMA : ATOMR_CUDNN_MATH_DEFAULT);
+
+  operand_init (f, &x, cc->dtype, xs, nd, cc->nhwc, TRUE);
+  operand_init (f, &w, cc->dtype, ws, nd, cc->nhwc, TRUE);
+  operand_init (f, &y, cc->dtype, ys, nd, cc->nhwc, FALSE);
+  operand_init (f, &dy, cc->dtype, ys, nd, cc->nhwc, TRUE);
+  operand_init (f, &dx, cc->dtype, xs, nd, cc->nhwc, FALSE);
+  operand_init (f, &dw, cc->dtype, ws, nd, cc->nhwc, TRUE);   /* beta = 1 accumulates into it */
+
+  ry = g_new0 (gdouble, y.n);
+  rdx = g_new0 (gdouble, dx.n);
+  rdw = g_memdup2 (dw.host, sizeof (gdouble) * dw.n);
+  dw0 = g_memdup2 (dw.host, sizeof (gdouble) * dw.n);
+
+  /* One loop nest gives y, dx and dw: every (output, filter tap) pair. */
+  {
+    gint64 od = cc->n_spatial == 3 ? out : 1, fd = cc->n_spatial == 3 ? cc->filter : 1;
+    for (gint64 n = 0; n < cc->n; n++)
+      for (gint64 k = 0; k < cc->k; k++)
+        for (gint64 o0 = 0; o0 < od; o0++)
+          for (gint64 o1 = 0; o1 < out; o1++)
+            for (gint64 o2 = 0; o2 < out; o2++)
+              {
+                gint64 g = k / kg;
+                gint64 yi[5] = { n, k, 0, 0, 0 };
+                gdouble acc = 0, gy;
+                if (cc->n_spatial == 3) { yi[2] = o0; yi[3] = o1; yi[4] = o2; }
+                else { yi[2] = o1; yi[3] = o2; }
+                gy = dy.host[at (&dy, yi)];
+                for (gint64 c = 0; c < cg; c++)
+                  for (gint64 f0 = 0; f0 < fd; f0++)
+                    for (gint64 f1 = 0; f1 < cc->filter; f1++)
+                      for (gint64 f2 = 0; f2 < cc->filter; f2++)
+                        {
+                          gint64 i0 = o0 * cc->stride - cc->pad + f0 * cc->dilation;
+                          gint64 i1 = o1 * cc->stride - cc->pad + f1 * cc->dilation;
+                          gint64 i2 = o2 * cc->stride - cc->pad + f2 * cc->dilation;
+                          gint64 xi[5] = { n, g * cg + c, 0, 0, 0 }, wi[5] = { k, c, 0, 0, 0 };
+                          gsize xo, wo;
+                          if (cc->n_spatial == 2)
+                            i0 = 0;
+                          if (i0 < 0 || i0 >= (cc->n_spatial == 3 ? cc->size : 1) ||
+                              i1 < 0 || i1 >= cc->size || i2 < 0 || i2 >= cc->size)
+                            continue;
+                          if (cc->n_spatial == 3)
+                            {
+                              xi[2] = i0; xi[3] = i1; xi[4] = i2;
+                              wi[2] = f0; wi[3] = f1; wi[4] = f2;
+                            }
+                          else
+                            {
+                              xi[2] = i1; xi[3] = i2;
+                              wi[2] = f1; wi[3] = f2;
+                            }
+                          xo = at (&x, xi);
+                          wo = at (&w, wi);
+                          acc += x.host[xo] * w.host[wo];
+                          rdx[at (&dx, xi)] += gy * w.host[wo];
+                          rdw[at (&dw, wi)] += gy * x.host[xo];
+                        }
+                ry[at (&y, yi)] = acc;
+              }
+  }
+
+  RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 1.0, x.view, w.view, 0.0, y.view,
+                                                    NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_forward_finish);
+  e = rel_error (&y, ry);
+  g_test_message ("%s conv-fwd: relative error %.3g (bound %.1g)", cc->name, e, tol);
+  g_assert_cmpfloat (e, <=, tol);
+
+  RUN (atomr_cudnn_actor_convolution_backward_data_async (f->actor, conv, 1.0, w.view, dy.view, 0.0,
+                                                          dx.view, NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_backward_data_finish);
+  e = rel_error (&dx, rdx);
+  g_test_message ("%s conv-bwd-data: relative error %.3g (bound %.1g)", cc->name, e, tol);
+  g_assert_cmpfloat (e, <=, tol);
+
+  RUN (atomr_cudnn_actor_convolution_backward_filter_async (f->actor, conv, 1.0, x.view, dy.view, 1.0,
+                                                            dw.view, NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_backward_filter_finish);
+  /* compare the gradient part: subtract what was there */
+  {
+    g_autofree gdouble *got = g_new0 (gdouble, dw.n);
+    gdouble num = 0, den = 0;
+    operand_download (&dw, got);
+    for (gsize i = 0; i < dw.n; i++)
+      {
+        gdouble d = (got[i] - dw0[i]) - (rdw[i] - dw0[i]);
+        num += d * d;
+        den += (rdw[i] - dw0[i]) * (rdw[i] - dw0[i]);
+      }
+    e = sqrt (num / den);
+  }
+  /* the accumulated output is rounded once more on top of the gradient */
+  g_test_message ("%s conv-bwd-filter (beta 1): relative error %.3g (bound %.1g)", cc->name, e,
+                  tol * 4);
+  g_assert_cmpfloat (e, <=, tol * 4);
+
+  /* the plan cache: the same forward request again is a hit, no new miss */
+  misses = atomr_cudnn_actor_get_cache_misses (f->actor);
+  g_assert_cmpuint (misses, ==, 3);
+  g_assert_cmpuint (atomr_cudnn_actor_get_cache_size (f->actor), ==, 3);
+  RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 1.0, x.view, w.view, 0.0, y.view,
+                                                    NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_forward_finish);
+  g_assert_cmpuint (atomr_cudnn_actor_get_cache_misses (f->actor), ==, misses);
+  g_assert_cmpuint (atomr_cudnn_actor_get_cache_hits (f->actor), ==, 1);
+  g_assert_cmpfloat (rel_error (&y, ry), <=, tol);
+  g_test_message ("%s workspace %" G_GUINT64_FORMAT " bytes", cc->name,
+                  atomr_cudnn_actor_get_workspace_size (f->actor));
+
+  operand_clear (&x);
+  operand_clear (&w);
+  operand_clear (&y);
+  operand_clear (&dy);
+  operand_clear (&dx);
+  operand_clear (&dw);
+}
+
+/* Autotuned algorithms give the same results; a capacity of 1 evicts. */
+static void
+test_autotune_and_eviction (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  const gint64 xs[4] = { 2, 8, 10, 10 }, ws[4] = { 8, 8, 3, 3 };
+  Operand x, w, y1, y2;
+
+  SKIP_WITHOUT_DEVICE (f);
+  atomr_convolution_set_math (conv, ATOMR_CUDNN_MATH_FMA);
+  operand_init (f, &x, ATOMR_DTYPE_F32, xs, 4, FALSE, TRUE);
+  operand_init (f, &w, ATOMR_DTYPE_F32, ws, 4, FALSE, TRUE);
+  operand_init (f, &y1, ATOMR_DTYPE_F32, xs, 4, FALSE, FALSE);
+  operand_init (f, &y2, ATOMR_DTYPE_F32, xs, 4, TRUE, FALSE);
+
+  RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 1.0, x.view, w.view, 0.0, y1.view,
+                                                    NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_forward_finish);
+  atomr_cudnn_actor_set_autotune (f->actor, TRUE);
+  atomr_cudnn_actor_set_cache_capacity (f->actor, 1);
+  /* y2 is NHWC: another plan, which evicts the first */
+  RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 1.0, x.view, w.view, 0.0, y2.view,
+                                                    NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_forward_finish);
+  g_assert_cmpuint (atomr_cudnn_actor_get_cache_size (f->actor), ==, 1);
+  g_assert_cmpuint (atomr_cudnn_actor_get_cache_misses (f->actor), ==, 2);
+  {
+    g_autofree gdouble *a = g_new0 (gdouble, y1.n), *b = g_new0 (gdouble, y2.n);
+    gdouble num = 0, den = 0;
+    operand_download (&y1, a);
+    operand_download (&y2, b);
+    /* same logical elements, different storage */
+    for (gint64 n = 0; n < xs[0]; n++)
+      for (gint64 c = 0; c < xs[1]; c++)
+        for (gint64 h = 0; h < xs[2]; h++)
+          for (gint64 wi = 0; wi < xs[3]; wi++)
+            {
+              gint64 idx[4] = { n, c, h, wi };
+              gdouble d = a[at (&y1, idx)] - b[at (&y2, idx)];
+              num += d * d;
+              den += a[at (&y1, idx)] * a[at (&y1, idx)];
+            }
+    g_test_message ("autotuned NHWC vs heuristic NCHW: relative difference %.3g", sqrt (num / den));
+    g_assert_cmpfloat (sqrt (num / den), <=, 1e-5);
+  }
+  operand_clear (&x);
+  operand_clear (&w);
+  operand_clear (&y1);
+  operand_clear (&y2);
+}
+
+/* ------------------------------------------------------------------ */
+/* Activations, softmax, pooling                                        */
+
+static gdouble
+act (AtomrActivationMode mode, gdouble coef, gdouble x, gdouble *deriv)
+{
+  gdouble s;
+  switch (mode)
+    {
+    case ATOMR_ACTIVATION_SIGMOID:
+      s = 1 / (1 + exp (-x));
+      *deriv = s * (1 - s);
+      return s;
+    case ATOMR_ACTIVATION_RELU:
+      *deriv = x > 0;
+      return MAX (x, 0);
+    case ATOMR_ACTIVATION_TANH:
+      s = tanh (x);
+      *deriv = 1 - s * s;
+      return s;
+    case ATOMR_ACTIVATION_CLIPPED_RELU:
+      *deriv = x > 0 && x < coef;
+      return MIN (MAX (x, 0), coef);
+    case ATOMR_ACTIVATION_ELU:
+      *deriv = x > 0 ? 1 : coef * exp (x);
+      return x > 0 ? x : coef * (exp (x) - 1);
+    default:
+      s = 1 / (1 + exp (-coef * x));
+      *deriv = s + coef * x * s * (1 - s);
+      return x * s;
+    }
+}
+
+static const gchar *const mode_names[] = {
+  "sigmoid", "relu", "tanh", "clipped-relu", "elu", "swish",
+};
+
+static void
+test_activation (Fixture *f, gconstpointer data)
+{
+  const gint64 shape[4] = { 2, 5, 6, 7 };
+  const AtomrDtype dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint di = 0; di < G_N_ELEMENTS (dtypes); di++)
+    for (gint mode = ATOMR_ACTIVATION_SIGMOID; mode <= ATOMR_ACTIVATION_SWISH; mode++)
+      {
+        /* 0.61 is no f16/bf16 value: no input sits exactly on the clip */
+        gdouble coef = mode == ATOMR_ACTIVATION_CLIPPED_RELU ? 0.61 : 1.0;
+        AtomrDtype dtype = dtypes[di];
+        gboolean nhwc = mode % 2 == 1;
+        Operand x, y, dy, dx;
+        g_autofree gdouble *ry = NULL, *rdx = NULL;
+        gdouble tol = dtype == ATOMR_DTYPE_F32 ? 1e-5 : dtype == ATOMR_DTYPE_F16 ? 2e-3 : 1e-2;
+        gdouble e1, e2;
+
+        operand_init (f, &x, dtype, shape, 4, nhwc, TRUE);
+        operand_init (f, &y, dtype, shape, 4, nhwc, FALSE);
+        operand_init (f, &dy, dtype, shape, 4, nhwc, TRUE);
+        operand_init (f, &dx, dtype, shape, 4, nhwc, FALSE);
+        ry = g_new0 (gdouble, x.n);
+        rdx = g_new0 (gdouble, x.n);
+        for (gsize i = 0; i < x.n; i++)
+          {
+            gdouble d;
+            ry[i] = act (mode, coef, x.host[i], &d);
+            rdx[i] = d * dy.host[i];
+          }
+        RUN (atomr_cudnn_actor_activation_forward_async (f->actor, mode, coef, x.view, y.view, NULL,
+                                                         store_result, &res_),
+             atomr_cudnn_actor_activation_forward_finish);
+        e1 = rel_error (&y, ry);
+        /* the backward pass reads the device's y (rounded to dtype) */
+        RUN (atomr_cudnn_actor_activation_backward_async (f->actor, mode, coef, y.view, dy.view, x.view,
+                                                          dx.view, NULL, store_result, &res_),
+             atomr_cudnn_actor_activation_backward_finish);
+        e2 = rel_error (&dx, rdx);
+        g_test_message ("%s %s: act-fwd %.3g, act-bwd %.3g (bound %.1g)", atomr_dtype_get_name (dtype),
+                        mode_names[mode],
+                        e1, e2, tol);
+        g_assert_cmpfloat (e1, <=, tol);
+        g_assert_cmpfloat (e2, <=, tol * 4);
+        operand_clear (&x);
+        operand_clear (&y);
+        operand_clear (&dy);
+        operand_clear (&dx);
+      }
+  /* in place: y is x */
+  {
+    Operand x;
+    g_autofree gdouble *ry = NULL;
+    operand_init (f, &x, ATOMR_DTYPE_F32, shape, 4, FALSE, TRUE);
+    ry = g_new0 (gdouble, x.n);
+    for (gsize i = 0; i < x.n; i++)
+      ry[i] = MAX (x.host[i], 0);
+    RUN (atomr_cudnn_actor_activation_forward_async (f->actor, ATOMR_ACTIVATION_RELU, 0, x.view, x.view,
+                                                     NULL, store_result, &res_),
+         atomr_cudnn_actor_activation_forward_finish);
+    g_assert_cmpfloat (rel_error (&x, ry), <=, 1e-7);
+    operand_clear (&x);
+  }
+}
+
+static void
+test_softmax (Fixture *f, gconstpointer data)
+{
+  const gint64 shape[4] = { 3, 10, 4, 5 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint variant = 0; variant < 4; variant++)
+    {
+      AtomrSoftmaxMode mode = variant & 1 ? ATOMR_SOFTMAX_CHANNEL : ATOMR_SOFTMAX_INSTANCE;
+      gboolean log_ = (variant & 2) != 0;
+      Operand x, y, dy, dx;
+      g_autofree gdouble *ry = NULL, *rdx = NULL;
+      gint64 groups = mode == ATOMR_SOFTMAX_CHANNEL ? shape[0] * shape[2] * shape[3] : shape[0];
+      gint64 len = mode == ATOMR_SOFTMAX_CHANNEL ? shape[1] : shape[1] * shape[2] * shape[3];
+      gdouble e1, e2;
+
+      operand_init (f, &x, ATOMR_DTYPE_F32, shape, 4, variant == 1, TRUE);
+      operand_init (f, &y, ATOMR_DTYPE_F32, shape, 4, variant == 1, FALSE);
+      operand_init (f, &dy, ATOMR_DTYPE_F32, shape, 4, variant == 1, TRUE);
+      operand_init (f, &dx, ATOMR_DTYPE_F32, shape, 4, variant == 1, FALSE);
+      ry = g_new0 (gdouble, x.n);
+      rdx = g_new0 (gdouble, x.n);
+      for (gint64 g = 0; g < groups; g++)
+        {
+          gsize idx[1000];
+          gdouble mx = -INFINITY, sum = 0, dot = 0, dsum = 0;
+          for (gint64 j = 0; j < len; j++)
+            {
+              gint64 li[4];
+              if (mode == ATOMR_SOFTMAX_CHANNEL)
+                {
+                  li[0] = g / (shape[2] * shape[3]);
+                  li[1] = j;
+                  li[2] = (g / shape[3]) % shape[2];
+                  li[3] = g % shape[3];
+                }
+              else
+                {
+                  li[0] = g;
+                  li[1] = j / (shape[2] * shape[3]);
+                  li[2] = (j / shape[3]) % shape[2];
+                  li[3] = j % shape[3];
+                }
+              idx[j] = at (&x, li);
+              mx = MAX (mx, x.host[idx[j]]);
+            }
+          for (gint64 j = 0; j < len; j++)
+            sum += exp (x.host[idx[j]] - mx);
+          for (gint64 j = 0; j < len; j++)
+            {
+              gdouble p = exp (x.host[idx[j]] - mx) / sum;
+              ry[idx[j]] = log_ ? log (p) : p;
+              dot += dy.host[idx[j]] * p;
+              dsum += dy.host[idx[j]];
+            }
+          for (gint64 j = 0; j < len; j++)
+            {
+              gdouble p = exp (x.host[idx[j]] - mx) / sum;
+              rdx[idx[j]] = log_ ? dy.host[idx[j]] - p * dsum : p * (dy.host[idx[j]] - dot);
+            }
+        }
+      RUN (atomr_cudnn_actor_softmax_forward_async (f->actor, mode, log_, x.view, y.view, NULL,
+                                                    store_result, &res_),
+           atomr_cudnn_actor_softmax_forward_finish);
+      e1 = rel_error (&y, ry);
+      RUN (atomr_cudnn_actor_softmax_backward_async (f->actor, mode, log_, y.view, dy.view, dx.view, NULL,
+                                                     store_result, &res_),
+           atomr_cudnn_actor_softmax_backward_finish);
+      e2 = rel_error (&dx, rdx);
+      g_test_message ("softmax %s%s: fwd %.3g, bwd %.3g", mode == ATOMR_SOFTMAX_CHANNEL ? "channel" : "instance",
+                      log_ ? " log" : "", e1, e2);
+      g_assert_cmpfloat (e1, <=, 1e-5);
+      g_assert_cmpfloat (e2, <=, 1e-5);
+      operand_clear (&x);
+      operand_clear (&y);
+      operand_clear (&dy);
+      operand_clear (&dx);
+    }
+}
+
+static void
+test_pooling (Fixture *f, gconstpointer data)
+{
+  const gint64 xs[4] = { 2, 3, 9, 9 };
+  const gint64 win = 3, pad = 1, st = 2, out = (9 + 2 * 1 - 3) / 2 + 1;
+  const gint64 ys[4] = { 2, 3, out, out };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (gint mode = ATOMR_POOLING_MAX; mode <= ATOMR_POOLING_AVERAGE_EXCLUDE_PADDING; mode++)
+    for (guint nhwc = 0; nhwc < 2; nhwc++)
+      {
+        g_autoptr(AtomrPooling) pool = atomr_pooling_new_2d (mode, win, win, pad, pad, st, st);
+        Operand x, y, dy, dx;
+        g_autofree gdouble *ry = NULL, *rdx = NULL;
+        gdouble e1, e2;
+
+        operand_init (f, &x, ATOMR_DTYPE_F32, xs, 4, nhwc, TRUE);
+        operand_init (f, &y, ATOMR_DTYPE_F32, ys, 4, nhwc, FALSE);
+        operand_init (f, &dy, ATOMR_DTYPE_F32, ys, 4, nhwc, TRUE);
+        operand_init (f, &dx, ATOMR_DTYPE_F32, xs, 4, nhwc, FALSE);
+        ry = g_new0 (gdouble, y.n);
+        rdx = g_new0 (gdouble, x.n);
+        for (gint64 n = 0; n < xs[0]; n++)
+          for (gint64 c = 0; c < xs[1]; c++)
+            for (gint64 oh = 0; oh < out; oh++)
+              for (gint64 ow = 0; ow < out; ow++)
+                {
+                  gint64 yi[4] = { n, c, oh, ow };
+                  gdouble best = -INFINITY, sum = 0;
+                  gsize best_at = 0;
+                  gint64 count = 0;
+                  for (gint64 r = 0; r < win; r++)
+                    for (gint64 s = 0; s < win; s++)
+                      {
+                        gint64 h = oh * st - pad + r, w = ow * st - pad + s;
+                        gint64 xi[4] = { n, c, h, w };
+                        if (h < 0 || h >= xs[2] || w < 0 || w >= xs[3])
+                          continue;
+                        count++;
+                        sum += x.host[at (&x, xi)];
+                        if (x.host[at (&x, xi)] > best)
+                          {
+                            best = x.host[at (&x, xi)];
+                            best_at = at (&x, xi);
+                          }
+                      }
+                  {
+                    gdouble div = mode == ATOMR_POOLING_AVERAGE_INCLUDE_PADDING ? win * win : count;
+                    gdouble g = dy.host[at (&dy, yi)];
+                    ry[at (&y, yi)] = mode == ATOMR_POOLING_MAX ? best : sum / div;
+                    if (mode == ATOMR_POOLING_MAX)
+                      rdx[best_at] += g;
+                    else
+                      for (gint64 r = 0; r < win; r++)
+                        for (gint64 s = 0; s < win; s++)
+                          {
+                            gint64 h = oh * st - pad + r, w = ow * st - pad + s;
+                            gint64 xi[4] = { n, c, h, w };
+                            if (h >= 0 && h < xs[2] && w >= 0 && w < xs[3])
+                              rdx[at (&x, xi)] += g / div;
+                          }
+                  }
+                }
+        RUN (atomr_cudnn_actor_pooling_forward_async (f->actor, pool, x.view, y.view, NULL,
+                                                      store_result, &res_),
+             atomr_cudnn_actor_pooling_forward_finish);
+        e1 = rel_error (&y, ry);
+        RUN (atomr_cudnn_actor_pooling_backward_async (f->actor, pool, y.view, dy.view, x.view, dx.view,
+                                                       NULL, store_result, &res_),
+             atomr_cudnn_actor_pooling_backward_finish);
+        e2 = rel_error (&dx, rdx);
+        g_test_message ("pooling mode %d %s: fwd %.3g, bwd %.3g", mode, nhwc ? "nhwc" : "nchw", e1, e2);
+        g_assert_cmpfloat (e1, <=, 1e-6);
+        g_assert_cmpfloat (e2, <=, 1e-6);
+        operand_clear (&x);
+        operand_clear (&y);
+        operand_clear (&dy);
+        operand_clear (&dx);
+      }
+}
+
+/* Spatial batch norm: training forward (running statistics, saved mean
+ * and inverse deviation), backward from the saved statistics, inference
+ * with the running statistics.  f32 NCHW and bf16 NHWC data (f32
+ * parameters). */
+static void
+test_batch_norm (Fixture *f, gconstpointer data)
+{
+  const gint64 shape[4] = { 4, 6, 5, 7 }, c = shape[1];
+  const gint64 m = shape[0] * shape[2] * shape[3];
+  const gdouble eps = 1e-5, momentum = 0.25;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint variant = 0; variant < 2; variant++)
+    {
+      AtomrDtype dtype = variant ? ATOMR_DTYPE_BF16 : ATOMR_DTYPE_F32;
+      gboolean nhwc = variant == 1;
+      gdouble tol = variant ? 2e-2 : 1e-5;
+      Operand x, y, dy, dx, sc, bi, rm, rv, sm, si, ds, db, yi;
+      g_autofree gdouble *ry = NULL, *rdx = NULL, *ryi = NULL;
+      gdouble mean[6], var[6], inv[6], rrm[6], rrv[6], rds[6], rdb[6];
+      gdouble e[8];
+
+      operand_init (f, &x, dtype, shape, 4, nhwc, TRUE);
+      operand_init (f, &y, dtype, shape, 4, nhwc, FALSE);
+      operand_init (f, &yi, dtype, shape, 4, nhwc, FALSE);
+      operand_init (f, &dy, dtype, shape, 4, nhwc, TRUE);
+      operand_init (f, &dx, dtype, shape, 4, nhwc, FALSE);
+      operand_init (f, &sc, ATOMR_DTYPE_F32, &c, 1, FALSE, TRUE);
+      operand_init (f, &bi, ATOMR_DTYPE_F32, &c, 1, FALSE, TRUE);
+      operand_init (f, &rm, ATOMR_DTYPE_F32, &c, 1, FALSE, TRUE);
+      operand_init (f, &rv, ATOMR_DTYPE_F32, &c, 1, FALSE, TRUE);
+      /* a variance must be positive */
+      for (gint64 i = 0; i < c; i++)
+        rv.host[i] = fabs (rv.host[i]);
+      {
+        g_autoptr(GBytes) b = NULL;
+        g_autofree gfloat *v = g_new (gfloat, c);
+        for (gint64 i = 0; i < c; i++)
+          v[i] = (gfloat) rv.host[i];
+        b = g_bytes_new (v, sizeof (gfloat) * c);
+        g_assert_true (atomr_buffer_upload_sync (rv.buffer, b, NULL, NULL));
+      }
+      operand_init (f, &sm, ATOMR_DTYPE_F32, &c, 1, FALSE, FALSE);
+      operand_init (f, &si, ATOMR_DTYPE_F32, &c, 1, FALSE, FALSE);
+      operand_init (f, &ds, ATOMR_DTYPE_F32, &c, 1, FALSE, FALSE);
+      operand_init (f, &db, ATOMR_DTYPE_F32, &c, 1, FALSE, FALSE);
+
+      ry = g_new0 (gdouble, x.n);
+      rdx = g_new0 (gdouble, x.n);
+      ryi = g_new0 (gdouble, x.n);
+      for (gint64 ch = 0; ch < c; ch++)
+        {
+          gdouble sum = 0, sq = 0, sdy = 0, sdyx = 0;
+#define EACH(body) \
+          for (gint64 n = 0; n < shape[0]; n++) \
+            for (gint64 h = 0; h < shape[2]; h++) \
+              for (gint64 w = 0; w < shape[3]; w++) \
+                { gint64 li[4] = { n, ch, h, w }; gsize o = at (&x, li); body; }
+          EACH (sum += x.host[o]);
+          mean[ch] = sum / m;
+          EACH (sq += (x.host[o] - mean[ch]) * (x.host[o] - mean[ch]));
+          var[ch] = sq / m;
+          inv[ch] = 1 / sqrt (var[ch] + eps);
+          rrm[ch] = (1 - momentum) * rm.host[ch] + momentum * mean[ch];
+          rrv[ch] = (1 - momentum) * rv.host[ch] + momentum * sq / (m - 1);
+          EACH (ry[o] = sc.host[ch] * (x.host[o] - mean[ch]) * inv[ch] + bi.host[ch]);
+          EACH (sdy += dy.host[o]; sdyx += dy.host[o] * (x.host[o] - mean[ch]) * inv[ch]);
+          rdb[ch] = sdy;
+          rds[ch] = sdyx;
+          EACH (rdx[o] = sc.host[ch] * inv[ch] / m *
+                         (m * dy.host[o] - sdy - (x.host[o] - mean[ch]) * inv[ch] * sdyx));
+          EACH (ryi[o] = sc.host[ch] * (x.host[o] - rrm[ch]) / sqrt (rrv[ch] + eps) + bi.host[ch]);
+#undef EACH
+        }
+
+      RUN (atomr_cudnn_actor_batch_norm_forward_training_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, eps,
+                                                                momentum, x.view, sc.view, bi.view, y.view,
+                                                                rm.view, rv.view, sm.view, si.view, NULL,
+                                                                store_result, &res_),
+           atomr_cudnn_actor_batch_norm_forward_training_finish);
+      e[0] = rel_error (&y, ry);
+      e[1] = rel_error (&rm, rrm);
+      e[2] = rel_error (&rv, rrv);
+      e[3] = rel_error (&sm, mean);
+      e[4] = rel_error (&si, inv);
+      RUN (atomr_cudnn_actor_batch_norm_backward_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, eps, x.view,
+                                                        dy.view, sc.view, sm.view, si.view, dx.view,
+                                                        ds.view, db.view, NULL, store_result, &res_),
+           atomr_cudnn_actor_batch_norm_backward_finish);
+      e[5] = MAX (rel_error (&dx, rdx), MAX (rel_error (&ds, rds), rel_error (&db, rdb)));
+      RUN (atomr_cudnn_actor_batch_norm_forward_inference_async (f->actor, ATOMR_BATCH_NORM_SPATIAL, eps,
+                                                                 x.view, sc.view, bi.view, rm.view, rv.view,
+                                                                 yi.view, NULL, store_result, &res_),
+           atomr_cudnn_actor_batch_norm_forward_inference_finish);
+      e[6] = rel_error (&yi, ryi);
+      g_test_message ("batch norm %s: y %.3g, running mean %.3g, running var %.3g, saved mean %.3g, "
+                      "saved inv %.3g, backward %.3g, inference %.3g (bound %.1g)",
+                      atomr_dtype_get_name (dtype), e[0], e[1], e[2], e[3], e[4], e[5], e[6], tol);
+      for (guint i = 0; i < 7; i++)
+        g_assert_cmpfloat (e[i], <=, i == 5 ? tol * 4 : tol);
+
+      operand_clear (&x); operand_clear (&y); operand_clear (&yi); operand_clear (&dy);
+      operand_clear (&dx); operand_clear (&sc); operand_clear (&bi); operand_clear (&rm);
+      operand_clear (&rv); operand_clear (&sm); operand_clear (&si); operand_clear (&ds);
+      operand_clear (&db);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++)
+    {
+      g_autofree gchar *path = g_strdup_printf ("/gpu-cudnn/convolution/%s", conv_cases[i].name);
+      g_test_add (path, Fixture, &conv_cases[i], fixture_setup, test_convolution, fixture_teardown);
+    }
+  g_test_add ("/gpu-cudnn/autotune-eviction", Fixture, NULL, fixture_setup, test_autotune_and_eviction,
+              fixture_teardown);
+  g_test_add ("/gpu-cudnn/activation", Fixture, NULL, fixture_setup, test_activation, fixture_teardown);
+  g_test_add ("/gpu-cudnn/softmax", Fixture, NULL, fixture_setup, test_softmax, fixture_teardown);
+  g_test_add ("/gpu-cudnn/pooling", Fixture, NULL, fixture_setup, test_pooling, fixture_teardown);
+  g_test_add ("/gpu-cudnn/batch-norm", Fixture, NULL, fixture_setup, test_batch_norm, fixture_teardown);
+  return g_test_run ();
+}
