@@ -149,6 +149,66 @@ void          atomr_sync_end      (AtomrSync    *sync);
 AtomrActor   *atomr_device_get_default_actor (AtomrDevice *device,
                                               GError     **error);
 
+/* Graph capture (lib/graph/atomr-graph.c).  Called after the reply
+ * (successful or not) of an operation that reached the GPU, on the
+ * actor's context. */
+typedef void (*AtomrOpCompletedFunc) (AtomrOp      *op,
+                                      const GError *error,
+                                      gpointer      data);
+void         atomr_op_set_on_completed (AtomrOp              *op,
+                                        AtomrOpCompletedFunc  func,
+                                        gpointer              data);
+/* The request cannot be recorded into a graph, because of @reason (a
+ * static string: "the host data would be frozen at capture time"). */
+void         atomr_op_forbid_capture   (AtomrOp              *op,
+                                        const gchar          *reason);
+/* While set, every request submitted to @self goes to
+ * atomr_graph_record_op() instead of the mailbox.  Fails when another
+ * graph records @self. */
+gboolean     atomr_actor_set_capture   (AtomrActor           *self,
+                                        gpointer              graph,
+                                        GError              **error);
+void         atomr_actor_clear_capture (AtomrActor           *self,
+                                        gpointer              graph);
+gboolean     atomr_op_check_capturable (AtomrOp              *op,
+                                        GError              **error);
+/* Answers the request TRUE ("recorded") now; the operation itself stays
+ * with the graph, which frees it with atomr_op_discard(). */
+void         atomr_op_reply_recorded   (AtomrOp              *op);
+guint        atomr_op_get_n_buffers    (AtomrOp              *op,
+                                        gboolean              writes);
+AtomrBuffer *atomr_op_get_buffer       (AtomrOp              *op,
+                                        gboolean              writes,
+                                        guint                 index);
+const gchar *atomr_op_get_operation    (AtomrOp              *op);
+gchar       *atomr_op_describe         (AtomrOp              *op);
+guint64      atomr_op_get_trace_id     (AtomrOp              *op);
+/* Submission (@enqueued FALSE) or enqueue time, ns. */
+gint64       atomr_op_get_time         (AtomrOp              *op,
+                                        gboolean              enqueued);
+/* Runs a recorded operation's enqueue function on @stream (the device
+ * held by the caller, on the actors' context; the operation's actor has
+ * its stream: atomr_actor_ensure_stream()). */
+gboolean     atomr_op_enqueue_on       (AtomrOp              *op,
+                                        AtomrStream          *stream,
+                                        GError              **error);
+void         atomr_op_discard          (AtomrOp              *op);
+/* Makes sure @self has its stream and ran its setup (its context). */
+gboolean     atomr_actor_ensure_stream (AtomrActor           *self,
+                                        GError              **error);
+/* Runs on the actor's context after validation, before the device is
+ * held and the enqueue function runs (work that enters the device). */
+typedef gboolean (*AtomrOpPrepareFunc) (AtomrOp  *op,
+                                        GError  **error);
+void         atomr_op_set_prepare      (AtomrOp              *op,
+                                        AtomrOpPrepareFunc    prepare);
+/* A fresh process-wide trace sequence number. */
+guint64      atomr_actor_next_trace_id (void);
+gboolean     atomr_actor_wants_completions (AtomrActor       *self);
+/* Emits before-complete and after-complete with @info (a replayed node). */
+void         atomr_actor_emit_completed (AtomrActor          *self,
+                                         AtomrLaunchInfo     *info);
+
 /* The host device's stream of @actor, for CPU tests. */
 AtomrStream  *atomr_actor_get_stream (AtomrActor *self);
 

@@ -11,6 +11,7 @@
 #include "atomr-enum-types.h"
 #include "atomr-error.h"
 #include "atomr-nvtx-private.h"
+#include "graph/atomr-graph-private.h"
 #include "trace/atomr-gpu-clock-private.h"
 
 /**
@@ -117,6 +118,9 @@ struct _ActorSource
   gint64        head_since;   /* when the current head was first seen pending */
   gint          spin_usec;    /* atomic copies of the actor's properties */
   gint          timeout_ms;
+  gpointer      capture;      /* under lock (atomic for the fast path): the
+                               * AtomrGraph recording, never dereferenced */
+  GWeakRef      capture_ref;  /* the same graph: safe against its finalization */
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
   gint          n_graveyard;  /* atomic: its length, without its lock */
 };
@@ -163,6 +167,10 @@ struct _AtomrOp
   CUevent             start;      /* timing start, until the fence takes it */
   AtomrGpuClock      *clock;      /* timing on: puts GPU times on the host clock */
   AtomrLaunchInfo    *info;
+  AtomrOpPrepareFunc  prepare;    /* before the device is held */
+  AtomrOpCompletedFunc on_completed;  /* after the reply, on the GPU path */
+  gpointer            on_completed_data;
+  const gchar        *capture_forbidden; /* why the request cannot be captured */
   /* Small requests live here: one allocation less per operation. */
   guint64             inline_data[12];
 };
@@ -596,6 +604,7 @@ actor_source_finalize (GSource *source)
 
   /* Host-function records hold the source: the graveyard is empty. */
   g_weak_ref_clear (&src->actor);
+  g_weak_ref_clear (&src->capture_ref);
   g_mutex_clear (&src->lock);
   g_async_queue_unref (src->graveyard);
   atomr_vec_clear (&src->unfenced, NULL);
@@ -887,15 +896,24 @@ op_run (AtomrOp *op)
       op_reply_error (op, error);
       return;
     }
+  if (op->prepare && !op->prepare (op, &error))
+    {
+      op_reply_error (op, error);
+      return;
+    }
 
   op->stream = atomr_stream_ref (priv->stream);
   op->generation = priv->stream->generation;
   if (op->slot)
     atomr_slot_set_sequence (op->slot, op->trace_id);
 
-  for (guint s = 0; s < N_SIGNALS; s++)
-    if (g_signal_has_handler_pending (self, signals[s], 0, TRUE))
-      op->signal_mask |= 1u << s;
+  /* One look-up when nobody listens (the common case) instead of one per
+   * signal: our signals have no details, so every handler connected to
+   * them (blocked or not) matches detail 0. */
+  if (g_signal_handler_find (self, G_SIGNAL_MATCH_DETAIL, 0, 0, NULL, NULL, NULL) != 0)
+    for (guint s = 0; s < N_SIGNALS; s++)
+      if (g_signal_has_handler_pending (self, signals[s], 0, TRUE))
+        op->signal_mask |= 1u << s;
   if (op->signal_mask)
     {
       op->info = atomr_launch_info_new (priv->name, atomr_actor_get_library (self), op->operation);
@@ -1132,6 +1150,8 @@ op_complete (AtomrOp  *op,
   if (op->info)
     atomr_launch_info_set_timestamp (op->info, ATOMR_LAUNCH_REPLIED, atomr_launch_info_now_ns ());
   op_emit (op, SIGNAL_AFTER_COMPLETE);
+  if (op->on_completed)
+    op->on_completed (op, error, op->on_completed_data);
   op_free (op);
 }
 
@@ -1162,7 +1182,11 @@ atomr_op_new (gpointer             actor,
   if (callback != NULL)
     {
       op->task = g_task_new (actor, cancellable, callback, user_data);
-      g_task_set_source_tag (op->task, source_tag);
+      /* The function, not GLib's macro of the same name: the macro also
+       * names the task after the tag, a g_strdup() per request and a
+       * g_source_set_name() per reply (~6% of a small request's host
+       * cost, tests/bench/core/bench-envelope-host under callgrind). */
+      (g_task_set_source_tag) (op->task, source_tag);
       /* Cancellation counts only before enqueue (op_run checks it); work
        * already on the GPU reports its real outcome. */
       g_task_set_check_cancellable (op->task, FALSE);
@@ -1403,6 +1427,20 @@ atomr_op_submit (AtomrOp *op)
                                       "or a binding's constructor); make actors with their _new() "
                                       "function", op->operation, G_OBJECT_TYPE_NAME (op->actor)));
       return;
+    }
+
+  /* An actor recording into a graph keeps the request for the graph: it
+   * is not run now (atomr-graph.c). */
+  if (G_UNLIKELY (g_atomic_pointer_get (&src->capture) != NULL))
+    {
+      /* A weak reference: the graph may be finalized meanwhile. */
+      gpointer graph = g_weak_ref_get (&src->capture_ref);
+      if (graph)
+        {
+          atomr_graph_record_op (graph, op);
+          g_object_unref (graph);
+          return;
+        }
     }
 
   /* A _sync helper inside an enqueue (a before-enqueue handler, an enqueue
@@ -1646,6 +1684,7 @@ atomr_actor_constructed (GObject *object)
 
   src = (ActorSource *) g_source_new (&actor_source_funcs, sizeof (ActorSource));
   g_weak_ref_init (&src->actor, self);
+  g_weak_ref_init (&src->capture_ref, NULL);
   src->context = g_main_context_ref (priv->context);
   g_mutex_init (&src->lock);
   g_queue_init (&src->mailbox);
@@ -2359,4 +2398,224 @@ atomr_actor_get_n_completed (AtomrActor *self)
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
   g_return_val_if_fail (ATOMR_IS_ACTOR (self), 0);
   return priv->n_completed;
+}
+
+/* ------------------------------------------------------------------ */
+/* Graph capture support (lib/graph/atomr-graph.c)                      */
+
+void
+atomr_op_set_on_completed (AtomrOp              *op,
+                           AtomrOpCompletedFunc  func,
+                           gpointer              data)
+{
+  op->on_completed = func;
+  op->on_completed_data = data;
+}
+
+void
+atomr_op_forbid_capture (AtomrOp     *op,
+                         const gchar *reason)
+{
+  op->capture_forbidden = reason;
+}
+
+gboolean
+atomr_actor_set_capture (AtomrActor *self,
+                         gpointer    graph,
+                         GError    **error)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  ActorSource *src = priv->source;
+  gboolean ok = TRUE;
+
+  g_mutex_lock (&src->lock);
+  if (src->capture != NULL && src->capture != graph)
+    ok = FALSE;
+  else
+    {
+      g_atomic_pointer_set (&src->capture, graph);
+      g_weak_ref_set (&src->capture_ref, graph);
+    }
+  g_mutex_unlock (&src->lock);
+  if (!ok)
+    g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                 "actor %s is already recording into another graph; end that capture first",
+                 priv->name);
+  return ok;
+}
+
+void
+atomr_actor_clear_capture (AtomrActor *self,
+                           gpointer    graph)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  ActorSource *src = priv->source;
+
+  g_mutex_lock (&src->lock);
+  if (src->capture == graph)
+    {
+      g_atomic_pointer_set (&src->capture, NULL);
+      g_weak_ref_set (&src->capture_ref, NULL);
+    }
+  g_mutex_unlock (&src->lock);
+}
+
+gboolean
+atomr_op_check_capturable (AtomrOp  *op,
+                           GError  **error)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  g_autofree gchar *name = op_describe (op);
+  const gchar *why = op->capture_forbidden;
+
+  if (why == NULL && op->for_sync)
+    why = "a blocking (_sync) call waits on the host for its result; use the _async call";
+  if (why == NULL && op->complete != NULL)
+    why = "its reply is built on the host from the result (a download, a value read back)";
+  if (why == NULL && op->barrier)
+    why = "a barrier reports failures on the host";
+  if (why == NULL && op->multi_device)
+    why = "operations across several devices are not captured";
+  if (why == NULL && op->enqueue == NULL)
+    why = "it enqueues nothing";
+  if (why != NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s cannot be recorded into a graph: %s", name, why);
+      return FALSE;
+    }
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      AtomrVec *list = pass ? &op->writes : &op->reads;
+      for (guint i = 0; i < list->len; i++)
+        {
+          AtomrBuffer *buffer = list->data[i];
+          if (!atomr_buffer_check (buffer, error))
+            {
+              g_prefix_error (error, "%s: ", name);
+              return FALSE;
+            }
+          if (atomr_buffer_get_device (buffer) != priv->device)
+            {
+              g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "%s: buffer %u of the request lives on device %d, the actor on device %d",
+                           name, i, atomr_device_get_ordinal (atomr_buffer_get_device (buffer)),
+                           atomr_device_get_ordinal (priv->device));
+              return FALSE;
+            }
+        }
+    }
+  return TRUE;
+}
+
+void
+atomr_op_reply_recorded (AtomrOp *op)
+{
+  if (op->task)
+    {
+      g_task_return_boolean (op->task, TRUE);
+      g_clear_object (&op->task);
+    }
+  if (op->cancellable)
+    g_clear_object (&op->cancellable);
+}
+
+guint
+atomr_op_get_n_buffers (AtomrOp  *op,
+                        gboolean  writes)
+{
+  return writes ? op->writes.len : op->reads.len;
+}
+
+AtomrBuffer *
+atomr_op_get_buffer (AtomrOp  *op,
+                     gboolean  writes,
+                     guint     index)
+{
+  AtomrVec *list = writes ? &op->writes : &op->reads;
+  g_return_val_if_fail (index < list->len, NULL);
+  return list->data[index];
+}
+
+const gchar *
+atomr_op_get_operation (AtomrOp *op)
+{
+  return op->operation;
+}
+
+gchar *
+atomr_op_describe (AtomrOp *op)
+{
+  return op_describe (op);
+}
+
+guint64
+atomr_op_get_trace_id (AtomrOp *op)
+{
+  return op->trace_id;
+}
+
+gint64
+atomr_op_get_time (AtomrOp *op,
+                   gboolean enqueued)
+{
+  return enqueued ? op->t_enqueue : op->t_submit;
+}
+
+gboolean
+atomr_op_enqueue_on (AtomrOp      *op,
+                     AtomrStream  *stream,
+                     GError      **error)
+{
+  gboolean ok;
+
+  op->stream = atomr_stream_ref (stream);
+  op->generation = stream->generation;
+  tls_op_run_depth++;
+  ok = op->enqueue (op, error);
+  tls_op_run_depth--;
+  g_clear_pointer (&op->stream, atomr_stream_unref);
+  return ok;
+}
+
+gboolean
+atomr_actor_ensure_stream (AtomrActor  *self,
+                           GError     **error)
+{
+  return actor_ensure_stream (self, error);
+}
+
+void
+atomr_op_set_prepare (AtomrOp            *op,
+                      AtomrOpPrepareFunc  prepare)
+{
+  op->prepare = prepare;
+}
+
+void
+atomr_op_discard (AtomrOp *op)
+{
+  op_free (op);
+}
+
+guint64
+atomr_actor_next_trace_id (void)
+{
+  return (guint64) g_atomic_pointer_add (&next_sequence, 1) + 1;
+}
+
+gboolean
+atomr_actor_wants_completions (AtomrActor *self)
+{
+  return g_signal_has_handler_pending (self, signals[SIGNAL_AFTER_COMPLETE], 0, TRUE) ||
+         g_signal_has_handler_pending (self, signals[SIGNAL_BEFORE_COMPLETE], 0, TRUE);
+}
+
+void
+atomr_actor_emit_completed (AtomrActor      *self,
+                            AtomrLaunchInfo *info)
+{
+  g_signal_emit (self, signals[SIGNAL_BEFORE_COMPLETE], 0, info);
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_REPLIED, atomr_launch_info_now_ns ());
+  g_signal_emit (self, signals[SIGNAL_AFTER_COMPLETE], 0, info);
 }

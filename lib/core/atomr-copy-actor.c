@@ -183,6 +183,8 @@ atomr_actor_upload_async (AtomrActor          *self,
   g_return_if_fail (ATOMR_IS_ACTOR (self));
 
   op = atomr_op_new (self, "upload", atomr_actor_upload_async, cancellable, callback, user_data);
+  atomr_op_forbid_capture (op, "it copies from host memory, which a graph would freeze at capture time; "
+                           "upload before the capture, or copy from a device buffer");
   if (!check_buffer_arg (op, buffer, "buffer"))
     return;
   if (data == NULL)

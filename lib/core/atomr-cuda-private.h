@@ -77,7 +77,14 @@ G_BEGIN_DECLS
   X (cuFuncSetAttribute) \
   X (cuFuncGetParamInfo) \
   X (cuLaunchKernel) \
-  X (cuLaunchKernelEx)
+  X (cuLaunchKernelEx) \
+  X (cuStreamBeginCapture) \
+  X (cuStreamEndCapture) \
+  X (cuGraphInstantiateWithFlags) \
+  X (cuGraphLaunch) \
+  X (cuGraphExecDestroy) \
+  X (cuGraphDestroy) \
+  X (cuGraphDebugDotPrint)
 
 typedef struct {
 #define ATOMR_CU_FIELD(name) __typeof__ (&name) name;

@@ -473,6 +473,8 @@ atomr_actor_upload_tensor_async (AtomrActor          *self,
   g_return_if_fail (ATOMR_IS_ACTOR (self));
 
   op = atomr_op_new (self, "upload-tensor", atomr_actor_upload_tensor_async, cancellable, callback, user_data);
+  atomr_op_forbid_capture (op, "it copies from host memory, which a graph would freeze at capture time; "
+                           "upload before the capture, or copy from a device buffer");
   if (!check_tensor_arg (self, "upload-tensor", "tensor", tensor, &error) ||
       !check_writable ("upload-tensor", "tensor", tensor, &error))
     return atomr_op_fail (op, error);

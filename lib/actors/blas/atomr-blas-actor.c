@@ -49,6 +49,8 @@ struct _AtomrBlasActor
   cublasHandle_t  handle;
   CUdeviceptr     scratch;          /* 64 bytes for reduction results */
   gint            handle_math_mode; /* as set on the handle */
+  CUstream        handle_stream;    /* as set on the handle (a graph capture
+                                     * enqueues on another stream) */
   gint            math_mode;        /* atomic: AtomrBlasMathMode */
 };
 
@@ -536,6 +538,15 @@ blas_enqueue (AtomrOp  *op,
                    "cuBLAS: %s needs a CUDA device; the host test device has no cuBLAS",
                    r->opname);
       return FALSE;
+    }
+
+  /* Record mode: a graph capture runs this on its capture stream. */
+  if (atomr_op_get_cu_stream (op) != self->handle_stream)
+    {
+      if (!blas_check (cublasSetStream (self->handle, (cudaStream_t) atomr_op_get_cu_stream (op)),
+                       "cublasSetStream", error))
+        return FALSE;
+      self->handle_stream = atomr_op_get_cu_stream (op);
     }
 
   mode = g_atomic_int_get (&self->math_mode);
@@ -2352,6 +2363,7 @@ atomr_blas_actor_setup (AtomrActor  *actor,
       return FALSE;
     }
   self->handle_math_mode = g_atomic_int_get (&self->math_mode);
+  self->handle_stream = stream;
   if (!blas_check (cublasSetStream (self->handle, (cudaStream_t) stream), "cublasSetStream", error) ||
       !blas_check (cublasSetPointerMode (self->handle, CUBLAS_POINTER_MODE_HOST),
                    "cublasSetPointerMode", error) ||

@@ -581,6 +581,8 @@ fill_submit (AtomrRngActor        *self,
   AtomrDtype dtype;
 
   op = atomr_op_new (self, "rng-fill", source_tag, cancellable, callback, user_data);
+  atomr_op_forbid_capture (op, "cuRAND advances its generator on the host, so every replay of a "
+                           "graph would draw the same numbers");
   if (!atomr_check_buffer ("rng fill", "buffer", buffer, &error))
     return atomr_op_fail (op, error);
   if ((guint) distribution > ATOMR_RNG_BERNOULLI)

@@ -1,0 +1,1584 @@
+/* atomr-tensor-actor.c — permutations, elementwise operations and
+ * reductions with our own engine
+ *
+ * Threads: the _async entry points run on any thread; they validate, plan
+ * (the plan cache has its own lock) and submit.  The enqueue functions run
+ * on the actor's context: they own the generated-kernel table (no lock),
+ * compile through NVRTC and the kernel cache on a miss, and launch.  On the
+ * host test device the enqueue functions compute the result on the CPU.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "actors/atomr-library-private.h"
+#include "actors/tensor/atomr-tensor-actor.h"
+#include "actors/tensor/atomr-tensor-plan-private.h"
+#include "actors/tensor/atomr-tensor-kernels-private.h"
+#include "core/atomr-cuda-private.h"
+#include "core/atomr-device-private.h"
+#include "core/atomr-tensor-private.h"
+#include "nvrtc/atomr-kernel-private.h"
+#include "nvrtc/atomr-nvrtc-private.h"
+
+/**
+ * AtomrTensorActor:
+ *
+ * Runs tensor operations on #AtomrTensor views of any rank (≤ 8), any
+ * strides (negative and zero included) and with broadcasting, described
+ * einsum-style: one mode letter per dimension, `"abc->cab"`.
+ *
+ * Each request is planned (modes bound to extents and strides, extent-1
+ * modes dropped, loops ordered for coalesced writes and neighbouring loops
+ * folded, see docs/DESIGN-NOTES.md) and the plan is cached in a bounded
+ * LRU (#AtomrTensorActor:plan-cache-capacity).  On a GPU the work runs as
+ * kernels generated per operation, dtype and loop count, compiled with
+ * NVRTC through the default kernel cache (a second process starts warm);
+ * on the host test device the same plans run on the CPU.
+ *
+ * Dtypes: f16, bf16 (computed in f32), f32 and f64; every operand of a
+ * request has the same dtype.
+ */
+
+#define DEFAULT_PLAN_CACHE_CAPACITY 128
+#define PARAM_LOOPS ATOMR_PLAN_MAX_LOOPS
+
+typedef enum {
+  KIND_PERMUTE,
+  KIND_BINARY,
+  KIND_REDUCE,
+  KIND_CONTRACT,   /* a sum over the modes missing from the output of A·B */
+} Kind;
+
+typedef struct {
+  Kind          kind;
+  AtomrDtype    dtype;
+  AtomrLoopPlan plan;
+  guint         n_in;          /* inputs: 1, 2 or 3 */
+  gint          op_a, op_b, op_c, op_ab, op_abc, reduce;
+  gdouble       alpha, beta, gamma;
+  AtomrTensor  *t[ATOMR_PLAN_MAX_OPERANDS];  /* owned: output, inputs */
+} TensorRequest;
+
+/* The kernels' loop table: laid out as `struct Loops` in the source. */
+typedef struct {
+  gint64 ext[PARAM_LOOPS];
+  gint64 s[ATOMR_PLAN_MAX_OPERANDS][PARAM_LOOPS];
+} KernelLoops;
+
+struct _AtomrTensorActor
+{
+  AtomrActor      parent_instance;
+
+  AtomrPlanCache *plans;       /* any thread */
+  GHashTable     *kernels;     /* actor context only: name key → AtomrKernel */
+};
+
+G_DEFINE_FINAL_TYPE (AtomrTensorActor, atomr_tensor_actor, ATOMR_TYPE_ACTOR)
+
+enum {
+  PROP_0,
+  PROP_PLAN_CACHE_CAPACITY,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static const AtomrDtype tensor_dtypes[] = {
+  ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64,
+};
+
+/* ------------------------------------------------------------------ */
+/* Host arithmetic (the reference semantics of the kernels)             */
+
+static gfloat
+half_to_float (guint16 h)
+{
+  guint32 sign = (guint32) (h & 0x8000) << 16;
+  guint32 exp = (h >> 10) & 0x1f;
+  guint32 mant = h & 0x3ff;
+  guint32 bits;
+  gfloat f;
+
+  if (exp == 0x1f)
+    bits = sign | 0x7f800000 | (mant << 13);
+  else if (exp != 0)
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  else if (mant == 0)
+    bits = sign;
+  else
+    {
+      f = ldexpf ((gfloat) mant, -24);
+      return sign ? -f : f;
+    }
+  memcpy (&f, &bits, 4);
+  return f;
+}
+
+static guint16
+float_to_half (gfloat f)
+{
+  guint32 x;
+  guint32 sign, exp, mant;
+
+  memcpy (&x, &f, 4);
+  sign = (x >> 16) & 0x8000;
+  exp = (x >> 23) & 0xff;
+  mant = x & 0x7fffff;
+  if (exp == 0xff)
+    return (guint16) (sign | 0x7c00 | (mant ? 0x200 : 0));
+  {
+    gint e = (gint) exp - 127 + 15;
+    if (e >= 0x1f)
+      return (guint16) (sign | 0x7c00);
+    if (e <= 0)
+      {
+        /* subnormal half: round |f| / 2^-24 to nearest even */
+        gfloat a = fabsf (f) * 16777216.0f;
+        gfloat r = nearbyintf (a);   /* default rounding: to nearest even */
+        if (r >= 1024.0f)
+          return (guint16) (sign | 0x0400);
+        return (guint16) (sign | (guint32) r);
+      }
+    {
+      guint32 h = ((guint32) e << 10) | (mant >> 13);
+      guint32 rest = mant & 0x1fff;
+      if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+        h++;   /* may carry into the exponent: still correct, up to inf */
+      return (guint16) (sign | h);
+    }
+  }
+}
+
+static gfloat
+bf16_to_float (guint16 h)
+{
+  guint32 bits = (guint32) h << 16;
+  gfloat f;
+  memcpy (&f, &bits, 4);
+  return f;
+}
+
+static guint16
+float_to_bf16 (gfloat f)
+{
+  guint32 x;
+
+  memcpy (&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000)
+    return (guint16) ((x >> 16) | 0x40);   /* quiet NaN */
+  x += 0x7fff + ((x >> 16) & 1);
+  return (guint16) (x >> 16);
+}
+
+static gdouble
+host_load (AtomrDtype dtype, const guint8 *base, gint64 index)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F16: return half_to_float (((const guint16 *) base)[index]);
+    case ATOMR_DTYPE_BF16: return bf16_to_float (((const guint16 *) base)[index]);
+    case ATOMR_DTYPE_F32: return ((const gfloat *) base)[index];
+    case ATOMR_DTYPE_F64: return ((const gdouble *) base)[index];
+    default: g_assert_not_reached ();
+    }
+}
+
+static void
+host_store (AtomrDtype dtype, guint8 *base, gint64 index, gdouble v)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F16: ((guint16 *) base)[index] = float_to_half ((gfloat) v); break;
+    case ATOMR_DTYPE_BF16: ((guint16 *) base)[index] = float_to_bf16 ((gfloat) v); break;
+    case ATOMR_DTYPE_F32: ((gfloat *) base)[index] = (gfloat) v; break;
+    case ATOMR_DTYPE_F64: ((gdouble *) base)[index] = v; break;
+    default: g_assert_not_reached ();
+    }
+}
+
+static gdouble
+host_unary (gint op, gdouble x)
+{
+  switch ((AtomrTensorUnaryOp) op)
+    {
+    case ATOMR_TENSOR_UNARY_IDENTITY: return x;
+    case ATOMR_TENSOR_UNARY_NEG: return -x;
+    case ATOMR_TENSOR_UNARY_ABS: return fabs (x);
+    case ATOMR_TENSOR_UNARY_SQRT: return sqrt (x);
+    case ATOMR_TENSOR_UNARY_RELU: return x > 0 ? x : (x != x ? x : 0.0);
+    case ATOMR_TENSOR_UNARY_EXP: return exp (x);
+    case ATOMR_TENSOR_UNARY_LOG: return log (x);
+    case ATOMR_TENSOR_UNARY_SIN: return sin (x);
+    case ATOMR_TENSOR_UNARY_COS: return cos (x);
+    case ATOMR_TENSOR_UNARY_TANH: return tanh (x);
+    case ATOMR_TENSOR_UNARY_SIGMOID: return 1.0 / (1.0 + exp (-x));
+    default: g_assert_not_reached ();
+    }
+}
+
+static gdouble
+host_binary (gint op, gdouble x, gdouble y)
+{
+  switch ((AtomrTensorBinaryOp) op)
+    {
+    case ATOMR_TENSOR_BINARY_ADD: return x + y;
+    case ATOMR_TENSOR_BINARY_MUL: return x * y;
+    case ATOMR_TENSOR_BINARY_MAX: return (x != x || x > y) ? x : y;
+    case ATOMR_TENSOR_BINARY_MIN: return (x != x || x < y) ? x : y;
+    default: g_assert_not_reached ();
+    }
+}
+
+static gdouble
+reduce_init (gint op)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_PROD: return 1.0;
+    case ATOMR_TENSOR_REDUCE_MAX: return -INFINITY;
+    case ATOMR_TENSOR_REDUCE_MIN: return INFINITY;
+    default: return 0.0;
+    }
+}
+
+static gdouble
+reduce_combine (gint op, gdouble acc, gdouble x)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_PROD: return acc * x;
+    case ATOMR_TENSOR_REDUCE_MAX:
+    case ATOMR_TENSOR_REDUCE_NORM_INF: return (x != x || x > acc) ? x : acc;
+    case ATOMR_TENSOR_REDUCE_MIN: return (x != x || x < acc) ? x : acc;
+    default: return acc + x;
+    }
+}
+
+static gdouble
+reduce_element (gint op, gdouble x)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_NORM1:
+    case ATOMR_TENSOR_REDUCE_NORM_INF: return fabs (x);
+    case ATOMR_TENSOR_REDUCE_NORM2: return x * x;
+    default: return x;
+    }
+}
+
+static gdouble
+reduce_finalize (gint op, gdouble acc, guint64 n)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_MEAN: return acc / (gdouble) n;
+    case ATOMR_TENSOR_REDUCE_NORM2: return sqrt (acc);
+    default: return acc;
+    }
+}
+
+static void
+run_host (TensorRequest *r)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  guint8 *out = atomr_tensor_get_host_data (r->t[0]);
+  const guint8 *a = atomr_tensor_get_host_data (r->t[1]);
+  const guint8 *b = r->t[2] ? atomr_tensor_get_host_data (r->t[2]) : NULL;
+  const guint8 *c = r->t[3] ? atomr_tensor_get_host_data (r->t[3]) : NULL;
+  gint64 off[ATOMR_PLAN_MAX_OPERANDS];
+
+  for (guint64 i = 0; i < p->n_out; i++)
+    {
+      gdouble v;
+
+      if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
+        {
+          gdouble acc = reduce_init (r->reduce);
+
+          /* pairwise in spirit: f64 accumulation on the host */
+          for (guint64 j = 0; j < p->n_reduce; j++)
+            {
+              atomr_loop_plan_offsets (p, i, j, off);
+              gdouble x = host_load (r->dtype, a, off[1]);
+
+              if (r->kind == KIND_CONTRACT)
+                x *= host_load (r->dtype, b, off[2]);
+              acc = reduce_combine (r->reduce, acc, reduce_element (r->reduce, x));
+            }
+          atomr_loop_plan_offsets (p, i, 0, off);
+          v = r->alpha * reduce_finalize (r->reduce, acc, p->n_reduce);
+          if (r->beta != 0.0)
+            v += r->beta * host_load (r->dtype, out, off[0]);
+        }
+      else
+        {
+          atomr_loop_plan_offsets (p, i, 0, off);
+          v = r->alpha * host_unary (r->op_a, host_load (r->dtype, a, off[1]));
+          if (r->kind == KIND_BINARY)
+            v = host_binary (r->op_ab, v,
+                             r->beta * host_unary (r->op_b, host_load (r->dtype, b, off[2])));
+          if (r->kind == KIND_BINARY && r->n_in == 3)
+            v = host_binary (r->op_abc, v,
+                             r->gamma * host_unary (r->op_c, host_load (r->dtype, c, off[3])));
+        }
+      host_store (r->dtype, out, off[0], v);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Generated kernels                                                    */
+
+static const gchar *
+unary_expr (gint op, gboolean f64)
+{
+  switch ((AtomrTensorUnaryOp) op)
+    {
+    case ATOMR_TENSOR_UNARY_IDENTITY: return "x";
+    case ATOMR_TENSOR_UNARY_NEG: return "-x";
+    case ATOMR_TENSOR_UNARY_ABS: return f64 ? "fabs(x)" : "fabsf(x)";
+    case ATOMR_TENSOR_UNARY_SQRT: return f64 ? "sqrt(x)" : "sqrtf(x)";
+    case ATOMR_TENSOR_UNARY_RELU: return "(x > (acc_t) 0 || x != x) ? x : (acc_t) 0";
+    case ATOMR_TENSOR_UNARY_EXP: return f64 ? "exp(x)" : "expf(x)";
+    case ATOMR_TENSOR_UNARY_LOG: return f64 ? "log(x)" : "logf(x)";
+    case ATOMR_TENSOR_UNARY_SIN: return f64 ? "sin(x)" : "sinf(x)";
+    case ATOMR_TENSOR_UNARY_COS: return f64 ? "cos(x)" : "cosf(x)";
+    case ATOMR_TENSOR_UNARY_TANH: return f64 ? "tanh(x)" : "tanhf(x)";
+    case ATOMR_TENSOR_UNARY_SIGMOID: return f64 ? "1.0 / (1.0 + exp(-x))" : "1.0f / (1.0f + expf(-x))";
+    default: g_assert_not_reached ();
+    }
+}
+
+static const gchar *
+binary_expr (gint op)
+{
+  switch ((AtomrTensorBinaryOp) op)
+    {
+    case ATOMR_TENSOR_BINARY_ADD: return "x + y";
+    case ATOMR_TENSOR_BINARY_MUL: return "x * y";
+    case ATOMR_TENSOR_BINARY_MAX: return "(x != x || x > y) ? x : y";
+    case ATOMR_TENSOR_BINARY_MIN: return "(x != x || x < y) ? x : y";
+    default: g_assert_not_reached ();
+    }
+}
+
+static const gchar *
+reduce_combine_expr (gint op)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_PROD: return "acc * x";
+    case ATOMR_TENSOR_REDUCE_MAX:
+    case ATOMR_TENSOR_REDUCE_NORM_INF: return "(x != x || x > acc) ? x : acc";
+    case ATOMR_TENSOR_REDUCE_MIN: return "(x != x || x < acc) ? x : acc";
+    default: return "acc + x";
+    }
+}
+
+static const gchar *
+reduce_element_expr (gint op, gboolean f64)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_NORM1:
+    case ATOMR_TENSOR_REDUCE_NORM_INF: return f64 ? "fabs(x)" : "fabsf(x)";
+    case ATOMR_TENSOR_REDUCE_NORM2: return "x * x";
+    default: return "x";
+    }
+}
+
+static const gchar *
+reduce_init_expr (gint op)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_PROD: return "(acc_t) 1";
+    case ATOMR_TENSOR_REDUCE_MAX: return "-(acc_t) INFINITY";
+    case ATOMR_TENSOR_REDUCE_MIN: return "(acc_t) INFINITY";
+    default: return "(acc_t) 0";
+    }
+}
+
+static const gchar *
+reduce_finalize_expr (gint op, gboolean f64)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_MEAN: return "acc / (acc_t) n";
+    case ATOMR_TENSOR_REDUCE_NORM2: return f64 ? "sqrt(acc)" : "sqrtf(acc)";
+    default: return "acc";
+    }
+}
+
+/* The part of every generated source: storage type T, compute type acc_t,
+ * ld()/st(), the loop table and the index decomposition.  No header is
+ * included (halves are converted with PTX cvt instructions), so NVRTC
+ * needs no include path. */
+static void
+append_prelude (GString *s, AtomrDtype dtype, const AtomrLoopPlan *p, gboolean idx32)
+{
+  gboolean f64 = dtype == ATOMR_DTYPE_F64;
+
+  g_string_append_printf (s,
+    "typedef long long i64;\n"
+    "typedef unsigned long long u64;\n"
+    "typedef %s idx_t;\n"
+    "#define INFINITY __int_as_float(0x7f800000)\n"
+    "#define NF %u\n#define NL %u\n"
+    "struct Loops { i64 ext[%u]; i64 s[%u][%u]; };\n",
+    idx32 ? "unsigned int" : "u64", p->n_free, p->n_loops,
+    PARAM_LOOPS, ATOMR_PLAN_MAX_OPERANDS, PARAM_LOOPS);
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F16:
+      g_string_append (s,
+        "typedef unsigned short T; typedef float acc_t;\n"
+        "__device__ __forceinline__ acc_t ld(const T *p) { float f; unsigned short h = *p;"
+        " asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+        "__device__ __forceinline__ void st(T *p, acc_t v) { unsigned short h;"
+        " asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(v)); *p = h; }\n");
+      break;
+    case ATOMR_DTYPE_BF16:
+      g_string_append (s,
+        "typedef unsigned short T; typedef float acc_t;\n"
+        "__device__ __forceinline__ acc_t ld(const T *p) { return __uint_as_float(((unsigned int) *p) << 16); }\n"
+        "__device__ __forceinline__ void st(T *p, acc_t v) { unsigned short h;"
+        " asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(v)); *p = h; }\n");
+      break;
+    case ATOMR_DTYPE_F32:
+      g_string_append (s,
+        "typedef float T; typedef float acc_t;\n"
+        "__device__ __forceinline__ acc_t ld(const T *p) { return *p; }\n"
+        "__device__ __forceinline__ void st(T *p, acc_t v) { *p = v; }\n");
+      break;
+    case ATOMR_DTYPE_F64:
+      g_string_append (s,
+        "typedef double T; typedef double acc_t;\n"
+        "__device__ __forceinline__ acc_t ld(const T *p) { return *p; }\n"
+        "__device__ __forceinline__ void st(T *p, acc_t v) { *p = v; }\n");
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+  (void) f64;
+  /* Offsets of operand 0..NOPS-1 for index i over loops [lo, hi). */
+  g_string_append (s,
+    "template <int LO, int HI, int NOPS>\n"
+    "__device__ __forceinline__ void offsets(const Loops &L, idx_t i, i64 *o) {\n"
+    "#pragma unroll\n"
+    "  for (int k = HI - 1; k >= LO; k--) {\n"
+    "    idx_t e = (idx_t) L.ext[k]; idx_t c = i % e; i /= e;\n"
+    "#pragma unroll\n"
+    "    for (int q = 0; q < NOPS; q++) o[q] += (i64) c * L.s[q][k];\n"
+    "  }\n"
+    "}\n");
+}
+
+static gchar *
+elementwise_source (const TensorRequest *r, gboolean idx32)
+{
+  GString *s = g_string_new (NULL);
+  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
+
+  append_prelude (s, r->dtype, &r->plan, idx32);
+  gboolean binary = r->kind == KIND_BINARY;
+  guint n_in = binary ? r->n_in : 1;
+
+  g_string_append_printf (s,
+    "__device__ __forceinline__ acc_t op_a(acc_t x) { return %s; }\n"
+    "__device__ __forceinline__ acc_t op_b(acc_t x) { return %s; }\n"
+    "__device__ __forceinline__ acc_t op_c(acc_t x) { return %s; }\n"
+    "__device__ __forceinline__ acc_t op_ab(acc_t x, acc_t y) { return %s; }\n"
+    "__device__ __forceinline__ acc_t op_abc(acc_t x, acc_t y) { return %s; }\n"
+    "#define NIN %u\n",
+    unary_expr (r->op_a, f64),
+    binary ? unary_expr (r->op_b, f64) : "x",
+    binary && n_in == 3 ? unary_expr (r->op_c, f64) : "x",
+    binary ? binary_expr (r->op_ab) : "x",
+    binary && n_in == 3 ? binary_expr (r->op_abc) : "x",
+    n_in);
+  g_string_append (s,
+    "extern \"C\" __global__ void atomr_tensor_elementwise(T *d, const T *a, const T *b, const T *c,\n"
+    "    acc_t alpha, acc_t beta, acc_t gamma, u64 n, Loops L) {\n"
+    "  for (u64 i = (u64) blockIdx.x * blockDim.x + threadIdx.x; i < n;"
+    " i += (u64) gridDim.x * blockDim.x) {\n"
+    "    i64 o[4] = { 0, 0, 0, 0 };\n"
+    "    offsets<0, NF, 1 + NIN>(L, (idx_t) i, o);\n"
+    "    acc_t v = alpha * op_a(ld(a + o[1]));\n"
+    "#if NIN >= 2\n"
+    "    v = op_ab(v, beta * op_b(ld(b + o[2])));\n"
+    "#endif\n"
+    "#if NIN >= 3\n"
+    "    v = op_abc(v, gamma * op_c(ld(c + o[3])));\n"
+    "#endif\n"
+    "    st(d + o[0], v);\n"
+    "  }\n"
+    "}\n");
+  if (r->kind == KIND_PERMUTE && r->plan.a_inner >= 0 && (guint) r->plan.a_inner + 1 < r->plan.n_free)
+    {
+      /* The tiled transpose: loop TX (the innermost, dense in the output)
+       * and loop TY (dense in A) through a 32 × 33 shared tile, so both
+       * the reads and the writes coalesce; the other output loops are the
+       * batch.  Blocks of 32 × 8 threads, one tile per block and batch
+       * index (grid.y strides over the batch). */
+      g_string_append_printf (s, "#define TX %u\n#define TY %d\n", r->plan.n_free - 1, r->plan.a_inner);
+      g_string_append (s,
+        "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose(T *d, const T *a,\n"
+        "    acc_t alpha, u64 n_batch, Loops L) {\n"
+        "  __shared__ acc_t tile[32][33];\n"
+        "  const i64 ext_x = L.ext[TX], ext_y = L.ext[TY];\n"
+        "  const u64 tiles_x = (u64) (ext_x + 31) / 32;\n"
+        "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 32, y0 = (i64) (blockIdx.x / tiles_x) * 32;\n"
+        "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
+        "    i64 o[2] = { 0, 0 };\n"
+        "    idx_t rest = (idx_t) bt;\n"
+        "#pragma unroll\n"
+        "    for (int k = NF - 1; k >= 0; k--) {\n"
+        "      if (k == TX || k == TY) continue;\n"
+        "      idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
+        "      o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
+        "    }\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 32; k += 8) {\n"
+        "      i64 x = x0 + threadIdx.y + k, y = y0 + threadIdx.x;\n"
+        "      if (x < ext_x && y < ext_y)\n"
+        "        tile[threadIdx.y + k][threadIdx.x] = op_a(ld(a + o[1] + x * L.s[1][TX] + y * L.s[1][TY]));\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 32; k += 8) {\n"
+        "      i64 x = x0 + threadIdx.x, y = y0 + threadIdx.y + k;\n"
+        "      if (x < ext_x && y < ext_y)\n"
+        "        st(d + o[0] + x * L.s[0][TX] + y * L.s[0][TY], alpha * tile[threadIdx.x][threadIdx.y + k]);\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "}\n");
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* Two reduction kernels over the same helpers:
+ *  - atomr_tensor_reduce_cols: a block of 32 × 8 threads serves 32
+ *    consecutive outputs; the 8 rows split the reduced index and combine
+ *    through shared memory (reads coalesce across outputs: reducing a
+ *    non-innermost mode);
+ *  - atomr_tensor_reduce_rows: one warp per output, lanes stride over the
+ *    reduced index and combine with shuffles (reads coalesce along the
+ *    reduced index: reducing the innermost mode).
+ * Accumulation in acc_t (f32 for halves). */
+static gchar *
+reduce_source (const TensorRequest *r, gboolean idx32)
+{
+  GString *s = g_string_new (NULL);
+  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
+
+  append_prelude (s, r->dtype, &r->plan, idx32);
+  g_string_append_printf (s,
+    "__device__ __forceinline__ acc_t r_init() { return %s; }\n"
+    "__device__ __forceinline__ acc_t r_elem(acc_t x) { return %s; }\n"
+    "__device__ __forceinline__ acc_t r_comb(acc_t acc, acc_t x) { return %s; }\n"
+    "__device__ __forceinline__ acc_t r_fin(acc_t acc, u64 n) { return %s; }\n"
+    "#define NIN %d\n"
+    "__device__ __forceinline__ acc_t element(const T *a, const T *b, const i64 *q) {\n"
+    "#if NIN == 2\n"
+    "  return ld(a + q[1]) * ld(b + q[2]);\n"
+    "#else\n"
+    "  return ld(a + q[1]);\n"
+    "#endif\n"
+    "}\n"
+    /* the element at reduced index j of the output whose offsets are o */
+    "__device__ __forceinline__ acc_t load_at(const Loops &L, const T *a, const T *b, const i64 *o, u64 j) {\n"
+    "  i64 q[3] = { 0, o[1], o[2] };\n"
+    "  offsets<NF, NL, 1 + NIN>(L, (idx_t) j, q);\n"
+    "  return element(a, b, q);\n"
+    "}\n",
+    reduce_init_expr (r->reduce), reduce_element_expr (r->reduce, f64),
+    reduce_combine_expr (r->reduce), reduce_finalize_expr (r->reduce, f64),
+    r->kind == KIND_CONTRACT ? 2 : 1);
+  g_string_append (s,
+    "__device__ __forceinline__ void epilogue(T *c, i64 oc, acc_t acc, acc_t alpha, acc_t beta, u64 n) {\n"
+    "  acc_t v = alpha * r_fin(acc, n);\n"
+    "  if (beta != (acc_t) 0) v += beta * ld(c + oc);\n"
+    "  st(c + oc, v);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols(T *c, const T *a, const T *b,\n"
+    "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
+    "  __shared__ acc_t part[8][33];\n"
+    "  u64 out = (u64) blockIdx.x * 32 + threadIdx.x;\n"
+    "  acc_t acc = r_init();\n"
+    "  i64 o[3] = { 0, 0, 0 };\n"
+    "  if (out < n_out) {\n"
+    "    offsets<0, NF, 1 + NIN>(L, (idx_t) out, o);\n"
+    "    acc_t acc1 = r_init(), acc2 = r_init(), acc3 = r_init();\n"
+    "    u64 j = threadIdx.y;\n"
+    "    for (; j + 24 < n_red; j += 32) {\n"   /* four loads in flight */
+    "      acc_t x0 = load_at(L, a, b, o, j), x1 = load_at(L, a, b, o, j + 8);\n"
+    "      acc_t x2 = load_at(L, a, b, o, j + 16), x3 = load_at(L, a, b, o, j + 24);\n"
+    "      acc = r_comb(acc, r_elem(x0)); acc1 = r_comb(acc1, r_elem(x1));\n"
+    "      acc2 = r_comb(acc2, r_elem(x2)); acc3 = r_comb(acc3, r_elem(x3));\n"
+    "    }\n"
+    "    for (; j < n_red; j += 8) acc = r_comb(acc, r_elem(load_at(L, a, b, o, j)));\n"
+    "    acc = r_comb(r_comb(acc, acc1), r_comb(acc2, acc3));\n"
+    "  }\n"
+    "  part[threadIdx.y][threadIdx.x] = acc;\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.y == 0 && out < n_out) {\n"
+    "#pragma unroll\n"
+    "    for (int k = 1; k < 8; k++) acc = r_comb(acc, part[k][threadIdx.x]);\n"
+    "    epilogue(c, o[0], acc, alpha, beta, n_red);\n"
+    "  }\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_rows(T *c, const T *a, const T *b,\n"
+    "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
+    "  u64 out = (u64) blockIdx.x * 8 + threadIdx.y;\n"
+    "  if (out >= n_out) return;\n"        /* uniform per warp */
+    "  acc_t acc = r_init();\n"
+    "  i64 o[3] = { 0, 0, 0 };\n"
+    "  offsets<0, NF, 1 + NIN>(L, (idx_t) out, o);\n"
+    "  acc_t acc1 = r_init(), acc2 = r_init(), acc3 = r_init();\n"
+    "  u64 j = threadIdx.x;\n"
+    "  for (; j + 96 < n_red; j += 128) {\n"   /* four loads in flight */
+    "    acc_t x0 = load_at(L, a, b, o, j), x1 = load_at(L, a, b, o, j + 32);\n"
+    "    acc_t x2 = load_at(L, a, b, o, j + 64), x3 = load_at(L, a, b, o, j + 96);\n"
+    "    acc = r_comb(acc, r_elem(x0)); acc1 = r_comb(acc1, r_elem(x1));\n"
+    "    acc2 = r_comb(acc2, r_elem(x2)); acc3 = r_comb(acc3, r_elem(x3));\n"
+    "  }\n"
+    "  for (; j < n_red; j += 32) acc = r_comb(acc, r_elem(load_at(L, a, b, o, j)));\n"
+    "  acc = r_comb(r_comb(acc, acc1), r_comb(acc2, acc3));\n"
+    "#pragma unroll\n"
+    "  for (int k = 16; k > 0; k >>= 1) acc = r_comb(acc, __shfl_xor_sync(0xffffffffu, acc, k));\n"
+    "  if (threadIdx.x == 0) epilogue(c, o[0], acc, alpha, beta, n_red);\n"
+    "}\n");
+  return g_string_free (s, FALSE);
+}
+
+/* The generated source depends on the kind, dtype, loop counts, index
+ * width and operators, never on extents or strides (those are arguments):
+ * one kernel serves every shape with the same folded rank. */
+static gchar *
+kernel_key (const TensorRequest *r, gboolean idx32)
+{
+  return g_strdup_printf ("%d/%s/%u/%u/%d/%u/%d/%d/%d/%d/%d/%d/%d", r->kind, atomr_dtype_get_name (r->dtype),
+                          r->plan.n_free, r->plan.n_loops, idx32, r->n_in,
+                          r->op_a, r->op_b, r->op_c, r->op_ab, r->op_abc, r->reduce,
+                          r->kind == KIND_PERMUTE ? r->plan.a_inner : -1);
+}
+
+static AtomrKernel *
+get_kernel (AtomrTensorActor *self,
+            TensorRequest    *r,
+            gboolean          idx32,
+            const gchar      *name,
+            GError          **error)
+{
+  AtomrDevice *device = atomr_actor_get_device (ATOMR_ACTOR (self));
+  g_autofree gchar *key = kernel_key (r, idx32);
+  g_autofree gchar *full_key = g_strconcat (key, "/", name, NULL);
+  g_autofree gchar *source = NULL;
+  g_autoptr(AtomrCompileOptions) options = NULL;
+  g_autoptr(AtomrModule) module = NULL;
+  AtomrKernel *kernel;
+
+  kernel = g_hash_table_lookup (self->kernels, full_key);
+  if (kernel != NULL && !atomr_kernel_is_stale (kernel))
+    return kernel;
+
+  source = r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT ? reduce_source (r, idx32) : elementwise_source (r, idx32);
+  options = atomr_compile_options_new ();
+  atomr_compile_options_set_arch (options, "native");
+  module = atomr_nvrtc_compile_for_device (source, "atomr-tensor.cu", options,
+                                           atomr_kernel_cache_get_default (), device, error);
+  if (module == NULL)
+    {
+      g_prefix_error (error, "tensor kernel %s: ", key);
+      return NULL;
+    }
+  kernel = atomr_kernel_new_loaded (device, module, name, error);
+  if (kernel == NULL)
+    return NULL;
+  g_hash_table_replace (self->kernels, g_steal_pointer (&full_key), kernel);
+  return kernel;
+}
+
+static void
+fill_loops (const AtomrLoopPlan *p, KernelLoops *L)
+{
+  memset (L, 0, sizeof *L);
+  for (guint i = 0; i < p->n_loops; i++)
+    {
+      L->ext[i] = p->extent[i];
+      for (guint o = 0; o < p->n_operands; o++)
+        L->s[o][i] = p->stride[o][i];
+    }
+}
+
+/* A permutation whose input is densest in another loop than the
+ * output's innermost, both of them long enough to fill tiles. */
+static gboolean
+use_transpose (const TensorRequest *r)
+{
+  const AtomrLoopPlan *p = &r->plan;
+
+  return r->kind == KIND_PERMUTE && p->n_out > 0 && p->a_inner >= 0 &&
+         (guint) p->a_inner + 1 < p->n_free &&
+         p->extent[p->n_free - 1] >= 8 && p->extent[p->a_inner] >= 8;
+}
+
+/* The launch geometry of @r's kernel (also shown to the trace before the
+ * enqueue).  Reductions pick "rows" when the innermost reduced loop is
+ * dense in A and the innermost output loop is not (or there is one output). */
+static void
+launch_geometry (const TensorRequest *r,
+                 guint64             *grid,
+                 guint               *grid_y,
+                 guint               *block_x,
+                 guint               *block_y,
+                 gboolean            *rows,
+                 gboolean            *transpose)
+{
+  const AtomrLoopPlan *p = &r->plan;
+
+  *rows = FALSE;
+  *transpose = use_transpose (r);
+  if (*transpose)
+    {
+      guint64 tiles = (guint64) ((p->extent[p->n_free - 1] + 31) / 32) *
+                      (guint64) ((p->extent[p->a_inner] + 31) / 32);
+      guint64 batch = p->n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
+
+      *grid = tiles;
+      *grid_y = (guint) MIN (batch, 65535);
+      *block_x = 32;
+      *block_y = 8;
+      return;
+    }
+  *grid_y = 1;
+  if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
+    {
+      *rows = p->n_loops > p->n_free &&
+              ABS (p->stride[1][p->n_loops - 1]) == 1 &&
+              (ABS (p->stride[1][p->n_free - 1]) != 1 || p->n_out == 1);
+      *grid = *rows ? (p->n_out + 7) / 8 : (p->n_out + 31) / 32;
+      *block_x = 32;
+      *block_y = 8;
+    }
+  else
+    {
+      *grid = MIN ((p->n_out + 255) / 256, (guint64) 1 << 20);
+      *block_x = 256;
+      *block_y = 1;
+    }
+}
+
+static gboolean
+tensor_enqueue (AtomrOp  *op,
+                GError  **error)
+{
+  AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (atomr_op_get_actor (op));
+  TensorRequest *r = atomr_op_get_data (op);
+  const AtomrLoopPlan *p = &r->plan;
+  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
+  gboolean idx32;
+  KernelLoops loops;
+  CUdeviceptr out, a, b, c;
+  gfloat alpha_f = (gfloat) r->alpha, beta_f = (gfloat) r->beta, gamma_f = (gfloat) r->gamma;
+  guint64 n_out = p->n_out, n_red = p->n_reduce;
+  AtomrKernel *kernel;
+  void *params[10];
+  guint64 blocks, n_batch;
+  guint grid, grid_y, block_x, block_y;
+  gboolean rows, transpose;
+
+  if (atomr_op_is_host (op))
+    {
+      run_host (r);
+      return TRUE;
+    }
+  if (n_out == 0)
+    return TRUE;
+
+  idx32 = n_out <= G_MAXUINT32 && n_red <= G_MAXUINT32;
+  fill_loops (p, &loops);
+  out = atomr_tensor_get_ptr (r->t[0]);
+  a = atomr_tensor_get_ptr (r->t[1]);
+  b = r->t[2] ? atomr_tensor_get_ptr (r->t[2]) : a;
+  c = r->t[3] ? atomr_tensor_get_ptr (r->t[3]) : a;
+
+  launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
+  if (blocks > G_MAXINT32)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s: %" G_GUINT64_FORMAT " outputs need more than 2^31 blocks",
+                   r->kind == KIND_BINARY || r->kind == KIND_PERMUTE ? "elementwise" : "reduce", n_out);
+      return FALSE;
+    }
+  grid = (guint) blocks;
+  if (transpose)
+    {
+      n_batch = n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
+      kernel = get_kernel (self, r, idx32, "atomr_tensor_transpose", error);
+      if (kernel == NULL)
+        return FALSE;
+      params[0] = &out;
+      params[1] = &a;
+      params[2] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
+      params[3] = &n_batch;
+      params[4] = &loops;
+    }
+  else if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
+    {
+      kernel = get_kernel (self, r, idx32, rows ? "atomr_tensor_reduce_rows" : "atomr_tensor_reduce_cols",
+                           error);
+      if (kernel == NULL)
+        return FALSE;
+      params[0] = &out;
+      params[1] = &a;
+      params[2] = &b;
+      params[3] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
+      params[4] = f64 ? (void *) &r->beta : (void *) &beta_f;
+      params[5] = &n_out;
+      params[6] = &n_red;
+      params[7] = &loops;
+    }
+  else
+    {
+      kernel = get_kernel (self, r, idx32, "atomr_tensor_elementwise", error);
+      if (kernel == NULL)
+        return FALSE;
+      params[0] = &out;
+      params[1] = &a;
+      params[2] = &b;
+      params[3] = &c;
+      params[4] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
+      params[5] = f64 ? (void *) &r->beta : (void *) &beta_f;
+      params[6] = f64 ? (void *) &r->gamma : (void *) &gamma_f;
+      params[7] = &n_out;
+      params[8] = &loops;
+    }
+  return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
+                                                     grid, grid_y, 1, block_x, block_y, 1, 0,
+                                                     atomr_op_get_cu_stream (op), params, NULL),
+                           "cuLaunchKernel (tensor kernel)", error);
+}
+
+gchar *
+atomr_tensor_kernel_source (gboolean   reduce,
+                            AtomrDtype dtype,
+                            guint      n_free,
+                            guint      n_loops,
+                            gboolean   idx32,
+                            gint       op_a,
+                            gint       op_b,
+                            gint       op_ab,
+                            gint       op_c,
+                            gint       op_abc,
+                            gint       reduce_op)
+{
+  TensorRequest r;
+
+  memset (&r, 0, sizeof r);
+  r.kind = reduce ? (op_ab >= 0 ? KIND_CONTRACT : KIND_REDUCE) : op_ab >= 0 ? KIND_BINARY : KIND_PERMUTE;
+  r.n_in = op_ab < 0 ? 1 : op_abc < 0 ? 2 : 3;
+  r.op_c = op_c;
+  r.op_abc = op_abc;
+  r.dtype = dtype;
+  r.plan.n_free = n_free;
+  r.plan.n_loops = n_loops;
+  r.op_a = op_a;
+  r.op_b = op_b;
+  r.op_ab = op_ab;
+  r.reduce = reduce_op;
+  return reduce ? reduce_source (&r, idx32) : elementwise_source (&r, idx32);
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation and planning                                              */
+
+static void
+request_clear (gpointer data)
+{
+  TensorRequest *r = data;
+
+  for (guint i = 0; i < ATOMR_PLAN_MAX_OPERANDS; i++)
+    g_clear_object (&r->t[i]);
+}
+
+static gchar *
+plan_key (Kind kind, const AtomrModeSpec *spec, AtomrTensor **t, guint n)
+{
+  GString *s = g_string_new (NULL);
+
+  g_string_append_printf (s, "%d", kind);
+  for (guint o = 0; o < n; o++)
+    {
+      guint nd = atomr_tensor_get_n_dims (t[o]);
+
+      g_string_append_printf (s, "|%s:", spec->modes[o]);
+      for (guint d = 0; d < nd; d++)
+        g_string_append_printf (s, "%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT ",",
+                                atomr_tensor_get_dim (t[o], d), atomr_tensor_get_stride (t[o], d));
+    }
+  return g_string_free (s, FALSE);
+}
+
+/* Checks @t (output first, then inputs; NULL-terminated @names), the
+ * dtypes and the modes, and plans.  Fills r->plan, r->dtype and r->t. */
+static gboolean
+prepare (AtomrTensorActor  *self,
+         const gchar       *opname,
+         Kind               kind,
+         const gchar       *modes,
+         AtomrTensor      **t,
+         const gchar      **names,
+         guint              n_inputs,
+         TensorRequest     *r,
+         GError           **error)
+{
+  AtomrDevice *device = atomr_actor_get_device (ATOMR_ACTOR (self));
+  AtomrModeSpec spec;
+  AtomrPlanOperand operands[ATOMR_PLAN_MAX_OPERANDS];
+  AtomrDtype dtype;
+  g_autofree gchar *key = NULL;
+  gboolean allowed = FALSE;
+
+  for (guint o = 0; o <= n_inputs; o++)
+    {
+      g_autofree gchar *what = g_strdup_printf ("%s: %s", opname, names[o]);
+      if (!atomr_tensor_check (t[o], device, what, error))
+        return FALSE;
+    }
+  dtype = atomr_tensor_get_dtype (t[0]);
+  for (guint i = 0; i < G_N_ELEMENTS (tensor_dtypes); i++)
+    allowed |= tensor_dtypes[i] == dtype;
+  if (!allowed)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s: %s has dtype %s; the tensor engine supports f16, bf16, f32 and f64",
+                   opname, names[0], atomr_dtype_get_name (dtype));
+      return FALSE;
+    }
+  for (guint o = 1; o <= n_inputs; o++)
+    if (atomr_tensor_get_dtype (t[o]) != dtype)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "%s: %s has dtype %s but %s has %s (all operands share one dtype)",
+                     opname, names[o], atomr_dtype_get_name (atomr_tensor_get_dtype (t[o])),
+                     names[0], atomr_dtype_get_name (dtype));
+        return FALSE;
+      }
+  if (!atomr_mode_spec_parse (opname, modes, n_inputs, &spec, error))
+    return FALSE;
+
+  key = plan_key (kind, &spec, t, n_inputs + 1);
+  if (!atomr_plan_cache_lookup (self->plans, key, &r->plan))
+    {
+      for (guint o = 0; o <= n_inputs; o++)
+        {
+          operands[o].n_dims = atomr_tensor_get_n_dims (t[o]);
+          operands[o].shape = atomr_tensor_get_shape (t[o], NULL);
+          operands[o].strides = atomr_tensor_get_strides (t[o], NULL);
+        }
+      if (!atomr_loop_plan_build (opname, &spec, operands, names,
+                                  kind == KIND_REDUCE || kind == KIND_CONTRACT, &r->plan, error))
+        return FALSE;
+      atomr_plan_cache_insert (self->plans, key, &r->plan);
+    }
+
+  r->kind = kind;
+  r->n_in = n_inputs;
+  r->dtype = dtype;
+  for (guint o = 0; o <= n_inputs; o++)
+    r->t[o] = g_object_ref (t[o]);
+  return TRUE;
+}
+
+static gboolean
+check_finite (const gchar *opname, const gchar *what, gdouble v, GError **error)
+{
+  if (isfinite (v))
+    return TRUE;
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+               "%s: %s is %g (must be finite)", opname, what, v);
+  return FALSE;
+}
+
+static void
+tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_output)
+{
+  guint64 blocks;
+  guint grid_y, block_x, block_y;
+  gboolean rows, transpose;
+
+  launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
+  {
+    const guint g[3] = { (guint) MIN (blocks, G_MAXUINT), grid_y, 1 }, bl[3] = { block_x, block_y, 1 };
+    atomr_op_set_geometry (op, g, bl, 0);
+  }
+  atomr_op_set_detail (op, r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT ? (rows ? "rows" : "cols")
+                           : transpose ? "transpose" : "elementwise");
+  for (guint o = 1; o <= n_inputs; o++)
+    atomr_op_read_tensor (op, r->t[o]);
+  if (reads_output)
+    atomr_op_read_tensor (op, r->t[0]);
+  atomr_op_write_tensor (op, r->t[0]);
+  atomr_op_set_enqueue (op, tensor_enqueue);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_tensor_actor_permute_async:
+ * @self: an #AtomrTensorActor
+ * @modes: the modes of @a and @b, e.g. `"abc->cab"`: each output mode must
+ *   be a mode of @a (or @a has extent 1 there: broadcast)
+ * @alpha: scale (finite)
+ * @op_a: applied to each element of @a before scaling
+ * @a: the input view
+ * @b: the output view (may not overlap @a, nor have a zero stride)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @b is written
+ * @user_data: data for @callback
+ *
+ * B = alpha · op_a(A) with the modes of A reordered as the modes of B
+ * say.  Fails with %ATOMR_ERROR_INVALID_ARGUMENT naming the argument and
+ * value (bad modes, extents that do not match, overlapping views), or
+ * %ATOMR_ERROR_NOT_SUPPORTED for a dtype other than f16, bf16, f32, f64.
+ */
+void
+atomr_tensor_actor_permute_async (AtomrTensorActor    *self,
+                                  const gchar         *modes,
+                                  gdouble              alpha,
+                                  AtomrTensorUnaryOp   op_a,
+                                  AtomrTensor         *a,
+                                  AtomrTensor         *b,
+                                  GCancellable        *cancellable,
+                                  GAsyncReadyCallback  callback,
+                                  gpointer             user_data)
+{
+  const gchar *opname = "permute";
+  const gchar *names[] = { "b", "a" };
+  AtomrTensor *t[] = { b, a };
+  AtomrOp *op;
+  TensorRequest *r;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_tensor_actor_permute_async, cancellable, callback, user_data);
+  r = atomr_op_alloc_data (op, sizeof *r, request_clear);
+  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !check_finite (opname, "alpha", alpha, &error) ||
+      !prepare (self, opname, KIND_PERMUTE, modes, t, names, 1, r, &error) ||
+      !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("b", b)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a)), &error))
+    return atomr_op_fail (op, error);
+  r->alpha = alpha;
+  r->op_a = op_a;
+  tensor_submit (op, r, 1, FALSE);
+}
+
+/**
+ * atomr_tensor_actor_permute_finish:
+ * @self: an #AtomrTensorActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when B was written
+ */
+gboolean
+atomr_tensor_actor_permute_finish (AtomrTensorActor  *self,
+                                   GAsyncResult      *result,
+                                   GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_tensor_actor_permute_async, error);
+}
+
+/**
+ * atomr_tensor_actor_elementwise_binary_async:
+ * @self: an #AtomrTensorActor
+ * @modes: the modes of @a, @b and @d, e.g. `"ab,b->ab"`: each output mode
+ *   must appear in @a or @b; an input lacking a mode (or with extent 1
+ *   there) is broadcast along it
+ * @alpha: scale of @a (finite)
+ * @op_a: applied to each element of @a before scaling
+ * @a: the first input view
+ * @beta: scale of @b (finite)
+ * @op_b: applied to each element of @b before scaling
+ * @b: the second input view
+ * @op_ab: how the scaled inputs combine
+ * @d: the output view (may not overlap an input, nor have a zero stride)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @d is written
+ * @user_data: data for @callback
+ *
+ * D = op_ab (alpha · op_a(A), beta · op_b(B)), elementwise with
+ * broadcasting.  Errors as atomr_tensor_actor_permute_async().
+ */
+void
+atomr_tensor_actor_elementwise_binary_async (AtomrTensorActor    *self,
+                                             const gchar         *modes,
+                                             gdouble              alpha,
+                                             AtomrTensorUnaryOp   op_a,
+                                             AtomrTensor         *a,
+                                             gdouble              beta,
+                                             AtomrTensorUnaryOp   op_b,
+                                             AtomrTensor         *b,
+                                             AtomrTensorBinaryOp  op_ab,
+                                             AtomrTensor         *d,
+                                             GCancellable        *cancellable,
+                                             GAsyncReadyCallback  callback,
+                                             gpointer             user_data)
+{
+  const gchar *opname = "elementwise-binary";
+  const gchar *names[] = { "d", "a", "b" };
+  AtomrTensor *t[] = { d, a, b };
+  AtomrOp *op;
+  TensorRequest *r;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_tensor_actor_elementwise_binary_async,
+                     cancellable, callback, user_data);
+  r = atomr_op_alloc_data (op, sizeof *r, request_clear);
+  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_b", op_b, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_ab", op_ab, ATOMR_TENSOR_BINARY_MIN + 1, "AtomrTensorBinaryOp", &error) ||
+      !check_finite (opname, "alpha", alpha, &error) ||
+      !check_finite (opname, "beta", beta, &error) ||
+      !prepare (self, opname, KIND_BINARY, modes, t, names, 2, r, &error) ||
+      !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("d", d)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a),
+                                             ATOMR_OPERAND_TENSOR ("b", b)), &error))
+    return atomr_op_fail (op, error);
+  r->alpha = alpha;
+  r->beta = beta;
+  r->op_a = op_a;
+  r->op_b = op_b;
+  r->op_ab = op_ab;
+  tensor_submit (op, r, 2, FALSE);
+}
+
+/**
+ * atomr_tensor_actor_elementwise_binary_finish:
+ * @self: an #AtomrTensorActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when D was written
+ */
+gboolean
+atomr_tensor_actor_elementwise_binary_finish (AtomrTensorActor  *self,
+                                              GAsyncResult      *result,
+                                              GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_tensor_actor_elementwise_binary_async, error);
+}
+
+/**
+ * atomr_tensor_actor_reduce_async:
+ * @self: an #AtomrTensorActor
+ * @modes: the modes of @a and @c, e.g. `"abc->b"`: the modes of @a missing
+ *   from @c are reduced; each mode of @c must be a mode of @a
+ * @op: how the reduced elements combine
+ * @alpha: scale of the reduction (finite)
+ * @a: the input view
+ * @beta: scale of the old @c (finite; 0: @c is not read, NaN there is
+ *   ignored)
+ * @c: the output view (may not overlap @a, nor have a zero stride)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @c is written
+ * @user_data: data for @callback
+ *
+ * C = alpha · reduce_op(A over the reduced modes) + beta · C.  Halves
+ * accumulate in f32, f32 in f32 (tree-combined partial sums on the GPU)
+ * and f64 in f64.  Errors as atomr_tensor_actor_permute_async().
+ */
+void
+atomr_tensor_actor_reduce_async (AtomrTensorActor    *self,
+                                 const gchar         *modes,
+                                 AtomrTensorReduceOp  op_kind,
+                                 gdouble              alpha,
+                                 AtomrTensor         *a,
+                                 gdouble              beta,
+                                 AtomrTensor         *c,
+                                 GCancellable        *cancellable,
+                                 GAsyncReadyCallback  callback,
+                                 gpointer             user_data)
+{
+  const gchar *opname = "reduce";
+  const gchar *names[] = { "c", "a" };
+  AtomrTensor *t[] = { c, a };
+  AtomrOp *op;
+  TensorRequest *r;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_tensor_actor_reduce_async, cancellable, callback, user_data);
+  r = atomr_op_alloc_data (op, sizeof *r, request_clear);
+  if (!atomr_check_enum (opname, "op", op_kind, ATOMR_TENSOR_REDUCE_NORM_INF + 1, "AtomrTensorReduceOp", &error) ||
+      !check_finite (opname, "alpha", alpha, &error) ||
+      !check_finite (opname, "beta", beta, &error) ||
+      !prepare (self, opname, KIND_REDUCE, modes, t, names, 1, r, &error) ||
+      !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("c", c)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a)), &error))
+    return atomr_op_fail (op, error);
+  r->alpha = alpha;
+  r->beta = beta;
+  r->reduce = op_kind;
+  tensor_submit (op, r, 1, beta != 0.0);
+}
+
+/**
+ * atomr_tensor_actor_reduce_finish:
+ * @self: an #AtomrTensorActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when C was written
+ */
+gboolean
+atomr_tensor_actor_reduce_finish (AtomrTensorActor  *self,
+                                  GAsyncResult      *result,
+                                  GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_tensor_actor_reduce_async, error);
+}
+
+/**
+ * atomr_tensor_actor_elementwise_trinary_async:
+ * @self: an #AtomrTensorActor
+ * @modes: the modes of @a, @b, @c and @d, e.g. `"ab,b,a->ab"`: each output
+ *   mode must appear in some input; an input lacking a mode (or with
+ *   extent 1 there) is broadcast along it
+ * @alpha: scale of @a (finite)
+ * @op_a: applied to each element of @a before scaling
+ * @a: the first input view
+ * @beta: scale of @b (finite)
+ * @op_b: applied to each element of @b before scaling
+ * @b: the second input view
+ * @gamma: scale of @c (finite)
+ * @op_c: applied to each element of @c before scaling
+ * @c: the third input view
+ * @op_ab: how the scaled @a and @b combine
+ * @op_abc: how that result and the scaled @c combine
+ * @d: the output view (may not overlap an input, nor have a zero stride)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @d is written
+ * @user_data: data for @callback
+ *
+ * D = op_abc (op_ab (alpha · op_a(A), beta · op_b(B)), gamma · op_c(C)),
+ * elementwise with broadcasting (cuTENSOR's elementwiseTrinary).  Errors
+ * as atomr_tensor_actor_permute_async().
+ */
+void
+atomr_tensor_actor_elementwise_trinary_async (AtomrTensorActor    *self,
+                                              const gchar         *modes,
+                                              gdouble              alpha,
+                                              AtomrTensorUnaryOp   op_a,
+                                              AtomrTensor         *a,
+                                              gdouble              beta,
+                                              AtomrTensorUnaryOp   op_b,
+                                              AtomrTensor         *b,
+                                              gdouble              gamma,
+                                              AtomrTensorUnaryOp   op_c,
+                                              AtomrTensor         *c,
+                                              AtomrTensorBinaryOp  op_ab,
+                                              AtomrTensorBinaryOp  op_abc,
+                                              AtomrTensor         *d,
+                                              GCancellable        *cancellable,
+                                              GAsyncReadyCallback  callback,
+                                              gpointer             user_data)
+{
+  const gchar *opname = "elementwise-trinary";
+  const gchar *names[] = { "d", "a", "b", "c" };
+  AtomrTensor *t[] = { d, a, b, c };
+  AtomrOp *op;
+  TensorRequest *r;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_tensor_actor_elementwise_trinary_async,
+                     cancellable, callback, user_data);
+  r = atomr_op_alloc_data (op, sizeof *r, request_clear);
+  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_b", op_b, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_c", op_c, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_ab", op_ab, ATOMR_TENSOR_BINARY_MIN + 1, "AtomrTensorBinaryOp", &error) ||
+      !atomr_check_enum (opname, "op_abc", op_abc, ATOMR_TENSOR_BINARY_MIN + 1, "AtomrTensorBinaryOp", &error) ||
+      !check_finite (opname, "alpha", alpha, &error) ||
+      !check_finite (opname, "beta", beta, &error) ||
+      !check_finite (opname, "gamma", gamma, &error) ||
+      !prepare (self, opname, KIND_BINARY, modes, t, names, 3, r, &error) ||
+      !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("d", d)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a),
+                                             ATOMR_OPERAND_TENSOR ("b", b),
+                                             ATOMR_OPERAND_TENSOR ("c", c)), &error))
+    return atomr_op_fail (op, error);
+  r->alpha = alpha;
+  r->beta = beta;
+  r->gamma = gamma;
+  r->op_a = op_a;
+  r->op_b = op_b;
+  r->op_c = op_c;
+  r->op_ab = op_ab;
+  r->op_abc = op_abc;
+  tensor_submit (op, r, 3, FALSE);
+}
+
+/**
+ * atomr_tensor_actor_elementwise_trinary_finish:
+ * @self: an #AtomrTensorActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when D was written
+ */
+gboolean
+atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
+                                               GAsyncResult      *result,
+                                               GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_tensor_actor_elementwise_trinary_async, error);
+}
+
+/**
+ * atomr_tensor_actor_contract_async:
+ * @self: an #AtomrTensorActor
+ * @modes: the modes of @a, @b and @d, e.g. `"mk,kn->mn"` or
+ *   `"bhqd,bhkd->bhqk"`: the input modes missing from @d are contracted
+ *   (summed over); each mode of @d must appear in @a or @b
+ * @alpha: scale of the contraction (finite)
+ * @a: the first input view
+ * @b: the second input view
+ * @beta: scale of the old @d (finite; 0: @d is not read)
+ * @d: the output view (may not overlap an input, nor have a zero stride)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when @d is written
+ * @user_data: data for @callback
+ *
+ * D = alpha · Σ A·B + beta · D, the sum over the contracted modes.  Runs
+ * on the generated reduction kernels (one output element per thread or
+ * warp, f32 accumulation for halves): correct for every layout, but not
+ * the cuBLASLt GEMM path a GEMM-shaped contraction deserves (not done
+ * yet).  Errors as atomr_tensor_actor_permute_async().
+ */
+void
+atomr_tensor_actor_contract_async (AtomrTensorActor    *self,
+                                   const gchar         *modes,
+                                   gdouble              alpha,
+                                   AtomrTensor         *a,
+                                   AtomrTensor         *b,
+                                   gdouble              beta,
+                                   AtomrTensor         *d,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  const gchar *opname = "contract";
+  const gchar *names[] = { "d", "a", "b" };
+  AtomrTensor *t[] = { d, a, b };
+  AtomrOp *op;
+  TensorRequest *r;
+  GError *error = NULL;
+
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_tensor_actor_contract_async, cancellable, callback, user_data);
+  r = atomr_op_alloc_data (op, sizeof *r, request_clear);
+  if (!check_finite (opname, "alpha", alpha, &error) ||
+      !check_finite (opname, "beta", beta, &error) ||
+      !prepare (self, opname, KIND_CONTRACT, modes, t, names, 2, r, &error) ||
+      !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("d", d)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a),
+                                             ATOMR_OPERAND_TENSOR ("b", b)), &error))
+    return atomr_op_fail (op, error);
+  r->alpha = alpha;
+  r->beta = beta;
+  r->reduce = ATOMR_TENSOR_REDUCE_SUM;
+  tensor_submit (op, r, 2, beta != 0.0);
+}
+
+/**
+ * atomr_tensor_actor_contract_finish:
+ * @self: an #AtomrTensorActor
+ * @result: the #GAsyncResult
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE when D was written
+ */
+gboolean
+atomr_tensor_actor_contract_finish (AtomrTensorActor  *self,
+                                    GAsyncResult      *result,
+                                    GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_tensor_actor_contract_async, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Plan cache                                                           */
+
+/**
+ * atomr_tensor_actor_get_plan_cache_capacity:
+ * @self: an #AtomrTensorActor
+ *
+ * Returns: how many plans the actor keeps
+ */
+guint
+atomr_tensor_actor_get_plan_cache_capacity (AtomrTensorActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_TENSOR_ACTOR (self), 0);
+  return atomr_plan_cache_get_capacity (self->plans);
+}
+
+/**
+ * atomr_tensor_actor_set_plan_cache_capacity:
+ * @self: an #AtomrTensorActor
+ * @capacity: how many plans to keep (at least 1; 0 is taken as 1)
+ *
+ * Sets #AtomrTensorActor:plan-cache-capacity; the least recently used
+ * plans beyond it are dropped.  Any thread.
+ */
+void
+atomr_tensor_actor_set_plan_cache_capacity (AtomrTensorActor *self,
+                                            guint             capacity)
+{
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  capacity = MAX (capacity, 1);
+  if (capacity == atomr_plan_cache_get_capacity (self->plans))
+    return;
+  atomr_plan_cache_set_capacity (self->plans, capacity);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PLAN_CACHE_CAPACITY]);
+}
+
+/**
+ * atomr_tensor_actor_get_plan_cache_stats:
+ * @self: an #AtomrTensorActor
+ * @hits: (out) (optional): requests served by a cached plan
+ * @misses: (out) (optional): requests that planned afresh
+ * @evictions: (out) (optional): plans dropped for the capacity
+ * @size: (out) (optional): plans held now
+ *
+ * The counters of the actor's plan cache.  Any thread.
+ */
+void
+atomr_tensor_actor_get_plan_cache_stats (AtomrTensorActor *self,
+                                         guint64          *hits,
+                                         guint64          *misses,
+                                         guint64          *evictions,
+                                         guint            *size)
+{
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  atomr_plan_cache_get_stats (self->plans, hits, misses, evictions, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* GObject                                                              */
+
+static void
+atomr_tensor_actor_teardown (AtomrActor *actor,
+                             gboolean    context_alive)
+{
+  AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (actor);
+
+  (void) context_alive;
+  /* kernels of the old generation are stale; drop them (they unload
+   * their modules only while their context lives) */
+  if (self->kernels != NULL)
+    g_hash_table_remove_all (self->kernels);
+}
+
+static void
+atomr_tensor_actor_finalize (GObject *object)
+{
+  AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (object);
+
+  g_clear_pointer (&self->kernels, g_hash_table_unref);
+  g_clear_pointer (&self->plans, atomr_plan_cache_free);
+  G_OBJECT_CLASS (atomr_tensor_actor_parent_class)->finalize (object);
+}
+
+static void
+atomr_tensor_actor_get_property (GObject    *object,
+                                 guint       prop_id,
+                                 GValue     *value,
+                                 GParamSpec *pspec)
+{
+  AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_PLAN_CACHE_CAPACITY:
+      g_value_set_uint (value, atomr_plan_cache_get_capacity (self->plans));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_tensor_actor_set_property (GObject      *object,
+                                 guint         prop_id,
+                                 const GValue *value,
+                                 GParamSpec   *pspec)
+{
+  AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (object);
+
+  switch (prop_id)
+    {
+    case PROP_PLAN_CACHE_CAPACITY:
+      atomr_tensor_actor_set_plan_cache_capacity (self, g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_tensor_actor_class_init (AtomrTensorActorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AtomrActorClass *actor_class = ATOMR_ACTOR_CLASS (klass);
+
+  object_class->finalize = atomr_tensor_actor_finalize;
+  object_class->get_property = atomr_tensor_actor_get_property;
+  object_class->set_property = atomr_tensor_actor_set_property;
+  actor_class->library = "tensor";
+  actor_class->teardown = atomr_tensor_actor_teardown;
+
+  /**
+   * AtomrTensorActor:plan-cache-capacity:
+   *
+   * How many plans (operation, modes, shapes, strides) the actor keeps in
+   * its LRU cache.
+   */
+  properties[PROP_PLAN_CACHE_CAPACITY] =
+    g_param_spec_uint ("plan-cache-capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_PLAN_CACHE_CAPACITY,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+atomr_tensor_actor_init (AtomrTensorActor *self)
+{
+  self->plans = atomr_plan_cache_new (DEFAULT_PLAN_CACHE_CAPACITY, sizeof (AtomrLoopPlan));
+  self->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+}
+
+/**
+ * atomr_tensor_actor_new:
+ * @device: the device
+ * @error: return location for a #GError
+ *
+ * Creates a tensor actor with its own stream, bound to the calling
+ * thread's thread-default main context.
+ *
+ * Returns: (transfer full): a new actor, or %NULL on error
+ */
+AtomrTensorActor *
+atomr_tensor_actor_new (AtomrDevice  *device,
+                        GError      **error)
+{
+  g_return_val_if_fail (ATOMR_IS_DEVICE (device), NULL);
+  return atomr_actor_new_internal (ATOMR_TYPE_TENSOR_ACTOR, device, NULL, error);
+}

@@ -1,0 +1,32 @@
+/* atomr-tensor-kernels-private.h — the Tensor actor's generated CUDA
+ * sources, for tests that compile them with NVRTC without a GPU
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "core/atomr-dtype.h"
+
+G_BEGIN_DECLS
+
+/* The source the actor compiles for a plan with @n_free output loops of
+ * @n_loops: a reduction (kernels atomr_tensor_reduce_cols and
+ * atomr_tensor_reduce_rows, @reduce_op an AtomrTensorReduceOp; with
+ * @op_ab >= 0 a contraction, Σ A·B) or an
+ * elementwise kernel (atomr_tensor_elementwise; @op_ab < 0: a
+ * permutation, which with @n_free > 1 also gets atomr_tensor_transpose
+ * for A densest in loop 0; @op_abc >= 0: a trinary operation with @op_c
+ * on C). */
+gchar *atomr_tensor_kernel_source (gboolean   reduce,
+                                   AtomrDtype dtype,
+                                   guint      n_free,
+                                   guint      n_loops,
+                                   gboolean   idx32,
+                                   gint       op_a,
+                                   gint       op_b,
+                                   gint       op_ab,
+                                   gint       op_c,
+                                   gint       op_abc,
+                                   gint       reduce_op);
+
+G_END_DECLS

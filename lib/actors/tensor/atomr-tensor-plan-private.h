@@ -1,0 +1,125 @@
+/* atomr-tensor-plan-private.h — the Tensor actor's planner (pure CPU code)
+ *
+ * An operation is described einsum-style: one mode letter (a–z, A–Z) per
+ * dimension of each operand, "ab,b->ba".  The planner
+ *
+ *   1. parses the description (atomr_mode_spec_parse),
+ *   2. binds it to the operands' shapes and strides: one loop per mode,
+ *      each with its extent and its stride in every operand (0 where the
+ *      operand lacks the mode or has extent 1 there: broadcasting),
+ *   3. drops loops of extent 1, orders the output loops by decreasing
+ *      output stride (the innermost loop writes consecutive elements) and
+ *      the reduced loops by decreasing input stride, and
+ *   4. folds each pair of neighbouring loops that every operand walks as
+ *      one (outer stride = inner stride × inner extent in each operand) —
+ *      a contiguous permutation of "abcd->abdc" becomes a 2-D transpose of
+ *      (a·b·d) × c, for example.
+ *
+ * Plans are keyed by everything that determines them and cached in a
+ * bounded LRU (AtomrPlanCache) with hit/miss/eviction counters.
+ *
+ * Everything here is pure and thread-safe (the cache has its own lock).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define ATOMR_PLAN_MAX_DIMS     8
+#define ATOMR_PLAN_MAX_INPUTS   3
+/* operand 0 is the output, 1.. the inputs */
+#define ATOMR_PLAN_MAX_OPERANDS (ATOMR_PLAN_MAX_INPUTS + 1)
+/* loops: output modes plus reduced modes, each at most 8 per operand */
+#define ATOMR_PLAN_MAX_LOOPS    (ATOMR_PLAN_MAX_DIMS * (ATOMR_PLAN_MAX_INPUTS + 1))
+
+typedef struct {
+  guint n_inputs;
+  gchar modes[ATOMR_PLAN_MAX_OPERANDS][ATOMR_PLAN_MAX_DIMS + 1]; /* [0]: output */
+} AtomrModeSpec;
+
+/* Parses "<in>{,<in>}->out" with exactly @n_inputs inputs.  Spaces are
+ * ignored.  Fails with INVALID_ARGUMENT naming @op and the offending
+ * character or operand: a character that is no mode letter, a missing
+ * "->", the wrong number of inputs, more than 8 modes in an operand, a
+ * mode repeated within one operand (diagonals are not supported). */
+gboolean atomr_mode_spec_parse (const gchar   *op,
+                                const gchar   *spec,
+                                guint          n_inputs,
+                                AtomrModeSpec *out,
+                                GError       **error);
+
+/* One operand as the planner sees it. */
+typedef struct {
+  guint         n_dims;
+  const gint64 *shape;
+  const gint64 *strides;  /* elements */
+} AtomrPlanOperand;
+
+typedef struct {
+  guint   n_operands;                 /* output + inputs */
+  guint   n_free;                     /* loops [0, n_free) are output loops */
+  guint   n_loops;                    /* n_free + reduced loops */
+  gint64  extent[ATOMR_PLAN_MAX_LOOPS];
+  gint64  stride[ATOMR_PLAN_MAX_OPERANDS][ATOMR_PLAN_MAX_LOOPS];
+  guint64 n_out;                      /* product of the output extents */
+  guint64 n_reduce;                   /* product of the reduced extents */
+  /* The output loop in which input 1 (A) is densest (smallest non-zero
+   * |stride|), or -1: when it is not the innermost loop, a permutation
+   * is a transpose of that loop with the innermost one. */
+  gint    a_inner;
+} AtomrLoopPlan;
+
+/* Binds @spec to the operands (@operands[0] the output).  With @reduce,
+ * input modes missing from the output are reduced (they must have one
+ * extent in every input that has them); without it they are an error.
+ * Every output mode must appear in some input with the output's extent or
+ * extent 1 (broadcast); the output may not have a zero stride on a loop of
+ * extent > 1 (two results would land on one element).  Fails with
+ * INVALID_ARGUMENT naming @op, the operand (@names[i]), the mode and the
+ * values. */
+gboolean atomr_loop_plan_build (const gchar            *op,
+                                const AtomrModeSpec    *spec,
+                                const AtomrPlanOperand *operands,
+                                const gchar * const    *names,
+                                gboolean                reduce,
+                                AtomrLoopPlan          *plan,
+                                GError                **error);
+
+/* Offsets (elements) of every operand at linear output index @index and
+ * reduced index @rindex (the innermost loop varies fastest). */
+void     atomr_loop_plan_offsets (const AtomrLoopPlan *plan,
+                                  guint64              index,
+                                  guint64              rindex,
+                                  gint64              *offsets);
+
+/* A bounded LRU of plans (any fixed-size value), keyed by strings. */
+typedef struct _AtomrPlanCache AtomrPlanCache;
+
+AtomrPlanCache *atomr_plan_cache_new          (guint           capacity,
+                                               gsize           value_size);
+void            atomr_plan_cache_free         (AtomrPlanCache *self);
+/* Copies the value of @key into @value and counts a hit; or counts a miss
+ * and returns FALSE. */
+gboolean        atomr_plan_cache_lookup       (AtomrPlanCache *self,
+                                               const gchar    *key,
+                                               gpointer        value);
+/* Inserts (or refreshes) @key, evicting the least recently used entry
+ * beyond the capacity. */
+void            atomr_plan_cache_insert       (AtomrPlanCache *self,
+                                               const gchar    *key,
+                                               gconstpointer   value);
+void            atomr_plan_cache_set_capacity (AtomrPlanCache *self,
+                                               guint           capacity);
+guint           atomr_plan_cache_get_capacity (AtomrPlanCache *self);
+void            atomr_plan_cache_get_stats    (AtomrPlanCache *self,
+                                               guint64        *hits,
+                                               guint64        *misses,
+                                               guint64        *evictions,
+                                               guint          *size);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrPlanCache, atomr_plan_cache_free)
+
+G_END_DECLS

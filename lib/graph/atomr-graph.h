@@ -1,0 +1,69 @@
+/* atomr-graph.h — requests of several actors recorded into a CUDA graph
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(ATOMR_INSIDE) && !defined(ATOMR_COMPILATION)
+#error "Only <atomr.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "core/atomr-actor.h"
+
+G_BEGIN_DECLS
+
+#define ATOMR_TYPE_GRAPH (atomr_graph_get_type ())
+G_DECLARE_FINAL_TYPE (AtomrGraph, atomr_graph, ATOMR, GRAPH, GObject)
+
+/**
+ * AtomrGraphState:
+ * @ATOMR_GRAPH_STATE_EMPTY: nothing recorded yet
+ * @ATOMR_GRAPH_STATE_CAPTURING: between atomr_graph_begin_capture() and
+ *   atomr_graph_end_capture()
+ * @ATOMR_GRAPH_STATE_READY: captured, can be replayed
+ * @ATOMR_GRAPH_STATE_FAILED: a request could not be recorded; the graph
+ *   cannot be replayed
+ *
+ * Where an #AtomrGraph is in its life.
+ */
+typedef enum {
+  ATOMR_GRAPH_STATE_EMPTY,
+  ATOMR_GRAPH_STATE_CAPTURING,
+  ATOMR_GRAPH_STATE_READY,
+  ATOMR_GRAPH_STATE_FAILED,
+} AtomrGraphState;
+
+AtomrGraph      *atomr_graph_new              (const gchar          *name);
+const gchar     *atomr_graph_get_name         (AtomrGraph           *self);
+AtomrGraphState  atomr_graph_get_state        (AtomrGraph           *self);
+guint            atomr_graph_get_n_nodes      (AtomrGraph           *self);
+gchar           *atomr_graph_get_node_name    (AtomrGraph           *self,
+                                               guint                 index);
+guint64          atomr_graph_get_n_replays    (AtomrGraph           *self);
+gboolean         atomr_graph_get_instantiated (AtomrGraph           *self);
+
+gboolean         atomr_graph_begin_capture    (AtomrGraph           *self,
+                                               AtomrActor          **actors,
+                                               guint                 n_actors,
+                                               GError              **error);
+gboolean         atomr_graph_end_capture      (AtomrGraph           *self,
+                                               GError              **error);
+
+void             atomr_graph_replay_async     (AtomrGraph           *self,
+                                               AtomrActor           *actor,
+                                               GCancellable         *cancellable,
+                                               GAsyncReadyCallback   callback,
+                                               gpointer              user_data);
+gboolean         atomr_graph_replay_finish    (AtomrGraph           *self,
+                                               GAsyncResult         *result,
+                                               GError              **error);
+
+gchar           *atomr_graph_to_dot           (AtomrGraph           *self,
+                                               GError              **error);
+gboolean         atomr_graph_write_dot        (AtomrGraph           *self,
+                                               const gchar          *path,
+                                               GError              **error);
+
+G_END_DECLS

@@ -1,0 +1,779 @@
+/* test-gpu-tensor-actor.c — the Tensor actor's generated kernels against
+ * its CPU reference
+ *
+ * Every case builds the same random views (ranks 1–6, dimensions in a
+ * random memory order, padding, reversed and broadcast strides) twice: in
+ * GPU memory and on the host test device, with the same bytes.  The same
+ * request runs on both actors; the CPU path computes in double and
+ * test-tensor-actor.c checks it against a naive einsum reference.  The
+ * whole output buffers are compared (padding included, which neither may
+ * touch): |gpu − cpu| ≤ rtol · (|cpu| + 1) with rtol 1e-12 f64, 2e-5 f32,
+ * 2e-3 f16, 1.6e-2 bf16 (one ulp of the result: the GPU rounds through
+ * f32).  Both NaN counts as equal (sqrt and log of negative inputs).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <atomr.h>
+#include "core/atomr-buffer-private.h"
+#include "core/atomr-tensor-private.h"
+
+typedef struct {
+  AtomrDevice      *device;
+  AtomrDevice      *host;
+  AtomrTensorActor *gpu;
+  AtomrTensorActor *cpu;
+  GRand            *rand;
+} Fixture;
+
+static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64 };
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->rand = g_rand_new_with_seed (20261123);
+  f->device = atomr_device_get (0, &error);
+  if (f->device == NULL)
+    {
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NO_DEVICE);
+      return;
+    }
+  f->gpu = atomr_tensor_actor_new (f->device, &error);
+  g_assert_no_error (error);
+  f->host = atomr_device_new_mock ();
+  f->cpu = atomr_tensor_actor_new (f->host, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  if (f->gpu)
+    g_assert_finalize_object (f->gpu);
+  if (f->cpu)
+    g_assert_finalize_object (f->cpu);
+  g_clear_object (&f->host);
+  g_clear_object (&f->device);
+  g_rand_free (f->rand);
+}
+
+#define SKIP_WITHOUT_DEVICE(f) \
+  G_STMT_START { if ((f)->device == NULL) { g_test_skip ("no CUDA device"); return; } } G_STMT_END
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  g_assert_null (*out);
+  *out = g_object_ref (result);
+}
+
+static GAsyncResult *
+wait_result (GAsyncResult **result)
+{
+  while (*result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return *result;
+}
+
+/* ------------------------------------------------------------------ */
+/* Twin views                                                           */
+
+typedef struct {
+  guint   n;
+  gint64  shape[8];
+  gint64  strides[8];
+  gint64  offset;     /* elements */
+  guint64 size;       /* elements in the buffer */
+} Layout;
+
+static void
+random_layout (Fixture *f, guint n, const gint64 *shape, gint zero_dim, Layout *l)
+{
+  guint order[8];
+  gint64 pitch = 1;
+
+  memset (l, 0, sizeof *l);
+  l->n = n;
+  memcpy (l->shape, shape, n * sizeof (gint64));
+  for (guint d = 0; d < n; d++)
+    order[d] = d;
+  for (guint d = n; d > 1; d--)
+    {
+      guint j = g_rand_int_range (f->rand, 0, d), t = order[d - 1];
+      order[d - 1] = order[j];
+      order[j] = t;
+    }
+  for (guint k = 0; k < n; k++)
+    {
+      guint d = order[k];
+      if ((gint) d == zero_dim)
+        continue;
+      l->strides[d] = pitch;
+      pitch *= MAX (shape[d], 1) + g_rand_int_range (f->rand, 0, 2);
+    }
+  for (guint d = 0; d < n; d++)
+    if (l->strides[d] != 0 && g_rand_int_range (f->rand, 0, 4) == 0)
+      {
+        l->offset += (MAX (shape[d], 1) - 1) * l->strides[d];
+        l->strides[d] = -l->strides[d];
+      }
+  l->size = (guint64) pitch + 1;
+}
+
+static void
+contiguous_layout (guint n, const gint64 *shape, Layout *l)
+{
+  gint64 pitch = 1;
+
+  memset (l, 0, sizeof *l);
+  l->n = n;
+  memcpy (l->shape, shape, n * sizeof (gint64));
+  for (guint d = n; d-- > 0; )
+    {
+      l->strides[d] = pitch;
+      pitch *= shape[d];
+    }
+  l->size = (guint64) MAX (pitch, 1);
+}
+
+static GBytes *
+random_bytes (Fixture *f, AtomrDtype dtype, guint64 n, gdouble lo, gdouble hi)
+{
+  gsize elem = atomr_dtype_get_size (dtype);
+  guint8 *data = g_malloc (n * elem);
+
+  for (guint64 i = 0; i < n; i++)
+    {
+      g_autoptr(GBytes) one = atomr_dtype_pack (dtype, g_rand_double_range (f->rand, lo, hi), 0);
+      memcpy (data + i * elem, g_bytes_get_data (one, NULL), elem);
+    }
+  return g_bytes_new_take (data, n * elem);
+}
+
+typedef struct {
+  AtomrTensor *gpu, *cpu;
+} Twin;
+
+static void
+twin_clear (Twin *t)
+{
+  g_clear_object (&t->gpu);
+  g_clear_object (&t->cpu);
+}
+
+static AtomrTensor *
+make_view (AtomrDevice *device, AtomrDtype dtype, const Layout *l, GBytes *bytes)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, dtype, l->size, &error);
+  AtomrTensor *t;
+
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (buffer, bytes, NULL, &error));
+  g_assert_no_error (error);
+  t = atomr_tensor_new_strided (buffer, dtype, (guint64) l->offset * atomr_dtype_get_size (dtype),
+                                l->shape, l->n, l->strides, l->n, &error);
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+twin_init (Fixture *f, Twin *t, AtomrDtype dtype, const Layout *l, gdouble lo, gdouble hi)
+{
+  g_autoptr(GBytes) bytes = random_bytes (f, dtype, l->size, lo, hi);
+
+  t->gpu = make_view (f->device, dtype, l, bytes);
+  t->cpu = make_view (f->host, dtype, l, bytes);
+}
+
+static gdouble
+decode (AtomrDtype dtype, const guint8 *p)
+{
+  guint16 h;
+  guint32 u;
+  gfloat v;
+  gdouble d;
+
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F16:
+      {
+        guint32 sign, exp, mant;
+        memcpy (&h, p, 2);
+        sign = h >> 15;
+        exp = (h >> 10) & 0x1f;
+        mant = h & 0x3ff;
+        if (exp == 0x1f)
+          d = mant ? NAN : INFINITY;
+        else if (exp == 0)
+          d = ldexp (mant, -24);
+        else
+          d = ldexp (mant | 0x400, (gint) exp - 25);
+        return sign ? -d : d;
+      }
+    case ATOMR_DTYPE_BF16:
+      memcpy (&h, p, 2);
+      u = (guint32) h << 16;
+      memcpy (&v, &u, 4);
+      return v;
+    case ATOMR_DTYPE_F32:
+      memcpy (&v, p, 4);
+      return v;
+    case ATOMR_DTYPE_F64:
+      memcpy (&d, p, 8);
+      return d;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+static gdouble
+rtol_of (AtomrDtype dtype)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F16: return 2e-3;
+    case ATOMR_DTYPE_BF16: return 1.6e-2;
+    case ATOMR_DTYPE_F32: return 2e-5;
+    default: return 1e-12;
+    }
+}
+
+/* Compares the whole buffers of the output twin: |gpu − cpu| ≤ rtol ·
+ * (|cpu| + @scale).  @scale is 1 for elementwise results; sums pass the
+ * size of their terms (√n · max |term|): the f32 accumulation's error
+ * follows the terms, not a result that cancelled to near 0. */
+static void
+twin_compare_scaled (Twin *t, const gchar *what, gdouble scale)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrDtype dtype = atomr_tensor_get_dtype (t->gpu);
+  g_autoptr(GBytes) got = atomr_buffer_download_sync (atomr_tensor_get_buffer (t->gpu), NULL, &error);
+  const guint8 *want = atomr_buffer_get_host_data (atomr_tensor_get_buffer (t->cpu));
+  gsize elem = atomr_dtype_get_size (dtype), size;
+  const guint8 *g;
+  gdouble rtol = rtol_of (dtype), worst = 0;
+
+  g_assert_no_error (error);
+  g = g_bytes_get_data (got, &size);
+  g_assert_cmpuint (size, ==, atomr_buffer_get_byte_size (atomr_tensor_get_buffer (t->cpu)));
+  for (gsize i = 0; i < size / elem; i++)
+    {
+      gdouble a = decode (dtype, g + i * elem), b = decode (dtype, want + i * elem);
+      gdouble err;
+
+      if (isnan (a) && isnan (b))
+        continue;
+      if (isinf (b) && a == b)
+        continue;
+      err = fabs (a - b) / (fabs (b) + scale);
+      worst = MAX (worst, err);
+      if (!(err <= rtol))
+        g_error ("%s (%s): element %" G_GSIZE_FORMAT ": gpu %.9g, cpu %.9g", what,
+                 atomr_dtype_get_name (dtype), i, a, b);
+    }
+  g_test_message ("%s (%s): worst relative error %.3g", what, atomr_dtype_get_name (dtype), worst);
+}
+
+static void
+twin_compare (Twin *t, const gchar *what)
+{
+  twin_compare_scaled (t, what, 1.0);
+}
+
+static gdouble
+layout_elements (const Layout *l)
+{
+  gdouble n = 1;
+  for (guint d = 0; d < l->n; d++)
+    n *= (gdouble) l->shape[d];
+  return n;
+}
+
+static void
+random_perm (Fixture *f, guint n, guint *perm)
+{
+  for (guint d = 0; d < n; d++)
+    perm[d] = d;
+  for (guint d = n; d > 1; d--)
+    {
+      guint j = g_rand_int_range (f->rand, 0, d), t = perm[d - 1];
+      perm[d - 1] = perm[j];
+      perm[j] = t;
+    }
+}
+
+#define RUN(actor, call, finish) G_STMT_START {                               \
+    GAsyncResult *result_ = NULL;                                             \
+    g_autoptr(GError) error_ = NULL;                                          \
+    call;                                                                     \
+    if (!finish (actor, wait_result (&result_), &error_))                     \
+      g_error ("%s", error_->message);                                        \
+    g_clear_object (&result_);                                                \
+  } G_STMT_END
+
+/* ------------------------------------------------------------------ */
+/* Cases                                                                */
+
+static void
+test_permute (Fixture *f, gconstpointer data)
+{
+  SKIP_WITHOUT_DEVICE (f);
+
+  for (guint iter = 0; iter < 96; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 1 + (iter / 4) % 6, perm[8];
+      gint64 sa[8], sb[8];
+      gchar ma[9] = { 0 }, mb[9] = { 0 };
+      AtomrTensorUnaryOp op = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_UNARY_SIGMOID + 1);
+      gdouble alpha = g_rand_double_range (f->rand, -2, 2);
+      Layout la, lb;
+      Twin a = { 0 }, b = { 0 };
+      g_autofree gchar *modes = NULL;
+
+      random_perm (f, n, perm);
+      for (guint d = 0; d < n; d++)
+        {
+          ma[d] = 'a' + d;
+          sa[d] = g_rand_int_range (f->rand, 1, 7);
+        }
+      for (guint d = 0; d < n; d++)
+        {
+          mb[d] = ma[perm[d]];
+          sb[d] = sa[perm[d]];
+        }
+      random_layout (f, n, sa, -1, &la);
+      random_layout (f, n, sb, -1, &lb);
+      twin_init (f, &a, dtype, &la, -2, 2);
+      twin_init (f, &b, dtype, &lb, -2, 2);
+      modes = g_strdup_printf ("%s->%s (op %d)", ma, mb, op);
+      *strchr (modes, ' ') = '\0';
+      RUN (f->gpu, atomr_tensor_actor_permute_async (f->gpu, modes, alpha, op, a.gpu, b.gpu, NULL, store_result, &result_),
+           atomr_tensor_actor_permute_finish);
+      RUN (f->cpu, atomr_tensor_actor_permute_async (f->cpu, modes, alpha, op, a.cpu, b.cpu, NULL, store_result, &result_),
+           atomr_tensor_actor_permute_finish);
+      twin_compare (&b, modes);
+      twin_clear (&a);
+      twin_clear (&b);
+    }
+}
+
+/* Longer modes: the tiled transpose (A dense in another loop than the
+ * output's innermost, both ≥ 8 long), partial tiles, reversed and padded
+ * layouts. */
+static void
+test_permute_tiled (Fixture *f, gconstpointer data)
+{
+  SKIP_WITHOUT_DEVICE (f);
+
+  for (guint iter = 0; iter < 48; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 2 + (iter / 4) % 3, perm[8];
+      gint64 sa[8], sb[8];
+      gchar ma[9] = { 0 }, mb[9] = { 0 };
+      gdouble alpha = g_rand_double_range (f->rand, -2, 2);
+      AtomrTensorUnaryOp op = iter % 3 ? ATOMR_TENSOR_UNARY_IDENTITY : ATOMR_TENSOR_UNARY_NEG;
+      Layout la, lb;
+      Twin a = { 0 }, b = { 0 };
+      g_autofree gchar *modes = NULL;
+
+      random_perm (f, n, perm);
+      for (guint d = 0; d < n; d++)
+        {
+          ma[d] = 'a' + d;
+          sa[d] = g_rand_int_range (f->rand, n == 2 ? 8 : 5, n == 2 ? 100 : 40);
+        }
+      for (guint d = 0; d < n; d++)
+        {
+          mb[d] = ma[perm[d]];
+          sb[d] = sa[perm[d]];
+        }
+      if (iter % 2)
+        {
+          random_layout (f, n, sa, -1, &la);
+          random_layout (f, n, sb, -1, &lb);
+        }
+      else
+        {
+          contiguous_layout (n, sa, &la);
+          contiguous_layout (n, sb, &lb);
+        }
+      twin_init (f, &a, dtype, &la, -2, 2);
+      twin_init (f, &b, dtype, &lb, -2, 2);
+      modes = g_strdup_printf ("%s->%s", ma, mb);
+      RUN (f->gpu, atomr_tensor_actor_permute_async (f->gpu, modes, alpha, op, a.gpu, b.gpu, NULL, store_result, &result_),
+           atomr_tensor_actor_permute_finish);
+      RUN (f->cpu, atomr_tensor_actor_permute_async (f->cpu, modes, alpha, op, a.cpu, b.cpu, NULL, store_result, &result_),
+           atomr_tensor_actor_permute_finish);
+      twin_compare (&b, modes);
+      twin_clear (&a);
+      twin_clear (&b);
+    }
+}
+
+static void
+test_binary (Fixture *f, gconstpointer data)
+{
+  SKIP_WITHOUT_DEVICE (f);
+
+  for (guint iter = 0; iter < 96; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 1 + (iter / 4) % 6, perm[8], na = 0, nb = 0;
+      gint64 sd[8], sa[8], sb[8], ext[256] = { 0 };
+      gchar md[9] = { 0 }, ma[9] = { 0 }, mb[9] = { 0 };
+      AtomrTensorBinaryOp op_ab = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_BINARY_MIN + 1);
+      AtomrTensorUnaryOp op_a = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_UNARY_SIGMOID + 1);
+      AtomrTensorUnaryOp op_b = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_UNARY_SIGMOID + 1);
+      gdouble alpha = g_rand_double_range (f->rand, -2, 2), beta = g_rand_double_range (f->rand, -2, 2);
+      Layout la, lb, ld;
+      Twin a = { 0 }, b = { 0 }, d = { 0 };
+      g_autofree gchar *modes = NULL;
+
+      for (guint k = 0; k < n; k++)
+        {
+          md[k] = 'A' + k * 2;
+          ext[(guchar) md[k]] = g_rand_int_range (f->rand, 1, 7);
+          sd[k] = ext[(guchar) md[k]];
+        }
+      random_perm (f, n, perm);
+      for (guint k = 0; k < n; k++)
+        {
+          gchar m = md[perm[k]];
+          guint where = g_rand_int_range (f->rand, 0, 3);
+          if (where != 1)
+            {
+              ma[na] = m;
+              sa[na++] = g_rand_int_range (f->rand, 0, 5) == 0 ? 1 : ext[(guchar) m];
+            }
+          if (where != 0)
+            {
+              mb[nb] = m;
+              sb[nb++] = ext[(guchar) m];
+            }
+        }
+      if (na == 0 || nb == 0)
+        continue;
+      random_layout (f, na, sa, -1, &la);
+      random_layout (f, nb, sb, g_rand_int_range (f->rand, 0, 3) == 0 ? (gint) g_rand_int_range (f->rand, 0, nb) : -1, &lb);
+      random_layout (f, n, sd, -1, &ld);
+      twin_init (f, &a, dtype, &la, -2, 2);
+      twin_init (f, &b, dtype, &lb, -2, 2);
+      twin_init (f, &d, dtype, &ld, -2, 2);
+      modes = g_strdup_printf ("%s,%s->%s", ma, mb, md);
+      RUN (f->gpu, atomr_tensor_actor_elementwise_binary_async (f->gpu, modes, alpha, op_a, a.gpu, beta, op_b, b.gpu,
+                                                                op_ab, d.gpu, NULL, store_result, &result_),
+           atomr_tensor_actor_elementwise_binary_finish);
+      RUN (f->cpu, atomr_tensor_actor_elementwise_binary_async (f->cpu, modes, alpha, op_a, a.cpu, beta, op_b, b.cpu,
+                                                                op_ab, d.cpu, NULL, store_result, &result_),
+           atomr_tensor_actor_elementwise_binary_finish);
+      twin_compare (&d, modes);
+      twin_clear (&a);
+      twin_clear (&b);
+      twin_clear (&d);
+    }
+}
+
+static void
+test_trinary (Fixture *f, gconstpointer data)
+{
+  SKIP_WITHOUT_DEVICE (f);
+
+  for (guint iter = 0; iter < 64; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 1 + (iter / 4) % 6, perm[8], nin[3] = { 0, 0, 0 };
+      gint64 sd[8], shapes[3][8], ext[256] = { 0 };
+      gchar md[9] = { 0 }, mi[3][9] = { { 0 } };
+      AtomrTensorBinaryOp op_ab = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_BINARY_MIN + 1);
+      AtomrTensorBinaryOp op_abc = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_BINARY_MIN + 1);
+      AtomrTensorUnaryOp ops[3];
+      gdouble scale[3];
+      Layout l[3], ld;
+      Twin in[3] = { { 0 } }, d = { 0 };
+      g_autofree gchar *modes = NULL;
+
+      for (guint q = 0; q < 3; q++)
+        {
+          ops[q] = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_UNARY_SIGMOID + 1);
+          scale[q] = g_rand_double_range (f->rand, -2, 2);
+        }
+      for (guint k = 0; k < n; k++)
+        {
+          md[k] = 'a' + k;
+          ext[(guchar) md[k]] = g_rand_int_range (f->rand, 1, 7);
+          sd[k] = ext[(guchar) md[k]];
+        }
+      random_perm (f, n, perm);
+      for (guint k = 0; k < n; k++)
+        {
+          gchar m = md[perm[k]];
+          guint mask = g_rand_int_range (f->rand, 1, 8);
+          for (guint q = 0; q < 3; q++)
+            if (mask & (1u << q))
+              {
+                mi[q][nin[q]] = m;
+                shapes[q][nin[q]++] = g_rand_int_range (f->rand, 0, 6) == 0 ? 1 : ext[(guchar) m];
+              }
+        }
+      if (nin[0] == 0 || nin[1] == 0 || nin[2] == 0)
+        continue;
+      for (guint q = 0; q < 3; q++)
+        {
+          random_layout (f, nin[q], shapes[q], q == 1 && iter % 3 == 0 ? 0 : -1, &l[q]);
+          twin_init (f, &in[q], dtype, &l[q], -2, 2);
+        }
+      random_layout (f, n, sd, -1, &ld);
+      twin_init (f, &d, dtype, &ld, -2, 2);
+      modes = g_strdup_printf ("%s,%s,%s->%s", mi[0], mi[1], mi[2], md);
+      RUN (f->gpu, atomr_tensor_actor_elementwise_trinary_async (f->gpu, modes, scale[0], ops[0], in[0].gpu,
+                                                                 scale[1], ops[1], in[1].gpu, scale[2], ops[2],
+                                                                 in[2].gpu, op_ab, op_abc, d.gpu,
+                                                                 NULL, store_result, &result_),
+           atomr_tensor_actor_elementwise_trinary_finish);
+      RUN (f->cpu, atomr_tensor_actor_elementwise_trinary_async (f->cpu, modes, scale[0], ops[0], in[0].cpu,
+                                                                 scale[1], ops[1], in[1].cpu, scale[2], ops[2],
+                                                                 in[2].cpu, op_ab, op_abc, d.cpu,
+                                                                 NULL, store_result, &result_),
+           atomr_tensor_actor_elementwise_trinary_finish);
+      twin_compare (&d, modes);
+      for (guint q = 0; q < 3; q++)
+        twin_clear (&in[q]);
+      twin_clear (&d);
+    }
+}
+
+static void
+run_contract (Fixture *f, AtomrDtype dtype, const gchar *modes, gdouble alpha, gdouble beta,
+              const Layout *la, const Layout *lb, const Layout *ld)
+{
+  Twin a = { 0 }, b = { 0 }, d = { 0 };
+  g_autofree gchar *what = g_strdup_printf ("contract %s beta %g", modes, beta);
+
+  twin_init (f, &a, dtype, la, -1, 1);
+  twin_init (f, &b, dtype, lb, -1, 1);
+  twin_init (f, &d, dtype, ld, -1, 1);
+  RUN (f->gpu, atomr_tensor_actor_contract_async (f->gpu, modes, alpha, a.gpu, b.gpu, beta, d.gpu, NULL,
+                                                  store_result, &result_),
+       atomr_tensor_actor_contract_finish);
+  RUN (f->cpu, atomr_tensor_actor_contract_async (f->cpu, modes, alpha, a.cpu, b.cpu, beta, d.cpu, NULL,
+                                                  store_result, &result_),
+       atomr_tensor_actor_contract_finish);
+  /* at most min (|A|, |B|) terms, each at most 1 in magnitude */
+  twin_compare_scaled (&d, what, MAX (1.0, sqrt (MIN (layout_elements (la), layout_elements (lb)))));
+  twin_clear (&a);
+  twin_clear (&b);
+  twin_clear (&d);
+}
+
+/* Contractions on the reduction kernels: random modes and layouts, then
+ * a GEMM and an attention-score shape. */
+static void
+test_contract (Fixture *f, gconstpointer data)
+{
+  const gint64 mk[] = { 128, 200 }, kn[] = { 200, 96 }, mn[] = { 128, 96 };
+  const gint64 q[] = { 2, 3, 40, 32 }, k[] = { 2, 3, 56, 32 }, s4[] = { 2, 3, 40, 56 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint iter = 0; iter < 64; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 2 + (iter / 4) % 5, perm[8], nd, na = 0, nb = 0;
+      gint64 ext[256] = { 0 }, sa[8], sb[8], sd[8];
+      gchar all[9] = { 0 }, md[9] = { 0 }, ma[9] = { 0 }, mb[9] = { 0 };
+      Layout la, lb, ld;
+      g_autofree gchar *modes = NULL;
+
+      for (guint j = 0; j < n; j++)
+        {
+          all[j] = 'i' + j;
+          ext[(guchar) all[j]] = g_rand_int_range (f->rand, 1, 7);
+        }
+      random_perm (f, n, perm);
+      nd = g_rand_int_range (f->rand, 0, n);
+      for (guint j = 0; j < n; j++)
+        {
+          gchar m = all[perm[j]];
+          guint where = g_rand_int_range (f->rand, 0, 4);
+          if (j < nd)
+            {
+              md[j] = m;
+              sd[j] = ext[(guchar) m];
+            }
+          if (where != 1)
+            {
+              ma[na] = m;
+              sa[na++] = ext[(guchar) m];
+            }
+          if (where != 0)
+            {
+              mb[nb] = m;
+              sb[nb++] = ext[(guchar) m];
+            }
+        }
+      if (na == 0 || nb == 0)
+        continue;
+      random_layout (f, na, sa, -1, &la);
+      random_layout (f, nb, sb, -1, &lb);
+      random_layout (f, nd, sd, -1, &ld);
+      modes = g_strdup_printf ("%s,%s->%s", ma, mb, md);
+      run_contract (f, dtype, modes, 1.25, iter % 3 ? 0.0 : 0.5, &la, &lb, &ld);
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      Layout la, lb, ld;
+
+      contiguous_layout (2, mk, &la);
+      contiguous_layout (2, kn, &lb);
+      contiguous_layout (2, mn, &ld);
+      run_contract (f, dtypes[d], "mk,kn->mn", 1.0, 0.0, &la, &lb, &ld);
+      contiguous_layout (4, q, &la);
+      contiguous_layout (4, k, &lb);
+      contiguous_layout (4, s4, &ld);
+      run_contract (f, dtypes[d], "bhqd,bhkd->bhqk", 0.125, 1.0, &la, &lb, &ld);
+    }
+}
+
+static void
+run_reduce (Fixture *f, AtomrDtype dtype, const gchar *modes, AtomrTensorReduceOp op,
+            gdouble alpha, gdouble beta, const Layout *la, const Layout *lc)
+{
+  gboolean prod = op == ATOMR_TENSOR_REDUCE_PROD;
+  Twin a = { 0 }, c = { 0 };
+  g_autofree gchar *what = g_strdup_printf ("%s op %d beta %g", modes, op, beta);
+
+  /* products stay in range: factors near 1 */
+  twin_init (f, &a, dtype, la, prod ? 0.9 : -2, prod ? 1.1 : 2);
+  twin_init (f, &c, dtype, lc, -2, 2);
+  RUN (f->gpu, atomr_tensor_actor_reduce_async (f->gpu, modes, op, alpha, a.gpu, beta, c.gpu, NULL, store_result, &result_),
+       atomr_tensor_actor_reduce_finish);
+  RUN (f->cpu, atomr_tensor_actor_reduce_async (f->cpu, modes, op, alpha, a.cpu, beta, c.cpu, NULL, store_result, &result_),
+       atomr_tensor_actor_reduce_finish);
+  /* at most |A| terms, each at most 2 (4 for norm2) in magnitude */
+  twin_compare_scaled (&c, what, MAX (1.0, 4 * sqrt (layout_elements (la))));
+  twin_clear (&a);
+  twin_clear (&c);
+}
+
+static void
+test_reduce (Fixture *f, gconstpointer data)
+{
+  SKIP_WITHOUT_DEVICE (f);
+
+  for (guint iter = 0; iter < 128; iter++)
+    {
+      AtomrDtype dtype = dtypes[iter % G_N_ELEMENTS (dtypes)];
+      guint n = 1 + (iter / 4) % 6, perm[8], nc;
+      gint64 sa[8], sc[8];
+      gchar ma[9] = { 0 }, mc[9] = { 0 };
+      AtomrTensorReduceOp op = g_rand_int_range (f->rand, 0, ATOMR_TENSOR_REDUCE_NORM_INF + 1);
+      gdouble beta = g_rand_boolean (f->rand) ? 0.0 : 0.5;
+      Layout la, lc;
+      g_autofree gchar *modes = NULL;
+
+      for (guint k = 0; k < n; k++)
+        {
+          ma[k] = 'p' + k;
+          sa[k] = g_rand_int_range (f->rand, 1, 6);
+        }
+      random_perm (f, n, perm);
+      nc = g_rand_int_range (f->rand, 0, n);
+      for (guint k = 0; k < nc; k++)
+        {
+          mc[k] = ma[perm[k]];
+          sc[k] = sa[perm[k]];
+        }
+      random_layout (f, n, sa, -1, &la);
+      random_layout (f, nc, sc, -1, &lc);
+      modes = g_strdup_printf ("%s->%s", ma, mc);
+      run_reduce (f, dtype, modes, op, 1.5, beta, &la, &lc);
+    }
+}
+
+/* Larger shapes: both reduction kernels (rows: the reduced mode is dense;
+ * cols: it is not), many blocks, and a 3-D permutation. */
+static void
+test_large (Fixture *f, gconstpointer data)
+{
+  const gint64 s2[] = { 1000, 777 }, s1a[] = { 1000 }, s1b[] = { 777 };
+  const gint64 s3[] = { 64, 80, 96 }, s3t[] = { 96, 64, 80 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      Layout la, lr, lc, l3, l3t;
+      Twin a = { 0 }, b = { 0 };
+
+      contiguous_layout (2, s2, &la);
+      contiguous_layout (1, s1a, &lr);
+      contiguous_layout (1, s1b, &lc);
+      for (gint op = 0; op <= ATOMR_TENSOR_REDUCE_NORM_INF; op++)
+        {
+          run_reduce (f, dtypes[d], "ab->a", op, 1.0, 0.0, &la, &lr);
+          run_reduce (f, dtypes[d], "ab->b", op, 1.0, 0.25, &la, &lc);
+        }
+      contiguous_layout (3, s3, &l3);
+      contiguous_layout (3, s3t, &l3t);
+      twin_init (f, &a, dtypes[d], &l3, -2, 2);
+      twin_init (f, &b, dtypes[d], &l3t, -2, 2);
+      RUN (f->gpu, atomr_tensor_actor_permute_async (f->gpu, "abc->cab", 1.0, 0, a.gpu, b.gpu, NULL, store_result, &result_),
+           atomr_tensor_actor_permute_finish);
+      RUN (f->cpu, atomr_tensor_actor_permute_async (f->cpu, "abc->cab", 1.0, 0, a.cpu, b.cpu, NULL, store_result, &result_),
+           atomr_tensor_actor_permute_finish);
+      twin_compare (&b, "abc->cab 64x80x96");
+      twin_clear (&a);
+      twin_clear (&b);
+    }
+}
+
+/* A second request with the same shapes reuses the plan. */
+static void
+test_plan_reuse (Fixture *f, gconstpointer data)
+{
+  const gint64 s[] = { 33, 17 }, st[] = { 17, 33 };
+  Layout la, lb;
+  Twin a = { 0 }, b = { 0 };
+  guint64 hits = 0, misses = 0;
+
+  SKIP_WITHOUT_DEVICE (f);
+  contiguous_layout (2, s, &la);
+  contiguous_layout (2, st, &lb);
+  twin_init (f, &a, ATOMR_DTYPE_F32, &la, -2, 2);
+  twin_init (f, &b, ATOMR_DTYPE_F32, &lb, -2, 2);
+  for (guint i = 0; i < 2; i++)
+    RUN (f->gpu, atomr_tensor_actor_permute_async (f->gpu, "ab->ba", 2.0, 0, a.gpu, b.gpu, NULL, store_result, &result_),
+         atomr_tensor_actor_permute_finish);
+  RUN (f->cpu, atomr_tensor_actor_permute_async (f->cpu, "ab->ba", 2.0, 0, a.cpu, b.cpu, NULL, store_result, &result_),
+       atomr_tensor_actor_permute_finish);
+  twin_compare (&b, "ab->ba twice");
+  atomr_tensor_actor_get_plan_cache_stats (f->gpu, &hits, &misses, NULL, NULL);
+  g_assert_cmpuint (misses, ==, 1);
+  g_assert_cmpuint (hits, ==, 1);
+  twin_clear (&a);
+  twin_clear (&b);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, func) g_test_add ("/gpu-tensor/" path, Fixture, NULL, fixture_setup, func, fixture_teardown)
+  ADD ("permute", test_permute);
+  ADD ("permute-tiled", test_permute_tiled);
+  ADD ("binary", test_binary);
+  ADD ("trinary", test_trinary);
+  ADD ("contract", test_contract);
+  ADD ("reduce", test_reduce);
+  ADD ("large", test_large);
+  ADD ("plan-reuse", test_plan_reuse);
+  return g_test_run ();
+}

@@ -1,0 +1,120 @@
+/* test-tensor-kernels.c — every kernel source the Tensor actor generates
+ * compiles with NVRTC for sm_90 (no GPU needed), and names the kernels
+ * the actor loads
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <atomr.h>
+#include "actors/tensor/atomr-tensor-kernels-private.h"
+
+static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64 };
+
+static gboolean
+have_nvrtc (void)
+{
+  g_autofree gchar *version = atomr_nvrtc_get_version (NULL);
+  return version != NULL;
+}
+
+static void
+compile (const gchar *source, const gchar *kernel, const gchar *kernel2)
+{
+  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(GError) error = NULL;
+  GBytes *ptx;
+  g_autofree gchar *entry = g_strdup_printf (".entry %s(", kernel);
+
+  atomr_compile_options_set_arch (options, "sm_90");
+  module = atomr_nvrtc_compile (source, "atomr-tensor.cu", options, NULL, &error);
+  if (module == NULL)
+    g_error ("%s\n---\n%s", error->message, source);
+  ptx = atomr_module_get_ptx (module);
+  if (ptx == NULL)
+    ptx = atomr_module_get_cubin (module);
+  g_assert_nonnull (ptx);
+  if (atomr_module_get_ptx (module) != NULL)
+    {
+      g_autofree gchar *text = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
+      if (strstr (text, entry) == NULL)
+        g_error ("PTX lacks %s", entry);
+      if (kernel2 != NULL)
+        {
+          g_autofree gchar *entry2 = g_strdup_printf (".entry %s(", kernel2);
+          if (strstr (text, entry2) == NULL)
+            g_error ("PTX lacks %s", entry2);
+        }
+    }
+}
+
+/* Each unary expression once, in float or double math alternately; each
+ * dtype's loads and stores once with a binary and a trinary operation. */
+static void
+test_elementwise (void)
+{
+  if (!have_nvrtc ())
+    {
+      g_test_skip ("NVRTC is not available");
+      return;
+    }
+  for (gint op = 0; op <= ATOMR_TENSOR_UNARY_SIGMOID; op++)
+    {
+      g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, op % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32,
+                                                           3, 3, op % 3 != 0, op, 0, -1, 0, -1, 0);
+      compile (perm, "atomr_tensor_elementwise", "atomr_tensor_transpose");
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      g_autofree gchar *bin = atomr_tensor_kernel_source (FALSE, dtypes[d], 1 + d, 1 + d, d % 2,
+                                                          ATOMR_TENSOR_UNARY_TANH, ATOMR_TENSOR_UNARY_RELU,
+                                                          d % (ATOMR_TENSOR_BINARY_MIN + 1), 0, -1, 0);
+      g_autofree gchar *tri = atomr_tensor_kernel_source (FALSE, dtypes[d], 6 - d, 6 - d, TRUE,
+                                                          ATOMR_TENSOR_UNARY_EXP, ATOMR_TENSOR_UNARY_ABS,
+                                                          (d + 1) % (ATOMR_TENSOR_BINARY_MIN + 1),
+                                                          ATOMR_TENSOR_UNARY_SIGMOID,
+                                                          (d + 2) % (ATOMR_TENSOR_BINARY_MIN + 1), 0);
+      compile (bin, "atomr_tensor_elementwise", NULL);
+      compile (tri, "atomr_tensor_elementwise", NULL);
+    }
+}
+
+/* Each reduction operator once (f32 or f64 alternately), every dtype's
+ * sum and contraction. */
+static void
+test_reduce (void)
+{
+  if (!have_nvrtc ())
+    {
+      g_test_skip ("NVRTC is not available");
+      return;
+    }
+  for (gint op = 0; op <= ATOMR_TENSOR_REDUCE_NORM_INF; op++)
+    {
+      g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, op % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32,
+                                                          1 + op % 3, 2 + op % 3 * 2, op % 2, 0, 0, -1, 0, -1, op);
+      compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      g_autofree gchar *contract = atomr_tensor_kernel_source (TRUE, dtypes[d], 2, 3, d % 2, 0, 0, 0, 0, -1,
+                                                               ATOMR_TENSOR_REDUCE_SUM);
+      compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+      if (dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
+        {
+          g_autofree gchar *norm = atomr_tensor_kernel_source (TRUE, dtypes[d], 1, 2, TRUE, 0, 0, -1, 0, -1,
+                                                               ATOMR_TENSOR_REDUCE_NORM2);
+          compile (norm, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+        }
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/tensor-kernels/elementwise", test_elementwise);
+  g_test_add_func ("/tensor-kernels/reduce", test_reduce);
+  return g_test_run ();
+}

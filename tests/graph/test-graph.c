@@ -1,0 +1,648 @@
+/* test-graph.c — AtomrGraph on the host test device (no GPU)
+ *
+ * The host device "captures" by recording the requests and replays them by
+ * running their enqueue functions on the CPU, in recording order, as one
+ * operation of the replaying actor: the API's semantics (what is recorded,
+ * what is refused, hazards of the replay, buffers kept alive, replay
+ * attribution, DOT export) are tested here; tests/graph/test-gpu-graph.c
+ * does the same with real CUDA graphs.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include <atomr.h>
+#include "core/atomr-actor-private.h"
+
+typedef struct
+{
+  AtomrDevice *device;
+  AtomrActor  *a, *b, *c;
+  AtomrBuffer *x, *y, *z;
+} Fixture;
+
+static AtomrActor *
+make_actor (AtomrDevice *device, const gchar *name)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrActor *actor = ATOMR_ACTOR (atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error));
+
+  g_assert_no_error (error);
+  atomr_actor_set_name (actor, name);
+  return actor;
+}
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->device = atomr_device_new_host ();
+  f->a = make_actor (f->device, "a");
+  f->b = make_actor (f->device, "b");
+  f->c = make_actor (f->device, "c");
+  f->x = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 16, &error);
+  f->y = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 16, &error);
+  f->z = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 16, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  g_clear_object (&f->x);
+  g_clear_object (&f->y);
+  g_clear_object (&f->z);
+  g_assert_finalize_object (f->a);
+  g_assert_finalize_object (f->b);
+  g_assert_finalize_object (f->c);
+  g_object_unref (f->device);
+}
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  g_assert_null (*out);
+  *out = g_object_ref (result);
+}
+
+static void
+iterate_until (GAsyncResult **cond)
+{
+  while (*cond == NULL)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+static void
+iterate_pending (void)
+{
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+static void
+set_floats (AtomrBuffer *buffer, gfloat base)
+{
+  gfloat *v = atomr_buffer_get_host_data (buffer);
+  for (guint i = 0; i < 16; i++)
+    v[i] = base + (gfloat) i;
+}
+
+static void
+assert_floats (AtomrBuffer *buffer, gfloat base, gfloat step)
+{
+  const gfloat *v = atomr_buffer_get_host_data (buffer);
+  for (guint i = 0; i < 16; i++)
+    g_assert_cmpfloat (v[i], ==, base + step * (gfloat) i);
+}
+
+/* Completes every fence pending on the actors' streams. */
+static void
+complete_all (Fixture *f)
+{
+  AtomrActor *actors[] = { f->a, f->b, f->c };
+  for (guint i = 0; i < G_N_ELEMENTS (actors); i++)
+    if (atomr_actor_get_stream (actors[i]))
+      atomr_host_stream_complete (atomr_actor_get_stream (actors[i]), G_MAXUINT, CUDA_SUCCESS);
+}
+
+/* copy y <- x on b, copy z <- y on c, fill x = 7 on a: three actors, a
+ * read-after-write (y) and a write-after-read (x). */
+static AtomrGraph *
+capture_chain (Fixture *f)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, r3 = NULL;
+  AtomrActor *actors[] = { f->a, f->b, f->c };
+  AtomrGraph *graph = atomr_graph_new ("chain");
+
+  g_assert_true (atomr_graph_begin_capture (graph, actors, G_N_ELEMENTS (actors), &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_graph_get_state (graph), ==, ATOMR_GRAPH_STATE_CAPTURING);
+  atomr_actor_copy_async (f->b, f->y, f->x, NULL, store_result, &r1);
+  atomr_actor_copy_async (f->c, f->z, f->y, NULL, store_result, &r2);
+  atomr_actor_fill_async (f->a, f->x, 7.0, NULL, store_result, &r3);
+  iterate_until (&r3);
+  iterate_until (&r1);
+  iterate_until (&r2);
+  /* Recorded, not run. */
+  g_assert_true (atomr_actor_copy_finish (f->b, r1, &error));
+  g_assert_true (atomr_actor_copy_finish (f->c, r2, &error));
+  g_assert_true (atomr_actor_fill_finish (f->a, r3, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_actor_get_n_completed (f->a) + atomr_actor_get_n_completed (f->b) +
+                    atomr_actor_get_n_completed (f->c), ==, 0);
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_graph_get_state (graph), ==, ATOMR_GRAPH_STATE_READY);
+  g_assert_cmpuint (atomr_graph_get_n_nodes (graph), ==, 3);
+  return graph;
+}
+
+static void
+replay (Fixture *f, AtomrGraph *graph, AtomrActor *actor)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+
+  atomr_graph_replay_async (graph, actor, NULL, store_result, &result);
+  iterate_pending ();
+  g_assert_null (result);             /* its fence is pending on the "GPU" */
+  complete_all (f);
+  iterate_until (&result);
+  g_assert_true (atomr_graph_replay_finish (graph, result, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_capture_replay (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrGraph) graph = NULL;
+  g_autofree gchar *name0 = NULL, *name2 = NULL;
+
+  set_floats (f->x, 1.0f);
+  graph = capture_chain (f);
+  /* Nothing ran during the capture. */
+  assert_floats (f->x, 1.0f, 1.0f);
+  assert_floats (f->y, 0.0f, 0.0f);
+  assert_floats (f->z, 0.0f, 0.0f);
+  name0 = atomr_graph_get_node_name (graph, 0);
+  name2 = atomr_graph_get_node_name (graph, 2);
+  g_assert_cmpstr (name0, ==, "copy #1 on b");
+  g_assert_cmpstr (name2, ==, "fill #1 on a");
+  g_assert_null (atomr_graph_get_node_name (graph, 3));
+
+  replay (f, graph, f->a);
+  assert_floats (f->y, 1.0f, 1.0f);
+  assert_floats (f->z, 1.0f, 1.0f);
+  assert_floats (f->x, 7.0f, 0.0f);
+  g_assert_cmpuint (atomr_graph_get_n_replays (graph), ==, 1);
+  g_assert_false (atomr_graph_get_instantiated (graph));   /* host device */
+
+  /* A replay reads the buffers' current contents: new input, new output;
+   * and any actor of the device and context may run it. */
+  set_floats (f->x, 100.0f);
+  replay (f, graph, f->c);
+  assert_floats (f->y, 100.0f, 1.0f);
+  assert_floats (f->z, 100.0f, 1.0f);
+  assert_floats (f->x, 7.0f, 0.0f);
+  g_assert_cmpuint (atomr_graph_get_n_replays (graph), ==, 2);
+}
+
+/* The replay is ordered against other requests by the union of its
+ * nodes' hazards: a download of z made after the replay waits for it. */
+static void
+test_replay_hazards (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrGraph) graph = NULL;
+  g_autoptr(GAsyncResult) rr = NULL, rd = NULL;
+  g_autoptr(GBytes) got = NULL;
+
+  set_floats (f->x, 5.0f);
+  graph = capture_chain (f);
+  atomr_graph_replay_async (graph, f->a, NULL, store_result, &rr);
+  atomr_actor_download_async (f->b, f->z, NULL, store_result, &rd);
+  iterate_pending ();
+  /* The download waits (on the "GPU") for the replay's fence. */
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (f->b), 1, CUDA_SUCCESS), ==, 0);
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (f->a), 1, CUDA_SUCCESS), ==, 1);
+  g_assert_cmpuint (atomr_host_stream_complete (atomr_actor_get_stream (f->b), 1, CUDA_SUCCESS), ==, 1);
+  iterate_until (&rr);
+  iterate_until (&rd);
+  g_assert_true (atomr_graph_replay_finish (graph, rr, &error));
+  got = atomr_actor_download_finish (f->b, rd, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (got, NULL))[3], ==, 8.0f);
+}
+
+/* The graph keeps the buffers of its nodes alive. */
+static void
+test_keeps_buffers (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrGraph) graph = NULL;
+  gpointer weak_y = f->y;
+
+  set_floats (f->x, 2.0f);
+  graph = capture_chain (f);
+  g_object_add_weak_pointer (G_OBJECT (f->y), &weak_y);
+  g_clear_object (&f->y);
+  g_assert_nonnull (weak_y);
+  replay (f, graph, f->b);
+  assert_floats (f->z, 2.0f, 1.0f);
+  g_assert_nonnull (weak_y);
+  g_clear_object (&graph);
+  g_assert_null (weak_y);
+}
+
+static void
+test_refused (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("refused");
+  g_autoptr(GAsyncResult) ru = NULL, rd = NULL, rf = NULL, rr = NULL;
+  g_autoptr(GBytes) bytes = g_bytes_new_static ("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", 64);
+  AtomrActor *actors[] = { f->a };
+  AtomrSync sync;
+  GBytes *got;
+
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 1, &error));
+
+  /* Pageable host memory would be frozen at capture time. */
+  atomr_actor_upload_async (f->a, f->x, bytes, NULL, store_result, &ru);
+  iterate_until (&ru);
+  g_assert_false (atomr_actor_upload_finish (f->a, ru, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "upload #1 on a cannot be recorded"));
+  g_assert_nonnull (strstr (error->message, "host memory"));
+  g_clear_error (&error);
+
+  /* A reply built on the host. */
+  atomr_actor_download_async (f->a, f->x, NULL, store_result, &rd);
+  iterate_until (&rd);
+  got = atomr_actor_download_finish (f->a, rd, &error);
+  g_assert_null (got);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "download #2 on a"));
+  g_clear_error (&error);
+
+  /* A blocking call (what every _sync wrapper does). */
+  atomr_sync_begin (&sync, f->a);
+  atomr_actor_fill_async (f->a, f->x, 1.0, NULL, atomr_sync_callback, &sync);
+  g_assert_false (atomr_actor_fill_finish (f->a, atomr_sync_wait (&sync), &error));
+  atomr_sync_end (&sync);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "_sync"));
+  g_clear_error (&error);
+
+  /* cuRAND keeps its generator's state on the host: a replay would
+   * repeat the numbers. */
+  {
+    g_autoptr(AtomrRngActor) rng = atomr_rng_actor_new (f->device, ATOMR_RNG_PHILOX, &error);
+    AtomrActor *rng_only[] = { ATOMR_ACTOR (rng) };
+    g_autoptr(AtomrGraph) rng_graph = atomr_graph_new ("rng");
+    g_autoptr(GAsyncResult) rr2 = NULL;
+
+    g_assert_no_error (error);
+    g_assert_true (atomr_graph_begin_capture (rng_graph, rng_only, 1, &error));
+    atomr_rng_actor_fill_async (rng, f->y, ATOMR_RNG_UNIFORM, 0.0, 0.0, NULL, store_result, &rr2);
+    iterate_until (&rr2);
+    g_assert_false (atomr_rng_actor_fill_finish (rng, rr2, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+    g_assert_nonnull (strstr (error->message, "cuRAND advances its generator"));
+    g_clear_error (&error);
+    g_assert_false (atomr_graph_end_capture (rng_graph, &error));
+    g_clear_error (&error);
+  }
+
+  /* A capturable request is still recorded... */
+  atomr_actor_fill_async (f->a, f->x, 1.0, NULL, store_result, &rf);
+  iterate_until (&rf);
+  g_assert_true (atomr_actor_fill_finish (f->a, rf, &error));
+  /* ...but the graph failed: the first refusal is reported. */
+  g_assert_false (atomr_graph_end_capture (graph, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "upload #1 on a"));
+  g_clear_error (&error);
+  g_assert_cmpint (atomr_graph_get_state (graph), ==, ATOMR_GRAPH_STATE_FAILED);
+
+  atomr_graph_replay_async (graph, f->a, NULL, store_result, &rr);
+  iterate_until (&rr);
+  g_assert_false (atomr_graph_replay_finish (graph, rr, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "failed"));
+  g_clear_error (&error);
+  g_assert_null (atomr_graph_to_dot (graph, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* After the capture the actor runs requests again. */
+  g_clear_object (&rf);
+  atomr_actor_fill_async (f->a, f->x, 3.0, NULL, store_result, &rf);
+  iterate_pending ();
+  assert_floats (f->x, 3.0f, 0.0f);
+  complete_all (f);
+  iterate_until (&rf);
+}
+
+static void
+test_begin_errors (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrGraph) g1 = atomr_graph_new ("g1");
+  g_autoptr(AtomrGraph) g2 = atomr_graph_new ("g2");
+  g_autoptr(AtomrGraph) g3 = atomr_graph_new ("g3");
+  g_autoptr(AtomrActor) bare = g_object_new (ATOMR_TYPE_COPY_ACTOR, NULL);
+  g_autoptr(GMainContext) other_context = g_main_context_new ();
+  g_autoptr(AtomrActor) other = NULL;
+  g_autoptr(AtomrDevice) host2 = atomr_device_new_host ();
+  g_autoptr(AtomrActor) elsewhere = make_actor (host2, "elsewhere");
+  AtomrActor *ab[] = { f->a, f->b };
+  AtomrActor *bc[] = { f->b, f->c };
+  AtomrActor *with_bare[] = { f->a, bare };
+  AtomrActor *with_other[2] = { f->a, NULL };
+  AtomrActor *with_elsewhere[] = { f->a, elsewhere };
+
+  other = ATOMR_ACTOR (atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, f->device, other_context, &error));
+  g_assert_no_error (error);
+  with_other[1] = other;
+
+  g_assert_false (atomr_graph_begin_capture (g1, ab, 0, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (atomr_graph_begin_capture (g1, with_bare, 2, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "without a device"));
+  g_clear_error (&error);
+  g_assert_false (atomr_graph_begin_capture (g1, with_other, 2, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "GMainContext"));
+  g_clear_error (&error);
+  g_assert_false (atomr_graph_begin_capture (g1, with_elsewhere, 2, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "elsewhere"));
+  g_clear_error (&error);
+  g_assert_cmpint (atomr_graph_get_state (g1), ==, ATOMR_GRAPH_STATE_EMPTY);
+
+  g_assert_false (atomr_graph_end_capture (g1, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* An actor records into one graph at a time; a refused begin leaves
+   * none of its actors capturing. */
+  g_assert_true (atomr_graph_begin_capture (g1, ab, 2, &error));
+  g_assert_false (atomr_graph_begin_capture (g1, ab, 2, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (atomr_graph_begin_capture (g2, bc, 2, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "actor b is already recording"));
+  g_clear_error (&error);
+  {
+    AtomrActor *c_only[] = { f->c };
+    g_assert_true (atomr_graph_begin_capture (g3, c_only, 1, &error));
+    g_assert_no_error (error);
+  }
+
+  /* Nothing recorded: the graph cannot be used. */
+  g_assert_false (atomr_graph_end_capture (g1, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "nothing was recorded"));
+  g_clear_error (&error);
+  g_assert_cmpint (atomr_graph_get_state (g1), ==, ATOMR_GRAPH_STATE_FAILED);
+
+  /* A graph dropped while capturing lets go of its actor. */
+  g_clear_object (&g3);
+  {
+    g_autoptr(GAsyncResult) r = NULL;
+    atomr_actor_fill_async (f->c, f->x, 4.0, NULL, store_result, &r);
+    iterate_pending ();
+    assert_floats (f->x, 4.0f, 0.0f);
+    complete_all (f);
+    iterate_until (&r);
+    g_assert_true (atomr_actor_fill_finish (f->c, r, &error));
+  }
+}
+
+/* Replays on an actor of another context or device are refused. */
+static void
+test_replay_errors (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrGraph) graph = NULL;
+  g_autoptr(GMainContext) other_context = g_main_context_new ();
+  g_autoptr(AtomrActor) other = NULL;
+  g_autoptr(GAsyncResult) r = NULL;
+
+  set_floats (f->x, 0.0f);
+  graph = capture_chain (f);
+  other = ATOMR_ACTOR (atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, f->device, other_context, &error));
+  g_assert_no_error (error);
+  atomr_graph_replay_async (graph, other, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_finish (graph, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "GMainContext"));
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_graph_get_n_replays (graph), ==, 0);
+}
+
+/* A node that fails when replayed fails the replay, naming the node; the
+ * graph stays usable and counts only successful replays. */
+static void
+test_node_failure (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBlasActor) blas = atomr_blas_actor_new (f->device, &error);
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("blas-on-host");
+  g_autoptr(GAsyncResult) rg = NULL, rr = NULL;
+  AtomrActor *actors[] = { f->a, NULL };
+
+  g_assert_no_error (error);
+  actors[1] = ATOMR_ACTOR (blas);
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 2, &error));
+  /* 4 x 4 matrices out of the 16-element buffers. */
+  atomr_blas_actor_gemm_async (blas, ATOMR_TRANSPOSE_N, ATOMR_TRANSPOSE_N, 4, 4, 4, 1.0, 0.0,
+                               f->x, 4, f->y, 4, 0.0, 0.0, f->z, 4, NULL, store_result, &rg);
+  iterate_until (&rg);
+  g_assert_true (atomr_blas_actor_gemm_finish (blas, rg, &error));
+  g_assert_no_error (error);
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+
+  /* The host device has no cuBLAS: the node's enqueue fails. */
+  atomr_graph_replay_async (graph, f->a, NULL, store_result, &rr);
+  iterate_until (&rr);
+  g_assert_false (atomr_graph_replay_finish (graph, rr, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "graph blas-on-host: node 0 (gemm #1 on"));
+  g_assert_nonnull (strstr (error->message, "cuBLAS"));
+  g_assert_cmpuint (atomr_graph_get_n_replays (graph), ==, 0);
+}
+
+typedef struct
+{
+  GPtrArray *infos;
+} Seen;
+
+static void
+on_after_complete (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  Seen *seen = user_data;
+  g_ptr_array_add (seen->infos, atomr_launch_info_ref (info));
+}
+
+static AtomrLaunchInfo *
+find_info (Seen *seen, const gchar *actor, const gchar *operation)
+{
+  for (guint i = 0; i < seen->infos->len; i++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (seen->infos, i);
+      if (g_str_equal (atomr_launch_info_get_actor_name (info), actor) &&
+          g_str_equal (atomr_launch_info_get_operation (info), operation))
+        return info;
+    }
+  return NULL;
+}
+
+static gboolean
+has_dependency (AtomrLaunchInfo *info, guint64 seq)
+{
+  guint n = 0;
+  const guint64 *deps = atomr_launch_info_get_dependencies (info, &n);
+  for (guint i = 0; i < n; i++)
+    if (deps[i] == seq)
+      return TRUE;
+  return FALSE;
+}
+
+/* Every replayed node is its own record, named after its request, on the
+ * actor that recorded it, depending on the replay and on what it follows. */
+static void
+test_attribution (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrGraph) graph = NULL;
+  g_autoptr(AtomrTraceRecorder) recorder = atomr_trace_recorder_new (64);
+  g_autofree gchar *json = NULL;
+  Seen seen = { g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref) };
+  AtomrLaunchInfo *rep, *n0, *n1, *n2;
+  AtomrActor *actors[] = { f->a, f->b, f->c };
+
+  set_floats (f->x, 0.0f);
+  graph = capture_chain (f);
+  for (guint i = 0; i < G_N_ELEMENTS (actors); i++)
+    {
+      g_signal_connect (actors[i], "after-complete", G_CALLBACK (on_after_complete), &seen);
+      atomr_trace_recorder_add_actor (recorder, actors[i]);
+    }
+  replay (f, graph, f->a);
+
+  g_assert_cmpuint (seen.infos->len, ==, 4);
+  rep = find_info (&seen, "a", "graph-replay");
+  n0 = find_info (&seen, "b", "copy");
+  n1 = find_info (&seen, "c", "copy");
+  n2 = find_info (&seen, "a", "fill");
+  g_assert_nonnull (rep);
+  g_assert_nonnull (n0);
+  g_assert_nonnull (n1);
+  g_assert_nonnull (n2);
+  g_assert_cmpstr (atomr_launch_info_get_detail (rep), ==, "graph chain, 3 nodes");
+  g_assert_nonnull (strstr (atomr_launch_info_get_detail (n1), "graph chain node 2/3"));
+  g_assert_nonnull (strstr (atomr_launch_info_get_detail (n1), "recorded as copy #1 on c"));
+  g_assert_true (has_dependency (n0, atomr_launch_info_get_sequence (rep)));
+  g_assert_true (has_dependency (n1, atomr_launch_info_get_sequence (n0)));
+  g_assert_true (has_dependency (n2, atomr_launch_info_get_sequence (n0)));   /* write after read */
+  g_assert_false (has_dependency (n1, atomr_launch_info_get_sequence (n2)));
+  g_assert_cmpuint (atomr_launch_info_get_sequence (n0), !=, atomr_launch_info_get_sequence (n1));
+  g_assert_cmpint (atomr_launch_info_get_complete_time (n1), >=, atomr_launch_info_get_enqueue_time (rep));
+
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (recorder), ==, 4);
+  json = atomr_trace_recorder_to_json (recorder);
+  g_assert_nonnull (strstr (json, "recorded as fill #1 on a"));
+
+  for (guint i = 0; i < G_N_ELEMENTS (actors); i++)
+    g_signal_handlers_disconnect_by_func (actors[i], on_after_complete, &seen);
+  g_ptr_array_unref (seen.infos);
+}
+
+static void
+test_dot (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrGraph) graph = NULL;
+  g_autofree gchar *dot = NULL, *path = NULL, *contents = NULL;
+
+  graph = capture_chain (f);
+  dot = atomr_graph_to_dot (graph, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_prefix (dot, "digraph \"chain\" {"));
+  g_assert_nonnull (strstr (dot, "n0 [label=\"copy #1 on b\"];"));
+  g_assert_nonnull (strstr (dot, "n1 [label=\"copy #1 on c\"];"));
+  g_assert_nonnull (strstr (dot, "n2 [label=\"fill #1 on a\"];"));
+  g_assert_nonnull (strstr (dot, "n0 -> n1;"));     /* c reads what b wrote */
+  g_assert_nonnull (strstr (dot, "n0 -> n2;"));     /* a overwrites what b read */
+  g_assert_null (strstr (dot, "n1 -> n2;"));
+
+  path = g_build_filename (g_get_tmp_dir (), "atomr-test-graph.dot", NULL);
+  g_assert_true (atomr_graph_write_dot (graph, path, &error));
+  g_assert_true (g_file_get_contents (path, &contents, NULL, &error));
+  g_assert_cmpstr (contents, ==, dot);
+  g_remove (path);
+}
+
+/* Actors outside the capture run as usual meanwhile. */
+static void
+test_others_run (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrGraph) graph = atomr_graph_new (NULL);
+  g_autoptr(GAsyncResult) ra = NULL, rb = NULL;
+  AtomrActor *actors[] = { f->a };
+
+  g_assert_cmpstr (atomr_graph_get_name (graph), ==, "graph");
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 1, &error));
+  atomr_actor_fill_async (f->a, f->x, 1.0, NULL, store_result, &ra);
+  atomr_actor_fill_async (f->b, f->y, 2.0, NULL, store_result, &rb);
+  iterate_pending ();
+  assert_floats (f->x, 0.0f, 0.0f);
+  assert_floats (f->y, 2.0f, 0.0f);
+  complete_all (f);
+  iterate_until (&rb);
+  g_assert_true (atomr_actor_fill_finish (f->b, rb, &error));
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_nodes (graph), ==, 1);
+}
+
+/* A graph made by a binding's bare constructor never crashes. */
+static void
+test_bare (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrGraph) graph = g_object_new (ATOMR_TYPE_GRAPH, NULL);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrActor) actor = make_actor (device, "bare-test");
+  g_autoptr(GAsyncResult) r = NULL;
+  guint n_nodes = 99;
+  AtomrGraphState state = ATOMR_GRAPH_STATE_FAILED;
+
+  g_object_get (graph, "n-nodes", &n_nodes, "state", &state, NULL);
+  g_assert_cmpuint (n_nodes, ==, 0);
+  g_assert_cmpint (state, ==, ATOMR_GRAPH_STATE_EMPTY);
+  g_assert_cmpstr (atomr_graph_get_name (graph), ==, "graph");
+  g_assert_null (atomr_graph_get_node_name (graph, 0));
+  g_assert_false (atomr_graph_get_instantiated (graph));
+  g_assert_null (atomr_graph_to_dot (graph, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  atomr_graph_replay_async (graph, actor, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_finish (graph, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, func) \
+  g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)
+  ADD ("/graph/capture-replay", test_capture_replay);
+  ADD ("/graph/replay-hazards", test_replay_hazards);
+  ADD ("/graph/keeps-buffers", test_keeps_buffers);
+  ADD ("/graph/refused", test_refused);
+  ADD ("/graph/begin-errors", test_begin_errors);
+  ADD ("/graph/replay-errors", test_replay_errors);
+  ADD ("/graph/node-failure", test_node_failure);
+  ADD ("/graph/attribution", test_attribution);
+  ADD ("/graph/dot", test_dot);
+  ADD ("/graph/others-run", test_others_run);
+#undef ADD
+  g_test_add_func ("/graph/bare", test_bare);
+  return g_test_run ();
+}
