@@ -31,6 +31,8 @@ G_BEGIN_DECLS
  * @ATOMR_TENSOR_UNARY_SIGMOID: 1 / (1 + e⁻ˣ)
  *
  * An operation applied to each element of an operand before it is scaled.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_TENSOR_UNARY_IDENTITY,
@@ -54,6 +56,8 @@ typedef enum {
  * @ATOMR_TENSOR_BINARY_MIN: the smaller (NaN when either is NaN)
  *
  * How two scaled operands combine elementwise.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_TENSOR_BINARY_ADD,
@@ -74,6 +78,8 @@ typedef enum {
  * @ATOMR_TENSOR_REDUCE_NORM_INF: max |x| (0 over no element)
  *
  * How a reduction combines the elements of the reduced modes.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_TENSOR_REDUCE_SUM,
