@@ -24,10 +24,12 @@
  * copies, strided tensor copies and fills (on the CPU).  Work completes as
  * soon as it is enqueued.  DLPack exchanges use kDLCPU.
  *
- * A mock device is never returned by atomr_device_get(); each call makes a
+ * A mock device is never returned by [func@Atomr.Device.get]; each call makes a
  * new one, with ordinal -1.
  *
  * Returns: (transfer full): a new mock device
+ *
+ * Since: 0.2
  */
 AtomrDevice *
 atomr_device_new_mock (void)
@@ -41,10 +43,14 @@ atomr_device_new_mock (void)
 
 /**
  * atomr_device_is_mock:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Tells whether @self has no GPU behind it (see [ctor@Atomr.Device.new_mock]).
  *
  * Returns: %TRUE when @self has no GPU behind it (see
- *   atomr_device_new_mock())
+ *   [ctor@Atomr.Device.new_mock])
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_device_is_mock (AtomrDevice *self)

@@ -19,9 +19,9 @@
  * AtomrActor:
  *
  * The base of every actor: an object that owns a CUDA stream on one
- * #AtomrDevice and takes requests asynchronously.
+ * [class@Atomr.Device] and takes requests asynchronously.
  *
- * An actor is bound to one #GMainContext (#AtomrActor:context; by default
+ * An actor is bound to one [struct@GLib.MainContext] ([property@Atomr.Actor:context]; by default
  * the thread-default context of the thread that made it).  All of its
  * mutable state is touched only while that context is iterated: that is its
  * mailbox.  Every operation is an `_async`/`_finish` pair that may be called
@@ -33,12 +33,12 @@
  * buffers (a buffer of an older device generation fails at once with
  * %ATOMR_ERROR_STALE), order them against work on other streams with CUDA
  * events (a reader waits on the GPU for the last writer, never on the host),
- * emit #AtomrActor::before-enqueue, enqueue, emit #AtomrActor::after-enqueue,
- * learn completion through the #AtomrActor:completion-mode strategy, emit
- * #AtomrActor::before-complete, reply, emit #AtomrActor::after-complete, and
+ * emit [signal@Atomr.Actor::before-enqueue], enqueue, emit [signal@Atomr.Actor::after-enqueue],
+ * learn completion through the [property@Atomr.Actor:completion-mode] strategy, emit
+ * [signal@Atomr.Actor::before-complete], reply, emit [signal@Atomr.Actor::after-complete], and
  * only then release the buffers the operation kept alive.
  *
- * A #GCancellable cancels a request that has not been enqueued yet; work
+ * A [class@Gio.Cancellable] cancels a request that has not been enqueued yet; work
  * already on the GPU runs to completion.
  *
  * The base class itself offers the memory operations every stream can do:
@@ -54,6 +54,8 @@
  * behind the operation being dispatched: program order always holds).  The
  * mailbox, enqueue and completion run on the actor's context; the device's
  * completion service thread only wakes it up.
+ *
+ * Since: 0.1
  */
 
 #define DEFAULT_SPIN_USEC 100
@@ -1848,6 +1850,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:device:
    *
    * The device the actor works on.
+   *
+   * Since: 0.1
    */
   properties[PROP_DEVICE] =
     g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE,
@@ -1855,8 +1859,10 @@ atomr_actor_class_init (AtomrActorClass *klass)
   /**
    * AtomrActor:context:
    *
-   * The #GMainContext whose iteration serves the actor's mailbox.  Default:
+   * The [struct@GLib.MainContext] whose iteration serves the actor's mailbox.  Default:
    * the thread-default context of the constructing thread.
+   *
+   * Since: 0.1
    */
   properties[PROP_CONTEXT] =
     g_param_spec_boxed ("context", NULL, NULL, G_TYPE_MAIN_CONTEXT,
@@ -1865,6 +1871,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:name:
    *
    * A name for traces and logs; default "<library>-<n>".
+   *
+   * Since: 0.1
    */
   properties[PROP_NAME] =
     g_param_spec_string ("name", NULL, NULL, NULL,
@@ -1873,6 +1881,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:library:
    *
    * The library the actor drives.
+   *
+   * Since: 0.1
    */
   properties[PROP_LIBRARY] =
     g_param_spec_string ("library", NULL, NULL, NULL,
@@ -1881,6 +1891,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:completion-mode:
    *
    * How the actor learns that the GPU finished an operation.
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPLETION_MODE] =
     g_param_spec_enum ("completion-mode", NULL, NULL, ATOMR_TYPE_COMPLETION_MODE,
@@ -1890,7 +1902,9 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:timing:
    *
    * Whether operations are timed on the GPU with events; the duration
-   * appears in #AtomrLaunchInfo.
+   * appears in [struct@Atomr.LaunchInfo].
+   *
+   * Since: 0.1
    */
   properties[PROP_TIMING] =
     g_param_spec_boolean ("timing", NULL, NULL, FALSE,
@@ -1900,6 +1914,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Whether enqueues are wrapped in NVTX ranges named after the operation
    * (seen by Nsight Systems).
+   *
+   * Since: 0.1
    */
   properties[PROP_NVTX] =
     g_param_spec_boolean ("nvtx", NULL, NULL, FALSE,
@@ -1909,6 +1925,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * In %ATOMR_COMPLETION_ADAPTIVE mode, how long the context polls an
    * operation before handing it to the waiter thread.
+   *
+   * Since: 0.1
    */
   properties[PROP_SPIN_USEC] =
     g_param_spec_uint ("spin-usec", NULL, NULL, 0, G_MAXUINT, DEFAULT_SPIN_USEC,
@@ -1918,6 +1936,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * The per-device number of the actor's current stream (it changes when
    * the context is rebuilt).
+   *
+   * Since: 0.1
    */
   properties[PROP_STREAM_ID] =
     g_param_spec_uint ("stream-id", NULL, NULL, 0, G_MAXUINT, 0,
@@ -1932,6 +1952,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * watchdog sleeps with the actor's context: it costs nothing while
    * nothing runs late, and never blocks the context.  0 (the default)
    * turns it off.
+   *
+   * Since: 0.2
    */
   properties[PROP_TIMEOUT_MS] =
     g_param_spec_uint ("timeout-ms", NULL, NULL, 0, G_MAXINT, 0,
@@ -1946,6 +1968,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Emitted on the actor's context after validation, just before the work
    * is enqueued on the stream.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_BEFORE_ENQUEUE] =
     g_signal_new ("before-enqueue", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -1957,6 +1981,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * @info: the operation
    *
    * Emitted on the actor's context once the work is on the stream.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_AFTER_ENQUEUE] =
     g_signal_new ("after-enqueue", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -1969,6 +1995,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Emitted on the actor's context when the GPU has finished, before the
    * reply is returned.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_BEFORE_COMPLETE] =
     g_signal_new ("before-complete", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -1981,6 +2009,8 @@ atomr_actor_class_init (AtomrActorClass *klass)
    *
    * Emitted on the actor's context after the reply was returned, before
    * the operation releases its buffers.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_AFTER_COMPLETE] =
     g_signal_new ("after-complete", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -2017,9 +2047,15 @@ atomr_actor_new_internal (GType          type,
 
 /**
  * atomr_actor_get_device:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets the actor's device.
+ *
+ * This is the value of the [property@Atomr.Actor:device] property.
  *
  * Returns: (transfer none): the actor's device
+ *
+ * Since: 0.1
  */
 AtomrDevice *
 atomr_actor_get_device (AtomrActor *self)
@@ -2031,9 +2067,15 @@ atomr_actor_get_device (AtomrActor *self)
 
 /**
  * atomr_actor_get_context:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets the main context that serves the actor.
+ *
+ * This is the value of the [property@Atomr.Actor:context] property.
  *
  * Returns: (transfer none): the main context that serves the actor
+ *
+ * Since: 0.1
  */
 GMainContext *
 atomr_actor_get_context (AtomrActor *self)
@@ -2045,9 +2087,15 @@ atomr_actor_get_context (AtomrActor *self)
 
 /**
  * atomr_actor_get_name:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets the actor's name.
+ *
+ * This is the value of the [property@Atomr.Actor:name] property.
  *
  * Returns: (transfer none): the actor's name
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_actor_get_name (AtomrActor *self)
@@ -2059,10 +2107,12 @@ atomr_actor_get_name (AtomrActor *self)
 
 /**
  * atomr_actor_set_name:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @name: the new name
  *
  * Renames the actor (for traces).
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_name (AtomrActor  *self,
@@ -2079,9 +2129,15 @@ atomr_actor_set_name (AtomrActor  *self,
 
 /**
  * atomr_actor_get_library:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets the library the actor drives.
+ *
+ * This is the value of the [property@Atomr.Actor:library] property.
  *
  * Returns: (transfer none): the library the actor drives
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_actor_get_library (AtomrActor *self)
@@ -2092,9 +2148,15 @@ atomr_actor_get_library (AtomrActor *self)
 
 /**
  * atomr_actor_get_completion_mode:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets the completion strategy.
+ *
+ * This is the value of the [property@Atomr.Actor:completion-mode] property.
  *
  * Returns: the completion strategy
+ *
+ * Since: 0.1
  */
 AtomrCompletionMode
 atomr_actor_get_completion_mode (AtomrActor *self)
@@ -2106,11 +2168,13 @@ atomr_actor_get_completion_mode (AtomrActor *self)
 
 /**
  * atomr_actor_set_completion_mode:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @mode: the completion strategy
  *
  * Chooses how the actor learns of completion.  Requests in flight keep the
  * mode they were fenced under; later ones use the new one.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_completion_mode (AtomrActor          *self,
@@ -2127,9 +2191,15 @@ atomr_actor_set_completion_mode (AtomrActor          *self,
 
 /**
  * atomr_actor_get_timing:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets whether GPU timing is on.
+ *
+ * This is the value of the [property@Atomr.Actor:timing] property.
  *
  * Returns: whether GPU timing is on
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_get_timing (AtomrActor *self)
@@ -2141,10 +2211,12 @@ atomr_actor_get_timing (AtomrActor *self)
 
 /**
  * atomr_actor_set_timing:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @timing: whether to time operations on the GPU
  *
  * Turns GPU timing on or off.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_timing (AtomrActor *self,
@@ -2161,9 +2233,15 @@ atomr_actor_set_timing (AtomrActor *self,
 
 /**
  * atomr_actor_get_nvtx:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets whether enqueues are wrapped in NVTX ranges.
+ *
+ * This is the value of the [property@Atomr.Actor:nvtx] property.
  *
  * Returns: whether enqueues are wrapped in NVTX ranges
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_get_nvtx (AtomrActor *self)
@@ -2175,10 +2253,12 @@ atomr_actor_get_nvtx (AtomrActor *self)
 
 /**
  * atomr_actor_set_nvtx:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @nvtx: whether to emit NVTX ranges
  *
  * Turns NVTX ranges around enqueues on or off.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_nvtx (AtomrActor *self,
@@ -2195,9 +2275,15 @@ atomr_actor_set_nvtx (AtomrActor *self,
 
 /**
  * atomr_actor_get_spin_usec:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets the adaptive strategy's spin window in microseconds.
+ *
+ * This is the value of the [property@Atomr.Actor:spin-usec] property.
  *
  * Returns: the adaptive strategy's spin window in microseconds
+ *
+ * Since: 0.1
  */
 guint
 atomr_actor_get_spin_usec (AtomrActor *self)
@@ -2209,10 +2295,12 @@ atomr_actor_get_spin_usec (AtomrActor *self)
 
 /**
  * atomr_actor_set_spin_usec:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @usec: the spin window in microseconds
  *
  * Sets how long the adaptive strategy polls before it sleeps.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_set_spin_usec (AtomrActor *self,
@@ -2230,9 +2318,15 @@ atomr_actor_set_spin_usec (AtomrActor *self,
 
 /**
  * atomr_actor_get_timeout_ms:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets the watchdog timeout in milliseconds, 0 when off.
+ *
+ * This is the value of the [property@Atomr.Actor:timeout-ms] property.
  *
  * Returns: the watchdog timeout in milliseconds, 0 when off
+ *
+ * Since: 0.2
  */
 guint
 atomr_actor_get_timeout_ms (AtomrActor *self)
@@ -2244,11 +2338,13 @@ atomr_actor_get_timeout_ms (AtomrActor *self)
 
 /**
  * atomr_actor_set_timeout_ms:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @timeout_ms: the watchdog timeout in milliseconds, 0 to turn it off
  *
- * Sets #AtomrActor:timeout-ms.  May be called from any thread; it applies
+ * Sets [property@Atomr.Actor:timeout-ms].  May be called from any thread; it applies
  * to requests in flight too.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_set_timeout_ms (AtomrActor *self,
@@ -2270,9 +2366,15 @@ atomr_actor_set_timeout_ms (AtomrActor *self,
 
 /**
  * atomr_actor_get_stream_id:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets the per-device number of the actor's stream, 0 before it has one.
+ *
+ * This is the value of the [property@Atomr.Actor:stream-id] property.
  *
  * Returns: the per-device number of the actor's stream, 0 before it has one
+ *
+ * Since: 0.1
  */
 guint
 atomr_actor_get_stream_id (AtomrActor *self)
@@ -2284,10 +2386,14 @@ atomr_actor_get_stream_id (AtomrActor *self)
 
 /**
  * atomr_actor_get_n_completed:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets how many operations reached the GPU and completed (successfully or not).
  *
  * Returns: how many operations reached the GPU and completed (successfully
  *   or not)
+ *
+ * Since: 0.1
  */
 guint64
 atomr_actor_get_n_completed (AtomrActor *self)

@@ -35,6 +35,8 @@ G_BEGIN_DECLS
  *   (debugging only).
  *
  * How an actor learns that the GPU has finished an operation.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_COMPLETION_ADAPTIVE,
@@ -58,13 +60,93 @@ G_DECLARE_DERIVABLE_TYPE (AtomrActor, atomr_actor, ATOMR, ACTOR, GObject)
  * @teardown: releases library handles; @context_alive is %FALSE when the
  *   context they belonged to was already destroyed (then nothing may be
  *   called on them)
- * @before_enqueue: class handler of #AtomrActor::before-enqueue
- * @after_enqueue: class handler of #AtomrActor::after-enqueue
- * @before_complete: class handler of #AtomrActor::before-complete
- * @after_complete: class handler of #AtomrActor::after-complete
+ * @before_enqueue: class handler of [signal@Atomr.Actor::before-enqueue]
+ * @after_enqueue: class handler of [signal@Atomr.Actor::after-enqueue]
+ * @before_complete: class handler of [signal@Atomr.Actor::before-complete]
+ * @after_complete: class handler of [signal@Atomr.Actor::after-complete]
  *
  * The class of actors.  Subclasses set @library and, when they own
  * library handles, @setup and @teardown.
+ *
+ * Since: 0.1
+ */
+/**
+ * AtomrActorClass::setup:
+ * @self: the actor
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Creates the actor's library handles (a cuBLAS handle, a cuFFT plan
+ * cache, ...) for the current context generation and binds them to the
+ * actor's stream.
+ *
+ * Called with the device's context current when the actor first needs its
+ * stream, and again when the first operation after a context rebuild makes
+ * a new stream.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set fails the operation
+ *   that needed the stream
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::teardown:
+ * @self: the actor
+ * @context_alive: %FALSE when the context the handles belonged to was
+ *   already destroyed; then nothing may be called on them
+ *
+ * Releases the library handles that [vfunc@Atomr.Actor.setup] created.
+ *
+ * Called when the actor finds that its device's context was rebuilt (with
+ * @context_alive %FALSE) and when the actor is finalized.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::before_enqueue:
+ * @self: the actor
+ * @info: the operation
+ *
+ * Class handler of the [signal@Atomr.Actor::before-enqueue] signal: runs
+ * on the actor's context after validation, just before the work is
+ * enqueued on the stream.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::after_enqueue:
+ * @self: the actor
+ * @info: the operation
+ *
+ * Class handler of the [signal@Atomr.Actor::after-enqueue] signal: runs
+ * on the actor's context once the work is on the stream.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::before_complete:
+ * @self: the actor
+ * @info: the operation
+ *
+ * Class handler of the [signal@Atomr.Actor::before-complete] signal: runs
+ * on the actor's context when the GPU finished the operation, before its
+ * caller gets the reply.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * AtomrActorClass::after_complete:
+ * @self: the actor
+ * @info: the operation
+ *
+ * Class handler of the [signal@Atomr.Actor::after-complete] signal: runs
+ * on the actor's context after the caller got the reply.
+ *
+ * Since: 0.1
  */
 struct _AtomrActorClass
 {

@@ -17,7 +17,7 @@
 /**
  * AtomrBuffer:
  *
- * A block of device memory holding @n_elements values of one #AtomrDtype,
+ * A block of device memory holding @n_elements values of one [enum@Atomr.Dtype],
  * with an optional shape.  Allocated with the stream-ordered allocator.
  *
  * A buffer belongs to the device generation it was allocated in.  When the
@@ -31,8 +31,10 @@
  * host thread ever blocks for ordering.
  *
  * The `upload`, `download` and `fill` conveniences go through the device's
- * default copy actor; use atomr_actor_upload_async() and friends to choose
+ * default copy actor; use [method@Atomr.Actor.upload_async] and friends to choose
  * the stream.
+ *
+ * Since: 0.1
  */
 
 struct _AtomrBuffer
@@ -151,6 +153,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:device:
    *
    * The device that holds the memory.
+   *
+   * Since: 0.1
    */
   properties[PROP_DEVICE] =
     g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE,
@@ -159,6 +163,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:dtype:
    *
    * The element type.
+   *
+   * Since: 0.1
    */
   properties[PROP_DTYPE] =
     g_param_spec_enum ("dtype", NULL, NULL, ATOMR_TYPE_DTYPE, ATOMR_DTYPE_F32,
@@ -167,6 +173,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:n-elements:
    *
    * The number of elements.
+   *
+   * Since: 0.1
    */
   properties[PROP_N_ELEMENTS] =
     g_param_spec_uint64 ("n-elements", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -175,6 +183,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:byte-size:
    *
    * The size in bytes.
+   *
+   * Since: 0.1
    */
   properties[PROP_BYTE_SIZE] =
     g_param_spec_uint64 ("byte-size", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -183,6 +193,8 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
    * AtomrBuffer:generation:
    *
    * The device generation the memory was allocated in.
+   *
+   * Since: 0.1
    */
   properties[PROP_GENERATION] =
     g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 0,
@@ -201,13 +213,15 @@ atomr_buffer_init (AtomrBuffer *self)
  * @device: the device to allocate on
  * @dtype: the element type
  * @n_elements: how many elements, at least 1
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Allocates device memory for @n_elements values of @dtype (contents
  * undefined).  Asking for more than the device has fails with
  * %ATOMR_ERROR_OUT_OF_MEMORY and leaves the device usable.
  *
  * Returns: (transfer full): a new buffer, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrBuffer *
 atomr_buffer_new (AtomrDevice  *device,
@@ -310,11 +324,13 @@ atomr_buffer_new (AtomrDevice  *device,
  * @dtype: the element type
  * @shape: (array length=n_dims): the extent of each dimension
  * @n_dims: the number of dimensions, at least 1
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Allocates a buffer of the product of @shape elements and records the shape.
  *
  * Returns: (transfer full): a new buffer, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrBuffer *
 atomr_buffer_new_with_shape (AtomrDevice   *device,
@@ -359,9 +375,15 @@ atomr_buffer_new_with_shape (AtomrDevice   *device,
 
 /**
  * atomr_buffer_get_device:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
+ *
+ * Gets the device holding the memory.
+ *
+ * This is the value of the [property@Atomr.Buffer:device] property.
  *
  * Returns: (transfer none): the device holding the memory
+ *
+ * Since: 0.1
  */
 AtomrDevice *
 atomr_buffer_get_device (AtomrBuffer *self)
@@ -372,9 +394,15 @@ atomr_buffer_get_device (AtomrBuffer *self)
 
 /**
  * atomr_buffer_get_dtype:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
+ *
+ * Gets the element type.
+ *
+ * This is the value of the [property@Atomr.Buffer:dtype] property.
  *
  * Returns: the element type
+ *
+ * Since: 0.1
  */
 AtomrDtype
 atomr_buffer_get_dtype (AtomrBuffer *self)
@@ -385,9 +413,15 @@ atomr_buffer_get_dtype (AtomrBuffer *self)
 
 /**
  * atomr_buffer_get_n_elements:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
+ *
+ * Gets the number of elements.
+ *
+ * This is the value of the [property@Atomr.Buffer:n-elements] property.
  *
  * Returns: the number of elements
+ *
+ * Since: 0.1
  */
 guint64
 atomr_buffer_get_n_elements (AtomrBuffer *self)
@@ -398,9 +432,15 @@ atomr_buffer_get_n_elements (AtomrBuffer *self)
 
 /**
  * atomr_buffer_get_byte_size:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
+ *
+ * Gets the size in bytes.
+ *
+ * This is the value of the [property@Atomr.Buffer:byte-size] property.
  *
  * Returns: the size in bytes
+ *
+ * Since: 0.1
  */
 guint64
 atomr_buffer_get_byte_size (AtomrBuffer *self)
@@ -411,10 +451,14 @@ atomr_buffer_get_byte_size (AtomrBuffer *self)
 
 /**
  * atomr_buffer_get_shape:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  * @n_dims: (out): the number of dimensions, 0 when no shape was set
  *
+ * Gets the shape.
+ *
  * Returns: (array length=n_dims) (transfer none) (nullable): the shape
+ *
+ * Since: 0.1
  */
 const gint64 *
 atomr_buffer_get_shape (AtomrBuffer *self,
@@ -427,14 +471,16 @@ atomr_buffer_get_shape (AtomrBuffer *self,
 
 /**
  * atomr_buffer_set_shape:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  * @shape: (array length=n_dims): the extent of each dimension
  * @n_dims: the number of dimensions
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gives the buffer a shape whose element count must equal the buffer's.
  *
  * Returns: %TRUE if the shape fits
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_set_shape (AtomrBuffer   *self,
@@ -488,9 +534,15 @@ atomr_buffer_set_shape (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_get_generation:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
+ *
+ * Gets the device generation the memory belongs to.
+ *
+ * This is the value of the [property@Atomr.Buffer:generation] property.
  *
  * Returns: the device generation the memory belongs to
+ *
+ * Since: 0.1
  */
 guint
 atomr_buffer_get_generation (AtomrBuffer *self)
@@ -501,9 +553,13 @@ atomr_buffer_get_generation (AtomrBuffer *self)
 
 /**
  * atomr_buffer_is_stale:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
+ *
+ * Tells whether the device's context was rebuilt since allocation.
  *
  * Returns: %TRUE when the device's context was rebuilt since allocation
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_is_stale (AtomrBuffer *self)
@@ -516,13 +572,15 @@ atomr_buffer_is_stale (AtomrBuffer *self)
 
 /**
  * atomr_buffer_check:
- * @self: an #AtomrBuffer
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Fails with %ATOMR_ERROR_STALE when the buffer's memory died with an
  * older context.
  *
  * Returns: %TRUE if the buffer is usable
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_check (AtomrBuffer  *self,
@@ -553,13 +611,15 @@ atomr_buffer_check (AtomrBuffer  *self,
 
 /**
  * atomr_buffer_get_device_pointer:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  *
  * An escape hatch for interoperation with other CUDA code.  The address is
  * valid only in the buffer's generation, and only after ordering with the
  * buffer's pending work (for example after a completed download).
  *
  * Returns: the device address, or 0 on the host test device
+ *
+ * Since: 0.1
  */
 guint64
 atomr_buffer_get_device_pointer (AtomrBuffer *self)
@@ -654,13 +714,15 @@ forward_new (AtomrBuffer        *self,
 
 /**
  * atomr_buffer_upload_async:
- * @self: an #AtomrBuffer
- * @data: exactly #AtomrBuffer:byte-size bytes
- * @cancellable: (nullable): a #GCancellable
+ * @self: an [class@Atomr.Buffer]
+ * @data: exactly [property@Atomr.Buffer:byte-size] bytes
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the data is on the device
  * @user_data: data for @callback
  *
  * Copies @data to the buffer through the device's default copy actor.
+ *
+ * Since: 0.1
  */
 void
 atomr_buffer_upload_async (AtomrBuffer         *self,
@@ -680,11 +742,15 @@ atomr_buffer_upload_async (AtomrBuffer         *self,
 
 /**
  * atomr_buffer_upload_finish:
- * @self: an #AtomrBuffer
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Buffer.upload_async].
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_upload_finish (AtomrBuffer   *self,
@@ -697,14 +763,16 @@ atomr_buffer_upload_finish (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_upload_sync:
- * @self: an #AtomrBuffer
- * @data: exactly #AtomrBuffer:byte-size bytes
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @data: exactly [property@Atomr.Buffer:byte-size] bytes
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Blocking upload, for scripts and tests.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_upload_sync (AtomrBuffer   *self,
@@ -728,13 +796,15 @@ atomr_buffer_upload_sync (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_download_async:
- * @self: an #AtomrBuffer
- * @cancellable: (nullable): a #GCancellable
+ * @self: an [class@Atomr.Buffer]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the contents
  * @user_data: data for @callback
  *
  * Copies the buffer to host memory through the device's default copy
  * actor, after the work that last wrote it.
+ *
+ * Since: 0.1
  */
 void
 atomr_buffer_download_async (AtomrBuffer         *self,
@@ -752,11 +822,15 @@ atomr_buffer_download_async (AtomrBuffer         *self,
 
 /**
  * atomr_buffer_download_finish:
- * @self: an #AtomrBuffer
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Buffer.download_async].
  *
  * Returns: (transfer full): the buffer's contents, or %NULL on error
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_buffer_download_finish (AtomrBuffer   *self,
@@ -769,13 +843,15 @@ atomr_buffer_download_finish (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_download_sync:
- * @self: an #AtomrBuffer
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Blocking download, for scripts and tests.
  *
  * Returns: (transfer full): the contents, or %NULL on error
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_buffer_download_sync (AtomrBuffer   *self,
@@ -798,13 +874,15 @@ atomr_buffer_download_sync (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_fill_async:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  * @value: the value, converted to the buffer's dtype (complex: real part)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when done
  * @user_data: data for @callback
  *
  * Sets every element to @value through the device's default copy actor.
+ *
+ * Since: 0.1
  */
 void
 atomr_buffer_fill_async (AtomrBuffer         *self,
@@ -823,11 +901,15 @@ atomr_buffer_fill_async (AtomrBuffer         *self,
 
 /**
  * atomr_buffer_fill_finish:
- * @self: an #AtomrBuffer
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Buffer]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Buffer.fill_async].
  *
  * Returns: %TRUE if the fill completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_fill_finish (AtomrBuffer   *self,
@@ -840,14 +922,16 @@ atomr_buffer_fill_finish (AtomrBuffer   *self,
 
 /**
  * atomr_buffer_fill_sync:
- * @self: an #AtomrBuffer
+ * @self: an [class@Atomr.Buffer]
  * @value: the value
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Blocking fill, for scripts and tests.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_buffer_fill_sync (AtomrBuffer   *self,
@@ -958,7 +1042,7 @@ double_to_e5m2 (gdouble d)
 
 /**
  * atomr_dtype_pack:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
  * @real: the value (or its real part)
  * @imag: the imaginary part, for complex dtypes
  *
@@ -967,6 +1051,8 @@ double_to_e5m2 (gdouble d)
  * truncates toward zero and saturates for integers.
  *
  * Returns: (transfer full): the element's bytes, or %NULL for an invalid dtype
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_dtype_pack (AtomrDtype dtype,

@@ -15,8 +15,10 @@
  *
  * An actor with a stream and nothing else: uploads, downloads, fills,
  * device-to-device copies and barriers.  Each device has a default one
- * (bound to the device's own thread) behind atomr_buffer_upload_async()
+ * (bound to the device's own thread) behind [method@Atomr.Buffer.upload_async]
  * and friends; make your own to put transfers on a stream of your choice.
+ *
+ * Since: 0.1
  */
 struct _AtomrCopyActor
 {
@@ -39,12 +41,14 @@ atomr_copy_actor_init (AtomrCopyActor *self)
 /**
  * atomr_copy_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a copy actor with its own stream, bound to the calling thread's
  * thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrCopyActor *
 atomr_copy_actor_new (AtomrDevice  *device,
@@ -150,15 +154,17 @@ check_buffer_arg (AtomrOp     *op,
 
 /**
  * atomr_actor_upload_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @buffer: the destination
  * @data: exactly the buffer's byte size
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the data is on the device
  * @user_data: data for @callback
  *
  * Copies host data to @buffer on the actor's stream.  @data is copied to
  * pinned staging memory at once, so the caller may drop it.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_upload_async (AtomrActor          *self,
@@ -215,11 +221,15 @@ atomr_actor_upload_async (AtomrActor          *self,
 
 /**
  * atomr_actor_upload_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.upload_async].
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_upload_finish (AtomrActor    *self,
@@ -260,14 +270,16 @@ download_complete (AtomrOp *op,
 
 /**
  * atomr_actor_download_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @buffer: the source
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the contents
  * @user_data: data for @callback
  *
  * Copies @buffer to host memory on the actor's stream, after the work
  * that last wrote it (on whatever stream).
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_download_async (AtomrActor          *self,
@@ -302,11 +314,15 @@ atomr_actor_download_async (AtomrActor          *self,
 
 /**
  * atomr_actor_download_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.download_async].
  *
  * Returns: (transfer full): the contents, or %NULL on error
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_actor_download_finish (AtomrActor    *self,
@@ -365,14 +381,16 @@ fill_enqueue (AtomrOp  *op,
 
 /**
  * atomr_actor_fill_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @buffer: the destination
- * @value: the value, converted with atomr_dtype_pack() (complex: real part)
- * @cancellable: (nullable): a #GCancellable
+ * @value: the value, converted with [func@Atomr.Dtype.pack] (complex: real part)
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when done
  * @user_data: data for @callback
  *
  * Sets every element of @buffer to @value on the actor's stream.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_fill_async (AtomrActor          *self,
@@ -400,11 +418,15 @@ atomr_actor_fill_async (AtomrActor          *self,
 
 /**
  * atomr_actor_fill_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.fill_async].
  *
  * Returns: %TRUE if the fill completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_fill_finish (AtomrActor    *self,
@@ -434,14 +456,16 @@ copy_enqueue (AtomrOp  *op,
 
 /**
  * atomr_actor_copy_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @dst: the destination
  * @src: the source, of the same byte size
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when done
  * @user_data: data for @callback
  *
  * Copies @src to @dst on the device, on the actor's stream.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_copy_async (AtomrActor          *self,
@@ -484,11 +508,15 @@ atomr_actor_copy_async (AtomrActor          *self,
 
 /**
  * atomr_actor_copy_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.copy_async].
  *
  * Returns: %TRUE if the copy completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_copy_finish (AtomrActor    *self,
@@ -500,12 +528,14 @@ atomr_actor_copy_finish (AtomrActor    *self,
 
 /**
  * atomr_actor_barrier_async:
- * @self: an #AtomrActor
- * @cancellable: (nullable): a #GCancellable
+ * @self: an [class@Atomr.Actor]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when all earlier work of the actor is done
  * @user_data: data for @callback
  *
  * Completes once everything the actor enqueued before it has finished.
+ *
+ * Since: 0.1
  */
 void
 atomr_actor_barrier_async (AtomrActor          *self,
@@ -523,11 +553,15 @@ atomr_actor_barrier_async (AtomrActor          *self,
 
 /**
  * atomr_actor_barrier_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.barrier_async].
  *
  * Returns: %TRUE once the earlier work completed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_actor_barrier_finish (AtomrActor    *self,

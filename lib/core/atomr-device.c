@@ -13,19 +13,21 @@
 /**
  * AtomrDevice:
  *
- * One GPU.  There is a single #AtomrDevice per ordinal for the life of the
- * process, obtained with atomr_device_get().  It owns the primary CUDA
+ * One GPU.  There is a single [class@Atomr.Device] per ordinal for the life of the
+ * process, obtained with [func@Atomr.Device.get].  It owns the primary CUDA
  * context, pools of streams, events and pinned staging memory, and a
- * monotonically increasing #AtomrDevice:generation.
+ * monotonically increasing [property@Atomr.Device:generation].
  *
  * When a sticky CUDA error (an illegal address, a failed launch) poisons the
- * context, the device's supervisor applies #AtomrDevice:supervisor-policy:
+ * context, the device's supervisor applies [property@Atomr.Device:supervisor-policy]:
  * by default it rebuilds the context at once.  Rebuilding bumps the
  * generation; every buffer, kernel and library handle of an older
  * generation then fails fast with %ATOMR_ERROR_STALE instead of touching
  * freed memory.
  *
  * The device's methods may be called from any thread.
+ *
+ * Since: 0.1
  */
 
 struct _AtomrDevice
@@ -262,6 +264,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:ordinal:
    *
    * The CUDA ordinal of the device, or -1 for the host test device.
+   *
+   * Since: 0.1
    */
   properties[PROP_ORDINAL] =
     g_param_spec_int ("ordinal", NULL, NULL, -1, G_MAXINT, 0,
@@ -270,6 +274,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:name:
    *
    * The marketing name of the GPU, such as "NVIDIA H100 80GB HBM3".
+   *
+   * Since: 0.1
    */
   properties[PROP_NAME] =
     g_param_spec_string ("name", NULL, NULL, NULL,
@@ -278,6 +284,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:arch:
    *
    * The device's own NVRTC architecture name, such as "sm_90".
+   *
+   * Since: 0.1
    */
   properties[PROP_ARCH] =
     g_param_spec_string ("arch", NULL, NULL, NULL,
@@ -286,6 +294,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:compute-capability-major:
    *
    * The major compute capability (9 on Hopper).
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPUTE_CAPABILITY_MAJOR] =
     g_param_spec_int ("compute-capability-major", NULL, NULL, 0, G_MAXINT, 0,
@@ -294,6 +304,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:compute-capability-minor:
    *
    * The minor compute capability.
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPUTE_CAPABILITY_MINOR] =
     g_param_spec_int ("compute-capability-minor", NULL, NULL, 0, G_MAXINT, 0,
@@ -302,6 +314,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:total-memory:
    *
    * Device memory in bytes.
+   *
+   * Since: 0.1
    */
   properties[PROP_TOTAL_MEMORY] =
     g_param_spec_uint64 ("total-memory", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -310,6 +324,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:multiprocessor-count:
    *
    * The number of streaming multiprocessors.
+   *
+   * Since: 0.1
    */
   properties[PROP_MULTIPROCESSOR_COUNT] =
     g_param_spec_int ("multiprocessor-count", NULL, NULL, 0, G_MAXINT, 0,
@@ -319,6 +335,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * Bumped each time the context is rebuilt.  Objects remember the
    * generation they were made in and fail as stale once it moves on.
+   *
+   * Since: 0.1
    */
   properties[PROP_GENERATION] =
     g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 1,
@@ -327,6 +345,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:state:
    *
    * The health of the context.
+   *
+   * Since: 0.1
    */
   properties[PROP_STATE] =
     g_param_spec_enum ("state", NULL, NULL, ATOMR_TYPE_DEVICE_STATE,
@@ -336,6 +356,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * AtomrDevice:supervisor-policy:
    *
    * What happens when a sticky error poisons the context.
+   *
+   * Since: 0.1
    */
   properties[PROP_SUPERVISOR_POLICY] =
     g_param_spec_enum ("supervisor-policy", NULL, NULL, ATOMR_TYPE_SUPERVISOR_POLICY,
@@ -344,8 +366,10 @@ atomr_device_class_init (AtomrDeviceClass *klass)
   /**
    * AtomrDevice:memory-reserved:
    *
-   * #AtomrMemoryPool:reserved of atomr_device_get_memory_pool(): bytes the
+   * [property@Atomr.MemoryPool:reserved] of [method@Atomr.Device.get_memory_pool]: bytes the
    * buffer pool holds from the driver.  Read on demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_MEMORY_RESERVED] =
     g_param_spec_uint64 ("memory-reserved", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -353,8 +377,10 @@ atomr_device_class_init (AtomrDeviceClass *klass)
   /**
    * AtomrDevice:memory-used:
    *
-   * #AtomrMemoryPool:used: bytes allocated to buffers.  Read on demand,
+   * [property@Atomr.MemoryPool:used]: bytes allocated to buffers.  Read on demand,
    * not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_MEMORY_USED] =
     g_param_spec_uint64 ("memory-used", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -362,8 +388,10 @@ atomr_device_class_init (AtomrDeviceClass *klass)
   /**
    * AtomrDevice:memory-high-water:
    *
-   * #AtomrMemoryPool:high-water: the most bytes used at once.  Read on
+   * [property@Atomr.MemoryPool:high-water]: the most bytes used at once.  Read on
    * demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_MEMORY_HIGH_WATER] =
     g_param_spec_uint64 ("memory-high-water", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -378,6 +406,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * Emitted after the context was rebuilt, in the thread that rebuilt it
    * (the device's own thread when the supervisor restarts it).
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_CONTEXT_REBUILT] =
     g_signal_new ("context-rebuilt", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -391,6 +421,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    *
    * Emitted on the device's own thread when a sticky error poisoned the
    * context, before the supervisor policy is applied.
+   *
+   * Since: 0.1
    */
   signals[SIGNAL_CONTEXT_POISONED] =
     g_signal_new ("context-poisoned", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -413,6 +445,8 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * tell the user, and start a new process to use this GPU again (or go on
    * with the CPU or another device).  Buffers of this device cannot be read
    * back any more.
+   *
+   * Since: 0.2
    */
   signals[SIGNAL_CONTEXT_LOST] =
     g_signal_new ("context-lost", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -427,11 +461,13 @@ atomr_device_class_init (AtomrDeviceClass *klass)
    * @error: the error that poisoned it
    *
    * The supervisor's per-error decider, emitted on the device's own thread
-   * after #AtomrDevice::context-poisoned.  The first handler that runs
+   * after [signal@Atomr.Device::context-poisoned].  The first handler that runs
    * decides what happens; without handlers the device applies
-   * #AtomrDevice:supervisor-policy whatever the error.
+   * [property@Atomr.Device:supervisor-policy] whatever the error.
    *
    * Returns: the policy for this error
+   *
+   * Since: 0.2
    */
   signals[SIGNAL_CHOOSE_POLICY] =
     g_signal_newv ("choose-policy", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
@@ -481,8 +517,12 @@ device_open (AtomrDevice *self,
 /**
  * atomr_device_get_driver_version:
  *
+ * Gets the CUDA version that the installed driver supports, loading the driver if needed.
+ *
  * Returns: the CUDA version the installed driver supports (for example
  *   13000 for 13.0), or 0 when there is no driver.
+ *
+ * Since: 0.1
  */
 gint
 atomr_device_get_driver_version (void)
@@ -498,6 +538,8 @@ atomr_device_get_driver_version (void)
  * driver simply has none.
  *
  * Returns: the number of CUDA devices, 0 without a driver.
+ *
+ * Since: 0.1
  */
 gint
 atomr_device_get_count (void)
@@ -513,13 +555,15 @@ atomr_device_get_count (void)
 /**
  * atomr_device_get:
  * @ordinal: the CUDA device ordinal, from 0
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gets the device of @ordinal, opening its primary context on first use.
  * Every call for one ordinal returns the same object.
  *
  * Returns: (transfer full): the device, or %NULL with
  *   %ATOMR_ERROR_NO_DEVICE when there is no driver or no such GPU.
+ *
+ * Since: 0.1
  */
 AtomrDevice *
 atomr_device_get (gint      ordinal,
@@ -603,9 +647,15 @@ atomr_device_get_host_autocomplete (AtomrDevice *self)
 
 /**
  * atomr_device_get_ordinal:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Gets the CUDA ordinal.
+ *
+ * This is the value of the [property@Atomr.Device:ordinal] property.
  *
  * Returns: the CUDA ordinal.
+ *
+ * Since: 0.1
  */
 gint
 atomr_device_get_ordinal (AtomrDevice *self)
@@ -616,9 +666,15 @@ atomr_device_get_ordinal (AtomrDevice *self)
 
 /**
  * atomr_device_get_name:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Gets the GPU's name.
+ *
+ * This is the value of the [property@Atomr.Device:name] property.
  *
  * Returns: (transfer none): the GPU's name.
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_device_get_name (AtomrDevice *self)
@@ -629,11 +685,13 @@ atomr_device_get_name (AtomrDevice *self)
 
 /**
  * atomr_device_get_compute_capability:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  * @major: (out) (optional): the major version
  * @minor: (out) (optional): the minor version
  *
  * Gets the compute capability, for example 9.0 for an H100.
+ *
+ * Since: 0.1
  */
 void
 atomr_device_get_compute_capability (AtomrDevice *self,
@@ -649,10 +707,16 @@ atomr_device_get_compute_capability (AtomrDevice *self,
 
 /**
  * atomr_device_get_arch:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Gets the NVRTC architecture of the device, "sm_90" for compute capability 9.0.
+ *
+ * This is the value of the [property@Atomr.Device:arch] property.
  *
  * Returns: (transfer full): the NVRTC architecture of the device, "sm_90"
  *   for compute capability 9.0.
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_device_get_arch (AtomrDevice *self)
@@ -663,9 +727,15 @@ atomr_device_get_arch (AtomrDevice *self)
 
 /**
  * atomr_device_get_total_memory:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Gets the device memory in bytes.
+ *
+ * This is the value of the [property@Atomr.Device:total-memory] property.
  *
  * Returns: device memory in bytes.
+ *
+ * Since: 0.1
  */
 guint64
 atomr_device_get_total_memory (AtomrDevice *self)
@@ -676,9 +746,15 @@ atomr_device_get_total_memory (AtomrDevice *self)
 
 /**
  * atomr_device_get_multiprocessor_count:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Gets the number of streaming multiprocessors.
+ *
+ * This is the value of the [property@Atomr.Device:multiprocessor-count] property.
  *
  * Returns: the number of streaming multiprocessors.
+ *
+ * Since: 0.1
  */
 gint
 atomr_device_get_multiprocessor_count (AtomrDevice *self)
@@ -689,9 +765,15 @@ atomr_device_get_multiprocessor_count (AtomrDevice *self)
 
 /**
  * atomr_device_get_generation:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Gets the current generation of the context, from 1.
+ *
+ * This is the value of the [property@Atomr.Device:generation] property.
  *
  * Returns: the current generation of the context, from 1.
+ *
+ * Since: 0.1
  */
 guint
 atomr_device_get_generation (AtomrDevice *self)
@@ -702,9 +784,15 @@ atomr_device_get_generation (AtomrDevice *self)
 
 /**
  * atomr_device_get_state:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Gets the state of the context: ready, poisoned or stopped.
+ *
+ * This is the value of the [property@Atomr.Device:state] property.
  *
  * Returns: whether the context is ready, poisoned or stopped.
+ *
+ * Since: 0.1
  */
 AtomrDeviceState
 atomr_device_get_state (AtomrDevice *self)
@@ -715,9 +803,15 @@ atomr_device_get_state (AtomrDevice *self)
 
 /**
  * atomr_device_get_supervisor_policy:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
+ *
+ * Gets the policy applied when the context is poisoned.
+ *
+ * This is the value of the [property@Atomr.Device:supervisor-policy] property.
  *
  * Returns: the policy applied when the context is poisoned.
+ *
+ * Since: 0.1
  */
 AtomrSupervisorPolicy
 atomr_device_get_supervisor_policy (AtomrDevice *self)
@@ -733,10 +827,12 @@ atomr_device_get_supervisor_policy (AtomrDevice *self)
 
 /**
  * atomr_device_set_supervisor_policy:
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  * @policy: the new policy
  *
  * Sets what happens when a sticky error poisons the context.
+ *
+ * Since: 0.1
  */
 void
 atomr_device_set_supervisor_policy (AtomrDevice          *self,
@@ -1098,12 +1194,12 @@ set_state (AtomrDevice *self,
 
 /**
  * atomr_device_reset:
- * @self: an #AtomrDevice
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Device]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Rebuilds the device's context: waits for work in flight (a poisoned
  * context returns at once), resets the primary context, bumps
- * #AtomrDevice:generation and emits #AtomrDevice::context-rebuilt.
+ * [property@Atomr.Device:generation] and emits [signal@Atomr.Device::context-rebuilt].
  * Everything allocated in the old context is gone: buffers, kernels and
  * library handles of older generations fail with %ATOMR_ERROR_STALE, and
  * actors take a fresh stream and fresh handles on their next request.
@@ -1111,6 +1207,8 @@ set_state (AtomrDevice *self,
  * A stopped device stays stopped.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_device_reset (AtomrDevice *self,
@@ -1198,13 +1296,15 @@ atomr_device_reset (AtomrDevice *self,
 
 /**
  * atomr_device_synchronize:
- * @self: an #AtomrDevice
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Device]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Blocks until all work on the device has finished.  Meant for scripts and
  * tests; actors never need it.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_device_synchronize (AtomrDevice *self,
@@ -1233,14 +1333,16 @@ atomr_device_synchronize (AtomrDevice *self,
 
 /**
  * atomr_device_get_memory_info: (skip)
- * @self: an #AtomrDevice
+ * @self: an [class@Atomr.Device]
  * @free_bytes: (out) (optional): free device memory
  * @total_bytes: (out) (optional): total device memory
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Asks the driver how much memory is free.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_device_get_memory_info (AtomrDevice *self,

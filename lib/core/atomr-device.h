@@ -21,10 +21,12 @@ G_BEGIN_DECLS
  * @ATOMR_SUPERVISOR_STOP: stop the device; every later request fails with
  *   %ATOMR_ERROR_UNRECOVERABLE.
  * @ATOMR_SUPERVISOR_ESCALATE: leave the context poisoned and emit
- *   #AtomrDevice::context-poisoned; the application decides (usually by
- *   calling atomr_device_reset()).
+ *   [signal@Atomr.Device::context-poisoned]; the application decides (usually by
+ *   calling [method@Atomr.Device.reset]).
  *
  * What a device does when a sticky CUDA error poisons its context.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_SUPERVISOR_RESTART,
@@ -39,6 +41,8 @@ typedef enum {
  * @ATOMR_DEVICE_STATE_STOPPED: the supervisor stopped the device.
  *
  * The health of a device's context.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_DEVICE_STATE_READY,

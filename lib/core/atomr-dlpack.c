@@ -44,13 +44,15 @@ static const struct {
 
 /**
  * atomr_dtype_get_typestr:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
  *
  * The NumPy array-interface type string of @dtype (`"<f4"` for f32), as
  * `__cuda_array_interface__` and `__array_interface__` use it.
  *
  * Returns: (nullable): the type string, or %NULL for dtypes NumPy has no
  *   code for (bf16, the f8 formats) or an invalid dtype
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_dtype_get_typestr (AtomrDtype dtype)
@@ -66,11 +68,13 @@ atomr_dtype_get_typestr (AtomrDtype dtype)
  * @typestr: a NumPy array-interface type string such as `"<f4"`
  * @dtype: (out): the matching dtype
  *
- * The inverse of atomr_dtype_get_typestr(); little-endian (`<`), native
+ * The inverse of [func@Atomr.Dtype.get_typestr]; little-endian (`<`), native
  * (`=`) and byte-order free (`|`) strings are accepted, big-endian ones are
  * not.
  *
  * Returns: %TRUE when @typestr names a dtype
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_dtype_from_typestr (const gchar *typestr,
@@ -124,10 +128,10 @@ delete_legacy (AtomrDLManagedTensor *self)
 
 /**
  * atomr_tensor_export_dlpack:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @versioned: %TRUE for a `DLManagedTensorVersioned` (DLPack ≥ 1.0), %FALSE
  *   for the legacy `DLManagedTensor`
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Describes the view as a DLPack managed tensor, without a copy: device
  * kDLCUDA with the device's ordinal (kDLCPU on the host test device), data
@@ -137,10 +141,12 @@ delete_legacy (AtomrDLManagedTensor *self)
  * thread.
  *
  * The memory is ready for a consumer only after atomr's work on it:
- * order the consumer's stream with atomr_actor_signal_stream_async() first
+ * order the consumer's stream with [method@Atomr.Actor.signal_stream_async] first
  * (Python's `__dlpack__(stream=...)` does).
  *
  * Returns: the address of the managed tensor, or 0 on error
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_export_dlpack (AtomrTensor  *self,
@@ -232,15 +238,17 @@ atomr_tensor_export_dlpack (AtomrTensor  *self,
  * @notify: (nullable) (scope async) (closure user_data): called once when
  *   the memory is no longer needed (also on error)
  * @user_data: data for @notify
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A view of foreign strided memory (a CuPy or PyTorch array, a
  * `__cuda_array_interface__`), without a copy: the bytes the layout
- * reaches are wrapped with atomr_buffer_new_for_device_pointer(), which
+ * reaches are wrapped with [ctor@Atomr.Buffer.new_for_device_pointer], which
  * checks them with the driver.  A layout without elements gets a fresh
  * one-element buffer and @notify is called at once.
  *
  * Returns: (transfer full): the view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_new_for_device_pointer (AtomrDevice     *device,
@@ -356,19 +364,21 @@ call_legacy_deleter (gpointer data)
  * @versioned: whether @managed_tensor is versioned
  * @device: (nullable): the device to use, or %NULL for the CUDA device the
  *   tensor names
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Views the memory of a DLPack tensor (from PyTorch, CuPy, JAX...) without
  * a copy.  Its deleter is called exactly once: when the view's buffer is
  * done with the memory, or before returning on error.  Supported: kDLCUDA
  * memory (kDLCPU on the host test device), one lane, the element types of
- * #AtomrDtype.
+ * [enum@Atomr.Dtype].
  *
  * Order the producer's work first: ask it for the tensor with
  * `__dlpack__(stream=...)` naming a stream atomr then waits for with
- * atomr_actor_wait_stream_async().
+ * [method@Atomr.Actor.wait_stream_async].
  *
  * Returns: (transfer full): the view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_import_dlpack (guint64       managed_tensor,

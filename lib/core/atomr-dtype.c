@@ -30,10 +30,14 @@ static const struct {
 
 /**
  * atomr_dtype_get_size:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
+ *
+ * Gets the size of one element of a dtype.
  *
  * Returns: the size of one element in bytes, or 0 for a value outside
  *   the enumeration.
+ *
+ * Since: 0.1
  */
 gsize
 atomr_dtype_get_size (AtomrDtype dtype)
@@ -45,9 +49,13 @@ atomr_dtype_get_size (AtomrDtype dtype)
 
 /**
  * atomr_dtype_get_name:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
+ *
+ * Gets the short name of a dtype, as used in traces, cache keys and error messages.
  *
  * Returns: (transfer none): the short name ("f32", "c64", ...), or "invalid".
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_dtype_get_name (AtomrDtype dtype)
@@ -60,9 +68,13 @@ atomr_dtype_get_name (AtomrDtype dtype)
 /**
  * atomr_dtype_from_name:
  * @name: a short name such as "f32"
- * @dtype: (out): the matching #AtomrDtype
+ * @dtype: (out): the matching [enum@Atomr.Dtype]
+ *
+ * Looks up a dtype by its short name, the reverse of [func@Atomr.Dtype.get_name].
  *
  * Returns: %TRUE if @name names a dtype.
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_dtype_from_name (const gchar *name,
@@ -82,9 +94,13 @@ atomr_dtype_from_name (const gchar *name,
 
 /**
  * atomr_dtype_is_complex:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
+ *
+ * Tells whether a dtype is complex.
  *
  * Returns: %TRUE for c64 and c128.
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_dtype_is_complex (AtomrDtype dtype)
@@ -94,9 +110,13 @@ atomr_dtype_is_complex (AtomrDtype dtype)
 
 /**
  * atomr_dtype_is_floating:
- * @dtype: an #AtomrDtype
+ * @dtype: an [enum@Atomr.Dtype]
+ *
+ * Tells whether a dtype is a floating-point type, real or complex.
  *
  * Returns: %TRUE for the real and complex floating-point types.
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_dtype_is_floating (AtomrDtype dtype)

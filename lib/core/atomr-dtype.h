@@ -33,7 +33,9 @@ G_BEGIN_DECLS
  * @ATOMR_DTYPE_F8_E5M2: 8-bit float, 5 exponent and 2 mantissa bits (the
  *   top byte of an IEEE half), largest finite 57344.
  *
- * The element type of an #AtomrBuffer.
+ * The element type of an [class@Atomr.Buffer].
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_DTYPE_F16,
@@ -55,7 +57,9 @@ typedef enum {
 /**
  * ATOMR_DTYPE_LAST:
  *
- * One past the last valid #AtomrDtype, for range checks and loops.
+ * One past the last valid [enum@Atomr.Dtype], for range checks and loops.
+ *
+ * Since: 0.1
  */
 #define ATOMR_DTYPE_LAST (ATOMR_DTYPE_F8_E5M2 + 1)
 

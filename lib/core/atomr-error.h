@@ -17,7 +17,7 @@ G_BEGIN_DECLS
 /**
  * ATOMR_ERROR:
  *
- * The error domain of atomr-accel.  Codes are #AtomrError values.
+ * The error domain of atomr-accel.  Codes are [error@Atomr.Error] values.
  */
 #define ATOMR_ERROR (atomr_error_quark ())
 
@@ -45,16 +45,18 @@ G_BEGIN_DECLS
  *   requests without a callback failed since the previous barrier (the
  *   message lists them).
  * @ATOMR_ERROR_TIMED_OUT: the request ran past its actor's
- *   #AtomrActor:timeout-ms on the GPU; the work itself may still finish, and
+ *   [property@Atomr.Actor:timeout-ms] on the GPU; the work itself may still finish, and
  *   its buffers stay alive until it does.  Also a collective that ran past
- *   #AtomrCollectiveWorld:timeout-ms (its world was aborted).
+ *   [property@Atomr.CollectiveWorld:timeout-ms] (its world was aborted).
  * @ATOMR_ERROR_WOULD_DEADLOCK: a blocking (`_sync`) call was made where
- *   waiting could never end, such as from a #AtomrActor::before-enqueue
+ *   waiting could never end, such as from a [signal@Atomr.Actor::before-enqueue]
  *   handler, or a collective request that could never complete (ranks of
  *   a local world missing, a send without its receive); it failed at once
  *   instead.
  *
  * Error codes of the %ATOMR_ERROR domain.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_ERROR_NO_DEVICE,

@@ -32,7 +32,7 @@
  * @notify: (nullable) (scope async) (closure user_data): called once when
  *   the buffer no longer needs the memory
  * @user_data: data for @notify
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Wraps memory that other code allocated (a PyTorch or CuPy tensor, a
  * GStreamer CUDA memory) as a buffer, without a copy.  atomr never frees
@@ -45,10 +45,12 @@
  * %ATOMR_ERROR_INVALID_ARGUMENT names what is wrong.  If creation fails,
  * @notify is called before returning.
  *
- * Order foreign work that wrote the memory with atomr_actor_wait_event_async()
+ * Order foreign work that wrote the memory with [method@Atomr.Actor.wait_event_async]
  * before using the buffer.
  *
  * Returns: (transfer full): a new buffer, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrBuffer *
 atomr_buffer_new_for_device_pointer (AtomrDevice     *device,
@@ -189,11 +191,11 @@ wait_event_enqueue (AtomrOp  *op,
 
 /**
  * atomr_actor_wait_event_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @event: a foreign `CUevent` handle, recorded after the foreign work
  * @buffers: (array length=n_buffers) (nullable): the buffers that work wrote
  * @n_buffers: the number of @buffers
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called once the wait is on the GPU timeline
  * @user_data: data for @callback
  *
@@ -202,6 +204,8 @@ wait_event_enqueue (AtomrOp  *op,
  * by any actor waits for the event too.  The event must have been recorded
  * before this call (cuStreamWaitEvent waits for the most recent record at
  * the time the wait is enqueued).  No host thread waits.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_wait_event_async (AtomrActor          *self,
@@ -234,11 +238,15 @@ atomr_actor_wait_event_async (AtomrActor          *self,
 
 /**
  * atomr_actor_wait_event_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.wait_event_async].
  *
  * Returns: %TRUE when the wait was enqueued and passed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_wait_event_finish (AtomrActor    *self,
@@ -250,16 +258,18 @@ atomr_actor_wait_event_finish (AtomrActor    *self,
 
 /**
  * atomr_actor_wait_event_sync:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @event: a foreign `CUevent` handle
  * @buffers: (array length=n_buffers) (nullable): the buffers the foreign work wrote
  * @n_buffers: the number of @buffers
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_actor_wait_event_async(), for scripts.
+ * Blocking form of [method@Atomr.Actor.wait_event_async], for scripts.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_wait_event_sync (AtomrActor    *self,
@@ -304,12 +314,12 @@ signal_stream_enqueue (AtomrOp  *op,
 
 /**
  * atomr_actor_signal_stream_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @stream: a foreign `CUstream` handle (0 is the legacy default stream)
  * @buffers: (array length=n_buffers) (nullable): the buffers the foreign
  *   work will use
  * @n_buffers: the number of @buffers
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called once the foreign stream is ordered
  * @user_data: data for @callback
  *
@@ -317,7 +327,9 @@ signal_stream_enqueue (AtomrOp  *op,
  * read @buffers (a CUDA event recorded on the actor's stream, waited for
  * on @stream).  Work the foreign code enqueues on @stream after this
  * operation completes is ordered after atomr's; if it writes the buffers,
- * hand them back with atomr_actor_wait_event_async().
+ * hand them back with [method@Atomr.Actor.wait_event_async].
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_signal_stream_async (AtomrActor          *self,
@@ -348,11 +360,15 @@ atomr_actor_signal_stream_async (AtomrActor          *self,
 
 /**
  * atomr_actor_signal_stream_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.signal_stream_async].
  *
  * Returns: %TRUE when the foreign stream was ordered
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_signal_stream_finish (AtomrActor    *self,
@@ -364,17 +380,19 @@ atomr_actor_signal_stream_finish (AtomrActor    *self,
 
 /**
  * atomr_actor_signal_stream_sync:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @stream: a foreign `CUstream` handle
  * @buffers: (array length=n_buffers) (nullable): the buffers the foreign work will use
  * @n_buffers: the number of @buffers
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_actor_signal_stream_async(): when it returns,
+ * Blocking form of [method@Atomr.Actor.signal_stream_async]: when it returns,
  * work enqueued on @stream is ordered after atomr's work on @buffers.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_signal_stream_sync (AtomrActor    *self,
@@ -419,22 +437,24 @@ wait_stream_enqueue (AtomrOp  *op,
 
 /**
  * atomr_actor_wait_stream_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @stream: a foreign `CUstream` handle (0 or 1: the legacy default
  *   stream, 2: the per-thread default stream)
  * @buffers: (array length=n_buffers) (nullable): the buffers the foreign
  *   work wrote
  * @n_buffers: the number of @buffers
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called once the wait is on the GPU timeline
  * @user_data: data for @callback
  *
- * Like atomr_actor_wait_event_async() for a producer that hands over a
+ * Like [method@Atomr.Actor.wait_event_async] for a producer that hands over a
  * stream rather than an event (`__cuda_array_interface__`, DLPack): an
  * event is recorded on @stream when the operation is enqueued, and the
  * actor's stream and every later user of @buffers wait for it on the GPU.
  * Work the foreign code enqueues on @stream after calling this is not
  * waited for.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_wait_stream_async (AtomrActor          *self,
@@ -464,11 +484,15 @@ atomr_actor_wait_stream_async (AtomrActor          *self,
 
 /**
  * atomr_actor_wait_stream_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.wait_stream_async].
  *
  * Returns: %TRUE when the wait was enqueued and passed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_wait_stream_finish (AtomrActor    *self,
@@ -480,16 +504,18 @@ atomr_actor_wait_stream_finish (AtomrActor    *self,
 
 /**
  * atomr_actor_wait_stream_sync:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @stream: a foreign `CUstream` handle
  * @buffers: (array length=n_buffers) (nullable): the buffers the foreign work wrote
  * @n_buffers: the number of @buffers
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_actor_wait_stream_async().
+ * Blocking form of [method@Atomr.Actor.wait_stream_async].
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_wait_stream_sync (AtomrActor    *self,

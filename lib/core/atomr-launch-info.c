@@ -14,16 +14,18 @@
  * A record of one operation of an actor: who ran it (actor, library,
  * operation name), in which order (sequence number, device generation,
  * stream), how (launch geometry, where there is one), when (the moments of
- * #AtomrLaunchEvent in nanoseconds on the host's monotonic clock: submitted,
+ * [enum@Atomr.LaunchEvent] in nanoseconds on the host's monotonic clock: submitted,
  * enqueued, completed, replied, and — when the actor's timing is on — GPU
  * start and end), which earlier operations it waited for on the GPU
- * (atomr_launch_info_get_dependencies()), and the error if it failed.
+ * ([method@Atomr.LaunchInfo.get_dependencies]), and the error if it failed.
  *
  * Sequence numbers are unique within the process, shared by all actors, so
  * a sequence number names one operation.
  *
- * The four lifecycle signals of #AtomrActor pass one; #AtomrTraceRecorder
+ * The four lifecycle signals of [class@Atomr.Actor] pass one; [class@Atomr.TraceRecorder]
  * keeps them.  Reference counted; treat it as read-only once emitted.
+ *
+ * Since: 0.1
  */
 struct _AtomrLaunchInfo
 {
@@ -57,7 +59,9 @@ G_DEFINE_BOXED_TYPE (AtomrLaunchInfo, atomr_launch_info, atomr_launch_info_ref, 
  *
  * Creates a record.  Actors make these; tools that import traces may too.
  *
- * Returns: (transfer full): a new #AtomrLaunchInfo
+ * Returns: (transfer full): a new [struct@Atomr.LaunchInfo]
+ *
+ * Since: 0.1
  */
 AtomrLaunchInfo *
 atomr_launch_info_new (const gchar *actor_name,
@@ -78,9 +82,13 @@ atomr_launch_info_new (const gchar *actor_name,
 
 /**
  * atomr_launch_info_ref:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Takes a reference to a record.
  *
  * Returns: (transfer full): @info
+ *
+ * Since: 0.1
  */
 AtomrLaunchInfo *
 atomr_launch_info_ref (AtomrLaunchInfo *info)
@@ -92,9 +100,11 @@ atomr_launch_info_ref (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_unref:
- * @info: (transfer full): an #AtomrLaunchInfo
+ * @info: (transfer full): an [struct@Atomr.LaunchInfo]
  *
  * Drops a reference.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_unref (AtomrLaunchInfo *info)
@@ -113,9 +123,13 @@ atomr_launch_info_unref (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_actor_name:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the name of the actor that ran the operation.
  *
  * Returns: (transfer none): the name of the actor that ran the operation
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_launch_info_get_actor_name (AtomrLaunchInfo *info)
@@ -125,9 +139,13 @@ atomr_launch_info_get_actor_name (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_library:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the library, such as "cublas" or "nvrtc".
  *
  * Returns: (transfer none): the library, such as "cublas" or "nvrtc"
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_launch_info_get_library (AtomrLaunchInfo *info)
@@ -137,9 +155,13 @@ atomr_launch_info_get_library (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_operation:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the operation, such as "gemm".
  *
  * Returns: (transfer none): the operation, such as "gemm"
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_launch_info_get_operation (AtomrLaunchInfo *info)
@@ -149,10 +171,14 @@ atomr_launch_info_get_operation (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_sequence:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the operation's sequence number, unique in the process (all actors draw from one counter, from 1).
  *
  * Returns: the operation's sequence number, unique in the process (all
  *   actors draw from one counter, from 1)
+ *
+ * Since: 0.1
  */
 guint64
 atomr_launch_info_get_sequence (AtomrLaunchInfo *info)
@@ -162,10 +188,12 @@ atomr_launch_info_get_sequence (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_sequence:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @sequence: the sequence number
  *
  * Sets the per-actor sequence number.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_sequence (AtomrLaunchInfo *info,
@@ -176,9 +204,13 @@ atomr_launch_info_set_sequence (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_generation:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the device generation the operation ran in.
  *
  * Returns: the device generation the operation ran in
+ *
+ * Since: 0.1
  */
 guint
 atomr_launch_info_get_generation (AtomrLaunchInfo *info)
@@ -188,10 +220,12 @@ atomr_launch_info_get_generation (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_generation:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @generation: the device generation
  *
  * Sets the device generation.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_generation (AtomrLaunchInfo *info,
@@ -202,9 +236,13 @@ atomr_launch_info_set_generation (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_device_ordinal:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the device ordinal, -1 when unknown.
  *
  * Returns: the device ordinal, -1 when unknown
+ *
+ * Since: 0.1
  */
 gint
 atomr_launch_info_get_device_ordinal (AtomrLaunchInfo *info)
@@ -214,10 +252,12 @@ atomr_launch_info_get_device_ordinal (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_device_ordinal:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @ordinal: the device ordinal
  *
  * Sets the device ordinal.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_device_ordinal (AtomrLaunchInfo *info,
@@ -228,9 +268,13 @@ atomr_launch_info_set_device_ordinal (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_stream_id:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the per-device number of the stream the operation ran on.
  *
  * Returns: the per-device number of the stream the operation ran on
+ *
+ * Since: 0.1
  */
 guint
 atomr_launch_info_get_stream_id (AtomrLaunchInfo *info)
@@ -240,10 +284,12 @@ atomr_launch_info_get_stream_id (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_stream_id:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @stream_id: the stream number
  *
  * Sets the stream number.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_stream_id (AtomrLaunchInfo *info,
@@ -254,7 +300,7 @@ atomr_launch_info_set_stream_id (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_geometry:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @grid_x: (out) (optional): grid size in x
  * @grid_y: (out) (optional): grid size in y
  * @grid_z: (out) (optional): grid size in z
@@ -266,6 +312,8 @@ atomr_launch_info_set_stream_id (AtomrLaunchInfo *info,
  * Gets the launch geometry of a kernel launch.
  *
  * Returns: %TRUE if the operation had a launch geometry
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_launch_info_get_geometry (AtomrLaunchInfo *info,
@@ -285,7 +333,7 @@ atomr_launch_info_get_geometry (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_set_geometry:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @grid_x: grid size in x
  * @grid_y: grid size in y
  * @grid_z: grid size in z
@@ -295,6 +343,8 @@ atomr_launch_info_get_geometry (AtomrLaunchInfo *info,
  * @shared_mem_bytes: dynamic shared memory
  *
  * Sets the launch geometry.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_geometry (AtomrLaunchInfo *info,
@@ -310,9 +360,13 @@ atomr_launch_info_set_geometry (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_submit_time:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets when the request was made, g_get_monotonic_time() microseconds.
  *
  * Returns: when the request was made, g_get_monotonic_time() microseconds
+ *
+ * Since: 0.1
  */
 gint64
 atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
@@ -322,10 +376,14 @@ atomr_launch_info_get_submit_time (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_enqueue_time:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets when the work was enqueued on the stream, in monotonic microseconds, or 0 if it never was.
  *
  * Returns: when the work was enqueued on the stream, in monotonic
  *   microseconds, or 0 if it never was
+ *
+ * Since: 0.1
  */
 gint64
 atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
@@ -335,10 +393,14 @@ atomr_launch_info_get_enqueue_time (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_get_complete_time:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets when the actor learnt the GPU had finished, in monotonic microseconds, or 0 before completion.
  *
  * Returns: when the actor learnt the GPU had finished, in monotonic
  *   microseconds, or 0 before completion
+ *
+ * Since: 0.1
  */
 gint64
 atomr_launch_info_get_complete_time (AtomrLaunchInfo *info)
@@ -348,13 +410,15 @@ atomr_launch_info_get_complete_time (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_times:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @submit_time: request time, monotonic microseconds
  * @enqueue_time: enqueue time, or 0
  * @complete_time: completion time, or 0
  *
  * Sets the host timestamps in microseconds; see
- * atomr_launch_info_set_timestamp() for nanoseconds.
+ * [method@Atomr.LaunchInfo.set_timestamp] for nanoseconds.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_times (AtomrLaunchInfo *info,
@@ -370,7 +434,7 @@ atomr_launch_info_set_times (AtomrLaunchInfo *info,
 /**
  * atomr_launch_info_now_ns:
  *
- * The clock of every #AtomrLaunchEvent: the host's monotonic clock (that
+ * The clock of every [enum@Atomr.LaunchEvent]: the host's monotonic clock (that
  * of g_get_monotonic_time()) in nanoseconds.
  *
  * Returns: the current time in nanoseconds
@@ -388,11 +452,13 @@ atomr_launch_info_now_ns (void)
 
 /**
  * atomr_launch_info_get_timestamp:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @event: which moment
  *
+ * Gets when @event happened, in nanoseconds on the host's monotonic clock ([func@Atomr.LaunchInfo.now_ns]), or 0 when it did not happen or was not measured.
+ *
  * Returns: when @event happened, in nanoseconds on the host's monotonic
- *   clock (atomr_launch_info_now_ns()), or 0 when it did not happen or was
+ *   clock ([func@Atomr.LaunchInfo.now_ns]), or 0 when it did not happen or was
  *   not measured
  *
  * Since: 0.1
@@ -408,12 +474,12 @@ atomr_launch_info_get_timestamp (AtomrLaunchInfo  *info,
 
 /**
  * atomr_launch_info_set_timestamp:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @event: which moment
  * @time_ns: when, in nanoseconds on the host's monotonic clock; 0 for
  *   unknown
  *
- * Sets when @event happened.  An @event outside #AtomrLaunchEvent is
+ * Sets when @event happened.  An @event outside [enum@Atomr.LaunchEvent] is
  * ignored.
  *
  * Since: 0.1
@@ -430,12 +496,12 @@ atomr_launch_info_set_timestamp (AtomrLaunchInfo  *info,
 
 /**
  * atomr_launch_info_get_gpu_times:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @start_ns: (out) (optional): when the GPU started the work
  * @end_ns: (out) (optional): when the GPU finished it
  *
  * Gets the GPU execution interval on the host's monotonic clock, measured
- * with CUDA timing events when the actor's #AtomrActor:timing was on.
+ * with CUDA timing events when the actor's [property@Atomr.Actor:timing] was on.
  *
  * Returns: %TRUE if the GPU times are known
  *
@@ -459,7 +525,7 @@ atomr_launch_info_get_gpu_times (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_dependencies:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @n_dependencies: (out): how many
  *
  * The operations this one was ordered after on the GPU (the hazards the
@@ -481,7 +547,7 @@ atomr_launch_info_get_dependencies (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_add_dependency:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @producer_sequence: the sequence number of an operation @info waited for
  *
  * Records a dependency (once; 0 is ignored).
@@ -504,10 +570,14 @@ atomr_launch_info_add_dependency (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_gpu_duration_ms:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the GPU time in milliseconds measured with events, or a negative value when the actor's timing was off.
  *
  * Returns: GPU time in milliseconds measured with events, or a negative
  *   value when the actor's timing was off
+ *
+ * Since: 0.1
  */
 gdouble
 atomr_launch_info_get_gpu_duration_ms (AtomrLaunchInfo *info)
@@ -517,10 +587,12 @@ atomr_launch_info_get_gpu_duration_ms (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_gpu_duration_ms:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @ms: milliseconds, negative for unknown
  *
  * Sets the GPU duration.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_gpu_duration_ms (AtomrLaunchInfo *info,
@@ -531,10 +603,14 @@ atomr_launch_info_set_gpu_duration_ms (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_error:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the error the operation failed with, or %NULL.
  *
  * Returns: (transfer none) (nullable): the error the operation failed
  *   with, or %NULL
+ *
+ * Since: 0.1
  */
 const GError *
 atomr_launch_info_get_error (AtomrLaunchInfo *info)
@@ -544,10 +620,12 @@ atomr_launch_info_get_error (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_error:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @error: (nullable): the error, copied
  *
  * Sets the error.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_error (AtomrLaunchInfo *info,
@@ -560,10 +638,14 @@ atomr_launch_info_set_error (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_detail:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets the free-form detail of the operation (sizes, dtypes, kernel name), or %NULL.
  *
  * Returns: (transfer none) (nullable): free-form detail of the operation
  *   (sizes, dtypes, kernel name), or %NULL
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_launch_info_get_detail (AtomrLaunchInfo *info)
@@ -573,10 +655,12 @@ atomr_launch_info_get_detail (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_detail:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @detail: (nullable): the detail text
  *
  * Sets free-form detail text.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_info_set_detail (AtomrLaunchInfo *info,
@@ -588,7 +672,9 @@ atomr_launch_info_set_detail (AtomrLaunchInfo *info,
 
 /**
  * atomr_launch_info_get_mailbox_depth:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
+ *
+ * Gets how many requests were still waiting in the actor's mailbox when this one was taken out of it, or -1 when unknown.
  *
  * Returns: how many requests were still waiting in the actor's mailbox
  *   when this one was taken out of it, or -1 when unknown
@@ -603,7 +689,7 @@ atomr_launch_info_get_mailbox_depth (AtomrLaunchInfo *info)
 
 /**
  * atomr_launch_info_set_mailbox_depth:
- * @info: an #AtomrLaunchInfo
+ * @info: an [struct@Atomr.LaunchInfo]
  * @depth: requests waiting behind this one, -1 for unknown
  *
  * Sets the mailbox depth.

@@ -23,11 +23,11 @@ G_BEGIN_DECLS
  * @ATOMR_LAUNCH_GPU_START: the GPU started the work (timing events).
  * @ATOMR_LAUNCH_GPU_END: the GPU finished the work (timing events).
  *
- * The moments of an operation's life that an #AtomrLaunchInfo records, in
+ * The moments of an operation's life that an [struct@Atomr.LaunchInfo] records, in
  * nanoseconds on the host's monotonic clock (the clock of
  * g_get_monotonic_time()).  The GPU moments are measured with CUDA timing
  * events and calibrated to that clock; they are known only when the
- * actor's #AtomrActor:timing is on.
+ * actor's [property@Atomr.Actor:timing] is on.
  *
  * Since: 0.1
  */
@@ -40,6 +40,14 @@ typedef enum {
   ATOMR_LAUNCH_GPU_END,
 } AtomrLaunchEvent;
 
+/**
+ * ATOMR_LAUNCH_N_EVENTS:
+ *
+ * The number of [enum@Atomr.LaunchEvent] values: the length of an array
+ * indexed by them.
+ *
+ * Since: 0.2
+ */
 #define ATOMR_LAUNCH_N_EVENTS (ATOMR_LAUNCH_GPU_END + 1)
 
 #define ATOMR_TYPE_LAUNCH_INFO (atomr_launch_info_get_type ())

@@ -11,28 +11,30 @@
 /**
  * AtomrMemoryPool:
  *
- * The memory pool every #AtomrBuffer of a device is allocated from: a
+ * The memory pool every [class@Atomr.Buffer] of a device is allocated from: a
  * `CUmemoryPool` of the device's own (cuMemPoolCreate), used with
  * cuMemAllocFromPoolAsync() on the device's utility stream and
  * cuMemFreeAsync() after the last work on a buffer.  Allocation and free
  * are ordered on the GPU timeline: no host thread waits for either.
  *
  * Freed memory stays reserved by the pool for the next allocation up to
- * #AtomrMemoryPool:release-threshold bytes (by default all of it, as
+ * [property@Atomr.MemoryPool:release-threshold] bytes (by default all of it, as
  * PyTorch's caching allocator does), so a loop that allocates and frees
- * costs no driver allocation after the first round.  atomr_memory_pool_trim()
+ * costs no driver allocation after the first round.  [method@Atomr.MemoryPool.trim]
  * gives unused memory back to the driver.
  *
- * #AtomrMemoryPool:reserved, #AtomrMemoryPool:used and
- * #AtomrMemoryPool:high-water are read from the driver when asked for; they
+ * [property@Atomr.MemoryPool:reserved], [property@Atomr.MemoryPool:used] and
+ * [property@Atomr.MemoryPool:high-water] are read from the driver when asked for; they
  * change with every allocation and are not notified.  A context rebuild
- * (atomr_device_reset()) starts a new pool: the old one died with its
+ * ([method@Atomr.Device.reset]) starts a new pool: the old one died with its
  * memory.
  *
  * On the host test device the same statistics are kept by hand for the
  * buffers in host memory, so code and tests behave alike without a GPU.
  *
  * Thread safety: every method may be called from any thread.
+ *
+ * Since: 0.2
  */
 
 struct _AtomrMemoryPool
@@ -139,6 +141,8 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    * AtomrMemoryPool:device:
    *
    * The device whose buffers the pool holds (%NULL for a bare instance).
+   *
+   * Since: 0.2
    */
   properties[PROP_DEVICE] =
     g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE,
@@ -148,6 +152,8 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    *
    * Bytes the pool holds from the driver: in use plus cached for reuse.
    * Read on demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_RESERVED] =
     g_param_spec_uint64 ("reserved", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -157,6 +163,8 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    *
    * Bytes allocated to buffers (and not yet freed on the GPU timeline).
    * Read on demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_USED] =
     g_param_spec_uint64 ("used", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -165,7 +173,9 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    * AtomrMemoryPool:high-water:
    *
    * The most bytes ever used at once since the pool was made or
-   * atomr_memory_pool_reset_high_water().  Read on demand, not notified.
+   * [method@Atomr.MemoryPool.reset_high_water].  Read on demand, not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_HIGH_WATER] =
     g_param_spec_uint64 ("high-water", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -175,7 +185,9 @@ atomr_memory_pool_class_init (AtomrMemoryPoolClass *klass)
    *
    * How many reserved bytes the pool keeps when the GPU is idle; memory
    * above it goes back to the driver at the next synchronization.  The
-   * default, %G_MAXUINT64, keeps everything until atomr_memory_pool_trim().
+   * default, %G_MAXUINT64, keeps everything until [method@Atomr.MemoryPool.trim].
+   *
+   * Since: 0.2
    */
   properties[PROP_RELEASE_THRESHOLD] =
     g_param_spec_uint64 ("release-threshold", NULL, NULL, 0, G_MAXUINT64, G_MAXUINT64,
@@ -196,12 +208,14 @@ G_LOCK_DEFINE_STATIC (pools);
 
 /**
  * atomr_device_get_memory_pool:
- * @device: an #AtomrDevice
+ * @device: an [class@Atomr.Device]
  *
  * The pool the device's buffers come from; the same object for the life
  * of the device.
  *
  * Returns: (transfer none): the memory pool
+ *
+ * Since: 0.2
  */
 AtomrMemoryPool *
 atomr_device_get_memory_pool (AtomrDevice *device)
@@ -336,9 +350,15 @@ read_attribute (AtomrMemoryPool      *self,
 
 /**
  * atomr_memory_pool_get_device:
- * @self: an #AtomrMemoryPool
+ * @self: an [class@Atomr.MemoryPool]
+ *
+ * Gets the device, %NULL for a bare instance.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:device] property.
  *
  * Returns: (transfer none) (nullable): the device, %NULL for a bare instance
+ *
+ * Since: 0.2
  */
 AtomrDevice *
 atomr_memory_pool_get_device (AtomrMemoryPool *self)
@@ -353,9 +373,15 @@ atomr_memory_pool_get_device (AtomrMemoryPool *self)
 
 /**
  * atomr_memory_pool_get_reserved:
- * @self: an #AtomrMemoryPool
+ * @self: an [class@Atomr.MemoryPool]
+ *
+ * Gets the bytes the pool holds from the driver.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:reserved] property.
  *
  * Returns: the bytes the pool holds from the driver
+ *
+ * Since: 0.2
  */
 guint64
 atomr_memory_pool_get_reserved (AtomrMemoryPool *self)
@@ -371,9 +397,15 @@ atomr_memory_pool_get_reserved (AtomrMemoryPool *self)
 
 /**
  * atomr_memory_pool_get_used:
- * @self: an #AtomrMemoryPool
+ * @self: an [class@Atomr.MemoryPool]
+ *
+ * Gets the bytes allocated to buffers.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:used] property.
  *
  * Returns: the bytes allocated to buffers
+ *
+ * Since: 0.2
  */
 guint64
 atomr_memory_pool_get_used (AtomrMemoryPool *self)
@@ -389,9 +421,15 @@ atomr_memory_pool_get_used (AtomrMemoryPool *self)
 
 /**
  * atomr_memory_pool_get_high_water:
- * @self: an #AtomrMemoryPool
+ * @self: an [class@Atomr.MemoryPool]
+ *
+ * Gets the most bytes used at once since the last reset.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:high-water] property.
  *
  * Returns: the most bytes used at once since the last reset
+ *
+ * Since: 0.2
  */
 guint64
 atomr_memory_pool_get_high_water (AtomrMemoryPool *self)
@@ -407,9 +445,15 @@ atomr_memory_pool_get_high_water (AtomrMemoryPool *self)
 
 /**
  * atomr_memory_pool_get_release_threshold:
- * @self: an #AtomrMemoryPool
+ * @self: an [class@Atomr.MemoryPool]
+ *
+ * Gets the bytes the pool keeps reserved when idle.
+ *
+ * This is the value of the [property@Atomr.MemoryPool:release-threshold] property.
  *
  * Returns: the bytes the pool keeps reserved when idle
+ *
+ * Since: 0.2
  */
 guint64
 atomr_memory_pool_get_release_threshold (AtomrMemoryPool *self)
@@ -425,11 +469,13 @@ atomr_memory_pool_get_release_threshold (AtomrMemoryPool *self)
 
 /**
  * atomr_memory_pool_set_release_threshold:
- * @self: an #AtomrMemoryPool
+ * @self: an [class@Atomr.MemoryPool]
  * @bytes: the bytes to keep reserved when idle (%G_MAXUINT64: all)
  *
- * Sets #AtomrMemoryPool:release-threshold; it applies to the pool of the
+ * Sets [property@Atomr.MemoryPool:release-threshold]; it applies to the pool of the
  * current generation and to the pools of later ones.
+ *
+ * Since: 0.2
  */
 void
 atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
@@ -462,15 +508,17 @@ atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
 
 /**
  * atomr_memory_pool_trim:
- * @self: an #AtomrMemoryPool
+ * @self: an [class@Atomr.MemoryPool]
  * @min_bytes_to_keep: reserved bytes to keep for reuse
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Gives reserved memory that no buffer uses back to the driver, keeping at
  * least @min_bytes_to_keep.  Memory of buffers freed on the GPU timeline
  * but whose last work is still running is not yet unused and stays.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_memory_pool_trim (AtomrMemoryPool  *self,
@@ -512,9 +560,11 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
 
 /**
  * atomr_memory_pool_reset_high_water:
- * @self: an #AtomrMemoryPool
+ * @self: an [class@Atomr.MemoryPool]
  *
- * Restarts #AtomrMemoryPool:high-water from the bytes used now.
+ * Restarts [property@Atomr.MemoryPool:high-water] from the bytes used now.
+ *
+ * Since: 0.2
  */
 void
 atomr_memory_pool_reset_high_water (AtomrMemoryPool *self)

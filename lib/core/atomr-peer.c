@@ -85,10 +85,10 @@ atomr_device_get_peer_rank (AtomrDevice *self,
  * atomr_device_enable_peer_access:
  * @self: the device whose work will access @peer
  * @peer: the device whose memory is accessed
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Enables direct access from @self to @peer's memory (once per pair and
- * process; later calls succeed at once).  atomr_actor_copy_peer_async()
+ * process; later calls succeed at once).  [method@Atomr.Actor.copy_peer_async]
  * does this by itself where it can.
  *
  * Returns: %TRUE when access is enabled; NOT_SUPPORTED when there is no
@@ -168,7 +168,7 @@ copy_peer_enqueue (AtomrOp  *op,
  * @self: an actor of @dst's or @src's device
  * @dst: the buffer to write, on one device
  * @src: the buffer to read, of the same byte size, on another device
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the copy has finished
  * @user_data: data for @callback
  *
@@ -240,9 +240,11 @@ atomr_actor_copy_peer_async (AtomrActor          *self,
 
 /**
  * atomr_actor_copy_peer_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.copy_peer_async].
  *
  * Returns: %TRUE when the copy finished
  *

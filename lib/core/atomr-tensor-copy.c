@@ -345,10 +345,10 @@ check_tensor_arg (AtomrActor   *self,
 
 /**
  * atomr_actor_copy_tensor_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @src: the view to read
  * @dst: the view to write: the shape and dtype of @src
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the copy is done
  * @user_data: data for @callback
  *
@@ -359,6 +359,8 @@ check_tensor_arg (AtomrActor   *self,
  * can express (reversed on one side only, broadcast in the source) cost one
  * copy per index; a layout needing more than 65536 copies fails with
  * %ATOMR_ERROR_NOT_SUPPORTED.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_copy_tensor_async (AtomrActor          *self,
@@ -417,11 +419,15 @@ atomr_actor_copy_tensor_async (AtomrActor          *self,
 
 /**
  * atomr_actor_copy_tensor_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.copy_tensor_async].
  *
  * Returns: %TRUE if the copy completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_copy_tensor_finish (AtomrActor    *self,
@@ -433,17 +439,19 @@ atomr_actor_copy_tensor_finish (AtomrActor    *self,
 
 /**
  * atomr_actor_upload_tensor_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @tensor: the view to write
  * @data: the elements in row-major order: exactly
- *   atomr_tensor_get_byte_size() bytes
- * @cancellable: (nullable): a #GCancellable
+ *   [method@Atomr.Tensor.get_byte_size] bytes
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the data is on the device
  * @user_data: data for @callback
  *
  * Scatters packed host data into a strided view (a sub-matrix, a column, a
  * reversed slice...) on the actor's stream.  @data is copied to pinned
  * staging memory at once, so the caller may drop it.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_upload_tensor_async (AtomrActor          *self,
@@ -507,11 +515,15 @@ atomr_actor_upload_tensor_async (AtomrActor          *self,
 
 /**
  * atomr_actor_upload_tensor_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.upload_tensor_async].
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_upload_tensor_finish (AtomrActor    *self,
@@ -588,14 +600,16 @@ download_tensor (AtomrActor          *self,
 
 /**
  * atomr_actor_download_tensor_async:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @tensor: the view to read
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the elements
  * @user_data: data for @callback
  *
  * Gathers the elements of a strided view into packed row-major host
  * memory on the actor's stream, after the work that last wrote its buffer.
+ *
+ * Since: 0.2
  */
 void
 atomr_actor_download_tensor_async (AtomrActor          *self,
@@ -611,11 +625,15 @@ atomr_actor_download_tensor_async (AtomrActor          *self,
 
 /**
  * atomr_actor_download_tensor_finish:
- * @self: an #AtomrActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Actor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Actor.download_tensor_async].
  *
  * Returns: (transfer full): the elements in row-major order, or %NULL on error
+ *
+ * Since: 0.2
  */
 GBytes *
 atomr_actor_download_tensor_finish (AtomrActor    *self,
@@ -630,15 +648,17 @@ atomr_actor_download_tensor_finish (AtomrActor    *self,
 
 /**
  * atomr_actor_copy_tensor_sync:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @src: the view to read
  * @dst: the view to write
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_actor_copy_tensor_async().
+ * Blocking form of [method@Atomr.Actor.copy_tensor_async].
  *
  * Returns: %TRUE if the copy completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_copy_tensor_sync (AtomrActor    *self,
@@ -660,15 +680,17 @@ atomr_actor_copy_tensor_sync (AtomrActor    *self,
 
 /**
  * atomr_actor_upload_tensor_sync:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @tensor: the view to write
  * @data: the elements in row-major order
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_actor_upload_tensor_async().
+ * Blocking form of [method@Atomr.Actor.upload_tensor_async].
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_upload_tensor_sync (AtomrActor    *self,
@@ -690,14 +712,16 @@ atomr_actor_upload_tensor_sync (AtomrActor    *self,
 
 /**
  * atomr_actor_download_tensor_sync:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @tensor: the view to read
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_actor_download_tensor_async().
+ * Blocking form of [method@Atomr.Actor.download_tensor_async].
  *
  * Returns: (transfer full): the elements in row-major order, or %NULL on error
+ *
+ * Since: 0.2
  */
 GBytes *
 atomr_actor_download_tensor_sync (AtomrActor    *self,
@@ -718,12 +742,12 @@ atomr_actor_download_tensor_sync (AtomrActor    *self,
 
 /**
  * atomr_actor_upload_tensor_from_address_sync:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @tensor: the view to write
  * @address: the address of the elements in host memory, packed row-major
- * @size: the number of bytes at @address: atomr_tensor_get_byte_size()
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @size: the number of bytes at @address: [method@Atomr.Tensor.get_byte_size]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * For bindings that hold host memory as an address (a NumPy array, a
  * Python buffer): uploads it into @tensor, copying it once, to pinned
@@ -731,6 +755,8 @@ atomr_actor_download_tensor_sync (AtomrActor    *self,
  * memory is not used after the call.
  *
  * Returns: %TRUE if the upload completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_upload_tensor_from_address_sync (AtomrActor    *self,
@@ -756,18 +782,20 @@ atomr_actor_upload_tensor_from_address_sync (AtomrActor    *self,
 
 /**
  * atomr_actor_download_tensor_to_address_sync:
- * @self: an #AtomrActor
+ * @self: an [class@Atomr.Actor]
  * @tensor: the view to read
  * @address: where to write the elements in host memory, packed row-major
- * @size: the number of writable bytes at @address: atomr_tensor_get_byte_size()
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @size: the number of writable bytes at @address: [method@Atomr.Tensor.get_byte_size]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * For bindings: downloads @tensor straight into caller memory (a NumPy
  * array, a bytearray), one copy from the pinned staging memory and no
- * intermediate #GBytes.
+ * intermediate [struct@GLib.Bytes].
  *
  * Returns: %TRUE if the download completed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_actor_download_tensor_to_address_sync (AtomrActor    *self,

@@ -14,7 +14,7 @@
 /**
  * AtomrTensor:
  *
- * A view of an #AtomrBuffer: element type, byte offset, shape and strides.
+ * A view of an [class@Atomr.Buffer]: element type, byte offset, shape and strides.
  * The one shape vocabulary of atomr-accel: every actor that takes arrays
  * takes tensors, and DLPack and `__cuda_array_interface__` map onto them
  * one to one.
@@ -44,6 +44,8 @@
  * used from any thread.  A tensor made by g_object_new() without a buffer
  * (as bindings can) is empty: its getters return zeros and every transform
  * and actor refuses it with an error.
+ *
+ * Since: 0.2
  */
 
 struct _AtomrTensor
@@ -129,6 +131,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    *
    * The buffer whose memory the view shows; %NULL only for a bare
    * g_object_new() instance.
+   *
+   * Since: 0.2
    */
   properties[PROP_BUFFER] =
     g_param_spec_object ("buffer", NULL, NULL, ATOMR_TYPE_BUFFER,
@@ -137,6 +141,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    * AtomrTensor:dtype:
    *
    * The element type of the view.
+   *
+   * Since: 0.2
    */
   properties[PROP_DTYPE] =
     g_param_spec_enum ("dtype", NULL, NULL, ATOMR_TYPE_DTYPE, ATOMR_DTYPE_F32,
@@ -145,6 +151,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    * AtomrTensor:n-dims:
    *
    * The rank: 0 for a scalar, at most %ATOMR_TENSOR_MAX_DIMS.
+   *
+   * Since: 0.2
    */
   properties[PROP_N_DIMS] =
     g_param_spec_uint ("n-dims", NULL, NULL, 0, ATOMR_TENSOR_MAX_DIMS, 0,
@@ -153,6 +161,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    * AtomrTensor:byte-offset:
    *
    * The byte offset of element (0, …, 0) from the start of the buffer.
+   *
+   * Since: 0.2
    */
   properties[PROP_BYTE_OFFSET] =
     g_param_spec_uint64 ("byte-offset", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -161,6 +171,8 @@ atomr_tensor_class_init (AtomrTensorClass *klass)
    * AtomrTensor:n-elements:
    *
    * The number of elements (the product of the shape; 1 for a scalar).
+   *
+   * Since: 0.2
    */
   properties[PROP_N_ELEMENTS] =
     g_param_spec_uint64 ("n-elements", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -383,13 +395,15 @@ tensor_build (AtomrBuffer   *buffer,
  * @buffer: the buffer to view
  * @shape: (array length=n_dims) (nullable): the extent of each dimension (≥ 0)
  * @n_dims: the rank, 0 (a scalar) to %ATOMR_TENSOR_MAX_DIMS
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A contiguous row-major (C order) view of the start of @buffer, with the
  * buffer's dtype.  The shape may cover less than the whole buffer.
  *
  * Returns: (transfer full): a new view, or %NULL when the shape does not
  *   fit the buffer
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_new (AtomrBuffer   *buffer,
@@ -414,11 +428,13 @@ atomr_tensor_new (AtomrBuffer   *buffer,
  * @strides: (array length=n_strides) (nullable): the stride of each
  *   dimension in elements (may be 0 or negative), or %NULL for row-major
  * @n_strides: the number of strides: @n_dims, or 0 with @strides %NULL
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A view with any layout whose reachable elements all lie inside @buffer.
  *
  * Returns: (transfer full): a new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_new_strided (AtomrBuffer   *buffer,
@@ -450,6 +466,8 @@ atomr_tensor_new_strided (AtomrBuffer   *buffer,
  * it has one, else one-dimensional.
  *
  * Returns: (transfer full): a new view
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_new_for_buffer (AtomrBuffer *buffer)
@@ -477,12 +495,14 @@ atomr_tensor_new_for_buffer (AtomrBuffer *buffer)
  * @dtype: the element type
  * @shape: (array length=n_dims) (nullable): the extent of each dimension (≥ 0)
  * @n_dims: the rank, 0 (a scalar) to %ATOMR_TENSOR_MAX_DIMS
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Allocates a new buffer (contents undefined; one element when the shape
  * has none) and returns its contiguous row-major view.
  *
  * Returns: (transfer full): a new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_empty (AtomrDevice   *device,
@@ -532,10 +552,16 @@ atomr_tensor_empty (AtomrDevice   *device,
 
 /**
  * atomr_tensor_get_buffer:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
+ *
+ * Gets the viewed buffer (%NULL only for a bare g_object_new() instance).
+ *
+ * This is the value of the [property@Atomr.Tensor:buffer] property.
  *
  * Returns: (transfer none) (nullable): the viewed buffer (%NULL only for a
  *   bare g_object_new() instance)
+ *
+ * Since: 0.2
  */
 AtomrBuffer *
 atomr_tensor_get_buffer (AtomrTensor *self)
@@ -546,9 +572,13 @@ atomr_tensor_get_buffer (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_device:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
+ *
+ * Gets the device holding the memory.
  *
  * Returns: (transfer none) (nullable): the device holding the memory
+ *
+ * Since: 0.2
  */
 AtomrDevice *
 atomr_tensor_get_device (AtomrTensor *self)
@@ -559,9 +589,15 @@ atomr_tensor_get_device (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_dtype:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
+ *
+ * Gets the element type of the view.
+ *
+ * This is the value of the [property@Atomr.Tensor:dtype] property.
  *
  * Returns: the element type of the view
+ *
+ * Since: 0.2
  */
 AtomrDtype
 atomr_tensor_get_dtype (AtomrTensor *self)
@@ -572,9 +608,15 @@ atomr_tensor_get_dtype (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_n_dims:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
+ *
+ * Gets the rank (0 for a scalar).
+ *
+ * This is the value of the [property@Atomr.Tensor:n-dims] property.
  *
  * Returns: the rank (0 for a scalar)
+ *
+ * Since: 0.2
  */
 guint
 atomr_tensor_get_n_dims (AtomrTensor *self)
@@ -585,10 +627,14 @@ atomr_tensor_get_n_dims (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_shape:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @n_dims: (out) (optional): the rank
  *
+ * Gets the extent of each dimension.
+ *
  * Returns: (array length=n_dims) (transfer none): the extent of each dimension
+ *
+ * Since: 0.2
  */
 const gint64 *
 atomr_tensor_get_shape (AtomrTensor *self,
@@ -602,11 +648,15 @@ atomr_tensor_get_shape (AtomrTensor *self,
 
 /**
  * atomr_tensor_get_strides:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @n_dims: (out) (optional): the rank
+ *
+ * Gets the stride of each dimension, in elements.
  *
  * Returns: (array length=n_dims) (transfer none): the stride of each
  *   dimension, in elements
+ *
+ * Since: 0.2
  */
 const gint64 *
 atomr_tensor_get_strides (AtomrTensor *self,
@@ -620,10 +670,14 @@ atomr_tensor_get_strides (AtomrTensor *self,
 
 /**
  * atomr_tensor_get_dim:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: a dimension, less than the rank
  *
+ * Gets the extent of @dim, or -1 when @dim is not a dimension.
+ *
  * Returns: the extent of @dim, or -1 when @dim is not a dimension
+ *
+ * Since: 0.2
  */
 gint64
 atomr_tensor_get_dim (AtomrTensor *self,
@@ -635,10 +689,14 @@ atomr_tensor_get_dim (AtomrTensor *self,
 
 /**
  * atomr_tensor_get_stride:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: a dimension, less than the rank
  *
+ * Gets the stride of each dimension, in elements.
+ *
  * Returns: the stride of @dim in elements, or 0 when @dim is not a dimension
+ *
+ * Since: 0.2
  */
 gint64
 atomr_tensor_get_stride (AtomrTensor *self,
@@ -650,9 +708,15 @@ atomr_tensor_get_stride (AtomrTensor *self,
 
 /**
  * atomr_tensor_get_byte_offset:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
+ *
+ * Gets the byte offset of element (0, …, 0) in the buffer.
+ *
+ * This is the value of the [property@Atomr.Tensor:byte-offset] property.
  *
  * Returns: the byte offset of element (0, …, 0) in the buffer
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_get_byte_offset (AtomrTensor *self)
@@ -663,10 +727,16 @@ atomr_tensor_get_byte_offset (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_n_elements:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
+ *
+ * Gets the number of elements: the product of the shape (1 for a scalar, 0 for a bare instance).
+ *
+ * This is the value of the [property@Atomr.Tensor:n-elements] property.
  *
  * Returns: the number of elements: the product of the shape (1 for a scalar,
  *   0 for a bare instance)
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_get_n_elements (AtomrTensor *self)
@@ -677,12 +747,14 @@ atomr_tensor_get_n_elements (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_byte_size:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * The size of the elements (what a contiguous copy of the view occupies),
  * not the span of memory the strides cover.
  *
  * Returns: the number of elements times the element size
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_get_byte_size (AtomrTensor *self)
@@ -693,12 +765,14 @@ atomr_tensor_get_byte_size (AtomrTensor *self)
 
 /**
  * atomr_tensor_get_device_pointer:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * The device address of element (0, …, 0), for interoperation with other
- * CUDA code; the same caveats as atomr_buffer_get_device_pointer().
+ * CUDA code; the same caveats as [method@Atomr.Buffer.get_device_pointer].
  *
  * Returns: the address, or 0 on the host test device or for a bare instance
+ *
+ * Since: 0.2
  */
 guint64
 atomr_tensor_get_device_pointer (AtomrTensor *self)
@@ -709,13 +783,15 @@ atomr_tensor_get_device_pointer (AtomrTensor *self)
 
 /**
  * atomr_tensor_is_contiguous:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * Whether the elements are packed in row-major (C) order: each stride is the
  * product of the later extents (dimensions of extent 1 may have any
  * stride).  Views without elements are contiguous.
  *
  * Returns: %TRUE for a packed row-major layout
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_is_contiguous (AtomrTensor *self)
@@ -750,12 +826,14 @@ append_dims (GString      *s,
 
 /**
  * atomr_tensor_to_string:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  *
  * A one-line description for logs and `__repr__`, such as
  * `f32[2, 3] strides [3, 1] offset 0 on cuda:0`.
  *
  * Returns: (transfer full): the description
+ *
+ * Since: 0.2
  */
 gchar *
 atomr_tensor_to_string (AtomrTensor *self)
@@ -811,12 +889,12 @@ derive (AtomrTensor   *self,
 
 /**
  * atomr_tensor_slice:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: the dimension to slice
  * @start: the first index
  * @stop: the index to stop before
  * @step: the step between indices, not 0; negative to walk backwards
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view of indices @start, @start + @step, … up to (not including)
  * @stop along @dim, like Python's `a[start:stop:step]` after
@@ -825,6 +903,8 @@ derive (AtomrTensor   *self,
  * extent for a negative one.  An empty range gives a view with extent 0.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_slice (AtomrTensor  *self,
@@ -888,14 +968,16 @@ atomr_tensor_slice (AtomrTensor  *self,
 
 /**
  * atomr_tensor_select:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: the dimension to remove
  * @index: the index along @dim; negative counts from the end (-1 is the last)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view of one index along @dim, of rank one less (`a[..., index, ...]`).
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_select (AtomrTensor  *self,
@@ -939,16 +1021,18 @@ atomr_tensor_select (AtomrTensor  *self,
 
 /**
  * atomr_tensor_permute:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @perm: (array length=n_perm): for each new dimension, the old dimension
  *   it is
  * @n_perm: the rank of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view with its dimensions reordered: new dimension k is old dimension
  * @perm[k].
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_permute (AtomrTensor  *self,
@@ -989,14 +1073,16 @@ atomr_tensor_permute (AtomrTensor  *self,
 
 /**
  * atomr_tensor_transpose:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim0: a dimension
  * @dim1: another (or the same) dimension
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view with @dim0 and @dim1 swapped (for a matrix, its transpose).
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_transpose (AtomrTensor  *self,
@@ -1022,11 +1108,11 @@ atomr_tensor_transpose (AtomrTensor  *self,
 
 /**
  * atomr_tensor_reshape:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @shape: (array length=n_dims) (nullable): the new extents; one of them may
  *   be -1, to be inferred from the element count
  * @n_dims: the new rank
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The same elements in row-major order with another shape, without a copy.
  * Contiguous views can always be reshaped; other layouts only when each
@@ -1037,6 +1123,8 @@ atomr_tensor_transpose (AtomrTensor  *self,
  * view to a contiguous tensor first.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_reshape (AtomrTensor   *self,
@@ -1169,10 +1257,10 @@ atomr_tensor_reshape (AtomrTensor   *self,
 
 /**
  * atomr_tensor_broadcast_to:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @shape: (array length=n_dims) (nullable): the target shape
  * @n_dims: the target rank, at least the rank of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view repeated to @shape by NumPy's broadcasting rules: dimensions
  * are matched from the last; an extent of 1 (or a missing leading
@@ -1181,6 +1269,8 @@ atomr_tensor_reshape (AtomrTensor   *self,
  * broadcast view writes them all.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_broadcast_to (AtomrTensor   *self,
@@ -1232,13 +1322,15 @@ atomr_tensor_broadcast_to (AtomrTensor   *self,
 
 /**
  * atomr_tensor_unsqueeze:
- * @self: an #AtomrTensor
+ * @self: an [class@Atomr.Tensor]
  * @dim: where the new dimension goes, 0 to the rank of @self
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view with a new dimension of extent 1 inserted before @dim.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_unsqueeze (AtomrTensor  *self,
@@ -1279,12 +1371,14 @@ atomr_tensor_unsqueeze (AtomrTensor  *self,
 
 /**
  * atomr_tensor_squeeze:
- * @self: an #AtomrTensor
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Tensor]
+ * @error: return location for a [struct@GLib.Error]
  *
  * The view without its dimensions of extent 1.
  *
  * Returns: (transfer full): the new view, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensor *
 atomr_tensor_squeeze (AtomrTensor  *self,
@@ -1318,12 +1412,14 @@ atomr_tensor_squeeze (AtomrTensor  *self,
  * @out_shape: (out) (array length=out_n_dims) (transfer full): the
  *   broadcast shape
  * @out_n_dims: (out): its rank, the larger of @n_a and @n_b
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The shape two operands broadcast to by NumPy's rules (see
- * atomr_tensor_broadcast_to()).
+ * [method@Atomr.Tensor.broadcast_to]).
  *
  * Returns: %TRUE when the shapes are compatible
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_broadcast_shapes (const gint64  *shape_a,

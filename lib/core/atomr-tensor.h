@@ -22,7 +22,9 @@ G_BEGIN_DECLS
 /**
  * ATOMR_TENSOR_MAX_DIMS:
  *
- * The largest rank of an #AtomrTensor.
+ * The largest rank of an [class@Atomr.Tensor].
+ *
+ * Since: 0.2
  */
 #define ATOMR_TENSOR_MAX_DIMS 8
 

@@ -20,7 +20,7 @@
  * A sequence of requests, made to one or more actors, recorded once and
  * replayed as one request.
  *
- * Between atomr_graph_begin_capture() and atomr_graph_end_capture(),
+ * Between [method@Atomr.Graph.begin_capture] and [method@Atomr.Graph.end_capture],
  * every request submitted to one of the capturing actors is *recorded*
  * instead of run: it is checked (live buffers of the right device, a
  * request that can be captured), answered %TRUE at once ("recorded"), and
@@ -29,7 +29,7 @@
  * node follows the earlier nodes of its own actor, the last writer of
  * every buffer it touches and — when it writes — the readers since.
  *
- * atomr_graph_replay_async() runs the whole graph as ONE operation of the
+ * [method@Atomr.Graph.replay_async] runs the whole graph as ONE operation of the
  * actor it is given: its hazards are the union of the nodes' reads and
  * writes, so it is ordered against other requests like any request.  On
  * a GPU the first replay builds the CUDA graph by stream capture (each
@@ -42,21 +42,23 @@
  * Requests that cannot be recorded fail with %ATOMR_ERROR_NOT_SUPPORTED
  * naming the request and the reason (uploads from host memory, downloads
  * and other requests whose reply is read back on the host, `_sync`
- * calls, barriers, multi-device collectives), and atomr_graph_end_capture()
+ * calls, barriers, multi-device collectives), and [method@Atomr.Graph.end_capture]
  * then fails too: a graph never silently misses a request.
  *
  * Replay attribution: when a replay completes, every node is reported as
- * its own #AtomrActor::after-complete record on the actor that recorded
- * it (so an #AtomrTraceRecorder shows it), named after the request that
+ * its own [signal@Atomr.Actor::after-complete] record on the actor that recorded
+ * it (so an [class@Atomr.TraceRecorder] shows it), named after the request that
  * recorded it, with the replay's host times, the detail
  * "graph NAME node I/N, replay #SEQ" and dependencies on the replay and on
  * the nodes it follows.
  *
  * Threads: all actors of a graph, and the actor that replays it, must be
- * bound to the same #GMainContext (checked): a replay calls the recorded
+ * bound to the same [struct@GLib.MainContext] (checked): a replay calls the recorded
  * enqueue functions of the other actors, which is only safe on their
  * context.  begin/end_capture may be called from any thread; requests are
  * recorded on the thread that makes them, in submission order.
+ *
+ * Since: 0.2
  */
 
 typedef struct
@@ -250,6 +252,8 @@ atomr_graph_class_init (AtomrGraphClass *klass)
    * AtomrGraph:name:
    *
    * A name for messages, traces and the DOT export.
+   *
+   * Since: 0.2
    */
   properties[PROP_NAME] =
     g_param_spec_string ("name", NULL, NULL, "graph",
@@ -259,6 +263,8 @@ atomr_graph_class_init (AtomrGraphClass *klass)
    *
    * Where the graph is in its life.  Notified on the thread that began or
    * ended the capture.
+   *
+   * Since: 0.2
    */
   properties[PROP_STATE] =
     g_param_spec_enum ("state", NULL, NULL, ATOMR_TYPE_GRAPH_STATE, ATOMR_GRAPH_STATE_EMPTY,
@@ -267,6 +273,8 @@ atomr_graph_class_init (AtomrGraphClass *klass)
    * AtomrGraph:n-nodes:
    *
    * How many requests were recorded.
+   *
+   * Since: 0.2
    */
   properties[PROP_N_NODES] =
     g_param_spec_uint ("n-nodes", NULL, NULL, 0, G_MAXUINT, 0,
@@ -276,6 +284,8 @@ atomr_graph_class_init (AtomrGraphClass *klass)
    *
    * How many replays completed successfully.  Notified on the actors'
    * context.
+   *
+   * Since: 0.2
    */
   properties[PROP_N_REPLAYS] =
     g_param_spec_uint64 ("n-replays", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -285,6 +295,8 @@ atomr_graph_class_init (AtomrGraphClass *klass)
    *
    * Whether a CUDA graph was built and instantiated (on a GPU, by the
    * first replay).  Always %FALSE on the host test device.
+   *
+   * Since: 0.2
    */
   properties[PROP_INSTANTIATED] =
     g_param_spec_boolean ("instantiated", NULL, NULL, FALSE,
@@ -304,9 +316,11 @@ atomr_graph_init (AtomrGraph *self)
  * atomr_graph_new:
  * @name: (nullable): a name for messages and traces, or %NULL for "graph"
  *
- * Makes an empty graph; record into it with atomr_graph_begin_capture().
+ * Makes an empty graph; record into it with [method@Atomr.Graph.begin_capture].
  *
- * Returns: (transfer full): a new #AtomrGraph
+ * Returns: (transfer full): a new [class@Atomr.Graph]
+ *
+ * Since: 0.2
  */
 AtomrGraph *
 atomr_graph_new (const gchar *name)
@@ -316,9 +330,15 @@ atomr_graph_new (const gchar *name)
 
 /**
  * atomr_graph_get_name:
- * @self: an #AtomrGraph
+ * @self: an [class@Atomr.Graph]
+ *
+ * Gets the graph's name.
+ *
+ * This is the value of the [property@Atomr.Graph:name] property.
  *
  * Returns: the graph's name
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_graph_get_name (AtomrGraph *self)
@@ -329,9 +349,15 @@ atomr_graph_get_name (AtomrGraph *self)
 
 /**
  * atomr_graph_get_state:
- * @self: an #AtomrGraph
+ * @self: an [class@Atomr.Graph]
+ *
+ * Gets where the graph is in its life.
+ *
+ * This is the value of the [property@Atomr.Graph:state] property.
  *
  * Returns: where the graph is in its life
+ *
+ * Since: 0.2
  */
 AtomrGraphState
 atomr_graph_get_state (AtomrGraph *self)
@@ -347,9 +373,15 @@ atomr_graph_get_state (AtomrGraph *self)
 
 /**
  * atomr_graph_get_n_nodes:
- * @self: an #AtomrGraph
+ * @self: an [class@Atomr.Graph]
+ *
+ * Gets how many requests were recorded.
+ *
+ * This is the value of the [property@Atomr.Graph:n-nodes] property.
  *
  * Returns: how many requests were recorded
+ *
+ * Since: 0.2
  */
 guint
 atomr_graph_get_n_nodes (AtomrGraph *self)
@@ -365,7 +397,7 @@ atomr_graph_get_n_nodes (AtomrGraph *self)
 
 /**
  * atomr_graph_get_node_name:
- * @self: an #AtomrGraph
+ * @self: an [class@Atomr.Graph]
  * @index: a node, from 0
  *
  * The request that recorded node @index, as messages and traces name it
@@ -373,6 +405,8 @@ atomr_graph_get_n_nodes (AtomrGraph *self)
  *
  * Returns: (transfer full) (nullable): the name, or %NULL when @index is
  *   out of range
+ *
+ * Since: 0.2
  */
 gchar *
 atomr_graph_get_node_name (AtomrGraph *self,
@@ -390,9 +424,15 @@ atomr_graph_get_node_name (AtomrGraph *self,
 
 /**
  * atomr_graph_get_n_replays:
- * @self: an #AtomrGraph
+ * @self: an [class@Atomr.Graph]
+ *
+ * Gets how many replays completed successfully.
+ *
+ * This is the value of the [property@Atomr.Graph:n-replays] property.
  *
  * Returns: how many replays completed successfully
+ *
+ * Since: 0.2
  */
 guint64
 atomr_graph_get_n_replays (AtomrGraph *self)
@@ -403,9 +443,15 @@ atomr_graph_get_n_replays (AtomrGraph *self)
 
 /**
  * atomr_graph_get_instantiated:
- * @self: an #AtomrGraph
+ * @self: an [class@Atomr.Graph]
+ *
+ * Gets whether a CUDA graph was built and instantiated.
+ *
+ * This is the value of the [property@Atomr.Graph:instantiated] property.
  *
  * Returns: whether a CUDA graph was built and instantiated
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_graph_get_instantiated (AtomrGraph *self)
@@ -426,17 +472,19 @@ clear_captures (AtomrGraph *self)
 
 /**
  * atomr_graph_begin_capture:
- * @self: an #AtomrGraph, empty
+ * @self: an [class@Atomr.Graph], empty
  * @actors: (array length=n_actors): the actors whose requests are recorded
  * @n_actors: how many
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * From now until atomr_graph_end_capture(), every request made to one of
+ * From now until [method@Atomr.Graph.end_capture], every request made to one of
  * @actors (from any thread) is recorded into @self instead of run.  The
- * actors must live on one device and be bound to one #GMainContext; an
+ * actors must live on one device and be bound to one [struct@GLib.MainContext]; an
  * actor records into one graph at a time.  A graph is captured once.
  *
  * Returns: %TRUE when the capture began
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_graph_begin_capture (AtomrGraph  *self,
@@ -638,14 +686,16 @@ atomr_graph_record_op (gpointer  graph,
 
 /**
  * atomr_graph_end_capture:
- * @self: an #AtomrGraph that is capturing
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Graph] that is capturing
+ * @error: return location for a [struct@GLib.Error]
  *
  * Ends the capture: the actors run their requests again.  Fails — and the
  * graph cannot be replayed — when a request could not be recorded (the
  * error names the first one) or when nothing was recorded.
  *
  * Returns: %TRUE when the graph is ready to replay
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_graph_end_capture (AtomrGraph  *self,
@@ -955,17 +1005,19 @@ replay_completed (AtomrOp      *op,
 
 /**
  * atomr_graph_replay_async:
- * @self: an #AtomrGraph, ready
+ * @self: an [class@Atomr.Graph], ready
  * @actor: the actor that runs the replay (on the graph's device and
  *   context; it need not be one of the recorded actors)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the replay has finished on the GPU
  * @user_data: data for @callback
  *
  * Runs every recorded request again, as one operation of @actor, ordered
  * against other requests by the union of what the nodes read and write.
  * On a GPU the first replay builds and instantiates the CUDA graph (see
- * #AtomrGraph); later replays are one cuGraphLaunch() each.
+ * [class@Atomr.Graph]); later replays are one cuGraphLaunch() each.
+ *
+ * Since: 0.2
  */
 void
 atomr_graph_replay_async (AtomrGraph          *self,
@@ -1054,11 +1106,15 @@ atomr_graph_replay_async (AtomrGraph          *self,
 
 /**
  * atomr_graph_replay_finish:
- * @self: an #AtomrGraph
+ * @self: an [class@Atomr.Graph]
  * @result: the result passed to the callback
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Graph.replay_async].
  *
  * Returns: %TRUE when every node ran
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_graph_replay_finish (AtomrGraph    *self,
@@ -1114,9 +1170,9 @@ graph_nodes_to_dot (AtomrGraph *self)
 
 /**
  * atomr_graph_write_dot:
- * @self: an #AtomrGraph, captured
+ * @self: an [class@Atomr.Graph], captured
  * @path: (type filename): the file to write
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Writes the graph in Graphviz DOT.  Once the CUDA graph was built (on a
  * GPU, by the first replay) this is the driver's own verbose dump
@@ -1125,6 +1181,8 @@ graph_nodes_to_dot (AtomrGraph *self)
  * named after it, and an edge for every ordering between them.
  *
  * Returns: %TRUE when the file was written
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_graph_write_dot (AtomrGraph   *self,
@@ -1166,12 +1224,14 @@ atomr_graph_write_dot (AtomrGraph   *self,
 
 /**
  * atomr_graph_to_dot:
- * @self: an #AtomrGraph, captured
- * @error: return location for a #GError
+ * @self: an [class@Atomr.Graph], captured
+ * @error: return location for a [struct@GLib.Error]
  *
- * The text atomr_graph_write_dot() would write.
+ * The text [method@Atomr.Graph.write_dot] would write.
  *
  * Returns: (transfer full) (nullable): the DOT text, or %NULL on error
+ *
+ * Since: 0.2
  */
 gchar *
 atomr_graph_to_dot (AtomrGraph  *self,

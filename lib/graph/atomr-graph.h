@@ -23,13 +23,15 @@ G_DECLARE_FINAL_TYPE (AtomrGraph, atomr_graph, ATOMR, GRAPH, GObject)
 /**
  * AtomrGraphState:
  * @ATOMR_GRAPH_STATE_EMPTY: nothing recorded yet
- * @ATOMR_GRAPH_STATE_CAPTURING: between atomr_graph_begin_capture() and
- *   atomr_graph_end_capture()
+ * @ATOMR_GRAPH_STATE_CAPTURING: between [method@Atomr.Graph.begin_capture] and
+ *   [method@Atomr.Graph.end_capture]
  * @ATOMR_GRAPH_STATE_READY: captured, can be replayed
  * @ATOMR_GRAPH_STATE_FAILED: a request could not be recorded; the graph
  *   cannot be replayed
  *
- * Where an #AtomrGraph is in its life.
+ * Where an [class@Atomr.Graph] is in its life.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_GRAPH_STATE_EMPTY,

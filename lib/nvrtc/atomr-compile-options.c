@@ -22,9 +22,11 @@
  * atomr_compile_options_add_define (atomr_compile_options_set_arch (o, "sm_90"), "N", "256");
  * ]|
  *
- * atomr_compile_options_get_flags() is the exact argument list handed to
+ * [method@Atomr.CompileOptions.get_flags] is the exact argument list handed to
  * nvrtcCompileProgram(), in a fixed order, so equal options always give
  * equal flags (and equal cache keys).
+ *
+ * Since: 0.1
  */
 struct _AtomrCompileOptions
 {
@@ -167,30 +169,40 @@ atomr_compile_options_class_init (AtomrCompileOptionsClass *klass)
    *
    * The target architecture: "sm_75" … "sm_120", "sm_90a", "compute_NN"
    * for PTX only, or %ATOMR_ARCH_NATIVE; %NULL for NVRTC's default.
+   *
+   * Since: 0.1
    */
   properties[PROP_ARCH] = g_param_spec_string ("arch", NULL, NULL, NULL, flags);
   /**
    * AtomrCompileOptions:std:
    *
    * The C++ dialect: "c++14", "c++17" or "c++20"; %NULL for NVRTC's default.
+   *
+   * Since: 0.1
    */
   properties[PROP_STD] = g_param_spec_string ("std", NULL, NULL, NULL, flags);
   /**
    * AtomrCompileOptions:fast-math:
    *
    * Fast, less precise math (`--use_fast_math`).
+   *
+   * Since: 0.1
    */
   properties[PROP_FAST_MATH] = g_param_spec_boolean ("fast-math", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:flush-to-zero:
    *
    * Flush single-precision denormals to zero (`--ftz=true`).
+   *
+   * Since: 0.1
    */
   properties[PROP_FLUSH_TO_ZERO] = g_param_spec_boolean ("flush-to-zero", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:max-registers:
    *
    * Registers per thread at most (`--maxrregcount`); 0 for no limit.
+   *
+   * Since: 0.1
    */
   properties[PROP_MAX_REGISTERS] = g_param_spec_uint ("max-registers", NULL, NULL, 0, 255, 0, flags);
   /**
@@ -198,30 +210,40 @@ atomr_compile_options_class_init (AtomrCompileOptionsClass *klass)
    *
    * Link-time optimisation: NVRTC emits LTO-IR (`--dlink-time-opt`) and
    * nvJitLink links it, with any extra objects, into a CUBIN.
+   *
+   * Since: 0.1
    */
   properties[PROP_LTO] = g_param_spec_boolean ("lto", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:relocatable:
    *
    * Relocatable device code (`--relocatable-device-code=true`).
+   *
+   * Since: 0.1
    */
   properties[PROP_RELOCATABLE] = g_param_spec_boolean ("relocatable", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:line-info:
    *
    * Line-number information for profilers (`--generate-line-info`).
+   *
+   * Since: 0.1
    */
   properties[PROP_LINE_INFO] = g_param_spec_boolean ("line-info", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:debug:
    *
    * Device debug information (`--device-debug`).
+   *
+   * Since: 0.1
    */
   properties[PROP_DEBUG] = g_param_spec_boolean ("debug", NULL, NULL, FALSE, flags);
   /**
    * AtomrCompileOptions:precompiled-headers:
    *
    * Let NVRTC precompile and reuse headers (`--pch`).
+   *
+   * Since: 0.1
    */
   properties[PROP_PRECOMPILED_HEADERS] = g_param_spec_boolean ("precompiled-headers", NULL, NULL, FALSE, flags);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -240,8 +262,12 @@ atomr_compile_options_init (AtomrCompileOptions *self)
 /**
  * atomr_compile_options_new:
  *
+ * Creates compile options with every default.
+ *
  * Returns: (transfer full): options with every default (NVRTC's arch and
  *   dialect, no flags)
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_new (void)
@@ -253,7 +279,11 @@ atomr_compile_options_new (void)
  * atomr_compile_options_copy:
  * @self: options
  *
+ * Copies the options.
+ *
  * Returns: (transfer full): an independent copy of @self
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_copy (AtomrCompileOptions *self)
@@ -323,9 +353,11 @@ set_boolean (AtomrCompileOptions *self,
  * @arch: (nullable): "sm_NN", "sm_NNa", "compute_NN", %ATOMR_ARCH_NATIVE,
  *   or %NULL for NVRTC's default
  *
- * Sets the target architecture; checked by atomr_compile_options_validate().
+ * Sets the target architecture; checked by [method@Atomr.CompileOptions.validate].
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_set_arch (AtomrCompileOptions *self,
@@ -340,7 +372,13 @@ atomr_compile_options_set_arch (AtomrCompileOptions *self,
  * atomr_compile_options_get_arch:
  * @self: options
  *
+ * Gets the target architecture.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:arch] property.
+ *
  * Returns: (nullable): the target architecture
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_compile_options_get_arch (AtomrCompileOptions *self)
@@ -354,7 +392,11 @@ atomr_compile_options_get_arch (AtomrCompileOptions *self)
  * @self: options
  * @std: (nullable): "c++14", "c++17", "c++20" (or "14", "17", "20")
  *
+ * Sets the C++ dialect, or with %NULL NVRTC's default.
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_set_std (AtomrCompileOptions *self,
@@ -373,7 +415,13 @@ atomr_compile_options_set_std (AtomrCompileOptions *self,
  * atomr_compile_options_get_std:
  * @self: options
  *
+ * Gets the C++ dialect.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:std] property.
+ *
  * Returns: (nullable): the C++ dialect
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_compile_options_get_std (AtomrCompileOptions *self)
@@ -403,13 +451,23 @@ atomr_compile_options_get_##name (AtomrCompileOptions *self)                   \
  * @self: options
  * @fast_math: the new value
  *
+ * Sets whether fast, less precise math is used (`--use_fast_math`).
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_fast_math:
  * @self: options
  *
+ * Gets whether fast math is on.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:fast-math] property.
+ *
  * Returns: whether fast math is on
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (fast_math, fast_math, PROP_FAST_MATH)
 /**
@@ -417,13 +475,23 @@ BOOLEAN_OPTION (fast_math, fast_math, PROP_FAST_MATH)
  * @self: options
  * @ftz: the new value
  *
+ * Sets whether single-precision denormals are flushed to zero (`--ftz`).
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_flush_to_zero:
  * @self: options
  *
+ * Gets whether denormals are flushed to zero.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:flush-to-zero] property.
+ *
  * Returns: whether denormals are flushed to zero
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (flush_to_zero, ftz, PROP_FLUSH_TO_ZERO)
 /**
@@ -431,13 +499,23 @@ BOOLEAN_OPTION (flush_to_zero, ftz, PROP_FLUSH_TO_ZERO)
  * @self: options
  * @lto: the new value
  *
+ * Sets whether the program is compiled to LTO-IR and linked with nvJitLink (`-dlto`).
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_lto:
  * @self: options
  *
+ * Gets whether link-time optimisation is on.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:lto] property.
+ *
  * Returns: whether link-time optimisation is on
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (lto, lto, PROP_LTO)
 /**
@@ -445,13 +523,23 @@ BOOLEAN_OPTION (lto, lto, PROP_LTO)
  * @self: options
  * @relocatable: the new value
  *
+ * Sets whether relocatable device code is generated (`-rdc`).
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_relocatable:
  * @self: options
  *
+ * Gets whether relocatable device code is on.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:relocatable] property.
+ *
  * Returns: whether relocatable device code is on
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (relocatable, relocatable, PROP_RELOCATABLE)
 /**
@@ -459,13 +547,23 @@ BOOLEAN_OPTION (relocatable, relocatable, PROP_RELOCATABLE)
  * @self: options
  * @line_info: the new value
  *
+ * Sets whether line information for profilers is generated (`-lineinfo`).
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_line_info:
  * @self: options
  *
+ * Gets whether line information is generated.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:line-info] property.
+ *
  * Returns: whether line information is generated
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (line_info, line_info, PROP_LINE_INFO)
 /**
@@ -473,13 +571,23 @@ BOOLEAN_OPTION (line_info, line_info, PROP_LINE_INFO)
  * @self: options
  * @debug: the new value
  *
+ * Sets whether device debug information is generated (`-G`), which also turns optimisation off.
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_debug:
  * @self: options
  *
+ * Gets whether device debug information is generated.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:debug] property.
+ *
  * Returns: whether device debug information is generated
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (debug, debug, PROP_DEBUG)
 /**
@@ -487,13 +595,23 @@ BOOLEAN_OPTION (debug, debug, PROP_DEBUG)
  * @self: options
  * @pch: the new value
  *
+ * Sets whether NVRTC may use precompiled headers (`-pch`).
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 /**
  * atomr_compile_options_get_precompiled_headers:
  * @self: options
  *
+ * Gets whether precompiled headers are on.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:precompiled-headers] property.
+ *
  * Returns: whether precompiled headers are on
+ *
+ * Since: 0.1
  */
 BOOLEAN_OPTION (precompiled_headers, pch, PROP_PRECOMPILED_HEADERS)
 
@@ -502,7 +620,11 @@ BOOLEAN_OPTION (precompiled_headers, pch, PROP_PRECOMPILED_HEADERS)
  * @self: options
  * @max_registers: registers per thread at most, 0 for no limit
  *
+ * Sets the most registers a thread may use (`--maxrregcount`).
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_set_max_registers (AtomrCompileOptions *self,
@@ -521,7 +643,13 @@ atomr_compile_options_set_max_registers (AtomrCompileOptions *self,
  * atomr_compile_options_get_max_registers:
  * @self: options
  *
+ * Gets the register limit, 0 for none.
+ *
+ * This is the value of the [property@Atomr.CompileOptions:max-registers] property.
+ *
  * Returns: the register limit, 0 for none
+ *
+ * Since: 0.1
  */
 guint
 atomr_compile_options_get_max_registers (AtomrCompileOptions *self)
@@ -536,7 +664,11 @@ atomr_compile_options_get_max_registers (AtomrCompileOptions *self)
  * @path: a directory searched for `#include`; the contents of headers
  *   found there are part of the cache key
  *
+ * Adds a directory to the include search path.
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_include_path (AtomrCompileOptions *self,
@@ -552,7 +684,11 @@ atomr_compile_options_add_include_path (AtomrCompileOptions *self,
  * atomr_compile_options_get_include_paths: (skip)
  * @self: options
  *
+ * Gets the include paths.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the include paths
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_compile_options_get_include_paths (AtomrCompileOptions *self)
@@ -567,7 +703,11 @@ atomr_compile_options_get_include_paths (AtomrCompileOptions *self)
  * @name: the macro
  * @value: (nullable): its value, or %NULL to define it empty
  *
+ * Defines a preprocessor macro (`-D`), empty when @value is %NULL.
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_define (AtomrCompileOptions *self,
@@ -586,7 +726,11 @@ atomr_compile_options_add_define (AtomrCompileOptions *self,
  * @expression: a kernel name or a template instance such as
  *   "kernel<float, 256>", whose mangled name the module will know
  *
+ * Adds a name expression whose lowered (mangled) name the compiled module will know.
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_name_expression (AtomrCompileOptions *self,
@@ -602,7 +746,11 @@ atomr_compile_options_add_name_expression (AtomrCompileOptions *self,
  * atomr_compile_options_get_name_expressions: (skip)
  * @self: options
  *
+ * Gets the name expressions.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the name expressions
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_compile_options_get_name_expressions (AtomrCompileOptions *self)
@@ -616,7 +764,11 @@ atomr_compile_options_get_name_expressions (AtomrCompileOptions *self)
  * @self: options
  * @flag: an NVRTC option passed as is, after all others
  *
+ * Adds an NVRTC option that has no setter of its own.
+ *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_extra_flag (AtomrCompileOptions *self,
@@ -644,11 +796,13 @@ add_link_object (AtomrCompileOptions *self,
 /**
  * atomr_compile_options_add_link_ltoir:
  * @self: options
- * @ltoir: LTO-IR (from another compile with #AtomrCompileOptions:lto)
+ * @ltoir: LTO-IR (from another compile with [property@Atomr.CompileOptions:lto])
  *
- * Links @ltoir into the program; needs #AtomrCompileOptions:lto.
+ * Links @ltoir into the program; needs [property@Atomr.CompileOptions:lto].
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_link_ltoir (AtomrCompileOptions *self,
@@ -664,9 +818,11 @@ atomr_compile_options_add_link_ltoir (AtomrCompileOptions *self,
  * @self: options
  * @ptx: PTX text of relocatable device code
  *
- * Links @ptx into the program; needs #AtomrCompileOptions:lto.
+ * Links @ptx into the program; needs [property@Atomr.CompileOptions:lto].
  *
  * Returns: (transfer none): @self, for chaining
+ *
+ * Since: 0.1
  */
 AtomrCompileOptions *
 atomr_compile_options_add_link_ptx (AtomrCompileOptions *self,
@@ -693,6 +849,8 @@ atomr_compile_options_get_link_objects (AtomrCompileOptions *self)
  * gives no flag here.
  *
  * Returns: (transfer full) (array zero-terminated=1): the flags
+ *
+ * Since: 0.1
  */
 gchar **
 atomr_compile_options_get_flags (AtomrCompileOptions *self)
@@ -759,7 +917,7 @@ atomr_arch_is_valid (const gchar *arch)
 /**
  * atomr_compile_options_validate:
  * @self: options
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Checks what NVRTC would otherwise reject with a less helpful message:
  * the architecture (against the list NVRTC reports with
@@ -769,6 +927,8 @@ atomr_arch_is_valid (const gchar *arch)
  * architecture is checked.
  *
  * Returns: %TRUE if the options are usable
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_compile_options_validate (AtomrCompileOptions  *self,

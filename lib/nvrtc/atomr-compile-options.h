@@ -19,6 +19,8 @@ G_BEGIN_DECLS
  *
  * The target architecture "native": the compute capability of the device
  * the kernel is compiled for (the actor's device, else device 0).
+ *
+ * Since: 0.1
  */
 #define ATOMR_ARCH_NATIVE "native"
 

@@ -479,9 +479,11 @@ meta_parse (const gchar  *json,
 /**
  * AtomrKernelCacheEntry:
  *
- * One entry of a cache directory, as listed by atomr_kernel_cache_list():
+ * One entry of a cache directory, as listed by [method@Atomr.KernelCache.list]:
  * its metadata is read when listed; the source, log, PTX, CUBIN and LTO-IR
  * are read (and checksummed) on demand by the `load` functions.
+ *
+ * Since: 0.1
  */
 struct _AtomrKernelCacheEntry
 {
@@ -575,102 +577,136 @@ atomr_kernel_cache_entry_class_init (AtomrKernelCacheEntryClass *klass)
    * AtomrKernelCacheEntry:key:
    *
    * The cache key (64 hex digits of SHA-256).
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_KEY] = g_param_spec_string ("key", NULL, NULL, NULL, f);
   /**
    * AtomrKernelCacheEntry:path:
    *
    * The entry's file.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_PATH] = g_param_spec_string ("path", NULL, NULL, NULL, f);
   /**
    * AtomrKernelCacheEntry:kernel-names:
    *
    * The kernel names and name expressions compiled.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_KERNEL_NAMES] = g_param_spec_boxed ("kernel-names", NULL, NULL, G_TYPE_STRV, f);
   /**
    * AtomrKernelCacheEntry:lowered-names:
    *
    * The mangled symbol of each kernel name, in the same order.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_LOWERED_NAMES] = g_param_spec_boxed ("lowered-names", NULL, NULL, G_TYPE_STRV, f);
   /**
    * AtomrKernelCacheEntry:flags:
    *
    * The exact NVRTC flags.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_FLAGS] = g_param_spec_boxed ("flags", NULL, NULL, G_TYPE_STRV, f);
   /**
    * AtomrKernelCacheEntry:arch:
    *
    * The target architecture, %NULL for NVRTC's default.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_ARCH] = g_param_spec_string ("arch", NULL, NULL, NULL, f);
   /**
    * AtomrKernelCacheEntry:nvrtc-version:
    *
    * The NVRTC version that compiled the entry.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_NVRTC_VERSION] = g_param_spec_string ("nvrtc-version", NULL, NULL, NULL, f);
   /**
    * AtomrKernelCacheEntry:ptx-size:
    *
    * Bytes of PTX.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_PTX_SIZE] = g_param_spec_uint64 ("ptx-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:cubin-size:
    *
    * Bytes of CUBIN.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_CUBIN_SIZE] = g_param_spec_uint64 ("cubin-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:ltoir-size:
    *
    * Bytes of LTO-IR.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_LTOIR_SIZE] = g_param_spec_uint64 ("ltoir-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:source-size:
    *
    * Bytes of source kept, 0 when the source was not stored.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_SOURCE_SIZE] = g_param_spec_uint64 ("source-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:file-size:
    *
    * Bytes on disk.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_FILE_SIZE] = g_param_spec_uint64 ("file-size", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:compile-time-ms:
    *
    * How long the compile took.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_COMPILE_TIME_MS] = g_param_spec_double ("compile-time-ms", NULL, NULL, 0, G_MAXDOUBLE, 0, f);
   /**
    * AtomrKernelCacheEntry:created:
    *
    * When the entry was written.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_CREATED] = g_param_spec_boxed ("created", NULL, NULL, G_TYPE_DATE_TIME, f);
   /**
    * AtomrKernelCacheEntry:last-used:
    *
    * When the entry was last written or hit.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_LAST_USED] = g_param_spec_boxed ("last-used", NULL, NULL, G_TYPE_DATE_TIME, f);
   /**
    * AtomrKernelCacheEntry:hit-count:
    *
    * How many times the entry was read from disk.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_HIT_COUNT] = g_param_spec_uint64 ("hit-count", NULL, NULL, 0, G_MAXUINT64, 0, f);
   /**
    * AtomrKernelCacheEntry:has-source:
    *
    * Whether the source was stored.
+   *
+   * Since: 0.1
    */
   entry_properties[ENTRY_PROP_HAS_SOURCE] = g_param_spec_boolean ("has-source", NULL, NULL, FALSE, f);
   g_object_class_install_properties (object_class, ENTRY_N_PROPS, entry_properties);
@@ -751,7 +787,13 @@ entry_read (const gchar  *path,
  * atomr_kernel_cache_entry_get_key:
  * @self: an entry
  *
+ * Gets the key.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:key] property.
+ *
  * Returns: the key
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_get_key (AtomrKernelCacheEntry *self)
@@ -764,7 +806,13 @@ atomr_kernel_cache_entry_get_key (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_path:
  * @self: an entry
  *
+ * Gets the entry's file.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:path] property.
+ *
  * Returns: (type filename): the entry's file
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_get_path (AtomrKernelCacheEntry *self)
@@ -777,8 +825,14 @@ atomr_kernel_cache_entry_get_path (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_kernel_names: (skip)
  * @self: an entry
  *
+ * Gets the kernel names and name expressions.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:kernel-names] property.
+ *
  * Returns: (transfer none) (array zero-terminated=1): kernel names and
  *   name expressions
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_kernel_cache_entry_get_kernel_names (AtomrKernelCacheEntry *self)
@@ -791,8 +845,14 @@ atomr_kernel_cache_entry_get_kernel_names (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_lowered_names: (skip)
  * @self: an entry
  *
+ * Gets the mangled symbol of each kernel name, in the same order.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:lowered-names] property.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the mangled symbol of
  *   each kernel name, in the same order
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_kernel_cache_entry_get_lowered_names (AtomrKernelCacheEntry *self)
@@ -806,7 +866,11 @@ atomr_kernel_cache_entry_get_lowered_names (AtomrKernelCacheEntry *self)
  * @self: an entry
  * @kernel_name: a kernel name or name expression
  *
+ * Gets the mangled symbol of a kernel or name expression of the entry.
+ *
  * Returns: (nullable): its mangled symbol
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
@@ -824,7 +888,13 @@ atomr_kernel_cache_entry_lookup_lowered_name (AtomrKernelCacheEntry *self,
  * atomr_kernel_cache_entry_get_flags: (skip)
  * @self: an entry
  *
+ * Gets the NVRTC flags.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:flags] property.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the NVRTC flags
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_kernel_cache_entry_get_flags (AtomrKernelCacheEntry *self)
@@ -837,7 +907,13 @@ atomr_kernel_cache_entry_get_flags (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_arch:
  * @self: an entry
  *
+ * Gets the target architecture.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:arch] property.
+ *
  * Returns: (nullable): the target architecture
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_get_arch (AtomrKernelCacheEntry *self)
@@ -850,7 +926,13 @@ atomr_kernel_cache_entry_get_arch (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_nvrtc_version:
  * @self: an entry
  *
+ * Gets the NVRTC version ("13.0").
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:nvrtc-version] property.
+ *
  * Returns: the NVRTC version ("13.0")
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_entry_get_nvrtc_version (AtomrKernelCacheEntry *self)
@@ -871,42 +953,78 @@ atomr_kernel_cache_entry_get_##name (AtomrKernelCacheEntry *self)              \
  * atomr_kernel_cache_entry_get_ptx_size:
  * @self: an entry
  *
+ * Gets the size in bytes of the PTX.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:ptx-size] property.
+ *
  * Returns: bytes of PTX
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (ptx_size, self->h.ptx_size, "PTX")
 /**
  * atomr_kernel_cache_entry_get_cubin_size:
  * @self: an entry
  *
+ * Gets the size in bytes of the CUBIN.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:cubin-size] property.
+ *
  * Returns: bytes of CUBIN
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (cubin_size, self->h.cubin_size, "CUBIN")
 /**
  * atomr_kernel_cache_entry_get_ltoir_size:
  * @self: an entry
  *
+ * Gets the size in bytes of the LTO-IR.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:ltoir-size] property.
+ *
  * Returns: bytes of LTO-IR
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (ltoir_size, self->h.ltoir_size, "LTO-IR")
 /**
  * atomr_kernel_cache_entry_get_source_size:
  * @self: an entry
  *
+ * Gets the size in bytes of the stored source.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:source-size] property.
+ *
  * Returns: bytes of source stored
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (source_size, self->h.source_size, "source")
 /**
  * atomr_kernel_cache_entry_get_file_size:
  * @self: an entry
  *
+ * Gets the size in bytes on disk.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:file-size] property.
+ *
  * Returns: bytes on disk
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (file_size, self->h.file_size, "file")
 /**
  * atomr_kernel_cache_entry_get_hit_count:
  * @self: an entry
  *
+ * Gets how many times the entry was read from disk.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:hit-count] property.
+ *
  * Returns: how many times the entry was read from disk
+ *
+ * Since: 0.1
  */
 ENTRY_U64_GETTER (hit_count, self->h.hit_count, "hits")
 
@@ -914,7 +1032,13 @@ ENTRY_U64_GETTER (hit_count, self->h.hit_count, "hits")
  * atomr_kernel_cache_entry_get_compile_time_ms:
  * @self: an entry
  *
+ * Gets how long the compile took.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:compile-time-ms] property.
+ *
  * Returns: how long the compile took
+ *
+ * Since: 0.1
  */
 gdouble
 atomr_kernel_cache_entry_get_compile_time_ms (AtomrKernelCacheEntry *self)
@@ -927,7 +1051,13 @@ atomr_kernel_cache_entry_get_compile_time_ms (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_created:
  * @self: an entry
  *
+ * Gets when the entry was written.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:created] property.
+ *
  * Returns: (transfer none): when the entry was written
+ *
+ * Since: 0.1
  */
 GDateTime *
 atomr_kernel_cache_entry_get_created (AtomrKernelCacheEntry *self)
@@ -940,7 +1070,13 @@ atomr_kernel_cache_entry_get_created (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_get_last_used:
  * @self: an entry
  *
+ * Gets when the entry was last written or hit.
+ *
+ * This is the value of the [property@Atomr.KernelCacheEntry:last-used] property.
+ *
  * Returns: (transfer none): when the entry was last written or hit
+ *
+ * Since: 0.1
  */
 GDateTime *
 atomr_kernel_cache_entry_get_last_used (AtomrKernelCacheEntry *self)
@@ -953,7 +1089,11 @@ atomr_kernel_cache_entry_get_last_used (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_has_source:
  * @self: an entry
  *
+ * Tells whether the entry stored the source it was compiled from.
+ *
  * Returns: whether the source was stored
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_entry_has_source (AtomrKernelCacheEntry *self)
@@ -1034,10 +1174,14 @@ bytes_to_string (GBytes *bytes)
 /**
  * atomr_kernel_cache_entry_load_source:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Reads the source the entry was compiled from, if it was stored.
  *
  * Returns: (transfer full) (nullable): the source, or %NULL with no error
  *   when it was not stored
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_kernel_cache_entry_load_source (AtomrKernelCacheEntry  *self,
@@ -1055,9 +1199,13 @@ atomr_kernel_cache_entry_load_source (AtomrKernelCacheEntry  *self,
 /**
  * atomr_kernel_cache_entry_load_log:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Reads NVRTC's compile log of the entry from disk.
  *
  * Returns: (transfer full): NVRTC's log, possibly empty
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_kernel_cache_entry_load_log (AtomrKernelCacheEntry  *self,
@@ -1085,10 +1233,14 @@ load_optional (AtomrKernelCacheEntry  *self,
 /**
  * atomr_kernel_cache_entry_load_ptx:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Reads the entry's PTX from disk.
  *
  * Returns: (transfer full) (nullable): the PTX, %NULL with no error when
  *   the entry has none
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_kernel_cache_entry_load_ptx (AtomrKernelCacheEntry  *self,
@@ -1100,10 +1252,14 @@ atomr_kernel_cache_entry_load_ptx (AtomrKernelCacheEntry  *self,
 /**
  * atomr_kernel_cache_entry_load_cubin:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Reads the entry's CUBIN from disk.
  *
  * Returns: (transfer full) (nullable): the CUBIN, %NULL with no error when
  *   the entry has none
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_kernel_cache_entry_load_cubin (AtomrKernelCacheEntry  *self,
@@ -1115,10 +1271,14 @@ atomr_kernel_cache_entry_load_cubin (AtomrKernelCacheEntry  *self,
 /**
  * atomr_kernel_cache_entry_load_ltoir:
  * @self: an entry
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Reads the entry's LTO-IR from disk.
  *
  * Returns: (transfer full) (nullable): the LTO-IR, %NULL with no error
  *   when the entry has none
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_kernel_cache_entry_load_ltoir (AtomrKernelCacheEntry  *self,
@@ -1164,6 +1324,8 @@ typedef struct {
  * from its include paths.  Several processes may share a directory: files
  * are written to a temporary name and renamed into place, and damaged or
  * foreign files are treated as misses and removed.
+ *
+ * Since: 0.1
  */
 struct _AtomrKernelCache
 {
@@ -1325,6 +1487,8 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    * AtomrKernelCache:directory:
    *
    * The cache directory (created on the first store).
+   *
+   * Since: 0.1
    */
   properties[PROP_DIRECTORY] = g_param_spec_string ("directory", NULL, NULL, NULL,
                                                     G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
@@ -1335,6 +1499,8 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    * entries beyond it are removed.  0 for no limit.  A cache opened on the
    * default directory starts at `$ATOMR_CACHE_MAX_SIZE` (a size such as
    * `500M`; `0` for none) or 1 GiB; other caches at 0.
+   *
+   * Since: 0.1
    */
   properties[PROP_MAX_SIZE] = g_param_spec_uint64 ("max-size", NULL, NULL, 0, G_MAXUINT64, 0, rw);
   /**
@@ -1342,6 +1508,8 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    *
    * Modules kept in memory at most (least recently used dropped first);
    * 0 disables the memory level.
+   *
+   * Since: 0.1
    */
   properties[PROP_MEMORY_CAPACITY] = g_param_spec_uint ("memory-capacity", NULL, NULL, 0, G_MAXUINT,
                                                         DEFAULT_MEMORY_CAPACITY, rw);
@@ -1351,6 +1519,8 @@ atomr_kernel_cache_class_init (AtomrKernelCacheClass *klass)
    * Whether new entries keep the source, for browsing.  Off unless
    * `ATOMR_CACHE_STORE_SOURCE=1` is set (sources may be confidential and
    * are often the bulk of an entry).
+   *
+   * Since: 0.1
    */
   properties[PROP_STORE_SOURCE] = g_param_spec_boolean ("store-source", NULL, NULL, FALSE, rw);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -1449,6 +1619,8 @@ atomr_kernel_cache_init (AtomrKernelCache *self)
  * directory (`$XDG_CACHE_HOME`, ~/.cache).
  *
  * Returns: (transfer full) (type filename): the default cache directory
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_kernel_cache_get_default_directory (void)
@@ -1467,6 +1639,8 @@ atomr_kernel_cache_get_default_directory (void)
  * what the NVRTC actor uses unless given another.
  *
  * Returns: (transfer none): the default cache
+ *
+ * Since: 0.1
  */
 AtomrKernelCache *
 atomr_kernel_cache_get_default (void)
@@ -1488,11 +1662,13 @@ atomr_kernel_cache_get_default (void)
 /**
  * atomr_kernel_cache_new:
  * @directory: (nullable) (type filename): the cache directory, %NULL for
- *   atomr_kernel_cache_get_default_directory()
+ *   [func@Atomr.KernelCache.get_default_directory]
  *
  * Opens a cache; the directory need not exist yet.
  *
  * Returns: (transfer full): a new cache
+ *
+ * Since: 0.1
  */
 AtomrKernelCache *
 atomr_kernel_cache_new (const gchar *directory)
@@ -1504,7 +1680,13 @@ atomr_kernel_cache_new (const gchar *directory)
  * atomr_kernel_cache_get_directory:
  * @self: a cache
  *
+ * Gets the cache directory.
+ *
+ * This is the value of the [property@Atomr.KernelCache:directory] property.
+ *
  * Returns: (type filename): the cache directory
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_cache_get_directory (AtomrKernelCache *self)
@@ -1517,7 +1699,13 @@ atomr_kernel_cache_get_directory (AtomrKernelCache *self)
  * atomr_kernel_cache_get_max_size:
  * @self: a cache
  *
+ * Gets the size cap in bytes, 0 for none.
+ *
+ * This is the value of the [property@Atomr.KernelCache:max-size] property.
+ *
  * Returns: the size cap in bytes, 0 for none
+ *
+ * Since: 0.1
  */
 guint64
 atomr_kernel_cache_get_max_size (AtomrKernelCache *self)
@@ -1531,7 +1719,9 @@ atomr_kernel_cache_get_max_size (AtomrKernelCache *self)
  * @self: a cache
  * @max_size: bytes on disk at most, 0 for no limit
  *
- * Sets #AtomrKernelCache:max-size.
+ * Sets [property@Atomr.KernelCache:max-size].
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_cache_set_max_size (AtomrKernelCache *self,
@@ -1559,7 +1749,13 @@ memory_trim_locked (AtomrKernelCache *self,
  * atomr_kernel_cache_get_memory_capacity:
  * @self: a cache
  *
+ * Gets how many modules are kept in memory at most.
+ *
+ * This is the value of the [property@Atomr.KernelCache:memory-capacity] property.
+ *
  * Returns: modules kept in memory at most
+ *
+ * Since: 0.1
  */
 guint
 atomr_kernel_cache_get_memory_capacity (AtomrKernelCache *self)
@@ -1573,7 +1769,9 @@ atomr_kernel_cache_get_memory_capacity (AtomrKernelCache *self)
  * @self: a cache
  * @capacity: modules kept in memory at most, 0 to disable the memory level
  *
- * Sets #AtomrKernelCache:memory-capacity.
+ * Sets [property@Atomr.KernelCache:memory-capacity].
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_cache_set_memory_capacity (AtomrKernelCache *self,
@@ -1593,7 +1791,13 @@ atomr_kernel_cache_set_memory_capacity (AtomrKernelCache *self,
  * atomr_kernel_cache_get_store_source:
  * @self: a cache
  *
+ * Gets whether entries keep their source.
+ *
+ * This is the value of the [property@Atomr.KernelCache:store-source] property.
+ *
  * Returns: whether entries keep their source
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_get_store_source (AtomrKernelCache *self)
@@ -1607,7 +1811,9 @@ atomr_kernel_cache_get_store_source (AtomrKernelCache *self)
  * @self: a cache
  * @store_source: whether new entries keep their source
  *
- * Sets #AtomrKernelCache:store-source.
+ * Sets [property@Atomr.KernelCache:store-source].
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_cache_set_store_source (AtomrKernelCache *self,
@@ -1626,6 +1832,8 @@ atomr_kernel_cache_set_store_source (AtomrKernelCache *self,
  * @self: a cache
  *
  * Drops every module kept in memory (the disk is untouched).
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_cache_clear_memory (AtomrKernelCache *self)
@@ -2750,14 +2958,16 @@ scan_directory (AtomrKernelCache        *self,
 /**
  * atomr_kernel_cache_list:
  * @self: a cache
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Reads the metadata of every valid entry in the directory (damaged files
  * are skipped, not removed).  The list is a snapshot, least recently used
  * first.
  *
- * Returns: (transfer full): a #GListModel of #AtomrKernelCacheEntry, or
+ * Returns: (transfer full): a [iface@Gio.ListModel] of [class@Atomr.KernelCacheEntry], or
  *   %NULL when the directory cannot be read
+ *
+ * Since: 0.1
  */
 GListModel *
 atomr_kernel_cache_list (AtomrKernelCache  *self,
@@ -2779,10 +2989,14 @@ atomr_kernel_cache_list (AtomrKernelCache  *self,
  * atomr_kernel_cache_lookup:
  * @self: a cache
  * @key: a key, or a unique prefix of one (at least 4 hex digits)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finds the entry of a key, or of a unique prefix of one.
  *
  * Returns: (transfer full): the entry; %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT when no valid entry (or several) match
+ *
+ * Since: 0.1
  */
 AtomrKernelCacheEntry *
 atomr_kernel_cache_lookup (AtomrKernelCache  *self,
@@ -2845,11 +3059,13 @@ atomr_kernel_cache_lookup (AtomrKernelCache  *self,
  * atomr_kernel_cache_remove:
  * @self: a cache
  * @key: a key, or a unique prefix of one
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Removes one entry from the disk and from memory.
  *
  * Returns: %TRUE if the entry was removed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_remove (AtomrKernelCache  *self,
@@ -2987,13 +3203,15 @@ gc_internal (AtomrKernelCache        *self,
  * @n_removed: (out) (optional): entries removed to fit @max_size
  * @bytes_freed: (out) (optional): bytes really freed, damaged and
  *   temporary files included
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Removes damaged files (every entry's checksum is verified), temporary
  * files of dead writers, then the least recently used entries until the
- * rest fits in @max_size.  atomr_kernel_cache_collect() reports more.
+ * rest fits in @max_size.  [method@Atomr.KernelCache.collect] reports more.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_gc (AtomrKernelCache  *self,
@@ -3020,14 +3238,16 @@ atomr_kernel_cache_gc (AtomrKernelCache  *self,
  * @max_size: bytes on disk to keep at most; 0 removes every entry,
  *   %G_MAXUINT64 only removes damaged and stale files
  * @report: (out caller-allocates): what was found and removed
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * atomr_kernel_cache_gc() with a full report: damaged entries (failed
+ * [method@Atomr.KernelCache.gc] with a full report: damaged entries (failed
  * checksum, foreign format, misnamed) and stale temporary files found and
  * removed, entries removed to fit @max_size, bytes really freed, and what
  * is left.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_collect (AtomrKernelCache        *self,
@@ -3074,13 +3294,15 @@ stats_read (AtomrKernelCache *self,
  * @verify: whether to read every entry whole and check its checksum
  *   (else only headers and metadata are read)
  * @report: (out caller-allocates): the state of the directory
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Counts valid and damaged entries, stale temporary files, hits and
  * misses recorded by every process, and whether the directory is
  * writable.  Removes nothing.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_get_report (AtomrKernelCache        *self,
@@ -3109,11 +3331,13 @@ atomr_kernel_cache_get_report (AtomrKernelCache        *self,
  * @hits: (out) (optional): disk hits recorded by every process using the
  *   directory
  * @misses: (out) (optional): misses (compiles stored) recorded likewise
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * A short form of atomr_kernel_cache_get_report().
+ * A short form of [method@Atomr.KernelCache.get_report].
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_cache_get_stats (AtomrKernelCache  *self,
@@ -3142,13 +3366,15 @@ atomr_kernel_cache_get_stats (AtomrKernelCache  *self,
 /**
  * atomr_kernel_cache_check_writable:
  * @self: a cache
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Whether new entries can be stored: creates the directory if needed and
  * a probe file in it (removed at once).  A read-only cache still serves
  * hits.
  *
  * Returns: %TRUE if the directory is writable
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_check_writable (AtomrKernelCache  *self,
@@ -3188,6 +3414,8 @@ atomr_kernel_cache_check_writable (AtomrKernelCache  *self,
  * Store failures are also warned about once.
  *
  * Returns: (nullable): the message, %NULL when every store succeeded
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_kernel_cache_get_store_error (AtomrKernelCache *self)
@@ -3205,7 +3433,11 @@ atomr_kernel_cache_get_store_error (AtomrKernelCache *self)
  * atomr_kernel_cache_report_copy:
  * @report: a report
  *
+ * Copies a report.
+ *
  * Returns: (transfer full): a copy
+ *
+ * Since: 0.2
  */
 AtomrKernelCacheReport *
 atomr_kernel_cache_report_copy (const AtomrKernelCacheReport *report)
@@ -3215,9 +3447,11 @@ atomr_kernel_cache_report_copy (const AtomrKernelCacheReport *report)
 
 /**
  * atomr_kernel_cache_report_free:
- * @report: a report from atomr_kernel_cache_report_copy()
+ * @report: a report from [method@Atomr.KernelCacheReport.copy]
  *
  * Frees @report.
+ *
+ * Since: 0.2
  */
 void
 atomr_kernel_cache_report_free (AtomrKernelCacheReport *report)
@@ -3234,12 +3468,14 @@ G_DEFINE_BOXED_TYPE (AtomrKernelCacheReport, atomr_kernel_cache_report,
  *   (powers of 1024, optionally followed by `B` or `iB`), such as `20k`
  *   or `1G`
  * @size: (out): the size in bytes
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Parses a size as the CLI and `ATOMR_CACHE_MAX_SIZE` take it.
  *
  * Returns: %TRUE on success; %ATOMR_ERROR_INVALID_ARGUMENT naming @text
  *   otherwise
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_parse_size (const gchar  *text,
@@ -3460,14 +3696,16 @@ write_file_atomically (const gchar   *dir,
  * @destination: (type filename): a directory (created if needed) or a file
  *   whose name ends in `.tar` (a POSIX ustar archive)
  * @n_exported: (out) (optional): entries written
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Writes every valid entry (its checksum verified) into a relocatable
  * bundle for containers and CI: entry files hold no path of this machine,
- * and atomr_kernel_cache_import() verifies them again.  Usage and the
+ * and [method@Atomr.KernelCache.import] verifies them again.  Usage and the
  * hit/miss counters stay behind.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_export (AtomrKernelCache  *self,
@@ -3763,18 +4001,20 @@ import_directory (ImportState  *st,
  * atomr_kernel_cache_import:
  * @self: a cache
  * @source: (type filename): a directory or a `.tar` file, as written by
- *   atomr_kernel_cache_export() (or `tar -cf B.tar -C DIR .`)
+ *   [method@Atomr.KernelCache.export] (or `tar -cf B.tar -C DIR .`)
  * @n_imported: (out) (optional): entries added (or replaced)
  * @n_rejected: (out) (optional): members refused: not named as an entry,
  *   damaged (checksum), of another format version, holding another key,
  *   or not regular files
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Copies the valid entries of a bundle into the cache directory, each
  * verified and written atomically.  An unreadable source or a malformed
  * archive is an error; entries imported before it stay.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_kernel_cache_import (AtomrKernelCache  *self,
@@ -3839,6 +4079,8 @@ memory_lookup_key (AtomrKernelCache *self,
  * later.
  *
  * Returns: (nullable): the manifest, %NULL for entries written without one
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_kernel_cache_entry_get_manifest (AtomrKernelCacheEntry *self)
@@ -4016,6 +4258,8 @@ manifest_diff (const gchar *a,
  *
  * Returns: (transfer full) (array zero-terminated=1): one line per
  *   difference, from @self to @other; empty when the inputs are the same
+ *
+ * Since: 0.2
  */
 gchar **
 atomr_kernel_cache_entry_diff (AtomrKernelCacheEntry *self,
@@ -4046,7 +4290,7 @@ manifest_score (JsonObject *entry,
  * atomr_kernel_cache_explain:
  * @self: a cache
  * @source: CUDA C++ source
- * @options: (nullable): compile options, as for atomr_nvrtc_compile()
+ * @options: (nullable): compile options, as for [func@Atomr.nvrtc_compile]
  *   (the architecture cannot be %ATOMR_ARCH_NATIVE here)
  * @key: (out) (optional) (transfer full): the key of this compile
  * @nearest: (out) (optional) (transfer full) (nullable): on a miss, the
@@ -4054,19 +4298,21 @@ manifest_score (JsonObject *entry,
  * @reasons: (out) (optional) (transfer full) (array zero-terminated=1): on
  *   a miss, what differs from @nearest (or why there is none); empty on a
  *   hit
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Says whether compiling @source with @options would hit the cache, and
  * if not, why: it computes the key as a compile would (reading the
  * headers) and compares what went into it with the manifest of the
  * closest entry.  Compiles nothing, records nothing, removes nothing.
- * The program name is atomr_nvrtc_compile()'s default; see
- * atomr_kernel_cache_explain_program().
+ * The program name is [func@Atomr.nvrtc_compile]'s default; see
+ * [method@Atomr.KernelCache.explain_program].
  *
  * Returns: %ATOMR_CACHE_STATUS_MEMORY_HIT, %ATOMR_CACHE_STATUS_DISK_HIT or
  *   %ATOMR_CACHE_STATUS_MISS; %ATOMR_CACHE_STATUS_NONE when the compile
  *   would not be cached (@reasons says why, @error is not set) or on error
  *   (@error set)
+ *
+ * Since: 0.2
  */
 AtomrCacheStatus
 atomr_kernel_cache_explain (AtomrKernelCache     *self,
@@ -4086,21 +4332,23 @@ atomr_kernel_cache_explain (AtomrKernelCache     *self,
  * @source: CUDA C++ source
  * @program_name: (nullable): the program name the compile gives NVRTC (it
  *   is part of the key, and quoted includes are looked up next to it);
- *   %NULL for atomr_nvrtc_compile()'s default
- * @options: (nullable): compile options, as for atomr_nvrtc_compile()
+ *   %NULL for [func@Atomr.nvrtc_compile]'s default
+ * @options: (nullable): compile options, as for [func@Atomr.nvrtc_compile]
  * @key: (out) (optional) (transfer full): the key of this compile
  * @nearest: (out) (optional) (transfer full) (nullable): on a miss, the
  *   closest entry, or %NULL
  * @reasons: (out) (optional) (transfer full) (array zero-terminated=1): on
  *   a miss, what differs from @nearest
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * atomr_kernel_cache_explain() for a compile with a program name.  A
+ * [method@Atomr.KernelCache.explain] for a compile with a program name.  A
  * compile the cache refuses to key (see the design notes) is
  * %ATOMR_CACHE_STATUS_NONE without an error, @reasons saying why
  * ("not cacheable: ...").
  *
- * Returns: as for atomr_kernel_cache_explain()
+ * Returns: as for [method@Atomr.KernelCache.explain]
+ *
+ * Since: 0.2
  */
 AtomrCacheStatus
 atomr_kernel_cache_explain_program (AtomrKernelCache     *self,

@@ -24,6 +24,8 @@ G_BEGIN_DECLS
  * @ATOMR_CACHE_STATUS_DISK_HIT: read from the cache directory
  *
  * Where a compiled module came from.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_CACHE_STATUS_NONE,
@@ -168,8 +170,10 @@ void              atomr_kernel_cache_clear_memory         (AtomrKernelCache *sel
  * @misses: compiles stored, recorded likewise
  * @writable: whether new entries can be stored
  *
- * The state of a cache directory, from atomr_kernel_cache_get_report()
- * or atomr_kernel_cache_collect().
+ * The state of a cache directory, from [method@Atomr.KernelCache.get_report]
+ * or [method@Atomr.KernelCache.collect].
+ *
+ * Since: 0.2
  */
 typedef struct {
   guint    n_entries;

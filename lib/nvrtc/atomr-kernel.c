@@ -15,13 +15,15 @@
  * AtomrKernel:
  *
  * One launchable function of a compiled module, loaded on a device for
- * one context generation.  After atomr_device_reset() (or a supervisor
+ * one context generation.  After [method@Atomr.Device.reset] (or a supervisor
  * restart) the kernel is stale: launches fail fast with
  * %ATOMR_ERROR_STALE and it must be compiled (from the cache) again.
  *
  * The parameter table (offset and size of each parameter, from
- * cuFuncGetParamInfo()) is what every launch's #AtomrKernelArgs are
+ * cuFuncGetParamInfo()) is what every launch's [struct@Atomr.KernelArgs] are
  * checked against before anything is enqueued.
+ *
+ * Since: 0.1
  */
 struct _AtomrKernel
 {
@@ -118,54 +120,72 @@ atomr_kernel_class_init (AtomrKernelClass *klass)
    * AtomrKernel:name:
    *
    * The kernel name or name expression it was compiled with.
+   *
+   * Since: 0.1
    */
   properties[PROP_NAME] = g_param_spec_string ("name", NULL, NULL, NULL, f);
   /**
    * AtomrKernel:lowered-name:
    *
    * The mangled symbol loaded.
+   *
+   * Since: 0.1
    */
   properties[PROP_LOWERED_NAME] = g_param_spec_string ("lowered-name", NULL, NULL, NULL, f);
   /**
    * AtomrKernel:module:
    *
    * The compiled module.
+   *
+   * Since: 0.1
    */
   properties[PROP_MODULE] = g_param_spec_object ("module", NULL, NULL, ATOMR_TYPE_MODULE, f);
   /**
    * AtomrKernel:device:
    *
    * The device the kernel is loaded on.
+   *
+   * Since: 0.1
    */
   properties[PROP_DEVICE] = g_param_spec_object ("device", NULL, NULL, ATOMR_TYPE_DEVICE, f);
   /**
    * AtomrKernel:generation:
    *
    * The context generation the kernel is loaded in.
+   *
+   * Since: 0.1
    */
   properties[PROP_GENERATION] = g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 0, f);
   /**
    * AtomrKernel:n-params:
    *
    * Number of kernel parameters.
+   *
+   * Since: 0.1
    */
   properties[PROP_N_PARAMS] = g_param_spec_uint ("n-params", NULL, NULL, 0, G_MAXUINT, 0, f);
   /**
    * AtomrKernel:num-registers:
    *
    * Registers per thread.
+   *
+   * Since: 0.1
    */
   properties[PROP_NUM_REGISTERS] = g_param_spec_int ("num-registers", NULL, NULL, 0, G_MAXINT, 0, f);
   /**
    * AtomrKernel:static-shared-memory:
    *
    * Bytes of statically allocated shared memory.
+   *
+   * Since: 0.1
    */
   properties[PROP_STATIC_SHARED_MEMORY] = g_param_spec_int ("static-shared-memory", NULL, NULL, 0, G_MAXINT, 0, f);
   /**
    * AtomrKernel:max-threads-per-block:
    *
    * The largest block this kernel can be launched with.
+   *
+   * Since: 0.1
    */
   properties[PROP_MAX_THREADS_PER_BLOCK] = g_param_spec_int ("max-threads-per-block", NULL, NULL, 0, G_MAXINT, 0, f);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -369,7 +389,13 @@ atomr_kernel_check_args (AtomrKernel      *self,
  * atomr_kernel_get_name:
  * @self: a kernel
  *
+ * Gets the kernel name or name expression.
+ *
+ * This is the value of the [property@Atomr.Kernel:name] property.
+ *
  * Returns: the kernel name or name expression
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_get_name (AtomrKernel *self)
@@ -382,7 +408,13 @@ atomr_kernel_get_name (AtomrKernel *self)
  * atomr_kernel_get_lowered_name:
  * @self: a kernel
  *
+ * Gets the mangled symbol.
+ *
+ * This is the value of the [property@Atomr.Kernel:lowered-name] property.
+ *
  * Returns: the mangled symbol
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_kernel_get_lowered_name (AtomrKernel *self)
@@ -395,7 +427,13 @@ atomr_kernel_get_lowered_name (AtomrKernel *self)
  * atomr_kernel_get_module:
  * @self: a kernel
  *
+ * Gets the module the kernel comes from.
+ *
+ * This is the value of the [property@Atomr.Kernel:module] property.
+ *
  * Returns: (transfer none): the module the kernel comes from
+ *
+ * Since: 0.1
  */
 AtomrModule *
 atomr_kernel_get_module (AtomrKernel *self)
@@ -408,7 +446,13 @@ atomr_kernel_get_module (AtomrKernel *self)
  * atomr_kernel_get_device:
  * @self: a kernel
  *
+ * Gets the device.
+ *
+ * This is the value of the [property@Atomr.Kernel:device] property.
+ *
  * Returns: (transfer none): the device
+ *
+ * Since: 0.1
  */
 AtomrDevice *
 atomr_kernel_get_device (AtomrKernel *self)
@@ -421,7 +465,13 @@ atomr_kernel_get_device (AtomrKernel *self)
  * atomr_kernel_get_generation:
  * @self: a kernel
  *
+ * Gets the context generation the kernel was loaded in.
+ *
+ * This is the value of the [property@Atomr.Kernel:generation] property.
+ *
  * Returns: the context generation the kernel was loaded in
+ *
+ * Since: 0.1
  */
 guint
 atomr_kernel_get_generation (AtomrKernel *self)
@@ -434,7 +484,11 @@ atomr_kernel_get_generation (AtomrKernel *self)
  * atomr_kernel_is_stale:
  * @self: a kernel
  *
+ * Tells whether the device's context was rebuilt since loading.
+ *
  * Returns: %TRUE once the device's context was rebuilt since loading
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_is_stale (AtomrKernel *self)
@@ -449,7 +503,13 @@ atomr_kernel_is_stale (AtomrKernel *self)
  * atomr_kernel_get_n_params:
  * @self: a kernel
  *
+ * Gets the number of parameters.
+ *
+ * This is the value of the [property@Atomr.Kernel:n-params] property.
+ *
  * Returns: the number of parameters
+ *
+ * Since: 0.1
  */
 guint
 atomr_kernel_get_n_params (AtomrKernel *self)
@@ -463,7 +523,11 @@ atomr_kernel_get_n_params (AtomrKernel *self)
  * @self: a kernel
  * @index: a parameter index
  *
+ * Gets the parameter's size in bytes, 0 when @index is out of range.
+ *
  * Returns: the parameter's size in bytes, 0 when @index is out of range
+ *
+ * Since: 0.1
  */
 gsize
 atomr_kernel_get_param_size (AtomrKernel *self,
@@ -487,6 +551,8 @@ atomr_kernel_get_param_size (AtomrKernel *self,
  * and the reverse; raw bytes only by size.
  *
  * Returns: (nullable): the type, %NULL when @index is out of range
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_kernel_get_param_type (AtomrKernel *self,
@@ -503,8 +569,12 @@ atomr_kernel_get_param_type (AtomrKernel *self,
  * @self: a kernel
  * @index: a parameter index
  *
+ * Gets the parameter's offset in the parameter buffer, 0 when @index is out of range.
+ *
  * Returns: the parameter's offset in the parameter buffer, 0 when @index
  *   is out of range
+ *
+ * Since: 0.1
  */
 gsize
 atomr_kernel_get_param_offset (AtomrKernel *self,
@@ -518,7 +588,13 @@ atomr_kernel_get_param_offset (AtomrKernel *self,
  * atomr_kernel_get_num_registers:
  * @self: a kernel
  *
+ * Gets the registers per thread.
+ *
+ * This is the value of the [property@Atomr.Kernel:num-registers] property.
+ *
  * Returns: registers per thread
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_num_registers (AtomrKernel *self)
@@ -531,7 +607,13 @@ atomr_kernel_get_num_registers (AtomrKernel *self)
  * atomr_kernel_get_static_shared_memory:
  * @self: a kernel
  *
+ * Gets the bytes of static shared memory.
+ *
+ * This is the value of the [property@Atomr.Kernel:static-shared-memory] property.
+ *
  * Returns: bytes of static shared memory
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_static_shared_memory (AtomrKernel *self)
@@ -544,7 +626,11 @@ atomr_kernel_get_static_shared_memory (AtomrKernel *self)
  * atomr_kernel_get_max_dynamic_shared_memory:
  * @self: a kernel
  *
+ * Gets the bytes of dynamic shared memory a launch may ask for.
+ *
  * Returns: bytes of dynamic shared memory a launch may ask for
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_max_dynamic_shared_memory (AtomrKernel *self)
@@ -557,7 +643,13 @@ atomr_kernel_get_max_dynamic_shared_memory (AtomrKernel *self)
  * atomr_kernel_get_max_threads_per_block:
  * @self: a kernel
  *
+ * Gets the largest block size.
+ *
+ * This is the value of the [property@Atomr.Kernel:max-threads-per-block] property.
+ *
  * Returns: the largest block size
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_max_threads_per_block (AtomrKernel *self)
@@ -570,7 +662,11 @@ atomr_kernel_get_max_threads_per_block (AtomrKernel *self)
  * atomr_kernel_get_local_memory:
  * @self: a kernel
  *
+ * Gets the bytes of local memory per thread.
+ *
  * Returns: bytes of local memory per thread
+ *
+ * Since: 0.1
  */
 gint
 atomr_kernel_get_local_memory (AtomrKernel *self)
@@ -584,9 +680,13 @@ atomr_kernel_get_local_memory (AtomrKernel *self)
  * @self: a kernel
  * @bytes: dynamic shared memory launches may ask for (above 48 KiB needs
  *   this opt-in)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Lets launches of the kernel ask for up to @bytes of dynamic shared memory.
  *
  * Returns: %TRUE if the driver accepted it
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_kernel_set_max_dynamic_shared_memory (AtomrKernel  *self,
@@ -629,6 +729,8 @@ atomr_kernel_set_max_dynamic_shared_memory (AtomrKernel  *self,
  *
  * Grid, block, dynamic shared memory and (sm_90 and later) cluster
  * dimensions of one launch.
+ *
+ * Since: 0.1
  */
 G_DEFINE_BOXED_TYPE (AtomrLaunchConfig, atomr_launch_config, atomr_launch_config_copy, atomr_launch_config_free)
 
@@ -641,8 +743,12 @@ G_DEFINE_BOXED_TYPE (AtomrLaunchConfig, atomr_launch_config, atomr_launch_config
  * @block_y: threads per block in y
  * @block_z: threads per block in z
  *
+ * Creates a launch configuration from its grid and block dimensions.
+ *
  * Returns: (transfer full): a launch configuration without dynamic shared
  *   memory or clusters
+ *
+ * Since: 0.1
  */
 AtomrLaunchConfig *
 atomr_launch_config_new (guint grid_x,
@@ -668,8 +774,12 @@ atomr_launch_config_new (guint grid_x,
  * @n_threads: threads wanted in total
  * @block_size: threads per block
  *
+ * Creates a one-dimensional launch configuration that covers @n_threads threads.
+ *
  * Returns: (transfer full): a 1-D configuration with enough blocks of
  *   @block_size threads to cover @n_threads
+ *
+ * Since: 0.1
  */
 AtomrLaunchConfig *
 atomr_launch_config_new_1d (guint64 n_threads,
@@ -683,7 +793,11 @@ atomr_launch_config_new_1d (guint64 n_threads,
  * atomr_launch_config_copy:
  * @config: a configuration
  *
+ * Copies a launch configuration.
+ *
  * Returns: (transfer full): a copy
+ *
+ * Since: 0.1
  */
 AtomrLaunchConfig *
 atomr_launch_config_copy (const AtomrLaunchConfig *config)
@@ -696,6 +810,8 @@ atomr_launch_config_copy (const AtomrLaunchConfig *config)
  * @config: a configuration
  *
  * Frees @config.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_free (AtomrLaunchConfig *config)
@@ -709,6 +825,8 @@ atomr_launch_config_free (AtomrLaunchConfig *config)
  * @bytes: dynamic shared memory per block
  *
  * Sets the dynamic shared memory (`extern __shared__`).
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_set_shared_memory (AtomrLaunchConfig *config,
@@ -721,7 +839,11 @@ atomr_launch_config_set_shared_memory (AtomrLaunchConfig *config,
  * atomr_launch_config_get_shared_memory:
  * @config: a configuration
  *
+ * Gets the dynamic shared memory per block.
+ *
  * Returns: dynamic shared memory per block
+ *
+ * Since: 0.1
  */
 guint
 atomr_launch_config_get_shared_memory (const AtomrLaunchConfig *config)
@@ -738,6 +860,8 @@ atomr_launch_config_get_shared_memory (const AtomrLaunchConfig *config)
  *
  * Launches thread-block clusters (sm_90 and later); the grid must be a
  * multiple of the cluster.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_set_cluster (AtomrLaunchConfig *config,
@@ -758,6 +882,8 @@ atomr_launch_config_set_cluster (AtomrLaunchConfig *config,
  * @z: (out) (optional): blocks per cluster in z
  *
  * Gets the cluster dimensions.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_get_cluster (const AtomrLaunchConfig *config,
@@ -778,6 +904,8 @@ atomr_launch_config_get_cluster (const AtomrLaunchConfig *config,
  * @z: (out) (optional): blocks in z
  *
  * Gets the grid dimensions.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_get_grid (const AtomrLaunchConfig *config,
@@ -798,6 +926,8 @@ atomr_launch_config_get_grid (const AtomrLaunchConfig *config,
  * @z: (out) (optional): threads in z
  *
  * Gets the block dimensions.
+ *
+ * Since: 0.1
  */
 void
 atomr_launch_config_get_block (const AtomrLaunchConfig *config,
@@ -826,13 +956,19 @@ atomr_launch_config_get_block (const AtomrLaunchConfig *config,
  *
  * Buffers are kept alive and ordered against other streams by the launch.
  * Each argument's size is checked against the kernel's parameter table.
+ *
+ * Since: 0.1
  */
 G_DEFINE_BOXED_TYPE (AtomrKernelArgs, atomr_kernel_args, atomr_kernel_args_ref, atomr_kernel_args_unref)
 
 /**
  * atomr_kernel_args_new:
  *
+ * Creates an empty kernel argument list.
+ *
  * Returns: (transfer full): an empty argument list
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_new (void)
@@ -849,7 +985,11 @@ atomr_kernel_args_new (void)
  * atomr_kernel_args_ref:
  * @args: arguments
  *
+ * Takes a reference to an argument list.
+ *
  * Returns: (transfer full): @args
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_ref (AtomrKernelArgs *args)
@@ -864,6 +1004,8 @@ atomr_kernel_args_ref (AtomrKernelArgs *args)
  * @args: arguments
  *
  * Drops a reference.
+ *
+ * Since: 0.1
  */
 void
 atomr_kernel_args_unref (AtomrKernelArgs *args)
@@ -882,7 +1024,11 @@ atomr_kernel_args_unref (AtomrKernelArgs *args)
  * atomr_kernel_args_get_n_args:
  * @args: arguments
  *
+ * Gets the number of arguments.
+ *
  * Returns: the number of arguments
+ *
+ * Since: 0.1
  */
 guint
 atomr_kernel_args_get_n_args (AtomrKernelArgs *args)
@@ -896,7 +1042,11 @@ atomr_kernel_args_get_n_args (AtomrKernelArgs *args)
  * @args: arguments
  * @index: an argument index
  *
+ * Gets the size of argument @index in bytes, 0 when out of range.
+ *
  * Returns: the size of argument @index in bytes, 0 when out of range
+ *
+ * Since: 0.1
  */
 gsize
 atomr_kernel_args_get_arg_size (AtomrKernelArgs *args,
@@ -946,7 +1096,11 @@ add_buffer (AtomrKernelArgs *args,
  * @args: arguments
  * @buffer: a device buffer, passed as a pointer the kernel may write through
  *
+ * Appends a device pointer to @buffer; the launch writes @buffer.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_buffer (AtomrKernelArgs *args,
@@ -963,7 +1117,11 @@ atomr_kernel_args_add_buffer (AtomrKernelArgs *args,
  * @buffer: a device buffer the kernel only reads (so other readers may
  *   overlap with the launch)
  *
+ * Appends a device pointer to @buffer; the launch only reads @buffer.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_buffer_read_only (AtomrKernelArgs *args,
@@ -1002,9 +1160,11 @@ dtype_arg_kind (AtomrDtype dtype)
  * @real: the value (real part)
  * @imag: the imaginary part, for complex types
  *
- * Adds a scalar converted to @dtype (see atomr_dtype_pack()).
+ * Adds a scalar converted to @dtype (see [func@Atomr.Dtype.pack]).
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_scalar (AtomrKernelArgs *args,
@@ -1038,7 +1198,11 @@ atomr_kernel_args_add_##suffix (AtomrKernelArgs *args,                         \
  * @args: arguments
  * @value: a `float`
  *
+ * Appends a `float` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (f32, gfloat, gfloat, ATOMR_ARG_FLOAT)
 /**
@@ -1046,7 +1210,11 @@ SCALAR_ADDER (f32, gfloat, gfloat, ATOMR_ARG_FLOAT)
  * @args: arguments
  * @value: a `double`
  *
+ * Appends a `double` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (f64, gdouble, gdouble, ATOMR_ARG_FLOAT)
 /**
@@ -1054,7 +1222,11 @@ SCALAR_ADDER (f64, gdouble, gdouble, ATOMR_ARG_FLOAT)
  * @args: arguments
  * @value: a `signed char`
  *
+ * Appends a `signed char` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (i8, gint8, gint8, ATOMR_ARG_INT)
 /**
@@ -1062,7 +1234,11 @@ SCALAR_ADDER (i8, gint8, gint8, ATOMR_ARG_INT)
  * @args: arguments
  * @value: an `unsigned char`
  *
+ * Appends an `unsigned char` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (u8, guint8, guint8, ATOMR_ARG_INT)
 /**
@@ -1070,7 +1246,11 @@ SCALAR_ADDER (u8, guint8, guint8, ATOMR_ARG_INT)
  * @args: arguments
  * @value: an `int`
  *
+ * Appends an `int` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (i32, gint32, gint32, ATOMR_ARG_INT)
 /**
@@ -1078,7 +1258,11 @@ SCALAR_ADDER (i32, gint32, gint32, ATOMR_ARG_INT)
  * @args: arguments
  * @value: an `unsigned int`
  *
+ * Appends an `unsigned int` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (u32, guint32, guint32, ATOMR_ARG_INT)
 /**
@@ -1086,7 +1270,11 @@ SCALAR_ADDER (u32, guint32, guint32, ATOMR_ARG_INT)
  * @args: arguments
  * @value: a `long long`
  *
+ * Appends a `long long` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (i64, gint64, gint64, ATOMR_ARG_INT)
 /**
@@ -1094,7 +1282,11 @@ SCALAR_ADDER (i64, gint64, gint64, ATOMR_ARG_INT)
  * @args: arguments
  * @value: an `unsigned long long`
  *
+ * Appends an `unsigned long long` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (u64, guint64, guint64, ATOMR_ARG_INT)
 /**
@@ -1102,7 +1294,11 @@ SCALAR_ADDER (u64, guint64, guint64, ATOMR_ARG_INT)
  * @args: arguments
  * @value: a `size_t` (8 bytes on every CUDA platform)
  *
+ * Appends a `size_t` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 SCALAR_ADDER (size, guint64, guint64, ATOMR_ARG_INT)
 
@@ -1111,7 +1307,11 @@ SCALAR_ADDER (size, guint64, guint64, ATOMR_ARG_INT)
  * @args: arguments
  * @value: the value, rounded to a `__half`
  *
+ * Appends a `__half` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_f16 (AtomrKernelArgs *args,
@@ -1125,7 +1325,11 @@ atomr_kernel_args_add_f16 (AtomrKernelArgs *args,
  * @args: arguments
  * @value: the value, rounded to a `__nv_bfloat16`
  *
+ * Appends a `__nv_bfloat16` argument.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_bf16 (AtomrKernelArgs *args,
@@ -1143,6 +1347,8 @@ atomr_kernel_args_add_bf16 (AtomrKernelArgs *args,
  * Adds a `cuFloatComplex` (`float2`).
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_c64 (AtomrKernelArgs *args,
@@ -1163,6 +1369,8 @@ atomr_kernel_args_add_c64 (AtomrKernelArgs *args,
  * Adds a `cuDoubleComplex` (`double2`).
  *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_c128 (AtomrKernelArgs *args,
@@ -1179,7 +1387,11 @@ atomr_kernel_args_add_c128 (AtomrKernelArgs *args,
  * @args: arguments
  * @value: the bytes of a parameter passed by value (a struct)
  *
+ * Appends an argument passed by value from its bytes.
+ *
  * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.1
  */
 AtomrKernelArgs *
 atomr_kernel_args_add_bytes (AtomrKernelArgs *args,

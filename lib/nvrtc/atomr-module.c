@@ -13,6 +13,8 @@
  * compiler's log, and for every kernel name or name expression the
  * lowered (mangled) symbol that nvrtcGetLoweredName() reported.  Modules
  * are immutable; they need no GPU.
+ *
+ * Since: 0.1
  */
 struct _AtomrModule
 {
@@ -127,24 +129,32 @@ atomr_module_class_init (AtomrModuleClass *klass)
    * AtomrModule:log:
    *
    * NVRTC's log (warnings), possibly empty.
+   *
+   * Since: 0.1
    */
   properties[PROP_LOG] = g_param_spec_string ("log", NULL, NULL, NULL, flags);
   /**
    * AtomrModule:arch:
    *
    * The architecture compiled for, %NULL for NVRTC's default.
+   *
+   * Since: 0.1
    */
   properties[PROP_ARCH] = g_param_spec_string ("arch", NULL, NULL, NULL, flags);
   /**
    * AtomrModule:key:
    *
    * The cache key, %NULL when compiled without a cache.
+   *
+   * Since: 0.1
    */
   properties[PROP_KEY] = g_param_spec_string ("key", NULL, NULL, NULL, flags);
   /**
    * AtomrModule:cache-status:
    *
    * Whether the module was compiled now or found in a cache.
+   *
+   * Since: 0.1
    */
   properties[PROP_CACHE_STATUS] = g_param_spec_enum ("cache-status", NULL, NULL,
                                                      ATOMR_TYPE_CACHE_STATUS,
@@ -153,6 +163,8 @@ atomr_module_class_init (AtomrModuleClass *klass)
    * AtomrModule:compile-time-ms:
    *
    * How long NVRTC (and nvJitLink) took when the module was compiled.
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPILE_TIME_MS] = g_param_spec_double ("compile-time-ms", NULL, NULL,
                                                           0, G_MAXDOUBLE, 0, flags);
@@ -172,8 +184,12 @@ atomr_module_init (AtomrModule *self)
  * atomr_module_get_ptx:
  * @self: a module
  *
+ * Gets the PTX text (NUL-terminated), or %NULL when NVRTC produced none (LTO, or a CUBIN-only compile).
+ *
  * Returns: (transfer none) (nullable): the PTX text (NUL-terminated), or
  *   %NULL when NVRTC produced none (LTO, or a CUBIN-only compile)
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_module_get_ptx (AtomrModule *self)
@@ -186,8 +202,12 @@ atomr_module_get_ptx (AtomrModule *self)
  * atomr_module_get_cubin:
  * @self: a module
  *
+ * Gets the CUBIN, when compiled for an sm_NN architecture (or linked with LTO).
+ *
  * Returns: (transfer none) (nullable): the CUBIN, when compiled for an
  *   sm_NN architecture (or linked with LTO)
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_module_get_cubin (AtomrModule *self)
@@ -200,7 +220,11 @@ atomr_module_get_cubin (AtomrModule *self)
  * atomr_module_get_ltoir:
  * @self: a module
  *
+ * Gets the LTO-IR of an LTO compile.
+ *
  * Returns: (transfer none) (nullable): the LTO-IR of an LTO compile
+ *
+ * Since: 0.1
  */
 GBytes *
 atomr_module_get_ltoir (AtomrModule *self)
@@ -213,7 +237,13 @@ atomr_module_get_ltoir (AtomrModule *self)
  * atomr_module_get_log:
  * @self: a module
  *
+ * Gets NVRTC's log, possibly empty.
+ *
+ * This is the value of the [property@Atomr.Module:log] property.
+ *
  * Returns: NVRTC's log, possibly empty
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_log (AtomrModule *self)
@@ -226,8 +256,12 @@ atomr_module_get_log (AtomrModule *self)
  * atomr_module_get_kernel_names: (skip)
  * @self: a module
  *
+ * Gets the kernel names and name expressions the module was compiled with.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the kernel names and
  *   name expressions the module was compiled with
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_module_get_kernel_names (AtomrModule *self)
@@ -241,8 +275,12 @@ atomr_module_get_kernel_names (AtomrModule *self)
  * @self: a module
  * @kernel_name: a name expression given at compile time
  *
+ * Gets the mangled symbol of @kernel_name, as reported by nvrtcGetLoweredName(), or %NULL if it was not a name expression.
+ *
  * Returns: (nullable): the mangled symbol of @kernel_name, as reported by
  *   nvrtcGetLoweredName(), or %NULL if it was not a name expression
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_lowered_name (AtomrModule *self,
@@ -260,7 +298,11 @@ atomr_module_get_lowered_name (AtomrModule *self,
  * atomr_module_get_flags: (skip)
  * @self: a module
  *
+ * Gets the exact NVRTC flags.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the exact NVRTC flags
+ *
+ * Since: 0.1
  */
 const gchar * const *
 atomr_module_get_flags (AtomrModule *self)
@@ -273,7 +315,13 @@ atomr_module_get_flags (AtomrModule *self)
  * atomr_module_get_arch:
  * @self: a module
  *
+ * Gets the target architecture.
+ *
+ * This is the value of the [property@Atomr.Module:arch] property.
+ *
  * Returns: (nullable): the target architecture
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_arch (AtomrModule *self)
@@ -286,7 +334,11 @@ atomr_module_get_arch (AtomrModule *self)
  * atomr_module_get_nvrtc_version:
  * @self: a module
  *
+ * Gets the NVRTC version that compiled the module ("13.0").
+ *
  * Returns: the NVRTC version that compiled the module ("13.0")
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_nvrtc_version (AtomrModule *self)
@@ -299,7 +351,13 @@ atomr_module_get_nvrtc_version (AtomrModule *self)
  * atomr_module_get_key:
  * @self: a module
  *
+ * Gets the cache key, %NULL when compiled without a cache.
+ *
+ * This is the value of the [property@Atomr.Module:key] property.
+ *
  * Returns: (nullable): the cache key, %NULL when compiled without a cache
+ *
+ * Since: 0.1
  */
 const gchar *
 atomr_module_get_key (AtomrModule *self)
@@ -312,7 +370,13 @@ atomr_module_get_key (AtomrModule *self)
  * atomr_module_get_cache_status:
  * @self: a module
  *
+ * Gets where the module came from.
+ *
+ * This is the value of the [property@Atomr.Module:cache-status] property.
+ *
  * Returns: where the module came from
+ *
+ * Since: 0.1
  */
 AtomrCacheStatus
 atomr_module_get_cache_status (AtomrModule *self)
@@ -325,7 +389,13 @@ atomr_module_get_cache_status (AtomrModule *self)
  * atomr_module_get_compile_time_ms:
  * @self: a module
  *
+ * Gets the compile time when the module was built (also for cache hits).
+ *
+ * This is the value of the [property@Atomr.Module:compile-time-ms] property.
+ *
  * Returns: the compile time when the module was built (also for cache hits)
+ *
+ * Since: 0.1
  */
 gdouble
 atomr_module_get_compile_time_ms (AtomrModule *self)

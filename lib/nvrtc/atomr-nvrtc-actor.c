@@ -20,7 +20,7 @@
  *
  * Compiles run on GIO's worker pool, never on the actor's context, so the
  * mailbox keeps serving launches and several compiles proceed in parallel.
- * Every compile goes through the actor's #AtomrKernelCache (the default
+ * Every compile goes through the actor's [class@Atomr.KernelCache] (the default
  * cache unless set otherwise): a hit neither loads nor calls NVRTC.
  *
  * Launches go through the envelope like every other operation: the
@@ -28,6 +28,8 @@
  * anything is enqueued, buffers are kept alive and ordered against the
  * other streams that use them, and the reply comes once the kernel has
  * run.
+ *
+ * Since: 0.1
  */
 struct _AtomrNvrtcActor
 {
@@ -98,6 +100,8 @@ atomr_nvrtc_actor_class_init (AtomrNvrtcActorClass *klass)
    * AtomrNvrtcActor:cache:
    *
    * The kernel cache compiles go through; %NULL to always compile.
+   *
+   * Since: 0.1
    */
   properties[PROP_CACHE] = g_param_spec_object ("cache", NULL, NULL, ATOMR_TYPE_KERNEL_CACHE,
                                                 G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
@@ -114,12 +118,14 @@ atomr_nvrtc_actor_init (AtomrNvrtcActor *self)
 /**
  * atomr_nvrtc_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates an NVRTC actor with its own stream, bound to the calling
  * thread's thread-default main context, using the default kernel cache.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrNvrtcActor *
 atomr_nvrtc_actor_new (AtomrDevice  *device,
@@ -133,7 +139,13 @@ atomr_nvrtc_actor_new (AtomrDevice  *device,
  * atomr_nvrtc_actor_get_cache:
  * @self: an NVRTC actor
  *
+ * Gets the kernel cache, %NULL when off.
+ *
+ * This is the value of the [property@Atomr.NvrtcActor:cache] property.
+ *
  * Returns: (transfer none) (nullable): the kernel cache, %NULL when off
+ *
+ * Since: 0.1
  */
 AtomrKernelCache *
 atomr_nvrtc_actor_get_cache (AtomrNvrtcActor *self)
@@ -147,7 +159,9 @@ atomr_nvrtc_actor_get_cache (AtomrNvrtcActor *self)
  * @self: an NVRTC actor
  * @cache: (nullable): a kernel cache, %NULL to always compile
  *
- * Sets #AtomrNvrtcActor:cache for later compiles.
+ * Sets [property@Atomr.NvrtcActor:cache] for later compiles.
+ *
+ * Since: 0.1
  */
 void
 atomr_nvrtc_actor_set_cache (AtomrNvrtcActor  *self,
@@ -388,7 +402,7 @@ start_compile (AtomrNvrtcActor     *self,
  * @kernel_name: the kernel: a plain name or a name expression such as
  *   "scale<float, 256>" (added to the options' name expressions)
  * @options: (nullable): compile options
- * @cancellable: (nullable): a #GCancellable, checked before the compile
+ * @cancellable: (nullable): a [class@Gio.Cancellable], checked before the compile
  *   and before loading
  * @callback: (scope async): called with the kernel
  * @user_data: data for @callback
@@ -396,6 +410,8 @@ start_compile (AtomrNvrtcActor     *self,
  * Compiles @source (through the cache) on a worker thread and loads
  * @kernel_name on the actor's device.  A compile error is
  * %ATOMR_ERROR_COMPILE with NVRTC's log.
+ *
+ * Since: 0.1
  */
 void
 atomr_nvrtc_actor_compile_async (AtomrNvrtcActor     *self,
@@ -415,10 +431,14 @@ atomr_nvrtc_actor_compile_async (AtomrNvrtcActor     *self,
 /**
  * atomr_nvrtc_actor_compile_finish:
  * @self: an NVRTC actor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.NvrtcActor.compile_async].
  *
  * Returns: (transfer full): the loaded kernel, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrKernel *
 atomr_nvrtc_actor_compile_finish (AtomrNvrtcActor  *self,
@@ -435,14 +455,16 @@ atomr_nvrtc_actor_compile_finish (AtomrNvrtcActor  *self,
  * @self: an NVRTC actor
  * @source: CUDA C++ source
  * @options: (nullable): compile options naming every kernel wanted with
- *   atomr_compile_options_add_name_expression()
- * @cancellable: (nullable): a #GCancellable
+ *   [method@Atomr.CompileOptions.add_name_expression]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the module
  * @user_data: data for @callback
  *
  * Compiles @source (through the cache) on a worker thread without loading
- * it; get kernels with atomr_nvrtc_actor_get_kernel().  Works on the host
+ * it; get kernels with [method@Atomr.NvrtcActor.get_kernel].  Works on the host
  * test device too.
+ *
+ * Since: 0.1
  */
 void
 atomr_nvrtc_actor_compile_module_async (AtomrNvrtcActor     *self,
@@ -460,10 +482,14 @@ atomr_nvrtc_actor_compile_module_async (AtomrNvrtcActor     *self,
 /**
  * atomr_nvrtc_actor_compile_module_finish:
  * @self: an NVRTC actor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.NvrtcActor.compile_module_async].
  *
  * Returns: (transfer full): the module, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrModule *
 atomr_nvrtc_actor_compile_module_finish (AtomrNvrtcActor  *self,
@@ -481,12 +507,14 @@ atomr_nvrtc_actor_compile_module_finish (AtomrNvrtcActor  *self,
  * @module: a compiled module
  * @kernel_name: one of its kernel names or name expressions (or an
  *   `extern "C"` symbol)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads one kernel of @module on the actor's device (blocking, about as
  * long as cuModuleLoadData()).
  *
  * Returns: (transfer full): the kernel, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrKernel *
 atomr_nvrtc_actor_get_kernel (AtomrNvrtcActor  *self,
@@ -634,13 +662,15 @@ check_config (AtomrKernel              *kernel,
  * @kernel: a kernel loaded on the actor's device
  * @config: grid, block, dynamic shared memory, clusters
  * @args: the arguments, checked against the kernel's parameter table
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called once the kernel has run
  * @user_data: data for @callback
  *
  * Launches @kernel on the actor's stream.  Wrong argument counts or sizes,
  * an impossible configuration and stale kernels are answered with an
  * error without enqueuing anything.
+ *
+ * Since: 0.1
  */
 void
 atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
@@ -738,10 +768,14 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
 /**
  * atomr_nvrtc_actor_launch_finish:
  * @self: an NVRTC actor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.NvrtcActor.launch_async].
  *
  * Returns: %TRUE once the kernel has run
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_nvrtc_actor_launch_finish (AtomrNvrtcActor  *self,

@@ -17,12 +17,14 @@
 
 /**
  * atomr_nvrtc_get_version:
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Loads NVRTC (if it is not loaded yet) and asks its version.
  *
  * Returns: (transfer full): "MAJOR.MINOR", or %NULL when NVRTC cannot be
  *   loaded
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_nvrtc_get_version (GError **error)
@@ -256,7 +258,7 @@ get_output (const AtomrNvrtcLib *lib,
  *   given to NVRTC
  * @len: its length in bytes, or -1 if it is nul-terminated
  * @what: (nullable): what it is, for the message ("program.cu")
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * NVRTC reads its input as text and silently stops at a byte it cannot
  * read (a 0xFF byte made the kernels after it disappear while the compile
@@ -265,6 +267,8 @@ get_output (const AtomrNvrtcLib *lib,
  * column.
  *
  * Returns: %TRUE if @text is text
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_nvrtc_check_text (const gchar  *text,
@@ -576,9 +580,9 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
  * @program_name: (nullable): the name NVRTC uses in its log ("program.cu"
  *   when %NULL)
  * @options: (nullable): the options; name the kernels wanted (and get
- *   their mangled names) with atomr_compile_options_add_name_expression()
+ *   their mangled names) with [method@Atomr.CompileOptions.add_name_expression]
  * @cache: (nullable): a cache to look in first and to fill
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Compiles @source in the calling thread (blocking).  Needs no GPU unless
  * the architecture is %ATOMR_ARCH_NATIVE.  On a cache hit NVRTC is neither
@@ -586,6 +590,8 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
  * log (file name and line numbers) in the message.
  *
  * Returns: (transfer full): the module, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrModule *
 atomr_nvrtc_compile (const gchar          *source,

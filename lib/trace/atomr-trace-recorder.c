@@ -17,15 +17,15 @@
 /**
  * AtomrTraceRecorder:
  *
- * Listens to the #AtomrActor::after-complete signal of any set of actors
- * and keeps the last #AtomrTraceRecorder:capacity operations in a ring.
+ * Listens to the [signal@Atomr.Actor::after-complete] signal of any set of actors
+ * and keeps the last [property@Atomr.TraceRecorder:capacity] operations in a ring.
  * The record exports to the Chrome trace event format (version 2 of the
  * atomr trace contract, see docs/DESIGN-NOTES.md): GPU execution as
  * complete events on one lane per CUDA stream, each operation's host-side
  * life (submitted, enqueued, completed, replied) as async events on one
  * lane per actor, and the GPU waits between operations as flow events.
  * Perfetto and chrome://tracing open it, and atomr-inspector reads it back
- * with atomr_trace_recorder_load().
+ * with [method@Atomr.TraceRecorder.load].
  *
  * Threads: actors emit on their own contexts and the recorder may be used,
  * and dropped, from any thread.  The ring lives in a small refcounted core
@@ -33,6 +33,8 @@
  * running on an actor's thread when the recorder is disposed (or the actor
  * removed) on another thread finds the core alive and closed, never a
  * freed recorder.  The ring grows as records arrive, up to the capacity.
+ *
+ * Since: 0.1
  */
 
 typedef struct
@@ -227,6 +229,8 @@ atomr_trace_recorder_class_init (AtomrTraceRecorderClass *klass)
    *
    * How many operations the ring keeps; older ones are dropped.  Memory
    * grows with the records actually kept, not with the capacity.
+   *
+   * Since: 0.1
    */
   properties[PROP_CAPACITY] =
     g_param_spec_uint ("capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_CAPACITY,
@@ -246,7 +250,11 @@ atomr_trace_recorder_init (AtomrTraceRecorder *self)
  * atomr_trace_recorder_new:
  * @capacity: how many operations to keep, at least 1
  *
+ * Creates a recorder that keeps the last @capacity operations of the actors added to it.
+ *
  * Returns: (transfer full): a new recorder
+ *
+ * Since: 0.1
  */
 AtomrTraceRecorder *
 atomr_trace_recorder_new (guint capacity)
@@ -256,9 +264,15 @@ atomr_trace_recorder_new (guint capacity)
 
 /**
  * atomr_trace_recorder_get_capacity:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
+ *
+ * Gets the ring's size: how many records it keeps.
+ *
+ * This is the value of the [property@Atomr.TraceRecorder:capacity] property.
  *
  * Returns: the ring's size
+ *
+ * Since: 0.1
  */
 guint
 atomr_trace_recorder_get_capacity (AtomrTraceRecorder *self)
@@ -269,10 +283,12 @@ atomr_trace_recorder_get_capacity (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_add_record:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @info: an operation record
  *
  * Adds a record, dropping the oldest one when the ring is full.
+ *
+ * Since: 0.1
  */
 void
 atomr_trace_recorder_add_record (AtomrTraceRecorder *self,
@@ -294,11 +310,13 @@ on_after_complete (AtomrActor      *actor,
 
 /**
  * atomr_trace_recorder_add_actor:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @actor: an actor to record
  *
  * Records every operation @actor completes from now on.  The recorder
  * holds no reference on the actor.  Any thread.
+ *
+ * Since: 0.1
  */
 void
 atomr_trace_recorder_add_actor (AtomrTraceRecorder *self,
@@ -332,11 +350,13 @@ atomr_trace_recorder_add_actor (AtomrTraceRecorder *self,
 
 /**
  * atomr_trace_recorder_remove_actor:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @actor: an actor being recorded
  *
  * Stops recording @actor.  Any thread; a handler already running on the
  * actor's thread may still add its record.
+ *
+ * Since: 0.1
  */
 void
 atomr_trace_recorder_remove_actor (AtomrTraceRecorder *self,
@@ -355,10 +375,14 @@ atomr_trace_recorder_remove_actor (AtomrTraceRecorder *self,
 
 /**
  * atomr_trace_recorder_get_records:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
+ *
+ * Gets the kept records, oldest first.
  *
  * Returns: (transfer container) (element-type AtomrLaunchInfo): the kept
  *   records, oldest first
+ *
+ * Since: 0.1
  */
 GPtrArray *
 atomr_trace_recorder_get_records (AtomrTraceRecorder *self)
@@ -380,9 +404,13 @@ atomr_trace_recorder_get_records (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_get_n_records:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
+ *
+ * Gets how many records are kept.
  *
  * Returns: how many records are kept
+ *
+ * Since: 0.1
  */
 guint
 atomr_trace_recorder_get_n_records (AtomrTraceRecorder *self)
@@ -398,9 +426,13 @@ atomr_trace_recorder_get_n_records (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_get_n_dropped:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
+ *
+ * Gets how many records fell out of the full ring.
  *
  * Returns: how many records fell out of the full ring
+ *
+ * Since: 0.1
  */
 guint64
 atomr_trace_recorder_get_n_dropped (AtomrTraceRecorder *self)
@@ -416,9 +448,11 @@ atomr_trace_recorder_get_n_dropped (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_clear:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  *
  * Forgets every record and gives their memory back.
+ *
+ * Since: 0.1
  */
 void
 atomr_trace_recorder_clear (AtomrTraceRecorder *self)
@@ -599,7 +633,7 @@ add_op_args (JsonBuilder     *b,
 
 /**
  * atomr_trace_recorder_to_json:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  *
  * Serializes the records in the Chrome trace event format, version 2 of
  * the atomr contract (docs/DESIGN-NOTES.md): `traceEvents` holds
@@ -621,6 +655,8 @@ add_op_args (JsonBuilder     *b,
  * the one before.
  *
  * Returns: (transfer full): the JSON text
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_trace_recorder_to_json (AtomrTraceRecorder *self)
@@ -850,13 +886,15 @@ atomr_trace_recorder_to_json (AtomrTraceRecorder *self)
 
 /**
  * atomr_trace_recorder_save:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @path: (type filename): where to write the trace
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Writes atomr_trace_recorder_to_json() to @path atomically.
+ * Writes [method@Atomr.TraceRecorder.to_json] to @path atomically.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_trace_recorder_save (AtomrTraceRecorder  *self,
@@ -1256,18 +1294,20 @@ loader_event (Loader      *l,
 
 /**
  * atomr_trace_recorder_load_json:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @json: Chrome trace JSON text
  * @length: its length, or -1 if nul-terminated
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Replaces the records with the operations of a Chrome trace: one written
- * by atomr_trace_recorder_save() (either version), or another producer's,
+ * by [method@Atomr.TraceRecorder.save] (either version), or another producer's,
  * whose complete (`X`) events and `B`/`E` pairs become records.  Events
  * of other phases are ignored.  On error the records are left as they
  * were.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_trace_recorder_load_json (AtomrTraceRecorder  *self,
@@ -1354,13 +1394,15 @@ atomr_trace_recorder_load_json (AtomrTraceRecorder  *self,
 
 /**
  * atomr_trace_recorder_load:
- * @self: an #AtomrTraceRecorder
+ * @self: an [class@Atomr.TraceRecorder]
  * @path: (type filename): a Chrome trace JSON file
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Reads a trace file with atomr_trace_recorder_load_json().
+ * Reads a trace file with [method@Atomr.TraceRecorder.load_json].
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_trace_recorder_load (AtomrTraceRecorder  *self,

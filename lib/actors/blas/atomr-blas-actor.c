@@ -35,9 +35,11 @@
  * stream and handed to `_finish`, so the actor's context never blocks.
  *
  * The handle is created when the actor is made and again after each
- * context rebuild (atomr_device_reset()).  On the host test device there is
+ * context rebuild ([method@Atomr.Device.reset]).  On the host test device there is
  * no handle: requests are validated and then answered with
  * %ATOMR_ERROR_NOT_SUPPORTED.
+ *
+ * Since: 0.1
  */
 
 struct _AtomrBlasActor
@@ -873,7 +875,7 @@ gemm_common (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read @a
  * @transb: how to read @b
  * @m: rows of op(A) and C
@@ -889,14 +891,16 @@ gemm_common (AtomrBlasActor      *self,
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @c: matrix C, the dtype of @a; read too when beta ≠ 0
  * @ldc: leading dimension of @c
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
  * C = alpha·op(A)·op(B) + beta·C, column-major.  f16 and bf16 operands go
  * through cublasGemmEx with f32 accumulation (see
- * atomr_blas_actor_gemm_ex_async() to choose the compute type); f32 uses
- * TF32 tensor cores when #AtomrBlasActor:math-mode says so.
+ * [method@Atomr.BlasActor.gemm_ex_async] to choose the compute type); f32 uses
+ * TF32 tensor cores when [property@Atomr.BlasActor:math-mode] says so.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_gemm_async (AtomrBlasActor      *self,
@@ -926,11 +930,15 @@ atomr_blas_actor_gemm_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemm_async].
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemm_finish (AtomrBlasActor  *self,
@@ -942,7 +950,7 @@ atomr_blas_actor_gemm_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemm_sync:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read @a
  * @transb: how to read @b
  * @m: rows of op(A) and C
@@ -956,14 +964,16 @@ atomr_blas_actor_gemm_finish (AtomrBlasActor  *self,
  * @beta: beta (real)
  * @c: matrix C
  * @ldc: leading dimension of @c
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_blas_actor_gemm_async() with real scalars, for
+ * Blocking form of [method@Atomr.BlasActor.gemm_async] with real scalars, for
  * scripts: returns once C is computed on the GPU.  Safe to call on the
  * actor's own context.
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemm_sync (AtomrBlasActor  *self,
@@ -997,7 +1007,7 @@ atomr_blas_actor_gemm_sync (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemm_ex_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read @a
  * @transb: how to read @b
  * @m: rows of op(A) and C
@@ -1012,7 +1022,7 @@ atomr_blas_actor_gemm_sync (AtomrBlasActor  *self,
  * @c: matrix C: the dtype of @a, or f32 when @a is f16 or bf16
  * @ldc: leading dimension of @c
  * @compute_type: the accumulation precision
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
@@ -1020,6 +1030,8 @@ atomr_blas_actor_gemm_sync (AtomrBlasActor  *self,
  * C = alpha·op(A)·op(B) + beta·C with the accumulation chosen by
  * @compute_type (%ATOMR_BLAS_COMPUTE_F32_FAST_TF32 for TF32 tensor cores on
  * f32 data).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_gemm_ex_async (AtomrBlasActor      *self,
@@ -1048,11 +1060,15 @@ atomr_blas_actor_gemm_ex_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_ex_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemm_ex_async].
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemm_ex_finish (AtomrBlasActor  *self,
@@ -1064,7 +1080,7 @@ atomr_blas_actor_gemm_ex_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemm_strided_batched_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read each A
  * @transb: how to read each B
  * @m: rows of op(A) and C
@@ -1085,12 +1101,14 @@ atomr_blas_actor_gemm_ex_finish (AtomrBlasActor  *self,
  * @stride_c: elements between consecutive C matrices (at least ldc·n, so
  *   that outputs do not overlap)
  * @batch_count: how many products
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when every C is computed
  * @user_data: data for @callback
  *
  * C[i] = alpha·op(A[i])·op(B[i]) + beta·C[i] for i < @batch_count, where
  * X[i] starts @stride_x elements after X[i-1].
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
@@ -1164,11 +1182,15 @@ atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_strided_batched_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemm_strided_batched_async].
  *
  * Returns: %TRUE when every C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemm_strided_batched_finish (AtomrBlasActor  *self,
@@ -1181,7 +1203,7 @@ atomr_blas_actor_gemm_strided_batched_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_syrk_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @uplo: which triangle of @c is updated
  * @trans: %ATOMR_TRANSPOSE_N: C = alpha·A·Aᵀ + beta·C with A n×k;
  *   otherwise C = alpha·Aᵀ·A + beta·C with A k×n
@@ -1195,13 +1217,15 @@ atomr_blas_actor_gemm_strided_batched_finish (AtomrBlasActor  *self,
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @c: the symmetric n×n matrix C, the dtype of @a
  * @ldc: leading dimension of @c
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is updated
  * @user_data: data for @callback
  *
  * Symmetric rank-k update of one triangle of C.  For complex dtypes
  * @trans must not be %ATOMR_TRANSPOSE_C (the update is symmetric, not
  * Hermitian).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_syrk_async (AtomrBlasActor      *self,
@@ -1258,11 +1282,15 @@ atomr_blas_actor_syrk_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_syrk_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.syrk_async].
  *
  * Returns: %TRUE when C was updated
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_syrk_finish (AtomrBlasActor  *self,
@@ -1274,7 +1302,7 @@ atomr_blas_actor_syrk_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_trsm_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @side: %ATOMR_SIDE_LEFT solves op(A)·X = alpha·B (A is m×m);
  *   %ATOMR_SIDE_RIGHT solves X·op(A) = alpha·B (A is n×n)
  * @uplo: which triangle of @a holds the matrix
@@ -1288,11 +1316,13 @@ atomr_blas_actor_syrk_finish (AtomrBlasActor  *self,
  * @lda: leading dimension of @a
  * @b: the right-hand sides B, overwritten by the solution X
  * @ldb: leading dimension of @b
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when X is in @b
  * @user_data: data for @callback
  *
  * Triangular solve with many right-hand sides, in place.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_trsm_async (AtomrBlasActor      *self,
@@ -1345,11 +1375,15 @@ atomr_blas_actor_trsm_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_trsm_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.trsm_async].
  *
  * Returns: %TRUE when the solution is in B
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_trsm_finish (AtomrBlasActor  *self,
@@ -1361,7 +1395,7 @@ atomr_blas_actor_trsm_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_geam_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @transa: how to read @a
  * @transb: how to read @b
  * @m: rows of C
@@ -1376,13 +1410,15 @@ atomr_blas_actor_trsm_finish (AtomrBlasActor  *self,
  * @ldb: leading dimension of @b
  * @c: the m×n result C, the dtype of @a
  * @ldc: leading dimension of @c
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
  * C = alpha·op(A) + beta·op(B): matrix addition and out-of-place
  * transposition.  @c may be @a (or @b) when that operand is not
  * transposed and has leading dimension @ldc.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_geam_async (AtomrBlasActor      *self,
@@ -1442,11 +1478,15 @@ atomr_blas_actor_geam_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_geam_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.geam_async].
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_geam_finish (AtomrBlasActor  *self,
@@ -1461,7 +1501,7 @@ atomr_blas_actor_geam_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemv_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @trans: how to read @a
  * @m: rows of A
  * @n: columns of A
@@ -1475,11 +1515,13 @@ atomr_blas_actor_geam_finish (AtomrBlasActor  *self,
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @y: vector y: m elements for %ATOMR_TRANSPOSE_N, else n
  * @incy: stride of @y
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is computed
  * @user_data: data for @callback
  *
  * y = alpha·op(A)·x + beta·y.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
@@ -1536,11 +1578,15 @@ atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemv_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemv_async].
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_gemv_finish (AtomrBlasActor  *self,
@@ -1552,7 +1598,7 @@ atomr_blas_actor_gemv_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_ger_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @m: rows of A, elements of x
  * @n: columns of A, elements of y
  * @alpha: the real part of alpha
@@ -1564,11 +1610,13 @@ atomr_blas_actor_gemv_finish (AtomrBlasActor  *self,
  * @conjugate: for complex dtypes, use conj(y)ᵀ (gerc) instead of yᵀ (geru)
  * @a: the m×n matrix A, updated in place
  * @lda: leading dimension of @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when A is updated
  * @user_data: data for @callback
  *
  * Rank-1 update A = alpha·x·yᵀ + A (or alpha·x·yᴴ + A).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_ger_async (AtomrBlasActor      *self,
@@ -1616,11 +1664,15 @@ atomr_blas_actor_ger_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_ger_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.ger_async].
  *
  * Returns: %TRUE when A was updated
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_ger_finish (AtomrBlasActor  *self,
@@ -1770,7 +1822,7 @@ finish_scalar (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_axpy_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
@@ -1778,11 +1830,13 @@ finish_scalar (AtomrBlasActor  *self,
  * @incx: stride of @x
  * @y: vector y, the dtype of @x, updated in place
  * @incy: stride of @y
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is updated
  * @user_data: data for @callback
  *
  * y = alpha·x + y.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_axpy_async (AtomrBlasActor      *self,
@@ -1803,11 +1857,15 @@ atomr_blas_actor_axpy_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_axpy_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.axpy_async].
  *
  * Returns: %TRUE when y was updated
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_axpy_finish (AtomrBlasActor  *self,
@@ -1819,17 +1877,19 @@ atomr_blas_actor_axpy_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_scal_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
  * @x: vector x (f32, f64, c64 or c128), scaled in place
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when x is scaled
  * @user_data: data for @callback
  *
  * x = alpha·x.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_scal_async (AtomrBlasActor      *self,
@@ -1848,11 +1908,15 @@ atomr_blas_actor_scal_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_scal_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.scal_async].
  *
  * Returns: %TRUE when x was scaled
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_scal_finish (AtomrBlasActor  *self,
@@ -1864,17 +1928,19 @@ atomr_blas_actor_scal_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_copy_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: source vector (f32, f64, c64 or c128)
  * @incx: stride of @x
  * @y: destination vector, the dtype of @x
  * @incy: stride of @y
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y holds x
  * @user_data: data for @callback
  *
  * y = x, element by element with strides.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_copy_async (AtomrBlasActor      *self,
@@ -1893,11 +1959,15 @@ atomr_blas_actor_copy_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_copy_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.copy_async].
  *
  * Returns: %TRUE when y holds x
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_copy_finish (AtomrBlasActor  *self,
@@ -1909,17 +1979,19 @@ atomr_blas_actor_copy_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_swap_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
  * @y: vector y, the dtype of @x
  * @incy: stride of @y
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the vectors are exchanged
  * @user_data: data for @callback
  *
  * Exchanges x and y.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_swap_async (AtomrBlasActor      *self,
@@ -1938,11 +2010,15 @@ atomr_blas_actor_swap_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_swap_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.swap_async].
  *
  * Returns: %TRUE when the vectors were exchanged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_swap_finish (AtomrBlasActor  *self,
@@ -1954,7 +2030,7 @@ atomr_blas_actor_swap_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_rot_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128), updated in place
  * @incx: stride of @x
@@ -1962,12 +2038,14 @@ atomr_blas_actor_swap_finish (AtomrBlasActor  *self,
  * @incy: stride of @y
  * @c: the cosine of the rotation (real)
  * @s: the sine of the rotation (real)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when both vectors are rotated
  * @user_data: data for @callback
  *
  * Plane rotation: x = c·x + s·y, y = c·y − s·x (csrot/zdrot for complex
  * dtypes).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_rot_async (AtomrBlasActor      *self,
@@ -1988,11 +2066,15 @@ atomr_blas_actor_rot_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_rot_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.rot_async].
  *
  * Returns: %TRUE when the vectors were rotated
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_rot_finish (AtomrBlasActor  *self,
@@ -2004,18 +2086,20 @@ atomr_blas_actor_rot_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_dot_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
  * @y: vector y, the dtype of @x
  * @incy: stride of @y
  * @conjugate: for complex dtypes, conjugate x (dotc) instead of not (dotu)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
  * The dot product Σ xᵢ·yᵢ (or Σ conj(xᵢ)·yᵢ).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_dot_async (AtomrBlasActor      *self,
@@ -2035,13 +2119,17 @@ atomr_blas_actor_dot_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_dot_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @real: (out) (optional): the real part of the dot product
  * @imag: (out) (optional): its imaginary part (0 for real dtypes)
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.dot_async].
  *
  * Returns: %TRUE when the product was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_dot_finish (AtomrBlasActor  *self,
@@ -2055,15 +2143,17 @@ atomr_blas_actor_dot_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_nrm2_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
  * The Euclidean norm of x.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_nrm2_async (AtomrBlasActor      *self,
@@ -2080,12 +2170,16 @@ atomr_blas_actor_nrm2_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_nrm2_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @norm: (out) (optional): ‖x‖₂
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.nrm2_async].
  *
  * Returns: %TRUE when the norm was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_nrm2_finish (AtomrBlasActor  *self,
@@ -2098,15 +2192,17 @@ atomr_blas_actor_nrm2_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_asum_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
  * Σ |Re xᵢ| + |Im xᵢ|.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_asum_async (AtomrBlasActor      *self,
@@ -2123,12 +2219,16 @@ atomr_blas_actor_asum_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_asum_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @sum: (out) (optional): the sum of magnitudes
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.asum_async].
  *
  * Returns: %TRUE when the sum was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_asum_finish (AtomrBlasActor  *self,
@@ -2141,15 +2241,17 @@ atomr_blas_actor_asum_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_iamax_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
  * Finds the first element of largest magnitude (|Re| + |Im| for complex).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_iamax_async (AtomrBlasActor      *self,
@@ -2166,13 +2268,17 @@ atomr_blas_actor_iamax_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_iamax_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @index: (out) (optional): the 0-based index of the element in the
  *   vector (in units of @incx), or -1 when n is 0
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.iamax_async].
  *
  * Returns: %TRUE when the index was found
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_iamax_finish (AtomrBlasActor  *self,
@@ -2185,15 +2291,17 @@ atomr_blas_actor_iamax_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_iamin_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @n: number of elements
  * @x: vector x (f32, f64, c64 or c128)
  * @incx: stride of @x
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the result
  * @user_data: data for @callback
  *
  * Finds the first element of smallest magnitude (|Re| + |Im| for complex).
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_iamin_async (AtomrBlasActor      *self,
@@ -2210,13 +2318,17 @@ atomr_blas_actor_iamin_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_iamin_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
  * @index: (out) (optional): the 0-based index of the element in the
  *   vector (in units of @incx), or -1 when n is 0
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.iamin_async].
  *
  * Returns: %TRUE when the index was found
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_actor_iamin_finish (AtomrBlasActor  *self,
@@ -2340,6 +2452,8 @@ atomr_blas_actor_class_init (AtomrBlasActorClass *klass)
    *
    * The math mode of the actor's cuBLAS handle; applies to requests
    * enqueued after the change.
+   *
+   * Since: 0.1
    */
   properties[PROP_MATH_MODE] =
     g_param_spec_enum ("math-mode", NULL, NULL, ATOMR_TYPE_BLAS_MATH_MODE,
@@ -2357,12 +2471,14 @@ atomr_blas_actor_init (AtomrBlasActor *self)
 /**
  * atomr_blas_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a cuBLAS actor with its own stream and handle, bound to the
  * calling thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrBlasActor *
 atomr_blas_actor_new (AtomrDevice  *device,
@@ -2374,9 +2490,15 @@ atomr_blas_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_blas_actor_get_math_mode:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
+ *
+ * Gets the math mode of the actor's cuBLAS handle.
+ *
+ * This is the value of the [property@Atomr.BlasActor:math-mode] property.
  *
  * Returns: the math mode of the actor's cuBLAS handle
+ *
+ * Since: 0.1
  */
 AtomrBlasMathMode
 atomr_blas_actor_get_math_mode (AtomrBlasActor *self)
@@ -2387,11 +2509,13 @@ atomr_blas_actor_get_math_mode (AtomrBlasActor *self)
 
 /**
  * atomr_blas_actor_set_math_mode:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @mode: the math mode
  *
  * Sets the math mode (TF32 tensor cores for f32, pedantic precision) used
  * by requests enqueued from now on.  May be called from any thread.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_actor_set_math_mode (AtomrBlasActor    *self,
@@ -2534,7 +2658,7 @@ view_request_new (AtomrTensor *first,
 
 /**
  * atomr_blas_actor_gemm_tensor_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
  * @a: an m × k matrix view (f32, f64, c64, c128, f16 or bf16)
@@ -2542,18 +2666,20 @@ view_request_new (AtomrTensor *first,
  * @beta: the real part of beta
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @c: an m × n matrix view, the dtype of @a; read too when beta ≠ 0
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
  * C = alpha·A·B + beta·C on views, without copies: each matrix may be
- * row-major or column-major, a transposed view (atomr_tensor_transpose())
- * or a sub-matrix (atomr_tensor_slice()); the leading dimensions and
+ * row-major or column-major, a transposed view ([method@Atomr.Tensor.transpose])
+ * or a sub-matrix ([method@Atomr.Tensor.slice]); the leading dimensions and
  * transposes are taken from the strides.  A layout with no BLAS form (both
  * strides > 1, broadcast, reversed) fails with
  * %ATOMR_ERROR_INVALID_ARGUMENT naming the operand, as does a C that
  * overlaps A or B.  Transposes are plain (a view cannot conjugate): use
- * atomr_blas_actor_gemm_async() with %ATOMR_TRANSPOSE_C for conjugates.
+ * [method@Atomr.BlasActor.gemm_async] with %ATOMR_TRANSPOSE_C for conjugates.
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
@@ -2644,11 +2770,15 @@ atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemm_tensor_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemm_tensor_async].
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor  *self,
@@ -2660,18 +2790,20 @@ atomr_blas_actor_gemm_tensor_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemm_tensor_sync:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @alpha: alpha (real)
  * @a: an m × k matrix view
  * @b: a k × n matrix view
  * @beta: beta (real)
  * @c: an m × n matrix view
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Blocking form of atomr_blas_actor_gemm_tensor_async() with real scalars.
+ * Blocking form of [method@Atomr.BlasActor.gemm_tensor_async] with real scalars.
  *
  * Returns: %TRUE when C was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
@@ -2697,7 +2829,7 @@ atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_gemv_tensor_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
  * @a: an m × n matrix view (f32, f64, c64 or c128)
@@ -2705,13 +2837,15 @@ atomr_blas_actor_gemm_tensor_sync (AtomrBlasActor  *self,
  * @beta: the real part of beta
  * @beta_imag: the imaginary part of beta (complex dtypes only)
  * @y: a vector view of m elements, the dtype of @a; read too when beta ≠ 0
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is computed
  * @user_data: data for @callback
  *
  * y = alpha·A·x + beta·y on views: A in any BLAS layout (see
- * atomr_blas_actor_gemm_tensor_async()), vectors with any positive stride
+ * [method@Atomr.BlasActor.gemm_tensor_async]), vectors with any positive stride
  * (a row or a column of a matrix, for instance).
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
@@ -2777,11 +2911,15 @@ atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_gemv_tensor_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.gemv_tensor_async].
  *
  * Returns: %TRUE when y was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor  *self,
@@ -2793,16 +2931,18 @@ atomr_blas_actor_gemv_tensor_finish (AtomrBlasActor  *self,
 
 /**
  * atomr_blas_actor_axpy_tensor_async:
- * @self: an #AtomrBlasActor
+ * @self: an [class@Atomr.BlasActor]
  * @alpha: the real part of alpha
  * @alpha_imag: the imaginary part of alpha (complex dtypes only)
  * @x: a vector view (f32, f64, c64 or c128)
  * @y: a vector view of as many elements, the dtype of @x, not overlapping it
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is updated
  * @user_data: data for @callback
  *
  * y = alpha·x + y on vector views with any positive strides.
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
@@ -2849,11 +2989,15 @@ atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
 
 /**
  * atomr_blas_actor_axpy_tensor_finish:
- * @self: an #AtomrBlasActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasActor.axpy_tensor_async].
  *
  * Returns: %TRUE when y was updated
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_actor_axpy_tensor_finish (AtomrBlasActor  *self,

@@ -23,6 +23,8 @@ G_BEGIN_DECLS
  *   dtypes).
  *
  * How a BLAS operation reads a column-major matrix operand.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_TRANSPOSE_N,
@@ -36,6 +38,8 @@ typedef enum {
  * @ATOMR_FILL_MODE_UPPER: the upper triangle is referenced.
  *
  * Which triangle of a symmetric or triangular matrix an operation uses.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_FILL_MODE_LOWER,
@@ -48,6 +52,8 @@ typedef enum {
  * @ATOMR_SIDE_RIGHT: the triangular matrix multiplies from the right.
  *
  * On which side of the unknown a triangular matrix stands.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_SIDE_LEFT,
@@ -60,6 +66,8 @@ typedef enum {
  * @ATOMR_DIAG_UNIT: the diagonal is taken as all ones and not read.
  *
  * Whether a triangular matrix has a unit diagonal.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_DIAG_NON_UNIT,
@@ -82,6 +90,8 @@ typedef enum {
  * @ATOMR_BLAS_COMPUTE_F64: accumulate in f64 (f64 operands only).
  *
  * The precision in which a mixed-precision GEMM accumulates.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_BLAS_COMPUTE_DEFAULT,
@@ -101,7 +111,9 @@ typedef enum {
  * @ATOMR_BLAS_MATH_TF32: let f32 routines use TF32 tensor cores.
  * @ATOMR_BLAS_MATH_PEDANTIC: the reference precision everywhere.
  *
- * The math mode of an #AtomrBlasActor's cuBLAS handle.
+ * The math mode of an [class@Atomr.BlasActor]'s cuBLAS handle.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_BLAS_MATH_DEFAULT,

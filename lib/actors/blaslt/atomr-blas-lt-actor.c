@@ -34,6 +34,8 @@
  *
  * On the host test device there is no handle: requests are validated and
  * then answered with %ATOMR_ERROR_NOT_SUPPORTED.
+ *
+ * Since: 0.1
  */
 
 #define WORKSPACE_SIZE (32u << 20)
@@ -483,7 +485,7 @@ static void matmul_submit (AtomrBlasLtActor *self, gpointer source_tag, AtomrTra
 
 /**
  * atomr_blas_lt_actor_matmul_async:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @transa: how to read @a (%ATOMR_TRANSPOSE_C reads as T)
  * @transb: how to read @b
  * @m: rows of op(A) and D
@@ -509,12 +511,14 @@ static void matmul_submit (AtomrBlasLtActor *self, gpointer source_tag, AtomrTra
  *   of @c; %NULL for other epilogues
  * @ld_aux: leading dimension of @aux in elements (bits for the ReLU mask:
  *   a multiple of 128; a multiple of 8 for GELU); ignored without @aux
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when D is in @c
  * @user_data: data for @callback
  *
  * D = epilogue (alpha·op(A)·op(B) + beta·C), column-major, D written over
- * C.  The accumulation follows #AtomrBlasLtActor:compute-type.
+ * C.  The accumulation follows [property@Atomr.BlasLtActor:compute-type].
+ *
+ * Since: 0.1
  */
 
 void
@@ -548,7 +552,7 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
 
 /**
  * atomr_blas_lt_actor_matmul_scaled_async:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @m: rows of D
  * @n: columns of D
  * @k: the inner dimension
@@ -566,11 +570,11 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
  * @c: matrix C, overwritten by D: f16, bf16 or f32
  * @ldc: leading dimension of @c
  * @epilogue: what to fuse after the product (as for
- *   atomr_blas_lt_actor_matmul_async())
+ *   [method@Atomr.BlasLtActor.matmul_async])
  * @bias: (nullable): the bias of the bias epilogues (or the gradient
  *   written by the bgrad ones): of the dtype of @c, except bf16 when @c is
- *   f32 (see atomr_blas_lt_bias_dtype())
- * @cancellable: (nullable): a #GCancellable
+ *   f32 (see [func@Atomr.blas_lt_bias_dtype])
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when D is in @c
  * @user_data: data for @callback
  *
@@ -579,6 +583,8 @@ atomr_blas_lt_actor_matmul_async (AtomrBlasLtActor    *self,
  * f32.  cuBLASLt takes fp8 operands in the "TN" layout only, which this
  * call fixes.  The scales live in device memory so that a training loop can
  * update them on the GPU; the heuristic cache keys on whether they are set.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_lt_actor_matmul_scaled_async (AtomrBlasLtActor    *self,
@@ -609,11 +615,15 @@ atomr_blas_lt_actor_matmul_scaled_async (AtomrBlasLtActor    *self,
 
 /**
  * atomr_blas_lt_actor_matmul_scaled_finish:
- * @self: an #AtomrBlasLtActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasLtActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_scaled_async].
  *
  * Returns: %TRUE when D was computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_lt_actor_matmul_scaled_finish (AtomrBlasLtActor  *self,
@@ -639,6 +649,8 @@ is_fp8 (AtomrDtype dtype)
  * cuBLASLt's fp8 kernels read it; see CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE).
  *
  * Returns: the dtype the bias buffer must have
+ *
+ * Since: 0.2
  */
 AtomrDtype
 atomr_blas_lt_bias_dtype (AtomrDtype ab,
@@ -887,11 +899,15 @@ matmul_submit (AtomrBlasLtActor    *self,
 
 /**
  * atomr_blas_lt_actor_matmul_finish:
- * @self: an #AtomrBlasLtActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasLtActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_async].
  *
  * Returns: %TRUE when D (and the epilogue's outputs) were computed
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
@@ -903,14 +919,14 @@ atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
 
 /**
  * atomr_blas_lt_actor_matmul_batched_async:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @transa: how to read each A
  * @transb: how to read each B
  * @m: rows of each op(A) and D
  * @n: columns of each op(B) and D
  * @k: the inner dimension
  * @alpha: alpha
- * @a: @batch_count matrices A (as for atomr_blas_lt_actor_matmul_async())
+ * @a: @batch_count matrices A (as for [method@Atomr.BlasLtActor.matmul_async])
  * @lda: leading dimension of each A
  * @stride_a: elements from one A to the next (0: one A for all)
  * @b: @batch_count matrices B, the dtype of @a
@@ -925,13 +941,15 @@ atomr_blas_lt_actor_matmul_finish (AtomrBlasLtActor  *self,
  *   GELU_BIAS (the others write outputs a batch would share)
  * @bias: (nullable): the bias of the bias epilogues, shared by every
  *   product
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when every D is in @c
  * @user_data: data for @callback
  *
  * A strided batch of matmuls in one cuBLASLt call: D_i = epilogue
  * (alpha·op(A_i)·op(B_i) + beta·C_i), with X_i at element i·stride_x of
  * its buffer.  The heuristic cache keys on the batch and the strides.
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_lt_actor_matmul_batched_async (AtomrBlasLtActor    *self,
@@ -966,11 +984,15 @@ atomr_blas_lt_actor_matmul_batched_async (AtomrBlasLtActor    *self,
 
 /**
  * atomr_blas_lt_actor_matmul_batched_finish:
- * @self: an #AtomrBlasLtActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.BlasLtActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.BlasLtActor.matmul_batched_async].
  *
  * Returns: %TRUE when every D was computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_lt_actor_matmul_batched_finish (AtomrBlasLtActor  *self,
@@ -1115,6 +1137,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    * How matmuls accumulate: %ATOMR_BLAS_COMPUTE_DEFAULT (f32),
    * %ATOMR_BLAS_COMPUTE_F32_PEDANTIC, or one of the fast f32 modes for f32
    * operands (TF32, f16, bf16 products).  Applies to later requests.
+   *
+   * Since: 0.1
    */
   properties[PROP_COMPUTE_TYPE] =
     g_param_spec_enum ("compute-type", NULL, NULL, ATOMR_TYPE_BLAS_COMPUTE_TYPE,
@@ -1125,6 +1149,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    *
    * Matmuls that found their algorithm in the heuristic cache.  Not
    * notified.
+   *
+   * Since: 0.1
    */
   properties[PROP_CACHE_HITS] =
     g_param_spec_uint64 ("cache-hits", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -1133,6 +1159,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    * AtomrBlasLtActor:cache-misses:
    *
    * Matmuls that ran the algorithm search.  Not notified.
+   *
+   * Since: 0.1
    */
   properties[PROP_CACHE_MISSES] =
     g_param_spec_uint64 ("cache-misses", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -1142,6 +1170,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    *
    * How many problems the heuristic cache keeps (at least 1); the least
    * recently used one goes first.  Applies at the next matmul.
+   *
+   * Since: 0.2
    */
   properties[PROP_CACHE_CAPACITY] =
     g_param_spec_uint ("cache-capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_CACHE_CAPACITY,
@@ -1150,7 +1180,9 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    * AtomrBlasLtActor:cache-evictions:
    *
    * Problems dropped from the heuristic cache to keep it within
-   * #AtomrBlasLtActor:cache-capacity.  Not notified.
+   * [property@Atomr.BlasLtActor:cache-capacity].  Not notified.
+   *
+   * Since: 0.2
    */
   properties[PROP_CACHE_EVICTIONS] =
     g_param_spec_uint64 ("cache-evictions", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -1162,6 +1194,8 @@ atomr_blas_lt_actor_class_init (AtomrBlasLtActorClass *klass)
    * instead of the actor's own 32 MiB, or %NULL.  Its byte size is the
    * budget of the algorithm search.  Several actors may share one: each
    * matmul writes it, so the envelope orders their use across streams.
+   *
+   * Since: 0.2
    */
   properties[PROP_WORKSPACE] =
     g_param_spec_object ("workspace", NULL, NULL, ATOMR_TYPE_BUFFER,
@@ -1182,12 +1216,14 @@ atomr_blas_lt_actor_init (AtomrBlasLtActor *self)
 /**
  * atomr_blas_lt_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a cuBLASLt actor with its own stream and handle, bound to the
  * calling thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrBlasLtActor *
 atomr_blas_lt_actor_new (AtomrDevice  *device,
@@ -1199,9 +1235,15 @@ atomr_blas_lt_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_blas_lt_actor_get_compute_type:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
+ *
+ * Gets how matmuls accumulate.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:compute-type] property.
  *
  * Returns: how matmuls accumulate
+ *
+ * Since: 0.1
  */
 AtomrBlasComputeType
 atomr_blas_lt_actor_get_compute_type (AtomrBlasLtActor *self)
@@ -1212,11 +1254,13 @@ atomr_blas_lt_actor_get_compute_type (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_set_compute_type:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @compute_type: the accumulation for later matmuls
  *
  * Chooses the accumulation of later matmuls (a different compute type is a
  * different heuristic-cache key).  May be called from any thread.
+ *
+ * Since: 0.1
  */
 void
 atomr_blas_lt_actor_set_compute_type (AtomrBlasLtActor     *self,
@@ -1232,9 +1276,15 @@ atomr_blas_lt_actor_set_compute_type (AtomrBlasLtActor     *self,
 
 /**
  * atomr_blas_lt_actor_get_cache_hits:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
+ *
+ * Gets how many matmuls reused a cached algorithm.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:cache-hits] property.
  *
  * Returns: how many matmuls reused a cached algorithm
+ *
+ * Since: 0.1
  */
 guint64
 atomr_blas_lt_actor_get_cache_hits (AtomrBlasLtActor *self)
@@ -1245,9 +1295,15 @@ atomr_blas_lt_actor_get_cache_hits (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_get_cache_misses:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
+ *
+ * Gets how many matmuls ran the algorithm search.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:cache-misses] property.
  *
  * Returns: how many matmuls ran the algorithm search
+ *
+ * Since: 0.1
  */
 guint64
 atomr_blas_lt_actor_get_cache_misses (AtomrBlasLtActor *self)
@@ -1258,11 +1314,13 @@ atomr_blas_lt_actor_get_cache_misses (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_get_cache_size:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  *
  * Call on the actor's context.
  *
  * Returns: how many problems have a cached algorithm
+ *
+ * Since: 0.1
  */
 guint
 atomr_blas_lt_actor_get_cache_size (AtomrBlasLtActor *self)
@@ -1273,10 +1331,14 @@ atomr_blas_lt_actor_get_cache_size (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_get_workspace_size:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
+ *
+ * Gets the size in bytes of the workspace the actor's matmuls share: that of [property@Atomr.BlasLtActor:workspace], or of the actor's own.
  *
  * Returns: the size in bytes of the workspace the actor's matmuls share:
- *   that of #AtomrBlasLtActor:workspace, or of the actor's own
+ *   that of [property@Atomr.BlasLtActor:workspace], or of the actor's own
+ *
+ * Since: 0.1
  */
 guint64
 atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor *self)
@@ -1290,10 +1352,14 @@ atomr_blas_lt_actor_get_workspace_size (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_dup_workspace:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
+ *
+ * Gets the workspace buffer that the actor's matmuls share, if one was set.
  *
  * Returns: (transfer full) (nullable): the workspace buffer set with
- *   atomr_blas_lt_actor_set_workspace(), or %NULL
+ *   [method@Atomr.BlasLtActor.set_workspace], or %NULL
+ *
+ * Since: 0.2
  */
 AtomrBuffer *
 atomr_blas_lt_actor_dup_workspace (AtomrBlasLtActor *self)
@@ -1309,17 +1375,19 @@ atomr_blas_lt_actor_dup_workspace (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_set_workspace:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @workspace: (nullable): a buffer of the actor's device, at least 4 KiB,
  *   or %NULL for the actor's own workspace
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes later matmuls use @workspace as cuBLASLt workspace (see
- * #AtomrBlasLtActor:workspace).  Give several actors one buffer to share
+ * [property@Atomr.BlasLtActor:workspace]).  Give several actors one buffer to share
  * a workspace per device.  May be called from any thread.
  *
  * Returns: %TRUE, or %FALSE with %ATOMR_ERROR_INVALID_ARGUMENT when
  *   @workspace belongs to another device or is smaller than 4 KiB
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_blas_lt_actor_set_workspace (AtomrBlasLtActor  *self,
@@ -1363,9 +1431,15 @@ atomr_blas_lt_actor_set_workspace (AtomrBlasLtActor  *self,
 
 /**
  * atomr_blas_lt_actor_get_cache_capacity:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
+ *
+ * Gets how many problems the heuristic cache keeps.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:cache-capacity] property.
  *
  * Returns: how many problems the heuristic cache keeps
+ *
+ * Since: 0.2
  */
 guint
 atomr_blas_lt_actor_get_cache_capacity (AtomrBlasLtActor *self)
@@ -1376,11 +1450,13 @@ atomr_blas_lt_actor_get_cache_capacity (AtomrBlasLtActor *self)
 
 /**
  * atomr_blas_lt_actor_set_cache_capacity:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
  * @capacity: at least 1
  *
  * Bounds the heuristic cache; the least recently used problems are
  * dropped at the next matmul.  May be called from any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_blas_lt_actor_set_cache_capacity (AtomrBlasLtActor *self,
@@ -1396,10 +1472,16 @@ atomr_blas_lt_actor_set_cache_capacity (AtomrBlasLtActor *self,
 
 /**
  * atomr_blas_lt_actor_get_cache_evictions:
- * @self: an #AtomrBlasLtActor
+ * @self: an [class@Atomr.BlasLtActor]
+ *
+ * Gets how many problems left the heuristic cache to respect its capacity.
+ *
+ * This is the value of the [property@Atomr.BlasLtActor:cache-evictions] property.
  *
  * Returns: how many problems left the heuristic cache to respect its
  *   capacity
+ *
+ * Since: 0.2
  */
 guint64
 atomr_blas_lt_actor_get_cache_evictions (AtomrBlasLtActor *self)

@@ -44,6 +44,8 @@ G_BEGIN_DECLS
  *   B (sums of op(B) over k, n elements) into bias.
  *
  * What cuBLASLt fuses into the matmul.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_BLAS_LT_EPILOGUE_NONE,

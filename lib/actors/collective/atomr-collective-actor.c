@@ -14,13 +14,13 @@
 /**
  * AtomrCollectiveActor:
  *
- * One rank of an #AtomrCollectiveWorld: NCCL collectives, point-to-point
+ * One rank of an [class@Atomr.CollectiveWorld]: NCCL collectives, point-to-point
  * transfers and all-to-all on the actor's stream, through the envelope
  * (hazards with the other actors' work, the four lifecycle signals,
  * traces named `nccl · all-reduce`, NVTX).
  *
- * Operands are contiguous #AtomrTensor views on the actor's device.
- * Sizes follow NCCL: all-gather receives #AtomrCollectiveWorld:n-ranks
+ * Operands are contiguous [class@Atomr.Tensor] views on the actor's device.
+ * Sizes follow NCCL: all-gather receives [property@Atomr.CollectiveWorld:n-ranks]
  * times what each rank sends, reduce-scatter sends that many times what
  * it receives, all-to-all sends and receives one equal block per rank.
  * In-place operation is allowed where NCCL allows it (the same view, or
@@ -29,7 +29,7 @@
  *
  * Actors are made by their world and owned by it.  In a local world of
  * several ranks, collectives need one call per rank in one
- * #AtomrCollectiveGroup; the operations here serve worlds with one rank
+ * [class@Atomr.CollectiveGroup]; the operations here serve worlds with one rank
  * in this process (the usual one-process-per-GPU job).
  *
  * Since: 0.2
@@ -1049,16 +1049,16 @@ submit_one (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_all_reduce_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @send: this rank's contribution
  * @recv: the combined result (may be @send: in place)
  * @op: how contributions combine
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
  * `ncclAllReduce`: every rank receives the element-wise combination of
- * every rank's @send.  Finish with atomr_collective_actor_all_reduce_finish().
+ * every rank's @send.  Finish with [method@Atomr.CollectiveActor.all_reduce_finish].
  *
  * Since: 0.2
  */
@@ -1081,11 +1081,11 @@ atomr_collective_actor_all_reduce_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_all_reduce_scaled_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @send: this rank's contribution
  * @recv: the result (may be @send)
  * @scale: the factor each contribution is multiplied by before the sum
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
@@ -1113,11 +1113,11 @@ atomr_collective_actor_all_reduce_scaled_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_broadcast_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @send: (nullable): the data, on the root (ignored elsewhere; may be %NULL)
  * @recv: where every rank receives it (on the root it may be @send)
  * @root: the rank that sends
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
@@ -1144,12 +1144,12 @@ atomr_collective_actor_broadcast_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_reduce_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @send: this rank's contribution
  * @recv: (nullable): the result, on the root (ignored elsewhere; may be %NULL)
  * @op: how contributions combine
  * @root: the rank that receives
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
@@ -1178,10 +1178,10 @@ atomr_collective_actor_reduce_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_all_gather_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @send: this rank's block
  * @recv: every rank's block, in rank order (n-ranks × @send)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
@@ -1204,11 +1204,11 @@ atomr_collective_actor_all_gather_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_reduce_scatter_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @send: n-ranks blocks, one per rank
  * @recv: this rank's block of the combination
  * @op: how contributions combine
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
@@ -1235,10 +1235,10 @@ atomr_collective_actor_reduce_scatter_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_all_to_all_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @send: n-ranks equal blocks, block r for rank r
  * @recv: n-ranks blocks, block r from rank r
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
@@ -1261,7 +1261,7 @@ atomr_collective_actor_all_to_all_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_all_to_all_v_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @send: what this rank sends
  * @send_counts: (array length=n_send_counts): elements sent to each rank
  * @n_send_counts: the length of @send_counts: the world size
@@ -1272,7 +1272,7 @@ atomr_collective_actor_all_to_all_async (AtomrCollectiveActor *self,
  * @n_recv_counts: the length of @recv_counts: the world size
  * @recv_offsets: (array length=n_recv_offsets): where in @recv each block lands
  * @n_recv_offsets: the length of @recv_offsets: the world size
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
@@ -1324,15 +1324,15 @@ atomr_collective_actor_all_to_all_v_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_send_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @tensor: what to send
  * @peer: the receiving rank, which must post a matching receive
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
  * `ncclSend`.  In a local world, send and receive belong in one
- * #AtomrCollectiveGroup.
+ * [class@Atomr.CollectiveGroup].
  *
  * Since: 0.2
  */
@@ -1354,10 +1354,10 @@ atomr_collective_actor_send_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_recv_async:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
  * @tensor: where to receive
  * @peer: the sending rank
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the GPU has finished
  * @user_data: data for @callback
  *
@@ -1383,11 +1383,11 @@ atomr_collective_actor_recv_async (AtomrCollectiveActor *self,
 
 /**
  * atomr_collective_actor_all_reduce_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_all_reduce_async().
+ * Finishes [method@Atomr.CollectiveActor.all_reduce_async].
  *
  * Returns: %TRUE when the all-reduce completed on the GPU
  *
@@ -1403,11 +1403,11 @@ atomr_collective_actor_all_reduce_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_all_reduce_scaled_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_all_reduce_scaled_async().
+ * Finishes [method@Atomr.CollectiveActor.all_reduce_scaled_async].
  *
  * Returns: %TRUE when the scaled all-reduce completed on the GPU
  *
@@ -1423,11 +1423,11 @@ atomr_collective_actor_all_reduce_scaled_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_broadcast_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_broadcast_async().
+ * Finishes [method@Atomr.CollectiveActor.broadcast_async].
  *
  * Returns: %TRUE when the broadcast completed on the GPU
  *
@@ -1443,11 +1443,11 @@ atomr_collective_actor_broadcast_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_reduce_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_reduce_async().
+ * Finishes [method@Atomr.CollectiveActor.reduce_async].
  *
  * Returns: %TRUE when the reduce completed on the GPU
  *
@@ -1463,11 +1463,11 @@ atomr_collective_actor_reduce_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_all_gather_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_all_gather_async().
+ * Finishes [method@Atomr.CollectiveActor.all_gather_async].
  *
  * Returns: %TRUE when the all-gather completed on the GPU
  *
@@ -1483,11 +1483,11 @@ atomr_collective_actor_all_gather_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_reduce_scatter_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_reduce_scatter_async().
+ * Finishes [method@Atomr.CollectiveActor.reduce_scatter_async].
  *
  * Returns: %TRUE when the reduce-scatter completed on the GPU
  *
@@ -1503,11 +1503,11 @@ atomr_collective_actor_reduce_scatter_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_all_to_all_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_all_to_all_async().
+ * Finishes [method@Atomr.CollectiveActor.all_to_all_async].
  *
  * Returns: %TRUE when the all-to-all completed on the GPU
  *
@@ -1523,11 +1523,11 @@ atomr_collective_actor_all_to_all_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_all_to_all_v_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_all_to_all_v_async().
+ * Finishes [method@Atomr.CollectiveActor.all_to_all_v_async].
  *
  * Returns: %TRUE when the all-to-all-v completed on the GPU
  *
@@ -1543,11 +1543,11 @@ atomr_collective_actor_all_to_all_v_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_send_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_send_async().
+ * Finishes [method@Atomr.CollectiveActor.send_async].
  *
  * Returns: %TRUE when the send completed on the GPU
  *
@@ -1563,11 +1563,11 @@ atomr_collective_actor_send_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_recv_finish:
- * @self: an #AtomrCollectiveActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
  *
- * Finishes atomr_collective_actor_recv_async().
+ * Finishes [method@Atomr.CollectiveActor.recv_async].
  *
  * Returns: %TRUE when the receive completed on the GPU
  *
@@ -1584,7 +1584,9 @@ atomr_collective_actor_recv_finish (AtomrCollectiveActor  *self,
 
 /**
  * atomr_collective_actor_get_world:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
+ *
+ * Gets the world the actor belongs to.
  *
  * Returns: (transfer none) (nullable): the world the actor belongs to
  *
@@ -1599,7 +1601,9 @@ atomr_collective_actor_get_world (AtomrCollectiveActor *self)
 
 /**
  * atomr_collective_actor_get_rank:
- * @self: an #AtomrCollectiveActor
+ * @self: an [class@Atomr.CollectiveActor]
+ *
+ * Gets the actor's rank in its world.
  *
  * Returns: the actor's rank in its world
  *

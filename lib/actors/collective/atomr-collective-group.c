@@ -19,7 +19,7 @@
  * is checked so that it cannot deadlock NCCL (every rank of a local
  * world present for each collective, the same sizes and roots, every send
  * matched by a receive).  The group is empty again after
- * atomr_collective_group_submit_async() and can be filled anew.
+ * [method@Atomr.CollectiveGroup.submit_async] and can be filled anew.
  *
  * Since: 0.2
  */
@@ -39,6 +39,8 @@ G_DEFINE_FINAL_TYPE (AtomrCollectiveGroup, atomr_collective_group, G_TYPE_OBJECT
  * atomr_collective_group_new:
  * @world: the world whose actors the calls use
  *
+ * Creates a group that collects collective calls on the actors of @world and submits them together, as one NCCL group.
+ *
  * Returns: (transfer full): an empty group
  *
  * Since: 0.2
@@ -56,7 +58,9 @@ atomr_collective_group_new (AtomrCollectiveWorld *world)
 
 /**
  * atomr_collective_group_get_n_calls:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
+ *
+ * Gets the number of calls added since the last submission.
  *
  * Returns: the number of calls added since the last submission
  *
@@ -101,14 +105,14 @@ add (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_add_all_reduce:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
  * @actor: the rank
  * @send: its contribution
  * @recv: its result
  * @op: how contributions combine
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Adds an all-reduce call (see atomr_collective_actor_all_reduce_async()).
+ * Adds an all-reduce call (see [method@Atomr.CollectiveActor.all_reduce_async]).
  *
  * Returns: %TRUE when the call is valid and was added
  *
@@ -132,14 +136,14 @@ atomr_collective_group_add_all_reduce (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_add_broadcast:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
  * @actor: the rank
  * @send: (nullable): the data, on the root
  * @recv: where the rank receives it
  * @root: the sending rank
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Adds a broadcast call (see atomr_collective_actor_broadcast_async()).
+ * Adds a broadcast call (see [method@Atomr.CollectiveActor.broadcast_async]).
  *
  * Returns: %TRUE when the call is valid and was added
  *
@@ -163,15 +167,15 @@ atomr_collective_group_add_broadcast (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_add_reduce:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
  * @actor: the rank
  * @send: its contribution
  * @recv: (nullable): the result, on the root
  * @op: how contributions combine
  * @root: the receiving rank
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Adds a reduce call (see atomr_collective_actor_reduce_async()).
+ * Adds a reduce call (see [method@Atomr.CollectiveActor.reduce_async]).
  *
  * Returns: %TRUE when the call is valid and was added
  *
@@ -197,13 +201,13 @@ atomr_collective_group_add_reduce (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_add_all_gather:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
  * @actor: the rank
  * @send: its block
  * @recv: every rank's block
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Adds an all-gather call (see atomr_collective_actor_all_gather_async()).
+ * Adds an all-gather call (see [method@Atomr.CollectiveActor.all_gather_async]).
  *
  * Returns: %TRUE when the call is valid and was added
  *
@@ -222,14 +226,14 @@ atomr_collective_group_add_all_gather (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_add_reduce_scatter:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
  * @actor: the rank
  * @send: one block per rank
  * @recv: the rank's block of the combination
  * @op: how contributions combine
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Adds a reduce-scatter call (see atomr_collective_actor_reduce_scatter_async()).
+ * Adds a reduce-scatter call (see [method@Atomr.CollectiveActor.reduce_scatter_async]).
  *
  * Returns: %TRUE when the call is valid and was added
  *
@@ -253,13 +257,13 @@ atomr_collective_group_add_reduce_scatter (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_add_all_to_all:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
  * @actor: the rank
  * @send: one equal block per rank
  * @recv: one block from each rank
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * Adds an all-to-all call (see atomr_collective_actor_all_to_all_async()).
+ * Adds an all-to-all call (see [method@Atomr.CollectiveActor.all_to_all_async]).
  *
  * Returns: %TRUE when the call is valid and was added
  *
@@ -278,11 +282,11 @@ atomr_collective_group_add_all_to_all (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_add_send:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
  * @actor: the sending rank
  * @tensor: what it sends
  * @peer: the receiving rank
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Adds a send.  In a local world its receive must be in the same group.
  *
@@ -307,11 +311,11 @@ atomr_collective_group_add_send (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_add_recv:
- * @self: an #AtomrCollectiveGroup
+ * @self: an [class@Atomr.CollectiveGroup]
  * @actor: the receiving rank
  * @tensor: where it receives
  * @peer: the sending rank
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Adds a receive.
  *
@@ -336,8 +340,8 @@ atomr_collective_group_add_recv (AtomrCollectiveGroup  *self,
 
 /**
  * atomr_collective_group_submit_async:
- * @self: an #AtomrCollectiveGroup
- * @cancellable: (nullable): a #GCancellable
+ * @self: an [class@Atomr.CollectiveGroup]
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when every call has completed on the GPU
  * @user_data: data for @callback
  *
@@ -375,9 +379,11 @@ atomr_collective_group_submit_async (AtomrCollectiveGroup *self,
 
 /**
  * atomr_collective_group_submit_finish:
- * @self: an #AtomrCollectiveGroup
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CollectiveGroup]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CollectiveGroup.submit_async].
  *
  * Returns: %TRUE when every call of the group completed
  *

@@ -14,29 +14,29 @@
  * AtomrCollectiveWorld:
  *
  * The NCCL communicators of one group of ranks, and one
- * #AtomrCollectiveActor per rank that lives in this process.
+ * [class@Atomr.CollectiveActor] per rank that lives in this process.
  *
  * A world is built either from GPUs of this process
- * (atomr_collective_world_new_local(), one rank per device, like
+ * ([ctor@Atomr.CollectiveWorld.new_local], one rank per device, like
  * `ncclCommInitAll`), or as one rank of a job spread over processes
- * (atomr_collective_world_new_rank() with a unique id that the
+ * ([ctor@Atomr.CollectiveWorld.new_rank] with a unique id that the
  * application hands to every rank its own way, or
- * atomr_collective_world_new_from_environment_async(), which reads the
+ * [func@Atomr.CollectiveWorld.new_from_environment_async], which reads the
  * `RANK`/`WORLD_SIZE`/`LOCAL_RANK`/`MASTER_ADDR`/`MASTER_PORT` variables a
  * launcher such as torchrun sets and exchanges the id over a socket).
  * Multi-node jobs work through NCCL's own transports.
  *
  * Collectives in a local world of several ranks must be submitted with
- * one call per rank in one #AtomrCollectiveGroup (NCCL would otherwise
+ * one call per rank in one [class@Atomr.CollectiveGroup] (NCCL would otherwise
  * wait forever for the missing ranks); this is checked before anything
  * is enqueued.
  *
  * Failures: asynchronous NCCL errors are polled while requests are in
- * flight, and a request that runs longer than #AtomrCollectiveWorld:timeout-ms
+ * flight, and a request that runs longer than [property@Atomr.CollectiveWorld:timeout-ms]
  * counts as hung.  Either way the world aborts its communicators
  * (`ncclCommAbort`, which also ends hung kernels), the requests in flight
- * fail, #AtomrCollectiveWorld::world-failed is emitted, and
- * atomr_collective_world_rebuild() makes new communicators for the same
+ * fail, [signal@Atomr.CollectiveWorld::world-failed] is emitted, and
+ * [method@Atomr.CollectiveWorld.rebuild] makes new communicators for the same
  * actors.
  *
  * The world owns its actors: keep it alive while you use them.  Its
@@ -135,12 +135,12 @@ check_world (AtomrCollectiveWorld  *self,
 
 /**
  * atomr_collective_unique_id_new:
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes the NCCL unique id of a new multi-process world (on rank 0), as a
  * base64 string that the application hands to every rank its own way
  * (a file, its own socket, an environment variable) for
- * atomr_collective_world_new_rank().
+ * [ctor@Atomr.CollectiveWorld.new_rank].
  *
  * Returns: (transfer full): the id, or %NULL when NCCL is not available
  *
@@ -403,7 +403,7 @@ query_version (void)
  * atomr_collective_world_new_local:
  * @devices: (array length=n_devices): one device per rank, all different
  * @n_devices: the number of ranks
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes a world of @n_devices ranks, all in this process: rank i runs on
  * @devices[i] (like `ncclCommInitAll`).  Its actors are bound to the
@@ -441,9 +441,9 @@ atomr_collective_world_new_local (AtomrDevice **devices,
 
 /**
  * atomr_collective_world_new_all_devices:
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
- * A local world of every visible GPU (see atomr_collective_world_new_local()).
+ * A local world of every visible GPU (see [ctor@Atomr.CollectiveWorld.new_local]).
  *
  * Returns: (transfer full): the world, or %NULL with NO_DEVICE when
  *   there is no GPU
@@ -475,15 +475,15 @@ atomr_collective_world_new_all_devices (GError **error)
 /**
  * atomr_collective_world_new_rank:
  * @device: the GPU of this rank
- * @unique_id: the world's id, from atomr_collective_unique_id_new() on rank 0
+ * @unique_id: the world's id, from [func@Atomr.collective_unique_id_new] on rank 0
  * @rank: this process's rank, below @n_ranks
  * @n_ranks: the number of ranks of the world
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Joins a world spread over processes (or machines) as @rank.  This
- * blocks until every rank has joined or #AtomrCollectiveWorld:timeout-ms
+ * blocks until every rank has joined or [property@Atomr.CollectiveWorld:timeout-ms]
  * (5 minutes) has passed: call it from a worker thread, or use
- * atomr_collective_world_new_rank_async().
+ * [func@Atomr.CollectiveWorld.new_rank_async].
  *
  * Returns: (transfer full): the world, or %NULL on error
  *
@@ -735,13 +735,13 @@ start_new (NewData             *d,
  * @unique_id: the world's id
  * @rank: this process's rank
  * @n_ranks: the number of ranks
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the world is ready
  * @user_data: data for @callback
  *
- * atomr_collective_world_new_rank() on a worker thread; the actors are
+ * [ctor@Atomr.CollectiveWorld.new_rank] on a worker thread; the actors are
  * bound to the caller's thread-default main context.  Finish with
- * atomr_collective_world_new_finish().
+ * [ctor@Atomr.CollectiveWorld.new_finish].
  *
  * Since: 0.2
  */
@@ -767,7 +767,7 @@ atomr_collective_world_new_rank_async (AtomrDevice         *device,
  * atomr_collective_world_new_from_environment_async:
  * @device: (nullable): the GPU of this rank, or %NULL for the device
  *   numbered `LOCAL_RANK`
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the world is ready
  * @user_data: data for @callback
  *
@@ -776,7 +776,7 @@ atomr_collective_world_new_rank_async (AtomrDevice         *device,
  * 127.0.0.1) and `MASTER_PORT`.  Rank 0 makes the unique id and serves it
  * over TCP on `ATOMR_COLLECTIVE_PORT`, or `MASTER_PORT` + 1 (the launcher's
  * own store listens on `MASTER_PORT`); the other ranks connect, retrying
- * for up to 5 minutes.  Finish with atomr_collective_world_new_finish().
+ * for up to 5 minutes.  Finish with [ctor@Atomr.CollectiveWorld.new_finish].
  *
  * Since: 0.2
  */
@@ -795,8 +795,10 @@ atomr_collective_world_new_from_environment_async (AtomrDevice         *device,
 
 /**
  * atomr_collective_world_new_finish:
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the creation of a world started with [func@Atomr.CollectiveWorld.new_rank_async] or [func@Atomr.CollectiveWorld.new_from_environment_async].
  *
  * Returns: (transfer full): the world, or %NULL on error
  *
@@ -972,7 +974,11 @@ atomr_collective_world_get_failure_count (AtomrCollectiveWorld *self)
 
 /**
  * atomr_collective_world_get_n_ranks:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
+ *
+ * Gets the number of ranks of the whole world, in every process.
+ *
+ * This is the value of the [property@Atomr.CollectiveWorld:n-ranks] property.
  *
  * Returns: the number of ranks of the whole world, in every process
  *
@@ -987,7 +993,11 @@ atomr_collective_world_get_n_ranks (AtomrCollectiveWorld *self)
 
 /**
  * atomr_collective_world_get_n_local_ranks:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
+ *
+ * Gets the number of ranks (and actors) in this process.
+ *
+ * This is the value of the [property@Atomr.CollectiveWorld:n-local-ranks] property.
  *
  * Returns: the number of ranks (and actors) in this process
  *
@@ -1002,9 +1012,11 @@ atomr_collective_world_get_n_local_ranks (AtomrCollectiveWorld *self)
 
 /**
  * atomr_collective_world_get_actor:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
  * @local_index: which of this process's ranks, below
- *   atomr_collective_world_get_n_local_ranks() (in a local world, the rank)
+ *   [method@Atomr.CollectiveWorld.get_n_local_ranks] (in a local world, the rank)
+ *
+ * Gets the actor of that rank, owned by the world; %NULL when @local_index is out of range.
  *
  * Returns: (transfer none) (nullable): the actor of that rank, owned by
  *   the world; %NULL when @local_index is out of range
@@ -1023,7 +1035,11 @@ atomr_collective_world_get_actor (AtomrCollectiveWorld *self,
 
 /**
  * atomr_collective_world_get_nccl_version:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
+ *
+ * Gets the version of the NCCL library in use, as NCCL encodes it (22809 for 2.28.9), 0 on the host test device.
+ *
+ * This is the value of the [property@Atomr.CollectiveWorld:nccl-version] property.
  *
  * Returns: the version of the NCCL library in use, as NCCL encodes it
  *   (22809 for 2.28.9), 0 on the host test device
@@ -1039,7 +1055,7 @@ atomr_collective_world_get_nccl_version (AtomrCollectiveWorld *self)
 
 /**
  * atomr_collective_world_supports_dtype:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
  * @dtype: an element type
  * @reduction: whether the elements are combined (all-reduce, reduce,
  *   reduce-scatter) rather than moved
@@ -1084,9 +1100,13 @@ atomr_collective_world_supports_dtype (AtomrCollectiveWorld *self,
 
 /**
  * atomr_collective_world_get_timeout_ms:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
  *
- * Returns: the watchdog timeout, see #AtomrCollectiveWorld:timeout-ms
+ * Gets the watchdog timeout, see [property@Atomr.CollectiveWorld:timeout-ms].
+ *
+ * This is the value of the [property@Atomr.CollectiveWorld:timeout-ms] property.
+ *
+ * Returns: the watchdog timeout, see [property@Atomr.CollectiveWorld:timeout-ms]
  *
  * Since: 0.2
  */
@@ -1104,10 +1124,10 @@ atomr_collective_world_get_timeout_ms (AtomrCollectiveWorld *self)
 
 /**
  * atomr_collective_world_set_timeout_ms:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
  * @timeout_ms: milliseconds, 0 for none
  *
- * Sets #AtomrCollectiveWorld:timeout-ms for requests enqueued from now on.
+ * Sets [property@Atomr.CollectiveWorld:timeout-ms] for requests enqueued from now on.
  *
  * Since: 0.2
  */
@@ -1128,7 +1148,9 @@ atomr_collective_world_set_timeout_ms (AtomrCollectiveWorld *self,
 
 /**
  * atomr_collective_world_is_failed:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
+ *
+ * Tells whether the world failed, until it is rebuilt.
  *
  * Returns: %TRUE once the world failed, until it is rebuilt
  *
@@ -1148,7 +1170,9 @@ atomr_collective_world_is_failed (AtomrCollectiveWorld *self)
 
 /**
  * atomr_collective_world_get_failure:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
+ *
+ * Gets why the world failed, or %NULL.
  *
  * Returns: (transfer full) (nullable): why the world failed, or %NULL
  *
@@ -1168,12 +1192,12 @@ atomr_collective_world_get_failure (AtomrCollectiveWorld *self)
 
 /**
  * atomr_collective_world_abort:
- * @self: an #AtomrCollectiveWorld
+ * @self: an [class@Atomr.CollectiveWorld]
  * @reason: (nullable): why, for the error of the requests in flight
  *
  * Aborts the world's communicators (`ncclCommAbort`): requests in flight
- * fail, hung kernels end, #AtomrCollectiveWorld::world-failed is emitted.
- * Rebuild it with atomr_collective_world_rebuild().
+ * fail, hung kernels end, [signal@Atomr.CollectiveWorld::world-failed] is emitted.
+ * Rebuild it with [method@Atomr.CollectiveWorld.rebuild].
  *
  * Since: 0.2
  */
@@ -1189,15 +1213,15 @@ atomr_collective_world_abort (AtomrCollectiveWorld *self,
 
 /**
  * atomr_collective_world_rebuild:
- * @self: a failed (or aborted) #AtomrCollectiveWorld
+ * @self: a failed (or aborted) [class@Atomr.CollectiveWorld]
  * @unique_id: (nullable): for a world spread over processes, the new id
- *   every rank rebuilds with (from atomr_collective_unique_id_new() on
+ *   every rank rebuilds with (from [func@Atomr.collective_unique_id_new] on
  *   rank 0); %NULL for a local world
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Makes new communicators for the same ranks and actors after a failure
  * (the seed's "NCCL world rebuild").  A world spread over processes
- * blocks until every rank has rebuilt, like atomr_collective_world_new_rank().
+ * blocks until every rank has rebuilt, like [ctor@Atomr.CollectiveWorld.new_rank].
  *
  * Returns: %TRUE when the world works again
  *
@@ -1394,7 +1418,7 @@ atomr_collective_world_class_init (AtomrCollectiveWorldClass *klass)
    *
    * Emitted on the main context of the thread that built the world once
    * it failed and its communicators were aborted.  Requests in flight
-   * fail; rebuild with atomr_collective_world_rebuild().
+   * fail; rebuild with [method@Atomr.CollectiveWorld.rebuild].
    *
    * Since: 0.2
    */

@@ -27,7 +27,7 @@ G_BEGIN_DECLS
  *
  * How a collective combines the contributions of the ranks.  A
  * pre-multiplied sum has its own operations
- * (atomr_collective_actor_all_reduce_scaled_async()).
+ * ([method@Atomr.CollectiveActor.all_reduce_scaled_async]).
  *
  * Since: 0.2
  */

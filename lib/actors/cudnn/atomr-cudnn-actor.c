@@ -28,10 +28,10 @@
  *
  * An actor that owns a cuDNN handle bound to its stream.
  *
- * Every operand is an #AtomrTensor view whose logical order is N × C ×
+ * Every operand is an [class@Atomr.Tensor] view whose logical order is N × C ×
  * spatial (N × C × H × W for 2-D work); its strides say how it is stored,
  * so NHWC data is an N × C × H × W view with strides (H·W·C, 1, W·C, C)
- * (atomr_tensor_permute() of an N × H × W × C tensor).  Filters are K ×
+ * ([method@Atomr.Tensor.permute] of an N × H × W × C tensor).  Filters are K ×
  * C/groups × R × S views stored packed in either KCRS or KRSC order.
  * Shapes, strides, dtypes and aliasing are checked in the _async call;
  * a failed check is %ATOMR_ERROR_INVALID_ARGUMENT naming the operand and
@@ -39,15 +39,15 @@
  *
  * Descriptors and the chosen algorithm of each distinct request (shapes,
  * strides, dtype, parameters) are kept in a bounded LRU plan cache
- * (#AtomrCudnnActor:cache-capacity, with hit and miss counters).  The
+ * ([property@Atomr.CudnnActor:cache-capacity], with hit and miss counters).  The
  * workspace is one device allocation per actor that grows to the largest
  * size a chosen algorithm needs (never above
- * #AtomrCudnnActor:workspace-limit) and is reused by every call.
+ * [property@Atomr.CudnnActor:workspace-limit]) and is reused by every call.
  *
  * Threads: _async calls may come from any thread; descriptors, the
  * workspace and the cache are used on the actor's thread only (the cache
  * counters are read under a lock from any thread).  Notifications of
- * #AtomrCudnnActor:workspace-size and #AtomrCudnnActor:cache-size are
+ * [property@Atomr.CudnnActor:workspace-size] and [property@Atomr.CudnnActor:cache-size] are
  * emitted on the actor's thread.
  *
  * On the host test device there is no handle: requests are validated and
@@ -1166,14 +1166,14 @@ conv_common (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_convolution_forward_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @conv: the convolution
  * @alpha: scale of the convolution
  * @x: the input, N × C × spatial
  * @w: the filter, K × C/groups × filter spatial, packed KCRS or KRSC
  * @beta: scale of @y's previous contents (0: @y is only written)
  * @y: the output, N × K × output spatial
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @y is computed
  * @user_data: data for @callback
  *
@@ -1203,9 +1203,11 @@ atomr_cudnn_actor_convolution_forward_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_convolution_forward_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.convolution_forward_async].
  *
  * Returns: %TRUE when y was computed
  *
@@ -1221,14 +1223,14 @@ atomr_cudnn_actor_convolution_forward_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_convolution_backward_data_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @conv: the convolution of the forward pass
  * @alpha: scale of the gradient
  * @w: the filter, K × C/groups × filter spatial
  * @dy: the gradient of the forward output, N × K × output spatial
  * @beta: scale of @dx's previous contents (1 accumulates)
  * @dx: the gradient of the forward input, N × C × spatial
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @dx is computed
  * @user_data: data for @callback
  *
@@ -1257,9 +1259,11 @@ atomr_cudnn_actor_convolution_backward_data_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_convolution_backward_data_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.convolution_backward_data_async].
  *
  * Returns: %TRUE when dx was computed
  *
@@ -1276,7 +1280,7 @@ atomr_cudnn_actor_convolution_backward_data_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_convolution_backward_filter_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @conv: the convolution of the forward pass
  * @alpha: scale of the gradient
  * @x: the forward input, N × C × spatial
@@ -1284,7 +1288,7 @@ atomr_cudnn_actor_convolution_backward_data_finish (AtomrCudnnActor  *self,
  * @beta: scale of @dw's previous contents (1 accumulates)
  * @dw: the gradient of the filter, K × C/groups × filter spatial, packed
  *   KCRS or KRSC
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @dw is computed
  * @user_data: data for @callback
  *
@@ -1313,9 +1317,11 @@ atomr_cudnn_actor_convolution_backward_filter_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_convolution_backward_filter_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.convolution_backward_filter_async].
  *
  * Returns: %TRUE when dw was computed
  *
@@ -1335,14 +1341,14 @@ atomr_cudnn_actor_convolution_backward_filter_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_activation_forward_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @mode: the function
  * @coef: the ceiling of clipped relu, alpha of elu, beta of swish
  *   (ignored by the others)
  * @x: the input (1 to 8 dimensions)
  * @y: the output, the shape and dtype of @x; may be @x itself (the same
  *   view) for an in-place activation, but no other view overlapping it
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @y is computed
  * @user_data: data for @callback
  *
@@ -1393,9 +1399,11 @@ atomr_cudnn_actor_activation_forward_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_activation_forward_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.activation_forward_async].
  *
  * Returns: %TRUE when y was computed
  *
@@ -1411,14 +1419,14 @@ atomr_cudnn_actor_activation_forward_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_activation_backward_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @mode: the function of the forward pass
  * @coef: its coefficient
  * @y: the forward output
  * @dy: the gradient of @y
  * @x: the forward input
  * @dx: the gradient of @x (computed); may be @dy itself (the same view)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @dx is computed
  * @user_data: data for @callback
  *
@@ -1481,9 +1489,11 @@ atomr_cudnn_actor_activation_backward_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_activation_backward_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.activation_backward_async].
  *
  * Returns: %TRUE when dx was computed
  *
@@ -1502,12 +1512,12 @@ atomr_cudnn_actor_activation_backward_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_softmax_forward_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @mode: what to normalise over
  * @log: %TRUE for log-softmax
  * @x: the input, N × C (× spatial, up to 8 dimensions)
  * @y: the output, the shape and dtype of @x, not overlapping it
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @y is computed
  * @user_data: data for @callback
  *
@@ -1550,9 +1560,11 @@ atomr_cudnn_actor_softmax_forward_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_softmax_forward_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.softmax_forward_async].
  *
  * Returns: %TRUE when y was computed
  *
@@ -1568,14 +1580,14 @@ atomr_cudnn_actor_softmax_forward_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_softmax_backward_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @mode: what the forward pass normalised over
  * @log: %TRUE when the forward pass was a log-softmax
  * @y: the forward output
  * @dy: the gradient of @y
  * @dx: the gradient of the forward input (computed), not overlapping
  *   @y or @dy
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @dx is computed
  * @user_data: data for @callback
  *
@@ -1623,9 +1635,11 @@ atomr_cudnn_actor_softmax_backward_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_softmax_backward_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.softmax_backward_async].
  *
  * Returns: %TRUE when dx was computed
  *
@@ -1690,11 +1704,11 @@ check_pooling (AtomrCudnnActor *self,
 
 /**
  * atomr_cudnn_actor_pooling_forward_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @pooling: the pooling window
  * @x: the input, N × C × H × W
- * @y: the output, N × C × OH × OW (see #AtomrPooling), not overlapping @x
- * @cancellable: (nullable): a #GCancellable
+ * @y: the output, N × C × OH × OW (see [class@Atomr.Pooling]), not overlapping @x
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @y is computed
  * @user_data: data for @callback
  *
@@ -1730,9 +1744,11 @@ atomr_cudnn_actor_pooling_forward_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_pooling_forward_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.pooling_forward_async].
  *
  * Returns: %TRUE when y was computed
  *
@@ -1748,14 +1764,14 @@ atomr_cudnn_actor_pooling_forward_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_pooling_backward_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @pooling: the pooling window of the forward pass
  * @y: the forward output
  * @dy: the gradient of @y, the shape of @y
  * @x: the forward input
  * @dx: the gradient of @x (computed), the shape of @x, overlapping none
  *   of the others
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @dx is computed
  * @user_data: data for @callback
  *
@@ -1800,9 +1816,11 @@ atomr_cudnn_actor_pooling_backward_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_pooling_backward_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.pooling_backward_async].
  *
  * Returns: %TRUE when dx was computed
  *
@@ -1891,7 +1909,7 @@ check_bn_common (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_batch_norm_forward_training_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @mode: what to average over
  * @epsilon: added to the variance (≥ 0; 1e-5 is usual)
  * @momentum: weight of this batch in the running statistics:
@@ -1908,7 +1926,7 @@ check_bn_common (AtomrCudnnActor     *self,
  * @save_mean: (nullable): the batch mean, for the backward pass
  * @save_inv_var: (nullable): the batch's 1 / sqrt (variance + epsilon);
  *   given with @save_mean or not at all
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @y is computed
  * @user_data: data for @callback
  *
@@ -1991,9 +2009,11 @@ atomr_cudnn_actor_batch_norm_forward_training_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_batch_norm_forward_training_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.batch_norm_forward_training_async].
  *
  * Returns: %TRUE when y (and the statistics asked for) were computed
  *
@@ -2010,16 +2030,16 @@ atomr_cudnn_actor_batch_norm_forward_training_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_batch_norm_forward_inference_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @mode: what the statistics were averaged over
  * @epsilon: added to the variance
  * @x: the input, N × C × H × W or N × C × D × H × W
- * @scale: gamma (see atomr_cudnn_actor_batch_norm_forward_training_async())
+ * @scale: gamma (see [method@Atomr.CudnnActor.batch_norm_forward_training_async])
  * @bias: beta
  * @mean: the estimated mean (the running mean of training)
  * @var: the estimated variance
  * @y: the output, the shape and dtype of @x, overlapping no input
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @y is computed
  * @user_data: data for @callback
  *
@@ -2072,9 +2092,11 @@ atomr_cudnn_actor_batch_norm_forward_inference_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_batch_norm_forward_inference_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.batch_norm_forward_inference_async].
  *
  * Returns: %TRUE when y was computed
  *
@@ -2091,7 +2113,7 @@ atomr_cudnn_actor_batch_norm_forward_inference_finish (AtomrCudnnActor  *self,
 
 /**
  * atomr_cudnn_actor_batch_norm_backward_async:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @mode: the mode of the forward pass
  * @epsilon: the epsilon of the forward pass
  * @x: the forward input
@@ -2103,7 +2125,7 @@ atomr_cudnn_actor_batch_norm_forward_inference_finish (AtomrCudnnActor  *self,
  * @dx: the gradient of @x (computed)
  * @dscale: the gradient of @scale (computed), as @scale
  * @dbias: the gradient of the bias (computed), as @scale
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the gradients are computed
  * @user_data: data for @callback
  *
@@ -2166,9 +2188,11 @@ atomr_cudnn_actor_batch_norm_backward_async (AtomrCudnnActor     *self,
 
 /**
  * atomr_cudnn_actor_batch_norm_backward_finish:
- * @self: an #AtomrCudnnActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.CudnnActor.batch_norm_backward_async].
  *
  * Returns: %TRUE when the gradients were computed
  *
@@ -2413,7 +2437,7 @@ atomr_cudnn_actor_init (AtomrCudnnActor *self)
 /**
  * atomr_cudnn_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a cuDNN actor with its own stream and handle, bound to the
  * calling thread's thread-default main context.  cuDNN is loaded on first
@@ -2434,7 +2458,11 @@ atomr_cudnn_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_cudnn_actor_get_workspace_size:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets the bytes the workspace holds now.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:workspace-size] property.
  *
  * Returns: the bytes the workspace holds now
  *
@@ -2454,7 +2482,11 @@ atomr_cudnn_actor_get_workspace_size (AtomrCudnnActor *self)
 
 /**
  * atomr_cudnn_actor_get_workspace_limit:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets the most workspace a chosen algorithm may need.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:workspace-limit] property.
  *
  * Returns: the most workspace a chosen algorithm may need
  *
@@ -2474,10 +2506,10 @@ atomr_cudnn_actor_get_workspace_limit (AtomrCudnnActor *self)
 
 /**
  * atomr_cudnn_actor_set_workspace_limit:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @limit: bytes
  *
- * Sets #AtomrCudnnActor:workspace-limit.  May be called from any thread.
+ * Sets [property@Atomr.CudnnActor:workspace-limit].  May be called from any thread.
  *
  * Since: 0.2
  */
@@ -2498,7 +2530,11 @@ atomr_cudnn_actor_set_workspace_limit (AtomrCudnnActor *self,
 
 /**
  * atomr_cudnn_actor_get_cache_capacity:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets how many plans the cache keeps.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:cache-capacity] property.
  *
  * Returns: how many plans the cache keeps
  *
@@ -2518,10 +2554,10 @@ atomr_cudnn_actor_get_cache_capacity (AtomrCudnnActor *self)
 
 /**
  * atomr_cudnn_actor_set_cache_capacity:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @capacity: how many plans to keep (≥ 1)
  *
- * Sets #AtomrCudnnActor:cache-capacity, dropping the least recently used
+ * Sets [property@Atomr.CudnnActor:cache-capacity], dropping the least recently used
  * plans beyond it.  May be called from any thread.
  *
  * Since: 0.2
@@ -2553,7 +2589,11 @@ atomr_cudnn_actor_set_cache_capacity (AtomrCudnnActor *self,
 
 /**
  * atomr_cudnn_actor_get_cache_hits:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets how many requests that found their plan in the cache.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:cache-hits] property.
  *
  * Returns: requests that found their plan in the cache
  *
@@ -2573,7 +2613,11 @@ atomr_cudnn_actor_get_cache_hits (AtomrCudnnActor *self)
 
 /**
  * atomr_cudnn_actor_get_cache_misses:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets how many requests that had to build their plan.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:cache-misses] property.
  *
  * Returns: requests that had to build their plan
  *
@@ -2593,7 +2637,11 @@ atomr_cudnn_actor_get_cache_misses (AtomrCudnnActor *self)
 
 /**
  * atomr_cudnn_actor_get_cache_size:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets how many plans the cache holds now.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:cache-size] property.
  *
  * Returns: plans in the cache now
  *
@@ -2613,7 +2661,11 @@ atomr_cudnn_actor_get_cache_size (AtomrCudnnActor *self)
 
 /**
  * atomr_cudnn_actor_get_autotune:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets whether convolution algorithms are chosen by timing.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:autotune] property.
  *
  * Returns: whether convolution algorithms are chosen by timing
  *
@@ -2633,10 +2685,10 @@ atomr_cudnn_actor_get_autotune (AtomrCudnnActor *self)
 
 /**
  * atomr_cudnn_actor_set_autotune:
- * @self: an #AtomrCudnnActor
+ * @self: an [class@Atomr.CudnnActor]
  * @autotune: whether to time the candidates
  *
- * Sets #AtomrCudnnActor:autotune; applies to plans built afterwards.
+ * Sets [property@Atomr.CudnnActor:autotune]; applies to plans built afterwards.
  *
  * Since: 0.2
  */

@@ -120,6 +120,14 @@ GType atomr_pooling_mode_get_type    (void) G_GNUC_CONST;
 #define ATOMR_TYPE_POOLING_MODE    (atomr_pooling_mode_get_type ())
 
 /* The most spatial dimensions a convolution or pooling window has (3-D). */
+/**
+ * ATOMR_CUDNN_MAX_SPATIAL_DIMS:
+ *
+ * The most spatial dimensions a [class@Atomr.Convolution] or
+ * [class@Atomr.Pooling] has (3, for volumes).
+ *
+ * Since: 0.2
+ */
 #define ATOMR_CUDNN_MAX_SPATIAL_DIMS 3
 
 /* ------------------------------------------------------------------ */

@@ -187,7 +187,7 @@ atomr_convolution_init (AtomrConvolution *self)
  *
  * A convolution with no padding, stride 1, dilation 1 and one group.
  *
- * Returns: (transfer full): a new #AtomrConvolution
+ * Returns: (transfer full): a new [class@Atomr.Convolution]
  *
  * Since: 0.2
  */
@@ -211,7 +211,7 @@ atomr_convolution_new (guint n_spatial_dims)
  * warnings (programmer errors); use the setters for values that come from
  * outside the program.
  *
- * Returns: (transfer full) (nullable): a new #AtomrConvolution, or %NULL
+ * Returns: (transfer full) (nullable): a new [class@Atomr.Convolution], or %NULL
  *   when a value is out of range
  *
  * Since: 0.2
@@ -242,7 +242,11 @@ atomr_convolution_new_2d (gint64 pad_h,
 
 /**
  * atomr_convolution_get_n_spatial_dims:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
+ *
+ * Gets the number of spatial dimensions: 2 or 3.
+ *
+ * This is the value of the [property@Atomr.Convolution:n-spatial-dims] property.
  *
  * Returns: 2 or 3
  *
@@ -285,10 +289,12 @@ set_values (AtomrConvolution *self,
 
 /**
  * atomr_convolution_set_padding:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @padding: (array length=n): zero padding per spatial dimension (≥ 0)
- * @n: the number of values: #AtomrConvolution:n-spatial-dims
- * @error: return location for a #GError
+ * @n: the number of values: [property@Atomr.Convolution:n-spatial-dims]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Sets the zero padding of every spatial dimension.
  *
  * Returns: %TRUE when the values were taken; %FALSE, with
  *   %ATOMR_ERROR_INVALID_ARGUMENT, leaves the convolution unchanged
@@ -308,10 +314,12 @@ atomr_convolution_set_padding (AtomrConvolution  *self,
 
 /**
  * atomr_convolution_set_stride:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @stride: (array length=n): stride per spatial dimension (≥ 1)
- * @n: the number of values: #AtomrConvolution:n-spatial-dims
- * @error: return location for a #GError
+ * @n: the number of values: [property@Atomr.Convolution:n-spatial-dims]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Sets the stride of every spatial dimension.
  *
  * Returns: %TRUE when the values were taken
  *
@@ -330,10 +338,12 @@ atomr_convolution_set_stride (AtomrConvolution  *self,
 
 /**
  * atomr_convolution_set_dilation:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @dilation: (array length=n): dilation per spatial dimension (≥ 1)
- * @n: the number of values: #AtomrConvolution:n-spatial-dims
- * @error: return location for a #GError
+ * @n: the number of values: [property@Atomr.Convolution:n-spatial-dims]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Sets the dilation of every spatial dimension.
  *
  * Returns: %TRUE when the values were taken
  *
@@ -352,8 +362,10 @@ atomr_convolution_set_dilation (AtomrConvolution  *self,
 
 /**
  * atomr_convolution_get_padding:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @dim: a spatial dimension, 0 for the outermost (D or H)
+ *
+ * Gets the zero padding of @dim.
  *
  * Returns: the zero padding of @dim
  *
@@ -370,8 +382,10 @@ atomr_convolution_get_padding (AtomrConvolution *self,
 
 /**
  * atomr_convolution_get_stride:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @dim: a spatial dimension
+ *
+ * Gets the stride of @dim.
  *
  * Returns: the stride of @dim
  *
@@ -388,8 +402,10 @@ atomr_convolution_get_stride (AtomrConvolution *self,
 
 /**
  * atomr_convolution_get_dilation:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @dim: a spatial dimension
+ *
+ * Gets the dilation of @dim.
  *
  * Returns: the dilation of @dim
  *
@@ -406,7 +422,11 @@ atomr_convolution_get_dilation (AtomrConvolution *self,
 
 /**
  * atomr_convolution_get_groups:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
+ *
+ * Gets the number of groups.
+ *
+ * This is the value of the [property@Atomr.Convolution:groups] property.
  *
  * Returns: the number of groups
  *
@@ -421,10 +441,10 @@ atomr_convolution_get_groups (AtomrConvolution *self)
 
 /**
  * atomr_convolution_set_groups:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @groups: the number of groups (≥ 1)
  *
- * Sets #AtomrConvolution:groups.
+ * Sets [property@Atomr.Convolution:groups].
  *
  * Since: 0.2
  */
@@ -442,7 +462,11 @@ atomr_convolution_set_groups (AtomrConvolution *self,
 
 /**
  * atomr_convolution_get_math:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
+ *
+ * Gets the math the convolution may use.
+ *
+ * This is the value of the [property@Atomr.Convolution:math] property.
  *
  * Returns: the math the convolution may use
  *
@@ -457,10 +481,10 @@ atomr_convolution_get_math (AtomrConvolution *self)
 
 /**
  * atomr_convolution_set_math:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @math: the math the convolution may use
  *
- * Sets #AtomrConvolution:math.
+ * Sets [property@Atomr.Convolution:math].
  *
  * Since: 0.2
  */
@@ -534,14 +558,14 @@ atomr_cudnn_conv_output_shape (const AtomrCudnnConvParams *p,
 
 /**
  * atomr_convolution_get_output_shape:
- * @self: an #AtomrConvolution
+ * @self: an [class@Atomr.Convolution]
  * @x_shape: (array length=x_n_dims): the input's shape, N × C × spatial
  * @x_n_dims: its length
  * @w_shape: (array length=w_n_dims): the filter's shape, K × C/groups × spatial
  * @w_n_dims: its length
  * @y_shape: (out) (array length=y_n_dims) (transfer full): the output's shape
  * @y_n_dims: (out): its length
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * The shape a forward convolution of @x_shape by @w_shape produces.
  *
@@ -714,12 +738,12 @@ atomr_pooling_init (AtomrPooling *self)
  *   (0 ≤ padding < window)
  * @stride: (array length=n): stride per spatial dimension (≥ 1)
  * @n: the number of spatial dimensions: 2
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A pooling window from values that may come from outside the program:
  * out-of-range values are %ATOMR_ERROR_INVALID_ARGUMENT naming the value.
  *
- * Returns: (transfer full) (nullable): a new #AtomrPooling, or %NULL with
+ * Returns: (transfer full) (nullable): a new [class@Atomr.Pooling], or %NULL with
  *   @error set
  *
  * Since: 0.2
@@ -787,7 +811,7 @@ atomr_pooling_new (AtomrPoolingMode   mode,
  *
  * A 2-D pooling window.  Out-of-range values are critical warnings.
  *
- * Returns: (transfer full) (nullable): a new #AtomrPooling, or %NULL when
+ * Returns: (transfer full) (nullable): a new [class@Atomr.Pooling], or %NULL when
  *   a value is out of range
  *
  * Since: 0.2
@@ -823,7 +847,11 @@ atomr_pooling_new_2d (AtomrPoolingMode mode,
 
 /**
  * atomr_pooling_get_mode:
- * @self: an #AtomrPooling
+ * @self: an [class@Atomr.Pooling]
+ *
+ * Gets what each window computes.
+ *
+ * This is the value of the [property@Atomr.Pooling:mode] property.
  *
  * Returns: what each window computes
  *
@@ -838,8 +866,10 @@ atomr_pooling_get_mode (AtomrPooling *self)
 
 /**
  * atomr_pooling_get_window:
- * @self: an #AtomrPooling
+ * @self: an [class@Atomr.Pooling]
  * @dim: 0 (height) or 1 (width)
+ *
+ * Gets the window's extent in @dim.
  *
  * Returns: the window's extent in @dim
  *
@@ -855,8 +885,10 @@ atomr_pooling_get_window (AtomrPooling *self,
 
 /**
  * atomr_pooling_get_padding:
- * @self: an #AtomrPooling
+ * @self: an [class@Atomr.Pooling]
  * @dim: 0 (height) or 1 (width)
+ *
+ * Gets the zero padding in @dim.
  *
  * Returns: the zero padding in @dim
  *
@@ -872,8 +904,10 @@ atomr_pooling_get_padding (AtomrPooling *self,
 
 /**
  * atomr_pooling_get_stride:
- * @self: an #AtomrPooling
+ * @self: an [class@Atomr.Pooling]
  * @dim: 0 (height) or 1 (width)
+ *
+ * Gets the stride in @dim.
  *
  * Returns: the stride in @dim
  *

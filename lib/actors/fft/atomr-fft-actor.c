@@ -50,6 +50,26 @@ struct _AtomrFftActor
   guint       size;
 };
 
+/**
+ * AtomrFftActor:
+ *
+ * An actor that runs cuFFT transforms on its stream.
+ *
+ * A transform is described by an [struct@Atomr.FftPlan] and run with
+ * [method@Atomr.FftActor.execute_async] (or
+ * [method@Atomr.FftActor.execute_normalized_async], which also scales the
+ * result by 1/n).  cuFFT plans are costly to make, so the actor keeps one
+ * per distinct plan in a least-recently-used cache whose size is the
+ * [property@Atomr.FftActor:plan-cache-capacity] property; all cached plans
+ * share one work area.  libcufft is loaded when the first transform needs
+ * it.
+ *
+ * Like every [class@Atomr.Actor], the actor orders its operations against
+ * the hazards of the buffers they touch and completes them on the thread
+ * of its [struct@GLib.MainContext].
+ *
+ * Since: 0.1
+ */
 G_DEFINE_FINAL_TYPE (AtomrFftActor, atomr_fft_actor, ATOMR_TYPE_ACTOR)
 
 enum {
@@ -462,7 +482,7 @@ infer_plan (AtomrBuffer  *input,
 
 /**
  * atomr_fft_actor_execute_async:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  * @plan: (nullable): the transform, or %NULL to take it from the buffers:
  *   one unbatched transform whose kind and precision follow the dtypes and
  *   whose dimensions are the shape of the real side (the input for C2C),
@@ -473,13 +493,15 @@ infer_plan (AtomrBuffer  *input,
  *   overwrite it
  * @output: the output, of the plan's output dtype; may be @input for C2C
  *   transforms with the same layout on both sides
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the transform has run
  * @user_data: data for @callback
  *
  * Runs an FFT on the actor's stream.  The cuFFT plan comes from the
- * actor's plan cache (see #AtomrFftActor:plan-cache-capacity) or is made
+ * actor's plan cache (see [property@Atomr.FftActor:plan-cache-capacity]) or is made
  * on first use.  Transforms are unnormalised.
+ *
+ * Since: 0.1
  */
 static void execute_submit (AtomrFftActor *self, gpointer source_tag, AtomrFftPlan *plan,
                             AtomrFftDirection direction, AtomrFftNormalization normalization,
@@ -503,21 +525,23 @@ atomr_fft_actor_execute_async (AtomrFftActor       *self,
 
 /**
  * atomr_fft_actor_execute_normalized_async:
- * @self: an #AtomrFftActor
- * @plan: (nullable): the transform (as for atomr_fft_actor_execute_async())
+ * @self: an [class@Atomr.FftActor]
+ * @plan: (nullable): the transform (as for [method@Atomr.FftActor.execute_async])
  * @direction: %ATOMR_FFT_FORWARD or %ATOMR_FFT_INVERSE
  * @normalization: how to scale the result
  * @input: the input, of the plan's input dtype
  * @output: the output, of the plan's output dtype
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the scaled transform is in @output
  * @user_data: data for @callback
  *
- * Like atomr_fft_actor_execute_async(), then scales the output as
+ * Like [method@Atomr.FftActor.execute_async], then scales the output as
  * @normalization says for @direction (1/N, 1/√N or 1, N the product of
  * the transform sizes).  Only the output elements are scaled, never the
  * gaps of an advanced layout.  The scaling is one extra pass over the
  * output on the actor's stream.
+ *
+ * Since: 0.2
  */
 void
 atomr_fft_actor_execute_normalized_async (AtomrFftActor         *self,
@@ -537,11 +561,15 @@ atomr_fft_actor_execute_normalized_async (AtomrFftActor         *self,
 
 /**
  * atomr_fft_actor_execute_normalized_finish:
- * @self: an #AtomrFftActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.FftActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.FftActor.execute_normalized_async].
  *
  * Returns: %TRUE when the scaled transform is in the output
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_fft_actor_execute_normalized_finish (AtomrFftActor  *self,
@@ -553,7 +581,7 @@ atomr_fft_actor_execute_normalized_finish (AtomrFftActor  *self,
 
 /**
  * atomr_fft_actor_get_work_area_size:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  *
  * All the actor's cuFFT plans share one work area, as large as the
  * largest plan executed so far needs (plans are made with
@@ -561,6 +589,8 @@ atomr_fft_actor_execute_normalized_finish (AtomrFftActor  *self,
  *
  * Returns: the size of that work area in bytes (0 before the first
  *   transform that needs one)
+ *
+ * Since: 0.2
  */
 guint64
 atomr_fft_actor_get_work_area_size (AtomrFftActor *self)
@@ -657,11 +687,15 @@ execute_submit (AtomrFftActor         *self,
 
 /**
  * atomr_fft_actor_execute_finish:
- * @self: an #AtomrFftActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.FftActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.FftActor.execute_async].
  *
  * Returns: %TRUE when the transform ran
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_fft_actor_execute_finish (AtomrFftActor  *self,
@@ -674,12 +708,14 @@ atomr_fft_actor_execute_finish (AtomrFftActor  *self,
 /**
  * atomr_fft_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates an FFT actor with its own stream, bound to the calling thread's
  * thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrFftActor *
 atomr_fft_actor_new (AtomrDevice  *device,
@@ -691,9 +727,15 @@ atomr_fft_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_fft_actor_get_plan_cache_capacity:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
+ *
+ * Gets how many cuFFT plans the actor keeps.
+ *
+ * This is the value of the [property@Atomr.FftActor:plan-cache-capacity] property.
  *
  * Returns: how many cuFFT plans the actor keeps
+ *
+ * Since: 0.1
  */
 guint
 atomr_fft_actor_get_plan_cache_capacity (AtomrFftActor *self)
@@ -704,11 +746,13 @@ atomr_fft_actor_get_plan_cache_capacity (AtomrFftActor *self)
 
 /**
  * atomr_fft_actor_set_plan_cache_capacity:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
  * @capacity: how many plans to keep; 0 makes and destroys a plan per call
  *
- * Sets #AtomrFftActor:plan-cache-capacity.  A smaller capacity takes
+ * Sets [property@Atomr.FftActor:plan-cache-capacity].  A smaller capacity takes
  * effect at the next plan the actor makes.
+ *
+ * Since: 0.1
  */
 void
 atomr_fft_actor_set_plan_cache_capacity (AtomrFftActor *self,
@@ -721,9 +765,15 @@ atomr_fft_actor_set_plan_cache_capacity (AtomrFftActor *self,
 
 /**
  * atomr_fft_actor_get_plan_cache_hits:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
+ *
+ * Gets how many transforms found their plan in the cache.
+ *
+ * This is the value of the [property@Atomr.FftActor:plan-cache-hits] property.
  *
  * Returns: how many transforms found their plan in the cache
+ *
+ * Since: 0.1
  */
 guint64
 atomr_fft_actor_get_plan_cache_hits (AtomrFftActor *self)
@@ -739,9 +789,15 @@ atomr_fft_actor_get_plan_cache_hits (AtomrFftActor *self)
 
 /**
  * atomr_fft_actor_get_plan_cache_misses:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
+ *
+ * Gets how many transforms had to make a cuFFT plan.
+ *
+ * This is the value of the [property@Atomr.FftActor:plan-cache-misses] property.
  *
  * Returns: how many transforms had to make a cuFFT plan
+ *
+ * Since: 0.1
  */
 guint64
 atomr_fft_actor_get_plan_cache_misses (AtomrFftActor *self)
@@ -757,9 +813,15 @@ atomr_fft_actor_get_plan_cache_misses (AtomrFftActor *self)
 
 /**
  * atomr_fft_actor_get_plan_cache_size:
- * @self: an #AtomrFftActor
+ * @self: an [class@Atomr.FftActor]
+ *
+ * Gets how many plans the cache holds now.
+ *
+ * This is the value of the [property@Atomr.FftActor:plan-cache-size] property.
  *
  * Returns: how many plans the cache holds now
+ *
+ * Since: 0.1
  */
 guint
 atomr_fft_actor_get_plan_cache_size (AtomrFftActor *self)
@@ -847,6 +909,8 @@ atomr_fft_actor_class_init (AtomrFftActorClass *klass)
    *
    * How many cuFFT plans the actor keeps, least recently used evicted
    * first.  0 makes a plan for each call and destroys it after.
+   *
+   * Since: 0.1
    */
   properties[PROP_PLAN_CACHE_CAPACITY] =
     g_param_spec_uint ("plan-cache-capacity", NULL, NULL, 0, G_MAXUINT, DEFAULT_CAPACITY,
@@ -856,6 +920,8 @@ atomr_fft_actor_class_init (AtomrFftActorClass *klass)
    *
    * Transforms that found their plan in the cache (not notified: read it
    * when needed).
+   *
+   * Since: 0.1
    */
   properties[PROP_PLAN_CACHE_HITS] =
     g_param_spec_uint64 ("plan-cache-hits", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -864,6 +930,8 @@ atomr_fft_actor_class_init (AtomrFftActorClass *klass)
    * AtomrFftActor:plan-cache-misses:
    *
    * Transforms that made a cuFFT plan (not notified).
+   *
+   * Since: 0.1
    */
   properties[PROP_PLAN_CACHE_MISSES] =
     g_param_spec_uint64 ("plan-cache-misses", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -872,6 +940,8 @@ atomr_fft_actor_class_init (AtomrFftActorClass *klass)
    * AtomrFftActor:plan-cache-size:
    *
    * Plans the cache holds now (not notified).
+   *
+   * Since: 0.1
    */
   properties[PROP_PLAN_CACHE_SIZE] =
     g_param_spec_uint ("plan-cache-size", NULL, NULL, 0, G_MAXUINT, 0,

@@ -134,7 +134,7 @@ check_layout (const gchar   *side,
  * @ostride: distance between consecutive output elements
  * @odist: distance between the first elements of two output batch members
  * @batch: the number of transforms
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Describes a batched transform in cuFFT's advanced layout: element
  * (i0, i1, i2) of batch member b is at
@@ -146,6 +146,8 @@ check_layout (const gchar   *side,
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT naming the wrong argument
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_new_many (AtomrFftKind   kind,
@@ -254,10 +256,14 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
  * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
  * @nx: the transform size
  * @batch: the number of transforms, packed one after the other
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Describes a one-dimensional transform of @nx points, @batch times.
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_new_1d (AtomrFftKind   kind,
@@ -277,10 +283,14 @@ atomr_fft_plan_new_1d (AtomrFftKind   kind,
  * @nx: the size of the slow dimension
  * @ny: the size of the fast (contiguous) dimension
  * @batch: the number of transforms, packed one after the other
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Describes a two-dimensional transform of @nx × @ny points, @batch times.
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_new_2d (AtomrFftKind   kind,
@@ -302,10 +312,14 @@ atomr_fft_plan_new_2d (AtomrFftKind   kind,
  * @ny: the size of the middle dimension
  * @nz: the size of the fast (contiguous) dimension
  * @batch: the number of transforms, packed one after the other
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Describes a three-dimensional transform of @nx × @ny × @nz points, @batch times.
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_new_3d (AtomrFftKind   kind,
@@ -324,7 +338,11 @@ atomr_fft_plan_new_3d (AtomrFftKind   kind,
  * atomr_fft_plan_ref:
  * @plan: a plan
  *
+ * Takes a reference to a plan.
+ *
  * Returns: (transfer full): @plan
+ *
+ * Since: 0.1
  */
 AtomrFftPlan *
 atomr_fft_plan_ref (AtomrFftPlan *plan)
@@ -337,6 +355,10 @@ atomr_fft_plan_ref (AtomrFftPlan *plan)
 /**
  * atomr_fft_plan_unref:
  * @plan: (transfer full): a plan
+ *
+ * Drops a reference to a plan; the last one frees it.
+ *
+ * Since: 0.1
  */
 void
 atomr_fft_plan_unref (AtomrFftPlan *plan)
@@ -353,7 +375,11 @@ atomr_fft_plan_unref (AtomrFftPlan *plan)
  * atomr_fft_plan_get_kind:
  * @plan: a plan
  *
+ * Gets the kind of transform.
+ *
  * Returns: the kind of transform
+ *
+ * Since: 0.1
  */
 AtomrFftKind
 atomr_fft_plan_get_kind (AtomrFftPlan *plan)
@@ -366,7 +392,11 @@ atomr_fft_plan_get_kind (AtomrFftPlan *plan)
  * atomr_fft_plan_get_precision:
  * @plan: a plan
  *
+ * Gets the precision of the transform: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64.
+ *
  * Returns: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ *
+ * Since: 0.1
  */
 AtomrDtype
 atomr_fft_plan_get_precision (AtomrFftPlan *plan)
@@ -379,7 +409,11 @@ atomr_fft_plan_get_precision (AtomrFftPlan *plan)
  * atomr_fft_plan_get_rank:
  * @plan: a plan
  *
+ * Gets the number of dimensions, 1 to 3.
+ *
  * Returns: the number of dimensions, 1 to 3
+ *
+ * Since: 0.1
  */
 guint
 atomr_fft_plan_get_rank (AtomrFftPlan *plan)
@@ -393,7 +427,11 @@ atomr_fft_plan_get_rank (AtomrFftPlan *plan)
  * @plan: a plan
  * @dim: a dimension below the rank, slowest first
  *
+ * Gets the transform size of dimension @dim, or 0 past the rank.
+ *
  * Returns: the transform size of dimension @dim, or 0 past the rank
+ *
+ * Since: 0.1
  */
 gint64
 atomr_fft_plan_get_size (AtomrFftPlan *plan,
@@ -407,7 +445,11 @@ atomr_fft_plan_get_size (AtomrFftPlan *plan,
  * atomr_fft_plan_get_batch:
  * @plan: a plan
  *
+ * Gets the number of transforms.
+ *
  * Returns: the number of transforms
+ *
+ * Since: 0.1
  */
 gint64
 atomr_fft_plan_get_batch (AtomrFftPlan *plan)
@@ -429,7 +471,11 @@ side_dtype (AtomrFftPlan *plan,
  * atomr_fft_plan_get_input_dtype:
  * @plan: a plan
  *
+ * Gets the dtype the input buffer must have.
+ *
  * Returns: the dtype the input buffer must have
+ *
+ * Since: 0.1
  */
 AtomrDtype
 atomr_fft_plan_get_input_dtype (AtomrFftPlan *plan)
@@ -442,7 +488,11 @@ atomr_fft_plan_get_input_dtype (AtomrFftPlan *plan)
  * atomr_fft_plan_get_output_dtype:
  * @plan: a plan
  *
+ * Gets the dtype the output buffer must have.
+ *
  * Returns: the dtype the output buffer must have
+ *
+ * Since: 0.1
  */
 AtomrDtype
 atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan)
@@ -455,7 +505,11 @@ atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan)
  * atomr_fft_plan_get_input_elements:
  * @plan: a plan
  *
+ * Gets the number of elements the input buffer must at least hold.
+ *
  * Returns: the number of elements the input buffer must at least hold
+ *
+ * Since: 0.1
  */
 guint64
 atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
@@ -468,7 +522,11 @@ atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
  * atomr_fft_plan_get_output_elements:
  * @plan: a plan
  *
+ * Gets the number of elements the output buffer must at least hold.
+ *
  * Returns: the number of elements the output buffer must at least hold
+ *
+ * Since: 0.1
  */
 guint64
 atomr_fft_plan_get_output_elements (AtomrFftPlan *plan)
@@ -481,8 +539,12 @@ atomr_fft_plan_get_output_elements (AtomrFftPlan *plan)
  * atomr_fft_plan_to_string:
  * @plan: a plan
  *
+ * Describes a plan in a few words.
+ *
  * Returns: (transfer full): a short description such as
  *   "C2C f32 4096 × batch 256", for traces and messages
+ *
+ * Since: 0.1
  */
 gchar *
 atomr_fft_plan_to_string (AtomrFftPlan *plan)
@@ -508,7 +570,11 @@ atomr_fft_plan_to_string (AtomrFftPlan *plan)
  * atomr_fft_plan_hash:
  * @plan: (type AtomrFftPlan): a plan
  *
- * Returns: a hash of the transform, for #GHashTable
+ * Hashes a plan, for [struct@GLib.HashTable].
+ *
+ * Returns: a hash of the transform, for [struct@GLib.HashTable]
+ *
+ * Since: 0.1
  */
 guint
 atomr_fft_plan_hash (gconstpointer plan)
@@ -527,7 +593,11 @@ atomr_fft_plan_hash (gconstpointer plan)
  * @a: (type AtomrFftPlan): a plan
  * @b: (type AtomrFftPlan): another plan
  *
+ * Compares two plans, for [struct@GLib.HashTable].
+ *
  * Returns: %TRUE when @a and @b describe the same transform and layout
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_fft_plan_equal (gconstpointer a,

@@ -25,6 +25,8 @@ G_BEGIN_DECLS
  * @ATOMR_FFT_C2R: complex to real, inverse only (C2R in f32, Z2D in f64).
  *
  * The kind of an FFT.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_FFT_C2C,
@@ -39,6 +41,8 @@ typedef enum {
  *   round trip scales by the transform size); the only direction of C2R.
  *
  * The sign of the exponent of an FFT.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_FFT_FORWARD,
@@ -54,8 +58,10 @@ typedef enum {
  * @ATOMR_FFT_NORM_FORWARD: the forward transform is scaled by 1/N.
  * @ATOMR_FFT_NORM_ORTHO: both directions are scaled by 1/√N (unitary).
  *
- * How atomr_fft_actor_execute_normalized_async() scales a transform; N is
+ * How [method@Atomr.FftActor.execute_normalized_async] scales a transform; N is
  * the product of the transform sizes of one batch member.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_FFT_NORM_NONE,
@@ -72,12 +78,14 @@ typedef enum {
  * An immutable description of a batched 1-, 2- or 3-D FFT: kind,
  * precision, dimensions, batch and the memory layout of input and output
  * (cuFFT's "advanced layout": embeddings, strides, distances).  A plan is
- * only a description: #AtomrFftActor turns it into a cuFFT plan bound to
+ * only a description: [class@Atomr.FftActor] turns it into a cuFFT plan bound to
  * its stream and keeps that in its plan cache, so passing equal plans costs
  * one hash lookup.
  *
  * Dimensions are given slowest first (row-major, as cuFFT takes them);
  * elements count in the dtype of each side (real or complex).
+ *
+ * Since: 0.1
  */
 typedef struct _AtomrFftPlan AtomrFftPlan;
 

@@ -44,6 +44,23 @@ struct _AtomrRngActor
   gint64            applied_epoch; /* -1: nothing applied yet */
 };
 
+/**
+ * AtomrRngActor:
+ *
+ * An actor that fills buffers and tensors with cuRAND random numbers.
+ *
+ * Each actor owns one generator of the [enum@Atomr.RngKind] given at
+ * construction, bound to its stream.  The seed, offset and (for Sobol
+ * generators) dimensions are captured by every fill when it is called;
+ * changing any of them restarts the sequence, so a run with a fixed seed
+ * is reproducible.  [method@Atomr.RngActor.fill_async] fills a whole
+ * buffer with values of an [enum@Atomr.RngDistribution],
+ * [method@Atomr.RngActor.fill_range_async] a range of its elements and
+ * [method@Atomr.RngActor.fill_tensor_async] a tensor view.  libcurand is
+ * loaded when the first fill needs it.
+ *
+ * Since: 0.1
+ */
 G_DEFINE_FINAL_TYPE (AtomrRngActor, atomr_rng_actor, ATOMR_TYPE_ACTOR)
 
 enum {
@@ -393,22 +410,24 @@ static void fill_submit (AtomrRngActor *self, gpointer source_tag, AtomrBuffer *
 
 /**
  * atomr_rng_actor_fill_async:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @buffer: the buffer to fill, all of it
  * @distribution: what to draw
  * @param1: the first parameter of @distribution (mean, λ, lower bound or
  *   probability)
  * @param2: the second parameter of @distribution (standard deviation or
  *   upper bound)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the buffer is filled
  * @user_data: data for @callback
  *
  * Fills @buffer with random numbers from the actor's generator, on its
- * stream.  Dtypes: see #AtomrRngDistribution; f16 and bf16 outputs are
+ * stream.  Dtypes: see [enum@Atomr.RngDistribution]; f16 and bf16 outputs are
  * drawn in f32 and rounded.  Pseudo-random generators make normal and
  * log-normal numbers in pairs, so those need an even element count in f32
- * and f64; Sobol needs a multiple of #AtomrRngActor:dimensions.
+ * and f64; Sobol needs a multiple of [property@Atomr.RngActor:dimensions].
+ *
+ * Since: 0.1
  */
 void
 atomr_rng_actor_fill_async (AtomrRngActor        *self,
@@ -427,11 +446,15 @@ atomr_rng_actor_fill_async (AtomrRngActor        *self,
 
 /**
  * atomr_rng_actor_fill_finish:
- * @self: an #AtomrRngActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.RngActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.RngActor.fill_async].
  *
  * Returns: %TRUE when the buffer was filled
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_rng_actor_fill_finish (AtomrRngActor  *self,
@@ -443,7 +466,7 @@ atomr_rng_actor_fill_finish (AtomrRngActor  *self,
 
 /**
  * atomr_rng_actor_fill_range_async:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @buffer: the buffer to fill in part
  * @first: the first element to fill
  * @count: how many elements to fill (at least 1); @first + @count must
@@ -451,13 +474,15 @@ atomr_rng_actor_fill_finish (AtomrRngActor  *self,
  * @distribution: what to draw
  * @param1: the first parameter of @distribution
  * @param2: the second parameter of @distribution
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the elements are filled
  * @user_data: data for @callback
  *
- * Like atomr_rng_actor_fill_async(), for the elements [@first, @first +
+ * Like [method@Atomr.RngActor.fill_async], for the elements [@first, @first +
  * @count) of @buffer only; the others keep their values.  The pairing and
  * Sobol rules apply to @count.
+ *
+ * Since: 0.2
  */
 void
 atomr_rng_actor_fill_range_async (AtomrRngActor        *self,
@@ -478,11 +503,15 @@ atomr_rng_actor_fill_range_async (AtomrRngActor        *self,
 
 /**
  * atomr_rng_actor_fill_range_finish:
- * @self: an #AtomrRngActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.RngActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.RngActor.fill_range_async].
  *
  * Returns: %TRUE when the elements were filled
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_rng_actor_fill_range_finish (AtomrRngActor  *self,
@@ -682,12 +711,14 @@ fill_submit (AtomrRngActor        *self,
  * atomr_rng_actor_new:
  * @device: the device
  * @kind: the generator
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates an RNG actor with its own stream and generator, bound to the
  * calling thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrRngActor *
 atomr_rng_actor_new (AtomrDevice   *device,
@@ -706,9 +737,15 @@ atomr_rng_actor_new (AtomrDevice   *device,
 
 /**
  * atomr_rng_actor_get_kind:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
+ *
+ * Gets the generator kind.
+ *
+ * This is the value of the [property@Atomr.RngActor:kind] property.
  *
  * Returns: the generator kind
+ *
+ * Since: 0.1
  */
 AtomrRngKind
 atomr_rng_actor_get_kind (AtomrRngActor *self)
@@ -744,9 +781,15 @@ set_setting (AtomrRngActor *self,
 
 /**
  * atomr_rng_actor_get_seed:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
+ *
+ * Gets the seed of pseudo-random generators.
+ *
+ * This is the value of the [property@Atomr.RngActor:seed] property.
  *
  * Returns: the seed of pseudo-random generators
+ *
+ * Since: 0.1
  */
 guint64
 atomr_rng_actor_get_seed (AtomrRngActor *self)
@@ -757,11 +800,13 @@ atomr_rng_actor_get_seed (AtomrRngActor *self)
 
 /**
  * atomr_rng_actor_set_seed:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @seed: the seed
  *
  * Sets the seed; the next fill restarts the sequence from it (also when
  * the value is unchanged).  Sobol generators have no seed and ignore it.
+ *
+ * Since: 0.1
  */
 void
 atomr_rng_actor_set_seed (AtomrRngActor *self,
@@ -773,9 +818,15 @@ atomr_rng_actor_set_seed (AtomrRngActor *self,
 
 /**
  * atomr_rng_actor_get_offset:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
+ *
+ * Gets how many numbers of the sequence are skipped after a restart.
+ *
+ * This is the value of the [property@Atomr.RngActor:offset] property.
  *
  * Returns: how many numbers of the sequence are skipped after a restart
+ *
+ * Since: 0.1
  */
 guint64
 atomr_rng_actor_get_offset (AtomrRngActor *self)
@@ -786,11 +837,13 @@ atomr_rng_actor_get_offset (AtomrRngActor *self)
 
 /**
  * atomr_rng_actor_set_offset:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @offset: the number of values to skip
  *
  * Sets the offset and restarts the sequence at the next fill.  MTGP32
  * cannot skip ahead: its fills fail unless the offset is 0.
+ *
+ * Since: 0.1
  */
 void
 atomr_rng_actor_set_offset (AtomrRngActor *self,
@@ -802,9 +855,15 @@ atomr_rng_actor_set_offset (AtomrRngActor *self,
 
 /**
  * atomr_rng_actor_get_dimensions:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
+ *
+ * Gets the number of Sobol dimensions.
+ *
+ * This is the value of the [property@Atomr.RngActor:dimensions] property.
  *
  * Returns: the number of Sobol dimensions
+ *
+ * Since: 0.1
  */
 guint
 atomr_rng_actor_get_dimensions (AtomrRngActor *self)
@@ -820,12 +879,14 @@ atomr_rng_actor_get_dimensions (AtomrRngActor *self)
 
 /**
  * atomr_rng_actor_set_dimensions:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @dimensions: 1 to 20000
  *
  * Sets the number of dimensions of a Sobol sequence (ignored by pseudo-
  * random kinds): a fill writes points dimension by dimension.  Out of
  * range values are clamped.
+ *
+ * Since: 0.1
  */
 void
 atomr_rng_actor_set_dimensions (AtomrRngActor *self,
@@ -902,6 +963,8 @@ atomr_rng_actor_class_init (AtomrRngActorClass *klass)
    * AtomrRngActor:kind:
    *
    * The generator.
+   *
+   * Since: 0.1
    */
   properties[PROP_KIND] =
     g_param_spec_enum ("kind", NULL, NULL, ATOMR_TYPE_RNG_KIND, ATOMR_RNG_XORWOW,
@@ -910,6 +973,8 @@ atomr_rng_actor_class_init (AtomrRngActorClass *klass)
    * AtomrRngActor:seed:
    *
    * The seed of pseudo-random generators; setting it restarts the sequence.
+   *
+   * Since: 0.1
    */
   properties[PROP_SEED] =
     g_param_spec_uint64 ("seed", NULL, NULL, 0, G_MAXUINT64, DEFAULT_SEED,
@@ -918,6 +983,8 @@ atomr_rng_actor_class_init (AtomrRngActorClass *klass)
    * AtomrRngActor:offset:
    *
    * Values skipped after a restart; setting it restarts the sequence.
+   *
+   * Since: 0.1
    */
   properties[PROP_OFFSET] =
     g_param_spec_uint64 ("offset", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -926,6 +993,8 @@ atomr_rng_actor_class_init (AtomrRngActorClass *klass)
    * AtomrRngActor:dimensions:
    *
    * Dimensions of a Sobol sequence.
+   *
+   * Since: 0.1
    */
   properties[PROP_DIMENSIONS] =
     g_param_spec_uint ("dimensions", NULL, NULL, 1, 20000, 1,
@@ -954,20 +1023,22 @@ fill_nothing (AtomrOp  *op,
 
 /**
  * atomr_rng_actor_fill_tensor_async:
- * @self: an #AtomrRngActor
+ * @self: an [class@Atomr.RngActor]
  * @tensor: a contiguous view, of its buffer's dtype
  * @distribution: what to draw
  * @param1: the first parameter of @distribution
  * @param2: the second parameter of @distribution
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the elements are filled
  * @user_data: data for @callback
  *
- * atomr_rng_actor_fill_range_async() over the elements of a view: the
+ * [method@Atomr.RngActor.fill_range_async] over the elements of a view: the
  * view must be contiguous (curand writes consecutive elements), else the
  * request fails with %ATOMR_ERROR_NOT_SUPPORTED — fill a contiguous tensor
- * and atomr_actor_copy_tensor_async() it into place.  A view without
+ * and [method@Atomr.Actor.copy_tensor_async] it into place.  A view without
  * elements is filled at once.
+ *
+ * Since: 0.2
  */
 void
 atomr_rng_actor_fill_tensor_async (AtomrRngActor        *self,
@@ -1027,11 +1098,15 @@ fail:
 
 /**
  * atomr_rng_actor_fill_tensor_finish:
- * @self: an #AtomrRngActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.RngActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.RngActor.fill_tensor_async].
  *
  * Returns: %TRUE when the elements were filled
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_rng_actor_fill_tensor_finish (AtomrRngActor  *self,

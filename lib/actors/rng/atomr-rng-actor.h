@@ -22,9 +22,11 @@ G_BEGIN_DECLS
  * @ATOMR_RNG_PHILOX: Philox4x32-10 counter-based generator.
  * @ATOMR_RNG_MTGP32: Mersenne Twister for GPUs (no offset).
  * @ATOMR_RNG_SOBOL: Sobol32 quasi-random sequence (no seed; see
- *   #AtomrRngActor:dimensions).
+ *   [property@Atomr.RngActor:dimensions]).
  *
- * The generator an #AtomrRngActor drives.
+ * The generator an [class@Atomr.RngActor] drives.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_RNG_XORWOW,
@@ -57,7 +59,9 @@ typedef enum {
  * @ATOMR_RNG_BERNOULLI: 1 with probability @param1 (0 ≤ p ≤ 1), else 0,
  *   into u8, i32, f32, f64, f16 or bf16; @param2 must be 0.
  *
- * What atomr_rng_actor_fill_async() draws.
+ * What [method@Atomr.RngActor.fill_async] draws.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_RNG_UNIFORM,

@@ -88,6 +88,21 @@ struct _AtomrSolverActor
   gsize               host_workspace_size;
 };
 
+/**
+ * AtomrSolverActor:
+ *
+ * An actor that runs dense cuSOLVER routines on its stream.
+ *
+ * It factors and solves (LU, Cholesky, QR, least squares), computes
+ * eigenvalues and singular values, single and batched.  Matrices are
+ * column-major, as in LAPACK.  The actor sizes and keeps one device
+ * workspace that every operation reuses (see
+ * [method@Atomr.SolverActor.get_workspace_size]); a routine that reports a
+ * non-zero `info` fails its operation with an error that names the
+ * failing index.  libcusolver is loaded when the first operation needs it.
+ *
+ * Since: 0.1
+ */
 G_DEFINE_FINAL_TYPE (AtomrSolverActor, atomr_solver_actor, ATOMR_TYPE_ACTOR)
 
 enum {
@@ -943,14 +958,14 @@ check_real_vector (const gchar  *name,
 
 /**
  * atomr_solver_actor_lu_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix (f32, f64, c64 or c128), overwritten by L and U
  * @m: rows of @a
  * @n: columns of @a
  * @lda: leading dimension of @a (≥ @m)
  * @ipiv: an i64 buffer of at least min(@m, @n) elements for the pivots
  *   (1-based, as in LAPACK)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorization is done
  * @user_data: data for @callback
  *
@@ -958,6 +973,8 @@ check_real_vector (const gchar  *name,
  * singular matrix completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the
  * first zero pivot ("matrix is singular: U(3,3) is zero"); @a then still
  * holds the factors.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_lu_async (AtomrSolverActor    *self,
@@ -993,11 +1010,15 @@ atomr_solver_actor_lu_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_lu_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.lu_async].
  *
  * Returns: %TRUE when @a holds the LU factors of a non-singular matrix
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_lu_finish (AtomrSolverActor  *self,
@@ -1009,21 +1030,23 @@ atomr_solver_actor_lu_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_lu_solve_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @trans: solve with A, Aᵀ or Aᴴ
- * @a: the @n × @n LU factors from atomr_solver_actor_lu_async()
+ * @a: the @n × @n LU factors from [method@Atomr.SolverActor.lu_async]
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
- * @ipiv: the i64 pivots from atomr_solver_actor_lu_async()
+ * @ipiv: the i64 pivots from [method@Atomr.SolverActor.lu_async]
  * @b: the @n × @nrhs right-hand sides, overwritten by the solution
  * @nrhs: number of right-hand sides
  * @ldb: leading dimension of @b (≥ @n)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solve is done
  * @user_data: data for @callback
  *
- * Solves op(A)·X = B with the factors of atomr_solver_actor_lu_async()
+ * Solves op(A)·X = B with the factors of [method@Atomr.SolverActor.lu_async]
  * (getrs).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
@@ -1068,11 +1091,15 @@ atomr_solver_actor_lu_solve_async (AtomrSolverActor     *self,
 
 /**
  * atomr_solver_actor_lu_solve_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.lu_solve_async].
  *
  * Returns: %TRUE when @b holds the solution
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
@@ -1084,7 +1111,7 @@ atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_qr_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix, overwritten by R (upper triangle) and the
  *   Householder reflectors (below it)
  * @m: rows of @a
@@ -1093,11 +1120,13 @@ atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
  * @tau: min(@m, @n) scalars of the reflectors, same dtype as @a
  * @q: (nullable): where to form the explicit Q, @m × min(@m, @n) with
  *   leading dimension @lda (orgqr or ungqr), or %NULL
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorization is done
  * @user_data: data for @callback
  *
  * QR factorization A = Q·R (geqrf), and Q itself when @q is given.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_qr_async (AtomrSolverActor    *self,
@@ -1143,11 +1172,15 @@ atomr_solver_actor_qr_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_qr_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.qr_async].
  *
  * Returns: %TRUE when the factorization is done
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_qr_finish (AtomrSolverActor  *self,
@@ -1159,18 +1192,20 @@ atomr_solver_actor_qr_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_cholesky_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle of @a that holds the matrix, and receives the factor
  * @a: an @n × @n Hermitian positive definite matrix
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorization is done
  * @user_data: data for @callback
  *
  * Cholesky factorization A = L·Lᴴ or Uᴴ·U (potrf).  A matrix that is not
  * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the
  * order of the first leading minor that is not.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
@@ -1200,11 +1235,15 @@ atomr_solver_actor_cholesky_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_cholesky_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.cholesky_async].
  *
  * Returns: %TRUE when @a holds the Cholesky factor
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_cholesky_finish (AtomrSolverActor  *self,
@@ -1216,19 +1255,21 @@ atomr_solver_actor_cholesky_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_cholesky_solve_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle that holds the factor
- * @a: the factor from atomr_solver_actor_cholesky_async()
+ * @a: the factor from [method@Atomr.SolverActor.cholesky_async]
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
  * @b: the @n × @nrhs right-hand sides, overwritten by the solution
  * @nrhs: number of right-hand sides
  * @ldb: leading dimension of @b (≥ @n)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solve is done
  * @user_data: data for @callback
  *
  * Solves A·X = B with a Cholesky factor (potrs).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
@@ -1268,11 +1309,15 @@ atomr_solver_actor_cholesky_solve_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_cholesky_solve_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.cholesky_solve_async].
  *
  * Returns: %TRUE when @b holds the solution
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor  *self,
@@ -1284,7 +1329,7 @@ atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_svd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix with @m ≥ @n (transpose a wide one first);
  *   destroyed
  * @m: rows of @a
@@ -1296,11 +1341,13 @@ atomr_solver_actor_cholesky_solve_finish (AtomrSolverActor  *self,
  * @ldu: leading dimension of @u (≥ @m; ignored without @u)
  * @vt: (nullable): the @n × @n matrix Vᴴ, or %NULL
  * @ldvt: leading dimension of @vt (≥ @n; ignored without @vt)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
  * Singular value decomposition A = U·Σ·Vᴴ (gesvd).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_svd_async (AtomrSolverActor    *self,
@@ -1351,11 +1398,15 @@ atomr_solver_actor_svd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_svd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.svd_async].
  *
  * Returns: %TRUE when the decomposition converged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_svd_finish (AtomrSolverActor  *self,
@@ -1367,7 +1418,7 @@ atomr_solver_actor_svd_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_gesvdj_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: @batch matrices of @m × @n (each @lda × @n elements apart);
  *   destroyed
  * @m: rows of each matrix (≤ 32)
@@ -1380,13 +1431,15 @@ atomr_solver_actor_svd_finish (AtomrSolverActor  *self,
  *   @ldv × @n apart)
  * @ldv: leading dimension of @v (≥ @n)
  * @batch: number of matrices
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decompositions are done
  * @user_data: data for @callback
  *
  * Batched singular value decomposition of small matrices by Jacobi
  * rotations (gesvdjBatched).  A member that does not converge completes
  * with %ATOMR_ERROR_INVALID_ARGUMENT naming it.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
@@ -1441,11 +1494,15 @@ atomr_solver_actor_gesvdj_batched_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_gesvdj_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.gesvdj_batched_async].
  *
  * Returns: %TRUE when every decomposition converged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_gesvdj_batched_finish (AtomrSolverActor  *self,
@@ -1492,7 +1549,7 @@ eigen_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_syevd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle of @a that holds the matrix
  * @compute_vectors: also compute the eigenvectors (into @a)
  * @a: an @n × @n real symmetric matrix (f32 or f64); overwritten by the
@@ -1500,11 +1557,13 @@ eigen_async (AtomrSolverActor    *self,
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
  * @w: the @n eigenvalues in ascending order, same dtype as @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
  * Symmetric eigendecomposition by divide and conquer (syevd).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_syevd_async (AtomrSolverActor    *self,
@@ -1525,11 +1584,15 @@ atomr_solver_actor_syevd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_syevd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.syevd_async].
  *
  * Returns: %TRUE when the decomposition converged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_syevd_finish (AtomrSolverActor  *self,
@@ -1541,7 +1604,7 @@ atomr_solver_actor_syevd_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_heevd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle of @a that holds the matrix
  * @compute_vectors: also compute the eigenvectors (into @a)
  * @a: an @n × @n Hermitian matrix (c64 or c128); overwritten by the
@@ -1549,11 +1612,13 @@ atomr_solver_actor_syevd_finish (AtomrSolverActor  *self,
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
  * @w: the @n real eigenvalues in ascending order (f32 for c64, f64 for c128)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
  * Hermitian eigendecomposition by divide and conquer (heevd).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_heevd_async (AtomrSolverActor    *self,
@@ -1574,11 +1639,15 @@ atomr_solver_actor_heevd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_heevd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.heevd_async].
  *
  * Returns: %TRUE when the decomposition converged
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_heevd_finish (AtomrSolverActor  *self,
@@ -1635,7 +1704,7 @@ generalized_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_sygvd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @itype: the problem: A·x = λ·B·x, A·B·x = λ·x or B·A·x = λ·x
  * @uplo: the triangle of @a and @b that holds the matrices
  * @compute_vectors: also compute the eigenvectors (into @a)
@@ -1646,13 +1715,15 @@ generalized_async (AtomrSolverActor    *self,
  *   Cholesky factor
  * @ldb: leading dimension of @b (≥ @n)
  * @w: the @n eigenvalues in ascending order, same dtype as @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
  * Generalized symmetric-definite eigenproblem (sygvd).  A @b that is not
  * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming
  * the order of its failing leading minor.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_sygvd_async (AtomrSolverActor    *self,
@@ -1676,11 +1747,15 @@ atomr_solver_actor_sygvd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_sygvd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.sygvd_async].
  *
  * Returns: %TRUE when the decomposition succeeded
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_sygvd_finish (AtomrSolverActor  *self,
@@ -1692,7 +1767,7 @@ atomr_solver_actor_sygvd_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_hegvd_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @itype: the problem: A·x = λ·B·x, A·B·x = λ·x or B·A·x = λ·x
  * @uplo: the triangle of @a and @b that holds the matrices
  * @compute_vectors: also compute the eigenvectors (into @a)
@@ -1703,11 +1778,13 @@ atomr_solver_actor_sygvd_finish (AtomrSolverActor  *self,
  *   Cholesky factor
  * @ldb: leading dimension of @b (≥ @n)
  * @w: the @n real eigenvalues in ascending order (f32 for c64, f64 for c128)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
  * Generalized Hermitian-definite eigenproblem (hegvd).
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_hegvd_async (AtomrSolverActor    *self,
@@ -1731,11 +1808,15 @@ atomr_solver_actor_hegvd_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_hegvd_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.hegvd_async].
  *
  * Returns: %TRUE when the decomposition succeeded
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_hegvd_finish (AtomrSolverActor  *self,
@@ -1747,7 +1828,7 @@ atomr_solver_actor_hegvd_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_getrf_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: @batch matrices of @n × @n, @lda × @n elements apart, overwritten
  *   by their LU factors
  * @n: order of each matrix
@@ -1755,13 +1836,15 @@ atomr_solver_actor_hegvd_finish (AtomrSolverActor  *self,
  * @ipiv: (nullable): an i32 buffer of @n × @batch pivots (1-based), or
  *   %NULL to factor without pivoting
  * @batch: number of matrices
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorizations are done
  * @user_data: data for @callback
  *
  * Batched LU factorization (cuBLAS getrfBatched).  A singular member
  * completes with %ATOMR_ERROR_INVALID_ARGUMENT naming the member and its
  * first zero pivot.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
@@ -1803,11 +1886,15 @@ atomr_solver_actor_getrf_batched_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_getrf_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.getrf_batched_async].
  *
  * Returns: %TRUE when every member was factored and none is singular
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_getrf_batched_finish (AtomrSolverActor  *self,
@@ -1819,20 +1906,22 @@ atomr_solver_actor_getrf_batched_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_potrf_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle that holds each matrix and receives its factor
  * @a: @batch Hermitian positive definite matrices of @n × @n, @lda × @n
  *   elements apart
  * @n: order of each matrix
  * @lda: leading dimension (≥ @n)
  * @batch: number of matrices
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the factorizations are done
  * @user_data: data for @callback
  *
  * Batched Cholesky factorization (potrfBatched).  A member that is not
  * positive definite completes with %ATOMR_ERROR_INVALID_ARGUMENT naming
  * the member and the order of its failing leading minor.
+ *
+ * Since: 0.1
  */
 void
 atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
@@ -1868,11 +1957,15 @@ atomr_solver_actor_potrf_batched_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_potrf_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.potrf_batched_async].
  *
  * Returns: %TRUE when every member is positive definite and was factored
+ *
+ * Since: 0.1
  */
 gboolean
 atomr_solver_actor_potrf_batched_finish (AtomrSolverActor  *self,
@@ -1888,12 +1981,14 @@ atomr_solver_actor_potrf_batched_finish (AtomrSolverActor  *self,
 /**
  * atomr_solver_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a solver actor with its own stream, cuSOLVER and cuBLAS handles
  * and workspace, bound to the calling thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.1
  */
 AtomrSolverActor *
 atomr_solver_actor_new (AtomrDevice  *device,
@@ -1905,9 +2000,15 @@ atomr_solver_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_solver_actor_get_workspace_size:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
+ *
+ * Gets the bytes of device workspace the actor holds now.
+ *
+ * This is the value of the [property@Atomr.SolverActor:workspace-size] property.
  *
  * Returns: the bytes of device workspace the actor holds now
+ *
+ * Since: 0.1
  */
 guint64
 atomr_solver_actor_get_workspace_size (AtomrSolverActor *self)
@@ -1958,6 +2059,8 @@ atomr_solver_actor_class_init (AtomrSolverActorClass *klass)
    *
    * Bytes of device workspace the actor holds, shared by its operations
    * (not notified: read it when needed).
+   *
+   * Since: 0.1
    */
   properties[PROP_WORKSPACE_SIZE] =
     g_param_spec_uint64 ("workspace-size", NULL, NULL, 0, G_MAXUINT64, 0,
@@ -1973,9 +2076,9 @@ atomr_solver_actor_init (AtomrSolverActor *self)
 
 /**
  * atomr_solver_actor_getrs_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @trans: which system to solve with each factor
- * @a: @batch LU factors of @n × @n from atomr_solver_actor_getrf_batched_async(),
+ * @a: @batch LU factors of @n × @n from [method@Atomr.SolverActor.getrf_batched_async],
  *   @lda × @n elements apart
  * @n: order of each matrix
  * @lda: leading dimension of each factor (≥ @n)
@@ -1985,12 +2088,14 @@ atomr_solver_actor_init (AtomrSolverActor *self)
  * @nrhs: right-hand sides per matrix
  * @ldb: leading dimension of each B (≥ @n)
  * @batch: number of systems
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solutions are in @b
  * @user_data: data for @callback
  *
  * Solves the @batch systems op(A_i)·X_i = B_i with the factors of a batched
  * LU (cuBLAS getrsBatched), so that batched factorizations can solve.
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_getrs_batched_async (AtomrSolverActor     *self,
@@ -2045,11 +2150,15 @@ atomr_solver_actor_getrs_batched_async (AtomrSolverActor     *self,
 
 /**
  * atomr_solver_actor_getrs_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.getrs_batched_async].
  *
  * Returns: %TRUE when every solution is in B
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_getrs_batched_finish (AtomrSolverActor  *self,
@@ -2061,9 +2170,9 @@ atomr_solver_actor_getrs_batched_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_potrs_batched_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle that holds each Cholesky factor
- * @a: @batch factors of @n × @n from atomr_solver_actor_potrf_batched_async(),
+ * @a: @batch factors of @n × @n from [method@Atomr.SolverActor.potrf_batched_async],
  *   @lda × @n elements apart
  * @n: order of each matrix
  * @lda: leading dimension of each factor (≥ @n)
@@ -2071,13 +2180,15 @@ atomr_solver_actor_getrs_batched_finish (AtomrSolverActor  *self,
  *   overwritten by the solutions
  * @ldb: distance between two right-hand sides (≥ @n)
  * @batch: number of systems
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solutions are in @b
  * @user_data: data for @callback
  *
  * Solves the @batch systems A_i·x_i = b_i with the factors of a batched
  * Cholesky (cuSOLVER potrsBatched, which takes one right-hand side per
  * system).
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_potrs_batched_async (AtomrSolverActor    *self,
@@ -2121,11 +2232,15 @@ atomr_solver_actor_potrs_batched_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_potrs_batched_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.potrs_batched_async].
  *
  * Returns: %TRUE when every solution is in B
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_potrs_batched_finish (AtomrSolverActor  *self,
@@ -2137,7 +2252,7 @@ atomr_solver_actor_potrs_batched_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_gesvdj_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix (any @m and @n), destroyed
  * @m: rows of @a
  * @n: columns of @a
@@ -2149,13 +2264,15 @@ atomr_solver_actor_potrs_batched_finish (AtomrSolverActor  *self,
  *   @n × min(@m, @n)
  * @ldv: leading dimension of @v (≥ @n)
  * @full: %TRUE for the full U and V, %FALSE for the economy size
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the decomposition is done
  * @user_data: data for @callback
  *
  * A = U·diag(s)·Vᴴ by one-sided Jacobi rotations (cuSOLVER gesvdj): unlike
- * atomr_solver_actor_svd_async() it takes wide matrices (@m < @n) and
+ * [method@Atomr.SolverActor.svd_async] it takes wide matrices (@m < @n) and
  * gives full U and V.
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_gesvdj_async (AtomrSolverActor    *self,
@@ -2207,11 +2324,15 @@ atomr_solver_actor_gesvdj_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_gesvdj_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.gesvdj_async].
  *
  * Returns: %TRUE when s, U and V were computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_gesvdj_finish (AtomrSolverActor  *self,
@@ -2223,20 +2344,22 @@ atomr_solver_actor_gesvdj_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_syevj_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @uplo: the triangle of @a that holds the matrix
  * @compute_vectors: %TRUE to overwrite @a with the eigenvectors
  * @a: a symmetric (f32, f64) or Hermitian (c64, c128) @n × @n matrix
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
  * @w: @n eigenvalues, ascending, in the real dtype of @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the eigenvalues are in @w
  * @user_data: data for @callback
  *
  * Eigenvalues (and vectors) by Jacobi rotations (cuSOLVER syevj/heevj):
- * faster than atomr_solver_actor_syevd_async() for small and medium
+ * faster than [method@Atomr.SolverActor.syevd_async] for small and medium
  * matrices, and accurate to the tolerance of cuSOLVER's defaults.
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_syevj_async (AtomrSolverActor    *self,
@@ -2274,11 +2397,15 @@ atomr_solver_actor_syevj_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_syevj_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.syevj_async].
  *
  * Returns: %TRUE when the eigenvalues (and vectors) were computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
@@ -2290,7 +2417,7 @@ atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_gels_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: an @m × @n matrix of full rank with @m ≥ @n, overwritten by its
  *   factorization
  * @m: rows of @a
@@ -2301,13 +2428,15 @@ atomr_solver_actor_syevj_finish (AtomrSolverActor  *self,
  * @ldb: leading dimension of @b (≥ @m)
  * @x: the @n × @nrhs least-squares solutions, written
  * @ldx: leading dimension of @x (≥ @n)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the solutions are in @x
  * @user_data: data for @callback
  *
  * Least squares: X minimises ‖A·X − B‖ column by column (cuSOLVER
  * &lt;t&gt;&lt;t&gt;gels, QR-based, in the precision of @a).  Overdetermined
  * or square systems only (@m ≥ @n).
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_gels_async (AtomrSolverActor    *self,
@@ -2353,11 +2482,15 @@ atomr_solver_actor_gels_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_gels_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.gels_async].
  *
  * Returns: %TRUE when the least-squares solutions are in X
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
@@ -2369,7 +2502,7 @@ atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
 
 /**
  * atomr_solver_actor_geev_async:
- * @self: an #AtomrSolverActor
+ * @self: an [class@Atomr.SolverActor]
  * @a: a general @n × @n matrix, destroyed
  * @n: order of @a
  * @lda: leading dimension of @a (≥ @n)
@@ -2380,12 +2513,14 @@ atomr_solver_actor_gels_finish (AtomrSolverActor  *self,
  *   a real matrix, a complex pair is stored LAPACK-style as two columns,
  *   real and imaginary parts), or %NULL for eigenvalues only
  * @ldvr: leading dimension of @vr (≥ @n); ignored without @vr
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the eigenvalues are in @w
  * @user_data: data for @callback
  *
  * Eigenvalues and right eigenvectors of a general (non-symmetric) matrix
  * (cuSOLVER Xgeev; cuSOLVER does not compute left eigenvectors).
+ *
+ * Since: 0.2
  */
 void
 atomr_solver_actor_geev_async (AtomrSolverActor    *self,
@@ -2427,11 +2562,15 @@ atomr_solver_actor_geev_async (AtomrSolverActor    *self,
 
 /**
  * atomr_solver_actor_geev_finish:
- * @self: an #AtomrSolverActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.geev_async].
  *
  * Returns: %TRUE when the eigenvalues (and vectors) were computed
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_solver_actor_geev_finish (AtomrSolverActor  *self,

@@ -20,6 +20,8 @@ G_BEGIN_DECLS
  * @ATOMR_SOLVER_UPPER: the upper triangle does.
  *
  * Which triangle of a symmetric or Hermitian matrix is referenced.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_SOLVER_LOWER,
@@ -33,6 +35,8 @@ typedef enum {
  * @ATOMR_SOLVER_CONJUGATE_TRANSPOSE: solve Aᴴ·X = B.
  *
  * The operation applied to A in a solve.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_SOLVER_NO_TRANSPOSE,
@@ -47,6 +51,8 @@ typedef enum {
  * @ATOMR_SOLVER_EIG_BAX_LX: B·A·x = λ·x.
  *
  * The generalized eigenproblem of sygvd and hegvd.
+ *
+ * Since: 0.1
  */
 typedef enum {
   ATOMR_SOLVER_EIG_AX_LBX,

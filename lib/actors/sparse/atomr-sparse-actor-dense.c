@@ -440,14 +440,14 @@ out:
 
 /**
  * atomr_sparse_actor_spmv_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @op_a: how to read @a
  * @alpha: alpha (real; for complex dtypes the imaginary part is 0)
  * @a: the sparse matrix A (CSR, CSC, COO or BSR)
  * @x: a contiguous vector of columns(op(A)) elements, the value dtype of @a
  * @beta: beta; @y is read only when beta ≠ 0
  * @y: a contiguous vector of rows(op(A)) elements; must not overlap @x or @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is computed
  * @user_data: data for @callback
  *
@@ -502,9 +502,11 @@ atomr_sparse_actor_spmv_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_spmv_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.spmv_async].
  *
  * Returns: %TRUE when y was computed
  *
@@ -585,7 +587,7 @@ out:
 
 /**
  * atomr_sparse_actor_spmm_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @op_a: how to read @a
  * @op_b: how to read @b
  * @alpha: alpha (real)
@@ -593,7 +595,7 @@ out:
  * @b: dense B: op(B) is columns(op(A)) × n; 2-D, or 3-D for a batch
  * @beta: beta; @c is read only when beta ≠ 0
  * @c: dense C, rows(op(A)) × n; 3-D (a batch, one C per B) when @b is
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
@@ -667,9 +669,11 @@ atomr_sparse_actor_spmm_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_spmm_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.spmm_async].
  *
  * Returns: %TRUE when C was computed
  *
@@ -794,11 +798,11 @@ out:
 
 /**
  * atomr_sparse_actor_spgemm_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @alpha: alpha (real)
  * @a: CSR matrix A
  * @b: CSR matrix B, columns(A) rows, the dtypes of @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with C
  * @user_data: data for @callback
  *
@@ -859,9 +863,11 @@ atomr_sparse_actor_spgemm_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_spgemm_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.spgemm_async].
  *
  * Returns: (transfer full): C, a new CSR matrix, or %NULL with an error
  *
@@ -1036,7 +1042,7 @@ check_triangular (const gchar        *opname,
 
 /**
  * atomr_sparse_actor_spsv_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @op_a: how to read @a
  * @fill: which triangle of @a holds the matrix
  * @diag: whether the diagonal is taken as ones
@@ -1045,7 +1051,7 @@ check_triangular (const gchar        *opname,
  * @x: the right-hand side, a contiguous vector of rows(A) elements
  * @y: the solution, a contiguous vector of rows(A) elements; must not
  *   overlap @x or @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is computed
  * @user_data: data for @callback
  *
@@ -1053,8 +1059,8 @@ check_triangular (const gchar        *opname,
  * first solve and cached on @a (per actor, operation, fill mode and
  * diagonal); later solves with the same alpha, @x and @y (the usual case
  * in an iterative solver) skip it, others make it again.  New values
- * (atomr_sparse_matrix_set_values()) update it in place; a structure
- * change (atomr_sparse_matrix_structure_changed()) makes it again.
+ * ([method@Atomr.SparseMatrix.set_values]) update it in place; a structure
+ * change ([method@Atomr.SparseMatrix.structure_changed]) makes it again.
  *
  * Since: 0.1
  */
@@ -1104,9 +1110,11 @@ atomr_sparse_actor_spsv_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_spsv_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.spsv_async].
  *
  * Returns: %TRUE when y was computed
  *
@@ -1200,7 +1208,7 @@ out:
 
 /**
  * atomr_sparse_actor_spsm_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @op_a: how to read @a
  * @op_b: how to read @b
  * @fill: which triangle of @a holds the matrix
@@ -1209,12 +1217,12 @@ out:
  * @a: a square CSR or COO matrix
  * @b: the right-hand sides: op(B) is rows(A) × n
  * @c: the solutions, rows(A) × n; must not overlap @b or @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C is computed
  * @user_data: data for @callback
  *
  * Solves op(A)·C = alpha·op(B) (cusparseSpSM).  The analysis is cached on
- * @a like for atomr_sparse_actor_spsv_async(), for one shape of B and C;
+ * @a like for [method@Atomr.SparseActor.spsv_async], for one shape of B and C;
  * new values or another shape make it again.
  *
  * Since: 0.1
@@ -1273,9 +1281,11 @@ atomr_sparse_actor_spsm_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_spsm_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.spsm_async].
  *
  * Returns: %TRUE when C was computed
  *
@@ -1345,7 +1355,7 @@ out:
 
 /**
  * atomr_sparse_actor_sddmm_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @op_a: how to read @a
  * @op_b: how to read @b
  * @alpha: alpha (real)
@@ -1353,7 +1363,7 @@ out:
  * @b: dense B: op(B) is k × columns(C)
  * @beta: beta
  * @c: the sparse matrix C (CSR or BSR) whose values are computed
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when C's values are computed
  * @user_data: data for @callback
  *
@@ -1418,9 +1428,11 @@ atomr_sparse_actor_sddmm_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_sddmm_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.sddmm_async].
  *
  * Returns: %TRUE when C's values were computed
  *
@@ -1469,11 +1481,11 @@ to_dense_enqueue (AtomrOp  *op,
 
 /**
  * atomr_sparse_actor_sparse_to_dense_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @a: the sparse matrix (CSR, CSC or COO: cuSPARSE converts no other)
  * @dense: a rows × cols view of the value dtype, column- or row-major;
  *   must not overlap @a
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @dense is written
  * @user_data: data for @callback
  *
@@ -1515,9 +1527,11 @@ atomr_sparse_actor_sparse_to_dense_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_sparse_to_dense_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.sparse_to_dense_async].
  *
  * Returns: %TRUE when the dense matrix was written
  *
@@ -1623,12 +1637,12 @@ out:
 
 /**
  * atomr_sparse_actor_dense_to_sparse_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @dense: a 2-D view (column- or row-major) of a value dtype
  * @format: %ATOMR_SPARSE_FORMAT_CSR, %ATOMR_SPARSE_FORMAT_CSC or
  *   %ATOMR_SPARSE_FORMAT_COO
  * @index_dtype: %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_I64
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the sparse matrix
  * @user_data: data for @callback
  *
@@ -1699,9 +1713,11 @@ atomr_sparse_actor_dense_to_sparse_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_dense_to_sparse_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.dense_to_sparse_async].
  *
  * Returns: (transfer full): the sparse matrix, or %NULL with an error
  *
@@ -1824,10 +1840,10 @@ vector_common (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_gather_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @y: a contiguous dense vector of size(x) elements, x's value dtype
  * @x: the sparse vector whose values are written: x[k] = y[index[k]]
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when x's values are written
  * @user_data: data for @callback
  *
@@ -1850,9 +1866,11 @@ atomr_sparse_actor_gather_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_gather_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.gather_async].
  *
  * Returns: %TRUE when x's values were written
  *
@@ -1868,11 +1886,11 @@ atomr_sparse_actor_gather_finish (AtomrSparseActor  *self,
 
 /**
  * atomr_sparse_actor_scatter_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @x: the sparse vector
  * @y: a contiguous dense vector of size(x) elements: y[index[k]] = x[k],
  *   other elements unchanged
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is written
  * @user_data: data for @callback
  *
@@ -1895,9 +1913,11 @@ atomr_sparse_actor_scatter_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_scatter_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.scatter_async].
  *
  * Returns: %TRUE when y was written
  *
@@ -1913,12 +1933,12 @@ atomr_sparse_actor_scatter_finish (AtomrSparseActor  *self,
 
 /**
  * atomr_sparse_actor_axpby_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @alpha: alpha (real)
  * @x: the sparse vector (f32, f64, c64 or c128)
  * @beta: beta (real)
  * @y: a contiguous dense vector of size(x) elements
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when y is written
  * @user_data: data for @callback
  *
@@ -1943,9 +1963,11 @@ atomr_sparse_actor_axpby_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_axpby_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.axpby_async].
  *
  * Returns: %TRUE when y was written
  *

@@ -22,12 +22,12 @@
  * AtomrSparseActor:
  *
  * An actor that owns a cuSPARSE handle bound to its stream, for sparse
- * matrices (#AtomrSparseMatrix) and vectors (#AtomrSparseVector).
+ * matrices ([class@Atomr.SparseMatrix]) and vectors ([class@Atomr.SparseVector]).
  *
  * cuSPARSE is loaded with dlopen() when the first sparse actor is made on
  * a GPU (`ATOMR_CUSPARSE_LIBRARY` picks a file).  Work buffers come from
  * one workspace per actor, grown on demand and reused by every operation
- * (the stream orders them); #AtomrSparseActor:workspace-size reports it.
+ * (the stream orders them); [property@Atomr.SparseActor:workspace-size] reports it.
  * Buffer sizes and triangular-solve analyses are cached on the matrix
  * (per actor) until its structure changes.
  *
@@ -36,7 +36,7 @@
  * inputs are ready, as cuSPARSE itself requires; everything else is
  * asynchronous.
  *
- * On the host test device requests are validated; atomr_sparse_actor_check_async()
+ * On the host test device requests are validated; [method@Atomr.SparseActor.check_async]
  * runs on the CPU, every other operation is answered with
  * %ATOMR_ERROR_NOT_SUPPORTED.
  *
@@ -380,9 +380,9 @@ check_complete (AtomrOp *op,
 
 /**
  * atomr_sparse_actor_check_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @matrix: the matrix to check
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the verdict
  * @user_data: data for @callback
  *
@@ -423,9 +423,11 @@ atomr_sparse_actor_check_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_check_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.check_async].
  *
  * Returns: %TRUE when the structure is valid; %FALSE with
  *   %ATOMR_ERROR_INVALID_ARGUMENT naming the first wrong entry and its value
@@ -544,19 +546,19 @@ csr2csc_submit (AtomrOp           *op,
 
 /**
  * atomr_sparse_actor_convert_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @matrix: a CSR or CSC matrix with i32 indices
  * @format: %ATOMR_SPARSE_FORMAT_CSC for a CSR matrix, %ATOMR_SPARSE_FORMAT_CSR
  *   for a CSC one
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the new matrix
  * @user_data: data for @callback
  *
  * The same matrix in the other compressed format (cusparseCsr2cscEx2),
  * into new buffers.  Converting to the format @matrix already has, and
  * other pairs, fail with %ATOMR_ERROR_NOT_SUPPORTED (dense to sparse and
- * back are atomr_sparse_actor_dense_to_sparse_async() and
- * atomr_sparse_actor_sparse_to_dense_async()).
+ * back are [method@Atomr.SparseActor.dense_to_sparse_async] and
+ * [method@Atomr.SparseActor.sparse_to_dense_async]).
  *
  * Since: 0.1
  */
@@ -593,9 +595,11 @@ atomr_sparse_actor_convert_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_convert_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.convert_async].
  *
  * Returns: (transfer full): the converted matrix, or %NULL with an error
  *
@@ -611,9 +615,9 @@ atomr_sparse_actor_convert_finish (AtomrSparseActor  *self,
 
 /**
  * atomr_sparse_actor_transpose_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @matrix: a CSR or CSC matrix with i32 indices
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the transpose
  * @user_data: data for @callback
  *
@@ -643,9 +647,11 @@ atomr_sparse_actor_transpose_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_transpose_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.transpose_async].
  *
  * Returns: (transfer full): the transpose, or %NULL with an error
  *
@@ -727,10 +733,10 @@ scale_enqueue (AtomrOp  *op,
 
 /**
  * atomr_sparse_actor_scale_async:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
  * @alpha: the factor (real)
  * @matrix: the matrix whose values are scaled in place
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when the values are scaled
  * @user_data: data for @callback
  *
@@ -770,9 +776,11 @@ atomr_sparse_actor_scale_async (AtomrSparseActor    *self,
 
 /**
  * atomr_sparse_actor_scale_finish:
- * @self: an #AtomrSparseActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.SparseActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SparseActor.scale_async].
  *
  * Returns: %TRUE when the values were scaled
  *
@@ -897,7 +905,7 @@ atomr_sparse_actor_init (AtomrSparseActor *self)
 /**
  * atomr_sparse_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a cuSPARSE actor with its own stream and handle, bound to the
  * calling thread's thread-default main context.  Loads cuSPARSE on first
@@ -917,10 +925,14 @@ atomr_sparse_actor_new (AtomrDevice  *device,
 
 /**
  * atomr_sparse_actor_get_workspace_size:
- * @self: an #AtomrSparseActor
+ * @self: an [class@Atomr.SparseActor]
+ *
+ * Gets the bytes in the actor's workspace (see [property@Atomr.SparseActor:workspace-size]); may be called from any thread.
+ *
+ * This is the value of the [property@Atomr.SparseActor:workspace-size] property.
  *
  * Returns: the bytes in the actor's workspace (see
- *   #AtomrSparseActor:workspace-size); may be called from any thread
+ *   [property@Atomr.SparseActor:workspace-size]); may be called from any thread
  *
  * Since: 0.1
  */

@@ -14,21 +14,21 @@
  * AtomrSparseMatrix:
  *
  * A sparse matrix in one of the formats of cuSPARSE's generic API
- * (#AtomrSparseFormat), over device buffers: offsets, indices (both
+ * ([enum@Atomr.SparseFormat]), over device buffers: offsets, indices (both
  * %ATOMR_DTYPE_I32 or both %ATOMR_DTYPE_I64, zero-based) and values
  * (%ATOMR_DTYPE_F16, %ATOMR_DTYPE_BF16, %ATOMR_DTYPE_F32, %ATOMR_DTYPE_F64,
  * %ATOMR_DTYPE_C64 or %ATOMR_DTYPE_C128).
  *
  * Constructors from device buffers check what is cheap to check — shapes,
  * dtypes, buffer sizes, one device — and never read the buffers: the
- * contents are checked on request with atomr_sparse_actor_check_async().
- * atomr_sparse_matrix_new_from_bytes() checks the contents on the host
+ * contents are checked on request with [method@Atomr.SparseActor.check_async].
+ * [ctor@Atomr.SparseMatrix.new_from_bytes] checks the contents on the host
  * before uploading them (and sorts COO input).
  *
  * The matrix keeps what operations learnt about it (buffer sizes,
  * triangular-solve analysis) as plans, per actor.  They are thrown away
- * when the structure changes (atomr_sparse_matrix_structure_changed());
- * new values (atomr_sparse_matrix_set_values()) keep the analysis, which
+ * when the structure changes ([method@Atomr.SparseMatrix.structure_changed]);
+ * new values ([method@Atomr.SparseMatrix.set_values]) keep the analysis, which
  * is updated in place on the next solve.
  *
  * Thread safety: the getters and the plan table may be used from any
@@ -600,10 +600,10 @@ atomr_sparse_matrix_new_internal (AtomrSparseFormat  format,
  * @row_offsets: @rows + 1 row offsets, i32 or i64
  * @col_indices: @nnz column indices, the dtype of @row_offsets
  * @values: @nnz values
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A CSR matrix over device buffers (zero-based).  The buffers are checked
- * for size, dtype and device, not read; see atomr_sparse_actor_check_async()
+ * for size, dtype and device, not read; see [method@Atomr.SparseActor.check_async]
  * to check their contents.
  *
  * Returns: (transfer full): the matrix, or %NULL with
@@ -632,10 +632,10 @@ atomr_sparse_matrix_new_csr (gint64        rows,
  * @col_offsets: @cols + 1 column offsets, i32 or i64
  * @row_indices: @nnz row indices, the dtype of @col_offsets
  * @values: @nnz values
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A CSC matrix over device buffers, checked like
- * atomr_sparse_matrix_new_csr().
+ * [ctor@Atomr.SparseMatrix.new_csr].
  *
  * Returns: (transfer full): the matrix, or %NULL with an error
  *
@@ -662,11 +662,11 @@ atomr_sparse_matrix_new_csc (gint64        rows,
  * @row_indices: @nnz row indices, i32 or i64
  * @col_indices: @nnz column indices, the dtype of @row_indices
  * @values: @nnz values
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A COO matrix over device buffers.  cuSPARSE needs the entries sorted by
- * row, then column, without duplicates: atomr_sparse_actor_check_async()
- * checks that, atomr_sparse_matrix_new_from_bytes() sorts host input.
+ * row, then column, without duplicates: [method@Atomr.SparseActor.check_async]
+ * checks that, [ctor@Atomr.SparseMatrix.new_from_bytes] sorts host input.
  *
  * Returns: (transfer full): the matrix, or %NULL with an error
  *
@@ -694,7 +694,7 @@ atomr_sparse_matrix_new_coo (gint64        rows,
  * @block_row_offsets: @rows / @block_size + 1 offsets (in blocks)
  * @block_col_indices: @n_blocks block-column indices
  * @values: @n_blocks × @block_size² values, row-major inside each block
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A BSR matrix over device buffers.
  *
@@ -726,7 +726,7 @@ atomr_sparse_matrix_new_bsr (gint64        rows,
  * @block_col_indices: rows / block_size × ell_cols / block_size
  *   block-column indices, row-major, -1 for padding
  * @values: @rows × @ell_cols values, row-major
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A Blocked-ELL matrix over device buffers (SpMM only, in cuSPARSE).
  *
@@ -802,12 +802,12 @@ upload (AtomrDevice   *device,
  * @value_dtype: the dtype of @values
  * @values: the values; their number gives nnz (for BSR, blocks × block
  *   size²; for Blocked-ELL, rows × ell-cols)
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Checks a matrix held in host memory and uploads it, blocking until the
  * copies are done.  The check covers everything
- * atomr_sparse_actor_check_async() does: offsets start at 0, never
+ * [method@Atomr.SparseActor.check_async] does: offsets start at 0, never
  * decrease and end at nnz; every index is in range; indices within a row
  * (a column for CSC) are sorted and distinct.  COO input is sorted by row,
  * then column (values follow their coordinates); duplicated coordinates
@@ -1000,7 +1000,11 @@ atomr_sparse_matrix_new_from_bytes (AtomrDevice       *device,
 
 /**
  * atomr_sparse_matrix_get_format:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the storage format.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:format] property.
  *
  * Returns: the storage format
  *
@@ -1015,7 +1019,11 @@ atomr_sparse_matrix_get_format (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_rows:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the number of rows.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:rows] property.
  *
  * Returns: the number of rows
  *
@@ -1030,7 +1038,11 @@ atomr_sparse_matrix_get_rows (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_cols:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the number of columns.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:cols] property.
  *
  * Returns: the number of columns
  *
@@ -1045,7 +1057,11 @@ atomr_sparse_matrix_get_cols (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_nnz:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the stored entries (blocks for BSR; rows × ell-cols for Blocked-ELL).
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:nnz] property.
  *
  * Returns: the stored entries (blocks for BSR; rows × ell-cols for
  *   Blocked-ELL)
@@ -1061,7 +1077,11 @@ atomr_sparse_matrix_get_nnz (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_block_size:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the block side (BSR, Blocked-ELL), 1 for the other formats.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:block-size] property.
  *
  * Returns: the block side (BSR, Blocked-ELL), 1 for the other formats
  *
@@ -1076,7 +1096,11 @@ atomr_sparse_matrix_get_block_size (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_ell_cols:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the stored columns per row of a Blocked-ELL matrix, else 0.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:ell-cols] property.
  *
  * Returns: the stored columns per row of a Blocked-ELL matrix, else 0
  *
@@ -1091,7 +1115,11 @@ atomr_sparse_matrix_get_ell_cols (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_index_dtype:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the dtype of the indices: %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_I64.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:index-dtype] property.
  *
  * Returns: %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_I64
  *
@@ -1106,7 +1134,11 @@ atomr_sparse_matrix_get_index_dtype (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_value_dtype:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the dtype of the values.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:value-dtype] property.
  *
  * Returns: the dtype of the values
  *
@@ -1121,7 +1153,9 @@ atomr_sparse_matrix_get_value_dtype (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_device:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the device of the buffers, %NULL for a matrix without buffers.
  *
  * Returns: (transfer none) (nullable): the device of the buffers, %NULL for
  *   a matrix without buffers
@@ -1137,7 +1171,9 @@ atomr_sparse_matrix_get_device (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_offsets:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the row offsets (CSR), column offsets (CSC) or block-row offsets (BSR); %NULL for COO and Blocked-ELL.
  *
  * Returns: (transfer none) (nullable): the row offsets (CSR), column
  *   offsets (CSC) or block-row offsets (BSR); %NULL for COO and Blocked-ELL
@@ -1153,7 +1189,9 @@ atomr_sparse_matrix_get_offsets (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_row_indices:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the row indices of a COO matrix, else %NULL.
  *
  * Returns: (transfer none) (nullable): the row indices of a COO matrix,
  *   else %NULL
@@ -1169,7 +1207,9 @@ atomr_sparse_matrix_get_row_indices (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_indices:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the minor indices: column indices (CSR, COO), row indices (CSC), block-column indices (BSR, Blocked-ELL).
  *
  * Returns: (transfer none) (nullable): the minor indices: column indices
  *   (CSR, COO), row indices (CSC), block-column indices (BSR, Blocked-ELL)
@@ -1185,7 +1225,11 @@ atomr_sparse_matrix_get_indices (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_values:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
+ *
+ * Gets the values.
+ *
+ * This is the value of the [property@Atomr.SparseMatrix:values] property.
  *
  * Returns: (transfer none) (nullable): the values
  *
@@ -1205,7 +1249,7 @@ atomr_sparse_matrix_get_values (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_get_structure_serial:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
  *
  * A number that changes each time the structure is declared changed; cached
  * plans made for another number are thrown away.
@@ -1247,9 +1291,9 @@ atomr_sparse_matrix_values_changed (AtomrSparseMatrix *self)
 
 /**
  * atomr_sparse_matrix_set_values:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
  * @values: new values: the same dtype and at least as many elements
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Replaces the values, keeping the structure.  Triangular-solve analyses
  * cached on the matrix are kept and updated with the new values on their
@@ -1303,7 +1347,7 @@ atomr_sparse_matrix_set_values (AtomrSparseMatrix  *self,
 
 /**
  * atomr_sparse_matrix_structure_changed:
- * @self: an #AtomrSparseMatrix
+ * @self: an [class@Atomr.SparseMatrix]
  *
  * Declares that the contents of the offsets or index buffers changed (for
  * example, written by a kernel): every plan cached on the matrix (buffer
@@ -1445,7 +1489,7 @@ atomr_sparse_matrix_class_init (AtomrSparseMatrixClass *klass)
   /**
    * AtomrSparseMatrix:values:
    *
-   * The buffer of values; notified when atomr_sparse_matrix_set_values()
+   * The buffer of values; notified when [method@Atomr.SparseMatrix.set_values]
    * replaces it.
    *
    * Since: 0.1
@@ -1455,7 +1499,7 @@ atomr_sparse_matrix_class_init (AtomrSparseMatrixClass *klass)
   /**
    * AtomrSparseMatrix:structure-serial:
    *
-   * Changes each time atomr_sparse_matrix_structure_changed() is called.
+   * Changes each time [method@Atomr.SparseMatrix.structure_changed] is called.
    *
    * Since: 0.1
    */

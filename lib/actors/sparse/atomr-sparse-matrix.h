@@ -34,7 +34,7 @@ G_BEGIN_DECLS
  *   are a (rows / block-size) × (ell-cols / block-size) row-major array,
  *   values a rows × ell-cols row-major array
  *
- * The storage formats of an #AtomrSparseMatrix (cuSPARSE's generic API).
+ * The storage formats of an [class@Atomr.SparseMatrix] (cuSPARSE's generic API).
  *
  * Since: 0.1
  */

@@ -10,10 +10,10 @@
 /**
  * AtomrSparseVector:
  *
- * A sparse vector of #AtomrSparseVector:size elements of which nnz are
+ * A sparse vector of [class@Atomr.SparseVector]:size elements of which nnz are
  * stored: zero-based indices (i32 or i64) and values (the value dtypes of
- * #AtomrSparseMatrix) in device buffers.  Used by the gather, scatter and
- * axpby operations of #AtomrSparseActor.  Immutable once made.
+ * [class@Atomr.SparseMatrix]) in device buffers.  Used by the gather, scatter and
+ * axpby operations of [class@Atomr.SparseActor].  Immutable once made.
  *
  * Since: 0.1
  */
@@ -42,7 +42,7 @@ value_dtype_ok (AtomrDtype dtype)
  * @nnz: stored entries, 0 ≤ @nnz ≤ @size
  * @indices: @nnz indices, i32 or i64
  * @values: @nnz values
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * A sparse vector over device buffers; sizes and dtypes are checked, the
  * contents are not read.
@@ -133,8 +133,8 @@ atomr_sparse_vector_new (gint64        size,
  * @indices: the indices, each in [0, @size), distinct
  * @value_dtype: the dtype of @values
  * @values: as many values as indices
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
  *
  * Checks a sparse vector held in host memory (indices in range and
  * distinct, as scatter needs) and uploads it, blocking until done.
@@ -248,7 +248,9 @@ atomr_sparse_vector_check (AtomrSparseVector *self,
 
 /**
  * atomr_sparse_vector_get_size:
- * @self: an #AtomrSparseVector
+ * @self: an [class@Atomr.SparseVector]
+ *
+ * Gets the length of the vector.
  *
  * Returns: the length of the vector
  *
@@ -263,7 +265,9 @@ atomr_sparse_vector_get_size (AtomrSparseVector *self)
 
 /**
  * atomr_sparse_vector_get_nnz:
- * @self: an #AtomrSparseVector
+ * @self: an [class@Atomr.SparseVector]
+ *
+ * Gets the stored entries.
  *
  * Returns: the stored entries
  *
@@ -278,7 +282,9 @@ atomr_sparse_vector_get_nnz (AtomrSparseVector *self)
 
 /**
  * atomr_sparse_vector_get_index_dtype:
- * @self: an #AtomrSparseVector
+ * @self: an [class@Atomr.SparseVector]
+ *
+ * Gets the dtype of the indices.
  *
  * Returns: the dtype of the indices
  *
@@ -293,7 +299,9 @@ atomr_sparse_vector_get_index_dtype (AtomrSparseVector *self)
 
 /**
  * atomr_sparse_vector_get_value_dtype:
- * @self: an #AtomrSparseVector
+ * @self: an [class@Atomr.SparseVector]
+ *
+ * Gets the dtype of the values.
  *
  * Returns: the dtype of the values
  *
@@ -308,7 +316,9 @@ atomr_sparse_vector_get_value_dtype (AtomrSparseVector *self)
 
 /**
  * atomr_sparse_vector_get_device:
- * @self: an #AtomrSparseVector
+ * @self: an [class@Atomr.SparseVector]
+ *
+ * Gets the device, %NULL without buffers.
  *
  * Returns: (transfer none) (nullable): the device, %NULL without buffers
  *
@@ -323,7 +333,9 @@ atomr_sparse_vector_get_device (AtomrSparseVector *self)
 
 /**
  * atomr_sparse_vector_get_indices:
- * @self: an #AtomrSparseVector
+ * @self: an [class@Atomr.SparseVector]
+ *
+ * Gets the indices.
  *
  * Returns: (transfer none) (nullable): the indices
  *
@@ -338,7 +350,9 @@ atomr_sparse_vector_get_indices (AtomrSparseVector *self)
 
 /**
  * atomr_sparse_vector_get_values:
- * @self: an #AtomrSparseVector
+ * @self: an [class@Atomr.SparseVector]
+ *
+ * Gets the values.
  *
  * Returns: (transfer none) (nullable): the values
  *

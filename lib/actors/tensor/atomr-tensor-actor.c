@@ -27,20 +27,22 @@
 /**
  * AtomrTensorActor:
  *
- * Runs tensor operations on #AtomrTensor views of any rank (≤ 8), any
+ * Runs tensor operations on [class@Atomr.Tensor] views of any rank (≤ 8), any
  * strides (negative and zero included) and with broadcasting, described
  * einsum-style: one mode letter per dimension, `"abc->cab"`.
  *
  * Each request is planned (modes bound to extents and strides, extent-1
  * modes dropped, loops ordered for coalesced writes and neighbouring loops
  * folded, see docs/DESIGN-NOTES.md) and the plan is cached in a bounded
- * LRU (#AtomrTensorActor:plan-cache-capacity).  On a GPU the work runs as
+ * LRU ([property@Atomr.TensorActor:plan-cache-capacity]).  On a GPU the work runs as
  * kernels generated per operation, dtype and loop count, compiled with
  * NVRTC through the default kernel cache (a second process starts warm);
  * on the host test device the same plans run on the CPU.
  *
  * Dtypes: f16, bf16 (computed in f32), f32 and f64; every operand of a
  * request has the same dtype.
+ *
+ * Since: 0.2
  */
 
 #define DEFAULT_PLAN_CACHE_CAPACITY 128
@@ -1031,14 +1033,14 @@ tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_out
 
 /**
  * atomr_tensor_actor_permute_async:
- * @self: an #AtomrTensorActor
+ * @self: an [class@Atomr.TensorActor]
  * @modes: the modes of @a and @b, e.g. `"abc->cab"`: each output mode must
  *   be a mode of @a (or @a has extent 1 there: broadcast)
  * @alpha: scale (finite)
  * @op_a: applied to each element of @a before scaling
  * @a: the input view
  * @b: the output view (may not overlap @a, nor have a zero stride)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @b is written
  * @user_data: data for @callback
  *
@@ -1046,6 +1048,8 @@ tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_out
  * say.  Fails with %ATOMR_ERROR_INVALID_ARGUMENT naming the argument and
  * value (bad modes, extents that do not match, overlapping views), or
  * %ATOMR_ERROR_NOT_SUPPORTED for a dtype other than f16, bf16, f32, f64.
+ *
+ * Since: 0.2
  */
 void
 atomr_tensor_actor_permute_async (AtomrTensorActor    *self,
@@ -1081,11 +1085,15 @@ atomr_tensor_actor_permute_async (AtomrTensorActor    *self,
 
 /**
  * atomr_tensor_actor_permute_finish:
- * @self: an #AtomrTensorActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.TensorActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.TensorActor.permute_async].
  *
  * Returns: %TRUE when B was written
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_actor_permute_finish (AtomrTensorActor  *self,
@@ -1097,7 +1105,7 @@ atomr_tensor_actor_permute_finish (AtomrTensorActor  *self,
 
 /**
  * atomr_tensor_actor_elementwise_binary_async:
- * @self: an #AtomrTensorActor
+ * @self: an [class@Atomr.TensorActor]
  * @modes: the modes of @a, @b and @d, e.g. `"ab,b->ab"`: each output mode
  *   must appear in @a or @b; an input lacking a mode (or with extent 1
  *   there) is broadcast along it
@@ -1109,12 +1117,14 @@ atomr_tensor_actor_permute_finish (AtomrTensorActor  *self,
  * @b: the second input view
  * @op_ab: how the scaled inputs combine
  * @d: the output view (may not overlap an input, nor have a zero stride)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @d is written
  * @user_data: data for @callback
  *
  * D = op_ab (alpha · op_a(A), beta · op_b(B)), elementwise with
- * broadcasting.  Errors as atomr_tensor_actor_permute_async().
+ * broadcasting.  Errors as [method@Atomr.TensorActor.permute_async].
+ *
+ * Since: 0.2
  */
 void
 atomr_tensor_actor_elementwise_binary_async (AtomrTensorActor    *self,
@@ -1162,11 +1172,15 @@ atomr_tensor_actor_elementwise_binary_async (AtomrTensorActor    *self,
 
 /**
  * atomr_tensor_actor_elementwise_binary_finish:
- * @self: an #AtomrTensorActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.TensorActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.TensorActor.elementwise_binary_async].
  *
  * Returns: %TRUE when D was written
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_actor_elementwise_binary_finish (AtomrTensorActor  *self,
@@ -1178,7 +1192,7 @@ atomr_tensor_actor_elementwise_binary_finish (AtomrTensorActor  *self,
 
 /**
  * atomr_tensor_actor_reduce_async:
- * @self: an #AtomrTensorActor
+ * @self: an [class@Atomr.TensorActor]
  * @modes: the modes of @a and @c, e.g. `"abc->b"`: the modes of @a missing
  *   from @c are reduced; each mode of @c must be a mode of @a
  * @op: how the reduced elements combine
@@ -1187,13 +1201,15 @@ atomr_tensor_actor_elementwise_binary_finish (AtomrTensorActor  *self,
  * @beta: scale of the old @c (finite; 0: @c is not read, NaN there is
  *   ignored)
  * @c: the output view (may not overlap @a, nor have a zero stride)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @c is written
  * @user_data: data for @callback
  *
  * C = alpha · reduce_op(A over the reduced modes) + beta · C.  Halves
  * accumulate in f32, f32 in f32 (tree-combined partial sums on the GPU)
- * and f64 in f64.  Errors as atomr_tensor_actor_permute_async().
+ * and f64 in f64.  Errors as [method@Atomr.TensorActor.permute_async].
+ *
+ * Since: 0.2
  */
 void
 atomr_tensor_actor_reduce_async (AtomrTensorActor    *self,
@@ -1232,11 +1248,15 @@ atomr_tensor_actor_reduce_async (AtomrTensorActor    *self,
 
 /**
  * atomr_tensor_actor_reduce_finish:
- * @self: an #AtomrTensorActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.TensorActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.TensorActor.reduce_async].
  *
  * Returns: %TRUE when C was written
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_actor_reduce_finish (AtomrTensorActor  *self,
@@ -1248,7 +1268,7 @@ atomr_tensor_actor_reduce_finish (AtomrTensorActor  *self,
 
 /**
  * atomr_tensor_actor_elementwise_trinary_async:
- * @self: an #AtomrTensorActor
+ * @self: an [class@Atomr.TensorActor]
  * @modes: the modes of @a, @b, @c and @d, e.g. `"ab,b,a->ab"`: each output
  *   mode must appear in some input; an input lacking a mode (or with
  *   extent 1 there) is broadcast along it
@@ -1264,13 +1284,15 @@ atomr_tensor_actor_reduce_finish (AtomrTensorActor  *self,
  * @op_ab: how the scaled @a and @b combine
  * @op_abc: how that result and the scaled @c combine
  * @d: the output view (may not overlap an input, nor have a zero stride)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @d is written
  * @user_data: data for @callback
  *
  * D = op_abc (op_ab (alpha · op_a(A), beta · op_b(B)), gamma · op_c(C)),
  * elementwise with broadcasting (cuTENSOR's elementwiseTrinary).  Errors
- * as atomr_tensor_actor_permute_async().
+ * as [method@Atomr.TensorActor.permute_async].
+ *
+ * Since: 0.2
  */
 void
 atomr_tensor_actor_elementwise_trinary_async (AtomrTensorActor    *self,
@@ -1329,11 +1351,15 @@ atomr_tensor_actor_elementwise_trinary_async (AtomrTensorActor    *self,
 
 /**
  * atomr_tensor_actor_elementwise_trinary_finish:
- * @self: an #AtomrTensorActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.TensorActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.TensorActor.elementwise_trinary_async].
  *
  * Returns: %TRUE when D was written
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
@@ -1345,7 +1371,7 @@ atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
 
 /**
  * atomr_tensor_actor_contract_async:
- * @self: an #AtomrTensorActor
+ * @self: an [class@Atomr.TensorActor]
  * @modes: the modes of @a, @b and @d, e.g. `"mk,kn->mn"` or
  *   `"bhqd,bhkd->bhqk"`: the input modes missing from @d are contracted
  *   (summed over); each mode of @d must appear in @a or @b
@@ -1354,7 +1380,7 @@ atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
  * @b: the second input view
  * @beta: scale of the old @d (finite; 0: @d is not read)
  * @d: the output view (may not overlap an input, nor have a zero stride)
- * @cancellable: (nullable): a #GCancellable
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called when @d is written
  * @user_data: data for @callback
  *
@@ -1362,7 +1388,9 @@ atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
  * on the generated reduction kernels (one output element per thread or
  * warp, f32 accumulation for halves): correct for every layout, but not
  * the cuBLASLt GEMM path a GEMM-shaped contraction deserves (not done
- * yet).  Errors as atomr_tensor_actor_permute_async().
+ * yet).  Errors as [method@Atomr.TensorActor.permute_async].
+ *
+ * Since: 0.2
  */
 void
 atomr_tensor_actor_contract_async (AtomrTensorActor    *self,
@@ -1401,11 +1429,15 @@ atomr_tensor_actor_contract_async (AtomrTensorActor    *self,
 
 /**
  * atomr_tensor_actor_contract_finish:
- * @self: an #AtomrTensorActor
- * @result: the #GAsyncResult
- * @error: return location for a #GError
+ * @self: an [class@Atomr.TensorActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.TensorActor.contract_async].
  *
  * Returns: %TRUE when D was written
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_tensor_actor_contract_finish (AtomrTensorActor  *self,
@@ -1420,9 +1452,15 @@ atomr_tensor_actor_contract_finish (AtomrTensorActor  *self,
 
 /**
  * atomr_tensor_actor_get_plan_cache_capacity:
- * @self: an #AtomrTensorActor
+ * @self: an [class@Atomr.TensorActor]
+ *
+ * Gets how many plans the actor keeps.
+ *
+ * This is the value of the [property@Atomr.TensorActor:plan-cache-capacity] property.
  *
  * Returns: how many plans the actor keeps
+ *
+ * Since: 0.2
  */
 guint
 atomr_tensor_actor_get_plan_cache_capacity (AtomrTensorActor *self)
@@ -1433,11 +1471,13 @@ atomr_tensor_actor_get_plan_cache_capacity (AtomrTensorActor *self)
 
 /**
  * atomr_tensor_actor_set_plan_cache_capacity:
- * @self: an #AtomrTensorActor
+ * @self: an [class@Atomr.TensorActor]
  * @capacity: how many plans to keep (at least 1; 0 is taken as 1)
  *
- * Sets #AtomrTensorActor:plan-cache-capacity; the least recently used
+ * Sets [property@Atomr.TensorActor:plan-cache-capacity]; the least recently used
  * plans beyond it are dropped.  Any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_tensor_actor_set_plan_cache_capacity (AtomrTensorActor *self,
@@ -1453,13 +1493,15 @@ atomr_tensor_actor_set_plan_cache_capacity (AtomrTensorActor *self,
 
 /**
  * atomr_tensor_actor_get_plan_cache_stats:
- * @self: an #AtomrTensorActor
+ * @self: an [class@Atomr.TensorActor]
  * @hits: (out) (optional): requests served by a cached plan
  * @misses: (out) (optional): requests that planned afresh
  * @evictions: (out) (optional): plans dropped for the capacity
  * @size: (out) (optional): plans held now
  *
  * The counters of the actor's plan cache.  Any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_tensor_actor_get_plan_cache_stats (AtomrTensorActor *self,
@@ -1551,6 +1593,8 @@ atomr_tensor_actor_class_init (AtomrTensorActorClass *klass)
    *
    * How many plans (operation, modes, shapes, strides) the actor keeps in
    * its LRU cache.
+   *
+   * Since: 0.2
    */
   properties[PROP_PLAN_CACHE_CAPACITY] =
     g_param_spec_uint ("plan-cache-capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_PLAN_CACHE_CAPACITY,
@@ -1568,12 +1612,14 @@ atomr_tensor_actor_init (AtomrTensorActor *self)
 /**
  * atomr_tensor_actor_new:
  * @device: the device
- * @error: return location for a #GError
+ * @error: return location for a [struct@GLib.Error]
  *
  * Creates a tensor actor with its own stream, bound to the calling
  * thread's thread-default main context.
  *
  * Returns: (transfer full): a new actor, or %NULL on error
+ *
+ * Since: 0.2
  */
 AtomrTensorActor *
 atomr_tensor_actor_new (AtomrDevice  *device,

@@ -33,6 +33,8 @@ G_BEGIN_DECLS
  * @ATOMR_TENSOR_UNARY_SIGMOID: 1 / (1 + e⁻ˣ)
  *
  * An operation applied to each element of an operand before it is scaled.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_TENSOR_UNARY_IDENTITY,
@@ -56,6 +58,8 @@ typedef enum {
  * @ATOMR_TENSOR_BINARY_MIN: the smaller (NaN when either is NaN)
  *
  * How two scaled operands combine elementwise.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_TENSOR_BINARY_ADD,
@@ -76,6 +80,8 @@ typedef enum {
  * @ATOMR_TENSOR_REDUCE_NORM_INF: max |x| (0 over no element)
  *
  * How a reduction combines the elements of the reduced modes.
+ *
+ * Since: 0.2
  */
 typedef enum {
   ATOMR_TENSOR_REDUCE_SUM,
