@@ -11,6 +11,8 @@
  * atomr_memory_info_copy:
  * @info: a memory info
  *
+ * Returns a copy of @info.
+ *
  * Returns: (transfer full): a copy of @info
  *
  * Since: 0.2

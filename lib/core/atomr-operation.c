@@ -326,6 +326,8 @@ atomr_operation_new (AtomrActor          *actor,
  * atomr_operation_get_actor:
  * @self: an operation
  *
+ * Returns the operation's actor.
+ *
  * Returns: (transfer none) (nullable): the operation's actor
  *
  * Since: 0.2
@@ -341,6 +343,8 @@ atomr_operation_get_actor (AtomrOperation *self)
  * atomr_operation_get_name:
  * @self: an operation
  *
+ * Returns the operation's name.
+ *
  * Returns: (nullable): the operation's name
  *
  * Since: 0.2
@@ -355,6 +359,8 @@ atomr_operation_get_name (AtomrOperation *self)
 /**
  * atomr_operation_get_submitted:
  * @self: an operation
+ *
+ * Returns whether the operation was submitted or failed.
  *
  * Returns: whether the operation was submitted or failed
  *
@@ -485,6 +491,8 @@ atomr_operation_set_data (AtomrOperation *self,
 /**
  * atomr_operation_get_data: (skip)
  * @self: an operation
+ *
+ * Returns the data given to atomr_operation_set_data().
  *
  * Returns: (transfer none) (nullable): the data given to
  *   atomr_operation_set_data()

@@ -31,6 +31,8 @@ dup_strv (const gchar * const *strv)
  * atomr_compile_options_dup_include_paths: (rename-to atomr_compile_options_get_include_paths)
  * @self: compile options
  *
+ * Returns a copy of the include paths.
+ *
  * Returns: (transfer full) (array zero-terminated=1): a copy of the
  *   include paths
  *
@@ -46,6 +48,8 @@ atomr_compile_options_dup_include_paths (AtomrCompileOptions *self)
 /**
  * atomr_compile_options_dup_name_expressions: (rename-to atomr_compile_options_get_name_expressions)
  * @self: compile options
+ *
+ * Returns a copy of the name expressions.
  *
  * Returns: (transfer full) (array zero-terminated=1): a copy of the name
  *   expressions
@@ -63,6 +67,9 @@ atomr_compile_options_dup_name_expressions (AtomrCompileOptions *self)
  * atomr_module_dup_kernel_names: (rename-to atomr_module_get_kernel_names)
  * @self: a module
  *
+ * Returns a copy of the kernel names and name expressions the module was
+ * compiled with.
+ *
  * Returns: (transfer full) (array zero-terminated=1): a copy of the kernel
  *   names and name expressions the module was compiled with
  *
@@ -78,6 +85,8 @@ atomr_module_dup_kernel_names (AtomrModule *self)
 /**
  * atomr_module_dup_flags: (rename-to atomr_module_get_flags)
  * @self: a module
+ *
+ * Returns a copy of the exact NVRTC flags.
  *
  * Returns: (transfer full) (array zero-terminated=1): a copy of the exact
  *   NVRTC flags
@@ -95,6 +104,8 @@ atomr_module_dup_flags (AtomrModule *self)
  * atomr_kernel_cache_entry_dup_kernel_names: (rename-to atomr_kernel_cache_entry_get_kernel_names)
  * @self: a cache entry
  *
+ * Returns a copy of the kernel names and name expressions.
+ *
  * Returns: (transfer full) (array zero-terminated=1): a copy of the kernel
  *   names and name expressions
  *
@@ -111,6 +122,8 @@ atomr_kernel_cache_entry_dup_kernel_names (AtomrKernelCacheEntry *self)
  * atomr_kernel_cache_entry_dup_lowered_names: (rename-to atomr_kernel_cache_entry_get_lowered_names)
  * @self: a cache entry
  *
+ * Returns a copy of the mangled symbols, parallel to the kernel names.
+ *
  * Returns: (transfer full) (array zero-terminated=1): a copy of the
  *   mangled symbols, parallel to the kernel names
  *
@@ -126,6 +139,8 @@ atomr_kernel_cache_entry_dup_lowered_names (AtomrKernelCacheEntry *self)
 /**
  * atomr_kernel_cache_entry_dup_flags: (rename-to atomr_kernel_cache_entry_get_flags)
  * @self: a cache entry
+ *
+ * Returns a copy of the NVRTC flags.
  *
  * Returns: (transfer full) (array zero-terminated=1): a copy of the NVRTC
  *   flags

@@ -42,6 +42,8 @@
  * Threads: every method may be called from any thread; the network calls
  * are synchronous and block the caller (the background uploads run on the
  * object's own worker threads).
+ *
+ * Since: 0.2
  */
 
 #define MAX_ENTRY_BYTES       (G_GUINT64_CONSTANT (1) << 30)
@@ -265,8 +267,13 @@ set_http_error (GError     **error,
  *   `URL/KEY.akc`
  * @error: return location for a #GError
  *
+ * Returns a remote layer, or %NULL with @error set
+ * (%ATOMR_ERROR_INVALID_ARGUMENT) when @url is not an HTTP URL.
+ *
  * Returns: (transfer full) (nullable): a remote layer, or %NULL with
  *   @error set (%ATOMR_ERROR_INVALID_ARGUMENT) when @url is not an HTTP URL
+ *
+ * Since: 0.2
  */
 AtomrRemoteCache *
 atomr_remote_cache_new (const gchar  *url,
@@ -310,7 +317,11 @@ atomr_remote_cache_new (const gchar  *url,
  * atomr_remote_cache_get_url:
  * @self: a remote layer
  *
+ * Returns the base URL, ending in `/`.
+ *
  * Returns: (nullable): the base URL, ending in `/`
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_remote_cache_get_url (AtomrRemoteCache *self)
@@ -323,7 +334,11 @@ atomr_remote_cache_get_url (AtomrRemoteCache *self)
  * atomr_remote_cache_get_read_only:
  * @self: a remote layer
  *
+ * Returns whether uploads are refused.
+ *
  * Returns: whether uploads are refused
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_remote_cache_get_read_only (AtomrRemoteCache *self)
@@ -338,6 +353,8 @@ atomr_remote_cache_get_read_only (AtomrRemoteCache *self)
  * @read_only: whether to refuse uploads (a mirror)
  *
  * Sets #AtomrRemoteCache:read-only.
+ *
+ * Since: 0.2
  */
 void
 atomr_remote_cache_set_read_only (AtomrRemoteCache *self,
@@ -353,7 +370,11 @@ atomr_remote_cache_set_read_only (AtomrRemoteCache *self,
  * atomr_remote_cache_get_timeout:
  * @self: a remote layer
  *
+ * Returns the I/O timeout of each request, in seconds.
+ *
  * Returns: the I/O timeout of each request, in seconds
+ *
+ * Since: 0.2
  */
 guint
 atomr_remote_cache_get_timeout (AtomrRemoteCache *self)
@@ -369,6 +390,8 @@ atomr_remote_cache_get_timeout (AtomrRemoteCache *self)
  *   write), at least 1; 0 is taken as 1
  *
  * Sets #AtomrRemoteCache:timeout.
+ *
+ * Since: 0.2
  */
 void
 atomr_remote_cache_set_timeout (AtomrRemoteCache *self,
@@ -384,7 +407,11 @@ atomr_remote_cache_set_timeout (AtomrRemoteCache *self,
  * atomr_remote_cache_get_max_connections:
  * @self: a remote layer
  *
+ * Returns the most requests that run at once.
+ *
  * Returns: the most requests that run at once
+ *
+ * Since: 0.2
  */
 guint
 atomr_remote_cache_get_max_connections (AtomrRemoteCache *self)
@@ -404,6 +431,8 @@ atomr_remote_cache_get_max_connections (AtomrRemoteCache *self)
  * @max_connections: the most requests at once, at least 1; 0 is taken as 1
  *
  * Sets #AtomrRemoteCache:max-connections.
+ *
+ * Since: 0.2
  */
 void
 atomr_remote_cache_set_max_connections (AtomrRemoteCache *self,
@@ -438,6 +467,8 @@ atomr_remote_cache_set_max_connections (AtomrRemoteCache *self,
  * as rejected; HTTP errors are %G_IO_ERROR_FAILED.
  *
  * Returns: (transfer full) (nullable): the verified entry file
+ *
+ * Since: 0.2
  */
 GBytes *
 atomr_remote_cache_fetch (AtomrRemoteCache *self,
@@ -501,6 +532,8 @@ atomr_remote_cache_fetch (AtomrRemoteCache *self,
  *
  * Returns: %TRUE when present; %FALSE when absent (@error unset) or on
  *   error
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_remote_cache_contains (AtomrRemoteCache *self,
@@ -567,6 +600,8 @@ put_name (AtomrRemoteCache *self,
  * (%ATOMR_ERROR_INVALID_ARGUMENT).
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_remote_cache_upload (AtomrRemoteCache *self,
@@ -658,6 +693,8 @@ index_read (AtomrRemoteCache *self,
  * Stops at the first network error.  Blocks.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_remote_cache_push (AtomrRemoteCache *self,
@@ -771,6 +808,8 @@ atomr_remote_cache_push (AtomrRemoteCache *self,
  * Blocks.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_remote_cache_pull (AtomrRemoteCache    *self,
@@ -896,6 +935,8 @@ hook_stored (GObject     *remote,
  * disk) and upload fresh compiles to it in the background (unless
  * read-only).  Replaces any remote layer @cache had.  @cache holds a
  * reference on @self until atomr_remote_cache_detach().
+ *
+ * Since: 0.2
  */
 void
 atomr_remote_cache_attach (AtomrRemoteCache *self,
@@ -912,6 +953,8 @@ atomr_remote_cache_attach (AtomrRemoteCache *self,
  * @cache: a cache @self is attached to
  *
  * Detaches the remote layer of @cache.
+ *
+ * Since: 0.2
  */
 void
 atomr_remote_cache_detach (AtomrRemoteCache *self,
@@ -928,6 +971,8 @@ atomr_remote_cache_detach (AtomrRemoteCache *self,
  *
  * Blocks until the background uploads queued so far have finished
  * (succeeded or failed).
+ *
+ * Since: 0.2
  */
 void
 atomr_remote_cache_wait_uploads (AtomrRemoteCache *self)
@@ -951,6 +996,8 @@ atomr_remote_cache_wait_uploads (AtomrRemoteCache *self)
  * @uploaded: (out) (optional): entries uploaded
  *
  * Reads the counters.
+ *
+ * Since: 0.2
  */
 void
 atomr_remote_cache_get_counters (AtomrRemoteCache *self,
@@ -979,8 +1026,13 @@ atomr_remote_cache_get_counters (AtomrRemoteCache *self,
  * atomr_remote_cache_dup_last_error:
  * @self: a remote layer
  *
+ * Returns the message of the last failed or rejected request, %NULL when
+ * none failed.
+ *
  * Returns: (transfer full) (nullable): the message of the last failed or
  *   rejected request, %NULL when none failed
+ *
+ * Since: 0.2
  */
 gchar *
 atomr_remote_cache_dup_last_error (AtomrRemoteCache *self)
@@ -1101,7 +1153,9 @@ atomr_remote_cache_class_init (AtomrRemoteCacheClass *klass)
    * AtomrRemoteCache:url:
    *
    * The base URL; entries lie at `URL/KEY.akc`.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_URL] =
     g_param_spec_string ("url", NULL, NULL, NULL,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
@@ -1109,7 +1163,9 @@ atomr_remote_cache_class_init (AtomrRemoteCacheClass *klass)
    * AtomrRemoteCache:read-only:
    *
    * Fetch only: no uploads (a static mirror).
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_READ_ONLY] =
     g_param_spec_boolean ("read-only", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1117,7 +1173,9 @@ atomr_remote_cache_class_init (AtomrRemoteCacheClass *klass)
    * AtomrRemoteCache:timeout:
    *
    * The I/O timeout of each request, in seconds.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_TIMEOUT] =
     g_param_spec_uint ("timeout", NULL, NULL, 1, 3600, DEFAULT_TIMEOUT,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1125,7 +1183,9 @@ atomr_remote_cache_class_init (AtomrRemoteCacheClass *klass)
    * AtomrRemoteCache:max-connections:
    *
    * The most requests that run at once.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_MAX_CONNECTIONS] =
     g_param_spec_uint ("max-connections", NULL, NULL, 1, 64, DEFAULT_CONNECTIONS,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);

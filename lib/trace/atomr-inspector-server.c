@@ -64,6 +64,8 @@
  * application's threads only ever append a reference to a bounded queue
  * under a mutex (nothing when no WebSocket client is connected), and wake
  * the server thread; no network I/O or JSON work happens on them.
+ *
+ * Since: 0.2
  */
 
 #define QUEUE_CAPACITY        4096
@@ -1033,6 +1035,8 @@ write_discovery (AtomrInspectorServer *self,
  * Returns: (transfer full) (array zero-terminated=1): the live processes'
  *   discovery texts, possibly none; %NULL only on error (an unreadable
  *   directory other than a missing one)
+ *
+ * Since: 0.2
  */
 gchar **
 atomr_inspector_list_local (GError **error)
@@ -1088,6 +1092,8 @@ atomr_inspector_list_local (GError **error)
  * Creates a stopped server with its own #AtomrTraceRecorder.
  *
  * Returns: (transfer full): a new #AtomrInspectorServer
+ *
+ * Since: 0.2
  */
 AtomrInspectorServer *
 atomr_inspector_server_new (void)
@@ -1105,6 +1111,8 @@ atomr_inspector_server_new (void)
  * connections.  Starting a running server does nothing.
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_inspector_server_start (AtomrInspectorServer *self,
@@ -1153,6 +1161,8 @@ atomr_inspector_server_start (AtomrInspectorServer *self,
  * Closes every connection, stops the server thread and removes the
  * discovery file.  Stopping a stopped server does nothing.  Not from the
  * server's own thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_inspector_server_stop (AtomrInspectorServer *self)
@@ -1191,7 +1201,11 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
  * atomr_inspector_server_is_running:
  * @self: a server
  *
+ * Returns whether the server accepts connections.
+ *
  * Returns: whether the server accepts connections
+ *
+ * Since: 0.2
  */
 gboolean
 atomr_inspector_server_is_running (AtomrInspectorServer *self)
@@ -1204,7 +1218,11 @@ atomr_inspector_server_is_running (AtomrInspectorServer *self)
  * atomr_inspector_server_get_port:
  * @self: a server
  *
+ * Returns the TCP port on 127.0.0.1, 0 while stopped.
+ *
  * Returns: the TCP port on 127.0.0.1, 0 while stopped
+ *
+ * Since: 0.2
  */
 guint
 atomr_inspector_server_get_port (AtomrInspectorServer *self)
@@ -1217,7 +1235,11 @@ atomr_inspector_server_get_port (AtomrInspectorServer *self)
  * atomr_inspector_server_get_token:
  * @self: a server
  *
+ * Returns the bearer token requests must carry (64 hex digits).
+ *
  * Returns: the bearer token requests must carry (64 hex digits)
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_inspector_server_get_token (AtomrInspectorServer *self)
@@ -1230,8 +1252,12 @@ atomr_inspector_server_get_token (AtomrInspectorServer *self)
  * atomr_inspector_server_get_discovery_path:
  * @self: a server
  *
+ * Returns the discovery file written while running, %NULL while stopped.
+ *
  * Returns: (nullable) (type filename): the discovery file written while
  *   running, %NULL while stopped
+ *
+ * Since: 0.2
  */
 const gchar *
 atomr_inspector_server_get_discovery_path (AtomrInspectorServer *self)
@@ -1244,8 +1270,13 @@ atomr_inspector_server_get_discovery_path (AtomrInspectorServer *self)
  * atomr_inspector_server_get_recorder:
  * @self: a server
  *
+ * Returns the recorder `/v1/trace` exports; actors added to the server are
+ * added to it.
+ *
  * Returns: (transfer none): the recorder `/v1/trace` exports; actors
  *   added to the server are added to it
+ *
+ * Since: 0.2
  */
 AtomrTraceRecorder *
 atomr_inspector_server_get_recorder (AtomrInspectorServer *self)
@@ -1258,7 +1289,11 @@ atomr_inspector_server_get_recorder (AtomrInspectorServer *self)
  * atomr_inspector_server_get_max_clients:
  * @self: a server
  *
+ * Returns the most connections served at once.
+ *
  * Returns: the most connections served at once
+ *
+ * Since: 0.2
  */
 guint
 atomr_inspector_server_get_max_clients (AtomrInspectorServer *self)
@@ -1274,6 +1309,8 @@ atomr_inspector_server_get_max_clients (AtomrInspectorServer *self)
  *
  * Sets #AtomrInspectorServer:max-clients; takes effect for connections
  * accepted afterwards.  0 is taken as 1.
+ *
+ * Since: 0.2
  */
 void
 atomr_inspector_server_set_max_clients (AtomrInspectorServer *self,
@@ -1291,7 +1328,11 @@ atomr_inspector_server_set_max_clients (AtomrInspectorServer *self,
  * atomr_inspector_server_get_idle_timeout:
  * @self: a server
  *
+ * Returns the seconds a connection may stay silent before a request.
+ *
  * Returns: the seconds a connection may stay silent before a request
+ *
+ * Since: 0.2
  */
 guint
 atomr_inspector_server_get_idle_timeout (AtomrInspectorServer *self)
@@ -1307,6 +1348,8 @@ atomr_inspector_server_get_idle_timeout (AtomrInspectorServer *self)
  *
  * Sets #AtomrInspectorServer:idle-timeout for connections accepted
  * afterwards.  0 is taken as 1.
+ *
+ * Since: 0.2
  */
 void
 atomr_inspector_server_set_idle_timeout (AtomrInspectorServer *self,
@@ -1327,6 +1370,8 @@ atomr_inspector_server_set_idle_timeout (AtomrInspectorServer *self,
  *
  * Lists @actor in `/v1/actors`, streams its completed operations and adds
  * it to the recorder.  Holds no reference on it.  Any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_inspector_server_add_actor (AtomrInspectorServer *self,
@@ -1382,6 +1427,8 @@ watch_detach (gpointer data)
  * @actor: an actor added before
  *
  * Stops listing and streaming @actor.  Any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_inspector_server_remove_actor (AtomrInspectorServer *self,
@@ -1405,6 +1452,8 @@ atomr_inspector_server_remove_actor (AtomrInspectorServer *self,
  * (for records made elsewhere, and for tests).  Never blocks on the
  * network: when the queue is full the record is dropped and counted.
  * Any thread.
+ *
+ * Since: 0.2
  */
 void
 atomr_inspector_server_publish (AtomrInspectorServer *self,
@@ -1419,9 +1468,15 @@ atomr_inspector_server_publish (AtomrInspectorServer *self,
  * atomr_inspector_server_get_n_clients:
  * @self: a server
  *
+ * Returns the WebSocket clients streaming now (counted once the server
+ * thread has taken the upgraded connection, a moment after the client sees
+ * it open).
+ *
  * Returns: the WebSocket clients streaming now (counted once the server
  *   thread has taken the upgraded connection, a moment after the client
  *   sees it open)
+ *
+ * Since: 0.2
  */
 guint
 atomr_inspector_server_get_n_clients (AtomrInspectorServer *self)
@@ -1434,7 +1489,11 @@ atomr_inspector_server_get_n_clients (AtomrInspectorServer *self)
  * atomr_inspector_server_get_n_dropped:
  * @self: a server
  *
+ * Returns records dropped so far (queue full, or per slow client).
+ *
  * Returns: records dropped so far (queue full, or per slow client)
+ *
+ * Since: 0.2
  */
 guint64
 atomr_inspector_server_get_n_dropped (AtomrInspectorServer *self)
@@ -1543,7 +1602,9 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
    * AtomrInspectorServer:port:
    *
    * The TCP port on 127.0.0.1, 0 while stopped.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_PORT] =
     g_param_spec_uint ("port", NULL, NULL, 0, G_MAXUINT16, 0,
                        G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1551,7 +1612,9 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
    * AtomrInspectorServer:token:
    *
    * The bearer token, random per server.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_TOKEN] =
     g_param_spec_string ("token", NULL, NULL, NULL,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
@@ -1559,7 +1622,9 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
    * AtomrInspectorServer:recorder:
    *
    * The recorder `/v1/trace` exports.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_RECORDER] =
     g_param_spec_object ("recorder", NULL, NULL, ATOMR_TYPE_TRACE_RECORDER,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
@@ -1567,7 +1632,9 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
    * AtomrInspectorServer:max-clients:
    *
    * The most connections served at once; more are closed as accepted.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_MAX_CLIENTS] =
     g_param_spec_uint ("max-clients", NULL, NULL, 1, 1024, DEFAULT_MAX_CLIENTS,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1576,7 +1643,9 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
    *
    * Seconds a connection may stay silent (before its WebSocket upgrade)
    * before it is closed.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_IDLE_TIMEOUT] =
     g_param_spec_uint ("idle-timeout", NULL, NULL, 1, 3600, DEFAULT_IDLE_TIMEOUT,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1584,7 +1653,9 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
    * AtomrInspectorServer:running:
    *
    * Whether the server accepts connections.
-   */
+   *
+ * Since: 0.2
+ */
   properties[PROP_RUNNING] =
     g_param_spec_boolean ("running", NULL, NULL, FALSE,
                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -1640,6 +1711,8 @@ process_server_atexit (void)
  *
  * Returns: (transfer none): the process's running server, or %NULL with
  *   @error set when it could not start
+ *
+ * Since: 0.2
  */
 AtomrInspectorServer *
 atomr_inspector_enable (GError **error)
