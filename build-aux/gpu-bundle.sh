@@ -50,7 +50,8 @@ if [ -x /opt/torch/.venv/bin/python ]; then
     echo "$s rc=$?"; tail -12 "$out/$s.log"
   done
 fi
-for p in "$here"/bin/bench-*; do
+# GPU_SUITE_BENCH: a pattern for the benchmarks to run (default: all).
+for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   b=$(basename "$p")
   timeout 150 "$here/run" "$b" > "$out/$b.log" 2>&1; echo "$b rc=$?"
 done
