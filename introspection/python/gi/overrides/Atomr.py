@@ -33,7 +33,8 @@ __all__ = []
 
 try:  # NumPy is optional: downloads then go to a bytearray
     import numpy
-except ImportError:  # pragma: no cover
+    numpy.ndarray  # a bare namespace package called numpy is no NumPy
+except (ImportError, AttributeError):  # pragma: no cover
     numpy = None
 
 # ---------------------------------------------------------------------------
