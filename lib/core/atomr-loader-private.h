@@ -65,6 +65,12 @@ gboolean     atomr_loader_is_loaded (AtomrLoaderState      *state);
 /* The file that was opened, or NULL. */
 const gchar *atomr_loader_get_path  (AtomrLoaderState      *state);
 
+/* The files atomr_loader_open() tries, in order (owned strings): for code
+ * that must name the file a load would open without loading it (the kernel
+ * cache keys NVRTC's identity). */
+GPtrArray   *atomr_loader_candidate_paths (const gchar          *env,
+                                           const gchar          *soname);
+
 /* The search alone, for loaders with their own resolution step (the
  * driver through cuGetProcAddress, NVRTC's versioned entry points).
  * Returns the dlopen() handle and the path that worked. */

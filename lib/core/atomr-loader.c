@@ -10,9 +10,9 @@
 #include "atomr-error.h"
 #include "atomr-loader-private.h"
 
-static GPtrArray *
-candidate_paths (const gchar *env,
-                 const gchar *soname)
+GPtrArray *
+atomr_loader_candidate_paths (const gchar *env,
+                              const gchar *soname)
 {
   GPtrArray *paths = g_ptr_array_new_with_free_func (g_free);
   const gchar *override = env ? g_getenv (env) : NULL;
@@ -43,7 +43,7 @@ atomr_loader_open (const gchar  *library,
                    gchar       **opened_path,
                    GError      **error)
 {
-  g_autoptr(GPtrArray) paths = candidate_paths (env, soname);
+  g_autoptr(GPtrArray) paths = atomr_loader_candidate_paths (env, soname);
   g_autoptr(GString) tried = g_string_new (NULL);
 
   for (guint i = 0; i < paths->len; i++)

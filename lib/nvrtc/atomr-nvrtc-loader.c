@@ -18,21 +18,10 @@
 static guint load_count;
 static guint compile_count;
 
-/* Candidate file names: the toolkit's lib64 folders first (CUDA_PATH, the
- * toolkit we were built against, /usr/local/cuda), then the bare soname for
- * the dynamic linker's own search. */
-static GPtrArray *
-candidate_paths (const gchar *soname)
+static const gchar *
+override_variable (const gchar *soname)
 {
-  GPtrArray *paths = g_ptr_array_new_with_free_func (g_free);
-  const gchar *cuda_path = g_getenv ("CUDA_PATH");
-
-  if (cuda_path && *cuda_path)
-    g_ptr_array_add (paths, g_build_filename (cuda_path, "lib64", soname, NULL));
-  g_ptr_array_add (paths, g_build_filename (ATOMR_CUDA_ROOT, "lib64", soname, NULL));
-  g_ptr_array_add (paths, g_build_filename ("/usr/local/cuda", "lib64", soname, NULL));
-  g_ptr_array_add (paths, g_strdup (soname));
-  return paths;
+  return g_str_equal (soname, JITLINK_SONAME) ? "ATOMR_NVJITLINK_LIBRARY" : "ATOMR_NVRTC_LIBRARY";
 }
 
 static gpointer
@@ -40,11 +29,8 @@ open_library (const gchar  *soname,
               gchar       **opened_path,
               GError      **error)
 {
-  gboolean jitlink = g_str_equal (soname, JITLINK_SONAME);
-
-  return atomr_loader_open (jitlink ? "nvJitLink" : "NVRTC",
-                            jitlink ? "ATOMR_NVJITLINK_LIBRARY" : "ATOMR_NVRTC_LIBRARY",
-                            soname, opened_path, error);
+  return atomr_loader_open (g_str_equal (soname, JITLINK_SONAME) ? "nvJitLink" : "NVRTC",
+                            override_variable (soname), soname, opened_path, error);
 }
 
 static gboolean
@@ -187,7 +173,9 @@ static gchar *
 library_identity (const gchar *soname,
                   gboolean     nvrtc)
 {
-  g_autoptr(GPtrArray) paths = candidate_paths (soname);
+  /* The same files, in the same order, as the load itself (override
+   * variable included). */
+  g_autoptr(GPtrArray) paths = atomr_loader_candidate_paths (override_variable (soname), soname);
   g_autoptr(GError) error = NULL;
   gpointer symbol = NULL;
   Dl_info info = { 0 };

@@ -3,11 +3,14 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include "config.h"
+
 #include <atomr.h>
 #include <string.h>
 #include <glib/gstdio.h>
 
 #include "core/atomr-loader-private.h"
+#include "nvrtc/atomr-nvrtc-loader-private.h"
 #include "atomr-cublas-table-private.h"
 #include "atomr-cublasLt-table-private.h"
 #include "atomr-cufft-table-private.h"
@@ -212,6 +215,28 @@ test_cudnn_override_missing (void)
   g_test_trap_assert_passed ();
 }
 
+/* The kernel cache keys on the NVRTC file a load would open: with
+ * ATOMR_NVRTC_LIBRARY set, that file and no other (it used to name the
+ * toolkit's copy while the override was loaded, so two NVRTCs shared keys). */
+static void
+test_nvrtc_identity_follows_override (void)
+{
+  if (g_test_subprocess ())
+    {
+      const gchar *id = atomr_nvrtc_get_identity ();
+
+      g_assert_nonnull (id);
+      g_assert_null (strstr (id, "/usr/local/cuda"));
+      g_assert_null (strstr (id, ATOMR_CUDA_ROOT "/lib64"));
+      g_assert_nonnull (strstr (id, "unavailable"));
+      return;
+    }
+  g_setenv ("ATOMR_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.99", TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_unsetenv ("ATOMR_NVRTC_LIBRARY");
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int    argc,
       char **argv)
@@ -222,6 +247,7 @@ main (int    argc,
   g_test_add_func ("/loader/tables-resolve", test_tables_resolve);
   g_test_add_func ("/loader/override-missing", test_override_missing);
   g_test_add_func ("/loader/override-wrong-library", test_override_wrong_library);
+  g_test_add_func ("/loader/nvrtc-identity-follows-override", test_nvrtc_identity_follows_override);
   g_test_add_func ("/loader/cudnn", test_cudnn);
   g_test_add_func ("/loader/cudnn-override-missing", test_cudnn_override_missing);
   return g_test_run ();
