@@ -135,6 +135,7 @@ typedef struct {
   gboolean      pushed;
   GMainContext *saved_wake;
   GAsyncResult *result;
+  GPtrArray    *deps;           /* AtomrSlot*: what the request follows */
 } AtomrSync;
 
 void          atomr_sync_begin    (AtomrSync    *sync,
