@@ -327,9 +327,13 @@ op_is_done (AtomrOp  *op,
         *result = atomr_fence_query (fence);  /* learn a sticky error */
       return TRUE;
     }
-  /* Somebody else signals these. */
+  /* Somebody else signals these: the event thread, the host function, or
+   * the completion service once handed off (then a query per prepare and
+   * check of every actor in flight is wasted: with a thousand actors on a
+   * context that was the larger part of an iteration). */
   if (fence->mode == ATOMR_COMPLETION_EVENT_THREAD ||
-      (fence->mode == ATOMR_COMPLETION_HOST_FUNC && fence->event != NULL))
+      (fence->mode == ATOMR_COMPLETION_HOST_FUNC && fence->event != NULL) ||
+      op->handed_off)
     return FALSE;
 
   res = atomr_fence_query (fence);
