@@ -54,6 +54,7 @@ tar_write_member (int           fd,
          && atomr_cache_write_all (fd, data, size, error)
          && atomr_cache_write_all (fd, zeros, (TAR_BLOCK - size % TAR_BLOCK) % TAR_BLOCK, error);
 }
+
 /**
  * atomr_kernel_cache_export:
  * @self: a cache
@@ -409,6 +410,7 @@ atomr_kernel_cache_import (AtomrKernelCache  *self,
     *n_rejected = st.rejected;
   return ok;
 }
+
 gboolean
 atomr_kernel_cache_adopt_entry (AtomrKernelCache *self,
                                 const gchar      *key,
@@ -431,6 +433,7 @@ atomr_kernel_cache_adopt_entry (AtomrKernelCache *self,
     }
   return atomr_cache_write_file_atomically (self->directory, name, bytes, size, error);
 }
+
 gboolean
 atomr_kernel_cache_verify_entry_data (const gchar *key,
                                       GBytes      *data,

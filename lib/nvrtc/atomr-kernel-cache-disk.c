@@ -17,6 +17,10 @@
 #include "atomr-error.h"
 #include "atomr-kernel-cache-impl-private.h"
 
+/* Images at least this large are handed out as slices of the file's
+ * buffer rather than copied. */
+#define SLICE_MIN_BYTES (64 * 1024)
+
 gchar *
 atomr_cache_entry_path (AtomrKernelCache *self,
                         const gchar      *key)
@@ -231,18 +235,27 @@ atomr_cache_disk_read (AtomrKernelCache *self,
   content->key = g_strdup (key);
   atomr_cache_section_range (&h, SECTION_LOG, &off, &len);
   content->log = g_strndup ((const gchar *) data + off, len);
-  atomr_cache_section_range (&h, SECTION_PTX, &off, &len);
-  if (len)
-    content->ptx = g_bytes_new (data + off, len);
-  atomr_cache_section_range (&h, SECTION_CUBIN, &off, &len);
-  if (len)
-    content->cubin = g_bytes_new (data + off, len);
-  atomr_cache_section_range (&h, SECTION_LTOIR, &off, &len);
-  if (len)
-    content->ltoir = g_bytes_new (data + off, len);
+  {
+    /* Large images stay in the buffer read() filled (slices of it), small
+     * ones are copied so a module does not pin the source, log and
+     * manifest of its file. */
+    g_autoptr(GBytes) file = g_bytes_new_take (g_steal_pointer (&data), size);
+    static const Section images[] = { SECTION_PTX, SECTION_CUBIN, SECTION_LTOIR };
+    GBytes **fields[] = { &content->ptx, &content->cubin, &content->ltoir };
+
+    for (guint i = 0; i < G_N_ELEMENTS (images); i++)
+      {
+        atomr_cache_section_range (&h, images[i], &off, &len);
+        if (len >= SLICE_MIN_BYTES)
+          *fields[i] = g_bytes_new_from_bytes (file, off, len);
+        else if (len)
+          *fields[i] = g_bytes_new ((const guint8 *) g_bytes_get_data (file, NULL) + off, len);
+      }
+  }
   atomr_cache_meta_clear (&meta);
   return content;
 }
+
 gboolean
 atomr_cache_disk_write (AtomrKernelCache    *self,
                         const gchar         *key,

@@ -632,6 +632,7 @@ atomr_kernel_cache_entry_has_source (AtomrKernelCacheEntry *self)
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), FALSE);
   return self->h.source_size > 0;
 }
+
 /* Reads the whole file again and checks its checksum and key, so a file
  * replaced or damaged since listing is never served. */
 GBytes *

@@ -258,6 +258,7 @@ atomr_cache_read_fd (int       fd,
   *size_out = done;
   return data;
 }
+
 void
 atomr_cache_meta_clear (Meta *m)
 {
@@ -326,15 +327,240 @@ json_strv (JsonObject  *o,
   return (gchar **) g_ptr_array_free (v, FALSE);
 }
 
+/* A reader for exactly the metadata meta_to_json() writes: one object
+ * whose members are arrays of strings, strings, null (arch only) or
+ * numbers, strings of printable ASCII with the simple escapes.  A disk hit
+ * spent more in json-glib's parser (tens of thousands of instructions)
+ * than in everything else it does; anything this reader does not know
+ * (another writer's formatting, \u escapes, UTF-8, nesting) returns FALSE
+ * and json-glib reads it as before, so what a file means never depends on
+ * which reader read it. */
+typedef struct {
+  const gchar *p, *end;
+} Reader;
+
+static void
+reader_ws (Reader *r)
+{
+  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r'))
+    r->p++;
+}
+
+static gboolean
+reader_char (Reader *r,
+             gchar   c)
+{
+  reader_ws (r);
+  if (r->p < r->end && *r->p == c)
+    {
+      r->p++;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static gchar *
+reader_string (Reader *r)
+{
+  GString *out;
+
+  if (!reader_char (r, '"'))
+    return NULL;
+  /* The common case: no escape, so one copy. */
+  for (const gchar *q = r->p; q < r->end && *q != '\\' && (guchar) *q >= 0x20 && (guchar) *q <= 0x7e; q++)
+    if (*q == '"')
+      {
+        gchar *s = g_strndup (r->p, q - r->p);
+        r->p = q + 1;
+        return s;
+      }
+  out = g_string_new (NULL);
+  while (r->p < r->end && *r->p != '"')
+    {
+      guchar c = (guchar) *r->p++;
+      if (c == '\\')
+        {
+          if (r->p >= r->end)
+            break;
+          c = (guchar) *r->p++;
+          switch (c)
+            {
+            case '"': case '\\': case '/': break;
+            case 'n': c = '\n'; break;
+            case 't': c = '\t'; break;
+            case 'r': c = '\r'; break;
+            case 'b': c = '\b'; break;
+            case 'f': c = '\f'; break;
+            default:
+              g_string_free (out, TRUE);   /* \u and the unknown */
+              return NULL;
+            }
+        }
+      else if (c < 0x20 || c > 0x7e)
+        {
+          g_string_free (out, TRUE);
+          return NULL;
+        }
+      g_string_append_c (out, (gchar) c);
+    }
+  if (r->p >= r->end)
+    {
+      g_string_free (out, TRUE);
+      return NULL;
+    }
+  r->p++;
+  return g_string_free (out, FALSE);
+}
+
+static gchar **
+reader_strv (Reader *r)
+{
+  GPtrArray *v;
+
+  if (!reader_char (r, '['))
+    return NULL;
+  v = g_ptr_array_new_with_free_func (g_free);
+  if (!reader_char (r, ']'))
+    for (;;)
+      {
+        gchar *s = reader_string (r);
+        if (s == NULL)
+          {
+            g_ptr_array_unref (v);
+            return NULL;
+          }
+        g_ptr_array_add (v, s);
+        if (reader_char (r, ']'))
+          break;
+        if (!reader_char (r, ','))
+          {
+            g_ptr_array_unref (v);
+            return NULL;
+          }
+      }
+  g_ptr_array_set_free_func (v, NULL);
+  g_ptr_array_add (v, NULL);
+  return (gchar **) g_ptr_array_free (v, FALSE);
+}
+
+static gboolean
+reader_number (Reader  *r,
+               gdouble *value)
+{
+  gchar buf[64];
+  gsize n = 0;
+  gchar *end = NULL;
+
+  reader_ws (r);
+  while (r->p + n < r->end && n < sizeof buf - 1 && strchr ("+-0123456789.eE", r->p[n]) != NULL
+         && r->p[n] != '\0')
+    n++;
+  if (n == 0 || n == sizeof buf - 1)
+    return FALSE;
+  memcpy (buf, r->p, n);
+  buf[n] = '\0';
+  *value = g_ascii_strtod (buf, &end);
+  if (end != buf + n)
+    return FALSE;
+  r->p += n;
+  return TRUE;
+}
+
+static gboolean
+meta_parse_simple (const gchar *json,
+                   gsize        length,
+                   Meta        *m)
+{
+  Reader r = { json, json + length };
+  gboolean first = TRUE;
+  gboolean have_version = FALSE;
+
+  if (!reader_char (&r, '{'))
+    return FALSE;
+  while (!reader_char (&r, '}'))
+    {
+      g_autofree gchar *name = NULL;
+
+      if (!first && !reader_char (&r, ','))
+        goto fail;
+      first = FALSE;
+      if ((name = reader_string (&r)) == NULL || !reader_char (&r, ':'))
+        goto fail;
+      reader_ws (&r);
+      if (g_str_equal (name, "kernel_names") || g_str_equal (name, "lowered_names")
+          || g_str_equal (name, "flags"))
+        {
+          gchar ***field = g_str_equal (name, "flags") ? &m->flags
+                           : g_str_equal (name, "kernel_names") ? &m->kernel_names : &m->lowered_names;
+          gchar **v = reader_strv (&r);
+          if (v == NULL)
+            goto fail;
+          g_strfreev (*field);
+          *field = v;
+        }
+      else if (g_str_equal (name, "arch"))
+        {
+          g_clear_pointer (&m->arch, g_free);
+          if (r.end - r.p >= 4 && memcmp (r.p, "null", 4) == 0)
+            r.p += 4;
+          else if ((m->arch = reader_string (&r)) == NULL)
+            goto fail;
+        }
+      else if (g_str_equal (name, "nvrtc_version"))
+        {
+          g_clear_pointer (&m->nvrtc_version, g_free);
+          if ((m->nvrtc_version = reader_string (&r)) == NULL)
+            goto fail;
+          have_version = TRUE;
+        }
+      else if (g_str_equal (name, "compile_time_ms"))
+        {
+          if (!reader_number (&r, &m->compile_time_ms))
+            goto fail;
+        }
+      else
+        goto fail;   /* a member this reader does not know */
+    }
+  reader_ws (&r);
+  if (r.p != r.end)
+    goto fail;
+  if (m->kernel_names == NULL)
+    m->kernel_names = g_new0 (gchar *, 1);
+  if (m->lowered_names == NULL)
+    m->lowered_names = g_new0 (gchar *, 1);
+  if (m->flags == NULL)
+    m->flags = g_new0 (gchar *, 1);
+  if (!have_version)
+    m->nvrtc_version = g_strdup ("");
+  return TRUE;
+
+fail:
+  atomr_cache_meta_clear (m);
+  return FALSE;
+}
+
 gboolean
 atomr_cache_meta_parse (const gchar  *json,
                         gsize         length,
                         Meta         *m,
                         GError      **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonParser) parser = NULL;
   JsonObject *o;
 
+  if (meta_parse_simple (json, length, m))
+    {
+      if (g_strv_length (m->kernel_names) != g_strv_length (m->lowered_names))
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "cache file: %u kernel names but %u lowered names",
+                       g_strv_length (m->kernel_names), g_strv_length (m->lowered_names));
+          atomr_cache_meta_clear (m);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  parser = json_parser_new ();
   if (!json_parser_load_from_data (parser, json, length, error))
     return FALSE;
   if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
@@ -361,6 +587,7 @@ atomr_cache_meta_parse (const gchar  *json,
 
   return TRUE;
 }
+
 void
 atomr_cache_section_range (const FileHeader *h,
                            Section           section,
@@ -376,6 +603,7 @@ atomr_cache_section_range (const FileHeader *h,
   *offset = off;
   *size = sizes[section];
 }
+
 gboolean
 atomr_cache_write_all (int           fd,
                        const guint8 *data,
@@ -404,6 +632,7 @@ atomr_cache_bytes_size (GBytes *b)
 {
   return b ? g_bytes_get_size (b) : 0;
 }
+
 static gboolean
 name_is_entry (const gchar *name)
 {
@@ -445,6 +674,7 @@ atomr_cache_entry_data_verify (const gchar   *name,
     }
   return TRUE;
 }
+
 /* Writes @data as @dir/@name atomically (temporary name, rename). */
 gboolean
 atomr_cache_write_file_atomically (const gchar   *dir,

@@ -51,8 +51,21 @@ struct _AtomrKernelCacheEntry
   GDateTime *last_used;
 };
 
+/* The memory level's key: the options' share (atomr_cache_options_blob(),
+ * held), the program name and the source, compared whole.  Lookups build
+ * one on the stack over the caller's strings; entries and requests own
+ * copies.  @hash combines the three (atomr_cache_memory_key_init()). */
+typedef struct {
+  GBytes      *key_part;
+  const gchar *program_name;
+  const gchar *source;
+  gsize        source_len;
+  guint        hash;
+} MemoryKey;
+
 struct _AtomrCacheRequest {
-  GBytes    *blob;      /* everything but header contents: the memory key */
+  MemoryKey  memkey;    /* over program_name and source below */
+  gchar     *source;
   gchar     *key;
   GPtrArray *headers;   /* AtomrCacheHeaderStamp */
   AtomrKernelCache *cache;     /* set while in flight or holding a lock */
@@ -67,13 +80,29 @@ struct _AtomrCacheRequest {
 };
 
 typedef struct {
-  GBytes             *blob;
+  MemoryKey           key;       /* owns key_part and both strings */
   AtomrModuleContent *content;
+  AtomrModule        *module;    /* handed out on memory hits, built on the first */
   GPtrArray          *headers;
   GList              *link;    /* in lru, data = this */
   gboolean            watched;   /* every header directory is watched */
   guint64             checked;   /* the watch generation of the last check */
 } MemoryEntry;
+
+/* The disk key of a recent request and the stamps it was computed from:
+ * a disk hit of a request seen before (memory level off or evicted) skips
+ * the key computation (SHA-256 and the include scan), validated like a
+ * memory entry. */
+typedef struct {
+  MemoryKey  key;       /* owns key_part and both strings */
+  gchar     *disk_key;
+  GPtrArray *headers;
+  GList     *link;      /* in key_memo_order */
+  gboolean   watched;
+  guint64    checked;
+} KeyMemo;
+
+#define KEY_MEMO_CAPACITY 1024
 
 struct _AtomrKernelCache
 {
@@ -82,10 +111,13 @@ struct _AtomrKernelCache
   guint64     max_size;
   guint       memory_capacity;
   gboolean    store_source;
+  gboolean    env_disabled;  /* $ATOMR_CACHE_DISABLE at construction */
 
   GMutex      lock;
-  GHashTable *memory;     /* GBytes blob -> MemoryEntry */
+  GHashTable *memory;     /* MemoryKey -> MemoryEntry */
   GQueue      lru;        /* head = most recent */
+  GHashTable *key_memo;   /* MemoryKey -> KeyMemo: disk keys of recent requests */
+  GQueue      key_memo_order;   /* head = newest */
   guint64     memory_hits, disk_hits, misses;
   GHashTable *flights;       /* keys being compiled in this process */
   int         watch_fd;      /* inotify, -1 when unavailable; under lock */
@@ -126,20 +158,41 @@ GBytes *atomr_cache_entry_load_section (AtomrKernelCacheEntry *self,
 AtomrKernelCacheEntry *atomr_cache_entry_read (const gchar *path, GError **error);
 
 /* atomr-kernel-cache-memory.c */
+void atomr_cache_memory_key_init (MemoryKey   *key,
+                                  GBytes      *key_part,
+                                  guint        key_part_hash,
+                                  const gchar *program_name,
+                                  const gchar *source);
+
+guint atomr_cache_memory_key_hash (gconstpointer key);
+
+gboolean atomr_cache_memory_key_equal (gconstpointer a, gconstpointer b);
+
+AtomrModule *atomr_cache_memory_entry_module_locked (MemoryEntry *e);
+
+void atomr_cache_key_memo_free (gpointer data);
+
+gchar *atomr_cache_key_memo_lookup (AtomrKernelCache *self,
+                                    const MemoryKey *key,
+                                    GPtrArray **headers_out);
+
+void atomr_cache_key_memo_insert (AtomrKernelCache *self,
+                                  const MemoryKey *key,
+                                  const gchar *disk_key,
+                                  GPtrArray *headers);
+
 void atomr_cache_memory_entry_free (gpointer data);
 
 void atomr_cache_memory_insert_locked (AtomrKernelCache *self,
-                                       GBytes *blob,
+                                       const MemoryKey *key,
                                        AtomrModuleContent *content,
                                        GPtrArray *headers);
 
-AtomrModule *atomr_cache_memory_lookup (AtomrKernelCache *self, GBytes *blob);
+AtomrModule *atomr_cache_memory_lookup (AtomrKernelCache *self, const MemoryKey *key);
 
 AtomrModule *atomr_cache_memory_lookup_key (AtomrKernelCache *self, const gchar *key);
 
 void atomr_cache_memory_trim_locked (AtomrKernelCache *self, guint capacity);
-
-guint atomr_cache_request_hash (gconstpointer key);
 
 /* atomr-kernel-cache-disk.c */
 AtomrModuleContent *atomr_cache_disk_read (AtomrKernelCache *self, const gchar *key);

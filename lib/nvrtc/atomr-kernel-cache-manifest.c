@@ -102,6 +102,7 @@ atomr_cache_manifest_build (AtomrCacheRequest *request,
   json_builder_end_object (b);
   return json_builder_get_root (b);
 }
+
 /**
  * atomr_kernel_cache_entry_get_manifest:
  * @self: an entry

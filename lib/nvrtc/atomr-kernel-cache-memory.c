@@ -26,37 +26,61 @@ void
 atomr_cache_memory_entry_free (gpointer data)
 {
   MemoryEntry *e = data;
-  g_bytes_unref (e->blob);
+  g_bytes_unref (e->key.key_part);
+  g_free ((gchar *) e->key.program_name);
+  g_free ((gchar *) e->key.source);
   atomr_module_content_unref (e->content);
+  g_clear_object (&e->module);
   g_ptr_array_unref (e->headers);
   g_free (e);
 }
-/* The memory level hashes whole requests (source and all) on every lookup;
- * g_bytes_hash() goes a byte at a time.  Eight at a time, mixed with a
- * multiply, is several times faster and spreads as well. */
-guint
-atomr_cache_request_hash (gconstpointer key)
-{
-  gsize len;
-  const guint8 *p = g_bytes_get_data ((GBytes *) key, &len);
-  guint64 h = 0x9e3779b97f4a7c15ull ^ len;
 
-  for (; len >= 8; p += 8, len -= 8)
-    {
-      guint64 w;
-      memcpy (&w, p, 8);
-      h = (h ^ w) * 0xff51afd7ed558ccdull;
-      h ^= h >> 32;
-    }
-  if (len > 0)
-    {
-      guint64 w = 0;
-      memcpy (&w, p, len);
-      h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    }
-  h ^= h >> 29;
-  return (guint) (h ^ (h >> 32));
+/* @program_name NULL: ATOMR_DEFAULT_PROGRAM_NAME.  Borrows everything. */
+void
+atomr_cache_memory_key_init (MemoryKey   *key,
+                             GBytes      *key_part,
+                             guint        key_part_hash,
+                             const gchar *program_name,
+                             const gchar *source)
+{
+  key->key_part = key_part;
+  key->program_name = program_name ? program_name : ATOMR_DEFAULT_PROGRAM_NAME;
+  key->source = source;
+  key->source_len = strlen (source);
+  key->hash = atomr_cache_hash_data (source, key->source_len,
+                                     key_part_hash ^ ((guint64) atomr_cache_hash_data (key->program_name, strlen (key->program_name), 1) << 32));
 }
+
+guint
+atomr_cache_memory_key_hash (gconstpointer key)
+{
+  return ((const MemoryKey *) key)->hash;
+}
+
+gboolean
+atomr_cache_memory_key_equal (gconstpointer a,
+                              gconstpointer b)
+{
+  const MemoryKey *x = a, *y = b;
+
+  return x->hash == y->hash && x->source_len == y->source_len
+         && (x->key_part == y->key_part || g_bytes_equal (x->key_part, y->key_part))
+         && strcmp (x->program_name, y->program_name) == 0
+         && memcmp (x->source, y->source, x->source_len) == 0;
+}
+
+static void memory_key_copy (MemoryKey *dst, const MemoryKey *src);
+
+/* The module memory hits of @e hand out: one object per entry (modules
+ * are immutable), so a hit costs a reference, not a GObject. */
+AtomrModule *
+atomr_cache_memory_entry_module_locked (MemoryEntry *e)
+{
+  if (e->module == NULL)
+    e->module = atomr_module_new (e->content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+  return g_object_ref (e->module);
+}
+
 void
 atomr_cache_memory_trim_locked (AtomrKernelCache *self,
                                 guint             capacity)
@@ -64,9 +88,10 @@ atomr_cache_memory_trim_locked (AtomrKernelCache *self,
   while (self->lru.length > capacity)
     {
       MemoryEntry *e = g_queue_pop_tail (&self->lru);
-      g_hash_table_remove (self->memory, e->blob);
+      g_hash_table_remove (self->memory, &e->key);
     }
 }
+
 /* Header validation by generation.  Every directory holding a header of a
  * memory entry (or where an absent one could appear) is watched with
  * inotify; any event there bumps watch_gen.  A memory hit whose entry was
@@ -100,6 +125,7 @@ is_local_file_system (const gchar *dir)
       return TRUE;
     }
 }
+
 #endif
 
 static gboolean
@@ -153,7 +179,7 @@ watch_poll_locked (AtomrKernelCache *self)
 
 void
 atomr_cache_memory_insert_locked (AtomrKernelCache   *self,
-                                  GBytes             *blob,
+                                  const MemoryKey    *key,
                                   AtomrModuleContent *content,
                                   GPtrArray          *headers)
 {
@@ -161,15 +187,15 @@ atomr_cache_memory_insert_locked (AtomrKernelCache   *self,
 
   if (self->memory_capacity == 0)
     return;
-  e = g_hash_table_lookup (self->memory, blob);
+  e = g_hash_table_lookup (self->memory, key);
   if (e)
     {
       g_queue_unlink (&self->lru, e->link);
       g_list_free (e->link);
-      g_hash_table_remove (self->memory, blob);
+      g_hash_table_remove (self->memory, key);
     }
   e = g_new0 (MemoryEntry, 1);
-  e->blob = g_bytes_ref (blob);
+  memory_key_copy (&e->key, key);
   e->content = atomr_module_content_ref (content);
   e->headers = g_ptr_array_ref (headers);
   e->watched = watch_headers_locked (self, headers);
@@ -177,23 +203,25 @@ atomr_cache_memory_insert_locked (AtomrKernelCache   *self,
   e->checked = 0;
   g_queue_push_head (&self->lru, e);
   e->link = self->lru.head;
-  g_hash_table_insert (self->memory, e->blob, e);
+  g_hash_table_insert (self->memory, &e->key, e);
   atomr_cache_memory_trim_locked (self, self->memory_capacity);
 }
+
 /* The memory level.  The headers' stat() calls (hundreds for CUB) run
  * outside the lock, on references taken under it, so concurrent hits of
  * other threads do not queue behind them. */
 AtomrModule *
 atomr_cache_memory_lookup (AtomrKernelCache *self,
-                           GBytes           *blob)
+                           const MemoryKey  *key)
 {
   g_autoptr(AtomrModuleContent) content = NULL;
   g_autoptr(GPtrArray) headers = NULL;
+  AtomrModule *module;
   MemoryEntry *e;
   guint64 gen;
 
   g_mutex_lock (&self->lock);
-  e = g_hash_table_lookup (self->memory, blob);
+  e = g_hash_table_lookup (self->memory, key);
   if (e == NULL)
     {
       g_mutex_unlock (&self->lock);
@@ -207,9 +235,9 @@ atomr_cache_memory_lookup (AtomrKernelCache *self,
       g_queue_unlink (&self->lru, e->link);
       g_queue_push_head_link (&self->lru, e->link);
       self->memory_hits++;
-      content = atomr_module_content_ref (e->content);
+      module = atomr_cache_memory_entry_module_locked (e);
       g_mutex_unlock (&self->lock);
-      return atomr_module_new (content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+      return module;
     }
   content = atomr_module_content_ref (e->content);
   headers = g_ptr_array_ref (e->headers);
@@ -219,18 +247,22 @@ atomr_cache_memory_lookup (AtomrKernelCache *self,
   if (!atomr_cache_stamps_unchanged (headers))
     return NULL;
   g_mutex_lock (&self->lock);
-  e = g_hash_table_lookup (self->memory, blob);
+  e = g_hash_table_lookup (self->memory, key);
   if (e && e->content == content)
     {
       g_queue_unlink (&self->lru, e->link);
       g_queue_push_head_link (&self->lru, e->link);
       /* Valid as of the generation read before the stat()s. */
       e->checked = gen;
+      module = atomr_cache_memory_entry_module_locked (e);
     }
+  else
+    module = atomr_module_new (content, ATOMR_CACHE_STATUS_MEMORY_HIT);
   self->memory_hits++;
   g_mutex_unlock (&self->lock);
-  return atomr_module_new (content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+  return module;
 }
+
 /* A module of this cache's memory level holding @key, if any (no stat). */
 AtomrModule *
 atomr_cache_memory_lookup_key (AtomrKernelCache *self,
@@ -244,7 +276,107 @@ atomr_cache_memory_lookup_key (AtomrKernelCache *self,
   g_hash_table_iter_init (&iter, self->memory);
   while (module == NULL && g_hash_table_iter_next (&iter, NULL, (gpointer *) &e))
     if (g_strcmp0 (e->content->key, key) == 0)
-      module = atomr_module_new (e->content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+      module = atomr_cache_memory_entry_module_locked (e);
   g_mutex_unlock (&self->lock);
   return module;
+}
+
+static void
+memory_key_copy (MemoryKey       *dst,
+                 const MemoryKey *src)
+{
+  *dst = *src;
+  dst->key_part = g_bytes_ref (src->key_part);
+  dst->program_name = g_strdup (src->program_name);
+  dst->source = g_memdup2 (src->source, src->source_len + 1);
+}
+
+void
+atomr_cache_key_memo_free (gpointer data)
+{
+  KeyMemo *m = data;
+
+  g_bytes_unref (m->key.key_part);
+  g_free ((gchar *) m->key.program_name);
+  g_free ((gchar *) m->key.source);
+  g_free (m->disk_key);
+  g_ptr_array_unref (m->headers);
+  g_free (m);
+}
+
+/* The disk key of @key if it was computed recently and every file it
+ * depends on is unchanged (as a memory hit checks them); *@headers_out
+ * then gets a reference to the stamps. */
+gchar *
+atomr_cache_key_memo_lookup (AtomrKernelCache *self,
+                             const MemoryKey  *key,
+                             GPtrArray       **headers_out)
+{
+  g_autoptr(GPtrArray) headers = NULL;
+  g_autofree gchar *disk_key = NULL;
+  KeyMemo *m;
+  guint64 gen;
+
+  g_mutex_lock (&self->lock);
+  m = g_hash_table_lookup (self->key_memo, key);
+  if (m == NULL)
+    {
+      g_mutex_unlock (&self->lock);
+      return NULL;
+    }
+  if (m->watched && m->headers->len > 0)
+    watch_poll_locked (self);
+  disk_key = g_strdup (m->disk_key);
+  headers = g_ptr_array_ref (m->headers);
+  if (m->headers->len == 0 || (m->watched && m->checked == self->watch_gen))
+    {
+      g_mutex_unlock (&self->lock);
+      *headers_out = g_steal_pointer (&headers);
+      return g_steal_pointer (&disk_key);
+    }
+  gen = self->watch_gen;
+  g_mutex_unlock (&self->lock);
+
+  if (!atomr_cache_stamps_unchanged (headers))
+    return NULL;
+  g_mutex_lock (&self->lock);
+  m = g_hash_table_lookup (self->key_memo, key);
+  if (m && m->headers == headers)
+    m->checked = gen;
+  g_mutex_unlock (&self->lock);
+  *headers_out = g_steal_pointer (&headers);
+  return g_steal_pointer (&disk_key);
+}
+
+void
+atomr_cache_key_memo_insert (AtomrKernelCache *self,
+                             const MemoryKey  *key,
+                             const gchar      *disk_key,
+                             GPtrArray        *headers)
+{
+  KeyMemo *m;
+
+  g_mutex_lock (&self->lock);
+  m = g_hash_table_lookup (self->key_memo, key);
+  if (m)
+    {
+      g_queue_unlink (&self->key_memo_order, m->link);
+      g_list_free (m->link);
+      g_hash_table_remove (self->key_memo, key);
+    }
+  m = g_new0 (KeyMemo, 1);
+  memory_key_copy (&m->key, key);
+  m->disk_key = g_strdup (disk_key);
+  m->headers = g_ptr_array_ref (headers);
+  m->watched = watch_headers_locked (self, headers);
+  m->checked = 0;   /* the stamps predate the watches */
+  g_queue_push_head (&self->key_memo_order, m);
+  m->link = self->key_memo_order.head;
+  g_hash_table_insert (self->key_memo, &m->key, m);
+  while (self->key_memo_order.length > KEY_MEMO_CAPACITY)
+    {
+      KeyMemo *old = g_queue_pop_tail (&self->key_memo_order);
+      g_hash_table_remove (self->key_memo, &old->key);
+    }
+  g_mutex_unlock (&self->lock);
 }

@@ -72,7 +72,8 @@ atomr_cache_request_free (AtomrCacheRequest *request)
   g_strfreev (request->flags);
   g_free (request->arch);
   g_clear_pointer (&request->link_objects, g_ptr_array_unref);
-  g_clear_pointer (&request->blob, g_bytes_unref);
+  g_clear_pointer (&request->memkey.key_part, g_bytes_unref);
+  g_free (request->source);
   g_free (request->key);
   g_clear_pointer (&request->headers, g_ptr_array_unref);
   g_free (request);
@@ -90,6 +91,8 @@ atomr_kernel_cache_finalize (GObject *object)
   AtomrKernelCache *self = ATOMR_KERNEL_CACHE (object);
 
   g_hash_table_unref (self->memory);
+  g_hash_table_unref (self->key_memo);
+  g_queue_clear (&self->key_memo_order);
   g_hash_table_unref (self->flights);
   g_clear_object (&self->remote);
   if (self->usage_fd >= 0)
@@ -221,9 +224,9 @@ store_source_default (void)
 }
 
 gboolean
-atomr_kernel_cache_disabled_by_env (void)
+atomr_kernel_cache_disabled_by_env (AtomrKernelCache *self)
 {
-  return env_flag ("ATOMR_CACHE_DISABLE");
+  return self->env_disabled;
 }
 
 /* The size cap of caches in the default directory: $ATOMR_CACHE_MAX_SIZE
@@ -248,7 +251,10 @@ static void
 atomr_kernel_cache_init (AtomrKernelCache *self)
 {
   g_mutex_init (&self->lock);
-  self->memory = g_hash_table_new_full (atomr_cache_request_hash, g_bytes_equal, NULL, atomr_cache_memory_entry_free);
+  self->memory = g_hash_table_new_full (atomr_cache_memory_key_hash, atomr_cache_memory_key_equal, NULL,
+                                        atomr_cache_memory_entry_free);
+  self->key_memo = g_hash_table_new_full (atomr_cache_memory_key_hash, atomr_cache_memory_key_equal, NULL,
+                                          atomr_cache_key_memo_free);
   self->flights = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->watched_dirs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->watch_fd = -1;
@@ -261,6 +267,7 @@ atomr_kernel_cache_init (AtomrKernelCache *self)
   g_cond_init (&self->flight_done);
   self->memory_capacity = DEFAULT_MEMORY_CAPACITY;
   self->store_source = store_source_default ();
+  self->env_disabled = env_flag ("ATOMR_CACHE_DISABLE");
 }
 
 /**
@@ -384,6 +391,7 @@ atomr_kernel_cache_set_max_size (AtomrKernelCache *self,
   self->max_size = max_size;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_SIZE]);
 }
+
 /**
  * atomr_kernel_cache_get_memory_capacity:
  * @self: a cache
@@ -495,6 +503,7 @@ atomr_kernel_cache_get_counters (AtomrKernelCache *self,
   *misses = self->misses;
   g_mutex_unlock (&self->lock);
 }
+
 /* The remote layer, after a disk miss: fetch, verify, backfill the disk,
  * read it back as any disk entry. */
 static AtomrModuleContent *
@@ -559,13 +568,13 @@ lookup_single_flight (AtomrKernelCache  *self,
     }
   if (waited)
     {
-      MemoryEntry *e = g_hash_table_lookup (self->memory, request->blob);
+      MemoryEntry *e = g_hash_table_lookup (self->memory, &request->memkey);
       if (e)
         {
           g_queue_unlink (&self->lru, e->link);
           g_queue_push_head_link (&self->lru, e->link);
           self->memory_hits++;
-          module = atomr_module_new (e->content, ATOMR_CACHE_STATUS_MEMORY_HIT);
+          module = atomr_cache_memory_entry_module_locked (e);
           g_mutex_unlock (&self->lock);
           return module;
         }
@@ -585,38 +594,67 @@ lookup_single_flight (AtomrKernelCache  *self,
     return NULL;
   g_mutex_lock (&self->lock);
   self->disk_hits++;
-  atomr_cache_memory_insert_locked (self, request->blob, content, request->headers);
+  atomr_cache_memory_insert_locked (self, &request->memkey, content, request->headers);
   g_mutex_unlock (&self->lock);
   atomr_cache_flight_end (request);
   module = atomr_module_new (content, ATOMR_CACHE_STATUS_DISK_HIT);
   atomr_module_content_unref (content);
   return module;
 }
+
 AtomrModule *
 atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
                                    const AtomrCacheKeyInput *input,
                                    AtomrCacheRequest       **request_out)
 {
-  g_autoptr(AtomrCacheRequest) request = g_new0 (AtomrCacheRequest, 1);
+  g_autoptr(AtomrCacheRequest) request = NULL;
+  g_autoptr(GBytes) key_part = NULL;
   g_autoptr(GError) error = NULL;
   AtomrModule *module;
+  MemoryKey memkey;
 
-  request->blob = atomr_cache_request_blob (input);
-
-  module = atomr_cache_memory_lookup (self, request->blob);
+  /* The memory level first: a hash of the source and one table lookup
+   * (the options' share of the key comes precomputed from the options'
+   * snapshot on the compile path). */
+  if (input->key_part)
+    atomr_cache_memory_key_init (&memkey, input->key_part, input->key_part_hash,
+                                 input->program_name, input->source);
+  else
+    {
+      key_part = atomr_cache_options_blob (input->flags, input->kernel_names, input->arch,
+                                           input->link_objects);
+      atomr_cache_memory_key_init (&memkey, key_part, atomr_cache_bytes_hash (key_part),
+                                   input->program_name, input->source);
+    }
+  module = atomr_cache_memory_lookup (self, &memkey);
   if (module)
     return module;
 
-  /* The key: the request plus every file NVRTC may read for it.  A
-   * request that cannot be keyed bypasses the cache (*request_out stays
-   * NULL). */
-  request->key = atomr_cache_key_compute (request->blob, input, &request->headers, &error);
+  request = g_new0 (AtomrCacheRequest, 1);
+  /* The key: the request plus every file NVRTC may read for it (computed
+   * once and remembered while those files do not change).  A request
+   * that cannot be keyed bypasses the cache (*request_out stays NULL). */
+  request->key = self->probe ? NULL : atomr_cache_key_memo_lookup (self, &memkey, &request->headers);
   if (request->key == NULL)
     {
-      g_debug ("kernel cache: not cached: %s", error->message);
-      return NULL;
+      g_autoptr(GBytes) blob = atomr_cache_request_blob (input);
+
+      g_clear_pointer (&request->headers, g_ptr_array_unref);
+      request->key = atomr_cache_key_compute (blob, input, &request->headers, &error);
+      if (request->key == NULL)
+        {
+          g_debug ("kernel cache: not cached: %s", error->message);
+          return NULL;
+        }
+      if (!self->probe)
+        atomr_cache_key_memo_insert (self, &memkey, request->key, request->headers);
     }
-  request->program_name = g_strdup (input->program_name ? input->program_name : ATOMR_DEFAULT_PROGRAM_NAME);
+  request->program_name = g_strdup (memkey.program_name);
+  request->source = g_strdup (input->source);
+  request->memkey = memkey;
+  request->memkey.key_part = g_bytes_ref (memkey.key_part);
+  request->memkey.program_name = request->program_name;
+  request->memkey.source = request->source;
   request->kernel_names = g_strdupv ((gchar **) input->kernel_names);
   request->flags = g_strdupv ((gchar **) input->flags);
   request->arch = g_strdup (input->arch);
@@ -645,7 +683,7 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
   content->key = g_strdup (request->key);
   g_mutex_lock (&self->lock);
   self->misses++;
-  atomr_cache_memory_insert_locked (self, request->blob, content, request->headers);
+  atomr_cache_memory_insert_locked (self, &request->memkey, content, request->headers);
   g_mutex_unlock (&self->lock);
   atomr_cache_flight_end (request);   /* waiters in this process find it in memory */
 
@@ -680,6 +718,7 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
         g_debug ("kernel cache: eviction failed: %s", error->message);
     }
 }
+
 void
 atomr_kernel_cache_evict_rejected (AtomrKernelCache *self,
                                    const gchar      *key,
@@ -730,6 +769,7 @@ atomr_kernel_cache_write_entry (AtomrKernelCache    *self,
   g_return_val_if_fail (atomr_cache_key_is_valid (key), FALSE);
   return atomr_cache_disk_write (self, key, content, source, NULL, error);
 }
+
 void
 atomr_kernel_cache_set_remote (AtomrKernelCache       *self,
                                GObject                *remote,
@@ -747,6 +787,7 @@ atomr_kernel_cache_set_remote (AtomrKernelCache       *self,
   g_mutex_unlock (&self->lock);
   g_clear_object (&old);
 }
+
 guint64
 atomr_kernel_cache_get_remote_hits (AtomrKernelCache *self)
 {

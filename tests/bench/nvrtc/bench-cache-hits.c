@@ -7,7 +7,9 @@
  *   - memory hits of atomr_kernel_cache_lookup_request() alone,
  *   - the same with a source including a header (validated by inotify
  *     generation, or by stat() with ATOMR_CACHE_STAT_HEADERS=1),
- *   - disk hits (memory level off) for a small and a 1 MiB image.
+ *   - disk hits (memory level off) for a small and a 1 MiB image,
+ *   - the NVRTC actor's compile_module_async() on the host test device:
+ *     memory hit, worker thread, reply on the main context (round trip).
  * Runs anywhere (no GPU, NVRTC never loaded); meant for
  * `valgrind --tool=callgrind build/tests/bench/nvrtc/bench-cache-hits 2000`
  * too, which then counts instructions per hit.
@@ -26,6 +28,7 @@
 
 #include <atomr.h>
 #include "../bench-util.h"
+#include "core/atomr-device-private.h"
 #include "nvrtc/atomr-compile-options-private.h"
 #include "nvrtc/atomr-kernel-cache-private.h"
 #include "nvrtc/atomr-nvrtc-loader-private.h"
@@ -145,6 +148,46 @@ lookup_hits (const gchar         *source,
   return (bench_now_us () - t0) * 1000.0 / n;
 }
 
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **slot = user_data;
+  *slot = g_object_ref (result);
+}
+
+static gdouble
+actor_hits (AtomrKernelCache    *cache,
+            AtomrCompileOptions *options,
+            guint                n)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrNvrtcActor) actor = atomr_nvrtc_actor_new (device, &error);
+  gdouble *t = g_new (gdouble, n);
+  gdouble median;
+
+  if (actor == NULL)
+    g_error ("%s", error->message);
+  atomr_nvrtc_actor_set_cache (actor, cache);
+  for (guint i = 0; i < n + n / 10; i++)
+    {
+      g_autoptr(GAsyncResult) result = NULL;
+      g_autoptr(AtomrModule) module = NULL;
+      gdouble t0 = bench_now_us ();
+
+      atomr_nvrtc_actor_compile_module_async (actor, SOURCE, options, NULL, store_result, &result);
+      while (result == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      module = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
+      expect (module, ATOMR_CACHE_STATUS_MEMORY_HIT, "compile_module_async");
+      if (i >= n / 10)
+        t[i - n / 10] = (bench_now_us () - t0) * 1000.0;
+    }
+  median = bench_median (t, n);
+  g_free (t);
+  return median;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -195,6 +238,8 @@ main (int argc, char **argv)
               lookup_hits (SOURCE, options, cache, n));
       printf ("%-58s %10.0f\n", "memory hit, one header, atomr_nvrtc_compile()",
               compile_hits (SOURCE_WITH_HEADER, with_header, cache, ATOMR_CACHE_STATUS_MEMORY_HIT, n));
+      printf ("%-58s %10.0f\n", "memory hit, actor compile_module_async round trip (median)",
+              actor_hits (cache, options, MAX (n / 100, 10)));
     }
   if (disk)
     {
