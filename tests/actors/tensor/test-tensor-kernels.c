@@ -101,6 +101,8 @@ test_reduce (void)
       g_autofree gchar *contract = atomr_tensor_kernel_source (TRUE, dtypes[d], 2, 3, d % 2, 0, 0, 0, 0, -1,
                                                                ATOMR_TENSOR_REDUCE_SUM);
       compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+      /* the two passes of tall column reductions */
+      compile (contract, "atomr_tensor_reduce_cols_part", "atomr_tensor_reduce_cols_fin");
       if (dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
         {
           g_autofree gchar *norm = atomr_tensor_kernel_source (TRUE, dtypes[d], 1, 2, TRUE, 0, 0, -1, 0, -1,
