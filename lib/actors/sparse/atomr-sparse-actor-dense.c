@@ -373,6 +373,15 @@ late_buffer (AtomrOp     *op,
   return g_steal_pointer (&buffer);
 }
 
+AtomrBuffer *
+atomr_sparse_late_buffer (AtomrOp     *op,
+                          AtomrDtype   dtype,
+                          gint64       n,
+                          GError     **error)
+{
+  return late_buffer (op, dtype, n, error);
+}
+
 /* ------------------------------------------------------------------ */
 /* SpMV                                                                 */
 
