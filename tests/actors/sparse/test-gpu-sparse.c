@@ -620,6 +620,63 @@ test_spmv (Fixture *f, gconstpointer data)
   g_test_message ("workspace: %" G_GUINT64_FORMAT " bytes", atomr_sparse_actor_get_workspace_size (f->actor));
 }
 
+/* One CSR matrix, many products: the preprocessed descriptor and buffer
+ * kept on the matrix serve other vectors, scalars and (after
+ * set_values) other values with the same structure, and op T. */
+static void
+test_spmv_reuse (Fixture *f, gconstpointer data)
+{
+  static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64 };
+  const gint64 rows = 300, cols = 200;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      AtomrDtype vt = dtypes[d];
+      g_autofree Z *a = random_dense (f, rows, cols, 0.05, vt);
+      g_autofree Z *a2 = g_memdup2 (a, rows * cols * sizeof (Z));
+      g_autoptr(AtomrSparseMatrix) m = make_sparse (f, a, rows, cols, ATOMR_SPARSE_FORMAT_CSR, ATOMR_DTYPE_I32, vt);
+      g_autoptr(AtomrSparseMatrix) m2 = NULL;
+
+      for (gint64 k = 0; k < rows * cols; k++)
+        a2[k] = zscale (-0.75, a2[k]);
+      round_to (a2, rows * cols, vt);
+      m2 = make_sparse (f, a2, rows, cols, ATOMR_SPARSE_FORMAT_CSR, ATOMR_DTYPE_I32, vt);
+
+      for (guint call = 0; call < 6; call++)
+        {
+          gboolean values2 = call >= 3;
+          AtomrTranspose op = call % 3 == 2 ? T : N;
+          const Z *dense = values2 ? a2 : a;
+          gint64 xr = op == N ? cols : rows, yr = op == N ? rows : cols;
+          gdouble alpha = 0.5 + call, beta = call % 2 ? 0.0 : -1.25;
+          g_autofree Z *x = random_vector (f, xr, vt);
+          g_autofree Z *y = random_vector (f, yr, vt);
+          g_autofree Z *opa = dense_op (dense, rows, cols, op);
+          g_autoptr(AtomrTensor) tx = upload_dense (f, x, xr, -1, vt, FALSE);
+          g_autoptr(AtomrTensor) ty = upload_dense (f, y, yr, -1, vt, FALSE);
+          g_autoptr(GError) error = NULL;
+          g_autoptr(GAsyncResult) res = NULL;
+          g_autofree Z *got = NULL;
+          g_autofree gchar *what = g_strdup_printf ("spmv reuse %s call %u", atomr_dtype_get_name (vt), call);
+          GAsyncResult *slot = NULL;
+
+          if (call == 3)
+            {
+              g_assert_true (atomr_sparse_matrix_set_values (m, atomr_sparse_matrix_get_values (m2), &error));
+              g_assert_no_error (error);
+            }
+          atomr_sparse_actor_spmv_async (f->actor, op, alpha, m, tx, beta, ty, NULL, store_result, &slot);
+          res = await (&slot);
+          g_assert_true (atomr_sparse_actor_spmv_finish (f->actor, res, &error));
+          g_assert_no_error (error);
+          ref_gemm (yr, 1, xr, alpha, opa, x, beta, y);
+          got = download_dense (ty, yr, -1, FALSE);
+          assert_close (what, got, y, yr, vt);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* SpMM                                                                 */
 
@@ -1366,6 +1423,7 @@ main (int argc, char *argv[])
   ADD ("spgemm", test_spgemm);
   ADD ("conversions", test_conversions);
   ADD ("convert-blocks", test_convert_blocks);
+  ADD ("spmv-reuse", test_spmv_reuse);
   ADD ("scale", test_scale);
   ADD ("spsv", test_spsv);
   ADD ("spsm", test_spsm);
