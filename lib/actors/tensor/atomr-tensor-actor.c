@@ -577,7 +577,7 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "    acc_t alpha, u64 n_batch, Loops L) {\n"
         "  __shared__ acc_t tile[32][33];\n"
         "  const i64 ext_x = L.ext[TX], ext_y = L.ext[TY];\n"
-        "  const u64 tiles_x = (u64) (ext_x + 31) / 32;\n"
+        "  const unsigned int tiles_x = (unsigned int) ((ext_x + 31) / 32);\n"
         "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 32, y0 = (i64) (blockIdx.x / tiles_x) * 32;\n"
         "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
         "    i64 o[2] = { 0, 0 };\n"
@@ -600,6 +600,55 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "      i64 x = x0 + threadIdx.x, y = y0 + threadIdx.y + k;\n"
         "      if (x < ext_x && y < ext_y)\n"
         "        st(d + o[0] + x * L.s[0][TX] + y * L.s[0][TY], alpha * tile[threadIdx.x][threadIdx.y + k]);\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "}\n");
+      /* The paired variant, for A dense (stride 1) along TY and D dense
+       * along TX, even extents and pair-aligned rows (checked on the
+       * host): 64 × 64 tiles, each thread moving two neighbours at once
+       * (one 2-element vector load and store, 16 elements per thread), so
+       * a warp reads and writes 64 consecutive elements per row. */
+      g_string_append (s,
+        "struct __align__(2 * sizeof(T)) Pair { T x, y; };\n"
+        "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose2(T *d, const T *a,\n"
+        "    acc_t alpha, u64 n_batch, Loops L) {\n"
+        "  __shared__ acc_t tile[64][65];\n"
+        "  const i64 ext_x = L.ext[TX], ext_y = L.ext[TY];\n"
+        "  const i64 sa = L.s[1][TX], sd = L.s[0][TY];\n"
+        "  const unsigned int tiles_x = (unsigned int) ((ext_x + 63) / 64);\n"
+        "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 64, y0 = (i64) (blockIdx.x / tiles_x) * 64;\n"
+        "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
+        "    i64 o[2] = { 0, 0 };\n"
+        "    idx_t rest = (idx_t) bt;\n"
+        "#pragma unroll\n"
+        "    for (int k = NF - 1; k >= 0; k--) {\n"
+        "      if (k == TX || k == TY) continue;\n"
+        "      idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
+        "      o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
+        "    }\n"
+        "    const T *src = a + o[1];\n"
+        "    T *dst = d + o[0];\n"
+        "    const i64 y = y0 + 2 * threadIdx.x, xw = x0 + 2 * threadIdx.x;\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 64; k += 8) {\n"
+        "      i64 x = x0 + threadIdx.y + k;\n"
+        "      if (x < ext_x && y < ext_y) {\n"
+        "        Pair v = *(const Pair *) (src + x * sa + y);\n"
+        "        tile[threadIdx.y + k][2 * threadIdx.x] = op_a(ld(&v.x));\n"
+        "        tile[threadIdx.y + k][2 * threadIdx.x + 1] = op_a(ld(&v.y));\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 64; k += 8) {\n"
+        "      i64 yw = y0 + threadIdx.y + k;\n"
+        "      if (xw < ext_x && yw < ext_y) {\n"
+        "        Pair v;\n"
+        "        st(&v.x, alpha * tile[2 * threadIdx.x][threadIdx.y + k]);\n"
+        "        st(&v.y, alpha * tile[2 * threadIdx.x + 1][threadIdx.y + k]);\n"
+        "        *(Pair *) (dst + yw * sd + xw) = v;\n"
+        "      }\n"
         "    }\n"
         "    __syncthreads();\n"
         "  }\n"
@@ -841,6 +890,27 @@ cols_chunk (const AtomrLoopPlan *p)
   return chunk;
 }
 
+/* The paired 64 × 64 transpose: A has stride 1 along TY (its densest
+ * loop) and D along TX (the innermost output loop), both extents are even
+ * and at least 64, and every row of both starts at a pair boundary (base
+ * pointers and the other strides even), so that the kernel's 2-element
+ * vector accesses are aligned. */
+static gboolean
+use_pairs (const TensorRequest *r)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  guint tx = p->n_free - 1, ty = (guint) p->a_inner;
+  gsize pair = 2 * atomr_dtype_get_size (r->dtype);
+
+  if (!use_transpose (r) || p->stride[1][ty] != 1 || p->stride[0][tx] != 1 ||
+      p->extent[tx] % 2 != 0 || p->extent[ty] % 2 != 0 || p->extent[tx] < 64 || p->extent[ty] < 64)
+    return FALSE;
+  for (guint k = 0; k < p->n_free; k++)
+    if ((k != ty && p->stride[1][k] % 2 != 0) || (k != tx && p->stride[0][k] % 2 != 0))
+      return FALSE;
+  return atomr_tensor_get_ptr (r->t[1]) % pair == 0 && atomr_tensor_get_ptr (r->t[0]) % pair == 0;
+}
+
 /* The launch geometry of @r's kernel (also shown to the trace before the
  * enqueue; for two-pass column reductions, the first pass's).  Reductions pick "rows" when the innermost reduced loop is
  * dense in A and the innermost output loop is not (or there is one output). */
@@ -859,8 +929,9 @@ launch_geometry (const TensorRequest *r,
   *transpose = use_transpose (r);
   if (*transpose)
     {
-      guint64 tiles = (guint64) ((p->extent[p->n_free - 1] + 31) / 32) *
-                      (guint64) ((p->extent[p->a_inner] + 31) / 32);
+      gint64 t = use_pairs (r) ? 64 : 32;
+      guint64 tiles = (guint64) ((p->extent[p->n_free - 1] + t - 1) / t) *
+                      (guint64) ((p->extent[p->a_inner] + t - 1) / t);
       guint64 batch = p->n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
 
       *grid = tiles;
@@ -1314,7 +1385,8 @@ tensor_enqueue (AtomrOp  *op,
   if (transpose)
     {
       n_batch = n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
-      kernel = get_kernel (self, r, idx32, "atomr_tensor_transpose", error);
+      kernel = get_kernel (self, r, idx32, use_pairs (r) ? "atomr_tensor_transpose2" : "atomr_tensor_transpose",
+                           error);
       if (kernel == NULL)
         return FALSE;
       params[0] = &out;
@@ -1548,7 +1620,8 @@ tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_out
     }
   else
     atomr_op_set_detail (op, r->kind == KIND_REDUCE ? (rows ? "rows" : grid_y > 1 ? "cols two-pass" : "cols")
-                             : transpose ? "transpose" : "elementwise");
+                             : transpose ? (use_pairs (r) ? "transpose 64x64 pairs" : "transpose")
+                             : "elementwise");
   for (guint o = 1; o <= n_inputs; o++)
     atomr_op_read_tensor (op, r->t[o]);
   if (reads_output)

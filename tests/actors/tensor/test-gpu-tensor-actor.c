@@ -781,6 +781,86 @@ test_contract_gemm (Fixture *f, gconstpointer data)
   }
 }
 
+static gchar *
+run_permute_detail (Fixture *f, AtomrDtype dtype, const gchar *modes, gdouble alpha, AtomrTensorUnaryOp op,
+                    const Layout *la, const Layout *lb)
+{
+  Twin a = { 0 }, b = { 0 };
+  g_autofree gchar *what = g_strdup_printf ("%s %s", modes, atomr_dtype_get_name (dtype));
+  gchar *detail = NULL;
+  gulong id;
+
+  twin_init (f, &a, dtype, la, -2, 2);
+  twin_init (f, &b, dtype, lb, -2, 2);
+  id = g_signal_connect (f->gpu, "after-enqueue", G_CALLBACK (record_detail), &detail);
+  RUN (f->gpu, atomr_tensor_actor_permute_async (f->gpu, modes, alpha, op, a.gpu, b.gpu, NULL, store_result, &result_),
+       atomr_tensor_actor_permute_finish);
+  g_signal_handler_disconnect (f->gpu, id);
+  RUN (f->cpu, atomr_tensor_actor_permute_async (f->cpu, modes, alpha, op, a.cpu, b.cpu, NULL, store_result, &result_),
+       atomr_tensor_actor_permute_finish);
+  twin_compare (&b, what);
+  g_test_message ("%s: %s", what, detail);
+  twin_clear (&a);
+  twin_clear (&b);
+  return detail;
+}
+
+/* The paired 64 × 64 transpose (even extents, dense rows, pair-aligned):
+ * the three 3-D permutations of the benchmark with partial tiles, a
+ * padded 2-D transpose, every dtype; an odd offset and an odd extent take
+ * the 32 × 32 kernel. */
+static void
+test_permute_pairs (Fixture *f, gconstpointer data)
+{
+  const gint64 s3[] = { 66, 70, 130 };
+  const struct { const gchar *modes; gint64 out[3]; } perms[] = {
+    { "abc->cba", { 130, 70, 66 } },
+    { "abc->acb", { 66, 130, 70 } },
+    { "abc->cab", { 130, 66, 70 } },
+  };
+  const gint64 s2[] = { 100, 130 }, s2s[] = { 132, 1 }, s2t[] = { 130, 100 };
+  const gint64 odd[] = { 65, 70, 130 }, odd_t[] = { 130, 70, 65 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (perms); i++)
+        {
+          Layout la, lb;
+          g_autofree gchar *detail = NULL;
+
+          contiguous_layout (3, s3, &la);
+          contiguous_layout (3, perms[i].out, &lb);
+          detail = run_permute_detail (f, dtypes[d], perms[i].modes, i == 1 ? -1.5 : 1.0,
+                                       i == 2 ? ATOMR_TENSOR_UNARY_NEG : ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+          g_assert_cmpstr (detail, ==, "transpose 64x64 pairs");
+        }
+      {
+        Layout la, lb;
+        g_autofree gchar *pairs = NULL, *shifted = NULL, *oddx = NULL;
+
+        memset (&la, 0, sizeof la);
+        la.n = 2;
+        memcpy (la.shape, s2, sizeof s2);
+        memcpy (la.strides, s2s, sizeof s2s);
+        la.size = 100 * 132;
+        contiguous_layout (2, s2t, &lb);
+        pairs = run_permute_detail (f, dtypes[d], "ab->ba", 2.0, ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+        g_assert_cmpstr (pairs, ==, "transpose 64x64 pairs");
+
+        la.offset = 1;
+        la.size++;
+        shifted = run_permute_detail (f, dtypes[d], "ab->ba", 2.0, ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+        g_assert_cmpstr (shifted, ==, "transpose");
+
+        contiguous_layout (3, odd, &la);
+        contiguous_layout (3, odd_t, &lb);
+        oddx = run_permute_detail (f, dtypes[d], "abc->cba", 1.0, ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+        g_assert_cmpstr (oddx, ==, "transpose");
+      }
+    }
+}
+
 static void
 run_reduce (Fixture *f, AtomrDtype dtype, const gchar *modes, AtomrTensorReduceOp op,
             gdouble alpha, gdouble beta, const Layout *la, const Layout *lc)
@@ -911,6 +991,7 @@ main (int argc, char **argv)
   ADD ("trinary", test_trinary);
   ADD ("contract", test_contract);
   ADD ("contract-gemm", test_contract_gemm);
+  ADD ("permute-pairs", test_permute_pairs);
   ADD ("reduce", test_reduce);
   ADD ("large", test_large);
   ADD ("plan-reuse", test_plan_reuse);

@@ -64,6 +64,14 @@ test_elementwise (void)
       g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, op % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32,
                                                            3, 3, op % 3 != 0, op, 0, -1, 0, -1, 0);
       compile (perm, "atomr_tensor_elementwise", "atomr_tensor_transpose");
+      compile (perm, "atomr_tensor_transpose2", NULL);
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      /* both transposes in every dtype (the paired one loads 2-element vectors) */
+      g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, dtypes[d], 3, 3, TRUE,
+                                                           ATOMR_TENSOR_UNARY_IDENTITY, 0, -1, 0, -1, 0);
+      compile (perm, "atomr_tensor_transpose", "atomr_tensor_transpose2");
     }
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
     {
