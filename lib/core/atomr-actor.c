@@ -1349,6 +1349,11 @@ atomr_op_set_detail (AtomrOp     *op,
 {
   g_free (op->detail);
   op->detail = g_strdup (detail);
+  /* from the enqueue function (on the actor's context, before the
+   * after-enqueue signal): the launch info follows, so traces show what
+   * actually ran */
+  if (op->info != NULL)
+    atomr_launch_info_set_detail (op->info, detail);
 }
 
 void
