@@ -20,6 +20,8 @@
 #include "actors/atomr-library-private.h"
 #include "actors/cudnn/atomr-cudnn-actor.h"
 #include "actors/cudnn/atomr-cudnn-private.h"
+#include "actors/cudnn/atomr-cudnn-actor-private.h"
+#include "actors/cudnn/atomr-cudnn-graph-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-tensor-private.h"
 
@@ -154,6 +156,9 @@ struct _AtomrCudnnActor
   guint          capacity;
   guint64        hits, misses;
   gboolean       autotune;
+
+  AtomrCudnnPlanCache *graph_plans;  /* backend-graph plans (own lock) */
+  GHashTable          *kernels;      /* actor thread: name → AtomrKernel */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrCudnnActor, atomr_cudnn_actor, ATOMR_TYPE_ACTOR)
@@ -246,16 +251,7 @@ cudnn_check (cudnnStatus_t   status,
              const gchar    *opname,
              GError        **error)
 {
-  g_autofree gchar *what = NULL;
-
-  if (status == CUDNN_STATUS_SUCCESS)
-    return TRUE;
-  what = g_strdup_printf ("%s (for %s)", call, opname);
-  return atomr_library_check (FALSE, "cuDNN", what, cudnnGetErrorString (status), status,
-                              status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
-                              status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
-                              status / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000,
-                              error);
+  return atomr_cudnn_status_check (status, call, opname, error);
 }
 
 static cudnnDataType_t
@@ -816,17 +812,16 @@ request_clear (gpointer data)
  * positive strides (no broadcast, no reversal) that do not make two
  * elements share memory, and 32-bit dims and strides.  Fewer than 4
  * dimensions are padded with trailing 1s (cuDNN's descriptors start at 4). */
-static gboolean
-check_view (AtomrCudnnActor *self,
-            CudnnRequest    *r,
-            Slot             slot,
-            const gchar     *name,
-            AtomrTensor     *t,
-            guint            min_dims,
-            guint            max_dims,
-            GError         **error)
+gboolean
+atomr_cudnn_check_tensor (AtomrCudnnActor  *self,
+                          const gchar      *op,
+                          const gchar      *name,
+                          AtomrTensor      *t,
+                          guint             min_dims,
+                          guint             max_dims,
+                          gint             *dtype_inout,
+                          GError          **error)
 {
-  const gchar *op = r->opname;
   guint n, order[MAX_DIMS];
   const gint64 *shape, *strides;
 
@@ -844,11 +839,11 @@ check_view (AtomrCudnnActor *self,
     if (!ok)
       return FAIL ("%s: %s has dtype %s (takes f32, f16, bf16 or f64)", op, name,
                    atomr_dtype_get_name (dtype));
-    if (r->key.dtype < 0)
-      r->key.dtype = dtype;     /* the first operand sets it */
-    else if ((gint) dtype != r->key.dtype)
+    if (*dtype_inout < 0)
+      *dtype_inout = dtype;     /* the first operand sets it */
+    else if ((gint) dtype != *dtype_inout)
       return FAIL ("%s: %s has dtype %s, the other operands %s", op, name,
-                   atomr_dtype_get_name (dtype), atomr_dtype_get_name (r->key.dtype));
+                   atomr_dtype_get_name (dtype), atomr_dtype_get_name (*dtype_inout));
   }
   for (guint i = 0; i < n; i++)
     {
@@ -885,6 +880,29 @@ check_view (AtomrCudnnActor *self,
         span = strides[d] * shape[d];
       }
   }
+  return TRUE;
+}
+
+/* A view cuDNN can describe (atomr_cudnn_check_tensor()), recorded in
+ * @slot of the request's key.  Fewer than 4 dimensions are padded with
+ * trailing 1s (cuDNN's descriptors start at 4). */
+static gboolean
+check_view (AtomrCudnnActor *self,
+            CudnnRequest    *r,
+            Slot             slot,
+            const gchar     *name,
+            AtomrTensor     *t,
+            guint            min_dims,
+            guint            max_dims,
+            GError         **error)
+{
+  guint n;
+  const gint64 *shape, *strides;
+
+  if (!atomr_cudnn_check_tensor (self, r->opname, name, t, min_dims, max_dims, &r->key.dtype, error))
+    return FALSE;
+  shape = atomr_tensor_get_shape (t, &n);
+  strides = atomr_tensor_get_strides (t, NULL);
 
   r->key.n_dims[slot] = (gint32) MAX (n, 4);
   for (guint i = 0; i < MAX (n, 4); i++)
@@ -2252,6 +2270,13 @@ atomr_cudnn_actor_teardown (AtomrActor *actor,
     }
   self->workspace = 0;
   self->handle = NULL;
+  /* Execution plans were finalized against the old handle, kernels were
+   * loaded into the old context.  (At finalization the parent runs this
+   * after our finalize freed both.) */
+  if (self->graph_plans != NULL)
+    atomr_cudnn_plan_cache_clear (self->graph_plans);
+  if (self->kernels != NULL)
+    g_hash_table_remove_all (self->kernels);
   g_mutex_lock (&self->lock);
   self->workspace_size = 0;
   g_mutex_unlock (&self->lock);
@@ -2265,6 +2290,8 @@ atomr_cudnn_actor_finalize (GObject *object)
 
   all = cache_trim_locked (self, 0);
   free_plans (all);
+  g_clear_pointer (&self->graph_plans, atomr_cudnn_plan_cache_free);
+  g_clear_pointer (&self->kernels, g_hash_table_unref);
   g_hash_table_unref (self->plans);
   g_mutex_clear (&self->lock);
 
@@ -2432,6 +2459,9 @@ atomr_cudnn_actor_init (AtomrCudnnActor *self)
   g_queue_init (&self->lru);
   self->capacity = DEFAULT_CACHE_CAPACITY;
   self->workspace_limit = DEFAULT_WORKSPACE_LIMIT;
+  self->graph_plans = atomr_cudnn_plan_cache_new (DEFAULT_CACHE_CAPACITY,
+                                                  (GDestroyNotify) atomr_cudnn_graph_plan_free);
+  self->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 
 /**
@@ -2576,6 +2606,8 @@ atomr_cudnn_actor_set_cache_capacity (AtomrCudnnActor *self,
   self->capacity = capacity;
   evicted = cache_trim_locked (self, capacity);
   g_mutex_unlock (&self->lock);
+  /* the backend-graph plans have the same bound, counted apart */
+  atomr_cudnn_plan_cache_set_capacity (self->graph_plans, capacity);
   /* Plans hold host descriptors only: safe to destroy on any thread.  A
    * plan in use on the actor's thread is never evicted from here: the
    * actor's thread holds it only between plan_get() and the cuDNN call,
@@ -2608,7 +2640,7 @@ atomr_cudnn_actor_get_cache_hits (AtomrCudnnActor *self)
   g_mutex_lock (&self->lock);
   v = self->hits;
   g_mutex_unlock (&self->lock);
-  return v;
+  return v + atomr_cudnn_plan_cache_get_hits (self->graph_plans);
 }
 
 /**
@@ -2632,7 +2664,7 @@ atomr_cudnn_actor_get_cache_misses (AtomrCudnnActor *self)
   g_mutex_lock (&self->lock);
   v = self->misses;
   g_mutex_unlock (&self->lock);
-  return v;
+  return v + atomr_cudnn_plan_cache_get_misses (self->graph_plans);
 }
 
 /**
@@ -2656,7 +2688,7 @@ atomr_cudnn_actor_get_cache_size (AtomrCudnnActor *self)
   g_mutex_lock (&self->lock);
   v = self->lru.length;
   g_mutex_unlock (&self->lock);
-  return v;
+  return v + atomr_cudnn_plan_cache_get_size (self->graph_plans);
 }
 
 /**
@@ -2706,4 +2738,38 @@ atomr_cudnn_actor_set_autotune (AtomrCudnnActor *self,
   g_mutex_unlock (&self->lock);
   if (changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_AUTOTUNE]);
+}
+
+/* ------------------------------------------------------------------ */
+/* For the operations in other files (atomr-cudnn-actor-private.h)      */
+
+cudnnHandle_t
+atomr_cudnn_actor_get_handle (AtomrCudnnActor *self)
+{
+  return self->handle;
+}
+
+gboolean
+atomr_cudnn_actor_reserve_workspace (AtomrCudnnActor  *self,
+                                     CUstream          stream,
+                                     gsize             size,
+                                     void            **workspace,
+                                     GError          **error)
+{
+  if (!workspace_reserve (self, stream, size, error))
+    return FALSE;
+  *workspace = (void *) (uintptr_t) self->workspace;
+  return TRUE;
+}
+
+AtomrCudnnPlanCache *
+atomr_cudnn_actor_get_graph_plans (AtomrCudnnActor *self)
+{
+  return self->graph_plans;
+}
+
+GHashTable *
+atomr_cudnn_actor_get_kernels (AtomrCudnnActor *self)
+{
+  return self->kernels;
 }
