@@ -43,4 +43,27 @@ gboolean             atomr_cudnn_check_tensor            (AtomrCudnnActor  *self
                                                           gint             *dtype,
                                                           GError          **error);
 
+/* A legacy tensor descriptor of view @t (@dtype): trailing 1s up to 4
+ * dimensions, the view's strides. */
+gboolean             atomr_cudnn_tensor_desc_new         (AtomrTensor              *t,
+                                                          AtomrDtype                dtype,
+                                                          const gchar              *opname,
+                                                          cudnnTensorDescriptor_t  *desc,
+                                                          GError                  **error);
+
+/* Dropout (atomr-cudnn-dropout.c): the actor keeps one random state. */
+typedef struct _AtomrCudnnDropoutState AtomrCudnnDropoutState;
+/* Actor thread: where the state is kept (NULL until the first dropout). */
+AtomrCudnnDropoutState **atomr_cudnn_actor_get_dropout_state (AtomrCudnnActor *self);
+/* Any thread: the seed and how many times it was set (a request records
+ * both; the actor thread restarts the state when the generation moved). */
+void                 atomr_cudnn_actor_get_dropout_request (AtomrCudnnActor *self,
+                                                            guint64         *seed,
+                                                            guint           *generation);
+/* Frees the state (its device memory stream-ordered on @stream when the
+ * context is alive). */
+void                 atomr_cudnn_dropout_state_free      (AtomrCudnnDropoutState *state,
+                                                          CUstream                stream,
+                                                          gboolean                context_alive);
+
 G_END_DECLS

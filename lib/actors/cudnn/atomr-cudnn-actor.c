@@ -159,6 +159,10 @@ struct _AtomrCudnnActor
 
   AtomrCudnnPlanCache *graph_plans;  /* backend-graph plans (own lock) */
   GHashTable          *kernels;      /* actor thread: name → AtomrKernel */
+
+  AtomrCudnnDropoutState *dropout;   /* actor thread (atomr-cudnn-dropout.c) */
+  guint64        dropout_seed;       /* lock */
+  guint          dropout_generation; /* lock: bumped by every set_dropout_seed */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrCudnnActor, atomr_cudnn_actor, ATOMR_TYPE_ACTOR)
@@ -172,6 +176,7 @@ enum {
   PROP_CACHE_MISSES,
   PROP_CACHE_SIZE,
   PROP_AUTOTUNE,
+  PROP_DROPOUT_SEED,
   N_PROPS
 };
 
@@ -2259,6 +2264,12 @@ atomr_cudnn_actor_teardown (AtomrActor *actor,
 {
   AtomrCudnnActor *self = ATOMR_CUDNN_ACTOR (actor);
 
+  /* the dropout states are device memory of this context */
+  if (self->dropout != NULL)
+    {
+      atomr_cudnn_dropout_state_free (self->dropout, atomr_actor_get_cu_stream (actor), context_alive);
+      self->dropout = NULL;
+    }
   /* Plans are host objects and survive a context rebuild; the workspace
    * and the handle do not. */
   if (context_alive)
@@ -2329,6 +2340,9 @@ atomr_cudnn_actor_get_property (GObject    *object,
     case PROP_AUTOTUNE:
       g_value_set_boolean (value, atomr_cudnn_actor_get_autotune (self));
       break;
+    case PROP_DROPOUT_SEED:
+      g_value_set_uint64 (value, atomr_cudnn_actor_get_dropout_seed (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -2352,6 +2366,9 @@ atomr_cudnn_actor_set_property (GObject      *object,
       break;
     case PROP_AUTOTUNE:
       atomr_cudnn_actor_set_autotune (self, g_value_get_boolean (value));
+      break;
+    case PROP_DROPOUT_SEED:
+      atomr_cudnn_actor_set_dropout_seed (self, g_value_get_uint64 (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -2448,6 +2465,20 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
   properties[PROP_AUTOTUNE] =
     g_param_spec_boolean ("autotune", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * AtomrCudnnActor:dropout-seed:
+   *
+   * The seed of the actor's dropout random state.  Setting it (even to
+   * the same value) restarts the state: the dropout requests submitted
+   * after it draw the same masks as after any other setting of that seed.
+   * The state is built on the first dropout request (and again after a
+   * context rebuild).
+   *
+   * Since: 0.2
+   */
+  properties[PROP_DROPOUT_SEED] =
+    g_param_spec_uint64 ("dropout-seed", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -2772,4 +2803,114 @@ GHashTable *
 atomr_cudnn_actor_get_kernels (AtomrCudnnActor *self)
 {
   return self->kernels;
+}
+
+void
+atomr_cudnn_actor_get_dropout_request (AtomrCudnnActor *self,
+                                       guint64         *seed,
+                                       guint           *generation)
+{
+  g_mutex_lock (&self->lock);
+  *seed = self->dropout_seed;
+  *generation = self->dropout_generation;
+  g_mutex_unlock (&self->lock);
+}
+
+AtomrCudnnDropoutState **
+atomr_cudnn_actor_get_dropout_state (AtomrCudnnActor *self)
+{
+  return &self->dropout;
+}
+
+gboolean
+atomr_cudnn_tensor_desc_new (AtomrTensor              *t,
+                             AtomrDtype                dtype,
+                             const gchar              *opname,
+                             cudnnTensorDescriptor_t  *desc,
+                             GError                  **error)
+{
+  int dims[MAX_DIMS], strides[MAX_DIMS];
+  guint n;
+  const gint64 *shape = atomr_tensor_get_shape (t, &n);
+  const gint64 *st = atomr_tensor_get_strides (t, NULL);
+
+  /* as check_view(): trailing 1s up to 4 dimensions, and a size-1
+   * dimension gets the span of those after it as stride */
+  for (guint i = 0; i < MAX (n, 4); i++)
+    {
+      dims[i] = i < n ? (int) shape[i] : 1;
+      strides[i] = i < n && shape[i] > 1 ? (int) st[i] : 1;
+    }
+  for (guint i = 0; i < n; i++)
+    if (shape[i] == 1)
+      {
+        gint64 span = 1;
+        for (guint j = i + 1; j < n; j++)
+          if (shape[j] > 1)
+            span = MAX (span, st[j] * shape[j]);
+        strides[i] = (int) MIN (span, G_MAXINT32);
+      }
+  *desc = NULL;
+  if (!cudnn_check (cudnnCreateTensorDescriptor (desc), "cudnnCreateTensorDescriptor", opname, error))
+    return FALSE;
+  if (!cudnn_check (cudnnSetTensorNdDescriptor (*desc, cudnn_dtype (dtype), (int) MAX (n, 4), dims, strides),
+                    "cudnnSetTensorNdDescriptor", opname, error))
+    {
+      cudnnDestroyTensorDescriptor (*desc);
+      *desc = NULL;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_cudnn_actor_get_dropout_seed:
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets the seed of the dropout random state.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:dropout-seed] property.
+ *
+ * Returns: the dropout seed
+ *
+ * Since: 0.2
+ */
+guint64
+atomr_cudnn_actor_get_dropout_seed (AtomrCudnnActor *self)
+{
+  guint64 v;
+
+  g_return_val_if_fail (ATOMR_IS_CUDNN_ACTOR (self), 0);
+  g_mutex_lock (&self->lock);
+  v = self->dropout_seed;
+  g_mutex_unlock (&self->lock);
+  return v;
+}
+
+/**
+ * atomr_cudnn_actor_set_dropout_seed:
+ * @self: an [class@Atomr.CudnnActor]
+ * @seed: the seed
+ *
+ * Sets [property@Atomr.CudnnActor:dropout-seed] and restarts the dropout
+ * random state from it, in submission order: requests submitted before
+ * this call draw from the old state, those after from the new one.  May be
+ * called from any thread.
+ *
+ * Since: 0.2
+ */
+void
+atomr_cudnn_actor_set_dropout_seed (AtomrCudnnActor *self,
+                                    guint64          seed)
+{
+  gboolean changed;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  g_mutex_lock (&self->lock);
+  changed = self->dropout_seed != seed;
+  self->dropout_seed = seed;
+  self->dropout_generation++;
+  g_mutex_unlock (&self->lock);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DROPOUT_SEED]);
 }

@@ -256,6 +256,11 @@ gboolean         atomr_cudnn_actor_get_autotune        (AtomrCudnnActor  *self);
 ATOMR_AVAILABLE_IN_ALL
 void             atomr_cudnn_actor_set_autotune        (AtomrCudnnActor  *self,
                                                         gboolean          autotune);
+ATOMR_AVAILABLE_IN_ALL
+guint64          atomr_cudnn_actor_get_dropout_seed    (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
+void             atomr_cudnn_actor_set_dropout_seed    (AtomrCudnnActor  *self,
+                                                        guint64           seed);
 
 ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_convolution_forward_async         (AtomrCudnnActor     *self,

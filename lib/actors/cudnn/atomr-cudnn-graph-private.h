@@ -148,6 +148,14 @@ gpointer                  atomr_cudnn_plan_cache_insert      (AtomrCudnnPlanCach
                                                               const void                   *key,
                                                               gsize                         key_size,
                                                               gpointer                      value);
+/* The same with @value's own destructor (one cache can hold plans and the
+ * legacy descriptors of other operations: keys must differ, so start them
+ * with a distinct tag). */
+gpointer                  atomr_cudnn_plan_cache_insert_full (AtomrCudnnPlanCache          *self,
+                                                              const void                   *key,
+                                                              gsize                         key_size,
+                                                              gpointer                      value,
+                                                              GDestroyNotify                value_free);
 /* Drops every entry (counters stay). */
 void                      atomr_cudnn_plan_cache_clear       (AtomrCudnnPlanCache          *self);
 void                      atomr_cudnn_plan_cache_set_capacity (AtomrCudnnPlanCache         *self,

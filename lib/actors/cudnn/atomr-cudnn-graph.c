@@ -459,9 +459,10 @@ atomr_cudnn_graph_plan_execute (AtomrCudnnGraphPlan *plan,
 /* Plan cache                                                           */
 
 typedef struct {
-  GBytes   *key;
-  gpointer  value;
-  GList     link;     /* in the LRU queue, data = entry */
+  GBytes         *key;
+  gpointer        value;
+  GDestroyNotify  value_free;
+  GList           link;     /* in the LRU queue, data = entry */
 } Entry;
 
 struct _AtomrCudnnPlanCache
@@ -478,8 +479,8 @@ static void
 entry_free (AtomrCudnnPlanCache *self,
             Entry               *e)
 {
-  if (self->value_free != NULL && e->value != NULL)
-    self->value_free (e->value);
+  if (e->value_free != NULL && e->value != NULL)
+    e->value_free (e->value);
   g_bytes_unref (e->key);
   g_free (e);
 }
@@ -567,12 +568,23 @@ atomr_cudnn_plan_cache_insert (AtomrCudnnPlanCache *self,
                                gsize                key_size,
                                gpointer             value)
 {
+  return atomr_cudnn_plan_cache_insert_full (self, key, key_size, value, self->value_free);
+}
+
+gpointer
+atomr_cudnn_plan_cache_insert_full (AtomrCudnnPlanCache *self,
+                                    const void          *key,
+                                    gsize                key_size,
+                                    gpointer             value,
+                                    GDestroyNotify       value_free)
+{
   Entry *e = g_new0 (Entry, 1);
   Entry *old;
   GList *evicted;
 
   e->key = g_bytes_new (key, key_size);
   e->value = value;
+  e->value_free = value_free;
   e->link.data = e;
 
   g_mutex_lock (&self->lock);

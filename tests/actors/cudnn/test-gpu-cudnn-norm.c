@@ -270,6 +270,183 @@ test_norm (Fixture *f, gconstpointer data)
   operand_clear (&rstd); operand_clear (&dsc); operand_clear (&dbi);
 }
 
+/* ------------------------------------------------------------------ */
+/* LRN                                                                  */
+
+/* The channels of the window around @c (odd @size: centred). */
+static void
+lrn_window (gint64 c, gint64 channels, guint size, gint64 *lo, gint64 *hi)
+{
+  *lo = MAX (0, c - (gint64) (size - 1) / 2);
+  *hi = MIN (channels - 1, c + (gint64) size / 2);
+}
+
+static void
+test_lrn (Fixture *f, gconstpointer data)
+{
+  const gint64 shape[4] = { 2, 9, 4, 5 };
+  const guint size = 5;
+  const gdouble alpha = 1e-1, beta = 0.75, k = 2.0;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint variant = 0; variant < 3; variant++)
+    {
+      AtomrDtype dt = variant == 0 ? ATOMR_DTYPE_F32 : variant == 1 ? ATOMR_DTYPE_F16 : ATOMR_DTYPE_F64;
+      gboolean nhwc = variant == 1;
+      gdouble tol = norm_tolerance (dt), e;
+      gint64 total = shape[0] * shape[1] * shape[2] * shape[3];
+      Operand x, y, dy, dx;
+      g_autofree gdouble *ry = g_new0 (gdouble, total), *rdx = g_new0 (gdouble, total);
+      g_autofree gdouble *sc = g_new0 (gdouble, total);
+
+      operand_init (f, &x, dt, shape, 4, nhwc, TRUE);
+      operand_init (f, &y, dt, shape, 4, FALSE, FALSE);
+      operand_init (f, &dy, dt, shape, 4, nhwc, TRUE);
+      operand_init (f, &dx, dt, shape, 4, !nhwc, FALSE);
+
+      /* s = k + alpha/size Σ x², y = x s^-β (s kept per logical index) */
+      for (gint64 n = 0; n < shape[0]; n++)
+        for (gint64 c = 0; c < shape[1]; c++)
+          for (gint64 h = 0; h < shape[2]; h++)
+            for (gint64 w = 0; w < shape[3]; w++)
+              {
+                gint64 idx[4] = { n, c, h, w }, lo, hi, li = ((n * shape[1] + c) * shape[2] + h) * shape[3] + w;
+                gdouble sum = 0;
+                lrn_window (c, shape[1], size, &lo, &hi);
+                for (gint64 j = lo; j <= hi; j++)
+                  {
+                    gint64 jdx[4] = { n, j, h, w };
+                    gdouble v = x.host[at (&x, jdx)];
+                    sum += v * v;
+                  }
+                sc[li] = k + alpha / size * sum;
+                ry[at (&y, idx)] = x.host[at (&x, idx)] * pow (sc[li], -beta);
+              }
+      /* dx_m = dy_m s_m^-β − 2αβ/size · x_m Σ_{i: m ∈ W(i)} dy_i x_i s_i^(−β−1) */
+      for (gint64 n = 0; n < shape[0]; n++)
+        for (gint64 c = 0; c < shape[1]; c++)
+          for (gint64 h = 0; h < shape[2]; h++)
+            for (gint64 w = 0; w < shape[3]; w++)
+              {
+                gint64 idx[4] = { n, c, h, w }, lo, hi, li = ((n * shape[1] + c) * shape[2] + h) * shape[3] + w;
+                gdouble acc = 0;
+                lrn_window (c, shape[1], size, &lo, &hi);   /* symmetric for odd sizes */
+                for (gint64 i = lo; i <= hi; i++)
+                  {
+                    gint64 idi[4] = { n, i, h, w };
+                    gint64 lii = ((n * shape[1] + i) * shape[2] + h) * shape[3] + w;
+                    acc += dy.host[at (&dy, idi)] * x.host[at (&x, idi)] * pow (sc[lii], -beta - 1);
+                  }
+                rdx[at (&dx, idx)] = dy.host[at (&dy, idx)] * pow (sc[li], -beta)
+                                     - 2 * alpha * beta / size * x.host[at (&x, idx)] * acc;
+              }
+
+      RUN (atomr_cudnn_actor_lrn_forward_async (f->actor, size, alpha, beta, k, x.view, y.view,
+                                                NULL, store_result, &res_),
+           atomr_cudnn_actor_lrn_forward_finish);
+      e = rel_error (&y, ry);
+      g_test_message ("lrn %s: y %.3g", atomr_dtype_get_name (dt), e);
+      g_assert_cmpfloat (e, <=, tol);
+      /* the backward pass reads the forward pass's output as computed */
+      RUN (atomr_cudnn_actor_lrn_backward_async (f->actor, size, alpha, beta, k, y.view, dy.view, x.view,
+                                                 dx.view, NULL, store_result, &res_),
+           atomr_cudnn_actor_lrn_backward_finish);
+      e = rel_error (&dx, rdx);
+      g_test_message ("lrn %s: dx %.3g", atomr_dtype_get_name (dt), e);
+      g_assert_cmpfloat (e, <=, dt == ATOMR_DTYPE_F64 ? 1e-10 : tol * 4);
+
+      operand_clear (&x); operand_clear (&y); operand_clear (&dy); operand_clear (&dx);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Dropout                                                              */
+
+static AtomrBuffer *
+reserve_for (Fixture *f, AtomrTensor *x)
+{
+  g_autoptr(GError) error = NULL;
+  guint64 size = 0;
+  AtomrBuffer *b;
+
+  g_assert_true (atomr_cudnn_actor_get_dropout_reserve_size (f->actor, x, &size, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (size, >, 0);
+  b = atomr_buffer_new (f->device, ATOMR_DTYPE_U8, size, &error);
+  g_assert_no_error (error);
+  return b;
+}
+
+static void
+dropout_run (Fixture *f, gdouble p, Operand *x, Operand *y, AtomrBuffer *reserve, gdouble *out)
+{
+  RUN (atomr_cudnn_actor_dropout_forward_async (f->actor, p, x->view, y->view, reserve,
+                                                NULL, store_result, &res_),
+       atomr_cudnn_actor_dropout_forward_finish);
+  operand_download (y, out);
+}
+
+static void
+test_dropout (Fixture *f, gconstpointer data)
+{
+  const gint64 shape[2] = { 64, 128 };
+  const gdouble p = 0.25;
+  const gsize n = 64 * 128;
+  Operand x, y, dy, dx;
+  g_autoptr(AtomrBuffer) reserve = NULL;
+  g_autofree gdouble *y1 = g_new0 (gdouble, n), *y2 = g_new0 (gdouble, n), *y3 = g_new0 (gdouble, n);
+  g_autofree gdouble *y4 = g_new0 (gdouble, n), *gdx = g_new0 (gdouble, n);
+  gsize dropped = 0;
+
+  SKIP_WITHOUT_DEVICE (f);
+  operand_init (f, &x, ATOMR_DTYPE_F32, shape, 2, FALSE, TRUE);
+  operand_init (f, &y, ATOMR_DTYPE_F32, shape, 2, FALSE, FALSE);
+  operand_init (f, &dy, ATOMR_DTYPE_F32, shape, 2, FALSE, TRUE);
+  operand_init (f, &dx, ATOMR_DTYPE_F32, shape, 2, FALSE, FALSE);
+  reserve = reserve_for (f, x.view);
+
+  atomr_cudnn_actor_set_dropout_seed (f->actor, 1234);
+  dropout_run (f, p, &x, &y, reserve, y1);
+  for (gsize i = 0; i < n; i++)
+    {
+      if (y1[i] == 0)
+        dropped++;
+      else
+        g_assert_cmpfloat (fabs (y1[i] - x.host[i] / (1 - p)), <=, 1e-6 * fabs (x.host[i] / (1 - p)));
+    }
+  g_test_message ("dropout: %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " dropped", dropped, n);
+  /* 8192 draws of p = 0.25: ±0.05 is more than 7 standard deviations */
+  g_assert_cmpfloat ((gdouble) dropped / n, >=, p - 0.05);
+  g_assert_cmpfloat ((gdouble) dropped / n, <=, p + 0.05);
+
+  /* backward: the same mask, the same scale */
+  RUN (atomr_cudnn_actor_dropout_backward_async (f->actor, p, dy.view, dx.view, reserve,
+                                                 NULL, store_result, &res_),
+       atomr_cudnn_actor_dropout_backward_finish);
+  operand_download (&dx, gdx);
+  for (gsize i = 0; i < n; i++)
+    {
+      gdouble want = y1[i] == 0 ? 0.0 : dy.host[i] / (1 - p);
+      g_assert_cmpfloat (fabs (gdx[i] - want), <=, 1e-6 * fabs (want));
+    }
+
+  /* the same seed again: the same mask; without a reset: another one */
+  atomr_cudnn_actor_set_dropout_seed (f->actor, 1234);
+  dropout_run (f, p, &x, &y, reserve, y2);
+  g_assert_cmpmem (y1, n * sizeof (gdouble), y2, n * sizeof (gdouble));
+  dropout_run (f, p, &x, &y, reserve, y3);
+  g_assert_true (memcmp (y1, y3, n * sizeof (gdouble)) != 0);
+  atomr_cudnn_actor_set_dropout_seed (f->actor, 99);
+  dropout_run (f, p, &x, &y, reserve, y4);
+  g_assert_true (memcmp (y1, y4, n * sizeof (gdouble)) != 0);
+  /* another probability keeps the states: p = 0 drops nothing */
+  dropout_run (f, 0.0, &x, &y, reserve, y4);
+  for (gsize i = 0; i < n; i++)
+    g_assert_cmpfloat (y4[i], ==, x.host[i]);
+
+  operand_clear (&x); operand_clear (&y); operand_clear (&dy); operand_clear (&dx);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -280,5 +457,7 @@ main (int argc, char **argv)
       g_autofree gchar *path = g_strdup_printf ("/gpu-cudnn-norm/norm/%s", norm_cases[i].name);
       g_test_add (path, Fixture, &norm_cases[i], fixture_setup, test_norm, fixture_teardown);
     }
+  g_test_add ("/gpu-cudnn-norm/lrn", Fixture, NULL, fixture_setup, test_lrn, fixture_teardown);
+  g_test_add ("/gpu-cudnn-norm/dropout", Fixture, NULL, fixture_setup, test_dropout, fixture_teardown);
   return g_test_run ();
 }
