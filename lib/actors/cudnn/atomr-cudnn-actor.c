@@ -557,9 +557,16 @@ plan_build (AtomrCudnnActor *self,
           CUDNN_POOLING_MAX, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
           CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
         };
-        int win[2] = { (int) k->window[0], (int) k->window[1] };
-        int pad[2] = { (int) k->padding[0], (int) k->padding[1] };
-        int str[2] = { (int) k->stride[0], (int) k->stride[1] };
+        gint n_spatial = k->n_dims[SLOT_X] - 2;
+        int win[ATOMR_CUDNN_MAX_SPATIAL_DIMS], pad[ATOMR_CUDNN_MAX_SPATIAL_DIMS],
+            str[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
+
+        for (gint i = 0; i < n_spatial; i++)
+          {
+            win[i] = (int) k->window[i];
+            pad[i] = (int) k->padding[i];
+            str[i] = (int) k->stride[i];
+          }
 
         for (guint i = 0; i < N_SLOTS; i++)
           if (k->n_dims[i] && !make_tensor_desc (k, i, &plan->td[i], r->opname, error))
@@ -567,7 +574,7 @@ plan_build (AtomrCudnnActor *self,
         if (!cudnn_check (cudnnCreatePoolingDescriptor (&plan->pd),
                           "cudnnCreatePoolingDescriptor", r->opname, error) ||
             !cudnn_check (cudnnSetPoolingNdDescriptor (plan->pd, modes[k->mode], CUDNN_NOT_PROPAGATE_NAN,
-                                                       2, win, pad, str),
+                                                       n_spatial, win, pad, str),
                           "cudnnSetPoolingNdDescriptor", r->opname, error))
           goto fail;
       }
@@ -1695,28 +1702,43 @@ check_pooling (AtomrCudnnActor *self,
   if (pooling == NULL || !ATOMR_IS_POOLING (pooling))
     return FAIL ("%s: pooling is not an AtomrPooling", op);
   atomr_cudnn_pooling_params_get (pooling, &p);
-  if (!check_view (self, r, SLOT_X, "x", x, 4, 4, error) ||
-      !check_view (self, r, SLOT_Y, y_name, y, 4, 4, error))
+  if (!check_view (self, r, SLOT_X, "x", x, p.n_spatial + 2, p.n_spatial + 2, error) ||
+      !check_view (self, r, SLOT_Y, y_name, y, p.n_spatial + 2, p.n_spatial + 2, error))
     return FALSE;
   xs = atomr_tensor_get_shape (x, NULL);
   ys = atomr_tensor_get_shape (y, NULL);
-  for (guint i = 0; i < 2; i++)
+  for (guint i = 0; i < p.n_spatial; i++)
     if (xs[i + 2] + 2 * p.padding[i] < p.window[i])
       return FAIL ("%s: the window (%" G_GINT64_FORMAT ") is larger than the padded input (%"
                    G_GINT64_FORMAT ") in spatial dimension %u", op, p.window[i],
                    xs[i + 2] + 2 * p.padding[i], i);
   {
-    gint64 oh = (xs[2] + 2 * p.padding[0] - p.window[0]) / p.stride[0] + 1;
-    gint64 ow = (xs[3] + 2 * p.padding[1] - p.window[1]) / p.stride[1] + 1;
+    gint64 want[ATOMR_CUDNN_MAX_SPATIAL_DIMS + 2];
+    gboolean same = TRUE;
 
-    if (ys[0] != xs[0] || ys[1] != xs[1] || ys[2] != oh || ys[3] != ow)
-      return FAIL ("%s: %s is %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT "×%" G_GINT64_FORMAT "×%"
-                   G_GINT64_FORMAT " but pooling x gives %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT
-                   "×%" G_GINT64_FORMAT "×%" G_GINT64_FORMAT, op, y_name, ys[0], ys[1], ys[2], ys[3],
-                   xs[0], xs[1], oh, ow);
+    want[0] = xs[0];
+    want[1] = xs[1];
+    for (guint i = 0; i < p.n_spatial; i++)
+      want[i + 2] = (xs[i + 2] + 2 * p.padding[i] - p.window[i]) / p.stride[i] + 1;
+    for (guint i = 0; i < p.n_spatial + 2; i++)
+      same &= ys[i] == want[i];
+    if (!same)
+      {
+        GString *g = g_string_new (NULL), *w = g_string_new (NULL);
+        for (guint i = 0; i < p.n_spatial + 2; i++)
+          {
+            g_string_append_printf (g, "%s%" G_GINT64_FORMAT, i ? "×" : "", ys[i]);
+            g_string_append_printf (w, "%s%" G_GINT64_FORMAT, i ? "×" : "", want[i]);
+          }
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "%s: %s is %s but pooling x gives %s", op, y_name, g->str, w->str);
+        g_string_free (g, TRUE);
+        g_string_free (w, TRUE);
+        return FALSE;
+      }
   }
   r->key.mode = p.mode;
-  for (guint i = 0; i < 2; i++)
+  for (guint i = 0; i < p.n_spatial; i++)
     {
       r->key.window[i] = p.window[i];
       r->key.padding[i] = p.padding[i];
@@ -1824,8 +1846,8 @@ atomr_cudnn_actor_pooling_backward_async (AtomrCudnnActor     *self,
                      callback, user_data);
   r = request_new (self, op, opname, KIND_POOL_BWD);
   if (!check_pooling (self, r, pooling, x, "y", y, &error) ||
-      !check_view (self, r, SLOT_DY, "dy", dy, 4, 4, &error) ||
-      !check_view (self, r, SLOT_W, "dx", dx, 4, 4, &error) ||
+      !check_view (self, r, SLOT_DY, "dy", dy, r->key.n_dims[SLOT_X], r->key.n_dims[SLOT_X], &error) ||
+      !check_view (self, r, SLOT_W, "dx", dx, r->key.n_dims[SLOT_X], r->key.n_dims[SLOT_X], &error) ||
       !check_same_shape (r, "y", SLOT_Y, "dy", SLOT_DY, &error) ||
       !check_same_shape (r, "x", SLOT_X, "dx", SLOT_W, &error) ||
       !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("dx", dx)),

@@ -223,6 +223,8 @@ gint64            atomr_pooling_get_padding          (AtomrPooling      *self,
 ATOMR_AVAILABLE_IN_ALL
 gint64            atomr_pooling_get_stride           (AtomrPooling      *self,
                                                       guint              dim);
+ATOMR_AVAILABLE_IN_ALL
+guint             atomr_pooling_get_n_spatial_dims   (AtomrPooling      *self);
 
 /* ------------------------------------------------------------------ */
 

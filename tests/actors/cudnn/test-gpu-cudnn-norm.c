@@ -1,5 +1,5 @@
 /* test-gpu-cudnn-norm.c — layer, RMS, group and instance normalization
- * (and, further down, LRN and dropout) against CPU references
+ * (and, further down, 3-D pooling, LRN and dropout) against CPU references
  *
  * Inputs are random and rounded to the dtype; references are computed in
  * double from exactly those values.  Error measure: ‖got − ref‖₂ / ‖ref‖₂.
@@ -447,6 +447,101 @@ test_dropout (Fixture *f, gconstpointer data)
   operand_clear (&x); operand_clear (&y); operand_clear (&dy); operand_clear (&dx);
 }
 
+/* ------------------------------------------------------------------ */
+/* 3-D pooling                                                          */
+
+static void
+test_pooling_3d (Fixture *f, gconstpointer data)
+{
+  const gint64 xs[5] = { 2, 3, 4, 6, 6 }, win[3] = { 2, 3, 3 }, pad[3] = { 0, 1, 1 }, st[3] = { 2, 2, 2 };
+  gint64 ys[5] = { 2, 3, 0, 0, 0 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint i = 0; i < 3; i++)
+    ys[i + 2] = (xs[i + 2] + 2 * pad[i] - win[i]) / st[i] + 1;
+  for (guint variant = 0; variant < 2; variant++)
+    {
+      AtomrPoolingMode mode = variant ? ATOMR_POOLING_AVERAGE_EXCLUDE_PADDING : ATOMR_POOLING_MAX;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrPooling) pool = atomr_pooling_new (mode, win, pad, st, 3, &error);
+      Operand x, y, dy, dx;
+      gint64 ny = 1, nx = 1;
+      g_autofree gdouble *ry = NULL, *rdx = NULL;
+      gdouble e;
+
+      g_assert_no_error (error);
+      for (guint i = 0; i < 5; i++)
+        {
+          ny *= ys[i];
+          nx *= xs[i];
+        }
+      operand_init (f, &x, ATOMR_DTYPE_F32, xs, 5, variant == 1, TRUE);
+      operand_init (f, &y, ATOMR_DTYPE_F32, ys, 5, FALSE, FALSE);
+      operand_init (f, &dy, ATOMR_DTYPE_F32, ys, 5, FALSE, TRUE);
+      operand_init (f, &dx, ATOMR_DTYPE_F32, xs, 5, variant == 1, FALSE);
+      ry = g_new0 (gdouble, ny);
+      rdx = g_new0 (gdouble, nx);
+      for (gint64 n = 0; n < ys[0]; n++)
+        for (gint64 c = 0; c < ys[1]; c++)
+          for (gint64 od = 0; od < ys[2]; od++)
+            for (gint64 oh = 0; oh < ys[3]; oh++)
+              for (gint64 ow = 0; ow < ys[4]; ow++)
+                {
+                  gint64 yi[5] = { n, c, od, oh, ow }, best[5] = { 0 };
+                  gdouble acc = variant ? 0.0 : -G_MAXDOUBLE, count = 0;
+                  gdouble g = dy.host[at (&dy, yi)];
+
+                  for (gint64 kd = 0; kd < win[0]; kd++)
+                    for (gint64 kh = 0; kh < win[1]; kh++)
+                      for (gint64 kw = 0; kw < win[2]; kw++)
+                        {
+                          gint64 xi[5] = { n, c, od * st[0] - pad[0] + kd, oh * st[1] - pad[1] + kh,
+                                           ow * st[2] - pad[2] + kw };
+                          gdouble v;
+                          if (xi[2] < 0 || xi[2] >= xs[2] || xi[3] < 0 || xi[3] >= xs[3] ||
+                              xi[4] < 0 || xi[4] >= xs[4])
+                            continue;
+                          v = x.host[at (&x, xi)];
+                          count++;
+                          if (variant)
+                            acc += v;
+                          else if (v > acc)
+                            {
+                              acc = v;
+                              memcpy (best, xi, sizeof best);
+                            }
+                        }
+                  ry[at (&y, yi)] = variant ? acc / count : acc;
+                  if (!variant)
+                    rdx[at (&dx, best)] += g;
+                  else
+                    for (gint64 kd = 0; kd < win[0]; kd++)
+                      for (gint64 kh = 0; kh < win[1]; kh++)
+                        for (gint64 kw = 0; kw < win[2]; kw++)
+                          {
+                            gint64 xi[5] = { n, c, od * st[0] - pad[0] + kd, oh * st[1] - pad[1] + kh,
+                                             ow * st[2] - pad[2] + kw };
+                            if (xi[2] < 0 || xi[2] >= xs[2] || xi[3] < 0 || xi[3] >= xs[3] ||
+                                xi[4] < 0 || xi[4] >= xs[4])
+                              continue;
+                            rdx[at (&dx, xi)] += g / count;
+                          }
+                }
+      RUN (atomr_cudnn_actor_pooling_forward_async (f->actor, pool, x.view, y.view, NULL, store_result, &res_),
+           atomr_cudnn_actor_pooling_forward_finish);
+      e = rel_error (&y, ry);
+      g_test_message ("pool-3d %s: y %.3g", variant ? "avg" : "max", e);
+      g_assert_cmpfloat (e, <=, 1e-6);
+      RUN (atomr_cudnn_actor_pooling_backward_async (f->actor, pool, y.view, dy.view, x.view, dx.view,
+                                                     NULL, store_result, &res_),
+           atomr_cudnn_actor_pooling_backward_finish);
+      e = rel_error (&dx, rdx);
+      g_test_message ("pool-3d %s: dx %.3g", variant ? "avg" : "max", e);
+      g_assert_cmpfloat (e, <=, 1e-6);
+      operand_clear (&x); operand_clear (&y); operand_clear (&dy); operand_clear (&dx);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -457,6 +552,7 @@ main (int argc, char **argv)
       g_autofree gchar *path = g_strdup_printf ("/gpu-cudnn-norm/norm/%s", norm_cases[i].name);
       g_test_add (path, Fixture, &norm_cases[i], fixture_setup, test_norm, fixture_teardown);
     }
+  g_test_add ("/gpu-cudnn-norm/pooling-3d", Fixture, NULL, fixture_setup, test_pooling_3d, fixture_teardown);
   g_test_add ("/gpu-cudnn-norm/lrn", Fixture, NULL, fixture_setup, test_lrn, fixture_teardown);
   g_test_add ("/gpu-cudnn-norm/dropout", Fixture, NULL, fixture_setup, test_dropout, fixture_teardown);
   return g_test_run ();
