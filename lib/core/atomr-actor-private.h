@@ -135,6 +135,8 @@ typedef struct {
   gboolean      pushed;
   GMainContext *saved_wake;
   GAsyncResult *result;
+  GPtrArray    *deps;           /* AtomrSlot*: what the request waits for */
+  gpointer      saved_sync;     /* the enclosing _sync of this thread */
 } AtomrSync;
 
 void          atomr_sync_begin    (AtomrSync    *sync,

@@ -213,6 +213,10 @@ static gsize next_sequence;   /* atomic: the last sequence number handed out */
  * there could wait for the very operation that is being enqueued. */
 static __thread guint tls_op_run_depth;
 
+/* The innermost _sync helper waiting on this thread: the request it makes
+ * tells it what it depends on (atomr_op_submit), see atomr_sync_wait(). */
+static __thread AtomrSync *tls_sync;
+
 static void atomr_actor_initable_iface_init (GInitableIface *iface);
 
 G_DEFINE_ABSTRACT_TYPE_WITH_CODE (AtomrActor, atomr_actor, G_TYPE_OBJECT,
@@ -1471,6 +1475,14 @@ atomr_op_submit (AtomrOp *op)
     {
       op->slot = atomr_slot_new (op->actor);
       atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps, &op->data_deps);
+      /* A _sync helper's request: the helper drives what it waits for. */
+      if (G_UNLIKELY (op->for_sync) && tls_sync != NULL && tls_sync->actor == op->actor)
+        {
+          if (tls_sync->deps == NULL)
+            tls_sync->deps = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
+          for (guint i = 0; i < op->deps.len; i++)
+            g_ptr_array_add (tls_sync->deps, atomr_slot_ref (op->deps.data[i]));
+        }
     }
   /* Run at once only from the actor's context and never while one of its
    * operations is being enqueued (a handler): that one comes first. */
@@ -1562,6 +1574,8 @@ atomr_sync_begin (AtomrSync  *sync,
     }
   g_main_context_push_thread_default (sync->context);
   sync->pushed = TRUE;
+  sync->saved_sync = tls_sync;
+  tls_sync = sync;
 }
 
 void
@@ -1579,12 +1593,80 @@ watchdog_tick (gpointer data)
   return G_SOURCE_REMOVE;   /* only wakes the private context up */
 }
 
+/* Runs the actor that must resolve @slot when this thread may (nobody
+ * else runs its context: typically the caller's own main context, which
+ * it does not iterate while it blocks here), then — when that actor's
+ * mailbox head waits in turn — the actor that one waits for, and so on.
+ * Without this, a blocking call whose request follows a request queued on
+ * an actor of the blocked thread's context would wait forever: the
+ * default actor runs on the device thread, the earlier request sits in a
+ * mailbox nobody dispatches (test-gpu-graph's capture-replay hung so,
+ * behind 50 replays queued without a callback).  Returns TRUE when @slot
+ * was resolved. */
+static gboolean
+sync_drive_slot (AtomrSlot    *slot,
+                 GMainContext *wake)
+{
+  g_autoptr(AtomrSlot) current = atomr_slot_ref (slot);
+
+  /* A chain longer than this is left to the owners' contexts. */
+  for (guint hop = 0; hop < 16; hop++)
+    {
+      g_autoptr(AtomrActor) owner = atomr_slot_dup_pending_owner (current);
+      AtomrActorPrivate *priv;
+      AtomrSlot *next = NULL;
+
+      if (owner == NULL)
+        return atomr_slot_check (slot, NULL);
+      priv = atomr_actor_get_instance_private (owner);
+      /* Not from inside that actor's own dispatch or enqueue (a reply
+       * callback blocking): its pass is under way on this stack. */
+      if (priv->running > 0 || g_main_current_source () == (GSource *) priv->source)
+        break;
+      if (!g_main_context_acquire (priv->context))
+        break;   /* another thread runs that context: it will go on */
+      actor_pump (owner, wake, FALSE);
+      if (!atomr_slot_check (current, wake) && priv->source->blocked != NULL)
+        next = atomr_slot_ref (priv->source->blocked);
+      g_main_context_release (priv->context);
+      if (next == NULL)
+        break;
+      g_clear_pointer (&current, atomr_slot_unref);
+      current = next;
+    }
+  return atomr_slot_check (slot, wake);
+}
+
+/* Drives what the _sync's request depends on; TRUE on progress. */
+static gboolean
+sync_drive_deps (AtomrSync *sync)
+{
+  gboolean progress = FALSE;
+
+  if (sync->deps == NULL)
+    return FALSE;
+  for (guint i = 0; i < sync->deps->len; )
+    {
+      if (sync_drive_slot (g_ptr_array_index (sync->deps, i), sync->context))
+        {
+          g_ptr_array_remove_index_fast (sync->deps, i);
+          progress = TRUE;
+        }
+      else
+        i++;
+    }
+  return progress;
+}
+
 GAsyncResult *
 atomr_sync_wait (AtomrSync *sync)
 {
   while (sync->result == NULL)
     {
       GSource *timer = NULL;
+
+      if (sync_drive_deps (sync))
+        continue;
 
       if (sync->acquired)
         {
@@ -1618,6 +1700,9 @@ atomr_sync_wait (AtomrSync *sync)
 void
 atomr_sync_end (AtomrSync *sync)
 {
+  if (tls_sync == sync)
+    tls_sync = sync->saved_sync;
+  g_clear_pointer (&sync->deps, g_ptr_array_unref);
   if (sync->pushed)
     g_main_context_pop_thread_default (sync->context);
   if (sync->acquired)

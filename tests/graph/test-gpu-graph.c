@@ -17,6 +17,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "../test-guard.h"
 
 #define N 64          /* N x N matrices, column major */
 
@@ -30,6 +31,11 @@ static const gchar *kernel_source =
   "    x[i] = 2.0f * x[i] + k;\n"
   "}\n";
 
+/* Every test is stopped with a message naming it after this long: a hang
+ * never takes the runner's whole limit (the 50 queued replays followed by
+ * a blocking download once hung here for 150 s). */
+#define GUARD_SECONDS 60
+
 static gboolean
 need_device (void)
 {
@@ -38,6 +44,7 @@ need_device (void)
       g_test_skip ("no CUDA device");
       return FALSE;
     }
+  test_guard_start (GUARD_SECONDS);
   return TRUE;
 }
 
@@ -365,6 +372,7 @@ int
 main (int argc, char **argv)
 {
   g_autoptr(GError) error = NULL;
+  int ret;
 
   g_test_init (&argc, &argv, NULL);
   device = atomr_device_get (0, &error);
@@ -374,5 +382,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/graph/capture-replay", test_capture_replay);
   g_test_add_func ("/gpu/graph/dot-and-attribution", test_dot_and_attribution);
   g_test_add_func ("/gpu/graph/refused", test_refused);
-  return g_test_run ();
+  ret = g_test_run ();
+  test_guard_stop ();
+  return ret;
 }

@@ -17,6 +17,8 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "core/atomr-device-private.h"
+#include "../test-guard.h"
 
 typedef struct
 {
@@ -598,6 +600,91 @@ test_others_run (Fixture *f, gconstpointer data)
   g_assert_cmpuint (atomr_graph_get_n_nodes (graph), ==, 1);
 }
 
+/* Regression (test-gpu-graph hung here on the H100): replays queued
+ * without a callback on an actor of the main context, which nobody
+ * iterates, then a blocking download of their output.  The download runs
+ * on the device thread's default actor and waits for the replays to be
+ * enqueued; the blocked thread must run them itself.  The old code waited
+ * forever (the guard below aborts after 30 s). */
+static void
+test_replays_then_sync (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("queued");
+  g_autoptr(AtomrBuffer) x = NULL, y = NULL;
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  g_autoptr(GBytes) got = NULL, input = NULL;
+  AtomrActor *a, *b;
+  AtomrActor *actors[2];
+  gfloat values[16];
+
+  test_guard_start (30);
+  atomr_device_set_host_autocomplete (device, TRUE);
+  a = make_actor (device, "qa");
+  b = make_actor (device, "qb");
+  actors[0] = a;
+  actors[1] = b;
+  x = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  y = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  g_assert_no_error (error);
+
+  /* y <- x (b); x = 3 (a) */
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 2, &error));
+  atomr_actor_copy_async (b, y, x, NULL, store_result, &r1);
+  atomr_actor_fill_async (a, x, 3.0, NULL, store_result, &r2);
+  iterate_until (&r1);
+  iterate_until (&r2);
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < 16; i++)
+    values[i] = 10.0f + (gfloat) i;
+  input = g_bytes_new (values, sizeof values);
+  g_assert_true (atomr_buffer_upload_sync (x, input, NULL, &error));
+  g_assert_no_error (error);
+
+  /* 50 replays queued on a's mailbox, none of them run yet. */
+  for (guint i = 0; i < 50; i++)
+    atomr_graph_replay_async (graph, a, NULL, NULL, NULL);
+  got = atomr_buffer_download_sync (y, NULL, &error);
+  g_assert_no_error (error);
+  /* The first replay copied the upload, the others the fill. */
+  g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (got, NULL))[5], ==, 3.0f);
+  g_clear_pointer (&got, g_bytes_unref);
+  got = atomr_buffer_download_sync (x, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (got, NULL))[5], ==, 3.0f);
+
+  /* A chain across two queued actors: b's fill follows a's fill of x. */
+  atomr_actor_fill_async (a, x, 4.0, NULL, NULL, NULL);
+  atomr_actor_copy_async (b, y, x, NULL, NULL, NULL);
+  g_clear_pointer (&got, g_bytes_unref);
+  got = atomr_buffer_download_sync (y, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (got, NULL))[0], ==, 4.0f);
+
+  /* Everything ran and completes (barriers report no failure). */
+  g_clear_object (&r1);
+  g_clear_object (&r2);
+  atomr_actor_barrier_async (a, NULL, store_result, &r1);
+  atomr_actor_barrier_async (b, NULL, store_result, &r2);
+  iterate_until (&r1);
+  iterate_until (&r2);
+  g_assert_true (atomr_actor_barrier_finish (a, r1, &error));
+  g_assert_true (atomr_actor_barrier_finish (b, r2, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_replays (graph), ==, 50);
+  g_clear_object (&r1);
+  g_clear_object (&r2);
+  g_clear_object (&graph);
+  g_clear_object (&x);
+  g_clear_object (&y);
+  g_assert_finalize_object (a);
+  g_assert_finalize_object (b);
+  test_guard_stop ();
+}
+
 /* A graph made by a binding's bare constructor never crashes. */
 static void
 test_bare (void)
@@ -644,5 +731,6 @@ main (int argc, char **argv)
   ADD ("/graph/others-run", test_others_run);
 #undef ADD
   g_test_add_func ("/graph/bare", test_bare);
+  g_test_add_func ("/graph/replays-then-sync", test_replays_then_sync);
   return g_test_run ();
 }
