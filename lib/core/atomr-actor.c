@@ -2686,6 +2686,35 @@ atomr_op_discard (AtomrOp *op)
   op_free (op);
 }
 
+AtomrOpEnqueueFunc
+atomr_op_get_enqueue (AtomrOp *op)
+{
+  return op->enqueue;
+}
+
+void
+atomr_op_replace_data (AtomrOp        *op,
+                       gpointer        data,
+                       GDestroyNotify  destroy)
+{
+  if (op->data_clear)
+    op->data_clear (op->data);
+  if (op->data_free)
+    op->data_free (op->data);
+  op->data_clear = NULL;
+  op->data = data;
+  op->data_free = destroy;
+}
+
+void
+atomr_op_clear_buffers (AtomrOp *op)
+{
+  atomr_vec_clear (&op->reads, g_object_unref);
+  atomr_vec_clear (&op->writes, g_object_unref);
+  atomr_vec_init (&op->reads);
+  atomr_vec_init (&op->writes);
+}
+
 guint64
 atomr_actor_next_trace_id (void)
 {

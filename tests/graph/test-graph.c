@@ -18,6 +18,7 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 #include "core/atomr-device-private.h"
+#include "nvrtc/atomr-kernel-private.h"
 #include "../test-guard.h"
 
 typedef struct
@@ -685,6 +686,137 @@ test_replays_then_sync (void)
   test_guard_stop ();
 }
 
+/* New kernel arguments for a recorded launch: every refusal, and the
+ * replay ordered by the new buffers (the host device cannot run the
+ * kernel: the replay fails there, and a download of the new buffer then
+ * fails with it, which shows the hazard). */
+static void
+test_kernel_args (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrNvrtcActor) nvrtc = NULL;
+  g_autoptr(AtomrActor) a = NULL;
+  g_autoptr(AtomrModule) module = g_object_new (ATOMR_TYPE_MODULE, NULL);
+  const gsize sizes[] = { 8, 4 };   /* k (float *x, float v) */
+  g_autoptr(AtomrKernel) kernel = NULL;
+  g_autoptr(AtomrBuffer) x = NULL, y = NULL, w = NULL, other = NULL;
+  g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new_1d (16, 32);
+  g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+  g_autoptr(AtomrKernelArgs) bad = NULL;
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("args");
+  g_autoptr(AtomrGraph) empty = atomr_graph_new ("empty");
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, rr = NULL, rd = NULL;
+  g_autoptr(GBytes) got = NULL;
+  AtomrActor *actors[2];
+  guint n_updates = 99;
+
+  test_guard_start (30);
+  atomr_device_set_host_autocomplete (device, TRUE);
+  nvrtc = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  a = make_actor (device, "ka");
+  kernel = atomr_kernel_new_unloaded (device, module, "k", sizes, 2);
+  x = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  y = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  w = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  g_assert_no_error (error);
+  {
+    g_autoptr(AtomrDevice) device2 = atomr_device_new_host ();
+    other = atomr_buffer_new (device2, ATOMR_DTYPE_F32, 16, &error);
+    g_assert_no_error (error);
+  }
+
+  /* node 0: k (x, 1) on nvrtc; node 1: y <- x on a */
+  actors[0] = ATOMR_ACTOR (nvrtc);
+  actors[1] = a;
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 2, &error));
+  atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (args, x), 1.0f);
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, args, NULL, store_result, &r1);
+  atomr_actor_copy_async (a, y, x, NULL, store_result, &r2);
+  iterate_until (&r1);
+  iterate_until (&r2);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (nvrtc, r1, &error));
+  g_assert_no_error (error);
+
+  /* Not captured yet. */
+  g_assert_false (atomr_graph_set_kernel_args (empty, 0, args, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "empty"));
+  g_clear_error (&error);
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+  g_assert_no_error (error);
+
+  g_assert_false (atomr_graph_set_kernel_args (graph, 0, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 2, args, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "there is no node 2"));
+  g_clear_error (&error);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 1, args, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "copy #1 on ka"));
+  g_clear_error (&error);
+
+  /* Checked as a launch is: count, sizes, device. */
+  bad = atomr_kernel_args_add_buffer (atomr_kernel_args_new (), w);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "node 0 (launch #1 on"));
+  g_clear_error (&error);
+  g_clear_pointer (&bad, atomr_kernel_args_unref);
+  bad = atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (atomr_kernel_args_new (), other), 2.0f);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "argument 0"));
+  g_clear_error (&error);
+  g_clear_pointer (&bad, atomr_kernel_args_unref);
+
+  /* y belongs to node 1 only: the captured order knows nothing of it. */
+  bad = atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (atomr_kernel_args_new (), y), 2.0f);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "node 1 (copy #1 on ka)"));
+  g_clear_error (&error);
+  g_clear_pointer (&bad, atomr_kernel_args_unref);
+
+  /* The buffer it already uses with a new scalar, then a fresh buffer. */
+  bad = atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (atomr_kernel_args_new (), x), 3.0f);
+  g_assert_true (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_no_error (error);
+  g_clear_pointer (&bad, atomr_kernel_args_unref);
+  bad = atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (atomr_kernel_args_new (), w), 2.0f);
+  g_assert_true (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_no_error (error);
+
+  /* The replay writes w now: a download of w made after it waits for it
+   * and shares its fate (here: the host device cannot launch). */
+  atomr_graph_replay_async (graph, a, NULL, store_result, &rr);
+  atomr_actor_download_async (a, w, NULL, store_result, &rd);
+  iterate_until (&rr);
+  iterate_until (&rd);
+  g_assert_false (atomr_graph_replay_finish (graph, rr, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "node 0 (launch #1 on"));
+  g_clear_error (&error);
+  got = atomr_actor_download_finish (a, rd, &error);
+  g_assert_null (got);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_DEPENDENCY_FAILED);
+  g_assert_nonnull (strstr (error->message, "graph-replay"));
+  g_clear_error (&error);
+
+  /* The host device instantiates nothing and updates nothing. */
+  g_object_get (graph, "n-updates", &n_updates, NULL);
+  g_assert_cmpuint (n_updates, ==, 0);
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (graph), ==, 0);
+  g_clear_object (&r1);
+  g_clear_object (&r2);
+  g_clear_object (&rr);
+  g_clear_object (&rd);
+  test_guard_stop ();
+}
+
 /* A graph made by a binding's bare constructor never crashes. */
 static void
 test_bare (void)
@@ -732,5 +864,6 @@ main (int argc, char **argv)
 #undef ADD
   g_test_add_func ("/graph/bare", test_bare);
   g_test_add_func ("/graph/replays-then-sync", test_replays_then_sync);
+  g_test_add_func ("/graph/kernel-args", test_kernel_args);
   return g_test_run ();
 }
