@@ -137,7 +137,8 @@ typedef struct {
   gboolean      pushed;
   GMainContext *saved_wake;
   GAsyncResult *result;
-  GPtrArray    *deps;           /* AtomrSlot*: what the request follows */
+  GPtrArray    *deps;           /* AtomrSlot*: what the request waits for */
+  gpointer      saved_sync;     /* the enclosing _sync of this thread */
 } AtomrSync;
 
 void          atomr_sync_begin    (AtomrSync    *sync,
@@ -196,6 +197,16 @@ gboolean     atomr_op_enqueue_on       (AtomrOp              *op,
                                         AtomrStream          *stream,
                                         GError              **error);
 void         atomr_op_discard          (AtomrOp              *op);
+/* Parameter updates of a recorded operation (its owner: the graph, under
+ * its lock).  The enqueue function tells what kind of request it is;
+ * replace_data frees the old data as the operation would; clear_buffers
+ * forgets the buffers read and written (add the new ones with
+ * atomr_op_read()/atomr_op_write()). */
+AtomrOpEnqueueFunc atomr_op_get_enqueue (AtomrOp             *op);
+void         atomr_op_replace_data     (AtomrOp              *op,
+                                        gpointer              data,
+                                        GDestroyNotify        destroy);
+void         atomr_op_clear_buffers    (AtomrOp              *op);
 /* Makes sure @self has its stream and ran its setup (its context). */
 gboolean     atomr_actor_ensure_stream (AtomrActor           *self,
                                         GError              **error);

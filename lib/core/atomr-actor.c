@@ -162,7 +162,6 @@ struct _AtomrOp
   gboolean            multi_device; /* buffers of other devices allowed */
   gboolean            replied;    /* answered early (cancelled, timed out) */
   gboolean            for_sync;   /* made by a _sync helper */
-  AtomrSync          *sync;       /* that helper's, when for_sync */
   gboolean            barrier;
   gchar              *fail_origin; /* the original failure this op stands for */
   GError             *fail_error;
@@ -213,6 +212,10 @@ static gsize next_sequence;   /* atomic: the last sequence number handed out */
 /* How many op_run() are on this thread's stack (any actor): a _sync from
  * there could wait for the very operation that is being enqueued. */
 static __thread guint tls_op_run_depth;
+
+/* The innermost _sync helper waiting on this thread: the request it makes
+ * tells it what it depends on (atomr_op_submit), see atomr_sync_wait(). */
+static __thread AtomrSync *tls_sync;
 
 static void atomr_actor_initable_iface_init (GInitableIface *iface);
 
@@ -1197,8 +1200,6 @@ atomr_op_new (gpointer             actor,
        * already on the GPU reports its real outcome. */
       g_task_set_check_cancellable (op->task, FALSE);
       op->for_sync = callback == atomr_sync_callback;
-      if (op->for_sync)
-        op->sync = user_data;
     }
   if (cancellable)
     op->cancellable = g_object_ref (cancellable);
@@ -1483,14 +1484,14 @@ atomr_op_submit (AtomrOp *op)
     {
       op->slot = atomr_slot_new (op->actor);
       atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps, &op->data_deps);
-    }
-  /* What a blocking helper waits behind: it may have to drive those
-   * actors itself (atomr_sync_wait). */
-  if (op->sync && op->deps.len > 0 && op->sync->deps == NULL)
-    {
-      op->sync->deps = g_ptr_array_new_full (op->deps.len, (GDestroyNotify) atomr_slot_unref);
-      for (guint i = 0; i < op->deps.len; i++)
-        g_ptr_array_add (op->sync->deps, atomr_slot_ref (op->deps.data[i]));
+      /* A _sync helper's request: the helper drives what it waits for. */
+      if (G_UNLIKELY (op->for_sync) && tls_sync != NULL && tls_sync->actor == op->actor)
+        {
+          if (tls_sync->deps == NULL)
+            tls_sync->deps = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
+          for (guint i = 0; i < op->deps.len; i++)
+            g_ptr_array_add (tls_sync->deps, atomr_slot_ref (op->deps.data[i]));
+        }
     }
   /* Run at once only from the actor's context and never while one of its
    * operations is being enqueued (a handler): that one comes first. */
@@ -1582,6 +1583,8 @@ atomr_sync_begin (AtomrSync  *sync,
     }
   g_main_context_push_thread_default (sync->context);
   sync->pushed = TRUE;
+  sync->saved_sync = tls_sync;
+  tls_sync = sync;
 }
 
 void
@@ -1599,60 +1602,69 @@ watchdog_tick (gpointer data)
   return G_SOURCE_REMOVE;   /* only wakes the private context up */
 }
 
-/* Drives the actor that owns @slot when this thread may (its context is
- * ours or nobody's), then the one that actor's mailbox head waits for, and
- * so on: a blocking call waits behind requests of actors whose context
- * nobody iterates meanwhile — the caller's own, typically (requests made
- * without a callback on the default context, then a _sync whose actor
- * runs on the device's thread).  Returns TRUE when it ran something. */
+/* Runs the actor that must resolve @slot when this thread may (nobody
+ * else runs its context: typically the caller's own main context, which
+ * it does not iterate while it blocks here), then — when that actor's
+ * mailbox head waits in turn — the actor that one waits for, and so on.
+ * Without this, a blocking call whose request follows a request queued on
+ * an actor of the blocked thread's context would wait forever: the
+ * default actor runs on the device thread, the earlier request sits in a
+ * mailbox nobody dispatches (test-gpu-graph's capture-replay hung so,
+ * behind 50 replays queued without a callback).  Returns TRUE when @slot
+ * was resolved. */
 static gboolean
-sync_drive_chain (AtomrSlot    *slot,
-                  AtomrActor   *skip,
-                  GMainContext *wake)
+sync_drive_slot (AtomrSlot    *slot,
+                 GMainContext *wake)
 {
-  g_autoptr(AtomrSlot) cur = atomr_slot_ref (slot);
-  gboolean progressed = FALSE;
+  g_autoptr(AtomrSlot) current = atomr_slot_ref (slot);
 
-  for (guint depth = 0; cur && depth < 64; depth++)
+  /* A chain longer than this is left to the owners' contexts. */
+  for (guint hop = 0; hop < 16; hop++)
     {
-      g_autoptr(AtomrActor) owner = atomr_slot_dup_pending_owner (cur);
+      g_autoptr(AtomrActor) owner = atomr_slot_dup_pending_owner (current);
       AtomrActorPrivate *priv;
       AtomrSlot *next = NULL;
-      guint64 before;
 
-      if (owner == NULL || owner == skip)
-        break;
+      if (owner == NULL)
+        return atomr_slot_check (slot, NULL);
       priv = atomr_actor_get_instance_private (owner);
-      if (priv->source == NULL || !g_main_context_acquire (priv->context))
-        {
-          /* Another thread runs it: be woken when the slot resolves. */
-          atomr_slot_check (cur, wake);
-          break;
-        }
-      before = g_atomic_int_get (&priv->source->n_mail);
+      /* Not from inside that actor's own dispatch or enqueue (a reply
+       * callback blocking): its pass is under way on this stack. */
+      if (priv->running > 0 || g_main_current_source () == (GSource *) priv->source)
+        break;
+      if (!g_main_context_acquire (priv->context))
+        break;   /* another thread runs that context: it will go on */
       actor_pump (owner, wake, FALSE);
-      progressed |= (guint64) g_atomic_int_get (&priv->source->n_mail) != before;
-      if (priv->source->blocked)
+      if (!atomr_slot_check (current, wake) && priv->source->blocked != NULL)
         next = atomr_slot_ref (priv->source->blocked);
-      /* What its own context missed while we drove it. */
-      g_main_context_wakeup (priv->context);
       g_main_context_release (priv->context);
-      atomr_slot_check (cur, wake);
-      g_clear_pointer (&cur, atomr_slot_unref);
-      cur = next;
+      if (next == NULL)
+        break;
+      g_clear_pointer (&current, atomr_slot_unref);
+      current = next;
     }
-  return progressed;
+  return atomr_slot_check (slot, wake);
 }
 
+/* Drives what the _sync's request depends on; TRUE on progress. */
 static gboolean
-sync_drive_dependencies (AtomrSync *sync)
+sync_drive_deps (AtomrSync *sync)
 {
-  gboolean progressed = FALSE;
+  gboolean progress = FALSE;
 
-  for (guint i = 0; sync->deps && i < sync->deps->len; i++)
-    progressed |= sync_drive_chain (g_ptr_array_index (sync->deps, i),
-                                    sync->acquired ? sync->actor : NULL, sync->context);
-  return progressed;
+  if (sync->deps == NULL)
+    return FALSE;
+  for (guint i = 0; i < sync->deps->len; )
+    {
+      if (sync_drive_slot (g_ptr_array_index (sync->deps, i), sync->context))
+        {
+          g_ptr_array_remove_index_fast (sync->deps, i);
+          progress = TRUE;
+        }
+      else
+        i++;
+    }
+  return progress;
 }
 
 GAsyncResult *
@@ -1662,8 +1674,7 @@ atomr_sync_wait (AtomrSync *sync)
     {
       GSource *timer = NULL;
 
-      /* Requests it waits behind, on actors nobody else drives now. */
-      if (sync_drive_dependencies (sync))
+      if (sync_drive_deps (sync))
         continue;
 
       if (sync->acquired)
@@ -1698,6 +1709,9 @@ atomr_sync_wait (AtomrSync *sync)
 void
 atomr_sync_end (AtomrSync *sync)
 {
+  if (tls_sync == sync)
+    tls_sync = sync->saved_sync;
+  g_clear_pointer (&sync->deps, g_ptr_array_unref);
   if (sync->pushed)
     g_main_context_pop_thread_default (sync->context);
   if (sync->acquired)
@@ -1715,7 +1729,6 @@ atomr_sync_end (AtomrSync *sync)
       g_main_context_release (priv->context);
     }
   g_clear_object (&sync->result);
-  g_clear_pointer (&sync->deps, g_ptr_array_unref);
   g_clear_pointer (&sync->context, g_main_context_unref);
   g_clear_object (&sync->actor);
 }
@@ -2680,6 +2693,35 @@ void
 atomr_op_discard (AtomrOp *op)
 {
   op_free (op);
+}
+
+AtomrOpEnqueueFunc
+atomr_op_get_enqueue (AtomrOp *op)
+{
+  return op->enqueue;
+}
+
+void
+atomr_op_replace_data (AtomrOp        *op,
+                       gpointer        data,
+                       GDestroyNotify  destroy)
+{
+  if (op->data_clear)
+    op->data_clear (op->data);
+  if (op->data_free)
+    op->data_free (op->data);
+  op->data_clear = NULL;
+  op->data = data;
+  op->data_free = destroy;
+}
+
+void
+atomr_op_clear_buffers (AtomrOp *op)
+{
+  atomr_vec_clear (&op->reads, g_object_unref);
+  atomr_vec_clear (&op->writes, g_object_unref);
+  atomr_vec_init (&op->reads);
+  atomr_vec_init (&op->writes);
 }
 
 guint64
