@@ -624,6 +624,52 @@ test_ctrl_o_per_page (void)
     }
 }
 
+/* A file as the chooser's filter sees it. */
+static GFileInfo *
+file_info (const gchar *name,
+           const gchar *content_type)
+{
+  GFileInfo *info = g_file_info_new ();
+
+  g_file_info_set_display_name (info, name);
+  g_file_info_set_name (info, name);
+  g_file_info_set_content_type (info, content_type);
+  return info;
+}
+
+/* The trace open dialog shows atomr's traces (application/x-atomr-trace+json)
+ * first, not every JSON file; plain Chrome traces are the second filter. */
+static void
+test_trace_open_filter (void)
+{
+  g_autoptr(GFileInfo) trace = file_info ("run.json", "application/x-atomr-trace+json");
+  g_autoptr(GFileInfo) named = file_info ("run.atomr-trace", "application/octet-stream");
+  g_autoptr(GFileInfo) plain = file_info ("package.json", "application/json");
+  g_autoptr(GListModel) filters = NULL;
+  GtkFileChooser *chooser;
+  GtkFilter *selected;
+
+  g_setenv ("GTK_USE_PORTAL", "0", TRUE);
+  reset_window ();
+  inspector_window_set_page (t.window, "trace");
+  pump (100);
+  gtk_widget_activate_action (GTK_WIDGET (inspector_window_get_trace_page (t.window)), "trace.open", NULL);
+  g_assert_true (wait_for (chooser_shown, NULL));
+  chooser = find_file_chooser ();
+  filters = gtk_file_chooser_get_filters (chooser);
+  g_assert_cmpuint (g_list_model_get_n_items (filters), ==, 2);
+  selected = GTK_FILTER (gtk_file_chooser_get_filter (chooser));
+  g_assert_nonnull (selected);
+  g_assert_true (gtk_filter_match (selected, trace));
+  g_assert_true (gtk_filter_match (selected, named));
+  g_assert_false (gtk_filter_match (selected, plain));
+  {
+    g_autoptr(GtkFilter) json = g_list_model_get_item (filters, 1);
+    g_assert_true (gtk_filter_match (json, plain));
+  }
+  close_chooser ();
+}
+
 /* 8. Alt+C shows the Cache page and compiles nothing; no two mnemonics
  * of the window share a key (in the language the test runs in). */
 static void
@@ -1094,6 +1140,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/compile-shares-cache-key", test_compile_shares_cache_key);
   g_test_add_func ("/inspector/actions/stats-sort", test_stats_sort);
   g_test_add_func ("/inspector/actions/ctrl-o-per-page", test_ctrl_o_per_page);
+  g_test_add_func ("/inspector/actions/trace-open-filter", test_trace_open_filter);
   g_test_add_func ("/inspector/actions/inline-diagnostics", test_inline_diagnostics);
   g_test_add_func ("/inspector/actions/open-source-async", test_open_source_async);
   g_test_add_func ("/inspector/actions/language", test_language);

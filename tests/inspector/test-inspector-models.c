@@ -140,6 +140,80 @@ test_trace_statistics (void)
   }
 }
 
+/* Version 2 with operations that never ran on the GPU: a compile (cache
+ * lookup, NVRTC), a barrier, an untimed copy and a launch refused before
+ * it reached the stream.  Each has a host lifecycle and no GPU slice; the
+ * model counts every operation once (the GPU test counted GPU slices and
+ * found 67 of the recorder's 70 records). */
+static const gchar host_only_trace[] =
+  "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"atomr-trace-version\":2},\"traceEvents\":["
+  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"tid\":1,\"args\":{\"name\":\"host · kernels\"}},"
+  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"tid\":2,\"args\":{\"name\":\"host · copies\"}},"
+  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"tid\":100,\"args\":{\"name\":\"GPU 0 · stream 1 (kernels)\"}},"
+  /* 1: cache lookup (host only) */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"cache lookup: miss\",\"id\":\"1\",\"pid\":9,\"tid\":1,\"ts\":0,"
+  "\"args\":{\"seq\":1,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"cache lookup: miss\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"cache lookup: miss\",\"id\":\"1\",\"pid\":9,\"tid\":1,\"ts\":20},"
+  /* 2: compile (host only) */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"compile (NVRTC)\",\"id\":\"2\",\"pid\":9,\"tid\":1,\"ts\":20,"
+  "\"args\":{\"seq\":2,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"compile (NVRTC)\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"compile (NVRTC)\",\"id\":\"2\",\"pid\":9,\"tid\":1,\"ts\":1520},"
+  /* 3, 4: two timed launches */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"3\",\"pid\":9,\"tid\":1,\"ts\":1600,"
+  "\"args\":{\"seq\":3,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\",\"gpu_ms\":0.01}},"
+  "{\"ph\":\"n\",\"cat\":\"host\",\"name\":\"enqueued\",\"id\":\"3\",\"pid\":9,\"tid\":1,\"ts\":1601},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"3\",\"pid\":9,\"tid\":1,\"ts\":1650},"
+  "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"launch\",\"pid\":9,\"tid\":100,\"ts\":1610,\"dur\":10,"
+  "\"args\":{\"seq\":3,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\"}},"
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"4\",\"pid\":9,\"tid\":1,\"ts\":1602,"
+  "\"args\":{\"seq\":4,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\",\"gpu_ms\":0.03}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"4\",\"pid\":9,\"tid\":1,\"ts\":1700},"
+  "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"launch\",\"pid\":9,\"tid\":100,\"ts\":1620,\"dur\":30,"
+  "\"args\":{\"seq\":4,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\"}},"
+  /* 5: a launch refused before it reached the stream */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"5\",\"pid\":9,\"tid\":1,\"ts\":1710,"
+  "\"args\":{\"seq\":5,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\","
+  "\"error\":\"argument 2 of saxpy is a float*, got u32\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"5\",\"pid\":9,\"tid\":1,\"ts\":1712},"
+  /* 6: a barrier, 7: an upload of an actor with its timing off */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"barrier\",\"id\":\"6\",\"pid\":9,\"tid\":2,\"ts\":1700,"
+  "\"args\":{\"seq\":6,\"actor\":\"copies\",\"library\":\"core\",\"op\":\"barrier\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"barrier\",\"id\":\"6\",\"pid\":9,\"tid\":2,\"ts\":1705},"
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"upload\",\"id\":\"7\",\"pid\":9,\"tid\":2,\"ts\":1705,"
+  "\"args\":{\"seq\":7,\"actor\":\"copies\",\"library\":\"core\",\"op\":\"upload\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"upload\",\"id\":\"7\",\"pid\":9,\"tid\":2,\"ts\":1905}"
+  "]}";
+
+static void
+test_trace_host_only_operations (void)
+{
+  g_autoptr(InspectorTraceModel) model = load_string (host_only_trace);
+  GListModel *stats = inspector_trace_model_get_statistics (model);
+  InspectorOperationStats *st;
+
+  /* 7 host lifecycles, 2 of them with a GPU slice: 7 operations */
+  g_assert_cmpuint (inspector_trace_model_get_n_slices (model), ==, 9);
+  g_assert_cmpuint (inspector_trace_model_get_n_gpu_slices (model), ==, 2);
+  g_assert_cmpuint (inspector_trace_model_get_n_operations (model), ==, 7);
+
+  /* every operation that did not fail is in the statistics, with the
+   * duration the timeline draws: GPU time, else the host lifecycle */
+  g_assert_cmpuint (g_list_model_get_n_items (stats), ==, 5);
+  st = find_stats (model, "launch saxpy");
+  g_assert_cmpuint (inspector_operation_stats_get_count (st), ==, 2);
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 40, 1e-6);
+  st = find_stats (model, "compile (NVRTC)");
+  g_assert_cmpuint (inspector_operation_stats_get_count (st), ==, 1);
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 1500, 1e-6);
+  g_assert_cmpstr (inspector_operation_stats_get_library (st), ==, "nvrtc");
+  st = find_stats (model, "cache lookup: miss");
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 20, 1e-6);
+  st = find_stats (model, "barrier");
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 5, 1e-6);
+  st = find_stats (model, "upload");
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 200, 1e-6);
+}
+
 /* A plain Chrome trace with B/E pairs only (no X), fractional
  * microseconds, nesting, and two processes using the same tid. */
 static const gchar be_trace[] =
@@ -822,6 +896,7 @@ main (int   argc,
   g_test_add_func ("/inspector/trace-model/flows", test_trace_flows);
   g_test_add_func ("/inspector/trace-model/no-drop", test_trace_no_drop);
   g_test_add_func ("/inspector/trace-model/statistics", test_trace_statistics);
+  g_test_add_func ("/inspector/trace-model/host-only-operations", test_trace_host_only_operations);
   g_test_add_func ("/inspector/trace-model/percentile", test_percentile);
   g_test_add_func ("/inspector/trace-model/from-gpu", test_trace_from_gpu);
   g_test_add_func ("/inspector/trace-model/save-roundtrip", test_trace_save_roundtrip);
