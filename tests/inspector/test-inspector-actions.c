@@ -22,7 +22,9 @@
 #include <locale.h>
 
 #include "inspector-application.h"
+#include "inspector-diagnostics.h"
 #include "inspector-operation-stats.h"
+#include "inspector-screenshot.h"
 #include "inspector-window.h"
 
 static void
@@ -929,6 +931,239 @@ test_cache_export (void)
     }
 }
 
+/* Leaves a picture of the window in the build directory, to look at. */
+static void
+save_picture (const gchar *name)
+{
+  const gchar *lang = g_getenv ("LANGUAGE");
+  g_autofree gchar *file = g_strdup_printf ("actions-%s-%s.png", name, lang && *lang ? lang : "C");
+  g_autofree gchar *path = g_test_build_filename (G_TEST_BUILT, file, NULL);
+  g_autoptr(GError) error = NULL;
+
+  pump (200);
+  if (!inspector_screenshot_save (GTK_WIDGET (t.window), path, &error))
+    g_test_message ("no picture %s: %s", path, error->message);
+}
+
+/* A fixture key still in the cache (the delete test removes one). */
+static guint
+present_key (InspectorCachePage *cache)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (t.keys); i++)
+    if (t.keys[i] && inspector_cache_model_find (inspector_cache_page_get_model (cache), t.keys[i]) != G_MAXUINT)
+      return i;
+  g_assert_not_reached ();
+  return 0;
+}
+
+/* Selects the entry @key again, so that its files are read again. */
+static void
+reselect (InspectorCachePage *cache,
+          guint               key)
+{
+  inspector_cache_page_select (cache, GTK_INVALID_LIST_POSITION);
+  pump (50);
+  inspector_cache_page_select_key (cache, t.keys[key]);
+}
+
+/* Shows the details tab titled @title by clicking its switcher button;
+ * @page is the tab's content. */
+static void
+show_details_tab (InspectorCachePage *cache,
+                  const gchar        *title,
+                  GtkWidget          *page)
+{
+  GtkWidget *label = find_labelled (GTK_WIDGET (cache), GTK_TYPE_LABEL, title);
+  GtkStack *stack = GTK_STACK (gtk_widget_get_parent (page));
+  GtkWidget *button;
+
+  g_assert_nonnull (label);
+  button = gtk_widget_get_ancestor (label, GTK_TYPE_TOGGLE_BUTTON);
+  g_assert_nonnull (button);
+  click (button);
+  if (gtk_stack_get_visible_child (stack) != page)
+    {
+      g_test_message ("the click on “%s” did not arrive; activating the button instead", title);
+      /* (scrolled out of sight in a narrow pane); a button clicks 250 ms
+       * after its activation */
+      gtk_widget_activate (button);
+      pump (400);
+    }
+  g_assert_true (gtk_stack_get_visible_child (stack) == page);
+  g_assert_true (gtk_widget_get_mapped (page));
+}
+
+static gboolean
+panel_has_kernels (gpointer data)
+{
+  return inspector_occupancy_panel_get_n_kernels (data) > 0 && inspector_occupancy_panel_get_result (data) != NULL;
+}
+
+/* What the panel should say for the selected entry's kernel. */
+static InspectorOccupancy
+expected_occupancy (guint  key,
+                    gint   block)
+{
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (t.cache_dir);
+  g_autoptr(AtomrKernelCacheEntry) entry = NULL;
+  g_autoptr(GBytes) cubin = NULL;
+  g_autoptr(GPtrArray) res = NULL;
+  g_autoptr(GError) error = NULL;
+  InspectorKernelResources *r;
+  InspectorSmLimits limits;
+  InspectorOccupancy occ;
+
+  entry = atomr_kernel_cache_lookup (cache, t.keys[key], &error);
+  g_assert_no_error (error);
+  cubin = atomr_kernel_cache_entry_load_cubin (entry, &error);
+  g_assert_no_error (error);
+  res = inspector_cubin_resources (cubin, "sm_90", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (res->len, ==, 1);
+  r = g_ptr_array_index (res, 0);
+  g_assert_true (inspector_sm_limits_for_arch ("sm_90", &limits, NULL));
+  g_assert_true (inspector_occupancy_compute (&limits, (gint) r->registers, r->shared_bytes, 0, block, &occ, NULL));
+  return occ;
+}
+
+/* Cache page, Resources tab: the entry's kernel with its registers, and
+ * the occupancy for sm_90 (the entry's architecture; no GPU here); typing
+ * another block size recomputes it. */
+static void
+test_cache_occupancy (void)
+{
+  InspectorCachePage *cache;
+  InspectorOccupancyPanel *panel;
+  GtkSpinButton *spin;
+  InspectorOccupancy want;
+  const InspectorOccupancy *got;
+  guint key;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no fixture cache: NVRTC could not compile");
+      return;
+    }
+  reset_window ();
+  inspector_window_set_page (t.window, "cache");
+  cache = inspector_window_get_cache_page (t.window);
+  panel = inspector_cache_page_get_occupancy_panel (cache);
+  pump (200);
+  key = present_key (cache);
+  inspector_cache_page_select_key (cache, t.keys[key]);
+  show_details_tab (cache, _("Resources"), GTK_WIDGET (panel));
+  g_assert_true (wait_for (panel_has_kernels, panel));
+  g_assert_cmpuint (inspector_occupancy_panel_get_n_kernels (panel), ==, 1);
+  g_assert_cmpstr (inspector_occupancy_panel_get_arch (panel), ==, "sm_90");
+  want = expected_occupancy (key, 256);
+  got = inspector_occupancy_panel_get_result (panel);
+  g_assert_cmpint (got->blocks_per_sm, ==, want.blocks_per_sm);
+  g_assert_cmpfloat (got->occupancy, ==, want.occupancy);
+
+  /* the user types 1000 threads per block */
+  spin = inspector_occupancy_panel_get_block_spin (panel);
+  gtk_widget_grab_focus (GTK_WIDGET (spin));
+  press_key (GTK_WINDOW (t.window), XK_a, GDK_CONTROL_MASK);
+  press_key (GTK_WINDOW (t.window), XK_1, 0);
+  press_key (GTK_WINDOW (t.window), XK_0, 0);
+  press_key (GTK_WINDOW (t.window), XK_0, 0);
+  press_key (GTK_WINDOW (t.window), XK_0, 0);
+  press_key (GTK_WINDOW (t.window), XK_Return, 0);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (spin), ==, 1000);
+  want = expected_occupancy (key, 1000);
+  got = inspector_occupancy_panel_get_result (panel);
+  g_assert_nonnull (got);
+  g_assert_cmpint (got->blocks_per_sm, ==, want.blocks_per_sm);
+  g_assert_cmpint (got->warps_per_sm, ==, want.warps_per_sm);
+  {
+    g_autofree gchar *summary = inspector_occupancy_panel_get_summary (panel);
+    g_autofree gchar *blocks = g_strdup_printf ("%d", want.warps_per_sm);
+    g_assert_nonnull (strstr (summary, blocks));
+  }
+  save_picture ("cache-occupancy");
+}
+
+static gboolean
+sass_state_is (gpointer data)
+{
+  InspectorSassView *view = inspector_cache_page_get_sass_view (inspector_window_get_cache_page (t.window));
+  return g_strcmp0 (inspector_sass_view_get_state (view), data) == 0;
+}
+
+/* Cache page, SASS tab: with nvdisasm on PATH (a fake one here) the
+ * entry's CUBIN disassembled; when it fails, what it printed; without
+ * one, a clear "nvdisasm Not Found" with how to get it. */
+static void
+test_cache_sass (void)
+{
+  g_autofree gchar *root = g_dir_make_tmp ("inspector-sass-XXXXXX", NULL);
+  g_autofree gchar *bin = g_build_filename (root, "bin", NULL);
+  g_autofree gchar *tool = g_build_filename (bin, "nvdisasm", NULL);
+  g_autofree gchar *src = g_test_build_filename (G_TEST_DIST, "fake-nvdisasm", NULL);
+  g_autofree gchar *script = NULL, *text = NULL, *old_path = g_strdup (g_getenv ("PATH"));
+  g_autofree gchar *old_home = g_strdup (g_getenv ("CUDA_HOME"));
+  InspectorCachePage *cache;
+  InspectorSassView *view;
+  guint key;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no fixture cache: NVRTC could not compile");
+      return;
+    }
+  g_assert_cmpint (g_mkdir_with_parents (bin, 0755), ==, 0);
+  g_assert_true (g_file_get_contents (src, &script, NULL, NULL));
+  g_assert_true (g_file_set_contents (tool, script, -1, NULL));
+  g_assert_cmpint (g_chmod (tool, 0755), ==, 0);
+  g_setenv ("PATH", bin, TRUE);
+  g_setenv ("CUDA_HOME", root, TRUE);   /* no bin/nvdisasm under it... */
+  g_unlink (tool);                      /* ...and none on PATH: not found */
+
+  reset_window ();
+  inspector_window_set_page (t.window, "cache");
+  cache = inspector_window_get_cache_page (t.window);
+  view = inspector_cache_page_get_sass_view (cache);
+  pump (200);
+  key = present_key (cache);
+  inspector_cache_page_select_key (cache, t.keys[key]);
+  show_details_tab (cache, _("SASS"), GTK_WIDGET (view));
+  g_assert_true (wait_for (sass_state_is, (gpointer) "missing"));
+  g_assert_nonnull (find_labelled (GTK_WIDGET (cache), ADW_TYPE_STATUS_PAGE, _("nvdisasm Not Found")));
+  text = inspector_sass_view_get_text (view);
+  g_assert_nonnull (strstr (text, bin));
+  g_assert_nonnull (strstr (text, "CUDA_HOME"));
+  g_clear_pointer (&text, g_free);
+  save_picture ("cache-sass-missing");
+
+  /* installed: the entry, selected again, is disassembled */
+  g_assert_true (g_file_set_contents (tool, script, -1, NULL));
+  g_assert_cmpint (g_chmod (tool, 0755), ==, 0);
+  reselect (cache, key);
+  g_assert_true (wait_for (sass_state_is, (gpointer) "code"));
+  text = inspector_sass_view_get_text (view);
+  g_assert_nonnull (strstr (text, "fake nvdisasm"));
+  g_assert_nonnull (strstr (text, "EXIT ;"));
+  g_clear_pointer (&text, g_free);
+  save_picture ("cache-sass");
+
+  /* failing: its message */
+  g_setenv ("FAKE_NVDISASM_FAIL", "1", TRUE);
+  reselect (cache, key);
+  g_assert_true (wait_for (sass_state_is, (gpointer) "error"));
+  text = inspector_sass_view_get_text (view);
+  g_assert_nonnull (strstr (text, "Unsupported ELF machine"));
+  g_unsetenv ("FAKE_NVDISASM_FAIL");
+
+  g_setenv ("PATH", old_path, TRUE);
+  if (old_home)
+    g_setenv ("CUDA_HOME", old_home, TRUE);
+  else
+    g_unsetenv ("CUDA_HOME");
+  g_unlink (tool);
+  g_rmdir (bin);
+  g_rmdir (root);
+}
+
 /* 10. A search without a match says so (not "run the demo"). */
 static void
 test_cache_search_empty (void)
@@ -1136,6 +1371,8 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/cache-delete", test_cache_delete);
   g_test_add_func ("/inspector/actions/cache-search-empty", test_cache_search_empty);
   g_test_add_func ("/inspector/actions/cache-export", test_cache_export);
+  g_test_add_func ("/inspector/actions/cache-occupancy", test_cache_occupancy);
+  g_test_add_func ("/inspector/actions/cache-sass", test_cache_sass);
   g_test_add_func ("/inspector/actions/ctrl-enter-compiles", test_ctrl_enter_compiles);
   g_test_add_func ("/inspector/actions/compile-shares-cache-key", test_compile_shares_cache_key);
   g_test_add_func ("/inspector/actions/stats-sort", test_stats_sort);

@@ -11,7 +11,125 @@
 #include "inspector-compiler.h"
 #include "inspector-diagnostics.h"
 #include "inspector-operation-stats.h"
+#include "inspector-sass.h"
 #include "inspector-trace-model.h"
+
+/* sass ----------------------------------------------------------------- */
+
+static void
+on_sass (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  GAsyncResult **out = user_data;
+  *out = g_object_ref (result);
+}
+
+static gchar *
+disassemble (GBytes  *cubin,
+             GError **error)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+
+  inspector_sass_disassemble_async (cubin, NULL, on_sass, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return inspector_sass_disassemble_finish (result, error);
+}
+
+/* Copies the fake nvdisasm into @dir. */
+static gchar *
+install_fake_nvdisasm (const gchar *dir)
+{
+  g_autofree gchar *src = g_test_build_filename (G_TEST_DIST, "fake-nvdisasm", NULL);
+  g_autofree gchar *script = NULL;
+  gchar *dest = g_build_filename (dir, "nvdisasm", NULL);
+
+  g_assert_true (g_file_get_contents (src, &script, NULL, NULL));
+  g_assert_true (g_file_set_contents (dest, script, -1, NULL));
+  g_assert_cmpint (g_chmod (dest, 0755), ==, 0);
+  return dest;
+}
+
+/* nvdisasm is looked for on PATH, then in $CUDA_HOME/bin; none found is
+ * a clear error naming where it looked; the tool's failure carries what
+ * it printed.  A fake nvdisasm stands in for the toolkit's. */
+static void
+test_sass_tool (void)
+{
+  g_autofree gchar *root = g_dir_make_tmp ("inspector-sass-XXXXXX", NULL);
+  g_autofree gchar *empty = g_build_filename (root, "empty", NULL);
+  g_autofree gchar *bin = g_build_filename (root, "bin", NULL);
+  g_autofree gchar *toolkit = g_build_filename (root, "toolkit", NULL);
+  g_autofree gchar *toolkit_bin = g_build_filename (toolkit, "bin", NULL);
+  g_autofree gchar *old_path = g_strdup (g_getenv ("PATH"));
+  g_autofree gchar *old_home = g_strdup (g_getenv ("CUDA_HOME"));
+  g_autofree gchar *old_cuda = g_strdup (g_getenv ("CUDA_PATH"));
+  g_autofree gchar *on_path = NULL, *in_toolkit = NULL, *found = NULL, *sass = NULL;
+  guchar elf[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+  g_autoptr(GBytes) cubin = g_bytes_new (elf, sizeof elf);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (empty, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (bin, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (toolkit_bin, 0755), ==, 0);
+  on_path = install_fake_nvdisasm (bin);
+  in_toolkit = install_fake_nvdisasm (toolkit_bin);
+
+  /* nowhere */
+  g_setenv ("PATH", empty, TRUE);
+  g_setenv ("CUDA_HOME", empty, TRUE);
+  g_unsetenv ("CUDA_PATH");
+  g_assert_null (inspector_sass_find_tool ());
+  g_assert_null (disassemble (cubin, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "nvdisasm"));
+  g_assert_nonnull (strstr (error->message, empty));
+  g_clear_error (&error);
+
+  /* $CUDA_HOME/bin */
+  g_setenv ("CUDA_HOME", toolkit, TRUE);
+  found = inspector_sass_find_tool ();
+  g_assert_cmpstr (found, ==, in_toolkit);
+  g_clear_pointer (&found, g_free);
+
+  /* PATH first */
+  g_setenv ("PATH", bin, TRUE);
+  found = inspector_sass_find_tool ();
+  g_assert_cmpstr (found, ==, on_path);
+  sass = disassemble (cubin, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (sass, "fake nvdisasm: 64 bytes of CUBIN"));
+  g_assert_nonnull (strstr (sass, "EXIT"));
+
+  /* the tool fails: its message, its exit status */
+  g_setenv ("FAKE_NVDISASM_FAIL", "1", TRUE);
+  g_assert_null (disassemble (cubin, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY);
+  g_assert_nonnull (strstr (error->message, "Unsupported ELF machine"));
+  g_assert_nonnull (strstr (error->message, "2"));
+  g_clear_error (&error);
+  g_unsetenv ("FAKE_NVDISASM_FAIL");
+
+  /* nothing to disassemble */
+  g_assert_null (disassemble (NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+
+  g_setenv ("PATH", old_path, TRUE);
+  if (old_home)
+    g_setenv ("CUDA_HOME", old_home, TRUE);
+  else
+    g_unsetenv ("CUDA_HOME");
+  if (old_cuda)
+    g_setenv ("CUDA_PATH", old_cuda, TRUE);
+  g_unlink (on_path);
+  g_unlink (in_toolkit);
+  g_rmdir (toolkit_bin);
+  g_rmdir (toolkit);
+  g_rmdir (bin);
+  g_rmdir (empty);
+  g_rmdir (root);
+}
 
 /* trace model ------------------------------------------------------------ */
 
@@ -907,6 +1025,7 @@ main (int   argc,
   g_test_add_func ("/inspector/diagnostics/ptxas", test_ptxas_parse);
   g_test_add_func ("/inspector/diagnostics/cubin-resources", test_cubin_resources);
   g_test_add_func ("/inspector/compiler/kernel-names", test_find_kernel_names);
+  g_test_add_func ("/inspector/sass/tool", test_sass_tool);
   g_test_add ("/inspector/cache-model/list", CacheFixture, NULL, cache_setup, test_cache_list, cache_teardown);
   g_test_add ("/inspector/cache-model/search-sort", CacheFixture, NULL, cache_setup, test_cache_search_sort, cache_teardown);
   g_test_add ("/inspector/cache-model/remove-gc", CacheFixture, NULL, cache_setup, test_cache_remove_gc, cache_teardown);
