@@ -1164,6 +1164,113 @@ test_cache_sass (void)
   g_rmdir (root);
 }
 
+/* The cache entry whose flags contain every one of @want, or NULL. */
+static AtomrKernelCacheEntry *
+entry_with_flags (const gchar * const *want)
+{
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (t.cache_dir);
+  g_autoptr(GListModel) list = atomr_kernel_cache_list (cache, NULL);
+
+  for (guint i = 0; list && i < g_list_model_get_n_items (list); i++)
+    {
+      g_autoptr(AtomrKernelCacheEntry) e = g_list_model_get_item (list, i);
+      const gchar * const *flags = atomr_kernel_cache_entry_get_flags (e);
+      gboolean all = TRUE;
+
+      for (guint w = 0; want[w] && all; w++)
+        all = flags && g_strv_contains (flags, want[w]);
+      if (all)
+        return g_steal_pointer (&e);
+    }
+  return NULL;
+}
+
+/* Editor flags: maximum registers (typed), device debug (Space on the
+ * switch) and other flags go into the compile, so into the cache key; they
+ * are kept per document and come back when the file is opened again;
+ * flags that do not parse are refused with a message. */
+static void
+test_editor_flags (void)
+{
+  g_autofree gchar *path = g_build_filename (t.dir, "flags.cu", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrKernelCacheEntry) entry = NULL;
+  const gchar *src = "extern \"C\" __global__ void flagged (float *y) { y[threadIdx.x] *= 3.0f; }\n";
+  const gchar *want[] = { "--maxrregcount=32", "--device-debug", "--extra-device-vectorization", NULL };
+  InspectorEditorPage *editor;
+  GtkWidget *spin, *debug, *extra;
+  gint result = -1;
+  gulong id;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no NVRTC");
+      return;
+    }
+  g_assert_true (g_file_set_contents (path, src, -1, NULL));
+  reset_window ();
+  editor = inspector_window_get_editor_page (t.window);
+  g_assert_true (inspector_editor_page_load_file (editor, file, &error));
+  g_assert_no_error (error);
+  spin = inspector_editor_page_get_option_widget (editor, "max-registers");
+  debug = inspector_editor_page_get_option_widget (editor, "debug");
+  extra = inspector_editor_page_get_option_widget (editor, "extra-flags");
+  g_assert_nonnull (spin);
+  g_assert_nonnull (debug);
+  g_assert_nonnull (extra);
+
+  /* the user types 32 registers and switches device debug on */
+  gtk_widget_grab_focus (spin);
+  press_key (GTK_WINDOW (t.window), XK_a, GDK_CONTROL_MASK);
+  press_key (GTK_WINDOW (t.window), XK_3, 0);
+  press_key (GTK_WINDOW (t.window), XK_2, 0);
+  press_key (GTK_WINDOW (t.window), XK_Return, 0);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (spin)), ==, 32);
+  gtk_widget_grab_focus (debug);
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  g_assert_true (gtk_switch_get_active (GTK_SWITCH (debug)));
+  gtk_editable_set_text (GTK_EDITABLE (extra), "--extra-device-vectorization");
+
+  id = g_signal_connect (editor, "compiled", G_CALLBACK (on_compiled), &result);
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.compile", NULL);
+  g_assert_true (wait_for (compiled, &result));
+  g_test_message ("compile: %s", inspector_editor_page_get_status (editor));
+  g_assert_cmpint (result, ==, TRUE);
+
+  /* in the key: an entry with these flags, another than the plain one's */
+  entry = entry_with_flags (want);
+  g_assert_nonnull (entry);
+  g_assert_nonnull (strstr (atomr_kernel_cache_entry_get_arch (entry), "sm_"));
+
+  /* another document, then this one again: its flags come back */
+  inspector_editor_page_set_text (editor, "other.cu", "// nothing\n");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 0);
+  gtk_switch_set_active (GTK_SWITCH (debug), FALSE);
+  gtk_editable_set_text (GTK_EDITABLE (extra), "");
+  g_assert_true (inspector_editor_page_load_file (editor, file, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (spin)), ==, 32);
+  g_assert_true (gtk_switch_get_active (GTK_SWITCH (debug)));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (extra)), ==, "--extra-device-vectorization");
+
+  /* flags that do not parse: refused, said why */
+  result = -1;
+  gtk_editable_set_text (GTK_EDITABLE (extra), "--define-macro='unclosed");
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.compile", NULL);
+  g_assert_true (wait_for (compiled, &result));
+  g_assert_cmpint (result, ==, FALSE);
+  g_assert_nonnull (strstr (inspector_editor_page_get_status (editor), "unclosed"));
+  g_signal_handler_disconnect (editor, id);
+
+  /* leave the panel as the other tests expect it */
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 0);
+  gtk_switch_set_active (GTK_SWITCH (debug), FALSE);
+  gtk_editable_set_text (GTK_EDITABLE (extra), "");
+  inspector_editor_page_set_text (editor, "kernel.cu", "");
+  g_unlink (path);
+}
+
 /* 10. A search without a match says so (not "run the demo"). */
 static void
 test_cache_search_empty (void)
@@ -1385,6 +1492,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/narrow", test_narrow);
   g_test_add_func ("/inspector/actions/trace-shortcuts", test_trace_shortcuts);
   g_test_add_func ("/inspector/actions/unsaved-open-entry", test_unsaved_open_entry);
+  g_test_add_func ("/inspector/actions/editor-flags", test_editor_flags);
   g_test_add_func ("/inspector/actions/unsaved-quit", test_unsaved_quit);
   rc = g_test_run ();
 
