@@ -18,6 +18,7 @@
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
+#include "core/atomr-actor-private.h"
 #include "core/atomr-device.h"
 #include "core/atomr-error.h"
 #include "nvrtc/atomr-kernel-cache-private.h"
@@ -49,6 +50,18 @@
  * operation (`{"type":"record",...}`) and, after records were dropped for
  * this client, `{"type":"dropped","count":N}`.
  *
+ * Cost to the application: while no WebSocket client streams (and
+ * #AtomrInspectorServer:always-record is off) the server connects no
+ * handler to the actors, so they build no launch records and emit nothing
+ * for it; `/v1/actors` then reads the actors' own counters.  The first
+ * streaming client connects one #AtomrActor::after-complete handler per
+ * actor, which hands a reference to the record to a bounded queue under a
+ * mutex and to the recorder; the server thread drains the queue every
+ * 16 ms (one batch of frames), building JSON there only.  The
+ * application's threads never wake the server thread.  `/v1/trace` holds
+ * the operations completed while a client streamed or always-record was
+ * on.
+ *
  * Limits: a request announcing a body is cut off (its connection shut
  * down) as soon as its headers are read, and bodies are never buffered;
  * only GET and HEAD are served (others 405); at most
@@ -56,19 +69,20 @@
  * closed as accepted); a connection that sends nothing for
  * #AtomrInspectorServer:idle-timeout seconds is closed (slow or stalled
  * request headers; WebSocket clients are exempt once upgraded); records
- * wait in a queue of at most 4096 and a client whose socket has more than
+ * wait in a queue of at most 16384 and a client whose socket has more than
  * 128 KiB unsent is skipped (its records dropped and counted) until it
  * reads again.
  *
  * Threads: the server runs on its own thread and #GMainContext.  The
  * application's threads only ever append a reference to a bounded queue
- * under a mutex (nothing when no WebSocket client is connected), and wake
- * the server thread; no network I/O or JSON work happens on them.
+ * under a mutex (nothing when no WebSocket client is connected); no
+ * wake-up, network I/O or JSON work happens on them.
  *
  * Since: 0.2
  */
 
-#define QUEUE_CAPACITY        4096
+#define QUEUE_CAPACITY        16384
+#define FLUSH_MS              16
 #define SLOW_CLIENT_BYTES     (128 * 1024)
 #define CLIENT_SNDBUF         (256 * 1024)
 #define DEFAULT_MAX_CLIENTS   16
@@ -79,6 +93,7 @@ typedef struct _Core Core;
 
 typedef struct
 {
+  AtomrInspectorServer    *server;    /* outlives the server thread's clients */
   SoupWebsocketConnection *ws;
   GSocket                 *socket;    /* under ws, for SIOCOUTQ */
   guint64                  dropped;   /* not yet reported to the client */
@@ -89,26 +104,29 @@ typedef struct
   gatomicrefcount ref;
   Core           *core;
   GWeakRef        actor;
-  gulong          enqueue_handler;
-  gulong          complete_handler;
-  gint            enqueued;      /* atomic */
-  gint            completed;     /* atomic */
-  gint            errors;        /* atomic */
-  gint            mailbox_depth; /* atomic: as of the last operation */
+  gulong          complete_handler;  /* under the server's actors_lock; 0 unhooked */
 } ActorWatch;
 
 struct _Core
 {
-  gatomicrefcount ref;
-  GMutex          lock;
-  gboolean        running;       /* under lock */
-  GMainContext   *context;       /* set while running */
-  GQueue          queue;         /* AtomrLaunchInfo*, under lock */
-  guint64         queue_dropped; /* under lock, not yet counted per client */
-  guint64         n_dropped;     /* under lock, all records ever dropped */
-  gboolean        wake_pending;  /* under lock */
-  gint            n_clients;     /* atomic */
-  GPtrArray      *clients;       /* Client*, server thread only */
+  gatomicrefcount     ref;
+  GMutex              lock;
+  gboolean            running;       /* under lock */
+  GMainContext       *context;       /* set while running */
+  GQueue              queue;         /* AtomrLaunchInfo*, under lock */
+  guint64             queue_dropped; /* under lock, not yet counted per client */
+  guint64             n_dropped;     /* under lock, all records ever dropped */
+  gint                n_clients;     /* atomic */
+  GPtrArray          *clients;       /* Client*, server thread only */
+  GSource            *flush_timer;   /* server thread only: while clients stream */
+  AtomrTraceRecorder *recorder;      /* strong; thread-safe */
+  /* Debug counters (atomic), for tests that check what an idle server
+   * costs: records taken from the actors, queued for clients, turned into
+   * JSON, and flushes of the queue. */
+  gint64              n_observed;
+  gint64              n_published;
+  gint64              n_serialized;
+  gint64              n_flushes;
 };
 
 struct _AtomrInspectorServer
@@ -123,9 +141,11 @@ struct _AtomrInspectorServer
   guint               max_clients;
   guint               idle_timeout;
   gint64              started_us;
+  gboolean            always_record;  /* under actors_lock */
 
   GMutex              actors_lock;
   GHashTable         *actors;   /* AtomrActor* -> ActorWatch* */
+  gboolean            hooked;   /* under actors_lock: handlers connected */
 
   /* The server thread's own state. */
   GThread            *thread;
@@ -150,6 +170,7 @@ enum {
   PROP_MAX_CLIENTS,
   PROP_IDLE_TIMEOUT,
   PROP_RUNNING,
+  PROP_ALWAYS_RECORD,
   N_PROPS
 };
 
@@ -169,6 +190,7 @@ core_unref (Core *core)
     return;
   g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
   g_ptr_array_unref (core->clients);
+  g_clear_object (&core->recorder);
   g_mutex_clear (&core->lock);
   g_free (core);
 }
@@ -200,14 +222,12 @@ watch_closure_notify (gpointer  data,
 /* ------------------------------------------------------------------ */
 /* The application's side: append and wake                             */
 
-static gboolean flush_cb (gpointer data);
-
+/* Queues a reference for the server thread's next flush: no wake-up,
+ * no JSON.  Nothing at all while nobody streams. */
 static void
 core_publish (Core            *core,
               AtomrLaunchInfo *info)
 {
-  GMainContext *wake = NULL;
-
   if (g_atomic_int_get (&core->n_clients) == 0)
     return;   /* nobody streams: nothing to do on the application's thread */
   g_mutex_lock (&core->lock);
@@ -221,36 +241,12 @@ core_publish (Core            *core,
   else
     {
       g_queue_push_tail (&core->queue, atomr_launch_info_ref (info));
-      if (!core->wake_pending)
-        {
-          core->wake_pending = TRUE;
-          wake = g_main_context_ref (core->context);
-        }
-    }
-  if (wake)
-    {
-      /* Under the lock, so a stop cannot free the context meanwhile; the
-       * source holds no reference: the core outlives the context. */
-      GSource *source = g_idle_source_new ();
-      g_source_set_callback (source, flush_cb, core, NULL);
-      g_source_set_static_name (source, "[atomr] inspector flush");
-      g_source_attach (source, wake);
-      g_source_unref (source);
-      g_main_context_unref (wake);
+      g_atomic_pointer_add (&core->n_published, 1);
     }
   g_mutex_unlock (&core->lock);
 }
 
-static void
-on_after_enqueue (AtomrActor      *actor,
-                  AtomrLaunchInfo *info,
-                  gpointer         user_data)
-{
-  ActorWatch *w = user_data;
-
-  g_atomic_int_inc (&w->enqueued);
-}
-
+/* Connected only while observed (see update_hooks()). */
 static void
 on_after_complete (AtomrActor      *actor,
                    AtomrLaunchInfo *info,
@@ -258,11 +254,59 @@ on_after_complete (AtomrActor      *actor,
 {
   ActorWatch *w = user_data;
 
-  g_atomic_int_inc (&w->completed);
-  if (atomr_launch_info_get_error (info))
-    g_atomic_int_inc (&w->errors);
-  g_atomic_int_set (&w->mailbox_depth, atomr_launch_info_get_mailbox_depth (info));
+  g_atomic_pointer_add (&w->core->n_observed, 1);
+  atomr_trace_recorder_add_record (w->core->recorder, info);
   core_publish (w->core, info);
+}
+
+static void
+watch_hook (ActorWatch *w,
+            AtomrActor *actor)
+{
+  if (w->complete_handler == 0)
+    w->complete_handler = g_signal_connect_data (actor, "after-complete", G_CALLBACK (on_after_complete),
+                                                 watch_ref (w), watch_closure_notify, 0);
+}
+
+static void
+watch_unhook (ActorWatch *w)
+{
+  g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
+
+  if (actor && w->complete_handler && g_signal_handler_is_connected (actor, w->complete_handler))
+    g_signal_handler_disconnect (actor, w->complete_handler);
+  w->complete_handler = 0;
+}
+
+/* Connects the actors' handlers while someone looks (a streaming client,
+ * or always-record) and disconnects them otherwise, so that an idle server
+ * costs the actors nothing.  Any thread. */
+static void
+update_hooks (AtomrInspectorServer *self)
+{
+  GHashTableIter iter;
+  ActorWatch *w;
+  gboolean want;
+
+  g_mutex_lock (&self->actors_lock);
+  want = self->always_record || g_atomic_int_get (&self->core->n_clients) > 0;
+  if (want != self->hooked)
+    {
+      self->hooked = want;
+      g_hash_table_iter_init (&iter, self->actors);
+      while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &w))
+        {
+          if (want)
+            {
+              g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
+              if (actor)
+                watch_hook (w, actor);
+            }
+          else
+            watch_unhook (w);
+        }
+    }
+  g_mutex_unlock (&self->actors_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -420,10 +464,12 @@ add_actors (AtomrInspectorServer *self,
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &w))
     {
       g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
-      gint enq = g_atomic_int_get (&w->enqueued), done = g_atomic_int_get (&w->completed);
+      guint64 done = 0, in_flight = 0, failed = 0;
+      guint mailbox = 0;
 
       if (actor == NULL)
         continue;
+      atomr_actor_get_counters (actor, NULL, &done, &in_flight, &failed, &mailbox);
       json_builder_begin_object (b);
       json_builder_set_member_name (b, "name");
       json_builder_add_string_value (b, atomr_actor_get_name (actor));
@@ -432,13 +478,13 @@ add_actors (AtomrInspectorServer *self,
       json_builder_set_member_name (b, "library");
       json_builder_add_string_value (b, atomr_actor_get_library (actor));
       json_builder_set_member_name (b, "mailbox_depth");
-      json_builder_add_int_value (b, g_atomic_int_get (&w->mailbox_depth));
+      json_builder_add_int_value (b, mailbox);
       json_builder_set_member_name (b, "in_flight");
-      json_builder_add_int_value (b, MAX (enq - done, 0));
+      json_builder_add_int_value (b, (gint64) in_flight);
       json_builder_set_member_name (b, "completed");
-      json_builder_add_int_value (b, (gint64) atomr_actor_get_n_completed (actor));
+      json_builder_add_int_value (b, (gint64) done);
       json_builder_set_member_name (b, "errors");
-      json_builder_add_int_value (b, g_atomic_int_get (&w->errors));
+      json_builder_add_int_value (b, (gint64) failed);
       json_builder_end_object (b);
     }
   g_mutex_unlock (&self->actors_lock);
@@ -718,25 +764,30 @@ client_free (gpointer data)
   g_free (c);
 }
 
-/* Server thread: hands the queued records to every client. */
+/* Server thread, every FLUSH_MS while clients stream: hands the queued
+ * records to every client, one batch of frames. */
 static gboolean
 flush_cb (gpointer data)
 {
   Core *core = data;
   GQueue queue;
   guint64 dropped;
-  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) texts = NULL;
 
   g_mutex_lock (&core->lock);
   queue = core->queue;
   g_queue_init (&core->queue);
   dropped = core->queue_dropped;
   core->queue_dropped = 0;
-  core->wake_pending = FALSE;
   g_mutex_unlock (&core->lock);
 
+  if (queue.length == 0 && dropped == 0)
+    return G_SOURCE_CONTINUE;
+  g_atomic_pointer_add (&core->n_flushes, 1);
+  texts = g_ptr_array_new_full (queue.length, g_free);
   for (GList *l = queue.head; l; l = l->next)
     g_ptr_array_add (texts, record_to_json (l->data));
+  g_atomic_pointer_add (&core->n_serialized, (gssize) queue.length);
   g_queue_clear_full (&queue, (GDestroyNotify) atomr_launch_info_unref);
 
   for (guint i = 0; i < core->clients->len; i++)
@@ -763,7 +814,28 @@ flush_cb (gpointer data)
           soup_websocket_connection_send_text (c->ws, g_ptr_array_index (texts, k));
         }
     }
-  return G_SOURCE_REMOVE;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Server thread: the flush timer runs only while clients stream. */
+static void
+flush_timer_start (Core *core)
+{
+  if (core->flush_timer)
+    return;
+  core->flush_timer = g_timeout_source_new (FLUSH_MS);
+  g_source_set_callback (core->flush_timer, flush_cb, core, NULL);
+  g_source_set_static_name (core->flush_timer, "[atomr] inspector flush");
+  g_source_attach (core->flush_timer, core->context);
+}
+
+static void
+flush_timer_stop (Core *core)
+{
+  if (core->flush_timer == NULL)
+    return;
+  g_source_destroy (core->flush_timer);
+  g_clear_pointer (&core->flush_timer, g_source_unref);
 }
 
 static void
@@ -771,10 +843,20 @@ on_ws_closed (SoupWebsocketConnection *ws,
               gpointer                 user_data)
 {
   Client *c = user_data;
-  Core *core = g_object_get_data (G_OBJECT (ws), "atomr-core");
+  AtomrInspectorServer *self = c->server;
+  Core *core = self->core;
 
-  g_atomic_int_add (&core->n_clients, -1);
-  g_ptr_array_remove (core->clients, c);
+  g_ptr_array_remove (core->clients, c);   /* frees c */
+  if (g_atomic_int_dec_and_test (&core->n_clients))
+    {
+      flush_timer_stop (core);
+      update_hooks (self);
+      /* What the last client left unread goes with it. */
+      g_mutex_lock (&core->lock);
+      g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
+      core->queue_dropped = 0;
+      g_mutex_unlock (&core->lock);
+    }
 }
 
 static void
@@ -797,11 +879,13 @@ websocket_handler (SoupServer              *server,
         g_debug ("inspector: SO_SNDBUF: %s", g_strerror (errno));
       c->socket = g_object_ref (socket);
     }
+  c->server = self;
   c->ws = g_object_ref (ws);
-  g_object_set_data (G_OBJECT (ws), "atomr-core", self->core);
   g_signal_connect (ws, "closed", G_CALLBACK (on_ws_closed), c);
   g_ptr_array_add (self->core->clients, c);
+  flush_timer_start (self->core);
   g_atomic_int_inc (&self->core->n_clients);
+  update_hooks (self);
 }
 
 static gboolean
@@ -930,6 +1014,8 @@ server_thread (gpointer data)
     }
   g_ptr_array_set_size (self->core->clients, 0);
   g_atomic_int_set (&self->core->n_clients, 0);
+  flush_timer_stop (self->core);
+  update_hooks (self);
   soup_server_disconnect (self->server);
   for (guint i = 0; i < self->connections->len; i++)
     g_io_stream_close (g_ptr_array_index (self->connections, i), NULL, NULL);
@@ -1183,9 +1269,9 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
   g_mutex_lock (&self->core->lock);
   self->core->context = NULL;
   g_queue_clear_full (&self->core->queue, (GDestroyNotify) atomr_launch_info_unref);
-  self->core->wake_pending = FALSE;
+  self->core->queue_dropped = 0;
   g_mutex_unlock (&self->core->lock);
-  g_main_context_unref (context);   /* destroys pending flush sources */
+  g_main_context_unref (context);
   g_clear_pointer (&self->loop, g_main_loop_unref);
   if (self->discovery_path)
     {
@@ -1368,8 +1454,10 @@ atomr_inspector_server_set_idle_timeout (AtomrInspectorServer *self,
  * @self: a server
  * @actor: an actor
  *
- * Lists @actor in `/v1/actors`, streams its completed operations and adds
- * it to the recorder.  Holds no reference on it.  Any thread.
+ * Lists @actor in `/v1/actors`; while a client streams (or
+ * #AtomrInspectorServer:always-record is on) streams its completed
+ * operations and records them in the recorder.  Holds no reference on it.
+ * Any thread.
  *
  * Since: 0.2
  */
@@ -1398,26 +1486,19 @@ atomr_inspector_server_add_actor (AtomrInspectorServer *self,
   g_atomic_ref_count_init (&w->ref);
   w->core = core_ref (self->core);
   g_weak_ref_init (&w->actor, actor);
-  w->enqueue_handler = g_signal_connect_data (actor, "after-enqueue", G_CALLBACK (on_after_enqueue),
-                                              watch_ref (w), watch_closure_notify, 0);
-  w->complete_handler = g_signal_connect_data (actor, "after-complete", G_CALLBACK (on_after_complete),
-                                               watch_ref (w), watch_closure_notify, 0);
+  if (self->hooked)
+    watch_hook (w, actor);
   g_hash_table_insert (self->actors, actor, w);
   g_mutex_unlock (&self->actors_lock);
-  atomr_trace_recorder_add_actor (self->recorder, actor);
 }
 
+/* Under actors_lock (the table's value destroy function). */
 static void
 watch_detach (gpointer data)
 {
   ActorWatch *w = data;
-  g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
 
-  if (actor)
-    {
-      g_signal_handler_disconnect (actor, w->enqueue_handler);
-      g_signal_handler_disconnect (actor, w->complete_handler);
-    }
+  watch_unhook (w);
   watch_unref (w);
 }
 
@@ -1440,7 +1521,90 @@ atomr_inspector_server_remove_actor (AtomrInspectorServer *self,
   g_mutex_lock (&self->actors_lock);
   g_hash_table_remove (self->actors, actor);
   g_mutex_unlock (&self->actors_lock);
-  atomr_trace_recorder_remove_actor (self->recorder, actor);
+}
+
+/**
+ * atomr_inspector_server_get_always_record:
+ * @self: a server
+ *
+ * Returns whether the added actors' operations are recorded even while no
+ * client streams.
+ *
+ * Returns: the value of [property@Atomr.InspectorServer:always-record]
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_inspector_server_get_always_record (AtomrInspectorServer *self)
+{
+  gboolean on;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  g_mutex_lock (&self->actors_lock);
+  on = self->always_record;
+  g_mutex_unlock (&self->actors_lock);
+  return on;
+}
+
+/**
+ * atomr_inspector_server_set_always_record:
+ * @self: a server
+ * @always_record: whether to record while no client streams
+ *
+ * Sets [property@Atomr.InspectorServer:always-record]: on, every operation
+ * of the added actors goes to the recorder (so `/v1/trace` holds the
+ * history from before a tool attached), at the cost of the actors' launch
+ * records and signal emissions; off (the default), an idle server costs
+ * the actors nothing.  Any thread.
+ *
+ * Since: 0.2
+ */
+void
+atomr_inspector_server_set_always_record (AtomrInspectorServer *self,
+                                          gboolean              always_record)
+{
+  gboolean changed;
+
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  always_record = !!always_record;
+  g_mutex_lock (&self->actors_lock);
+  changed = self->always_record != always_record;
+  self->always_record = always_record;
+  g_mutex_unlock (&self->actors_lock);
+  if (!changed)
+    return;
+  update_hooks (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ALWAYS_RECORD]);
+}
+
+void
+atomr_inspector_server_get_debug_counters (AtomrInspectorServer *self,
+                                           guint64              *observed,
+                                           guint64              *published,
+                                           guint64              *serialized,
+                                           guint64              *flushes)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  if (observed)
+    *observed = (guint64) g_atomic_pointer_get (&self->core->n_observed);
+  if (published)
+    *published = (guint64) g_atomic_pointer_get (&self->core->n_published);
+  if (serialized)
+    *serialized = (guint64) g_atomic_pointer_get (&self->core->n_serialized);
+  if (flushes)
+    *flushes = (guint64) g_atomic_pointer_get (&self->core->n_flushes);
+}
+
+gboolean
+atomr_inspector_server_is_hooked (AtomrInspectorServer *self)
+{
+  gboolean hooked;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  g_mutex_lock (&self->actors_lock);
+  hooked = self->hooked;
+  g_mutex_unlock (&self->actors_lock);
+  return hooked;
 }
 
 /**
@@ -1562,6 +1726,9 @@ atomr_inspector_server_get_property (GObject    *object,
     case PROP_RUNNING:
       g_value_set_boolean (value, self->thread != NULL);
       break;
+    case PROP_ALWAYS_RECORD:
+      g_value_set_boolean (value, atomr_inspector_server_get_always_record (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1582,6 +1749,9 @@ atomr_inspector_server_set_property (GObject      *object,
       break;
     case PROP_IDLE_TIMEOUT:
       atomr_inspector_server_set_idle_timeout (self, g_value_get_uint (value));
+      break;
+    case PROP_ALWAYS_RECORD:
+      atomr_inspector_server_set_always_record (self, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1659,6 +1829,18 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
   properties[PROP_RUNNING] =
     g_param_spec_boolean ("running", NULL, NULL, FALSE,
                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:always-record:
+   *
+   * Whether the added actors' operations go to the recorder even while no
+   * client streams.  Off by default: an idle server then connects no
+   * handler to the actors and costs them nothing.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_ALWAYS_RECORD] =
+    g_param_spec_boolean ("always-record", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -1675,7 +1857,10 @@ atomr_inspector_server_init (AtomrInspectorServer *self)
   g_mutex_init (&self->core->lock);
   g_queue_init (&self->core->queue);
   self->core->clients = g_ptr_array_new_with_free_func (client_free);
-  self->recorder = atomr_trace_recorder_new (0);
+  /* The recorder's default capacity (atomr_trace_recorder_new (0) would
+   * keep one operation: the capacity is at least 1, not "default"). */
+  self->recorder = g_object_new (ATOMR_TYPE_TRACE_RECORDER, NULL);
+  self->core->recorder = g_object_ref (self->recorder);
   self->max_clients = DEFAULT_MAX_CLIENTS;
   self->idle_timeout = DEFAULT_IDLE_TIMEOUT;
   g_mutex_init (&self->actors_lock);

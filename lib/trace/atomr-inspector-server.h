@@ -59,6 +59,11 @@ ATOMR_AVAILABLE_IN_ALL
 void                  atomr_inspector_server_set_idle_timeout (AtomrInspectorServer *self,
                                                                guint                 seconds);
 ATOMR_AVAILABLE_IN_ALL
+gboolean              atomr_inspector_server_get_always_record (AtomrInspectorServer *self);
+ATOMR_AVAILABLE_IN_ALL
+void                  atomr_inspector_server_set_always_record (AtomrInspectorServer *self,
+                                                                gboolean              always_record);
+ATOMR_AVAILABLE_IN_ALL
 void                  atomr_inspector_server_add_actor        (AtomrInspectorServer *self,
                                                                AtomrActor           *actor);
 ATOMR_AVAILABLE_IN_ALL
