@@ -4552,3 +4552,15 @@ atomr_kernel_cache_verify_entry_data (const gchar *key,
 
   return entry_data_verify (name, bytes, size, error);
 }
+
+void
+atomr_kernel_cache_seal_entry_data (guint8 *data,
+                                    gsize   size)
+{
+  guint8 digest[32];
+
+  if (size < ATOMR_CACHE_HEADER_SIZE)
+    return;
+  compute_checksum (data, data + ATOMR_CACHE_HEADER_SIZE, size - ATOMR_CACHE_HEADER_SIZE, digest);
+  memcpy (data + OFF_CHECKSUM, digest, sizeof digest);
+}

@@ -25,6 +25,12 @@ void     atomr_inspector_server_get_debug_counters (AtomrInspectorServer *self,
                                                     guint64              *published,
                                                     guint64              *serialized,
                                                     guint64              *flushes);
+/* Serves one connection whose bytes are @data on this thread (a stopped
+ * server only), "@TOKEN@" replaced by the token; returns the answer bytes.
+ * For the fuzz targets and their seed replay (tests/fuzz). */
+GBytes  *atomr_inspector_server_serve_bytes        (AtomrInspectorServer *self,
+                                                    const guint8         *data,
+                                                    gsize                 size);
 /* Whether the actors' handlers are connected now. */
 gboolean atomr_inspector_server_is_hooked          (AtomrInspectorServer *self);
 #endif

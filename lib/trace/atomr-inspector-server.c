@@ -943,17 +943,11 @@ on_incoming (GSocketService    *service,
   return TRUE;
 }
 
-static gpointer
-server_thread (gpointer data)
+/* Server thread (or the fuzzing entry point's): the libsoup server with
+ * its auth domain, handlers and limits, on the thread-default context. */
+static void
+server_setup (AtomrInspectorServer *self)
 {
-  AtomrInspectorServer *self = data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (loopback, 0);
-  g_autoptr(GSocketAddress) effective = NULL;
-  GSource *timer;
-
-  g_main_context_push_thread_default (self->core->context);
   self->server = soup_server_new ("server-header", "atomr-inspector", NULL);
   {
     BearerDomain *domain = g_object_new (bearer_domain_get_type (), "realm", "atomr", NULL);
@@ -967,6 +961,42 @@ server_thread (gpointer data)
   soup_server_add_websocket_handler (self->server, "/v1/stream", NULL, NULL, websocket_handler, self, NULL);
   soup_server_add_handler (self->server, "/v1", api_handler, self, NULL);
   self->connections = g_ptr_array_new_with_free_func (g_object_unref);
+}
+
+/* Closes the clients and connections and drops the libsoup server. */
+static void
+server_teardown (AtomrInspectorServer *self)
+{
+  for (guint i = 0; i < self->core->clients->len; i++)
+    {
+      Client *c = g_ptr_array_index (self->core->clients, i);
+      g_signal_handlers_disconnect_by_data (c->ws, c);
+      if (soup_websocket_connection_get_state (c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+        soup_websocket_connection_close (c->ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
+    }
+  g_ptr_array_set_size (self->core->clients, 0);
+  g_atomic_int_set (&self->core->n_clients, 0);
+  flush_timer_stop (self->core);
+  update_hooks (self);
+  soup_server_disconnect (self->server);
+  for (guint i = 0; i < self->connections->len; i++)
+    g_io_stream_close (g_ptr_array_index (self->connections, i), NULL, NULL);
+  g_clear_pointer (&self->connections, g_ptr_array_unref);
+  g_clear_object (&self->server);
+}
+
+static gpointer
+server_thread (gpointer data)
+{
+  AtomrInspectorServer *self = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) effective = NULL;
+  GSource *timer;
+
+  g_main_context_push_thread_default (self->core->context);
+  server_setup (self);
   self->service = g_socket_service_new ();
   g_signal_connect (self->service, "incoming", G_CALLBACK (on_incoming), self);
   if (!g_socket_listener_add_address (G_SOCKET_LISTENER (self->service), address, G_SOCKET_TYPE_STREAM,
@@ -1005,28 +1035,106 @@ server_thread (gpointer data)
   g_source_unref (timer);
   g_socket_service_stop (self->service);
   g_socket_listener_close (G_SOCKET_LISTENER (self->service));
-  for (guint i = 0; i < self->core->clients->len; i++)
-    {
-      Client *c = g_ptr_array_index (self->core->clients, i);
-      g_signal_handlers_disconnect_by_data (c->ws, c);
-      if (soup_websocket_connection_get_state (c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
-        soup_websocket_connection_close (c->ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
-    }
-  g_ptr_array_set_size (self->core->clients, 0);
-  g_atomic_int_set (&self->core->n_clients, 0);
-  flush_timer_stop (self->core);
-  update_hooks (self);
-  soup_server_disconnect (self->server);
-  for (guint i = 0; i < self->connections->len; i++)
-    g_io_stream_close (g_ptr_array_index (self->connections, i), NULL, NULL);
-  g_clear_pointer (&self->connections, g_ptr_array_unref);
+  server_teardown (self);
   g_clear_object (&self->service);
-  g_clear_object (&self->server);
   /* Let the closes finish. */
   while (g_main_context_iteration (self->core->context, FALSE))
     ;
   g_main_context_pop_thread_default (self->core->context);
   return NULL;
+}
+
+/* The fuzzing and seed-replay entry point (tests/fuzz): one connection
+ * (a socketpair) whose client sends @data, served on this thread by a
+ * libsoup server set up exactly as the server thread's (auth domain,
+ * handlers, limits, the WebSocket stream) until the server has read
+ * everything and answered.  Every "@TOKEN@" in @data is replaced with the
+ * server's token, so that inputs reach the authorized handlers.  Returns
+ * what the server wrote. */
+GBytes *
+atomr_inspector_server_serve_bytes (AtomrInspectorServer *self,
+                                    const guint8         *data,
+                                    gsize                 size)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(GByteArray) input = g_byte_array_sized_new (size);
+  g_autoptr(GByteArray) answer = g_byte_array_new ();
+  g_autoptr(GSocketAddress) local = g_inet_socket_address_new_from_string ("127.0.0.1", 1);
+  g_autoptr(GSocketAddress) remote = g_inet_socket_address_new_from_string ("127.0.0.1", 2);
+  g_autoptr(GSocket) socket = NULL;
+  g_autoptr(GSocketConnection) conn = NULL;
+  g_autoptr(GError) error = NULL;
+  static const gchar marker[] = "@TOKEN@";
+  gsize written = 0;
+  guint quiet = 0;
+  int sv[2];
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  g_return_val_if_fail (self->thread == NULL, NULL);   /* not while running */
+
+  for (gsize i = 0; i < size; )
+    {
+      if (size - i >= sizeof marker - 1 && memcmp (data + i, marker, sizeof marker - 1) == 0)
+        {
+          g_byte_array_append (input, (const guint8 *) self->token, strlen (self->token));
+          i += sizeof marker - 1;
+        }
+      else
+        g_byte_array_append (input, data + i++, 1);
+    }
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0)
+    {
+      g_warning ("inspector: socketpair: %s", g_strerror (errno));
+      return g_bytes_new (NULL, 0);
+    }
+  socket = g_socket_new_from_fd (sv[0], &error);
+  if (socket == NULL)
+    {
+      g_warning ("inspector: %s", error->message);
+      close (sv[0]);
+      close (sv[1]);
+      return g_bytes_new (NULL, 0);
+    }
+  conn = g_socket_connection_factory_create_connection (socket);
+
+  self->core->context = context;
+  g_main_context_push_thread_default (context);
+  server_setup (self);
+  g_ptr_array_add (self->connections, g_object_ref (conn));
+  if (!soup_server_accept_iostream (self->server, G_IO_STREAM (conn), local, remote, &error))
+    g_debug ("inspector: cannot serve the bytes: %s", error->message);
+  /* Nothing blocks: send, serve, read, until the server has nothing left
+   * to do or closed (with a bound, for a connection that never ends). */
+  for (guint i = 0; i < 100000 && quiet < 10; i++)
+    {
+      gboolean progress = FALSE;
+      guint8 buf[16384];
+      ssize_t n;
+
+      if (written < input->len)
+        {
+          n = write (sv[1], input->data + written, input->len - written);
+          if (n > 0)
+            written += n, progress = TRUE;
+        }
+      while ((n = read (sv[1], buf, sizeof buf)) > 0)
+        {
+          g_byte_array_append (answer, buf, n);
+          progress = TRUE;
+        }
+      if (g_main_context_iteration (context, FALSE))
+        progress = TRUE;
+      if (n == 0 && written == input->len)
+        break;   /* the server closed the connection */
+      quiet = progress ? 0 : quiet + 1;
+    }
+  server_teardown (self);
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  g_main_context_pop_thread_default (context);
+  self->core->context = NULL;
+  close (sv[1]);
+  return g_byte_array_free_to_bytes (g_steal_pointer (&answer));
 }
 
 /* ------------------------------------------------------------------ */
