@@ -34,7 +34,11 @@
  * `ATOMR_INSPECT=1` in the environment, which also registers every actor
  * created afterwards) starts one for the process.
  *
- * Security: it listens on 127.0.0.1 only, on a port the kernel picks, and
+ * Security: it listens on 127.0.0.1 unless
+ * [property@Atomr.InspectorServer:address] says otherwise (another than a
+ * loopback address only with a
+ * [property@Atomr.InspectorServer:tls-certificate]; with one, it speaks
+ * only `https://` and `wss://`), on a port the kernel picks, and
  * every request must carry `Authorization: Bearer TOKEN` where TOKEN is a
  * random 256-bit value made per server; anything else is answered 401.
  * The port and token are written to the discovery file
@@ -142,6 +146,8 @@ struct _AtomrInspectorServer
   guint               idle_timeout;
   gint64              started_us;
   gboolean            always_record;  /* under actors_lock */
+  gchar              *address;        /* to bind; read by the server thread while it starts */
+  GTlsCertificate    *tls_certificate; /* NULL: plain HTTP */
 
   GMutex              actors_lock;
   GHashTable         *actors;   /* AtomrActor* -> ActorWatch* */
@@ -171,6 +177,8 @@ enum {
   PROP_IDLE_TIMEOUT,
   PROP_RUNNING,
   PROP_ALWAYS_RECORD,
+  PROP_ADDRESS,
+  PROP_TLS_CERTIFICATE,
   N_PROPS
 };
 
@@ -920,6 +928,7 @@ on_incoming (GSocketService    *service,
   GSocket *socket = g_socket_connection_get_socket (connection);
   g_autoptr(GSocketAddress) local = g_socket_connection_get_local_address (connection, NULL);
   g_autoptr(GSocketAddress) remote = g_socket_connection_get_remote_address (connection, NULL);
+  g_autoptr(GIOStream) stream = NULL;
   g_autoptr(GError) error = NULL;
 
   housekeeping_cb (self);
@@ -935,7 +944,22 @@ on_incoming (GSocketService    *service,
   /* Listed first: libsoup may read the request (and emit request-read)
    * before accept returns. */
   g_ptr_array_add (self->connections, g_object_ref (connection));
-  if (!soup_server_accept_iostream (self->server, G_IO_STREAM (connection), local, remote, &error))
+  if (self->tls_certificate)
+    {
+      /* libsoup does TLS only for the connections of its own listeners:
+       * wrap this one (the handshake runs on the first read). */
+      stream = g_tls_server_connection_new (G_IO_STREAM (connection), self->tls_certificate, &error);
+      if (stream == NULL)
+        {
+          g_debug ("inspector: cannot start TLS on a connection: %s", error->message);
+          g_io_stream_close (G_IO_STREAM (connection), NULL, NULL);
+          g_ptr_array_remove (self->connections, connection);
+          return TRUE;
+        }
+    }
+  else
+    stream = g_object_ref (G_IO_STREAM (connection));
+  if (!soup_server_accept_iostream (self->server, stream, local, remote, &error))
     {
       g_debug ("inspector: cannot serve a connection: %s", error->message);
       g_ptr_array_remove (self->connections, connection);
@@ -990,8 +1014,8 @@ server_thread (gpointer data)
 {
   AtomrInspectorServer *self = data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GInetAddress) bind_to = g_inet_address_new_from_string (self->address);
+  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (bind_to, 0);
   g_autoptr(GSocketAddress) effective = NULL;
   GSource *timer;
 
@@ -1002,7 +1026,7 @@ server_thread (gpointer data)
   if (!g_socket_listener_add_address (G_SOCKET_LISTENER (self->service), address, G_SOCKET_TYPE_STREAM,
                                       G_SOCKET_PROTOCOL_TCP, NULL, &effective, &error))
     {
-      g_prefix_error (&error, "inspector server: cannot listen on 127.0.0.1: ");
+      g_prefix_error (&error, "inspector server: cannot listen on %s: ", self->address);
       g_mutex_lock (&self->start_lock);
       self->start_error = g_steal_pointer (&error);
       self->start_done = TRUE;
@@ -1146,6 +1170,19 @@ discovery_directory (void)
   return g_build_filename (g_get_user_runtime_dir (), "atomr", NULL);
 }
 
+/* The SHA-256 of the certificate's DER form, lower-case hex: what a
+ * client pins a self-signed certificate to. */
+static gchar *
+certificate_sha256 (GTlsCertificate *certificate)
+{
+  g_autoptr(GByteArray) der = NULL;
+
+  g_object_get (certificate, "certificate", &der, NULL);
+  if (der == NULL)
+    return g_strdup ("");
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, der->data, der->len);
+}
+
 static gboolean
 write_discovery (AtomrInspectorServer *self,
                  GError              **error)
@@ -1161,11 +1198,29 @@ write_discovery (AtomrInspectorServer *self,
   int fd;
 
   json_builder_set_member_name (b, "address");
-  json_builder_add_string_value (b, "127.0.0.1");
+  json_builder_add_string_value (b, self->address);
   json_builder_set_member_name (b, "port");
   json_builder_add_int_value (b, self->port);
   json_builder_set_member_name (b, "token");
   json_builder_add_string_value (b, self->token);
+  json_builder_set_member_name (b, "scheme");
+  json_builder_add_string_value (b, self->tls_certificate ? "https" : "http");
+  {
+    g_autofree gchar *url = atomr_inspector_server_dup_url (self);
+    g_autofree gchar *stream = g_strdup_printf ("%s://%s%s%s:%u/v1/stream", self->tls_certificate ? "wss" : "ws",
+                                                strchr (self->address, ':') ? "[" : "", self->address,
+                                                strchr (self->address, ':') ? "]" : "", self->port);
+    json_builder_set_member_name (b, "url");
+    json_builder_add_string_value (b, url);
+    json_builder_set_member_name (b, "stream_url");
+    json_builder_add_string_value (b, stream);
+  }
+  if (self->tls_certificate)
+    {
+      g_autofree gchar *fp = certificate_sha256 (self->tls_certificate);
+      json_builder_set_member_name (b, "tls_certificate_sha256");
+      json_builder_add_string_value (b, fp);
+    }
   add_process (self, b);
   json_builder_end_object (b);
   root = json_builder_get_root (b);
@@ -1300,9 +1355,14 @@ atomr_inspector_server_new (void)
  * @self: a server
  * @error: return location for a #GError
  *
- * Starts the server thread, listening on 127.0.0.1 on a port the kernel
- * picks, and writes the discovery file.  Returns once it accepts
- * connections.  Starting a running server does nothing.
+ * Starts the server thread, listening on
+ * [property@Atomr.InspectorServer:address] (127.0.0.1 unless set) on a
+ * port the kernel picks, with TLS when a certificate is set, and writes
+ * the discovery file.  Returns once it accepts connections.  Starting a
+ * running server does nothing.
+ *
+ * Fails with %ATOMR_ERROR_INVALID_ARGUMENT when the address is not an IP
+ * address, or is not a loopback address and no TLS certificate is set.
  *
  * Returns: %TRUE on success
  *
@@ -1317,6 +1377,22 @@ atomr_inspector_server_start (AtomrInspectorServer *self,
 
   if (self->thread)
     return TRUE;
+  {
+    g_autoptr(GInetAddress) bind_to = g_inet_address_new_from_string (self->address);
+    if (bind_to == NULL)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "inspector server: address \"%s\" is not an IP address", self->address);
+        return FALSE;
+      }
+    if (!g_inet_address_get_is_loopback (bind_to) && self->tls_certificate == NULL)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "inspector server: listening on %s (not a loopback address) needs a TLS certificate "
+                     "(atomr_inspector_server_set_tls_files(), ATOMR_INSPECT_TLS_CERT)", self->address);
+        return FALSE;
+      }
+  }
   self->core->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->core->context, FALSE);
   self->start_done = FALSE;
@@ -1685,6 +1761,179 @@ atomr_inspector_server_set_always_record (AtomrInspectorServer *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ALWAYS_RECORD]);
 }
 
+/**
+ * atomr_inspector_server_get_address:
+ * @self: a server
+ *
+ * Returns the IP address the server listens on (or will, once started).
+ *
+ * Returns: the value of [property@Atomr.InspectorServer:address]
+ *
+ * Since: 0.2
+ */
+const gchar *
+atomr_inspector_server_get_address (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  return self->address;
+}
+
+/**
+ * atomr_inspector_server_set_address:
+ * @self: a server
+ * @address: (nullable): an IPv4 or IPv6 address, %NULL for 127.0.0.1
+ *
+ * Sets [property@Atomr.InspectorServer:address], used by the next
+ * [method@Atomr.InspectorServer.start].  A non-loopback address needs a
+ * TLS certificate; the start checks both.  Not while the server starts or
+ * stops on another thread.
+ *
+ * Since: 0.2
+ */
+void
+atomr_inspector_server_set_address (AtomrInspectorServer *self,
+                                    const gchar          *address)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  if (address == NULL)
+    address = "127.0.0.1";
+  if (g_strcmp0 (self->address, address) == 0)
+    return;
+  g_free (self->address);
+  self->address = g_strdup (address);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ADDRESS]);
+}
+
+/**
+ * atomr_inspector_server_get_tls_certificate:
+ * @self: a server
+ *
+ * Returns the certificate the server presents, %NULL for plain HTTP.
+ *
+ * Returns: (transfer none) (nullable): the value of
+ *   [property@Atomr.InspectorServer:tls-certificate]
+ *
+ * Since: 0.2
+ */
+GTlsCertificate *
+atomr_inspector_server_get_tls_certificate (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  return self->tls_certificate;
+}
+
+/**
+ * atomr_inspector_server_set_tls_certificate:
+ * @self: a server
+ * @certificate: (nullable): a certificate with its private key, or %NULL
+ *
+ * Sets [property@Atomr.InspectorServer:tls-certificate], used by the next
+ * [method@Atomr.InspectorServer.start]: the server then speaks only
+ * `https://` and `wss://`, and the discovery file names the scheme, the
+ * URLs and the certificate's SHA-256 (for clients to pin a self-signed
+ * one).
+ *
+ * Since: 0.2
+ */
+void
+atomr_inspector_server_set_tls_certificate (AtomrInspectorServer *self,
+                                            GTlsCertificate      *certificate)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  g_return_if_fail (certificate == NULL || G_IS_TLS_CERTIFICATE (certificate));
+  if (g_set_object (&self->tls_certificate, certificate))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TLS_CERTIFICATE]);
+}
+
+/**
+ * atomr_inspector_server_set_tls_files:
+ * @self: a server
+ * @cert_file: (type filename): a PEM file with the certificate (and
+ *   possibly its chain and private key)
+ * @key_file: (type filename) (nullable): a PEM file with the private key,
+ *   or %NULL when @cert_file holds it
+ * @error: return location for a #GError
+ *
+ * Loads a certificate and its private key with
+ * g_tls_certificate_new_from_files() and sets it as with
+ * [method@Atomr.InspectorServer.set_tls_certificate].
+ *
+ * Returns: %TRUE on success; %FALSE with @error naming the file otherwise
+ *   (the previous certificate is kept)
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_inspector_server_set_tls_files (AtomrInspectorServer *self,
+                                      const gchar          *cert_file,
+                                      const gchar          *key_file,
+                                      GError              **error)
+{
+  g_autoptr(GTlsCertificate) certificate = NULL;
+  g_autoptr(GError) local = NULL;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  g_return_val_if_fail (cert_file != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  certificate = key_file ? g_tls_certificate_new_from_files (cert_file, key_file, &local)
+                         : g_tls_certificate_new_from_file (cert_file, &local);
+  if (certificate == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "inspector server: cannot load the TLS certificate %s%s%s: %s", cert_file,
+                   key_file ? " with the key " : "", key_file ? key_file : "", local->message);
+      return FALSE;
+    }
+  {
+    gboolean has_key = FALSE;
+    g_autofree gchar *pem = NULL;
+    g_object_get (certificate, "private-key-pem", &pem, NULL);
+    has_key = pem != NULL;
+    if (!has_key)
+      {
+        GByteArray *der = NULL;
+        g_object_get (certificate, "private-key", &der, NULL);
+        has_key = der != NULL;
+        if (der)
+          g_byte_array_unref (der);
+      }
+    if (!has_key)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "inspector server: the TLS certificate %s has no private key%s", cert_file,
+                     key_file ? "" : " (give the key file too)");
+        return FALSE;
+      }
+  }
+  atomr_inspector_server_set_tls_certificate (self, certificate);
+  return TRUE;
+}
+
+/**
+ * atomr_inspector_server_dup_url:
+ * @self: a server
+ *
+ * Returns the base URL of the API, `http://ADDRESS:PORT` or
+ * `https://ADDRESS:PORT` with TLS, while running.
+ *
+ * Returns: (transfer full) (nullable): the URL, %NULL while stopped
+ *
+ * Since: 0.2
+ */
+gchar *
+atomr_inspector_server_dup_url (AtomrInspectorServer *self)
+{
+  gboolean v6;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  if (self->port == 0)
+    return NULL;
+  v6 = strchr (self->address, ':') != NULL;
+  return g_strdup_printf ("%s://%s%s%s:%u", self->tls_certificate ? "https" : "http", v6 ? "[" : "",
+                          self->address, v6 ? "]" : "", self->port);
+}
+
 void
 atomr_inspector_server_get_debug_counters (AtomrInspectorServer *self,
                                            guint64              *observed,
@@ -1802,6 +2051,8 @@ atomr_inspector_server_finalize (GObject *object)
   g_mutex_clear (&self->start_lock);
   g_cond_clear (&self->start_cond);
   g_free (self->token);
+  g_free (self->address);
+  g_clear_object (&self->tls_certificate);
   core_unref (self->core);
   G_OBJECT_CLASS (atomr_inspector_server_parent_class)->finalize (object);
 }
@@ -1837,6 +2088,12 @@ atomr_inspector_server_get_property (GObject    *object,
     case PROP_ALWAYS_RECORD:
       g_value_set_boolean (value, atomr_inspector_server_get_always_record (self));
       break;
+    case PROP_ADDRESS:
+      g_value_set_string (value, self->address);
+      break;
+    case PROP_TLS_CERTIFICATE:
+      g_value_set_object (value, self->tls_certificate);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1860,6 +2117,12 @@ atomr_inspector_server_set_property (GObject      *object,
       break;
     case PROP_ALWAYS_RECORD:
       atomr_inspector_server_set_always_record (self, g_value_get_boolean (value));
+      break;
+    case PROP_ADDRESS:
+      atomr_inspector_server_set_address (self, g_value_get_string (value));
+      break;
+    case PROP_TLS_CERTIFICATE:
+      atomr_inspector_server_set_tls_certificate (self, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1949,6 +2212,29 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
   properties[PROP_ALWAYS_RECORD] =
     g_param_spec_boolean ("always-record", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:address:
+   *
+   * The IP address to listen on, 127.0.0.1 by default.  Any other than a
+   * loopback address needs
+   * [property@Atomr.InspectorServer:tls-certificate].
+   *
+   * Since: 0.2
+   */
+  properties[PROP_ADDRESS] =
+    g_param_spec_string ("address", NULL, NULL, "127.0.0.1",
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:tls-certificate:
+   *
+   * The certificate (with its private key) the server presents; set, it
+   * serves only `https://` and `wss://`.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_TLS_CERTIFICATE] =
+    g_param_spec_object ("tls-certificate", NULL, NULL, G_TYPE_TLS_CERTIFICATE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -1971,6 +2257,7 @@ atomr_inspector_server_init (AtomrInspectorServer *self)
   self->core->recorder = g_object_ref (self->recorder);
   self->max_clients = DEFAULT_MAX_CLIENTS;
   self->idle_timeout = DEFAULT_IDLE_TIMEOUT;
+  self->address = g_strdup ("127.0.0.1");
   g_mutex_init (&self->actors_lock);
   g_mutex_init (&self->start_lock);
   g_cond_init (&self->start_cond);
@@ -2000,7 +2287,10 @@ process_server_atexit (void)
  * Starts the process's inspector server (once; later calls return the
  * same server) and removes its discovery file at exit.  With
  * `ATOMR_INSPECT=1` in the environment the first actor created calls this
- * and every actor is added to it.  Any thread.
+ * and every actor is added to it.  `ATOMR_INSPECT_TLS_CERT` (and
+ * `ATOMR_INSPECT_TLS_KEY`, when the key is in another PEM file) turn on
+ * TLS; `ATOMR_INSPECT_ADDRESS` sets the address to listen on (other than
+ * loopback only with TLS).  Any thread.
  *
  * Returns: (transfer none): the process's running server, or %NULL with
  *   @error set when it could not start
@@ -2016,6 +2306,17 @@ atomr_inspector_enable (GError **error)
   if (process_server == NULL)
     {
       g_autoptr(AtomrInspectorServer) s = atomr_inspector_server_new ();
+      const gchar *cert = g_getenv ("ATOMR_INSPECT_TLS_CERT");
+      const gchar *key = g_getenv ("ATOMR_INSPECT_TLS_KEY");
+      const gchar *address = g_getenv ("ATOMR_INSPECT_ADDRESS");
+
+      if (address && *address)
+        atomr_inspector_server_set_address (s, address);
+      if (cert && *cert && !atomr_inspector_server_set_tls_files (s, cert, key && *key ? key : NULL, error))
+        {
+          g_mutex_unlock (&process_lock);
+          return NULL;
+        }
       if (!atomr_inspector_server_start (s, error))
         {
           g_mutex_unlock (&process_lock);

@@ -700,6 +700,183 @@ test_actor_counters (void)
   g_assert_cmpuint (completed, >=, 1);
 }
 
+/* Accepts the server's certificate only when it is the pinned one (the
+ * discovery file's SHA-256 of its DER form). */
+static gboolean
+on_accept_certificate (SoupMessage          *msg,
+                       GTlsCertificate      *certificate,
+                       GTlsCertificateFlags  errors,
+                       gpointer              user_data)
+{
+  g_autoptr(GByteArray) der = NULL;
+  g_autofree gchar *fp = NULL;
+
+  g_object_get (certificate, "certificate", &der, NULL);
+  fp = g_compute_checksum_for_data (G_CHECKSUM_SHA256, der->data, der->len);
+  return g_str_equal (fp, user_data);
+}
+
+/* A TLS request: status, or 0 with *error set when no answer came. */
+static guint
+tls_request (const gchar  *url,
+             const gchar  *token,
+             const gchar  *pin,
+             GError      **error)
+{
+  g_autoptr(SoupSession) session = soup_session_new_with_options ("timeout", 20, NULL);
+  g_autoptr(SoupMessage) msg = soup_message_new ("GET", url);
+  g_autofree gchar *auth = g_strdup_printf ("Bearer %s", token);
+  g_autoptr(GBytes) bytes = NULL;
+
+  soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
+  if (pin)
+    g_signal_connect (msg, "accept-certificate", G_CALLBACK (on_accept_certificate), (gpointer) pin);
+  bytes = soup_session_send_and_read (session, msg, NULL, error);
+  return bytes ? soup_message_get_status (msg) : 0;
+}
+
+static gboolean
+make_certificate (const gchar *dir,
+                  gchar      **cert,
+                  gchar      **key)
+{
+  g_autofree gchar *openssl = g_find_program_in_path ("openssl");
+  g_autoptr(GError) error = NULL;
+  gint status = 0;
+
+  if (openssl == NULL)
+    return FALSE;
+  *cert = g_build_filename (dir, "cert.pem", NULL);
+  *key = g_build_filename (dir, "key.pem", NULL);
+  {
+    const gchar *argv[] = { openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                            "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                            "-addext", "subjectAltName=IP:127.0.0.1",
+                            "-keyout", *key, "-out", *cert, NULL };
+    g_assert_true (g_spawn_sync (NULL, (gchar **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                                 NULL, NULL, NULL, NULL, &status, &error));
+  }
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  return TRUE;
+}
+
+/* TLS from PEM files made at test time (openssl): https:// and wss://
+ * with the certificate pinned through the discovery file; plain HTTP and
+ * unpinned clients get nothing; bad files and a non-loopback address
+ * without TLS are clear errors. */
+static void
+test_tls (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree gchar *dir = g_dir_make_tmp ("atomr-tls-XXXXXX", NULL);
+  g_autofree gchar *cert = NULL;
+  g_autofree gchar *key = NULL;
+  g_autofree gchar *text = NULL;
+  g_autofree gchar *url = NULL;
+  g_autofree gchar *api = NULL;
+  g_autofree gchar *plain = NULL;
+  g_autofree gchar *missing = g_build_filename (dir, "missing.pem", NULL);
+  const gchar *pin;
+  JsonObject *o;
+
+  if (!make_certificate (dir, &cert, &key))
+    {
+      g_test_skip ("no openssl to make a certificate with");
+      return;
+    }
+
+  /* Errors that name what was wrong. */
+  g_assert_false (atomr_inspector_server_set_tls_files (server, missing, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, missing));
+  g_clear_error (&error);
+  g_assert_false (atomr_inspector_server_set_tls_files (server, cert, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "private key"));
+  g_clear_error (&error);
+  g_assert_null (atomr_inspector_server_get_tls_certificate (server));
+  atomr_inspector_server_set_address (server, "0.0.0.0");
+  g_assert_false (atomr_inspector_server_start (server, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "0.0.0.0"));
+  g_assert_nonnull (strstr (error->message, "TLS"));
+  g_clear_error (&error);
+  atomr_inspector_server_set_address (server, "localhost");
+  g_assert_false (atomr_inspector_server_start (server, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "\"localhost\""));
+  g_clear_error (&error);
+  g_assert_false (atomr_inspector_server_is_running (server));
+  atomr_inspector_server_set_address (server, NULL);
+  g_assert_cmpstr (atomr_inspector_server_get_address (server), ==, "127.0.0.1");
+
+  g_assert_true (atomr_inspector_server_set_tls_files (server, cert, key, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (atomr_inspector_server_get_tls_certificate (server));
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  g_assert_no_error (error);
+
+  /* Discovery: the scheme, the URLs, the pin. */
+  g_assert_true (g_file_get_contents (atomr_inspector_server_get_discovery_path (server), &text, NULL, &error));
+  o = parse (parser, text);
+  g_assert_cmpstr (json_object_get_string_member (o, "scheme"), ==, "https");
+  url = atomr_inspector_server_dup_url (server);
+  g_assert_true (g_str_has_prefix (url, "https://127.0.0.1:"));
+  g_assert_cmpstr (json_object_get_string_member (o, "url"), ==, url);
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (o, "stream_url"), "wss://127.0.0.1:"));
+  pin = json_object_get_string_member (o, "tls_certificate_sha256");
+  g_assert_cmpuint (strlen (pin), ==, 64);
+
+  /* Pinned: served.  Unpinned (self-signed, unknown): refused by the
+   * client.  Plain HTTP on the TLS port: no answer. */
+  api = g_strconcat (url, "/v1/process", NULL);
+  g_assert_cmpuint (tls_request (api, atomr_inspector_server_get_token (server), pin, &error), ==, 200);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tls_request (api, "wrong", pin, &error), ==, 401);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tls_request (api, atomr_inspector_server_get_token (server), NULL, &error), ==, 0);
+  g_assert_error (error, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE);
+  g_clear_error (&error);
+  plain = g_strdup_printf ("http://127.0.0.1:%u/v1/process", atomr_inspector_server_get_port (server));
+  g_assert_cmpuint (tls_request (plain, atomr_inspector_server_get_token (server), NULL, &error), !=, 200);
+  g_clear_error (&error);
+
+  /* wss:// streams. */
+  {
+    g_autoptr(SoupSession) session = soup_session_new ();
+    g_autofree gchar *stream_url = g_strdup (json_object_get_string_member (o, "stream_url"));
+    g_autoptr(SoupMessage) msg = soup_message_new ("GET", stream_url);
+    g_autofree gchar *auth = g_strdup_printf ("Bearer %s", atomr_inspector_server_get_token (server));
+    Stream st;
+
+    memset (&st, 0, sizeof st);
+    st.in_order = TRUE;
+    soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
+    g_signal_connect (msg, "accept-certificate", G_CALLBACK (on_accept_certificate), (gpointer) pin);
+    soup_session_websocket_connect_async (session, msg, NULL, NULL, G_PRIORITY_DEFAULT, NULL, on_connected, &st);
+    while (st.ws == NULL && st.error == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_no_error (st.error);
+    for (guint i = 0; i < 10000 && atomr_inspector_server_get_n_clients (server) == 0; i++)
+      g_usleep (1000);
+    publish (server, 1, "over-tls");
+    while (st.records < 1)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_cmpuint (st.records, ==, 1);
+    soup_websocket_connection_close (st.ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+    while (soup_websocket_connection_get_state (st.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
+      g_main_context_iteration (NULL, TRUE);
+    g_clear_object (&st.ws);
+  }
+  atomr_inspector_server_stop (server);
+  g_unlink (cert);
+  g_unlink (key);
+  g_rmdir (dir);
+}
+
 static void
 test_enable (void)
 {
@@ -775,6 +952,7 @@ main (int argc, char **argv)
   g_test_add_func ("/inspector-server/limits", test_limits);
   g_test_add_func ("/inspector-server/idle-costs-nothing", test_idle_costs_nothing);
   g_test_add_func ("/inspector-server/actor-counters", test_actor_counters);
+  g_test_add_func ("/inspector-server/tls", test_tls);
   g_test_add_func ("/inspector-server/enable", test_enable);
   g_test_add_func ("/inspector-server/env-attach", test_env_attach);
   rc = g_test_run ();
