@@ -223,6 +223,19 @@ gboolean     atomr_actor_wants_completions (AtomrActor       *self);
 void         atomr_actor_emit_completed (AtomrActor          *self,
                                          AtomrLaunchInfo     *info);
 
+/* Counters for observers that must cost the operations nothing (the
+ * inspector server): requests made, operations completed on the GPU,
+ * operations in flight (made, not yet completed nor ended before the GPU),
+ * operations answered with an error (cancellations aside), requests
+ * waiting in the mailbox.  Any thread; each value is read atomically, the
+ * set is not one snapshot.  Any pointer may be NULL. */
+void         atomr_actor_get_counters (AtomrActor *self,
+                                       guint64    *requested,
+                                       guint64    *completed,
+                                       guint64    *in_flight,
+                                       guint64    *failed,
+                                       guint      *mailbox);
+
 /* The host device's stream of @actor, for CPU tests. */
 AtomrStream  *atomr_actor_get_stream (AtomrActor *self);
 

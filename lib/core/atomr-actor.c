@@ -92,6 +92,8 @@ typedef struct
   AtomrStream        *stream;
   guint64             sequence;     /* atomic: numbers requests as they are made */
   guint64             n_completed;
+  gint64              n_ended_early; /* atomic: freed without reaching the GPU */
+  gint64              n_failed;      /* atomic: answered with an error (not cancelled) */
   ActorSource        *source;
   guint               running;      /* op_run() depth, on the actor's context */
 
@@ -728,6 +730,8 @@ op_return_error (AtomrOp *op,
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
 
   op_note_failure (op, NULL, error);
+  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_atomic_pointer_add (&priv->n_failed, 1);
   if (op->task)
     {
       g_task_return_error (op->task, error);
@@ -752,7 +756,10 @@ static void
 op_reply_error (AtomrOp *op,
                 GError  *error)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   gboolean emitted = op->info != NULL && op->t_enqueue == 0;
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
 
   if (emitted)
     {
@@ -858,6 +865,7 @@ op_run (AtomrOp *op)
 
   if (op->replied)
     {
+      g_atomic_pointer_add (&priv->n_ended_early, 1);
       op_free (op);               /* cancelled while queued: answered already */
       return;
     }
@@ -1514,6 +1522,9 @@ void
 atomr_op_fail (AtomrOp *op,
                GError  *error)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
   op_return_error (op, error);
   op_free (op);
 }
@@ -2497,6 +2508,31 @@ atomr_actor_get_n_completed (AtomrActor *self)
   return priv->n_completed;
 }
 
+void
+atomr_actor_get_counters (AtomrActor *self,
+                          guint64    *requested,
+                          guint64    *completed,
+                          guint64    *in_flight,
+                          guint64    *failed,
+                          guint      *mailbox)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  guint64 req = (guint64) g_atomic_pointer_get (&priv->sequence);
+  guint64 done = __atomic_load_n (&priv->n_completed, __ATOMIC_RELAXED);
+  guint64 early = (guint64) g_atomic_pointer_get (&priv->n_ended_early);
+
+  if (requested)
+    *requested = req;
+  if (completed)
+    *completed = done;
+  if (in_flight)
+    *in_flight = req > done + early ? req - done - early : 0;
+  if (failed)
+    *failed = (guint64) g_atomic_pointer_get (&priv->n_failed);
+  if (mailbox)
+    *mailbox = priv->source ? (guint) MAX (g_atomic_int_get (&priv->source->n_mail), 0) : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Graph capture support (lib/graph/atomr-graph.c)                      */
 
@@ -2692,6 +2728,9 @@ atomr_op_set_prepare (AtomrOp            *op,
 void
 atomr_op_discard (AtomrOp *op)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
   op_free (op);
 }
 
