@@ -7,6 +7,14 @@
  * context generation: teardown drops it and the first call after a rebuild
  * fills it again.
  *
+ * Plans are made on a worker thread (atomr_op_run_on_worker), not on the
+ * actor's context: the request's prepare function (on the context) looks
+ * in the cache; on a miss the worker makes the plan with the device
+ * entered, and the enqueue (on the context again) files it in the cache,
+ * binds it to the stream and runs it.  A plan made for an older context
+ * generation (a rebuild happened in between) is forgotten and made again
+ * inline; so is one for a request replayed from a graph.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -209,22 +217,114 @@ cufft_type (AtomrFftPlan *plan)
     }
 }
 
-/* The cuFFT plan for @plan on this actor's stream: from the cache, or
- * made now.  With a capacity of 0 the plan is made for this call only and
+typedef struct {
+  AtomrFftPlan     *plan;
+  AtomrFftDirection direction;
+  gdouble           scale;      /* applied to the output afterwards; 1: none */
+  AtomrBuffer      *input;     /* kept by the op */
+  AtomrBuffer      *output;
+  AtomrDevice      *device;     /* the actor's, alive as long as the op */
+  /* Made by the worker (exec_make_plan), taken by the enqueue. */
+  gboolean          made;
+  cufftHandle       made_handle;
+  gsize             made_work;
+  guint             made_generation;
+} ExecRequest;
+
+static void
+exec_request_free (gpointer data)
+{
+  ExecRequest *req = data;
+
+  /* A plan the worker made for a request that never ran (cancelled,
+   * failed): destroy it while its context lives. */
+  if (req->made && atomr_device_enter (req->device, NULL))
+    {
+      if (atomr_device_get_generation (req->device) == req->made_generation)
+        cufftDestroy (req->made_handle);
+      atomr_device_leave (req->device);
+    }
+  atomr_fft_plan_unref (req->plan);
+  g_free (req);
+}
+
+static cudaDataType
+half_type (AtomrDtype precision,
+           gboolean   complex_side)
+{
+  if (precision == ATOMR_DTYPE_BF16)
+    return complex_side ? CUDA_C_16BF : CUDA_R_16BF;
+  return complex_side ? CUDA_C_16F : CUDA_R_16F;
+}
+
+/* cufftCreate + cufftMakePlanMany64 (cufftXtMakePlanMany for halves),
+ * without a work area of its own.  The calling thread has the device's
+ * context current. */
+static gboolean
+create_cufft_plan (AtomrFftPlan  *plan,
+                   cufftHandle   *handle,
+                   gsize         *work,
+                   GError       **error)
+{
+  long long n[3], inembed[3], onembed[3];
+  size_t work_size = 0;
+  cufftHandle h;
+  gboolean ok;
+
+  for (gint d = 0; d < plan->key.rank; d++)
+    {
+      n[d] = plan->key.n[d];
+      inembed[d] = plan->key.inembed[d];
+      onembed[d] = plan->key.onembed[d];
+    }
+  if (!cufft_check (cufftCreate (&h), "cufftCreate", error))
+    return FALSE;
+  /* No work area per plan: the actor's one, set before each execution. */
+  ok = cufft_check (cufftSetAutoAllocation (h, 0), "cufftSetAutoAllocation", error);
+  if (ok && atomr_fft_plan_is_half (plan))
+    {
+      gboolean in_c = plan->key.kind != ATOMR_FFT_R2C, out_c = plan->key.kind != ATOMR_FFT_C2R;
+      ok = cufft_check (cufftXtMakePlanMany (h, plan->key.rank, n,
+                                             inembed, plan->key.istride, plan->key.idist,
+                                             half_type (plan->key.precision, in_c),
+                                             onembed, plan->key.ostride, plan->key.odist,
+                                             half_type (plan->key.precision, out_c),
+                                             plan->key.batch, &work_size,
+                                             half_type (plan->key.precision, TRUE)),
+                        "cufftXtMakePlanMany", error);
+    }
+  else if (ok)
+    ok = cufft_check (cufftMakePlanMany64 (h, plan->key.rank, n,
+                                           inembed, plan->key.istride, plan->key.idist,
+                                           onembed, plan->key.ostride, plan->key.odist,
+                                           cufft_type (plan), plan->key.batch, &work_size),
+                      "cufftMakePlanMany64", error);
+  if (!ok)
+    {
+      cufftDestroy (h);
+      return FALSE;
+    }
+  *handle = h;
+  *work = work_size;
+  return TRUE;
+}
+
+/* The cuFFT plan for @plan on this actor's stream: from the cache, made
+ * by the worker for this request, or made now.  With a capacity of 0 the plan is made for this call only and
  * *transient is set. */
 static gboolean
 lookup_plan (AtomrFftActor *self,
              AtomrOp       *op,
-             AtomrFftPlan  *plan,
+             ExecRequest   *req,
              cufftHandle   *handle,
              gsize         *work,
              gboolean      *transient,
              GError       **error)
 {
+  AtomrFftPlan *plan = req->plan;
   PlanEntry *entry = g_hash_table_lookup (self->cache, plan);
   guint capacity = g_atomic_int_get (&self->capacity);
-  long long n[3], inembed[3], onembed[3];
-  size_t work_size = 0;
+  gsize work_size = 0;
   cufftHandle h;
 
   *transient = FALSE;
@@ -240,22 +340,16 @@ lookup_plan (AtomrFftActor *self,
       return TRUE;
     }
 
-  for (gint d = 0; d < plan->key.rank; d++)
+  if (req->made && req->made_generation == atomr_device_get_generation (req->device))
     {
-      n[d] = plan->key.n[d];
-      inembed[d] = plan->key.inembed[d];
-      onembed[d] = plan->key.onembed[d];
+      h = req->made_handle;
+      work_size = req->made_work;
     }
-  if (!cufft_check (cufftCreate (&h), "cufftCreate", error))
+  else if (!create_cufft_plan (plan, &h, &work_size, error))
     return FALSE;
-  /* No work area per plan: the actor's one, set before each execution. */
-  if (!cufft_check (cufftSetAutoAllocation (h, 0), "cufftSetAutoAllocation", error) ||
-      !cufft_check (cufftMakePlanMany64 (h, plan->key.rank, n,
-                                         inembed, plan->key.istride, plan->key.idist,
-                                         onembed, plan->key.ostride, plan->key.odist,
-                                         cufft_type (plan), plan->key.batch, &work_size),
-                    "cufftMakePlanMany64", error) ||
-      !cufft_check (cufftSetStream (h, (cudaStream_t) atomr_op_get_cu_stream (op)),
+  /* From here on the handle is ours (a stale one died with its context). */
+  req->made = FALSE;
+  if (!cufft_check (cufftSetStream (h, (cudaStream_t) atomr_op_get_cu_stream (op)),
                     "cufftSetStream", error))
     {
       cufftDestroy (h);
@@ -285,22 +379,6 @@ lookup_plan (AtomrFftActor *self,
   g_queue_push_head_link (&self->lru, &entry->link);
   update_size (self);
   return TRUE;
-}
-
-typedef struct {
-  AtomrFftPlan     *plan;
-  AtomrFftDirection direction;
-  gdouble           scale;      /* applied to the output afterwards; 1: none */
-  AtomrBuffer      *input;     /* kept by the op */
-  AtomrBuffer      *output;
-} ExecRequest;
-
-static void
-exec_request_free (gpointer data)
-{
-  ExecRequest *req = data;
-  atomr_fft_plan_unref (req->plan);
-  g_free (req);
 }
 
 /* Grows the shared work area to @work bytes if needed and hands it to @h.
@@ -384,6 +462,38 @@ normalize (AtomrFftActor  *self,
   }
 }
 
+/* On a worker: makes the plan the prepare function did not find in the
+ * cache.  Touches only the request, never the actor's cache. */
+static gboolean
+exec_make_plan (AtomrOp  *op,
+                GError  **error)
+{
+  ExecRequest *req = atomr_op_get_data (op);
+  gboolean ok;
+
+  if (!atomr_device_enter (req->device, error))
+    return FALSE;
+  req->made_generation = atomr_device_get_generation (req->device);
+  ok = create_cufft_plan (req->plan, &req->made_handle, &req->made_work, error);
+  req->made = ok;
+  atomr_device_leave (req->device);
+  return ok;
+}
+
+/* On the actor's context, before the device is held: a plan not in the
+ * cache is made on a worker. */
+static gboolean
+exec_prepare (AtomrOp  *op,
+              GError  **error)
+{
+  AtomrFftActor *self = ATOMR_FFT_ACTOR (atomr_op_get_actor (op));
+  ExecRequest *req = atomr_op_get_data (op);
+
+  if (!atomr_device_is_host (req->device) && !g_hash_table_contains (self->cache, req->plan))
+    atomr_op_run_on_worker (op, exec_make_plan);
+  return TRUE;
+}
+
 static gboolean
 exec_enqueue (AtomrOp  *op,
               GError  **error)
@@ -404,7 +514,7 @@ exec_enqueue (AtomrOp  *op,
                    atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self))));
       return FALSE;
     }
-  if (!lookup_plan (self, op, req->plan, &h, &work, &transient, error))
+  if (!lookup_plan (self, op, req, &h, &work, &transient, error))
     return FALSE;
   if (work > 0 && !attach_work_area (self, atomr_op_get_cu_stream (op), h, work, error))
     {
@@ -415,7 +525,9 @@ exec_enqueue (AtomrOp  *op,
 
   in = (gpointer) (guintptr) atomr_buffer_get_ptr (req->input);
   out = (gpointer) (guintptr) atomr_buffer_get_ptr (req->output);
-  switch (cufft_type (req->plan))
+  if (atomr_fft_plan_is_half (req->plan))
+    r = cufftXtExec (h, in, out, sign);
+  else switch (cufft_type (req->plan))
     {
     case CUFFT_C2C: r = cufftExecC2C (h, in, out, sign); break;
     case CUFFT_Z2Z: r = cufftExecZ2Z (h, in, out, sign); break;
@@ -453,6 +565,14 @@ infer_plan (AtomrBuffer  *input,
     kind = ATOMR_FFT_R2C, real_side = input;
   else if (in_c && !out_c)
     kind = ATOMR_FFT_C2R, real_side = output;
+  else if (in == ATOMR_DTYPE_F16 || in == ATOMR_DTYPE_BF16)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "fft execute: input and output are %s; a half-precision transform cannot be "
+                   "told from the dtypes (the complex side holds (re, im) pairs): pass an "
+                   "AtomrFftPlan", atomr_dtype_get_name (in));
+      return NULL;
+    }
   else
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -671,8 +791,19 @@ execute_submit (AtomrFftActor         *self,
     case ATOMR_FFT_NORM_NONE:
     default: req->scale = 1.0; break;
     }
+  if (req->scale != 1.0 && atomr_fft_plan_is_half (plan))
+    {
+      exec_request_free (req);
+      return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                                             "fft execute: normalization %d scales the output, "
+                                             "which is not supported for %s transforms; run "
+                                             "without normalization and scale afterwards",
+                                             (gint) normalization,
+                                             atomr_dtype_get_name (plan->key.precision)));
+    }
   req->input = input;
   req->output = output;
+  req->device = atomr_actor_get_device (ATOMR_ACTOR (self));
   atomr_op_set_detail (op, atomr_fft_plan_get_description (plan));
   atomr_op_set_data (op, req, exec_request_free);
   if (input == output || plan->key.kind == ATOMR_FFT_C2R)
@@ -681,6 +812,7 @@ execute_submit (AtomrFftActor         *self,
     atomr_op_read (op, input);
   if (input != output)
     atomr_op_write (op, output);
+  atomr_op_set_prepare (op, exec_prepare);
   atomr_op_set_enqueue (op, exec_enqueue);
   atomr_op_submit (op);
 }
