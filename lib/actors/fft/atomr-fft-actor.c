@@ -28,6 +28,7 @@
 #include "atomr-fft-actor.h"
 #include "atomr-fft-plan-private.h"
 #include "atomr-fft-kernels-ptx.h"
+#include "core/atomr-tensor-private.h"
 
 #define DEFAULT_CAPACITY 32
 
@@ -223,6 +224,8 @@ typedef struct {
   gdouble           scale;      /* applied to the output afterwards; 1: none */
   AtomrBuffer      *input;     /* kept by the op */
   AtomrBuffer      *output;
+  guint64           in_offset;  /* bytes (views) */
+  guint64           out_offset;
   AtomrDevice      *device;     /* the actor's, alive as long as the op */
   /* Made by the worker (exec_make_plan), taken by the enqueue. */
   gboolean          made;
@@ -419,7 +422,7 @@ normalize (AtomrFftActor  *self,
   long long d[3] = { 1, 1, 1 }, e1 = 1, e2 = 1, stride = plan->key.ostride, dist = plan->key.odist;
   AtomrDtype dtype = atomr_fft_plan_get_output_dtype (plan);
   int kind = dtype == ATOMR_DTYPE_F32 ? 0 : dtype == ATOMR_DTYPE_F64 ? 1 : dtype == ATOMR_DTYPE_C64 ? 2 : 3;
-  CUdeviceptr data = atomr_buffer_get_ptr (req->output);
+  CUdeviceptr data = atomr_buffer_get_ptr (req->output) + req->out_offset;
   double scale = req->scale;
   unsigned long long total = 1;
   guint blocks;
@@ -523,8 +526,8 @@ exec_enqueue (AtomrOp  *op,
       return FALSE;
     }
 
-  in = (gpointer) (guintptr) atomr_buffer_get_ptr (req->input);
-  out = (gpointer) (guintptr) atomr_buffer_get_ptr (req->output);
+  in = (gpointer) (guintptr) (atomr_buffer_get_ptr (req->input) + req->in_offset);
+  out = (gpointer) (guintptr) (atomr_buffer_get_ptr (req->output) + req->out_offset);
   if (atomr_fft_plan_is_half (req->plan))
     r = cufftXtExec (h, in, out, sign);
   else switch (cufft_type (req->plan))
@@ -719,40 +722,22 @@ atomr_fft_actor_get_work_area_size (AtomrFftActor *self)
   return __atomic_load_n (&self->work_area_size, __ATOMIC_RELAXED);
 }
 
+/* Everything after the operands were found: the plan against them (at
+ * byte offsets @in_offset / @out_offset of their buffers), then submit. */
 static void
-execute_submit (AtomrFftActor         *self,
-                gpointer               source_tag,
-                AtomrFftPlan          *plan,
-                AtomrFftDirection      direction,
-                AtomrFftNormalization  normalization,
-                AtomrBuffer           *input,
-                AtomrBuffer           *output,
-                GCancellable          *cancellable,
-                GAsyncReadyCallback    callback,
-                gpointer               user_data)
+execute_submit_plan (AtomrOp               *op,
+                     AtomrFftActor         *self,
+                     AtomrFftPlan          *plan,
+                     AtomrFftDirection      direction,
+                     AtomrFftNormalization  normalization,
+                     AtomrBuffer           *input,
+                     guint64                in_offset,
+                     AtomrBuffer           *output,
+                     guint64                out_offset)
 {
-  AtomrOp *op;
   ExecRequest *req;
   GError *error = NULL;
-  g_autoptr(AtomrFftPlan) owned = NULL;
   gdouble n_total = 1;
-
-  op = atomr_op_new (self, "fft", source_tag, cancellable, callback, user_data);
-  if (!atomr_check_buffer ("fft execute", "input", input, &error) ||
-      !atomr_check_buffer ("fft execute", "output", output, &error))
-    return atomr_op_fail (op, error);
-  if ((guint) direction > ATOMR_FFT_INVERSE)
-    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                           "fft execute: direction %d is not an AtomrFftDirection",
-                                           (gint) direction));
-  if ((guint) normalization > ATOMR_FFT_NORM_ORTHO)
-    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                           "fft execute: normalization %d is not an "
-                                           "AtomrFftNormalization", (gint) normalization));
-  if (plan == NULL && (owned = infer_plan (input, output, &error)) == NULL)
-    return atomr_op_fail (op, error);
-  if (plan == NULL)
-    plan = owned;
 
   if (plan->key.kind == ATOMR_FFT_R2C && direction != ATOMR_FFT_FORWARD)
     return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -763,13 +748,15 @@ execute_submit (AtomrFftActor         *self,
                                            "fft execute: direction is forward but C2R transforms "
                                            "are inverse only; use an R2C plan"));
   if (!atomr_check_dtype ("fft execute", "input", input, atomr_fft_plan_get_input_dtype (plan), &error) ||
-      !atomr_check_dtype ("fft execute", "output", output, atomr_fft_plan_get_output_dtype (plan), &error) ||
-      !atomr_check_min_elements ("fft execute", "input", input,
-                                 atomr_fft_plan_get_input_elements (plan), &error) ||
-      !atomr_check_min_elements ("fft execute", "output", output,
-                                 atomr_fft_plan_get_output_elements (plan), &error))
+      !atomr_check_dtype ("fft execute", "output", output, atomr_fft_plan_get_output_dtype (plan), &error))
     return atomr_op_fail (op, error);
-  if (input == output &&
+  if (in_offset == 0 && out_offset == 0 &&
+      (!atomr_check_min_elements ("fft execute", "input", input,
+                                  atomr_fft_plan_get_input_elements (plan), &error) ||
+       !atomr_check_min_elements ("fft execute", "output", output,
+                                  atomr_fft_plan_get_output_elements (plan), &error)))
+    return atomr_op_fail (op, error);
+  if (input == output && in_offset == out_offset &&
       (plan->key.kind != ATOMR_FFT_C2C ||
        plan->key.istride != plan->key.ostride || plan->key.idist != plan->key.odist ||
        memcmp (plan->key.inembed, plan->key.onembed, sizeof plan->key.inembed) != 0))
@@ -803,6 +790,8 @@ execute_submit (AtomrFftActor         *self,
     }
   req->input = input;
   req->output = output;
+  req->in_offset = in_offset;
+  req->out_offset = out_offset;
   req->device = atomr_actor_get_device (ATOMR_ACTOR (self));
   atomr_op_set_detail (op, atomr_fft_plan_get_description (plan));
   atomr_op_set_data (op, req, exec_request_free);
@@ -815,6 +804,301 @@ execute_submit (AtomrFftActor         *self,
   atomr_op_set_prepare (op, exec_prepare);
   atomr_op_set_enqueue (op, exec_enqueue);
   atomr_op_submit (op);
+}
+
+static gboolean
+check_direction_and_normalization (AtomrFftDirection      direction,
+                                   AtomrFftNormalization  normalization,
+                                   GError               **error)
+{
+  if ((guint) direction > ATOMR_FFT_INVERSE)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "fft execute: direction %d is not an AtomrFftDirection", (gint) direction);
+      return FALSE;
+    }
+  if ((guint) normalization > ATOMR_FFT_NORM_ORTHO)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "fft execute: normalization %d is not an AtomrFftNormalization", (gint) normalization);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+execute_submit (AtomrFftActor         *self,
+                gpointer               source_tag,
+                AtomrFftPlan          *plan,
+                AtomrFftDirection      direction,
+                AtomrFftNormalization  normalization,
+                AtomrBuffer           *input,
+                AtomrBuffer           *output,
+                GCancellable          *cancellable,
+                GAsyncReadyCallback    callback,
+                gpointer               user_data)
+{
+  AtomrOp *op;
+  GError *error = NULL;
+  g_autoptr(AtomrFftPlan) owned = NULL;
+
+  op = atomr_op_new (self, "fft", source_tag, cancellable, callback, user_data);
+  if (!atomr_check_buffer ("fft execute", "input", input, &error) ||
+      !atomr_check_buffer ("fft execute", "output", output, &error) ||
+      !check_direction_and_normalization (direction, normalization, &error))
+    return atomr_op_fail (op, error);
+  if (plan == NULL && (owned = infer_plan (input, output, &error)) == NULL)
+    return atomr_op_fail (op, error);
+  execute_submit_plan (op, self, plan ? plan : owned, direction, normalization, input, 0, output, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Views: the plan from shapes and strides                              */
+
+/* The cuFFT advanced layout of the last @rank dimensions of @t, and one
+ * batch dimension for all the leading ones.  Element (i0, i1, i2) of
+ * batch b is at b·dist + ((i0·embed[1] + i1)·embed[2] + i2)·stride: the
+ * strides of the transform dimensions must nest (each a multiple of the
+ * next one's, by at least that dimension's extent), and the leading
+ * dimensions must collapse into one.  Dimensions of extent 1 take any
+ * stride. */
+static gboolean
+view_layout (AtomrTensor  *t,
+             const gchar  *what,
+             guint         rank,
+             gint64        embed[3],
+             gint64       *stride,
+             gint64       *dist,
+             gint64       *batch,
+             GError      **error)
+{
+  guint n_dims = atomr_tensor_get_n_dims (t), lead = n_dims - rank;
+  gint64 inner;
+
+  for (guint d = 0; d < n_dims; d++)
+    if (atomr_tensor_get_dim (t, d) > 1 && atomr_tensor_get_stride (t, d) < 1)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "fft execute: %s has stride %" G_GINT64_FORMAT " in dimension %u; cuFFT "
+                     "layouts need positive strides (copy the view to a new tensor first)",
+                     what, atomr_tensor_get_stride (t, d), d);
+        return FALSE;
+      }
+
+  /* The transform dimensions, innermost first. */
+  *stride = atomr_tensor_get_dim (t, n_dims - 1) > 1 ? atomr_tensor_get_stride (t, n_dims - 1) : 1;
+  inner = *stride;
+  embed[rank - 1] = atomr_tensor_get_dim (t, n_dims - 1);
+  for (guint k = rank - 1; k >= 1; k--)
+    {
+      gint64 dim = atomr_tensor_get_dim (t, lead + k), outer_dim = atomr_tensor_get_dim (t, lead + k - 1);
+      gint64 outer = atomr_tensor_get_stride (t, lead + k - 1);
+
+      if (outer_dim <= 1)
+        embed[k] = dim;
+      else if (outer % inner != 0 || outer / inner < dim)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "fft execute: %s has strides that cuFFT's layout cannot express: "
+                       "dimension %u has stride %" G_GINT64_FORMAT ", which is not a multiple "
+                       "of %" G_GINT64_FORMAT " at least %" G_GINT64_FORMAT " times (the "
+                       "transform dimensions must nest as in row-major order; copy the view "
+                       "to a new tensor first)", what, lead + k - 1, outer, inner, dim);
+          return FALSE;
+        }
+      else
+        embed[k] = outer / inner;
+      if (__builtin_mul_overflow (inner, embed[k], &inner))
+        inner = G_MAXINT64;
+    }
+  embed[0] = MAX (atomr_tensor_get_dim (t, lead), 1);
+
+  /* The leading dimensions: one batch of a single distance. */
+  *batch = 1;
+  *dist = 0;
+  for (gint d = (gint) lead - 1; d >= 0; d--)
+    {
+      gint64 dim = atomr_tensor_get_dim (t, d), st = atomr_tensor_get_stride (t, d);
+
+      if (dim == 1)
+        continue;
+      if (*dist == 0)
+        *dist = st;
+      else if (st != *dist * *batch)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "fft execute: the batch dimensions of %s (all but the last %u) do not "
+                       "collapse into one: dimension %d has stride %" G_GINT64_FORMAT ", not %"
+                       G_GINT64_FORMAT " (copy the view to a new tensor first)",
+                       what, rank, d, st, *dist * *batch);
+          return FALSE;
+        }
+      if (__builtin_mul_overflow (*batch, dim, batch))
+        *batch = G_MAXINT64;    /* refused by the plan */
+    }
+  if (*dist == 0)
+    *dist = MAX (inner * embed[0], 1);   /* one transform: any distance */
+  return TRUE;
+}
+
+/**
+ * atomr_fft_actor_execute_tensor_async:
+ * @self: an [class@Atomr.FftActor]
+ * @rank: how many trailing dimensions to transform: 1, 2 or 3; the
+ *   dimensions before them are a batch
+ * @direction: %ATOMR_FFT_FORWARD or %ATOMR_FFT_INVERSE (R2C is forward
+ *   only, C2R inverse only)
+ * @normalization: how to scale the result
+ * @input: the input view (f32, f64, c64 or c128)
+ * @output: the output view, of the matching dtype
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the transform is in @output
+ * @user_data: data for @callback
+ *
+ * Runs an FFT over the last @rank dimensions of two views, as
+ * `numpy.fft.fftn (x, axes=range (-rank, 0))` does (or `rfftn`/`irfftn`):
+ * the kind follows the dtypes (complex → complex: C2C, real → complex:
+ * R2C, complex → real: C2R) and the transform sizes are the real side's
+ * shape; the complex side of R2C and C2R has n/2 + 1 in its last
+ * dimension, and every other dimension of the two views must be equal.
+ *
+ * The cuFFT advanced layout (strides, embeddings, batch distance) is taken
+ * from the views' strides, so sub-views and interleaved views need no
+ * copy.  Layouts cuFFT cannot express fail with
+ * %ATOMR_ERROR_INVALID_ARGUMENT naming the view and the dimension:
+ * negative or zero strides, transform dimensions that do not nest as in
+ * row-major order (a transposed view), or batch dimensions that do not
+ * collapse into one.  In place (@output the same view as @input) works
+ * for C2C; otherwise overlapping views are refused.  Half precision needs
+ * an [struct@Atomr.FftPlan] (there is no complex-half dtype).
+ *
+ * Since: 0.2
+ */
+void
+atomr_fft_actor_execute_tensor_async (AtomrFftActor         *self,
+                                      guint                  rank,
+                                      AtomrFftDirection      direction,
+                                      AtomrFftNormalization  normalization,
+                                      AtomrTensor           *input,
+                                      AtomrTensor           *output,
+                                      GCancellable          *cancellable,
+                                      GAsyncReadyCallback    callback,
+                                      gpointer               user_data)
+{
+  AtomrDevice *device;
+  AtomrOp *op;
+  GError *error = NULL;
+  AtomrDtype in_dtype, out_dtype, precision;
+  gboolean in_c, out_c, same_view;
+  AtomrFftKind kind;
+  AtomrTensor *real_side;
+  gint64 n[3], inembed[3], onembed[3], istride, ostride, idist, odist, ibatch, obatch;
+  guint n_dims;
+  g_autoptr(AtomrFftPlan) plan = NULL;
+
+  g_return_if_fail (ATOMR_IS_FFT_ACTOR (self));
+  device = atomr_actor_get_device (ATOMR_ACTOR (self));
+  op = atomr_op_new (self, "fft", atomr_fft_actor_execute_tensor_async, cancellable, callback, user_data);
+  if (!atomr_tensor_check (input, device, "fft execute: input", &error) ||
+      !atomr_tensor_check (output, device, "fft execute: output", &error) ||
+      !check_direction_and_normalization (direction, normalization, &error))
+    return atomr_op_fail (op, error);
+
+  in_dtype = atomr_tensor_get_dtype (input);
+  out_dtype = atomr_tensor_get_dtype (output);
+  in_c = atomr_dtype_is_complex (in_dtype);
+  out_c = atomr_dtype_is_complex (out_dtype);
+  if (in_dtype == ATOMR_DTYPE_F16 || in_dtype == ATOMR_DTYPE_BF16 ||
+      out_dtype == ATOMR_DTYPE_F16 || out_dtype == ATOMR_DTYPE_BF16)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                                           "fft execute: %s views have no complex counterpart; "
+                                           "half-precision transforms take an AtomrFftPlan and "
+                                           "buffers of (re, im) pairs",
+                                           atomr_dtype_get_name (in_c ? out_dtype : in_dtype)));
+  if (!in_c && !out_c)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: input (%s) and output (%s) are both real; "
+                                           "one side of an FFT must be complex",
+                                           atomr_dtype_get_name (in_dtype), atomr_dtype_get_name (out_dtype)));
+  kind = in_c && out_c ? ATOMR_FFT_C2C : out_c ? ATOMR_FFT_R2C : ATOMR_FFT_C2R;
+  real_side = kind == ATOMR_FFT_C2R ? output : input;
+  precision = (in_dtype == ATOMR_DTYPE_F64 || in_dtype == ATOMR_DTYPE_C128) ? ATOMR_DTYPE_F64
+                                                                           : ATOMR_DTYPE_F32;
+
+  n_dims = atomr_tensor_get_n_dims (real_side);
+  if (rank < 1 || rank > 3)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: rank is %u; it must be 1, 2 or 3", rank));
+  if (n_dims < rank || atomr_tensor_get_n_dims (input) != atomr_tensor_get_n_dims (output))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: input has %u dimensions and output %u; both "
+                                           "need the same number, at least the rank %u",
+                                           atomr_tensor_get_n_dims (input),
+                                           atomr_tensor_get_n_dims (output), rank));
+  for (guint d = 0; d < n_dims; d++)
+    {
+      gint64 real_dim = atomr_tensor_get_dim (real_side, d);
+      gint64 want = real_dim, got;
+      AtomrTensor *other = real_side == input ? output : input;
+
+      if (kind != ATOMR_FFT_C2C && d == n_dims - 1)
+        want = real_dim / 2 + 1;
+      got = atomr_tensor_get_dim (other, d);
+      if (got != want)
+        return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                               "fft execute: dimension %u of the %s is %" G_GINT64_FORMAT
+                                               " but the %s needs %" G_GINT64_FORMAT "%s", d,
+                                               other == input ? "input" : "output", got,
+                                               kind == ATOMR_FFT_C2C ? "transform" : "real side's shape",
+                                               want,
+                                               kind != ATOMR_FFT_C2C && d == n_dims - 1
+                                                 ? " (n/2 + 1 on the complex side)" : ""));
+    }
+  for (guint k = 0; k < rank; k++)
+    n[k] = atomr_tensor_get_dim (real_side, n_dims - rank + k);
+
+  same_view = atomr_tensor_get_buffer (input) == atomr_tensor_get_buffer (output) &&
+              atomr_tensor_get_byte_offset (input) == atomr_tensor_get_byte_offset (output) &&
+              memcmp (atomr_tensor_get_strides (input, NULL), atomr_tensor_get_strides (output, NULL),
+                      n_dims * sizeof (gint64)) == 0 &&
+              kind == ATOMR_FFT_C2C;
+  if (!same_view && atomr_tensor_overlaps (input, output))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: output overlaps input in memory; in place "
+                                           "takes the same C2C view for both"));
+
+  if (!view_layout (input, "input", rank, inembed, &istride, &idist, &ibatch, &error) ||
+      !view_layout (output, "output", rank, onembed, &ostride, &odist, &obatch, &error))
+    return atomr_op_fail (op, error);
+  if (ibatch != obatch)    /* equal shapes: only extents of 1 could differ */
+    ibatch = MAX (ibatch, obatch);
+  plan = atomr_fft_plan_new_many (kind, precision, n, rank, inembed, rank, istride, idist,
+                                  onembed, rank, ostride, odist, ibatch, &error);
+  if (plan == NULL)
+    return atomr_op_fail (op, error);
+  execute_submit_plan (op, self, plan, direction, normalization,
+                       atomr_tensor_get_buffer (input), atomr_tensor_get_byte_offset (input),
+                       atomr_tensor_get_buffer (output), atomr_tensor_get_byte_offset (output));
+}
+
+/**
+ * atomr_fft_actor_execute_tensor_finish:
+ * @self: an [class@Atomr.FftActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.FftActor.execute_tensor_async].
+ *
+ * Returns: %TRUE when the transform is in the output view
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_fft_actor_execute_tensor_finish (AtomrFftActor  *self,
+                                       GAsyncResult   *result,
+                                       GError        **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_fft_actor_execute_tensor_async, error);
 }
 
 /**
