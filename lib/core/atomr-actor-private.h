@@ -216,6 +216,19 @@ typedef gboolean (*AtomrOpPrepareFunc) (AtomrOp  *op,
                                         GError  **error);
 void         atomr_op_set_prepare      (AtomrOp              *op,
                                         AtomrOpPrepareFunc    prepare);
+/* Long CPU work of a request (cuFFT plan creation): called from a
+ * prepare function, it has @work run on a shared worker thread, never on
+ * the actor's context.  The request stays at the head of the actor's
+ * mailbox meanwhile (requests behind it wait: program order), but the
+ * context stays free for other actors, completions and replies.  When
+ * @work is done the request is run again from the top, without its
+ * prepare function; a failed @work answers the request with its error.
+ * @work may enter the device (atomr_device_enter()); it must not touch
+ * state of the actor that its context owns. */
+typedef gboolean (*AtomrOpWorkFunc) (AtomrOp  *op,
+                                     GError  **error);
+void         atomr_op_run_on_worker    (AtomrOp              *op,
+                                        AtomrOpWorkFunc       work);
 /* A fresh process-wide trace sequence number. */
 guint64      atomr_actor_next_trace_id (void);
 gboolean     atomr_actor_wants_completions (AtomrActor       *self);

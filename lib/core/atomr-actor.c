@@ -124,6 +124,8 @@ struct _ActorSource
   gpointer      capture;      /* under lock (atomic for the fast path): the
                                * AtomrGraph recording, never dereferenced */
   GWeakRef      capture_ref;  /* the same graph: safe against its finalization */
+  gint          working;      /* atomic: the mailbox head's work runs on a
+                               * worker (atomr_op_run_on_worker) */
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
   gint          n_graveyard;  /* atomic: its length, without its lock */
 };
@@ -171,6 +173,9 @@ struct _AtomrOp
   AtomrGpuClock      *clock;      /* timing on: puts GPU times on the host clock */
   AtomrLaunchInfo    *info;
   AtomrOpPrepareFunc  prepare;    /* before the device is held */
+  AtomrOpWorkFunc     work;       /* asked for by prepare: runs on a worker */
+  gint                work_state; /* atomic: WORK_NONE, _RUNNING, _DONE */
+  GError             *work_error; /* set by the worker before WORK_DONE */
   AtomrOpCompletedFunc on_completed;  /* after the reply, on the GPU path */
   gpointer            on_completed_data;
   const gchar        *capture_forbidden; /* why the request cannot be captured */
@@ -379,6 +384,8 @@ mailbox_ready (ActorSource *src)
 {
   if (g_atomic_int_get (&src->n_cancelled) > 0)
     return TRUE;
+  if (g_atomic_int_get (&src->working))
+    return FALSE;               /* the worker wakes us when it is done */
   if (g_atomic_int_get (&src->n_mail) == 0)
     return FALSE;
   return src->blocked == NULL || atomr_slot_check (src->blocked, NULL);
@@ -555,7 +562,8 @@ actor_pump (AtomrActor   *self,
       g_mutex_lock (&src->lock);
       op = g_queue_peek_head (&src->mailbox);
       g_mutex_unlock (&src->lock);
-      if (op == NULL || !op_deps_ready (op, wake, &src->blocked))
+      if (op == NULL || g_atomic_int_get (&src->working) ||
+          !op_deps_ready (op, wake, &src->blocked))
         break;
       g_mutex_lock (&src->lock);
       g_queue_pop_head (&src->mailbox);
@@ -854,6 +862,73 @@ op_check_data_deps (AtomrOp *op)
   return NULL;
 }
 
+/* ------------------------------------------------------------------ */
+/* Work on a worker thread (atomr_op_run_on_worker)                     */
+
+enum { WORK_NONE, WORK_RUNNING, WORK_DONE };
+
+/* One pool for every actor of the process: plan creation is CPU work of
+ * tens to hundreds of microseconds, rare (plans are cached), and bursty. */
+static GThreadPool *work_pool;
+
+static void
+work_thread (gpointer data,
+             gpointer unused)
+{
+  AtomrOp *op = data;
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  ActorSource *src = priv->source;
+  GError *error = NULL;
+
+  /* Once `working` is cleared the context may free the operation and the
+   * actor with it: the wake-up needs a source of its own. */
+  g_source_ref ((GSource *) src);
+  if (!op->work (op, &error))
+    op->work_error = error;
+  g_atomic_int_set (&op->work_state, WORK_DONE);
+  g_atomic_int_set (&src->working, 0);
+  source_wake (src);
+  g_source_unref ((GSource *) src);
+}
+
+/* On the actor's context: @op, just taken from the mailbox's head (or run
+ * inline, the mailbox empty), goes back to the head and waits there for
+ * its work. */
+static void
+op_start_work (AtomrOp *op)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  ActorSource *src = priv->source;
+  GError *error = NULL;
+
+  if (g_once_init_enter (&work_pool))
+    {
+      GThreadPool *pool = g_thread_pool_new (work_thread, NULL,
+                                             (gint) MAX (g_get_num_processors (), 2),
+                                             FALSE, NULL);
+      g_once_init_leave (&work_pool, pool);
+    }
+  g_atomic_int_set (&op->work_state, WORK_RUNNING);
+  g_mutex_lock (&src->lock);
+  g_queue_push_head (&src->mailbox, op);
+  g_atomic_int_inc (&src->n_mail);
+  g_atomic_int_set (&src->working, 1);
+  g_mutex_unlock (&src->lock);
+  if (!g_thread_pool_push (work_pool, op, &error))
+    {
+      /* No thread could be made: do the work here rather than fail. */
+      g_clear_error (&error);
+      work_thread (op, NULL);
+    }
+}
+
+void
+atomr_op_run_on_worker (AtomrOp         *op,
+                        AtomrOpWorkFunc  work)
+{
+  op->work = work;
+}
+
 static void
 op_run (AtomrOp *op)
 {
@@ -913,10 +988,27 @@ op_run (AtomrOp *op)
       op_reply_error (op, error);
       return;
     }
-  if (op->prepare && !op->prepare (op, &error))
+  if (g_atomic_int_get (&op->work_state) == WORK_DONE)
     {
-      op_reply_error (op, error);
-      return;
+      /* Back from the worker: prepare ran before it. */
+      if (op->work_error)
+        {
+          op_reply_error (op, g_steal_pointer (&op->work_error));
+          return;
+        }
+    }
+  else
+    {
+      if (op->prepare && !op->prepare (op, &error))
+        {
+          op_reply_error (op, error);
+          return;
+        }
+      if (op->work)
+        {
+          op_start_work (op);
+          return;
+        }
     }
 
   op->stream = atomr_stream_ref (priv->stream);
@@ -1262,6 +1354,7 @@ op_free (AtomrOp *op)
   g_free (op->detail);
   g_free (op->fail_origin);
   g_clear_error (&op->fail_error);
+  g_clear_error (&op->work_error);
   g_clear_object (&op->task);
   g_clear_object (&op->cancellable);
   g_object_unref (op->actor);
