@@ -20,6 +20,7 @@
 #include "actors/atomr-library-private.h"
 #include "actors/cudnn/atomr-cudnn-actor.h"
 #include "actors/cudnn/atomr-cudnn-private.h"
+#include "actors/cudnn/atomr-cudnn-ext-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-tensor-private.h"
 
@@ -127,6 +128,11 @@ typedef struct {
   cudnnTensorDescriptor_t      bd;         /* batch-norm parameters */
   gint                         algo;
   gsize                        workspace;
+  /* Plans of operations in other files (atomr-cudnn-ext-private.h): the
+   * key is kind -1 and the SHA-256 of ext_key, checked byte for byte. */
+  GBytes                      *ext_key;
+  gpointer                     ext;
+  GDestroyNotify               ext_free;
 } Plan;
 
 typedef struct {
@@ -210,6 +216,9 @@ plan_free (Plan *plan)
     cudnnDestroyPoolingDescriptor (plan->pd);
   if (plan->bd)
     cudnnDestroyTensorDescriptor (plan->bd);
+  if (plan->ext_free && plan->ext)
+    plan->ext_free (plan->ext);
+  g_clear_pointer (&plan->ext_key, g_bytes_unref);
   g_free (plan);
 }
 
@@ -2706,4 +2715,101 @@ atomr_cudnn_actor_set_autotune (AtomrCudnnActor *self,
   g_mutex_unlock (&self->lock);
   if (changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_AUTOTUNE]);
+}
+
+/* ------------------------------------------------------------------ */
+/* For operations in other files (atomr-cudnn-ext-private.h)            */
+
+cudnnHandle_t
+atomr_cudnn_actor_get_handle_internal (AtomrCudnnActor *self)
+{
+  return self->handle;
+}
+
+gboolean
+atomr_cudnn_actor_reserve_workspace_internal (AtomrCudnnActor  *self,
+                                              CUstream          stream,
+                                              gsize             size,
+                                              CUdeviceptr      *ptr,
+                                              GError          **error)
+{
+  if (!workspace_reserve (self, stream, size, error))
+    return FALSE;
+  *ptr = self->workspace;
+  return TRUE;
+}
+
+static void
+ext_plan_key (GBytes  *key,
+              PlanKey *k)
+{
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data (key, &len);
+  guint8 digest[32];
+  gsize digest_len = sizeof digest;
+  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+
+  g_checksum_update (sum, data, len);
+  g_checksum_get_digest (sum, digest, &digest_len);
+  g_checksum_free (sum);
+  memset (k, 0, sizeof *k);
+  k->kind = -1;
+  k->dtype = -1;
+  memcpy (k->dims[0], digest, sizeof digest);
+}
+
+gpointer
+atomr_cudnn_actor_lookup_plan_internal (AtomrCudnnActor *self,
+                                        GBytes          *key)
+{
+  PlanKey k;
+  Plan *plan;
+
+  ext_plan_key (key, &k);
+  g_mutex_lock (&self->lock);
+  plan = g_hash_table_lookup (self->plans, &k);
+  if (plan != NULL && plan->ext_key != NULL && g_bytes_equal (plan->ext_key, key))
+    {
+      self->hits++;
+      g_queue_unlink (&self->lru, &plan->link);
+      g_queue_push_head_link (&self->lru, &plan->link);
+      g_mutex_unlock (&self->lock);
+      return plan->ext;
+    }
+  self->misses++;
+  g_mutex_unlock (&self->lock);
+  return NULL;
+}
+
+void
+atomr_cudnn_actor_insert_plan_internal (AtomrCudnnActor *self,
+                                        GBytes          *key,
+                                        gpointer         data,
+                                        GDestroyNotify   destroy)
+{
+  Plan *plan = g_new0 (Plan, 1);
+  Plan *old;
+  GList *evicted = NULL;
+
+  ext_plan_key (key, &plan->key);
+  plan->link.data = plan;
+  plan->ext_key = g_bytes_ref (key);
+  plan->ext = data;
+  plan->ext_free = destroy;
+
+  g_mutex_lock (&self->lock);
+  /* A digest collision (or a plan built twice): the new one replaces it. */
+  old = g_hash_table_lookup (self->plans, &plan->key);
+  if (old != NULL)
+    {
+      g_hash_table_remove (self->plans, &old->key);
+      g_queue_unlink (&self->lru, &old->link);
+      evicted = g_list_prepend (evicted, old);
+    }
+  g_queue_push_head_link (&self->lru, &plan->link);
+  g_hash_table_insert (self->plans, &plan->key, plan);
+  evicted = g_list_concat (evicted, cache_trim_locked (self, MAX (self->capacity, 1)));
+  g_mutex_unlock (&self->lock);
+  free_plans (evicted);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CACHE_SIZE]);
 }

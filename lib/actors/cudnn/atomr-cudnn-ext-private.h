@@ -1,0 +1,43 @@
+/* atomr-cudnn-ext-private.h — what operations of the cuDNN actor that live
+ * in other files (attention, RNNs) take from the actor: its handle, its one
+ * workspace and its plan cache.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "atomr-cudnn-table-private.h"
+
+#include "actors/cudnn/atomr-cudnn-actor.h"
+#include "core/atomr-cuda-private.h"
+
+G_BEGIN_DECLS
+
+/* The actor's handle, bound to its stream; NULL on the host test device.
+ * Actor thread only. */
+cudnnHandle_t atomr_cudnn_actor_get_handle_internal        (AtomrCudnnActor  *self);
+
+/* Grows the actor's workspace to at least @size bytes (stream-ordered)
+ * and returns its address.  Actor thread only. */
+gboolean      atomr_cudnn_actor_reserve_workspace_internal (AtomrCudnnActor  *self,
+                                                            CUstream          stream,
+                                                            gsize             size,
+                                                            CUdeviceptr      *ptr,
+                                                            GError          **error);
+
+/* The plan cache, shared with the actor's own operations (one LRU, one
+ * capacity, the cache-hits / cache-misses / cache-size counters).  @key is
+ * everything the plan depends on, compared byte for byte.  Lookup counts a
+ * hit or a miss and returns the data inserted for @key, or NULL.  Insert
+ * takes @data (freed with @destroy on eviction, on any thread: plans must
+ * hold host objects only).  The data returned by lookup stays valid on the
+ * actor's thread until its next insert (it is the most recent entry, and
+ * the capacity is at least 1).  Actor thread only. */
+gpointer      atomr_cudnn_actor_lookup_plan_internal       (AtomrCudnnActor  *self,
+                                                            GBytes           *key);
+void          atomr_cudnn_actor_insert_plan_internal       (AtomrCudnnActor  *self,
+                                                            GBytes           *key,
+                                                            gpointer          data,
+                                                            GDestroyNotify    destroy);
+
+G_END_DECLS
