@@ -14,6 +14,7 @@ mapfile -t programs < <(find "$build/tests" -type f -executable \( -name 'test-g
 # Debug info would take the bundle past what the device tool carries.
 strip --strip-debug "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
 bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
+cp tests/bench/cudnn/peer_torch_sdpa.py "$out/tests/"
 cat > "$out/gpu-suite.sh" <<'RUN'
 #!/usr/bin/env bash
 # Every GPU test program (TAP), the Python tests, then every benchmark.
@@ -53,8 +54,19 @@ fi
 # GPU_SUITE_BENCH: a pattern for the benchmarks to run (default: all).
 for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   b=$(basename "$p")
+  [ "$b" = bench-sdpa ] && continue   # below, with its PyTorch peer
   timeout 150 "$here/run" "$b" > "$out/$b.log" 2>&1; echo "$b rc=$?"
 done
+# bench-sdpa and PyTorch's SDPA (cuDNN backend) in the same run: ratios.
+if [ -e "$here/bin/bench-sdpa" ] && [[ bench-sdpa == bench-${GPU_SUITE_BENCH:-*} ]]; then
+  timeout 150 "$here/run" bench-sdpa --json "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1
+  echo "bench-sdpa rc=$?"; cat "$out/bench-sdpa.log"
+  if [ -x /opt/torch/.venv/bin/python ]; then
+    timeout 200 /opt/torch/.venv/bin/python "$here/tests/peer_torch_sdpa.py" --atomr "$out/bench-sdpa.json" \
+      > "$out/peer_torch_sdpa.log" 2>&1
+    echo "peer_torch_sdpa rc=$?"; cat "$out/peer_torch_sdpa.log"
+  fi
+fi
 [ $total_fail -eq 0 ]
 RUN
 chmod +x "$out/gpu-suite.sh"

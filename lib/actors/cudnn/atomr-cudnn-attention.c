@@ -720,11 +720,11 @@ sdpa_plan_build (AtomrCudnnActor  *self,
       if (st != CUDNN_STATUS_SUCCESS)
         {
           g_autofree gchar *d = describe (k);
-          g_set_error (&g->error, ATOMR_ERROR,
-                       st / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000 ? ATOMR_ERROR_NOT_SUPPORTED
-                                                                      : ATOMR_ERROR_LIBRARY,
-                       "cuDNN: %s (%s): the operation graph was refused (%s)", r->opname, d,
-                       cudnnGetErrorString (st));
+          /* every operand was validated: a graph cuDNN refuses is one
+           * this version does not support */
+          g_set_error (&g->error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                       "cuDNN %zu: %s (%s): the operation graph was refused (%s)", version,
+                       r->opname, d, cudnnGetErrorString (st));
         }
     }
   if (g->error == NULL)
