@@ -151,6 +151,9 @@ struct _AtomrCudnnActor
 
   cudnnHandle_t  handle;          /* actor thread */
   CUdeviceptr    workspace;       /* actor thread */
+  CUdeviceptr    reserve;         /* actor thread: RNN reserve space */
+  gsize          reserve_size;    /* actor thread */
+  GBytes        *reserve_owner;   /* actor thread: what reserve holds */
 
   GMutex         lock;            /* the fields below */
   guint64        workspace_size;
@@ -2259,6 +2262,11 @@ atomr_cudnn_actor_teardown (AtomrActor *actor,
       if (self->handle)
         cudnnDestroy (self->handle);
     }
+  if (context_alive && self->reserve)
+    ATOMR_CU->cuMemFreeAsync (self->reserve, atomr_actor_get_cu_stream (actor));
+  self->reserve = 0;
+  self->reserve_size = 0;
+  g_clear_pointer (&self->reserve_owner, g_bytes_unref);
   self->workspace = 0;
   self->handle = NULL;
   g_mutex_lock (&self->lock);
@@ -2274,6 +2282,7 @@ atomr_cudnn_actor_finalize (GObject *object)
 
   all = cache_trim_locked (self, 0);
   free_plans (all);
+  g_clear_pointer (&self->reserve_owner, g_bytes_unref);
   g_hash_table_unref (self->plans);
   g_mutex_clear (&self->lock);
 
@@ -2812,4 +2821,43 @@ atomr_cudnn_actor_insert_plan_internal (AtomrCudnnActor *self,
   g_mutex_unlock (&self->lock);
   free_plans (evicted);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CACHE_SIZE]);
+}
+
+gboolean
+atomr_cudnn_actor_reserve_space_internal (AtomrCudnnActor  *self,
+                                          CUstream          stream,
+                                          gsize             size,
+                                          CUdeviceptr      *ptr,
+                                          GError          **error)
+{
+  CUdeviceptr p = 0;
+
+  if (size > self->reserve_size || self->reserve == 0)
+    {
+      if (!atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&p, MAX (size, 1), stream), "cuMemAllocAsync", error))
+        return FALSE;
+      if (self->reserve)
+        ATOMR_CU->cuMemFreeAsync (self->reserve, stream);
+      self->reserve = p;
+      self->reserve_size = MAX (size, 1);
+      g_clear_pointer (&self->reserve_owner, g_bytes_unref);
+    }
+  *ptr = self->reserve;
+  return TRUE;
+}
+
+GBytes *
+atomr_cudnn_actor_get_reserve_owner_internal (AtomrCudnnActor *self)
+{
+  return self->reserve_owner;
+}
+
+void
+atomr_cudnn_actor_set_reserve_owner_internal (AtomrCudnnActor *self,
+                                              GBytes          *owner)
+{
+  if (owner)
+    g_bytes_ref (owner);
+  g_clear_pointer (&self->reserve_owner, g_bytes_unref);
+  self->reserve_owner = owner;
 }

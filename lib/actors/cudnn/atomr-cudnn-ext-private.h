@@ -40,4 +40,17 @@ void          atomr_cudnn_actor_insert_plan_internal       (AtomrCudnnActor  *se
                                                             gpointer          data,
                                                             GDestroyNotify    destroy);
 
+/* The RNN reserve space: one device allocation per actor, grown to @size
+ * (its contents are lost when it grows), freed with the workspace.  The
+ * owner is what the space holds now (set by a training forward pass,
+ * checked by the backward passes); growing clears it.  Actor thread only. */
+gboolean      atomr_cudnn_actor_reserve_space_internal     (AtomrCudnnActor  *self,
+                                                            CUstream          stream,
+                                                            gsize             size,
+                                                            CUdeviceptr      *ptr,
+                                                            GError          **error);
+GBytes       *atomr_cudnn_actor_get_reserve_owner_internal (AtomrCudnnActor  *self);
+void          atomr_cudnn_actor_set_reserve_owner_internal (AtomrCudnnActor  *self,
+                                                            GBytes           *owner);
+
 G_END_DECLS
