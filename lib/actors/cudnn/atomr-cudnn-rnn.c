@@ -444,8 +444,9 @@ rnn_plan_build (cudnnHandle_t  h,
   RnnPlan *p = g_new0 (RnnPlan, 1);
   cudnnDataType_t dt = rnn_dtype (k->dtype);
   cudnnDataType_t prec = k->dtype == ATOMR_DTYPE_F64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  /* halves on tensor cores; f32 in full f32 (no TF32 conversion) */
   cudnnMathType_t math = (k->dtype == ATOMR_DTYPE_F16 || k->dtype == ATOMR_DTYPE_BF16) ? CUDNN_TENSOR_OP_MATH
-                                                                                     : CUDNN_DEFAULT_MATH;
+                       : k->dtype == ATOMR_DTYPE_F32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
   cudnnRNNDataLayout_t layout = k->batch_major ? CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED
                                                : CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED;
   gint64 dirs = k->bidirectional ? 2 : 1;
@@ -876,7 +877,8 @@ submit (AtomrOp    *op,
  * batch-major storage (batch × steps × features) viewed as steps × batch ×
  * features ([method@Atomr.Tensor.permute]); all of one call are stored
  * the same way.  All operands have one dtype (f32, f16, bf16 or f64;
- * halves use tensor cores with f32 arithmetic).  A training pass leaves
+ * halves use tensor cores with f32 arithmetic, f32 is computed in full
+ * f32 precision).  A training pass leaves
  * its intermediate results in the actor's reserve space for
  * [method@Atomr.CudnnActor.rnn_backward_data_async].
  *
