@@ -69,6 +69,8 @@ void         atomr_op_set_geometry (AtomrOp             *op,
                                     const guint          grid[3],
                                     const guint          block[3],
                                     guint                shared_mem);
+/* Before the submit, or from the enqueue function (the launch info
+ * follows). */
 void         atomr_op_set_detail   (AtomrOp             *op,
                                     const gchar         *detail);
 /* The operation reads or writes buffers of other devices too (a
@@ -135,6 +137,7 @@ typedef struct {
   gboolean      pushed;
   GMainContext *saved_wake;
   GAsyncResult *result;
+  GPtrArray    *deps;           /* AtomrSlot*: what the request follows */
 } AtomrSync;
 
 void          atomr_sync_begin    (AtomrSync    *sync,

@@ -162,6 +162,7 @@ struct _AtomrOp
   gboolean            multi_device; /* buffers of other devices allowed */
   gboolean            replied;    /* answered early (cancelled, timed out) */
   gboolean            for_sync;   /* made by a _sync helper */
+  AtomrSync          *sync;       /* that helper's, when for_sync */
   gboolean            barrier;
   gchar              *fail_origin; /* the original failure this op stands for */
   GError             *fail_error;
@@ -326,9 +327,13 @@ op_is_done (AtomrOp  *op,
         *result = atomr_fence_query (fence);  /* learn a sticky error */
       return TRUE;
     }
-  /* Somebody else signals these. */
+  /* Somebody else signals these: the event thread, the host function, or
+   * the completion service once handed off (then a query per prepare and
+   * check of every actor in flight is wasted: with a thousand actors on a
+   * context that was the larger part of an iteration). */
   if (fence->mode == ATOMR_COMPLETION_EVENT_THREAD ||
-      (fence->mode == ATOMR_COMPLETION_HOST_FUNC && fence->event != NULL))
+      (fence->mode == ATOMR_COMPLETION_HOST_FUNC && fence->event != NULL) ||
+      op->handed_off)
     return FALSE;
 
   res = atomr_fence_query (fence);
@@ -1192,6 +1197,8 @@ atomr_op_new (gpointer             actor,
        * already on the GPU reports its real outcome. */
       g_task_set_check_cancellable (op->task, FALSE);
       op->for_sync = callback == atomr_sync_callback;
+      if (op->for_sync)
+        op->sync = user_data;
     }
   if (cancellable)
     op->cancellable = g_object_ref (cancellable);
@@ -1342,6 +1349,11 @@ atomr_op_set_detail (AtomrOp     *op,
 {
   g_free (op->detail);
   op->detail = g_strdup (detail);
+  /* from the enqueue function (on the actor's context, before the
+   * after-enqueue signal): the launch info follows, so traces show what
+   * actually ran */
+  if (op->info != NULL)
+    atomr_launch_info_set_detail (op->info, detail);
 }
 
 void
@@ -1472,6 +1484,14 @@ atomr_op_submit (AtomrOp *op)
       op->slot = atomr_slot_new (op->actor);
       atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps, &op->data_deps);
     }
+  /* What a blocking helper waits behind: it may have to drive those
+   * actors itself (atomr_sync_wait). */
+  if (op->sync && op->deps.len > 0 && op->sync->deps == NULL)
+    {
+      op->sync->deps = g_ptr_array_new_full (op->deps.len, (GDestroyNotify) atomr_slot_unref);
+      for (guint i = 0; i < op->deps.len; i++)
+        g_ptr_array_add (op->sync->deps, atomr_slot_ref (op->deps.data[i]));
+    }
   /* Run at once only from the actor's context and never while one of its
    * operations is being enqueued (a handler): that one comes first. */
   inline_run = g_queue_is_empty (&src->mailbox) && g_main_context_is_owner (priv->context) &&
@@ -1579,12 +1599,72 @@ watchdog_tick (gpointer data)
   return G_SOURCE_REMOVE;   /* only wakes the private context up */
 }
 
+/* Drives the actor that owns @slot when this thread may (its context is
+ * ours or nobody's), then the one that actor's mailbox head waits for, and
+ * so on: a blocking call waits behind requests of actors whose context
+ * nobody iterates meanwhile — the caller's own, typically (requests made
+ * without a callback on the default context, then a _sync whose actor
+ * runs on the device's thread).  Returns TRUE when it ran something. */
+static gboolean
+sync_drive_chain (AtomrSlot    *slot,
+                  AtomrActor   *skip,
+                  GMainContext *wake)
+{
+  g_autoptr(AtomrSlot) cur = atomr_slot_ref (slot);
+  gboolean progressed = FALSE;
+
+  for (guint depth = 0; cur && depth < 64; depth++)
+    {
+      g_autoptr(AtomrActor) owner = atomr_slot_dup_pending_owner (cur);
+      AtomrActorPrivate *priv;
+      AtomrSlot *next = NULL;
+      guint64 before;
+
+      if (owner == NULL || owner == skip)
+        break;
+      priv = atomr_actor_get_instance_private (owner);
+      if (priv->source == NULL || !g_main_context_acquire (priv->context))
+        {
+          /* Another thread runs it: be woken when the slot resolves. */
+          atomr_slot_check (cur, wake);
+          break;
+        }
+      before = g_atomic_int_get (&priv->source->n_mail);
+      actor_pump (owner, wake, FALSE);
+      progressed |= (guint64) g_atomic_int_get (&priv->source->n_mail) != before;
+      if (priv->source->blocked)
+        next = atomr_slot_ref (priv->source->blocked);
+      /* What its own context missed while we drove it. */
+      g_main_context_wakeup (priv->context);
+      g_main_context_release (priv->context);
+      atomr_slot_check (cur, wake);
+      g_clear_pointer (&cur, atomr_slot_unref);
+      cur = next;
+    }
+  return progressed;
+}
+
+static gboolean
+sync_drive_dependencies (AtomrSync *sync)
+{
+  gboolean progressed = FALSE;
+
+  for (guint i = 0; sync->deps && i < sync->deps->len; i++)
+    progressed |= sync_drive_chain (g_ptr_array_index (sync->deps, i),
+                                    sync->acquired ? sync->actor : NULL, sync->context);
+  return progressed;
+}
+
 GAsyncResult *
 atomr_sync_wait (AtomrSync *sync)
 {
   while (sync->result == NULL)
     {
       GSource *timer = NULL;
+
+      /* Requests it waits behind, on actors nobody else drives now. */
+      if (sync_drive_dependencies (sync))
+        continue;
 
       if (sync->acquired)
         {
@@ -1635,6 +1715,7 @@ atomr_sync_end (AtomrSync *sync)
       g_main_context_release (priv->context);
     }
   g_clear_object (&sync->result);
+  g_clear_pointer (&sync->deps, g_ptr_array_unref);
   g_clear_pointer (&sync->context, g_main_context_unref);
   g_clear_object (&sync->actor);
 }

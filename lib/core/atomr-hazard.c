@@ -40,6 +40,20 @@ atomr_slot_get_owner (AtomrSlot *slot)
   return slot->owner;
 }
 
+/* The owner (an actor), referenced, while the slot is not resolved: its
+ * request is still queued then, and holds the actor.  NULL otherwise. */
+gpointer
+atomr_slot_dup_pending_owner (AtomrSlot *slot)
+{
+  gpointer owner = NULL;
+
+  G_LOCK (hazards);
+  if (!slot->resolved && slot->owner)
+    owner = g_object_ref (slot->owner);
+  G_UNLOCK (hazards);
+  return owner;
+}
+
 void
 atomr_slot_set_sequence (AtomrSlot *slot,
                          guint64    sequence)

@@ -71,8 +71,10 @@ gboolean     atomr_kernel_cache_write_entry    (AtomrKernelCache    *self,
                                                 const gchar         *source,
                                                 GError             **error);
 
-/* $ATOMR_CACHE_DISABLE set: compiles go around every cache. */
-gboolean     atomr_kernel_cache_disabled_by_env (void);
+/* $ATOMR_CACHE_DISABLE was set when @self was created: compiles go
+ * around it.  (Read once per cache object, not on every compile: getenv()
+ * cost a quarter of a memory hit.) */
+gboolean     atomr_kernel_cache_disabled_by_env (AtomrKernelCache *self);
 
 /* Counters of this cache object (memory hits, disk hits, misses). */
 void         atomr_kernel_cache_get_counters   (AtomrKernelCache     *self,
