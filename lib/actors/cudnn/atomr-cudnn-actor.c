@@ -2958,25 +2958,6 @@ atomr_cudnn_actor_set_dropout_seed (AtomrCudnnActor *self,
 /* ------------------------------------------------------------------ */
 /* For operations in other files (atomr-cudnn-ext-private.h)            */
 
-cudnnHandle_t
-atomr_cudnn_actor_get_handle_internal (AtomrCudnnActor *self)
-{
-  return self->handle;
-}
-
-gboolean
-atomr_cudnn_actor_reserve_workspace_internal (AtomrCudnnActor  *self,
-                                              CUstream          stream,
-                                              gsize             size,
-                                              CUdeviceptr      *ptr,
-                                              GError          **error)
-{
-  if (!workspace_reserve (self, stream, size, error))
-    return FALSE;
-  *ptr = self->workspace;
-  return TRUE;
-}
-
 static void
 ext_plan_key (GBytes  *key,
               PlanKey *k)

@@ -92,23 +92,8 @@ typedef struct {
 /* ------------------------------------------------------------------ */
 /* Messages                                                             */
 
-static gboolean
-cudnn_ok (cudnnStatus_t   status,
-          const gchar    *call,
-          const gchar    *opname,
-          GError        **error)
-{
-  g_autofree gchar *what = NULL;
-
-  if (status == CUDNN_STATUS_SUCCESS)
-    return TRUE;
-  what = g_strdup_printf ("%s (for %s)", call, opname);
-  return atomr_library_check (FALSE, "cuDNN", what, cudnnGetErrorString (status), status,
-                              status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
-                              status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
-                              status / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000,
-                              error);
-}
+/* cuDNN's status as a GError (the actor's one mapper). */
+#define cudnn_ok atomr_cudnn_status_check
 
 /* "bf16, causal, q 8×16×1024×128 strides (…), k …" */
 static gchar *
@@ -678,7 +663,7 @@ sdpa_plan_build (AtomrCudnnActor  *self,
                  GError          **error)
 {
   const SdpaKey *k = &r->key;
-  cudnnHandle_t handle = atomr_cudnn_actor_get_handle_internal (self);
+  cudnnHandle_t handle = atomr_cudnn_actor_get_handle (self);
   guint64 limit = atomr_cudnn_actor_get_workspace_limit (self);
   size_t version = cudnnGetVersion ();
   Graph *g;
@@ -772,7 +757,7 @@ sdpa_enqueue (AtomrOp  *op,
 {
   AtomrCudnnActor *self = ATOMR_CUDNN_ACTOR (atomr_op_get_actor (op));
   SdpaRequest *r = atomr_op_get_data (op);
-  cudnnHandle_t handle = atomr_cudnn_actor_get_handle_internal (self);
+  cudnnHandle_t handle = atomr_cudnn_actor_get_handle (self);
   CUstream stream = atomr_op_get_cu_stream (op);
   SdpaPlan *plan;
   CUdeviceptr ws = 0;
@@ -801,9 +786,9 @@ sdpa_enqueue (AtomrOp  *op,
         return FALSE;
       atomr_cudnn_actor_insert_plan_internal (self, r->key_bytes, plan, sdpa_plan_free);
     }
-  if (!atomr_cudnn_actor_reserve_workspace_internal (self, stream, MAX (plan->workspace, 1), &ws, error))
+  if (!atomr_cudnn_actor_reserve_workspace (self, stream, MAX (plan->workspace, 1), &ws_ptr, error))
     return FALSE;
-  ws_ptr = (void *) (uintptr_t) ws;
+  ws = (CUdeviceptr) (uintptr_t) ws_ptr;
 
   for (guint i = 0; i < N_T; i++)
     if (r->t[i] != NULL)

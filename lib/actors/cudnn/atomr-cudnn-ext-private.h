@@ -1,6 +1,7 @@
 /* atomr-cudnn-ext-private.h — what operations of the cuDNN actor that live
- * in other files (attention, RNNs) take from the actor: its handle, its one
- * workspace and its plan cache.
+ * in other files (attention, RNNs) take from the actor besides
+ * atomr-cudnn-actor-private.h (handle, workspace): plans in the actor's own
+ * LRU cache under a byte key, and the RNN reserve space.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -9,21 +10,10 @@
 #include "atomr-cudnn-table-private.h"
 
 #include "actors/cudnn/atomr-cudnn-actor.h"
+#include "actors/cudnn/atomr-cudnn-actor-private.h"
 #include "core/atomr-cuda-private.h"
 
 G_BEGIN_DECLS
-
-/* The actor's handle, bound to its stream; NULL on the host test device.
- * Actor thread only. */
-cudnnHandle_t atomr_cudnn_actor_get_handle_internal        (AtomrCudnnActor  *self);
-
-/* Grows the actor's workspace to at least @size bytes (stream-ordered)
- * and returns its address.  Actor thread only. */
-gboolean      atomr_cudnn_actor_reserve_workspace_internal (AtomrCudnnActor  *self,
-                                                            CUstream          stream,
-                                                            gsize             size,
-                                                            CUdeviceptr      *ptr,
-                                                            GError          **error);
 
 /* The plan cache, shared with the actor's own operations (one LRU, one
  * capacity, the cache-hits / cache-misses / cache-size counters).  @key is

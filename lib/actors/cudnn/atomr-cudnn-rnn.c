@@ -373,23 +373,8 @@ static const gchar *const slot_names[N_R] = {
   "x", "hx", "cx", "w", "y", "hy", "cy", "dy", "dhy", "dcy", "dx", "dhx", "dcx",
 };
 
-static gboolean
-cudnn_ok (cudnnStatus_t   status,
-          const gchar    *call,
-          const gchar    *opname,
-          GError        **error)
-{
-  g_autofree gchar *what = NULL;
-
-  if (status == CUDNN_STATUS_SUCCESS)
-    return TRUE;
-  what = g_strdup_printf ("%s (for %s)", call, opname);
-  return atomr_library_check (FALSE, "cuDNN", what, cudnnGetErrorString (status), status,
-                              status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
-                              status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
-                              status / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000,
-                              error);
-}
+/* cuDNN's status as a GError (the actor's one mapper). */
+#define cudnn_ok atomr_cudnn_status_check
 
 static gchar *
 describe (const RnnKey *k)
@@ -521,7 +506,7 @@ rnn_enqueue (AtomrOp  *op,
 {
   AtomrCudnnActor *self = ATOMR_CUDNN_ACTOR (atomr_op_get_actor (op));
   RnnRequest *r = atomr_op_get_data (op);
-  cudnnHandle_t h = atomr_cudnn_actor_get_handle_internal (self);
+  cudnnHandle_t h = atomr_cudnn_actor_get_handle (self);
   CUstream stream = atomr_op_get_cu_stream (op);
   RnnPlan *plan;
   CUdeviceptr ws = 0, reserve = 0;
@@ -579,15 +564,16 @@ rnn_enqueue (AtomrOp  *op,
 
   seq_bytes = ((gsize) r->key.batch * sizeof (int32_t) + 255) / 256 * 256;
   ws_size = r->kind == KIND_FWD_INFERENCE ? plan->ws_inference : plan->ws_training;
-  if (!atomr_cudnn_actor_reserve_workspace_internal (self, stream, seq_bytes + ws_size, &ws, error))
+  if (!atomr_cudnn_actor_reserve_workspace (self, stream, seq_bytes + ws_size, &ws_ptr, error))
     return FALSE;
+  ws = (CUdeviceptr) (uintptr_t) ws_ptr;
   /* every sequence has the full length */
   if (!atomr_cuda_check (ATOMR_CU->cuMemsetD32Async (ws, (unsigned int) r->key.seq, (size_t) r->key.batch,
                                                      stream),
                          "cuMemsetD32Async", error))
     return FALSE;
   dev_lengths = (const int32_t *) (uintptr_t) ws;
-  ws_ptr = (void *) (uintptr_t) (ws + seq_bytes);
+  ws_ptr = (void *) (uintptr_t) (ws + seq_bytes);   /* cuDNN's part */
   if (r->kind != KIND_FWD_INFERENCE &&
       !atomr_cudnn_actor_reserve_space_internal (self, stream, plan->reserve, &reserve, error))
     return FALSE;
