@@ -17,6 +17,8 @@ bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
 # The peers of bench-graph (PyTorch, CuPy), run with the machine's Python.
 mkdir -p "$out/peers"
 cp tests/bench/peers/*.py "$out/peers/"
+
+cp tests/bench/cudnn/peer_torch_sdpa.py "$out/tests/"
 cat > "$out/gpu-suite.sh" <<'RUN'
 #!/usr/bin/env bash
 # Every GPU test program (TAP), the Python tests, then every benchmark.
@@ -56,6 +58,7 @@ fi
 # GPU_SUITE_BENCH: a pattern for the benchmarks to run (default: all).
 for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   b=$(basename "$p")
+  [ "$b" = bench-sdpa ] && continue   # below, with its PyTorch peer
   timeout 150 "$here/run" "$b" > "$out/$b.log" 2>&1; echo "$b rc=$?"
 done
 # The peers table of issue 17: bench-graph's figures as JSON, then the same
@@ -69,6 +72,16 @@ if [ -x /opt/torch/.venv/bin/python ] && [ -x "$here/bin/bench-graph" ] &&
       > "$out/graph-$s.log" 2>&1
     echo "graph $s rc=$?"; tail -12 "$out/graph-$s.log"
   done
+fi
+# bench-sdpa and PyTorch's SDPA (cuDNN backend) in the same run: ratios.
+if [ -e "$here/bin/bench-sdpa" ] && [[ bench-sdpa == bench-${GPU_SUITE_BENCH:-*} ]]; then
+  timeout 150 "$here/run" bench-sdpa --json "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1
+  echo "bench-sdpa rc=$?"; cat "$out/bench-sdpa.log"
+  if [ -x /opt/torch/.venv/bin/python ]; then
+    timeout 200 /opt/torch/.venv/bin/python "$here/tests/peer_torch_sdpa.py" --atomr "$out/bench-sdpa.json" \
+      > "$out/peer_torch_sdpa.log" 2>&1
+    echo "peer_torch_sdpa rc=$?"; cat "$out/peer_torch_sdpa.log"
+  fi
 fi
 [ $total_fail -eq 0 ]
 RUN

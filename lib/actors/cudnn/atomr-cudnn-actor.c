@@ -22,6 +22,7 @@
 #include "actors/cudnn/atomr-cudnn-private.h"
 #include "actors/cudnn/atomr-cudnn-actor-private.h"
 #include "actors/cudnn/atomr-cudnn-graph-private.h"
+#include "actors/cudnn/atomr-cudnn-ext-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-tensor-private.h"
 
@@ -129,6 +130,11 @@ typedef struct {
   cudnnTensorDescriptor_t      bd;         /* batch-norm parameters */
   gint                         algo;
   gsize                        workspace;
+  /* Plans of operations in other files (atomr-cudnn-ext-private.h): the
+   * key is kind -1 and the SHA-256 of ext_key, checked byte for byte. */
+  GBytes                      *ext_key;
+  gpointer                     ext;
+  GDestroyNotify               ext_free;
 } Plan;
 
 typedef struct {
@@ -147,6 +153,9 @@ struct _AtomrCudnnActor
 
   cudnnHandle_t  handle;          /* actor thread */
   CUdeviceptr    workspace;       /* actor thread */
+  CUdeviceptr    reserve;         /* actor thread: RNN reserve space */
+  gsize          reserve_size;    /* actor thread */
+  GBytes        *reserve_owner;   /* actor thread: what reserve holds */
 
   GMutex         lock;            /* the fields below */
   guint64        workspace_size;
@@ -220,6 +229,9 @@ plan_free (Plan *plan)
     cudnnDestroyPoolingDescriptor (plan->pd);
   if (plan->bd)
     cudnnDestroyTensorDescriptor (plan->bd);
+  if (plan->ext_free && plan->ext)
+    plan->ext_free (plan->ext);
+  g_clear_pointer (&plan->ext_key, g_bytes_unref);
   g_free (plan);
 }
 
@@ -2301,6 +2313,11 @@ atomr_cudnn_actor_teardown (AtomrActor *actor,
       if (self->handle)
         cudnnDestroy (self->handle);
     }
+  if (context_alive && self->reserve)
+    ATOMR_CU->cuMemFreeAsync (self->reserve, atomr_actor_get_cu_stream (actor));
+  self->reserve = 0;
+  self->reserve_size = 0;
+  g_clear_pointer (&self->reserve_owner, g_bytes_unref);
   self->workspace = 0;
   self->handle = NULL;
   /* Execution plans were finalized against the old handle, kernels were
@@ -2323,6 +2340,7 @@ atomr_cudnn_actor_finalize (GObject *object)
 
   all = cache_trim_locked (self, 0);
   free_plans (all);
+  g_clear_pointer (&self->reserve_owner, g_bytes_unref);
   g_clear_pointer (&self->graph_plans, atomr_cudnn_plan_cache_free);
   g_clear_pointer (&self->kernels, g_hash_table_unref);
   g_hash_table_unref (self->plans);
@@ -2935,4 +2953,121 @@ atomr_cudnn_actor_set_dropout_seed (AtomrCudnnActor *self,
   g_mutex_unlock (&self->lock);
   if (changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DROPOUT_SEED]);
+}
+
+/* ------------------------------------------------------------------ */
+/* For operations in other files (atomr-cudnn-ext-private.h)            */
+
+static void
+ext_plan_key (GBytes  *key,
+              PlanKey *k)
+{
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data (key, &len);
+  guint8 digest[32];
+  gsize digest_len = sizeof digest;
+  GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA256);
+
+  g_checksum_update (sum, data, len);
+  g_checksum_get_digest (sum, digest, &digest_len);
+  g_checksum_free (sum);
+  memset (k, 0, sizeof *k);
+  k->kind = -1;
+  k->dtype = -1;
+  memcpy (k->dims[0], digest, sizeof digest);
+}
+
+gpointer
+atomr_cudnn_actor_lookup_plan_internal (AtomrCudnnActor *self,
+                                        GBytes          *key)
+{
+  PlanKey k;
+  Plan *plan;
+
+  ext_plan_key (key, &k);
+  g_mutex_lock (&self->lock);
+  plan = g_hash_table_lookup (self->plans, &k);
+  if (plan != NULL && plan->ext_key != NULL && g_bytes_equal (plan->ext_key, key))
+    {
+      self->hits++;
+      g_queue_unlink (&self->lru, &plan->link);
+      g_queue_push_head_link (&self->lru, &plan->link);
+      g_mutex_unlock (&self->lock);
+      return plan->ext;
+    }
+  self->misses++;
+  g_mutex_unlock (&self->lock);
+  return NULL;
+}
+
+void
+atomr_cudnn_actor_insert_plan_internal (AtomrCudnnActor *self,
+                                        GBytes          *key,
+                                        gpointer         data,
+                                        GDestroyNotify   destroy)
+{
+  Plan *plan = g_new0 (Plan, 1);
+  Plan *old;
+  GList *evicted = NULL;
+
+  ext_plan_key (key, &plan->key);
+  plan->link.data = plan;
+  plan->ext_key = g_bytes_ref (key);
+  plan->ext = data;
+  plan->ext_free = destroy;
+
+  g_mutex_lock (&self->lock);
+  /* A digest collision (or a plan built twice): the new one replaces it. */
+  old = g_hash_table_lookup (self->plans, &plan->key);
+  if (old != NULL)
+    {
+      g_hash_table_remove (self->plans, &old->key);
+      g_queue_unlink (&self->lru, &old->link);
+      evicted = g_list_prepend (evicted, old);
+    }
+  g_queue_push_head_link (&self->lru, &plan->link);
+  g_hash_table_insert (self->plans, &plan->key, plan);
+  evicted = g_list_concat (evicted, cache_trim_locked (self, MAX (self->capacity, 1)));
+  g_mutex_unlock (&self->lock);
+  free_plans (evicted);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CACHE_SIZE]);
+}
+
+gboolean
+atomr_cudnn_actor_reserve_space_internal (AtomrCudnnActor  *self,
+                                          CUstream          stream,
+                                          gsize             size,
+                                          CUdeviceptr      *ptr,
+                                          GError          **error)
+{
+  CUdeviceptr p = 0;
+
+  if (size > self->reserve_size || self->reserve == 0)
+    {
+      if (!atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&p, MAX (size, 1), stream), "cuMemAllocAsync", error))
+        return FALSE;
+      if (self->reserve)
+        ATOMR_CU->cuMemFreeAsync (self->reserve, stream);
+      self->reserve = p;
+      self->reserve_size = MAX (size, 1);
+      g_clear_pointer (&self->reserve_owner, g_bytes_unref);
+    }
+  *ptr = self->reserve;
+  return TRUE;
+}
+
+GBytes *
+atomr_cudnn_actor_get_reserve_owner_internal (AtomrCudnnActor *self)
+{
+  return self->reserve_owner;
+}
+
+void
+atomr_cudnn_actor_set_reserve_owner_internal (AtomrCudnnActor *self,
+                                              GBytes          *owner)
+{
+  if (owner)
+    g_bytes_ref (owner);
+  g_clear_pointer (&self->reserve_owner, g_bytes_unref);
+  self->reserve_owner = owner;
 }
