@@ -381,6 +381,7 @@ typedef struct {
   gint64 s[N_OPS][NL];
   gint32 inner[NL];    /* a normalized loop (else a row loop) */
   gint32 pdim[NL];     /* a loop the parameters vary along */
+  gint32 first[4];     /* per selection (see offsets()): its outermost loop, or -1 */
   gint32 n;
 } NormLoops;
 
@@ -393,7 +394,7 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
   g_string_append_printf (s,
     "typedef long long i64;\n"
     "#define NL %d\n"
-    "struct Loops { i64 ext[NL]; i64 s[%d][NL]; int inner[NL]; int pdim[NL]; int n; };\n",
+    "struct Loops { i64 ext[NL]; i64 s[%d][NL]; int inner[NL]; int pdim[NL]; int first[4]; int n; };\n",
     NL, N_OPS);
   /* No header: halves convert with PTX cvt, so NVRTC needs no include
    * path (as the Tensor actor's kernels). */
@@ -432,12 +433,15 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
   g_string_append (s,
     /* Adds the offsets of index @idx over the selected loops (0: row
      * loops, 1: normalized loops, 2: parameter loops, 3: the others),
-     * last loop fastest. */
+     * last loop fastest.  The outermost selected loop takes what is
+     * left without a division (one loop: no division at all). */
     "__device__ __forceinline__ void offsets(const Loops &L, int sel, i64 idx, i64 *o) {\n"
-    "  for (int k = L.n - 1; k >= 0; k--) {\n"
+    "  int first = L.first[sel];\n"
+    "  for (int k = L.n - 1; k >= first && k >= 0; k--) {\n"
     "    int on = sel == 0 ? !L.inner[k] : sel == 1 ? L.inner[k] : sel == 2 ? L.pdim[k] : !L.pdim[k];\n"
     "    if (!on) continue;\n"
-    "    i64 e = L.ext[k], i = idx % e; idx /= e;\n"
+    "    i64 i;\n"
+    "    if (k == first) i = idx; else { i64 e = L.ext[k]; i = idx % e; idx /= e; }\n"
     "    for (int q = 0; q < 5; q++) o[q] += i * L.s[q][k];\n"
     "  }\n"
     "}\n"
@@ -859,6 +863,16 @@ check_norm (AtomrCudnnActor    *self,
       r->rows = shape[0] * groups;
       r->m = cg * spatial;
       r->n_param = c;
+    }
+  for (gint sel = 0; sel < 4; sel++)
+    {
+      L->first[sel] = -1;
+      for (gint k = L->n - 1; k >= 0; k--)
+        {
+          gboolean on = sel == 0 ? !L->inner[k] : sel == 1 ? L->inner[k] : sel == 2 ? L->pdim[k] : !L->pdim[k];
+          if (on)
+            L->first[sel] = k;
+        }
     }
   return TRUE;
 }
