@@ -13,8 +13,9 @@
  *   atomr_norm_fwd        one block per row: mean, variance (two passes,
  *                         in f32, f64 for f64), y, and the saved stats
  *   atomr_norm_bwd_data   one block per row: dx from the saved stats
- *   atomr_norm_bwd_param  one block per scale element: Σ dy·x̂ and Σ dy
- *                         (no atomics: every run gives the same bits)
+ *   atomr_norm_bwd_param  32 scale elements per block (8 partial sums
+ *                         each): Σ dy·x̂ and Σ dy, combined in a fixed
+ *                         order (no atomics: every run gives the same bits)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -516,26 +517,35 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
     "    }\n"
     "  }\n"
     "}\n"
+    /* 32 consecutive parameters per block (threadIdx.x: coalesced when
+     * they are the fastest dimension, as in layer norms), 8 rows of
+     * threads splitting the sum, combined in a fixed order. */
     "extern \"C\" __global__ void atomr_norm_bwd_param(const T *x, const T *dy, T *dscale, T *dbias,\n"
     "    const acc_t *mean_in, const acc_t *rstd_in, int rms, i64 n_param, i64 n_red, Loops L) {\n"
-    "  __shared__ acc_t sh[33];\n"
-    "  for (i64 p = blockIdx.x; p < n_param; p += gridDim.x) {\n"
-    "    i64 base[5] = { 0, 0, 0, 0, 0 };\n"
-    "    offsets(L, 2, p, base);\n"
+    "  __shared__ acc_t sh1[8][33], sh2[8][33];\n"
+    "  int tx = threadIdx.x, ty = threadIdx.y;\n"
+    "  for (i64 p0 = (i64) blockIdx.x * 32; p0 < n_param; p0 += (i64) gridDim.x * 32) {\n"
+    "    i64 p = p0 + tx;\n"
     "    acc_t s1 = 0, s2 = 0;\n"
-    "    for (i64 q = threadIdx.x; q < n_red; q += blockDim.x) {\n"
-    "      LOAD_OFFSETS(3, q);\n"
-    "      acc_t mean = rms ? (acc_t) 0 : mean_in[o[4]];\n"
-    "      acc_t d = ld(dy + o[2]);\n"
-    "      s1 += d * (ld(x + o[0]) - mean) * rstd_in[o[4]];\n"
-    "      s2 += d;\n"
+    "    i64 base[5] = { 0, 0, 0, 0, 0 };\n"
+    "    if (p < n_param) {\n"
+    "      offsets(L, 2, p, base);\n"
+    "      for (i64 q = ty; q < n_red; q += blockDim.y) {\n"
+    "        LOAD_OFFSETS(3, q);\n"
+    "        acc_t mean = rms ? (acc_t) 0 : mean_in[o[4]];\n"
+    "        acc_t d = ld(dy + o[2]);\n"
+    "        s1 += d * (ld(x + o[0]) - mean) * rstd_in[o[4]];\n"
+    "        s2 += d;\n"
+    "      }\n"
     "    }\n"
-    "    s1 = block_sum(s1, sh);\n"
-    "    s2 = block_sum(s2, sh);\n"
-    "    if (threadIdx.x == 0) {\n"
+    "    sh1[ty][tx] = s1; sh2[ty][tx] = s2;\n"
+    "    __syncthreads();\n"
+    "    if (ty == 0 && p < n_param) {\n"
+    "      for (int k = 1; k < (int) blockDim.y; k++) { s1 += sh1[k][tx]; s2 += sh2[k][tx]; }\n"
     "      if (dscale) st(dscale + base[3], s1);\n"
     "      if (dbias) st(dbias + base[3], s2);\n"
     "    }\n"
+    "    __syncthreads();\n"
     "  }\n"
     "}\n");
   return g_string_free (s, FALSE);
@@ -705,7 +715,7 @@ norm_enqueue (AtomrOp  *op,
     params[8] = &n_red;
     params[9] = &r->loops;
     return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
-                                                       grid_of (r->n_param), 1, 1, 256, 1, 1, 0,
+                                                       grid_of ((r->n_param + 31) / 32), 1, 1, 32, 8, 1, 0,
                                                        stream, params, NULL),
                              "cuLaunchKernel (normalization backward parameters)", error);
   }
