@@ -14,6 +14,7 @@ mapfile -t programs < <(find "$build/tests" -type f -executable \( -name 'test-g
 # Debug info would take the bundle past what the device tool carries.
 strip --strip-debug "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
 bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
+cp tests/bench/cudnn/peer_torch.py "$out/tests/peer_cudnn_torch.py"
 cat > "$out/gpu-suite.sh" <<'RUN'
 #!/usr/bin/env bash
 # Every GPU test program (TAP), the Python tests, then every benchmark.
@@ -53,8 +54,16 @@ fi
 # GPU_SUITE_BENCH: a pattern for the benchmarks to run (default: all).
 for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   b=$(basename "$p")
-  timeout 150 "$here/run" "$b" > "$out/$b.log" 2>&1; echo "$b rc=$?"
+  args=()
+  [ "$b" = bench-cudnn ] && args=(--json "$out/bench-cudnn.json")
+  timeout 150 "$here/run" "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
 done
+# bench-cudnn's rows through PyTorch on the same GPU: torch/atomr ratios.
+if [ -f "$out/bench-cudnn.json" ] && [ -x /opt/torch/.venv/bin/python ]; then
+  timeout 120 /opt/torch/.venv/bin/python "$here/tests/peer_cudnn_torch.py" --atomr "$out/bench-cudnn.json" \
+    > "$out/peer-cudnn-torch.log" 2>&1
+  echo "peer_cudnn_torch rc=$?"; tail -7 "$out/peer-cudnn-torch.log"
+fi
 [ $total_fail -eq 0 ]
 RUN
 chmod +x "$out/gpu-suite.sh"
