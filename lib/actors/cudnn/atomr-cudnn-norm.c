@@ -463,29 +463,40 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
     "  return sh[32];\n"
     "}\n"
     "#define LOAD_OFFSETS(sel, j) i64 o[5] = { base[0], base[1], base[2], base[3], base[4] }; offsets(L, sel, j, o)\n"
+    /* With @cached, the row lives in dynamic shared memory (m values,
+     * each thread keeping its own): x is read from memory once. */
     "extern \"C\" __global__ void atomr_norm_fwd(const T *x, T *y, const T *scale, const T *bias,\n"
-    "    acc_t *mean_out, acc_t *rstd_out, acc_t eps, int rms, i64 rows, i64 m, Loops L) {\n"
+    "    acc_t *mean_out, acc_t *rstd_out, acc_t eps, int rms, i64 rows, i64 m, int cached, Loops L) {\n"
     "  __shared__ acc_t sh[33];\n"
+    "  extern __shared__ acc_t cache[];\n"
     "  for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {\n"
     "    i64 base[5] = { 0, 0, 0, 0, 0 };\n"
     "    offsets(L, 0, row, base);\n"
-    "    acc_t mean = 0, s = 0;\n"
-    "    if (!rms) {\n"
-    "      for (i64 j = threadIdx.x; j < m; j += blockDim.x) { LOAD_OFFSETS(1, j); s += ld(x + o[0]); }\n"
-    "      mean = block_sum(s, sh) / (acc_t) m;\n"
-    "    }\n"
-    "    s = 0;\n"
+    "    acc_t mean = 0, var, s = 0;\n"
     "    for (i64 j = threadIdx.x; j < m; j += blockDim.x) {\n"
-    "      LOAD_OFFSETS(1, j); acc_t d = ld(x + o[0]) - mean; s += d * d;\n"
+    "      LOAD_OFFSETS(1, j); acc_t v = ld(x + o[0]);\n"
+    "      if (cached) cache[j] = v;\n"
+    "      s += rms ? v * v : v;\n"
     "    }\n"
-    "    acc_t rstd = RSQRT(block_sum(s, sh) / (acc_t) m + eps);\n"
+    "    if (rms) var = block_sum(s, sh) / (acc_t) m;\n"
+    "    else {\n"
+    "      mean = block_sum(s, sh) / (acc_t) m;\n"
+    "      s = 0;\n"
+    "      for (i64 j = threadIdx.x; j < m; j += blockDim.x) {\n"
+    "        acc_t v;\n"
+    "        if (cached) v = cache[j]; else { LOAD_OFFSETS(1, j); v = ld(x + o[0]); }\n"
+    "        acc_t d = v - mean; s += d * d;\n"
+    "      }\n"
+    "      var = block_sum(s, sh) / (acc_t) m;\n"
+    "    }\n"
+    "    acc_t rstd = RSQRT(var + eps);\n"
     "    if (threadIdx.x == 0) {\n"
     "      if (mean_out) mean_out[row] = mean;\n"
     "      if (rstd_out) rstd_out[row] = rstd;\n"
     "    }\n"
     "    for (i64 j = threadIdx.x; j < m; j += blockDim.x) {\n"
     "      LOAD_OFFSETS(1, j);\n"
-    "      acc_t v = (ld(x + o[0]) - mean) * rstd;\n"
+    "      acc_t v = ((cached ? cache[j] : ld(x + o[0])) - mean) * rstd;\n"
     "      if (scale) v *= ld(scale + o[3]);\n"
     "      if (bias) v += ld(bias + o[3]);\n"
     "      st(y + o[1], v);\n"
@@ -636,7 +647,7 @@ norm_enqueue (AtomrOp  *op,
   gfloat eps_f = (gfloat) r->epsilon;
   gdouble eps_d = r->epsilon;
   AtomrKernel *kernel;
-  void *params[11];
+  void *params[12];
 
   if (atomr_op_is_host (op))
     {
@@ -667,11 +678,18 @@ norm_enqueue (AtomrOp  *op,
       params[5] = &rstd;
       params[6] = r->dtype == ATOMR_DTYPE_F64 ? (void *) &eps_d : (void *) &eps_f;
       params[7] = &rms;
+      /* a row of at most 32 KiB of statistics-precision values stays in
+       * shared memory (under the 48 KiB every launch may take) */
+      gsize acc_size = r->dtype == ATOMR_DTYPE_F64 ? 8 : 4;
+      gint cached = (gsize) r->m * acc_size <= 32768;
+      guint shared = cached ? (guint) (r->m * acc_size) : 0;
+
       params[8] = &r->rows;
       params[9] = &r->m;
-      params[10] = &r->loops;
+      params[10] = &cached;
+      params[11] = &r->loops;
       return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
-                                                         grid_of (r->rows), 1, 1, 256, 1, 1, 0,
+                                                         grid_of (r->rows), 1, 1, 256, 1, 1, shared,
                                                          stream, params, NULL),
                                "cuLaunchKernel (normalization forward)", error);
     }

@@ -31,6 +31,9 @@ static const NormCase norm_cases[] = {
   { "layer-f32-strided-axis1", ATOMR_NORM_LAYER, ATOMR_DTYPE_F32, 4, { 3, 5, 4, 7 }, 1, TRUE, TRUE },
   { "layer-bf16-strided", ATOMR_NORM_LAYER, ATOMR_DTYPE_BF16, 4, { 2, 3, 4, 16 }, 2, TRUE, TRUE },
   { "layer-f16-no-affine", ATOMR_NORM_LAYER, ATOMR_DTYPE_F16, 2, { 8, 1000 }, 1, FALSE, FALSE },
+  /* rows too wide for the forward kernel's shared-memory copy (> 32 KiB) */
+  { "layer-f32-wide", ATOMR_NORM_LAYER, ATOMR_DTYPE_F32, 2, { 3, 10000 }, 1, FALSE, TRUE },
+  { "rms-f64-wide", ATOMR_NORM_RMS, ATOMR_DTYPE_F64, 2, { 2, 5000 }, 1, FALSE, TRUE },
   { "rms-f32", ATOMR_NORM_RMS, ATOMR_DTYPE_F32, 3, { 2, 5, 300 }, 2, FALSE, TRUE },
   { "rms-f16", ATOMR_NORM_RMS, ATOMR_DTYPE_F16, 2, { 16, 128 }, 1, FALSE, TRUE },
   { "rms-f64-strided", ATOMR_NORM_RMS, ATOMR_DTYPE_F64, 4, { 2, 6, 3, 3 }, 1, TRUE, TRUE },
