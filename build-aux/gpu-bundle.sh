@@ -15,6 +15,9 @@ mapfile -t programs < <(find "$build/tests" -type f -executable \( -name 'test-g
 strip --strip-debug "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
 bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
 cp tests/bench/cudnn/peer_torch.py "$out/tests/peer_cudnn_torch.py"
+# The peers of bench-graph (PyTorch, CuPy), run with the machine's Python.
+mkdir -p "$out/peers"
+cp tests/bench/peers/*.py "$out/peers/"
 cat > "$out/gpu-suite.sh" <<'RUN'
 #!/usr/bin/env bash
 # Every GPU test program (TAP), the Python tests, then every benchmark.
@@ -63,6 +66,18 @@ if [ -f "$out/bench-cudnn.json" ] && [ -x /opt/torch/.venv/bin/python ]; then
   timeout 120 /opt/torch/.venv/bin/python "$here/tests/peer_cudnn_torch.py" --atomr "$out/bench-cudnn.json" \
     > "$out/peer-cudnn-torch.log" 2>&1
   echo "peer_cudnn_torch rc=$?"; tail -7 "$out/peer-cudnn-torch.log"
+fi
+# The peers table of issue 17: bench-graph's figures as JSON, then the same
+# workloads through PyTorch and CuPy (their tables name both, with ratios).
+if [ -x /opt/torch/.venv/bin/python ] && [ -x "$here/bin/bench-graph" ] &&
+   [[ "bench-graph" == bench-${GPU_SUITE_BENCH:-*} ]]; then
+  timeout 150 "$here/run" bench-graph --json "$out/atomr-graph.json" > "$out/bench-graph-json.log" 2>&1
+  echo "bench-graph --json rc=$?"
+  for s in peer_torch peer_cupy; do
+    timeout 150 /opt/torch/.venv/bin/python "$here/peers/$s.py" --atomr "$out/atomr-graph.json" \
+      > "$out/graph-$s.log" 2>&1
+    echo "graph $s rc=$?"; tail -12 "$out/graph-$s.log"
+  done
 fi
 [ $total_fail -eq 0 ]
 RUN
