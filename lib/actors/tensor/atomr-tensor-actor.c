@@ -70,7 +70,9 @@ typedef enum {
 typedef struct {
   AtomrLoopPlan loop;
   gboolean      gemm_ok;     /* contractions: the GEMM mapping below holds */
-  AtomrGemmPlan gemm;
+  AtomrGemmPlan gemm;        /* of the packed operands when pack says so */
+  AtomrGemmPack pack;
+  AtomrLoopPlan pack_plan[2];  /* A → packed A, B → packed B */
   gchar         why[96];     /* why not, for the detail */
 } CachedPlan;
 
@@ -80,6 +82,8 @@ typedef struct {
   AtomrLoopPlan plan;
   gboolean      gemm_ok;
   AtomrGemmPlan gemm;
+  AtomrGemmPack pack;
+  AtomrLoopPlan pack_plan[2];
   gchar         why[96];
   gint          compute;       /* AtomrBlasComputeType at the call */
   guint         n_in;          /* inputs: 1, 2 or 3 */
@@ -1603,11 +1607,13 @@ contract_detail (const TensorRequest *r, gboolean rows, const gchar *why_not)
 
   if (why_not == NULL)
     return g_strdup_printf ("cublaslt gemm m=%" G_GINT64_FORMAT " n=%" G_GINT64_FORMAT " k=%"
-                            G_GINT64_FORMAT " batch=%" G_GINT64_FORMAT " op=%c%c%s%s",
+                            G_GINT64_FORMAT " batch=%" G_GINT64_FORMAT " op=%c%c%s%s%s",
                             g->m, g->n, g->k, g->batch, g->trans_x ? 'T' : 'N', g->trans_y ? 'T' : 'N',
                             g->swap ? " swapped" : "",
                             r->dtype == ATOMR_DTYPE_F32 && r->compute == ATOMR_BLAS_COMPUTE_F32_FAST_TF32
-                              ? " tf32" : "");
+                              ? " tf32" : "",
+                            r->pack.pack_a && r->pack.pack_b ? " packed a+b" :
+                            r->pack.pack_a ? " packed a" : r->pack.pack_b ? " packed b" : "");
   return g_strdup_printf ("nvrtc %s (%s)", rows ? "rows" : "cols", why_not);
 }
 
@@ -1684,12 +1690,132 @@ reduce_two_pass (AtomrTensorActor *self,
   return ok;
 }
 
+static gboolean launch_generated (AtomrTensorActor *self, AtomrOp *op, TensorRequest *r, GError **error);
+
+/* Input @i (1: A, 2: B) copied into a contiguous scratch tensor in the
+ * packed layout, by the permutation kernels, on the op's stream.  The
+ * scratch buffer lives until the operation completes. */
+static AtomrTensor *
+pack_operand (AtomrTensorActor *self,
+              AtomrOp          *op,
+              TensorRequest    *r,
+              guint             i,
+              GError          **error)
+{
+  AtomrDevice *device = atomr_actor_get_device (ATOMR_ACTOR (self));
+  const AtomrGemmPack *pk = &r->pack;
+  guint n = i == 1 ? pk->n_a : pk->n_b;
+  const gint64 *shape = i == 1 ? pk->shape_a : pk->shape_b;
+  const gint64 *strides = i == 1 ? pk->strides_a : pk->strides_b;
+  guint64 count = 1;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(AtomrStream) utility = NULL;
+  g_autoptr(AtomrFence) fence = NULL;
+  g_autoptr(AtomrTensor) packed = NULL;
+  TensorRequest pr;
+
+  for (guint d = 0; d < n; d++)
+    count *= (guint64) shape[d];
+  buffer = atomr_buffer_new (device, r->dtype, MAX (count, 1), error);
+  if (buffer == NULL)
+    return NULL;
+  /* allocated on the utility stream: the op's stream waits for it */
+  utility = atomr_device_get_utility_stream (device, error);
+  if (utility == NULL)
+    return NULL;
+  fence = atomr_stream_record (utility, ATOMR_EVENT_PLAIN, error);
+  if (fence == NULL || !atomr_stream_wait (atomr_op_get_stream (op), fence, error))
+    return NULL;
+  packed = atomr_tensor_new_strided (buffer, r->dtype, 0, shape, n, strides, n, error);
+  if (packed == NULL)
+    return NULL;
+
+  memset (&pr, 0, sizeof pr);
+  pr.kind = KIND_PERMUTE;
+  pr.dtype = r->dtype;
+  pr.plan = r->pack_plan[i - 1];
+  pr.n_in = 1;
+  pr.op_a = ATOMR_TENSOR_UNARY_IDENTITY;
+  pr.alpha = 1.0;
+  pr.t[0] = packed;
+  pr.t[1] = r->t[i];
+  if (!launch_generated (self, op, &pr, error))
+    return NULL;
+  atomr_op_keep (op, buffer);
+  return g_steal_pointer (&packed);
+}
+
+/* A contraction whose GEMM reads packed copies of A and/or B. */
+static gboolean
+contract_packed (AtomrTensorActor *self,
+                 AtomrOp          *op,
+                 TensorRequest    *r,
+                 gboolean         *ran,
+                 gchar           **why_not,
+                 GError          **error)
+{
+  g_autoptr(AtomrTensor) pa = NULL, pb = NULL;
+  TensorRequest g = *r;    /* borrows r's tensors */
+
+  if (r->pack.pack_a && (pa = pack_operand (self, op, r, 1, error)) == NULL)
+    return FALSE;
+  if (r->pack.pack_b && (pb = pack_operand (self, op, r, 2, error)) == NULL)
+    return FALSE;
+  if (pa)
+    g.t[1] = pa;
+  if (pb)
+    g.t[2] = pb;
+  return contract_gemm (self, op, &g, ran, why_not, error);
+}
+
 static gboolean
 tensor_enqueue (AtomrOp  *op,
                 GError  **error)
 {
   AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (atomr_op_get_actor (op));
   TensorRequest *r = atomr_op_get_data (op);
+  guint64 blocks;
+  guint grid_y, block_x, block_y;
+  gboolean rows, transpose;
+
+  if (atomr_op_is_host (op))
+    {
+      if (is_complex (r->dtype))
+        run_host_complex (r);
+      else
+        run_host (r);
+      return TRUE;
+    }
+  if (r->plan.n_out == 0)
+    return TRUE;
+
+  if (r->kind == KIND_CONTRACT && r->gemm_ok)
+    {
+      g_autofree gchar *why_not = NULL;
+      g_autofree gchar *detail = NULL;
+      gboolean ran = FALSE;
+
+      if (r->pack.pack_a || r->pack.pack_b
+          ? !contract_packed (self, op, r, &ran, &why_not, error)
+          : !contract_gemm (self, op, r, &ran, &why_not, error))
+        return FALSE;
+      if (ran)
+        return TRUE;
+      /* the trace says which path ran */
+      launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
+      detail = contract_detail (r, rows, why_not);
+      atomr_op_set_detail (op, detail);
+    }
+  return launch_generated (self, op, r, error);
+}
+
+/* @r on the generated kernels. */
+static gboolean
+launch_generated (AtomrTensorActor *self,
+                  AtomrOp          *op,
+                  TensorRequest    *r,
+                  GError          **error)
+{
   const AtomrLoopPlan *p = &r->plan;
   gboolean idx32;
   KernelLoops loops;
@@ -1702,33 +1828,8 @@ tensor_enqueue (AtomrOp  *op,
   guint grid, grid_y, block_x, block_y;
   gboolean rows, transpose;
 
-  if (atomr_op_is_host (op))
-    {
-      if (is_complex (r->dtype))
-        run_host_complex (r);
-      else
-        run_host (r);
-      return TRUE;
-    }
   if (n_out == 0)
     return TRUE;
-
-  if (r->kind == KIND_CONTRACT && r->gemm_ok)
-    {
-      g_autofree gchar *why_not = NULL;
-      g_autofree gchar *detail = NULL;
-      gboolean ran = FALSE;
-
-      if (!contract_gemm (self, op, r, &ran, &why_not, error))
-        return FALSE;
-      if (ran)
-        return TRUE;
-      /* the trace says which path ran */
-      launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
-      detail = contract_detail (r, rows, why_not);
-      atomr_op_set_detail (op, detail);
-    }
-
   idx32 = n_out <= G_MAXUINT32 && n_red <= G_MAXUINT32;
   scalars_init (&sc, r);
   fill_loops (p, &loops);
@@ -1857,6 +1958,39 @@ plan_key (Kind kind, const AtomrModeSpec *spec, AtomrTensor **t, guint n)
   return g_string_free (s, FALSE);
 }
 
+/* The permutations that pack the inputs a GEMM plan copies (plain
+ * loop plans from each input to its contiguous packed layout). */
+static gboolean
+pack_plans (const AtomrModeSpec    *spec,
+            const AtomrPlanOperand *operands,
+            CachedPlan             *cached,
+            GError                **error)
+{
+  const AtomrGemmPack *pk = &cached->pack;
+
+  for (guint i = 0; i < 2; i++)
+    {
+      gboolean packed = i == 0 ? pk->pack_a : pk->pack_b;
+      const gchar *names[] = { i == 0 ? "packed a" : "packed b", i == 0 ? "a" : "b" };
+      AtomrModeSpec ps;
+      AtomrPlanOperand ops[2];
+
+      if (!packed)
+        continue;
+      memset (&ps, 0, sizeof ps);
+      ps.n_inputs = 1;
+      memcpy (ps.modes[0], i == 0 ? pk->modes_a : pk->modes_b, sizeof ps.modes[0]);
+      memcpy (ps.modes[1], spec->modes[1 + i], sizeof ps.modes[1]);
+      ops[0].n_dims = i == 0 ? pk->n_a : pk->n_b;
+      ops[0].shape = i == 0 ? pk->shape_a : pk->shape_b;
+      ops[0].strides = i == 0 ? pk->strides_a : pk->strides_b;
+      ops[1] = operands[1 + i];
+      if (!atomr_loop_plan_build ("contract", &ps, ops, names, FALSE, &cached->pack_plan[i], error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* Checks @t (output first, then inputs; NULL-terminated @names), the
  * dtypes and the modes, and plans.  Fills r->plan, r->dtype and r->t. */
 static gboolean
@@ -1920,12 +2054,26 @@ prepare (AtomrTensorActor  *self,
                                   kind == KIND_REDUCE || kind == KIND_CONTRACT, &cached.loop, error))
         return FALSE;
       if (kind == KIND_CONTRACT)
-        cached.gemm_ok = atomr_gemm_plan_build (&spec, operands, &cached.gemm, cached.why, sizeof cached.why);
+        {
+          g_autoptr(GError) local = NULL;
+
+          cached.gemm_ok = atomr_gemm_plan_build_packed (&spec, operands, &cached.gemm, &cached.pack,
+                                                         cached.why, sizeof cached.why);
+          /* cannot fail for operands that planned above; if it did, the
+           * kernels serve the contraction */
+          if (cached.gemm_ok && !pack_plans (&spec, operands, &cached, &local))
+            {
+              cached.gemm_ok = FALSE;
+              g_snprintf (cached.why, sizeof cached.why, "packing: %s", local->message);
+            }
+        }
       atomr_plan_cache_insert (self->plans, key, &cached);
     }
   r->plan = cached.loop;
   r->gemm_ok = cached.gemm_ok;
   r->gemm = cached.gemm;
+  r->pack = cached.pack;
+  memcpy (r->pack_plan, cached.pack_plan, sizeof r->pack_plan);
   memcpy (r->why, cached.why, sizeof r->why);
 
   r->kind = kind;
@@ -2363,10 +2511,14 @@ atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
  * one matrix mode of each input — runs as one cuBLASLt matmul with
  * f32 accumulation for halves, f64 for f64 and
  * [property@Atomr.TensorActor:compute-type] for f32 (TF32 on request).
- * Any other contraction, or one cuBLASLt has no algorithm for, runs on
- * the generated reduction kernels (f32 accumulation for halves).  The
+ * When only an input's layout stands in the way (modes that do not fold,
+ * no unit stride, a negative stride), that input is first copied into a
+ * contiguous scratch operand in GEMM order ("packed").  Any other
+ * contraction, or one cuBLASLt has no algorithm for, runs on the
+ * generated reduction kernels (f32 accumulation for halves).  The
  * operation's detail in traces and [struct@Atomr.LaunchInfo] says which path
- * ran: `"cublaslt gemm m=… n=… k=… batch=…"` or `"nvrtc rows|cols (why)"`.
+ * ran: `"cublaslt gemm m=… n=… k=… batch=… [packed a|b|a+b]"` or
+ * `"nvrtc rows|cols (why)"`.
  *
  * Errors as [method@Atomr.TensorActor.permute_async]; a
  * [property@Atomr.TensorActor:compute-type] of f16 or f64 with f32

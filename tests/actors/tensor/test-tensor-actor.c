@@ -968,6 +968,44 @@ test_contract_path (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_prefix (other, "nvrtc "));
   g_assert_true (g_str_has_suffix (other, " (mode 'k' is in a alone (a reduction of one input))"));
 
+  /* A's a and b modes do not fold: A is packed, then one GEMM; the
+   * result (computed by the CPU path here) is still the contraction */
+  {
+    const gint64 sa[] = { 2, 3, 4 }, sa_s[] = { 100, 4, 1 }, sb[] = { 4, 7 }, sd[] = { 2, 3, 7 };
+    g_autoptr(AtomrBuffer) buf = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 200, &error);
+    g_autoptr(AtomrTensor) pa = NULL, pb = NULL, pd = NULL;
+    g_autofree gchar *packed = NULL;
+    gfloat *ha, *hb, *hd;
+
+    g_assert_no_error (error);
+    pa = atomr_tensor_new_strided (buf, ATOMR_DTYPE_F32, 0, sa, 3, sa_s, 3, &error);
+    g_assert_no_error (error);
+    pb = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, sb, 2, &error);
+    pd = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, sd, 3, &error);
+    g_assert_no_error (error);
+    ha = atomr_tensor_get_host_data (pa);
+    hb = atomr_tensor_get_host_data (pb);
+    for (guint i = 0; i < 2; i++)
+      for (guint q = 0; q < 3; q++)
+        for (guint k = 0; k < 4; k++)
+          ha[i * 100 + q * 4 + k] = (gfloat) (i + 2 * q + 3 * k);
+    for (guint k = 0; k < 28; k++)
+      hb[k] = (gfloat) (k % 5) - 2;
+    packed = contract_detail_of (f, "abk,kn->abn", pa, pb, pd, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (packed, ==, "cublaslt gemm m=7 n=6 k=4 batch=1 op=NN swapped tf32 packed a");
+    hd = atomr_tensor_get_host_data (pd);
+    for (guint i = 0; i < 2; i++)
+      for (guint q = 0; q < 3; q++)
+        for (guint n = 0; n < 7; n++)
+          {
+            gfloat want = 0;
+            for (guint k = 0; k < 4; k++)
+              want += ha[i * 100 + q * 4 + k] * hb[k * 7 + n];
+            g_assert_cmpfloat_with_epsilon (hd[(i * 3 + q) * 7 + n], want, 1e-4);
+          }
+  }
+
   g_object_set (f->actor, "compute-type", ATOMR_BLAS_COMPUTE_F16, NULL);
   g_assert_null (contract_detail_of (f, "mk,kn->mn", a, b, d, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
