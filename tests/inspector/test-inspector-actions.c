@@ -1271,6 +1271,75 @@ test_editor_flags (void)
   g_unlink (path);
 }
 
+static gboolean
+run_finished (gpointer data)
+{
+  InspectorRunPanel *panel = data;
+  const gchar *state = inspector_run_panel_get_state (panel);
+
+  return g_strcmp0 (state, "running") != 0 && g_strcmp0 (state, "idle") != 0;
+}
+
+/* Run (F5) launches the kernel in atomr-kernel-runner: arguments that do
+ * not parse are refused at once; a runner that crashes (here a stand-in
+ * that kills itself) is reported and the window carries on; the real
+ * runner's error (no GPU here) is shown. */
+static void
+test_editor_run (void)
+{
+  g_autofree gchar *root = g_dir_make_tmp ("inspector-run-XXXXXX", NULL);
+  g_autofree gchar *crasher = g_build_filename (root, "crashing-runner", NULL);
+  g_autofree gchar *real = g_strdup (g_getenv ("ATOMR_INSPECTOR_RUNNER"));
+  InspectorEditorPage *editor;
+  InspectorRunPanel *panel;
+  GtkWidget *args, *kernel;
+
+  g_assert_nonnull (real);
+  g_assert_true (g_file_set_contents (crasher, "#!/bin/sh\necho 'illegal memory access' >&2\nkill -SEGV $$\n", -1, NULL));
+  g_assert_cmpint (g_chmod (crasher, 0755), ==, 0);
+
+  reset_window ();
+  editor = inspector_window_get_editor_page (t.window);
+  inspector_editor_page_set_text (editor, "saxpy.cu",
+                                  "extern \"C\" __global__ void saxpy (float a, const float *x, float *y, unsigned n)\n"
+                                  "{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] += a * x[i]; }\n");
+  panel = inspector_editor_page_get_run_panel (editor);
+  args = inspector_run_panel_get_field (panel, "args");
+  kernel = inspector_run_panel_get_field (panel, "kernel");
+
+  /* a typo: said at once, no process */
+  gtk_editable_set_text (GTK_EDITABLE (args), "f32:2.0, f32[1024]=random, f32[1024]=lots, u32:1024");
+  gtk_widget_grab_focus (editor_view ());
+  press_key (GTK_WINDOW (t.window), XK_F5, 0);
+  g_assert_true (wait_for (run_finished, panel));
+  g_assert_cmpstr (inspector_run_panel_get_state (panel), ==, "error");
+  g_assert_nonnull (strstr (inspector_run_panel_get_result (panel), "=lots"));
+  /* the kernel was found in the source */
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (kernel)), ==, "saxpy");
+
+  /* the runner crashes: reported, the window lives on */
+  gtk_editable_set_text (GTK_EDITABLE (args), "f32:2.0, f32[1024]=random, f32[1024]=linear, u32:1024");
+  g_setenv ("ATOMR_INSPECTOR_RUNNER", crasher, TRUE);
+  press_key (GTK_WINDOW (t.window), XK_F5, 0);
+  g_assert_true (wait_for (run_finished, panel));
+  g_assert_cmpstr (inspector_run_panel_get_state (panel), ==, "crashed");
+  g_assert_nonnull (strstr (inspector_run_panel_get_result (panel), "signal 11"));
+  save_picture ("editor-run-crashed");
+
+  /* and still runs: the real runner, which says what it found */
+  g_setenv ("ATOMR_INSPECTOR_RUNNER", real, TRUE);
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.run", NULL);
+  g_assert_true (wait_for (run_finished, panel));
+  g_test_message ("run: %s: %s", inspector_run_panel_get_state (panel), inspector_run_panel_get_result (panel));
+  g_assert_true (g_str_equal (inspector_run_panel_get_state (panel), "error") ||
+                 g_str_equal (inspector_run_panel_get_state (panel), "done"));
+  g_assert_nonnull (t.window);
+
+  gtk_text_buffer_set_modified (editor_buffer (), FALSE);
+  g_unlink (crasher);
+  g_rmdir (root);
+}
+
 /* 10. A search without a match says so (not "run the demo"). */
 static void
 test_cache_search_empty (void)
@@ -1493,6 +1562,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/trace-shortcuts", test_trace_shortcuts);
   g_test_add_func ("/inspector/actions/unsaved-open-entry", test_unsaved_open_entry);
   g_test_add_func ("/inspector/actions/editor-flags", test_editor_flags);
+  g_test_add_func ("/inspector/actions/editor-run", test_editor_run);
   g_test_add_func ("/inspector/actions/unsaved-quit", test_unsaved_quit);
   rc = g_test_run ();
 
