@@ -221,6 +221,7 @@ no_dialog (gpointer data)
 }
 
 static GtkWidget *find_labelled (GtkWidget *root, GType type, const gchar *text);
+static void save_picture (const gchar *name);
 
 /* Presses the dialog's button for @response ("cancel", "discard", "save"). */
 static void
@@ -763,6 +764,85 @@ test_trace_shortcuts (void)
   g_assert_cmpfloat_with_epsilon (inspector_timeline_get_scale (INSPECTOR_TIMELINE (timeline)), scale0, scale0 * 1e-6);
 }
 
+
+/* Filter chips: Space on "Errors Only" leaves the failed operations, the
+ * actor drop-down one actor's, the GPU chip off hides GPU execution; what
+ * is hidden is neither drawn nor counted. */
+static void
+test_trace_filter_chips (void)
+{
+  InspectorTracePage *trace;
+  InspectorTraceFilterBar *bar;
+  InspectorTimeline *timeline;
+  InspectorTraceModel *model;
+  g_autofree gchar *path = g_test_build_filename (G_TEST_DIST, "fixture-trace.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  GtkWidget *errors, *gpu;
+  GtkDropDown *actors;
+  GListModel *names;
+  guint n, n_failed = 0, drawn_all, blas = GTK_INVALID_LIST_POSITION;
+
+  fresh_window ();
+  inspector_window_set_page (t.window, "trace");
+  trace = inspector_window_get_trace_page (t.window);
+  g_assert_true (inspector_trace_page_load (trace, file, &error));
+  g_assert_no_error (error);
+  pump (300);
+  bar = inspector_trace_page_get_filter_bar (trace);
+  timeline = inspector_trace_page_get_timeline (trace);
+  model = inspector_trace_page_get_model (trace);
+  n = inspector_trace_model_get_n_slices (model);
+  g_assert_cmpuint (n, >, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_true (inspector_timeline_is_shown (timeline, i));
+      n_failed += inspector_trace_model_get_slice (model, i)->failed;
+    }
+  g_assert_cmpuint (n_failed, >, 0);
+  drawn_all = inspector_timeline_get_n_drawn_boxes (timeline);
+  g_assert_cmpuint (drawn_all, >, 0);
+
+  /* Tab reaches the chip; Space flips it */
+  errors = inspector_trace_filter_bar_get_chip (bar, "errors");
+  g_assert_true (gtk_widget_get_focusable (errors));
+  gtk_widget_grab_focus (errors);
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  g_assert_true (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (errors)));
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpint (inspector_timeline_is_shown (timeline, i), ==, inspector_trace_model_get_slice (model, i)->failed);
+  pump (200);
+  g_assert_cmpuint (inspector_timeline_get_n_drawn_boxes (timeline), <=, n_failed);
+  g_assert_cmpuint (inspector_timeline_get_n_drawn_boxes (timeline), <, drawn_all);
+  save_picture ("trace-errors-only");
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (errors)));
+
+  /* one actor */
+  actors = inspector_trace_filter_bar_get_actors (bar);
+  names = gtk_drop_down_get_model (actors);
+  for (guint i = 0; i < g_list_model_get_n_items (names); i++)
+    if (g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (names), i), "blas"))
+      blas = i;
+  g_assert_cmpuint (blas, !=, GTK_INVALID_LIST_POSITION);
+  gtk_drop_down_set_selected (actors, blas);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpint (inspector_timeline_is_shown (timeline, i), ==,
+                     g_strcmp0 (inspector_trace_model_get_slice (model, i)->actor, "blas") == 0);
+  gtk_drop_down_set_selected (actors, 0);
+
+  /* no GPU execution */
+  gpu = inspector_trace_filter_bar_get_chip (bar, "gpu");
+  gtk_widget_grab_focus (gpu);
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (gpu)));
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpint (inspector_timeline_is_shown (timeline, i), ==,
+                     inspector_trace_model_get_slice (model, i)->kind != INSPECTOR_SLICE_GPU);
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  for (guint i = 0; i < n; i++)
+    g_assert_true (inspector_timeline_is_shown (timeline, i));
+}
 
 /* The first mapped widget of @type under @root whose label or title is @text. */
 static GtkWidget *
@@ -1560,6 +1640,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/mnemonics", test_mnemonics);
   g_test_add_func ("/inspector/actions/narrow", test_narrow);
   g_test_add_func ("/inspector/actions/trace-shortcuts", test_trace_shortcuts);
+  g_test_add_func ("/inspector/actions/trace-filter-chips", test_trace_filter_chips);
   g_test_add_func ("/inspector/actions/unsaved-open-entry", test_unsaved_open_entry);
   g_test_add_func ("/inspector/actions/editor-flags", test_editor_flags);
   g_test_add_func ("/inspector/actions/editor-run", test_editor_run);
