@@ -353,7 +353,7 @@ inspector_run_panel_init (InspectorRunPanel *self)
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->args_row),
                                  _("Arguments (f32:2.5, f32[1048576]=random, u32:1048576)"));
   adw_preferences_group_add (group, GTK_WIDGET (self->args_row));
-  self->threads_spin = spin_row (group, _("_Threads in All"), 1, G_MAXUINT32, 256, 1024 * 1024);
+  self->threads_spin = spin_row (group, _("Threads in _All"), 1, G_MAXUINT32, 256, 1024 * 1024);
   self->block_spin = spin_row (group, _("Threads per _Block"), 1, 1024, 32, 256);
   self->repeat_spin = spin_row (group, _("_Launches"), 1, 1000, 1, 3);
 

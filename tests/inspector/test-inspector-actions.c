@@ -721,6 +721,32 @@ test_mnemonics (void)
   g_signal_handler_disconnect (editor, id);
 }
 
+/* The new tabs' mnemonics clash with none of the window's (Alt+T is the
+ * Trace page, not "Threads…"), in the language the test runs in. */
+static void
+test_mnemonics_tabs (void)
+{
+  GtkWidget *pages[2];
+
+  reset_window ();
+  pages[0] = GTK_WIDGET (inspector_editor_page_get_run_panel (inspector_window_get_editor_page (t.window)));
+  pages[1] = GTK_WIDGET (inspector_cache_page_get_occupancy_panel (inspector_window_get_cache_page (t.window)));
+  for (guint i = 0; i < G_N_ELEMENTS (pages); i++)
+    {
+      g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+      g_autoptr(GPtrArray) clashes = g_ptr_array_new_with_free_func (g_free);
+
+      inspector_window_set_page (t.window, i == 0 ? "editor" : "cache");
+      gtk_stack_set_visible_child (GTK_STACK (gtk_widget_get_parent (pages[i])), pages[i]);
+      pump (200);
+      g_assert_true (gtk_widget_get_mapped (pages[i]));
+      collect_mnemonics (GTK_WIDGET (t.window), seen, clashes);
+      for (guint k = 0; k < clashes->len; k++)
+        g_test_message ("mnemonic clash: %s", (gchar *) g_ptr_array_index (clashes, k));
+      g_assert_cmpuint (clashes->len, ==, 0);
+    }
+}
+
 /* 8 and 10. Zoom keys work with the focus anywhere on the Trace page; an
  * empty Trace page has nothing to save or zoom. */
 static void
@@ -1638,6 +1664,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/open-source-async", test_open_source_async);
   g_test_add_func ("/inspector/actions/language", test_language);
   g_test_add_func ("/inspector/actions/mnemonics", test_mnemonics);
+  g_test_add_func ("/inspector/actions/mnemonics-tabs", test_mnemonics_tabs);
   g_test_add_func ("/inspector/actions/narrow", test_narrow);
   g_test_add_func ("/inspector/actions/trace-shortcuts", test_trace_shortcuts);
   g_test_add_func ("/inspector/actions/trace-filter-chips", test_trace_filter_chips);
