@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "inspector-run.h"
 
@@ -491,6 +492,19 @@ add_scalar (AtomrKernelArgs       *args,
     }
 }
 
+static void reply_error (const GError *error);
+
+/* A launch or a download failed: the context may be poisoned for good
+ * (an illegal address), and tearing the actor and device down could
+ * wait on it; the reply goes out and the process ends at once. */
+G_GNUC_NORETURN static void
+reply_error_and_exit (GError *error)
+{
+  reply_error (error);
+  g_error_free (error);
+  _exit (1);
+}
+
 static JsonNode *
 run (JsonObject  *request,
      GError     **error)
@@ -609,12 +623,7 @@ run (JsonObject  *request,
       atomr_nvrtc_actor_launch_async (actor, w.kernel, config, kargs, NULL, on_launched, &w);
       g_main_loop_run (w.loop);
       if (w.error)
-        {
-          g_propagate_error (error, w.error);
-          g_clear_object (&w.kernel);
-          g_main_loop_unref (w.loop);
-          return NULL;
-        }
+        reply_error_and_exit (w.error);
       json_builder_add_double_value (b, w.gpu_ms);
     }
   json_builder_end_array (b);
@@ -633,9 +642,9 @@ run (JsonObject  *request,
       out = atomr_buffer_download_sync (g_ptr_array_index (buffers, i), NULL, error);
       if (out == NULL)
         {
-          g_clear_object (&w.kernel);
-          g_main_loop_unref (w.loop);
-          return NULL;
+          GError *e = NULL;
+          g_propagate_error (&e, g_steal_pointer (error));
+          reply_error_and_exit (e);
         }
       data = g_bytes_get_data (out, NULL);
       json_builder_begin_object (b);
