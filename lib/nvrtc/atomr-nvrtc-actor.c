@@ -262,6 +262,11 @@ record_spans (AtomrActor  *actor,
 
   if (module == NULL)
     return;
+  /* Nobody listens (no trace recorder attached): no batch, and no extra
+   * dispatch on the actor's context before the reply. */
+  if (ATOMR_ACTOR_GET_CLASS (actor)->after_complete == NULL
+      && !g_signal_has_handler_pending (actor, g_signal_lookup ("after-complete", ATOMR_TYPE_ACTOR), 0, FALSE))
+    return;
   spans = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref);
   key = atomr_module_get_key (module);
   switch (atomr_module_get_cache_status (module))
