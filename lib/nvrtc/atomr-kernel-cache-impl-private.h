@@ -188,7 +188,9 @@ void atomr_cache_memory_insert_locked (AtomrKernelCache *self,
                                        AtomrModuleContent *content,
                                        GPtrArray *headers);
 
-AtomrModule *atomr_cache_memory_lookup (AtomrKernelCache *self, const MemoryKey *key);
+/* @may_stat FALSE: only what needs no stat() (no headers, or headers
+ * validated by the current inotify generation); NULL otherwise. */
+AtomrModule *atomr_cache_memory_lookup (AtomrKernelCache *self, const MemoryKey *key, gboolean may_stat);
 
 AtomrModule *atomr_cache_memory_lookup_key (AtomrKernelCache *self, const gchar *key);
 

@@ -212,7 +212,8 @@ atomr_cache_memory_insert_locked (AtomrKernelCache   *self,
  * other threads do not queue behind them. */
 AtomrModule *
 atomr_cache_memory_lookup (AtomrKernelCache *self,
-                           const MemoryKey  *key)
+                           const MemoryKey  *key,
+                           gboolean          may_stat)
 {
   g_autoptr(AtomrModuleContent) content = NULL;
   g_autoptr(GPtrArray) headers = NULL;
@@ -238,6 +239,13 @@ atomr_cache_memory_lookup (AtomrKernelCache *self,
       module = atomr_cache_memory_entry_module_locked (e);
       g_mutex_unlock (&self->lock);
       return module;
+    }
+  if (!may_stat)
+    {
+      /* The caller must not block on the file system: a miss here, the
+       * full lookup elsewhere. */
+      g_mutex_unlock (&self->lock);
+      return NULL;
     }
   content = atomr_module_content_ref (e->content);
   headers = g_ptr_array_ref (e->headers);

@@ -481,6 +481,59 @@ test_options_change_after_hit (void)
   rm_rf (inc);
 }
 
+static void store_async_result (GObject *source, GAsyncResult *result, gpointer user_data);
+
+/* compile_module_async answers a memory hit that needs no stat() on the
+ * caller's thread (no worker): the reply still comes later, from the
+ * caller's context, and a header edited after the hit is still noticed. */
+static void
+test_actor_memory_hit_on_caller (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *inc = make_tmpdir ();
+  g_autofree gchar *header = g_build_filename (inc, "v.h", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrNvrtcActor) actor = NULL;
+  g_autoptr(AtomrCompileOptions) o = atomr_compile_options_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *first_key = NULL;
+  const gchar *src = "#include \"v.h\"\nextern \"C\" __global__ void fill (float *x) { x[0] = V; }\n";
+  AtomrCacheStatus want[] = { ATOMR_CACHE_STATUS_MISS, ATOMR_CACHE_STATUS_MEMORY_HIT, ATOMR_CACHE_STATUS_MEMORY_HIT,
+                              ATOMR_CACHE_STATUS_MISS };
+
+  actor = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_nvrtc_actor_set_cache (actor, cache);
+  atomr_compile_options_add_name_expression (o, "fill");
+  atomr_compile_options_add_include_path (o, inc);
+  g_assert_true (g_file_set_contents (header, "#define V 1.5f\n", -1, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      g_autoptr(GAsyncResult) result = NULL;
+      g_autoptr(AtomrModule) m = NULL;
+
+      if (i == 3)
+        g_assert_true (g_file_set_contents (header, "#define V 2.5f\n", -1, NULL));
+      atomr_nvrtc_actor_compile_module_async (actor, src, o, NULL, store_async_result, &result);
+      g_assert_null (result);   /* never called back from inside the call */
+      while (result == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      m = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
+      g_assert_no_error (error);
+      g_test_message ("compile %u: status %d", i, atomr_module_get_cache_status (m));
+      g_assert_cmpint (atomr_module_get_cache_status (m), ==, want[i]);
+      if (i == 0)
+        first_key = g_strdup (atomr_module_get_key (m));
+      else if (i < 3)
+        g_assert_cmpstr (atomr_module_get_key (m), ==, first_key);
+      else
+        g_assert_cmpstr (atomr_module_get_key (m), !=, first_key);
+    }
+  rm_rf (dir);
+  rm_rf (inc);
+}
+
 /* Entry metadata is read by a small reader of what the cache writes, with
  * json-glib for anything else: both must give back exactly what was
  * stored (escapes, UTF-8, control characters, null arch). */
@@ -1113,6 +1166,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/memory-hit-header-generation", test_memory_hit_header_generation);
   g_test_add_func ("/cache-store/options-change-after-hit", test_options_change_after_hit);
   g_test_add_func ("/cache-store/metadata-strings", test_metadata_strings);
+  g_test_add_func ("/cache-store/actor-memory-hit-on-caller", test_actor_memory_hit_on_caller);
   g_test_add_func ("/cache-store/export-import", test_export_import);
   g_test_add_func ("/cache-store/explain-and-diff", test_explain_and_diff);
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);
