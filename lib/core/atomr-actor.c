@@ -1523,6 +1523,21 @@ atomr_op_submit (AtomrOp *op)
       return;
     }
 
+  /* Memory imported read-only (a DLPack capsule with the read-only flag)
+   * is never an output: refuse before any hazard is registered. */
+  for (guint i = 0; i < op->writes.len; i++)
+    if (G_UNLIKELY (atomr_buffer_get_read_only (op->writes.data[i])))
+      {
+        g_autofree gchar *name = op_describe (op);
+        atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                        "%s: an output (%" G_GUINT64_FORMAT " bytes of %s) is "
+                                        "read-only memory (imported from a read-only DLPack tensor "
+                                        "or array interface); it must not be written",
+                                        name, atomr_buffer_get_byte_size (op->writes.data[i]),
+                                        atomr_dtype_get_name (atomr_buffer_get_dtype (op->writes.data[i]))));
+        return;
+      }
+
   /* An actor recording into a graph keeps the request for the graph: it
    * is not run now (atomr-graph.c). */
   if (G_UNLIKELY (g_atomic_pointer_get (&src->capture) != NULL))
