@@ -165,6 +165,7 @@ struct _AtomrOp
   gboolean            replied;    /* answered early (cancelled, timed out) */
   gboolean            for_sync;   /* made by a _sync helper */
   gboolean            barrier;
+  gboolean            foreign_writes; /* writes stand for foreign work */
   gchar              *fail_origin; /* the original failure this op stands for */
   GError             *fail_error;
   CUevent             start;      /* timing start, until the fence takes it */
@@ -908,6 +909,12 @@ op_start_work (AtomrOp *op)
 }
 
 void
+atomr_op_set_foreign_writes (AtomrOp *op)
+{
+  op->foreign_writes = TRUE;
+}
+
+void
 atomr_op_run_on_worker (AtomrOp         *op,
                         AtomrOpWorkFunc  work)
 {
@@ -1525,7 +1532,7 @@ atomr_op_submit (AtomrOp *op)
 
   /* Memory imported read-only (a DLPack capsule with the read-only flag)
    * is never an output: refuse before any hazard is registered. */
-  for (guint i = 0; i < op->writes.len; i++)
+  for (guint i = 0; !op->foreign_writes && i < op->writes.len; i++)
     if (G_UNLIKELY (atomr_buffer_get_read_only (op->writes.data[i])))
       {
         g_autofree gchar *name = op_describe (op);

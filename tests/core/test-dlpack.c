@@ -231,6 +231,18 @@ test_import_read_only (void)
   for (guint i = 0; i < 12; i++)
     g_assert_cmpfloat (memory[i], ==, (gfloat) i);
 
+  /* Ordering against foreign work is no write by atomr: the handshakes of
+   * from_dlpack / __dlpack__ (wait-stream, signal-stream, wait-event) take
+   * read-only buffers. */
+  {
+    g_autoptr(AtomrActor) actor = ATOMR_ACTOR (atomr_copy_actor_new (device, &error));
+    g_assert_no_error (error);
+    g_assert_true (atomr_actor_wait_stream_sync (actor, 1, &buf, 1, NULL, &error));
+    g_assert_no_error (error);
+    g_assert_true (atomr_actor_signal_stream_sync (actor, 1, &buf, 1, NULL, &error));
+    g_assert_no_error (error);
+  }
+
   /* Reading is fine. */
   got = atomr_buffer_download_sync (buf, NULL, &error);
   g_assert_no_error (error);
