@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "inspector-application.h"
+#include "inspector-preferences.h"
 #include "inspector-demo.h"
 #include "inspector-screenshot.h"
 #include "inspector-timeline.h"
@@ -313,8 +314,20 @@ quit_action (GSimpleAction *action,
     gtk_window_close (l->data);
 }
 
+static void
+preferences_action (GSimpleAction *action,
+                    GVariant      *parameter,
+                    gpointer       user_data)
+{
+  InspectorPreferences *prefs;
+
+  prefs = inspector_preferences_new (gtk_application_get_active_window (GTK_APPLICATION (user_data)));
+  gtk_window_present (GTK_WINDOW (prefs));
+}
+
 static const GActionEntry app_actions[] = {
   { "about", about_action },
+  { "preferences", preferences_action },
   { "demo", demo_action },
   { "quit", quit_action },
 };
@@ -324,12 +337,14 @@ inspector_application_startup (GApplication *app)
 {
   static const gchar *quit_accels[] = { "<Control>q", NULL };
   static const gchar *close_accels[] = { "<Control>w", NULL };
+  static const gchar *preferences_accels[] = { "<Control>comma", NULL };
 
   G_APPLICATION_CLASS (inspector_application_parent_class)->startup (app);
   g_type_ensure (INSPECTOR_TYPE_TIMELINE);
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions, G_N_ELEMENTS (app_actions), app);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "window.close", close_accels);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.preferences", preferences_accels);
 }
 
 static void

@@ -7,6 +7,7 @@
 #include <glib/gi18n.h>
 
 #include "inspector-window.h"
+#include "inspector-plugins.h"
 
 struct _InspectorWindow
 {
@@ -258,7 +259,12 @@ inspector_window_close_request (GtkWindow *window)
   gtk_window_get_default_size (window, &width, &height);
   g_settings_set (self->settings, "window-size", "(ii)", width, height);
   g_settings_set_boolean (self->settings, "window-maximized", gtk_window_is_maximized (window));
-  g_settings_set_string (self->settings, "last-page", adw_view_stack_get_visible_child_name (self->stack));
+  {
+    const gchar *page = adw_view_stack_get_visible_child_name (self->stack);
+    /* A plugin's page is not remembered (the plugin may be gone). */
+    if (page != NULL && !g_str_has_prefix (page, "plugin-"))
+      g_settings_set_string (self->settings, "last-page", page);
+  }
   return GTK_WINDOW_CLASS (inspector_window_parent_class)->close_request (window);
 }
 
@@ -372,5 +378,30 @@ inspector_window_init (InspectorWindow *self)
 InspectorWindow *
 inspector_window_new (AdwApplication *application)
 {
-  return g_object_new (INSPECTOR_TYPE_WINDOW, "application", application, NULL);
+  InspectorWindow *self = g_object_new (INSPECTOR_TYPE_WINDOW, "application", application, NULL);
+
+  inspector_plugins_attach (self);    /* activates the loaded plugins */
+  return self;
+}
+
+/* A plugin's page (inspector-plugins.c), after the built-in ones. */
+void
+inspector_window_add_page (InspectorWindow *self,
+                           const gchar     *name,
+                           const gchar     *title,
+                           GtkWidget       *page)
+{
+  AdwViewStackPage *stack_page = adw_view_stack_add_titled (self->stack, page, name, title);
+
+  adw_view_stack_page_set_icon_name (stack_page, "application-x-addon-symbolic");
+}
+
+void
+inspector_window_remove_page (InspectorWindow *self,
+                              const gchar     *name)
+{
+  GtkWidget *page = adw_view_stack_get_child_by_name (self->stack, name);
+
+  if (page != NULL)
+    adw_view_stack_remove (self->stack, page);
 }

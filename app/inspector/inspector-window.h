@@ -28,5 +28,11 @@ void                 inspector_window_set_busy         (InspectorWindow *self,
                                                         gboolean         busy);
 void                 inspector_window_toast            (InspectorWindow *self,
                                                         const gchar     *message);
+void                 inspector_window_add_page         (InspectorWindow *self,
+                                                        const gchar     *name,
+                                                        const gchar     *title,
+                                                        GtkWidget       *page);
+void                 inspector_window_remove_page      (InspectorWindow *self,
+                                                        const gchar     *name);
 
 G_END_DECLS

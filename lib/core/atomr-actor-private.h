@@ -216,6 +216,10 @@ typedef gboolean (*AtomrOpPrepareFunc) (AtomrOp  *op,
                                         GError  **error);
 void         atomr_op_set_prepare      (AtomrOp              *op,
                                         AtomrOpPrepareFunc    prepare);
+/* The operation's writes stand for foreign work ordered by events (wait
+ * for a foreign stream, hand buffers to one): atomr itself writes nothing,
+ * so read-only buffers are allowed among them. */
+void         atomr_op_set_foreign_writes (AtomrOp            *op);
 /* Long CPU work of a request (cuFFT plan creation): called from a
  * prepare function, it has @work run on a shared worker thread, never on
  * the actor's context.  The request stays at the head of the actor's

@@ -167,6 +167,7 @@ struct _AtomrOp
   gboolean            replied;    /* answered early (cancelled, timed out) */
   gboolean            for_sync;   /* made by a _sync helper */
   gboolean            barrier;
+  gboolean            foreign_writes; /* writes stand for foreign work */
   gchar              *fail_origin; /* the original failure this op stands for */
   GError             *fail_error;
   CUevent             start;      /* timing start, until the fence takes it */
@@ -923,6 +924,12 @@ op_start_work (AtomrOp *op)
 }
 
 void
+atomr_op_set_foreign_writes (AtomrOp *op)
+{
+  op->foreign_writes = TRUE;
+}
+
+void
 atomr_op_run_on_worker (AtomrOp         *op,
                         AtomrOpWorkFunc  work)
 {
@@ -1543,6 +1550,21 @@ atomr_op_submit (AtomrOp *op)
                                       "function", op->operation, G_OBJECT_TYPE_NAME (op->actor)));
       return;
     }
+
+  /* Memory imported read-only (a DLPack capsule with the read-only flag)
+   * is never an output: refuse before any hazard is registered. */
+  for (guint i = 0; !op->foreign_writes && i < op->writes.len; i++)
+    if (G_UNLIKELY (atomr_buffer_get_read_only (op->writes.data[i])))
+      {
+        g_autofree gchar *name = op_describe (op);
+        atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                        "%s: an output (%" G_GUINT64_FORMAT " bytes of %s) is "
+                                        "read-only memory (imported from a read-only DLPack tensor "
+                                        "or array interface); it must not be written",
+                                        name, atomr_buffer_get_byte_size (op->writes.data[i]),
+                                        atomr_dtype_get_name (atomr_buffer_get_dtype (op->writes.data[i]))));
+        return;
+      }
 
   /* An actor recording into a graph keeps the request for the graph: it
    * is not run now (atomr-graph.c). */

@@ -55,6 +55,7 @@ struct _AtomrBuffer
   gboolean       foreign;
   GDestroyNotify foreign_notify;
   gpointer       foreign_data;
+  gint           read_only;  /* atomic: never an operation's output */
 
   AtomrHazards hazards;      /* atomr-hazard.c */
 };
@@ -68,6 +69,7 @@ enum {
   PROP_N_ELEMENTS,
   PROP_BYTE_SIZE,
   PROP_GENERATION,
+  PROP_READ_ONLY,
   N_PROPS
 };
 
@@ -136,6 +138,9 @@ atomr_buffer_get_property (GObject    *object,
     case PROP_GENERATION:
       g_value_set_uint (value, self->generation);
       break;
+    case PROP_READ_ONLY:
+      g_value_set_boolean (value, atomr_buffer_get_read_only (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -199,6 +204,21 @@ atomr_buffer_class_init (AtomrBufferClass *klass)
   properties[PROP_GENERATION] =
     g_param_spec_uint ("generation", NULL, NULL, 0, G_MAXUINT, 0,
                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrBuffer:read-only:
+   *
+   * Whether no operation may write the memory: set for memory imported
+   * from a read-only DLPack tensor or `__cuda_array_interface__`.  An
+   * operation that would write the buffer (an upload, a fill, a copy
+   * destination, any actor's output) fails with
+   * %ATOMR_ERROR_INVALID_ARGUMENT when it is submitted.  Once set it stays
+   * set.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_READ_ONLY] =
+    g_param_spec_boolean ("read-only", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -549,6 +569,45 @@ atomr_buffer_get_generation (AtomrBuffer *self)
 {
   g_return_val_if_fail (ATOMR_IS_BUFFER (self), 0);
   return self->generation;
+}
+
+/**
+ * atomr_buffer_get_read_only:
+ * @self: an [class@Atomr.Buffer]
+ *
+ * Gets the value of the [property@Atomr.Buffer:read-only] property.  May
+ * be called from any thread.
+ *
+ * Returns: %TRUE when no operation may write the buffer
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_buffer_get_read_only (AtomrBuffer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BUFFER (self), FALSE);
+  return g_atomic_int_get (&self->read_only) != 0;
+}
+
+/**
+ * atomr_buffer_mark_read_only:
+ * @self: an [class@Atomr.Buffer]
+ *
+ * Makes the buffer [property@Atomr.Buffer:read-only] for good: from now on
+ * every operation submitted that would write it fails with
+ * %ATOMR_ERROR_INVALID_ARGUMENT.  For memory a producer lends without the
+ * right to write it (a read-only `__cuda_array_interface__`); DLPack
+ * imports do it themselves.  Operations submitted before are not affected.
+ * May be called from any thread.
+ *
+ * Since: 0.2
+ */
+void
+atomr_buffer_mark_read_only (AtomrBuffer *self)
+{
+  g_return_if_fail (ATOMR_IS_BUFFER (self));
+  if (g_atomic_int_compare_and_exchange (&self->read_only, 0, 1))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READ_ONLY]);
 }
 
 /**

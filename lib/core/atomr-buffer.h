@@ -53,6 +53,10 @@ guint         atomr_buffer_get_generation  (AtomrBuffer   *self);
 ATOMR_AVAILABLE_IN_ALL
 gboolean      atomr_buffer_is_stale        (AtomrBuffer   *self);
 ATOMR_AVAILABLE_IN_ALL
+gboolean      atomr_buffer_get_read_only   (AtomrBuffer   *self);
+ATOMR_AVAILABLE_IN_ALL
+void          atomr_buffer_mark_read_only  (AtomrBuffer   *self);
+ATOMR_AVAILABLE_IN_ALL
 gboolean      atomr_buffer_check           (AtomrBuffer   *self,
                                             GError       **error);
 ATOMR_AVAILABLE_IN_ALL

@@ -190,7 +190,7 @@ atomr_tensor_export_dlpack (AtomrTensor  *self,
       ctx->m.versioned.version.minor = ATOMR_DLPACK_MINOR;
       ctx->m.versioned.manager_ctx = ctx;
       ctx->m.versioned.deleter = delete_versioned;
-      ctx->m.versioned.flags = 0;
+      ctx->m.versioned.flags = atomr_buffer_get_read_only (buffer) ? ATOMR_DLPACK_FLAG_READ_ONLY : 0;
       dl = &ctx->m.versioned.dl_tensor;
     }
   else
@@ -372,6 +372,11 @@ call_legacy_deleter (gpointer data)
  * memory (kDLCPU on the host test device), one lane, the element types of
  * [enum@Atomr.Dtype].
  *
+ * A versioned tensor with the `DLPACK_FLAG_BITMASK_READ_ONLY` flag gives a
+ * view whose buffer is [property@Atomr.Buffer:read-only]: every operation
+ * that would write it fails with %ATOMR_ERROR_INVALID_ARGUMENT.  (Legacy
+ * tensors carry no flags.)  Exporting such a view sets the flag again.
+ *
  * Order the producer's work first: ask it for the tensor with
  * `__dlpack__(stream=...)` naming a stream atomr then waits for with
  * [method@Atomr.Actor.wait_stream_async].
@@ -390,6 +395,8 @@ atomr_tensor_import_dlpack (guint64       managed_tensor,
   AtomrDLTensor *dl;
   GDestroyNotify release;
   gpointer m = (gpointer) (guintptr) managed_tensor;
+  gboolean read_only = FALSE;
+  AtomrTensor *tensor;
   AtomrDtype dtype = ATOMR_DTYPE_F32;
   guint i;
   gint64 shape[ATOMR_TENSOR_MAX_DIMS], strides[ATOMR_TENSOR_MAX_DIMS];
@@ -416,6 +423,7 @@ atomr_tensor_import_dlpack (guint64       managed_tensor,
         }
       dl = &v->dl_tensor;
       release = call_versioned_deleter;
+      read_only = (v->flags & ATOMR_DLPACK_FLAG_READ_ONLY) != 0;
     }
   else
     {
@@ -468,10 +476,15 @@ atomr_tensor_import_dlpack (guint64       managed_tensor,
       strides[k] = dl->strides ? dl->strides[k] : 0;
     }
 #undef FAIL
-  return atomr_tensor_new_for_device_pointer (device, dtype,
-                                              (guint64) (guintptr) dl->data + dl->byte_offset,
-                                              shape, (guint) dl->ndim,
-                                              dl->strides ? strides : NULL,
-                                              dl->strides ? (guint) dl->ndim : 0,
-                                              release, m, error);
+  tensor = atomr_tensor_new_for_device_pointer (device, dtype,
+                                                (guint64) (guintptr) dl->data + dl->byte_offset,
+                                                shape, (guint) dl->ndim,
+                                                dl->strides ? strides : NULL,
+                                                dl->strides ? (guint) dl->ndim : 0,
+                                                release, m, error);
+  /* The producer forbids writes (a read-only NumPy array, a JAX array):
+   * no operation may use the memory as an output. */
+  if (tensor != NULL && read_only)
+    atomr_buffer_mark_read_only (atomr_tensor_get_buffer (tensor));
+  return tensor;
 }

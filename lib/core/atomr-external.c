@@ -232,6 +232,7 @@ atomr_actor_wait_event_async (AtomrActor          *self,
   req->handle = event;
   for (guint i = 0; i < n_buffers; i++)
     atomr_op_write (op, buffers[i]);
+  atomr_op_set_foreign_writes (op);   /* ordering only: read-only buffers are fine */
   atomr_op_set_enqueue (op, wait_event_enqueue);
   atomr_op_submit (op);
 }
@@ -354,6 +355,7 @@ atomr_actor_signal_stream_async (AtomrActor          *self,
   /* as a writer: the foreign work may write, so it waits for readers too */
   for (guint i = 0; i < n_buffers; i++)
     atomr_op_write (op, buffers[i]);
+  atomr_op_set_foreign_writes (op);   /* ordering only: read-only buffers are fine */
   atomr_op_set_enqueue (op, signal_stream_enqueue);
   atomr_op_submit (op);
 }
@@ -478,6 +480,7 @@ atomr_actor_wait_stream_async (AtomrActor          *self,
   req->handle = stream;
   for (guint i = 0; i < n_buffers; i++)
     atomr_op_write (op, buffers[i]);
+  atomr_op_set_foreign_writes (op);   /* ordering only: read-only buffers are fine */
   atomr_op_set_enqueue (op, wait_stream_enqueue);
   atomr_op_submit (op);
 }

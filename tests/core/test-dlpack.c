@@ -159,6 +159,122 @@ test_import (void)
 }
 
 static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+/* A read-only capsule (DLPACK_FLAG_BITMASK_READ_ONLY) must never be
+ * written: every operation with it as an output is refused at submit.
+ * The old import ignored the flag: the fill below wrote the producer's
+ * memory. */
+static void
+test_import_read_only (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  gfloat memory[12];
+  Foreign f = { { { 1, 0 }, NULL, foreign_deleter, ATOMR_DLPACK_FLAG_READ_ONLY,
+                  { memory, { ATOMR_DL_CPU, 0 }, 2, { ATOMR_DL_FLOAT, 32, 1 }, NULL, NULL, 0 } },
+                { 3, 4 }, 0 };
+  g_autoptr(AtomrTensor) t = NULL;
+  g_autoptr(AtomrBuffer) other = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GBytes) got = NULL;
+  gfloat zeros[12] = { 0 };
+  gboolean read_only = FALSE;
+  AtomrBuffer *buf;
+  AtomrDLManagedTensorVersioned *v;
+  guint64 addr;
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  for (guint i = 0; i < 12; i++)
+    memory[i] = (gfloat) i;
+  f.m.dl_tensor.shape = f.shape;
+  t = atomr_tensor_import_dlpack ((guint64) (guintptr) &f.m, TRUE, device, &error);
+  g_assert_no_error (error);
+  buf = atomr_tensor_get_buffer (t);
+  g_assert_true (atomr_buffer_get_read_only (buf));
+  g_object_get (buf, "read-only", &read_only, NULL);
+  g_assert_true (read_only);
+
+  /* Writes are refused, naming why; the memory is untouched. */
+  g_assert_false (atomr_buffer_fill_sync (buf, 7.0, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "read-only memory"));
+  g_clear_error (&error);
+  bytes = g_bytes_new (zeros, sizeof zeros);
+  g_assert_false (atomr_buffer_upload_sync (buf, bytes, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  {
+    g_autoptr(AtomrFftActor) fft = atomr_fft_actor_new (device, &error);
+    g_autoptr(AtomrBuffer) c = atomr_buffer_new (device, ATOMR_DTYPE_C64, 9, &error);
+    g_autoptr(AtomrTensor) ct = NULL;
+    const gint64 spec_shape[2] = { 3, 3 };
+    GAsyncResult *res = NULL;
+
+    g_assert_no_error (error);
+    ct = atomr_tensor_new_strided (c, ATOMR_DTYPE_C64, 0, spec_shape, 2, NULL, 0, &error);
+    g_assert_no_error (error);
+    /* C2R into the read-only view: refused before the missing GPU. */
+    atomr_fft_actor_execute_tensor_async (fft, 1, ATOMR_FFT_INVERSE, ATOMR_FFT_NORM_NONE, ct, t, NULL,
+                                          store_result, &res);
+    while (res == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_false (atomr_fft_actor_execute_tensor_finish (fft, res, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "read-only"));
+    g_clear_error (&error);
+    g_object_unref (res);
+  }
+  for (guint i = 0; i < 12; i++)
+    g_assert_cmpfloat (memory[i], ==, (gfloat) i);
+
+  /* Ordering against foreign work is no write by atomr: the handshakes of
+   * from_dlpack / __dlpack__ (wait-stream, signal-stream, wait-event) take
+   * read-only buffers. */
+  {
+    g_autoptr(AtomrActor) actor = ATOMR_ACTOR (atomr_copy_actor_new (device, &error));
+    g_assert_no_error (error);
+    g_assert_true (atomr_actor_wait_stream_sync (actor, 1, &buf, 1, NULL, &error));
+    g_assert_no_error (error);
+    g_assert_true (atomr_actor_signal_stream_sync (actor, 1, &buf, 1, NULL, &error));
+    g_assert_no_error (error);
+  }
+
+  /* Reading is fine. */
+  got = atomr_buffer_download_sync (buf, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (g_bytes_get_data (got, NULL), g_bytes_get_size (got), memory, sizeof memory);
+
+  /* Exported again, the flag goes with it. */
+  addr = atomr_tensor_export_dlpack (t, TRUE, &error);
+  g_assert_no_error (error);
+  v = (AtomrDLManagedTensorVersioned *) (guintptr) addr;
+  g_assert_cmpuint (v->flags & ATOMR_DLPACK_FLAG_READ_ONLY, ==, ATOMR_DLPACK_FLAG_READ_ONLY);
+  v->deleter (v);
+
+  /* Without the flag the same memory is writable. */
+  g_clear_object (&t);
+  f.m.flags = 0;
+  t = atomr_tensor_import_dlpack ((guint64) (guintptr) &f.m, TRUE, device, &error);
+  g_assert_no_error (error);
+  g_assert_false (atomr_buffer_get_read_only (atomr_tensor_get_buffer (t)));
+  g_assert_true (atomr_buffer_fill_sync (atomr_tensor_get_buffer (t), 7.0, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (memory[5], ==, 7.0f);
+
+  /* A buffer of our own, marked by hand (a read-only array interface). */
+  other = atomr_buffer_new (device, ATOMR_DTYPE_F32, 4, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_fill_sync (other, 1.0, NULL, &error));
+  atomr_buffer_mark_read_only (other);
+  g_assert_false (atomr_buffer_fill_sync (other, 2.0, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+}
+
+static void
 test_typestr (void)
 {
   AtomrDtype d = ATOMR_DTYPE_U8;
@@ -181,6 +297,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/dlpack/export", test_export);
   g_test_add_func ("/dlpack/import", test_import);
+  g_test_add_func ("/dlpack/import-read-only", test_import_read_only);
   g_test_add_func ("/dlpack/typestr", test_typestr);
 
   return g_test_run ();

@@ -71,6 +71,29 @@ def main():
     error = max(abs(r / n - s) for r, s in zip(restored, signal))
     assert error < 1e-5, error
     assert fft.props.plan_cache_misses == 2
+
+    # Views (issue 10): every other sample of a 128-sample buffer holding
+    # the signal at even indices (stride 2), transformed without a copy.
+    wide = Atomr.Buffer.new(device, Atomr.Dtype.F32, 2 * n)
+    interleaved = [v for s in signal for v in (s, 99.0)]
+    wide.upload_sync(GLib.Bytes.new(struct.pack(f'{2 * n}f', *interleaved)), None)
+    evens = Atomr.Tensor.new_strided(wide, Atomr.Dtype.F32, 0, [n], [2])
+    spec_view = Atomr.Tensor.new_for_buffer(spectrum)
+    run(lambda cb: fft.execute_tensor_async(1, Atomr.FftDirection.FORWARD, Atomr.FftNormalization.NONE,
+                                            evens, spec_view, None, cb),
+        fft.execute_tensor_finish)
+    raw = struct.unpack(f'{2 * (n // 2 + 1)}f', spectrum.download_sync(None).get_data())
+    view_bins = [complex(raw[2 * k], raw[2 * k + 1]) for k in range(n // 2 + 1)]
+    assert max(abs(a - b) for a, b in zip(view_bins, bins)) < 1e-3
+    # A read-only output is refused by name.
+    wide.mark_read_only()
+    try:
+        run(lambda cb: fft.execute_tensor_async(1, Atomr.FftDirection.INVERSE, Atomr.FftNormalization.BACKWARD,
+                                                spec_view, evens, None, cb),
+            fft.execute_tensor_finish)
+        raise AssertionError('a read-only output was accepted')
+    except GLib.Error as e:
+        assert 'read-only' in e.message, e.message
     print(f'ok: |X[5]| = {abs(bins[5]):.3f} (phase {cmath.phase(bins[5]):.3f}), '
           f'round-trip error {error:.2e}')
     return 0

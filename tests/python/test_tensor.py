@@ -188,6 +188,25 @@ class TensorTest(unittest.TestCase):
             Atomr.Tensor.from_cuda_array_interface(dict(Producer.__cuda_array_interface__, strides=(3, 8)),
                                                    self.device)
 
+    def test_cuda_array_interface_read_only(self):
+        # A producer that lends its memory read-only: no operation may
+        # write it (issue 10).
+        src = numpy.arange(6, dtype=numpy.float32)
+
+        class Producer:
+            __cuda_array_interface__ = {"shape": (6,), "typestr": "<f4", "version": 3,
+                                        "data": (src.ctypes.data, True), "strides": None,
+                                        "stream": None}
+        t = Atomr.Tensor.from_cuda_array_interface(Producer(), self.device)
+        buf = t.get_buffer()
+        self.assertTrue(buf.get_read_only())
+        self.assertTrue(buf.props.read_only)
+        with self.assertRaises(GLib.Error) as cm:
+            buf.fill_sync(9.0, None)
+        self.assertIn("read-only memory", cm.exception.message)
+        numpy.testing.assert_array_equal(src, numpy.arange(6, dtype=numpy.float32))
+        numpy.testing.assert_array_equal(t.download(), src)
+
     def test_awaitables(self):
         actor = None
 

@@ -543,7 +543,7 @@ class Tensor(Atomr.Tensor):
         return {
             "shape": self.shape,
             "typestr": typestr,
-            "data": (self.get_device_pointer(), False),
+            "data": (self.get_device_pointer(), self.get_buffer().get_read_only()),
             "version": 3,
             "strides": None if self.is_contiguous() else tuple(s * size for s in self.strides),
             "stream": None,
@@ -554,7 +554,7 @@ class Tensor(Atomr.Tensor):
         """A view of an object's __cuda_array_interface__ (v2 or v3), without
         a copy, ordered after its stream.  @device defaults to CUDA device 0."""
         cai = obj if isinstance(obj, dict) else obj.__cuda_array_interface__
-        address, _readonly = cai["data"]
+        address, readonly = cai["data"]
         ok, dtype = Atomr.dtype_from_typestr(cai["typestr"])
         if not ok:
             raise TypeError(f"no Atomr.Dtype for typestr {cai['typestr']!r}")
@@ -573,6 +573,10 @@ class Tensor(Atomr.Tensor):
             keep.clear()
 
         tensor = Atomr.Tensor.new_for_device_pointer(device, dtype, address or 0, shape, strides, release, None)
+        if readonly:
+            # The producer lends the memory for reading only: no operation
+            # may write it.
+            tensor.get_buffer().mark_read_only()
         stream = cai.get("stream")
         if stream and not _is_host(device):
             default_actor(device).wait_stream_sync(int(stream), [tensor.get_buffer()], None)
