@@ -41,6 +41,12 @@
  * On the host test device a replay runs the nodes' enqueue functions in
  * order, on the CPU: the same semantics, for the CPU test suite.
  *
+ * Child graphs: a replay of a captured graph requested from a capturing
+ * actor is recorded like any request; the graph goes into the CUDA graph
+ * as one child graph node (a copy of its CUDA graph, captured first when
+ * needed), ordered by the union of its nodes' hazards.  On the host test
+ * device its nodes run in place.
+ *
  * Requests that cannot be recorded fail with %ATOMR_ERROR_NOT_SUPPORTED
  * naming the request and the reason (uploads from host memory, downloads
  * and other requests whose reply is read back on the host, `_sync`
@@ -120,6 +126,45 @@ struct _AtomrGraph
   guint            n_instantiations;  /* atomic */
   guint            n_updates;     /* atomic: kernel nodes updated in place */
 };
+
+typedef struct
+{
+  AtomrGraph *graph;
+  GPtrArray  *updates;    /* Update*: new kernel arguments this replay applies */
+  gboolean    as_child;   /* recorded into another graph: a child graph node */
+} ReplayRequest;
+
+static gboolean replay_enqueue (AtomrOp *op, GError **error);
+static gboolean apply_updates (AtomrGraph *self, ReplayRequest *req, gboolean *rebuild,
+                               GString *how, GError **error);
+
+/* A node that is a replay of another graph: that graph, else NULL. */
+static AtomrGraph *
+node_child (Node *node)
+{
+  if (atomr_op_get_enqueue (node->op) != replay_enqueue)
+    return NULL;
+  return ((ReplayRequest *) atomr_op_get_data (node->op))->graph;
+}
+
+/* The streams (and setups) of every actor a host replay runs, children
+ * included (the actors' context). */
+static gboolean
+graph_ensure_streams (AtomrGraph  *self,
+                      GError     **error)
+{
+  for (guint i = 0; i < self->nodes->len; i++)
+    {
+      Node *node = g_ptr_array_index (self->nodes, i);
+      AtomrGraph *child = node_child (node);
+
+      if (!atomr_actor_ensure_stream (node->actor, error))
+        return FALSE;
+      if (child && !graph_ensure_streams (child, error))
+        return FALSE;
+    }
+  return TRUE;
+}
 
 enum {
   PROP_0,
@@ -945,6 +990,8 @@ atomr_graph_record_op (gpointer  graph,
   register_node (self, node, self->nodes->len);
   g_ptr_array_add (self->nodes, node);
   g_mutex_unlock (&self->lock);
+  if (node_child (node))
+    ((ReplayRequest *) atomr_op_get_data (op))->as_child = TRUE;
 
   /* Outside the lock: the reply may run right away and end the capture. */
   atomr_op_reply_recorded (op);
@@ -1008,11 +1055,6 @@ atomr_graph_end_capture (AtomrGraph  *self,
 /* ------------------------------------------------------------------ */
 /* Replay                                                               */
 
-typedef struct
-{
-  AtomrGraph *graph;
-  GPtrArray  *updates;    /* Update*: new kernel arguments this replay applies */
-} ReplayRequest;
 
 static void
 replay_request_clear (gpointer data)
@@ -1050,6 +1092,44 @@ graph_build (AtomrGraph  *self,
   CUgraph graph = NULL;
   CUgraphExec exec = NULL;
   gboolean ok = TRUE, capturing = FALSE;
+
+  /* Children first: each is captured on its own and embedded as a child
+   * graph node (a copy of its CUDA graph, with its new arguments). */
+  for (guint i = 0; i < n; i++)
+    {
+      Node *node = g_ptr_array_index (self->nodes, i);
+      AtomrGraph *child = node_child (node);
+      ReplayRequest *creq;
+
+      if (child == NULL)
+        continue;
+      creq = atomr_op_get_data (node->op);
+      if (creq->updates != NULL && creq->updates->len > 0)
+        {
+          g_autoptr(GString) how = g_string_new (NULL);
+          gboolean rebuild = FALSE;
+
+          if (!apply_updates (child, creq, &rebuild, how, error))
+            {
+              g_ptr_array_unref (joins);
+              return FALSE;
+            }
+          g_clear_pointer (&creq->updates, g_ptr_array_unref);
+          if (rebuild)
+            graph_drop_cuda (child);
+        }
+      if (child->exec != NULL && child->generation != atomr_device_get_generation (child->device))
+        {
+          child->exec = NULL;
+          child->cu_graph = NULL;
+        }
+      if (child->exec == NULL && !graph_build (child, error))
+        {
+          g_prefix_error (error, "graph %s: child node %u: ", self->name, i);
+          g_ptr_array_unref (joins);
+          return FALSE;
+        }
+    }
 
   /* Streams first: making them holds the device itself. */
   origin = atomr_stream_new (self->device, error);
@@ -1310,10 +1390,7 @@ replay_prepare (AtomrOp  *op,
   if (atomr_device_is_host (self->device))
     {
       /* The nodes' actors get their streams (and setup) now. */
-      for (guint i = 0; i < self->nodes->len; i++)
-        if (!atomr_actor_ensure_stream (((Node *) g_ptr_array_index (self->nodes, i))->actor, error))
-          return FALSE;
-      return TRUE;
+      return graph_ensure_streams (self, error);
     }
   if (self->exec != NULL && self->generation != atomr_device_get_generation (self->device))
     {
@@ -1344,6 +1421,34 @@ replay_enqueue (AtomrOp  *op,
             }
         }
       return TRUE;
+    }
+  if (req->as_child)
+    {
+      /* Recorded into another graph, whose capture runs this: the graph
+       * goes in as a child graph node after what the stream captured. */
+      const AtomrCudaDriver *cu = ATOMR_CU;
+      CUstream stream = atomr_op_get_cu_stream (op);
+      CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+      CUgraph capture = NULL;
+      const CUgraphNode *deps = NULL;
+      size_t n_deps = 0;
+      CUgraphNode child = NULL;
+
+      if (!cu_ok (cu->cuStreamGetCaptureInfo (stream, &status, NULL, &capture, &deps, NULL, &n_deps),
+                  "cuStreamGetCaptureInfo", self, error))
+        return FALSE;
+      if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || capture == NULL)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                       "graph %s: embedded in another graph, but that graph's capture is not "
+                       "active (status %d)", self->name, (int) status);
+          return FALSE;
+        }
+      return cu_ok (cu->cuGraphAddChildGraphNode (&child, capture, deps, n_deps, self->cu_graph),
+                    "cuGraphAddChildGraphNode", self, error) &&
+             cu_ok (cu->cuStreamUpdateCaptureDependencies (stream, &child, NULL, 1,
+                                                          CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+                    "cuStreamUpdateCaptureDependencies", self, error);
     }
   return cu_ok (ATOMR_CU->cuGraphLaunch (self->exec, atomr_op_get_cu_stream (op)), "cuGraphLaunch",
                 self, error);
@@ -1434,7 +1539,6 @@ atomr_graph_replay_async (AtomrGraph          *self,
   g_return_if_fail (ATOMR_IS_ACTOR (actor));
 
   op = atomr_op_new (actor, "graph-replay", atomr_graph_replay_async, cancellable, callback, user_data);
-  atomr_op_forbid_capture (op, "replaying a graph inside another capture is not supported");
 
   g_mutex_lock (&self->lock);
   if (self->state != ATOMR_GRAPH_STATE_READY)
