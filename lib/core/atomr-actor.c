@@ -1562,6 +1562,7 @@ atomr_sync_begin (AtomrSync  *sync,
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (actor);
 
   memset (sync, 0, sizeof *sync);
+  sync->home = g_main_context_ref_thread_default ();
   sync->context = g_main_context_new ();
   sync->actor = g_object_ref (actor);
   if (g_main_context_acquire (priv->context))
@@ -1605,7 +1606,8 @@ watchdog_tick (gpointer data)
  * was resolved. */
 static gboolean
 sync_drive_slot (AtomrSlot    *slot,
-                 GMainContext *wake)
+                 GMainContext *wake,
+                 GMainContext *home)
 {
   g_autoptr(AtomrSlot) current = atomr_slot_ref (slot);
 
@@ -1619,12 +1621,22 @@ sync_drive_slot (AtomrSlot    *slot,
       if (owner == NULL)
         return atomr_slot_check (slot, NULL);
       priv = atomr_actor_get_instance_private (owner);
-      /* Not from inside that actor's own dispatch or enqueue (a reply
-       * callback blocking): its pass is under way on this stack. */
-      if (priv->running > 0 || g_main_current_source () == (GSource *) priv->source)
+      /* Only actors of the context this thread would run itself (its
+       * thread-default one, which it cannot iterate while it blocks here):
+       * the actors of other contexts run where their context runs. */
+      if ((priv->context ? priv->context : g_main_context_default ()) != home)
+        break;
+      /* Not from inside that actor's own dispatch (a reply callback
+       * blocking): its pass is under way on this stack. */
+      if (g_main_current_source () == (GSource *) priv->source)
         break;
       if (!g_main_context_acquire (priv->context))
         break;   /* another thread runs that context: it will go on */
+      if (priv->running > 0)
+        {
+          g_main_context_release (priv->context);
+          break;   /* inside its enqueue on this stack */
+        }
       actor_pump (owner, wake, FALSE);
       if (!atomr_slot_check (current, wake) && priv->source->blocked != NULL)
         next = atomr_slot_ref (priv->source->blocked);
@@ -1647,7 +1659,7 @@ sync_drive_deps (AtomrSync *sync)
     return FALSE;
   for (guint i = 0; i < sync->deps->len; )
     {
-      if (sync_drive_slot (g_ptr_array_index (sync->deps, i), sync->context))
+      if (sync_drive_slot (g_ptr_array_index (sync->deps, i), sync->context, sync->home))
         {
           g_ptr_array_remove_index_fast (sync->deps, i);
           progress = TRUE;
@@ -1703,6 +1715,7 @@ atomr_sync_end (AtomrSync *sync)
   if (tls_sync == sync)
     tls_sync = sync->saved_sync;
   g_clear_pointer (&sync->deps, g_ptr_array_unref);
+  g_clear_pointer (&sync->home, g_main_context_unref);
   if (sync->pushed)
     g_main_context_pop_thread_default (sync->context);
   if (sync->acquired)
