@@ -219,23 +219,120 @@ write_output (const gchar  *path,
   return g_file_set_contents (path, bytes, len, error);
 }
 
+/* The compile options, one table for `compile` and `cache explain`: an
+ * explain must build exactly the key the compile builds, so it takes every
+ * flag that reaches the key. */
+typedef struct {
+  gchar  **kernels;
+  gchar  **expressions;
+  gchar  **defines;
+  gchar  **includes;
+  gchar   *arch;
+  gchar   *std;
+  gchar  **nvrtc_flags;
+  gboolean lto, fast_math, ftz, line_info, debug, rdc;
+  gint     max_registers;
+} CompileFlags;
+
+static void
+compile_flags_clear (CompileFlags *f)
+{
+  g_strfreev (f->kernels);
+  g_strfreev (f->expressions);
+  g_strfreev (f->defines);
+  g_strfreev (f->includes);
+  g_free (f->arch);
+  g_free (f->std);
+  g_strfreev (f->nvrtc_flags);
+  memset (f, 0, sizeof *f);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CompileFlags, compile_flags_clear)
+
+/* The option group of @f; @prefix starts every description ("" for
+ * compile, "explain: " for cache). */
+static GOptionGroup *
+compile_flags_group (CompileFlags *f,
+                     const gchar  *prefix)
+{
+  GOptionGroup *group = g_option_group_new ("compile", "Compile options", "Show the compile options", NULL, NULL);
+  GOptionEntry entries[] = {
+    { "kernel", 'k', 0, G_OPTION_ARG_STRING_ARRAY, &f->kernels, "A kernel to compile (repeatable)", "NAME" },
+    { "name-expression", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &f->expressions, "A name expression such as 'k<float, 256>' (repeatable)", "EXPR" },
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &f->arch, "Target architecture: sm_NN or compute_NN as NVRTC supports them, with an a or f suffix, or native", "sm_NN" },
+    { "std", 0, 0, G_OPTION_ARG_STRING, &f->std, "C++ dialect (c++14, c++17, c++20)", "c++NN" },
+    { "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &f->defines, "Define a macro (repeatable)", "NAME[=V]" },
+    { "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &f->includes, "Add an include path (repeatable)", "DIR" },
+    { "lto", 0, 0, G_OPTION_ARG_NONE, &f->lto, "Link-time optimisation through nvJitLink", NULL },
+    { "fast-math", 0, 0, G_OPTION_ARG_NONE, &f->fast_math, "Fast, less precise math", NULL },
+    { "maxrregcount", 0, 0, G_OPTION_ARG_INT, &f->max_registers, "At most N registers per thread (also with --lto)", "N" },
+    { "ftz", 0, 0, G_OPTION_ARG_NONE, &f->ftz, "Flush single-precision denormals to zero", NULL },
+    { "line-info", 0, 0, G_OPTION_ARG_NONE, &f->line_info, "Line information for profilers (-lineinfo)", NULL },
+    { "lineinfo", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &f->line_info, NULL, NULL },
+    { "device-debug", 'G', 0, G_OPTION_ARG_NONE, &f->debug, "Device debug information, no optimisation", NULL },
+    { "rdc", 0, 0, G_OPTION_ARG_NONE, &f->rdc, "Relocatable device code (-rdc)", NULL },
+    { "Xnvrtc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &f->nvrtc_flags, "Pass an option to NVRTC as is (repeatable)", "OPTION" },
+    { NULL }
+  };
+
+  for (guint i = 0; entries[i].long_name; i++)
+    if (entries[i].description)
+      {
+        g_autofree gchar *text = g_strconcat (prefix, entries[i].description, NULL);
+        entries[i].description = g_intern_string (text);
+      }
+  g_option_group_add_entries (group, entries);
+  return group;
+}
+
+/* Applies @f to @options, as compile does. */
+static gboolean
+compile_flags_apply (const CompileFlags  *f,
+                     AtomrCompileOptions *options,
+                     GError             **error)
+{
+  if (f->max_registers < 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--maxrregcount: needs a positive number, not %d", f->max_registers);
+      return FALSE;
+    }
+  for (guint i = 0; f->kernels && f->kernels[i]; i++)
+    atomr_compile_options_add_name_expression (options, f->kernels[i]);
+  for (guint i = 0; f->expressions && f->expressions[i]; i++)
+    atomr_compile_options_add_name_expression (options, f->expressions[i]);
+  if (f->arch)
+    atomr_compile_options_set_arch (options, f->arch);
+  if (f->std)
+    atomr_compile_options_set_std (options, f->std);
+  for (guint i = 0; f->defines && f->defines[i]; i++)
+    {
+      g_auto(GStrv) kv = g_strsplit (f->defines[i], "=", 2);
+      atomr_compile_options_add_define (options, kv[0], kv[1]);
+    }
+  for (guint i = 0; f->includes && f->includes[i]; i++)
+    atomr_compile_options_add_include_path (options, f->includes[i]);
+  atomr_compile_options_set_lto (options, f->lto);
+  atomr_compile_options_set_fast_math (options, f->fast_math);
+  atomr_compile_options_set_flush_to_zero (options, f->ftz);
+  atomr_compile_options_set_max_registers (options, (guint) f->max_registers);
+  atomr_compile_options_set_line_info (options, f->line_info);
+  atomr_compile_options_set_debug (options, f->debug);
+  atomr_compile_options_set_relocatable (options, f->rdc);
+  for (guint i = 0; f->nvrtc_flags && f->nvrtc_flags[i]; i++)
+    atomr_compile_options_add_extra_flag (options, f->nvrtc_flags[i]);
+  return TRUE;
+}
+
 static int
 cmd_compile (int argc, char **argv)
 {
-  g_auto(GStrv) kernels = NULL;
-  g_auto(GStrv) expressions = NULL;
-  g_auto(GStrv) defines = NULL;
-  g_auto(GStrv) includes = NULL;
-  g_autofree gchar *arch = NULL;
-  g_autofree gchar *std = NULL;
+  g_auto(CompileFlags) flags = { 0 };
   g_autofree gchar *cache_dir = NULL;
   g_autofree gchar *source = NULL;
   g_autofree gchar *program_name = NULL;
-  g_auto(GStrv) nvrtc_flags = NULL;
   g_autofree gchar *output = NULL;
-  gboolean lto = FALSE, fast_math = FALSE, json = FALSE, no_cache = FALSE;
-  gboolean ftz = FALSE, line_info = FALSE, debug = FALSE, rdc = FALSE, want_ptx = FALSE, want_ltoir = FALSE;
-  gint max_registers = 0;
+  gboolean json = FALSE, no_cache = FALSE, want_ptx = FALSE, want_ltoir = FALSE;
   gsize source_len = 0;
   g_autoptr(GOptionContext) context = g_option_context_new ("FILE.cu — compile CUDA C++ through the kernel cache");
   g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
@@ -243,21 +340,6 @@ cmd_compile (int argc, char **argv)
   g_autoptr(AtomrModule) module = NULL;
   g_autoptr(GError) error = NULL;
   GOptionEntry entries[] = {
-    { "kernel", 'k', 0, G_OPTION_ARG_STRING_ARRAY, &kernels, "A kernel to compile (repeatable)", "NAME" },
-    { "name-expression", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &expressions, "A name expression such as 'k<float, 256>' (repeatable)", "EXPR" },
-    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch, "Target architecture: sm_NN or compute_NN as NVRTC supports them, with an a or f suffix, or native", "sm_NN" },
-    { "std", 0, 0, G_OPTION_ARG_STRING, &std, "C++ dialect (c++14, c++17, c++20)", "c++NN" },
-    { "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &defines, "Define a macro (repeatable)", "NAME[=V]" },
-    { "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &includes, "Add an include path (repeatable)", "DIR" },
-    { "lto", 0, 0, G_OPTION_ARG_NONE, &lto, "Link-time optimisation through nvJitLink", NULL },
-    { "fast-math", 0, 0, G_OPTION_ARG_NONE, &fast_math, "Fast, less precise math", NULL },
-    { "maxrregcount", 0, 0, G_OPTION_ARG_INT, &max_registers, "At most N registers per thread (also with --lto)", "N" },
-    { "ftz", 0, 0, G_OPTION_ARG_NONE, &ftz, "Flush single-precision denormals to zero", NULL },
-    { "line-info", 0, 0, G_OPTION_ARG_NONE, &line_info, "Line information for profilers (-lineinfo)", NULL },
-    { "lineinfo", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &line_info, NULL, NULL },
-    { "device-debug", 'G', 0, G_OPTION_ARG_NONE, &debug, "Device debug information, no optimisation", NULL },
-    { "rdc", 0, 0, G_OPTION_ARG_NONE, &rdc, "Relocatable device code (-rdc)", NULL },
-    { "Xnvrtc", 0, 0, G_OPTION_ARG_STRING_ARRAY, &nvrtc_flags, "Pass an option to NVRTC as is (repeatable)", "OPTION" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the CUBIN (or, by --ptx / --ltoir or the name's "
       ".ptx / .ltoir ending, the PTX or LTO-IR) to FILE; - for standard output", "FILE" },
     { "ptx", 0, 0, G_OPTION_ARG_NONE, &want_ptx, "With -o: write the PTX", NULL },
@@ -269,6 +351,7 @@ cmd_compile (int argc, char **argv)
   };
 
   normalize_nvcc_spellings (argc, argv);
+  g_option_context_set_main_group (context, compile_flags_group (&flags, ""));
   g_option_context_add_main_entries (context, entries, NULL);
   scan_json_flag (argc, argv);
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -279,7 +362,7 @@ cmd_compile (int argc, char **argv)
     return usage_error (context, "--ptx and --ltoir: choose one");
   if ((want_ptx || want_ltoir) && output == NULL)
     return usage_error (context, "--ptx and --ltoir name what -o writes: give -o FILE");
-  if (max_registers < 0)
+  if (flags.max_registers < 0)
     return usage_error (context, "--maxrregcount: needs a positive number");
   if (!g_file_get_contents (argv[1], &source, &source_len, &error))
     return fail (error);
@@ -295,32 +378,9 @@ cmd_compile (int argc, char **argv)
       want_ltoir = g_str_has_suffix (output, ".ltoir");
     }
   if (want_ltoir)
-    lto = TRUE;
-
-  for (guint i = 0; kernels && kernels[i]; i++)
-    atomr_compile_options_add_name_expression (options, kernels[i]);
-  for (guint i = 0; expressions && expressions[i]; i++)
-    atomr_compile_options_add_name_expression (options, expressions[i]);
-  if (arch)
-    atomr_compile_options_set_arch (options, arch);
-  if (std)
-    atomr_compile_options_set_std (options, std);
-  for (guint i = 0; defines && defines[i]; i++)
-    {
-      g_auto(GStrv) kv = g_strsplit (defines[i], "=", 2);
-      atomr_compile_options_add_define (options, kv[0], kv[1]);
-    }
-  for (guint i = 0; includes && includes[i]; i++)
-    atomr_compile_options_add_include_path (options, includes[i]);
-  atomr_compile_options_set_lto (options, lto);
-  atomr_compile_options_set_fast_math (options, fast_math);
-  atomr_compile_options_set_flush_to_zero (options, ftz);
-  atomr_compile_options_set_max_registers (options, (guint) max_registers);
-  atomr_compile_options_set_line_info (options, line_info);
-  atomr_compile_options_set_debug (options, debug);
-  atomr_compile_options_set_relocatable (options, rdc);
-  for (guint i = 0; nvrtc_flags && nvrtc_flags[i]; i++)
-    atomr_compile_options_add_extra_flag (options, nvrtc_flags[i]);
+    flags.lto = TRUE;
+  if (!compile_flags_apply (&flags, options, &error))
+    return usage_error (context, error->message);
 
   if (!no_cache)
     cache = atomr_kernel_cache_new (cache_dir);
@@ -563,13 +623,7 @@ cmd_cache (int argc, char **argv)
   g_autofree gchar *output = NULL;
   gboolean json = FALSE, verify = FALSE;
   gboolean want_ptx = FALSE, want_cubin = FALSE, want_ltoir = FALSE, want_log = FALSE, want_source = FALSE;
-  g_auto(GStrv) kernels = NULL;
-  g_auto(GStrv) expressions = NULL;
-  g_auto(GStrv) defines = NULL;
-  g_auto(GStrv) includes = NULL;
-  g_autofree gchar *arch = NULL;
-  g_autofree gchar *std = NULL;
-  gboolean lto = FALSE, fast_math = FALSE;
+  g_auto(CompileFlags) compile_flags = { 0 };
   g_autofree gchar *remote_url = NULL;
   gint remote_timeout = 0;
   g_autoptr(GOptionContext) context =
@@ -588,19 +642,15 @@ cmd_cache (int argc, char **argv)
     { "source", 0, 0, G_OPTION_ARG_NONE, &want_source, "show: write the source (if stored)", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "show: write the artifact into FILE instead of stdout", "FILE" },
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
-    { "kernel", 'k', 0, G_OPTION_ARG_STRING_ARRAY, &kernels, "explain: as for compile", "NAME" },
-    { "name-expression", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &expressions, "explain: as for compile", "EXPR" },
-    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch, "explain: as for compile", "sm_NN" },
-    { "std", 0, 0, G_OPTION_ARG_STRING, &std, "explain: as for compile", "c++NN" },
-    { "define", 'D', 0, G_OPTION_ARG_STRING_ARRAY, &defines, "explain: as for compile", "NAME[=V]" },
-    { "include", 'I', 0, G_OPTION_ARG_FILENAME_ARRAY, &includes, "explain: as for compile", "DIR" },
-    { "lto", 0, 0, G_OPTION_ARG_NONE, &lto, "explain: as for compile", NULL },
-    { "fast-math", 0, 0, G_OPTION_ARG_NONE, &fast_math, "explain: as for compile", NULL },
     { "remote", 0, 0, G_OPTION_ARG_STRING, &remote_url, "push/pull: the remote cache's base URL (default: $ATOMR_CACHE_REMOTE)", "URL" },
     { "timeout", 0, 0, G_OPTION_ARG_INT, &remote_timeout, "push/pull: seconds each request may stall (default 10)", "SECONDS" },
     { NULL }
   };
 
+  /* explain takes every compile option (the same table): its key must be
+   * the one compile builds. */
+  normalize_nvcc_spellings (argc, argv);
+  g_option_context_set_main_group (context, compile_flags_group (&compile_flags, "explain: "));
   g_option_context_add_main_entries (context, entries, NULL);
   scan_json_flag (argc, argv);
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -810,23 +860,8 @@ cmd_cache (int argc, char **argv)
 
       if (!g_file_get_contents (argv[2], &source, NULL, &error))
         return fail (error);
-      for (guint i = 0; kernels && kernels[i]; i++)
-        atomr_compile_options_add_name_expression (options, kernels[i]);
-      for (guint i = 0; expressions && expressions[i]; i++)
-        atomr_compile_options_add_name_expression (options, expressions[i]);
-      if (arch)
-        atomr_compile_options_set_arch (options, arch);
-      if (std)
-        atomr_compile_options_set_std (options, std);
-      for (guint i = 0; defines && defines[i]; i++)
-        {
-          g_auto(GStrv) kv = g_strsplit (defines[i], "=", 2);
-          atomr_compile_options_add_define (options, kv[0], kv[1]);
-        }
-      for (guint i = 0; includes && includes[i]; i++)
-        atomr_compile_options_add_include_path (options, includes[i]);
-      atomr_compile_options_set_lto (options, lto);
-      atomr_compile_options_set_fast_math (options, fast_math);
+      if (!compile_flags_apply (&compile_flags, options, &error))
+        return usage_error (context, error->message);
       /* The program name as atomr compile gives it: the path as typed. */
       status = atomr_kernel_cache_explain_program (cache, source, argv[2], options, &key, &nearest, &reasons, &error);
       if (status == ATOMR_CACHE_STATUS_NONE && error)

@@ -69,6 +69,8 @@ void         atomr_op_set_geometry (AtomrOp             *op,
                                     const guint          grid[3],
                                     const guint          block[3],
                                     guint                shared_mem);
+/* Before the submit, or from the enqueue function (the launch info
+ * follows). */
 void         atomr_op_set_detail   (AtomrOp             *op,
                                     const gchar         *detail);
 /* The operation reads or writes buffers of other devices too (a
@@ -215,12 +217,38 @@ typedef gboolean (*AtomrOpPrepareFunc) (AtomrOp  *op,
                                         GError  **error);
 void         atomr_op_set_prepare      (AtomrOp              *op,
                                         AtomrOpPrepareFunc    prepare);
+/* Long CPU work of a request (cuFFT plan creation): called from a
+ * prepare function, it has @work run on a shared worker thread, never on
+ * the actor's context.  The request stays at the head of the actor's
+ * mailbox meanwhile (requests behind it wait: program order), but the
+ * context stays free for other actors, completions and replies.  When
+ * @work is done the request is run again from the top, without its
+ * prepare function; a failed @work answers the request with its error.
+ * @work may enter the device (atomr_device_enter()); it must not touch
+ * state of the actor that its context owns. */
+typedef gboolean (*AtomrOpWorkFunc) (AtomrOp  *op,
+                                     GError  **error);
+void         atomr_op_run_on_worker    (AtomrOp              *op,
+                                        AtomrOpWorkFunc       work);
 /* A fresh process-wide trace sequence number. */
 guint64      atomr_actor_next_trace_id (void);
 gboolean     atomr_actor_wants_completions (AtomrActor       *self);
 /* Emits before-complete and after-complete with @info (a replayed node). */
 void         atomr_actor_emit_completed (AtomrActor          *self,
                                          AtomrLaunchInfo     *info);
+
+/* Counters for observers that must cost the operations nothing (the
+ * inspector server): requests made, operations completed on the GPU,
+ * operations in flight (made, not yet completed nor ended before the GPU),
+ * operations answered with an error (cancellations aside), requests
+ * waiting in the mailbox.  Any thread; each value is read atomically, the
+ * set is not one snapshot.  Any pointer may be NULL. */
+void         atomr_actor_get_counters (AtomrActor *self,
+                                       guint64    *requested,
+                                       guint64    *completed,
+                                       guint64    *in_flight,
+                                       guint64    *failed,
+                                       guint      *mailbox);
 
 /* The host device's stream of @actor, for CPU tests. */
 AtomrStream  *atomr_actor_get_stream (AtomrActor *self);

@@ -92,6 +92,8 @@ typedef struct
   AtomrStream        *stream;
   guint64             sequence;     /* atomic: numbers requests as they are made */
   guint64             n_completed;
+  gint64              n_ended_early; /* atomic: freed without reaching the GPU */
+  gint64              n_failed;      /* atomic: answered with an error (not cancelled) */
   ActorSource        *source;
   guint               running;      /* op_run() depth, on the actor's context */
 
@@ -122,6 +124,8 @@ struct _ActorSource
   gpointer      capture;      /* under lock (atomic for the fast path): the
                                * AtomrGraph recording, never dereferenced */
   GWeakRef      capture_ref;  /* the same graph: safe against its finalization */
+  gint          working;      /* atomic: the mailbox head's work runs on a
+                               * worker (atomr_op_run_on_worker) */
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
   gint          n_graveyard;  /* atomic: its length, without its lock */
 };
@@ -169,6 +173,9 @@ struct _AtomrOp
   AtomrGpuClock      *clock;      /* timing on: puts GPU times on the host clock */
   AtomrLaunchInfo    *info;
   AtomrOpPrepareFunc  prepare;    /* before the device is held */
+  AtomrOpWorkFunc     work;       /* asked for by prepare: runs on a worker */
+  gint                work_state; /* atomic: WORK_NONE, _RUNNING, _DONE */
+  GError             *work_error; /* set by the worker before WORK_DONE */
   AtomrOpCompletedFunc on_completed;  /* after the reply, on the GPU path */
   gpointer            on_completed_data;
   const gchar        *capture_forbidden; /* why the request cannot be captured */
@@ -411,9 +418,13 @@ op_is_done (AtomrOp  *op,
         *result = atomr_fence_query (fence);  /* learn a sticky error */
       return TRUE;
     }
-  /* Somebody else signals these. */
+  /* Somebody else signals these: the event thread, the host function, or
+   * the completion service once handed off (then a query per prepare and
+   * check of every actor in flight is wasted: with a thousand actors on a
+   * context that was the larger part of an iteration). */
   if (fence->mode == ATOMR_COMPLETION_EVENT_THREAD ||
-      (fence->mode == ATOMR_COMPLETION_HOST_FUNC && fence->event != NULL))
+      (fence->mode == ATOMR_COMPLETION_HOST_FUNC && fence->event != NULL) ||
+      op->handed_off)
     return FALSE;
 
   res = atomr_fence_query (fence);
@@ -454,6 +465,8 @@ mailbox_ready (ActorSource *src)
 {
   if (g_atomic_int_get (&src->n_cancelled) > 0)
     return TRUE;
+  if (g_atomic_int_get (&src->working))
+    return FALSE;               /* the worker wakes us when it is done */
   if (g_atomic_int_get (&src->n_mail) == 0)
     return FALSE;
   return src->blocked == NULL || atomr_slot_check (src->blocked, NULL);
@@ -630,7 +643,8 @@ actor_pump (AtomrActor   *self,
       g_mutex_lock (&src->lock);
       op = g_queue_peek_head (&src->mailbox);
       g_mutex_unlock (&src->lock);
-      if (op == NULL || !op_deps_ready (op, wake, &src->blocked))
+      if (op == NULL || g_atomic_int_get (&src->working) ||
+          !op_deps_ready (op, wake, &src->blocked))
         break;
       g_mutex_lock (&src->lock);
       g_queue_pop_head (&src->mailbox);
@@ -805,6 +819,8 @@ op_return_error (AtomrOp *op,
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
 
   op_note_failure (op, NULL, error);
+  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_atomic_pointer_add (&priv->n_failed, 1);
   if (op->task)
     {
       g_task_return_error (op->task, error);
@@ -829,7 +845,10 @@ static void
 op_reply_error (AtomrOp *op,
                 GError  *error)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   gboolean emitted = op->info != NULL && op->t_enqueue == 0;
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
 
   if (emitted)
     {
@@ -924,6 +943,73 @@ op_check_data_deps (AtomrOp *op)
   return NULL;
 }
 
+/* ------------------------------------------------------------------ */
+/* Work on a worker thread (atomr_op_run_on_worker)                     */
+
+enum { WORK_NONE, WORK_RUNNING, WORK_DONE };
+
+/* One pool for every actor of the process: plan creation is CPU work of
+ * tens to hundreds of microseconds, rare (plans are cached), and bursty. */
+static GThreadPool *work_pool;
+
+static void
+work_thread (gpointer data,
+             gpointer unused)
+{
+  AtomrOp *op = data;
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  ActorSource *src = priv->source;
+  GError *error = NULL;
+
+  /* Once `working` is cleared the context may free the operation and the
+   * actor with it: the wake-up needs a source of its own. */
+  g_source_ref ((GSource *) src);
+  if (!op->work (op, &error))
+    op->work_error = error;
+  g_atomic_int_set (&op->work_state, WORK_DONE);
+  g_atomic_int_set (&src->working, 0);
+  source_wake (src);
+  g_source_unref ((GSource *) src);
+}
+
+/* On the actor's context: @op, just taken from the mailbox's head (or run
+ * inline, the mailbox empty), goes back to the head and waits there for
+ * its work. */
+static void
+op_start_work (AtomrOp *op)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  ActorSource *src = priv->source;
+  GError *error = NULL;
+
+  if (g_once_init_enter (&work_pool))
+    {
+      GThreadPool *pool = g_thread_pool_new (work_thread, NULL,
+                                             (gint) MAX (g_get_num_processors (), 2),
+                                             FALSE, NULL);
+      g_once_init_leave (&work_pool, pool);
+    }
+  g_atomic_int_set (&op->work_state, WORK_RUNNING);
+  g_mutex_lock (&src->lock);
+  g_queue_push_head (&src->mailbox, op);
+  g_atomic_int_inc (&src->n_mail);
+  g_atomic_int_set (&src->working, 1);
+  g_mutex_unlock (&src->lock);
+  if (!g_thread_pool_push (work_pool, op, &error))
+    {
+      /* No thread could be made: do the work here rather than fail. */
+      g_clear_error (&error);
+      work_thread (op, NULL);
+    }
+}
+
+void
+atomr_op_run_on_worker (AtomrOp         *op,
+                        AtomrOpWorkFunc  work)
+{
+  op->work = work;
+}
+
 static void
 op_run (AtomrOp *op)
 {
@@ -935,6 +1021,7 @@ op_run (AtomrOp *op)
 
   if (op->replied)
     {
+      g_atomic_pointer_add (&priv->n_ended_early, 1);
       op_free (op);               /* cancelled while queued: answered already */
       return;
     }
@@ -982,10 +1069,27 @@ op_run (AtomrOp *op)
       op_reply_error (op, error);
       return;
     }
-  if (op->prepare && !op->prepare (op, &error))
+  if (g_atomic_int_get (&op->work_state) == WORK_DONE)
     {
-      op_reply_error (op, error);
-      return;
+      /* Back from the worker: prepare ran before it. */
+      if (op->work_error)
+        {
+          op_reply_error (op, g_steal_pointer (&op->work_error));
+          return;
+        }
+    }
+  else
+    {
+      if (op->prepare && !op->prepare (op, &error))
+        {
+          op_reply_error (op, error);
+          return;
+        }
+      if (op->work)
+        {
+          op_start_work (op);
+          return;
+        }
     }
 
   op->stream = atomr_stream_ref (priv->stream);
@@ -1331,6 +1435,7 @@ op_free (AtomrOp *op)
   g_free (op->detail);
   g_free (op->fail_origin);
   g_clear_error (&op->fail_error);
+  g_clear_error (&op->work_error);
   g_clear_object (&op->task);
   g_clear_object (&op->cancellable);
   g_object_unref (op->actor);
@@ -1427,6 +1532,11 @@ atomr_op_set_detail (AtomrOp     *op,
 {
   g_free (op->detail);
   op->detail = g_strdup (detail);
+  /* from the enqueue function (on the actor's context, before the
+   * after-enqueue signal): the launch info follows, so traces show what
+   * actually ran */
+  if (op->info != NULL)
+    atomr_launch_info_set_detail (op->info, detail);
 }
 
 void
@@ -1586,6 +1696,9 @@ void
 atomr_op_fail (AtomrOp *op,
                GError  *error)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
   op_return_error (op, error);
   op_free (op);
 }
@@ -2582,6 +2695,31 @@ atomr_actor_get_n_completed (AtomrActor *self)
   return priv->n_completed;
 }
 
+void
+atomr_actor_get_counters (AtomrActor *self,
+                          guint64    *requested,
+                          guint64    *completed,
+                          guint64    *in_flight,
+                          guint64    *failed,
+                          guint      *mailbox)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  guint64 req = (guint64) g_atomic_pointer_get (&priv->sequence);
+  guint64 done = __atomic_load_n (&priv->n_completed, __ATOMIC_RELAXED);
+  guint64 early = (guint64) g_atomic_pointer_get (&priv->n_ended_early);
+
+  if (requested)
+    *requested = req;
+  if (completed)
+    *completed = done;
+  if (in_flight)
+    *in_flight = req > done + early ? req - done - early : 0;
+  if (failed)
+    *failed = (guint64) g_atomic_pointer_get (&priv->n_failed);
+  if (mailbox)
+    *mailbox = priv->source ? (guint) MAX (g_atomic_int_get (&priv->source->n_mail), 0) : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Graph capture support (lib/graph/atomr-graph.c)                      */
 
@@ -2777,6 +2915,9 @@ atomr_op_set_prepare (AtomrOp            *op,
 void
 atomr_op_discard (AtomrOp *op)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
   op_free (op);
 }
 

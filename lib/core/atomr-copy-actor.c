@@ -96,19 +96,117 @@ atomr_device_get_default_actor (AtomrDevice *device,
 
 /* ------------------------------------------------------------------ */
 
+/* Transfers up to STAGING_CHUNK bytes go through one pooled pinned block,
+ * filled (upload) on the caller's thread: the fast path of small requests.
+ * Larger ones are streamed through one pinned chunk on the actor's stream:
+ * host functions copy between the caller's memory and the chunk, in stream
+ * order with the DMA, so the pinned memory a transfer holds is bounded
+ * (STAGING_CHUNK, whatever its size), nothing large is pinned or copied on
+ * the caller's thread, and no thread of ours waits for the GPU. */
+#define STAGING_CHUNK ((gsize) 16 << 20)
+
+typedef struct _MemRequest MemRequest;
+
 typedef struct {
+  MemRequest *req;
+  gsize       offset;
+  gsize       length;
+} StagePiece;
+
+struct _MemRequest {
   AtomrBuffer *buffer;    /* not owned: the op keeps it */
   AtomrBuffer *src;
   AtomrPinned *staging;
   guint8       pattern[16];
   gsize        pattern_size;
-} MemRequest;
+  /* streamed transfers */
+  GBytes      *host_src;  /* upload: the caller's data, referenced */
+  guint8      *host_dst;  /* download: the result, filled piece by piece */
+  StagePiece  *pieces;
+  gsize        n_pieces;
+};
 
 static void
 mem_request_clear (gpointer data)
 {
   MemRequest *req = data;
   g_clear_pointer (&req->staging, atomr_pinned_release);
+  g_clear_pointer (&req->host_src, g_bytes_unref);
+  g_clear_pointer (&req->host_dst, g_free);
+  g_clear_pointer (&req->pieces, g_free);
+}
+
+static gsize
+stage_pieces (MemRequest *req,
+              gsize       size)
+{
+  gsize n = (size + STAGING_CHUNK - 1) / STAGING_CHUNK;
+
+  req->pieces = g_new (StagePiece, n);
+  req->n_pieces = n;
+  for (gsize i = 0; i < n; i++)
+    {
+      req->pieces[i].req = req;
+      req->pieces[i].offset = i * STAGING_CHUNK;
+      req->pieces[i].length = MIN (STAGING_CHUNK, size - i * STAGING_CHUNK);
+    }
+  return n;
+}
+
+/* Host functions: run by the driver in stream order; no CUDA calls. */
+static void CUDA_CB
+stage_in (void *data)
+{
+  StagePiece *piece = data;
+  const guint8 *src = g_bytes_get_data (piece->req->host_src, NULL);
+
+  memcpy (piece->req->staging->data, src + piece->offset, piece->length);
+}
+
+static void CUDA_CB
+stage_out (void *data)
+{
+  StagePiece *piece = data;
+
+  memcpy (piece->req->host_dst + piece->offset, piece->req->staging->data, piece->length);
+}
+
+/* A streamed transfer that fails halfway has host functions queued that
+ * use the request: let them pass before the request is freed (a lost
+ * context returns at once, and runs none). */
+static gboolean
+stage_fail (AtomrOp     *op,
+            CUresult     res,
+            const gchar *what,
+            GError     **error)
+{
+  ATOMR_CU->cuStreamSynchronize (atomr_op_get_cu_stream (op));
+  return atomr_cuda_check (res, what, error);
+}
+
+static gboolean
+staged_upload_enqueue (AtomrOp     *op,
+                       MemRequest  *req,
+                       GError     **error)
+{
+  CUstream stream = atomr_op_get_cu_stream (op);
+  CUdeviceptr dst = atomr_buffer_get_ptr (req->buffer);
+
+  req->staging = atomr_pinned_acquire (atomr_buffer_get_device (req->buffer), STAGING_CHUNK, error);
+  if (req->staging == NULL)
+    return FALSE;
+  for (gsize i = 0; i < req->n_pieces; i++)
+    {
+      StagePiece *piece = &req->pieces[i];
+      CUresult res;
+
+      if ((res = ATOMR_CU->cuLaunchHostFunc (stream, stage_in, piece)) != CUDA_SUCCESS)
+        return stage_fail (op, res, "cuLaunchHostFunc (upload staging)", error);
+      if ((res = ATOMR_CU->cuMemcpyHtoDAsync (dst + piece->offset, req->staging->data,
+                                              piece->length, stream)) != CUDA_SUCCESS)
+        return stage_fail (op, res, "cuMemcpyHtoDAsync", error);
+    }
+  return TRUE;
 }
 
 static gboolean
@@ -120,9 +218,12 @@ upload_enqueue (AtomrOp  *op,
 
   if (atomr_op_is_host (op))
     {
-      memcpy (atomr_buffer_get_host_data (req->buffer), req->staging->data, size);
+      const guint8 *from = req->host_src ? g_bytes_get_data (req->host_src, NULL) : req->staging->data;
+      memcpy (atomr_buffer_get_host_data (req->buffer), from, size);
       return TRUE;
     }
+  if (req->host_src)
+    return staged_upload_enqueue (op, req, error);
   return atomr_cuda_check (ATOMR_CU->cuMemcpyHtoDAsync (atomr_buffer_get_ptr (req->buffer),
                                                         req->staging->data, size,
                                                         atomr_op_get_cu_stream (op)),
@@ -207,13 +308,22 @@ atomr_actor_upload_async (AtomrActor          *self,
 
   req = atomr_op_alloc_data (op, sizeof *req, mem_request_clear);
   req->buffer = buffer;
-  req->staging = atomr_pinned_acquire (atomr_buffer_get_device (buffer), size, &error);
-  if (req->staging == NULL)
+  if (size > STAGING_CHUNK)
     {
-      atomr_op_fail (op, error);
-      return;
+      /* Streamed on the actor's stream: nothing to pin or copy here. */
+      req->host_src = g_bytes_ref (data);
+      stage_pieces (req, size);
     }
-  memcpy (req->staging->data, bytes, size);
+  else
+    {
+      req->staging = atomr_pinned_acquire (atomr_buffer_get_device (buffer), size, &error);
+      if (req->staging == NULL)
+        {
+          atomr_op_fail (op, error);
+          return;
+        }
+      memcpy (req->staging->data, bytes, size);
+    }
   atomr_op_write (op, buffer);
   atomr_op_set_enqueue (op, upload_enqueue);
   atomr_op_submit (op);
@@ -246,6 +356,39 @@ download_enqueue (AtomrOp  *op,
   MemRequest *req = atomr_op_get_data (op);
   guint64 size = atomr_buffer_get_byte_size (req->buffer);
 
+  if (req->n_pieces > 0)
+    {
+      /* Streamed: the result is ours, the pinned chunk only in passing. */
+      req->host_dst = g_try_malloc (size);
+      if (req->host_dst == NULL)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_OUT_OF_MEMORY,
+                       "download: no host memory for %" G_GUINT64_FORMAT " bytes", size);
+          return FALSE;
+        }
+      if (atomr_op_is_host (op))
+        {
+          memcpy (req->host_dst, atomr_buffer_get_host_data (req->buffer), size);
+          return TRUE;
+        }
+      req->staging = atomr_pinned_acquire (atomr_buffer_get_device (req->buffer), STAGING_CHUNK, error);
+      if (req->staging == NULL)
+        return FALSE;
+      for (gsize i = 0; i < req->n_pieces; i++)
+        {
+          StagePiece *piece = &req->pieces[i];
+          CUstream stream = atomr_op_get_cu_stream (op);
+          CUresult res;
+
+          if ((res = ATOMR_CU->cuMemcpyDtoHAsync (req->staging->data,
+                                                  atomr_buffer_get_ptr (req->buffer) + piece->offset,
+                                                  piece->length, stream)) != CUDA_SUCCESS)
+            return stage_fail (op, res, "cuMemcpyDtoHAsync", error);
+          if ((res = ATOMR_CU->cuLaunchHostFunc (stream, stage_out, piece)) != CUDA_SUCCESS)
+            return stage_fail (op, res, "cuLaunchHostFunc (download staging)", error);
+        }
+      return TRUE;
+    }
   if (atomr_op_is_host (op))
     {
       memcpy (req->staging->data, atomr_buffer_get_host_data (req->buffer), size);
@@ -262,10 +405,14 @@ download_complete (AtomrOp *op,
                    GTask   *task)
 {
   MemRequest *req = atomr_op_get_data (op);
+  guint64 size = atomr_buffer_get_byte_size (req->buffer);
 
-  g_task_return_pointer (task,
-                         g_bytes_new (req->staging->data, atomr_buffer_get_byte_size (req->buffer)),
-                         (GDestroyNotify) g_bytes_unref);
+  if (req->host_dst)
+    g_task_return_pointer (task, g_bytes_new_take (g_steal_pointer (&req->host_dst), size),
+                           (GDestroyNotify) g_bytes_unref);
+  else
+    g_task_return_pointer (task, g_bytes_new (req->staging->data, size),
+                           (GDestroyNotify) g_bytes_unref);
 }
 
 /**
@@ -299,12 +446,24 @@ atomr_actor_download_async (AtomrActor          *self,
     return;
   req = atomr_op_alloc_data (op, sizeof *req, mem_request_clear);
   req->buffer = buffer;
-  req->staging = atomr_pinned_acquire (atomr_buffer_get_device (buffer),
-                                       atomr_buffer_get_byte_size (buffer), &error);
-  if (req->staging == NULL)
+  if (atomr_buffer_get_byte_size (buffer) > STAGING_CHUNK)
     {
-      atomr_op_fail (op, error);
-      return;
+      /* Streamed on the actor's stream (download_enqueue): host functions
+       * fill memory that only this request owns, which a graph could not
+       * replay into. */
+      stage_pieces (req, atomr_buffer_get_byte_size (buffer));
+      atomr_op_forbid_capture (op, "a download larger than the staging chunk is streamed through host "
+                               "functions into memory the request owns; download after the replay");
+    }
+  else
+    {
+      req->staging = atomr_pinned_acquire (atomr_buffer_get_device (buffer),
+                                           atomr_buffer_get_byte_size (buffer), &error);
+      if (req->staging == NULL)
+        {
+          atomr_op_fail (op, error);
+          return;
+        }
     }
   atomr_op_read (op, buffer);
   atomr_op_set_enqueue (op, download_enqueue);

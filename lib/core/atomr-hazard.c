@@ -48,7 +48,7 @@ atomr_slot_dup_pending_owner (AtomrSlot *slot)
   /* While the slot is pending, the operation that resolves it holds its
    * actor: the reference is safe to take under the lock. */
   G_LOCK (hazards);
-  if (!slot->resolved)
+  if (!slot->resolved && slot->owner != NULL)
     owner = g_object_ref (slot->owner);
   G_UNLOCK (hazards);
   return owner;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "atomr-compile-options-private.h"
+#include "atomr-kernel-cache-key-private.h"
 #include "atomr-nvrtc-loader-private.h"
 #include "atomr-nvrtc-private.h"
 #include "atomr-error.h"
@@ -47,6 +48,12 @@ struct _AtomrCompileOptions
   GPtrArray *name_expressions;  /* NULL-terminated */
   GPtrArray *extra_flags;
   GPtrArray *link_objects;      /* AtomrLinkObject */
+
+  /* Bumped by every change: the snapshot below is valid while its
+   * revision matches (see atomr_compile_options_get_snapshot()). */
+  guint      revision;
+  GMutex     snapshot_lock;
+  AtomrCompileSnapshot *snapshot;   /* under snapshot_lock; NULL: none yet */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrCompileOptions, atomr_compile_options, G_TYPE_OBJECT)
@@ -103,6 +110,8 @@ atomr_compile_options_finalize (GObject *object)
   g_ptr_array_unref (self->name_expressions);
   g_ptr_array_unref (self->extra_flags);
   g_ptr_array_unref (self->link_objects);
+  g_clear_pointer (&self->snapshot, atomr_compile_snapshot_unref);
+  g_mutex_clear (&self->snapshot_lock);
   G_OBJECT_CLASS (atomr_compile_options_parent_class)->finalize (object);
 }
 
@@ -257,6 +266,7 @@ atomr_compile_options_init (AtomrCompileOptions *self)
   self->name_expressions = new_strv_array ();
   self->extra_flags = g_ptr_array_new_with_free_func (g_free);
   self->link_objects = g_ptr_array_new_with_free_func (link_object_free);
+  g_mutex_init (&self->snapshot_lock);
 }
 
 /**
@@ -331,6 +341,7 @@ set_string (AtomrCompileOptions  *self,
     return;
   g_free (*field);
   *field = g_strdup (value);
+  g_atomic_int_inc (&self->revision);
   g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
 }
 
@@ -344,6 +355,7 @@ set_boolean (AtomrCompileOptions *self,
   if (*field == value)
     return;
   *field = value;
+  g_atomic_int_inc (&self->revision);
   g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
 }
 
@@ -634,6 +646,7 @@ atomr_compile_options_set_max_registers (AtomrCompileOptions *self,
   if (self->max_registers != max_registers)
     {
       self->max_registers = max_registers;
+      g_atomic_int_inc (&self->revision);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_MAX_REGISTERS]);
     }
   return self;
@@ -677,6 +690,7 @@ atomr_compile_options_add_include_path (AtomrCompileOptions *self,
   g_return_val_if_fail (ATOMR_IS_COMPILE_OPTIONS (self), NULL);
   g_return_val_if_fail (path != NULL, self);
   strv_array_add (self->include_paths, path);
+  g_atomic_int_inc (&self->revision);
   return self;
 }
 
@@ -717,6 +731,7 @@ atomr_compile_options_add_define (AtomrCompileOptions *self,
   g_return_val_if_fail (ATOMR_IS_COMPILE_OPTIONS (self), NULL);
   g_return_val_if_fail (name != NULL, self);
   g_ptr_array_add (self->defines, value ? g_strconcat (name, "=", value, NULL) : g_strdup (name));
+  g_atomic_int_inc (&self->revision);
   return self;
 }
 
@@ -739,6 +754,7 @@ atomr_compile_options_add_name_expression (AtomrCompileOptions *self,
   g_return_val_if_fail (ATOMR_IS_COMPILE_OPTIONS (self), NULL);
   g_return_val_if_fail (expression != NULL, self);
   strv_array_add (self->name_expressions, expression);
+  g_atomic_int_inc (&self->revision);
   return self;
 }
 
@@ -777,6 +793,7 @@ atomr_compile_options_add_extra_flag (AtomrCompileOptions *self,
   g_return_val_if_fail (ATOMR_IS_COMPILE_OPTIONS (self), NULL);
   g_return_val_if_fail (flag != NULL, self);
   g_ptr_array_add (self->extra_flags, g_strdup (flag));
+  g_atomic_int_inc (&self->revision);
   return self;
 }
 
@@ -790,6 +807,7 @@ add_link_object (AtomrCompileOptions *self,
   obj->data = g_bytes_ref (data);
   obj->ptx = ptx;
   g_ptr_array_add (self->link_objects, obj);
+  g_atomic_int_inc (&self->revision);
   return self;
 }
 
@@ -979,4 +997,101 @@ atomr_compile_options_check (AtomrCompileOptions  *self,
       return FALSE;
     }
   return TRUE;
+}
+
+void
+atomr_compile_snapshot_unref (AtomrCompileSnapshot *snapshot)
+{
+  if (!g_atomic_int_dec_and_test (&snapshot->ref_count))
+    return;
+  g_clear_error (&snapshot->error);
+  g_free (snapshot->arch);
+  g_strfreev (snapshot->flags);
+  g_strfreev (snapshot->name_expressions);
+  g_ptr_array_unref (snapshot->link_objects);
+  g_clear_pointer (&snapshot->key_part, g_bytes_unref);
+  g_free (snapshot);
+}
+
+AtomrCompileSnapshot *
+atomr_compile_snapshot_ref (AtomrCompileSnapshot *snapshot)
+{
+  g_atomic_int_inc (&snapshot->ref_count);
+  return snapshot;
+}
+
+/* Everything the compile path derives from the options alone, checked
+ * once: the checks of atomr_compile_options_check(), LTO's arch and
+ * nvJitLink options, the flags, and the options' share of the kernel
+ * cache's memory key. */
+static AtomrCompileSnapshot *
+snapshot_build (AtomrCompileOptions *self,
+                guint                revision)
+{
+  AtomrCompileSnapshot *snap = g_new0 (AtomrCompileSnapshot, 1);
+  GError *error = NULL;
+
+  snap->ref_count = 1;
+  snap->revision = revision;
+  snap->arch = g_strdup (self->arch);
+  snap->lto = self->lto;
+  snap->native = g_strcmp0 (self->arch, ATOMR_ARCH_NATIVE) == 0;
+  snap->flags = atomr_compile_options_get_flags (self);
+  snap->name_expressions = g_strdupv ((gchar **) self->name_expressions->pdata);
+  snap->link_objects = g_ptr_array_new_with_free_func (link_object_free);
+  for (guint i = 0; i < self->link_objects->len; i++)
+    {
+      AtomrLinkObject *obj = g_ptr_array_index (self->link_objects, i);
+      AtomrLinkObject *c = g_new0 (AtomrLinkObject, 1);
+      c->ptx = obj->ptx;
+      c->data = g_bytes_ref (obj->data);
+      g_ptr_array_add (snap->link_objects, c);
+    }
+  if (!atomr_compile_options_check (self, &error))
+    {
+      snap->error = error;
+      return snap;
+    }
+  if (snap->native)
+    return snap;   /* resolved (and checked further) per device */
+  if (snap->lto && (snap->arch == NULL || !g_str_has_prefix (snap->arch, "sm_")))
+    {
+      snap->error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                 "arch: LTO links a CUBIN and needs an sm_NN architecture, not %s",
+                                 snap->arch ? snap->arch : "NVRTC's default");
+      return snap;
+    }
+  if (snap->lto)
+    {
+      /* Refuse what nvJitLink would not honour before anything runs. */
+      g_autoptr(GPtrArray) jl_opts = g_ptr_array_new_with_free_func (g_free);
+      if (!atomr_nvrtc_jitlink_options ((const gchar * const *) snap->flags, snap->arch, jl_opts, &error))
+        {
+          snap->error = error;
+          return snap;
+        }
+    }
+  snap->key_part = atomr_cache_options_blob ((const gchar * const *) snap->flags,
+                                             (const gchar * const *) snap->name_expressions,
+                                             snap->arch, snap->link_objects);
+  snap->key_part_hash = atomr_cache_bytes_hash (snap->key_part);
+  return snap;
+}
+
+AtomrCompileSnapshot *
+atomr_compile_options_get_snapshot (AtomrCompileOptions *self)
+{
+  AtomrCompileSnapshot *snap;
+  guint revision;
+
+  g_mutex_lock (&self->snapshot_lock);
+  revision = (guint) g_atomic_int_get (&self->revision);
+  if (self->snapshot == NULL || self->snapshot->revision != revision)
+    {
+      g_clear_pointer (&self->snapshot, atomr_compile_snapshot_unref);
+      self->snapshot = snapshot_build (self, revision);
+    }
+  snap = atomr_compile_snapshot_ref (self->snapshot);
+  g_mutex_unlock (&self->snapshot_lock);
+  return snap;
 }

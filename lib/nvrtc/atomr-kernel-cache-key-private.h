@@ -24,6 +24,11 @@ typedef struct {
   const gchar * const *flags;          /* exactly what NVRTC gets */
   const gchar         *arch;
   GPtrArray           *link_objects;   /* AtomrLinkObject */
+  /* Optional: atomr_cache_options_blob() of the fields above and its
+   * atomr_cache_bytes_hash(), precomputed (AtomrCompileSnapshot); NULL:
+   * computed on each lookup. */
+  GBytes              *key_part;
+  guint                key_part_hash;
 } AtomrCacheKeyInput;
 
 /* What a file (or the absence of one) looked like when the key was
@@ -58,6 +63,16 @@ gchar   *atomr_cache_key_compute       (GBytes                   *blob,
                                         const AtomrCacheKeyInput *input,
                                         GPtrArray               **headers_out,
                                         GError                  **error);
+
+/* The options' share of the memory-level key (see the .c file). */
+GBytes  *atomr_cache_options_blob      (const gchar * const *flags,
+                                        const gchar * const *kernel_names,
+                                        const gchar         *arch,
+                                        GPtrArray           *link_objects);
+guint    atomr_cache_hash_data         (gconstpointer        data,
+                                        gsize                len,
+                                        guint64              seed);
+guint    atomr_cache_bytes_hash        (GBytes              *bytes);
 
 /* TRUE if @flags ask for LTO (nvJitLink then takes part in the output). */
 gboolean atomr_cache_flags_use_lto     (const gchar * const *flags);

@@ -727,6 +727,75 @@ atomr_cache_request_blob (const AtomrCacheKeyInput *in)
   return g_byte_array_free_to_bytes (blob);
 }
 
+/* The options' share of the memory key.  Together with the program name
+ * and the source (compared whole: atomr_cache_memory_key_equal()) it
+ * holds everything atomr_cache_request_blob() holds, so two requests with
+ * equal memory keys have equal blobs. */
+GBytes *
+atomr_cache_options_blob (const gchar * const *flags,
+                          const gchar * const *kernel_names,
+                          const gchar         *arch,
+                          GPtrArray           *link_objects)
+{
+  GByteArray *blob = g_byte_array_sized_new (256);
+  guint32 version = GUINT32_TO_LE (ATOMR_CACHE_FORMAT_VERSION);
+  gboolean lto = atomr_cache_flags_use_lto (flags);
+
+  blob_add (blob, "atomr-memory-key-1", 18);
+  blob_add (blob, &version, 4);
+  blob_add_string (blob, atomr_nvrtc_get_identity ());
+  blob_add_string (blob, lto ? atomr_jitlink_get_identity () : NULL);
+  blob_add_string (blob, arch);
+  blob_add_strv (blob, flags);
+  blob_add_strv (blob, kernel_names);
+  blob_add_count (blob, link_objects ? link_objects->len : 0);
+  for (guint i = 0; link_objects && i < link_objects->len; i++)
+    {
+      AtomrLinkObject *obj = g_ptr_array_index (link_objects, i);
+      gsize len;
+      gconstpointer data = g_bytes_get_data (obj->data, &len);
+      blob_add (blob, obj->ptx ? "ptx" : "ltoir", obj->ptx ? 3 : 5);
+      blob_add (blob, data, len);
+    }
+  return g_byte_array_free_to_bytes (blob);
+}
+
+/* g_bytes_hash() and g_str_hash() go a byte at a time; eight at a time,
+ * mixed with a multiply, is several times faster and spreads as well. */
+guint
+atomr_cache_hash_data (gconstpointer data,
+                       gsize         len,
+                       guint64       seed)
+{
+  const guint8 *p = data;
+  guint64 h = 0x9e3779b97f4a7c15ull ^ len ^ (seed * 0xc2b2ae3d27d4eb4full);
+
+  for (; len >= 8; p += 8, len -= 8)
+    {
+      guint64 w;
+      memcpy (&w, p, 8);
+      h = (h ^ w) * 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+  if (len > 0)
+    {
+      guint64 w = 0;
+      memcpy (&w, p, len);
+      h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    }
+  h ^= h >> 29;
+  return (guint) (h ^ (h >> 32));
+}
+
+guint
+atomr_cache_bytes_hash (GBytes *bytes)
+{
+  gsize len;
+  gconstpointer data = g_bytes_get_data (bytes, &len);
+
+  return atomr_cache_hash_data (data, len, 0);
+}
+
 gchar *
 atomr_cache_key_compute (GBytes                   *blob,
                          const AtomrCacheKeyInput *in,

@@ -71,8 +71,10 @@ gboolean     atomr_kernel_cache_write_entry    (AtomrKernelCache    *self,
                                                 const gchar         *source,
                                                 GError             **error);
 
-/* $ATOMR_CACHE_DISABLE set: compiles go around every cache. */
-gboolean     atomr_kernel_cache_disabled_by_env (void);
+/* $ATOMR_CACHE_DISABLE was set when @self was created: compiles go
+ * around it.  (Read once per cache object, not on every compile: getenv()
+ * cost a quarter of a memory hit.) */
+gboolean     atomr_kernel_cache_disabled_by_env (AtomrKernelCache *self);
 
 /* Counters of this cache object (memory hits, disk hits, misses). */
 void         atomr_kernel_cache_get_counters   (AtomrKernelCache     *self,
@@ -105,6 +107,11 @@ gboolean     atomr_kernel_cache_adopt_entry    (AtomrKernelCache *self,
 gboolean     atomr_kernel_cache_verify_entry_data (const gchar *key,
                                                    GBytes      *data,
                                                    GError     **error);
+/* Writes the checksum of @data (an entry file of @size bytes) into its
+ * header, so that fuzzing reaches what lies behind the checksum.  Does
+ * nothing when @size is shorter than a header. */
+void         atomr_kernel_cache_seal_entry_data (guint8 *data,
+                                                 gsize   size);
 /* Entries found in the remote layer (and backfilled to disk). */
 guint64      atomr_kernel_cache_get_remote_hits (AtomrKernelCache *self);
 

@@ -179,7 +179,8 @@ atomr_nvrtc_actor_set_cache (AtomrNvrtcActor  *self,
 typedef struct {
   gchar               *source;
   gchar               *kernel_name;    /* NULL: module only */
-  AtomrCompileOptions *options;
+  AtomrCompileOptions *options;        /* a copy, for "native" only */
+  AtomrCompileSnapshot *snapshot;      /* the options at the call */
   AtomrKernelCache    *cache;
   AtomrDevice         *device;
 } CompileRequest;
@@ -192,6 +193,7 @@ compile_request_free (gpointer data)
   g_free (req->source);
   g_free (req->kernel_name);
   g_clear_object (&req->options);
+  g_clear_pointer (&req->snapshot, atomr_compile_snapshot_unref);
   g_clear_object (&req->cache);
   g_clear_object (&req->device);
   g_free (req);
@@ -305,7 +307,7 @@ compile_thread (GTask        *task,
   if (g_task_return_error_if_cancelled (task))
     return;
   t0 = atomr_launch_info_now_ns ();
-  module = atomr_nvrtc_compile_for_device (req->source, NULL, req->options, req->cache,
+  module = atomr_nvrtc_compile_snapshot (req->source, NULL, req->snapshot, req->options, req->cache,
                                            req->device, &error);
   t1 = atomr_launch_info_now_ns ();
   if (module == NULL)
@@ -337,7 +339,7 @@ compile_thread (GTask        *task,
 
         atomr_kernel_cache_evict_rejected (req->cache, atomr_module_get_key (module), error->message);
         g_clear_error (&error);
-        fresh = atomr_nvrtc_compile_for_device (req->source, NULL, req->options, req->cache,
+        fresh = atomr_nvrtc_compile_snapshot (req->source, NULL, req->snapshot, req->options, req->cache,
                                                 req->device, &error);
         if (fresh)
           kernel = atomr_kernel_new_loaded (req->device, fresh, req->kernel_name, &error);
@@ -379,12 +381,19 @@ start_compile (AtomrNvrtcActor     *self,
   req = g_new0 (CompileRequest, 1);
   req->source = g_strdup (source);
   req->kernel_name = g_strdup (kernel_name);
-  req->options = options ? atomr_compile_options_copy (options) : atomr_compile_options_new ();
-  if (kernel_name)
+  /* The options as they are now: their snapshot (kept on the caller's
+   * options object, so repeated requests with unchanged options share
+   * one) stands for a copy.  A copy is made only to add the kernel's name
+   * or to resolve "native" later. */
+  req->snapshot = atomr_nvrtc_snapshot_options (options);
+  if (req->snapshot->native
+      || (kernel_name && !g_strv_contains ((const gchar * const *) req->snapshot->name_expressions, kernel_name)))
     {
-      const gchar * const *names = atomr_compile_options_get_name_expressions (req->options);
-      if (!g_strv_contains (names, kernel_name))
+      req->options = options ? atomr_compile_options_copy (options) : atomr_compile_options_new ();
+      if (kernel_name && !g_strv_contains ((const gchar * const *) req->snapshot->name_expressions, kernel_name))
         atomr_compile_options_add_name_expression (req->options, kernel_name);
+      atomr_compile_snapshot_unref (req->snapshot);
+      req->snapshot = atomr_compile_options_get_snapshot (req->options);
     }
   req->cache = self->cache ? g_object_ref (self->cache) : NULL;
   /* NULL for an actor built bare: a module still compiles, loading a

@@ -6,6 +6,7 @@
 
 #include "atomr-device.h"
 #include "atomr-nvrtc.h"
+#include "atomr-compile-options-private.h"
 #include "atomr-kernel.h"
 
 G_BEGIN_DECLS
@@ -18,6 +19,22 @@ AtomrModule *atomr_nvrtc_compile_for_device (const gchar         *source,
                                              AtomrKernelCache    *cache,
                                              AtomrDevice         *device,
                                              GError             **error);
+
+/* The snapshot of @options (nullable: the defaults) the compile path
+ * uses; taken when a request is made, it stands for a copy of the
+ * options. */
+AtomrCompileSnapshot *atomr_nvrtc_snapshot_options (AtomrCompileOptions *options);
+
+/* atomr_nvrtc_compile_for_device() of a snapshot.  @options (nullable) is
+ * what the snapshot was taken of: only read when the arch is "native"
+ * (resolved against @device on a copy). */
+AtomrModule *atomr_nvrtc_compile_snapshot   (const gchar          *source,
+                                             const gchar          *program_name,
+                                             AtomrCompileSnapshot *snapshot,
+                                             AtomrCompileOptions  *options,
+                                             AtomrKernelCache     *cache,
+                                             AtomrDevice          *device,
+                                             GError              **error);
 
 /* With lto, the nvJitLink options that carry out @flags (NVRTC options):
  * -arch, -lto and every code-generation option; NOT_SUPPORTED naming a

@@ -478,6 +478,24 @@ compile_uncached (const gchar          *source,
   return g_steal_pointer (&content);
 }
 
+/* The options every compile without options uses: one object, so its
+ * snapshot (and the cache's memory key part) is computed once. */
+static AtomrCompileOptions *
+default_options (void)
+{
+  static AtomrCompileOptions *options;
+
+  if (g_once_init_enter (&options))
+    g_once_init_leave (&options, atomr_compile_options_new ());
+  return options;
+}
+
+AtomrCompileSnapshot *
+atomr_nvrtc_snapshot_options (AtomrCompileOptions *options)
+{
+  return atomr_compile_options_get_snapshot (options ? options : default_options ());
+}
+
 AtomrModule *
 atomr_nvrtc_compile_for_device (const gchar          *source,
                                 const gchar          *program_name,
@@ -486,11 +504,26 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
                                 AtomrDevice          *device,
                                 GError              **error)
 {
-  g_autoptr(AtomrCompileOptions) resolved = NULL;
+  /* Flags, checks and the cache's memory key part are computed once per
+   * revision of the options (AtomrCompileSnapshot): a memory hit is a
+   * hash of the source and one table lookup. */
+  g_autoptr(AtomrCompileSnapshot) snap = atomr_nvrtc_snapshot_options (options);
+
+  return atomr_nvrtc_compile_snapshot (source, program_name, snap, options, cache, device, error);
+}
+
+AtomrModule *
+atomr_nvrtc_compile_snapshot (const gchar           *source,
+                              const gchar           *program_name,
+                              AtomrCompileSnapshot  *snapshot,
+                              AtomrCompileOptions   *options,
+                              AtomrKernelCache      *cache,
+                              AtomrDevice           *device,
+                              GError               **error)
+{
+  g_autoptr(AtomrCompileSnapshot) snap = atomr_compile_snapshot_ref (snapshot);
   g_autoptr(AtomrCacheRequest) request = NULL;
   g_autoptr(AtomrModuleContent) content = NULL;
-  g_auto(GStrv) flags = NULL;
-  const gchar *arch;
   AtomrModule *module;
 
   if (source == NULL)
@@ -500,14 +533,15 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
     }
   if (program_name == NULL)
     program_name = DEFAULT_PROGRAM_NAME;
-  /* Copied only to resolve "native": the memory-hit path stays cheap. */
-  resolved = options ? g_object_ref (options) : atomr_compile_options_new ();
-  if (!atomr_compile_options_check (resolved, error))
-    return NULL;
-
-  if (g_strcmp0 (atomr_compile_options_get_arch (resolved), ATOMR_ARCH_NATIVE) == 0)
+  if (snap->error)
     {
-      g_autoptr(AtomrCompileOptions) copy = atomr_compile_options_copy (resolved);
+      g_propagate_error (error, g_error_copy (snap->error));
+      return NULL;
+    }
+
+  if (snap->native)
+    {
+      g_autoptr(AtomrCompileOptions) copy = atomr_compile_options_copy (options ? options : default_options ());
       g_autoptr(AtomrDevice) dev = device ? g_object_ref (device) : atomr_device_get (0, error);
       g_autofree gchar *native = NULL;
 
@@ -524,46 +558,36 @@ atomr_nvrtc_compile_for_device (const gchar          *source,
         }
       native = atomr_device_get_arch (dev);
       atomr_compile_options_set_arch (copy, native);
-      g_set_object (&resolved, copy);
-    }
-  arch = atomr_compile_options_get_arch (resolved);
-  if (atomr_compile_options_get_lto (resolved) && (arch == NULL || !g_str_has_prefix (arch, "sm_")))
-    {
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "arch: LTO links a CUBIN and needs an sm_NN architecture, not %s",
-                   arch ? arch : "NVRTC's default");
-      return NULL;
-    }
-  flags = atomr_compile_options_get_flags (resolved);
-  if (atomr_compile_options_get_lto (resolved))
-    {
-      /* Refuse what nvJitLink would not honour before anything runs. */
-      g_autoptr(GPtrArray) jl_opts = g_ptr_array_new_with_free_func (g_free);
-      if (!atomr_nvrtc_jitlink_options ((const gchar * const *) flags, arch, jl_opts, error))
-        return NULL;
+      g_clear_pointer (&snap, atomr_compile_snapshot_unref);
+      snap = atomr_compile_options_get_snapshot (copy);
+      if (snap->error)
+        {
+          g_propagate_error (error, g_error_copy (snap->error));
+          return NULL;
+        }
     }
 
-  if (cache && atomr_kernel_cache_disabled_by_env ())
+  if (cache && atomr_kernel_cache_disabled_by_env (cache))
     cache = NULL;
   if (cache)
     {
       AtomrCacheKeyInput input = {
         .source = source,
         .program_name = program_name,
-        .kernel_names = atomr_compile_options_get_name_expressions (resolved),
-        .flags = (const gchar * const *) flags,
-        .arch = arch,
-        .link_objects = atomr_compile_options_get_link_objects (resolved),
+        .kernel_names = (const gchar * const *) snap->name_expressions,
+        .flags = (const gchar * const *) snap->flags,
+        .arch = snap->arch,
+        .link_objects = snap->link_objects,
+        .key_part = snap->key_part,
+        .key_part_hash = snap->key_part_hash,
       };
       module = atomr_kernel_cache_lookup_request (cache, &input, &request);
       if (module)
         return module;
     }
 
-  content = compile_uncached (source, program_name,
-                              atomr_compile_options_get_name_expressions (resolved),
-                              flags, arch, atomr_compile_options_get_lto (resolved),
-                              atomr_compile_options_get_link_objects (resolved), error);
+  content = compile_uncached (source, program_name, (const gchar * const *) snap->name_expressions,
+                              snap->flags, snap->arch, snap->lto, snap->link_objects, error);
   if (content == NULL)
     return NULL;
   if (cache && request)

@@ -923,6 +923,79 @@ test_fill_and_sync (void)
     }
 }
 
+/* A blocking call waits behind requests of actors nobody drives meanwhile:
+ * made without a callback on the default context, then a _sync whose actor
+ * (the device's default) runs on the device thread.  The _sync must drive
+ * them — a chain of two here — not wait forever (test-gpu-graph hung like
+ * this after 50 fire-and-forget replays).  In a subprocess: the old code
+ * hangs, and the trap's time limit turns that into a failure. */
+static void
+test_sync_drives_dependencies (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrActor) a1 = NULL;
+      g_autoptr(AtomrActor) a2 = NULL;
+      g_autoptr(AtomrBuffer) b1 = NULL;
+      g_autoptr(AtomrBuffer) b2 = NULL;
+      g_autoptr(GBytes) got = NULL;
+      const gint32 *v;
+
+      atomr_device_set_host_autocomplete (device, TRUE);
+      a1 = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+      g_assert_no_error (error);
+      a2 = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+      g_assert_no_error (error);
+      b1 = atomr_buffer_new (device, ATOMR_DTYPE_I32, 16, &error);
+      g_assert_no_error (error);
+      b2 = atomr_buffer_new (device, ATOMR_DTYPE_I32, 16, &error);
+      g_assert_no_error (error);
+
+      /* Fire and forget; nobody iterates the default context after. */
+      for (guint i = 0; i < 50; i++)
+        atomr_actor_fill_async (a1, b1, (gdouble) i, NULL, NULL, NULL);
+      atomr_actor_copy_async (a2, b2, b1, NULL, NULL, NULL);
+
+      got = atomr_buffer_download_sync (b2, NULL, &error);
+      g_assert_no_error (error);
+      v = g_bytes_get_data (got, NULL);
+      for (guint i = 0; i < 16; i++)
+        g_assert_cmpint (v[i], ==, 49);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 20 * G_USEC_PER_SEC, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
+/* Transfers above the staging chunk take the streamed path (no pinned copy
+ * on the caller's thread); on the host device they must still round-trip
+ * exactly, the odd tail included. */
+static void
+test_large_transfers (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  gsize size = (40u << 20) + 3;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autofree guint8 *data = g_malloc (size);
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GBytes) got = NULL;
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  for (gsize i = 0; i < size; i++)
+    data[i] = (guint8) (i * 2654435761u >> 13);
+  bytes = g_bytes_new (data, size);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, size, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (buffer, bytes, NULL, &error));
+  g_assert_no_error (error);
+  got = atomr_buffer_download_sync (buffer, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, bytes));
+}
+
 static void
 test_buffer_conveniences (void)
 {
@@ -1066,6 +1139,8 @@ main (int argc, char **argv)
   g_test_add_data_func ("/completion/sync", GINT_TO_POINTER (ATOMR_COMPLETION_SYNC), test_completion_modes);
   g_test_add_func ("/memory/fill-every-dtype-and-sync", test_fill_and_sync);
   g_test_add_func ("/buffer/conveniences", test_buffer_conveniences);
+  g_test_add_func ("/buffer/large-transfers", test_large_transfers);
+  g_test_add_func ("/envelope/sync-drives-dependencies", test_sync_drives_dependencies);
   g_test_add ("/trace/recorder", Fixture, NULL, fixture_setup, test_trace_recorder, fixture_teardown);
 
   return g_test_run ();

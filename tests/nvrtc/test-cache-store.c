@@ -416,6 +416,113 @@ test_memory_hit_header_generation (void)
   rm_rf (inc);
 }
 
+/* The compile path keeps what it derives from an options object (flags,
+ * checks, the memory key's part) per revision of the object: every kind
+ * of change made after a hit must still reach the key. */
+static void
+test_options_change_after_hit (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *inc = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrCompileOptions) o = saxpy_options (NULL);
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  const gchar *changes[] = { "define", "property", "setter", "extra flag", "include path", "arch", "dialect" };
+
+  for (guint i = 0; i <= G_N_ELEMENTS (changes); i++)
+    {
+      g_autoptr(AtomrModule) m = NULL;
+      g_autoptr(AtomrModule) hit = NULL;
+      g_autoptr(GError) error = NULL;
+
+      m = atomr_nvrtc_compile (SAXPY_SOURCE, NULL, o, cache, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (atomr_module_get_cache_status (m), ==, ATOMR_CACHE_STATUS_MISS);
+      for (guint k = 0; k < keys->len; k++)
+        g_assert_cmpstr (atomr_module_get_key (m), !=, g_ptr_array_index (keys, k));
+      g_ptr_array_add (keys, g_strdup (atomr_module_get_key (m)));
+      hit = atomr_nvrtc_compile (SAXPY_SOURCE, NULL, o, cache, &error);
+      g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+      g_assert_cmpstr (atomr_module_get_key (hit), ==, atomr_module_get_key (m));
+      if (i == G_N_ELEMENTS (changes))
+        break;
+      g_test_message ("change: %s", changes[i]);
+      switch (i)
+        {
+        case 0: atomr_compile_options_add_define (o, "VARIANT", "2"); break;
+        case 1: g_object_set (o, "fast-math", TRUE, NULL); break;
+        case 2: atomr_compile_options_set_max_registers (o, 32); break;
+        case 3: atomr_compile_options_add_extra_flag (o, "-DEXTRA=1"); break;
+        case 4: atomr_compile_options_add_include_path (o, inc); break;
+        case 5: atomr_compile_options_set_arch (o, "sm_90"); break;
+        default: atomr_compile_options_set_std (o, "c++20"); break;
+        }
+    }
+  {
+    /* A refused change is refused on the next compile, not remembered as
+     * the last good one. */
+    g_autoptr(AtomrModule) m = NULL;
+    g_autoptr(GError) error = NULL;
+
+    atomr_compile_options_add_define (o, "1BAD", NULL);
+    m = atomr_nvrtc_compile (SAXPY_SOURCE, NULL, o, cache, &error);
+    g_assert_null (m);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  }
+  {
+    /* Equal options in another object: the same memory entry. */
+    g_autoptr(AtomrCompileOptions) again = saxpy_options (NULL);
+    g_autoptr(AtomrModule) m = atomr_nvrtc_compile (SAXPY_SOURCE, NULL, again, cache, NULL);
+
+    g_assert_cmpint (atomr_module_get_cache_status (m), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+    g_assert_cmpstr (atomr_module_get_key (m), ==, g_ptr_array_index (keys, 0));
+  }
+  rm_rf (dir);
+  rm_rf (inc);
+}
+
+/* Entry metadata is read by a small reader of what the cache writes, with
+ * json-glib for anything else: both must give back exactly what was
+ * stored (escapes, UTF-8, control characters, null arch). */
+static void
+test_metadata_strings (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  const gchar *ascii[] = { "f<\"q\">", "g\\h\t/", "", NULL };
+  const gchar *unicode[] = { "sum<\xc3\xa9>", "ctl\x01\x1f", "k\xf0\x9f\x98\x80", NULL };
+  const gchar *flags[] = { "--define-macro=X=\"a b\"", "--include-path=/tmp/\xc3\xbc", NULL };
+  const gchar * const *sets[] = { ascii, unicode };
+
+  for (guint i = 0; i < G_N_ELEMENTS (sets); i++)
+    {
+      g_autoptr(AtomrModuleContent) c = atomr_module_content_new ();
+      g_autoptr(AtomrKernelCacheEntry) entry = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree gchar *key = g_compute_checksum_for_string (G_CHECKSUM_SHA256, sets[i][0], -1);
+
+      c->kernel_names = g_strdupv ((gchar **) sets[i]);
+      c->lowered_names = g_strdupv ((gchar **) sets[i]);
+      c->flags = g_strdupv ((gchar **) flags);
+      c->arch = i == 0 ? NULL : g_strdup ("sm_90a");
+      c->nvrtc_version = g_strdup (i == 0 ? "13.0" : "\xc3\xa9");
+      c->compile_time_ms = 1.25 + i;
+      c->cubin = g_bytes_new_static ("\x7f" "ELF", 4);
+      g_assert_true (atomr_kernel_cache_write_entry (cache, key, c, "// s", &error));
+      g_assert_no_error (error);
+      entry = atomr_kernel_cache_lookup (cache, key, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (entry);
+      g_assert_true (g_strv_equal ((const gchar * const *) atomr_kernel_cache_entry_get_kernel_names (entry), sets[i]));
+      g_assert_true (g_strv_equal ((const gchar * const *) atomr_kernel_cache_entry_get_lowered_names (entry), sets[i]));
+      g_assert_true (g_strv_equal ((const gchar * const *) atomr_kernel_cache_entry_get_flags (entry), flags));
+      g_assert_cmpstr (atomr_kernel_cache_entry_get_arch (entry), ==, c->arch);
+      g_assert_cmpstr (atomr_kernel_cache_entry_get_nvrtc_version (entry), ==, c->nvrtc_version);
+      g_assert_cmpfloat (atomr_kernel_cache_entry_get_compile_time_ms (entry), ==, c->compile_time_ms);
+    }
+  rm_rf (dir);
+}
+
 /* ------------------------------------------------------------------ */
 /* Bundles                                                             */
 
@@ -1004,6 +1111,8 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/report-and-gc", test_report_and_gc);
   g_test_add_func ("/cache-store/parse-size", test_parse_size);
   g_test_add_func ("/cache-store/memory-hit-header-generation", test_memory_hit_header_generation);
+  g_test_add_func ("/cache-store/options-change-after-hit", test_options_change_after_hit);
+  g_test_add_func ("/cache-store/metadata-strings", test_metadata_strings);
   g_test_add_func ("/cache-store/export-import", test_export_import);
   g_test_add_func ("/cache-store/explain-and-diff", test_explain_and_diff);
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);

@@ -449,6 +449,70 @@ rm_rf (const gchar *path)
   g_rmdir (path);
 }
 
+/* cache explain takes every option compile takes (one table) and builds
+ * the same key: a compile with each code-generation flag, the nvcc
+ * spellings included, is a hit for explain with the same flags, and a
+ * miss naming the flag without one of them.  (Before, explain knew only
+ * the first eight options and refused --maxrregcount and the rest.) */
+static void
+test_explain_every_compile_flag (void)
+{
+  g_autofree gchar *src = write_source ("flags.cu", SCALE_SOURCE);
+  g_autofree gchar *cache_dir = g_build_filename (workdir, "cache-explain-flags", NULL);
+  const gchar *compile[] = { "compile", src, "-e", SCALE_FLOAT_256, "--arch", "sm_90", "-maxrregcount=32", "--ftz",
+                             "-lineinfo", "-G", "-rdc", "-Xnvrtc=-DXN=1",
+                             "--std", "c++17", "-D", "EXTRA=1", "-I", workdir, "--fast-math",
+                             "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *hit[] = { "cache", "explain", src, "-e", SCALE_FLOAT_256, "--arch", "sm_90", "--maxrregcount", "32",
+                         "-ftz", "--line-info", "--device-debug", "--rdc", "--Xnvrtc=-DXN=1",
+                         "--std", "c++17", "-D", "EXTRA=1", "-I", workdir, "--fast-math",
+                         "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *miss[] = { "cache", "explain", src, "-e", SCALE_FLOAT_256, "--arch", "sm_90", "--maxrregcount", "64",
+                          "--ftz", "--line-info", "-G", "--rdc", "-Xnvrtc=-DXN=1",
+                          "--std", "c++17", "-D", "EXTRA=1", "-I", workdir, "--fast-math",
+                          "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *bad[] = { "cache", "explain", src, "--maxrregcount", "-3", "--cache-dir", cache_dir, "--json", NULL };
+  g_autofree gchar *out = NULL, *err = NULL;
+  g_autofree gchar *key = NULL;
+  g_autoptr(JsonNode) j = NULL;
+  JsonObject *o;
+
+  g_assert_cmpint (run_cli (compile, &out, &err), ==, 0);
+  j = parse (out);
+  key = g_strdup (json_object_get_string_member (json_node_get_object (j), "key"));
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_cli (hit, &out, &err), ==, 0);
+  j = parse (out);
+  o = json_node_get_object (j);
+  g_assert_cmpstr (json_object_get_string_member (o, "cache"), ==, "hit");
+  g_assert_cmpstr (json_object_get_string_member (o, "key"), ==, key);
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_cli (miss, &out, &err), ==, 0);
+  j = parse (out);
+  o = json_node_get_object (j);
+  g_assert_cmpstr (json_object_get_string_member (o, "cache"), ==, "miss");
+  g_assert_cmpstr (json_object_get_string_member (o, "nearest"), ==, key);
+  {
+    g_autofree gchar *text = json_to_string (json_object_get_member (o, "reasons"), FALSE);
+    g_assert_nonnull (strstr (text, "--maxrregcount=64"));
+    g_assert_nonnull (strstr (text, "--maxrregcount=32"));
+  }
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_cli (bad, &out, &err), ==, 2);
+  j = parse (out);
+  g_assert_nonnull (strstr (json_object_get_string_member (json_object_get_object_member (json_node_get_object (j), "error"), "message"),
+                            "--maxrregcount"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -467,6 +531,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/cache-commands", test_cache_commands);
   g_test_add_func ("/cli/cache-tools-json", test_cache_tools_json);
   g_test_add_func ("/cli/usage", test_usage);
+  g_test_add_func ("/cli/explain-every-compile-flag", test_explain_every_compile_flag);
   rc = g_test_run ();
   rm_rf (workdir);
   g_free (workdir);

@@ -66,6 +66,10 @@ fixture_set_up (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_chdir (f->dir), ==, 0);
   cache_dir = g_build_filename (f->dir, "cache", NULL);
   f->cache = atomr_kernel_cache_new (cache_dir);
+  /* "memory-off": every warm compile is a disk hit whose key comes from
+   * the cache's key memo, which must notice the same edits. */
+  if (g_strcmp0 (data, "memory-off") == 0)
+    atomr_kernel_cache_set_memory_capacity (f->cache, 0);
 }
 
 static void
@@ -638,6 +642,17 @@ main (int argc, char **argv)
   ADD ("/cachekey/refusals", test_refusals);
   ADD ("/cachekey/keyable-flags", test_keyable_flags);
 #undef ADD
+#define ADD_OFF(path, func) g_test_add (path, Fixture, "memory-off", fixture_set_up, func, fixture_tear_down)
+  ADD_OFF ("/cachekey/memory-off/include/quoted-program-dir", test_quoted_program_dir);
+  ADD_OFF ("/cachekey/memory-off/include/quoted-cwd", test_quoted_cwd);
+  ADD_OFF ("/cachekey/memory-off/include/quoted-nested", test_quoted_nested);
+  ADD_OFF ("/cachekey/memory-off/include/computed", test_computed_include);
+  ADD_OFF ("/cachekey/memory-off/include/extra-flag-include-path", test_extra_flag_include_path);
+  ADD_OFF ("/cachekey/memory-off/include/extra-flag-pre-include", test_extra_flag_pre_include);
+  ADD_OFF ("/cachekey/memory-off/include/shadowing", test_shadowing);
+  ADD_OFF ("/cachekey/memory-off/include/shadowing-quoted", test_shadowing_quoted);
+  ADD_OFF ("/cachekey/memory-off/working-directory-change", test_working_directory_change);
+#undef ADD_OFF
   g_test_add_func ("/cachekey/lto/options", test_lto_options);
   g_test_add_func ("/cachekey/lto/maxrregcount-reaches-link", test_lto_maxrregcount_reaches_link);
   g_test_add_func ("/cachekey/arch", test_arch_validation);

@@ -1050,7 +1050,10 @@ atomr_blas_lt_actor_finalize (GObject *object)
 {
   AtomrBlasLtActor *self = ATOMR_BLAS_LT_ACTOR (object);
 
-  g_queue_clear (&self->lru);   /* the links live in the plans */
+  /* The links live in the plans, which the table frees: forget them, never
+   * g_queue_clear () (that would free each embedded link as a GList node,
+   * handing memory inside a plan back to the slice allocator). */
+  g_queue_init (&self->lru);
   g_clear_pointer (&self->plans, g_hash_table_unref);
   g_clear_object (&self->user_workspace);
   g_mutex_clear (&self->lock);

@@ -404,6 +404,8 @@ check_request (GPtrArray  *calls,
           if (c->kind != k)
             continue;
           ref = g_ptr_array_index (order, count[c->actor->local_index]++);
+          if (k == ATOMR_CALL_ALL_TO_ALL_V)
+            continue;   /* sizes differ by design: the counts are matched below */
           if (c->op != ref->op || c->root != ref->root || c->scale != ref->scale ||
               (c->send && ref->send &&
                atomr_tensor_get_n_elements (c->send) != atomr_tensor_get_n_elements (ref->send)) ||
@@ -416,6 +418,40 @@ check_request (GPtrArray  *calls,
                            ref->actor->rank, c->actor->rank);
               return FALSE;
             }
+        }
+      /* all-to-all-v: what rank r sends to q is what q expects from r. */
+      if (k == ATOMR_CALL_ALL_TO_ALL_V && order->len > 0)
+        {
+          guint n = atomr_collective_world_get_n_ranks (world);
+          g_autofree AtomrCollectiveCall **set = g_new0 (AtomrCollectiveCall *, (gsize) order->len * n_local);
+
+          memset (count, 0, n_local * sizeof (guint));
+          for (guint i = 0; i < calls->len; i++)
+            {
+              AtomrCollectiveCall *c = g_ptr_array_index (calls, i);
+              if (c->kind == k)
+                set[(gsize) count[c->actor->local_index]++ * n_local + c->actor->local_index] = c;
+            }
+          for (guint j = 0; j < order->len && n == n_local; j++)
+            for (guint r = 0; r < n_local; r++)
+              for (guint q = 0; q < n_local; q++)
+                {
+                  AtomrCollectiveCall *from = set[(gsize) j * n_local + r];
+                  AtomrCollectiveCall *to = set[(gsize) j * n_local + q];
+                  guint64 sent = from->v[to->actor->rank];
+                  guint64 expected = to->v[2 * n + from->actor->rank];
+                  if (sent != expected)
+                    {
+                      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                   "collective all-to-all-v: rank %u sends %" G_GUINT64_FORMAT
+                                   " elements to rank %u, which expects %" G_GUINT64_FORMAT
+                                   " from it (send_counts[%u] of rank %u must equal recv_counts[%u] "
+                                   "of rank %u)", from->actor->rank, sent, to->actor->rank, expected,
+                                   to->actor->rank, from->actor->rank, from->actor->rank,
+                                   to->actor->rank);
+                      return FALSE;
+                    }
+                }
         }
     }
   /* Every send has its matching receive, and the other way round. */

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "atomr-collective-private.h"
 
 /**
@@ -278,6 +280,70 @@ atomr_collective_group_add_all_to_all (AtomrCollectiveGroup  *self,
 {
   g_return_val_if_fail (ATOMR_IS_COLLECTIVE_GROUP (self), FALSE);
   return add (self, atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL, actor, send, recv), error);
+}
+
+/**
+ * atomr_collective_group_add_all_to_all_v:
+ * @self: an [class@Atomr.CollectiveGroup]
+ * @actor: the rank
+ * @send: what this rank sends
+ * @send_counts: (array length=n_send_counts): elements sent to each rank
+ * @n_send_counts: the length of @send_counts: the world size
+ * @send_offsets: (array length=n_send_offsets): where in @send each rank's block starts
+ * @n_send_offsets: the length of @send_offsets: the world size
+ * @recv: what this rank receives
+ * @recv_counts: (array length=n_recv_counts): elements received from each rank
+ * @n_recv_counts: the length of @recv_counts: the world size
+ * @recv_offsets: (array length=n_recv_offsets): where in @recv each block lands
+ * @n_recv_offsets: the length of @recv_offsets: the world size
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Adds an all-to-all with a count and an offset per peer (see
+ * [method@Atomr.CollectiveActor.all_to_all_v_async]): what a world of
+ * several ranks in one process needs, one call per rank in one group.
+ *
+ * Returns: %TRUE when the call is valid and was added
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_group_add_all_to_all_v (AtomrCollectiveGroup  *self,
+                                         AtomrCollectiveActor  *actor,
+                                         AtomrTensor           *send,
+                                         const guint64         *send_counts,
+                                         guint                  n_send_counts,
+                                         const guint64         *send_offsets,
+                                         guint                  n_send_offsets,
+                                         AtomrTensor           *recv,
+                                         const guint64         *recv_counts,
+                                         guint                  n_recv_counts,
+                                         const guint64         *recv_offsets,
+                                         guint                  n_recv_offsets,
+                                         GError               **error)
+{
+  AtomrCollectiveCall *call;
+  guint n;
+
+  g_return_val_if_fail (ATOMR_IS_COLLECTIVE_GROUP (self), FALSE);
+  if (self->world == NULL)
+    return add (self, atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL_V, actor, send, recv), error);
+  n = atomr_collective_world_get_n_ranks (self->world);
+  if (n_send_counts != n || n_send_offsets != n || n_recv_counts != n || n_recv_offsets != n ||
+      !send_counts || !send_offsets || !recv_counts || !recv_offsets)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "collective all-to-all-v: the arrays hold %u send counts, %u send offsets, "
+                   "%u recv counts and %u recv offsets; each needs one entry per rank (%u)",
+                   n_send_counts, n_send_offsets, n_recv_counts, n_recv_offsets, n);
+      return FALSE;
+    }
+  call = atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL_V, actor, send, recv);
+  call->v = g_new (guint64, 4 * (gsize) n);
+  memcpy (call->v, send_counts, n * sizeof (guint64));
+  memcpy (call->v + n, send_offsets, n * sizeof (guint64));
+  memcpy (call->v + 2 * n, recv_counts, n * sizeof (guint64));
+  memcpy (call->v + 3 * n, recv_offsets, n * sizeof (guint64));
+  return add (self, call, error);
 }
 
 /**

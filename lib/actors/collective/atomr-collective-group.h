@@ -64,6 +64,20 @@ gboolean  atomr_collective_group_add_all_to_all           (AtomrCollectiveGroup 
                                                            AtomrTensor          *recv,
                                                            GError              **error);
 ATOMR_AVAILABLE_IN_ALL
+gboolean  atomr_collective_group_add_all_to_all_v         (AtomrCollectiveGroup *self,
+                                                           AtomrCollectiveActor *actor,
+                                                           AtomrTensor          *send,
+                                                           const guint64        *send_counts,
+                                                           guint                 n_send_counts,
+                                                           const guint64        *send_offsets,
+                                                           guint                 n_send_offsets,
+                                                           AtomrTensor          *recv,
+                                                           const guint64        *recv_counts,
+                                                           guint                 n_recv_counts,
+                                                           const guint64        *recv_offsets,
+                                                           guint                 n_recv_offsets,
+                                                           GError              **error);
+ATOMR_AVAILABLE_IN_ALL
 gboolean  atomr_collective_group_add_send                 (AtomrCollectiveGroup *self,
                                                            AtomrCollectiveActor *actor,
                                                            AtomrTensor          *tensor,

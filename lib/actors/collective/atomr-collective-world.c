@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "atomr-collective-private.h"
+#include "core/atomr-cuda-private.h"
 #include "core/atomr-device-private.h"
 
 /**
@@ -90,6 +91,8 @@ enum {
   PROP_NCCL_VERSION,
   PROP_TIMEOUT_MS,
   PROP_FAILED,
+  PROP_NVLS_AVAILABLE,
+  PROP_FP8_REDUCTIONS,
   N_PROPS
 };
 
@@ -1054,6 +1057,66 @@ atomr_collective_world_get_nccl_version (AtomrCollectiveWorld *self)
 }
 
 /**
+ * atomr_collective_world_get_nvls_available:
+ * @self: an [class@Atomr.CollectiveWorld]
+ *
+ * Whether NCCL may use NVLink SHARP (NVLS) for this world's collectives:
+ * the world has two ranks or more, every local GPU supports switch
+ * multicast (`CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED`, an NVSwitch
+ * system), and `NCCL_NVLS_ENABLE` is not `0` in the environment.  NCCL
+ * still decides per call; %FALSE means it cannot.  Some shared machines
+ * require `NCCL_NVLS_ENABLE=0`: this property then reports %FALSE.
+ *
+ * Returns: %TRUE when NVLS can be used
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_world_get_nvls_available (AtomrCollectiveWorld *self)
+{
+  const gchar *env;
+
+  g_return_val_if_fail (ATOMR_IS_COLLECTIVE_WORLD (self), FALSE);
+  if (self->host || self->devices == NULL || self->devices->len == 0 || self->n_ranks < 2)
+    return FALSE;
+  env = g_getenv ("NCCL_NVLS_ENABLE");
+  if (env != NULL && g_ascii_strtoll (env, NULL, 10) == 0 && env[0] != '\0')
+    return FALSE;
+  for (guint i = 0; i < self->devices->len; i++)
+    {
+      AtomrDevice *device = g_ptr_array_index (self->devices, i);
+      int multicast = 0;
+
+      if (ATOMR_CU == NULL ||
+          ATOMR_CU->cuDeviceGetAttribute (&multicast, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED,
+                                          atomr_device_get_cu_device (device)) != CUDA_SUCCESS ||
+          !multicast)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_collective_world_get_fp8_reductions:
+ * @self: an [class@Atomr.CollectiveWorld]
+ *
+ * Whether fp8 (E4M3 and E5M2) buffers can be reduced: NCCL 2.24 or newer
+ * and a compute capability of 9.0 or more on every local GPU.  The same
+ * as [method@Atomr.CollectiveWorld.supports_dtype] for
+ * %ATOMR_DTYPE_F8_E4M3 with @reduction %TRUE.
+ *
+ * Returns: %TRUE when fp8 reductions are supported
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_collective_world_get_fp8_reductions (AtomrCollectiveWorld *self)
+{
+  g_return_val_if_fail (ATOMR_IS_COLLECTIVE_WORLD (self), FALSE);
+  return atomr_collective_world_supports_dtype (self, ATOMR_DTYPE_F8_E4M3, TRUE);
+}
+
+/**
  * atomr_collective_world_supports_dtype:
  * @self: an [class@Atomr.CollectiveWorld]
  * @dtype: an element type
@@ -1325,6 +1388,12 @@ atomr_collective_world_get_property (GObject    *object,
     case PROP_FAILED:
       g_value_set_boolean (value, atomr_collective_world_is_failed (self));
       break;
+    case PROP_NVLS_AVAILABLE:
+      g_value_set_boolean (value, atomr_collective_world_get_nvls_available (self));
+      break;
+    case PROP_FP8_REDUCTIONS:
+      g_value_set_boolean (value, atomr_collective_world_get_fp8_reductions (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1407,6 +1476,28 @@ atomr_collective_world_class_init (AtomrCollectiveWorldClass *klass)
    */
   properties[PROP_FAILED] =
     g_param_spec_boolean ("failed", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrCollectiveWorld:nvls-available:
+   *
+   * Whether NCCL may use NVLink SHARP; see
+   * [method@Atomr.CollectiveWorld.get_nvls_available].
+   *
+   * Since: 0.2
+   */
+  properties[PROP_NVLS_AVAILABLE] =
+    g_param_spec_boolean ("nvls-available", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrCollectiveWorld:fp8-reductions:
+   *
+   * Whether fp8 buffers can be reduced; see
+   * [method@Atomr.CollectiveWorld.get_fp8_reductions].
+   *
+   * Since: 0.2
+   */
+  properties[PROP_FP8_REDUCTIONS] =
+    g_param_spec_boolean ("fp8-reductions", NULL, NULL, FALSE,
                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 

@@ -91,6 +91,10 @@ gboolean              atomr_collective_world_supports_dtype   (AtomrCollectiveWo
                                                                AtomrDtype            dtype,
                                                                gboolean              reduction);
 ATOMR_AVAILABLE_IN_ALL
+gboolean              atomr_collective_world_get_nvls_available (AtomrCollectiveWorld *self);
+ATOMR_AVAILABLE_IN_ALL
+gboolean              atomr_collective_world_get_fp8_reductions (AtomrCollectiveWorld *self);
+ATOMR_AVAILABLE_IN_ALL
 guint                 atomr_collective_world_get_timeout_ms   (AtomrCollectiveWorld *self);
 ATOMR_AVAILABLE_IN_ALL
 void                  atomr_collective_world_set_timeout_ms   (AtomrCollectiveWorld *self,

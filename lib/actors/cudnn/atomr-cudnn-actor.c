@@ -20,6 +20,8 @@
 #include "actors/atomr-library-private.h"
 #include "actors/cudnn/atomr-cudnn-actor.h"
 #include "actors/cudnn/atomr-cudnn-private.h"
+#include "actors/cudnn/atomr-cudnn-actor-private.h"
+#include "actors/cudnn/atomr-cudnn-graph-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-tensor-private.h"
 
@@ -154,6 +156,13 @@ struct _AtomrCudnnActor
   guint          capacity;
   guint64        hits, misses;
   gboolean       autotune;
+
+  AtomrCudnnPlanCache *graph_plans;  /* backend-graph plans (own lock) */
+  GHashTable          *kernels;      /* actor thread: name → AtomrKernel */
+
+  AtomrCudnnDropoutState *dropout;   /* actor thread (atomr-cudnn-dropout.c) */
+  guint64        dropout_seed;       /* lock */
+  guint          dropout_generation; /* lock: bumped by every set_dropout_seed */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrCudnnActor, atomr_cudnn_actor, ATOMR_TYPE_ACTOR)
@@ -167,6 +176,7 @@ enum {
   PROP_CACHE_MISSES,
   PROP_CACHE_SIZE,
   PROP_AUTOTUNE,
+  PROP_DROPOUT_SEED,
   N_PROPS
 };
 
@@ -246,16 +256,7 @@ cudnn_check (cudnnStatus_t   status,
              const gchar    *opname,
              GError        **error)
 {
-  g_autofree gchar *what = NULL;
-
-  if (status == CUDNN_STATUS_SUCCESS)
-    return TRUE;
-  what = g_strdup_printf ("%s (for %s)", call, opname);
-  return atomr_library_check (FALSE, "cuDNN", what, cudnnGetErrorString (status), status,
-                              status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
-                              status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
-                              status / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000,
-                              error);
+  return atomr_cudnn_status_check (status, call, opname, error);
 }
 
 static cudnnDataType_t
@@ -556,9 +557,16 @@ plan_build (AtomrCudnnActor *self,
           CUDNN_POOLING_MAX, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
           CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
         };
-        int win[2] = { (int) k->window[0], (int) k->window[1] };
-        int pad[2] = { (int) k->padding[0], (int) k->padding[1] };
-        int str[2] = { (int) k->stride[0], (int) k->stride[1] };
+        gint n_spatial = k->n_dims[SLOT_X] - 2;
+        int win[ATOMR_CUDNN_MAX_SPATIAL_DIMS], pad[ATOMR_CUDNN_MAX_SPATIAL_DIMS],
+            str[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
+
+        for (gint i = 0; i < n_spatial; i++)
+          {
+            win[i] = (int) k->window[i];
+            pad[i] = (int) k->padding[i];
+            str[i] = (int) k->stride[i];
+          }
 
         for (guint i = 0; i < N_SLOTS; i++)
           if (k->n_dims[i] && !make_tensor_desc (k, i, &plan->td[i], r->opname, error))
@@ -566,7 +574,7 @@ plan_build (AtomrCudnnActor *self,
         if (!cudnn_check (cudnnCreatePoolingDescriptor (&plan->pd),
                           "cudnnCreatePoolingDescriptor", r->opname, error) ||
             !cudnn_check (cudnnSetPoolingNdDescriptor (plan->pd, modes[k->mode], CUDNN_NOT_PROPAGATE_NAN,
-                                                       2, win, pad, str),
+                                                       n_spatial, win, pad, str),
                           "cudnnSetPoolingNdDescriptor", r->opname, error))
           goto fail;
       }
@@ -816,17 +824,16 @@ request_clear (gpointer data)
  * positive strides (no broadcast, no reversal) that do not make two
  * elements share memory, and 32-bit dims and strides.  Fewer than 4
  * dimensions are padded with trailing 1s (cuDNN's descriptors start at 4). */
-static gboolean
-check_view (AtomrCudnnActor *self,
-            CudnnRequest    *r,
-            Slot             slot,
-            const gchar     *name,
-            AtomrTensor     *t,
-            guint            min_dims,
-            guint            max_dims,
-            GError         **error)
+gboolean
+atomr_cudnn_check_tensor (AtomrCudnnActor  *self,
+                          const gchar      *op,
+                          const gchar      *name,
+                          AtomrTensor      *t,
+                          guint             min_dims,
+                          guint             max_dims,
+                          gint             *dtype_inout,
+                          GError          **error)
 {
-  const gchar *op = r->opname;
   guint n, order[MAX_DIMS];
   const gint64 *shape, *strides;
 
@@ -844,11 +851,11 @@ check_view (AtomrCudnnActor *self,
     if (!ok)
       return FAIL ("%s: %s has dtype %s (takes f32, f16, bf16 or f64)", op, name,
                    atomr_dtype_get_name (dtype));
-    if (r->key.dtype < 0)
-      r->key.dtype = dtype;     /* the first operand sets it */
-    else if ((gint) dtype != r->key.dtype)
+    if (*dtype_inout < 0)
+      *dtype_inout = dtype;     /* the first operand sets it */
+    else if ((gint) dtype != *dtype_inout)
       return FAIL ("%s: %s has dtype %s, the other operands %s", op, name,
-                   atomr_dtype_get_name (dtype), atomr_dtype_get_name (r->key.dtype));
+                   atomr_dtype_get_name (dtype), atomr_dtype_get_name (*dtype_inout));
   }
   for (guint i = 0; i < n; i++)
     {
@@ -885,6 +892,29 @@ check_view (AtomrCudnnActor *self,
         span = strides[d] * shape[d];
       }
   }
+  return TRUE;
+}
+
+/* A view cuDNN can describe (atomr_cudnn_check_tensor()), recorded in
+ * @slot of the request's key.  Fewer than 4 dimensions are padded with
+ * trailing 1s (cuDNN's descriptors start at 4). */
+static gboolean
+check_view (AtomrCudnnActor *self,
+            CudnnRequest    *r,
+            Slot             slot,
+            const gchar     *name,
+            AtomrTensor     *t,
+            guint            min_dims,
+            guint            max_dims,
+            GError         **error)
+{
+  guint n;
+  const gint64 *shape, *strides;
+
+  if (!atomr_cudnn_check_tensor (self, r->opname, name, t, min_dims, max_dims, &r->key.dtype, error))
+    return FALSE;
+  shape = atomr_tensor_get_shape (t, &n);
+  strides = atomr_tensor_get_strides (t, NULL);
 
   r->key.n_dims[slot] = (gint32) MAX (n, 4);
   for (guint i = 0; i < MAX (n, 4); i++)
@@ -1672,28 +1702,43 @@ check_pooling (AtomrCudnnActor *self,
   if (pooling == NULL || !ATOMR_IS_POOLING (pooling))
     return FAIL ("%s: pooling is not an AtomrPooling", op);
   atomr_cudnn_pooling_params_get (pooling, &p);
-  if (!check_view (self, r, SLOT_X, "x", x, 4, 4, error) ||
-      !check_view (self, r, SLOT_Y, y_name, y, 4, 4, error))
+  if (!check_view (self, r, SLOT_X, "x", x, p.n_spatial + 2, p.n_spatial + 2, error) ||
+      !check_view (self, r, SLOT_Y, y_name, y, p.n_spatial + 2, p.n_spatial + 2, error))
     return FALSE;
   xs = atomr_tensor_get_shape (x, NULL);
   ys = atomr_tensor_get_shape (y, NULL);
-  for (guint i = 0; i < 2; i++)
+  for (guint i = 0; i < p.n_spatial; i++)
     if (xs[i + 2] + 2 * p.padding[i] < p.window[i])
       return FAIL ("%s: the window (%" G_GINT64_FORMAT ") is larger than the padded input (%"
                    G_GINT64_FORMAT ") in spatial dimension %u", op, p.window[i],
                    xs[i + 2] + 2 * p.padding[i], i);
   {
-    gint64 oh = (xs[2] + 2 * p.padding[0] - p.window[0]) / p.stride[0] + 1;
-    gint64 ow = (xs[3] + 2 * p.padding[1] - p.window[1]) / p.stride[1] + 1;
+    gint64 want[ATOMR_CUDNN_MAX_SPATIAL_DIMS + 2];
+    gboolean same = TRUE;
 
-    if (ys[0] != xs[0] || ys[1] != xs[1] || ys[2] != oh || ys[3] != ow)
-      return FAIL ("%s: %s is %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT "×%" G_GINT64_FORMAT "×%"
-                   G_GINT64_FORMAT " but pooling x gives %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT
-                   "×%" G_GINT64_FORMAT "×%" G_GINT64_FORMAT, op, y_name, ys[0], ys[1], ys[2], ys[3],
-                   xs[0], xs[1], oh, ow);
+    want[0] = xs[0];
+    want[1] = xs[1];
+    for (guint i = 0; i < p.n_spatial; i++)
+      want[i + 2] = (xs[i + 2] + 2 * p.padding[i] - p.window[i]) / p.stride[i] + 1;
+    for (guint i = 0; i < p.n_spatial + 2; i++)
+      same &= ys[i] == want[i];
+    if (!same)
+      {
+        GString *g = g_string_new (NULL), *w = g_string_new (NULL);
+        for (guint i = 0; i < p.n_spatial + 2; i++)
+          {
+            g_string_append_printf (g, "%s%" G_GINT64_FORMAT, i ? "×" : "", ys[i]);
+            g_string_append_printf (w, "%s%" G_GINT64_FORMAT, i ? "×" : "", want[i]);
+          }
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "%s: %s is %s but pooling x gives %s", op, y_name, g->str, w->str);
+        g_string_free (g, TRUE);
+        g_string_free (w, TRUE);
+        return FALSE;
+      }
   }
   r->key.mode = p.mode;
-  for (guint i = 0; i < 2; i++)
+  for (guint i = 0; i < p.n_spatial; i++)
     {
       r->key.window[i] = p.window[i];
       r->key.padding[i] = p.padding[i];
@@ -1801,8 +1846,8 @@ atomr_cudnn_actor_pooling_backward_async (AtomrCudnnActor     *self,
                      callback, user_data);
   r = request_new (self, op, opname, KIND_POOL_BWD);
   if (!check_pooling (self, r, pooling, x, "y", y, &error) ||
-      !check_view (self, r, SLOT_DY, "dy", dy, 4, 4, &error) ||
-      !check_view (self, r, SLOT_W, "dx", dx, 4, 4, &error) ||
+      !check_view (self, r, SLOT_DY, "dy", dy, r->key.n_dims[SLOT_X], r->key.n_dims[SLOT_X], &error) ||
+      !check_view (self, r, SLOT_W, "dx", dx, r->key.n_dims[SLOT_X], r->key.n_dims[SLOT_X], &error) ||
       !check_same_shape (r, "y", SLOT_Y, "dy", SLOT_DY, &error) ||
       !check_same_shape (r, "x", SLOT_X, "dx", SLOT_W, &error) ||
       !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("dx", dx)),
@@ -2241,6 +2286,12 @@ atomr_cudnn_actor_teardown (AtomrActor *actor,
 {
   AtomrCudnnActor *self = ATOMR_CUDNN_ACTOR (actor);
 
+  /* the dropout states are device memory of this context */
+  if (self->dropout != NULL)
+    {
+      atomr_cudnn_dropout_state_free (self->dropout, atomr_actor_get_cu_stream (actor), context_alive);
+      self->dropout = NULL;
+    }
   /* Plans are host objects and survive a context rebuild; the workspace
    * and the handle do not. */
   if (context_alive)
@@ -2252,6 +2303,13 @@ atomr_cudnn_actor_teardown (AtomrActor *actor,
     }
   self->workspace = 0;
   self->handle = NULL;
+  /* Execution plans were finalized against the old handle, kernels were
+   * loaded into the old context.  (At finalization the parent runs this
+   * after our finalize freed both.) */
+  if (self->graph_plans != NULL)
+    atomr_cudnn_plan_cache_clear (self->graph_plans);
+  if (self->kernels != NULL)
+    g_hash_table_remove_all (self->kernels);
   g_mutex_lock (&self->lock);
   self->workspace_size = 0;
   g_mutex_unlock (&self->lock);
@@ -2265,6 +2323,8 @@ atomr_cudnn_actor_finalize (GObject *object)
 
   all = cache_trim_locked (self, 0);
   free_plans (all);
+  g_clear_pointer (&self->graph_plans, atomr_cudnn_plan_cache_free);
+  g_clear_pointer (&self->kernels, g_hash_table_unref);
   g_hash_table_unref (self->plans);
   g_mutex_clear (&self->lock);
 
@@ -2302,6 +2362,9 @@ atomr_cudnn_actor_get_property (GObject    *object,
     case PROP_AUTOTUNE:
       g_value_set_boolean (value, atomr_cudnn_actor_get_autotune (self));
       break;
+    case PROP_DROPOUT_SEED:
+      g_value_set_uint64 (value, atomr_cudnn_actor_get_dropout_seed (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -2325,6 +2388,9 @@ atomr_cudnn_actor_set_property (GObject      *object,
       break;
     case PROP_AUTOTUNE:
       atomr_cudnn_actor_set_autotune (self, g_value_get_boolean (value));
+      break;
+    case PROP_DROPOUT_SEED:
+      atomr_cudnn_actor_set_dropout_seed (self, g_value_get_uint64 (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -2421,6 +2487,20 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
   properties[PROP_AUTOTUNE] =
     g_param_spec_boolean ("autotune", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * AtomrCudnnActor:dropout-seed:
+   *
+   * The seed of the actor's dropout random state.  Setting it (even to
+   * the same value) restarts the state: the dropout requests submitted
+   * after it draw the same masks as after any other setting of that seed.
+   * The state is built on the first dropout request (and again after a
+   * context rebuild).
+   *
+   * Since: 0.2
+   */
+  properties[PROP_DROPOUT_SEED] =
+    g_param_spec_uint64 ("dropout-seed", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -2432,6 +2512,9 @@ atomr_cudnn_actor_init (AtomrCudnnActor *self)
   g_queue_init (&self->lru);
   self->capacity = DEFAULT_CACHE_CAPACITY;
   self->workspace_limit = DEFAULT_WORKSPACE_LIMIT;
+  self->graph_plans = atomr_cudnn_plan_cache_new (DEFAULT_CACHE_CAPACITY,
+                                                  (GDestroyNotify) atomr_cudnn_graph_plan_free);
+  self->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 
 /**
@@ -2576,6 +2659,8 @@ atomr_cudnn_actor_set_cache_capacity (AtomrCudnnActor *self,
   self->capacity = capacity;
   evicted = cache_trim_locked (self, capacity);
   g_mutex_unlock (&self->lock);
+  /* the backend-graph plans have the same bound, counted apart */
+  atomr_cudnn_plan_cache_set_capacity (self->graph_plans, capacity);
   /* Plans hold host descriptors only: safe to destroy on any thread.  A
    * plan in use on the actor's thread is never evicted from here: the
    * actor's thread holds it only between plan_get() and the cuDNN call,
@@ -2608,7 +2693,7 @@ atomr_cudnn_actor_get_cache_hits (AtomrCudnnActor *self)
   g_mutex_lock (&self->lock);
   v = self->hits;
   g_mutex_unlock (&self->lock);
-  return v;
+  return v + atomr_cudnn_plan_cache_get_hits (self->graph_plans);
 }
 
 /**
@@ -2632,7 +2717,7 @@ atomr_cudnn_actor_get_cache_misses (AtomrCudnnActor *self)
   g_mutex_lock (&self->lock);
   v = self->misses;
   g_mutex_unlock (&self->lock);
-  return v;
+  return v + atomr_cudnn_plan_cache_get_misses (self->graph_plans);
 }
 
 /**
@@ -2656,7 +2741,7 @@ atomr_cudnn_actor_get_cache_size (AtomrCudnnActor *self)
   g_mutex_lock (&self->lock);
   v = self->lru.length;
   g_mutex_unlock (&self->lock);
-  return v;
+  return v + atomr_cudnn_plan_cache_get_size (self->graph_plans);
 }
 
 /**
@@ -2706,4 +2791,148 @@ atomr_cudnn_actor_set_autotune (AtomrCudnnActor *self,
   g_mutex_unlock (&self->lock);
   if (changed)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_AUTOTUNE]);
+}
+
+/* ------------------------------------------------------------------ */
+/* For the operations in other files (atomr-cudnn-actor-private.h)      */
+
+cudnnHandle_t
+atomr_cudnn_actor_get_handle (AtomrCudnnActor *self)
+{
+  return self->handle;
+}
+
+gboolean
+atomr_cudnn_actor_reserve_workspace (AtomrCudnnActor  *self,
+                                     CUstream          stream,
+                                     gsize             size,
+                                     void            **workspace,
+                                     GError          **error)
+{
+  if (!workspace_reserve (self, stream, size, error))
+    return FALSE;
+  *workspace = (void *) (uintptr_t) self->workspace;
+  return TRUE;
+}
+
+AtomrCudnnPlanCache *
+atomr_cudnn_actor_get_graph_plans (AtomrCudnnActor *self)
+{
+  return self->graph_plans;
+}
+
+GHashTable *
+atomr_cudnn_actor_get_kernels (AtomrCudnnActor *self)
+{
+  return self->kernels;
+}
+
+void
+atomr_cudnn_actor_get_dropout_request (AtomrCudnnActor *self,
+                                       guint64         *seed,
+                                       guint           *generation)
+{
+  g_mutex_lock (&self->lock);
+  *seed = self->dropout_seed;
+  *generation = self->dropout_generation;
+  g_mutex_unlock (&self->lock);
+}
+
+AtomrCudnnDropoutState **
+atomr_cudnn_actor_get_dropout_state (AtomrCudnnActor *self)
+{
+  return &self->dropout;
+}
+
+gboolean
+atomr_cudnn_tensor_desc_new (AtomrTensor              *t,
+                             AtomrDtype                dtype,
+                             const gchar              *opname,
+                             cudnnTensorDescriptor_t  *desc,
+                             GError                  **error)
+{
+  int dims[MAX_DIMS], strides[MAX_DIMS];
+  guint n;
+  const gint64 *shape = atomr_tensor_get_shape (t, &n);
+  const gint64 *st = atomr_tensor_get_strides (t, NULL);
+
+  /* as check_view(): trailing 1s up to 4 dimensions, and a size-1
+   * dimension gets the span of those after it as stride */
+  for (guint i = 0; i < MAX (n, 4); i++)
+    {
+      dims[i] = i < n ? (int) shape[i] : 1;
+      strides[i] = i < n && shape[i] > 1 ? (int) st[i] : 1;
+    }
+  for (guint i = 0; i < n; i++)
+    if (shape[i] == 1)
+      {
+        gint64 span = 1;
+        for (guint j = i + 1; j < n; j++)
+          if (shape[j] > 1)
+            span = MAX (span, st[j] * shape[j]);
+        strides[i] = (int) MIN (span, G_MAXINT32);
+      }
+  *desc = NULL;
+  if (!cudnn_check (cudnnCreateTensorDescriptor (desc), "cudnnCreateTensorDescriptor", opname, error))
+    return FALSE;
+  if (!cudnn_check (cudnnSetTensorNdDescriptor (*desc, cudnn_dtype (dtype), (int) MAX (n, 4), dims, strides),
+                    "cudnnSetTensorNdDescriptor", opname, error))
+    {
+      cudnnDestroyTensorDescriptor (*desc);
+      *desc = NULL;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_cudnn_actor_get_dropout_seed:
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets the seed of the dropout random state.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:dropout-seed] property.
+ *
+ * Returns: the dropout seed
+ *
+ * Since: 0.2
+ */
+guint64
+atomr_cudnn_actor_get_dropout_seed (AtomrCudnnActor *self)
+{
+  guint64 v;
+
+  g_return_val_if_fail (ATOMR_IS_CUDNN_ACTOR (self), 0);
+  g_mutex_lock (&self->lock);
+  v = self->dropout_seed;
+  g_mutex_unlock (&self->lock);
+  return v;
+}
+
+/**
+ * atomr_cudnn_actor_set_dropout_seed:
+ * @self: an [class@Atomr.CudnnActor]
+ * @seed: the seed
+ *
+ * Sets [property@Atomr.CudnnActor:dropout-seed] and restarts the dropout
+ * random state from it, in submission order: requests submitted before
+ * this call draw from the old state, those after from the new one.  May be
+ * called from any thread.
+ *
+ * Since: 0.2
+ */
+void
+atomr_cudnn_actor_set_dropout_seed (AtomrCudnnActor *self,
+                                    guint64          seed)
+{
+  gboolean changed;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  g_mutex_lock (&self->lock);
+  changed = self->dropout_seed != seed;
+  self->dropout_seed = seed;
+  self->dropout_generation++;
+  g_mutex_unlock (&self->lock);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DROPOUT_SEED]);
 }

@@ -223,6 +223,8 @@ gint64            atomr_pooling_get_padding          (AtomrPooling      *self,
 ATOMR_AVAILABLE_IN_ALL
 gint64            atomr_pooling_get_stride           (AtomrPooling      *self,
                                                       guint              dim);
+ATOMR_AVAILABLE_IN_ALL
+guint             atomr_pooling_get_n_spatial_dims   (AtomrPooling      *self);
 
 /* ------------------------------------------------------------------ */
 
@@ -256,6 +258,11 @@ gboolean         atomr_cudnn_actor_get_autotune        (AtomrCudnnActor  *self);
 ATOMR_AVAILABLE_IN_ALL
 void             atomr_cudnn_actor_set_autotune        (AtomrCudnnActor  *self,
                                                         gboolean          autotune);
+ATOMR_AVAILABLE_IN_ALL
+guint64          atomr_cudnn_actor_get_dropout_seed    (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
+void             atomr_cudnn_actor_set_dropout_seed    (AtomrCudnnActor  *self,
+                                                        guint64           seed);
 
 ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_convolution_forward_async         (AtomrCudnnActor     *self,

@@ -647,9 +647,10 @@ struct _AtomrPooling
 {
   GObject           parent_instance;
   AtomrPoolingMode  mode;
-  gint64            window[2];
-  gint64            padding[2];
-  gint64            stride[2];
+  guint             n_spatial;
+  gint64            window[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
+  gint64            padding[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
+  gint64            stride[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
 };
 
 G_DEFINE_FINAL_TYPE (AtomrPooling, atomr_pooling, G_TYPE_OBJECT)
@@ -657,6 +658,7 @@ G_DEFINE_FINAL_TYPE (AtomrPooling, atomr_pooling, G_TYPE_OBJECT)
 enum {
   POOL_PROP_0,
   POOL_PROP_MODE,
+  POOL_PROP_N_SPATIAL_DIMS,
   POOL_N_PROPS
 };
 
@@ -674,6 +676,9 @@ atomr_pooling_get_property (GObject    *object,
     {
     case POOL_PROP_MODE:
       g_value_set_enum (value, self->mode);
+      break;
+    case POOL_PROP_N_SPATIAL_DIMS:
+      g_value_set_uint (value, self->n_spatial);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -716,13 +721,24 @@ atomr_pooling_class_init (AtomrPoolingClass *klass)
   pool_properties[POOL_PROP_MODE] =
     g_param_spec_enum ("mode", NULL, NULL, ATOMR_TYPE_POOLING_MODE, ATOMR_POOLING_MAX,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrPooling:n-spatial-dims:
+   *
+   * 2 for a 2-D window (4-D views), 3 for a 3-D one (5-D views).
+   *
+   * Since: 0.2
+   */
+  pool_properties[POOL_PROP_N_SPATIAL_DIMS] =
+    g_param_spec_uint ("n-spatial-dims", NULL, NULL, 2, ATOMR_CUDNN_MAX_SPATIAL_DIMS, 2,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, POOL_N_PROPS, pool_properties);
 }
 
 static void
 atomr_pooling_init (AtomrPooling *self)
 {
-  for (guint i = 0; i < 2; i++)
+  self->n_spatial = 2;
+  for (guint i = 0; i < ATOMR_CUDNN_MAX_SPATIAL_DIMS; i++)
     {
       self->window[i] = 1;
       self->padding[i] = 0;
@@ -737,7 +753,8 @@ atomr_pooling_init (AtomrPooling *self)
  * @padding: (array length=n): zero padding per spatial dimension
  *   (0 ≤ padding < window)
  * @stride: (array length=n): stride per spatial dimension (≥ 1)
- * @n: the number of spatial dimensions: 2
+ * @n: the number of spatial dimensions: 2 (N × C × H × W views) or 3
+ *   (N × C × D × H × W)
  * @error: return location for a [struct@GLib.Error]
  *
  * A pooling window from values that may come from outside the program:
@@ -758,10 +775,10 @@ atomr_pooling_new (AtomrPoolingMode   mode,
 {
   AtomrPooling *self;
 
-  if (n != 2)
+  if (n != 2 && n != 3)
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "pooling: %u spatial dimensions (only 2-D pooling is supported)", n);
+                   "pooling: %u spatial dimensions (takes 2 or 3)", n);
       return NULL;
     }
   if ((guint) mode > ATOMR_POOLING_AVERAGE_EXCLUDE_PADDING)
@@ -790,6 +807,7 @@ atomr_pooling_new (AtomrPoolingMode   mode,
         }
     }
   self = g_object_new (ATOMR_TYPE_POOLING, "mode", mode, NULL);
+  self->n_spatial = n;
   for (guint i = 0; i < n; i++)
     {
       self->window[i] = window[i];
@@ -867,7 +885,8 @@ atomr_pooling_get_mode (AtomrPooling *self)
 /**
  * atomr_pooling_get_window:
  * @self: an [class@Atomr.Pooling]
- * @dim: 0 (height) or 1 (width)
+ * @dim: a spatial dimension: 0 (height) or 1 (width); for 3-D windows
+ *   0 (depth), 1 (height) or 2 (width)
  *
  * Gets the window's extent in @dim.
  *
@@ -879,14 +898,15 @@ gint64
 atomr_pooling_get_window (AtomrPooling *self,
                           guint         dim)
 {
-  g_return_val_if_fail (ATOMR_IS_POOLING (self) && dim < 2, 0);
+  g_return_val_if_fail (ATOMR_IS_POOLING (self) && dim < self->n_spatial, 0);
   return self->window[dim];
 }
 
 /**
  * atomr_pooling_get_padding:
  * @self: an [class@Atomr.Pooling]
- * @dim: 0 (height) or 1 (width)
+ * @dim: a spatial dimension: 0 (height) or 1 (width); for 3-D windows
+ *   0 (depth), 1 (height) or 2 (width)
  *
  * Gets the zero padding in @dim.
  *
@@ -898,14 +918,15 @@ gint64
 atomr_pooling_get_padding (AtomrPooling *self,
                            guint         dim)
 {
-  g_return_val_if_fail (ATOMR_IS_POOLING (self) && dim < 2, 0);
+  g_return_val_if_fail (ATOMR_IS_POOLING (self) && dim < self->n_spatial, 0);
   return self->padding[dim];
 }
 
 /**
  * atomr_pooling_get_stride:
  * @self: an [class@Atomr.Pooling]
- * @dim: 0 (height) or 1 (width)
+ * @dim: a spatial dimension: 0 (height) or 1 (width); for 3-D windows
+ *   0 (depth), 1 (height) or 2 (width)
  *
  * Gets the stride in @dim.
  *
@@ -917,7 +938,7 @@ gint64
 atomr_pooling_get_stride (AtomrPooling *self,
                           guint         dim)
 {
-  g_return_val_if_fail (ATOMR_IS_POOLING (self) && dim < 2, 0);
+  g_return_val_if_fail (ATOMR_IS_POOLING (self) && dim < self->n_spatial, 0);
   return self->stride[dim];
 }
 
@@ -927,10 +948,30 @@ atomr_cudnn_pooling_params_get (AtomrPooling          *self,
 {
   memset (p, 0, sizeof *p);
   p->mode = self->mode;
-  for (guint i = 0; i < 2; i++)
+  p->n_spatial = self->n_spatial;
+  for (guint i = 0; i < self->n_spatial; i++)
     {
       p->window[i] = self->window[i];
       p->padding[i] = self->padding[i];
       p->stride[i] = self->stride[i];
     }
+}
+
+/**
+ * atomr_pooling_get_n_spatial_dims:
+ * @self: an [class@Atomr.Pooling]
+ *
+ * Gets how many spatial dimensions the window has.
+ *
+ * This is the value of the [property@Atomr.Pooling:n-spatial-dims] property.
+ *
+ * Returns: 2 or 3
+ *
+ * Since: 0.2
+ */
+guint
+atomr_pooling_get_n_spatial_dims (AtomrPooling *self)
+{
+  g_return_val_if_fail (ATOMR_IS_POOLING (self), 2);
+  return self->n_spatial;
 }

@@ -20,9 +20,10 @@ typedef struct {
 
 typedef struct {
   AtomrPoolingMode mode;
-  gint64           window[2];
-  gint64           padding[2];
-  gint64           stride[2];
+  guint            n_spatial;
+  gint64           window[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
+  gint64           padding[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
+  gint64           stride[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
 } AtomrCudnnPoolParams;
 
 void     atomr_cudnn_conv_params_get    (AtomrConvolution           *self,

@@ -373,6 +373,15 @@ late_buffer (AtomrOp     *op,
   return g_steal_pointer (&buffer);
 }
 
+AtomrBuffer *
+atomr_sparse_late_buffer (AtomrOp     *op,
+                          AtomrDtype   dtype,
+                          gint64       n,
+                          GError     **error)
+{
+  return late_buffer (op, dtype, n, error);
+}
+
 /* ------------------------------------------------------------------ */
 /* SpMV                                                                 */
 
@@ -410,12 +419,66 @@ spmv_enqueue (AtomrOp  *op,
     }
   scalar (r->a.value_dtype, r->alpha, &alpha);
   scalar (r->a.value_dtype, r->beta, &beta);
-  if (!atomr_sparse_spmat_create (&r->a, &mat, error) ||
-      !dnvec_create (&r->x, &x, error) || !dnvec_create (&r->y, &y, error))
+  if (!dnvec_create (&r->x, &x, error) || !dnvec_create (&r->y, &y, error))
     goto out;
 
   plan = atomr_sparse_matrix_get_plan (r->a.matrix, self->id, PLAN_SPMV,
                                        plan_key (r->op_a, 0, r->a.value_dtype, 0));
+  if (r->a.format == ATOMR_SPARSE_FORMAT_CSR)
+    {
+      /* CSR: the matrix descriptor and a buffer of its own live on the
+       * plan, preprocessed once per structure (cusparseSpMV_preprocess);
+       * later calls — other vectors, scalars or values — reuse both. */
+      if (plan->mat_descr == NULL || plan->analysis == NULL || atomr_buffer_is_stale (plan->analysis))
+        {
+          gsize size = 0;
+
+          if (plan->mat_descr && plan->mat_descr_free)
+            plan->mat_descr_free (plan->mat_descr);
+          plan->mat_descr = NULL;
+          g_clear_object (&plan->analysis);
+          if (!atomr_sparse_spmat_create (&r->a, &mat, error))
+            goto out;
+          plan->mat_descr = g_steal_pointer (&mat);
+          plan->mat_descr_free = atomr_sparse_spmat_destroy;
+          if (!atomr_sparse_status_check (cusparseSpMV_bufferSize (self->handle, to_op (r->op_a), &alpha,
+                                                                   plan->mat_descr, x, &beta, y, ct,
+                                                                   CUSPARSE_SPMV_ALG_DEFAULT, &size),
+                                          "cusparseSpMV_bufferSize", error))
+            goto out;
+          plan->buffer_size = size;
+          plan->analysis = late_buffer (op, ATOMR_DTYPE_U8, (gint64) size, error);
+          if (plan->analysis == NULL ||
+              !atomr_sparse_status_check (cusparseSpMV_preprocess (self->handle, to_op (r->op_a), &alpha,
+                                                                   plan->mat_descr, x, &beta, y, ct,
+                                                                   CUSPARSE_SPMV_ALG_DEFAULT,
+                                                                   atomr_sparse_dptr (plan->analysis)),
+                                          "cusparseSpMV_preprocess", error))
+            {
+              g_clear_object (&plan->analysis);
+              goto out;
+            }
+          plan->values_serial = r->a.values_serial;
+          plan->sized = TRUE;
+        }
+      else if (plan->values_serial != r->a.values_serial)
+        {
+          if (!atomr_sparse_status_check (cusparseSpMatSetValues (plan->mat_descr, atomr_sparse_dptr (r->a.values)),
+                                          "cusparseSpMatSetValues", error))
+            goto out;
+          plan->values_serial = r->a.values_serial;
+        }
+      /* the buffer must stay alive until the product has run */
+      atomr_op_keep (op, plan->analysis);
+      ok = atomr_sparse_status_check (cusparseSpMV (self->handle, to_op (r->op_a), &alpha, plan->mat_descr, x,
+                                                    &beta, y, ct, CUSPARSE_SPMV_ALG_DEFAULT,
+                                                    atomr_sparse_dptr (plan->analysis)),
+                                      "cusparseSpMV", error);
+      goto out;
+    }
+
+  if (!atomr_sparse_spmat_create (&r->a, &mat, error))
+    goto out;
   if (!plan->sized)
     {
       gsize size = 0;
@@ -452,7 +515,10 @@ out:
  * @user_data: data for @callback
  *
  * y = alpha·op(A)·x + beta·y (cusparseSpMV).  f16 and bf16 compute in
- * f32.  The buffer size is cached on @a for this actor.
+ * f32.  The buffer size is cached on @a for this actor; for a CSR @a, so
+ * are its cuSPARSE descriptor and a buffer preprocessed once per structure
+ * (cusparseSpMV_preprocess), which later products with other vectors,
+ * scalars or values (atomr_sparse_matrix_set_values()) reuse.
  *
  * Since: 0.1
  */

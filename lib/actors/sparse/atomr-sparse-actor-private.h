@@ -57,6 +57,7 @@ typedef struct {
   DenseSnap          x, y, z;
   AtomrSparseVector *vec;
   AtomrSparseFormat  target;
+  gint64             target_block;    /* convert-to-bsr: the block size */
   gint               kind;            /* sparse vector operation */
   AtomrDtype         target_index;
   gint               op_a, op_b;      /* cusparseOperation_t */
@@ -106,5 +107,19 @@ gboolean      atomr_sparse_scal            (AtomrSparseActor *self,
 /* Complete function returning r->result. */
 void          atomr_sparse_complete_result (AtomrOp          *op,
                                             GTask            *task);
+/* A buffer allocated inside an enqueue function (sizes known only on the
+ * GPU), ordered before the op's stream uses it. */
+AtomrBuffer  *atomr_sparse_late_buffer     (AtomrOp          *op,
+                                            AtomrDtype        dtype,
+                                            gint64            n,
+                                            GError          **error);
+/* atomr-sparse-actor-convert.c: convert_async's COO ↔ CSR and BSR → CSR */
+void          atomr_sparse_coo_csr_submit  (AtomrOp          *op,
+                                            const gchar      *opname,
+                                            AtomrSparseMatrix *matrix,
+                                            AtomrSparseFormat format);
+void          atomr_sparse_bsr2csr_submit  (AtomrOp          *op,
+                                            const gchar      *opname,
+                                            AtomrSparseMatrix *matrix);
 
 G_END_DECLS

@@ -547,16 +547,21 @@ csr2csc_submit (AtomrOp           *op,
 /**
  * atomr_sparse_actor_convert_async:
  * @self: an [class@Atomr.SparseActor]
- * @matrix: a CSR or CSC matrix with i32 indices
- * @format: %ATOMR_SPARSE_FORMAT_CSC for a CSR matrix, %ATOMR_SPARSE_FORMAT_CSR
- *   for a CSC one
+ * @matrix: a CSR, CSC, COO or BSR matrix with i32 indices
+ * @format: the format to convert to: CSC or COO for a CSR matrix, CSR
+ *   for a CSC, COO or BSR one
  * @cancellable: (nullable): a [class@Gio.Cancellable]
  * @callback: (scope async): called with the new matrix
  * @user_data: data for @callback
  *
- * The same matrix in the other compressed format (cusparseCsr2cscEx2),
- * into new buffers.  Converting to the format @matrix already has, and
- * other pairs, fail with %ATOMR_ERROR_NOT_SUPPORTED (dense to sparse and
+ * The same matrix in another format, into new buffers: CSR ↔ CSC through
+ * cusparseCsr2cscEx2, COO ↔ CSR through cusparseXcoo2csr and
+ * cusparseXcsr2coo (the column indices and values are copied), BSR → CSR
+ * through cusparse?bsr2csr (f32, f64, c64 or c128 values; every value of
+ * every stored block, explicit zeros included).  Converting to the format
+ * @matrix already has, and other pairs, fail with
+ * %ATOMR_ERROR_NOT_SUPPORTED (CSR → BSR is
+ * [method@Atomr.SparseActor.convert_to_bsr_async]; dense to sparse and
  * back are [method@Atomr.SparseActor.dense_to_sparse_async] and
  * [method@Atomr.SparseActor.sparse_to_dense_async]).
  *
@@ -582,15 +587,22 @@ atomr_sparse_actor_convert_async (AtomrSparseActor    *self,
                          "AtomrSparseFormat", &error))
     return atomr_op_fail (op, error);
   from = atomr_sparse_matrix_get_format (matrix);
-  if (!((from == ATOMR_SPARSE_FORMAT_CSR && format == ATOMR_SPARSE_FORMAT_CSC) ||
-        (from == ATOMR_SPARSE_FORMAT_CSC && format == ATOMR_SPARSE_FORMAT_CSR)))
+  if ((from == ATOMR_SPARSE_FORMAT_CSR && format == ATOMR_SPARSE_FORMAT_CSC) ||
+      (from == ATOMR_SPARSE_FORMAT_CSC && format == ATOMR_SPARSE_FORMAT_CSR))
+    csr2csc_submit (op, "convert", matrix, format, FALSE);
+  else if ((from == ATOMR_SPARSE_FORMAT_COO && format == ATOMR_SPARSE_FORMAT_CSR) ||
+           (from == ATOMR_SPARSE_FORMAT_CSR && format == ATOMR_SPARSE_FORMAT_COO))
+    atomr_sparse_coo_csr_submit (op, "convert", matrix, format);
+  else if (from == ATOMR_SPARSE_FORMAT_BSR && format == ATOMR_SPARSE_FORMAT_CSR)
+    atomr_sparse_bsr2csr_submit (op, "convert", matrix);
+  else
     {
       g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                   "convert: %s to %s is not supported; convert goes CSR to CSC or CSC to CSR",
+                   "convert: %s to %s is not supported; convert goes CSR ↔ CSC, COO ↔ CSR and BSR → CSR "
+                   "(CSR → BSR is convert_to_bsr_async, which takes the block size)",
                    atomr_sparse_format_short[from], atomr_sparse_format_short[format]);
       return atomr_op_fail (op, error);
     }
-  csr2csc_submit (op, "convert", matrix, format, FALSE);
 }
 
 /**

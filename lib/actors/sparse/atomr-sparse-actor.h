@@ -55,6 +55,18 @@ AtomrSparseMatrix *atomr_sparse_actor_convert_finish     (AtomrSparseActor     *
                                                           GError              **error);
 
 ATOMR_AVAILABLE_IN_ALL
+void               atomr_sparse_actor_convert_to_bsr_async  (AtomrSparseActor     *self,
+                                                             AtomrSparseMatrix    *matrix,
+                                                             gint64                block_size,
+                                                             GCancellable         *cancellable,
+                                                             GAsyncReadyCallback   callback,
+                                                             gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
+AtomrSparseMatrix *atomr_sparse_actor_convert_to_bsr_finish (AtomrSparseActor     *self,
+                                                             GAsyncResult         *result,
+                                                             GError              **error);
+
+ATOMR_AVAILABLE_IN_ALL
 void               atomr_sparse_actor_transpose_async    (AtomrSparseActor     *self,
                                                           AtomrSparseMatrix    *matrix,
                                                           GCancellable         *cancellable,

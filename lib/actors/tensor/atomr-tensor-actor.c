@@ -14,6 +14,12 @@
 #include <math.h>
 #include <string.h>
 
+/* cublasLt.h declares cublasLtLoggerForceDisable() without a prototype. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include "atomr-cublasLt-table-private.h"
+#pragma GCC diagnostic pop
+
 #include "actors/atomr-library-private.h"
 #include "actors/tensor/atomr-tensor-actor.h"
 #include "actors/tensor/atomr-tensor-plan-private.h"
@@ -55,10 +61,22 @@ typedef enum {
   KIND_CONTRACT,   /* a sum over the modes missing from the output of A·B */
 } Kind;
 
+/* What the plan cache holds per (operation, modes, shapes, strides). */
+typedef struct {
+  AtomrLoopPlan loop;
+  gboolean      gemm_ok;     /* contractions: the GEMM mapping below holds */
+  AtomrGemmPlan gemm;
+  gchar         why[96];     /* why not, for the detail */
+} CachedPlan;
+
 typedef struct {
   Kind          kind;
   AtomrDtype    dtype;
   AtomrLoopPlan plan;
+  gboolean      gemm_ok;
+  AtomrGemmPlan gemm;
+  gchar         why[96];
+  gint          compute;       /* AtomrBlasComputeType at the call */
   guint         n_in;          /* inputs: 1, 2 or 3 */
   gint          op_a, op_b, op_c, op_ab, op_abc, reduce;
   gdouble       alpha, beta, gamma;
@@ -71,12 +89,36 @@ typedef struct {
   gint64 s[ATOMR_PLAN_MAX_OPERANDS][PARAM_LOOPS];
 } KernelLoops;
 
+/* A cuBLASLt matmul set up for one GEMM problem (descriptors and the
+ * heuristic's algorithm), or the note that cuBLASLt has none. */
+typedef struct {
+  gint64 m, n, k, ldx, ldy, ldc, batch, sx, sy, sc;
+  gint32 trans_x, trans_y, dtype, compute, align_x, align_y, align_c;
+} LtKey;
+
+typedef struct {
+  LtKey                  key;
+  gboolean               unsupported;   /* no algorithm: the kernels serve */
+  cublasLtMatmulDesc_t   desc;
+  cublasLtMatrixLayout_t lx, ly, lc;
+  cublasLtMatmulAlgo_t   algo;
+  gsize                  workspace;
+} LtPlan;
+
+#define LT_WORKSPACE_SIZE (32u << 20)
+#define LT_PLAN_CAPACITY 64
+
 struct _AtomrTensorActor
 {
-  AtomrActor      parent_instance;
+  AtomrActor       parent_instance;
 
-  AtomrPlanCache *plans;       /* any thread */
-  GHashTable     *kernels;     /* actor context only: name key → AtomrKernel */
+  AtomrPlanCache  *plans;       /* any thread */
+  gint             compute;     /* atomic: AtomrBlasComputeType */
+  /* actor context only: */
+  GHashTable      *kernels;     /* name key → AtomrKernel */
+  cublasLtHandle_t lt;          /* on the first GEMM of a generation */
+  CUdeviceptr      lt_workspace;
+  GHashTable      *lt_plans;    /* LtKey → LtPlan, cleared at LT_PLAN_CAPACITY */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrTensorActor, atomr_tensor_actor, ATOMR_TYPE_ACTOR)
@@ -84,6 +126,7 @@ G_DEFINE_FINAL_TYPE (AtomrTensorActor, atomr_tensor_actor, ATOMR_TYPE_ACTOR)
 enum {
   PROP_0,
   PROP_PLAN_CACHE_CAPACITY,
+  PROP_COMPUTE_TYPE,
   N_PROPS
 };
 
@@ -472,7 +515,9 @@ append_prelude (GString *s, AtomrDtype dtype, const AtomrLoopPlan *p, gboolean i
     "__device__ __forceinline__ void offsets(const Loops &L, idx_t i, i64 *o) {\n"
     "#pragma unroll\n"
     "  for (int k = HI - 1; k >= LO; k--) {\n"
-    "    idx_t e = (idx_t) L.ext[k]; idx_t c = i % e; i /= e;\n"
+    /* the outermost loop needs no division: i < its extent there */
+    "    idx_t c = i;\n"
+    "    if (k > LO) { idx_t e = (idx_t) L.ext[k]; c = i % e; i /= e; }\n"
     "#pragma unroll\n"
     "    for (int q = 0; q < NOPS; q++) o[q] += (i64) c * L.s[q][k];\n"
     "  }\n"
@@ -532,7 +577,7 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "    acc_t alpha, u64 n_batch, Loops L) {\n"
         "  __shared__ acc_t tile[32][33];\n"
         "  const i64 ext_x = L.ext[TX], ext_y = L.ext[TY];\n"
-        "  const u64 tiles_x = (u64) (ext_x + 31) / 32;\n"
+        "  const unsigned int tiles_x = (unsigned int) ((ext_x + 31) / 32);\n"
         "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 32, y0 = (i64) (blockIdx.x / tiles_x) * 32;\n"
         "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
         "    i64 o[2] = { 0, 0 };\n"
@@ -555,6 +600,55 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "      i64 x = x0 + threadIdx.x, y = y0 + threadIdx.y + k;\n"
         "      if (x < ext_x && y < ext_y)\n"
         "        st(d + o[0] + x * L.s[0][TX] + y * L.s[0][TY], alpha * tile[threadIdx.x][threadIdx.y + k]);\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "}\n");
+      /* The paired variant, for A dense (stride 1) along TY and D dense
+       * along TX, even extents and pair-aligned rows (checked on the
+       * host): 64 × 64 tiles, each thread moving two neighbours at once
+       * (one 2-element vector load and store, 16 elements per thread), so
+       * a warp reads and writes 64 consecutive elements per row. */
+      g_string_append (s,
+        "struct __align__(2 * sizeof(T)) Pair { T x, y; };\n"
+        "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose2(T *d, const T *a,\n"
+        "    acc_t alpha, u64 n_batch, Loops L) {\n"
+        "  __shared__ acc_t tile[64][65];\n"
+        "  const i64 ext_x = L.ext[TX], ext_y = L.ext[TY];\n"
+        "  const i64 sa = L.s[1][TX], sd = L.s[0][TY];\n"
+        "  const unsigned int tiles_x = (unsigned int) ((ext_x + 63) / 64);\n"
+        "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 64, y0 = (i64) (blockIdx.x / tiles_x) * 64;\n"
+        "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
+        "    i64 o[2] = { 0, 0 };\n"
+        "    idx_t rest = (idx_t) bt;\n"
+        "#pragma unroll\n"
+        "    for (int k = NF - 1; k >= 0; k--) {\n"
+        "      if (k == TX || k == TY) continue;\n"
+        "      idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
+        "      o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
+        "    }\n"
+        "    const T *src = a + o[1];\n"
+        "    T *dst = d + o[0];\n"
+        "    const i64 y = y0 + 2 * threadIdx.x, xw = x0 + 2 * threadIdx.x;\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 64; k += 8) {\n"
+        "      i64 x = x0 + threadIdx.y + k;\n"
+        "      if (x < ext_x && y < ext_y) {\n"
+        "        Pair v = *(const Pair *) (src + x * sa + y);\n"
+        "        tile[threadIdx.y + k][2 * threadIdx.x] = op_a(ld(&v.x));\n"
+        "        tile[threadIdx.y + k][2 * threadIdx.x + 1] = op_a(ld(&v.y));\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 64; k += 8) {\n"
+        "      i64 yw = y0 + threadIdx.y + k;\n"
+        "      if (xw < ext_x && yw < ext_y) {\n"
+        "        Pair v;\n"
+        "        st(&v.x, alpha * tile[2 * threadIdx.x][threadIdx.y + k]);\n"
+        "        st(&v.y, alpha * tile[2 * threadIdx.x + 1][threadIdx.y + k]);\n"
+        "        *(Pair *) (dst + yw * sd + xw) = v;\n"
+        "      }\n"
         "    }\n"
         "    __syncthreads();\n"
         "  }\n"
@@ -654,6 +748,50 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "#pragma unroll\n"
     "  for (int k = 16; k > 0; k >>= 1) acc = r_comb(acc, __shfl_xor_sync(0xffffffffu, acc, k));\n"
     "  if (threadIdx.x == 0) epilogue(c, o[0], acc, alpha, beta, n_red);\n"
+    "}\n"
+    /* Two passes for tall column reductions: blockIdx.y takes a chunk of
+     * the reduced index (so there are enough blocks to fill the GPU), each
+     * block writes its 32 partial results to part[chunk][out]; the second
+     * kernel combines the chunks in order (coalesced across outputs) and
+     * applies the epilogue.  Deterministic: fixed chunks, fixed order. */
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols_part(acc_t *part, const T *a,\n"
+    "    const T *b, u64 n_out, u64 n_red, u64 chunk, Loops L) {\n"
+    "  __shared__ acc_t sh[8][33];\n"
+    "  u64 out = (u64) blockIdx.x * 32 + threadIdx.x;\n"
+    "  u64 j0 = (u64) blockIdx.y * chunk;\n"
+    "  u64 j1 = j0 + chunk < n_red ? j0 + chunk : n_red;\n"
+    "  acc_t acc = r_init();\n"
+    "  if (out < n_out) {\n"
+    "    i64 o[3] = { 0, 0, 0 };\n"
+    "    offsets<0, NF, 1 + NIN>(L, (idx_t) out, o);\n"
+    "    acc_t acc1 = r_init(), acc2 = r_init(), acc3 = r_init();\n"
+    "    u64 j = j0 + threadIdx.y;\n"
+    "    for (; j + 24 < j1; j += 32) {\n"
+    "      acc_t x0 = load_at(L, a, b, o, j), x1 = load_at(L, a, b, o, j + 8);\n"
+    "      acc_t x2 = load_at(L, a, b, o, j + 16), x3 = load_at(L, a, b, o, j + 24);\n"
+    "      acc = r_comb(acc, r_elem(x0)); acc1 = r_comb(acc1, r_elem(x1));\n"
+    "      acc2 = r_comb(acc2, r_elem(x2)); acc3 = r_comb(acc3, r_elem(x3));\n"
+    "    }\n"
+    "    for (; j < j1; j += 8) acc = r_comb(acc, r_elem(load_at(L, a, b, o, j)));\n"
+    "    acc = r_comb(r_comb(acc, acc1), r_comb(acc2, acc3));\n"
+    "  }\n"
+    "  sh[threadIdx.y][threadIdx.x] = acc;\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.y == 0 && out < n_out) {\n"
+    "#pragma unroll\n"
+    "    for (int k = 1; k < 8; k++) acc = r_comb(acc, sh[k][threadIdx.x]);\n"
+    "    part[(u64) blockIdx.y * n_out + out] = acc;\n"
+    "  }\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols_fin(T *c, const acc_t *part,\n"
+    "    acc_t alpha, acc_t beta, u64 n_out, u64 n_chunks, u64 n_red, Loops L) {\n"
+    "  u64 out = (u64) blockIdx.x * 256 + threadIdx.x;\n"
+    "  if (out >= n_out) return;\n"
+    "  acc_t acc = part[out];\n"
+    "  for (u64 k = 1; k < n_chunks; k++) acc = r_comb(acc, part[k * n_out + out]);\n"
+    "  i64 o[1] = { 0 };\n"
+    "  offsets<0, NF, 1>(L, (idx_t) out, o);\n"
+    "  epilogue(c, o[0], acc, alpha, beta, n_red);\n"
     "}\n");
   return g_string_free (s, FALSE);
 }
@@ -730,8 +868,51 @@ use_transpose (const TensorRequest *r)
          p->extent[p->n_free - 1] >= 8 && p->extent[p->a_inner] >= 8;
 }
 
+/* Column reductions ("cols") with few output blocks split the reduced
+ * index into chunks of at least COLS_MIN_CHUNK, so that about
+ * COLS_TARGET_BLOCKS blocks keep the memory system busy (8192 × 8192
+ * summed over rows: 256 output blocks × 8 chunks); a second kernel
+ * combines the chunks.  Returns the chunk length, 0 for one pass. */
+#define COLS_TARGET_BLOCKS 2048
+#define COLS_MIN_CHUNK     256
+
+static guint64
+cols_chunk (const AtomrLoopPlan *p)
+{
+  guint64 out_blocks = (p->n_out + 31) / 32, chunks, chunk;
+
+  if (out_blocks >= COLS_TARGET_BLOCKS || p->n_reduce < 2 * COLS_MIN_CHUNK)
+    return 0;
+  chunks = MIN ((COLS_TARGET_BLOCKS + out_blocks - 1) / out_blocks, p->n_reduce / COLS_MIN_CHUNK);
+  if (chunks < 2)
+    return 0;
+  chunk = (p->n_reduce + chunks - 1) / chunks;
+  return chunk;
+}
+
+/* The paired 64 × 64 transpose: A has stride 1 along TY (its densest
+ * loop) and D along TX (the innermost output loop), both extents are even
+ * and at least 64, and every row of both starts at a pair boundary (base
+ * pointers and the other strides even), so that the kernel's 2-element
+ * vector accesses are aligned. */
+static gboolean
+use_pairs (const TensorRequest *r)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  guint tx = p->n_free - 1, ty = (guint) p->a_inner;
+  gsize pair = 2 * atomr_dtype_get_size (r->dtype);
+
+  if (!use_transpose (r) || p->stride[1][ty] != 1 || p->stride[0][tx] != 1 ||
+      p->extent[tx] % 2 != 0 || p->extent[ty] % 2 != 0 || p->extent[tx] < 64 || p->extent[ty] < 64)
+    return FALSE;
+  for (guint k = 0; k < p->n_free; k++)
+    if ((k != ty && p->stride[1][k] % 2 != 0) || (k != tx && p->stride[0][k] % 2 != 0))
+      return FALSE;
+  return atomr_tensor_get_ptr (r->t[1]) % pair == 0 && atomr_tensor_get_ptr (r->t[0]) % pair == 0;
+}
+
 /* The launch geometry of @r's kernel (also shown to the trace before the
- * enqueue).  Reductions pick "rows" when the innermost reduced loop is
+ * enqueue; for two-pass column reductions, the first pass's).  Reductions pick "rows" when the innermost reduced loop is
  * dense in A and the innermost output loop is not (or there is one output). */
 static void
 launch_geometry (const TensorRequest *r,
@@ -748,8 +929,9 @@ launch_geometry (const TensorRequest *r,
   *transpose = use_transpose (r);
   if (*transpose)
     {
-      guint64 tiles = (guint64) ((p->extent[p->n_free - 1] + 31) / 32) *
-                      (guint64) ((p->extent[p->a_inner] + 31) / 32);
+      gint64 t = use_pairs (r) ? 64 : 32;
+      guint64 tiles = (guint64) ((p->extent[p->n_free - 1] + t - 1) / t) *
+                      (guint64) ((p->extent[p->a_inner] + t - 1) / t);
       guint64 batch = p->n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
 
       *grid = tiles;
@@ -765,6 +947,8 @@ launch_geometry (const TensorRequest *r,
               ABS (p->stride[1][p->n_loops - 1]) == 1 &&
               (ABS (p->stride[1][p->n_free - 1]) != 1 || p->n_out == 1);
       *grid = *rows ? (p->n_out + 7) / 8 : (p->n_out + 31) / 32;
+      if (!*rows && cols_chunk (p) > 0)
+        *grid_y = (guint) ((p->n_reduce + cols_chunk (p) - 1) / cols_chunk (p));
       *block_x = 32;
       *block_y = 8;
     }
@@ -774,6 +958,369 @@ launch_geometry (const TensorRequest *r,
       *block_x = 256;
       *block_y = 1;
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Contractions through cuBLASLt                                        */
+
+static gboolean
+lt_check (cublasStatus_t  status,
+          const gchar    *call,
+          GError        **error)
+{
+  return atomr_library_check (status == CUBLAS_STATUS_SUCCESS, "cuBLASLt", call,
+                              cublasLtGetStatusName (status), status,
+                              status == CUBLAS_STATUS_ALLOC_FAILED,
+                              status == CUBLAS_STATUS_NOT_SUPPORTED ||
+                              status == CUBLAS_STATUS_ARCH_MISMATCH,
+                              error);
+}
+
+static guint
+lt_key_hash (gconstpointer key)
+{
+  const guint8 *p = key;
+  guint h = 5381;
+
+  for (gsize i = 0; i < sizeof (LtKey); i++)
+    h = h * 33 + p[i];
+  return h;
+}
+
+static gboolean
+lt_key_equal (gconstpointer a,
+              gconstpointer b)
+{
+  return memcmp (a, b, sizeof (LtKey)) == 0;
+}
+
+static void
+lt_plan_free (gpointer data)
+{
+  LtPlan *plan = data;
+
+  /* host objects: safe to drop whatever the context */
+  if (plan->desc)
+    cublasLtMatmulDescDestroy (plan->desc);
+  if (plan->lx)
+    cublasLtMatrixLayoutDestroy (plan->lx);
+  if (plan->ly)
+    cublasLtMatrixLayoutDestroy (plan->ly);
+  if (plan->lc)
+    cublasLtMatrixLayoutDestroy (plan->lc);
+  g_free (plan);
+}
+
+static cudaDataType
+lt_data_type (AtomrDtype dtype)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F16: return CUDA_R_16F;
+    case ATOMR_DTYPE_BF16: return CUDA_R_16BF;
+    case ATOMR_DTYPE_F64: return CUDA_R_64F;
+    default: return CUDA_R_32F;
+    }
+}
+
+/* The compute type of a contraction: f64 for f64, f32 accumulation for
+ * halves, the actor's compute-type for f32 (checked at submit). */
+static cublasComputeType_t
+lt_compute_type (AtomrDtype dtype, gint compute)
+{
+  if (dtype == ATOMR_DTYPE_F64)
+    return CUBLAS_COMPUTE_64F;
+  if (dtype != ATOMR_DTYPE_F32)
+    return CUBLAS_COMPUTE_32F;
+  switch ((AtomrBlasComputeType) compute)
+    {
+    case ATOMR_BLAS_COMPUTE_F32_PEDANTIC: return CUBLAS_COMPUTE_32F_PEDANTIC;
+    case ATOMR_BLAS_COMPUTE_F32_FAST_TF32: return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case ATOMR_BLAS_COMPUTE_F32_FAST_F16: return CUBLAS_COMPUTE_32F_FAST_16F;
+    case ATOMR_BLAS_COMPUTE_F32_FAST_BF16: return CUBLAS_COMPUTE_32F_FAST_16BF;
+    default: return CUBLAS_COMPUTE_32F;
+    }
+}
+
+/* The largest power of two (≤ 256) dividing @ptr: what the heuristic may
+ * assume of an operand's alignment (its default, 256, would reject
+ * views at odd offsets). */
+static gint32
+lt_alignment (CUdeviceptr ptr)
+{
+  guint32 a = 256;
+
+  while (a > 1 && (ptr % a) != 0)
+    a >>= 1;
+  return (gint32) a;
+}
+
+#define LT_SET(call, what) ok = ok && lt_check (call, what, error)
+
+/* Descriptors, layouts and the heuristic for @key: once per problem.
+ * Returns NULL with @error set on a failure other than "no algorithm"
+ * (which gives a plan marked unsupported). */
+static LtPlan *
+lt_plan_new (AtomrTensorActor *self,
+             const LtKey      *key,
+             GError          **error)
+{
+  LtPlan *plan = g_new0 (LtPlan, 1);
+  cudaDataType type = lt_data_type (key->dtype);
+  cudaDataType scale = key->dtype == ATOMR_DTYPE_F64 ? CUDA_R_64F : CUDA_R_32F;
+  cublasLtMatmulPreference_t pref = NULL;
+  cublasLtMatmulHeuristicResult_t result;
+  gint32 op_x = key->trans_x ? CUBLAS_OP_T : CUBLAS_OP_N;
+  gint32 op_y = key->trans_y ? CUBLAS_OP_T : CUBLAS_OP_N;
+  guint64 ws = LT_WORKSPACE_SIZE;
+  guint32 align[4] = { (guint32) key->align_x, (guint32) key->align_y, (guint32) key->align_c,
+                       (guint32) key->align_c };
+  int returned = 0;
+  gboolean ok = TRUE;
+
+  plan->key = *key;
+  LT_SET (cublasLtMatmulDescCreate (&plan->desc, (cublasComputeType_t) key->compute, scale),
+          "cublasLtMatmulDescCreate");
+  LT_SET (cublasLtMatmulDescSetAttribute (plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_x, sizeof op_x),
+          "cublasLtMatmulDescSetAttribute (TRANSA)");
+  LT_SET (cublasLtMatmulDescSetAttribute (plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_y, sizeof op_y),
+          "cublasLtMatmulDescSetAttribute (TRANSB)");
+  LT_SET (cublasLtMatrixLayoutCreate (&plan->lx, type, key->trans_x ? key->k : key->m,
+                                      key->trans_x ? key->m : key->k, key->ldx),
+          "cublasLtMatrixLayoutCreate (A)");
+  LT_SET (cublasLtMatrixLayoutCreate (&plan->ly, type, key->trans_y ? key->n : key->k,
+                                      key->trans_y ? key->k : key->n, key->ldy),
+          "cublasLtMatrixLayoutCreate (B)");
+  LT_SET (cublasLtMatrixLayoutCreate (&plan->lc, type, key->m, key->n, key->ldc),
+          "cublasLtMatrixLayoutCreate (C)");
+  if (ok && key->batch > 1)
+    {
+      cublasLtMatrixLayout_t layouts[3] = { plan->lx, plan->ly, plan->lc };
+      gint64 strides[3] = { key->sx, key->sy, key->sc };
+      gint32 batch = (gint32) key->batch;
+
+      for (guint i = 0; i < 3; i++)
+        {
+          LT_SET (cublasLtMatrixLayoutSetAttribute (layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                    &batch, sizeof batch),
+                  "cublasLtMatrixLayoutSetAttribute (BATCH_COUNT)");
+          LT_SET (cublasLtMatrixLayoutSetAttribute (layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                    &strides[i], sizeof strides[i]),
+                  "cublasLtMatrixLayoutSetAttribute (STRIDED_BATCH_OFFSET)");
+        }
+    }
+  LT_SET (cublasLtMatmulPreferenceCreate (&pref), "cublasLtMatmulPreferenceCreate");
+  LT_SET (cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+          "cublasLtMatmulPreferenceSetAttribute (MAX_WORKSPACE_BYTES)");
+  for (guint i = 0; i < 4; i++)
+    LT_SET (cublasLtMatmulPreferenceSetAttribute (pref, (cublasLtMatmulPreferenceAttributes_t) (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + i),
+                                                  &align[i], sizeof align[i]),
+            "cublasLtMatmulPreferenceSetAttribute (MIN_ALIGNMENT)");
+  if (ok)
+    {
+      cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic (self->lt, plan->desc, plan->lx, plan->ly,
+                                                          plan->lc, plan->lc, pref, 1, &result, &returned);
+
+      /* the layouts are valid GEMM layouts, so these mean "not served" */
+      if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE ||
+          (st == CUBLAS_STATUS_SUCCESS && returned == 0))
+        plan->unsupported = TRUE;
+      else
+        LT_SET (st, "cublasLtMatmulAlgoGetHeuristic");
+    }
+  if (pref)
+    cublasLtMatmulPreferenceDestroy (pref);
+  if (!ok)
+    {
+      lt_plan_free (plan);
+      return NULL;
+    }
+  if (!plan->unsupported)
+    {
+      plan->algo = result.algo;
+      plan->workspace = result.workspaceSize;
+    }
+  return plan;
+}
+
+/* Runs @r as one cuBLASLt matmul.  *@ran is FALSE (and the result TRUE)
+ * when cuBLASLt cannot serve it — not loadable, or no algorithm — and
+ * @why_not says why; the caller then runs the generated kernels. */
+static gboolean
+contract_gemm (AtomrTensorActor *self,
+               AtomrOp          *op,
+               TensorRequest    *r,
+               gboolean         *ran,
+               gchar           **why_not,
+               GError          **error)
+{
+  const AtomrGemmPlan *g = &r->gemm;
+  CUstream stream = atomr_op_get_cu_stream (op);
+  CUdeviceptr x = atomr_tensor_get_ptr (r->t[g->swap ? 2 : 1]);
+  CUdeviceptr y = atomr_tensor_get_ptr (r->t[g->swap ? 1 : 2]);
+  CUdeviceptr c = atomr_tensor_get_ptr (r->t[0]);
+  gfloat alpha_f = (gfloat) r->alpha, beta_f = (gfloat) r->beta;
+  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
+  LtKey key;
+  LtPlan *plan;
+
+  *ran = FALSE;
+  if (self->lt == NULL)
+    {
+      g_autoptr(GError) local = NULL;
+
+      if (!atomr_cublasLt_load (&local) ||
+          !lt_check (cublasLtCreate (&self->lt), "cublasLtCreate", &local))
+        {
+          self->lt = NULL;
+          *why_not = g_strdup_printf ("cuBLASLt unavailable: %s", local->message);
+          return TRUE;
+        }
+    }
+
+  memset (&key, 0, sizeof key);
+  key.m = g->m;
+  key.n = g->n;
+  key.k = g->k;
+  key.ldx = g->ldx;
+  key.ldy = g->ldy;
+  key.ldc = g->ldc;
+  key.batch = g->batch;
+  key.sx = g->stride_x;
+  key.sy = g->stride_y;
+  key.sc = g->stride_c;
+  key.trans_x = g->trans_x;
+  key.trans_y = g->trans_y;
+  key.dtype = r->dtype;
+  key.compute = lt_compute_type (r->dtype, r->compute);
+  key.align_x = lt_alignment (x);
+  key.align_y = lt_alignment (y);
+  key.align_c = lt_alignment (c);
+
+  plan = g_hash_table_lookup (self->lt_plans, &key);
+  if (plan == NULL)
+    {
+      plan = lt_plan_new (self, &key, error);
+      if (plan == NULL)
+        return FALSE;
+      if (g_hash_table_size (self->lt_plans) >= LT_PLAN_CAPACITY)
+        g_hash_table_remove_all (self->lt_plans);
+      g_hash_table_insert (self->lt_plans, &plan->key, plan);
+    }
+  if (plan->unsupported)
+    {
+      *why_not = g_strdup ("cuBLASLt has no algorithm for it");
+      return TRUE;
+    }
+  if (plan->workspace > 0 && self->lt_workspace == 0 &&
+      !atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&self->lt_workspace, LT_WORKSPACE_SIZE, stream),
+                         "cuMemAllocAsync (cuBLASLt workspace)", error))
+    {
+      self->lt_workspace = 0;
+      return FALSE;
+    }
+  if (!lt_check (cublasLtMatmul (self->lt, plan->desc,
+                                 f64 ? (const void *) &r->alpha : (const void *) &alpha_f,
+                                 (const void *) (uintptr_t) x, plan->lx,
+                                 (const void *) (uintptr_t) y, plan->ly,
+                                 f64 ? (const void *) &r->beta : (const void *) &beta_f,
+                                 (const void *) (uintptr_t) c, plan->lc,
+                                 (void *) (uintptr_t) c, plan->lc, &plan->algo,
+                                 plan->workspace ? (void *) (uintptr_t) self->lt_workspace : NULL,
+                                 plan->workspace, (cudaStream_t) stream),
+                 "cublasLtMatmul", error))
+    return FALSE;
+  *ran = TRUE;
+  return TRUE;
+}
+
+/* The detail of a contraction: the path it takes and its shape. */
+static gchar *
+contract_detail (const TensorRequest *r, gboolean rows, const gchar *why_not)
+{
+  const AtomrGemmPlan *g = &r->gemm;
+
+  if (why_not == NULL)
+    return g_strdup_printf ("cublaslt gemm m=%" G_GINT64_FORMAT " n=%" G_GINT64_FORMAT " k=%"
+                            G_GINT64_FORMAT " batch=%" G_GINT64_FORMAT " op=%c%c%s%s",
+                            g->m, g->n, g->k, g->batch, g->trans_x ? 'T' : 'N', g->trans_y ? 'T' : 'N',
+                            g->swap ? " swapped" : "",
+                            r->dtype == ATOMR_DTYPE_F32 && r->compute == ATOMR_BLAS_COMPUTE_F32_FAST_TF32
+                              ? " tf32" : "");
+  return g_strdup_printf ("nvrtc %s (%s)", rows ? "rows" : "cols", why_not);
+}
+
+/* The two-pass column reduction: partial results per chunk in a
+ * stream-ordered scratch buffer, then their combination. */
+static gboolean
+reduce_two_pass (AtomrTensorActor *self,
+                 AtomrOp          *op,
+                 TensorRequest    *r,
+                 gboolean          idx32,
+                 KernelLoops      *loops,
+                 guint             grid,
+                 guint             n_chunks_u,
+                 GError          **error)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  CUstream stream = atomr_op_get_cu_stream (op);
+  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
+  gfloat alpha_f = (gfloat) r->alpha, beta_f = (gfloat) r->beta;
+  guint64 n_out = p->n_out, n_red = p->n_reduce, n_chunks = n_chunks_u, chunk = cols_chunk (p);
+  guint64 part_bytes, fin_blocks = (n_out + 255) / 256;
+  CUdeviceptr out = atomr_tensor_get_ptr (r->t[0]);
+  CUdeviceptr a = atomr_tensor_get_ptr (r->t[1]);
+  CUdeviceptr b = r->t[2] ? atomr_tensor_get_ptr (r->t[2]) : a;
+  CUdeviceptr part = 0;
+  AtomrKernel *k_part, *k_fin;
+  void *params[8];
+  gboolean ok;
+
+  if (!g_uint64_checked_mul (&part_bytes, n_out, n_chunks) ||
+      !g_uint64_checked_mul (&part_bytes, part_bytes, f64 ? 8 : 4) || fin_blocks > G_MAXINT32)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "reduce: %" G_GUINT64_FORMAT " outputs × %" G_GUINT64_FORMAT " chunks do not fit",
+                   n_out, n_chunks);
+      return FALSE;
+    }
+  k_part = get_kernel (self, r, idx32, "atomr_tensor_reduce_cols_part", error);
+  if (k_part == NULL)
+    return FALSE;
+  k_fin = get_kernel (self, r, idx32, "atomr_tensor_reduce_cols_fin", error);
+  if (k_fin == NULL)
+    return FALSE;
+  if (!atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&part, part_bytes, stream),
+                         "cuMemAllocAsync (reduction partials)", error))
+    return FALSE;
+
+  params[0] = &part;
+  params[1] = &a;
+  params[2] = &b;
+  params[3] = &n_out;
+  params[4] = &n_red;
+  params[5] = &chunk;
+  params[6] = loops;
+  ok = atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (k_part), grid, n_chunks_u, 1,
+                                                   32, 8, 1, 0, stream, params, NULL),
+                         "cuLaunchKernel (tensor reduction, first pass)", error);
+  if (ok)
+    {
+      params[0] = &out;
+      params[1] = &part;
+      params[2] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
+      params[3] = f64 ? (void *) &r->beta : (void *) &beta_f;
+      params[4] = &n_out;
+      params[5] = &n_chunks;
+      params[6] = &n_red;
+      params[7] = loops;
+      ok = atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (k_fin), (guint) fin_blocks,
+                                                       1, 1, 256, 1, 1, 0, stream, params, NULL),
+                             "cuLaunchKernel (tensor reduction, second pass)", error);
+    }
+  /* stream-ordered: freed after the second pass has read it */
+  ATOMR_CU->cuMemFreeAsync (part, stream);
+  return ok;
 }
 
 static gboolean
@@ -803,6 +1350,22 @@ tensor_enqueue (AtomrOp  *op,
   if (n_out == 0)
     return TRUE;
 
+  if (r->kind == KIND_CONTRACT && r->gemm_ok)
+    {
+      g_autofree gchar *why_not = NULL;
+      g_autofree gchar *detail = NULL;
+      gboolean ran = FALSE;
+
+      if (!contract_gemm (self, op, r, &ran, &why_not, error))
+        return FALSE;
+      if (ran)
+        return TRUE;
+      /* the trace says which path ran */
+      launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
+      detail = contract_detail (r, rows, why_not);
+      atomr_op_set_detail (op, detail);
+    }
+
   idx32 = n_out <= G_MAXUINT32 && n_red <= G_MAXUINT32;
   fill_loops (p, &loops);
   out = atomr_tensor_get_ptr (r->t[0]);
@@ -822,7 +1385,8 @@ tensor_enqueue (AtomrOp  *op,
   if (transpose)
     {
       n_batch = n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
-      kernel = get_kernel (self, r, idx32, "atomr_tensor_transpose", error);
+      kernel = get_kernel (self, r, idx32, use_pairs (r) ? "atomr_tensor_transpose2" : "atomr_tensor_transpose",
+                           error);
       if (kernel == NULL)
         return FALSE;
       params[0] = &out;
@@ -831,6 +1395,8 @@ tensor_enqueue (AtomrOp  *op,
       params[3] = &n_batch;
       params[4] = &loops;
     }
+  else if ((r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT) && !rows && grid_y > 1)
+    return reduce_two_pass (self, op, r, idx32, &loops, grid, grid_y, error);
   else if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
     {
       kernel = get_kernel (self, r, idx32, rows ? "atomr_tensor_reduce_rows" : "atomr_tensor_reduce_cols",
@@ -943,6 +1509,7 @@ prepare (AtomrTensorActor  *self,
   AtomrDevice *device = atomr_actor_get_device (ATOMR_ACTOR (self));
   AtomrModeSpec spec;
   AtomrPlanOperand operands[ATOMR_PLAN_MAX_OPERANDS];
+  CachedPlan cached;
   AtomrDtype dtype;
   g_autofree gchar *key = NULL;
   gboolean allowed = FALSE;
@@ -976,8 +1543,9 @@ prepare (AtomrTensorActor  *self,
     return FALSE;
 
   key = plan_key (kind, &spec, t, n_inputs + 1);
-  if (!atomr_plan_cache_lookup (self->plans, key, &r->plan))
+  if (!atomr_plan_cache_lookup (self->plans, key, &cached))
     {
+      memset (&cached, 0, sizeof cached);
       for (guint o = 0; o <= n_inputs; o++)
         {
           operands[o].n_dims = atomr_tensor_get_n_dims (t[o]);
@@ -985,10 +1553,16 @@ prepare (AtomrTensorActor  *self,
           operands[o].strides = atomr_tensor_get_strides (t[o], NULL);
         }
       if (!atomr_loop_plan_build (opname, &spec, operands, names,
-                                  kind == KIND_REDUCE || kind == KIND_CONTRACT, &r->plan, error))
+                                  kind == KIND_REDUCE || kind == KIND_CONTRACT, &cached.loop, error))
         return FALSE;
-      atomr_plan_cache_insert (self->plans, key, &r->plan);
+      if (kind == KIND_CONTRACT)
+        cached.gemm_ok = atomr_gemm_plan_build (&spec, operands, &cached.gemm, cached.why, sizeof cached.why);
+      atomr_plan_cache_insert (self->plans, key, &cached);
     }
+  r->plan = cached.loop;
+  r->gemm_ok = cached.gemm_ok;
+  r->gemm = cached.gemm;
+  memcpy (r->why, cached.why, sizeof r->why);
 
   r->kind = kind;
   r->n_in = n_inputs;
@@ -1008,6 +1582,24 @@ check_finite (const gchar *opname, const gchar *what, gdouble v, GError **error)
   return FALSE;
 }
 
+/* The compute types an f32 contraction can take. */
+static gboolean
+check_compute (const gchar *opname, const TensorRequest *r, GError **error)
+{
+  if (r->dtype == ATOMR_DTYPE_F32 &&
+      (r->compute == ATOMR_BLAS_COMPUTE_F16 || r->compute == ATOMR_BLAS_COMPUTE_F64))
+    {
+      g_autoptr(GEnumClass) eclass = g_type_class_ref (ATOMR_TYPE_BLAS_COMPUTE_TYPE);
+      GEnumValue *v = g_enum_get_value (eclass, r->compute);
+
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: compute-type %s does not apply to f32 operands (f32, f32-pedantic, "
+                   "f32-fast-tf32, f32-fast-f16 or f32-fast-bf16)", opname, v ? v->value_nick : "?");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_output)
 {
@@ -1016,12 +1608,20 @@ tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_out
   gboolean rows, transpose;
 
   launch_geometry (r, &blocks, &grid_y, &block_x, &block_y, &rows, &transpose);
-  {
-    const guint g[3] = { (guint) MIN (blocks, G_MAXUINT), grid_y, 1 }, bl[3] = { block_x, block_y, 1 };
-    atomr_op_set_geometry (op, g, bl, 0);
-  }
-  atomr_op_set_detail (op, r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT ? (rows ? "rows" : "cols")
-                           : transpose ? "transpose" : "elementwise");
+  if (r->kind != KIND_CONTRACT || !r->gemm_ok)
+    {
+      const guint g[3] = { (guint) MIN (blocks, G_MAXUINT), grid_y, 1 }, bl[3] = { block_x, block_y, 1 };
+      atomr_op_set_geometry (op, g, bl, 0);
+    }
+  if (r->kind == KIND_CONTRACT)
+    {
+      g_autofree gchar *detail = contract_detail (r, rows, r->gemm_ok ? NULL : r->why);
+      atomr_op_set_detail (op, detail);
+    }
+  else
+    atomr_op_set_detail (op, r->kind == KIND_REDUCE ? (rows ? "rows" : grid_y > 1 ? "cols two-pass" : "cols")
+                             : transpose ? (use_pairs (r) ? "transpose 64x64 pairs" : "transpose")
+                             : "elementwise");
   for (guint o = 1; o <= n_inputs; o++)
     atomr_op_read_tensor (op, r->t[o]);
   if (reads_output)
@@ -1384,11 +1984,22 @@ atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
  * @callback: (scope async): called when @d is written
  * @user_data: data for @callback
  *
- * D = alpha · Σ A·B + beta · D, the sum over the contracted modes.  Runs
- * on the generated reduction kernels (one output element per thread or
- * warp, f32 accumulation for halves): correct for every layout, but not
- * the cuBLASLt GEMM path a GEMM-shaped contraction deserves (not done
- * yet).  Errors as [method@Atomr.TensorActor.permute_async].
+ * D = alpha · Σ A·B + beta · D, the sum over the contracted modes.
+ *
+ * A contraction that is one (strided-batched) GEMM without copies — every
+ * mode in two of the three operands, each group of batch, M, N and K
+ * modes folding into one stride, a unit stride in D's M or N modes and in
+ * one matrix mode of each input — runs as one cuBLASLt matmul with
+ * f32 accumulation for halves, f64 for f64 and
+ * [property@Atomr.TensorActor:compute-type] for f32 (TF32 on request).
+ * Any other contraction, or one cuBLASLt has no algorithm for, runs on
+ * the generated reduction kernels (f32 accumulation for halves).  The
+ * operation's detail in traces and [struct@Atomr.LaunchInfo] says which path
+ * ran: `"cublaslt gemm m=… n=… k=… batch=…"` or `"nvrtc rows|cols (why)"`.
+ *
+ * Errors as [method@Atomr.TensorActor.permute_async]; a
+ * [property@Atomr.TensorActor:compute-type] of f16 or f64 with f32
+ * operands fails with %ATOMR_ERROR_INVALID_ARGUMENT.
  *
  * Since: 0.2
  */
@@ -1414,9 +2025,11 @@ atomr_tensor_actor_contract_async (AtomrTensorActor    *self,
   g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
   op = atomr_op_new (self, opname, atomr_tensor_actor_contract_async, cancellable, callback, user_data);
   r = atomr_op_alloc_data (op, sizeof *r, request_clear);
+  r->compute = g_atomic_int_get (&self->compute);
   if (!check_finite (opname, "alpha", alpha, &error) ||
       !check_finite (opname, "beta", beta, &error) ||
       !prepare (self, opname, KIND_CONTRACT, modes, t, names, 2, r, &error) ||
+      !check_compute (opname, r, &error) ||
       !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("d", d)),
                              ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a),
                                              ATOMR_OPERAND_TENSOR ("b", b)), &error))
@@ -1514,6 +2127,43 @@ atomr_tensor_actor_get_plan_cache_stats (AtomrTensorActor *self,
   atomr_plan_cache_get_stats (self->plans, hits, misses, evictions, size);
 }
 
+/**
+ * atomr_tensor_actor_get_compute_type:
+ * @self: an [class@Atomr.TensorActor]
+ *
+ * Gets [property@Atomr.TensorActor:compute-type].  Any thread.
+ *
+ * Returns: how f32 contractions compute on cuBLASLt
+ *
+ * Since: 0.2
+ */
+AtomrBlasComputeType
+atomr_tensor_actor_get_compute_type (AtomrTensorActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_TENSOR_ACTOR (self), ATOMR_BLAS_COMPUTE_DEFAULT);
+  return (AtomrBlasComputeType) g_atomic_int_get (&self->compute);
+}
+
+/**
+ * atomr_tensor_actor_set_compute_type:
+ * @self: an [class@Atomr.TensorActor]
+ * @compute_type: how f32 contractions compute on cuBLASLt
+ *
+ * Sets [property@Atomr.TensorActor:compute-type]; requests submitted
+ * afterwards use it.  Any thread.
+ *
+ * Since: 0.2
+ */
+void
+atomr_tensor_actor_set_compute_type (AtomrTensorActor     *self,
+                                     AtomrBlasComputeType  compute_type)
+{
+  g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
+  g_return_if_fail ((guint) compute_type <= ATOMR_BLAS_COMPUTE_F64);
+  if (g_atomic_int_exchange (&self->compute, (gint) compute_type) != (gint) compute_type)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPUTE_TYPE]);
+}
+
 /* ------------------------------------------------------------------ */
 /* GObject                                                              */
 
@@ -1523,11 +2173,21 @@ atomr_tensor_actor_teardown (AtomrActor *actor,
 {
   AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (actor);
 
-  (void) context_alive;
   /* kernels of the old generation are stale; drop them (they unload
    * their modules only while their context lives) */
   if (self->kernels != NULL)
     g_hash_table_remove_all (self->kernels);
+  /* the cuBLASLt plans are host objects and stay; handle and workspace
+   * belong to the context */
+  if (context_alive)
+    {
+      if (self->lt_workspace)
+        ATOMR_CU->cuMemFreeAsync (self->lt_workspace, atomr_actor_get_cu_stream (actor));
+      if (self->lt)
+        cublasLtDestroy (self->lt);
+    }
+  self->lt_workspace = 0;
+  self->lt = NULL;
 }
 
 static void
@@ -1536,6 +2196,7 @@ atomr_tensor_actor_finalize (GObject *object)
   AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (object);
 
   g_clear_pointer (&self->kernels, g_hash_table_unref);
+  g_clear_pointer (&self->lt_plans, g_hash_table_unref);
   g_clear_pointer (&self->plans, atomr_plan_cache_free);
   G_OBJECT_CLASS (atomr_tensor_actor_parent_class)->finalize (object);
 }
@@ -1552,6 +2213,9 @@ atomr_tensor_actor_get_property (GObject    *object,
     {
     case PROP_PLAN_CACHE_CAPACITY:
       g_value_set_uint (value, atomr_plan_cache_get_capacity (self->plans));
+      break;
+    case PROP_COMPUTE_TYPE:
+      g_value_set_enum (value, atomr_tensor_actor_get_compute_type (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1570,6 +2234,9 @@ atomr_tensor_actor_set_property (GObject      *object,
     {
     case PROP_PLAN_CACHE_CAPACITY:
       atomr_tensor_actor_set_plan_cache_capacity (self, g_value_get_uint (value));
+      break;
+    case PROP_COMPUTE_TYPE:
+      atomr_tensor_actor_set_compute_type (self, g_value_get_enum (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1599,13 +2266,31 @@ atomr_tensor_actor_class_init (AtomrTensorActorClass *klass)
   properties[PROP_PLAN_CACHE_CAPACITY] =
     g_param_spec_uint ("plan-cache-capacity", NULL, NULL, 1, G_MAXUINT, DEFAULT_PLAN_CACHE_CAPACITY,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+
+  /**
+   * AtomrTensorActor:compute-type:
+   *
+   * How f32 contractions that run on cuBLASLt compute: the default (and
+   * %ATOMR_BLAS_COMPUTE_F32) is full f32, %ATOMR_BLAS_COMPUTE_F32_FAST_TF32
+   * opts in to TF32 tensor cores (about 10 mantissa bits per product),
+   * %ATOMR_BLAS_COMPUTE_F32_PEDANTIC, %ATOMR_BLAS_COMPUTE_F32_FAST_F16 and
+   * %ATOMR_BLAS_COMPUTE_F32_FAST_BF16 as in cuBLASLt.  Halves always
+   * accumulate in f32 and f64 in f64; the generated kernels always compute
+   * in full f32.  Read when a contraction is submitted.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_COMPUTE_TYPE] =
+    g_param_spec_enum ("compute-type", NULL, NULL, ATOMR_TYPE_BLAS_COMPUTE_TYPE, ATOMR_BLAS_COMPUTE_DEFAULT,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
 atomr_tensor_actor_init (AtomrTensorActor *self)
 {
-  self->plans = atomr_plan_cache_new (DEFAULT_PLAN_CACHE_CAPACITY, sizeof (AtomrLoopPlan));
+  self->plans = atomr_plan_cache_new (DEFAULT_PLAN_CACHE_CAPACITY, sizeof (CachedPlan));
+  self->lt_plans = g_hash_table_new_full (lt_key_hash, lt_key_equal, NULL, lt_plan_free);
   self->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/atomr-actor.h"
 #include "core/atomr-tensor.h"
+#include "actors/blas/atomr-blas-actor.h"
 
 G_BEGIN_DECLS
 
@@ -191,6 +192,12 @@ ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_tensor_actor_contract_finish        (AtomrTensorActor    *self,
                                                     GAsyncResult        *result,
                                                     GError             **error);
+
+ATOMR_AVAILABLE_IN_ALL
+AtomrBlasComputeType atomr_tensor_actor_get_compute_type (AtomrTensorActor     *self);
+ATOMR_AVAILABLE_IN_ALL
+void     atomr_tensor_actor_set_compute_type        (AtomrTensorActor     *self,
+                                                     AtomrBlasComputeType  compute_type);
 
 ATOMR_AVAILABLE_IN_ALL
 guint    atomr_tensor_actor_get_plan_cache_capacity (AtomrTensorActor  *self);

@@ -95,6 +95,40 @@ void     atomr_loop_plan_offsets (const AtomrLoopPlan *plan,
                                   guint64              rindex,
                                   gint64              *offsets);
 
+/* A contraction D = Σ A·B as one (strided-batched) column-major GEMM,
+ * cuBLASLt's problem: C (m × n, ld ldc) = op(X) (m × k) · op(Y) (k × n),
+ * batch matrices apart by the batch strides.
+ *
+ * Each mode of extent > 1 falls in one group: batch (in A, B and D), M
+ * (A and D), N (B and D), K (A and B).  Within a group the modes are
+ * ordered by D's strides (K: A's, or B's when A's order does not fold)
+ * and must fold in every operand of the group into one extent and one
+ * stride; a mode in one operand alone, a negative stride or a group that
+ * does not fold leaves the contraction to the generated kernels.  D must
+ * have a unit stride in M (column-major C) or in N (then the roles of A
+ * and B swap: Dᵀ = Bᵀ·Aᵀ); each input needs a unit stride in one of its
+ * two matrix groups (the other is the leading dimension, op N or T).
+ * Outer products (k = 1) and dot products (m = n = 1) are left to the
+ * generated kernels, which serve them as well. */
+typedef struct {
+  gboolean swap;        /* X is B and Y is A (m and n are D's N and M) */
+  gboolean trans_x;     /* op(X) = Xᵀ: X is stored k × m */
+  gboolean trans_y;     /* op(Y) = Yᵀ: Y is stored n × k */
+  gint64   m, n, k, batch;
+  gint64   ldx, ldy, ldc;
+  gint64   stride_x, stride_y, stride_c;   /* between batch matrices (0: batch 1) */
+} AtomrGemmPlan;
+
+/* Maps @spec (2 inputs) over @operands (D, A, B; shapes already checked by
+ * atomr_loop_plan_build) to @plan.  Returns FALSE and sets @why (static
+ * text plus the mode, in @why_buf of @why_len bytes) when the contraction
+ * is no GEMM without copies. */
+gboolean atomr_gemm_plan_build (const AtomrModeSpec    *spec,
+                                const AtomrPlanOperand *operands,
+                                AtomrGemmPlan          *plan,
+                                gchar                  *why_buf,
+                                gsize                   why_len);
+
 /* A bounded LRU of plans (any fixed-size value), keyed by strings. */
 typedef struct _AtomrPlanCache AtomrPlanCache;
 

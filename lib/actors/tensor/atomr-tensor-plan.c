@@ -424,6 +424,256 @@ atomr_loop_plan_offsets (const AtomrLoopPlan *plan,
 }
 
 /* ------------------------------------------------------------------ */
+/* Contractions as GEMMs                                                */
+
+enum { G_BATCH, G_M, G_N, G_K, N_GROUPS };
+
+typedef struct {
+  guint  n;
+  gchar  mode[ATOMR_PLAN_MAX_DIMS * 3];
+  gint64 ext[ATOMR_PLAN_MAX_DIMS * 3];
+  gint64 s[3][ATOMR_PLAN_MAX_DIMS * 3];   /* D, A, B */
+} Group;
+
+/* Sorts @g's modes by decreasing stride in operand @key (insertion sort). */
+static void
+group_sort (Group *g, guint key)
+{
+  for (guint i = 1; i < g->n; i++)
+    for (guint j = i; j > 0 && g->s[key][j - 1] < g->s[key][j]; j--)
+      {
+        gchar m = g->mode[j];
+        gint64 t = g->ext[j];
+
+        g->mode[j] = g->mode[j - 1];
+        g->mode[j - 1] = m;
+        g->ext[j] = g->ext[j - 1];
+        g->ext[j - 1] = t;
+        for (guint o = 0; o < 3; o++)
+          {
+            t = g->s[o][j];
+            g->s[o][j] = g->s[o][j - 1];
+            g->s[o][j - 1] = t;
+          }
+      }
+}
+
+/* Whether @g walks operand @o as one loop in its current order; the
+ * folded stride goes to @stride (0 for an empty group). */
+static gboolean
+group_folds (const Group *g, guint o, gint64 *stride)
+{
+  for (guint i = 0; i + 1 < g->n; i++)
+    if (g->s[o][i] != g->s[o][i + 1] * g->ext[i + 1])
+      return FALSE;
+  *stride = g->n ? g->s[o][g->n - 1] : 0;
+  return TRUE;
+}
+
+static gint64
+group_extent (const Group *g)
+{
+  gint64 e = 1;
+
+  for (guint i = 0; i < g->n; i++)
+    e *= g->ext[i];
+  return e;
+}
+
+/* One matrix operand (rows × cols with strides s_rows, s_cols) as
+ * cuBLASLt takes it: column-major with op N (unit row stride) or stored
+ * transposed with op T (unit column stride). */
+static gboolean
+matrix_layout (gint64 rows, gint64 cols, gint64 s_rows, gint64 s_cols, gboolean *trans, gint64 *ld)
+{
+  if (rows == 1 || s_rows == 1)
+    {
+      *trans = FALSE;
+      *ld = cols > 1 ? s_cols : MAX (rows, 1);
+      if (*ld >= MAX (rows, 1))
+        return TRUE;
+    }
+  if (cols == 1 || s_cols == 1)
+    {
+      *trans = TRUE;
+      *ld = rows > 1 ? s_rows : MAX (cols, 1);
+      if (*ld >= MAX (cols, 1))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+gboolean
+atomr_gemm_plan_build (const AtomrModeSpec    *spec,
+                       const AtomrPlanOperand *operands,
+                       AtomrGemmPlan          *plan,
+                       gchar                  *why_buf,
+                       gsize                   why_len)
+{
+  Group groups[N_GROUPS];
+  gchar seen[ATOMR_PLAN_MAX_DIMS * 3 + 1] = { 0 };
+  guint n_seen = 0;
+  gint64 st[N_GROUPS][3], ext[N_GROUPS];
+  static const gchar *group_names[N_GROUPS] = { "batch", "M", "N", "K" };
+
+  g_return_val_if_fail (spec->n_inputs == 2, FALSE);
+  memset (groups, 0, sizeof groups);
+  memset (plan, 0, sizeof *plan);
+
+  for (guint o = 0; o < 3; o++)
+    for (guint d = 0; d < operands[o].n_dims; d++)
+      {
+        gchar m = spec->modes[o][d];
+        gboolean in[3];
+        gint64 e = 1, s[3] = { 0, 0, 0 };
+        Group *g;
+
+        if (operands[o].shape[d] == 0)
+          {
+            g_snprintf (why_buf, why_len, "mode '%c' is empty", m);
+            return FALSE;
+          }
+        if (memchr (seen, m, n_seen) != NULL)
+          continue;
+        seen[n_seen++] = m;
+        /* present in an operand: the mode with extent > 1 there */
+        for (guint q = 0; q < 3; q++)
+          {
+            gint i = find_mode (spec->modes[q], m);
+
+            in[q] = i >= 0 && operands[q].shape[i] > 1;
+            if (in[q])
+              {
+                e = operands[q].shape[i];
+                s[q] = operands[q].strides[i];
+                if (s[q] < 0)
+                  {
+                    g_snprintf (why_buf, why_len, "mode '%c' has a negative stride in %s", m,
+                                q == 0 ? "d" : q == 1 ? "a" : "b");
+                    return FALSE;
+                  }
+              }
+          }
+        if (!in[0] && !in[1] && !in[2])
+          continue;   /* extent 1 (or 0) everywhere */
+        if (in[0] && in[1] && in[2])
+          g = &groups[G_BATCH];
+        else if (in[0] && in[1] && !in[2])
+          g = &groups[G_M];
+        else if (in[0] && !in[1] && in[2])
+          g = &groups[G_N];
+        else if (!in[0] && in[1] && in[2])
+          g = &groups[G_K];
+        else
+          {
+            g_snprintf (why_buf, why_len, "mode '%c' is in %s alone (%s)", m,
+                        in[0] ? "d" : in[1] ? "a" : "b", in[0] ? "a broadcast" : "a reduction of one input");
+            return FALSE;
+          }
+        g->mode[g->n] = m;
+        g->ext[g->n] = e;
+        for (guint q = 0; q < 3; q++)
+          g->s[q][g->n] = s[q];
+        g->n++;
+      }
+
+  /* D fixes the order of its groups; K follows A, else B */
+  for (guint gi = 0; gi < N_GROUPS; gi++)
+    {
+      Group *g = &groups[gi];
+      gboolean uses[3] = { gi != G_K, gi != G_N, gi != G_M };
+      gboolean ok = TRUE;
+
+      group_sort (g, gi == G_K ? 1 : 0);
+      for (guint q = 0; q < 3 && ok; q++)
+        ok = !uses[q] || group_folds (g, q, &st[gi][q]);
+      if (!ok && gi == G_K)
+        {
+          group_sort (g, 2);
+          ok = group_folds (g, 1, &st[gi][1]) && group_folds (g, 2, &st[gi][2]);
+        }
+      if (!ok)
+        {
+          g_snprintf (why_buf, why_len, "the %s modes \"%.*s\" do not fold into one stride",
+                      group_names[gi], (gint) g->n, g->mode);
+          return FALSE;
+        }
+      for (guint q = 0; q < 3; q++)
+        if (!uses[q])
+          st[gi][q] = 0;
+      ext[gi] = group_extent (g);
+    }
+
+  {
+    gint64 m = ext[G_M], n = ext[G_N];
+    gint64 sxm, sxk, syk, syn, sxl, syl;
+
+    if (m == 1 || st[G_M][0] == 1)
+      plan->swap = FALSE;
+    else if (n == 1 || st[G_N][0] == 1)
+      plan->swap = TRUE;
+    else
+      {
+        g_snprintf (why_buf, why_len, "d has no unit stride in its M or N modes");
+        return FALSE;
+      }
+    if (!plan->swap)
+      {
+        plan->m = m;
+        plan->n = n;
+        plan->ldc = n > 1 ? st[G_N][0] : MAX (m, 1);
+        sxm = st[G_M][1]; sxk = st[G_K][1]; sxl = st[G_BATCH][1];
+        syk = st[G_K][2]; syn = st[G_N][2]; syl = st[G_BATCH][2];
+      }
+    else
+      {
+        plan->m = n;
+        plan->n = m;
+        plan->ldc = m > 1 ? st[G_M][0] : MAX (n, 1);
+        sxm = st[G_N][2]; sxk = st[G_K][2]; sxl = st[G_BATCH][2];
+        syk = st[G_K][1]; syn = st[G_M][1]; syl = st[G_BATCH][1];
+      }
+    if (plan->ldc < MAX (plan->m, 1))
+      {
+        g_snprintf (why_buf, why_len, "d's leading dimension %" G_GINT64_FORMAT " is below its %"
+                    G_GINT64_FORMAT " rows", plan->ldc, plan->m);
+        return FALSE;
+      }
+    plan->k = ext[G_K];
+    plan->batch = ext[G_BATCH];
+    /* shapes the generated kernels serve as well: no GEMM */
+    if (plan->k == 1)
+      {
+        g_snprintf (why_buf, why_len, "no contracted mode (an outer product)");
+        return FALSE;
+      }
+    if (plan->m == 1 && plan->n == 1)
+      {
+        g_snprintf (why_buf, why_len, "dot products (m = n = 1)");
+        return FALSE;
+      }
+    if (!matrix_layout (plan->m, plan->k, sxm, sxk, &plan->trans_x, &plan->ldx) ||
+        !matrix_layout (plan->k, plan->n, syk, syn, &plan->trans_y, &plan->ldy))
+      {
+        gboolean x_ok = matrix_layout (plan->m, plan->k, sxm, sxk, &plan->trans_x, &plan->ldx);
+
+        g_snprintf (why_buf, why_len, "%s has no unit stride in its matrix modes",
+                    x_ok == plan->swap ? "a" : "b");
+        return FALSE;
+      }
+    if (plan->batch > G_MAXINT32)
+      {
+        g_snprintf (why_buf, why_len, "%" G_GINT64_FORMAT " batch matrices exceed 2^31", plan->batch);
+        return FALSE;
+      }
+    plan->stride_x = plan->batch > 1 ? sxl : 0;
+    plan->stride_y = plan->batch > 1 ? syl : 0;
+    plan->stride_c = plan->batch > 1 ? st[G_BATCH][0] : 0;
+  }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
 /* The plan cache                                                       */
 
 struct _AtomrPlanCache

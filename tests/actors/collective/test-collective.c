@@ -183,6 +183,86 @@ test_gather_scatter (Fixture *f, gconstpointer data)
     }
 }
 
+/* all-to-all-v with uneven blocks, one call per rank in one group: rank r
+ * sends q + 1 elements to rank q, starting at offset 2q + 1 of its send
+ * view, and receives them packed from offset 1.  Also the capability
+ * properties of a host world. */
+static void
+test_all_to_all_v_group (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrCollectiveGroup) group = atomr_collective_group_new (f->world);
+  g_autoptr(GError) error = NULL;
+  AtomrTensor *in[N], *out[N];
+  gboolean nvls = TRUE, fp8 = TRUE;
+
+  for (guint r = 0; r < N; r++)
+    {
+      guint64 send_counts[N], send_offsets[N], recv_counts[N], recv_offsets[N];
+      guint64 at = 1;
+
+      in[r] = tensor_f32 (f->devices[r], 3 * N, 100.f * r, 1.f);
+      out[r] = tensor_f32 (f->devices[r], 1 + N * (r + 1), -1.f, 0.f);
+      for (guint q = 0; q < N; q++)
+        {
+          send_counts[q] = q + 1;
+          send_offsets[q] = 2 * q + 1;
+          recv_counts[q] = r + 1;
+          recv_offsets[q] = at;
+          at += r + 1;
+        }
+      g_assert_true (atomr_collective_group_add_all_to_all_v (group, rank (f, r), in[r], send_counts, N,
+                                                              send_offsets, N, out[r], recv_counts, N,
+                                                              recv_offsets, N, &error));
+      g_assert_no_error (error);
+    }
+  wait_group (group, &error);
+  g_assert_no_error (error);
+  for (guint r = 0; r < N; r++)
+    {
+      const gfloat *o = data_of (out[r]);
+      g_assert_cmpfloat (o[0], ==, -1.f);                  /* before the first offset: untouched */
+      for (guint q = 0; q < N; q++)
+        for (guint i = 0; i <= r; i++)                      /* from q: its block for r */
+          g_assert_cmpfloat (o[1 + q * (r + 1) + i], ==, 100.f * q + 2 * r + 1 + i);
+    }
+
+  /* wrong array lengths: named, nothing added */
+  {
+    guint64 one[1] = { 1 };
+    g_assert_false (atomr_collective_group_add_all_to_all_v (group, rank (f, 0), in[0], one, 1, one, 1,
+                                                             out[0], one, 1, one, 1, &error));
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "one entry per rank (3)"));
+    g_clear_error (&error);
+  }
+
+  /* counts that do not match across ranks: refused before NCCL hangs */
+  for (guint r = 0; r < N; r++)
+    {
+      guint64 counts[N] = { 1, 1, 1 }, offsets[N] = { 0, 1, 2 };
+      if (r == 0)
+        counts[1] = 2;   /* rank 0 sends 2 to rank 1, which expects 1 */
+      g_assert_true (atomr_collective_group_add_all_to_all_v (group, rank (f, r), in[r], counts, N, offsets, N,
+                                                              out[r], (guint64[N]) { 1, 1, 1 }, N, offsets, N,
+                                                              &error));
+    }
+  g_assert_false (wait_group (group, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "rank 0 sends 2 elements to rank 1, which expects 1"));
+  g_clear_error (&error);
+
+  g_object_get (f->world, "nvls-available", &nvls, "fp8-reductions", &fp8, NULL);
+  g_assert_false (nvls);   /* host devices: no multicast */
+  g_assert_false (fp8);
+  g_assert_false (atomr_collective_world_get_nvls_available (f->world));
+
+  for (guint r = 0; r < N; r++)
+    {
+      g_object_unref (in[r]);
+      g_object_unref (out[r]);
+    }
+}
+
 static void
 test_root_and_p2p (Fixture *f, gconstpointer data)
 {
@@ -475,6 +555,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/collective/all-reduce", Fixture, NULL, fixture_setup, test_all_reduce, fixture_teardown);
   g_test_add ("/collective/gather-scatter-all-to-all", Fixture, NULL, fixture_setup, test_gather_scatter, fixture_teardown);
+  g_test_add ("/collective/all-to-all-v-group", Fixture, NULL, fixture_setup, test_all_to_all_v_group, fixture_teardown);
   g_test_add ("/collective/root-and-p2p", Fixture, NULL, fixture_setup, test_root_and_p2p, fixture_teardown);
   g_test_add ("/collective/validation", Fixture, NULL, fixture_setup, test_validation, fixture_teardown);
   g_test_add ("/collective/deadlock-refused", Fixture, NULL, fixture_setup, test_deadlock_refused, fixture_teardown);

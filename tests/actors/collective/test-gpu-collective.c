@@ -243,6 +243,73 @@ test_moves (void)
     }
 }
 
+/* all-to-all-v with uneven blocks (rank r sends q + 1 elements to rank q,
+ * from offset 3q), one call per rank in a group; and the capability
+ * properties: a one-rank world never uses NVLS, fp8 reductions need
+ * NCCL 2.24 and sm_90. */
+static void
+test_all_to_all_v (void)
+{
+  g_autoptr(AtomrCollectiveGroup) group = NULL;
+  g_autofree AtomrTensor **in = NULL, **out = NULL;
+  g_autofree gfloat *host = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean nvls = TRUE, fp8 = FALSE;
+  gint major = 0, minor = 0;
+
+  if (!need_world ())
+    return;
+  group = atomr_collective_group_new (world);
+  in = g_new0 (AtomrTensor *, n);
+  out = g_new0 (AtomrTensor *, n);
+  host = g_new (gfloat, 3 * n + n * n + 1);
+  for (guint r = 0; r < n; r++)
+    {
+      g_autofree guint64 *sc = g_new (guint64, n), *so = g_new (guint64, n);
+      g_autofree guint64 *rc = g_new (guint64, n), *ro = g_new (guint64, n);
+
+      for (guint i = 0; i < 3 * n + 1; i++)
+        host[i] = value (r, i);
+      in[r] = upload_f32 (dev (r), host, 3 * n + 1);
+      for (guint i = 0; i < n * (r + 1) + 1; i++)
+        host[i] = -7.f;
+      out[r] = upload_f32 (dev (r), host, n * (r + 1) + 1);
+      for (guint q = 0; q < n; q++)
+        {
+          sc[q] = q + 1;
+          so[q] = 3 * q;
+          rc[q] = r + 1;
+          ro[q] = 1 + q * (r + 1);
+        }
+      g_assert_true (atomr_collective_group_add_all_to_all_v (group, act (r), in[r], sc, n, so, n,
+                                                              out[r], rc, n, ro, n, &error));
+      g_assert_no_error (error);
+    }
+  submit (group);
+  for (guint r = 0; r < n; r++)
+    {
+      g_autofree gfloat *o = download_f32 (out[r]);
+      g_assert_cmpfloat (o[0], ==, -7.f);
+      for (guint q = 0; q < n; q++)
+        for (guint i = 0; i <= r; i++)
+          g_assert_cmpfloat (o[1 + q * (r + 1) + i], ==, value (q, 3 * r + i));
+    }
+  for (guint r = 0; r < n; r++)
+    {
+      g_object_unref (in[r]);
+      g_object_unref (out[r]);
+    }
+
+  g_object_get (world, "nvls-available", &nvls, "fp8-reductions", &fp8, NULL);
+  g_test_message ("world of %u: nvls-available %d, fp8-reductions %d, NCCL %u", n, nvls, fp8,
+                  atomr_collective_world_get_nccl_version (world));
+  if (n == 1)
+    g_assert_false (nvls);
+  atomr_device_get_compute_capability (dev (0), &major, &minor);
+  if (atomr_collective_world_get_nccl_version (world) >= 22400 && major >= 9)
+    g_assert_true (fp8);
+}
+
 /* Send/receive in a ring (to itself with one rank), and reduce to rank 0. */
 static void
 test_p2p_and_reduce (void)
@@ -372,6 +439,7 @@ main (int    argc,
   g_test_add_func ("/gpu-collective/all-reduce", test_all_reduce);
   g_test_add_func ("/gpu-collective/scaled-one-rank", test_scaled_one_rank_actor);
   g_test_add_func ("/gpu-collective/moves", test_moves);
+  g_test_add_func ("/gpu-collective/all-to-all-v", test_all_to_all_v);
   g_test_add_func ("/gpu-collective/p2p-and-reduce", test_p2p_and_reduce);
   g_test_add_func ("/gpu-collective/low-precision", test_low_precision);
   g_test_add_func ("/gpu-collective/abort-rebuild", test_abort_rebuild);

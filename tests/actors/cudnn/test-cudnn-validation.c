@@ -536,8 +536,40 @@ test_pooling (Fixture *f, gconstpointer data)
     g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
     g_assert_nonnull (strstr (error->message, "padding[1] is 2"));
     g_clear_error (&error);
-    g_assert_null (atomr_pooling_new (ATOMR_POOLING_MAX, win, pad, st, 3, &error));
-    g_assert_nonnull (strstr (error->message, "3 spatial dimensions"));
+    g_assert_null (atomr_pooling_new (ATOMR_POOLING_MAX, win, pad, st, 1, &error));
+    g_assert_nonnull (strstr (error->message, "1 spatial dimensions (takes 2 or 3)"));
+  }
+  {
+    /* 3-D windows on N × C × D × H × W views */
+    const gint64 win[3] = { 2, 3, 3 }, pad[3] = { 0, 1, 1 }, st[3] = { 2, 2, 2 };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrPooling) p3 = atomr_pooling_new (ATOMR_POOLING_MAX, win, pad, st, 3, &error);
+    const gint64 xs[5] = { 2, 3, 6, 8, 8 }, ys[5] = { 2, 3, 3, 4, 4 }, bad[5] = { 2, 3, 3, 4, 5 };
+    g_autoptr(AtomrTensor) x = atomr_tensor_empty (f->device, F32, xs, 5, &error);
+    g_autoptr(AtomrTensor) y = atomr_tensor_empty (f->device, F32, ys, 5, &error);
+    g_autoptr(AtomrTensor) yb = atomr_tensor_empty (f->device, F32, bad, 5, &error);
+    g_autoptr(AtomrTensor) dy = atomr_tensor_empty (f->device, F32, ys, 5, &error);
+    g_autoptr(AtomrTensor) dx = atomr_tensor_empty (f->device, F32, xs, 5, &error);
+    g_autoptr(AtomrTensor) x4 = tensor (f, F32, 2, 3, 8, 8);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (atomr_pooling_get_n_spatial_dims (p3), ==, 3);
+    g_assert_cmpuint (atomr_pooling_get_n_spatial_dims (bare), ==, 2);
+    g_assert_cmpint (atomr_pooling_get_window (p3, 2), ==, 3);
+    g_assert_cmpint (atomr_pooling_get_padding (p3, 0), ==, 0);
+    atomr_cudnn_actor_pooling_forward_async (f->actor, p3, x, y, NULL, store_result, &res);
+    expect (&res, NOSUP, "pool-fwd");
+    atomr_cudnn_actor_pooling_forward_async (f->actor, p3, x, yb, NULL, store_result, &res);
+    expect (&res, INVALID, "y is 2×3×3×4×5 but pooling x gives 2×3×3×4×4");
+    atomr_cudnn_actor_pooling_forward_async (f->actor, p3, x4, y, NULL, store_result, &res);
+    expect (&res, INVALID, "x has 4 dimensions (takes 5 to 5)");
+    atomr_cudnn_actor_pooling_backward_async (f->actor, pool, x4, x4, x4, x4, NULL, store_result, &res);
+    expect (&res, INVALID, "y is 2×3×8×8 but pooling x gives 2×3×4×4");
+    {
+      g_autoptr(AtomrTensor) yf = atomr_tensor_empty (f->device, F32, ys, 5, &error);
+      atomr_cudnn_actor_pooling_backward_async (f->actor, p3, yf, dy, x, dx, NULL, store_result, &res);
+      expect (&res, NOSUP, "pool-bwd");
+    }
   }
   {
     const gint64 win[2] = { 3, 2 }, pad[2] = { 1, 0 }, st[2] = { 2, 1 };

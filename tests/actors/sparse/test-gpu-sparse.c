@@ -620,6 +620,63 @@ test_spmv (Fixture *f, gconstpointer data)
   g_test_message ("workspace: %" G_GUINT64_FORMAT " bytes", atomr_sparse_actor_get_workspace_size (f->actor));
 }
 
+/* One CSR matrix, many products: the preprocessed descriptor and buffer
+ * kept on the matrix serve other vectors, scalars and (after
+ * set_values) other values with the same structure, and op T. */
+static void
+test_spmv_reuse (Fixture *f, gconstpointer data)
+{
+  static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64 };
+  const gint64 rows = 300, cols = 200;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      AtomrDtype vt = dtypes[d];
+      g_autofree Z *a = random_dense (f, rows, cols, 0.05, vt);
+      g_autofree Z *a2 = g_memdup2 (a, rows * cols * sizeof (Z));
+      g_autoptr(AtomrSparseMatrix) m = make_sparse (f, a, rows, cols, ATOMR_SPARSE_FORMAT_CSR, ATOMR_DTYPE_I32, vt);
+      g_autoptr(AtomrSparseMatrix) m2 = NULL;
+
+      for (gint64 k = 0; k < rows * cols; k++)
+        a2[k] = zscale (-0.75, a2[k]);
+      round_to (a2, rows * cols, vt);
+      m2 = make_sparse (f, a2, rows, cols, ATOMR_SPARSE_FORMAT_CSR, ATOMR_DTYPE_I32, vt);
+
+      for (guint call = 0; call < 6; call++)
+        {
+          gboolean values2 = call >= 3;
+          AtomrTranspose op = call % 3 == 2 ? T : N;
+          const Z *dense = values2 ? a2 : a;
+          gint64 xr = op == N ? cols : rows, yr = op == N ? rows : cols;
+          gdouble alpha = 0.5 + call, beta = call % 2 ? 0.0 : -1.25;
+          g_autofree Z *x = random_vector (f, xr, vt);
+          g_autofree Z *y = random_vector (f, yr, vt);
+          g_autofree Z *opa = dense_op (dense, rows, cols, op);
+          g_autoptr(AtomrTensor) tx = upload_dense (f, x, xr, -1, vt, FALSE);
+          g_autoptr(AtomrTensor) ty = upload_dense (f, y, yr, -1, vt, FALSE);
+          g_autoptr(GError) error = NULL;
+          g_autoptr(GAsyncResult) res = NULL;
+          g_autofree Z *got = NULL;
+          g_autofree gchar *what = g_strdup_printf ("spmv reuse %s call %u", atomr_dtype_get_name (vt), call);
+          GAsyncResult *slot = NULL;
+
+          if (call == 3)
+            {
+              g_assert_true (atomr_sparse_matrix_set_values (m, atomr_sparse_matrix_get_values (m2), &error));
+              g_assert_no_error (error);
+            }
+          atomr_sparse_actor_spmv_async (f->actor, op, alpha, m, tx, beta, ty, NULL, store_result, &slot);
+          res = await (&slot);
+          g_assert_true (atomr_sparse_actor_spmv_finish (f->actor, res, &error));
+          g_assert_no_error (error);
+          ref_gemm (yr, 1, xr, alpha, opa, x, beta, y);
+          got = download_dense (ty, yr, -1, FALSE);
+          assert_close (what, got, y, yr, vt);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* SpMM                                                                 */
 
@@ -856,6 +913,145 @@ test_conversions (Fixture *f, gconstpointer data)
     g_assert_no_error (error);
     g_assert_cmpint (atomr_sparse_matrix_get_format (trc), ==, ATOMR_SPARSE_FORMAT_CSC);
     { g_autofree Z *got = to_dense (f, trc); assert_close ("transpose csc", got, at, rows * cols, ATOMR_DTYPE_F64); }
+  }
+}
+
+static AtomrSparseMatrix *
+convert (Fixture *f, AtomrSparseMatrix *m, AtomrSparseFormat format)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) res = NULL;
+  GAsyncResult *slot = NULL;
+  AtomrSparseMatrix *out;
+
+  atomr_sparse_actor_convert_async (f->actor, m, format, NULL, store_result, &slot);
+  res = await (&slot);
+  out = atomr_sparse_actor_convert_finish (f->actor, res, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_sparse_matrix_get_format (out), ==, format);
+  return out;
+}
+
+static AtomrSparseMatrix *
+to_bsr (Fixture *f, AtomrSparseMatrix *m, gint64 bs)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) res = NULL;
+  GAsyncResult *slot = NULL;
+  AtomrSparseMatrix *out;
+
+  atomr_sparse_actor_convert_to_bsr_async (f->actor, m, bs, NULL, store_result, &slot);
+  res = await (&slot);
+  out = atomr_sparse_actor_convert_to_bsr_finish (f->actor, res, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_sparse_matrix_get_format (out), ==, ATOMR_SPARSE_FORMAT_BSR);
+  g_assert_cmpint (atomr_sparse_matrix_get_block_size (out), ==, bs);
+  return out;
+}
+
+static GBytes *
+download (AtomrBuffer *b)
+{
+  g_autoptr(GError) error = NULL;
+  GBytes *bytes = atomr_buffer_download_sync (b, NULL, &error);
+
+  g_assert_no_error (error);
+  return bytes;
+}
+
+/* The first @n elements of two buffers are the same bytes. */
+static void
+assert_same_prefix (const gchar *what, AtomrBuffer *got, AtomrBuffer *want, gsize n)
+{
+  g_autoptr(GBytes) g = download (got), w = download (want);
+  gsize bytes = n * atomr_dtype_get_size (atomr_buffer_get_dtype (want));
+
+  g_assert_cmpint (atomr_buffer_get_dtype (got), ==, atomr_buffer_get_dtype (want));
+  g_assert_cmpuint (g_bytes_get_size (g), >=, bytes);
+  g_assert_cmpuint (g_bytes_get_size (w), >=, bytes);
+  if (memcmp (g_bytes_get_data (g, NULL), g_bytes_get_data (w, NULL), bytes) != 0)
+    g_error ("%s: the arrays differ", what);
+}
+
+/* COO ↔ CSR and CSR ↔ BSR against matrices built on the host: exact
+ * arrays where the result is unique (COO rows, BSR with 2 × 2 blocks),
+ * the dense form otherwise (BSR → CSR keeps the explicit zeros of each
+ * block).  Empty rows (every fifth), a block size of 4, every value dtype
+ * the block routines take, and an all-zero matrix. */
+static void
+test_convert_blocks (Fixture *f, gconstpointer data)
+{
+  static const AtomrDtype vts[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128 };
+  const gint64 rows = 36, cols = 28;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint v = 0; v < G_N_ELEMENTS (vts); v++)
+    {
+      AtomrDtype vt = vts[v];
+      g_autofree Z *a = random_dense (f, rows, cols, 0.15, vt);
+      g_autoptr(AtomrSparseMatrix) csr = make_sparse (f, a, rows, cols, ATOMR_SPARSE_FORMAT_CSR, ATOMR_DTYPE_I32, vt);
+      g_autoptr(AtomrSparseMatrix) coo_ref = make_sparse (f, a, rows, cols, ATOMR_SPARSE_FORMAT_COO, ATOMR_DTYPE_I32, vt);
+      g_autoptr(AtomrSparseMatrix) bsr_ref = make_sparse (f, a, rows, cols, ATOMR_SPARSE_FORMAT_BSR, ATOMR_DTYPE_I32, vt);
+      g_autoptr(AtomrSparseMatrix) coo = NULL, csr2 = NULL, bsr = NULL, back = NULL, bsr4 = NULL, back4 = NULL;
+      gint64 nnz = atomr_sparse_matrix_get_nnz (csr), nnzb;
+
+      /* CSR → COO: the row indices the host sort gives */
+      coo = convert (f, csr, ATOMR_SPARSE_FORMAT_COO);
+      g_assert_cmpint (atomr_sparse_matrix_get_nnz (coo), ==, nnz);
+      assert_same_prefix ("csr→coo rows", atomr_sparse_matrix_get_row_indices (coo),
+                          atomr_sparse_matrix_get_row_indices (coo_ref), nnz);
+      assert_same_prefix ("csr→coo cols", atomr_sparse_matrix_get_indices (coo),
+                          atomr_sparse_matrix_get_indices (coo_ref), nnz);
+      assert_same_prefix ("csr→coo values", atomr_sparse_matrix_get_values (coo),
+                          atomr_sparse_matrix_get_values (coo_ref), nnz);
+
+      /* COO (uploaded shuffled, sorted by the upload) → CSR */
+      csr2 = convert (f, coo_ref, ATOMR_SPARSE_FORMAT_CSR);
+      assert_same_prefix ("coo→csr offsets", atomr_sparse_matrix_get_offsets (csr2),
+                          atomr_sparse_matrix_get_offsets (csr), rows + 1);
+      assert_same_prefix ("coo→csr cols", atomr_sparse_matrix_get_indices (csr2),
+                          atomr_sparse_matrix_get_indices (csr), nnz);
+      { g_autofree Z *got = to_dense (f, csr2); assert_close ("coo→csr", got, a, rows * cols, vt); }
+
+      /* CSR → BSR 2 × 2: the host's block arrays */
+      bsr = to_bsr (f, csr, 2);
+      nnzb = atomr_sparse_matrix_get_nnz (bsr_ref);
+      g_assert_cmpint (atomr_sparse_matrix_get_nnz (bsr), ==, nnzb);
+      assert_same_prefix ("csr→bsr offsets", atomr_sparse_matrix_get_offsets (bsr),
+                          atomr_sparse_matrix_get_offsets (bsr_ref), rows / 2 + 1);
+      assert_same_prefix ("csr→bsr cols", atomr_sparse_matrix_get_indices (bsr),
+                          atomr_sparse_matrix_get_indices (bsr_ref), nnzb);
+      assert_same_prefix ("csr→bsr values", atomr_sparse_matrix_get_values (bsr),
+                          atomr_sparse_matrix_get_values (bsr_ref), nnzb * 4);
+
+      /* BSR → CSR: every value of every block */
+      back = convert (f, bsr, ATOMR_SPARSE_FORMAT_CSR);
+      g_assert_cmpint (atomr_sparse_matrix_get_nnz (back), ==, nnzb * 4);
+      { g_autofree Z *got = to_dense (f, back); assert_close ("bsr→csr", got, a, rows * cols, vt); }
+
+      /* 4 × 4 blocks, there and back */
+      bsr4 = to_bsr (f, csr, 4);
+      back4 = convert (f, bsr4, ATOMR_SPARSE_FORMAT_CSR);
+      g_assert_cmpint (atomr_sparse_matrix_get_nnz (back4), ==, atomr_sparse_matrix_get_nnz (bsr4) * 16);
+      { g_autofree Z *got = to_dense (f, back4); assert_close ("csr→bsr4→csr", got, a, rows * cols, vt); }
+    }
+
+  /* nothing stored */
+  {
+    g_autofree Z *zeros = g_new0 (Z, 8 * 6);
+    g_autoptr(AtomrSparseMatrix) csr = make_sparse (f, zeros, 8, 6, ATOMR_SPARSE_FORMAT_CSR, ATOMR_DTYPE_I32,
+                                                    ATOMR_DTYPE_F32);
+    g_autoptr(AtomrSparseMatrix) bsr = to_bsr (f, csr, 2);
+    g_autoptr(AtomrSparseMatrix) coo = convert (f, csr, ATOMR_SPARSE_FORMAT_COO);
+    g_autoptr(AtomrSparseMatrix) back = convert (f, bsr, ATOMR_SPARSE_FORMAT_CSR);
+    g_autoptr(AtomrSparseMatrix) back_coo = convert (f, coo, ATOMR_SPARSE_FORMAT_CSR);
+
+    g_assert_cmpint (atomr_sparse_matrix_get_nnz (bsr), ==, 0);
+    g_assert_cmpint (atomr_sparse_matrix_get_nnz (coo), ==, 0);
+    g_assert_cmpint (atomr_sparse_matrix_get_nnz (back), ==, 0);
+    assert_same_prefix ("empty coo→csr offsets", atomr_sparse_matrix_get_offsets (back_coo),
+                        atomr_sparse_matrix_get_offsets (csr), 9);
+    { g_autofree Z *got = to_dense (f, back); assert_close ("empty bsr→csr", got, zeros, 48, ATOMR_DTYPE_F32); }
   }
 }
 
@@ -1226,6 +1422,8 @@ main (int argc, char *argv[])
   ADD ("spmm", test_spmm);
   ADD ("spgemm", test_spgemm);
   ADD ("conversions", test_conversions);
+  ADD ("convert-blocks", test_convert_blocks);
+  ADD ("spmv-reuse", test_spmv_reuse);
   ADD ("scale", test_scale);
   ADD ("spsv", test_spsv);
   ADD ("spsm", test_spsm);

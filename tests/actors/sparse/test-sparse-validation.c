@@ -524,13 +524,18 @@ test_operation_validation (Fixture *f, gconstpointer data)
     { bare, ATOMR_SPARSE_FORMAT_CSC, ATOMR_ERROR_INVALID_ARGUMENT, "was not made by an atomr_sparse_matrix_new_*() constructor" },
     { csr, 9, ATOMR_ERROR_INVALID_ARGUMENT, "format" },
     { csr, ATOMR_SPARSE_FORMAT_CSR, ATOMR_ERROR_NOT_SUPPORTED, "csr to csr is not supported" },
-    { coo, ATOMR_SPARSE_FORMAT_CSR, ATOMR_ERROR_NOT_SUPPORTED, "coo to csr is not supported" },
+    { coo, ATOMR_SPARSE_FORMAT_CSC, ATOMR_ERROR_NOT_SUPPORTED, "coo to csc is not supported" },
     { coo, -1, ATOMR_ERROR_NOT_SUPPORTED, "transpose: the matrix is coo" },
     { csr64, -1, ATOMR_ERROR_NOT_SUPPORTED, "has i64 indices" },
     { NULL, -2, ATOMR_ERROR_INVALID_ARGUMENT, "is on another device than the actor" },
     /* valid, but the host device has no cuSPARSE */
     { csr, ATOMR_SPARSE_FORMAT_CSC, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: convert needs a CUDA device" },
     { csr, -1, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: transpose needs a CUDA device" },
+    /* COO ↔ CSR: accepted (the host device then has no cuSPARSE) */
+    { coo, ATOMR_SPARSE_FORMAT_CSR, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: convert needs a CUDA device" },
+    { csr, ATOMR_SPARSE_FORMAT_COO, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: convert needs a CUDA device" },
+    { csr, ATOMR_SPARSE_FORMAT_BSR, ATOMR_ERROR_NOT_SUPPORTED, "convert_to_bsr_async, which takes the block size" },
+    { csr64, ATOMR_SPARSE_FORMAT_COO, ATOMR_ERROR_NOT_SUPPORTED, "format conversions take i32 indices only" },
   };
 
   {
@@ -558,6 +563,77 @@ test_operation_validation (Fixture *f, gconstpointer data)
           atomr_sparse_actor_transpose_async (f->actor, cases[k].m, NULL, store_result, &result);
           wait_for (&result);
           out = atomr_sparse_actor_transpose_finish (f->actor, result, &error);
+        }
+      g_object_unref (result);
+      g_test_message ("case %u: %s", k, error ? error->message : "(no error)");
+      g_assert_null (out);
+      assert_error_contains (error, cases[k].code, cases[k].needle);
+    }
+}
+
+/* CSR → BSR and BSR → CSR: what is refused before the GPU, with the
+ * value named; valid requests reach the (absent) cuSPARSE. */
+static void
+test_convert_blocks_validation (Fixture *f, gconstpointer data)
+{
+  static const gint32 off[] = { 0, 1, 2, 2, 3 };
+  static const gint32 idx[] = { 1, 0, 3 };
+  static const gint32 boff[] = { 0, 1, 1 };
+  static const gint32 bidx[] = { 0 };
+  g_autoptr(AtomrBuffer) o = i32_buffer (f, off, 5);
+  g_autoptr(AtomrBuffer) i = i32_buffer (f, idx, 3);
+  g_autoptr(AtomrBuffer) bo = i32_buffer (f, boff, 3);
+  g_autoptr(AtomrBuffer) bi = i32_buffer (f, bidx, 1);
+  g_autoptr(AtomrBuffer) v = buffer (f, ATOMR_DTYPE_F32, 3);
+  g_autoptr(AtomrBuffer) vh = buffer (f, ATOMR_DTYPE_F16, 3);
+  g_autoptr(AtomrBuffer) bv = buffer (f, ATOMR_DTYPE_F64, 4);
+  g_autoptr(AtomrBuffer) i64o = buffer (f, ATOMR_DTYPE_I64, 5);
+  g_autoptr(AtomrBuffer) i64i = buffer (f, ATOMR_DTYPE_I64, 3);
+  g_autoptr(AtomrSparseMatrix) csr = atomr_sparse_matrix_new_csr (4, 6, 3, o, i, v, NULL);
+  g_autoptr(AtomrSparseMatrix) csr_half = atomr_sparse_matrix_new_csr (4, 6, 3, o, i, vh, NULL);
+  g_autoptr(AtomrSparseMatrix) csr64 = atomr_sparse_matrix_new_csr (4, 6, 3, i64o, i64i, v, NULL);
+  g_autoptr(AtomrSparseMatrix) coo = atomr_sparse_matrix_new_coo (3, 6, 3, i, i, v, NULL);
+  g_autoptr(AtomrSparseMatrix) bsr = atomr_sparse_matrix_new_bsr (4, 4, 2, 1, bo, bi, bv, NULL);
+  struct {
+    AtomrSparseMatrix *m;
+    gint64 block;      /* 0: convert_async to CSR instead */
+    gint code;
+    const gchar *needle;
+  } cases[] = {
+    { csr, -1, ATOMR_ERROR_INVALID_ARGUMENT, "block_size -1 must be positive and divide the 4 × 6 matrix" },
+    { csr, 4, ATOMR_ERROR_INVALID_ARGUMENT, "block_size 4 must be positive" },
+    { coo, 3, ATOMR_ERROR_NOT_SUPPORTED, "the matrix is coo; only CSR converts to BSR" },
+    { csr64, 2, ATOMR_ERROR_NOT_SUPPORTED, "convert-to-bsr: the matrix has i64 indices" },
+    { csr_half, 2, ATOMR_ERROR_NOT_SUPPORTED, "convert-to-bsr: the matrix has f16 values" },
+    { NULL, 2, ATOMR_ERROR_INVALID_ARGUMENT, "convert-to-bsr: matrix must be an AtomrSparseMatrix (got NULL)" },
+    { csr, 2, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: convert-to-bsr needs a CUDA device" },
+    { bsr, 0, ATOMR_ERROR_NOT_SUPPORTED, "cuSPARSE: convert needs a CUDA device" },
+  };
+
+  g_assert_nonnull (csr);
+  g_assert_nonnull (csr_half);
+  g_assert_nonnull (csr64);
+  g_assert_nonnull (coo);
+  g_assert_nonnull (bsr);
+  for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
+    {
+      GAsyncResult *result = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrSparseMatrix) out = NULL;
+
+      if (cases[k].block != 0)
+        {
+          atomr_sparse_actor_convert_to_bsr_async (f->actor, cases[k].m, cases[k].block, NULL, store_result,
+                                                   &result);
+          wait_for (&result);
+          out = atomr_sparse_actor_convert_to_bsr_finish (f->actor, result, &error);
+        }
+      else
+        {
+          atomr_sparse_actor_convert_async (f->actor, cases[k].m, ATOMR_SPARSE_FORMAT_CSR, NULL, store_result,
+                                            &result);
+          wait_for (&result);
+          out = atomr_sparse_actor_convert_finish (f->actor, result, &error);
         }
       g_object_unref (result);
       g_test_message ("case %u: %s", k, error ? error->message : "(no error)");
@@ -990,6 +1066,7 @@ main (int argc, char *argv[])
   ADD ("upload/blocked", test_upload_blocked);
   ADD ("actor/check", test_check_operation);
   ADD ("actor/validation", test_operation_validation);
+  ADD ("actor/convert-blocks-validation", test_convert_blocks_validation);
   ADD ("plans-and-values", test_plans_and_values);
   ADD ("bare-objects", test_bare_objects);
   ADD ("vectors", test_vectors);

@@ -251,7 +251,17 @@ rtol_of (AtomrDtype dtype)
  * size of their terms (√n · max |term|): the f32 accumulation's error
  * follows the terms, not a result that cancelled to near 0. */
 static void
+twin_compare_full (Twin *t, const gchar *what, gdouble scale, gdouble rtol);
+
+static void
 twin_compare_scaled (Twin *t, const gchar *what, gdouble scale)
+{
+  twin_compare_full (t, what, scale, rtol_of (atomr_tensor_get_dtype (t->gpu)));
+}
+
+/* as twin_compare_scaled() with an explicit @rtol */
+static void
+twin_compare_full (Twin *t, const gchar *what, gdouble scale, gdouble rtol)
 {
   g_autoptr(GError) error = NULL;
   AtomrDtype dtype = atomr_tensor_get_dtype (t->gpu);
@@ -259,7 +269,7 @@ twin_compare_scaled (Twin *t, const gchar *what, gdouble scale)
   const guint8 *want = atomr_buffer_get_host_data (atomr_tensor_get_buffer (t->cpu));
   gsize elem = atomr_dtype_get_size (dtype), size;
   const guint8 *g;
-  gdouble rtol = rtol_of (dtype), worst = 0;
+  gdouble worst = 0;
 
   g_assert_no_error (error);
   g = g_bytes_get_data (got, &size);
@@ -644,6 +654,214 @@ test_contract (Fixture *f, gconstpointer data)
 }
 
 static void
+record_detail (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  gchar **detail = user_data;
+
+  g_free (*detail);
+  *detail = g_strdup (atomr_launch_info_get_detail (info));
+}
+
+/* One contraction on both actors; returns the GPU's detail (the path
+ * that ran).  @rtol 0: the dtype's. */
+static gchar *
+run_contract_path (Fixture *f, AtomrDtype dtype, const gchar *modes, gdouble alpha, gdouble beta,
+                   const Layout *la, const Layout *lb, const Layout *ld, gdouble rtol)
+{
+  Twin a = { 0 }, b = { 0 }, d = { 0 };
+  g_autofree gchar *what = g_strdup_printf ("contract %s beta %g", modes, beta);
+  gchar *detail = NULL;
+  gulong id;
+
+  twin_init (f, &a, dtype, la, -1, 1);
+  twin_init (f, &b, dtype, lb, -1, 1);
+  twin_init (f, &d, dtype, ld, -1, 1);
+  id = g_signal_connect (f->gpu, "after-enqueue", G_CALLBACK (record_detail), &detail);
+  RUN (f->gpu, atomr_tensor_actor_contract_async (f->gpu, modes, alpha, a.gpu, b.gpu, beta, d.gpu, NULL,
+                                                  store_result, &result_),
+       atomr_tensor_actor_contract_finish);
+  g_signal_handler_disconnect (f->gpu, id);
+  RUN (f->cpu, atomr_tensor_actor_contract_async (f->cpu, modes, alpha, a.cpu, b.cpu, beta, d.cpu, NULL,
+                                                  store_result, &result_),
+       atomr_tensor_actor_contract_finish);
+  twin_compare_full (&d, what, MAX (1.0, sqrt (MIN (layout_elements (la), layout_elements (lb)))),
+                     rtol > 0 ? rtol : rtol_of (dtype));
+  g_test_message ("%s (%s): %s", modes, atomr_dtype_get_name (dtype), detail);
+  twin_clear (&a);
+  twin_clear (&b);
+  twin_clear (&d);
+  return detail;
+}
+
+static void
+strided_layout (guint n, const gint64 *shape, const gint64 *strides, gint64 offset, Layout *l)
+{
+  gint64 last = 0;
+
+  memset (l, 0, sizeof *l);
+  l->n = n;
+  memcpy (l->shape, shape, n * sizeof (gint64));
+  memcpy (l->strides, strides, n * sizeof (gint64));
+  l->offset = offset;
+  for (guint d = 0; d < n; d++)
+    last += (shape[d] - 1) * strides[d];
+  l->size = (guint64) (offset + last + 1);
+}
+
+/* GEMM-shaped contractions run on cuBLASLt (the detail says so) and agree
+ * with the CPU: row-major, column-major with a padded transposed input,
+ * batched attention scores at an odd element offset (alignment below
+ * 16 bytes), the benchmark's 4-D folding, every dtype; then TF32 on
+ * request, and a layout that does not fold, which the kernels serve. */
+static void
+test_contract_gemm (Fixture *f, gconstpointer data)
+{
+  const gint64 mk[] = { 96, 130 }, kn[] = { 130, 72 }, mn[] = { 96, 72 };
+  const gint64 cm_a_s[] = { 131, 1 }, cm_b_s[] = { 1, 140 }, cm_d_s[] = { 1, 100 };
+  const gint64 q[] = { 2, 3, 40, 32 }, k[] = { 2, 3, 56, 32 }, s4[] = { 2, 3, 40, 56 };
+  const gint64 a4[] = { 6, 5, 8, 7 }, b4[] = { 8, 7, 9, 4 }, d4[] = { 6, 5, 9, 4 };
+  const gint64 u_a[] = { 4, 6, 33 }, u_a_s[] = { 400, 34, 1 }, u_b[] = { 33, 20 }, u_d[] = { 4, 6, 20 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint i = 0; i < G_N_ELEMENTS (dtypes); i++)
+    {
+      AtomrDtype dtype = dtypes[i];
+      Layout la, lb, ld;
+      g_autofree gchar *d1 = NULL, *d2 = NULL, *d3 = NULL, *d4s = NULL;
+
+      contiguous_layout (2, mk, &la);
+      contiguous_layout (2, kn, &lb);
+      contiguous_layout (2, mn, &ld);
+      d1 = run_contract_path (f, dtype, "mk,kn->mn", 1.5, 0.0, &la, &lb, &ld, 0);
+      g_assert_true (g_str_has_prefix (d1, "cublaslt gemm m=72 n=96 k=130 batch=1 op=NN swapped"));
+
+      strided_layout (2, mk, cm_a_s, 0, &la);
+      strided_layout (2, kn, cm_b_s, 0, &lb);
+      strided_layout (2, mn, cm_d_s, 0, &ld);
+      d2 = run_contract_path (f, dtype, "mk,kn->mn", 1.0, 0.5, &la, &lb, &ld, 0);
+      g_assert_true (g_str_has_prefix (d2, "cublaslt gemm m=96 n=72 k=130 batch=1 op=TN"));
+
+      contiguous_layout (4, q, &la);
+      contiguous_layout (4, k, &lb);
+      contiguous_layout (4, s4, &ld);
+      la.offset = lb.offset = ld.offset = 1;
+      la.size++;
+      lb.size++;
+      ld.size++;
+      d3 = run_contract_path (f, dtype, "bhqd,bhkd->bhqk", 0.125, 1.0, &la, &lb, &ld, 0);
+      g_assert_true (g_str_has_prefix (d3, "cublaslt gemm m=56 n=40 k=32 batch=6 op=TN swapped"));
+
+      contiguous_layout (4, a4, &la);
+      contiguous_layout (4, b4, &lb);
+      contiguous_layout (4, d4, &ld);
+      d4s = run_contract_path (f, dtype, "abcd,cdef->abef", 1.0, 0.0, &la, &lb, &ld, 0);
+      g_assert_true (g_str_has_prefix (d4s, "cublaslt gemm m=36 n=30 k=56 batch=1 op=NN swapped"));
+    }
+
+  {
+    Layout la, lb, ld;
+    g_autofree gchar *d1 = NULL, *d2 = NULL;
+
+    atomr_tensor_actor_set_compute_type (f->gpu, ATOMR_BLAS_COMPUTE_F32_FAST_TF32);
+    contiguous_layout (2, mk, &la);
+    contiguous_layout (2, kn, &lb);
+    contiguous_layout (2, mn, &ld);
+    /* TF32 products keep 10 mantissa bits */
+    d1 = run_contract_path (f, ATOMR_DTYPE_F32, "mk,kn->mn", 1.0, 0.0, &la, &lb, &ld, 4e-3);
+    g_assert_true (g_str_has_suffix (d1, " tf32"));
+    atomr_tensor_actor_set_compute_type (f->gpu, ATOMR_BLAS_COMPUTE_DEFAULT);
+
+    /* A's a and b modes do not fold: the generated kernels */
+    strided_layout (3, u_a, u_a_s, 0, &la);
+    contiguous_layout (2, u_b, &lb);
+    contiguous_layout (3, u_d, &ld);
+    d2 = run_contract_path (f, ATOMR_DTYPE_F32, "abk,kn->abn", 1.0, 0.0, &la, &lb, &ld, 0);
+    g_assert_true (g_str_has_prefix (d2, "nvrtc "));
+    g_assert_nonnull (strstr (d2, "do not fold"));
+  }
+}
+
+static gchar *
+run_permute_detail (Fixture *f, AtomrDtype dtype, const gchar *modes, gdouble alpha, AtomrTensorUnaryOp op,
+                    const Layout *la, const Layout *lb)
+{
+  Twin a = { 0 }, b = { 0 };
+  g_autofree gchar *what = g_strdup_printf ("%s %s", modes, atomr_dtype_get_name (dtype));
+  gchar *detail = NULL;
+  gulong id;
+
+  twin_init (f, &a, dtype, la, -2, 2);
+  twin_init (f, &b, dtype, lb, -2, 2);
+  id = g_signal_connect (f->gpu, "after-enqueue", G_CALLBACK (record_detail), &detail);
+  RUN (f->gpu, atomr_tensor_actor_permute_async (f->gpu, modes, alpha, op, a.gpu, b.gpu, NULL, store_result, &result_),
+       atomr_tensor_actor_permute_finish);
+  g_signal_handler_disconnect (f->gpu, id);
+  RUN (f->cpu, atomr_tensor_actor_permute_async (f->cpu, modes, alpha, op, a.cpu, b.cpu, NULL, store_result, &result_),
+       atomr_tensor_actor_permute_finish);
+  twin_compare (&b, what);
+  g_test_message ("%s: %s", what, detail);
+  twin_clear (&a);
+  twin_clear (&b);
+  return detail;
+}
+
+/* The paired 64 × 64 transpose (even extents, dense rows, pair-aligned):
+ * the three 3-D permutations of the benchmark with partial tiles, a
+ * padded 2-D transpose, every dtype; an odd offset and an odd extent take
+ * the 32 × 32 kernel. */
+static void
+test_permute_pairs (Fixture *f, gconstpointer data)
+{
+  const gint64 s3[] = { 66, 70, 130 };
+  const struct { const gchar *modes; gint64 out[3]; } perms[] = {
+    { "abc->cba", { 130, 70, 66 } },
+    { "abc->acb", { 66, 130, 70 } },
+    { "abc->cab", { 130, 66, 70 } },
+  };
+  const gint64 s2[] = { 100, 130 }, s2s[] = { 132, 1 }, s2t[] = { 130, 100 };
+  const gint64 odd[] = { 65, 70, 130 }, odd_t[] = { 130, 70, 65 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (perms); i++)
+        {
+          Layout la, lb;
+          g_autofree gchar *detail = NULL;
+
+          contiguous_layout (3, s3, &la);
+          contiguous_layout (3, perms[i].out, &lb);
+          detail = run_permute_detail (f, dtypes[d], perms[i].modes, i == 1 ? -1.5 : 1.0,
+                                       i == 2 ? ATOMR_TENSOR_UNARY_NEG : ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+          g_assert_cmpstr (detail, ==, "transpose 64x64 pairs");
+        }
+      {
+        Layout la, lb;
+        g_autofree gchar *pairs = NULL, *shifted = NULL, *oddx = NULL;
+
+        memset (&la, 0, sizeof la);
+        la.n = 2;
+        memcpy (la.shape, s2, sizeof s2);
+        memcpy (la.strides, s2s, sizeof s2s);
+        la.size = 100 * 132;
+        contiguous_layout (2, s2t, &lb);
+        pairs = run_permute_detail (f, dtypes[d], "ab->ba", 2.0, ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+        g_assert_cmpstr (pairs, ==, "transpose 64x64 pairs");
+
+        la.offset = 1;
+        la.size++;
+        shifted = run_permute_detail (f, dtypes[d], "ab->ba", 2.0, ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+        g_assert_cmpstr (shifted, ==, "transpose");
+
+        contiguous_layout (3, odd, &la);
+        contiguous_layout (3, odd_t, &lb);
+        oddx = run_permute_detail (f, dtypes[d], "abc->cba", 1.0, ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+        g_assert_cmpstr (oddx, ==, "transpose");
+      }
+    }
+}
+
+static void
 run_reduce (Fixture *f, AtomrDtype dtype, const gchar *modes, AtomrTensorReduceOp op,
             gdouble alpha, gdouble beta, const Layout *la, const Layout *lc)
 {
@@ -772,6 +990,8 @@ main (int argc, char **argv)
   ADD ("binary", test_binary);
   ADD ("trinary", test_trinary);
   ADD ("contract", test_contract);
+  ADD ("contract-gemm", test_contract_gemm);
+  ADD ("permute-pairs", test_permute_pairs);
   ADD ("reduce", test_reduce);
   ADD ("large", test_large);
   ADD ("plan-reuse", test_plan_reuse);

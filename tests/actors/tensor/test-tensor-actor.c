@@ -904,6 +904,75 @@ test_validation (Fixture *f, gconstpointer data)
 }
 
 static void
+record_detail (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  gchar **detail = user_data;
+
+  g_free (*detail);
+  *detail = g_strdup (atomr_launch_info_get_detail (info));
+}
+
+static gchar *
+contract_detail_of (Fixture *f, const gchar *modes, AtomrTensor *a, AtomrTensor *b, AtomrTensor *d,
+                    GError **error)
+{
+  gchar *detail = NULL;
+  GAsyncResult *result = NULL;
+  gulong id = g_signal_connect (f->actor, "after-enqueue", G_CALLBACK (record_detail), &detail);
+  gboolean ok;
+
+  atomr_tensor_actor_contract_async (f->actor, modes, 1.0, a, b, 0.0, d, NULL, store_result, &result);
+  ok = atomr_tensor_actor_contract_finish (f->actor, wait_result (&result), error);
+  g_clear_object (&result);
+  g_signal_handler_disconnect (f->actor, id);
+  if (!ok)
+    g_clear_pointer (&detail, g_free);
+  return detail;
+}
+
+/* The path a contraction takes is in its detail: a GEMM-shaped one goes
+ * to cuBLASLt (on the mock device the detail still names the plan), the
+ * rest to the generated kernels with the reason; an f16 compute type
+ * does not apply to f32 operands. */
+static void
+test_contract_path (Fixture *f, gconstpointer data)
+{
+  const gint64 mk[] = { 6, 5 }, kn[] = { 5, 7 }, mn[] = { 6, 7 }, m[] = { 6 }, j[] = { 3 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensor) a = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, mk, 2, &error);
+  g_autoptr(AtomrTensor) b = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, kn, 2, &error);
+  g_autoptr(AtomrTensor) d = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, mn, 2, &error);
+  g_autoptr(AtomrTensor) v = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, m, 1, &error);
+  g_autoptr(AtomrTensor) w = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, j, 1, &error);
+  g_autofree gchar *gemm = NULL, *tf32 = NULL, *other = NULL;
+  guint notified = 0;
+
+  g_assert_no_error (error);
+  gemm = contract_detail_of (f, "mk,kn->mn", a, b, d, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (gemm, ==, "cublaslt gemm m=7 n=6 k=5 batch=1 op=NN swapped");
+
+  g_signal_connect_swapped (f->actor, "notify::compute-type", G_CALLBACK (count_notify), &notified);
+  atomr_tensor_actor_set_compute_type (f->actor, ATOMR_BLAS_COMPUTE_F32_FAST_TF32);
+  atomr_tensor_actor_set_compute_type (f->actor, ATOMR_BLAS_COMPUTE_F32_FAST_TF32);
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_cmpint (atomr_tensor_actor_get_compute_type (f->actor), ==, ATOMR_BLAS_COMPUTE_F32_FAST_TF32);
+  tf32 = contract_detail_of (f, "mk,kn->mn", a, b, d, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_suffix (tf32, " tf32"));
+
+  other = contract_detail_of (f, "mk,j->m", a, w, v, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_prefix (other, "nvrtc "));
+  g_assert_true (g_str_has_suffix (other, " (mode 'k' is in a alone (a reduction of one input))"));
+
+  g_object_set (f->actor, "compute-type", ATOMR_BLAS_COMPUTE_F16, NULL);
+  g_assert_null (contract_detail_of (f, "mk,kn->mn", a, b, d, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "compute-type f16 does not apply to f32"));
+}
+
+static void
 test_bare_actor (void)
 {
   g_autoptr(AtomrTensorActor) bare = g_object_new (ATOMR_TYPE_TENSOR_ACTOR, NULL);
@@ -946,6 +1015,7 @@ main (int argc, char **argv)
   ADD ("empty", test_empty);
   ADD ("plan-cache", test_plan_cache);
   ADD ("validation", test_validation);
+  ADD ("contract/path", test_contract_path);
   g_test_add_func ("/tensor-actor/bare", test_bare_actor);
   return g_test_run ();
 }

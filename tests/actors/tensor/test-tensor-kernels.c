@@ -64,6 +64,14 @@ test_elementwise (void)
       g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, op % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32,
                                                            3, 3, op % 3 != 0, op, 0, -1, 0, -1, 0);
       compile (perm, "atomr_tensor_elementwise", "atomr_tensor_transpose");
+      compile (perm, "atomr_tensor_transpose2", NULL);
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      /* both transposes in every dtype (the paired one loads 2-element vectors) */
+      g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, dtypes[d], 3, 3, TRUE,
+                                                           ATOMR_TENSOR_UNARY_IDENTITY, 0, -1, 0, -1, 0);
+      compile (perm, "atomr_tensor_transpose", "atomr_tensor_transpose2");
     }
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
     {
@@ -101,6 +109,8 @@ test_reduce (void)
       g_autofree gchar *contract = atomr_tensor_kernel_source (TRUE, dtypes[d], 2, 3, d % 2, 0, 0, 0, 0, -1,
                                                                ATOMR_TENSOR_REDUCE_SUM);
       compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+      /* the two passes of tall column reductions */
+      compile (contract, "atomr_tensor_reduce_cols_part", "atomr_tensor_reduce_cols_fin");
       if (dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
         {
           g_autofree gchar *norm = atomr_tensor_kernel_source (TRUE, dtypes[d], 1, 2, TRUE, 0, 0, -1, 0, -1,

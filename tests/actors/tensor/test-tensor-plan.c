@@ -393,6 +393,195 @@ test_cache_lru (void)
   g_assert_true (atomr_plan_cache_lookup (cache, "c", &v));   /* the MRU stays */
 }
 
+static gboolean
+gemm (const gchar *modes, const Op *ops, AtomrGemmPlan *g, gchar *why, gsize why_len)
+{
+  AtomrModeSpec spec;
+  AtomrPlanOperand operands[3];
+  AtomrLoopPlan loop;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (atomr_mode_spec_parse ("t", modes, 2, &spec, NULL));
+  for (guint o = 0; o < 3; o++)
+    {
+      operands[o].n_dims = ops[o].n;
+      operands[o].shape = ops[o].shape;
+      operands[o].strides = ops[o].strides;
+    }
+  /* what the actor checks first */
+  g_assert_true (atomr_loop_plan_build ("t", &spec, operands, names3, TRUE, &loop, &error));
+  g_assert_no_error (error);
+  why[0] = '\0';
+  return atomr_gemm_plan_build (&spec, operands, g, why, why_len);
+}
+
+/* Row-major operands: Dᵀ = Bᵀ·Aᵀ in column-major terms, no transposes. */
+static void
+test_gemm_row_major (void)
+{
+  Op ops[] = {
+    { 2, { 5, 7 }, { 7, 1 } },   /* D m×n */
+    { 2, { 5, 3 }, { 3, 1 } },   /* A m×k */
+    { 2, { 3, 7 }, { 7, 1 } },   /* B k×n */
+  };
+  AtomrGemmPlan g;
+  gchar why[96];
+
+  g_assert_true (gemm ("mk,kn->mn", ops, &g, why, sizeof why));
+  g_assert_true (g.swap);
+  g_assert_false (g.trans_x);
+  g_assert_false (g.trans_y);
+  g_assert_cmpint (g.m, ==, 7);
+  g_assert_cmpint (g.n, ==, 5);
+  g_assert_cmpint (g.k, ==, 3);
+  g_assert_cmpint (g.batch, ==, 1);
+  g_assert_cmpint (g.ldx, ==, 7);
+  g_assert_cmpint (g.ldy, ==, 3);
+  g_assert_cmpint (g.ldc, ==, 7);
+
+  /* column-major D (Fortran order): no swap; A stored k-major: op T */
+  {
+    Op cm[] = {
+      { 2, { 5, 7 }, { 1, 5 } },
+      { 2, { 5, 3 }, { 3, 1 } },
+      { 2, { 3, 7 }, { 1, 4 } },    /* padded: ld 4 */
+    };
+    g_assert_true (gemm ("mk,kn->mn", cm, &g, why, sizeof why));
+    g_assert_false (g.swap);
+    g_assert_true (g.trans_x);
+    g_assert_false (g.trans_y);
+    g_assert_cmpint (g.m, ==, 5);
+    g_assert_cmpint (g.n, ==, 7);
+    g_assert_cmpint (g.ldx, ==, 3);
+    g_assert_cmpint (g.ldy, ==, 4);
+    g_assert_cmpint (g.ldc, ==, 5);
+  }
+}
+
+/* The benchmark's "abcd,cdef->abef": M = ab, K = cd, N = ef folded. */
+static void
+test_gemm_fold_groups (void)
+{
+  Op ops[] = {
+    { 4, { 4, 5, 8, 9 }, { 360, 72, 9, 1 } },
+    { 4, { 4, 5, 6, 7 }, { 210, 42, 7, 1 } },
+    { 4, { 6, 7, 8, 9 }, { 504, 72, 9, 1 } },
+  };
+  AtomrGemmPlan g;
+  gchar why[96];
+
+  g_assert_true (gemm ("abcd,cdef->abef", ops, &g, why, sizeof why));
+  g_assert_true (g.swap);
+  g_assert_cmpint (g.m, ==, 72);
+  g_assert_cmpint (g.n, ==, 20);
+  g_assert_cmpint (g.k, ==, 42);
+  g_assert_cmpint (g.ldx, ==, 72);
+  g_assert_cmpint (g.ldy, ==, 42);
+  g_assert_cmpint (g.ldc, ==, 72);
+  g_assert_false (g.trans_x);
+  g_assert_false (g.trans_y);
+}
+
+/* Attention scores: batch bh folded, B used transposed. */
+static void
+test_gemm_batched (void)
+{
+  Op ops[] = {
+    { 4, { 2, 3, 40, 56 }, { 6720, 2240, 56, 1 } },
+    { 4, { 2, 3, 40, 32 }, { 3840, 1280, 32, 1 } },
+    { 4, { 2, 3, 56, 32 }, { 5376, 1792, 32, 1 } },
+  };
+  AtomrGemmPlan g;
+  gchar why[96];
+
+  g_assert_true (gemm ("bhqd,bhkd->bhqk", ops, &g, why, sizeof why));
+  g_assert_true (g.swap);
+  g_assert_true (g.trans_x);
+  g_assert_false (g.trans_y);
+  g_assert_cmpint (g.m, ==, 56);
+  g_assert_cmpint (g.n, ==, 40);
+  g_assert_cmpint (g.k, ==, 32);
+  g_assert_cmpint (g.batch, ==, 6);
+  g_assert_cmpint (g.ldx, ==, 32);
+  g_assert_cmpint (g.ldy, ==, 32);
+  g_assert_cmpint (g.ldc, ==, 56);
+  g_assert_cmpint (g.stride_x, ==, 1792);
+  g_assert_cmpint (g.stride_y, ==, 1280);
+  g_assert_cmpint (g.stride_c, ==, 2240);
+}
+
+static void
+expect_no_gemm (const gchar *modes, const Op *ops, const gchar *fragment)
+{
+  AtomrGemmPlan g;
+  gchar why[96];
+
+  g_assert_false (gemm (modes, ops, &g, why, sizeof why));
+  if (strstr (why, fragment) == NULL)
+    g_error ("\"%s\": reason \"%s\" lacks \"%s\"", modes, why, fragment);
+}
+
+/* What the generated kernels keep, each with its reason. */
+static void
+test_gemm_refused (void)
+{
+  Op unfolded[] = {
+    { 3, { 2, 3, 7 }, { 21, 7, 1 } },
+    { 3, { 2, 3, 4 }, { 100, 4, 1 } },   /* a and b do not fold in A */
+    { 2, { 4, 7 }, { 7, 1 } },
+  };
+  Op negative[] = {
+    { 2, { 5, 7 }, { 7, 1 } },
+    { 2, { 5, 3 }, { -3, 1 } },
+    { 2, { 3, 7 }, { 7, 1 } },
+  };
+  Op no_unit_d[] = {
+    { 2, { 5, 7 }, { 14, 2 } },
+    { 2, { 5, 3 }, { 3, 1 } },
+    { 2, { 3, 7 }, { 7, 1 } },
+  };
+  Op no_unit_a[] = {
+    { 2, { 5, 7 }, { 7, 1 } },
+    { 2, { 5, 3 }, { 6, 2 } },
+    { 2, { 3, 7 }, { 7, 1 } },
+  };
+  Op alone[] = {
+    { 1, { 5 }, { 1 } },
+    { 2, { 5, 3 }, { 3, 1 } },
+    { 1, { 4 }, { 1 } },
+  };
+  Op broadcast[] = {
+    { 2, { 5, 7 }, { 7, 1 } },
+    { 2, { 1, 3 }, { 3, 1 } },   /* m broadcast from extent 1 */
+    { 2, { 3, 7 }, { 7, 1 } },
+  };
+  Op outer[] = {
+    { 2, { 5, 7 }, { 7, 1 } },
+    { 1, { 5 }, { 1 } },
+    { 1, { 7 }, { 1 } },
+  };
+  Op dot[] = {
+    { 1, { 6 }, { 1 } },
+    { 2, { 6, 9 }, { 9, 1 } },
+    { 2, { 6, 9 }, { 9, 1 } },
+  };
+  Op empty[] = {
+    { 2, { 5, 7 }, { 7, 1 } },
+    { 2, { 5, 0 }, { 1, 1 } },
+    { 2, { 0, 7 }, { 7, 1 } },
+  };
+
+  expect_no_gemm ("abk,kn->abn", unfolded, "M modes \"ab\" do not fold");
+  expect_no_gemm ("mk,kn->mn", negative, "negative stride in a");
+  expect_no_gemm ("mk,kn->mn", no_unit_d, "d has no unit stride");
+  expect_no_gemm ("mk,kn->mn", no_unit_a, "a has no unit stride");
+  expect_no_gemm ("mk,j->m", alone, "'k' is in a alone");
+  expect_no_gemm ("mk,kn->mn", broadcast, "'m' is in d alone");
+  expect_no_gemm ("m,n->mn", outer, "outer product");
+  expect_no_gemm ("bk,bk->b", dot, "dot products");
+  expect_no_gemm ("mk,kn->mn", empty, "'k' is empty");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -409,5 +598,9 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor-plan/errors", test_build_errors);
   g_test_add_func ("/tensor-plan/offsets-random", test_offsets_random);
   g_test_add_func ("/tensor-plan/cache-lru", test_cache_lru);
+  g_test_add_func ("/tensor-plan/gemm/row-major", test_gemm_row_major);
+  g_test_add_func ("/tensor-plan/gemm/fold-groups", test_gemm_fold_groups);
+  g_test_add_func ("/tensor-plan/gemm/batched", test_gemm_batched);
+  g_test_add_func ("/tensor-plan/gemm/refused", test_gemm_refused);
   return g_test_run ();
 }

@@ -9,9 +9,15 @@
  *     "ab->b": cols kernel): GB/s of the bytes read (the output is 32 KiB)
  *     against the same copy bandwidth.  Goal: ≥ 0.85×.
  *
- * (a), the contraction "abcd,cdef->abef", is not measured: contractions
- * run on the generic reduction kernels until the cuBLASLt path exists
- * (peer_torch.py prints PyTorch's figure for it).
+ * (a) the contraction "abcd,cdef->abef" with extents 64 (a 4096³ GEMM
+ *     after folding: the actor runs it on cuBLASLt) in f32, f32 with the
+ *     TF32 compute type, and bf16 (f32 accumulation): TFLOP/s, against
+ *     the same GEMM called on cuBLASLt directly (same layouts, heuristic,
+ *     32 MiB workspace, a raw stream).
+ *
+ * With --json FILE the figures are also written as JSON for
+ * peer_torch.py --atomr FILE, which prints PyTorch's and CuPy's figures
+ * and the ratios to them.
  *
  * Each figure is the best of REPS repetitions of ITERS pipelined calls
  * (all submitted, then waited for), timed on the host; the first call of
@@ -21,14 +27,22 @@
  */
 #include "config.h"
 
+/* cublasLt.h declares cublasLtLoggerForceDisable() without a prototype. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include "atomr-cublasLt-table-private.h"
+#pragma GCC diagnostic pop
+
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-device-private.h"
+#include "core/atomr-tensor-private.h"
 #include "../bench-util.h"
 
 #define REPS  5
 #define ITERS 20
+#define CONTRACT_ITERS 10
 
 typedef struct {
   guint done, failed;
@@ -43,6 +57,8 @@ count_done (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (g_task_get_source_tag (G_TASK (result)) == (gpointer) atomr_tensor_actor_reduce_async)
     ok = atomr_tensor_actor_reduce_finish (ATOMR_TENSOR_ACTOR (source), result, &error);
+  else if (g_task_get_source_tag (G_TASK (result)) == (gpointer) atomr_tensor_actor_contract_async)
+    ok = atomr_tensor_actor_contract_finish (ATOMR_TENSOR_ACTOR (source), result, &error);
   else
     ok = atomr_tensor_actor_permute_finish (ATOMR_TENSOR_ACTOR (source), result, &error);
   if (!ok)
@@ -51,6 +67,15 @@ count_done (GObject *source, GAsyncResult *result, gpointer user_data)
       c->failed++;
     }
   c->done++;
+}
+
+static void
+record_detail (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  gchar **detail = user_data;
+
+  g_free (*detail);
+  *detail = g_strdup (atomr_launch_info_get_detail (info));
 }
 
 static void
@@ -87,6 +112,86 @@ time_reduce (AtomrTensorActor *actor, const gchar *modes, AtomrTensor *a, AtomrT
 }
 
 static gdouble
+time_contract (AtomrTensorActor *actor, AtomrTensor *a, AtomrTensor *b, AtomrTensor *d, guint iters)
+{
+  Count c = { 0, 0 };
+  gdouble t0 = bench_now_us ();
+
+  for (guint i = 0; i < iters; i++)
+    atomr_tensor_actor_contract_async (actor, "abcd,cdef->abef", 1.0, a, b, 0.0, d, NULL, count_done, &c);
+  wait_count (&c, iters);
+  return (bench_now_us () - t0) / 1e6;
+}
+
+#define CHECK_LT(call) G_STMT_START {                                          \
+    cublasStatus_t st_ = (call);                                              \
+    if (st_ != CUBLAS_STATUS_SUCCESS)                                         \
+      g_error ("%s: %s", #call, cublasLtGetStatusName (st_));                 \
+  } G_STMT_END
+
+/* The raw baseline of (a): D (row-major 4096 × 4096) = A · B as the
+ * column-major Dᵀ = Bᵀ·Aᵀ, the layout the actor's planner picks. */
+typedef struct {
+  cublasLtHandle_t       handle;
+  cublasLtMatmulDesc_t   desc;
+  cublasLtMatrixLayout_t l;
+  cublasLtMatmulAlgo_t   algo;
+  gsize                  ws_size;
+  CUdeviceptr            ws;
+} RawGemm;
+
+static void
+raw_gemm_init (RawGemm *g, cudaDataType type, cublasComputeType_t compute)
+{
+  cublasLtMatmulPreference_t pref;
+  cublasLtMatmulHeuristicResult_t result;
+  guint64 ws = 32u << 20;
+  int returned = 0;
+
+  memset (g, 0, sizeof *g);
+  g_assert_true (atomr_cublasLt_load (NULL));
+  CHECK_LT (cublasLtCreate (&g->handle));
+  CHECK_LT (cublasLtMatmulDescCreate (&g->desc, compute, CUDA_R_32F));
+  CHECK_LT (cublasLtMatrixLayoutCreate (&g->l, type, 4096, 4096, 4096));
+  CHECK_LT (cublasLtMatmulPreferenceCreate (&pref));
+  CHECK_LT (cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  CHECK_LT (cublasLtMatmulAlgoGetHeuristic (g->handle, g->desc, g->l, g->l, g->l, g->l, pref, 1, &result,
+                                            &returned));
+  g_assert_cmpint (returned, ==, 1);
+  cublasLtMatmulPreferenceDestroy (pref);
+  g->algo = result.algo;
+  g->ws_size = result.workspaceSize;
+  if (g->ws_size && ATOMR_CU->cuMemAlloc (&g->ws, g->ws_size) != CUDA_SUCCESS)
+    g_error ("cuMemAlloc (workspace) failed");
+}
+
+static gdouble
+time_raw_gemm (RawGemm *g, CUstream stream, CUdeviceptr a, CUdeviceptr b, CUdeviceptr d, guint iters)
+{
+  const gfloat alpha = 1.0f, beta = 0.0f;
+  gdouble t0 = bench_now_us ();
+
+  for (guint i = 0; i < iters; i++)
+    CHECK_LT (cublasLtMatmul (g->handle, g->desc, &alpha, (void *) (uintptr_t) b, g->l, (void *) (uintptr_t) a,
+                              g->l, &beta, (void *) (uintptr_t) d, g->l, (void *) (uintptr_t) d, g->l, &g->algo,
+                              g->ws_size ? (void *) (uintptr_t) g->ws : NULL, g->ws_size,
+                              (cudaStream_t) stream));
+  if (ATOMR_CU->cuStreamSynchronize (stream) != CUDA_SUCCESS)
+    g_error ("cuStreamSynchronize failed");
+  return (bench_now_us () - t0) / 1e6;
+}
+
+static void
+raw_gemm_clear (RawGemm *g)
+{
+  if (g->ws)
+    ATOMR_CU->cuMemFree (g->ws);
+  cublasLtMatrixLayoutDestroy (g->l);
+  cublasLtMatmulDescDestroy (g->desc);
+  cublasLtDestroy (g->handle);
+}
+
+static gdouble
 time_copy (AtomrDevice *device, CUstream stream, AtomrBuffer *src, AtomrBuffer *dst, guint64 bytes, guint iters)
 {
   gdouble t0;
@@ -113,8 +218,14 @@ main (int argc, char **argv)
   g_autoptr(AtomrTensorActor) actor = NULL;
   g_autoptr(AtomrTensor) a = NULL, b = NULL, m = NULL, v = NULL;
   CUstream stream = NULL;
+  g_autoptr(GString) json = g_string_new ("{\n");
+  const gchar *json_path = NULL;
   guint64 cube_bytes = 512ull * 512 * 512 * 4, mat_bytes = 8192ull * 8192 * 4;
   gdouble copy_gbps = 0, best;
+
+  for (int i = 1; i + 1 < argc; i++)
+    if (g_str_equal (argv[i], "--json"))
+      json_path = argv[i + 1];
 
   if (device == NULL)
     {
@@ -149,6 +260,7 @@ main (int argc, char **argv)
                                  cube_bytes, ITERS));
   copy_gbps = 2.0 * cube_bytes * ITERS / best / 1e9;
   g_print ("copy      cuMemcpyDtoD 512^3 f32      %8.1f GB/s (read+write)\n", copy_gbps);
+  g_string_append_printf (json, "  \"copy\": {\"gbps\": %.3f},\n", copy_gbps);
 
   /* (b) permutations */
   for (guint i = 0; i < G_N_ELEMENTS (perms); i++)
@@ -162,6 +274,8 @@ main (int argc, char **argv)
       gbps = 2.0 * cube_bytes * ITERS / best / 1e9;
       g_print ("permute   %-10s 512^3 f32        %8.1f GB/s  ratio to copy %.3f (goal 0.85)\n",
                perms[i], gbps, gbps / copy_gbps);
+      g_string_append_printf (json, "  \"permute %s\": {\"gbps\": %.3f, \"ratio_to_copy\": %.4f},\n",
+                              perms[i], gbps, gbps / copy_gbps);
     }
 
   /* (c) reductions over each axis */
@@ -180,8 +294,73 @@ main (int argc, char **argv)
         gbps = (gdouble) mat_bytes * ITERS / best / 1e9;
         g_print ("reduce    %-6s 8192^2 f32 %-31s %8.1f GB/s  ratio to copy %.3f (goal 0.85)\n",
                  modes[i], what[i], gbps, gbps / copy_gbps);
+        g_string_append_printf (json, "  \"reduce %s\": {\"gbps\": %.3f, \"ratio_to_copy\": %.4f},\n",
+                                modes[i], gbps, gbps / copy_gbps);
       }
   }
+
+  /* (a) contractions: the actor (cuBLASLt path, the detail says so) and
+   * raw cuBLASLt on the same bytes */
+  g_clear_object (&a);
+  g_clear_object (&b);
+  g_clear_object (&m);
+  g_clear_object (&v);
+  {
+    const gint64 ext4[] = { 64, 64, 64, 64 };
+    const struct { const gchar *label; AtomrDtype dtype; AtomrBlasComputeType compute;
+                   cudaDataType type; cublasComputeType_t lt; } rows[] = {
+      { "f32", ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_DEFAULT, CUDA_R_32F, CUBLAS_COMPUTE_32F },
+      { "f32/TF32", ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_F32_FAST_TF32, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32 },
+      { "bf16", ATOMR_DTYPE_BF16, ATOMR_BLAS_COMPUTE_DEFAULT, CUDA_R_16BF, CUBLAS_COMPUTE_32F },
+    };
+    const gdouble flops = 2.0 * 4096.0 * 4096.0 * 4096.0;
+
+    for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+      {
+        g_autoptr(AtomrTensor) x = atomr_tensor_empty (device, rows[i].dtype, ext4, 4, &error);
+        g_autoptr(AtomrTensor) y = atomr_tensor_empty (device, rows[i].dtype, ext4, 4, &error);
+        g_autoptr(AtomrTensor) z = atomr_tensor_empty (device, rows[i].dtype, ext4, 4, &error);
+        g_autofree gchar *detail = NULL;
+        gdouble raw = G_MAXDOUBLE, act = G_MAXDOUBLE, raw_tf, act_tf;
+        RawGemm g;
+        gulong id;
+
+        g_assert_no_error (error);
+        g_assert_true (atomr_buffer_fill_sync (atomr_tensor_get_buffer (x), 0.5, NULL, &error));
+        g_assert_true (atomr_buffer_fill_sync (atomr_tensor_get_buffer (y), 0.25, NULL, &error));
+        g_assert_no_error (error);
+        atomr_tensor_actor_set_compute_type (actor, rows[i].compute);
+        id = g_signal_connect (actor, "after-enqueue", G_CALLBACK (record_detail), &detail);
+        time_contract (actor, x, y, z, 1);
+        g_signal_handler_disconnect (actor, id);
+
+        g_assert_true (atomr_device_enter (device, NULL));
+        raw_gemm_init (&g, rows[i].type, rows[i].lt);
+        time_raw_gemm (&g, stream, atomr_tensor_get_ptr (x), atomr_tensor_get_ptr (y), atomr_tensor_get_ptr (z), 1);
+        atomr_device_leave (device);
+        for (guint r = 0; r < REPS; r++)
+          {
+            g_assert_true (atomr_device_enter (device, NULL));
+            raw = MIN (raw, time_raw_gemm (&g, stream, atomr_tensor_get_ptr (x), atomr_tensor_get_ptr (y),
+                                           atomr_tensor_get_ptr (z), CONTRACT_ITERS));
+            atomr_device_leave (device);
+            act = MIN (act, time_contract (actor, x, y, z, CONTRACT_ITERS));
+          }
+        g_assert_true (atomr_device_enter (device, NULL));
+        raw_gemm_clear (&g);
+        atomr_device_leave (device);
+        raw_tf = flops * CONTRACT_ITERS / raw / 1e12;
+        act_tf = flops * CONTRACT_ITERS / act / 1e12;
+        g_print ("contract  abcd,cdef->abef 64^4 %-9s %8.2f TFLOP/s  raw cuBLASLt %8.2f  ratio %.3f  [%s]\n",
+                 rows[i].label, act_tf, raw_tf, act_tf / raw_tf, detail ? detail : "?");
+        g_string_append_printf (json, "  \"contract %s\": {\"tflops\": %.3f, \"raw_tflops\": %.3f},\n",
+                                rows[i].label, act_tf, raw_tf);
+      }
+    atomr_tensor_actor_set_compute_type (actor, ATOMR_BLAS_COMPUTE_DEFAULT);
+  }
+  g_string_append_printf (json, "  \"device\": \"%s\"\n}\n", atomr_device_get_name (device));
+  if (json_path && !g_file_set_contents (json_path, json->str, -1, &error))
+    g_printerr ("bench-tensor: %s\n", error->message);
 
   g_assert_true (atomr_device_enter (device, NULL));
   ATOMR_CU->cuStreamDestroy (stream);

@@ -1,0 +1,16 @@
+/* atomr-cudnn-norm-private.h — the normalization kernels' source, for the
+ * test that compiles it with NVRTC without a GPU
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "core/atomr-dtype.h"
+
+G_BEGIN_DECLS
+
+/* Kernels atomr_norm_fwd, atomr_norm_bwd_data and atomr_norm_bwd_param
+ * for x of @dtype. */
+gchar *atomr_cudnn_norm_kernel_source (AtomrDtype dtype);
+
+G_END_DECLS

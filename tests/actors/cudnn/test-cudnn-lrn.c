@@ -1,0 +1,241 @@
+/* test-cudnn-lrn.c — LRN and dropout without a GPU: every invalid request
+ * fails in the _async call with INVALID_ARGUMENT naming the operand and
+ * value, valid ones reach the enqueue step (NOT_SUPPORTED on the mock
+ * device), and the dropout-seed property behaves.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <atomr.h>
+
+typedef struct {
+  AtomrDevice     *device;
+  AtomrCudnnActor *actor;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->device = atomr_device_new_mock ();
+  f->actor = atomr_cudnn_actor_new (f->device, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  g_assert_finalize_object (f->actor);
+  g_object_unref (f->device);
+}
+
+static AtomrTensor *
+tensor (Fixture *f, AtomrDtype dtype, const gint64 *shape, guint n)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrTensor *t = atomr_tensor_empty (f->device, dtype, shape, n, &error);
+
+  g_assert_no_error (error);
+  return t;
+}
+
+#define T(f, dtype, ...) tensor ((f), (dtype), (const gint64[]) { __VA_ARGS__ }, \
+                                 sizeof ((const gint64[]) { __VA_ARGS__ }) / sizeof (gint64))
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  g_assert_null (*out);
+  *out = g_object_ref (result);
+}
+
+static void
+expect (GAsyncResult **result, gint code, const gchar *needle)
+{
+  g_autoptr(GError) error = NULL;
+
+  while (*result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (g_task_propagate_boolean (G_TASK (*result), &error));
+  g_clear_object (result);
+  g_assert_error (error, ATOMR_ERROR, code);
+  if (strstr (error->message, needle) == NULL)
+    g_error ("expected \"%s\" in: %s", needle, error->message);
+}
+
+#define INVALID ATOMR_ERROR_INVALID_ARGUMENT
+#define NOSUP   ATOMR_ERROR_NOT_SUPPORTED
+#define F32     ATOMR_DTYPE_F32
+
+static void
+lrn_fwd (Fixture *f, guint size, gdouble alpha, gdouble beta, gdouble k, AtomrTensor *x, AtomrTensor *y,
+         gint code, const gchar *needle)
+{
+  GAsyncResult *res = NULL;
+
+  atomr_cudnn_actor_lrn_forward_async (f->actor, size, alpha, beta, k, x, y, NULL, store_result, &res);
+  expect (&res, code, needle);
+}
+
+static void
+lrn_bwd (Fixture *f, AtomrTensor *y, AtomrTensor *dy, AtomrTensor *x, AtomrTensor *dx,
+         gint code, const gchar *needle)
+{
+  GAsyncResult *res = NULL;
+
+  atomr_cudnn_actor_lrn_backward_async (f->actor, 5, 1e-4, 0.75, 2.0, y, dy, x, dx, NULL, store_result, &res);
+  expect (&res, code, needle);
+}
+
+static void
+drop_fwd (Fixture *f, gdouble p, AtomrTensor *x, AtomrTensor *y, AtomrBuffer *reserve,
+          gint code, const gchar *needle)
+{
+  GAsyncResult *res = NULL;
+
+  atomr_cudnn_actor_dropout_forward_async (f->actor, p, x, y, reserve, NULL, store_result, &res);
+  expect (&res, code, needle);
+}
+
+static void
+drop_bwd (Fixture *f, gdouble p, AtomrTensor *dy, AtomrTensor *dx, AtomrBuffer *reserve,
+          gint code, const gchar *needle)
+{
+  GAsyncResult *res = NULL;
+
+  atomr_cudnn_actor_dropout_backward_async (f->actor, p, dy, dx, reserve, NULL, store_result, &res);
+  expect (&res, code, needle);
+}
+
+static AtomrBuffer *
+bytes (Fixture *f, guint64 n)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrBuffer *b = atomr_buffer_new (f->device, ATOMR_DTYPE_U8, n, &error);
+
+  g_assert_no_error (error);
+  return b;
+}
+
+static void
+test_lrn (Fixture *f, gconstpointer data)
+{
+  const AtomrDtype dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F16, ATOMR_DTYPE_F64 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (dtypes); i++)
+    {
+      g_autoptr(AtomrTensor) x = T (f, dtypes[i], 2, 8, 5, 5);
+      g_autoptr(AtomrTensor) y = T (f, dtypes[i], 2, 8, 5, 5);
+      g_autoptr(AtomrTensor) dy = T (f, dtypes[i], 2, 8, 5, 5);
+      g_autoptr(AtomrTensor) dx = T (f, dtypes[i], 2, 8, 5, 5);
+      g_autoptr(AtomrTensor) x5 = T (f, dtypes[i], 2, 8, 3, 5, 5);
+      g_autoptr(AtomrTensor) y5 = T (f, dtypes[i], 2, 8, 3, 5, 5);
+
+      lrn_fwd (f, 5, 1e-4, 0.75, 2.0, x, y, NOSUP, "lrn-fwd needs a CUDA device");
+      lrn_fwd (f, 3, 1e-4, 0.75, 2.0, x5, y5, NOSUP, "lrn-fwd");
+      /* y above is the output of a failed request: a fresh one */
+      {
+        g_autoptr(AtomrTensor) yb = T (f, dtypes[i], 2, 8, 5, 5);
+        lrn_bwd (f, yb, dy, x, dx, NOSUP, "lrn-bwd");
+      }
+    }
+}
+
+static void
+test_lrn_invalid (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrTensor) x = T (f, F32, 2, 8, 5, 5);
+  g_autoptr(AtomrTensor) y = T (f, F32, 2, 8, 5, 5);
+  g_autoptr(AtomrTensor) y_wrong = T (f, F32, 2, 8, 5, 4);
+  g_autoptr(AtomrTensor) y_f16 = T (f, ATOMR_DTYPE_F16, 2, 8, 5, 5);
+  g_autoptr(AtomrTensor) x3 = T (f, F32, 2, 8, 5);
+  g_autoptr(AtomrTensor) dx = T (f, F32, 2, 8, 5, 5);
+
+  lrn_fwd (f, 0, 1e-4, 0.75, 2.0, x, y, INVALID, "size is 0 (cuDNN takes 1 to 16 channels)");
+  lrn_fwd (f, 17, 1e-4, 0.75, 2.0, x, y, INVALID, "size is 17");
+  lrn_fwd (f, 5, NAN, 0.75, 2.0, x, y, INVALID, "alpha is nan");
+  lrn_fwd (f, 5, 1e-4, 0.001, 2.0, x, y, INVALID, "beta is 0.001 (cuDNN takes at least 0.01)");
+  lrn_fwd (f, 5, 1e-4, 0.75, 0.0, x, y, INVALID, "k is 0 (cuDNN takes at least 1e-05)");
+  lrn_fwd (f, 5, 1e-4, 0.75, 2.0, x3, y, INVALID, "x has 3 dimensions (takes 4 to 5)");
+  lrn_fwd (f, 5, 1e-4, 0.75, 2.0, x, y_wrong, INVALID, "y is");
+  lrn_fwd (f, 5, 1e-4, 0.75, 2.0, x, y_f16, INVALID, "y has dtype f16, the other operands f32");
+  lrn_fwd (f, 5, 1e-4, 0.75, 2.0, x, x, INVALID, "y");
+  lrn_bwd (f, y, x, x, x, INVALID, "dx");
+  lrn_bwd (f, y, x, y_wrong, dx, INVALID, "x is");
+}
+
+static void
+test_dropout (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrTensor) x = T (f, F32, 4, 16);
+  g_autoptr(AtomrTensor) y = T (f, F32, 4, 16);
+  g_autoptr(AtomrTensor) dy = T (f, F32, 4, 16);
+  g_autoptr(AtomrTensor) dx = T (f, F32, 4, 16);
+  g_autoptr(AtomrTensor) y_wrong = T (f, F32, 4, 15);
+  g_autoptr(AtomrBuffer) reserve = bytes (f, 4096);
+  g_autoptr(AtomrBuffer) reserve2 = bytes (f, 4096);
+  g_autoptr(AtomrDevice) other = atomr_device_new_mock ();
+  g_autoptr(AtomrBuffer) foreign = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 size = 0;
+
+  foreign = atomr_buffer_new (other, ATOMR_DTYPE_U8, 64, &error);
+  g_assert_no_error (error);
+
+  drop_fwd (f, 0.5, x, y, reserve, NOSUP, "dropout-fwd needs a CUDA device");
+  drop_bwd (f, 0.5, dy, dx, reserve2, NOSUP, "dropout-bwd");
+  drop_fwd (f, 1.0, x, y, reserve, INVALID, "probability is 1 (takes 0 ≤ p < 1)");
+  drop_fwd (f, -0.1, x, y, reserve, INVALID, "probability is -0.1");
+  drop_fwd (f, NAN, x, y, reserve, INVALID, "probability is nan");
+  drop_fwd (f, 0.5, x, y_wrong, reserve, INVALID, "y is");
+  drop_fwd (f, 0.5, x, y, NULL, INVALID, "reserve must be an AtomrBuffer");
+  drop_fwd (f, 0.5, x, y, foreign, INVALID, "reserve lives on another device");
+  drop_fwd (f, 0.5, x, x, reserve, INVALID, "y");
+  drop_bwd (f, 0.5, dy, dy, reserve, INVALID, "dx");
+
+  g_assert_false (atomr_cudnn_actor_get_dropout_reserve_size (f->actor, x, &size, &error));
+  g_assert_error (error, ATOMR_ERROR, NOSUP);
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_actor_get_dropout_reserve_size (f->actor, NULL, &size, &error));
+  g_assert_error (error, ATOMR_ERROR, INVALID);
+}
+
+static void
+count_notify (GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+  (*(guint *) user_data)++;
+}
+
+static void
+test_seed_property (Fixture *f, gconstpointer data)
+{
+  guint notified = 0;
+  guint64 seed = 0;
+
+  g_assert_cmpuint (atomr_cudnn_actor_get_dropout_seed (f->actor), ==, 0);
+  g_signal_connect (f->actor, "notify::dropout-seed", G_CALLBACK (count_notify), &notified);
+  atomr_cudnn_actor_set_dropout_seed (f->actor, 42);
+  atomr_cudnn_actor_set_dropout_seed (f->actor, 42);   /* restarts, no change: no notify */
+  g_assert_cmpuint (notified, ==, 1);
+  g_object_set (f->actor, "dropout-seed", G_GUINT64_CONSTANT (1) << 40, NULL);
+  g_object_get (f->actor, "dropout-seed", &seed, NULL);
+  g_assert_cmpuint (seed, ==, G_GUINT64_CONSTANT (1) << 40);
+  g_assert_cmpuint (notified, ==, 2);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/cudnn-lrn/lrn", Fixture, NULL, fixture_setup, test_lrn, fixture_teardown);
+  g_test_add ("/cudnn-lrn/lrn-invalid", Fixture, NULL, fixture_setup, test_lrn_invalid, fixture_teardown);
+  g_test_add ("/cudnn-lrn/dropout", Fixture, NULL, fixture_setup, test_dropout, fixture_teardown);
+  g_test_add ("/cudnn-lrn/dropout-seed", Fixture, NULL, fixture_setup, test_seed_property, fixture_teardown);
+  return g_test_run ();
+}
