@@ -1626,9 +1626,13 @@ atomr_graph_replay_async (AtomrGraph          *self,
 
   /* Its hazards: the union of the nodes' and of the new kernel arguments
    * it applies; a buffer written is not read. */
-  written = g_hash_table_new (NULL, NULL);
-  read = g_hash_table_new (NULL, NULL);
   g_mutex_lock (&self->lock);
+  /* Only new arguments can name a buffer twice: no tables without them. */
+  if (self->extra_written != NULL)
+    {
+      written = g_hash_table_new (NULL, NULL);
+      read = g_hash_table_new (NULL, NULL);
+    }
   req->updates = g_steal_pointer (&self->pending);
   /* Every buffer new arguments ever named: an earlier replay still queued
    * may apply them before this one runs. */
