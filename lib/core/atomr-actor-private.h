@@ -138,6 +138,7 @@ typedef struct {
   GMainContext *saved_wake;
   GAsyncResult *result;
   GPtrArray    *deps;           /* AtomrSlot*: what the request waits for */
+  GMainContext *home;           /* the caller's thread-default context */
   gpointer      saved_sync;     /* the enclosing _sync of this thread */
 } AtomrSync;
 

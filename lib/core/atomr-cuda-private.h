@@ -90,7 +90,9 @@ G_BEGIN_DECLS
   X (cuGraphKernelNodeGetParams) \
   X (cuGraphKernelNodeSetParams) \
   X (cuGraphExecKernelNodeSetParams) \
-  X (cuGraphExecUpdate)
+  X (cuGraphExecUpdate) \
+  X (cuGraphAddChildGraphNode) \
+  X (cuStreamUpdateCaptureDependencies)
 
 typedef struct {
 #define ATOMR_CU_FIELD(name) __typeof__ (&name) name;

@@ -451,6 +451,86 @@ test_kernel_args (void)
   actors_clear (&s);
 }
 
+/* A captured graph embedded in another: inner = twice_plus (a, 1) on the
+ * NVRTC actor; outer = a <- src (copy), inner, C = A B (cuBLAS).  Replayed
+ * twice with new input; the result checked against the CPU. */
+static void
+test_child_graph (void)
+{
+  Actors s = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autofree gfloat *src1 = NULL, *src2 = NULL, *bm = NULL, *got = NULL;
+  g_autoptr(AtomrBuffer) src = NULL, a = NULL, b = NULL, c = NULL;
+  g_autoptr(AtomrGraph) inner = atomr_graph_new ("inner");
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+  g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new_1d (N * N, 256);
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, r3 = NULL, r4 = NULL;
+  AtomrActor *inner_actors[1];
+  AtomrActor *outer_actors[3];
+
+  if (!need_device ())
+    return;
+  actors_init (&s);
+  src1 = random_matrix ();
+  src2 = random_matrix ();
+  bm = random_matrix ();
+  src = buffer_with (src1);
+  a = buffer_with (NULL);
+  b = buffer_with (bm);
+  c = buffer_with (NULL);
+
+  inner_actors[0] = ATOMR_ACTOR (s.nvrtc);
+  atomr_kernel_args_add_size (atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (args, a), 1.0f),
+                              N * N);
+  g_assert_true (atomr_graph_begin_capture (inner, inner_actors, 1, &error));
+  atomr_nvrtc_actor_launch_async (s.nvrtc, s.kernel, config, args, NULL, store_result, &r1);
+  wait_for (&r1);
+  g_assert_true (atomr_graph_end_capture (inner, &error));
+  g_assert_no_error (error);
+  g_clear_object (&r1);
+
+  outer_actors[0] = s.copy;
+  outer_actors[1] = ATOMR_ACTOR (s.nvrtc);
+  outer_actors[2] = ATOMR_ACTOR (s.blas);
+  g_assert_true (atomr_graph_begin_capture (outer, outer_actors, 3, &error));
+  atomr_actor_copy_async (s.copy, a, src, NULL, store_result, &r1);
+  atomr_graph_replay_async (inner, ATOMR_ACTOR (s.nvrtc), NULL, store_result, &r2);
+  atomr_blas_actor_gemm_async (s.blas, ATOMR_TRANSPOSE_N, ATOMR_TRANSPOSE_N, N, N, N, 1.0, 0.0,
+                               a, N, b, N, 0.0, 0.0, c, N, NULL, store_result, &r3);
+  wait_for (&r1);
+  wait_for (&r2);
+  wait_for (&r3);
+  g_assert_true (atomr_graph_replay_finish (inner, r2, &error));
+  g_assert_no_error (error);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_nodes (outer), ==, 3);
+
+  replay (outer, s.copy);
+  g_assert_true (atomr_graph_get_instantiated (outer));
+  g_assert_true (atomr_graph_get_instantiated (inner));   /* captured for its parent */
+  got = download (c);
+  check_result (src1, bm, got);
+  g_clear_pointer (&got, g_free);
+
+  upload (src, src2);
+  replay (outer, ATOMR_ACTOR (s.blas));
+  got = download (c);
+  check_result (src2, bm, got);
+  g_clear_pointer (&got, g_free);
+
+  /* The inner graph still replays on its own. */
+  atomr_graph_replay_async (inner, ATOMR_ACTOR (s.nvrtc), NULL, store_result, &r4);
+  wait_for (&r4);
+  g_assert_true (atomr_graph_replay_finish (inner, r4, &error));
+  g_assert_no_error (error);
+
+  g_clear_object (&outer);
+  g_clear_object (&inner);
+  actors_clear (&s);
+}
+
 static void
 test_refused (void)
 {
@@ -499,6 +579,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/graph/dot-and-attribution", test_dot_and_attribution);
   g_test_add_func ("/gpu/graph/refused", test_refused);
   g_test_add_func ("/gpu/graph/kernel-args", test_kernel_args);
+  g_test_add_func ("/gpu/graph/child-graph", test_child_graph);
   ret = g_test_run ();
   test_guard_stop ();
   return ret;

@@ -817,6 +817,59 @@ test_kernel_args (void)
   test_guard_stop ();
 }
 
+/* A captured graph replayed during another capture is embedded as one
+ * child node: ordered by the union of its nodes' hazards, run in place. */
+static void
+test_child_graph (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrGraph) inner = atomr_graph_new ("inner");
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, r3 = NULL;
+  g_autofree gchar *name = NULL, *dot = NULL;
+  AtomrActor *inner_actors[] = { f->b };
+  AtomrActor *outer_actors[] = { f->a, f->c };
+
+  /* inner: y <- x (b) */
+  g_assert_true (atomr_graph_begin_capture (inner, inner_actors, 1, &error));
+  atomr_actor_copy_async (f->b, f->y, f->x, NULL, store_result, &r1);
+  iterate_until (&r1);
+  g_assert_true (atomr_graph_end_capture (inner, &error));
+  g_assert_no_error (error);
+  g_clear_object (&r1);
+
+  /* outer: x = 5 (a); inner (a); z <- y (c) */
+  g_assert_true (atomr_graph_begin_capture (outer, outer_actors, 2, &error));
+  atomr_actor_fill_async (f->a, f->x, 5.0, NULL, store_result, &r1);
+  atomr_graph_replay_async (inner, f->a, NULL, store_result, &r2);
+  atomr_actor_copy_async (f->c, f->z, f->y, NULL, store_result, &r3);
+  iterate_until (&r1);
+  iterate_until (&r2);
+  iterate_until (&r3);
+  g_assert_true (atomr_graph_replay_finish (inner, r2, &error));
+  g_assert_no_error (error);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_nodes (outer), ==, 3);
+  name = atomr_graph_get_node_name (outer, 1);
+  g_assert_cmpstr (name, ==, "graph-replay #2 on a");
+  /* Recorded, not run: nothing moved yet, the inner graph never ran. */
+  assert_floats (f->y, 0.0f, 0.0f);
+  g_assert_cmpuint (atomr_graph_get_n_replays (inner), ==, 0);
+
+  /* The child follows the fill (x) and precedes the copy (y). */
+  dot = atomr_graph_to_dot (outer, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (dot, "n0 -> n1;"));
+  g_assert_nonnull (strstr (dot, "n1 -> n2;"));
+
+  replay (f, outer, f->c);
+  assert_floats (f->x, 5.0f, 0.0f);
+  assert_floats (f->y, 5.0f, 0.0f);
+  assert_floats (f->z, 5.0f, 0.0f);
+  g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, 1);
+}
+
 /* A graph made by a binding's bare constructor never crashes. */
 static void
 test_bare (void)
@@ -861,6 +914,7 @@ main (int argc, char **argv)
   ADD ("/graph/attribution", test_attribution);
   ADD ("/graph/dot", test_dot);
   ADD ("/graph/others-run", test_others_run);
+  ADD ("/graph/child-graph", test_child_graph);
 #undef ADD
   g_test_add_func ("/graph/bare", test_bare);
   g_test_add_func ("/graph/replays-then-sync", test_replays_then_sync);

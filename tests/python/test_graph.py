@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+# AtomrGraph from Python on the public mock device (CPU suite): capture
+# across two actors, replay, node names, DOT, a child graph, and the
+# refusals of set_kernel_args; the same capture and replay on a GPU when
+# there is one.
+#
+# SPDX-License-Identifier: LGPL-2.1-or-later
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mathutil import Atomr, GLib, gpu_or_none, run  # noqa: E402
+
+N = 16
+
+
+def upload(buf, values):
+    buf.upload_sync(GLib.Bytes.new(struct.pack(f'{N}f', *values)), None)
+
+
+def download(buf):
+    return list(struct.unpack(f'{N}f', buf.download_sync(None).get_data()))
+
+
+def recorded(start, finish):
+    assert run(start, finish) is True
+
+
+def check(device):
+    a = Atomr.CopyActor.new(device)
+    b = Atomr.CopyActor.new(device)
+    a.set_name('py-a')
+    b.set_name('py-b')
+    x = Atomr.Buffer.new(device, Atomr.Dtype.F32, N)
+    y = Atomr.Buffer.new(device, Atomr.Dtype.F32, N)
+    upload(x, [float(i) for i in range(N)])
+
+    # y <- x (b), x = 7 (a): recorded, not run
+    graph = Atomr.Graph.new('py')
+    assert graph.begin_capture([a, b])
+    assert graph.props.state == Atomr.GraphState.CAPTURING
+    recorded(lambda cb: b.copy_async(y, x, None, cb), b.copy_finish)
+    recorded(lambda cb: a.fill_async(x, 7.0, None, cb), a.fill_finish)
+    assert graph.end_capture()
+    assert graph.get_n_nodes() == 2
+    assert graph.get_node_name(0) == 'copy #1 on py-b'
+    assert graph.get_node_name(1) == 'fill #1 on py-a'
+    assert download(x) == [float(i) for i in range(N)]
+
+    assert run(lambda cb: graph.replay_async(a, None, cb), graph.replay_finish)
+    assert download(y) == [float(i) for i in range(N)]
+    assert download(x) == [7.0] * N
+    assert graph.props.n_replays == 1
+
+    # new input, same graph
+    upload(x, [2.0] * N)
+    assert run(lambda cb: graph.replay_async(b, None, cb), graph.replay_finish)
+    assert download(y) == [2.0] * N
+
+    # only launches take new arguments
+    args = Atomr.KernelArgs.new()
+    args.add_buffer(x)
+    try:
+        graph.set_kernel_args(0, args)
+        raise AssertionError('set_kernel_args on a copy must fail')
+    except GLib.Error as error:
+        assert error.matches(Atomr.error_quark(), Atomr.Error.NOT_SUPPORTED), error.message
+        assert 'not a kernel launch' in error.message, error.message
+    try:
+        graph.set_kernel_args(5, args)
+        raise AssertionError('set_kernel_args on node 5 must fail')
+    except GLib.Error as error:
+        assert 'there is no node 5' in error.message, error.message
+
+    # a child graph: outer = x = 3 (a), graph (a)
+    outer = Atomr.Graph.new('outer')
+    assert outer.begin_capture([a])
+    recorded(lambda cb: a.fill_async(x, 3.0, None, cb), a.fill_finish)
+    recorded(lambda cb: graph.replay_async(a, None, cb), graph.replay_finish)
+    assert outer.end_capture()
+    assert outer.get_n_nodes() == 2
+    dot = outer.to_dot()
+    assert 'graph-replay' in dot and 'n0 -> n1;' in dot, dot
+    assert run(lambda cb: outer.replay_async(a, None, cb), outer.replay_finish)
+    assert download(y) == [3.0] * N
+    assert download(x) == [7.0] * N
+    return graph
+
+
+def main():
+    graph = check(Atomr.Device.new_mock())
+    assert not graph.get_instantiated()
+    assert graph.get_n_instantiations() == 0
+    print('ok: capture, replay, child graph and refusals on the mock device')
+    device = gpu_or_none()
+    if device is None:
+        print('ok: no CUDA device for the rest')
+        return 0
+    graph = check(device)
+    assert graph.get_instantiated()
+    assert graph.get_n_instantiations() == 1
+    print('ok: the same on the GPU')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
