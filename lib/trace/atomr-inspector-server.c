@@ -350,6 +350,15 @@ record_to_json (AtomrLaunchInfo *info)
   json_builder_add_int_value (b, atomr_launch_info_get_complete_time (info));
   json_builder_set_member_name (b, "gpu_ms");
   json_builder_add_double_value (b, atomr_launch_info_get_gpu_duration_ms (info));
+  if (atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_GPU_END) > 0)
+    {
+      /* GPU times on the host clock (timing on): the live timeline draws
+       * the GPU slice from them. */
+      json_builder_set_member_name (b, "gpu_start_ns");
+      json_builder_add_int_value (b, atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_GPU_START));
+      json_builder_set_member_name (b, "gpu_end_ns");
+      json_builder_add_int_value (b, atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_GPU_END));
+    }
   json_builder_set_member_name (b, "mailbox_depth");
   json_builder_add_int_value (b, atomr_launch_info_get_mailbox_depth (info));
   json_builder_set_member_name (b, "error");
@@ -1316,6 +1325,7 @@ atomr_inspector_list_local (GError **error)
       path = g_build_filename (dir, name, NULL);
       if (!g_file_get_contents (path, &text, NULL, NULL)
           || !json_parser_load_from_data (parser, text, -1, NULL)
+          || json_parser_get_root (parser) == NULL   /* an empty file */
           || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         continue;
       o = json_node_get_object (json_parser_get_root (parser));

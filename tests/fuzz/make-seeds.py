@@ -134,3 +134,6 @@ put('cache-entry', 'sealed-truncated', SEAL + entry(ptx=b'x' * 64)[:-10])
 put('cache-entry', 'short', SEAL + b'ATOMRKC\n')
 put('cache-entry', 'sealed-upper-key', SEAL + entry(key='AB' * 32))
 put('cache-entry', 'sealed-manifest-garbage', SEAL + entry(manifest=b'{"headers":'))
+# found by hand while writing the attach client: empty JSON has no root
+put('cache-entry', 'crash-sealed-empty-meta', SEAL + entry(meta=b''))
+put('cache-entry', 'crash-sealed-blank-meta', SEAL + entry(meta=b'  \n'))

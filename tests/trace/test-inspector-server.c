@@ -221,6 +221,18 @@ test_discovery (void)
   g_assert_cmpstr (json_object_get_string_member (o, "token"), ==, atomr_inspector_server_get_token (server));
   g_assert_cmpstr (json_object_get_string_member (o, "address"), ==, "127.0.0.1");
 
+  /* An empty discovery file (of a live pid: 1) is skipped without a
+   * critical: empty text parses as JSON with no root, which
+   * JSON_NODE_HOLDS_OBJECT() refused with a critical (fatal here). */
+  {
+    g_autofree gchar *empty = g_build_filename (runtime_dir, "atomr", "inspect-1.json", NULL);
+    g_auto(GStrv) some = NULL;
+    g_assert_true (g_file_set_contents (empty, "", 0, &error));
+    some = atomr_inspector_list_local (&error);
+    g_assert_no_error (error);
+    g_unlink (empty);
+  }
+
   /* A file left by a process that is gone is skipped and removed. */
   g_assert_true (g_file_set_contents (stale, "{\"pid\":2147483646,\"port\":1,\"token\":\"x\"}", -1, &error));
   list = atomr_inspector_list_local (&error);
