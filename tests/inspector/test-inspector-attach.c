@@ -149,6 +149,16 @@ flag_set (gpointer data)
 }
 
 static void
+pump (guint ms)
+{
+  gint64 until = g_get_monotonic_time () + (gint64) ms * 1000;
+
+  while (g_get_monotonic_time () < until)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (2000);
+}
+
+static void
 screenshot (GtkWidget *widget, const gchar *name)
 {
   g_autoptr(GError) error = NULL;
@@ -197,13 +207,7 @@ test_attach_live (void)
   atomr_attach_dialog_refresh (dialog);
   g_assert_cmpstr (gtk_editable_get_text (atomr_attach_dialog_get_token_entry (dialog)), ==,
                    atomr_inspector_server_get_token (f.server));
-  {
-    /* let it lay out before the picture */
-    gint64 until = g_get_monotonic_time () + 300000;
-    while (g_get_monotonic_time () < until)
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (2000);
-  }
+  pump (700);   /* layout and paint cycles before the picture */
   screenshot (GTK_WIDGET (dialog), "attach-dialog.png");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "attach.connect", NULL));
   g_assert_true (wait_for (attached, NULL));
@@ -220,6 +224,8 @@ test_attach_live (void)
   g_assert_true (wait_for (records_in, GUINT_TO_POINTER (n + 1)));
   g_assert_cmpuint (atomr_attach_client_get_n_invalid (atomr_attach_get_client (f.window)), ==, 0);
   g_assert_true (wait_for (timeline_shows, GUINT_TO_POINTER (n)));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f.window), "win.zoom", "s", "zoom-fit"));
+  pump (900);
   screenshot (GTK_WIDGET (f.window), "attach-live.png");
 }
 
