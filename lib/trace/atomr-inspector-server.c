@@ -101,6 +101,7 @@ typedef struct
   SoupWebsocketConnection *ws;
   GSocket                 *socket;    /* under ws, for SIOCOUTQ */
   guint64                  dropped;   /* not yet reported to the client */
+  gboolean                 gone;      /* closed during a flush: removed after it */
 } Client;
 
 typedef struct
@@ -123,6 +124,7 @@ struct _Core
   gint                n_clients;     /* atomic */
   GPtrArray          *clients;       /* Client*, server thread only */
   GSource            *flush_timer;   /* server thread only: while clients stream */
+  gboolean            flushing;      /* server thread only: clients must stay put */
   AtomrTraceRecorder *recorder;      /* strong; thread-safe */
   /* Debug counters (atomic), for tests that check what an idle server
    * costs: records taken from the actors, queued for clients, turned into
@@ -781,6 +783,8 @@ client_free (gpointer data)
   g_free (c);
 }
 
+static void client_gone (Client *c);
+
 /* Server thread, every FLUSH_MS while clients stream: hands the queued
  * records to every client, one batch of frames. */
 static gboolean
@@ -802,6 +806,7 @@ flush_cb (gpointer data)
     return G_SOURCE_CONTINUE;
   g_atomic_pointer_add (&core->n_flushes, 1);
   texts = g_ptr_array_new_full (queue.length, g_free);
+  core->flushing = TRUE;
   for (GList *l = queue.head; l; l = l->next)
     g_ptr_array_add (texts, record_to_json (l->data));
   g_atomic_pointer_add (&core->n_serialized, (gssize) queue.length);
@@ -817,6 +822,10 @@ flush_cb (gpointer data)
       client_send_dropped (c);
       for (guint k = 0; k < texts->len; k++)
         {
+          /* A failed write closes the connection on the spot (the
+           * client went away mid-batch): the rest is not sent. */
+          if (soup_websocket_connection_get_state (c->ws) != SOUP_WEBSOCKET_STATE_OPEN)
+            break;
           if (c->dropped > 0 || socket_unsent (c) > SLOW_CLIENT_BYTES)
             {
               /* Slow client: the rest of this batch is dropped for it,
@@ -830,6 +839,13 @@ flush_cb (gpointer data)
             }
           soup_websocket_connection_send_text (c->ws, g_ptr_array_index (texts, k));
         }
+    }
+  core->flushing = FALSE;
+  for (guint i = core->clients->len; i > 0; i--)
+    {
+      Client *c = g_ptr_array_index (core->clients, i - 1);
+      if (c->gone)
+        client_gone (c);
     }
   return G_SOURCE_CONTINUE;
 }
@@ -860,6 +876,16 @@ on_ws_closed (SoupWebsocketConnection *ws,
               gpointer                 user_data)
 {
   Client *c = user_data;
+
+  if (c->server->core->flushing)
+    c->gone = TRUE;   /* flush_cb() is walking the clients: later */
+  else
+    client_gone (c);
+}
+
+static void
+client_gone (Client *c)
+{
   AtomrInspectorServer *self = c->server;
   Core *core = self->core;
 

@@ -452,6 +452,47 @@ test_slow_client (void)
   g_clear_object (&s.ws);
 }
 
+/* A client that vanishes (its socket closed, no close frame) while the
+ * server is in the middle of a batch: the server's first failed write
+ * closes the connection, and the rest of the batch must not be sent to it
+ * (it was: one libsoup critical per record, fatal here; found by
+ * bench-inspector-host), nor may the client be freed under the batch. */
+static void
+test_client_vanishes (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *big = g_strnfill (1000, 'v');
+  gint64 until, closed_at;
+  guint64 seq = 0;
+  Stream s;
+
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  stream_connect (server, session, atomr_inspector_server_get_token (server), &s);
+  g_assert_no_error (s.error);
+  closed_at = g_get_monotonic_time () + 100 * 1000;
+  until = closed_at + 900 * 1000;
+  while (g_get_monotonic_time () < until)
+    {
+      for (guint i = 0; i < 200; i++)
+        publish (server, ++seq, big);
+      if (s.ws && g_get_monotonic_time () > closed_at)
+        {
+          g_signal_handlers_disconnect_by_data (s.ws, &s);
+          g_io_stream_close (soup_websocket_connection_get_io_stream (s.ws), NULL, NULL);
+          g_clear_object (&s.ws);
+        }
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  for (guint i = 0; i < 10000 && atomr_inspector_server_get_n_clients (server) > 0; i++)
+    g_usleep (1000);
+  g_assert_cmpuint (atomr_inspector_server_get_n_clients (server), ==, 0);
+  g_assert_false (atomr_inspector_server_is_hooked (server));
+  atomr_inspector_server_stop (server);
+}
+
 static GSocketConnection *
 raw_connect (AtomrInspectorServer *server)
 {
@@ -962,6 +1003,7 @@ main (int argc, char **argv)
   g_test_add_func ("/inspector-server/stream", test_stream);
   g_test_add_func ("/inspector-server/slow-client", test_slow_client);
   g_test_add_func ("/inspector-server/limits", test_limits);
+  g_test_add_func ("/inspector-server/client-vanishes", test_client_vanishes);
   g_test_add_func ("/inspector-server/idle-costs-nothing", test_idle_costs_nothing);
   g_test_add_func ("/inspector-server/actor-counters", test_actor_counters);
   g_test_add_func ("/inspector-server/tls", test_tls);
