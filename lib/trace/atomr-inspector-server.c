@@ -104,12 +104,36 @@ typedef struct
   gboolean                 gone;      /* closed during a flush: removed after it */
 } Client;
 
+/* What an actor's observer leaves for the server thread: plain values,
+ * turned into a launch record (and JSON) only there. */
+typedef struct
+{
+  const gchar *actor;         /* interned */
+  const gchar *library;       /* interned */
+  gchar        operation[48];
+  guint64      sequence;
+  gint64       t_submit, t_enqueue, t_complete;   /* ns */
+  gdouble      gpu_ms;
+  guint        stream_id;
+  gint         device;
+  guint        mailbox_depth;
+  gchar       *error;         /* owned; NULL on success */
+} PendingRecord;
+
+static void
+pending_record_clear (gpointer data)
+{
+  g_free (((PendingRecord *) data)->error);
+}
+
 typedef struct
 {
   gatomicrefcount ref;
   Core           *core;
   GWeakRef        actor;
-  gulong          complete_handler;  /* under the server's actors_lock; 0 unhooked */
+  gboolean        hooked;        /* under the server's actors_lock: observer set */
+  const gchar    *name;          /* interned when hooked */
+  const gchar    *library;       /* interned when hooked */
 } ActorWatch;
 
 struct _Core
@@ -118,7 +142,8 @@ struct _Core
   GMutex              lock;
   gboolean            running;       /* under lock */
   GMainContext       *context;       /* set while running */
-  GQueue              queue;         /* AtomrLaunchInfo*, under lock */
+  GQueue              queue;         /* AtomrLaunchInfo*, under lock: published ones */
+  GArray             *pending;       /* PendingRecord, under lock: the actors' */
   guint64             queue_dropped; /* under lock, not yet counted per client */
   guint64             n_dropped;     /* under lock, all records ever dropped */
   gint                n_clients;     /* atomic */
@@ -199,6 +224,7 @@ core_unref (Core *core)
   if (!g_atomic_ref_count_dec (&core->ref))
     return;
   g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
+  g_array_unref (core->pending);
   g_ptr_array_unref (core->clients);
   g_clear_object (&core->recorder);
   g_mutex_clear (&core->lock);
@@ -222,12 +248,6 @@ watch_unref (ActorWatch *w)
   g_free (w);
 }
 
-static void
-watch_closure_notify (gpointer  data,
-                      GClosure *closure)
-{
-  watch_unref (data);
-}
 
 /* ------------------------------------------------------------------ */
 /* The application's side: append and wake                             */
@@ -256,26 +276,88 @@ core_publish (Core            *core,
   g_mutex_unlock (&core->lock);
 }
 
-/* Connected only while observed (see update_hooks()). */
+/* The actor's observer, set only while observed (see update_hooks()): on
+ * the actor's thread, under its mailbox lock.  Copies plain values into
+ * the pending array; no allocation but the error text of a failure. */
 static void
-on_after_complete (AtomrActor      *actor,
-                   AtomrLaunchInfo *info,
-                   gpointer         user_data)
+on_observe (AtomrActor          *actor,
+            const AtomrOpRecord *r,
+            gpointer             user_data)
 {
   ActorWatch *w = user_data;
+  Core *core = w->core;
 
-  g_atomic_pointer_add (&w->core->n_observed, 1);
-  atomr_trace_recorder_add_record (w->core->recorder, info);
-  core_publish (w->core, info);
+  g_atomic_pointer_add (&core->n_observed, 1);
+  g_mutex_lock (&core->lock);
+  if (!core->running)
+    ;
+  else if (core->pending->len >= QUEUE_CAPACITY)
+    {
+      core->queue_dropped++;
+      core->n_dropped++;
+    }
+  else
+    {
+      PendingRecord *p;
+      g_array_set_size (core->pending, core->pending->len + 1);
+      p = &g_array_index (core->pending, PendingRecord, core->pending->len - 1);
+      p->actor = w->name;
+      p->library = w->library;
+      g_strlcpy (p->operation, r->operation ? r->operation : "", sizeof p->operation);
+      p->sequence = r->sequence;
+      p->t_submit = r->t_submit;
+      p->t_enqueue = r->t_enqueue;
+      p->t_complete = r->t_complete;
+      p->gpu_ms = r->gpu_ms;
+      p->stream_id = r->stream_id;
+      p->device = r->device;
+      p->mailbox_depth = r->mailbox_depth;
+      p->error = r->error ? g_strdup (r->error->message) : NULL;
+      if (g_atomic_int_get (&core->n_clients) > 0)
+        g_atomic_pointer_add (&core->n_published, 1);
+    }
+  g_mutex_unlock (&core->lock);
+}
+
+/* Server thread: a pending record as a launch record. */
+static AtomrLaunchInfo *
+pending_to_info (const PendingRecord *p)
+{
+  AtomrLaunchInfo *info = atomr_launch_info_new (p->actor, p->library, p->operation);
+
+  atomr_launch_info_set_sequence (info, p->sequence);
+  atomr_launch_info_set_device_ordinal (info, p->device);
+  atomr_launch_info_set_stream_id (info, p->stream_id);
+  atomr_launch_info_set_mailbox_depth (info, p->mailbox_depth);
+  if (p->t_submit > 0)
+    atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_SUBMITTED, p->t_submit);
+  if (p->t_enqueue > 0)
+    atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_ENQUEUED, p->t_enqueue);
+  if (p->t_complete > 0)
+    {
+      atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_COMPLETED, p->t_complete);
+      atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_REPLIED, p->t_complete);
+    }
+  if (p->gpu_ms >= 0)
+    atomr_launch_info_set_gpu_duration_ms (info, p->gpu_ms);
+  if (p->error)
+    {
+      g_autoptr(GError) e = g_error_new_literal (ATOMR_ERROR, ATOMR_ERROR_LIBRARY, p->error);
+      atomr_launch_info_set_error (info, e);
+    }
+  return info;
 }
 
 static void
 watch_hook (ActorWatch *w,
             AtomrActor *actor)
 {
-  if (w->complete_handler == 0)
-    w->complete_handler = g_signal_connect_data (actor, "after-complete", G_CALLBACK (on_after_complete),
-                                                 watch_ref (w), watch_closure_notify, 0);
+  if (w->hooked)
+    return;
+  w->name = g_intern_string (atomr_actor_get_name (actor));
+  w->library = g_intern_string (atomr_actor_get_library (actor));
+  atomr_actor_set_observer (actor, on_observe, watch_ref (w), (GDestroyNotify) watch_unref);
+  w->hooked = TRUE;
 }
 
 static void
@@ -283,9 +365,9 @@ watch_unhook (ActorWatch *w)
 {
   g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
 
-  if (actor && w->complete_handler && g_signal_handler_is_connected (actor, w->complete_handler))
-    g_signal_handler_disconnect (actor, w->complete_handler);
-  w->complete_handler = 0;
+  if (actor && w->hooked)
+    atomr_actor_set_observer (actor, NULL, NULL, NULL);
+  w->hooked = FALSE;
 }
 
 /* Connects the actors' handlers while someone looks (a streaming client,
@@ -795,13 +877,31 @@ flush_cb (gpointer data)
   guint64 dropped;
   g_autoptr(GPtrArray) texts = NULL;
 
+  g_autoptr(GArray) pending = NULL;
+
   g_mutex_lock (&core->lock);
   queue = core->queue;
   g_queue_init (&core->queue);
+  pending = core->pending;
+  core->pending = g_array_sized_new (FALSE, FALSE, sizeof (PendingRecord), MIN (pending->len, 1024));
+  g_array_set_clear_func (core->pending, pending_record_clear);
   dropped = core->queue_dropped;
   core->queue_dropped = 0;
   g_mutex_unlock (&core->lock);
 
+  /* The actors' records become launch records here, on this thread:
+   * into the recorder always, to JSON only for clients. */
+  for (guint i = 0; i < pending->len; i++)
+    {
+      AtomrLaunchInfo *info = pending_to_info (&g_array_index (pending, PendingRecord, i));
+      atomr_trace_recorder_add_record (core->recorder, info);
+      g_queue_push_tail (&queue, info);
+    }
+  if (core->clients->len == 0)
+    {
+      g_queue_clear_full (&queue, (GDestroyNotify) atomr_launch_info_unref);
+      return G_SOURCE_CONTINUE;
+    }
   if (queue.length == 0 && dropped == 0)
     return G_SOURCE_CONTINUE;
   g_atomic_pointer_add (&core->n_flushes, 1);
@@ -899,6 +999,7 @@ client_gone (Client *c)
       g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
       core->queue_dropped = 0;
       g_mutex_unlock (&core->lock);
+      flush_cb (core);   /* what the actors left goes to the recorder */
     }
 }
 
@@ -935,6 +1036,11 @@ static gboolean
 housekeeping_cb (gpointer user_data)
 {
   AtomrInspectorServer *self = user_data;
+
+  /* always-record with no client: the actors' records reach the recorder
+   * here (the 16 ms flush runs only while clients stream). */
+  if (self->core->flush_timer == NULL)
+    flush_cb (self->core);
 
   /* Forget closed connections (the connection limit counts open ones). */
   for (guint i = self->connections->len; i > 0; i--)
@@ -1489,6 +1595,7 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
   g_mutex_lock (&self->core->lock);
   self->core->context = NULL;
   g_queue_clear_full (&self->core->queue, (GDestroyNotify) atomr_launch_info_unref);
+  g_array_set_size (self->core->pending, 0);
   self->core->queue_dropped = 0;
   g_mutex_unlock (&self->core->lock);
   g_main_context_unref (context);
@@ -2286,6 +2393,8 @@ atomr_inspector_server_init (AtomrInspectorServer *self)
   g_atomic_ref_count_init (&self->core->ref);
   g_mutex_init (&self->core->lock);
   g_queue_init (&self->core->queue);
+  self->core->pending = g_array_new (FALSE, FALSE, sizeof (PendingRecord));
+  g_array_set_clear_func (self->core->pending, pending_record_clear);
   self->core->clients = g_ptr_array_new_with_free_func (client_free);
   /* The recorder's default capacity (atomr_trace_recorder_new (0) would
    * keep one operation: the capacity is at least 1, not "default"). */
