@@ -160,6 +160,7 @@ struct _AtomrOp
   guint               shared_mem;
   gint64              t_submit;   /* ns, atomr_launch_info_now_ns() */
   gint64              t_enqueue;  /* ns */
+  gint                mail_at_run; /* the mailbox's length when it ran (observed actors) */
   guint               generation;
   guint64             sequence;   /* per actor, from 1 */
   guint64             trace_id;   /* per process: the trace's "seq" */
@@ -704,7 +705,7 @@ op_observe (AtomrOp      *op,
   r.gpu_ms = gpu_ms;
   r.stream_id = op->stream ? op->stream->id : 0;
   r.device = atomr_device_get_ordinal (priv->device);
-  r.mailbox_depth = (guint) MAX (g_atomic_int_get (&src->n_mail), 0);
+  r.mailbox_depth = (guint) MAX (op->mail_at_run, 0);
   r.error = error;
   g_mutex_lock (&src->lock);
   if (src->observer)
@@ -961,6 +962,8 @@ op_run (AtomrOp *op)
     for (guint s = 0; s < N_SIGNALS; s++)
       if (g_signal_has_handler_pending (self, signals[s], 0, TRUE))
         op->signal_mask |= 1u << s;
+  if (g_atomic_int_get (&priv->source->has_observer))
+    op->mail_at_run = g_atomic_int_get (&priv->source->n_mail);
   if (op->signal_mask)
     {
       op->info = atomr_launch_info_new (priv->name, atomr_actor_get_library (self), op->operation);
