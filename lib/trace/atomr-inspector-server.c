@@ -374,14 +374,15 @@ watch_unhook (ActorWatch *w)
  * or always-record) and disconnects them otherwise, so that an idle server
  * costs the actors nothing.  Any thread. */
 static void
-update_hooks (AtomrInspectorServer *self)
+update_hooks_for (AtomrInspectorServer *self,
+                  gint                  n_clients)
 {
   GHashTableIter iter;
   ActorWatch *w;
   gboolean want;
 
   g_mutex_lock (&self->actors_lock);
-  want = self->always_record || g_atomic_int_get (&self->core->n_clients) > 0;
+  want = self->always_record || n_clients > 0;
   if (want != self->hooked)
     {
       self->hooked = want;
@@ -399,6 +400,12 @@ update_hooks (AtomrInspectorServer *self)
         }
     }
   g_mutex_unlock (&self->actors_lock);
+}
+
+static void
+update_hooks (AtomrInspectorServer *self)
+{
+  update_hooks_for (self, g_atomic_int_get (&self->core->n_clients));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1028,8 +1035,10 @@ websocket_handler (SoupServer              *server,
   g_signal_connect (ws, "closed", G_CALLBACK (on_ws_closed), c);
   g_ptr_array_add (self->core->clients, c);
   flush_timer_start (self->core);
+  /* Hooked before counted: whoever sees the client counted (a test, a
+   * tool) may rely on every operation from then on being streamed. */
+  update_hooks_for (self, g_atomic_int_get (&self->core->n_clients) + 1);
   g_atomic_int_inc (&self->core->n_clients);
-  update_hooks (self);
 }
 
 static gboolean
