@@ -8,6 +8,9 @@
 
 #include "inspector-window.h"
 #include "inspector-plugins.h"
+#ifdef ATOMR_HAVE_SOUP
+#include "atomr-attach-dialog.h"
+#endif
 
 struct _InspectorWindow
 {
@@ -131,6 +134,17 @@ on_cache_dir_response (GtkNativeDialog *dialog,
     }
   g_object_unref (dialog);
 }
+
+#ifdef ATOMR_HAVE_SOUP
+/* Attach to Process… (app/inspector/atomr-attach-dialog.c) */
+static void
+attach_action (GtkWidget   *widget,
+               const gchar *action_name,
+               GVariant    *parameter)
+{
+  gtk_window_present (GTK_WINDOW (atomr_attach_dialog_new (INSPECTOR_WINDOW (widget))));
+}
+#endif
 
 static void
 choose_cache_dir_action (GtkWidget   *widget,
@@ -340,6 +354,10 @@ inspector_window_class_init (InspectorWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.zoom", "s", zoom_action);
   gtk_widget_class_install_action (widget_class, "win.choose-cache-dir", NULL, choose_cache_dir_action);
+#ifdef ATOMR_HAVE_SOUP
+  gtk_widget_class_install_action (widget_class, "win.attach", NULL, attach_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_a, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.attach", NULL);
+#endif
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, GDK_ALT_MASK, "win.page", "s", "cache");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_2, GDK_ALT_MASK, "win.page", "s", "editor");
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_3, GDK_ALT_MASK, "win.page", "s", "trace");

@@ -241,6 +241,37 @@ gboolean     atomr_actor_wants_completions (AtomrActor       *self);
 void         atomr_actor_emit_completed (AtomrActor          *self,
                                          AtomrLaunchInfo     *info);
 
+/* One finished operation as an observer sees it (atomr_actor_set_observer):
+ * plain values, valid during the call only. */
+typedef struct {
+  const gchar  *operation;
+  guint64       sequence;     /* the process-wide trace id */
+  gint64        t_submit;     /* ns, atomr_launch_info_now_ns(); 0 if none */
+  gint64        t_enqueue;
+  gint64        t_complete;
+  gdouble       gpu_ms;       /* -1 without timing */
+  guint         stream_id;
+  gint          device;
+  guint         mailbox_depth;
+  const GError *error;        /* NULL on success */
+} AtomrOpRecord;
+
+typedef void (*AtomrActorObserver) (AtomrActor          *actor,
+                                    const AtomrOpRecord *record,
+                                    gpointer             data);
+
+/* One observer per actor, called on the actor's context as each operation
+ * finishes (completed on the GPU, or ended before it), under the actor's
+ * mailbox lock: it must be quick and must not call into the actor.  Unlike
+ * the signals it needs no launch record: the inspector server's cheap
+ * streaming path.  Replaces the previous observer (its @destroy runs,
+ * outside the lock); NULL removes it.  Any thread. */
+void         atomr_actor_set_observer (AtomrActor         *self,
+                                       AtomrActorObserver  observer,
+                                       gpointer            data,
+                                       GDestroyNotify      destroy);
+gboolean     atomr_actor_has_observer (AtomrActor         *self);
+
 /* Counters for observers that must cost the operations nothing (the
  * inspector server): requests made, operations completed on the GPU,
  * operations in flight (made, not yet completed nor ended before the GPU),

@@ -127,6 +127,10 @@ struct _ActorSource
   gint          working;      /* atomic: the mailbox head's work runs on a
                                * worker (atomr_op_run_on_worker) */
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
+  gint          has_observer; /* atomic: the fast path's one read */
+  AtomrActorObserver observer;  /* under lock */
+  gpointer      observer_data;
+  GDestroyNotify observer_destroy;
   gint          n_graveyard;  /* atomic: its length, without its lock */
 };
 
@@ -158,6 +162,7 @@ struct _AtomrOp
   guint               shared_mem;
   gint64              t_submit;   /* ns, atomr_launch_info_now_ns() */
   gint64              t_enqueue;  /* ns */
+  gint                mail_at_run; /* the mailbox's length when it ran (observed actors) */
   guint               generation;
   guint64             sequence;   /* per actor, from 1 */
   guint64             trace_id;   /* per process: the trace's "seq" */
@@ -706,6 +711,8 @@ actor_source_finalize (GSource *source)
   /* Host-function records hold the source: the graveyard is empty. */
   g_weak_ref_clear (&src->actor);
   g_weak_ref_clear (&src->capture_ref);
+  if (src->observer_destroy)
+    src->observer_destroy (src->observer_data);
   g_mutex_clear (&src->lock);
   g_async_queue_unref (src->graveyard);
   atomr_vec_clear (&src->unfenced, NULL);
@@ -772,6 +779,36 @@ op_emit (AtomrOp *op,
 {
   if (op->signal_mask & (1u << signal))
     g_signal_emit (op->actor, signals[signal], 0, op->info);
+}
+
+/* The observer (atomr_actor_set_observer()): a plain record, no launch
+ * info, no signal; nothing but one atomic read without an observer. */
+static void
+op_observe (AtomrOp      *op,
+            gint64        t_complete,
+            gdouble       gpu_ms,
+            const GError *error)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  ActorSource *src = priv->source;
+  AtomrOpRecord r;
+
+  if (src == NULL || !g_atomic_int_get (&src->has_observer))
+    return;
+  r.operation = op->operation;
+  r.sequence = op->trace_id;
+  r.t_submit = op->t_submit;
+  r.t_enqueue = op->t_enqueue;
+  r.t_complete = t_complete;
+  r.gpu_ms = gpu_ms;
+  r.stream_id = op->stream ? op->stream->id : 0;
+  r.device = atomr_device_get_ordinal (priv->device);
+  r.mailbox_depth = (guint) MAX (op->mail_at_run, 0);
+  r.error = error;
+  g_mutex_lock (&src->lock);
+  if (src->observer)
+    src->observer (op->actor, &r, src->observer_data);
+  g_mutex_unlock (&src->lock);
 }
 
 static void
@@ -850,6 +887,8 @@ op_reply_error (AtomrOp *op,
   gboolean emitted = op->info != NULL && op->t_enqueue == 0;
 
   g_atomic_pointer_add (&priv->n_ended_early, 1);
+  if (op->t_enqueue == 0)
+    op_observe (op, atomr_launch_info_now_ns (), -1.0, error);
 
   if (emitted)
     {
@@ -1111,6 +1150,8 @@ op_run (AtomrOp *op)
     for (guint s = 0; s < N_SIGNALS; s++)
       if (g_signal_has_handler_pending (self, signals[s], 0, TRUE))
         op->signal_mask |= 1u << s;
+  if (g_atomic_int_get (&priv->source->has_observer))
+    op->mail_at_run = g_atomic_int_get (&priv->source->n_mail);
   if (op->signal_mask)
     {
       op->info = atomr_launch_info_new (priv->name, atomr_actor_get_library (self), op->operation);
@@ -1334,6 +1375,7 @@ op_complete (AtomrOp  *op,
 
   op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
   op_emit (op, SIGNAL_BEFORE_COMPLETE);
+  op_observe (op, atomr_launch_info_now_ns (), gpu_ms, error);
 
   if (error)
     op_return_error (op, error);
@@ -2715,6 +2757,43 @@ atomr_actor_get_n_completed (AtomrActor *self)
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
   g_return_val_if_fail (ATOMR_IS_ACTOR (self), 0);
   return priv->n_completed;
+}
+
+void
+atomr_actor_set_observer (AtomrActor         *self,
+                          AtomrActorObserver  observer,
+                          gpointer            data,
+                          GDestroyNotify      destroy)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  ActorSource *src = priv->source;
+  GDestroyNotify old_destroy;
+  gpointer old_data;
+
+  if (src == NULL)
+    {
+      if (destroy)
+        destroy (data);
+      return;
+    }
+  g_mutex_lock (&src->lock);
+  old_destroy = src->observer_destroy;
+  old_data = src->observer_data;
+  src->observer = observer;
+  src->observer_data = data;
+  src->observer_destroy = destroy;
+  g_atomic_int_set (&src->has_observer, observer != NULL);
+  g_mutex_unlock (&src->lock);
+  if (old_destroy)
+    old_destroy (old_data);
+}
+
+gboolean
+atomr_actor_has_observer (AtomrActor *self)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+
+  return priv->source && g_atomic_int_get (&priv->source->has_observer);
 }
 
 void

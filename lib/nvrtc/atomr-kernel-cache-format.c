@@ -552,7 +552,8 @@ atomr_cache_meta_parse (const gchar  *json,
 
       if (!json_parser_load_from_data (parser, json, length, error))
         return FALSE;
-      if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+      /* Empty or blank text parses, with no root at all. */
+      if (json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                        "cache file: metadata is not a JSON object");

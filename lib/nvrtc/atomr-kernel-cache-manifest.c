@@ -139,6 +139,7 @@ parse_object (const gchar *json,
               JsonParser  *parser)
 {
   if (json == NULL || !json_parser_load_from_data (parser, json, -1, NULL)
+      || json_parser_get_root (parser) == NULL   /* empty text */
       || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return NULL;
   return json_node_get_object (json_parser_get_root (parser));

@@ -101,14 +101,39 @@ typedef struct
   SoupWebsocketConnection *ws;
   GSocket                 *socket;    /* under ws, for SIOCOUTQ */
   guint64                  dropped;   /* not yet reported to the client */
+  gboolean                 gone;      /* closed during a flush: removed after it */
 } Client;
+
+/* What an actor's observer leaves for the server thread: plain values,
+ * turned into a launch record (and JSON) only there. */
+typedef struct
+{
+  const gchar *actor;         /* interned */
+  const gchar *library;       /* interned */
+  gchar        operation[48];
+  guint64      sequence;
+  gint64       t_submit, t_enqueue, t_complete;   /* ns */
+  gdouble      gpu_ms;
+  guint        stream_id;
+  gint         device;
+  guint        mailbox_depth;
+  gchar       *error;         /* owned; NULL on success */
+} PendingRecord;
+
+static void
+pending_record_clear (gpointer data)
+{
+  g_free (((PendingRecord *) data)->error);
+}
 
 typedef struct
 {
   gatomicrefcount ref;
   Core           *core;
   GWeakRef        actor;
-  gulong          complete_handler;  /* under the server's actors_lock; 0 unhooked */
+  gboolean        hooked;        /* under the server's actors_lock: observer set */
+  const gchar    *name;          /* interned when hooked */
+  const gchar    *library;       /* interned when hooked */
 } ActorWatch;
 
 struct _Core
@@ -117,12 +142,14 @@ struct _Core
   GMutex              lock;
   gboolean            running;       /* under lock */
   GMainContext       *context;       /* set while running */
-  GQueue              queue;         /* AtomrLaunchInfo*, under lock */
+  GQueue              queue;         /* AtomrLaunchInfo*, under lock: published ones */
+  GArray             *pending;       /* PendingRecord, under lock: the actors' */
   guint64             queue_dropped; /* under lock, not yet counted per client */
   guint64             n_dropped;     /* under lock, all records ever dropped */
   gint                n_clients;     /* atomic */
   GPtrArray          *clients;       /* Client*, server thread only */
   GSource            *flush_timer;   /* server thread only: while clients stream */
+  gboolean            flushing;      /* server thread only: clients must stay put */
   AtomrTraceRecorder *recorder;      /* strong; thread-safe */
   /* Debug counters (atomic), for tests that check what an idle server
    * costs: records taken from the actors, queued for clients, turned into
@@ -197,6 +224,7 @@ core_unref (Core *core)
   if (!g_atomic_ref_count_dec (&core->ref))
     return;
   g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
+  g_array_unref (core->pending);
   g_ptr_array_unref (core->clients);
   g_clear_object (&core->recorder);
   g_mutex_clear (&core->lock);
@@ -220,12 +248,6 @@ watch_unref (ActorWatch *w)
   g_free (w);
 }
 
-static void
-watch_closure_notify (gpointer  data,
-                      GClosure *closure)
-{
-  watch_unref (data);
-}
 
 /* ------------------------------------------------------------------ */
 /* The application's side: append and wake                             */
@@ -254,26 +276,88 @@ core_publish (Core            *core,
   g_mutex_unlock (&core->lock);
 }
 
-/* Connected only while observed (see update_hooks()). */
+/* The actor's observer, set only while observed (see update_hooks()): on
+ * the actor's thread, under its mailbox lock.  Copies plain values into
+ * the pending array; no allocation but the error text of a failure. */
 static void
-on_after_complete (AtomrActor      *actor,
-                   AtomrLaunchInfo *info,
-                   gpointer         user_data)
+on_observe (AtomrActor          *actor,
+            const AtomrOpRecord *r,
+            gpointer             user_data)
 {
   ActorWatch *w = user_data;
+  Core *core = w->core;
 
-  g_atomic_pointer_add (&w->core->n_observed, 1);
-  atomr_trace_recorder_add_record (w->core->recorder, info);
-  core_publish (w->core, info);
+  g_atomic_pointer_add (&core->n_observed, 1);
+  g_mutex_lock (&core->lock);
+  if (!core->running)
+    ;
+  else if (core->pending->len >= QUEUE_CAPACITY)
+    {
+      core->queue_dropped++;
+      core->n_dropped++;
+    }
+  else
+    {
+      PendingRecord *p;
+      g_array_set_size (core->pending, core->pending->len + 1);
+      p = &g_array_index (core->pending, PendingRecord, core->pending->len - 1);
+      p->actor = w->name;
+      p->library = w->library;
+      g_strlcpy (p->operation, r->operation ? r->operation : "", sizeof p->operation);
+      p->sequence = r->sequence;
+      p->t_submit = r->t_submit;
+      p->t_enqueue = r->t_enqueue;
+      p->t_complete = r->t_complete;
+      p->gpu_ms = r->gpu_ms;
+      p->stream_id = r->stream_id;
+      p->device = r->device;
+      p->mailbox_depth = r->mailbox_depth;
+      p->error = r->error ? g_strdup (r->error->message) : NULL;
+      if (g_atomic_int_get (&core->n_clients) > 0)
+        g_atomic_pointer_add (&core->n_published, 1);
+    }
+  g_mutex_unlock (&core->lock);
+}
+
+/* Server thread: a pending record as a launch record. */
+static AtomrLaunchInfo *
+pending_to_info (const PendingRecord *p)
+{
+  AtomrLaunchInfo *info = atomr_launch_info_new (p->actor, p->library, p->operation);
+
+  atomr_launch_info_set_sequence (info, p->sequence);
+  atomr_launch_info_set_device_ordinal (info, p->device);
+  atomr_launch_info_set_stream_id (info, p->stream_id);
+  atomr_launch_info_set_mailbox_depth (info, p->mailbox_depth);
+  if (p->t_submit > 0)
+    atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_SUBMITTED, p->t_submit);
+  if (p->t_enqueue > 0)
+    atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_ENQUEUED, p->t_enqueue);
+  if (p->t_complete > 0)
+    {
+      atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_COMPLETED, p->t_complete);
+      atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_REPLIED, p->t_complete);
+    }
+  if (p->gpu_ms >= 0)
+    atomr_launch_info_set_gpu_duration_ms (info, p->gpu_ms);
+  if (p->error)
+    {
+      g_autoptr(GError) e = g_error_new_literal (ATOMR_ERROR, ATOMR_ERROR_LIBRARY, p->error);
+      atomr_launch_info_set_error (info, e);
+    }
+  return info;
 }
 
 static void
 watch_hook (ActorWatch *w,
             AtomrActor *actor)
 {
-  if (w->complete_handler == 0)
-    w->complete_handler = g_signal_connect_data (actor, "after-complete", G_CALLBACK (on_after_complete),
-                                                 watch_ref (w), watch_closure_notify, 0);
+  if (w->hooked)
+    return;
+  w->name = g_intern_string (atomr_actor_get_name (actor));
+  w->library = g_intern_string (atomr_actor_get_library (actor));
+  atomr_actor_set_observer (actor, on_observe, watch_ref (w), (GDestroyNotify) watch_unref);
+  w->hooked = TRUE;
 }
 
 static void
@@ -281,23 +365,24 @@ watch_unhook (ActorWatch *w)
 {
   g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
 
-  if (actor && w->complete_handler && g_signal_handler_is_connected (actor, w->complete_handler))
-    g_signal_handler_disconnect (actor, w->complete_handler);
-  w->complete_handler = 0;
+  if (actor && w->hooked)
+    atomr_actor_set_observer (actor, NULL, NULL, NULL);
+  w->hooked = FALSE;
 }
 
 /* Connects the actors' handlers while someone looks (a streaming client,
  * or always-record) and disconnects them otherwise, so that an idle server
  * costs the actors nothing.  Any thread. */
 static void
-update_hooks (AtomrInspectorServer *self)
+update_hooks_for (AtomrInspectorServer *self,
+                  gint                  n_clients)
 {
   GHashTableIter iter;
   ActorWatch *w;
   gboolean want;
 
   g_mutex_lock (&self->actors_lock);
-  want = self->always_record || g_atomic_int_get (&self->core->n_clients) > 0;
+  want = self->always_record || n_clients > 0;
   if (want != self->hooked)
     {
       self->hooked = want;
@@ -315,6 +400,12 @@ update_hooks (AtomrInspectorServer *self)
         }
     }
   g_mutex_unlock (&self->actors_lock);
+}
+
+static void
+update_hooks (AtomrInspectorServer *self)
+{
+  update_hooks_for (self, g_atomic_int_get (&self->core->n_clients));
 }
 
 /* ------------------------------------------------------------------ */
@@ -350,6 +441,15 @@ record_to_json (AtomrLaunchInfo *info)
   json_builder_add_int_value (b, atomr_launch_info_get_complete_time (info));
   json_builder_set_member_name (b, "gpu_ms");
   json_builder_add_double_value (b, atomr_launch_info_get_gpu_duration_ms (info));
+  if (atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_GPU_END) > 0)
+    {
+      /* GPU times on the host clock (timing on): the live timeline draws
+       * the GPU slice from them. */
+      json_builder_set_member_name (b, "gpu_start_ns");
+      json_builder_add_int_value (b, atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_GPU_START));
+      json_builder_set_member_name (b, "gpu_end_ns");
+      json_builder_add_int_value (b, atomr_launch_info_get_timestamp (info, ATOMR_LAUNCH_GPU_END));
+    }
   json_builder_set_member_name (b, "mailbox_depth");
   json_builder_add_int_value (b, atomr_launch_info_get_mailbox_depth (info));
   json_builder_set_member_name (b, "error");
@@ -772,6 +872,8 @@ client_free (gpointer data)
   g_free (c);
 }
 
+static void client_gone (Client *c);
+
 /* Server thread, every FLUSH_MS while clients stream: hands the queued
  * records to every client, one batch of frames. */
 static gboolean
@@ -782,17 +884,36 @@ flush_cb (gpointer data)
   guint64 dropped;
   g_autoptr(GPtrArray) texts = NULL;
 
+  g_autoptr(GArray) pending = NULL;
+
   g_mutex_lock (&core->lock);
   queue = core->queue;
   g_queue_init (&core->queue);
+  pending = core->pending;
+  core->pending = g_array_sized_new (FALSE, FALSE, sizeof (PendingRecord), MIN (pending->len, 1024));
+  g_array_set_clear_func (core->pending, pending_record_clear);
   dropped = core->queue_dropped;
   core->queue_dropped = 0;
   g_mutex_unlock (&core->lock);
 
+  /* The actors' records become launch records here, on this thread:
+   * into the recorder always, to JSON only for clients. */
+  for (guint i = 0; i < pending->len; i++)
+    {
+      AtomrLaunchInfo *info = pending_to_info (&g_array_index (pending, PendingRecord, i));
+      atomr_trace_recorder_add_record (core->recorder, info);
+      g_queue_push_tail (&queue, info);
+    }
+  if (core->clients->len == 0)
+    {
+      g_queue_clear_full (&queue, (GDestroyNotify) atomr_launch_info_unref);
+      return G_SOURCE_CONTINUE;
+    }
   if (queue.length == 0 && dropped == 0)
     return G_SOURCE_CONTINUE;
   g_atomic_pointer_add (&core->n_flushes, 1);
   texts = g_ptr_array_new_full (queue.length, g_free);
+  core->flushing = TRUE;
   for (GList *l = queue.head; l; l = l->next)
     g_ptr_array_add (texts, record_to_json (l->data));
   g_atomic_pointer_add (&core->n_serialized, (gssize) queue.length);
@@ -808,6 +929,10 @@ flush_cb (gpointer data)
       client_send_dropped (c);
       for (guint k = 0; k < texts->len; k++)
         {
+          /* A failed write closes the connection on the spot (the
+           * client went away mid-batch): the rest is not sent. */
+          if (soup_websocket_connection_get_state (c->ws) != SOUP_WEBSOCKET_STATE_OPEN)
+            break;
           if (c->dropped > 0 || socket_unsent (c) > SLOW_CLIENT_BYTES)
             {
               /* Slow client: the rest of this batch is dropped for it,
@@ -821,6 +946,13 @@ flush_cb (gpointer data)
             }
           soup_websocket_connection_send_text (c->ws, g_ptr_array_index (texts, k));
         }
+    }
+  core->flushing = FALSE;
+  for (guint i = core->clients->len; i > 0; i--)
+    {
+      Client *c = g_ptr_array_index (core->clients, i - 1);
+      if (c->gone)
+        client_gone (c);
     }
   return G_SOURCE_CONTINUE;
 }
@@ -851,6 +983,16 @@ on_ws_closed (SoupWebsocketConnection *ws,
               gpointer                 user_data)
 {
   Client *c = user_data;
+
+  if (c->server->core->flushing)
+    c->gone = TRUE;   /* flush_cb() is walking the clients: later */
+  else
+    client_gone (c);
+}
+
+static void
+client_gone (Client *c)
+{
   AtomrInspectorServer *self = c->server;
   Core *core = self->core;
 
@@ -864,6 +1006,7 @@ on_ws_closed (SoupWebsocketConnection *ws,
       g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
       core->queue_dropped = 0;
       g_mutex_unlock (&core->lock);
+      flush_cb (core);   /* what the actors left goes to the recorder */
     }
 }
 
@@ -892,14 +1035,21 @@ websocket_handler (SoupServer              *server,
   g_signal_connect (ws, "closed", G_CALLBACK (on_ws_closed), c);
   g_ptr_array_add (self->core->clients, c);
   flush_timer_start (self->core);
+  /* Hooked before counted: whoever sees the client counted (a test, a
+   * tool) may rely on every operation from then on being streamed. */
+  update_hooks_for (self, g_atomic_int_get (&self->core->n_clients) + 1);
   g_atomic_int_inc (&self->core->n_clients);
-  update_hooks (self);
 }
 
 static gboolean
 housekeeping_cb (gpointer user_data)
 {
   AtomrInspectorServer *self = user_data;
+
+  /* always-record with no client: the actors' records reach the recorder
+   * here (the 16 ms flush runs only while clients stream). */
+  if (self->core->flush_timer == NULL)
+    flush_cb (self->core);
 
   /* Forget closed connections (the connection limit counts open ones). */
   for (guint i = self->connections->len; i > 0; i--)
@@ -1316,6 +1466,7 @@ atomr_inspector_list_local (GError **error)
       path = g_build_filename (dir, name, NULL);
       if (!g_file_get_contents (path, &text, NULL, NULL)
           || !json_parser_load_from_data (parser, text, -1, NULL)
+          || json_parser_get_root (parser) == NULL   /* an empty file */
           || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         continue;
       o = json_node_get_object (json_parser_get_root (parser));
@@ -1453,6 +1604,7 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
   g_mutex_lock (&self->core->lock);
   self->core->context = NULL;
   g_queue_clear_full (&self->core->queue, (GDestroyNotify) atomr_launch_info_unref);
+  g_array_set_size (self->core->pending, 0);
   self->core->queue_dropped = 0;
   g_mutex_unlock (&self->core->lock);
   g_main_context_unref (context);
@@ -2250,6 +2402,8 @@ atomr_inspector_server_init (AtomrInspectorServer *self)
   g_atomic_ref_count_init (&self->core->ref);
   g_mutex_init (&self->core->lock);
   g_queue_init (&self->core->queue);
+  self->core->pending = g_array_new (FALSE, FALSE, sizeof (PendingRecord));
+  g_array_set_clear_func (self->core->pending, pending_record_clear);
   self->core->clients = g_ptr_array_new_with_free_func (client_free);
   /* The recorder's default capacity (atomr_trace_recorder_new (0) would
    * keep one operation: the capacity is at least 1, not "default"). */

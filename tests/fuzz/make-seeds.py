@@ -134,3 +134,21 @@ put('cache-entry', 'sealed-truncated', SEAL + entry(ptx=b'x' * 64)[:-10])
 put('cache-entry', 'short', SEAL + b'ATOMRKC\n')
 put('cache-entry', 'sealed-upper-key', SEAL + entry(key='AB' * 32))
 put('cache-entry', 'sealed-manifest-garbage', SEAL + entry(manifest=b'{"headers":'))
+# found by hand while writing the attach client: empty JSON has no root
+put('cache-entry', 'crash-sealed-empty-meta', SEAL + entry(meta=b''))
+put('cache-entry', 'crash-sealed-blank-meta', SEAL + entry(meta=b'  \n'))
+
+# --- stream messages (the inspector's parser) ------------------------
+put('stream-message', 'record', json.dumps({
+    'type': 'record', 'actor': 'a', 'library': 'driver', 'operation': 'fill', 'sequence': 7, 'device': 0,
+    'stream': 3, 'submit_us': 10, 'enqueue_us': 12, 'complete_us': 20, 'gpu_ms': 0.5, 'mailbox_depth': 2,
+    'error': None}))
+put('stream-message', 'record-timed', json.dumps({
+    'type': 'record', 'actor': 'a', 'library': 'cublas', 'operation': 'gemm', 'sequence': 9, 'device': 0,
+    'stream': 1, 'submit_us': 1, 'enqueue_us': 2, 'complete_us': 9, 'gpu_ms': 0.004, 'mailbox_depth': 0,
+    'error': 'boom', 'gpu_start_ns': 3000, 'gpu_end_ns': 7000}))
+put('stream-message', 'dropped', '{"type":"dropped","count":12}')
+put('stream-message', 'huge-times', '{"type":"record","operation":"x","submit_us":9223372036854775807,'
+    '"gpu_start_ns":-5,"gpu_end_ns":-9,"device":-2147483649,"stream":99999999999}')
+put('stream-message', 'empty', '')
+put('stream-message', 'unknown', '{"type":"hello"}')

@@ -25,6 +25,7 @@ int fuzz_cache_entry (const uint8_t *data, size_t size);
 #ifdef ATOMR_HAVE_SOUP
 int fuzz_http_request (const uint8_t *data, size_t size);
 int fuzz_websocket (const uint8_t *data, size_t size);
+int fuzz_stream_message (const uint8_t *data, size_t size);
 #endif
 
 typedef struct
@@ -110,6 +111,7 @@ main (int argc, char **argv)
 #ifdef ATOMR_HAVE_SOUP
     { "http-request", fuzz_http_request },
     { "websocket", fuzz_websocket },
+    { "stream-message", fuzz_stream_message },
 #endif
   };
 

@@ -221,6 +221,18 @@ test_discovery (void)
   g_assert_cmpstr (json_object_get_string_member (o, "token"), ==, atomr_inspector_server_get_token (server));
   g_assert_cmpstr (json_object_get_string_member (o, "address"), ==, "127.0.0.1");
 
+  /* An empty discovery file (of a live pid: 1) is skipped without a
+   * critical: empty text parses as JSON with no root, which
+   * JSON_NODE_HOLDS_OBJECT() refused with a critical (fatal here). */
+  {
+    g_autofree gchar *empty = g_build_filename (runtime_dir, "atomr", "inspect-1.json", NULL);
+    g_auto(GStrv) some = NULL;
+    g_assert_true (g_file_set_contents (empty, "", 0, &error));
+    some = atomr_inspector_list_local (&error);
+    g_assert_no_error (error);
+    g_unlink (empty);
+  }
+
   /* A file left by a process that is gone is skipped and removed. */
   g_assert_true (g_file_set_contents (stale, "{\"pid\":2147483646,\"port\":1,\"token\":\"x\"}", -1, &error));
   list = atomr_inspector_list_local (&error);
@@ -440,6 +452,47 @@ test_slow_client (void)
   g_clear_object (&s.ws);
 }
 
+/* A client that vanishes (its socket closed, no close frame) while the
+ * server is in the middle of a batch: the server's first failed write
+ * closes the connection, and the rest of the batch must not be sent to it
+ * (it was: one libsoup critical per record, fatal here; found by
+ * bench-inspector-host), nor may the client be freed under the batch. */
+static void
+test_client_vanishes (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *big = g_strnfill (1000, 'v');
+  gint64 until, closed_at;
+  guint64 seq = 0;
+  Stream s;
+
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  stream_connect (server, session, atomr_inspector_server_get_token (server), &s);
+  g_assert_no_error (s.error);
+  closed_at = g_get_monotonic_time () + 100 * 1000;
+  until = closed_at + 900 * 1000;
+  while (g_get_monotonic_time () < until)
+    {
+      for (guint i = 0; i < 200; i++)
+        publish (server, ++seq, big);
+      if (s.ws && g_get_monotonic_time () > closed_at)
+        {
+          g_signal_handlers_disconnect_by_data (s.ws, &s);
+          g_io_stream_close (soup_websocket_connection_get_io_stream (s.ws), NULL, NULL);
+          g_clear_object (&s.ws);
+        }
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  for (guint i = 0; i < 10000 && atomr_inspector_server_get_n_clients (server) > 0; i++)
+    g_usleep (1000);
+  g_assert_cmpuint (atomr_inspector_server_get_n_clients (server), ==, 0);
+  g_assert_false (atomr_inspector_server_is_hooked (server));
+  atomr_inspector_server_stop (server);
+}
+
 static GSocketConnection *
 raw_connect (AtomrInspectorServer *server)
 {
@@ -563,11 +616,31 @@ run_fills (AtomrActor  *actor,
     g_main_context_iteration (NULL, TRUE);
 }
 
+/* Signal handlers make the actor build a launch record and emit for every
+ * operation; the server must never connect any.  Its observer (no record,
+ * no emission) is set only while someone looks. */
 static gboolean
-actor_has_observers (AtomrActor *actor)
+actor_has_handlers (AtomrActor *actor)
 {
   return g_signal_has_handler_pending (actor, g_signal_lookup ("after-complete", ATOMR_TYPE_ACTOR), 0, TRUE)
          || g_signal_has_handler_pending (actor, g_signal_lookup ("after-enqueue", ATOMR_TYPE_ACTOR), 0, TRUE);
+}
+
+static gboolean
+actor_has_observers (AtomrActor *actor)
+{
+  return actor_has_handlers (actor) || atomr_actor_has_observer (actor);
+}
+
+static guint
+wait_records (AtomrInspectorServer *server,
+              guint                 n)
+{
+  AtomrTraceRecorder *recorder = atomr_inspector_server_get_recorder (server);
+
+  for (guint i = 0; i < 10000 && atomr_trace_recorder_get_n_records (recorder) < n; i++)
+    g_usleep (1000);
+  return atomr_trace_recorder_get_n_records (recorder);
 }
 
 /* The bench-inspector bug (0.57 of the actor alone with an idle server on
@@ -625,7 +698,8 @@ test_idle_costs_nothing (void)
   stream_connect (server, session, atomr_inspector_server_get_token (server), &s);
   g_assert_no_error (s.error);
   g_assert_true (atomr_inspector_server_is_hooked (server));
-  g_assert_true (actor_has_observers (actor));
+  g_assert_true (atomr_actor_has_observer (actor));
+  g_assert_false (actor_has_handlers (actor));
   run_fills (actor, buffer, 100);
   while (s.records + s.dropped < 101)
     g_main_context_iteration (NULL, TRUE);
@@ -637,7 +711,7 @@ test_idle_costs_nothing (void)
   g_assert_cmpuint (serialized, ==, 101);
   g_assert_cmpuint (flushes, >=, 1);
   g_assert_cmpuint (flushes, <=, 101);
-  g_assert_cmpuint (atomr_trace_recorder_get_n_records (atomr_inspector_server_get_recorder (server)), ==, 101);
+  g_assert_cmpuint (wait_records (server, 101), ==, 101);
 
   /* The last client gone, the actor is left alone again. */
   soup_websocket_connection_close (s.ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
@@ -661,7 +735,7 @@ test_idle_costs_nothing (void)
   g_assert_cmpuint (observed, ==, 112);
   g_assert_cmpuint (published, ==, 101);
   g_assert_cmpuint (serialized, ==, 101);
-  g_assert_cmpuint (atomr_trace_recorder_get_n_records (atomr_inspector_server_get_recorder (server)), ==, 112);
+  g_assert_cmpuint (wait_records (server, 112), ==, 112);
   atomr_inspector_server_set_always_record (server, FALSE);
   g_assert_false (actor_has_observers (actor));
 
@@ -950,6 +1024,7 @@ main (int argc, char **argv)
   g_test_add_func ("/inspector-server/stream", test_stream);
   g_test_add_func ("/inspector-server/slow-client", test_slow_client);
   g_test_add_func ("/inspector-server/limits", test_limits);
+  g_test_add_func ("/inspector-server/client-vanishes", test_client_vanishes);
   g_test_add_func ("/inspector-server/idle-costs-nothing", test_idle_costs_nothing);
   g_test_add_func ("/inspector-server/actor-counters", test_actor_counters);
   g_test_add_func ("/inspector-server/tls", test_tls);
