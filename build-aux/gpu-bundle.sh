@@ -14,6 +14,10 @@ mapfile -t programs < <(find "$build/tests" -type f -executable \( -name 'test-g
 # Debug info would take the bundle past what the device tool carries.
 strip --strip-debug "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
 bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
+# The peers of bench-graph (PyTorch, CuPy), run with the machine's Python.
+mkdir -p "$out/peers"
+cp tests/bench/peers/*.py "$out/peers/"
+
 cp tests/bench/cudnn/peer_torch_sdpa.py "$out/tests/"
 cat > "$out/gpu-suite.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -57,6 +61,18 @@ for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   [ "$b" = bench-sdpa ] && continue   # below, with its PyTorch peer
   timeout 150 "$here/run" "$b" > "$out/$b.log" 2>&1; echo "$b rc=$?"
 done
+# The peers table of issue 17: bench-graph's figures as JSON, then the same
+# workloads through PyTorch and CuPy (their tables name both, with ratios).
+if [ -x /opt/torch/.venv/bin/python ] && [ -x "$here/bin/bench-graph" ] &&
+   [[ "bench-graph" == bench-${GPU_SUITE_BENCH:-*} ]]; then
+  timeout 150 "$here/run" bench-graph --json "$out/atomr-graph.json" > "$out/bench-graph-json.log" 2>&1
+  echo "bench-graph --json rc=$?"
+  for s in peer_torch peer_cupy; do
+    timeout 150 /opt/torch/.venv/bin/python "$here/peers/$s.py" --atomr "$out/atomr-graph.json" \
+      > "$out/graph-$s.log" 2>&1
+    echo "graph $s rc=$?"; tail -12 "$out/graph-$s.log"
+  done
+fi
 # bench-sdpa and PyTorch's SDPA (cuDNN backend) in the same run: ratios.
 if [ -e "$here/bin/bench-sdpa" ] && [[ bench-sdpa == bench-${GPU_SUITE_BENCH:-*} ]]; then
   timeout 150 "$here/run" bench-sdpa --json "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1

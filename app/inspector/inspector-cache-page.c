@@ -8,6 +8,9 @@
 #include <gtksourceview/gtksource.h>
 
 #include "inspector-cache-page.h"
+#include "inspector-diagnostics.h"
+#include "inspector-occupancy-panel.h"
+#include "inspector-sass-view.h"
 #include "inspector-source-util.h"
 
 struct _InspectorCachePage
@@ -29,6 +32,8 @@ struct _InspectorCachePage
   GtkSourceView       *source_view;
   GtkSourceView       *ptx_view;
   GtkTextView         *log_view;
+  InspectorOccupancyPanel *occupancy_panel;
+  InspectorSassView   *sass_view;
 
   InspectorCacheModel *model;
   GtkSingleSelection  *selection;
@@ -100,7 +105,10 @@ set_text (GtkTextView *view,
 
 /* What the Source, PTX and Log tabs show, read off the main thread. */
 typedef struct {
-  gchar *source, *ptx, *log;
+  gchar     *source, *ptx, *log;
+  GBytes    *cubin;              /* NULL: none */
+  GPtrArray *resources;          /* InspectorKernelResources*, NULL: see resources_error */
+  gchar     *resources_error;
 } EntryTexts;
 
 static void
@@ -109,6 +117,9 @@ entry_texts_free (EntryTexts *t)
   g_free (t->source);
   g_free (t->ptx);
   g_free (t->log);
+  g_clear_pointer (&t->cubin, g_bytes_unref);
+  g_clear_pointer (&t->resources, g_ptr_array_unref);
+  g_free (t->resources_error);
   g_free (t);
 }
 
@@ -138,6 +149,15 @@ read_entry_thread (GTask        *task,
       g_free (t->log);
       t->log = g_strdup (error ? error->message : _("NVRTC printed nothing."));
     }
+  g_clear_error (&error);
+  /* the CUBIN: resources (Resources tab) and SASS (SASS tab) */
+  t->cubin = atomr_kernel_cache_entry_load_cubin (entry, &error);
+  if (t->cubin)
+    t->resources = inspector_cubin_resources (t->cubin, atomr_kernel_cache_entry_get_arch (entry), &error);
+  if (t->resources == NULL)
+    t->resources_error = g_strdup (error ? error->message
+                                         : _("No CUBIN: the entry was compiled for a virtual architecture "
+                                             "(compute_XX), so the driver compiles its PTX at load time."));
   g_task_return_pointer (task, t, (GDestroyNotify) entry_texts_free);
 }
 
@@ -157,6 +177,10 @@ on_entry_read (GObject      *source,
   set_text (GTK_TEXT_VIEW (self->source_view), t->source);
   set_text (GTK_TEXT_VIEW (self->ptx_view), t->ptx);
   set_text (self->log_view, t->log);
+  inspector_occupancy_panel_set_resources (self->occupancy_panel, t->resources,
+                                           atomr_kernel_cache_entry_get_arch (g_task_get_task_data (G_TASK (result))),
+                                           t->resources_error);
+  inspector_sass_view_set_cubin (self->sass_view, t->cubin);
   entry_texts_free (t);
 }
 
@@ -184,6 +208,8 @@ show_entry (InspectorCachePage *self)
       set_text (GTK_TEXT_VIEW (self->source_view), NULL);
       set_text (GTK_TEXT_VIEW (self->ptx_view), NULL);
       set_text (self->log_view, NULL);
+      inspector_occupancy_panel_set_resources (self->occupancy_panel, NULL, NULL, _("Select a cache entry."));
+      inspector_sass_view_set_cubin (self->sass_view, NULL);
       return;
     }
 
@@ -304,6 +330,30 @@ const gchar *
 inspector_cache_page_get_selected_key (InspectorCachePage *self)
 {
   return self->selected_key;
+}
+
+/**
+ * inspector_cache_page_get_occupancy_panel:
+ * @self: the page
+ *
+ * Returns: (transfer none): the Resources tab
+ */
+InspectorOccupancyPanel *
+inspector_cache_page_get_occupancy_panel (InspectorCachePage *self)
+{
+  return self->occupancy_panel;
+}
+
+/**
+ * inspector_cache_page_get_sass_view:
+ * @self: the page
+ *
+ * Returns: (transfer none): the SASS tab
+ */
+InspectorSassView *
+inspector_cache_page_get_sass_view (InspectorCachePage *self)
+{
+  return self->sass_view;
 }
 
 static void
@@ -739,6 +789,8 @@ inspector_cache_page_class_init (InspectorCachePageClass *klass)
                                       0, NULL, NULL, NULL, G_TYPE_NONE, 1, ATOMR_TYPE_KERNEL_CACHE_ENTRY);
 
   g_type_ensure (GTK_SOURCE_TYPE_VIEW);
+  g_type_ensure (INSPECTOR_TYPE_OCCUPANCY_PANEL);
+  g_type_ensure (INSPECTOR_TYPE_SASS_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/atomr/Inspector/inspector-cache-page.ui");
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, leaflet);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, search_entry);
@@ -755,6 +807,8 @@ inspector_cache_page_class_init (InspectorCachePageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, source_view);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, ptx_view);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, log_view);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, occupancy_panel);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, sass_view);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 
   gtk_widget_class_install_action (widget_class, "cache.delete", NULL, delete_action);

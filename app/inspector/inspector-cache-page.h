@@ -7,6 +7,8 @@
 #include <adwaita.h>
 
 #include "inspector-cache-model.h"
+#include "inspector-occupancy-panel.h"
+#include "inspector-sass-view.h"
 
 G_BEGIN_DECLS
 
@@ -21,6 +23,8 @@ void                 inspector_cache_page_select        (InspectorCachePage *sel
 void                 inspector_cache_page_select_key    (InspectorCachePage *self,
                                                          const gchar        *key);
 const gchar         *inspector_cache_page_get_selected_key (InspectorCachePage *self);
+InspectorOccupancyPanel *inspector_cache_page_get_occupancy_panel (InspectorCachePage *self);
+InspectorSassView   *inspector_cache_page_get_sass_view (InspectorCachePage *self);
 void                 inspector_cache_page_export_async  (InspectorCachePage  *self,
                                                          const gchar         *what,
                                                          GFile               *file,

@@ -34,6 +34,11 @@ struct _InspectorEditorPage
   AdwEntryRow         *names_row;
   GtkSwitch           *fast_math_switch;
   GtkSwitch           *line_info_switch;
+  GtkSwitch           *debug_switch;
+  GtkSwitch           *lto_switch;
+  GtkSpinButton       *max_registers_spin;
+  AdwEntryRow         *extra_flags_row;
+  GSettings           *settings;     /* document-options */
 
   GtkSourceBuffer     *buffer;
   GFile               *file;
@@ -111,6 +116,7 @@ inspector_editor_page_set_text (InspectorEditorPage *self,
 
 static gboolean take_contents (InspectorEditorPage *self, GFile *file, const gchar *contents, gsize len,
                                GError **error);
+static void restore_document_options (InspectorEditorPage *self);
 
 /**
  * inspector_editor_page_load_file:
@@ -157,6 +163,9 @@ take_contents (InspectorEditorPage  *self,
   inspector_editor_page_set_text (self, basename, contents);
   g_set_object (&self->file, file);
   update_title (self);
+  /* name expressions belong to a source: another file finds its own */
+  gtk_editable_set_text (GTK_EDITABLE (self->names_row), "");
+  restore_document_options (self);
   return TRUE;
 }
 
@@ -169,38 +178,72 @@ set_option_text (AdwEntryRow         *row,
   gtk_editable_set_text (GTK_EDITABLE (row), text);
 }
 
-/* Fills the options panel back from an entry's NVRTC flags. */
+/* The value of "--name=value" or "-name=value" when @f is that flag. */
+static const gchar *
+flag_value (const gchar *f,
+            const gchar *long_name,
+            const gchar *short_name)
+{
+  if (g_str_has_prefix (f, long_name) && f[strlen (long_name)] == '=')
+    return f + strlen (long_name) + 1;
+  if (short_name && g_str_has_prefix (f, short_name) && f[strlen (short_name)] == '=')
+    return f + strlen (short_name) + 1;
+  return NULL;
+}
+
+/* Fills the options panel back from NVRTC flags (a cache entry's, or the
+ * ones a document used last); what the panel has no field for goes to
+ * "Other NVRTC Flags".  @with_arch: the flags carry the architecture. */
 static void
 options_from_flags (InspectorEditorPage *self,
-                    const gchar * const *flags)
+                    const gchar * const *flags,
+                    gboolean             with_arch)
 {
   g_autoptr(GStrvBuilder) defines = g_strv_builder_new ();
   g_autoptr(GStrvBuilder) includes = g_strv_builder_new ();
+  g_autoptr(GString) extra = g_string_new (NULL);
   g_auto(GStrv) d = NULL, inc = NULL;
-  gboolean fast = FALSE, line_info = FALSE;
+  gboolean fast = FALSE, line_info = FALSE, debug = FALSE, lto = FALSE;
+  guint64 max_registers = 0;
+  const gchar *arch = NULL, *v;
 
   for (guint i = 0; flags && flags[i]; i++)
     {
       const gchar *f = flags[i];
-      if (g_str_has_prefix (f, "-D"))
+      if (g_str_has_prefix (f, "-D") && f[2])
         g_strv_builder_add (defines, f + 2);
-      else if (g_str_has_prefix (f, "--define-macro="))
-        g_strv_builder_add (defines, f + strlen ("--define-macro="));
-      else if (g_str_has_prefix (f, "-I"))
+      else if ((v = flag_value (f, "--define-macro", NULL)))
+        g_strv_builder_add (defines, v);
+      else if (g_str_has_prefix (f, "-I") && f[2])
         g_strv_builder_add (includes, f + 2);
-      else if (g_str_has_prefix (f, "--include-path="))
-        g_strv_builder_add (includes, f + strlen ("--include-path="));
+      else if ((v = flag_value (f, "--include-path", NULL)))
+        g_strv_builder_add (includes, v);
       else if (g_str_equal (f, "--use_fast_math") || g_str_equal (f, "-use_fast_math"))
         fast = TRUE;
       else if (g_str_equal (f, "--generate-line-info") || g_str_equal (f, "-lineinfo"))
         line_info = TRUE;
-      else if (g_str_has_prefix (f, "--std=") || g_str_has_prefix (f, "-std="))
+      else if (g_str_equal (f, "--device-debug") || g_str_equal (f, "-G"))
+        debug = TRUE;
+      else if (g_str_equal (f, "--dlink-time-opt") || g_str_equal (f, "-dlto"))
+        lto = TRUE;
+      else if ((v = flag_value (f, "--maxrregcount", "-maxrregcount")))
+        max_registers = g_ascii_strtoull (v, NULL, 10);
+      else if ((v = flag_value (f, "--gpu-architecture", "-arch")))
+        arch = v;
+      else if ((v = flag_value (f, "--std", "-std")))
         {
           GListModel *stds = adw_combo_row_get_model (self->std_row);
-          const gchar *std = strchr (f, '=') + 1;
           for (guint k = 0; k < g_list_model_get_n_items (stds); k++)
-            if (g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (stds), k), std))
+            if (g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (stds), k), v))
               adw_combo_row_set_selected (self->std_row, k);
+        }
+      else
+        {
+          g_autofree gchar *quoted = g_shell_quote (f);
+          if (extra->len)
+            g_string_append_c (extra, ' ');
+          /* plain flags stay readable; anything with spaces is quoted */
+          g_string_append (extra, strpbrk (f, " \t'\"\\") ? quoted : f);
         }
     }
   d = g_strv_builder_end (defines);
@@ -209,6 +252,71 @@ options_from_flags (InspectorEditorPage *self,
   set_option_text (self->includes_row, (const gchar * const *) inc, ":");
   gtk_switch_set_active (self->fast_math_switch, fast);
   gtk_switch_set_active (self->line_info_switch, line_info);
+  gtk_switch_set_active (self->debug_switch, debug);
+  gtk_switch_set_active (self->lto_switch, lto);
+  gtk_spin_button_set_value (self->max_registers_spin, (gdouble) MIN (max_registers, 255));
+  gtk_editable_set_text (GTK_EDITABLE (self->extra_flags_row), extra->str);
+  if (with_arch)
+    gtk_editable_set_text (GTK_EDITABLE (self->arch_row), arch ? arch : "");
+}
+
+/* The key of the current document in "document-options": its URI; an
+ * unsaved buffer has none. */
+static gchar *
+document_key (InspectorEditorPage *self)
+{
+  return self->file ? g_file_get_uri (self->file) : NULL;
+}
+
+/* The flags the current document used last, back in the panel. */
+static void
+restore_document_options (InspectorEditorPage *self)
+{
+  g_autofree gchar *key = document_key (self);
+  g_autoptr(GVariant) all = NULL;
+  g_autofree const gchar **flags = NULL;
+
+  if (key == NULL || self->settings == NULL)
+    return;
+  all = g_settings_get_value (self->settings, "document-options");
+  if (g_variant_lookup (all, key, "^a&s", &flags))
+    options_from_flags (self, flags, TRUE);
+}
+
+/* At most this many documents keep their options (the oldest go). */
+#define MAX_DOCUMENTS 200
+
+static void
+remember_document_options (InspectorEditorPage *self,
+                           AtomrCompileOptions *options)
+{
+  g_autofree gchar *key = document_key (self);
+  g_auto(GStrv) flags = NULL;
+  g_autoptr(GVariant) all = NULL;
+  g_auto(GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{sas}"));
+  GVariantIter iter;
+  const gchar *k;
+  GVariant *v;
+  gsize n, skip;
+
+  if (key == NULL || self->settings == NULL)
+    return;
+  flags = atomr_compile_options_get_flags (options);
+  all = g_settings_get_value (self->settings, "document-options");
+  n = g_variant_n_children (all);
+  skip = n >= MAX_DOCUMENTS ? n - MAX_DOCUMENTS + 1 : 0;
+  g_variant_iter_init (&iter, all);
+  /* kept in the order they were last used: this one goes last */
+  while (g_variant_iter_next (&iter, "{&s@as}", &k, &v))
+    {
+      if (!g_str_equal (k, key) && skip == 0)
+        g_variant_builder_add (&b, "{s@as}", k, v);
+      else if (!g_str_equal (k, key))
+        skip--;
+      g_variant_unref (v);
+    }
+  g_variant_builder_add (&b, "{s^as}", key, flags);
+  g_settings_set_value (self->settings, "document-options", g_variant_builder_end (&b));
 }
 
 /**
@@ -238,7 +346,7 @@ inspector_editor_page_load_entry (InspectorEditorPage    *self,
   inspector_editor_page_set_text (self, name, source);
   gtk_editable_set_text (GTK_EDITABLE (self->arch_row), atomr_kernel_cache_entry_get_arch (entry));
   set_option_text (self->names_row, names, "; ");
-  options_from_flags (self, atomr_kernel_cache_entry_get_flags (entry));
+  options_from_flags (self, atomr_kernel_cache_entry_get_flags (entry), FALSE);
   return TRUE;
 }
 
@@ -272,16 +380,33 @@ split_words (const gchar *text,
 }
 
 static AtomrCompileOptions *
-build_options (InspectorEditorPage *self,
-               const gchar         *source)
+build_options (InspectorEditorPage  *self,
+               const gchar          *source,
+               GError              **error)
 {
-  AtomrCompileOptions *options = atomr_compile_options_new ();
+  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_auto(GStrv) extra = NULL;
   const gchar *arch = gtk_editable_get_text (GTK_EDITABLE (self->arch_row));
   g_auto(GStrv) defines = split_words (gtk_editable_get_text (GTK_EDITABLE (self->defines_row)), " ,");
   g_auto(GStrv) includes = split_words (gtk_editable_get_text (GTK_EDITABLE (self->includes_row)), ":");
   g_auto(GStrv) names = split_words (gtk_editable_get_text (GTK_EDITABLE (self->names_row)), ";");
   GtkStringObject *std = adw_combo_row_get_selected_item (self->std_row);
+  const gchar *extra_text = gtk_editable_get_text (GTK_EDITABLE (self->extra_flags_row));
+  g_autofree gchar *extra_trimmed = g_strstrip (g_strdup (extra_text ? extra_text : ""));
 
+  /* other flags as a shell would split them (quotes keep spaces) */
+  if (*extra_trimmed != '\0')
+    {
+      g_autoptr(GError) parse_error = NULL;
+
+      if (!g_shell_parse_argv (extra_text, NULL, &extra, &parse_error))
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       /* Translators: the flags the user typed, then why they do not parse */
+                       _("Other NVRTC flags “%s” do not parse: %s"), extra_text, parse_error->message);
+          return NULL;
+        }
+    }
   if (arch == NULL || *arch == '\0')
     arch = self->actor ? NULL : DEFAULT_ARCH;   /* the actor compiles for its GPU */
   if (arch)
@@ -290,6 +415,11 @@ build_options (InspectorEditorPage *self,
     atomr_compile_options_set_std (options, gtk_string_object_get_string (std));
   atomr_compile_options_set_fast_math (options, gtk_switch_get_active (self->fast_math_switch));
   atomr_compile_options_set_line_info (options, gtk_switch_get_active (self->line_info_switch));
+  atomr_compile_options_set_debug (options, gtk_switch_get_active (self->debug_switch));
+  atomr_compile_options_set_lto (options, gtk_switch_get_active (self->lto_switch));
+  atomr_compile_options_set_max_registers (options, (guint) gtk_spin_button_get_value_as_int (self->max_registers_spin));
+  for (guint i = 0; extra && extra[i]; i++)
+    atomr_compile_options_add_extra_flag (options, extra[i]);
   for (guint i = 0; defines[i]; i++)
     {
       g_auto(GStrv) kv = g_strsplit (defines[i], "=", 2);
@@ -307,7 +437,9 @@ build_options (InspectorEditorPage *self,
   /* no --ptxas-options=-v: it would change the cache key, so the same
    * source compiled here and by the library would be two entries; the
    * resource usage comes from the CUBIN instead (show_resources) */
-  return options;
+  if (!atomr_compile_options_validate (options, error))
+    return NULL;
+  return g_steal_pointer (&options);
 }
 
 static void
@@ -739,6 +871,7 @@ inspector_editor_page_compile (InspectorEditorPage *self)
 {
   g_autofree gchar *source = NULL;
   g_autoptr(AtomrCompileOptions) options = NULL;
+  g_autoptr(GError) error = NULL;
   GtkTextIter start, end;
 
   if (self->compiling)
@@ -746,7 +879,18 @@ inspector_editor_page_compile (InspectorEditorPage *self)
   gtk_text_buffer_get_bounds (GTK_TEXT_BUFFER (self->buffer), &start, &end);
   source = gtk_text_buffer_get_text (GTK_TEXT_BUFFER (self->buffer), &start, &end, TRUE);
   ensure_actor (self);
-  options = build_options (self, source);
+  options = build_options (self, source, &error);
+  if (options == NULL)
+    {
+      /* refused before NVRTC: said where the compile result goes */
+      gtk_label_set_text (self->status_label, error->message);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), error->message);
+      gtk_widget_remove_css_class (GTK_WIDGET (self->status_label), "success");
+      gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "error");
+      g_signal_emit (self, signals[COMPILED], 0, FALSE);
+      return;
+    }
+  remember_document_options (self, options);
   set_compiling (self, TRUE);
   gtk_label_set_text (self->status_label, _("Compiling…"));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->status_label), NULL);
@@ -759,6 +903,44 @@ inspector_editor_page_compile (InspectorEditorPage *self)
   self->log_name = g_strdup (self->actor ? "program.cu" : program_name (self));
   inspector_compile_async (self->actor, source, program_name (self), options, self->cache, self->cancellable,
                            on_compiled, g_object_ref (self));
+}
+
+/**
+ * inspector_editor_page_get_status:
+ * @self: the page
+ *
+ * Returns: (transfer none): the status line under the editor (the last
+ *   compile's outcome)
+ */
+const gchar *
+inspector_editor_page_get_status (InspectorEditorPage *self)
+{
+  return gtk_label_get_text (self->status_label);
+}
+
+/**
+ * inspector_editor_page_get_option_widget:
+ * @self: the page
+ * @name: "arch", "defines", "fast-math", "line-info", "debug", "lto",
+ *   "max-registers" or "extra-flags"
+ *
+ * Returns: (transfer none) (nullable): the field of the options panel
+ */
+GtkWidget *
+inspector_editor_page_get_option_widget (InspectorEditorPage *self,
+                                         const gchar         *name)
+{
+  const struct { const gchar *name; gpointer widget; } fields[] = {
+    { "arch", self->arch_row }, { "defines", self->defines_row },
+    { "fast-math", self->fast_math_switch }, { "line-info", self->line_info_switch },
+    { "debug", self->debug_switch }, { "lto", self->lto_switch },
+    { "max-registers", self->max_registers_spin }, { "extra-flags", self->extra_flags_row },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
+    if (g_strcmp0 (name, fields[i].name) == 0)
+      return fields[i].widget;
+  return NULL;
 }
 
 static void
@@ -1129,6 +1311,7 @@ inspector_editor_page_dispose (GObject *object)
     gtk_window_destroy (GTK_WINDOW (self->save_dialog));
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_EDITOR_PAGE);
   g_clear_object (&self->file);
+  g_clear_object (&self->settings);
   g_clear_object (&self->cache);
   g_clear_object (&self->diagnostics);
   g_clear_pointer (&self->resource_rows, g_ptr_array_unref);
@@ -1167,6 +1350,10 @@ inspector_editor_page_class_init (InspectorEditorPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, includes_row);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, names_row);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, fast_math_switch);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, debug_switch);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, lto_switch);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, max_registers_spin);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, extra_flags_row);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, line_info_switch);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 
@@ -1199,6 +1386,7 @@ inspector_editor_page_init (InspectorEditorPage *self)
   g_autoptr(GBytes) sample = NULL;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->settings = g_settings_new (ATOMR_APP_ID);
 
   /* Ctrl+Enter compiles: in the capture phase, before the source view
    * (which would insert a newline) sees the key */

@@ -41,4 +41,8 @@ GtkWidget     *inspector_editor_page_get_source_view (InspectorEditorPage *self)
 void     inspector_editor_page_open_file       (InspectorEditorPage    *self,
                                                 GFile                  *file);
 
+const gchar *inspector_editor_page_get_status (InspectorEditorPage *self);
+GtkWidget *inspector_editor_page_get_option_widget (InspectorEditorPage *self,
+                                                   const gchar         *name);
+
 G_END_DECLS

@@ -54,6 +54,8 @@ typedef struct {
   gdouble          origin;   /* µs, the smallest timestamp */
   gdouble          end;      /* µs after origin */
   guint            n_gpu;
+  guint            n_host;
+  guint            n_operations;   /* see is_operation() */
   guint64          n_ignored;
 } TraceData;
 
@@ -980,6 +982,29 @@ bind_flow (TraceData *d,
   return best;
 }
 
+
+/* Is @s an operation of its own?  An operation is drawn as its GPU slice
+ * when it ran on the GPU, else as its host lifecycle: compiles and cache
+ * lookups, barriers, host-only work, operations that failed before their
+ * launch, and operations of actors whose timing is off have no GPU slice
+ * (version 2).  Traces without host lifecycles (version 1, plain Chrome
+ * traces) have GPU slices and spans. */
+static gboolean
+is_operation (const TraceData      *d,
+              const InspectorSlice *s)
+{
+  switch ((InspectorSliceKind) s->kind)
+    {
+    case INSPECTOR_SLICE_GPU:
+      return TRUE;
+    case INSPECTOR_SLICE_HOST:
+      return s->peer < 0;
+    case INSPECTOR_SLICE_SPAN:
+    default:
+      return d->n_host == 0;
+    }
+}
+
 static void
 builder_finish (Builder *b)
 {
@@ -1153,6 +1178,12 @@ builder_finish (Builder *b)
             }
         }
     }
+
+  /* every operation once, GPU slice or not */
+  for (guint i = 0; i < d->slices->len; i++)
+    d->n_host += g_array_index (d->slices, InspectorSlice, i).kind == INSPECTOR_SLICE_HOST;
+  for (guint i = 0; i < d->slices->len; i++)
+    d->n_operations += is_operation (d, &g_array_index (d->slices, InspectorSlice, i));
 
   /* flows: each start joins the finishes with its id */
   starts = g_hash_table_new (g_str_hash, g_str_equal);
@@ -1390,9 +1421,10 @@ compare_stats (gconstpointer a,
                     inspector_operation_stats_get_operation ((InspectorOperationStats *) b));
 }
 
-/* Statistics: GPU time of the GPU slices; a trace without any (a plain
- * Chrome trace) measures its spans, one with host lifecycles only those.
- * Failed operations are left out. */
+/* Statistics: one duration per operation (is_operation()), the same the
+ * timeline draws: GPU time where the operation ran on the GPU, else its
+ * host lifecycle (or, in plain Chrome traces, its span).  Failed
+ * operations are left out. */
 static void
 rebuild_statistics (InspectorTraceModel *self)
 {
@@ -1402,14 +1434,6 @@ rebuild_statistics (InspectorTraceModel *self)
   g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
   GHashTableIter iter;
   gpointer key, value;
-  guint n_span = 0;
-  guint8 kind;
-
-  for (guint i = 0; i < d->slices->len && d->n_gpu == 0 && n_span == 0; i++)
-    if (g_array_index (d->slices, InspectorSlice, i).kind == INSPECTOR_SLICE_SPAN)
-      n_span++;
-  /* GPU time where measured; else the spans; else the host lifecycles */
-  kind = d->n_gpu > 0 ? INSPECTOR_SLICE_GPU : n_span > 0 ? INSPECTOR_SLICE_SPAN : INSPECTOR_SLICE_HOST;
 
   for (guint i = 0; i < d->slices->len; i++)
     {
@@ -1417,7 +1441,7 @@ rebuild_statistics (InspectorTraceModel *self)
       g_autofree gchar *label = NULL, *k = NULL;
       GArray *dur;
 
-      if (s->kind != kind || s->failed)
+      if (!is_operation (d, s) || s->failed)
         continue;
       label = inspector_slice_get_label (s);
       k = g_strdup_printf ("%s\x1f%s", s->library, label);
@@ -1912,6 +1936,17 @@ inspector_trace_model_refresh (InspectorTraceModel *self)
 
 guint inspector_trace_model_get_n_slices (InspectorTraceModel *self) { return self->data->slices->len; }
 guint inspector_trace_model_get_n_gpu_slices (InspectorTraceModel *self) { return self->data->n_gpu; }
+
+/**
+ * inspector_trace_model_get_n_operations:
+ * @self: a model
+ *
+ * Returns: the number of operations in the trace, each counted once: by its
+ *   GPU slice when it has one, else by its host lifecycle (host-only work,
+ *   compiles, barriers, failures before launch, untimed actors); spans in
+ *   traces without host lifecycles
+ */
+guint inspector_trace_model_get_n_operations (InspectorTraceModel *self) { return self->data->n_operations; }
 guint inspector_trace_model_get_n_lanes (InspectorTraceModel *self) { return self->data->lanes->len; }
 gdouble inspector_trace_model_get_duration (InspectorTraceModel *self) { return self->data->end; }
 gdouble inspector_trace_model_get_origin (InspectorTraceModel *self) { return self->data->origin; }

@@ -89,6 +89,7 @@ guint                 inspector_trace_model_get_n_slices      (InspectorTraceMod
 const InspectorSlice *inspector_trace_model_get_slice         (InspectorTraceModel  *self,
                                                                guint                 index);
 guint                 inspector_trace_model_get_n_gpu_slices  (InspectorTraceModel  *self);
+guint                 inspector_trace_model_get_n_operations  (InspectorTraceModel  *self);
 guint                 inspector_trace_model_get_n_lanes       (InspectorTraceModel  *self);
 const gchar          *inspector_trace_model_get_lane_label    (InspectorTraceModel  *self,
                                                                guint                 lane);

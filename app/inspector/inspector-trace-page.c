@@ -447,12 +447,27 @@ on_open_response (GtkNativeDialog    *dialog,
   g_object_unref (dialog);
 }
 
+/* Traces written by AtomrTraceRecorder (data/mime/io.github.atomr.Inspector.xml:
+ * by content, or named *.atomr-trace[.json]) */
+static GtkFileFilter *
+atomr_trace_filter (void)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, _("atomr Traces"));
+  gtk_file_filter_add_mime_type (filter, "application/x-atomr-trace+json");
+  gtk_file_filter_add_pattern (filter, "*.atomr-trace");
+  gtk_file_filter_add_pattern (filter, "*.atomr-trace.json");
+  return filter;
+}
+
+/* Any Chrome trace (Perfetto, chrome://tracing, other tools) */
 static GtkFileFilter *
 json_filter (void)
 {
   GtkFileFilter *filter = gtk_file_filter_new ();
 
-  gtk_file_filter_set_name (filter, _("Chrome Traces"));
+  gtk_file_filter_set_name (filter, _("Chrome Traces (JSON)"));
   gtk_file_filter_add_mime_type (filter, "application/json");
   gtk_file_filter_add_pattern (filter, "*.json");
   return filter;
@@ -467,7 +482,15 @@ open_action (GtkWidget   *widget,
 
   dialog = gtk_file_chooser_native_new (_("Open Trace"), GTK_WINDOW (gtk_widget_get_root (widget)),
                                         GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), json_filter ());
+  {
+    g_autoptr(GtkFileFilter) atomr = atomr_trace_filter ();
+    g_autoptr(GtkFileFilter) json = json_filter ();
+
+    /* the first is the one selected: atomr's own traces */
+    gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), atomr);
+    gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), json);
+    gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (dialog), atomr);
+  }
   g_signal_connect (dialog, "response", G_CALLBACK (on_open_response), widget);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
 }
@@ -496,8 +519,14 @@ save_action (GtkWidget   *widget,
 
   dialog = gtk_file_chooser_native_new (_("Save Trace"), GTK_WINDOW (gtk_widget_get_root (widget)),
                                         GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), json_filter ());
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), "trace.json");
+  {
+    g_autoptr(GtkFileFilter) atomr = atomr_trace_filter ();
+    g_autoptr(GtkFileFilter) json = json_filter ();
+
+    gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), atomr);
+    gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), json);
+  }
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), "trace.atomr-trace.json");
   if (self->file)
     {
       g_autoptr(GFile) parent = g_file_get_parent (self->file);

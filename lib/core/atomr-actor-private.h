@@ -137,7 +137,8 @@ typedef struct {
   gboolean      pushed;
   GMainContext *saved_wake;
   GAsyncResult *result;
-  GPtrArray    *deps;           /* AtomrSlot*: what the request follows */
+  GPtrArray    *deps;           /* AtomrSlot*: what the request waits for */
+  gpointer      saved_sync;     /* the enclosing _sync of this thread */
 } AtomrSync;
 
 void          atomr_sync_begin    (AtomrSync    *sync,
@@ -196,6 +197,16 @@ gboolean     atomr_op_enqueue_on       (AtomrOp              *op,
                                         AtomrStream          *stream,
                                         GError              **error);
 void         atomr_op_discard          (AtomrOp              *op);
+/* Parameter updates of a recorded operation (its owner: the graph, under
+ * its lock).  The enqueue function tells what kind of request it is;
+ * replace_data frees the old data as the operation would; clear_buffers
+ * forgets the buffers read and written (add the new ones with
+ * atomr_op_read()/atomr_op_write()). */
+AtomrOpEnqueueFunc atomr_op_get_enqueue (AtomrOp             *op);
+void         atomr_op_replace_data     (AtomrOp              *op,
+                                        gpointer              data,
+                                        GDestroyNotify        destroy);
+void         atomr_op_clear_buffers    (AtomrOp              *op);
 /* Makes sure @self has its stream and ran its setup (its context). */
 gboolean     atomr_actor_ensure_stream (AtomrActor           *self,
                                         GError              **error);
@@ -205,12 +216,38 @@ typedef gboolean (*AtomrOpPrepareFunc) (AtomrOp  *op,
                                         GError  **error);
 void         atomr_op_set_prepare      (AtomrOp              *op,
                                         AtomrOpPrepareFunc    prepare);
+/* Long CPU work of a request (cuFFT plan creation): called from a
+ * prepare function, it has @work run on a shared worker thread, never on
+ * the actor's context.  The request stays at the head of the actor's
+ * mailbox meanwhile (requests behind it wait: program order), but the
+ * context stays free for other actors, completions and replies.  When
+ * @work is done the request is run again from the top, without its
+ * prepare function; a failed @work answers the request with its error.
+ * @work may enter the device (atomr_device_enter()); it must not touch
+ * state of the actor that its context owns. */
+typedef gboolean (*AtomrOpWorkFunc) (AtomrOp  *op,
+                                     GError  **error);
+void         atomr_op_run_on_worker    (AtomrOp              *op,
+                                        AtomrOpWorkFunc       work);
 /* A fresh process-wide trace sequence number. */
 guint64      atomr_actor_next_trace_id (void);
 gboolean     atomr_actor_wants_completions (AtomrActor       *self);
 /* Emits before-complete and after-complete with @info (a replayed node). */
 void         atomr_actor_emit_completed (AtomrActor          *self,
                                          AtomrLaunchInfo     *info);
+
+/* Counters for observers that must cost the operations nothing (the
+ * inspector server): requests made, operations completed on the GPU,
+ * operations in flight (made, not yet completed nor ended before the GPU),
+ * operations answered with an error (cancellations aside), requests
+ * waiting in the mailbox.  Any thread; each value is read atomically, the
+ * set is not one snapshot.  Any pointer may be NULL. */
+void         atomr_actor_get_counters (AtomrActor *self,
+                                       guint64    *requested,
+                                       guint64    *completed,
+                                       guint64    *in_flight,
+                                       guint64    *failed,
+                                       guint      *mailbox);
 
 /* The host device's stream of @actor, for CPU tests. */
 AtomrStream  *atomr_actor_get_stream (AtomrActor *self);

@@ -92,6 +92,8 @@ typedef struct
   AtomrStream        *stream;
   guint64             sequence;     /* atomic: numbers requests as they are made */
   guint64             n_completed;
+  gint64              n_ended_early; /* atomic: freed without reaching the GPU */
+  gint64              n_failed;      /* atomic: answered with an error (not cancelled) */
   ActorSource        *source;
   guint               running;      /* op_run() depth, on the actor's context */
 
@@ -122,6 +124,8 @@ struct _ActorSource
   gpointer      capture;      /* under lock (atomic for the fast path): the
                                * AtomrGraph recording, never dereferenced */
   GWeakRef      capture_ref;  /* the same graph: safe against its finalization */
+  gint          working;      /* atomic: the mailbox head's work runs on a
+                               * worker (atomr_op_run_on_worker) */
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
   gint          n_graveyard;  /* atomic: its length, without its lock */
 };
@@ -162,7 +166,6 @@ struct _AtomrOp
   gboolean            multi_device; /* buffers of other devices allowed */
   gboolean            replied;    /* answered early (cancelled, timed out) */
   gboolean            for_sync;   /* made by a _sync helper */
-  AtomrSync          *sync;       /* that helper's, when for_sync */
   gboolean            barrier;
   gchar              *fail_origin; /* the original failure this op stands for */
   GError             *fail_error;
@@ -170,6 +173,9 @@ struct _AtomrOp
   AtomrGpuClock      *clock;      /* timing on: puts GPU times on the host clock */
   AtomrLaunchInfo    *info;
   AtomrOpPrepareFunc  prepare;    /* before the device is held */
+  AtomrOpWorkFunc     work;       /* asked for by prepare: runs on a worker */
+  gint                work_state; /* atomic: WORK_NONE, _RUNNING, _DONE */
+  GError             *work_error; /* set by the worker before WORK_DONE */
   AtomrOpCompletedFunc on_completed;  /* after the reply, on the GPU path */
   gpointer            on_completed_data;
   const gchar        *capture_forbidden; /* why the request cannot be captured */
@@ -213,6 +219,10 @@ static gsize next_sequence;   /* atomic: the last sequence number handed out */
 /* How many op_run() are on this thread's stack (any actor): a _sync from
  * there could wait for the very operation that is being enqueued. */
 static __thread guint tls_op_run_depth;
+
+/* The innermost _sync helper waiting on this thread: the request it makes
+ * tells it what it depends on (atomr_op_submit), see atomr_sync_wait(). */
+static __thread AtomrSync *tls_sync;
 
 static void atomr_actor_initable_iface_init (GInitableIface *iface);
 
@@ -374,6 +384,8 @@ mailbox_ready (ActorSource *src)
 {
   if (g_atomic_int_get (&src->n_cancelled) > 0)
     return TRUE;
+  if (g_atomic_int_get (&src->working))
+    return FALSE;               /* the worker wakes us when it is done */
   if (g_atomic_int_get (&src->n_mail) == 0)
     return FALSE;
   return src->blocked == NULL || atomr_slot_check (src->blocked, NULL);
@@ -550,7 +562,8 @@ actor_pump (AtomrActor   *self,
       g_mutex_lock (&src->lock);
       op = g_queue_peek_head (&src->mailbox);
       g_mutex_unlock (&src->lock);
-      if (op == NULL || !op_deps_ready (op, wake, &src->blocked))
+      if (op == NULL || g_atomic_int_get (&src->working) ||
+          !op_deps_ready (op, wake, &src->blocked))
         break;
       g_mutex_lock (&src->lock);
       g_queue_pop_head (&src->mailbox);
@@ -725,6 +738,8 @@ op_return_error (AtomrOp *op,
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
 
   op_note_failure (op, NULL, error);
+  if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_atomic_pointer_add (&priv->n_failed, 1);
   if (op->task)
     {
       g_task_return_error (op->task, error);
@@ -749,7 +764,10 @@ static void
 op_reply_error (AtomrOp *op,
                 GError  *error)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   gboolean emitted = op->info != NULL && op->t_enqueue == 0;
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
 
   if (emitted)
     {
@@ -844,6 +862,73 @@ op_check_data_deps (AtomrOp *op)
   return NULL;
 }
 
+/* ------------------------------------------------------------------ */
+/* Work on a worker thread (atomr_op_run_on_worker)                     */
+
+enum { WORK_NONE, WORK_RUNNING, WORK_DONE };
+
+/* One pool for every actor of the process: plan creation is CPU work of
+ * tens to hundreds of microseconds, rare (plans are cached), and bursty. */
+static GThreadPool *work_pool;
+
+static void
+work_thread (gpointer data,
+             gpointer unused)
+{
+  AtomrOp *op = data;
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  ActorSource *src = priv->source;
+  GError *error = NULL;
+
+  /* Once `working` is cleared the context may free the operation and the
+   * actor with it: the wake-up needs a source of its own. */
+  g_source_ref ((GSource *) src);
+  if (!op->work (op, &error))
+    op->work_error = error;
+  g_atomic_int_set (&op->work_state, WORK_DONE);
+  g_atomic_int_set (&src->working, 0);
+  source_wake (src);
+  g_source_unref ((GSource *) src);
+}
+
+/* On the actor's context: @op, just taken from the mailbox's head (or run
+ * inline, the mailbox empty), goes back to the head and waits there for
+ * its work. */
+static void
+op_start_work (AtomrOp *op)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+  ActorSource *src = priv->source;
+  GError *error = NULL;
+
+  if (g_once_init_enter (&work_pool))
+    {
+      GThreadPool *pool = g_thread_pool_new (work_thread, NULL,
+                                             (gint) MAX (g_get_num_processors (), 2),
+                                             FALSE, NULL);
+      g_once_init_leave (&work_pool, pool);
+    }
+  g_atomic_int_set (&op->work_state, WORK_RUNNING);
+  g_mutex_lock (&src->lock);
+  g_queue_push_head (&src->mailbox, op);
+  g_atomic_int_inc (&src->n_mail);
+  g_atomic_int_set (&src->working, 1);
+  g_mutex_unlock (&src->lock);
+  if (!g_thread_pool_push (work_pool, op, &error))
+    {
+      /* No thread could be made: do the work here rather than fail. */
+      g_clear_error (&error);
+      work_thread (op, NULL);
+    }
+}
+
+void
+atomr_op_run_on_worker (AtomrOp         *op,
+                        AtomrOpWorkFunc  work)
+{
+  op->work = work;
+}
+
 static void
 op_run (AtomrOp *op)
 {
@@ -855,6 +940,7 @@ op_run (AtomrOp *op)
 
   if (op->replied)
     {
+      g_atomic_pointer_add (&priv->n_ended_early, 1);
       op_free (op);               /* cancelled while queued: answered already */
       return;
     }
@@ -902,10 +988,27 @@ op_run (AtomrOp *op)
       op_reply_error (op, error);
       return;
     }
-  if (op->prepare && !op->prepare (op, &error))
+  if (g_atomic_int_get (&op->work_state) == WORK_DONE)
     {
-      op_reply_error (op, error);
-      return;
+      /* Back from the worker: prepare ran before it. */
+      if (op->work_error)
+        {
+          op_reply_error (op, g_steal_pointer (&op->work_error));
+          return;
+        }
+    }
+  else
+    {
+      if (op->prepare && !op->prepare (op, &error))
+        {
+          op_reply_error (op, error);
+          return;
+        }
+      if (op->work)
+        {
+          op_start_work (op);
+          return;
+        }
     }
 
   op->stream = atomr_stream_ref (priv->stream);
@@ -1197,8 +1300,6 @@ atomr_op_new (gpointer             actor,
        * already on the GPU reports its real outcome. */
       g_task_set_check_cancellable (op->task, FALSE);
       op->for_sync = callback == atomr_sync_callback;
-      if (op->for_sync)
-        op->sync = user_data;
     }
   if (cancellable)
     op->cancellable = g_object_ref (cancellable);
@@ -1253,6 +1354,7 @@ op_free (AtomrOp *op)
   g_free (op->detail);
   g_free (op->fail_origin);
   g_clear_error (&op->fail_error);
+  g_clear_error (&op->work_error);
   g_clear_object (&op->task);
   g_clear_object (&op->cancellable);
   g_object_unref (op->actor);
@@ -1483,14 +1585,14 @@ atomr_op_submit (AtomrOp *op)
     {
       op->slot = atomr_slot_new (op->actor);
       atomr_hazards_register (op->slot, &op->reads, &op->writes, &op->deps, &op->data_deps);
-    }
-  /* What a blocking helper waits behind: it may have to drive those
-   * actors itself (atomr_sync_wait). */
-  if (op->sync && op->deps.len > 0 && op->sync->deps == NULL)
-    {
-      op->sync->deps = g_ptr_array_new_full (op->deps.len, (GDestroyNotify) atomr_slot_unref);
-      for (guint i = 0; i < op->deps.len; i++)
-        g_ptr_array_add (op->sync->deps, atomr_slot_ref (op->deps.data[i]));
+      /* A _sync helper's request: the helper drives what it waits for. */
+      if (G_UNLIKELY (op->for_sync) && tls_sync != NULL && tls_sync->actor == op->actor)
+        {
+          if (tls_sync->deps == NULL)
+            tls_sync->deps = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
+          for (guint i = 0; i < op->deps.len; i++)
+            g_ptr_array_add (tls_sync->deps, atomr_slot_ref (op->deps.data[i]));
+        }
     }
   /* Run at once only from the actor's context and never while one of its
    * operations is being enqueued (a handler): that one comes first. */
@@ -1513,6 +1615,9 @@ void
 atomr_op_fail (AtomrOp *op,
                GError  *error)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
   op_return_error (op, error);
   op_free (op);
 }
@@ -1582,6 +1687,8 @@ atomr_sync_begin (AtomrSync  *sync,
     }
   g_main_context_push_thread_default (sync->context);
   sync->pushed = TRUE;
+  sync->saved_sync = tls_sync;
+  tls_sync = sync;
 }
 
 void
@@ -1599,60 +1706,69 @@ watchdog_tick (gpointer data)
   return G_SOURCE_REMOVE;   /* only wakes the private context up */
 }
 
-/* Drives the actor that owns @slot when this thread may (its context is
- * ours or nobody's), then the one that actor's mailbox head waits for, and
- * so on: a blocking call waits behind requests of actors whose context
- * nobody iterates meanwhile — the caller's own, typically (requests made
- * without a callback on the default context, then a _sync whose actor
- * runs on the device's thread).  Returns TRUE when it ran something. */
+/* Runs the actor that must resolve @slot when this thread may (nobody
+ * else runs its context: typically the caller's own main context, which
+ * it does not iterate while it blocks here), then — when that actor's
+ * mailbox head waits in turn — the actor that one waits for, and so on.
+ * Without this, a blocking call whose request follows a request queued on
+ * an actor of the blocked thread's context would wait forever: the
+ * default actor runs on the device thread, the earlier request sits in a
+ * mailbox nobody dispatches (test-gpu-graph's capture-replay hung so,
+ * behind 50 replays queued without a callback).  Returns TRUE when @slot
+ * was resolved. */
 static gboolean
-sync_drive_chain (AtomrSlot    *slot,
-                  AtomrActor   *skip,
-                  GMainContext *wake)
+sync_drive_slot (AtomrSlot    *slot,
+                 GMainContext *wake)
 {
-  g_autoptr(AtomrSlot) cur = atomr_slot_ref (slot);
-  gboolean progressed = FALSE;
+  g_autoptr(AtomrSlot) current = atomr_slot_ref (slot);
 
-  for (guint depth = 0; cur && depth < 64; depth++)
+  /* A chain longer than this is left to the owners' contexts. */
+  for (guint hop = 0; hop < 16; hop++)
     {
-      g_autoptr(AtomrActor) owner = atomr_slot_dup_pending_owner (cur);
+      g_autoptr(AtomrActor) owner = atomr_slot_dup_pending_owner (current);
       AtomrActorPrivate *priv;
       AtomrSlot *next = NULL;
-      guint64 before;
 
-      if (owner == NULL || owner == skip)
-        break;
+      if (owner == NULL)
+        return atomr_slot_check (slot, NULL);
       priv = atomr_actor_get_instance_private (owner);
-      if (priv->source == NULL || !g_main_context_acquire (priv->context))
-        {
-          /* Another thread runs it: be woken when the slot resolves. */
-          atomr_slot_check (cur, wake);
-          break;
-        }
-      before = g_atomic_int_get (&priv->source->n_mail);
+      /* Not from inside that actor's own dispatch or enqueue (a reply
+       * callback blocking): its pass is under way on this stack. */
+      if (priv->running > 0 || g_main_current_source () == (GSource *) priv->source)
+        break;
+      if (!g_main_context_acquire (priv->context))
+        break;   /* another thread runs that context: it will go on */
       actor_pump (owner, wake, FALSE);
-      progressed |= (guint64) g_atomic_int_get (&priv->source->n_mail) != before;
-      if (priv->source->blocked)
+      if (!atomr_slot_check (current, wake) && priv->source->blocked != NULL)
         next = atomr_slot_ref (priv->source->blocked);
-      /* What its own context missed while we drove it. */
-      g_main_context_wakeup (priv->context);
       g_main_context_release (priv->context);
-      atomr_slot_check (cur, wake);
-      g_clear_pointer (&cur, atomr_slot_unref);
-      cur = next;
+      if (next == NULL)
+        break;
+      g_clear_pointer (&current, atomr_slot_unref);
+      current = next;
     }
-  return progressed;
+  return atomr_slot_check (slot, wake);
 }
 
+/* Drives what the _sync's request depends on; TRUE on progress. */
 static gboolean
-sync_drive_dependencies (AtomrSync *sync)
+sync_drive_deps (AtomrSync *sync)
 {
-  gboolean progressed = FALSE;
+  gboolean progress = FALSE;
 
-  for (guint i = 0; sync->deps && i < sync->deps->len; i++)
-    progressed |= sync_drive_chain (g_ptr_array_index (sync->deps, i),
-                                    sync->acquired ? sync->actor : NULL, sync->context);
-  return progressed;
+  if (sync->deps == NULL)
+    return FALSE;
+  for (guint i = 0; i < sync->deps->len; )
+    {
+      if (sync_drive_slot (g_ptr_array_index (sync->deps, i), sync->context))
+        {
+          g_ptr_array_remove_index_fast (sync->deps, i);
+          progress = TRUE;
+        }
+      else
+        i++;
+    }
+  return progress;
 }
 
 GAsyncResult *
@@ -1662,8 +1778,7 @@ atomr_sync_wait (AtomrSync *sync)
     {
       GSource *timer = NULL;
 
-      /* Requests it waits behind, on actors nobody else drives now. */
-      if (sync_drive_dependencies (sync))
+      if (sync_drive_deps (sync))
         continue;
 
       if (sync->acquired)
@@ -1698,6 +1813,9 @@ atomr_sync_wait (AtomrSync *sync)
 void
 atomr_sync_end (AtomrSync *sync)
 {
+  if (tls_sync == sync)
+    tls_sync = sync->saved_sync;
+  g_clear_pointer (&sync->deps, g_ptr_array_unref);
   if (sync->pushed)
     g_main_context_pop_thread_default (sync->context);
   if (sync->acquired)
@@ -1715,7 +1833,6 @@ atomr_sync_end (AtomrSync *sync)
       g_main_context_release (priv->context);
     }
   g_clear_object (&sync->result);
-  g_clear_pointer (&sync->deps, g_ptr_array_unref);
   g_clear_pointer (&sync->context, g_main_context_unref);
   g_clear_object (&sync->actor);
 }
@@ -2484,6 +2601,31 @@ atomr_actor_get_n_completed (AtomrActor *self)
   return priv->n_completed;
 }
 
+void
+atomr_actor_get_counters (AtomrActor *self,
+                          guint64    *requested,
+                          guint64    *completed,
+                          guint64    *in_flight,
+                          guint64    *failed,
+                          guint      *mailbox)
+{
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
+  guint64 req = (guint64) g_atomic_pointer_get (&priv->sequence);
+  guint64 done = __atomic_load_n (&priv->n_completed, __ATOMIC_RELAXED);
+  guint64 early = (guint64) g_atomic_pointer_get (&priv->n_ended_early);
+
+  if (requested)
+    *requested = req;
+  if (completed)
+    *completed = done;
+  if (in_flight)
+    *in_flight = req > done + early ? req - done - early : 0;
+  if (failed)
+    *failed = (guint64) g_atomic_pointer_get (&priv->n_failed);
+  if (mailbox)
+    *mailbox = priv->source ? (guint) MAX (g_atomic_int_get (&priv->source->n_mail), 0) : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Graph capture support (lib/graph/atomr-graph.c)                      */
 
@@ -2679,7 +2821,39 @@ atomr_op_set_prepare (AtomrOp            *op,
 void
 atomr_op_discard (AtomrOp *op)
 {
+  AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
+
+  g_atomic_pointer_add (&priv->n_ended_early, 1);
   op_free (op);
+}
+
+AtomrOpEnqueueFunc
+atomr_op_get_enqueue (AtomrOp *op)
+{
+  return op->enqueue;
+}
+
+void
+atomr_op_replace_data (AtomrOp        *op,
+                       gpointer        data,
+                       GDestroyNotify  destroy)
+{
+  if (op->data_clear)
+    op->data_clear (op->data);
+  if (op->data_free)
+    op->data_free (op->data);
+  op->data_clear = NULL;
+  op->data = data;
+  op->data_free = destroy;
+}
+
+void
+atomr_op_clear_buffers (AtomrOp *op)
+{
+  atomr_vec_clear (&op->reads, g_object_unref);
+  atomr_vec_clear (&op->writes, g_object_unref);
+  atomr_vec_init (&op->reads);
+  atomr_vec_init (&op->writes);
 }
 
 guint64

@@ -84,7 +84,13 @@ G_BEGIN_DECLS
   X (cuGraphLaunch) \
   X (cuGraphExecDestroy) \
   X (cuGraphDestroy) \
-  X (cuGraphDebugDotPrint)
+  X (cuGraphDebugDotPrint) \
+  X (cuStreamGetCaptureInfo) \
+  X (cuGraphNodeGetType) \
+  X (cuGraphKernelNodeGetParams) \
+  X (cuGraphKernelNodeSetParams) \
+  X (cuGraphExecKernelNodeSetParams) \
+  X (cuGraphExecUpdate)
 
 typedef struct {
 #define ATOMR_CU_FIELD(name) __typeof__ (&name) name;

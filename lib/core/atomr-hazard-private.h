@@ -31,6 +31,8 @@ typedef struct {
 
 AtomrSlot *atomr_slot_new          (gpointer      owner);
 gpointer   atomr_slot_get_owner    (AtomrSlot    *slot);
+/* A strong reference to the owner (a GObject: the actor) while the slot
+ * is pending, or NULL once it is resolved. */
 gpointer   atomr_slot_dup_pending_owner (AtomrSlot *slot);
 /* The sequence number of the operation that owns the slot, for traces
  * (set by the owner when it runs, read once the slot is resolved). */

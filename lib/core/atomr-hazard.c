@@ -40,15 +40,15 @@ atomr_slot_get_owner (AtomrSlot *slot)
   return slot->owner;
 }
 
-/* The owner (an actor), referenced, while the slot is not resolved: its
- * request is still queued then, and holds the actor.  NULL otherwise. */
 gpointer
 atomr_slot_dup_pending_owner (AtomrSlot *slot)
 {
   gpointer owner = NULL;
 
+  /* While the slot is pending, the operation that resolves it holds its
+   * actor: the reference is safe to take under the lock. */
   G_LOCK (hazards);
-  if (!slot->resolved && slot->owner)
+  if (!slot->resolved && slot->owner != NULL)
     owner = g_object_ref (slot->owner);
   G_UNLOCK (hazards);
   return owner;

@@ -13,6 +13,8 @@
 #include "core/atomr-actor-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-error.h"
+#include "nvrtc/atomr-kernel-private.h"
+#include "nvrtc/atomr-nvrtc-private.h"
 
 /**
  * AtomrGraph:
@@ -67,7 +69,25 @@ typedef struct
   AtomrActor *actor;      /* the op's */
   gchar      *name;       /* "fill #3 on copy-1" */
   GArray     *deps;       /* guint: earlier nodes it must follow */
+  CUgraphNode cu_node;    /* a launch: its kernel node in cu_graph, or NULL */
 } Node;
+
+/* New kernel arguments for a node, from atomr_graph_set_kernel_args()
+ * until the replay that applies them. */
+typedef struct
+{
+  guint            node;
+  AtomrKernelArgs *args;
+} Update;
+
+static void
+update_free (gpointer data)
+{
+  Update *u = data;
+
+  atomr_kernel_args_unref (u->args);
+  g_free (u);
+}
 
 typedef struct
 {
@@ -88,12 +108,17 @@ struct _AtomrGraph
   GPtrArray       *nodes;         /* Node* */
   GHashTable      *uses;          /* AtomrBuffer* -> BufferUse*, during capture */
   GError          *record_error;  /* the first request that could not be recorded */
+  GPtrArray       *pending;       /* Update*: for the next replay submitted */
+  GPtrArray       *extra_written; /* AtomrBuffer*, strong: named by new arguments */
+  GPtrArray       *extra_read;
 
   /* The actors' context only (replays): */
   CUgraph          cu_graph;
   CUgraphExec      exec;
   guint            generation;    /* of cu_graph and exec */
   guint64          n_replays;     /* atomic */
+  guint            n_instantiations;  /* atomic */
+  guint            n_updates;     /* atomic: kernel nodes updated in place */
 };
 
 enum {
@@ -103,6 +128,8 @@ enum {
   PROP_N_NODES,
   PROP_N_REPLAYS,
   PROP_INSTANTIATED,
+  PROP_N_INSTANTIATIONS,
+  PROP_N_UPDATES,
   N_PROPS
 };
 
@@ -164,6 +191,8 @@ graph_drop_cuda (AtomrGraph *self)
     }
   self->exec = NULL;
   self->cu_graph = NULL;
+  for (guint i = 0; self->nodes && i < self->nodes->len; i++)
+    ((Node *) g_ptr_array_index (self->nodes, i))->cu_node = NULL;
 }
 
 static void
@@ -180,6 +209,9 @@ atomr_graph_finalize (GObject *object)
   g_clear_pointer (&self->nodes, g_ptr_array_unref);
   g_clear_pointer (&self->uses, g_hash_table_unref);
   g_clear_error (&self->record_error);
+  g_clear_pointer (&self->pending, g_ptr_array_unref);
+  g_clear_pointer (&self->extra_written, g_ptr_array_unref);
+  g_clear_pointer (&self->extra_read, g_ptr_array_unref);
   g_clear_object (&self->device);
   g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self->name);
@@ -212,6 +244,12 @@ atomr_graph_get_property (GObject    *object,
       break;
     case PROP_INSTANTIATED:
       g_value_set_boolean (value, atomr_graph_get_instantiated (self));
+      break;
+    case PROP_N_INSTANTIATIONS:
+      g_value_set_uint (value, atomr_graph_get_n_instantiations (self));
+      break;
+    case PROP_N_UPDATES:
+      g_value_set_uint (value, atomr_graph_get_n_updates (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -301,6 +339,33 @@ atomr_graph_class_init (AtomrGraphClass *klass)
   properties[PROP_INSTANTIATED] =
     g_param_spec_boolean ("instantiated", NULL, NULL, FALSE,
                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrGraph:n-instantiations:
+   *
+   * How many times a CUDA graph was instantiated: once by the first
+   * replay on a GPU, and again whenever new kernel arguments
+   * ([method@Atomr.Graph.set_kernel_args]) could not be applied to the
+   * instantiated graph in place.  Always 0 on the host test device.
+   * Notified on the actors' context.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_N_INSTANTIATIONS] =
+    g_param_spec_uint ("n-instantiations", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrGraph:n-updates:
+   *
+   * How many kernel nodes of the instantiated CUDA graph took new
+   * arguments in place (cuGraphExecKernelNodeSetParams() or
+   * cuGraphExecUpdate()), without a new instantiation.  Notified on the
+   * actors' context.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_N_UPDATES] =
+    g_param_spec_uint ("n-updates", NULL, NULL, 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -458,6 +523,208 @@ atomr_graph_get_instantiated (AtomrGraph *self)
 {
   g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
   return g_atomic_pointer_get (&self->exec) != NULL;
+}
+
+/**
+ * atomr_graph_get_n_instantiations:
+ * @self: an [class@Atomr.Graph]
+ *
+ * Gets how many times a CUDA graph was instantiated.
+ *
+ * This is the value of the [property@Atomr.Graph:n-instantiations] property.
+ *
+ * Returns: how many times a CUDA graph was instantiated
+ *
+ * Since: 0.2
+ */
+guint
+atomr_graph_get_n_instantiations (AtomrGraph *self)
+{
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), 0);
+  return (guint) g_atomic_int_get (&self->n_instantiations);
+}
+
+/**
+ * atomr_graph_get_n_updates:
+ * @self: an [class@Atomr.Graph]
+ *
+ * Gets how many kernel nodes took new arguments in place.
+ *
+ * This is the value of the [property@Atomr.Graph:n-updates] property.
+ *
+ * Returns: how many kernel nodes took new arguments without a new
+ *   instantiation
+ *
+ * Since: 0.2
+ */
+guint
+atomr_graph_get_n_updates (AtomrGraph *self)
+{
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), 0);
+  return (guint) g_atomic_int_get (&self->n_updates);
+}
+
+static gboolean
+op_uses (AtomrOp     *op,
+         AtomrBuffer *buffer)
+{
+  for (guint pass = 0; pass < 2; pass++)
+    for (guint b = 0; b < atomr_op_get_n_buffers (op, pass); b++)
+      if (atomr_op_get_buffer (op, pass, b) == buffer)
+        return TRUE;
+  return FALSE;
+}
+
+/* Under lock: the first node other than @except that uses @buffer, now or
+ * by a pending update, or -1. */
+static gint
+node_using (AtomrGraph  *self,
+            AtomrBuffer *buffer,
+            guint        except)
+{
+  for (guint i = 0; i < self->nodes->len; i++)
+    {
+      Node *node = g_ptr_array_index (self->nodes, i);
+      if (i != except && op_uses (node->op, buffer))
+        return (gint) i;
+    }
+  for (guint p = 0; self->pending && p < self->pending->len; p++)
+    {
+      Update *u = g_ptr_array_index (self->pending, p);
+      if (u->node == except)
+        continue;
+      for (guint a = 0; a < u->args->args->len; a++)
+        if (g_array_index (u->args->args, AtomrKernelArg, a).buffer == buffer)
+          return (gint) u->node;
+    }
+  return -1;
+}
+
+/**
+ * atomr_graph_set_kernel_args:
+ * @self: an [class@Atomr.Graph], captured
+ * @node: a node that records an [method@Atomr.NvrtcActor.launch_async] request
+ * @args: the new arguments, checked against the kernel's parameter table
+ *   as a launch checks them
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Gives a recorded kernel launch new arguments (scalars and buffers) for
+ * the replays submitted from now on.  The graph is not captured again:
+ * the next replay updates the kernel node of the instantiated CUDA graph
+ * in place (cuGraphExecKernelNodeSetParams(), or cuGraphExecUpdate() when
+ * that is refused) and instantiates it again only when neither works;
+ * [property@Atomr.Graph:n-updates] and [property@Atomr.Graph:n-instantiations]
+ * count which happened, and the replay's trace record says so in its detail.
+ *
+ * The order between nodes was fixed at capture: a buffer argument must be
+ * one that @node already uses or one that no other node of the graph uses
+ * (%ATOMR_ERROR_INVALID_ARGUMENT otherwise).  The replay is ordered against
+ * other requests by the new buffers too.
+ *
+ * Call it on the thread that submits the replays.
+ *
+ * Returns: %TRUE when the arguments were taken
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_graph_set_kernel_args (AtomrGraph       *self,
+                             guint             node,
+                             AtomrKernelArgs  *args,
+                             GError          **error)
+{
+  Node *n;
+  Update *u;
+
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (args == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "graph %s: set_kernel_args for node %u needs arguments (args is NULL)",
+                   self->name, node);
+      return FALSE;
+    }
+  g_mutex_lock (&self->lock);
+  if (self->state != ATOMR_GRAPH_STATE_READY)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "graph %s is %s: kernel arguments can be changed only in a captured graph",
+                   self->name, state_name (self->state));
+      g_mutex_unlock (&self->lock);
+      return FALSE;
+    }
+  if (node >= self->nodes->len)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "graph %s has %u nodes: there is no node %u", self->name, self->nodes->len, node);
+      g_mutex_unlock (&self->lock);
+      return FALSE;
+    }
+  n = g_ptr_array_index (self->nodes, node);
+  if (!atomr_nvrtc_op_is_launch (n->op))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "graph %s: node %u (%s) is not a kernel launch; only launches take new "
+                   "arguments", self->name, node, n->name);
+      g_mutex_unlock (&self->lock);
+      return FALSE;
+    }
+  if (!atomr_nvrtc_launch_check_args (n->op, args, error))
+    {
+      g_prefix_error (error, "graph %s: node %u (%s): ", self->name, node, n->name);
+      g_mutex_unlock (&self->lock);
+      return FALSE;
+    }
+  for (guint a = 0; a < args->args->len; a++)
+    {
+      AtomrBuffer *buffer = g_array_index (args->args, AtomrKernelArg, a).buffer;
+      gint other;
+
+      if (buffer == NULL)
+        continue;
+      if (op_uses (n->op, buffer))
+        continue;
+      other = node_using (self, buffer, node);
+      if (other >= 0)
+        {
+          Node *o = g_ptr_array_index (self->nodes, other);
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "graph %s: argument %u of node %u (%s) is a buffer that node %d (%s) "
+                       "uses; the order between nodes was fixed at capture, so a new buffer "
+                       "argument must be one the node already uses or one no other node uses",
+                       self->name, a, node, n->name, other, o->name);
+          g_mutex_unlock (&self->lock);
+          return FALSE;
+        }
+    }
+  if (self->pending == NULL)
+    self->pending = g_ptr_array_new_with_free_func (update_free);
+  for (guint p = 0; p < self->pending->len; p++)
+    if (((Update *) g_ptr_array_index (self->pending, p))->node == node)
+      {
+        g_ptr_array_remove_index (self->pending, p);
+        break;
+      }
+  if (self->extra_written == NULL)
+    {
+      self->extra_written = g_ptr_array_new_with_free_func (g_object_unref);
+      self->extra_read = g_ptr_array_new_with_free_func (g_object_unref);
+    }
+  for (guint a = 0; a < args->args->len; a++)
+    {
+      AtomrKernelArg *arg = &g_array_index (args->args, AtomrKernelArg, a);
+      GPtrArray *list = arg->write ? self->extra_written : self->extra_read;
+      if (arg->buffer && !g_ptr_array_find (list, arg->buffer, NULL))
+        g_ptr_array_add (list, g_object_ref (arg->buffer));
+    }
+  u = g_new0 (Update, 1);
+  u->node = node;
+  u->args = atomr_kernel_args_ref (args);
+  g_ptr_array_add (self->pending, u);
+  g_mutex_unlock (&self->lock);
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -744,6 +1011,7 @@ atomr_graph_end_capture (AtomrGraph  *self,
 typedef struct
 {
   AtomrGraph *graph;
+  GPtrArray  *updates;    /* Update*: new kernel arguments this replay applies */
 } ReplayRequest;
 
 static void
@@ -751,6 +1019,7 @@ replay_request_clear (gpointer data)
 {
   ReplayRequest *req = data;
   g_clear_object (&req->graph);
+  g_clear_pointer (&req->updates, g_ptr_array_unref);
 }
 
 static gboolean
@@ -847,6 +1116,23 @@ graph_build (AtomrGraph  *self,
           g_prefix_error (error, "graph %s: recording node %u (%s) failed: ", self->name, i, node->name);
           ok = FALSE;
         }
+      node->cu_node = NULL;
+      if (ok && atomr_nvrtc_op_is_launch (node->op))
+        {
+          /* The launch just captured is the stream's only dependency now:
+           * remember its kernel node for parameter updates. */
+          CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+          const CUgraphNode *last = NULL;
+          size_t n_last = 0;
+          CUgraphNodeType type;
+
+          if (cu->cuStreamGetCaptureInfo (stream->handle, &status, NULL, NULL, &last, NULL,
+                                          &n_last) == CUDA_SUCCESS &&
+              status == CU_STREAM_CAPTURE_STATUS_ACTIVE && n_last == 1 && last != NULL &&
+              cu->cuGraphNodeGetType (last[0], &type) == CUDA_SUCCESS &&
+              type == CU_GRAPH_NODE_TYPE_KERNEL)
+            node->cu_node = last[0];
+        }
       if (ok)
         ok = cu_ok (cu->cuEventCreate (&after[i], CU_EVENT_DISABLE_TIMING), "cuEventCreate", self, error) &&
              cu_ok (cu->cuEventRecord (after[i], stream->handle), "cuEventRecord", self, error);
@@ -897,7 +1183,106 @@ graph_build (AtomrGraph  *self,
   self->cu_graph = graph;
   self->generation = origin->generation;
   g_atomic_pointer_set (&self->exec, exec);
+  g_atomic_int_inc (&self->n_instantiations);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_INSTANTIATED]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_INSTANTIATIONS]);
+  return TRUE;
+}
+
+/* Applies the replay's new kernel arguments to the nodes and, when the
+ * CUDA graph exists, to its kernel nodes in place.  *@rebuild is set when
+ * the instantiated graph must be dropped and built again; @how says
+ * what happened, for the replay's trace record.  On the actors' context,
+ * the device not held. */
+static gboolean
+apply_updates (AtomrGraph     *self,
+               ReplayRequest  *req,
+               gboolean       *rebuild,
+               GString        *how,
+               GError        **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  gboolean whole = FALSE;
+  guint in_place = 0;
+
+  *rebuild = FALSE;
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < req->updates->len; i++)
+    {
+      Update *u = g_ptr_array_index (req->updates, i);
+      atomr_nvrtc_launch_set_args (((Node *) g_ptr_array_index (self->nodes, u->node))->op, u->args);
+    }
+  g_mutex_unlock (&self->lock);
+
+  g_string_append_printf (how, "; new kernel arguments for %u node%s", req->updates->len,
+                          req->updates->len == 1 ? "" : "s");
+  if (atomr_device_is_host (self->device) || self->exec == NULL)
+    return TRUE;   /* the first build captures them */
+
+  if (!atomr_device_enter (self->device, error))
+    return FALSE;
+  for (guint i = 0; i < req->updates->len && !*rebuild; i++)
+    {
+      Update *u = g_ptr_array_index (req->updates, i);
+      Node *node = g_ptr_array_index (self->nodes, u->node);
+      CUDA_KERNEL_NODE_PARAMS params;
+      CUresult res;
+
+      if (node->cu_node == NULL)
+        {
+          g_string_append_printf (how, ", re-instantiated: node %u was not captured as one kernel node",
+                                  u->node);
+          *rebuild = TRUE;
+          break;
+        }
+      memset (&params, 0, sizeof params);
+      res = cu->cuGraphKernelNodeGetParams (node->cu_node, &params);
+      if (res == CUDA_SUCCESS)
+        {
+          params.kernelParams = atomr_nvrtc_launch_get_params (node->op);
+          params.extra = NULL;
+          res = cu->cuGraphKernelNodeSetParams (node->cu_node, &params);
+        }
+      if (res != CUDA_SUCCESS)
+        {
+          const gchar *name = NULL;
+          cu->cuGetErrorName (res, &name);
+          g_string_append_printf (how, ", re-instantiated: the kernel node of node %u refused its "
+                                  "parameters (%s)", u->node, name ? name : "unknown error");
+          *rebuild = TRUE;
+          break;
+        }
+      if (!whole && cu->cuGraphExecKernelNodeSetParams (self->exec, node->cu_node, &params) == CUDA_SUCCESS)
+        in_place++;
+      else
+        whole = TRUE;   /* the graph has them: update the executable from it below */
+    }
+  if (!*rebuild && whole)
+    {
+      CUgraphExecUpdateResultInfo info;
+
+      memset (&info, 0, sizeof info);
+      if (cu->cuGraphExecUpdate (self->exec, self->cu_graph, &info) == CUDA_SUCCESS)
+        {
+          g_string_append (how, ", applied by cuGraphExecUpdate");
+          in_place = req->updates->len;
+        }
+      else
+        {
+          g_string_append_printf (how, ", re-instantiated: cuGraphExecUpdate refused (result %d)",
+                                  (int) info.result);
+          *rebuild = TRUE;
+        }
+    }
+  else if (!*rebuild)
+    g_string_append (how, ", updated in place");
+  atomr_device_leave (self->device);
+
+  if (!*rebuild && in_place > 0)
+    {
+      g_atomic_int_add (&self->n_updates, (gint) in_place);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_UPDATES]);
+    }
   return TRUE;
 }
 
@@ -908,6 +1293,19 @@ replay_prepare (AtomrOp  *op,
 {
   ReplayRequest *req = atomr_op_get_data (op);
   AtomrGraph *self = req->graph;
+  gboolean rebuild = FALSE;
+
+  if (req->updates != NULL && req->updates->len > 0)
+    {
+      g_autoptr(GString) how = g_string_new (NULL);
+
+      g_string_printf (how, "graph %s, %u nodes", self->name, self->nodes->len);
+      if (!apply_updates (self, req, &rebuild, how, error))
+        return FALSE;
+      atomr_op_set_detail (op, how->str);
+      if (rebuild)
+        graph_drop_cuda (self);
+    }
 
   if (atomr_device_is_host (self->device))
     {
@@ -1050,7 +1448,8 @@ atomr_graph_replay_async (AtomrGraph          *self,
       return;
     }
   g_mutex_unlock (&self->lock);
-  /* READY is final: the nodes no longer change. */
+  /* READY is final: the nodes no longer change (their kernel arguments
+   * do, under the lock, see atomr_graph_set_kernel_args()). */
 
   if (atomr_actor_get_device (actor) != self->device)
     {
@@ -1070,9 +1469,20 @@ atomr_graph_replay_async (AtomrGraph          *self,
       return;
     }
 
-  /* Its hazards: the union of the nodes'; a buffer written is not read. */
+  req = atomr_op_alloc_data (op, sizeof *req, replay_request_clear);
+  req->graph = g_object_ref (self);
+
+  /* Its hazards: the union of the nodes' and of the new kernel arguments
+   * it applies; a buffer written is not read. */
   written = g_hash_table_new (NULL, NULL);
   read = g_hash_table_new (NULL, NULL);
+  g_mutex_lock (&self->lock);
+  req->updates = g_steal_pointer (&self->pending);
+  /* Every buffer new arguments ever named: an earlier replay still queued
+   * may apply them before this one runs. */
+  for (guint e = 0; self->extra_written && e < self->extra_written->len; e++)
+    if (g_hash_table_add (written, g_ptr_array_index (self->extra_written, e)))
+      atomr_op_write (op, g_ptr_array_index (self->extra_written, e));
   for (guint i = 0; i < self->nodes->len; i++)
     {
       Node *node = g_ptr_array_index (self->nodes, i);
@@ -1093,9 +1503,14 @@ atomr_graph_replay_async (AtomrGraph          *self,
             atomr_op_read (op, buffer);
         }
     }
+  for (guint e = 0; self->extra_read && e < self->extra_read->len; e++)
+    {
+      AtomrBuffer *buffer = g_ptr_array_index (self->extra_read, e);
+      if (!g_hash_table_contains (written, buffer) && g_hash_table_add (read, buffer))
+        atomr_op_read (op, buffer);
+    }
+  g_mutex_unlock (&self->lock);
 
-  req = atomr_op_alloc_data (op, sizeof *req, replay_request_clear);
-  req->graph = g_object_ref (self);
   detail = g_strdup_printf ("graph %s, %u nodes", self->name, self->nodes->len);
   atomr_op_set_detail (op, detail);
   atomr_op_set_prepare (op, replay_prepare);

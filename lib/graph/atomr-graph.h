@@ -13,6 +13,7 @@
 #include <gio/gio.h>
 
 #include "core/atomr-actor.h"
+#include "nvrtc/atomr-kernel.h"
 
 G_BEGIN_DECLS
 
@@ -55,6 +56,16 @@ ATOMR_AVAILABLE_IN_ALL
 guint64          atomr_graph_get_n_replays    (AtomrGraph           *self);
 ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_graph_get_instantiated (AtomrGraph           *self);
+
+ATOMR_AVAILABLE_IN_ALL
+guint            atomr_graph_get_n_instantiations (AtomrGraph       *self);
+ATOMR_AVAILABLE_IN_ALL
+guint            atomr_graph_get_n_updates    (AtomrGraph           *self);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_set_kernel_args  (AtomrGraph           *self,
+                                               guint                 node,
+                                               AtomrKernelArgs      *args,
+                                               GError              **error);
 
 ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_graph_begin_capture    (AtomrGraph           *self,

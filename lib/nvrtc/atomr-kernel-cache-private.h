@@ -107,6 +107,11 @@ gboolean     atomr_kernel_cache_adopt_entry    (AtomrKernelCache *self,
 gboolean     atomr_kernel_cache_verify_entry_data (const gchar *key,
                                                    GBytes      *data,
                                                    GError     **error);
+/* Writes the checksum of @data (an entry file of @size bytes) into its
+ * header, so that fuzzing reaches what lies behind the checksum.  Does
+ * nothing when @size is shorter than a header. */
+void         atomr_kernel_cache_seal_entry_data (guint8 *data,
+                                                 gsize   size);
 /* Entries found in the remote layer (and backfilled to disk). */
 guint64      atomr_kernel_cache_get_remote_hits (AtomrKernelCache *self);
 

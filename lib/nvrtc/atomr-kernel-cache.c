@@ -799,3 +799,15 @@ atomr_kernel_cache_get_remote_hits (AtomrKernelCache *self)
   g_mutex_unlock (&self->lock);
   return n;
 }
+
+void
+atomr_kernel_cache_seal_entry_data (guint8 *data,
+                                    gsize   size)
+{
+  guint8 digest[32];
+
+  if (size < ATOMR_CACHE_HEADER_SIZE)
+    return;
+  atomr_cache_compute_checksum (data, data + ATOMR_CACHE_HEADER_SIZE, size - ATOMR_CACHE_HEADER_SIZE, digest);
+  memcpy (data + OFF_CHECKSUM, digest, sizeof digest);
+}

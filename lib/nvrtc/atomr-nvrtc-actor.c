@@ -619,6 +619,111 @@ launch_enqueue (AtomrOp  *op,
   return atomr_cuda_check (res, "cuLaunchKernel", error);
 }
 
+/* One allocation: the request, the parameter pointers, the buffer
+ * addresses and a private copy of the scalar values (so @args may be
+ * changed or reused at once).  Adds the buffers to @op's hazards. */
+static LaunchRequest *
+launch_request_new (AtomrOp                 *op,
+                    AtomrKernel             *kernel,
+                    const AtomrLaunchConfig *config,
+                    AtomrKernelArgs         *args)
+{
+  guint n = args->args->len;
+  LaunchRequest *req = g_malloc0 (sizeof *req + n * sizeof (void *) + n * sizeof (CUdeviceptr) +
+                                  args->values->len + 16);
+  guint8 *values;
+
+  req->params = (void **) (req + 1);
+  req->ptrs = (CUdeviceptr *) (req->params + n);
+  values = (guint8 *) (req->ptrs + n);
+  values = (guint8 *) (((guintptr) values + 15) & ~(guintptr) 15);
+  memcpy (values, args->values->data, args->values->len);
+  for (guint i = 0; i < n; i++)
+    {
+      AtomrKernelArg *a = &g_array_index (args->args, AtomrKernelArg, i);
+      if (a->buffer)
+        {
+          req->params[i] = &req->ptrs[i];
+          if (a->write)
+            atomr_op_write (op, a->buffer);
+          else
+            atomr_op_read (op, a->buffer);
+        }
+      else
+        req->params[i] = values + a->offset;
+    }
+  req->kernel = g_object_ref (kernel);
+  req->args = atomr_kernel_args_ref (args);
+  req->config = *config;
+  return req;
+}
+
+gboolean
+atomr_nvrtc_op_is_launch (AtomrOp *op)
+{
+  return atomr_op_get_enqueue (op) == launch_enqueue;
+}
+
+gboolean
+atomr_nvrtc_launch_check_args (AtomrOp          *op,
+                               AtomrKernelArgs  *args,
+                               GError          **error)
+{
+  LaunchRequest *req = atomr_op_get_data (op);
+  AtomrDevice *device = atomr_kernel_get_device (req->kernel);
+
+  if (!atomr_kernel_check_args (req->kernel, args, error))
+    return FALSE;
+  for (guint i = 0; i < args->args->len; i++)
+    {
+      AtomrKernelArg *a = &g_array_index (args->args, AtomrKernelArg, i);
+      if (a->buffer == NULL)
+        continue;
+      if (!atomr_buffer_check (a->buffer, error))
+        {
+          g_prefix_error (error, "argument %u: ", i);
+          return FALSE;
+        }
+      if (atomr_buffer_get_device (a->buffer) != device)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "argument %u: the buffer lives on device %d, kernel %s on device %d", i,
+                       atomr_device_get_ordinal (atomr_buffer_get_device (a->buffer)),
+                       atomr_kernel_get_name (req->kernel), atomr_device_get_ordinal (device));
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+void
+atomr_nvrtc_launch_set_args (AtomrOp         *op,
+                             AtomrKernelArgs *args)
+{
+  LaunchRequest *old = atomr_op_get_data (op);
+  LaunchRequest *req;
+
+  atomr_op_clear_buffers (op);
+  req = launch_request_new (op, old->kernel, &old->config, args);
+  atomr_op_replace_data (op, req, launch_request_free);
+}
+
+void **
+atomr_nvrtc_launch_get_params (AtomrOp *op)
+{
+  LaunchRequest *req = atomr_op_get_data (op);
+
+  /* The buffer addresses as of now (a rebuilt context moves nothing:
+   * buffers are stale then). */
+  for (guint i = 0; i < req->args->args->len; i++)
+    {
+      AtomrKernelArg *a = &g_array_index (req->args->args, AtomrKernelArg, i);
+      if (a->buffer)
+        req->ptrs[i] = atomr_buffer_get_ptr (a->buffer);
+    }
+  return req->params;
+}
+
 static gboolean
 check_config (AtomrKernel              *kernel,
               const AtomrLaunchConfig  *c,
@@ -693,7 +798,6 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
   LaunchRequest *req;
   AtomrOp *op;
   GError *error = NULL;
-  guint n;
 
   g_return_if_fail (ATOMR_IS_NVRTC_ACTOR (self));
 
@@ -738,35 +842,7 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
       return;
     }
 
-  /* One allocation: the request, the parameter pointers, the buffer
-   * addresses and a private copy of the scalar values (so @args may be
-   * changed or reused at once). */
-  n = args->args->len;
-  req = g_malloc0 (sizeof *req + n * sizeof (void *) + n * sizeof (CUdeviceptr) + args->values->len + 16);
-  req->params = (void **) (req + 1);
-  req->ptrs = (CUdeviceptr *) (req->params + n);
-  {
-    guint8 *values = (guint8 *) (req->ptrs + n);
-    values = (guint8 *) (((guintptr) values + 15) & ~(guintptr) 15);
-    memcpy (values, args->values->data, args->values->len);
-    for (guint i = 0; i < n; i++)
-      {
-        AtomrKernelArg *a = &g_array_index (args->args, AtomrKernelArg, i);
-        if (a->buffer)
-          {
-            req->params[i] = &req->ptrs[i];
-            if (a->write)
-              atomr_op_write (op, a->buffer);
-            else
-              atomr_op_read (op, a->buffer);
-          }
-        else
-          req->params[i] = values + a->offset;
-      }
-  }
-  req->kernel = g_object_ref (kernel);
-  req->args = atomr_kernel_args_ref (args);
-  req->config = *config;
+  req = launch_request_new (op, kernel, config, args);
   atomr_op_set_data (op, req, launch_request_free);
   atomr_op_set_geometry (op, config->grid, config->block, config->shared_mem);
   atomr_op_set_detail (op, atomr_kernel_get_name (kernel));

@@ -7,6 +7,7 @@
 #include "atomr-device.h"
 #include "atomr-nvrtc.h"
 #include "atomr-compile-options-private.h"
+#include "atomr-kernel.h"
 
 G_BEGIN_DECLS
 
@@ -49,5 +50,20 @@ gboolean     atomr_nvrtc_check_arch         (const gchar         *arch,
                                              GError             **error);
 /* int array, ascending. */
 GArray      *atomr_nvrtc_get_supported_archs (GError            **error);
+
+/* Graph parameter updates (lib/graph/atomr-graph.c): a recorded launch
+ * takes new arguments.  is_launch: @op is an atomr_nvrtc_actor_launch_async()
+ * request; check_args: @args fit its kernel's parameter table and live on
+ * its device; set_args: replaces the arguments (and the buffers @op reads
+ * and writes); get_params: the kernelParams array of the current ones,
+ * valid until the next set_args. */
+struct _AtomrOp;
+gboolean     atomr_nvrtc_op_is_launch       (struct _AtomrOp     *op);
+gboolean     atomr_nvrtc_launch_check_args  (struct _AtomrOp     *op,
+                                             AtomrKernelArgs     *args,
+                                             GError             **error);
+void         atomr_nvrtc_launch_set_args    (struct _AtomrOp     *op,
+                                             AtomrKernelArgs     *args);
+void       **atomr_nvrtc_launch_get_params  (struct _AtomrOp     *op);
 
 G_END_DECLS

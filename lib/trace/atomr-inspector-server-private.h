@@ -14,4 +14,25 @@ G_BEGIN_DECLS
  * libsoup. */
 void atomr_inspector_env_attach (AtomrActor *actor);
 
+#ifdef ATOMR_HAVE_SOUP
+#include "trace/atomr-inspector-server.h"
+
+/* Debug counters, for tests of what a server costs the application:
+ * records the actors' handlers saw, records queued for clients, records
+ * turned into JSON, and flushes of the queue.  Any pointer may be NULL. */
+void     atomr_inspector_server_get_debug_counters (AtomrInspectorServer *self,
+                                                    guint64              *observed,
+                                                    guint64              *published,
+                                                    guint64              *serialized,
+                                                    guint64              *flushes);
+/* Serves one connection whose bytes are @data on this thread (a stopped
+ * server only), "@TOKEN@" replaced by the token; returns the answer bytes.
+ * For the fuzz targets and their seed replay (tests/fuzz). */
+GBytes  *atomr_inspector_server_serve_bytes        (AtomrInspectorServer *self,
+                                                    const guint8         *data,
+                                                    gsize                 size);
+/* Whether the actors' handlers are connected now. */
+gboolean atomr_inspector_server_is_hooked          (AtomrInspectorServer *self);
+#endif
+
 G_END_DECLS

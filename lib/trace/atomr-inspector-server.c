@@ -18,6 +18,7 @@
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
+#include "core/atomr-actor-private.h"
 #include "core/atomr-device.h"
 #include "core/atomr-error.h"
 #include "nvrtc/atomr-kernel-cache-private.h"
@@ -33,7 +34,11 @@
  * `ATOMR_INSPECT=1` in the environment, which also registers every actor
  * created afterwards) starts one for the process.
  *
- * Security: it listens on 127.0.0.1 only, on a port the kernel picks, and
+ * Security: it listens on 127.0.0.1 unless
+ * [property@Atomr.InspectorServer:address] says otherwise (another than a
+ * loopback address only with a
+ * [property@Atomr.InspectorServer:tls-certificate]; with one, it speaks
+ * only `https://` and `wss://`), on a port the kernel picks, and
  * every request must carry `Authorization: Bearer TOKEN` where TOKEN is a
  * random 256-bit value made per server; anything else is answered 401.
  * The port and token are written to the discovery file
@@ -49,6 +54,18 @@
  * operation (`{"type":"record",...}`) and, after records were dropped for
  * this client, `{"type":"dropped","count":N}`.
  *
+ * Cost to the application: while no WebSocket client streams (and
+ * #AtomrInspectorServer:always-record is off) the server connects no
+ * handler to the actors, so they build no launch records and emit nothing
+ * for it; `/v1/actors` then reads the actors' own counters.  The first
+ * streaming client connects one #AtomrActor::after-complete handler per
+ * actor, which hands a reference to the record to a bounded queue under a
+ * mutex and to the recorder; the server thread drains the queue every
+ * 16 ms (one batch of frames), building JSON there only.  The
+ * application's threads never wake the server thread.  `/v1/trace` holds
+ * the operations completed while a client streamed or always-record was
+ * on.
+ *
  * Limits: a request announcing a body is cut off (its connection shut
  * down) as soon as its headers are read, and bodies are never buffered;
  * only GET and HEAD are served (others 405); at most
@@ -56,19 +73,20 @@
  * closed as accepted); a connection that sends nothing for
  * #AtomrInspectorServer:idle-timeout seconds is closed (slow or stalled
  * request headers; WebSocket clients are exempt once upgraded); records
- * wait in a queue of at most 4096 and a client whose socket has more than
+ * wait in a queue of at most 16384 and a client whose socket has more than
  * 128 KiB unsent is skipped (its records dropped and counted) until it
  * reads again.
  *
  * Threads: the server runs on its own thread and #GMainContext.  The
  * application's threads only ever append a reference to a bounded queue
- * under a mutex (nothing when no WebSocket client is connected), and wake
- * the server thread; no network I/O or JSON work happens on them.
+ * under a mutex (nothing when no WebSocket client is connected); no
+ * wake-up, network I/O or JSON work happens on them.
  *
  * Since: 0.2
  */
 
-#define QUEUE_CAPACITY        4096
+#define QUEUE_CAPACITY        16384
+#define FLUSH_MS              16
 #define SLOW_CLIENT_BYTES     (128 * 1024)
 #define CLIENT_SNDBUF         (256 * 1024)
 #define DEFAULT_MAX_CLIENTS   16
@@ -79,6 +97,7 @@ typedef struct _Core Core;
 
 typedef struct
 {
+  AtomrInspectorServer    *server;    /* outlives the server thread's clients */
   SoupWebsocketConnection *ws;
   GSocket                 *socket;    /* under ws, for SIOCOUTQ */
   guint64                  dropped;   /* not yet reported to the client */
@@ -89,26 +108,29 @@ typedef struct
   gatomicrefcount ref;
   Core           *core;
   GWeakRef        actor;
-  gulong          enqueue_handler;
-  gulong          complete_handler;
-  gint            enqueued;      /* atomic */
-  gint            completed;     /* atomic */
-  gint            errors;        /* atomic */
-  gint            mailbox_depth; /* atomic: as of the last operation */
+  gulong          complete_handler;  /* under the server's actors_lock; 0 unhooked */
 } ActorWatch;
 
 struct _Core
 {
-  gatomicrefcount ref;
-  GMutex          lock;
-  gboolean        running;       /* under lock */
-  GMainContext   *context;       /* set while running */
-  GQueue          queue;         /* AtomrLaunchInfo*, under lock */
-  guint64         queue_dropped; /* under lock, not yet counted per client */
-  guint64         n_dropped;     /* under lock, all records ever dropped */
-  gboolean        wake_pending;  /* under lock */
-  gint            n_clients;     /* atomic */
-  GPtrArray      *clients;       /* Client*, server thread only */
+  gatomicrefcount     ref;
+  GMutex              lock;
+  gboolean            running;       /* under lock */
+  GMainContext       *context;       /* set while running */
+  GQueue              queue;         /* AtomrLaunchInfo*, under lock */
+  guint64             queue_dropped; /* under lock, not yet counted per client */
+  guint64             n_dropped;     /* under lock, all records ever dropped */
+  gint                n_clients;     /* atomic */
+  GPtrArray          *clients;       /* Client*, server thread only */
+  GSource            *flush_timer;   /* server thread only: while clients stream */
+  AtomrTraceRecorder *recorder;      /* strong; thread-safe */
+  /* Debug counters (atomic), for tests that check what an idle server
+   * costs: records taken from the actors, queued for clients, turned into
+   * JSON, and flushes of the queue. */
+  gint64              n_observed;
+  gint64              n_published;
+  gint64              n_serialized;
+  gint64              n_flushes;
 };
 
 struct _AtomrInspectorServer
@@ -123,9 +145,13 @@ struct _AtomrInspectorServer
   guint               max_clients;
   guint               idle_timeout;
   gint64              started_us;
+  gboolean            always_record;  /* under actors_lock */
+  gchar              *address;        /* to bind; read by the server thread while it starts */
+  GTlsCertificate    *tls_certificate; /* NULL: plain HTTP */
 
   GMutex              actors_lock;
   GHashTable         *actors;   /* AtomrActor* -> ActorWatch* */
+  gboolean            hooked;   /* under actors_lock: handlers connected */
 
   /* The server thread's own state. */
   GThread            *thread;
@@ -150,6 +176,9 @@ enum {
   PROP_MAX_CLIENTS,
   PROP_IDLE_TIMEOUT,
   PROP_RUNNING,
+  PROP_ALWAYS_RECORD,
+  PROP_ADDRESS,
+  PROP_TLS_CERTIFICATE,
   N_PROPS
 };
 
@@ -169,6 +198,7 @@ core_unref (Core *core)
     return;
   g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
   g_ptr_array_unref (core->clients);
+  g_clear_object (&core->recorder);
   g_mutex_clear (&core->lock);
   g_free (core);
 }
@@ -200,14 +230,12 @@ watch_closure_notify (gpointer  data,
 /* ------------------------------------------------------------------ */
 /* The application's side: append and wake                             */
 
-static gboolean flush_cb (gpointer data);
-
+/* Queues a reference for the server thread's next flush: no wake-up,
+ * no JSON.  Nothing at all while nobody streams. */
 static void
 core_publish (Core            *core,
               AtomrLaunchInfo *info)
 {
-  GMainContext *wake = NULL;
-
   if (g_atomic_int_get (&core->n_clients) == 0)
     return;   /* nobody streams: nothing to do on the application's thread */
   g_mutex_lock (&core->lock);
@@ -221,36 +249,12 @@ core_publish (Core            *core,
   else
     {
       g_queue_push_tail (&core->queue, atomr_launch_info_ref (info));
-      if (!core->wake_pending)
-        {
-          core->wake_pending = TRUE;
-          wake = g_main_context_ref (core->context);
-        }
-    }
-  if (wake)
-    {
-      /* Under the lock, so a stop cannot free the context meanwhile; the
-       * source holds no reference: the core outlives the context. */
-      GSource *source = g_idle_source_new ();
-      g_source_set_callback (source, flush_cb, core, NULL);
-      g_source_set_static_name (source, "[atomr] inspector flush");
-      g_source_attach (source, wake);
-      g_source_unref (source);
-      g_main_context_unref (wake);
+      g_atomic_pointer_add (&core->n_published, 1);
     }
   g_mutex_unlock (&core->lock);
 }
 
-static void
-on_after_enqueue (AtomrActor      *actor,
-                  AtomrLaunchInfo *info,
-                  gpointer         user_data)
-{
-  ActorWatch *w = user_data;
-
-  g_atomic_int_inc (&w->enqueued);
-}
-
+/* Connected only while observed (see update_hooks()). */
 static void
 on_after_complete (AtomrActor      *actor,
                    AtomrLaunchInfo *info,
@@ -258,11 +262,59 @@ on_after_complete (AtomrActor      *actor,
 {
   ActorWatch *w = user_data;
 
-  g_atomic_int_inc (&w->completed);
-  if (atomr_launch_info_get_error (info))
-    g_atomic_int_inc (&w->errors);
-  g_atomic_int_set (&w->mailbox_depth, atomr_launch_info_get_mailbox_depth (info));
+  g_atomic_pointer_add (&w->core->n_observed, 1);
+  atomr_trace_recorder_add_record (w->core->recorder, info);
   core_publish (w->core, info);
+}
+
+static void
+watch_hook (ActorWatch *w,
+            AtomrActor *actor)
+{
+  if (w->complete_handler == 0)
+    w->complete_handler = g_signal_connect_data (actor, "after-complete", G_CALLBACK (on_after_complete),
+                                                 watch_ref (w), watch_closure_notify, 0);
+}
+
+static void
+watch_unhook (ActorWatch *w)
+{
+  g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
+
+  if (actor && w->complete_handler && g_signal_handler_is_connected (actor, w->complete_handler))
+    g_signal_handler_disconnect (actor, w->complete_handler);
+  w->complete_handler = 0;
+}
+
+/* Connects the actors' handlers while someone looks (a streaming client,
+ * or always-record) and disconnects them otherwise, so that an idle server
+ * costs the actors nothing.  Any thread. */
+static void
+update_hooks (AtomrInspectorServer *self)
+{
+  GHashTableIter iter;
+  ActorWatch *w;
+  gboolean want;
+
+  g_mutex_lock (&self->actors_lock);
+  want = self->always_record || g_atomic_int_get (&self->core->n_clients) > 0;
+  if (want != self->hooked)
+    {
+      self->hooked = want;
+      g_hash_table_iter_init (&iter, self->actors);
+      while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &w))
+        {
+          if (want)
+            {
+              g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
+              if (actor)
+                watch_hook (w, actor);
+            }
+          else
+            watch_unhook (w);
+        }
+    }
+  g_mutex_unlock (&self->actors_lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -420,10 +472,12 @@ add_actors (AtomrInspectorServer *self,
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &w))
     {
       g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
-      gint enq = g_atomic_int_get (&w->enqueued), done = g_atomic_int_get (&w->completed);
+      guint64 done = 0, in_flight = 0, failed = 0;
+      guint mailbox = 0;
 
       if (actor == NULL)
         continue;
+      atomr_actor_get_counters (actor, NULL, &done, &in_flight, &failed, &mailbox);
       json_builder_begin_object (b);
       json_builder_set_member_name (b, "name");
       json_builder_add_string_value (b, atomr_actor_get_name (actor));
@@ -432,13 +486,13 @@ add_actors (AtomrInspectorServer *self,
       json_builder_set_member_name (b, "library");
       json_builder_add_string_value (b, atomr_actor_get_library (actor));
       json_builder_set_member_name (b, "mailbox_depth");
-      json_builder_add_int_value (b, g_atomic_int_get (&w->mailbox_depth));
+      json_builder_add_int_value (b, mailbox);
       json_builder_set_member_name (b, "in_flight");
-      json_builder_add_int_value (b, MAX (enq - done, 0));
+      json_builder_add_int_value (b, (gint64) in_flight);
       json_builder_set_member_name (b, "completed");
-      json_builder_add_int_value (b, (gint64) atomr_actor_get_n_completed (actor));
+      json_builder_add_int_value (b, (gint64) done);
       json_builder_set_member_name (b, "errors");
-      json_builder_add_int_value (b, g_atomic_int_get (&w->errors));
+      json_builder_add_int_value (b, (gint64) failed);
       json_builder_end_object (b);
     }
   g_mutex_unlock (&self->actors_lock);
@@ -718,25 +772,30 @@ client_free (gpointer data)
   g_free (c);
 }
 
-/* Server thread: hands the queued records to every client. */
+/* Server thread, every FLUSH_MS while clients stream: hands the queued
+ * records to every client, one batch of frames. */
 static gboolean
 flush_cb (gpointer data)
 {
   Core *core = data;
   GQueue queue;
   guint64 dropped;
-  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) texts = NULL;
 
   g_mutex_lock (&core->lock);
   queue = core->queue;
   g_queue_init (&core->queue);
   dropped = core->queue_dropped;
   core->queue_dropped = 0;
-  core->wake_pending = FALSE;
   g_mutex_unlock (&core->lock);
 
+  if (queue.length == 0 && dropped == 0)
+    return G_SOURCE_CONTINUE;
+  g_atomic_pointer_add (&core->n_flushes, 1);
+  texts = g_ptr_array_new_full (queue.length, g_free);
   for (GList *l = queue.head; l; l = l->next)
     g_ptr_array_add (texts, record_to_json (l->data));
+  g_atomic_pointer_add (&core->n_serialized, (gssize) queue.length);
   g_queue_clear_full (&queue, (GDestroyNotify) atomr_launch_info_unref);
 
   for (guint i = 0; i < core->clients->len; i++)
@@ -763,7 +822,28 @@ flush_cb (gpointer data)
           soup_websocket_connection_send_text (c->ws, g_ptr_array_index (texts, k));
         }
     }
-  return G_SOURCE_REMOVE;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Server thread: the flush timer runs only while clients stream. */
+static void
+flush_timer_start (Core *core)
+{
+  if (core->flush_timer)
+    return;
+  core->flush_timer = g_timeout_source_new (FLUSH_MS);
+  g_source_set_callback (core->flush_timer, flush_cb, core, NULL);
+  g_source_set_static_name (core->flush_timer, "[atomr] inspector flush");
+  g_source_attach (core->flush_timer, core->context);
+}
+
+static void
+flush_timer_stop (Core *core)
+{
+  if (core->flush_timer == NULL)
+    return;
+  g_source_destroy (core->flush_timer);
+  g_clear_pointer (&core->flush_timer, g_source_unref);
 }
 
 static void
@@ -771,10 +851,20 @@ on_ws_closed (SoupWebsocketConnection *ws,
               gpointer                 user_data)
 {
   Client *c = user_data;
-  Core *core = g_object_get_data (G_OBJECT (ws), "atomr-core");
+  AtomrInspectorServer *self = c->server;
+  Core *core = self->core;
 
-  g_atomic_int_add (&core->n_clients, -1);
-  g_ptr_array_remove (core->clients, c);
+  g_ptr_array_remove (core->clients, c);   /* frees c */
+  if (g_atomic_int_dec_and_test (&core->n_clients))
+    {
+      flush_timer_stop (core);
+      update_hooks (self);
+      /* What the last client left unread goes with it. */
+      g_mutex_lock (&core->lock);
+      g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
+      core->queue_dropped = 0;
+      g_mutex_unlock (&core->lock);
+    }
 }
 
 static void
@@ -797,11 +887,13 @@ websocket_handler (SoupServer              *server,
         g_debug ("inspector: SO_SNDBUF: %s", g_strerror (errno));
       c->socket = g_object_ref (socket);
     }
+  c->server = self;
   c->ws = g_object_ref (ws);
-  g_object_set_data (G_OBJECT (ws), "atomr-core", self->core);
   g_signal_connect (ws, "closed", G_CALLBACK (on_ws_closed), c);
   g_ptr_array_add (self->core->clients, c);
+  flush_timer_start (self->core);
   g_atomic_int_inc (&self->core->n_clients);
+  update_hooks (self);
 }
 
 static gboolean
@@ -836,6 +928,7 @@ on_incoming (GSocketService    *service,
   GSocket *socket = g_socket_connection_get_socket (connection);
   g_autoptr(GSocketAddress) local = g_socket_connection_get_local_address (connection, NULL);
   g_autoptr(GSocketAddress) remote = g_socket_connection_get_remote_address (connection, NULL);
+  g_autoptr(GIOStream) stream = NULL;
   g_autoptr(GError) error = NULL;
 
   housekeeping_cb (self);
@@ -851,7 +944,22 @@ on_incoming (GSocketService    *service,
   /* Listed first: libsoup may read the request (and emit request-read)
    * before accept returns. */
   g_ptr_array_add (self->connections, g_object_ref (connection));
-  if (!soup_server_accept_iostream (self->server, G_IO_STREAM (connection), local, remote, &error))
+  if (self->tls_certificate)
+    {
+      /* libsoup does TLS only for the connections of its own listeners:
+       * wrap this one (the handshake runs on the first read). */
+      stream = g_tls_server_connection_new (G_IO_STREAM (connection), self->tls_certificate, &error);
+      if (stream == NULL)
+        {
+          g_debug ("inspector: cannot start TLS on a connection: %s", error->message);
+          g_io_stream_close (G_IO_STREAM (connection), NULL, NULL);
+          g_ptr_array_remove (self->connections, connection);
+          return TRUE;
+        }
+    }
+  else
+    stream = g_object_ref (G_IO_STREAM (connection));
+  if (!soup_server_accept_iostream (self->server, stream, local, remote, &error))
     {
       g_debug ("inspector: cannot serve a connection: %s", error->message);
       g_ptr_array_remove (self->connections, connection);
@@ -859,17 +967,11 @@ on_incoming (GSocketService    *service,
   return TRUE;
 }
 
-static gpointer
-server_thread (gpointer data)
+/* Server thread (or the fuzzing entry point's): the libsoup server with
+ * its auth domain, handlers and limits, on the thread-default context. */
+static void
+server_setup (AtomrInspectorServer *self)
 {
-  AtomrInspectorServer *self = data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (loopback, 0);
-  g_autoptr(GSocketAddress) effective = NULL;
-  GSource *timer;
-
-  g_main_context_push_thread_default (self->core->context);
   self->server = soup_server_new ("server-header", "atomr-inspector", NULL);
   {
     BearerDomain *domain = g_object_new (bearer_domain_get_type (), "realm", "atomr", NULL);
@@ -883,12 +985,48 @@ server_thread (gpointer data)
   soup_server_add_websocket_handler (self->server, "/v1/stream", NULL, NULL, websocket_handler, self, NULL);
   soup_server_add_handler (self->server, "/v1", api_handler, self, NULL);
   self->connections = g_ptr_array_new_with_free_func (g_object_unref);
+}
+
+/* Closes the clients and connections and drops the libsoup server. */
+static void
+server_teardown (AtomrInspectorServer *self)
+{
+  for (guint i = 0; i < self->core->clients->len; i++)
+    {
+      Client *c = g_ptr_array_index (self->core->clients, i);
+      g_signal_handlers_disconnect_by_data (c->ws, c);
+      if (soup_websocket_connection_get_state (c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+        soup_websocket_connection_close (c->ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
+    }
+  g_ptr_array_set_size (self->core->clients, 0);
+  g_atomic_int_set (&self->core->n_clients, 0);
+  flush_timer_stop (self->core);
+  update_hooks (self);
+  soup_server_disconnect (self->server);
+  for (guint i = 0; i < self->connections->len; i++)
+    g_io_stream_close (g_ptr_array_index (self->connections, i), NULL, NULL);
+  g_clear_pointer (&self->connections, g_ptr_array_unref);
+  g_clear_object (&self->server);
+}
+
+static gpointer
+server_thread (gpointer data)
+{
+  AtomrInspectorServer *self = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GInetAddress) bind_to = g_inet_address_new_from_string (self->address);
+  g_autoptr(GSocketAddress) address = g_inet_socket_address_new (bind_to, 0);
+  g_autoptr(GSocketAddress) effective = NULL;
+  GSource *timer;
+
+  g_main_context_push_thread_default (self->core->context);
+  server_setup (self);
   self->service = g_socket_service_new ();
   g_signal_connect (self->service, "incoming", G_CALLBACK (on_incoming), self);
   if (!g_socket_listener_add_address (G_SOCKET_LISTENER (self->service), address, G_SOCKET_TYPE_STREAM,
                                       G_SOCKET_PROTOCOL_TCP, NULL, &effective, &error))
     {
-      g_prefix_error (&error, "inspector server: cannot listen on 127.0.0.1: ");
+      g_prefix_error (&error, "inspector server: cannot listen on %s: ", self->address);
       g_mutex_lock (&self->start_lock);
       self->start_error = g_steal_pointer (&error);
       self->start_done = TRUE;
@@ -921,26 +1059,106 @@ server_thread (gpointer data)
   g_source_unref (timer);
   g_socket_service_stop (self->service);
   g_socket_listener_close (G_SOCKET_LISTENER (self->service));
-  for (guint i = 0; i < self->core->clients->len; i++)
-    {
-      Client *c = g_ptr_array_index (self->core->clients, i);
-      g_signal_handlers_disconnect_by_data (c->ws, c);
-      if (soup_websocket_connection_get_state (c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
-        soup_websocket_connection_close (c->ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
-    }
-  g_ptr_array_set_size (self->core->clients, 0);
-  g_atomic_int_set (&self->core->n_clients, 0);
-  soup_server_disconnect (self->server);
-  for (guint i = 0; i < self->connections->len; i++)
-    g_io_stream_close (g_ptr_array_index (self->connections, i), NULL, NULL);
-  g_clear_pointer (&self->connections, g_ptr_array_unref);
+  server_teardown (self);
   g_clear_object (&self->service);
-  g_clear_object (&self->server);
   /* Let the closes finish. */
   while (g_main_context_iteration (self->core->context, FALSE))
     ;
   g_main_context_pop_thread_default (self->core->context);
   return NULL;
+}
+
+/* The fuzzing and seed-replay entry point (tests/fuzz): one connection
+ * (a socketpair) whose client sends @data, served on this thread by a
+ * libsoup server set up exactly as the server thread's (auth domain,
+ * handlers, limits, the WebSocket stream) until the server has read
+ * everything and answered.  Every "@TOKEN@" in @data is replaced with the
+ * server's token, so that inputs reach the authorized handlers.  Returns
+ * what the server wrote. */
+GBytes *
+atomr_inspector_server_serve_bytes (AtomrInspectorServer *self,
+                                    const guint8         *data,
+                                    gsize                 size)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(GByteArray) input = g_byte_array_sized_new (size);
+  g_autoptr(GByteArray) answer = g_byte_array_new ();
+  g_autoptr(GSocketAddress) local = g_inet_socket_address_new_from_string ("127.0.0.1", 1);
+  g_autoptr(GSocketAddress) remote = g_inet_socket_address_new_from_string ("127.0.0.1", 2);
+  g_autoptr(GSocket) socket = NULL;
+  g_autoptr(GSocketConnection) conn = NULL;
+  g_autoptr(GError) error = NULL;
+  static const gchar marker[] = "@TOKEN@";
+  gsize written = 0;
+  guint quiet = 0;
+  int sv[2];
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  g_return_val_if_fail (self->thread == NULL, NULL);   /* not while running */
+
+  for (gsize i = 0; i < size; )
+    {
+      if (size - i >= sizeof marker - 1 && memcmp (data + i, marker, sizeof marker - 1) == 0)
+        {
+          g_byte_array_append (input, (const guint8 *) self->token, strlen (self->token));
+          i += sizeof marker - 1;
+        }
+      else
+        g_byte_array_append (input, data + i++, 1);
+    }
+  if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0)
+    {
+      g_warning ("inspector: socketpair: %s", g_strerror (errno));
+      return g_bytes_new (NULL, 0);
+    }
+  socket = g_socket_new_from_fd (sv[0], &error);
+  if (socket == NULL)
+    {
+      g_warning ("inspector: %s", error->message);
+      close (sv[0]);
+      close (sv[1]);
+      return g_bytes_new (NULL, 0);
+    }
+  conn = g_socket_connection_factory_create_connection (socket);
+
+  self->core->context = context;
+  g_main_context_push_thread_default (context);
+  server_setup (self);
+  g_ptr_array_add (self->connections, g_object_ref (conn));
+  if (!soup_server_accept_iostream (self->server, G_IO_STREAM (conn), local, remote, &error))
+    g_debug ("inspector: cannot serve the bytes: %s", error->message);
+  /* Nothing blocks: send, serve, read, until the server has nothing left
+   * to do or closed (with a bound, for a connection that never ends). */
+  for (guint i = 0; i < 100000 && quiet < 10; i++)
+    {
+      gboolean progress = FALSE;
+      guint8 buf[16384];
+      ssize_t n;
+
+      if (written < input->len)
+        {
+          n = write (sv[1], input->data + written, input->len - written);
+          if (n > 0)
+            written += n, progress = TRUE;
+        }
+      while ((n = read (sv[1], buf, sizeof buf)) > 0)
+        {
+          g_byte_array_append (answer, buf, n);
+          progress = TRUE;
+        }
+      if (g_main_context_iteration (context, FALSE))
+        progress = TRUE;
+      if (n == 0 && written == input->len)
+        break;   /* the server closed the connection */
+      quiet = progress ? 0 : quiet + 1;
+    }
+  server_teardown (self);
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  g_main_context_pop_thread_default (context);
+  self->core->context = NULL;
+  close (sv[1]);
+  return g_byte_array_free_to_bytes (g_steal_pointer (&answer));
 }
 
 /* ------------------------------------------------------------------ */
@@ -950,6 +1168,19 @@ static gchar *
 discovery_directory (void)
 {
   return g_build_filename (g_get_user_runtime_dir (), "atomr", NULL);
+}
+
+/* The SHA-256 of the certificate's DER form, lower-case hex: what a
+ * client pins a self-signed certificate to. */
+static gchar *
+certificate_sha256 (GTlsCertificate *certificate)
+{
+  g_autoptr(GByteArray) der = NULL;
+
+  g_object_get (certificate, "certificate", &der, NULL);
+  if (der == NULL)
+    return g_strdup ("");
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, der->data, der->len);
 }
 
 static gboolean
@@ -967,11 +1198,29 @@ write_discovery (AtomrInspectorServer *self,
   int fd;
 
   json_builder_set_member_name (b, "address");
-  json_builder_add_string_value (b, "127.0.0.1");
+  json_builder_add_string_value (b, self->address);
   json_builder_set_member_name (b, "port");
   json_builder_add_int_value (b, self->port);
   json_builder_set_member_name (b, "token");
   json_builder_add_string_value (b, self->token);
+  json_builder_set_member_name (b, "scheme");
+  json_builder_add_string_value (b, self->tls_certificate ? "https" : "http");
+  {
+    g_autofree gchar *url = atomr_inspector_server_dup_url (self);
+    g_autofree gchar *stream = g_strdup_printf ("%s://%s%s%s:%u/v1/stream", self->tls_certificate ? "wss" : "ws",
+                                                strchr (self->address, ':') ? "[" : "", self->address,
+                                                strchr (self->address, ':') ? "]" : "", self->port);
+    json_builder_set_member_name (b, "url");
+    json_builder_add_string_value (b, url);
+    json_builder_set_member_name (b, "stream_url");
+    json_builder_add_string_value (b, stream);
+  }
+  if (self->tls_certificate)
+    {
+      g_autofree gchar *fp = certificate_sha256 (self->tls_certificate);
+      json_builder_set_member_name (b, "tls_certificate_sha256");
+      json_builder_add_string_value (b, fp);
+    }
   add_process (self, b);
   json_builder_end_object (b);
   root = json_builder_get_root (b);
@@ -1106,9 +1355,14 @@ atomr_inspector_server_new (void)
  * @self: a server
  * @error: return location for a #GError
  *
- * Starts the server thread, listening on 127.0.0.1 on a port the kernel
- * picks, and writes the discovery file.  Returns once it accepts
- * connections.  Starting a running server does nothing.
+ * Starts the server thread, listening on
+ * [property@Atomr.InspectorServer:address] (127.0.0.1 unless set) on a
+ * port the kernel picks, with TLS when a certificate is set, and writes
+ * the discovery file.  Returns once it accepts connections.  Starting a
+ * running server does nothing.
+ *
+ * Fails with %ATOMR_ERROR_INVALID_ARGUMENT when the address is not an IP
+ * address, or is not a loopback address and no TLS certificate is set.
  *
  * Returns: %TRUE on success
  *
@@ -1123,6 +1377,22 @@ atomr_inspector_server_start (AtomrInspectorServer *self,
 
   if (self->thread)
     return TRUE;
+  {
+    g_autoptr(GInetAddress) bind_to = g_inet_address_new_from_string (self->address);
+    if (bind_to == NULL)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "inspector server: address \"%s\" is not an IP address", self->address);
+        return FALSE;
+      }
+    if (!g_inet_address_get_is_loopback (bind_to) && self->tls_certificate == NULL)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "inspector server: listening on %s (not a loopback address) needs a TLS certificate "
+                     "(atomr_inspector_server_set_tls_files(), ATOMR_INSPECT_TLS_CERT)", self->address);
+        return FALSE;
+      }
+  }
   self->core->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->core->context, FALSE);
   self->start_done = FALSE;
@@ -1183,9 +1453,9 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
   g_mutex_lock (&self->core->lock);
   self->core->context = NULL;
   g_queue_clear_full (&self->core->queue, (GDestroyNotify) atomr_launch_info_unref);
-  self->core->wake_pending = FALSE;
+  self->core->queue_dropped = 0;
   g_mutex_unlock (&self->core->lock);
-  g_main_context_unref (context);   /* destroys pending flush sources */
+  g_main_context_unref (context);
   g_clear_pointer (&self->loop, g_main_loop_unref);
   if (self->discovery_path)
     {
@@ -1368,8 +1638,10 @@ atomr_inspector_server_set_idle_timeout (AtomrInspectorServer *self,
  * @self: a server
  * @actor: an actor
  *
- * Lists @actor in `/v1/actors`, streams its completed operations and adds
- * it to the recorder.  Holds no reference on it.  Any thread.
+ * Lists @actor in `/v1/actors`; while a client streams (or
+ * #AtomrInspectorServer:always-record is on) streams its completed
+ * operations and records them in the recorder.  Holds no reference on it.
+ * Any thread.
  *
  * Since: 0.2
  */
@@ -1398,26 +1670,19 @@ atomr_inspector_server_add_actor (AtomrInspectorServer *self,
   g_atomic_ref_count_init (&w->ref);
   w->core = core_ref (self->core);
   g_weak_ref_init (&w->actor, actor);
-  w->enqueue_handler = g_signal_connect_data (actor, "after-enqueue", G_CALLBACK (on_after_enqueue),
-                                              watch_ref (w), watch_closure_notify, 0);
-  w->complete_handler = g_signal_connect_data (actor, "after-complete", G_CALLBACK (on_after_complete),
-                                               watch_ref (w), watch_closure_notify, 0);
+  if (self->hooked)
+    watch_hook (w, actor);
   g_hash_table_insert (self->actors, actor, w);
   g_mutex_unlock (&self->actors_lock);
-  atomr_trace_recorder_add_actor (self->recorder, actor);
 }
 
+/* Under actors_lock (the table's value destroy function). */
 static void
 watch_detach (gpointer data)
 {
   ActorWatch *w = data;
-  g_autoptr(AtomrActor) actor = g_weak_ref_get (&w->actor);
 
-  if (actor)
-    {
-      g_signal_handler_disconnect (actor, w->enqueue_handler);
-      g_signal_handler_disconnect (actor, w->complete_handler);
-    }
+  watch_unhook (w);
   watch_unref (w);
 }
 
@@ -1440,7 +1705,263 @@ atomr_inspector_server_remove_actor (AtomrInspectorServer *self,
   g_mutex_lock (&self->actors_lock);
   g_hash_table_remove (self->actors, actor);
   g_mutex_unlock (&self->actors_lock);
-  atomr_trace_recorder_remove_actor (self->recorder, actor);
+}
+
+/**
+ * atomr_inspector_server_get_always_record:
+ * @self: a server
+ *
+ * Returns whether the added actors' operations are recorded even while no
+ * client streams.
+ *
+ * Returns: the value of [property@Atomr.InspectorServer:always-record]
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_inspector_server_get_always_record (AtomrInspectorServer *self)
+{
+  gboolean on;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  g_mutex_lock (&self->actors_lock);
+  on = self->always_record;
+  g_mutex_unlock (&self->actors_lock);
+  return on;
+}
+
+/**
+ * atomr_inspector_server_set_always_record:
+ * @self: a server
+ * @always_record: whether to record while no client streams
+ *
+ * Sets [property@Atomr.InspectorServer:always-record]: on, every operation
+ * of the added actors goes to the recorder (so `/v1/trace` holds the
+ * history from before a tool attached), at the cost of the actors' launch
+ * records and signal emissions; off (the default), an idle server costs
+ * the actors nothing.  Any thread.
+ *
+ * Since: 0.2
+ */
+void
+atomr_inspector_server_set_always_record (AtomrInspectorServer *self,
+                                          gboolean              always_record)
+{
+  gboolean changed;
+
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  always_record = !!always_record;
+  g_mutex_lock (&self->actors_lock);
+  changed = self->always_record != always_record;
+  self->always_record = always_record;
+  g_mutex_unlock (&self->actors_lock);
+  if (!changed)
+    return;
+  update_hooks (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ALWAYS_RECORD]);
+}
+
+/**
+ * atomr_inspector_server_get_address:
+ * @self: a server
+ *
+ * Returns the IP address the server listens on (or will, once started).
+ *
+ * Returns: the value of [property@Atomr.InspectorServer:address]
+ *
+ * Since: 0.2
+ */
+const gchar *
+atomr_inspector_server_get_address (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  return self->address;
+}
+
+/**
+ * atomr_inspector_server_set_address:
+ * @self: a server
+ * @address: (nullable): an IPv4 or IPv6 address, %NULL for 127.0.0.1
+ *
+ * Sets [property@Atomr.InspectorServer:address], used by the next
+ * [method@Atomr.InspectorServer.start].  A non-loopback address needs a
+ * TLS certificate; the start checks both.  Not while the server starts or
+ * stops on another thread.
+ *
+ * Since: 0.2
+ */
+void
+atomr_inspector_server_set_address (AtomrInspectorServer *self,
+                                    const gchar          *address)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  if (address == NULL)
+    address = "127.0.0.1";
+  if (g_strcmp0 (self->address, address) == 0)
+    return;
+  g_free (self->address);
+  self->address = g_strdup (address);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ADDRESS]);
+}
+
+/**
+ * atomr_inspector_server_get_tls_certificate:
+ * @self: a server
+ *
+ * Returns the certificate the server presents, %NULL for plain HTTP.
+ *
+ * Returns: (transfer none) (nullable): the value of
+ *   [property@Atomr.InspectorServer:tls-certificate]
+ *
+ * Since: 0.2
+ */
+GTlsCertificate *
+atomr_inspector_server_get_tls_certificate (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  return self->tls_certificate;
+}
+
+/**
+ * atomr_inspector_server_set_tls_certificate:
+ * @self: a server
+ * @certificate: (nullable): a certificate with its private key, or %NULL
+ *
+ * Sets [property@Atomr.InspectorServer:tls-certificate], used by the next
+ * [method@Atomr.InspectorServer.start]: the server then speaks only
+ * `https://` and `wss://`, and the discovery file names the scheme, the
+ * URLs and the certificate's SHA-256 (for clients to pin a self-signed
+ * one).
+ *
+ * Since: 0.2
+ */
+void
+atomr_inspector_server_set_tls_certificate (AtomrInspectorServer *self,
+                                            GTlsCertificate      *certificate)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  g_return_if_fail (certificate == NULL || G_IS_TLS_CERTIFICATE (certificate));
+  if (g_set_object (&self->tls_certificate, certificate))
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TLS_CERTIFICATE]);
+}
+
+/**
+ * atomr_inspector_server_set_tls_files:
+ * @self: a server
+ * @cert_file: (type filename): a PEM file with the certificate (and
+ *   possibly its chain and private key)
+ * @key_file: (type filename) (nullable): a PEM file with the private key,
+ *   or %NULL when @cert_file holds it
+ * @error: return location for a #GError
+ *
+ * Loads a certificate and its private key with
+ * g_tls_certificate_new_from_files() and sets it as with
+ * [method@Atomr.InspectorServer.set_tls_certificate].
+ *
+ * Returns: %TRUE on success; %FALSE with @error naming the file otherwise
+ *   (the previous certificate is kept)
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_inspector_server_set_tls_files (AtomrInspectorServer *self,
+                                      const gchar          *cert_file,
+                                      const gchar          *key_file,
+                                      GError              **error)
+{
+  g_autoptr(GTlsCertificate) certificate = NULL;
+  g_autoptr(GError) local = NULL;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  g_return_val_if_fail (cert_file != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  certificate = key_file ? g_tls_certificate_new_from_files (cert_file, key_file, &local)
+                         : g_tls_certificate_new_from_file (cert_file, &local);
+  if (certificate == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "inspector server: cannot load the TLS certificate %s%s%s: %s", cert_file,
+                   key_file ? " with the key " : "", key_file ? key_file : "", local->message);
+      return FALSE;
+    }
+  {
+    gboolean has_key = FALSE;
+    g_autofree gchar *pem = NULL;
+    g_object_get (certificate, "private-key-pem", &pem, NULL);
+    has_key = pem != NULL;
+    if (!has_key)
+      {
+        GByteArray *der = NULL;
+        g_object_get (certificate, "private-key", &der, NULL);
+        has_key = der != NULL;
+        if (der)
+          g_byte_array_unref (der);
+      }
+    if (!has_key)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "inspector server: the TLS certificate %s has no private key%s", cert_file,
+                     key_file ? "" : " (give the key file too)");
+        return FALSE;
+      }
+  }
+  atomr_inspector_server_set_tls_certificate (self, certificate);
+  return TRUE;
+}
+
+/**
+ * atomr_inspector_server_dup_url:
+ * @self: a server
+ *
+ * Returns the base URL of the API, `http://ADDRESS:PORT` or
+ * `https://ADDRESS:PORT` with TLS, while running.
+ *
+ * Returns: (transfer full) (nullable): the URL, %NULL while stopped
+ *
+ * Since: 0.2
+ */
+gchar *
+atomr_inspector_server_dup_url (AtomrInspectorServer *self)
+{
+  gboolean v6;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), NULL);
+  if (self->port == 0)
+    return NULL;
+  v6 = strchr (self->address, ':') != NULL;
+  return g_strdup_printf ("%s://%s%s%s:%u", self->tls_certificate ? "https" : "http", v6 ? "[" : "",
+                          self->address, v6 ? "]" : "", self->port);
+}
+
+void
+atomr_inspector_server_get_debug_counters (AtomrInspectorServer *self,
+                                           guint64              *observed,
+                                           guint64              *published,
+                                           guint64              *serialized,
+                                           guint64              *flushes)
+{
+  g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
+  if (observed)
+    *observed = (guint64) g_atomic_pointer_get (&self->core->n_observed);
+  if (published)
+    *published = (guint64) g_atomic_pointer_get (&self->core->n_published);
+  if (serialized)
+    *serialized = (guint64) g_atomic_pointer_get (&self->core->n_serialized);
+  if (flushes)
+    *flushes = (guint64) g_atomic_pointer_get (&self->core->n_flushes);
+}
+
+gboolean
+atomr_inspector_server_is_hooked (AtomrInspectorServer *self)
+{
+  gboolean hooked;
+
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  g_mutex_lock (&self->actors_lock);
+  hooked = self->hooked;
+  g_mutex_unlock (&self->actors_lock);
+  return hooked;
 }
 
 /**
@@ -1530,6 +2051,8 @@ atomr_inspector_server_finalize (GObject *object)
   g_mutex_clear (&self->start_lock);
   g_cond_clear (&self->start_cond);
   g_free (self->token);
+  g_free (self->address);
+  g_clear_object (&self->tls_certificate);
   core_unref (self->core);
   G_OBJECT_CLASS (atomr_inspector_server_parent_class)->finalize (object);
 }
@@ -1562,6 +2085,15 @@ atomr_inspector_server_get_property (GObject    *object,
     case PROP_RUNNING:
       g_value_set_boolean (value, self->thread != NULL);
       break;
+    case PROP_ALWAYS_RECORD:
+      g_value_set_boolean (value, atomr_inspector_server_get_always_record (self));
+      break;
+    case PROP_ADDRESS:
+      g_value_set_string (value, self->address);
+      break;
+    case PROP_TLS_CERTIFICATE:
+      g_value_set_object (value, self->tls_certificate);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1582,6 +2114,15 @@ atomr_inspector_server_set_property (GObject      *object,
       break;
     case PROP_IDLE_TIMEOUT:
       atomr_inspector_server_set_idle_timeout (self, g_value_get_uint (value));
+      break;
+    case PROP_ALWAYS_RECORD:
+      atomr_inspector_server_set_always_record (self, g_value_get_boolean (value));
+      break;
+    case PROP_ADDRESS:
+      atomr_inspector_server_set_address (self, g_value_get_string (value));
+      break;
+    case PROP_TLS_CERTIFICATE:
+      atomr_inspector_server_set_tls_certificate (self, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1659,6 +2200,41 @@ atomr_inspector_server_class_init (AtomrInspectorServerClass *klass)
   properties[PROP_RUNNING] =
     g_param_spec_boolean ("running", NULL, NULL, FALSE,
                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:always-record:
+   *
+   * Whether the added actors' operations go to the recorder even while no
+   * client streams.  Off by default: an idle server then connects no
+   * handler to the actors and costs them nothing.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_ALWAYS_RECORD] =
+    g_param_spec_boolean ("always-record", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:address:
+   *
+   * The IP address to listen on, 127.0.0.1 by default.  Any other than a
+   * loopback address needs
+   * [property@Atomr.InspectorServer:tls-certificate].
+   *
+   * Since: 0.2
+   */
+  properties[PROP_ADDRESS] =
+    g_param_spec_string ("address", NULL, NULL, "127.0.0.1",
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrInspectorServer:tls-certificate:
+   *
+   * The certificate (with its private key) the server presents; set, it
+   * serves only `https://` and `wss://`.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_TLS_CERTIFICATE] =
+    g_param_spec_object ("tls-certificate", NULL, NULL, G_TYPE_TLS_CERTIFICATE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -1675,9 +2251,13 @@ atomr_inspector_server_init (AtomrInspectorServer *self)
   g_mutex_init (&self->core->lock);
   g_queue_init (&self->core->queue);
   self->core->clients = g_ptr_array_new_with_free_func (client_free);
-  self->recorder = atomr_trace_recorder_new (0);
+  /* The recorder's default capacity (atomr_trace_recorder_new (0) would
+   * keep one operation: the capacity is at least 1, not "default"). */
+  self->recorder = g_object_new (ATOMR_TYPE_TRACE_RECORDER, NULL);
+  self->core->recorder = g_object_ref (self->recorder);
   self->max_clients = DEFAULT_MAX_CLIENTS;
   self->idle_timeout = DEFAULT_IDLE_TIMEOUT;
+  self->address = g_strdup ("127.0.0.1");
   g_mutex_init (&self->actors_lock);
   g_mutex_init (&self->start_lock);
   g_cond_init (&self->start_cond);
@@ -1707,7 +2287,10 @@ process_server_atexit (void)
  * Starts the process's inspector server (once; later calls return the
  * same server) and removes its discovery file at exit.  With
  * `ATOMR_INSPECT=1` in the environment the first actor created calls this
- * and every actor is added to it.  Any thread.
+ * and every actor is added to it.  `ATOMR_INSPECT_TLS_CERT` (and
+ * `ATOMR_INSPECT_TLS_KEY`, when the key is in another PEM file) turn on
+ * TLS; `ATOMR_INSPECT_ADDRESS` sets the address to listen on (other than
+ * loopback only with TLS).  Any thread.
  *
  * Returns: (transfer none): the process's running server, or %NULL with
  *   @error set when it could not start
@@ -1723,6 +2306,17 @@ atomr_inspector_enable (GError **error)
   if (process_server == NULL)
     {
       g_autoptr(AtomrInspectorServer) s = atomr_inspector_server_new ();
+      const gchar *cert = g_getenv ("ATOMR_INSPECT_TLS_CERT");
+      const gchar *key = g_getenv ("ATOMR_INSPECT_TLS_KEY");
+      const gchar *address = g_getenv ("ATOMR_INSPECT_ADDRESS");
+
+      if (address && *address)
+        atomr_inspector_server_set_address (s, address);
+      if (cert && *cert && !atomr_inspector_server_set_tls_files (s, cert, key && *key ? key : NULL, error))
+        {
+          g_mutex_unlock (&process_lock);
+          return NULL;
+        }
       if (!atomr_inspector_server_start (s, error))
         {
           g_mutex_unlock (&process_lock);

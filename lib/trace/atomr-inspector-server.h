@@ -59,6 +59,28 @@ ATOMR_AVAILABLE_IN_ALL
 void                  atomr_inspector_server_set_idle_timeout (AtomrInspectorServer *self,
                                                                guint                 seconds);
 ATOMR_AVAILABLE_IN_ALL
+gboolean              atomr_inspector_server_get_always_record (AtomrInspectorServer *self);
+ATOMR_AVAILABLE_IN_ALL
+void                  atomr_inspector_server_set_always_record (AtomrInspectorServer *self,
+                                                                gboolean              always_record);
+ATOMR_AVAILABLE_IN_ALL
+const gchar          *atomr_inspector_server_get_address      (AtomrInspectorServer *self);
+ATOMR_AVAILABLE_IN_ALL
+void                  atomr_inspector_server_set_address      (AtomrInspectorServer *self,
+                                                               const gchar          *address);
+ATOMR_AVAILABLE_IN_ALL
+GTlsCertificate      *atomr_inspector_server_get_tls_certificate (AtomrInspectorServer *self);
+ATOMR_AVAILABLE_IN_ALL
+void                  atomr_inspector_server_set_tls_certificate (AtomrInspectorServer *self,
+                                                                  GTlsCertificate      *certificate);
+ATOMR_AVAILABLE_IN_ALL
+gboolean              atomr_inspector_server_set_tls_files    (AtomrInspectorServer *self,
+                                                               const gchar          *cert_file,
+                                                               const gchar          *key_file,
+                                                               GError              **error);
+ATOMR_AVAILABLE_IN_ALL
+gchar                *atomr_inspector_server_dup_url          (AtomrInspectorServer *self);
+ATOMR_AVAILABLE_IN_ALL
 void                  atomr_inspector_server_add_actor        (AtomrInspectorServer *self,
                                                                AtomrActor           *actor);
 ATOMR_AVAILABLE_IN_ALL

@@ -17,6 +17,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "../test-guard.h"
 
 #define N 64          /* N x N matrices, column major */
 
@@ -30,6 +31,11 @@ static const gchar *kernel_source =
   "    x[i] = 2.0f * x[i] + k;\n"
   "}\n";
 
+/* Every test is stopped with a message naming it after this long: a hang
+ * never takes the runner's whole limit (the 50 queued replays followed by
+ * a blocking download once hung here for 150 s). */
+#define GUARD_SECONDS 60
+
 static gboolean
 need_device (void)
 {
@@ -38,6 +44,7 @@ need_device (void)
       g_test_skip ("no CUDA device");
       return FALSE;
     }
+  test_guard_start (GUARD_SECONDS);
   return TRUE;
 }
 
@@ -98,6 +105,20 @@ random_matrix (void)
   for (guint i = 0; i < N * N; i++)
     v[i] = (gfloat) g_random_double_range (-1, 1);
   return v;
+}
+
+/* C = (2 src + k) B, column major, in double. */
+static void
+check_result_k (const gfloat *src, const gfloat *b, const gfloat *c, gdouble k)
+{
+  for (guint j = 0; j < N; j++)
+    for (guint i = 0; i < N; i++)
+      {
+        gdouble want = 0;
+        for (guint l = 0; l < N; l++)
+          want += (2.0 * src[i + l * N] + k) * b[l + j * N];
+        g_assert_cmpfloat_with_epsilon (c[i + j * N], want, 1e-3 * (1 + fabs (want)));
+      }
 }
 
 /* C = (2 src + 1) B, column major, in double. */
@@ -329,6 +350,108 @@ test_dot_and_attribution (void)
 }
 
 static void
+note_detail (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  GString *details = user_data;
+
+  if (g_strcmp0 (atomr_launch_info_get_operation (info), "graph-replay") == 0)
+    g_string_append_printf (details, "%s\n", atomr_launch_info_get_detail (info));
+}
+
+/* New kernel arguments between replays: a scalar of the chain's launch,
+ * then a fresh buffer in a one-launch graph; both applied to the
+ * instantiated graph in place (no new instantiation), the replay's trace
+ * record says so, and the results follow the new arguments. */
+static void
+test_kernel_args (void)
+{
+  Actors s = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autofree gfloat *src1 = NULL, *bm = NULL, *got = NULL, *w0 = NULL, *x0 = NULL;
+  g_autoptr(AtomrBuffer) src = NULL, a = NULL, b = NULL, c = NULL, x = NULL, w = NULL;
+  g_autoptr(AtomrGraph) graph = NULL;
+  g_autoptr(AtomrGraph) one = atomr_graph_new ("one-launch");
+  g_autoptr(AtomrKernelArgs) args = NULL;
+  g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new_1d (N * N, 256);
+  g_autoptr(GAsyncResult) r = NULL;
+  g_autoptr(GString) details = g_string_new (NULL);
+  AtomrActor *nvrtc_only[1];
+  gulong id;
+
+  if (!need_device ())
+    return;
+  actors_init (&s);
+  src1 = random_matrix ();
+  bm = random_matrix ();
+  src = buffer_with (src1);
+  a = buffer_with (NULL);
+  b = buffer_with (bm);
+  c = buffer_with (NULL);
+
+  graph = record_chain (&s, src, a, b, c);
+  replay (graph, s.copy);
+  got = download (c);
+  check_result_k (src1, bm, got, 1.0);
+  g_clear_pointer (&got, g_free);
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (graph), ==, 1);
+
+  /* Node 1 is the launch twice_plus (a, k, n): k = 5 now. */
+  args = atomr_kernel_args_new ();
+  atomr_kernel_args_add_size (atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (args, a), 5.0f),
+                              N * N);
+  g_assert_true (atomr_graph_set_kernel_args (graph, 1, args, &error));
+  g_assert_no_error (error);
+  id = g_signal_connect (s.copy, "after-complete", G_CALLBACK (note_detail), details);
+  replay (graph, s.copy);
+  g_signal_handler_disconnect (s.copy, id);
+  got = download (c);
+  check_result_k (src1, bm, got, 5.0);
+  g_clear_pointer (&got, g_free);
+  g_test_message ("replay detail: %s", details->str);
+  g_assert_nonnull (strstr (details->str, "updated in place"));
+  g_assert_cmpuint (atomr_graph_get_n_updates (graph), ==, 1);
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (graph), ==, 1);
+
+  /* A fresh buffer: x stays as it was, w takes the work. */
+  x0 = random_matrix ();
+  w0 = random_matrix ();
+  x = buffer_with (x0);
+  w = buffer_with (w0);
+  nvrtc_only[0] = ATOMR_ACTOR (s.nvrtc);
+  g_clear_pointer (&args, atomr_kernel_args_unref);
+  args = atomr_kernel_args_new ();
+  atomr_kernel_args_add_size (atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (args, x), 1.0f),
+                              N * N);
+  g_assert_true (atomr_graph_begin_capture (one, nvrtc_only, 1, &error));
+  atomr_nvrtc_actor_launch_async (s.nvrtc, s.kernel, config, args, NULL, store_result, &r);
+  wait_for (&r);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (s.nvrtc, r, &error));
+  g_assert_true (atomr_graph_end_capture (one, &error));
+  g_assert_no_error (error);
+  replay (one, ATOMR_ACTOR (s.nvrtc));          /* x = 2 x0 + 1 */
+  g_clear_pointer (&args, atomr_kernel_args_unref);
+  args = atomr_kernel_args_new ();
+  atomr_kernel_args_add_size (atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (args, w), 3.0f),
+                              N * N);
+  g_assert_true (atomr_graph_set_kernel_args (one, 0, args, &error));
+  g_assert_no_error (error);
+  replay (one, ATOMR_ACTOR (s.nvrtc));          /* w = 2 w0 + 3 */
+  got = download (x);
+  for (guint i = 0; i < N * N; i++)
+    g_assert_cmpfloat_with_epsilon (got[i], 2.0f * x0[i] + 1.0f, 1e-5);
+  g_clear_pointer (&got, g_free);
+  got = download (w);
+  for (guint i = 0; i < N * N; i++)
+    g_assert_cmpfloat_with_epsilon (got[i], 2.0f * w0[i] + 3.0f, 1e-5);
+  g_assert_cmpuint (atomr_graph_get_n_updates (one), ==, 1);
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (one), ==, 1);
+
+  g_clear_object (&graph);
+  g_clear_object (&one);
+  actors_clear (&s);
+}
+
+static void
 test_refused (void)
 {
   Actors s = { 0 };
@@ -365,6 +488,7 @@ int
 main (int argc, char **argv)
 {
   g_autoptr(GError) error = NULL;
+  int ret;
 
   g_test_init (&argc, &argv, NULL);
   device = atomr_device_get (0, &error);
@@ -374,5 +498,8 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/graph/capture-replay", test_capture_replay);
   g_test_add_func ("/gpu/graph/dot-and-attribution", test_dot_and_attribution);
   g_test_add_func ("/gpu/graph/refused", test_refused);
-  return g_test_run ();
+  g_test_add_func ("/gpu/graph/kernel-args", test_kernel_args);
+  ret = g_test_run ();
+  test_guard_stop ();
+  return ret;
 }

@@ -17,6 +17,9 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "core/atomr-device-private.h"
+#include "nvrtc/atomr-kernel-private.h"
+#include "../test-guard.h"
 
 typedef struct
 {
@@ -598,6 +601,222 @@ test_others_run (Fixture *f, gconstpointer data)
   g_assert_cmpuint (atomr_graph_get_n_nodes (graph), ==, 1);
 }
 
+/* Regression (test-gpu-graph hung here on the H100): replays queued
+ * without a callback on an actor of the main context, which nobody
+ * iterates, then a blocking download of their output.  The download runs
+ * on the device thread's default actor and waits for the replays to be
+ * enqueued; the blocked thread must run them itself.  The old code waited
+ * forever (the guard below aborts after 30 s). */
+static void
+test_replays_then_sync (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("queued");
+  g_autoptr(AtomrBuffer) x = NULL, y = NULL;
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  g_autoptr(GBytes) got = NULL, input = NULL;
+  AtomrActor *a, *b;
+  AtomrActor *actors[2];
+  gfloat values[16];
+
+  test_guard_start (30);
+  atomr_device_set_host_autocomplete (device, TRUE);
+  a = make_actor (device, "qa");
+  b = make_actor (device, "qb");
+  actors[0] = a;
+  actors[1] = b;
+  x = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  y = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  g_assert_no_error (error);
+
+  /* y <- x (b); x = 3 (a) */
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 2, &error));
+  atomr_actor_copy_async (b, y, x, NULL, store_result, &r1);
+  atomr_actor_fill_async (a, x, 3.0, NULL, store_result, &r2);
+  iterate_until (&r1);
+  iterate_until (&r2);
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < 16; i++)
+    values[i] = 10.0f + (gfloat) i;
+  input = g_bytes_new (values, sizeof values);
+  g_assert_true (atomr_buffer_upload_sync (x, input, NULL, &error));
+  g_assert_no_error (error);
+
+  /* 50 replays queued on a's mailbox, none of them run yet. */
+  for (guint i = 0; i < 50; i++)
+    atomr_graph_replay_async (graph, a, NULL, NULL, NULL);
+  got = atomr_buffer_download_sync (y, NULL, &error);
+  g_assert_no_error (error);
+  /* The first replay copied the upload, the others the fill. */
+  g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (got, NULL))[5], ==, 3.0f);
+  g_clear_pointer (&got, g_bytes_unref);
+  got = atomr_buffer_download_sync (x, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (got, NULL))[5], ==, 3.0f);
+
+  /* A chain across two queued actors: b's fill follows a's fill of x. */
+  atomr_actor_fill_async (a, x, 4.0, NULL, NULL, NULL);
+  atomr_actor_copy_async (b, y, x, NULL, NULL, NULL);
+  g_clear_pointer (&got, g_bytes_unref);
+  got = atomr_buffer_download_sync (y, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (((const gfloat *) g_bytes_get_data (got, NULL))[0], ==, 4.0f);
+
+  /* Everything ran and completes (barriers report no failure). */
+  g_clear_object (&r1);
+  g_clear_object (&r2);
+  atomr_actor_barrier_async (a, NULL, store_result, &r1);
+  atomr_actor_barrier_async (b, NULL, store_result, &r2);
+  iterate_until (&r1);
+  iterate_until (&r2);
+  g_assert_true (atomr_actor_barrier_finish (a, r1, &error));
+  g_assert_true (atomr_actor_barrier_finish (b, r2, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_replays (graph), ==, 50);
+  g_clear_object (&r1);
+  g_clear_object (&r2);
+  g_clear_object (&graph);
+  g_clear_object (&x);
+  g_clear_object (&y);
+  g_assert_finalize_object (a);
+  g_assert_finalize_object (b);
+  test_guard_stop ();
+}
+
+/* New kernel arguments for a recorded launch: every refusal, and the
+ * replay ordered by the new buffers (the host device cannot run the
+ * kernel: the replay fails there, and a download of the new buffer then
+ * fails with it, which shows the hazard). */
+static void
+test_kernel_args (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrNvrtcActor) nvrtc = NULL;
+  g_autoptr(AtomrActor) a = NULL;
+  g_autoptr(AtomrModule) module = g_object_new (ATOMR_TYPE_MODULE, NULL);
+  const gsize sizes[] = { 8, 4 };   /* k (float *x, float v) */
+  g_autoptr(AtomrKernel) kernel = NULL;
+  g_autoptr(AtomrBuffer) x = NULL, y = NULL, w = NULL, other = NULL;
+  g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new_1d (16, 32);
+  g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+  g_autoptr(AtomrKernelArgs) bad = NULL;
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("args");
+  g_autoptr(AtomrGraph) empty = atomr_graph_new ("empty");
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, rr = NULL, rd = NULL;
+  g_autoptr(GBytes) got = NULL;
+  AtomrActor *actors[2];
+  guint n_updates = 99;
+
+  test_guard_start (30);
+  atomr_device_set_host_autocomplete (device, TRUE);
+  nvrtc = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  a = make_actor (device, "ka");
+  kernel = atomr_kernel_new_unloaded (device, module, "k", sizes, 2);
+  x = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  y = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  w = atomr_buffer_new (device, ATOMR_DTYPE_F32, 16, &error);
+  g_assert_no_error (error);
+  {
+    g_autoptr(AtomrDevice) device2 = atomr_device_new_host ();
+    other = atomr_buffer_new (device2, ATOMR_DTYPE_F32, 16, &error);
+    g_assert_no_error (error);
+  }
+
+  /* node 0: k (x, 1) on nvrtc; node 1: y <- x on a */
+  actors[0] = ATOMR_ACTOR (nvrtc);
+  actors[1] = a;
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 2, &error));
+  atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (args, x), 1.0f);
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, args, NULL, store_result, &r1);
+  atomr_actor_copy_async (a, y, x, NULL, store_result, &r2);
+  iterate_until (&r1);
+  iterate_until (&r2);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (nvrtc, r1, &error));
+  g_assert_no_error (error);
+
+  /* Not captured yet. */
+  g_assert_false (atomr_graph_set_kernel_args (empty, 0, args, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "empty"));
+  g_clear_error (&error);
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+  g_assert_no_error (error);
+
+  g_assert_false (atomr_graph_set_kernel_args (graph, 0, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 2, args, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "there is no node 2"));
+  g_clear_error (&error);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 1, args, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "copy #1 on ka"));
+  g_clear_error (&error);
+
+  /* Checked as a launch is: count, sizes, device. */
+  bad = atomr_kernel_args_add_buffer (atomr_kernel_args_new (), w);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "node 0 (launch #1 on"));
+  g_clear_error (&error);
+  g_clear_pointer (&bad, atomr_kernel_args_unref);
+  bad = atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (atomr_kernel_args_new (), other), 2.0f);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "argument 0"));
+  g_clear_error (&error);
+  g_clear_pointer (&bad, atomr_kernel_args_unref);
+
+  /* y belongs to node 1 only: the captured order knows nothing of it. */
+  bad = atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (atomr_kernel_args_new (), y), 2.0f);
+  g_assert_false (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "node 1 (copy #1 on ka)"));
+  g_clear_error (&error);
+  g_clear_pointer (&bad, atomr_kernel_args_unref);
+
+  /* The buffer it already uses with a new scalar, then a fresh buffer. */
+  bad = atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (atomr_kernel_args_new (), x), 3.0f);
+  g_assert_true (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_no_error (error);
+  g_clear_pointer (&bad, atomr_kernel_args_unref);
+  bad = atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (atomr_kernel_args_new (), w), 2.0f);
+  g_assert_true (atomr_graph_set_kernel_args (graph, 0, bad, &error));
+  g_assert_no_error (error);
+
+  /* The replay writes w now: a download of w made after it waits for it
+   * and shares its fate (here: the host device cannot launch). */
+  atomr_graph_replay_async (graph, a, NULL, store_result, &rr);
+  atomr_actor_download_async (a, w, NULL, store_result, &rd);
+  iterate_until (&rr);
+  iterate_until (&rd);
+  g_assert_false (atomr_graph_replay_finish (graph, rr, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "node 0 (launch #1 on"));
+  g_clear_error (&error);
+  got = atomr_actor_download_finish (a, rd, &error);
+  g_assert_null (got);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_DEPENDENCY_FAILED);
+  g_assert_nonnull (strstr (error->message, "graph-replay"));
+  g_clear_error (&error);
+
+  /* The host device instantiates nothing and updates nothing. */
+  g_object_get (graph, "n-updates", &n_updates, NULL);
+  g_assert_cmpuint (n_updates, ==, 0);
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (graph), ==, 0);
+  g_clear_object (&r1);
+  g_clear_object (&r2);
+  g_clear_object (&rr);
+  g_clear_object (&rd);
+  test_guard_stop ();
+}
+
 /* A graph made by a binding's bare constructor never crashes. */
 static void
 test_bare (void)
@@ -644,5 +863,7 @@ main (int argc, char **argv)
   ADD ("/graph/others-run", test_others_run);
 #undef ADD
   g_test_add_func ("/graph/bare", test_bare);
+  g_test_add_func ("/graph/replays-then-sync", test_replays_then_sync);
+  g_test_add_func ("/graph/kernel-args", test_kernel_args);
   return g_test_run ();
 }

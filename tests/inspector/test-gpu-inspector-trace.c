@@ -101,19 +101,13 @@ wait_all (Run *run)
   g_assert_no_error (run->error);
 }
 
-/* Operations in the trace: one GPU slice each when timed (both trace
- * versions), else one span each (version 1, untimed). */
+/* Operations in the trace, each once, GPU slice or not: a compile's cache
+ * lookup, NVRTC and module load are host-only operations (the recorder
+ * writes them as host lifecycles without a GPU slice). */
 static guint
 n_operations (InspectorTraceModel *model)
 {
-  guint n = 0;
-
-  if (inspector_trace_model_get_n_gpu_slices (model) > 0)
-    return inspector_trace_model_get_n_gpu_slices (model);
-  for (guint i = 0; i < inspector_trace_model_get_n_slices (model); i++)
-    if (inspector_trace_model_get_slice (model, i)->kind == INSPECTOR_SLICE_SPAN)
-      n++;
-  return n;
+  return inspector_trace_model_get_n_operations (model);
 }
 
 /* Lanes of CUDA streams (GPU lanes, or a version 1 trace's stream rows). */
@@ -224,7 +218,10 @@ test_gpu_trace (void)
   g_assert_true (inspector_trace_model_load (model, path, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (n_operations (model), ==, atomr_trace_recorder_get_n_records (rec));
-  g_assert_cmpuint (n_operations (model), >=, 3 + LAUNCHES);
+  /* on the GPU: upload, fill, the launches, download; the compile's spans
+   * (cache lookup, NVRTC, module load) only on the host */
+  g_assert_cmpuint (inspector_trace_model_get_n_gpu_slices (model), ==, 3 + LAUNCHES);
+  g_assert_cmpuint (n_operations (model), >, 3 + LAUNCHES);
   g_assert_cmpuint (n_stream_lanes (model), ==, 2);
   g_assert_cmpfloat (inspector_trace_model_get_duration (model), >, 0);
   stats = inspector_trace_model_get_statistics (model);
@@ -357,6 +354,10 @@ test_gpu_demo_workload (gconstpointer data)
       atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (blas));
       atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (fft));
       atomr_trace_recorder_add_actor (rec, ATOMR_ACTOR (rng));
+      /* timed, as the demo does (inspector-demo.c) */
+      atomr_actor_set_timing (ATOMR_ACTOR (blas), TRUE);
+      atomr_actor_set_timing (ATOMR_ACTOR (fft), TRUE);
+      atomr_actor_set_timing (ATOMR_ACTOR (rng), TRUE);
     }
 
   for (guint i = 0; i < 3; i++)
@@ -400,9 +401,9 @@ test_gpu_demo_workload (gconstpointer data)
   if (with_math)
     {
       g_assert_cmpuint (n_stream_lanes (model), ==, 6);
-      /* 2 set-up copies and a fill of the FFT's signal; per round 7 of the
-       * kernels and copies, an RNG fill, a GEMM and two FFTs */
-      g_assert_cmpuint (n_operations (model), ==, 3 + 11 * rounds);
+      /* on the GPU: 2 set-up copies and a fill of the FFT's signal; per
+       * round 7 of the kernels and copies, an RNG fill, a GEMM and two FFTs */
+      g_assert_cmpuint (inspector_trace_model_get_n_gpu_slices (model), ==, 3 + 11 * rounds);
       g_assert_cmpuint (count_of (model, "gemm"), ==, rounds);
       g_assert_cmpuint (count_of (model, "fft"), ==, 2 * rounds);
       g_assert_cmpuint (count_of (model, "rng-fill"), ==, rounds);
@@ -410,8 +411,11 @@ test_gpu_demo_workload (gconstpointer data)
   else
     {
       g_assert_cmpuint (n_stream_lanes (model), ==, 3);
-      g_assert_cmpuint (n_operations (model), ==, 2 + 7 * rounds);
+      g_assert_cmpuint (inspector_trace_model_get_n_gpu_slices (model), ==, 2 + 7 * rounds);
     }
+  /* the three compiles are host-only operations */
+  g_assert_cmpuint (n_operations (model), ==, atomr_trace_recorder_get_n_records (rec));
+  g_assert_cmpuint (n_operations (model), >, inspector_trace_model_get_n_gpu_slices (model));
   g_assert_cmpuint (count_of (model, "launch saxpy"), ==, rounds);
   g_assert_cmpuint (count_of (model, "launch reduce_sum"), ==, rounds);
   g_assert_cmpuint (count_of (model, "launch scale<float>"), ==, rounds);

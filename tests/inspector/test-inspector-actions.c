@@ -22,7 +22,9 @@
 #include <locale.h>
 
 #include "inspector-application.h"
+#include "inspector-diagnostics.h"
 #include "inspector-operation-stats.h"
+#include "inspector-screenshot.h"
 #include "inspector-window.h"
 
 static void
@@ -624,6 +626,52 @@ test_ctrl_o_per_page (void)
     }
 }
 
+/* A file as the chooser's filter sees it. */
+static GFileInfo *
+file_info (const gchar *name,
+           const gchar *content_type)
+{
+  GFileInfo *info = g_file_info_new ();
+
+  g_file_info_set_display_name (info, name);
+  g_file_info_set_name (info, name);
+  g_file_info_set_content_type (info, content_type);
+  return info;
+}
+
+/* The trace open dialog shows atomr's traces (application/x-atomr-trace+json)
+ * first, not every JSON file; plain Chrome traces are the second filter. */
+static void
+test_trace_open_filter (void)
+{
+  g_autoptr(GFileInfo) trace = file_info ("run.json", "application/x-atomr-trace+json");
+  g_autoptr(GFileInfo) named = file_info ("run.atomr-trace", "application/octet-stream");
+  g_autoptr(GFileInfo) plain = file_info ("package.json", "application/json");
+  g_autoptr(GListModel) filters = NULL;
+  GtkFileChooser *chooser;
+  GtkFilter *selected;
+
+  g_setenv ("GTK_USE_PORTAL", "0", TRUE);
+  reset_window ();
+  inspector_window_set_page (t.window, "trace");
+  pump (100);
+  gtk_widget_activate_action (GTK_WIDGET (inspector_window_get_trace_page (t.window)), "trace.open", NULL);
+  g_assert_true (wait_for (chooser_shown, NULL));
+  chooser = find_file_chooser ();
+  filters = gtk_file_chooser_get_filters (chooser);
+  g_assert_cmpuint (g_list_model_get_n_items (filters), ==, 2);
+  selected = GTK_FILTER (gtk_file_chooser_get_filter (chooser));
+  g_assert_nonnull (selected);
+  g_assert_true (gtk_filter_match (selected, trace));
+  g_assert_true (gtk_filter_match (selected, named));
+  g_assert_false (gtk_filter_match (selected, plain));
+  {
+    g_autoptr(GtkFilter) json = g_list_model_get_item (filters, 1);
+    g_assert_true (gtk_filter_match (json, plain));
+  }
+  close_chooser ();
+}
+
 /* 8. Alt+C shows the Cache page and compiles nothing; no two mnemonics
  * of the window share a key (in the language the test runs in). */
 static void
@@ -883,6 +931,346 @@ test_cache_export (void)
     }
 }
 
+/* Leaves a picture of the window in the build directory, to look at. */
+static void
+save_picture (const gchar *name)
+{
+  const gchar *lang = g_getenv ("LANGUAGE");
+  g_autofree gchar *file = g_strdup_printf ("actions-%s-%s.png", name, lang && *lang ? lang : "C");
+  g_autofree gchar *path = g_test_build_filename (G_TEST_BUILT, file, NULL);
+  g_autoptr(GError) error = NULL;
+
+  pump (200);
+  if (!inspector_screenshot_save (GTK_WIDGET (t.window), path, &error))
+    g_test_message ("no picture %s: %s", path, error->message);
+}
+
+/* A fixture key still in the cache (the delete test removes one). */
+static guint
+present_key (InspectorCachePage *cache)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (t.keys); i++)
+    if (t.keys[i] && inspector_cache_model_find (inspector_cache_page_get_model (cache), t.keys[i]) != G_MAXUINT)
+      return i;
+  g_assert_not_reached ();
+  return 0;
+}
+
+/* Selects the entry @key again, so that its files are read again. */
+static void
+reselect (InspectorCachePage *cache,
+          guint               key)
+{
+  inspector_cache_page_select (cache, GTK_INVALID_LIST_POSITION);
+  pump (50);
+  inspector_cache_page_select_key (cache, t.keys[key]);
+}
+
+/* Shows the details tab titled @title by clicking its switcher button;
+ * @page is the tab's content. */
+static void
+show_details_tab (InspectorCachePage *cache,
+                  const gchar        *title,
+                  GtkWidget          *page)
+{
+  GtkWidget *label = find_labelled (GTK_WIDGET (cache), GTK_TYPE_LABEL, title);
+  GtkStack *stack = GTK_STACK (gtk_widget_get_parent (page));
+  GtkWidget *button;
+
+  g_assert_nonnull (label);
+  button = gtk_widget_get_ancestor (label, GTK_TYPE_TOGGLE_BUTTON);
+  g_assert_nonnull (button);
+  click (button);
+  if (gtk_stack_get_visible_child (stack) != page)
+    {
+      g_test_message ("the click on “%s” did not arrive; activating the button instead", title);
+      /* (scrolled out of sight in a narrow pane); a button clicks 250 ms
+       * after its activation */
+      gtk_widget_activate (button);
+      pump (400);
+    }
+  g_assert_true (gtk_stack_get_visible_child (stack) == page);
+  g_assert_true (gtk_widget_get_mapped (page));
+}
+
+static gboolean
+panel_has_kernels (gpointer data)
+{
+  return inspector_occupancy_panel_get_n_kernels (data) > 0 && inspector_occupancy_panel_get_result (data) != NULL;
+}
+
+/* What the panel should say for the selected entry's kernel. */
+static InspectorOccupancy
+expected_occupancy (guint  key,
+                    gint   block)
+{
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (t.cache_dir);
+  g_autoptr(AtomrKernelCacheEntry) entry = NULL;
+  g_autoptr(GBytes) cubin = NULL;
+  g_autoptr(GPtrArray) res = NULL;
+  g_autoptr(GError) error = NULL;
+  InspectorKernelResources *r;
+  InspectorSmLimits limits;
+  InspectorOccupancy occ;
+
+  entry = atomr_kernel_cache_lookup (cache, t.keys[key], &error);
+  g_assert_no_error (error);
+  cubin = atomr_kernel_cache_entry_load_cubin (entry, &error);
+  g_assert_no_error (error);
+  res = inspector_cubin_resources (cubin, "sm_90", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (res->len, ==, 1);
+  r = g_ptr_array_index (res, 0);
+  g_assert_true (inspector_sm_limits_for_arch ("sm_90", &limits, NULL));
+  g_assert_true (inspector_occupancy_compute (&limits, (gint) r->registers, r->shared_bytes, 0, block, &occ, NULL));
+  return occ;
+}
+
+/* Cache page, Resources tab: the entry's kernel with its registers, and
+ * the occupancy for sm_90 (the entry's architecture; no GPU here); typing
+ * another block size recomputes it. */
+static void
+test_cache_occupancy (void)
+{
+  InspectorCachePage *cache;
+  InspectorOccupancyPanel *panel;
+  GtkSpinButton *spin;
+  InspectorOccupancy want;
+  const InspectorOccupancy *got;
+  guint key;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no fixture cache: NVRTC could not compile");
+      return;
+    }
+  reset_window ();
+  inspector_window_set_page (t.window, "cache");
+  cache = inspector_window_get_cache_page (t.window);
+  panel = inspector_cache_page_get_occupancy_panel (cache);
+  pump (200);
+  key = present_key (cache);
+  inspector_cache_page_select_key (cache, t.keys[key]);
+  show_details_tab (cache, _("Resources"), GTK_WIDGET (panel));
+  g_assert_true (wait_for (panel_has_kernels, panel));
+  g_assert_cmpuint (inspector_occupancy_panel_get_n_kernels (panel), ==, 1);
+  g_assert_cmpstr (inspector_occupancy_panel_get_arch (panel), ==, "sm_90");
+  want = expected_occupancy (key, 256);
+  got = inspector_occupancy_panel_get_result (panel);
+  g_assert_cmpint (got->blocks_per_sm, ==, want.blocks_per_sm);
+  g_assert_cmpfloat (got->occupancy, ==, want.occupancy);
+
+  /* the user types 1000 threads per block */
+  spin = inspector_occupancy_panel_get_block_spin (panel);
+  gtk_widget_grab_focus (GTK_WIDGET (spin));
+  press_key (GTK_WINDOW (t.window), XK_a, GDK_CONTROL_MASK);
+  press_key (GTK_WINDOW (t.window), XK_1, 0);
+  press_key (GTK_WINDOW (t.window), XK_0, 0);
+  press_key (GTK_WINDOW (t.window), XK_0, 0);
+  press_key (GTK_WINDOW (t.window), XK_0, 0);
+  press_key (GTK_WINDOW (t.window), XK_Return, 0);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (spin), ==, 1000);
+  want = expected_occupancy (key, 1000);
+  got = inspector_occupancy_panel_get_result (panel);
+  g_assert_nonnull (got);
+  g_assert_cmpint (got->blocks_per_sm, ==, want.blocks_per_sm);
+  g_assert_cmpint (got->warps_per_sm, ==, want.warps_per_sm);
+  {
+    g_autofree gchar *summary = inspector_occupancy_panel_get_summary (panel);
+    g_autofree gchar *blocks = g_strdup_printf ("%d", want.warps_per_sm);
+    g_assert_nonnull (strstr (summary, blocks));
+  }
+  save_picture ("cache-occupancy");
+}
+
+static gboolean
+sass_state_is (gpointer data)
+{
+  InspectorSassView *view = inspector_cache_page_get_sass_view (inspector_window_get_cache_page (t.window));
+  return g_strcmp0 (inspector_sass_view_get_state (view), data) == 0;
+}
+
+/* Cache page, SASS tab: with nvdisasm on PATH (a fake one here) the
+ * entry's CUBIN disassembled; when it fails, what it printed; without
+ * one, a clear "nvdisasm Not Found" with how to get it. */
+static void
+test_cache_sass (void)
+{
+  g_autofree gchar *root = g_dir_make_tmp ("inspector-sass-XXXXXX", NULL);
+  g_autofree gchar *bin = g_build_filename (root, "bin", NULL);
+  g_autofree gchar *tool = g_build_filename (bin, "nvdisasm", NULL);
+  g_autofree gchar *src = g_test_build_filename (G_TEST_DIST, "fake-nvdisasm", NULL);
+  g_autofree gchar *script = NULL, *text = NULL, *old_path = g_strdup (g_getenv ("PATH"));
+  g_autofree gchar *old_home = g_strdup (g_getenv ("CUDA_HOME"));
+  InspectorCachePage *cache;
+  InspectorSassView *view;
+  guint key;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no fixture cache: NVRTC could not compile");
+      return;
+    }
+  g_assert_cmpint (g_mkdir_with_parents (bin, 0755), ==, 0);
+  g_assert_true (g_file_get_contents (src, &script, NULL, NULL));
+  g_assert_true (g_file_set_contents (tool, script, -1, NULL));
+  g_assert_cmpint (g_chmod (tool, 0755), ==, 0);
+  g_setenv ("PATH", bin, TRUE);
+  g_setenv ("CUDA_HOME", root, TRUE);   /* no bin/nvdisasm under it... */
+  g_unlink (tool);                      /* ...and none on PATH: not found */
+
+  reset_window ();
+  inspector_window_set_page (t.window, "cache");
+  cache = inspector_window_get_cache_page (t.window);
+  view = inspector_cache_page_get_sass_view (cache);
+  pump (200);
+  key = present_key (cache);
+  inspector_cache_page_select_key (cache, t.keys[key]);
+  show_details_tab (cache, _("SASS"), GTK_WIDGET (view));
+  g_assert_true (wait_for (sass_state_is, (gpointer) "missing"));
+  g_assert_nonnull (find_labelled (GTK_WIDGET (cache), ADW_TYPE_STATUS_PAGE, _("nvdisasm Not Found")));
+  text = inspector_sass_view_get_text (view);
+  g_assert_nonnull (strstr (text, bin));
+  g_assert_nonnull (strstr (text, "CUDA_HOME"));
+  g_clear_pointer (&text, g_free);
+  save_picture ("cache-sass-missing");
+
+  /* installed: the entry, selected again, is disassembled */
+  g_assert_true (g_file_set_contents (tool, script, -1, NULL));
+  g_assert_cmpint (g_chmod (tool, 0755), ==, 0);
+  reselect (cache, key);
+  g_assert_true (wait_for (sass_state_is, (gpointer) "code"));
+  text = inspector_sass_view_get_text (view);
+  g_assert_nonnull (strstr (text, "fake nvdisasm"));
+  g_assert_nonnull (strstr (text, "EXIT ;"));
+  g_clear_pointer (&text, g_free);
+  save_picture ("cache-sass");
+
+  /* failing: its message */
+  g_setenv ("FAKE_NVDISASM_FAIL", "1", TRUE);
+  reselect (cache, key);
+  g_assert_true (wait_for (sass_state_is, (gpointer) "error"));
+  text = inspector_sass_view_get_text (view);
+  g_assert_nonnull (strstr (text, "Unsupported ELF machine"));
+  g_unsetenv ("FAKE_NVDISASM_FAIL");
+
+  g_setenv ("PATH", old_path, TRUE);
+  if (old_home)
+    g_setenv ("CUDA_HOME", old_home, TRUE);
+  else
+    g_unsetenv ("CUDA_HOME");
+  g_unlink (tool);
+  g_rmdir (bin);
+  g_rmdir (root);
+}
+
+/* The cache entry whose flags contain every one of @want, or NULL. */
+static AtomrKernelCacheEntry *
+entry_with_flags (const gchar * const *want)
+{
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (t.cache_dir);
+  g_autoptr(GListModel) list = atomr_kernel_cache_list (cache, NULL);
+
+  for (guint i = 0; list && i < g_list_model_get_n_items (list); i++)
+    {
+      g_autoptr(AtomrKernelCacheEntry) e = g_list_model_get_item (list, i);
+      const gchar * const *flags = atomr_kernel_cache_entry_get_flags (e);
+      gboolean all = TRUE;
+
+      for (guint w = 0; want[w] && all; w++)
+        all = flags && g_strv_contains (flags, want[w]);
+      if (all)
+        return g_steal_pointer (&e);
+    }
+  return NULL;
+}
+
+/* Editor flags: maximum registers (typed), device debug (Space on the
+ * switch) and other flags go into the compile, so into the cache key; they
+ * are kept per document and come back when the file is opened again;
+ * flags that do not parse are refused with a message. */
+static void
+test_editor_flags (void)
+{
+  g_autofree gchar *path = g_build_filename (t.dir, "flags.cu", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrKernelCacheEntry) entry = NULL;
+  const gchar *src = "extern \"C\" __global__ void flagged (float *y) { y[threadIdx.x] *= 3.0f; }\n";
+  const gchar *want[] = { "--maxrregcount=32", "--device-debug", "--extra-device-vectorization", NULL };
+  InspectorEditorPage *editor;
+  GtkWidget *spin, *debug, *extra;
+  gint result = -1;
+  gulong id;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no NVRTC");
+      return;
+    }
+  g_assert_true (g_file_set_contents (path, src, -1, NULL));
+  reset_window ();
+  editor = inspector_window_get_editor_page (t.window);
+  g_assert_true (inspector_editor_page_load_file (editor, file, &error));
+  g_assert_no_error (error);
+  spin = inspector_editor_page_get_option_widget (editor, "max-registers");
+  debug = inspector_editor_page_get_option_widget (editor, "debug");
+  extra = inspector_editor_page_get_option_widget (editor, "extra-flags");
+  g_assert_nonnull (spin);
+  g_assert_nonnull (debug);
+  g_assert_nonnull (extra);
+
+  /* the user types 32 registers and switches device debug on */
+  gtk_widget_grab_focus (spin);
+  press_key (GTK_WINDOW (t.window), XK_a, GDK_CONTROL_MASK);
+  press_key (GTK_WINDOW (t.window), XK_3, 0);
+  press_key (GTK_WINDOW (t.window), XK_2, 0);
+  press_key (GTK_WINDOW (t.window), XK_Return, 0);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (spin)), ==, 32);
+  gtk_widget_grab_focus (debug);
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  g_assert_true (gtk_switch_get_active (GTK_SWITCH (debug)));
+  gtk_editable_set_text (GTK_EDITABLE (extra), "--extra-device-vectorization");
+
+  id = g_signal_connect (editor, "compiled", G_CALLBACK (on_compiled), &result);
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.compile", NULL);
+  g_assert_true (wait_for (compiled, &result));
+  g_test_message ("compile: %s", inspector_editor_page_get_status (editor));
+  g_assert_cmpint (result, ==, TRUE);
+
+  /* in the key: an entry with these flags, another than the plain one's */
+  entry = entry_with_flags (want);
+  g_assert_nonnull (entry);
+  g_assert_nonnull (strstr (atomr_kernel_cache_entry_get_arch (entry), "sm_"));
+
+  /* another document, then this one again: its flags come back */
+  inspector_editor_page_set_text (editor, "other.cu", "// nothing\n");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 0);
+  gtk_switch_set_active (GTK_SWITCH (debug), FALSE);
+  gtk_editable_set_text (GTK_EDITABLE (extra), "");
+  g_assert_true (inspector_editor_page_load_file (editor, file, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (spin)), ==, 32);
+  g_assert_true (gtk_switch_get_active (GTK_SWITCH (debug)));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (extra)), ==, "--extra-device-vectorization");
+
+  /* flags that do not parse: refused, said why */
+  result = -1;
+  gtk_editable_set_text (GTK_EDITABLE (extra), "--define-macro='unclosed");
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.compile", NULL);
+  g_assert_true (wait_for (compiled, &result));
+  g_assert_cmpint (result, ==, FALSE);
+  g_assert_nonnull (strstr (inspector_editor_page_get_status (editor), "unclosed"));
+  g_signal_handler_disconnect (editor, id);
+
+  /* leave the panel as the other tests expect it */
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 0);
+  gtk_switch_set_active (GTK_SWITCH (debug), FALSE);
+  gtk_editable_set_text (GTK_EDITABLE (extra), "");
+  inspector_editor_page_set_text (editor, "kernel.cu", "");
+  g_unlink (path);
+}
+
 /* 10. A search without a match says so (not "run the demo"). */
 static void
 test_cache_search_empty (void)
@@ -1090,10 +1478,13 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/cache-delete", test_cache_delete);
   g_test_add_func ("/inspector/actions/cache-search-empty", test_cache_search_empty);
   g_test_add_func ("/inspector/actions/cache-export", test_cache_export);
+  g_test_add_func ("/inspector/actions/cache-occupancy", test_cache_occupancy);
+  g_test_add_func ("/inspector/actions/cache-sass", test_cache_sass);
   g_test_add_func ("/inspector/actions/ctrl-enter-compiles", test_ctrl_enter_compiles);
   g_test_add_func ("/inspector/actions/compile-shares-cache-key", test_compile_shares_cache_key);
   g_test_add_func ("/inspector/actions/stats-sort", test_stats_sort);
   g_test_add_func ("/inspector/actions/ctrl-o-per-page", test_ctrl_o_per_page);
+  g_test_add_func ("/inspector/actions/trace-open-filter", test_trace_open_filter);
   g_test_add_func ("/inspector/actions/inline-diagnostics", test_inline_diagnostics);
   g_test_add_func ("/inspector/actions/open-source-async", test_open_source_async);
   g_test_add_func ("/inspector/actions/language", test_language);
@@ -1101,6 +1492,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/narrow", test_narrow);
   g_test_add_func ("/inspector/actions/trace-shortcuts", test_trace_shortcuts);
   g_test_add_func ("/inspector/actions/unsaved-open-entry", test_unsaved_open_entry);
+  g_test_add_func ("/inspector/actions/editor-flags", test_editor_flags);
   g_test_add_func ("/inspector/actions/unsaved-quit", test_unsaved_quit);
   rc = g_test_run ();
 

@@ -11,7 +11,125 @@
 #include "inspector-compiler.h"
 #include "inspector-diagnostics.h"
 #include "inspector-operation-stats.h"
+#include "inspector-sass.h"
 #include "inspector-trace-model.h"
+
+/* sass ----------------------------------------------------------------- */
+
+static void
+on_sass (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
+{
+  GAsyncResult **out = user_data;
+  *out = g_object_ref (result);
+}
+
+static gchar *
+disassemble (GBytes  *cubin,
+             GError **error)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+
+  inspector_sass_disassemble_async (cubin, NULL, on_sass, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return inspector_sass_disassemble_finish (result, error);
+}
+
+/* Copies the fake nvdisasm into @dir. */
+static gchar *
+install_fake_nvdisasm (const gchar *dir)
+{
+  g_autofree gchar *src = g_test_build_filename (G_TEST_DIST, "fake-nvdisasm", NULL);
+  g_autofree gchar *script = NULL;
+  gchar *dest = g_build_filename (dir, "nvdisasm", NULL);
+
+  g_assert_true (g_file_get_contents (src, &script, NULL, NULL));
+  g_assert_true (g_file_set_contents (dest, script, -1, NULL));
+  g_assert_cmpint (g_chmod (dest, 0755), ==, 0);
+  return dest;
+}
+
+/* nvdisasm is looked for on PATH, then in $CUDA_HOME/bin; none found is
+ * a clear error naming where it looked; the tool's failure carries what
+ * it printed.  A fake nvdisasm stands in for the toolkit's. */
+static void
+test_sass_tool (void)
+{
+  g_autofree gchar *root = g_dir_make_tmp ("inspector-sass-XXXXXX", NULL);
+  g_autofree gchar *empty = g_build_filename (root, "empty", NULL);
+  g_autofree gchar *bin = g_build_filename (root, "bin", NULL);
+  g_autofree gchar *toolkit = g_build_filename (root, "toolkit", NULL);
+  g_autofree gchar *toolkit_bin = g_build_filename (toolkit, "bin", NULL);
+  g_autofree gchar *old_path = g_strdup (g_getenv ("PATH"));
+  g_autofree gchar *old_home = g_strdup (g_getenv ("CUDA_HOME"));
+  g_autofree gchar *old_cuda = g_strdup (g_getenv ("CUDA_PATH"));
+  g_autofree gchar *on_path = NULL, *in_toolkit = NULL, *found = NULL, *sass = NULL;
+  guchar elf[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+  g_autoptr(GBytes) cubin = g_bytes_new (elf, sizeof elf);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (g_mkdir_with_parents (empty, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (bin, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (toolkit_bin, 0755), ==, 0);
+  on_path = install_fake_nvdisasm (bin);
+  in_toolkit = install_fake_nvdisasm (toolkit_bin);
+
+  /* nowhere */
+  g_setenv ("PATH", empty, TRUE);
+  g_setenv ("CUDA_HOME", empty, TRUE);
+  g_unsetenv ("CUDA_PATH");
+  g_assert_null (inspector_sass_find_tool ());
+  g_assert_null (disassemble (cubin, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "nvdisasm"));
+  g_assert_nonnull (strstr (error->message, empty));
+  g_clear_error (&error);
+
+  /* $CUDA_HOME/bin */
+  g_setenv ("CUDA_HOME", toolkit, TRUE);
+  found = inspector_sass_find_tool ();
+  g_assert_cmpstr (found, ==, in_toolkit);
+  g_clear_pointer (&found, g_free);
+
+  /* PATH first */
+  g_setenv ("PATH", bin, TRUE);
+  found = inspector_sass_find_tool ();
+  g_assert_cmpstr (found, ==, on_path);
+  sass = disassemble (cubin, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (sass, "fake nvdisasm: 64 bytes of CUBIN"));
+  g_assert_nonnull (strstr (sass, "EXIT"));
+
+  /* the tool fails: its message, its exit status */
+  g_setenv ("FAKE_NVDISASM_FAIL", "1", TRUE);
+  g_assert_null (disassemble (cubin, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY);
+  g_assert_nonnull (strstr (error->message, "Unsupported ELF machine"));
+  g_assert_nonnull (strstr (error->message, "2"));
+  g_clear_error (&error);
+  g_unsetenv ("FAKE_NVDISASM_FAIL");
+
+  /* nothing to disassemble */
+  g_assert_null (disassemble (NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+
+  g_setenv ("PATH", old_path, TRUE);
+  if (old_home)
+    g_setenv ("CUDA_HOME", old_home, TRUE);
+  else
+    g_unsetenv ("CUDA_HOME");
+  if (old_cuda)
+    g_setenv ("CUDA_PATH", old_cuda, TRUE);
+  g_unlink (on_path);
+  g_unlink (in_toolkit);
+  g_rmdir (toolkit_bin);
+  g_rmdir (toolkit);
+  g_rmdir (bin);
+  g_rmdir (empty);
+  g_rmdir (root);
+}
 
 /* trace model ------------------------------------------------------------ */
 
@@ -138,6 +256,80 @@ test_trace_statistics (void)
     g_autoptr(InspectorOperationStats) first = g_list_model_get_item (stats, 0);
     g_assert_cmpstr (inspector_operation_stats_get_operation (first), ==, "launch saxpy");
   }
+}
+
+/* Version 2 with operations that never ran on the GPU: a compile (cache
+ * lookup, NVRTC), a barrier, an untimed copy and a launch refused before
+ * it reached the stream.  Each has a host lifecycle and no GPU slice; the
+ * model counts every operation once (the GPU test counted GPU slices and
+ * found 67 of the recorder's 70 records). */
+static const gchar host_only_trace[] =
+  "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"atomr-trace-version\":2},\"traceEvents\":["
+  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"tid\":1,\"args\":{\"name\":\"host · kernels\"}},"
+  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"tid\":2,\"args\":{\"name\":\"host · copies\"}},"
+  "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":9,\"tid\":100,\"args\":{\"name\":\"GPU 0 · stream 1 (kernels)\"}},"
+  /* 1: cache lookup (host only) */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"cache lookup: miss\",\"id\":\"1\",\"pid\":9,\"tid\":1,\"ts\":0,"
+  "\"args\":{\"seq\":1,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"cache lookup: miss\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"cache lookup: miss\",\"id\":\"1\",\"pid\":9,\"tid\":1,\"ts\":20},"
+  /* 2: compile (host only) */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"compile (NVRTC)\",\"id\":\"2\",\"pid\":9,\"tid\":1,\"ts\":20,"
+  "\"args\":{\"seq\":2,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"compile (NVRTC)\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"compile (NVRTC)\",\"id\":\"2\",\"pid\":9,\"tid\":1,\"ts\":1520},"
+  /* 3, 4: two timed launches */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"3\",\"pid\":9,\"tid\":1,\"ts\":1600,"
+  "\"args\":{\"seq\":3,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\",\"gpu_ms\":0.01}},"
+  "{\"ph\":\"n\",\"cat\":\"host\",\"name\":\"enqueued\",\"id\":\"3\",\"pid\":9,\"tid\":1,\"ts\":1601},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"3\",\"pid\":9,\"tid\":1,\"ts\":1650},"
+  "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"launch\",\"pid\":9,\"tid\":100,\"ts\":1610,\"dur\":10,"
+  "\"args\":{\"seq\":3,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\"}},"
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"4\",\"pid\":9,\"tid\":1,\"ts\":1602,"
+  "\"args\":{\"seq\":4,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\",\"gpu_ms\":0.03}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"4\",\"pid\":9,\"tid\":1,\"ts\":1700},"
+  "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"launch\",\"pid\":9,\"tid\":100,\"ts\":1620,\"dur\":30,"
+  "\"args\":{\"seq\":4,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\"}},"
+  /* 5: a launch refused before it reached the stream */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"5\",\"pid\":9,\"tid\":1,\"ts\":1710,"
+  "\"args\":{\"seq\":5,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\","
+  "\"error\":\"argument 2 of saxpy is a float*, got u32\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"5\",\"pid\":9,\"tid\":1,\"ts\":1712},"
+  /* 6: a barrier, 7: an upload of an actor with its timing off */
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"barrier\",\"id\":\"6\",\"pid\":9,\"tid\":2,\"ts\":1700,"
+  "\"args\":{\"seq\":6,\"actor\":\"copies\",\"library\":\"core\",\"op\":\"barrier\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"barrier\",\"id\":\"6\",\"pid\":9,\"tid\":2,\"ts\":1705},"
+  "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"upload\",\"id\":\"7\",\"pid\":9,\"tid\":2,\"ts\":1705,"
+  "\"args\":{\"seq\":7,\"actor\":\"copies\",\"library\":\"core\",\"op\":\"upload\"}},"
+  "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"upload\",\"id\":\"7\",\"pid\":9,\"tid\":2,\"ts\":1905}"
+  "]}";
+
+static void
+test_trace_host_only_operations (void)
+{
+  g_autoptr(InspectorTraceModel) model = load_string (host_only_trace);
+  GListModel *stats = inspector_trace_model_get_statistics (model);
+  InspectorOperationStats *st;
+
+  /* 7 host lifecycles, 2 of them with a GPU slice: 7 operations */
+  g_assert_cmpuint (inspector_trace_model_get_n_slices (model), ==, 9);
+  g_assert_cmpuint (inspector_trace_model_get_n_gpu_slices (model), ==, 2);
+  g_assert_cmpuint (inspector_trace_model_get_n_operations (model), ==, 7);
+
+  /* every operation that did not fail is in the statistics, with the
+   * duration the timeline draws: GPU time, else the host lifecycle */
+  g_assert_cmpuint (g_list_model_get_n_items (stats), ==, 5);
+  st = find_stats (model, "launch saxpy");
+  g_assert_cmpuint (inspector_operation_stats_get_count (st), ==, 2);
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 40, 1e-6);
+  st = find_stats (model, "compile (NVRTC)");
+  g_assert_cmpuint (inspector_operation_stats_get_count (st), ==, 1);
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 1500, 1e-6);
+  g_assert_cmpstr (inspector_operation_stats_get_library (st), ==, "nvrtc");
+  st = find_stats (model, "cache lookup: miss");
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 20, 1e-6);
+  st = find_stats (model, "barrier");
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 5, 1e-6);
+  st = find_stats (model, "upload");
+  g_assert_cmpfloat_with_epsilon (inspector_operation_stats_get_total_us (st), 200, 1e-6);
 }
 
 /* A plain Chrome trace with B/E pairs only (no X), fractional
@@ -822,6 +1014,7 @@ main (int   argc,
   g_test_add_func ("/inspector/trace-model/flows", test_trace_flows);
   g_test_add_func ("/inspector/trace-model/no-drop", test_trace_no_drop);
   g_test_add_func ("/inspector/trace-model/statistics", test_trace_statistics);
+  g_test_add_func ("/inspector/trace-model/host-only-operations", test_trace_host_only_operations);
   g_test_add_func ("/inspector/trace-model/percentile", test_percentile);
   g_test_add_func ("/inspector/trace-model/from-gpu", test_trace_from_gpu);
   g_test_add_func ("/inspector/trace-model/save-roundtrip", test_trace_save_roundtrip);
@@ -832,6 +1025,7 @@ main (int   argc,
   g_test_add_func ("/inspector/diagnostics/ptxas", test_ptxas_parse);
   g_test_add_func ("/inspector/diagnostics/cubin-resources", test_cubin_resources);
   g_test_add_func ("/inspector/compiler/kernel-names", test_find_kernel_names);
+  g_test_add_func ("/inspector/sass/tool", test_sass_tool);
   g_test_add ("/inspector/cache-model/list", CacheFixture, NULL, cache_setup, test_cache_list, cache_teardown);
   g_test_add ("/inspector/cache-model/search-sort", CacheFixture, NULL, cache_setup, test_cache_search_sort, cache_teardown);
   g_test_add ("/inspector/cache-model/remove-gc", CacheFixture, NULL, cache_setup, test_cache_remove_gc, cache_teardown);

@@ -14,6 +14,8 @@
 #include <libsoup/soup.h>
 
 #include "atomr.h"
+#include "core/atomr-actor-private.h"
+#include "trace/atomr-inspector-server-private.h"
 
 static gchar *runtime_dir;
 
@@ -524,6 +526,358 @@ test_limits (void)
 }
 
 static void
+on_barrier_done (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (atomr_actor_barrier_finish (ATOMR_ACTOR (source), result, &error));
+  g_assert_no_error (error);
+  *(gboolean *) user_data = TRUE;
+}
+
+static void
+on_barrier_any (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(GError) error = NULL;
+
+  atomr_actor_barrier_finish (ATOMR_ACTOR (source), result, &error);
+  *(gboolean *) user_data = TRUE;
+}
+
+/* @n fills without a callback, then a barrier, waited for here. */
+static void
+run_fills (AtomrActor  *actor,
+           AtomrBuffer *buffer,
+           guint        n)
+{
+  gboolean done = FALSE;
+
+  for (guint i = 0; i < n; i++)
+    atomr_actor_fill_async (actor, buffer, (gdouble) i, NULL, NULL, NULL);
+  atomr_actor_barrier_async (actor, NULL, on_barrier_done, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+static gboolean
+actor_has_observers (AtomrActor *actor)
+{
+  return g_signal_has_handler_pending (actor, g_signal_lookup ("after-complete", ATOMR_TYPE_ACTOR), 0, TRUE)
+         || g_signal_has_handler_pending (actor, g_signal_lookup ("after-enqueue", ATOMR_TYPE_ACTOR), 0, TRUE);
+}
+
+/* The bench-inspector bug (0.57 of the actor alone with an idle server on
+ * the H100): the server connected after-enqueue and after-complete
+ * handlers (its own and its recorder's) to every actor added, so each
+ * operation built a launch record and emitted two signals even with
+ * nobody attached.  An idle server must connect nothing: the actor then
+ * takes its no-observer path (one handler look-up, no record), and the
+ * server sees, queues, serializes and flushes nothing.  The counts are of
+ * work done, never of time. */
+static void
+test_idle_costs_nothing (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(AtomrCopyActor) copy = atomr_copy_actor_new (device, &error);
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, 64, &error);
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree gchar *body = NULL;
+  AtomrActor *actor = ATOMR_ACTOR (copy);
+  guint64 observed, published, serialized, flushes;
+  JsonObject *a;
+  Stream s;
+
+  g_assert_no_error (error);
+  atomr_actor_set_name (actor, "streamer");
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  g_assert_no_error (error);
+  atomr_inspector_server_add_actor (server, actor);
+
+  /* Idle: 2000 operations cost the server nothing. */
+  g_assert_false (actor_has_observers (actor));
+  run_fills (actor, buffer, 2000);
+  g_assert_false (actor_has_observers (actor));
+  g_assert_false (atomr_inspector_server_is_hooked (server));
+  atomr_inspector_server_get_debug_counters (server, &observed, &published, &serialized, &flushes);
+  g_assert_cmpuint (observed, ==, 0);
+  g_assert_cmpuint (published, ==, 0);
+  g_assert_cmpuint (serialized, ==, 0);
+  g_assert_cmpuint (flushes, ==, 0);
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (atomr_inspector_server_get_recorder (server)), ==, 0);
+
+  /* /v1/actors still counts them, from the actor's own counters. */
+  g_assert_cmpuint (request (server, "GET", "/v1/actors", atomr_inspector_server_get_token (server), NULL, &body),
+                    ==, 200);
+  a = json_array_get_object_element (json_object_get_array_member (parse (parser, body), "actors"), 0);
+  g_assert_cmpint (json_object_get_int_member (a, "completed"), ==, 2001);
+  g_assert_cmpint (json_object_get_int_member (a, "in_flight"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (a, "errors"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (a, "mailbox_depth"), ==, 0);
+
+  /* A streaming client hooks the actor: its records arrive, in batches. */
+  stream_connect (server, session, atomr_inspector_server_get_token (server), &s);
+  g_assert_no_error (s.error);
+  g_assert_true (atomr_inspector_server_is_hooked (server));
+  g_assert_true (actor_has_observers (actor));
+  run_fills (actor, buffer, 100);
+  while (s.records + s.dropped < 101)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (s.records, ==, 101);
+  g_assert_true (s.in_order);
+  atomr_inspector_server_get_debug_counters (server, &observed, &published, &serialized, &flushes);
+  g_assert_cmpuint (observed, ==, 101);
+  g_assert_cmpuint (published, ==, 101);
+  g_assert_cmpuint (serialized, ==, 101);
+  g_assert_cmpuint (flushes, >=, 1);
+  g_assert_cmpuint (flushes, <=, 101);
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (atomr_inspector_server_get_recorder (server)), ==, 101);
+
+  /* The last client gone, the actor is left alone again. */
+  soup_websocket_connection_close (s.ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+  while (soup_websocket_connection_get_state (s.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
+    g_main_context_iteration (NULL, TRUE);
+  g_clear_object (&s.ws);
+  for (guint i = 0; i < 10000 && atomr_inspector_server_is_hooked (server); i++)
+    g_usleep (1000);
+  g_assert_false (atomr_inspector_server_is_hooked (server));
+  g_assert_false (actor_has_observers (actor));
+  run_fills (actor, buffer, 500);
+  atomr_inspector_server_get_debug_counters (server, &observed, &published, &serialized, NULL);
+  g_assert_cmpuint (observed, ==, 101);
+  g_assert_cmpuint (published, ==, 101);
+
+  /* always-record: recorded with nobody attached (and queued for nobody). */
+  atomr_inspector_server_set_always_record (server, TRUE);
+  g_assert_true (actor_has_observers (actor));
+  run_fills (actor, buffer, 10);
+  atomr_inspector_server_get_debug_counters (server, &observed, &published, &serialized, NULL);
+  g_assert_cmpuint (observed, ==, 112);
+  g_assert_cmpuint (published, ==, 101);
+  g_assert_cmpuint (serialized, ==, 101);
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (atomr_inspector_server_get_recorder (server)), ==, 112);
+  atomr_inspector_server_set_always_record (server, FALSE);
+  g_assert_false (actor_has_observers (actor));
+
+  atomr_inspector_server_remove_actor (server, actor);
+  atomr_inspector_server_stop (server);
+}
+
+/* /v1/actors counts failures and what is still queued, without handlers. */
+static void
+test_actor_counters (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) copy = atomr_copy_actor_new (device, &error);
+  g_autoptr(AtomrBuffer) small = atomr_buffer_new (device, ATOMR_DTYPE_F32, 4, &error);
+  g_autoptr(AtomrBuffer) large = atomr_buffer_new (device, ATOMR_DTYPE_F32, 64, &error);
+  AtomrActor *actor = ATOMR_ACTOR (copy);
+  guint64 requested, completed, in_flight, failed;
+  guint mailbox;
+  gboolean done = FALSE;
+
+  g_assert_no_error (error);
+  /* A copy between buffers of different sizes fails validation. */
+  atomr_actor_copy_async (actor, small, large, NULL, NULL, NULL);
+  atomr_actor_fill_async (actor, small, 1.0, NULL, NULL, NULL);
+  atomr_actor_get_counters (actor, &requested, NULL, NULL, NULL, &mailbox);
+  g_assert_cmpuint (requested, ==, 2);
+  atomr_actor_barrier_async (actor, NULL, on_barrier_any, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+  atomr_actor_get_counters (actor, &requested, &completed, &in_flight, &failed, &mailbox);
+  g_assert_cmpuint (requested, ==, 3);
+  g_assert_cmpuint (in_flight, ==, 0);
+  g_assert_cmpuint (mailbox, ==, 0);
+  g_assert_cmpuint (failed, >=, 1);
+  g_assert_cmpuint (completed, >=, 1);
+}
+
+/* Accepts the server's certificate only when it is the pinned one (the
+ * discovery file's SHA-256 of its DER form). */
+static gboolean
+on_accept_certificate (SoupMessage          *msg,
+                       GTlsCertificate      *certificate,
+                       GTlsCertificateFlags  errors,
+                       gpointer              user_data)
+{
+  g_autoptr(GByteArray) der = NULL;
+  g_autofree gchar *fp = NULL;
+
+  g_object_get (certificate, "certificate", &der, NULL);
+  fp = g_compute_checksum_for_data (G_CHECKSUM_SHA256, der->data, der->len);
+  return g_str_equal (fp, user_data);
+}
+
+/* A TLS request: status, or 0 with *error set when no answer came. */
+static guint
+tls_request (const gchar  *url,
+             const gchar  *token,
+             const gchar  *pin,
+             GError      **error)
+{
+  g_autoptr(SoupSession) session = soup_session_new_with_options ("timeout", 20, NULL);
+  g_autoptr(SoupMessage) msg = soup_message_new ("GET", url);
+  g_autofree gchar *auth = g_strdup_printf ("Bearer %s", token);
+  g_autoptr(GBytes) bytes = NULL;
+
+  soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
+  if (pin)
+    g_signal_connect (msg, "accept-certificate", G_CALLBACK (on_accept_certificate), (gpointer) pin);
+  bytes = soup_session_send_and_read (session, msg, NULL, error);
+  return bytes ? soup_message_get_status (msg) : 0;
+}
+
+static gboolean
+make_certificate (const gchar *dir,
+                  gchar      **cert,
+                  gchar      **key)
+{
+  g_autofree gchar *openssl = g_find_program_in_path ("openssl");
+  g_autoptr(GError) error = NULL;
+  gint status = 0;
+
+  if (openssl == NULL)
+    return FALSE;
+  *cert = g_build_filename (dir, "cert.pem", NULL);
+  *key = g_build_filename (dir, "key.pem", NULL);
+  {
+    const gchar *argv[] = { openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                            "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                            "-addext", "subjectAltName=IP:127.0.0.1",
+                            "-keyout", *key, "-out", *cert, NULL };
+    g_assert_true (g_spawn_sync (NULL, (gchar **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                                 NULL, NULL, NULL, NULL, &status, &error));
+  }
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  return TRUE;
+}
+
+/* TLS from PEM files made at test time (openssl): https:// and wss://
+ * with the certificate pinned through the discovery file; plain HTTP and
+ * unpinned clients get nothing; bad files and a non-loopback address
+ * without TLS are clear errors. */
+static void
+test_tls (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree gchar *dir = g_dir_make_tmp ("atomr-tls-XXXXXX", NULL);
+  g_autofree gchar *cert = NULL;
+  g_autofree gchar *key = NULL;
+  g_autofree gchar *text = NULL;
+  g_autofree gchar *url = NULL;
+  g_autofree gchar *api = NULL;
+  g_autofree gchar *plain = NULL;
+  g_autofree gchar *missing = g_build_filename (dir, "missing.pem", NULL);
+  const gchar *pin;
+  JsonObject *o;
+
+  if (!make_certificate (dir, &cert, &key))
+    {
+      g_test_skip ("no openssl to make a certificate with");
+      return;
+    }
+
+  /* Errors that name what was wrong. */
+  g_assert_false (atomr_inspector_server_set_tls_files (server, missing, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, missing));
+  g_clear_error (&error);
+  g_assert_false (atomr_inspector_server_set_tls_files (server, cert, NULL, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "private key"));
+  g_clear_error (&error);
+  g_assert_null (atomr_inspector_server_get_tls_certificate (server));
+  atomr_inspector_server_set_address (server, "0.0.0.0");
+  g_assert_false (atomr_inspector_server_start (server, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "0.0.0.0"));
+  g_assert_nonnull (strstr (error->message, "TLS"));
+  g_clear_error (&error);
+  atomr_inspector_server_set_address (server, "localhost");
+  g_assert_false (atomr_inspector_server_start (server, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "\"localhost\""));
+  g_clear_error (&error);
+  g_assert_false (atomr_inspector_server_is_running (server));
+  atomr_inspector_server_set_address (server, NULL);
+  g_assert_cmpstr (atomr_inspector_server_get_address (server), ==, "127.0.0.1");
+
+  g_assert_true (atomr_inspector_server_set_tls_files (server, cert, key, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (atomr_inspector_server_get_tls_certificate (server));
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  g_assert_no_error (error);
+
+  /* Discovery: the scheme, the URLs, the pin. */
+  g_assert_true (g_file_get_contents (atomr_inspector_server_get_discovery_path (server), &text, NULL, &error));
+  o = parse (parser, text);
+  g_assert_cmpstr (json_object_get_string_member (o, "scheme"), ==, "https");
+  url = atomr_inspector_server_dup_url (server);
+  g_assert_true (g_str_has_prefix (url, "https://127.0.0.1:"));
+  g_assert_cmpstr (json_object_get_string_member (o, "url"), ==, url);
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (o, "stream_url"), "wss://127.0.0.1:"));
+  pin = json_object_get_string_member (o, "tls_certificate_sha256");
+  g_assert_cmpuint (strlen (pin), ==, 64);
+
+  /* Pinned: served.  Unpinned (self-signed, unknown): refused by the
+   * client.  Plain HTTP on the TLS port: no answer. */
+  api = g_strconcat (url, "/v1/process", NULL);
+  g_assert_cmpuint (tls_request (api, atomr_inspector_server_get_token (server), pin, &error), ==, 200);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tls_request (api, "wrong", pin, &error), ==, 401);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tls_request (api, atomr_inspector_server_get_token (server), NULL, &error), ==, 0);
+  g_assert_error (error, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE);
+  g_clear_error (&error);
+  plain = g_strdup_printf ("http://127.0.0.1:%u/v1/process", atomr_inspector_server_get_port (server));
+  g_assert_cmpuint (tls_request (plain, atomr_inspector_server_get_token (server), NULL, &error), !=, 200);
+  g_clear_error (&error);
+
+  /* wss:// streams. */
+  {
+    g_autoptr(SoupSession) session = soup_session_new ();
+    g_autofree gchar *stream_url = g_strdup (json_object_get_string_member (o, "stream_url"));
+    g_autoptr(SoupMessage) msg = soup_message_new ("GET", stream_url);
+    g_autofree gchar *auth = g_strdup_printf ("Bearer %s", atomr_inspector_server_get_token (server));
+    Stream st;
+
+    memset (&st, 0, sizeof st);
+    st.in_order = TRUE;
+    soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
+    g_signal_connect (msg, "accept-certificate", G_CALLBACK (on_accept_certificate), (gpointer) pin);
+    soup_session_websocket_connect_async (session, msg, NULL, NULL, G_PRIORITY_DEFAULT, NULL, on_connected, &st);
+    while (st.ws == NULL && st.error == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_no_error (st.error);
+    for (guint i = 0; i < 10000 && atomr_inspector_server_get_n_clients (server) == 0; i++)
+      g_usleep (1000);
+    publish (server, 1, "over-tls");
+    while (st.records < 1)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_cmpuint (st.records, ==, 1);
+    soup_websocket_connection_close (st.ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+    while (soup_websocket_connection_get_state (st.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
+      g_main_context_iteration (NULL, TRUE);
+    g_clear_object (&st.ws);
+  }
+  atomr_inspector_server_stop (server);
+  g_unlink (cert);
+  g_unlink (key);
+  g_rmdir (dir);
+}
+
+static void
 test_enable (void)
 {
   g_autoptr(GError) error = NULL;
@@ -596,6 +950,9 @@ main (int argc, char **argv)
   g_test_add_func ("/inspector-server/stream", test_stream);
   g_test_add_func ("/inspector-server/slow-client", test_slow_client);
   g_test_add_func ("/inspector-server/limits", test_limits);
+  g_test_add_func ("/inspector-server/idle-costs-nothing", test_idle_costs_nothing);
+  g_test_add_func ("/inspector-server/actor-counters", test_actor_counters);
+  g_test_add_func ("/inspector-server/tls", test_tls);
   g_test_add_func ("/inspector-server/enable", test_enable);
   g_test_add_func ("/inspector-server/env-attach", test_env_attach);
   rc = g_test_run ();

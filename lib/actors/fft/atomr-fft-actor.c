@@ -7,6 +7,14 @@
  * context generation: teardown drops it and the first call after a rebuild
  * fills it again.
  *
+ * Plans are made on a worker thread (atomr_op_run_on_worker), not on the
+ * actor's context: the request's prepare function (on the context) looks
+ * in the cache; on a miss the worker makes the plan with the device
+ * entered, and the enqueue (on the context again) files it in the cache,
+ * binds it to the stream and runs it.  A plan made for an older context
+ * generation (a rebuild happened in between) is forgotten and made again
+ * inline; so is one for a request replayed from a graph.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -20,6 +28,7 @@
 #include "atomr-fft-actor.h"
 #include "atomr-fft-plan-private.h"
 #include "atomr-fft-kernels-ptx.h"
+#include "core/atomr-tensor-private.h"
 
 #define DEFAULT_CAPACITY 32
 
@@ -209,22 +218,116 @@ cufft_type (AtomrFftPlan *plan)
     }
 }
 
-/* The cuFFT plan for @plan on this actor's stream: from the cache, or
- * made now.  With a capacity of 0 the plan is made for this call only and
+typedef struct {
+  AtomrFftPlan     *plan;
+  AtomrFftDirection direction;
+  gdouble           scale;      /* applied to the output afterwards; 1: none */
+  AtomrBuffer      *input;     /* kept by the op */
+  AtomrBuffer      *output;
+  guint64           in_offset;  /* bytes (views) */
+  guint64           out_offset;
+  AtomrDevice      *device;     /* the actor's, alive as long as the op */
+  /* Made by the worker (exec_make_plan), taken by the enqueue. */
+  gboolean          made;
+  cufftHandle       made_handle;
+  gsize             made_work;
+  guint             made_generation;
+} ExecRequest;
+
+static void
+exec_request_free (gpointer data)
+{
+  ExecRequest *req = data;
+
+  /* A plan the worker made for a request that never ran (cancelled,
+   * failed): destroy it while its context lives. */
+  if (req->made && atomr_device_enter (req->device, NULL))
+    {
+      if (atomr_device_get_generation (req->device) == req->made_generation)
+        cufftDestroy (req->made_handle);
+      atomr_device_leave (req->device);
+    }
+  atomr_fft_plan_unref (req->plan);
+  g_free (req);
+}
+
+static cudaDataType
+half_type (AtomrDtype precision,
+           gboolean   complex_side)
+{
+  if (precision == ATOMR_DTYPE_BF16)
+    return complex_side ? CUDA_C_16BF : CUDA_R_16BF;
+  return complex_side ? CUDA_C_16F : CUDA_R_16F;
+}
+
+/* cufftCreate + cufftMakePlanMany64 (cufftXtMakePlanMany for halves),
+ * without a work area of its own.  The calling thread has the device's
+ * context current. */
+static gboolean
+create_cufft_plan (AtomrFftPlan  *plan,
+                   cufftHandle   *handle,
+                   gsize         *work,
+                   GError       **error)
+{
+  long long n[3], inembed[3], onembed[3];
+  size_t work_size = 0;
+  cufftHandle h;
+  gboolean ok;
+
+  for (gint d = 0; d < plan->key.rank; d++)
+    {
+      n[d] = plan->key.n[d];
+      inembed[d] = plan->key.inembed[d];
+      onembed[d] = plan->key.onembed[d];
+    }
+  if (!cufft_check (cufftCreate (&h), "cufftCreate", error))
+    return FALSE;
+  /* No work area per plan: the actor's one, set before each execution. */
+  ok = cufft_check (cufftSetAutoAllocation (h, 0), "cufftSetAutoAllocation", error);
+  if (ok && atomr_fft_plan_is_half (plan))
+    {
+      gboolean in_c = plan->key.kind != ATOMR_FFT_R2C, out_c = plan->key.kind != ATOMR_FFT_C2R;
+      ok = cufft_check (cufftXtMakePlanMany (h, plan->key.rank, n,
+                                             inembed, plan->key.istride, plan->key.idist,
+                                             half_type (plan->key.precision, in_c),
+                                             onembed, plan->key.ostride, plan->key.odist,
+                                             half_type (plan->key.precision, out_c),
+                                             plan->key.batch, &work_size,
+                                             half_type (plan->key.precision, TRUE)),
+                        "cufftXtMakePlanMany", error);
+    }
+  else if (ok)
+    ok = cufft_check (cufftMakePlanMany64 (h, plan->key.rank, n,
+                                           inembed, plan->key.istride, plan->key.idist,
+                                           onembed, plan->key.ostride, plan->key.odist,
+                                           cufft_type (plan), plan->key.batch, &work_size),
+                      "cufftMakePlanMany64", error);
+  if (!ok)
+    {
+      cufftDestroy (h);
+      return FALSE;
+    }
+  *handle = h;
+  *work = work_size;
+  return TRUE;
+}
+
+/* The cuFFT plan for @plan on this actor's stream: from the cache, made
+ * by the worker for this request, or made now.  With a capacity of 0 the plan is made for this call only and
  * *transient is set. */
 static gboolean
 lookup_plan (AtomrFftActor *self,
              AtomrOp       *op,
-             AtomrFftPlan  *plan,
+             ExecRequest   *req,
              cufftHandle   *handle,
              gsize         *work,
              gboolean      *transient,
              GError       **error)
 {
+  AtomrFftPlan *plan = req->plan;
   PlanEntry *entry = g_hash_table_lookup (self->cache, plan);
   guint capacity = g_atomic_int_get (&self->capacity);
-  long long n[3], inembed[3], onembed[3];
-  size_t work_size = 0;
+  gsize work_size = 0;
   cufftHandle h;
 
   *transient = FALSE;
@@ -240,22 +343,16 @@ lookup_plan (AtomrFftActor *self,
       return TRUE;
     }
 
-  for (gint d = 0; d < plan->key.rank; d++)
+  if (req->made && req->made_generation == atomr_device_get_generation (req->device))
     {
-      n[d] = plan->key.n[d];
-      inembed[d] = plan->key.inembed[d];
-      onembed[d] = plan->key.onembed[d];
+      h = req->made_handle;
+      work_size = req->made_work;
     }
-  if (!cufft_check (cufftCreate (&h), "cufftCreate", error))
+  else if (!create_cufft_plan (plan, &h, &work_size, error))
     return FALSE;
-  /* No work area per plan: the actor's one, set before each execution. */
-  if (!cufft_check (cufftSetAutoAllocation (h, 0), "cufftSetAutoAllocation", error) ||
-      !cufft_check (cufftMakePlanMany64 (h, plan->key.rank, n,
-                                         inembed, plan->key.istride, plan->key.idist,
-                                         onembed, plan->key.ostride, plan->key.odist,
-                                         cufft_type (plan), plan->key.batch, &work_size),
-                    "cufftMakePlanMany64", error) ||
-      !cufft_check (cufftSetStream (h, (cudaStream_t) atomr_op_get_cu_stream (op)),
+  /* From here on the handle is ours (a stale one died with its context). */
+  req->made = FALSE;
+  if (!cufft_check (cufftSetStream (h, (cudaStream_t) atomr_op_get_cu_stream (op)),
                     "cufftSetStream", error))
     {
       cufftDestroy (h);
@@ -285,22 +382,6 @@ lookup_plan (AtomrFftActor *self,
   g_queue_push_head_link (&self->lru, &entry->link);
   update_size (self);
   return TRUE;
-}
-
-typedef struct {
-  AtomrFftPlan     *plan;
-  AtomrFftDirection direction;
-  gdouble           scale;      /* applied to the output afterwards; 1: none */
-  AtomrBuffer      *input;     /* kept by the op */
-  AtomrBuffer      *output;
-} ExecRequest;
-
-static void
-exec_request_free (gpointer data)
-{
-  ExecRequest *req = data;
-  atomr_fft_plan_unref (req->plan);
-  g_free (req);
 }
 
 /* Grows the shared work area to @work bytes if needed and hands it to @h.
@@ -341,7 +422,7 @@ normalize (AtomrFftActor  *self,
   long long d[3] = { 1, 1, 1 }, e1 = 1, e2 = 1, stride = plan->key.ostride, dist = plan->key.odist;
   AtomrDtype dtype = atomr_fft_plan_get_output_dtype (plan);
   int kind = dtype == ATOMR_DTYPE_F32 ? 0 : dtype == ATOMR_DTYPE_F64 ? 1 : dtype == ATOMR_DTYPE_C64 ? 2 : 3;
-  CUdeviceptr data = atomr_buffer_get_ptr (req->output);
+  CUdeviceptr data = atomr_buffer_get_ptr (req->output) + req->out_offset;
   double scale = req->scale;
   unsigned long long total = 1;
   guint blocks;
@@ -384,6 +465,38 @@ normalize (AtomrFftActor  *self,
   }
 }
 
+/* On a worker: makes the plan the prepare function did not find in the
+ * cache.  Touches only the request, never the actor's cache. */
+static gboolean
+exec_make_plan (AtomrOp  *op,
+                GError  **error)
+{
+  ExecRequest *req = atomr_op_get_data (op);
+  gboolean ok;
+
+  if (!atomr_device_enter (req->device, error))
+    return FALSE;
+  req->made_generation = atomr_device_get_generation (req->device);
+  ok = create_cufft_plan (req->plan, &req->made_handle, &req->made_work, error);
+  req->made = ok;
+  atomr_device_leave (req->device);
+  return ok;
+}
+
+/* On the actor's context, before the device is held: a plan not in the
+ * cache is made on a worker. */
+static gboolean
+exec_prepare (AtomrOp  *op,
+              GError  **error)
+{
+  AtomrFftActor *self = ATOMR_FFT_ACTOR (atomr_op_get_actor (op));
+  ExecRequest *req = atomr_op_get_data (op);
+
+  if (!atomr_device_is_host (req->device) && !g_hash_table_contains (self->cache, req->plan))
+    atomr_op_run_on_worker (op, exec_make_plan);
+  return TRUE;
+}
+
 static gboolean
 exec_enqueue (AtomrOp  *op,
               GError  **error)
@@ -404,7 +517,7 @@ exec_enqueue (AtomrOp  *op,
                    atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self))));
       return FALSE;
     }
-  if (!lookup_plan (self, op, req->plan, &h, &work, &transient, error))
+  if (!lookup_plan (self, op, req, &h, &work, &transient, error))
     return FALSE;
   if (work > 0 && !attach_work_area (self, atomr_op_get_cu_stream (op), h, work, error))
     {
@@ -413,9 +526,11 @@ exec_enqueue (AtomrOp  *op,
       return FALSE;
     }
 
-  in = (gpointer) (guintptr) atomr_buffer_get_ptr (req->input);
-  out = (gpointer) (guintptr) atomr_buffer_get_ptr (req->output);
-  switch (cufft_type (req->plan))
+  in = (gpointer) (guintptr) (atomr_buffer_get_ptr (req->input) + req->in_offset);
+  out = (gpointer) (guintptr) (atomr_buffer_get_ptr (req->output) + req->out_offset);
+  if (atomr_fft_plan_is_half (req->plan))
+    r = cufftXtExec (h, in, out, sign);
+  else switch (cufft_type (req->plan))
     {
     case CUFFT_C2C: r = cufftExecC2C (h, in, out, sign); break;
     case CUFFT_Z2Z: r = cufftExecZ2Z (h, in, out, sign); break;
@@ -453,6 +568,14 @@ infer_plan (AtomrBuffer  *input,
     kind = ATOMR_FFT_R2C, real_side = input;
   else if (in_c && !out_c)
     kind = ATOMR_FFT_C2R, real_side = output;
+  else if (in == ATOMR_DTYPE_F16 || in == ATOMR_DTYPE_BF16)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "fft execute: input and output are %s; a half-precision transform cannot be "
+                   "told from the dtypes (the complex side holds (re, im) pairs): pass an "
+                   "AtomrFftPlan", atomr_dtype_get_name (in));
+      return NULL;
+    }
   else
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -599,40 +722,22 @@ atomr_fft_actor_get_work_area_size (AtomrFftActor *self)
   return __atomic_load_n (&self->work_area_size, __ATOMIC_RELAXED);
 }
 
+/* Everything after the operands were found: the plan against them (at
+ * byte offsets @in_offset / @out_offset of their buffers), then submit. */
 static void
-execute_submit (AtomrFftActor         *self,
-                gpointer               source_tag,
-                AtomrFftPlan          *plan,
-                AtomrFftDirection      direction,
-                AtomrFftNormalization  normalization,
-                AtomrBuffer           *input,
-                AtomrBuffer           *output,
-                GCancellable          *cancellable,
-                GAsyncReadyCallback    callback,
-                gpointer               user_data)
+execute_submit_plan (AtomrOp               *op,
+                     AtomrFftActor         *self,
+                     AtomrFftPlan          *plan,
+                     AtomrFftDirection      direction,
+                     AtomrFftNormalization  normalization,
+                     AtomrBuffer           *input,
+                     guint64                in_offset,
+                     AtomrBuffer           *output,
+                     guint64                out_offset)
 {
-  AtomrOp *op;
   ExecRequest *req;
   GError *error = NULL;
-  g_autoptr(AtomrFftPlan) owned = NULL;
   gdouble n_total = 1;
-
-  op = atomr_op_new (self, "fft", source_tag, cancellable, callback, user_data);
-  if (!atomr_check_buffer ("fft execute", "input", input, &error) ||
-      !atomr_check_buffer ("fft execute", "output", output, &error))
-    return atomr_op_fail (op, error);
-  if ((guint) direction > ATOMR_FFT_INVERSE)
-    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                           "fft execute: direction %d is not an AtomrFftDirection",
-                                           (gint) direction));
-  if ((guint) normalization > ATOMR_FFT_NORM_ORTHO)
-    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                           "fft execute: normalization %d is not an "
-                                           "AtomrFftNormalization", (gint) normalization));
-  if (plan == NULL && (owned = infer_plan (input, output, &error)) == NULL)
-    return atomr_op_fail (op, error);
-  if (plan == NULL)
-    plan = owned;
 
   if (plan->key.kind == ATOMR_FFT_R2C && direction != ATOMR_FFT_FORWARD)
     return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -643,13 +748,15 @@ execute_submit (AtomrFftActor         *self,
                                            "fft execute: direction is forward but C2R transforms "
                                            "are inverse only; use an R2C plan"));
   if (!atomr_check_dtype ("fft execute", "input", input, atomr_fft_plan_get_input_dtype (plan), &error) ||
-      !atomr_check_dtype ("fft execute", "output", output, atomr_fft_plan_get_output_dtype (plan), &error) ||
-      !atomr_check_min_elements ("fft execute", "input", input,
-                                 atomr_fft_plan_get_input_elements (plan), &error) ||
-      !atomr_check_min_elements ("fft execute", "output", output,
-                                 atomr_fft_plan_get_output_elements (plan), &error))
+      !atomr_check_dtype ("fft execute", "output", output, atomr_fft_plan_get_output_dtype (plan), &error))
     return atomr_op_fail (op, error);
-  if (input == output &&
+  if (in_offset == 0 && out_offset == 0 &&
+      (!atomr_check_min_elements ("fft execute", "input", input,
+                                  atomr_fft_plan_get_input_elements (plan), &error) ||
+       !atomr_check_min_elements ("fft execute", "output", output,
+                                  atomr_fft_plan_get_output_elements (plan), &error)))
+    return atomr_op_fail (op, error);
+  if (input == output && in_offset == out_offset &&
       (plan->key.kind != ATOMR_FFT_C2C ||
        plan->key.istride != plan->key.ostride || plan->key.idist != plan->key.odist ||
        memcmp (plan->key.inembed, plan->key.onembed, sizeof plan->key.inembed) != 0))
@@ -671,8 +778,21 @@ execute_submit (AtomrFftActor         *self,
     case ATOMR_FFT_NORM_NONE:
     default: req->scale = 1.0; break;
     }
+  if (req->scale != 1.0 && atomr_fft_plan_is_half (plan))
+    {
+      exec_request_free (req);
+      return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                                             "fft execute: normalization %d scales the output, "
+                                             "which is not supported for %s transforms; run "
+                                             "without normalization and scale afterwards",
+                                             (gint) normalization,
+                                             atomr_dtype_get_name (plan->key.precision)));
+    }
   req->input = input;
   req->output = output;
+  req->in_offset = in_offset;
+  req->out_offset = out_offset;
+  req->device = atomr_actor_get_device (ATOMR_ACTOR (self));
   atomr_op_set_detail (op, atomr_fft_plan_get_description (plan));
   atomr_op_set_data (op, req, exec_request_free);
   if (input == output || plan->key.kind == ATOMR_FFT_C2R)
@@ -681,8 +801,304 @@ execute_submit (AtomrFftActor         *self,
     atomr_op_read (op, input);
   if (input != output)
     atomr_op_write (op, output);
+  atomr_op_set_prepare (op, exec_prepare);
   atomr_op_set_enqueue (op, exec_enqueue);
   atomr_op_submit (op);
+}
+
+static gboolean
+check_direction_and_normalization (AtomrFftDirection      direction,
+                                   AtomrFftNormalization  normalization,
+                                   GError               **error)
+{
+  if ((guint) direction > ATOMR_FFT_INVERSE)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "fft execute: direction %d is not an AtomrFftDirection", (gint) direction);
+      return FALSE;
+    }
+  if ((guint) normalization > ATOMR_FFT_NORM_ORTHO)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "fft execute: normalization %d is not an AtomrFftNormalization", (gint) normalization);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+execute_submit (AtomrFftActor         *self,
+                gpointer               source_tag,
+                AtomrFftPlan          *plan,
+                AtomrFftDirection      direction,
+                AtomrFftNormalization  normalization,
+                AtomrBuffer           *input,
+                AtomrBuffer           *output,
+                GCancellable          *cancellable,
+                GAsyncReadyCallback    callback,
+                gpointer               user_data)
+{
+  AtomrOp *op;
+  GError *error = NULL;
+  g_autoptr(AtomrFftPlan) owned = NULL;
+
+  op = atomr_op_new (self, "fft", source_tag, cancellable, callback, user_data);
+  if (!atomr_check_buffer ("fft execute", "input", input, &error) ||
+      !atomr_check_buffer ("fft execute", "output", output, &error) ||
+      !check_direction_and_normalization (direction, normalization, &error))
+    return atomr_op_fail (op, error);
+  if (plan == NULL && (owned = infer_plan (input, output, &error)) == NULL)
+    return atomr_op_fail (op, error);
+  execute_submit_plan (op, self, plan ? plan : owned, direction, normalization, input, 0, output, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Views: the plan from shapes and strides                              */
+
+/* The cuFFT advanced layout of the last @rank dimensions of @t, and one
+ * batch dimension for all the leading ones.  Element (i0, i1, i2) of
+ * batch b is at b·dist + ((i0·embed[1] + i1)·embed[2] + i2)·stride: the
+ * strides of the transform dimensions must nest (each a multiple of the
+ * next one's, by at least that dimension's extent), and the leading
+ * dimensions must collapse into one.  Dimensions of extent 1 take any
+ * stride. */
+static gboolean
+view_layout (AtomrTensor  *t,
+             const gchar  *what,
+             guint         rank,
+             gint64        embed[3],
+             gint64       *stride,
+             gint64       *dist,
+             gint64       *batch,
+             GError      **error)
+{
+  guint n_dims = atomr_tensor_get_n_dims (t), lead = n_dims - rank;
+  gint64 inner;
+
+  for (guint d = 0; d < n_dims; d++)
+    if (atomr_tensor_get_dim (t, d) > 1 && atomr_tensor_get_stride (t, d) < 1)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                     "fft execute: %s has stride %" G_GINT64_FORMAT " in dimension %u; cuFFT "
+                     "layouts need positive strides (copy the view to a new tensor first)",
+                     what, atomr_tensor_get_stride (t, d), d);
+        return FALSE;
+      }
+
+  /* The transform dimensions, innermost first. */
+  *stride = atomr_tensor_get_dim (t, n_dims - 1) > 1 ? atomr_tensor_get_stride (t, n_dims - 1) : 1;
+  inner = *stride;
+  embed[rank - 1] = atomr_tensor_get_dim (t, n_dims - 1);
+  for (guint k = rank - 1; k >= 1; k--)
+    {
+      gint64 dim = atomr_tensor_get_dim (t, lead + k), outer_dim = atomr_tensor_get_dim (t, lead + k - 1);
+      gint64 outer = atomr_tensor_get_stride (t, lead + k - 1);
+
+      if (outer_dim <= 1)
+        embed[k] = dim;
+      else if (outer % inner != 0 || outer / inner < dim)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "fft execute: %s has strides that cuFFT's layout cannot express: "
+                       "dimension %u has stride %" G_GINT64_FORMAT ", which is not a multiple "
+                       "of %" G_GINT64_FORMAT " at least %" G_GINT64_FORMAT " times (the "
+                       "transform dimensions must nest as in row-major order; copy the view "
+                       "to a new tensor first)", what, lead + k - 1, outer, inner, dim);
+          return FALSE;
+        }
+      else
+        embed[k] = outer / inner;
+      if (__builtin_mul_overflow (inner, embed[k], &inner))
+        inner = G_MAXINT64;
+    }
+  embed[0] = MAX (atomr_tensor_get_dim (t, lead), 1);
+
+  /* The leading dimensions: one batch of a single distance. */
+  *batch = 1;
+  *dist = 0;
+  for (gint d = (gint) lead - 1; d >= 0; d--)
+    {
+      gint64 dim = atomr_tensor_get_dim (t, d), st = atomr_tensor_get_stride (t, d);
+
+      if (dim == 1)
+        continue;
+      if (*dist == 0)
+        *dist = st;
+      else if (st != *dist * *batch)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                       "fft execute: the batch dimensions of %s (all but the last %u) do not "
+                       "collapse into one: dimension %d has stride %" G_GINT64_FORMAT ", not %"
+                       G_GINT64_FORMAT " (copy the view to a new tensor first)",
+                       what, rank, d, st, *dist * *batch);
+          return FALSE;
+        }
+      if (__builtin_mul_overflow (*batch, dim, batch))
+        *batch = G_MAXINT64;    /* refused by the plan */
+    }
+  if (*dist == 0)
+    *dist = MAX (inner * embed[0], 1);   /* one transform: any distance */
+  return TRUE;
+}
+
+/**
+ * atomr_fft_actor_execute_tensor_async:
+ * @self: an [class@Atomr.FftActor]
+ * @rank: how many trailing dimensions to transform: 1, 2 or 3; the
+ *   dimensions before them are a batch
+ * @direction: %ATOMR_FFT_FORWARD or %ATOMR_FFT_INVERSE (R2C is forward
+ *   only, C2R inverse only)
+ * @normalization: how to scale the result
+ * @input: the input view (f32, f64, c64 or c128)
+ * @output: the output view, of the matching dtype
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the transform is in @output
+ * @user_data: data for @callback
+ *
+ * Runs an FFT over the last @rank dimensions of two views, as
+ * `numpy.fft.fftn (x, axes=range (-rank, 0))` does (or `rfftn`/`irfftn`):
+ * the kind follows the dtypes (complex → complex: C2C, real → complex:
+ * R2C, complex → real: C2R) and the transform sizes are the real side's
+ * shape; the complex side of R2C and C2R has n/2 + 1 in its last
+ * dimension, and every other dimension of the two views must be equal.
+ *
+ * The cuFFT advanced layout (strides, embeddings, batch distance) is taken
+ * from the views' strides, so sub-views and interleaved views need no
+ * copy.  Layouts cuFFT cannot express fail with
+ * %ATOMR_ERROR_INVALID_ARGUMENT naming the view and the dimension:
+ * negative or zero strides, transform dimensions that do not nest as in
+ * row-major order (a transposed view), or batch dimensions that do not
+ * collapse into one.  In place (@output the same view as @input) works
+ * for C2C; otherwise overlapping views are refused.  Half precision needs
+ * an [struct@Atomr.FftPlan] (there is no complex-half dtype).
+ *
+ * Since: 0.2
+ */
+void
+atomr_fft_actor_execute_tensor_async (AtomrFftActor         *self,
+                                      guint                  rank,
+                                      AtomrFftDirection      direction,
+                                      AtomrFftNormalization  normalization,
+                                      AtomrTensor           *input,
+                                      AtomrTensor           *output,
+                                      GCancellable          *cancellable,
+                                      GAsyncReadyCallback    callback,
+                                      gpointer               user_data)
+{
+  AtomrDevice *device;
+  AtomrOp *op;
+  GError *error = NULL;
+  AtomrDtype in_dtype, out_dtype, precision;
+  gboolean in_c, out_c, same_view;
+  AtomrFftKind kind;
+  AtomrTensor *real_side;
+  gint64 n[3], inembed[3], onembed[3], istride, ostride, idist, odist, ibatch, obatch;
+  guint n_dims;
+  g_autoptr(AtomrFftPlan) plan = NULL;
+
+  g_return_if_fail (ATOMR_IS_FFT_ACTOR (self));
+  device = atomr_actor_get_device (ATOMR_ACTOR (self));
+  op = atomr_op_new (self, "fft", atomr_fft_actor_execute_tensor_async, cancellable, callback, user_data);
+  if (!atomr_tensor_check (input, device, "fft execute: input", &error) ||
+      !atomr_tensor_check (output, device, "fft execute: output", &error) ||
+      !check_direction_and_normalization (direction, normalization, &error))
+    return atomr_op_fail (op, error);
+
+  in_dtype = atomr_tensor_get_dtype (input);
+  out_dtype = atomr_tensor_get_dtype (output);
+  in_c = atomr_dtype_is_complex (in_dtype);
+  out_c = atomr_dtype_is_complex (out_dtype);
+  if (in_dtype == ATOMR_DTYPE_F16 || in_dtype == ATOMR_DTYPE_BF16 ||
+      out_dtype == ATOMR_DTYPE_F16 || out_dtype == ATOMR_DTYPE_BF16)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                                           "fft execute: %s views have no complex counterpart; "
+                                           "half-precision transforms take an AtomrFftPlan and "
+                                           "buffers of (re, im) pairs",
+                                           atomr_dtype_get_name (in_c ? out_dtype : in_dtype)));
+  if (!in_c && !out_c)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: input (%s) and output (%s) are both real; "
+                                           "one side of an FFT must be complex",
+                                           atomr_dtype_get_name (in_dtype), atomr_dtype_get_name (out_dtype)));
+  kind = in_c && out_c ? ATOMR_FFT_C2C : out_c ? ATOMR_FFT_R2C : ATOMR_FFT_C2R;
+  real_side = kind == ATOMR_FFT_C2R ? output : input;
+  precision = (in_dtype == ATOMR_DTYPE_F64 || in_dtype == ATOMR_DTYPE_C128) ? ATOMR_DTYPE_F64
+                                                                           : ATOMR_DTYPE_F32;
+
+  n_dims = atomr_tensor_get_n_dims (real_side);
+  if (rank < 1 || rank > 3)
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: rank is %u; it must be 1, 2 or 3", rank));
+  if (n_dims < rank || atomr_tensor_get_n_dims (input) != atomr_tensor_get_n_dims (output))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: input has %u dimensions and output %u; both "
+                                           "need the same number, at least the rank %u",
+                                           atomr_tensor_get_n_dims (input),
+                                           atomr_tensor_get_n_dims (output), rank));
+  for (guint d = 0; d < n_dims; d++)
+    {
+      gint64 real_dim = atomr_tensor_get_dim (real_side, d);
+      gint64 want = real_dim, got;
+      AtomrTensor *other = real_side == input ? output : input;
+
+      if (kind != ATOMR_FFT_C2C && d == n_dims - 1)
+        want = real_dim / 2 + 1;
+      got = atomr_tensor_get_dim (other, d);
+      if (got != want)
+        return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                               "fft execute: dimension %u of the %s is %" G_GINT64_FORMAT
+                                               " but the %s needs %" G_GINT64_FORMAT "%s", d,
+                                               other == input ? "input" : "output", got,
+                                               kind == ATOMR_FFT_C2C ? "transform" : "real side's shape",
+                                               want,
+                                               kind != ATOMR_FFT_C2C && d == n_dims - 1
+                                                 ? " (n/2 + 1 on the complex side)" : ""));
+    }
+  for (guint k = 0; k < rank; k++)
+    n[k] = atomr_tensor_get_dim (real_side, n_dims - rank + k);
+
+  same_view = atomr_tensor_get_buffer (input) == atomr_tensor_get_buffer (output) &&
+              atomr_tensor_get_byte_offset (input) == atomr_tensor_get_byte_offset (output) &&
+              memcmp (atomr_tensor_get_strides (input, NULL), atomr_tensor_get_strides (output, NULL),
+                      n_dims * sizeof (gint64)) == 0 &&
+              kind == ATOMR_FFT_C2C;
+  if (!same_view && atomr_tensor_overlaps (input, output))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "fft execute: output overlaps input in memory; in place "
+                                           "takes the same C2C view for both"));
+
+  if (!view_layout (input, "input", rank, inembed, &istride, &idist, &ibatch, &error) ||
+      !view_layout (output, "output", rank, onembed, &ostride, &odist, &obatch, &error))
+    return atomr_op_fail (op, error);
+  if (ibatch != obatch)    /* equal shapes: only extents of 1 could differ */
+    ibatch = MAX (ibatch, obatch);
+  plan = atomr_fft_plan_new_many (kind, precision, n, rank, inembed, rank, istride, idist,
+                                  onembed, rank, ostride, odist, ibatch, &error);
+  if (plan == NULL)
+    return atomr_op_fail (op, error);
+  execute_submit_plan (op, self, plan, direction, normalization,
+                       atomr_tensor_get_buffer (input), atomr_tensor_get_byte_offset (input),
+                       atomr_tensor_get_buffer (output), atomr_tensor_get_byte_offset (output));
+}
+
+/**
+ * atomr_fft_actor_execute_tensor_finish:
+ * @self: an [class@Atomr.FftActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.FftActor.execute_tensor_async].
+ *
+ * Returns: %TRUE when the transform is in the output view
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_fft_actor_execute_tensor_finish (AtomrFftActor  *self,
+                                       GAsyncResult   *result,
+                                       GError        **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_fft_actor_execute_tensor_async, error);
 }
 
 /**

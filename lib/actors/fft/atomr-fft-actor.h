@@ -12,6 +12,7 @@
 
 #include "core/atomr-actor.h"
 #include "atomr-fft-plan.h"
+#include "core/atomr-tensor.h"
 
 G_BEGIN_DECLS
 
@@ -63,5 +64,19 @@ gboolean       atomr_fft_actor_execute_normalized_finish (AtomrFftActor         
                                                           GError               **error);
 ATOMR_AVAILABLE_IN_ALL
 guint64        atomr_fft_actor_get_work_area_size     (AtomrFftActor       *self);
+ATOMR_AVAILABLE_IN_ALL
+void           atomr_fft_actor_execute_tensor_async   (AtomrFftActor         *self,
+                                                       guint                  rank,
+                                                       AtomrFftDirection      direction,
+                                                       AtomrFftNormalization  normalization,
+                                                       AtomrTensor           *input,
+                                                       AtomrTensor           *output,
+                                                       GCancellable          *cancellable,
+                                                       GAsyncReadyCallback    callback,
+                                                       gpointer               user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean       atomr_fft_actor_execute_tensor_finish  (AtomrFftActor         *self,
+                                                       GAsyncResult          *result,
+                                                       GError               **error);
 
 G_END_DECLS

@@ -39,6 +39,10 @@ void atomr_fft_plan_get_input_dims  (AtomrFftPlan *plan,
 void atomr_fft_plan_get_output_dims (AtomrFftPlan *plan,
                                      gint64        dims[3]);
 
+/* f16 or bf16: made with cufftXtMakePlanMany, run with cufftXtExec; the
+ * complex side is a buffer of the same half dtype holding (re, im) pairs. */
+gboolean atomr_fft_plan_is_half (AtomrFftPlan *plan);
+
 /* atomr_fft_plan_to_string(), made once per plan: for operation details. */
 const gchar *atomr_fft_plan_get_description (AtomrFftPlan *plan);
 

@@ -118,7 +118,8 @@ check_layout (const gchar   *side,
 /**
  * atomr_fft_plan_new_many:
  * @kind: the kind of transform
- * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ * @precision: %ATOMR_DTYPE_F32, %ATOMR_DTYPE_F64, or (powers of two only)
+ *   %ATOMR_DTYPE_F16 or %ATOMR_DTYPE_BF16
  * @n: (array length=rank): the transform size of each dimension, slowest first
  * @rank: 1, 2 or 3: the length of @n
  * @inembed: (array length=n_inembed) (nullable): storage extents of the
@@ -143,6 +144,14 @@ check_layout (const gchar   *side,
  * overrun one: an embedding whose length is not @rank is an error.  From C
  * pass the rank again, e.g. `n, 2, inembed, 2, 1, 64, NULL, 0, 1, 1, 8`.
  * The extents the layouts address are computed with checked arithmetic.
+ *
+ * Half-precision plans (f16, bf16; cuFFT needs compute capability 5.3, or
+ * 8.0 for bf16) follow cuFFT's limits: every size a power of two, a unit
+ * stride on the real side of R2C and C2R transforms, fewer than 2^32
+ * elements per side.  There is no complex-half dtype: the complex side is
+ * a buffer of the half dtype itself holding (real, imaginary) pairs, so
+ * its element count is twice the number of complex values (strides and
+ * distances still count complex values, as in cuFFT).
  *
  * Returns: (transfer full) (nullable): a new plan, or %NULL with
  *   %ATOMR_ERROR_INVALID_ARGUMENT naming the wrong argument
@@ -170,8 +179,9 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
 
   if ((guint) kind > ATOMR_FFT_C2R)
     return FAIL ("fft plan: kind %d is not an AtomrFftKind", (gint) kind);
-  if (precision != ATOMR_DTYPE_F32 && precision != ATOMR_DTYPE_F64)
-    return FAIL ("fft plan: precision is %s; it must be f32 or f64",
+  if (precision != ATOMR_DTYPE_F32 && precision != ATOMR_DTYPE_F64 &&
+      precision != ATOMR_DTYPE_F16 && precision != ATOMR_DTYPE_BF16)
+    return FAIL ("fft plan: precision is %s; it must be f16, bf16, f32 or f64",
                  (guint) precision < ATOMR_DTYPE_LAST ? atomr_dtype_get_name (precision) : "invalid");
   if (rank < 1 || rank > 3)
     return FAIL ("fft plan: rank is %u; it must be 1, 2 or 3", rank);
@@ -181,6 +191,13 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
     if (n[d] < 1 || n[d] > G_MAXINT32)
       return FAIL ("fft plan: n[%u] is %" G_GINT64_FORMAT "; it must be between 1 and %d",
                    d, n[d], G_MAXINT32);
+  /* cuFFT's half-precision transforms take powers of two only. */
+  if (precision == ATOMR_DTYPE_F16 || precision == ATOMR_DTYPE_BF16)
+    for (guint d = 0; d < rank; d++)
+      if ((n[d] & (n[d] - 1)) != 0)
+        return FAIL ("fft plan: n[%u] is %" G_GINT64_FORMAT "; %s transforms take powers of two "
+                     "only (a cuFFT limit); use f32 or pad the signal", d, n[d],
+                     atomr_dtype_get_name (precision));
   if (batch < 1 || batch > G_MAXINT32)
     return FAIL ("fft plan: batch is %" G_GINT64_FORMAT "; it must be between 1 and %d",
                  batch, G_MAXINT32);
@@ -242,18 +259,46 @@ atomr_fft_plan_new_many (AtomrFftKind   kind,
       plan->key.odist = out_dims[0] * MAX (out_dims[1], 1) * MAX (out_dims[2], 1);
     }
   plan->advanced = inembed != NULL || onembed != NULL;
+  /* cuFFT's half-precision real-to-complex and complex-to-real transforms
+   * take no stride on the real side. */
+  if (atomr_fft_plan_is_half (plan) && kind == ATOMR_FFT_R2C && plan->key.istride != 1)
+    return FAIL ("fft plan: istride is %" G_GINT64_FORMAT "; %s R2C transforms need a unit "
+                 "stride on the real (input) side (a cuFFT limit)", plan->key.istride,
+                 atomr_dtype_get_name (precision));
+  if (atomr_fft_plan_is_half (plan) && kind == ATOMR_FFT_C2R && plan->key.ostride != 1)
+    return FAIL ("fft plan: ostride is %" G_GINT64_FORMAT "; %s C2R transforms need a unit "
+                 "stride on the real (output) side (a cuFFT limit)", plan->key.ostride,
+                 atomr_dtype_get_name (precision));
   if (!side_elements (plan, "input", in_dims, plan->key.inembed, plan->key.istride, plan->key.idist,
                       &plan->input_elements, error) ||
       !side_elements (plan, "output", out_dims, plan->key.onembed, plan->key.ostride, plan->key.odist,
                       &plan->output_elements, error))
     return NULL;
+  if (atomr_fft_plan_is_half (plan))
+    {
+      /* cuFFT does not run half-precision transforms that span 2^32
+       * elements or more. */
+      if (plan->input_elements >= G_GUINT64_CONSTANT (1) << 32 ||
+          plan->output_elements >= G_GUINT64_CONSTANT (1) << 32)
+        return FAIL ("fft plan: the %s layout spans %" G_GUINT64_FORMAT " elements; %s transforms "
+                     "must span fewer than 2^32 (a cuFFT limit)",
+                     plan->input_elements >= plan->output_elements ? "input" : "output",
+                     MAX (plan->input_elements, plan->output_elements),
+                     atomr_dtype_get_name (precision));
+      /* The complex side holds (re, im) pairs of the half dtype. */
+      if (kind != ATOMR_FFT_R2C)
+        plan->input_elements *= 2;
+      if (kind != ATOMR_FFT_C2R)
+        plan->output_elements *= 2;
+    }
   return g_steal_pointer (&plan);
 }
 
 /**
  * atomr_fft_plan_new_1d:
  * @kind: the kind of transform
- * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ * @precision: %ATOMR_DTYPE_F32, %ATOMR_DTYPE_F64, or (powers of two only)
+ *   %ATOMR_DTYPE_F16 or %ATOMR_DTYPE_BF16
  * @nx: the transform size
  * @batch: the number of transforms, packed one after the other
  * @error: return location for a [struct@GLib.Error]
@@ -279,7 +324,8 @@ atomr_fft_plan_new_1d (AtomrFftKind   kind,
 /**
  * atomr_fft_plan_new_2d:
  * @kind: the kind of transform
- * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ * @precision: %ATOMR_DTYPE_F32, %ATOMR_DTYPE_F64, or (powers of two only)
+ *   %ATOMR_DTYPE_F16 or %ATOMR_DTYPE_BF16
  * @nx: the size of the slow dimension
  * @ny: the size of the fast (contiguous) dimension
  * @batch: the number of transforms, packed one after the other
@@ -307,7 +353,8 @@ atomr_fft_plan_new_2d (AtomrFftKind   kind,
 /**
  * atomr_fft_plan_new_3d:
  * @kind: the kind of transform
- * @precision: %ATOMR_DTYPE_F32 or %ATOMR_DTYPE_F64
+ * @precision: %ATOMR_DTYPE_F32, %ATOMR_DTYPE_F64, or (powers of two only)
+ *   %ATOMR_DTYPE_F16 or %ATOMR_DTYPE_BF16
  * @nx: the size of the slowest dimension
  * @ny: the size of the middle dimension
  * @nz: the size of the fast (contiguous) dimension
@@ -458,10 +505,18 @@ atomr_fft_plan_get_batch (AtomrFftPlan *plan)
   return plan->key.batch;
 }
 
+gboolean
+atomr_fft_plan_is_half (AtomrFftPlan *plan)
+{
+  return plan->key.precision == ATOMR_DTYPE_F16 || plan->key.precision == ATOMR_DTYPE_BF16;
+}
+
 static AtomrDtype
 side_dtype (AtomrFftPlan *plan,
             gboolean      complex_side)
 {
+  if (atomr_fft_plan_is_half (plan))
+    return plan->key.precision;      /* (re, im) pairs on the complex side */
   if (complex_side)
     return plan->key.precision == ATOMR_DTYPE_F32 ? ATOMR_DTYPE_C64 : ATOMR_DTYPE_C128;
   return plan->key.precision;
@@ -471,7 +526,8 @@ side_dtype (AtomrFftPlan *plan,
  * atomr_fft_plan_get_input_dtype:
  * @plan: a plan
  *
- * Gets the dtype the input buffer must have.
+ * Gets the dtype the input buffer must have (for f16 and bf16 plans the
+ * half dtype on both sides: the complex side holds (re, im) pairs).
  *
  * Returns: the dtype the input buffer must have
  *
@@ -488,7 +544,8 @@ atomr_fft_plan_get_input_dtype (AtomrFftPlan *plan)
  * atomr_fft_plan_get_output_dtype:
  * @plan: a plan
  *
- * Gets the dtype the output buffer must have.
+ * Gets the dtype the output buffer must have (for f16 and bf16 plans the
+ * half dtype on both sides).
  *
  * Returns: the dtype the output buffer must have
  *
@@ -505,7 +562,8 @@ atomr_fft_plan_get_output_dtype (AtomrFftPlan *plan)
  * atomr_fft_plan_get_input_elements:
  * @plan: a plan
  *
- * Gets the number of elements the input buffer must at least hold.
+ * Gets the number of elements the input buffer must at least hold (of
+ * its dtype: two per complex value on the complex side of a half plan).
  *
  * Returns: the number of elements the input buffer must at least hold
  *
@@ -522,7 +580,8 @@ atomr_fft_plan_get_input_elements (AtomrFftPlan *plan)
  * atomr_fft_plan_get_output_elements:
  * @plan: a plan
  *
- * Gets the number of elements the output buffer must at least hold.
+ * Gets the number of elements the output buffer must at least hold (of
+ * its dtype: two per complex value on the complex side of a half plan).
  *
  * Returns: the number of elements the output buffer must at least hold
  *

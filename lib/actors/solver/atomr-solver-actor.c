@@ -22,6 +22,7 @@
 #include "actors/atomr-library-private.h"
 #include "atomr-cusolver-loader-private.h"
 #include "atomr-solver-actor.h"
+#include "core/atomr-tensor-private.h"
 
 /* cuSOLVER is called through the table the loader filled (see
  * atomr-cusolver-loader-private.h); setup loads it before any call. */
@@ -61,6 +62,7 @@ typedef struct {
   gboolean              vectors;
   /* Kept alive by the op's hazard tracking. */
   AtomrBuffer          *a, *b, *ipiv, *tau, *q, *s, *u, *v, *x;
+  guint64               off_a, off_b, off_ipiv;   /* bytes: views */
   gint64                ldx;
   /* Pinned: n_info ints, then (batched) one device pointer per matrix. */
   guint                 n_info;
@@ -297,6 +299,8 @@ prepare (AtomrSolverActor  *self,
 }
 
 #define PTR(buffer) ((buffer) ? (gpointer) (guintptr) atomr_buffer_get_ptr (buffer) : NULL)
+/* An operand that may be a view (byte offset 0 for buffers). */
+#define PTR_AT(buffer, off) ((buffer) ? (gpointer) (guintptr) (atomr_buffer_get_ptr (buffer) + (off)) : NULL)
 #define INFO(self) ((gint *) (guintptr) (self)->workspace)
 #define PTRS(self, req) ((gpointer) (guintptr) ((self)->workspace + (req)->ptr_offset))
 
@@ -346,12 +350,12 @@ run_lu (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
   CUdeviceptr work;
 
   if (!cusolver_check (CUSOLVER->cusolverDnXgetrf_bufferSize (self->dn, self->params, req->m, req->n, t,
-                                                    PTR (req->a), req->lda, t, &dev, &host),
+                                                    PTR_AT (req->a, req->off_a), req->lda, t, &dev, &host),
                        "cusolverDnXgetrf_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
-  return cusolver_check (CUSOLVER->cusolverDnXgetrf (self->dn, self->params, req->m, req->n, t, PTR (req->a),
-                                           req->lda, PTR (req->ipiv), t, (gpointer) (guintptr) work,
+  return cusolver_check (CUSOLVER->cusolverDnXgetrf (self->dn, self->params, req->m, req->n, t, PTR_AT (req->a, req->off_a),
+                                           req->lda, PTR_AT (req->ipiv, req->off_ipiv), t, (gpointer) (guintptr) work,
                                            dev, host_workspace (self, host), host, INFO (self)),
                          "cusolverDnXgetrf", error);
 }
@@ -366,8 +370,8 @@ run_lu_solve (AtomrSolverActor *self, Request *req, CUstream stream, GError **er
   if (!prepare (self, req, stream, 0, &work, error))
     return FALSE;
   return cusolver_check (CUSOLVER->cusolverDnXgetrs (self->dn, self->params, ops[req->trans], req->n, req->nrhs,
-                                           t, PTR (req->a), req->lda, PTR (req->ipiv),
-                                           t, PTR (req->b), req->ldb, INFO (self)),
+                                           t, PTR_AT (req->a, req->off_a), req->lda, PTR_AT (req->ipiv, req->off_ipiv),
+                                           t, PTR_AT (req->b, req->off_b), req->ldb, INFO (self)),
                          "cusolverDnXgetrs", error);
 }
 
@@ -382,7 +386,7 @@ run_qr (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
   CUdeviceptr work;
 
   if (!cusolver_check (CUSOLVER->cusolverDnXgeqrf_bufferSize (self->dn, self->params, req->m, req->n, t,
-                                                    PTR (req->a), req->lda, t, PTR (req->tau), t,
+                                                    PTR_AT (req->a, req->off_a), req->lda, t, PTR (req->tau), t,
                                                     &dev, &host),
                        "cusolverDnXgeqrf_bufferSize", error))
     return FALSE;
@@ -396,7 +400,7 @@ run_qr (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
       q_bytes = (gsize) lwork * atomr_dtype_get_size (req->dtype);
     }
   if (!prepare (self, req, stream, MAX (dev, q_bytes), &work, error) ||
-      !cusolver_check (CUSOLVER->cusolverDnXgeqrf (self->dn, self->params, req->m, req->n, t, PTR (req->a),
+      !cusolver_check (CUSOLVER->cusolverDnXgeqrf (self->dn, self->params, req->m, req->n, t, PTR_AT (req->a, req->off_a),
                                          req->lda, t, PTR (req->tau), t, (gpointer) (guintptr) work,
                                          dev, host_workspace (self, host), host, INFO (self)),
                        "cusolverDnXgeqrf", error))
@@ -426,12 +430,12 @@ run_cholesky (AtomrSolverActor *self, Request *req, CUstream stream, GError **er
   CUdeviceptr work;
 
   if (!cusolver_check (CUSOLVER->cusolverDnXpotrf_bufferSize (self->dn, self->params, fill_mode (req->uplo),
-                                                    req->n, t, PTR (req->a), req->lda, t, &dev, &host),
+                                                    req->n, t, PTR_AT (req->a, req->off_a), req->lda, t, &dev, &host),
                        "cusolverDnXpotrf_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
   return cusolver_check (CUSOLVER->cusolverDnXpotrf (self->dn, self->params, fill_mode (req->uplo), req->n, t,
-                                           PTR (req->a), req->lda, t, (gpointer) (guintptr) work, dev,
+                                           PTR_AT (req->a, req->off_a), req->lda, t, (gpointer) (guintptr) work, dev,
                                            host_workspace (self, host), host, INFO (self)),
                          "cusolverDnXpotrf", error);
 }
@@ -445,7 +449,7 @@ run_cholesky_solve (AtomrSolverActor *self, Request *req, CUstream stream, GErro
   if (!prepare (self, req, stream, 0, &work, error))
     return FALSE;
   return cusolver_check (CUSOLVER->cusolverDnXpotrs (self->dn, self->params, fill_mode (req->uplo), req->n,
-                                           req->nrhs, t, PTR (req->a), req->lda, t, PTR (req->b),
+                                           req->nrhs, t, PTR_AT (req->a, req->off_a), req->lda, t, PTR_AT (req->b, req->off_b),
                                            req->ldb, INFO (self)),
                          "cusolverDnXpotrs", error);
 }
@@ -460,14 +464,14 @@ run_svd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
   CUdeviceptr work;
 
   if (!cusolver_check (CUSOLVER->cusolverDnXgesvd_bufferSize (self->dn, self->params, jobu, jobvt, req->m,
-                                                    req->n, t, PTR (req->a), req->lda, rt,
+                                                    req->n, t, PTR_AT (req->a, req->off_a), req->lda, rt,
                                                     PTR (req->s), t, PTR (req->u), ldu, t,
                                                     PTR (req->v), ldvt, t, &dev, &host),
                        "cusolverDnXgesvd_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
   return cusolver_check (CUSOLVER->cusolverDnXgesvd (self->dn, self->params, jobu, jobvt, req->m, req->n, t,
-                                           PTR (req->a), req->lda, rt, PTR (req->s), t, PTR (req->u),
+                                           PTR_AT (req->a, req->off_a), req->lda, rt, PTR (req->s), t, PTR (req->u),
                                            ldu, t, PTR (req->v), ldvt, t, (gpointer) (guintptr) work,
                                            dev, host_workspace (self, host), host, INFO (self)),
                          "cusolverDnXgesvd", error);
@@ -482,14 +486,14 @@ run_gesvdj_batched (AtomrSolverActor *self, Request *req, CUstream stream, GErro
 
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdjBatched_bufferSize, CUSOLVER->cusolverDnDgesvdjBatched_bufferSize,
          CUSOLVER->cusolverDnCgesvdjBatched_bufferSize, CUSOLVER->cusolverDnZgesvdjBatched_bufferSize,
-         self->dn, CUSOLVER_EIG_MODE_VECTOR, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
+         self->dn, CUSOLVER_EIG_MODE_VECTOR, req->m, req->n, PTR_AT (req->a, req->off_a), req->lda, PTR (req->s),
          PTR (req->u), req->ldu, PTR (req->v), req->ldv, &lwork, self->gesvdj, req->batch);
   if (!cusolver_check (st, "cusolverDn<t>gesvdjBatched_bufferSize", error) ||
       !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
     return FALSE;
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdjBatched, CUSOLVER->cusolverDnDgesvdjBatched,
          CUSOLVER->cusolverDnCgesvdjBatched, CUSOLVER->cusolverDnZgesvdjBatched,
-         self->dn, CUSOLVER_EIG_MODE_VECTOR, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
+         self->dn, CUSOLVER_EIG_MODE_VECTOR, req->m, req->n, PTR_AT (req->a, req->off_a), req->lda, PTR (req->s),
          PTR (req->u), req->ldu, PTR (req->v), req->ldv, (gpointer) (guintptr) work, lwork,
          INFO (self), self->gesvdj, req->batch);
   return cusolver_check (st, "cusolverDn<t>gesvdjBatched", error);
@@ -504,13 +508,13 @@ run_syevd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error
   CUdeviceptr work;
 
   if (!cusolver_check (CUSOLVER->cusolverDnXsyevd_bufferSize (self->dn, self->params, jobz, fill_mode (req->uplo),
-                                                    req->n, t, PTR (req->a), req->lda, rt, PTR (req->s),
+                                                    req->n, t, PTR_AT (req->a, req->off_a), req->lda, rt, PTR (req->s),
                                                     t, &dev, &host),
                        "cusolverDnXsyevd_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
   return cusolver_check (CUSOLVER->cusolverDnXsyevd (self->dn, self->params, jobz, fill_mode (req->uplo), req->n,
-                                           t, PTR (req->a), req->lda, rt, PTR (req->s), t,
+                                           t, PTR_AT (req->a, req->off_a), req->lda, rt, PTR (req->s), t,
                                            (gpointer) (guintptr) work, dev,
                                            host_workspace (self, host), host, INFO (self)),
                          "cusolverDnXsyevd", error);
@@ -527,14 +531,14 @@ run_sygvd (AtomrSolverActor *self, Request *req, CUstream stream, GError **error
 
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSsygvd_bufferSize, CUSOLVER->cusolverDnDsygvd_bufferSize,
          CUSOLVER->cusolverDnChegvd_bufferSize, CUSOLVER->cusolverDnZhegvd_bufferSize,
-         self->dn, types[req->itype], jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda,
-         PTR (req->b), req->ldb, PTR (req->s), &lwork);
+         self->dn, types[req->itype], jobz, fill_mode (req->uplo), req->n, PTR_AT (req->a, req->off_a), req->lda,
+         PTR_AT (req->b, req->off_b), req->ldb, PTR (req->s), &lwork);
   if (!cusolver_check (st, "cusolverDn<t>sygvd_bufferSize", error) ||
       !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
     return FALSE;
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSsygvd, CUSOLVER->cusolverDnDsygvd, CUSOLVER->cusolverDnChegvd, CUSOLVER->cusolverDnZhegvd,
-         self->dn, types[req->itype], jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda,
-         PTR (req->b), req->ldb, PTR (req->s), (gpointer) (guintptr) work, lwork, INFO (self));
+         self->dn, types[req->itype], jobz, fill_mode (req->uplo), req->n, PTR_AT (req->a, req->off_a), req->lda,
+         PTR_AT (req->b, req->off_b), req->ldb, PTR (req->s), (gpointer) (guintptr) work, lwork, INFO (self));
   return cusolver_check (st, "cusolverDn<t>sygvd", error);
 }
 
@@ -548,7 +552,7 @@ run_getrf_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError
     return FALSE;
   TYPED (st, req->dtype, cublasSgetrfBatched, cublasDgetrfBatched, cublasCgetrfBatched,
          cublasZgetrfBatched,
-         self->blas, req->n, PTRS (self, req), req->lda, PTR (req->ipiv), INFO (self), req->batch);
+         self->blas, req->n, PTRS (self, req), req->lda, PTR_AT (req->ipiv, req->off_ipiv), INFO (self), req->batch);
   return cublas_check (st, "cublas<t>getrfBatched", error);
 }
 
@@ -581,7 +585,7 @@ run_getrs_batched (AtomrSolverActor *self, Request *req, CUstream stream, GError
   *info = 0;
   TYPED (st, req->dtype, cublasSgetrsBatched, cublasDgetrsBatched, cublasCgetrsBatched,
          cublasZgetrsBatched,
-         self->blas, ops[req->trans], req->n, req->nrhs, PTRS (self, req), req->lda, PTR (req->ipiv),
+         self->blas, ops[req->trans], req->n, req->nrhs, PTRS (self, req), req->lda, PTR_AT (req->ipiv, req->off_ipiv),
          PTRS_B (self, req), req->ldb, info, req->batch);
   if (!cublas_check (st, "cublas<t>getrsBatched", error))
     return FALSE;
@@ -618,14 +622,14 @@ run_gesvdj (AtomrSolverActor *self, Request *req, CUstream stream, GError **erro
 
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdj_bufferSize, CUSOLVER->cusolverDnDgesvdj_bufferSize,
          CUSOLVER->cusolverDnCgesvdj_bufferSize, CUSOLVER->cusolverDnZgesvdj_bufferSize,
-         self->dn, CUSOLVER_EIG_MODE_VECTOR, econ, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
+         self->dn, CUSOLVER_EIG_MODE_VECTOR, econ, req->m, req->n, PTR_AT (req->a, req->off_a), req->lda, PTR (req->s),
          PTR (req->u), req->ldu, PTR (req->v), req->ldv, &lwork, self->gesvdj);
   if (!cusolver_check (st, "cusolverDn<t>gesvdj_bufferSize", error) ||
       !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
     return FALSE;
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSgesvdj, CUSOLVER->cusolverDnDgesvdj,
          CUSOLVER->cusolverDnCgesvdj, CUSOLVER->cusolverDnZgesvdj,
-         self->dn, CUSOLVER_EIG_MODE_VECTOR, econ, req->m, req->n, PTR (req->a), req->lda, PTR (req->s),
+         self->dn, CUSOLVER_EIG_MODE_VECTOR, econ, req->m, req->n, PTR_AT (req->a, req->off_a), req->lda, PTR (req->s),
          PTR (req->u), req->ldu, PTR (req->v), req->ldv, (gpointer) (guintptr) work, lwork,
          INFO (self), self->gesvdj);
   return cusolver_check (st, "cusolverDn<t>gesvdj", error);
@@ -647,14 +651,14 @@ run_syevj (AtomrSolverActor *self, Request *req, CUstream stream, GError **error
     }
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSsyevj_bufferSize, CUSOLVER->cusolverDnDsyevj_bufferSize,
          CUSOLVER->cusolverDnCheevj_bufferSize, CUSOLVER->cusolverDnZheevj_bufferSize,
-         self->dn, jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda, PTR (req->s), &lwork,
+         self->dn, jobz, fill_mode (req->uplo), req->n, PTR_AT (req->a, req->off_a), req->lda, PTR (req->s), &lwork,
          self->syevj);
   if (!cusolver_check (st, "cusolverDn<t>syevj_bufferSize", error) ||
       !prepare (self, req, stream, (gsize) lwork * atomr_dtype_get_size (req->dtype), &work, error))
     return FALSE;
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSsyevj, CUSOLVER->cusolverDnDsyevj,
          CUSOLVER->cusolverDnCheevj, CUSOLVER->cusolverDnZheevj,
-         self->dn, jobz, fill_mode (req->uplo), req->n, PTR (req->a), req->lda, PTR (req->s),
+         self->dn, jobz, fill_mode (req->uplo), req->n, PTR_AT (req->a, req->off_a), req->lda, PTR (req->s),
          (gpointer) (guintptr) work, lwork, INFO (self), self->syevj);
   return cusolver_check (st, "cusolverDn<t>syevj", error);
 }
@@ -669,14 +673,14 @@ run_gels (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
 
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSSgels_bufferSize, CUSOLVER->cusolverDnDDgels_bufferSize,
          CUSOLVER->cusolverDnCCgels_bufferSize, CUSOLVER->cusolverDnZZgels_bufferSize,
-         self->dn, req->m, req->n, req->nrhs, PTR (req->a), req->lda, PTR (req->b), req->ldb,
+         self->dn, req->m, req->n, req->nrhs, PTR_AT (req->a, req->off_a), req->lda, PTR_AT (req->b, req->off_b), req->ldb,
          PTR (req->x), req->ldx, NULL, &lwork);
   if (!cusolver_check (st, "cusolverDn<t><t>gels_bufferSize", error) ||
       !prepare (self, req, stream, lwork, &work, error))
     return FALSE;
   TYPED (st, req->dtype, CUSOLVER->cusolverDnSSgels, CUSOLVER->cusolverDnDDgels,
          CUSOLVER->cusolverDnCCgels, CUSOLVER->cusolverDnZZgels,
-         self->dn, req->m, req->n, req->nrhs, PTR (req->a), req->lda, PTR (req->b), req->ldb,
+         self->dn, req->m, req->n, req->nrhs, PTR_AT (req->a, req->off_a), req->lda, PTR_AT (req->b, req->off_b), req->ldb,
          PTR (req->x), req->ldx, (gpointer) (guintptr) work, lwork, iter, INFO (self));
   return cusolver_check (st, "cusolverDn<t><t>gels", error);
 }
@@ -692,14 +696,14 @@ run_geev (AtomrSolverActor *self, Request *req, CUstream stream, GError **error)
   CUdeviceptr work;
 
   if (!cusolver_check (CUSOLVER->cusolverDnXgeev_bufferSize (self->dn, self->params, CUSOLVER_EIG_MODE_NOVECTOR,
-                                                             jobvr, req->n, t, PTR (req->a), req->lda, wt,
+                                                             jobvr, req->n, t, PTR_AT (req->a, req->off_a), req->lda, wt,
                                                              PTR (req->s), t, NULL, 1, t, PTR (req->v),
                                                              req->v ? req->ldv : 1, t, &dev, &host),
                        "cusolverDnXgeev_bufferSize", error) ||
       !prepare (self, req, stream, dev, &work, error))
     return FALSE;
   return cusolver_check (CUSOLVER->cusolverDnXgeev (self->dn, self->params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr,
-                                                    req->n, t, PTR (req->a), req->lda, wt, PTR (req->s),
+                                                    req->n, t, PTR_AT (req->a, req->off_a), req->lda, wt, PTR (req->s),
                                                     t, NULL, 1, t, PTR (req->v), req->v ? req->ldv : 1, t,
                                                     (gpointer) (guintptr) work, dev,
                                                     host_workspace (self, host), host, INFO (self)),
@@ -1107,6 +1111,403 @@ atomr_solver_actor_lu_solve_finish (AtomrSolverActor  *self,
                                     GError           **error)
 {
   return atomr_op_finish_boolean (self, result, atomr_solver_actor_lu_solve_async, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Views: column-major matrices from 2-D tensors                        */
+
+/* A 2-D view as a LAPACK matrix: strides (1, ld), ld ≥ max (1, rows).
+ * A row-major view (or any other non-unit inner stride) is refused: the
+ * routines factor the matrix as stored, and the transpose of a row-major
+ * matrix is a different problem. */
+static gboolean
+view_matrix (AtomrSolverActor  *self,
+             const gchar       *name,
+             const gchar       *what,
+             AtomrTensor       *t,
+             gint64            *rows,
+             gint64            *cols,
+             gint64            *ld,
+             GError           **error)
+{
+  g_autofree gchar *label = g_strdup_printf ("%s: %s", name, what);
+  gint64 s0, s1;
+
+  if (!atomr_tensor_check (t, atomr_actor_get_device (ATOMR_ACTOR (self)), label, error))
+    return FALSE;
+  if (atomr_tensor_get_n_dims (t) != 2)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s must be a matrix (2 dimensions), not of rank %u", label, atomr_tensor_get_n_dims (t));
+      return FALSE;
+    }
+  *rows = atomr_tensor_get_dim (t, 0);
+  *cols = atomr_tensor_get_dim (t, 1);
+  s0 = atomr_tensor_get_stride (t, 0);
+  s1 = atomr_tensor_get_stride (t, 1);
+  if (*rows < 1 || *cols < 1)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s is %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "; it must not be empty",
+                   label, *rows, *cols);
+      return FALSE;
+    }
+  if (*rows > 1 && s0 != 1)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s has strides (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "): the solver takes "
+                   "column-major matrices, whose rows have stride 1 (strides (1, ld)); a row-major "
+                   "view is the transpose of the matrix: copy it to a column-major tensor first",
+                   label, s0, s1);
+      return FALSE;
+    }
+  *ld = *cols > 1 ? s1 : MAX (*rows, 1);
+  if (*ld < MAX (*rows, 1))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s has column stride %" G_GINT64_FORMAT ", less than its %" G_GINT64_FORMAT
+                   " rows: columns overlap", label, *ld, *rows);
+      return FALSE;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (all_dtypes); i++)
+    if (atomr_tensor_get_dtype (t) == all_dtypes[i])
+      return TRUE;
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+               "%s has dtype %s; the solver takes f32, f64, c64 or c128", label,
+               atomr_dtype_get_name (atomr_tensor_get_dtype (t)));
+  return FALSE;
+}
+
+static gboolean
+view_pivots (AtomrSolverActor  *self,
+             const gchar       *name,
+             AtomrTensor       *t,
+             gint64             needed,
+             GError           **error)
+{
+  g_autofree gchar *label = g_strdup_printf ("%s: ipiv", name);
+
+  if (!atomr_tensor_check (t, atomr_actor_get_device (ATOMR_ACTOR (self)), label, error))
+    return FALSE;
+  if (atomr_tensor_get_dtype (t) != ATOMR_DTYPE_I64 || atomr_tensor_get_n_dims (t) != 1 ||
+      (atomr_tensor_get_dim (t, 0) > 1 && atomr_tensor_get_stride (t, 0) != 1))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s must be a contiguous 1-D i64 view (it is %s of rank %u)", label,
+                   atomr_dtype_get_name (atomr_tensor_get_dtype (t)), atomr_tensor_get_n_dims (t));
+      return FALSE;
+    }
+  if (atomr_tensor_get_dim (t, 0) < needed)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s holds %" G_GINT64_FORMAT " pivots but the matrix needs %" G_GINT64_FORMAT,
+                   label, atomr_tensor_get_dim (t, 0), needed);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+view_no_overlap (const gchar  *name,
+                 const gchar  *out,
+                 AtomrTensor  *a,
+                 const gchar  *in,
+                 AtomrTensor  *b,
+                 GError      **error)
+{
+  if (atomr_tensor_overlaps (a, b))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: %s overlaps %s in memory", name, out, in);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_solver_actor_lu_tensor_async:
+ * @self: an [class@Atomr.SolverActor]
+ * @a: an m × n column-major matrix view (strides (1, ld); f32, f64, c64
+ *   or c128), overwritten by L and U
+ * @ipiv: a contiguous i64 view of at least min(m, n) elements for the
+ *   pivots (1-based)
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the factorization is done
+ * @user_data: data for @callback
+ *
+ * [method@Atomr.SolverActor.lu_async] on views: the sizes come from the
+ * shape and the leading dimension from the column stride, so a sub-matrix
+ * ([method@Atomr.Tensor.slice]) is factored in place without a copy.  A
+ * view whose rows do not have stride 1 (a row-major matrix) fails with
+ * %ATOMR_ERROR_INVALID_ARGUMENT, as do overlapping @a and @ipiv.
+ *
+ * Since: 0.2
+ */
+void
+atomr_solver_actor_lu_tensor_async (AtomrSolverActor    *self,
+                                    AtomrTensor         *a,
+                                    AtomrTensor         *ipiv,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  gint64 m, n, lda;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "lu", atomr_solver_actor_lu_tensor_async, cancellable, callback, user_data);
+  CHECK (view_matrix (self, "lu", "a", a, &m, &n, &lda, &error) &&
+         view_pivots (self, "lu", ipiv, MIN (m, n), &error) &&
+         view_no_overlap ("lu", "ipiv", ipiv, "a", a, &error));
+  req = request_new (OP_LU, "lu", atomr_tensor_get_buffer (a));
+  req->dtype = atomr_tensor_get_dtype (a);
+  req->m = m, req->n = n, req->lda = lda;
+  req->off_a = atomr_tensor_get_byte_offset (a);
+  req->ipiv = atomr_tensor_get_buffer (ipiv);
+  req->off_ipiv = atomr_tensor_get_byte_offset (ipiv);
+  atomr_op_write_tensor (op, a);
+  atomr_op_write_tensor (op, ipiv);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_lu_tensor_finish:
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.lu_tensor_async].
+ *
+ * Returns: %TRUE when the view holds the LU factors of a non-singular matrix
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_solver_actor_lu_tensor_finish (AtomrSolverActor  *self,
+                                     GAsyncResult      *result,
+                                     GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_lu_tensor_async, error);
+}
+
+/**
+ * atomr_solver_actor_lu_solve_tensor_async:
+ * @self: an [class@Atomr.SolverActor]
+ * @trans: solve with A, Aᵀ or Aᴴ
+ * @a: the n × n LU factors from [method@Atomr.SolverActor.lu_tensor_async]
+ * @ipiv: their pivots
+ * @b: an n × nrhs column-major view of the right-hand sides, the dtype of
+ *   @a, overwritten by the solution
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the solve is done
+ * @user_data: data for @callback
+ *
+ * [method@Atomr.SolverActor.lu_solve_async] on column-major views
+ * (strides (1, ld)); @b must not overlap @a or @ipiv.
+ *
+ * Since: 0.2
+ */
+void
+atomr_solver_actor_lu_solve_tensor_async (AtomrSolverActor     *self,
+                                          AtomrSolverTranspose  trans,
+                                          AtomrTensor          *a,
+                                          AtomrTensor          *ipiv,
+                                          AtomrTensor          *b,
+                                          GCancellable         *cancellable,
+                                          GAsyncReadyCallback   callback,
+                                          gpointer              user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  gint64 n, n2, lda, bn, nrhs, ldb;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "lu-solve", atomr_solver_actor_lu_solve_tensor_async, cancellable, callback,
+                     user_data);
+  FAIL_IF ((guint) trans > ATOMR_SOLVER_CONJUGATE_TRANSPOSE,
+           "lu_solve: trans %d is not an AtomrSolverTranspose", (gint) trans);
+  CHECK (view_matrix (self, "lu_solve", "a", a, &n, &n2, &lda, &error) &&
+         view_matrix (self, "lu_solve", "b", b, &bn, &nrhs, &ldb, &error) &&
+         view_pivots (self, "lu_solve", ipiv, n, &error) &&
+         view_no_overlap ("lu_solve", "b", b, "a", a, &error) &&
+         view_no_overlap ("lu_solve", "b", b, "ipiv", ipiv, &error));
+  FAIL_IF (n != n2, "lu_solve: a is %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "; it must be square",
+           n, n2);
+  FAIL_IF (bn != n, "lu_solve: b has %" G_GINT64_FORMAT " rows but a is of order %" G_GINT64_FORMAT,
+           bn, n);
+  FAIL_IF (atomr_tensor_get_dtype (b) != atomr_tensor_get_dtype (a),
+           "lu_solve: b has dtype %s, a %s", atomr_dtype_get_name (atomr_tensor_get_dtype (b)),
+           atomr_dtype_get_name (atomr_tensor_get_dtype (a)));
+  req = request_new (OP_LU_SOLVE, "lu_solve", atomr_tensor_get_buffer (a));
+  req->dtype = atomr_tensor_get_dtype (a);
+  req->m = n, req->n = n, req->lda = lda, req->off_a = atomr_tensor_get_byte_offset (a);
+  req->ipiv = atomr_tensor_get_buffer (ipiv), req->off_ipiv = atomr_tensor_get_byte_offset (ipiv);
+  req->trans = trans, req->nrhs = nrhs, req->ldb = ldb;
+  req->b = atomr_tensor_get_buffer (b), req->off_b = atomr_tensor_get_byte_offset (b);
+  atomr_op_read_tensor (op, a);
+  atomr_op_read_tensor (op, ipiv);
+  atomr_op_write_tensor (op, b);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_lu_solve_tensor_finish:
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.lu_solve_tensor_async].
+ *
+ * Returns: %TRUE when the right-hand side view holds the solution
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_solver_actor_lu_solve_tensor_finish (AtomrSolverActor  *self,
+                                           GAsyncResult      *result,
+                                           GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_lu_solve_tensor_async, error);
+}
+
+/**
+ * atomr_solver_actor_cholesky_tensor_async:
+ * @self: an [class@Atomr.SolverActor]
+ * @uplo: the triangle of @a that holds the matrix, and receives the factor
+ * @a: an n × n Hermitian positive definite column-major matrix view
+ *   (strides (1, ld))
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the factorization is done
+ * @user_data: data for @callback
+ *
+ * [method@Atomr.SolverActor.cholesky_async] on a view.
+ *
+ * Since: 0.2
+ */
+void
+atomr_solver_actor_cholesky_tensor_async (AtomrSolverActor    *self,
+                                          AtomrSolverFill      uplo,
+                                          AtomrTensor         *a,
+                                          GCancellable        *cancellable,
+                                          GAsyncReadyCallback  callback,
+                                          gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  gint64 n, n2, lda;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "cholesky", atomr_solver_actor_cholesky_tensor_async, cancellable, callback,
+                     user_data);
+  CHECK (check_fill ("cholesky", uplo, &error) &&
+         view_matrix (self, "cholesky", "a", a, &n, &n2, &lda, &error));
+  FAIL_IF (n != n2, "cholesky: a is %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "; it must be square",
+           n, n2);
+  req = request_new (OP_CHOLESKY, "cholesky", atomr_tensor_get_buffer (a));
+  req->dtype = atomr_tensor_get_dtype (a);
+  req->m = n, req->n = n, req->lda = lda, req->uplo = uplo;
+  req->off_a = atomr_tensor_get_byte_offset (a);
+  atomr_op_write_tensor (op, a);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_cholesky_tensor_finish:
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.cholesky_tensor_async].
+ *
+ * Returns: %TRUE when the view holds the Cholesky factor
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_solver_actor_cholesky_tensor_finish (AtomrSolverActor  *self,
+                                           GAsyncResult      *result,
+                                           GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_cholesky_tensor_async, error);
+}
+
+/**
+ * atomr_solver_actor_cholesky_solve_tensor_async:
+ * @self: an [class@Atomr.SolverActor]
+ * @uplo: the triangle that holds the factor
+ * @a: the factor from [method@Atomr.SolverActor.cholesky_tensor_async]
+ * @b: an n × nrhs column-major view of the right-hand sides, the dtype of
+ *   @a, overwritten by the solution
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the solve is done
+ * @user_data: data for @callback
+ *
+ * [method@Atomr.SolverActor.cholesky_solve_async] on column-major views;
+ * @b must not overlap @a.
+ *
+ * Since: 0.2
+ */
+void
+atomr_solver_actor_cholesky_solve_tensor_async (AtomrSolverActor    *self,
+                                                AtomrSolverFill      uplo,
+                                                AtomrTensor         *a,
+                                                AtomrTensor         *b,
+                                                GCancellable        *cancellable,
+                                                GAsyncReadyCallback  callback,
+                                                gpointer             user_data)
+{
+  AtomrOp *op;
+  Request *req;
+  GError *error = NULL;
+  gint64 n, n2, lda, bn, nrhs, ldb;
+
+  g_return_if_fail (ATOMR_IS_SOLVER_ACTOR (self));
+  op = atomr_op_new (self, "cholesky-solve", atomr_solver_actor_cholesky_solve_tensor_async, cancellable,
+                     callback, user_data);
+  CHECK (check_fill ("cholesky_solve", uplo, &error) &&
+         view_matrix (self, "cholesky_solve", "a", a, &n, &n2, &lda, &error) &&
+         view_matrix (self, "cholesky_solve", "b", b, &bn, &nrhs, &ldb, &error) &&
+         view_no_overlap ("cholesky_solve", "b", b, "a", a, &error));
+  FAIL_IF (n != n2, "cholesky_solve: a is %" G_GINT64_FORMAT " × %" G_GINT64_FORMAT "; it must be square",
+           n, n2);
+  FAIL_IF (bn != n, "cholesky_solve: b has %" G_GINT64_FORMAT " rows but a is of order %" G_GINT64_FORMAT,
+           bn, n);
+  FAIL_IF (atomr_tensor_get_dtype (b) != atomr_tensor_get_dtype (a),
+           "cholesky_solve: b has dtype %s, a %s", atomr_dtype_get_name (atomr_tensor_get_dtype (b)),
+           atomr_dtype_get_name (atomr_tensor_get_dtype (a)));
+  req = request_new (OP_CHOLESKY_SOLVE, "cholesky_solve", atomr_tensor_get_buffer (a));
+  req->dtype = atomr_tensor_get_dtype (a);
+  req->m = n, req->n = n, req->lda = lda, req->uplo = uplo;
+  req->off_a = atomr_tensor_get_byte_offset (a);
+  req->b = atomr_tensor_get_buffer (b), req->off_b = atomr_tensor_get_byte_offset (b);
+  req->nrhs = nrhs, req->ldb = ldb;
+  atomr_op_read_tensor (op, a);
+  atomr_op_write_tensor (op, b);
+  solver_submit (op, req);
+}
+
+/**
+ * atomr_solver_actor_cholesky_solve_tensor_finish:
+ * @self: an [class@Atomr.SolverActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.SolverActor.cholesky_solve_tensor_async].
+ *
+ * Returns: %TRUE when the right-hand side view holds the solution
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_solver_actor_cholesky_solve_tensor_finish (AtomrSolverActor  *self,
+                                                 GAsyncResult      *result,
+                                                 GError           **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_solver_actor_cholesky_solve_tensor_async, error);
 }
 
 /**

@@ -11,6 +11,7 @@
 #include "atomr-visibility.h"
 
 #include "core/atomr-actor.h"
+#include "core/atomr-tensor.h"
 
 G_BEGIN_DECLS
 
@@ -378,5 +379,53 @@ ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_solver_actor_geev_finish          (AtomrSolverActor     *self,
                                                   GAsyncResult         *result,
                                                   GError              **error);
+
+ATOMR_AVAILABLE_IN_ALL
+void     atomr_solver_actor_lu_tensor_async               (AtomrSolverActor     *self,
+                                                          AtomrTensor          *a,
+                                                          AtomrTensor          *ipiv,
+                                                          GCancellable         *cancellable,
+                                                          GAsyncReadyCallback   callback,
+                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean atomr_solver_actor_lu_tensor_finish              (AtomrSolverActor     *self,
+                                                          GAsyncResult         *result,
+                                                          GError              **error);
+ATOMR_AVAILABLE_IN_ALL
+void     atomr_solver_actor_lu_solve_tensor_async         (AtomrSolverActor     *self,
+                                                          AtomrSolverTranspose  trans,
+                                                          AtomrTensor          *a,
+                                                          AtomrTensor          *ipiv,
+                                                          AtomrTensor          *b,
+                                                          GCancellable         *cancellable,
+                                                          GAsyncReadyCallback   callback,
+                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean atomr_solver_actor_lu_solve_tensor_finish        (AtomrSolverActor     *self,
+                                                          GAsyncResult         *result,
+                                                          GError              **error);
+ATOMR_AVAILABLE_IN_ALL
+void     atomr_solver_actor_cholesky_tensor_async         (AtomrSolverActor     *self,
+                                                          AtomrSolverFill       uplo,
+                                                          AtomrTensor          *a,
+                                                          GCancellable         *cancellable,
+                                                          GAsyncReadyCallback   callback,
+                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean atomr_solver_actor_cholesky_tensor_finish        (AtomrSolverActor     *self,
+                                                          GAsyncResult         *result,
+                                                          GError              **error);
+ATOMR_AVAILABLE_IN_ALL
+void     atomr_solver_actor_cholesky_solve_tensor_async   (AtomrSolverActor     *self,
+                                                          AtomrSolverFill       uplo,
+                                                          AtomrTensor          *a,
+                                                          AtomrTensor          *b,
+                                                          GCancellable         *cancellable,
+                                                          GAsyncReadyCallback   callback,
+                                                          gpointer              user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean atomr_solver_actor_cholesky_solve_tensor_finish  (AtomrSolverActor     *self,
+                                                          GAsyncResult         *result,
+                                                          GError              **error);
 
 G_END_DECLS

@@ -1,7 +1,8 @@
 /* test-gpu-fft.c — AtomrFftActor against a CPU DFT in double precision:
  * C2C (both directions), R2C and C2R in 1-, 2- and 3-D, f32 and f64,
  * batched, strided and embedded layouts, in place, plans inferred from
- * buffer shapes, the plan cache, and a device reset.
+ * buffer shapes, the plan cache, and a device reset; f16 and bf16
+ * transforms, and plans made on a worker.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -550,6 +551,382 @@ test_work_area (void)
 }
 
 /* A 4096 × 4096 C2C: a shifted impulse gives a pure phase ramp. */
+/* ------------------------------------------------------------------ */
+/* Half precision (issue 11): cufftXtMakePlanMany with CUDA_R_16F /
+ * CUDA_C_16F (bf16: _16BF); the complex side is (re, im) pairs.        */
+
+static guint16
+to_half_bits (AtomrDtype dtype,
+              double     value)
+{
+  union { gfloat f; guint32 u; } v = { .f = (gfloat) value };
+
+  if (dtype == ATOMR_DTYPE_BF16)
+    {
+      guint32 rounded = v.u + 0x7fff + ((v.u >> 16) & 1);   /* nearest even */
+      return (guint16) (rounded >> 16);
+    }
+  {
+    guint32 sign = (v.u >> 16) & 0x8000;
+    gint32 exp = (gint32) ((v.u >> 23) & 0xff) - 127 + 15;
+    guint32 mant = v.u & 0x7fffff, half, rem;
+
+    if (exp <= 0)
+      return (guint16) sign;          /* tiny: zero (inputs here are not tiny) */
+    if (exp >= 31)
+      return (guint16) (sign | 0x7c00);
+    half = sign | ((guint32) exp << 10) | (mant >> 13);
+    rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+      half++;
+    return (guint16) half;
+  }
+}
+
+static double
+from_half_bits (AtomrDtype dtype,
+                guint16    h)
+{
+  union { gfloat f; guint32 u; } v;
+
+  if (dtype == ATOMR_DTYPE_BF16)
+    {
+      v.u = (guint32) h << 16;
+      return v.f;
+    }
+  {
+    guint32 sign = (guint32) (h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+
+    if (exp == 0)
+      return (h & 0x8000 ? -1.0 : 1.0) * ldexp ((double) mant, -24);
+    if (exp == 31)
+      v.u = sign | 0x7f800000 | (mant << 13);
+    else
+      v.u = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    return v.f;
+  }
+}
+
+/* Uploads @n values as halves (two per complex value when @pairs), and
+ * rounds @values to what was uploaded. */
+static AtomrBuffer *
+half_upload (AtomrDtype      dtype,
+             double complex *values,
+             gsize           n,
+             gboolean        pairs)
+{
+  gsize count = pairs ? 2 * n : n;
+  g_autofree guint16 *bits = g_new (guint16, count);
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) error = NULL;
+  AtomrBuffer *buf = math_buffer (device, dtype, count);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      if (pairs)
+        {
+          bits[2 * i] = to_half_bits (dtype, creal (values[i]));
+          bits[2 * i + 1] = to_half_bits (dtype, cimag (values[i]));
+          values[i] = CMPLX (from_half_bits (dtype, bits[2 * i]), from_half_bits (dtype, bits[2 * i + 1]));
+        }
+      else
+        {
+          bits[i] = to_half_bits (dtype, creal (values[i]));
+          values[i] = from_half_bits (dtype, bits[i]);
+        }
+    }
+  bytes = g_bytes_new_take (g_steal_pointer (&bits), count * sizeof (guint16));
+  g_assert_true (atomr_buffer_upload_sync (buf, bytes, NULL, &error));
+  g_assert_no_error (error);
+  return buf;
+}
+
+static double complex *
+half_download (AtomrBuffer *buf,
+               gsize        n,
+               gboolean     pairs)
+{
+  AtomrDtype dtype = atomr_buffer_get_dtype (buf);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = atomr_buffer_download_sync (buf, NULL, &error);
+  const guint16 *bits;
+  double complex *out = g_new0 (double complex, n);
+
+  g_assert_no_error (error);
+  bits = g_bytes_get_data (bytes, NULL);
+  for (gsize i = 0; i < n; i++)
+    out[i] = pairs ? CMPLX (from_half_bits (dtype, bits[2 * i]), from_half_bits (dtype, bits[2 * i + 1]))
+                   : from_half_bits (dtype, bits[i]);
+  return out;
+}
+
+static void
+check_half_dtype (AtomrDtype dtype)
+{
+  /* f16 keeps 11 significant bits, bf16 8: the result of a transform of
+   * size 128 (7 butterfly stages) is good to a few units of each. */
+  double tol = dtype == ATOMR_DTYPE_F16 ? 1e-2 : 6e-2;
+  const gint64 n2[2] = { 8, 16 }, b2 = 2, n1 = 64, b1 = 3, half1 = n1 / 2 + 1;
+  g_autoptr(GError) error = NULL;
+
+  /* C2C, 2-D, batched, both directions. */
+  for (gint dir = 0; dir < 2; dir++)
+    {
+      gsize total = (gsize) (n2[0] * n2[1] * b2);
+      g_autofree double complex *x = g_new (double complex, total);
+      g_autoptr(AtomrFftPlan) plan = atomr_fft_plan_new_2d (ATOMR_FFT_C2C, dtype, n2[0], n2[1], b2, &error);
+      g_autoptr(AtomrBuffer) in = NULL, out = NULL;
+      g_autofree double complex *got = NULL;
+      double err;
+
+      g_assert_no_error (error);
+      for (gsize i = 0; i < total; i++)
+        x[i] = math_random (rng, TRUE);
+      in = half_upload (dtype, x, total, TRUE);
+      out = math_buffer (device, dtype, 2 * total);
+      g_assert_true (MATH_RUN (atomr_fft_actor_execute_finish, fft, &error,
+                               atomr_fft_actor_execute_async (fft, plan, dir ? ATOMR_FFT_INVERSE : ATOMR_FFT_FORWARD,
+                                                              in, out, NULL, math_done, &res)));
+      g_assert_no_error (error);
+      for (gint64 b = 0; b < b2; b++)
+        dft_nd (x + b * n2[0] * n2[1], n2, 2, dir ? 1 : -1);
+      got = half_download (out, total, TRUE);
+      err = math_rel_error (got, x, total);
+      g_test_message ("%s C2C 8x16 batch 2 %s: relative error %.3g", atomr_dtype_get_name (dtype),
+                      dir ? "inverse" : "forward", err);
+      g_assert_cmpfloat (err, <, tol);
+    }
+
+  /* R2C, then C2R of the exact half spectrum back to n times the signal. */
+  {
+    g_autofree double complex *x = g_new (double complex, n1 * b1);
+    g_autofree double complex *spec = g_new (double complex, half1 * b1);
+    g_autofree double complex *line = g_new (double complex, n1);
+    g_autoptr(AtomrFftPlan) r2c = atomr_fft_plan_new_1d (ATOMR_FFT_R2C, dtype, n1, b1, &error);
+    g_autoptr(AtomrFftPlan) c2r = atomr_fft_plan_new_1d (ATOMR_FFT_C2R, dtype, n1, b1, &error);
+    g_autoptr(AtomrBuffer) rin = NULL, cout = NULL, cin = NULL, rout = NULL;
+    g_autofree double complex *got_spec = NULL, *got_signal = NULL;
+    double err;
+
+    g_assert_no_error (error);
+    for (gint64 i = 0; i < n1 * b1; i++)
+      x[i] = math_random (rng, FALSE);
+    rin = half_upload (dtype, x, n1 * b1, FALSE);
+    for (gint64 b = 0; b < b1; b++)
+      {
+        memcpy (line, x + b * n1, n1 * sizeof *line);
+        dft_nd (line, &n1, 1, -1);
+        memcpy (spec + b * half1, line, half1 * sizeof *line);
+      }
+    cout = math_buffer (device, dtype, 2 * half1 * b1);
+    g_assert_true (MATH_RUN (atomr_fft_actor_execute_finish, fft, &error,
+                             atomr_fft_actor_execute_async (fft, r2c, ATOMR_FFT_FORWARD, rin, cout, NULL,
+                                                            math_done, &res)));
+    g_assert_no_error (error);
+    got_spec = half_download (cout, half1 * b1, TRUE);
+    err = math_rel_error (got_spec, spec, half1 * b1);
+    g_test_message ("%s R2C 64 batch 3: relative error %.3g", atomr_dtype_get_name (dtype), err);
+    g_assert_cmpfloat (err, <, tol);
+
+    /* The spectrum rounded to halves is the C2R input; its exact inverse
+     * (a Hermitian extension) is the reference. */
+    cin = half_upload (dtype, spec, half1 * b1, TRUE);
+    rout = math_buffer (device, dtype, n1 * b1);
+    g_assert_true (MATH_RUN (atomr_fft_actor_execute_finish, fft, &error,
+                             atomr_fft_actor_execute_async (fft, c2r, ATOMR_FFT_INVERSE, cin, rout, NULL,
+                                                            math_done, &res)));
+    g_assert_no_error (error);
+    for (gint64 b = 0; b < b1; b++)
+      {
+        for (gint64 k = 0; k < n1; k++)
+          line[k] = k < half1 ? spec[b * half1 + k] : conj (spec[b * half1 + (n1 - k)]);
+        line[0] = creal (line[0]);
+        line[n1 / 2] = creal (line[n1 / 2]);
+        dft_nd (line, &n1, 1, 1);
+        for (gint64 k = 0; k < n1; k++)
+          x[b * n1 + k] = creal (line[k]);
+      }
+    got_signal = half_download (rout, n1 * b1, FALSE);
+    err = math_rel_error (got_signal, x, n1 * b1);
+    g_test_message ("%s C2R 64 batch 3: relative error %.3g", atomr_dtype_get_name (dtype), err);
+    g_assert_cmpfloat (err, <, tol);
+  }
+}
+
+static void
+test_half (void)
+{
+  MATH_REQUIRE_DEVICE (device);
+  check_half_dtype (ATOMR_DTYPE_F16);
+  check_half_dtype (ATOMR_DTYPE_BF16);
+}
+
+/* Plans are made on a worker (issue 11): a burst of requests with eight
+ * new plans, queued back to back with a request of another actor on the
+ * same context, all answered correctly and in order; then all hits. */
+static void
+test_plans_on_worker (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrFftActor) own = NULL;
+  g_autoptr(AtomrBuffer) impulse = NULL;
+  AtomrBuffer *outs[8] = { NULL };
+  GAsyncResult *results[8] = { NULL };
+  GAsyncResult *fill = NULL;
+  g_autoptr(AtomrBuffer) other = NULL;
+
+  MATH_REQUIRE_DEVICE (device);
+  own = atomr_fft_actor_new (device, &error);
+  g_assert_no_error (error);
+  impulse = math_buffer (device, ATOMR_DTYPE_C64, 256);
+  other = math_buffer (device, ATOMR_DTYPE_F32, 1024);
+  {
+    g_autofree double complex *x = g_new0 (double complex, 256);
+    x[0] = 1;
+    math_upload (impulse, x, 256);
+  }
+  for (guint round = 0; round < 2; round++)
+    {
+      for (guint i = 0; i < 8; i++)
+        {
+          g_autoptr(AtomrFftPlan) plan = atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 16 + 16 * i,
+                                                                1, &error);
+          g_assert_no_error (error);
+          if (outs[i] == NULL)
+            outs[i] = math_buffer (device, ATOMR_DTYPE_C64, 256);
+          atomr_fft_actor_execute_async (own, plan, ATOMR_FFT_FORWARD, impulse, outs[i], NULL,
+                                         math_done, &results[i]);
+        }
+      atomr_buffer_fill_async (other, 2.0, NULL, math_done, &fill);
+      for (guint i = 0; i < 8; i++)
+        {
+          g_autofree double complex *got = NULL;
+
+          g_assert_true (atomr_fft_actor_execute_finish (own, math_wait (&results[i]), &error));
+          g_assert_no_error (error);
+          g_clear_object (&results[i]);
+          got = math_download (outs[i]);
+          /* The transform of an impulse at 0 is all ones. */
+          for (guint k = 0; k < 16 + 16 * i; k++)
+            g_assert_cmpfloat (cabs (got[k] - 1), <, 1e-6);
+        }
+      g_assert_true (atomr_buffer_fill_finish (other, math_wait (&fill), &error));
+      g_assert_no_error (error);
+      g_clear_object (&fill);
+    }
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_misses (own), ==, 8);
+  g_assert_cmpuint (atomr_fft_actor_get_plan_cache_hits (own), ==, 8);
+  for (guint i = 0; i < 8; i++)
+    g_clear_object (&outs[i]);
+}
+
+/* FFT on views (issue 10): layouts from strides, no copies. */
+static AtomrTensor *
+gpu_view (AtomrBuffer  *buf,
+          guint64       offset_elems,
+          const gint64 *shape,
+          const gint64 *strides,
+          guint         n_dims)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrDtype dtype = atomr_buffer_get_dtype (buf);
+  AtomrTensor *t = atomr_tensor_new_strided (buf, dtype, offset_elems * atomr_dtype_get_size (dtype),
+                                             shape, n_dims, strides, n_dims, &error);
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+test_tensor_views (void)
+{
+  g_autoptr(GError) error = NULL;
+  const gint64 rows = 6, cols = 10, sub[2] = { 4, 8 }, sub_strides[2] = { 10, 1 }, packed[2] = { 8, 1 };
+  g_autofree double complex *x = g_new (double complex, rows * cols);
+  g_autofree double complex *want = g_new (double complex, 32);
+  g_autofree double complex *got = NULL, *after = NULL;
+  g_autoptr(AtomrBuffer) big = NULL, small = NULL;
+  g_autoptr(AtomrTensor) in = NULL, out = NULL, in_place = NULL;
+
+  MATH_REQUIRE_DEVICE (device);
+  for (gint64 i = 0; i < rows * cols; i++)
+    x[i] = math_random (rng, TRUE);
+  big = math_buffer (device, ATOMR_DTYPE_C64, rows * cols);
+  small = math_buffer (device, ATOMR_DTYPE_C64, 32);
+  math_upload (big, x, rows * cols);
+
+  /* 2-D C2C of the 4 × 8 block at (1, 1) of a 6 × 10 row-major matrix. */
+  in = gpu_view (big, 11, sub, sub_strides, 2);
+  out = gpu_view (small, 0, sub, packed, 2);
+  for (gint64 r = 0; r < 4; r++)
+    for (gint64 c = 0; c < 8; c++)
+      want[r * 8 + c] = x[(r + 1) * cols + c + 1];
+  dft_nd (want, sub, 2, -1);
+  g_assert_true (MATH_RUN (atomr_fft_actor_execute_tensor_finish, fft, &error,
+                           atomr_fft_actor_execute_tensor_async (fft, 2, ATOMR_FFT_FORWARD, ATOMR_FFT_NORM_NONE,
+                                                                 in, out, NULL, math_done, &res)));
+  g_assert_no_error (error);
+  got = math_download (small);
+  g_assert_cmpfloat (math_rel_error (got, want, 32), <, 1e-5);
+
+  /* The same block in place, normalised (ortho): the rest of the matrix
+   * is left alone. */
+  in_place = gpu_view (big, 11, sub, sub_strides, 2);
+  g_assert_true (MATH_RUN (atomr_fft_actor_execute_tensor_finish, fft, &error,
+                           atomr_fft_actor_execute_tensor_async (fft, 2, ATOMR_FFT_FORWARD, ATOMR_FFT_NORM_ORTHO,
+                                                                 in_place, in_place, NULL, math_done, &res)));
+  g_assert_no_error (error);
+  after = math_download (big);
+  for (gint64 r = 0; r < rows; r++)
+    for (gint64 c = 0; c < cols; c++)
+      {
+        gboolean inside = r >= 1 && r < 5 && c >= 1 && c < 9;
+        double complex expect = inside ? want[(r - 1) * 8 + c - 1] / sqrt (32.0) : x[r * cols + c];
+        g_assert_cmpfloat (cabs (after[r * cols + c] - expect), <, 1e-5);
+      }
+
+  /* R2C along the rows of a column-major 3 × 16 real matrix (interleaved
+   * signals: stride 3, distance 1), then C2R back with 1/n. */
+  {
+    const gint64 rshape[2] = { 3, 16 }, rstrides[2] = { 1, 3 }, cshape[2] = { 3, 9 }, cstrides[2] = { 9, 1 };
+    g_autofree double complex *signal = g_new (double complex, 48);
+    g_autofree double complex *spec_want = g_new (double complex, 27);
+    g_autofree double complex *line = g_new (double complex, 16);
+    g_autofree double complex *spec = NULL, *back = NULL;
+    g_autoptr(AtomrBuffer) rbuf = math_buffer (device, ATOMR_DTYPE_F32, 48);
+    g_autoptr(AtomrBuffer) rbuf2 = math_buffer (device, ATOMR_DTYPE_F32, 48);
+    g_autoptr(AtomrBuffer) cbuf = math_buffer (device, ATOMR_DTYPE_C64, 27);
+    g_autoptr(AtomrTensor) rin = NULL, cout = NULL, rout = NULL;
+    const gint64 n16 = 16;
+
+    for (gint64 i = 0; i < 48; i++)
+      signal[i] = math_random (rng, FALSE);
+    math_upload (rbuf, signal, 48);
+    rin = gpu_view (rbuf, 0, rshape, rstrides, 2);
+    cout = gpu_view (cbuf, 0, cshape, cstrides, 2);
+    rout = gpu_view (rbuf2, 0, rshape, rstrides, 2);
+    for (gint64 b = 0; b < 3; b++)
+      {
+        for (gint64 j = 0; j < 16; j++)
+          line[j] = signal[j * 3 + b];        /* element (b, j) */
+        dft_nd (line, &n16, 1, -1);
+        memcpy (spec_want + b * 9, line, 9 * sizeof *line);
+      }
+    g_assert_true (MATH_RUN (atomr_fft_actor_execute_tensor_finish, fft, &error,
+                             atomr_fft_actor_execute_tensor_async (fft, 1, ATOMR_FFT_FORWARD, ATOMR_FFT_NORM_NONE,
+                                                                   rin, cout, NULL, math_done, &res)));
+    g_assert_no_error (error);
+    spec = math_download (cbuf);
+    g_assert_cmpfloat (math_rel_error (spec, spec_want, 27), <, 1e-5);
+    g_assert_true (MATH_RUN (atomr_fft_actor_execute_tensor_finish, fft, &error,
+                             atomr_fft_actor_execute_tensor_async (fft, 1, ATOMR_FFT_INVERSE,
+                                                                   ATOMR_FFT_NORM_BACKWARD,
+                                                                   cout, rout, NULL, math_done, &res)));
+    g_assert_no_error (error);
+    back = math_download (rbuf2);
+    g_assert_cmpfloat (math_rel_error (back, signal, 48), <, 1e-5);
+  }
+}
+
 static void
 test_4096 (void)
 {
@@ -601,6 +978,9 @@ main (int    argc,
   g_test_add_func ("/gpu/fft/normalization-keeps-gaps", test_normalization_keeps_gaps);
   g_test_add_func ("/gpu/fft/work-area", test_work_area);
   g_test_add_func ("/gpu/fft/4096", test_4096);
+  g_test_add_func ("/gpu/fft/half", test_half);
+  g_test_add_func ("/gpu/fft/tensor-views", test_tensor_views);
+  g_test_add_func ("/gpu/fft/plans-on-worker", test_plans_on_worker);
   g_test_add_func ("/gpu/fft/device-reset", test_device_reset);
 
   device = math_get_device ();

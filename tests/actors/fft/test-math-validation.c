@@ -97,7 +97,7 @@ test_fft_plan_validation (void)
   gint64 n2[2] = { 8, 16 }, small_embed[2] = { 8, 4 };
 
   PLAN_ERROR (atomr_fft_plan_new_1d (7, ATOMR_DTYPE_F32, 16, 1, &error), "kind 7");
-  PLAN_ERROR (atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F16, 16, 1, &error), "precision is f16");
+  PLAN_ERROR (atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_I32, 16, 1, &error), "precision is i32");
   PLAN_ERROR (atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_C64, 16, 1, &error), "precision is c64");
   PLAN_ERROR (atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 0, 1, &error), "n[0] is 0");
   PLAN_ERROR (atomr_fft_plan_new_2d (ATOMR_FFT_C2C, ATOMR_DTYPE_F32, 4, -2, 1, &error), "n[1] is -2");
@@ -207,6 +207,78 @@ test_fft_plan_layout (void)
   g_assert_cmpuint (atomr_fft_plan_hash (packed), ==, atomr_fft_plan_hash (packed_explicit));
 }
 
+#define EXEC(plan, dir, in, out) \
+  atomr_fft_actor_execute_async (fft, plan, dir, in, out, NULL, done, &res)
+#define FFT_INVALID(needle, plan, dir, in, out) \
+  EXPECT_INVALID (needle, atomr_fft_actor_execute_finish, fft, EXEC (plan, dir, in, out))
+
+/* Half precision (issue 11): cuFFT's limits are refused with a clear
+ * error; the complex side is (re, im) pairs of the half dtype. */
+static void
+test_fft_plan_half (void)
+{
+  g_autoptr(GError) error = NULL;
+  gint64 n2[2] = { 8, 16 }, n1[1] = { 16 }, embed[1] = { 32 };
+  g_autoptr(AtomrFftPlan) c2c = NULL, r2c = NULL, c2r = NULL, bf = NULL;
+  g_autoptr(AtomrFftActor) fft = atomr_fft_actor_new (host, &error);
+  g_autoptr(AtomrBuffer) h32 = buffer (ATOMR_DTYPE_F16, 32);
+  g_autoptr(AtomrBuffer) h32b = buffer (ATOMR_DTYPE_F16, 32);
+  g_autoptr(AtomrBuffer) h16 = buffer (ATOMR_DTYPE_F16, 16);
+  g_autoptr(AtomrBuffer) h18 = buffer (ATOMR_DTYPE_F16, 18);
+  g_autoptr(AtomrBuffer) h17 = buffer (ATOMR_DTYPE_F16, 17);
+  g_autoptr(AtomrBuffer) c16 = buffer (ATOMR_DTYPE_C64, 16);
+
+  PLAN_ERROR (atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F16, 12, 1, &error),
+              "n[0] is 12; f16 transforms take powers of two only");
+  PLAN_ERROR (atomr_fft_plan_new_2d (ATOMR_FFT_R2C, ATOMR_DTYPE_BF16, 8, 6, 1, &error),
+              "n[1] is 6; bf16 transforms take powers of two only");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_R2C, ATOMR_DTYPE_F16, n1, 1, embed, 1, 2, 32,
+                                       NULL, 0, 1, 1, 1, &error),
+              "istride is 2; f16 R2C transforms need a unit stride on the real (input) side");
+  PLAN_ERROR (atomr_fft_plan_new_many (ATOMR_FFT_C2R, ATOMR_DTYPE_F16, n1, 1, NULL, 0, 1, 1,
+                                       embed, 1, 2, 32, 1, &error),
+              "ostride is 2; f16 C2R transforms need a unit stride on the real (output) side");
+  PLAN_ERROR (atomr_fft_plan_new_1d (ATOMR_FFT_C2C, ATOMR_DTYPE_F16, 1 << 30, 4, &error),
+              "f16 transforms must span fewer than 2^32");
+
+  c2c = atomr_fft_plan_new_2d (ATOMR_FFT_C2C, ATOMR_DTYPE_F16, 8, 16, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_fft_plan_get_input_dtype (c2c), ==, ATOMR_DTYPE_F16);
+  g_assert_cmpint (atomr_fft_plan_get_output_dtype (c2c), ==, ATOMR_DTYPE_F16);
+  g_assert_cmpuint (atomr_fft_plan_get_input_elements (c2c), ==, 2 * 8 * 16);
+  g_assert_cmpuint (atomr_fft_plan_get_output_elements (c2c), ==, 2 * 8 * 16);
+  r2c = atomr_fft_plan_new_many (ATOMR_FFT_R2C, ATOMR_DTYPE_F16, n1, 1, NULL, 0, 1, 1, NULL, 0, 1, 1,
+                                 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_fft_plan_get_input_elements (r2c), ==, 16);
+  g_assert_cmpuint (atomr_fft_plan_get_output_elements (r2c), ==, 2 * 9);
+  c2r = atomr_fft_plan_new_1d (ATOMR_FFT_C2R, ATOMR_DTYPE_F16, 16, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_fft_plan_get_input_elements (c2r), ==, 2 * 9);
+  g_assert_cmpuint (atomr_fft_plan_get_output_elements (c2r), ==, 16);
+  bf = atomr_fft_plan_new_many (ATOMR_FFT_C2C, ATOMR_DTYPE_BF16, n2, 2, NULL, 0, 1, 1, NULL, 0, 1, 1,
+                                2, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_fft_plan_get_input_dtype (bf), ==, ATOMR_DTYPE_BF16);
+  g_assert_false (atomr_fft_plan_equal (bf, c2c));
+
+  FFT_INVALID ("output holds 17 elements but the arguments need 18", r2c, ATOMR_FFT_FORWARD, h16, h17);
+  FFT_INVALID ("input has dtype c64, expected f16", c2r, ATOMR_FFT_INVERSE, c16, h16);
+  FFT_INVALID ("a half-precision transform cannot be told from the dtypes", NULL, ATOMR_FFT_FORWARD,
+               h32, h32b);
+  {
+    GAsyncResult *res = NULL;
+    g_autoptr(GError) err = NULL;
+    atomr_fft_actor_execute_normalized_async (fft, r2c, ATOMR_FFT_FORWARD, ATOMR_FFT_NORM_ORTHO, h16, h18,
+                                              NULL, done, &res);
+    g_assert_false (atomr_fft_actor_execute_normalized_finish (fft, wait_for (&res), &err));
+    assert_error_mentions (err, ATOMR_ERROR_NOT_SUPPORTED, "not supported for f16 transforms");
+    g_clear_object (&res);
+  }
+  EXPECT_NO_GPU ("cuFFT needs a CUDA device", atomr_fft_actor_execute_finish, fft,
+                 EXEC (r2c, ATOMR_FFT_FORWARD, h16, h18));
+}
+
 static void
 test_fft_execute_validation (void)
 {
@@ -232,11 +304,6 @@ test_fft_execute_validation (void)
   g_assert_no_error (error);
   c4d = atomr_buffer_new_with_shape (host, ATOMR_DTYPE_C64, shape4, 4, &error);
   g_assert_no_error (error);
-
-#define EXEC(plan, dir, in, out) \
-  atomr_fft_actor_execute_async (fft, plan, dir, in, out, NULL, done, &res)
-#define FFT_INVALID(needle, plan, dir, in, out) \
-  EXPECT_INVALID (needle, atomr_fft_actor_execute_finish, fft, EXEC (plan, dir, in, out))
 
   FFT_INVALID ("input must be an AtomrBuffer", c2c, ATOMR_FFT_FORWARD, NULL, c32);
   FFT_INVALID ("output must be an AtomrBuffer", c2c, ATOMR_FFT_FORWARD, c32, NULL);
@@ -275,6 +342,87 @@ test_fft_execute_validation (void)
     g_clear_object (&res2);
     g_assert_cmpuint (atomr_fft_actor_get_work_area_size (fft), ==, 0);
   }
+}
+
+/* FFT on views (issue 10): every layout cuFFT cannot express is refused
+ * by name; good views pass validation and stop at the missing GPU. */
+static AtomrTensor *
+view (AtomrBuffer  *buf,
+      guint64       offset_elems,
+      const gint64 *shape,
+      const gint64 *strides,
+      guint         n_dims)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrDtype dtype = atomr_buffer_get_dtype (buf);
+  AtomrTensor *t = atomr_tensor_new_strided (buf, dtype, offset_elems * atomr_dtype_get_size (dtype),
+                                             shape, n_dims, strides, n_dims, &error);
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+test_fft_tensor_validation (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrFftActor) fft = atomr_fft_actor_new (host, &error);
+  g_autoptr(AtomrBuffer) cbuf = buffer (ATOMR_DTYPE_C64, 256);
+  g_autoptr(AtomrBuffer) cbuf2 = buffer (ATOMR_DTYPE_C64, 256);
+  g_autoptr(AtomrBuffer) rbuf = buffer (ATOMR_DTYPE_F32, 256);
+  g_autoptr(AtomrBuffer) hbuf = buffer (ATOMR_DTYPE_F16, 256);
+  const gint64 s48[2] = { 4, 8 }, c48[2] = { 8, 1 }, t48[2] = { 1, 4 };
+  const gint64 s228[3] = { 2, 2, 8 }, bad228[3] = { 64, 8, 1 }, good228[3] = { 16, 8, 1 };
+  const gint64 s416[2] = { 4, 16 }, c416[2] = { 16, 1 }, s48c[2] = { 4, 8 }, s49[2] = { 4, 9 }, c49[2] = { 9, 1 };
+  const gint64 s8[1] = { 8 }, neg[1] = { -1 }, one[1] = { 1 };
+  g_autoptr(AtomrTensor) a = view (cbuf, 0, s48, c48, 2);
+  g_autoptr(AtomrTensor) b = view (cbuf2, 0, s48, c48, 2);
+  g_autoptr(AtomrTensor) a_shifted = view (cbuf, 4, s48, c48, 2);
+  g_autoptr(AtomrTensor) a_t = view (cbuf, 0, s48, t48, 2);    /* column-major 4 × 8 */
+  g_autoptr(AtomrTensor) batched_bad = view (cbuf, 0, s228, bad228, 3);
+  g_autoptr(AtomrTensor) batched_good = view (cbuf2, 0, s228, good228, 3);
+  g_autoptr(AtomrTensor) batched_out = view (cbuf, 100, s228, good228, 3);
+  g_autoptr(AtomrTensor) real = view (rbuf, 0, s416, c416, 2);
+  g_autoptr(AtomrTensor) spec8 = view (cbuf, 0, s48c, c48, 2);
+  g_autoptr(AtomrTensor) spec9 = view (cbuf, 0, s49, c49, 2);
+  g_autoptr(AtomrTensor) reversed = view (cbuf, 7, s8, neg, 1);
+  g_autoptr(AtomrTensor) line = view (cbuf2, 0, s8, one, 1);
+  g_autoptr(AtomrTensor) half = atomr_tensor_new (hbuf, s48, 2, &error);
+
+#define TEXEC(rank, dir, in, out) \
+  atomr_fft_actor_execute_tensor_async (fft, rank, dir, ATOMR_FFT_NORM_NONE, in, out, NULL, done, &res)
+#define TFFT_INVALID(needle, rank, dir, in, out) \
+  EXPECT_INVALID (needle, atomr_fft_actor_execute_tensor_finish, fft, TEXEC (rank, dir, in, out))
+
+  g_assert_no_error (error);
+  TFFT_INVALID ("input is not a tensor", 1, ATOMR_FFT_FORWARD, NULL, b);
+  TFFT_INVALID ("rank is 4", 4, ATOMR_FFT_FORWARD, a, b);
+  TFFT_INVALID ("input has 2 dimensions and output 3", 1, ATOMR_FFT_FORWARD, a, batched_good);
+  TFFT_INVALID ("strides that cuFFT's layout cannot express", 2, ATOMR_FFT_FORWARD, a_t, b);
+  TFFT_INVALID ("do not collapse into one: dimension 0 has stride 64, not 16", 1, ATOMR_FFT_FORWARD,
+                batched_bad, batched_good);
+  TFFT_INVALID ("output overlaps input", 1, ATOMR_FFT_FORWARD, a, a_shifted);
+  TFFT_INVALID ("dimension 1 of the output is 8 but the real side's shape needs 9", 1, ATOMR_FFT_FORWARD,
+                real, spec8);
+  TFFT_INVALID ("stride -1 in dimension 0", 1, ATOMR_FFT_FORWARD, reversed, line);
+  TFFT_INVALID ("both real", 1, ATOMR_FFT_FORWARD, real, real);
+  TFFT_INVALID ("R2C transforms are forward only", 2, ATOMR_FFT_INVERSE, real, spec9);
+  EXPECT (ATOMR_ERROR_NOT_SUPPORTED, "half-precision transforms take an AtomrFftPlan",
+          atomr_fft_actor_execute_tensor_finish, fft, TEXEC (1, ATOMR_FFT_FORWARD, half, half));
+
+  /* Good views: a column-major matrix transformed along rows is fine as
+   * rank 1 (stride 4, distance 1); in place; batches; R2C; C2R. */
+  EXPECT_NO_GPU ("cuFFT needs a CUDA device", atomr_fft_actor_execute_tensor_finish, fft,
+                 TEXEC (1, ATOMR_FFT_FORWARD, a_t, b));
+  EXPECT_NO_GPU ("cuFFT needs a CUDA device", atomr_fft_actor_execute_tensor_finish, fft,
+                 TEXEC (2, ATOMR_FFT_FORWARD, a, a));
+  EXPECT_NO_GPU ("cuFFT needs a CUDA device", atomr_fft_actor_execute_tensor_finish, fft,
+                 TEXEC (2, ATOMR_FFT_FORWARD, batched_good, batched_out));
+  EXPECT_NO_GPU ("cuFFT needs a CUDA device", atomr_fft_actor_execute_tensor_finish, fft,
+                 TEXEC (2, ATOMR_FFT_FORWARD, real, spec9));
+  EXPECT_NO_GPU ("cuFFT needs a CUDA device", atomr_fft_actor_execute_tensor_finish, fft,
+                 TEXEC (1, ATOMR_FFT_INVERSE, spec9, real));
+#undef TEXEC
+#undef TFFT_INVALID
 }
 
 static void
@@ -414,6 +562,79 @@ test_rng_properties (void)
 
 /* ------------------------------------------------------------------ */
 /* Solver                                                               */
+
+/* Solver on views (issue 10): column-major 2-D views with ld from the
+ * column stride; row-major and other non-unit inner strides, bad pivots,
+ * shapes and overlaps are refused by name. */
+static void
+test_solver_tensor_validation (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrSolverActor) sv = atomr_solver_actor_new (host, &error);
+  g_autoptr(AtomrBuffer) abuf = buffer (ATOMR_DTYPE_F64, 64);    /* 8 × 8, column-major */
+  g_autoptr(AtomrBuffer) bbuf = buffer (ATOMR_DTYPE_F64, 64);
+  g_autoptr(AtomrBuffer) pbuf = buffer (ATOMR_DTYPE_I64, 8);
+  g_autoptr(AtomrBuffer) ibuf = buffer (ATOMR_DTYPE_I32, 64);
+  const gint64 s44[2] = { 4, 4 }, cm[2] = { 1, 8 }, rm[2] = { 8, 1 }, s2[2] = { 2, 16 };
+  const gint64 s42[2] = { 4, 2 }, s34[2] = { 3, 4 }, s4[1] = { 4 }, s3[1] = { 3 }, one[1] = { 1 };
+  const gint64 s64[1] = { 64 }, two[1] = { 2 };
+  g_autoptr(AtomrTensor) a = view (abuf, 9, s44, cm, 2);          /* the 4 × 4 block at (1, 1) */
+  g_autoptr(AtomrTensor) a_rm = view (abuf, 0, s44, rm, 2);
+  g_autoptr(AtomrTensor) a_strided = view (abuf, 0, s44, s2, 2);
+  g_autoptr(AtomrTensor) a_rect = view (abuf, 0, s34, cm, 2);
+  g_autoptr(AtomrTensor) a_overlap = view (abuf, 10, s42, cm, 2);
+  g_autoptr(AtomrTensor) b = view (bbuf, 0, s42, cm, 2);
+  g_autoptr(AtomrTensor) b_short = view (bbuf, 0, s34, cm, 2);
+  g_autoptr(AtomrTensor) piv = view (pbuf, 0, s4, one, 1);
+  g_autoptr(AtomrTensor) piv3 = view (pbuf, 0, s3, one, 1);
+  g_autoptr(AtomrTensor) piv_strided = view (pbuf, 0, s4, two, 1);
+  g_autoptr(AtomrTensor) piv_i32 = view (ibuf, 0, s4, one, 1);
+  g_autoptr(AtomrTensor) vec = view (bbuf, 0, s64, one, 1);
+  AtomrSolverFill lo = ATOMR_SOLVER_LOWER;
+
+#define SV_INVALID(needle, finish, call) EXPECT_INVALID (needle, finish, sv, call)
+  g_assert_no_error (error);
+  SV_INVALID ("lu: a has strides (8, 1): the solver takes column-major matrices",
+              atomr_solver_actor_lu_tensor_finish,
+              atomr_solver_actor_lu_tensor_async (sv, a_rm, piv, NULL, done, &res));
+  SV_INVALID ("lu: a has strides (2, 16)", atomr_solver_actor_lu_tensor_finish,
+              atomr_solver_actor_lu_tensor_async (sv, a_strided, piv, NULL, done, &res));
+  SV_INVALID ("lu: a must be a matrix (2 dimensions), not of rank 1", atomr_solver_actor_lu_tensor_finish,
+              atomr_solver_actor_lu_tensor_async (sv, vec, piv, NULL, done, &res));
+  SV_INVALID ("lu: ipiv holds 3 pivots but the matrix needs 4", atomr_solver_actor_lu_tensor_finish,
+              atomr_solver_actor_lu_tensor_async (sv, a, piv3, NULL, done, &res));
+  SV_INVALID ("lu: ipiv must be a contiguous 1-D i64 view", atomr_solver_actor_lu_tensor_finish,
+              atomr_solver_actor_lu_tensor_async (sv, a, piv_strided, NULL, done, &res));
+  SV_INVALID ("lu: ipiv must be a contiguous 1-D i64 view (it is i32", atomr_solver_actor_lu_tensor_finish,
+              atomr_solver_actor_lu_tensor_async (sv, a, piv_i32, NULL, done, &res));
+  SV_INVALID ("lu_solve: a is 3 × 4; it must be square", atomr_solver_actor_lu_solve_tensor_finish,
+              atomr_solver_actor_lu_solve_tensor_async (sv, ATOMR_SOLVER_NO_TRANSPOSE, a_rect, piv, b, NULL,
+                                                        done, &res));
+  SV_INVALID ("lu_solve: b has 3 rows but a is of order 4", atomr_solver_actor_lu_solve_tensor_finish,
+              atomr_solver_actor_lu_solve_tensor_async (sv, ATOMR_SOLVER_NO_TRANSPOSE, a, piv, b_short, NULL,
+                                                        done, &res));
+  SV_INVALID ("lu_solve: b overlaps a in memory", atomr_solver_actor_lu_solve_tensor_finish,
+              atomr_solver_actor_lu_solve_tensor_async (sv, ATOMR_SOLVER_NO_TRANSPOSE, a, piv, a_overlap, NULL,
+                                                        done, &res));
+  SV_INVALID ("cholesky: a is 3 × 4; it must be square", atomr_solver_actor_cholesky_tensor_finish,
+              atomr_solver_actor_cholesky_tensor_async (sv, lo, a_rect, NULL, done, &res));
+  SV_INVALID ("cholesky_solve: b overlaps a", atomr_solver_actor_cholesky_solve_tensor_finish,
+              atomr_solver_actor_cholesky_solve_tensor_async (sv, lo, a, a_overlap, NULL, done, &res));
+  SV_INVALID ("uplo 7", atomr_solver_actor_cholesky_tensor_finish,
+              atomr_solver_actor_cholesky_tensor_async (sv, 7, a, NULL, done, &res));
+
+  /* Sub-matrix views pass validation and stop at the missing GPU. */
+  EXPECT_NO_GPU ("cuSOLVER needs a CUDA device", atomr_solver_actor_lu_tensor_finish, sv,
+                 atomr_solver_actor_lu_tensor_async (sv, a, piv, NULL, done, &res));
+  EXPECT_NO_GPU ("cuSOLVER needs a CUDA device", atomr_solver_actor_lu_solve_tensor_finish, sv,
+                 atomr_solver_actor_lu_solve_tensor_async (sv, ATOMR_SOLVER_TRANSPOSE, a, piv, b, NULL,
+                                                           done, &res));
+  EXPECT_NO_GPU ("cuSOLVER needs a CUDA device", atomr_solver_actor_cholesky_tensor_finish, sv,
+                 atomr_solver_actor_cholesky_tensor_async (sv, lo, a, NULL, done, &res));
+  EXPECT_NO_GPU ("cuSOLVER needs a CUDA device", atomr_solver_actor_cholesky_solve_tensor_finish, sv,
+                 atomr_solver_actor_cholesky_solve_tensor_async (sv, lo, a, b, NULL, done, &res));
+#undef SV_INVALID
+}
 
 static void
 test_solver_validation (void)
@@ -620,11 +841,14 @@ main (int    argc,
   g_test_add_func ("/fft/plan/layout", test_fft_plan_layout);
   g_test_add_func ("/fft/plan/array-lengths", test_fft_plan_array_lengths);
   g_test_add_func ("/fft/plan/overflow", test_fft_plan_overflow);
+  g_test_add_func ("/fft/plan/half", test_fft_plan_half);
+  g_test_add_func ("/fft/tensor/validation", test_fft_tensor_validation);
   g_test_add_func ("/fft/execute/validation", test_fft_execute_validation);
   g_test_add_func ("/fft/properties", test_fft_properties);
   g_test_add_func ("/rng/validation", test_rng_validation);
   g_test_add_func ("/rng/properties", test_rng_properties);
   g_test_add_func ("/solver/validation", test_solver_validation);
+  g_test_add_func ("/solver/tensor/validation", test_solver_tensor_validation);
   g_test_add_func ("/solver/loader", test_solver_loader);
 
   ret = g_test_run ();

@@ -1,17 +1,28 @@
-/* bench-graph.c — a chain of 100 dependent tiny kernels: eager vs graph
+/* bench-graph.c — small operations: eager requests, graphs, raw CUDA
  *
- * In one run, each path timed as the median over chains (launch the 100
- * kernels, wait until the GPU finished them), with ratios to raw eager
- * launches measured in the same run:
- *   - raw eager: 100 x cuLaunchKernel + cuStreamSynchronize;
- *   - raw graph: the same 100 launches captured once, cuGraphLaunch +
- *     cuStreamSynchronize;
- *   - atomr eager: 100 x atomr_nvrtc_actor_launch_async, reply of the last;
- *   - atomr graph: the 100 launches recorded into an AtomrGraph, one
- *     atomr_graph_replay_async per chain.
- * Every kernel adds 1 to x[0]; the final value is checked against the
- * number of launches of all paths.  Goal: atomr graph replay >= 3x faster
- * than raw eager.
+ * Every figure is measured in this run, with its ratio to raw CUDA
+ * measured in the same run (median or best of several repetitions):
+ *
+ *   1. empty kernel, launch -> completion (one round trip): raw
+ *      cuLaunchKernel + cuStreamSynchronize vs launch_async + reply;
+ *   2. 10 000 pipelined tiny kernels <<<1, 32>>>: raw launches + one sync
+ *      vs launch_async without a reply (the last one with a reply), and a
+ *      graph of 100 launches replayed 100 times (goal: atomr eager >= 0.97x
+ *      raw throughput);
+ *   3. a chain of 100 dependent tiny kernels, launch + wait: raw eager,
+ *      raw cuGraphLaunch, atomr eager, atomr graph replay (goal: atomr
+ *      replay >= 3x faster than raw eager);
+ *   4. SGEMM 256^3, FP32 and TF32, 2000 pipelined calls: raw cuBLAS vs
+ *      gemm_async (goal <= 1.05x raw per call), and a graph of 100 gemms
+ *      replayed 20 times;
+ *   5. host cost per operation with the GPU held busy by a spinning
+ *      kernel (so nothing waits): raw cuLaunchKernel, and launch_async
+ *      from submit to enqueue plus its completion and release — the
+ *      envelope's own cost is the difference (goal <= 1 us).
+ *
+ * Every `inc` kernel adds 1 to x[0]; the final value is checked against
+ * the number of launches of all paths.  --json PATH writes the figures
+ * for tests/bench/peers (same workloads through PyTorch and CuPy).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -19,6 +30,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+
+/* The raw baseline calls cuBLAS through the same dlopen() table as the actor. */
+#include "atomr-cublas-table-private.h"
 
 #include <atomr.h>
 #include "../bench-util.h"
@@ -31,6 +45,26 @@
 
 #define INC_SOURCE \
   "extern \"C\" __global__ void inc (float *x) { if (threadIdx.x == 0) x[0] += 1.0f; }\n"
+#define EMPTY_SOURCE "extern \"C\" __global__ void empty (float *x) { }\n"
+#define SPIN_SOURCE \
+  "extern \"C\" __global__ void spin (unsigned long long cycles)\n" \
+  "{\n" \
+  "  long long t0 = clock64 ();\n" \
+  "  while (clock64 () - t0 < (long long) cycles)\n" \
+  "    ;\n" \
+  "}\n"
+
+#define PIPELINED   10000
+#define ROUND_TRIPS 2000
+#define GEMM_N      256
+#define GEMM_CALLS  2000
+#define GEMM_GRAPH  100
+/* Few enough that the driver's launch queue never fills behind the
+ * spinning kernel (a full queue would make the launches wait). */
+#define HOST_OPS    500
+#define HOST_REPS   7
+/* About 50 ms at 2 GHz: far longer than HOST_OPS submissions take. */
+#define SPIN_CYCLES 100000000ull
 
 static void
 die (const gchar *what, GError *error)
@@ -168,19 +202,366 @@ atomr_graph_chain (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfi
   return bench_median (t, N_CHAIN);
 }
 
+/* The device address of @args' first argument (a buffer). */
+static CUdeviceptr
+first_ptr (AtomrKernelArgs *args)
+{
+  return atomr_buffer_get_ptr (g_array_index (args->args, AtomrKernelArg, 0).buffer);
+}
+
+static AtomrKernel *
+compile (AtomrNvrtcActor *actor, const gchar *source, const gchar *name)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  AtomrKernel *kernel;
+
+  atomr_nvrtc_actor_compile_async (actor, source, name, NULL, NULL, store_result, &result);
+  wait_for (&result);
+  kernel = atomr_nvrtc_actor_compile_finish (actor, result, &error);
+  if (kernel == NULL)
+    die ("compile", error);
+  return kernel;
+}
+
+static void
+launch_wait (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfig *config,
+             AtomrKernelArgs *args)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+
+  launch (actor, kernel, config, args, &result);
+  wait_for (&result);
+  if (!atomr_nvrtc_actor_launch_finish (actor, result, &error))
+    die ("launch", error);
+}
+
+static gdouble
+percall_median (gdouble *t, guint n)
+{
+  return bench_median (t, n);
+}
+
+/* 1. One round trip each, median. */
+static void
+round_trip (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
+            AtomrLaunchConfig *config, AtomrKernelArgs *args, gdouble *raw, gdouble *at)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  g_autofree gdouble *t = g_new (gdouble, ROUND_TRIPS);
+  CUdeviceptr x = first_ptr (args);
+  void *params[] = { &x };
+  CUstream stream;
+
+  atomr_device_enter (device, NULL);
+  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  for (guint i = 0; i < ROUND_TRIPS + WARMUP; i++)
+    {
+      gdouble t0 = bench_now_us ();
+      check (cu->cuLaunchKernel (atomr_kernel_get_function (kernel), 1, 1, 1, 32, 1, 1, 0, stream,
+                                 params, NULL), "cuLaunchKernel");
+      check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+      if (i >= WARMUP)
+        t[i - WARMUP] = bench_now_us () - t0;
+    }
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+  *raw = percall_median (t, ROUND_TRIPS);
+
+  for (guint i = 0; i < ROUND_TRIPS + WARMUP; i++)
+    {
+      gdouble t0 = bench_now_us ();
+      launch_wait (actor, kernel, config, args);
+      if (i >= WARMUP)
+        t[i - WARMUP] = bench_now_us () - t0;
+    }
+  *at = percall_median (t, ROUND_TRIPS);
+}
+
+/* 2. PIPELINED tiny kernels, best of 3 each: total µs. */
+static void
+pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
+           AtomrLaunchConfig *config, AtomrKernelArgs *args,
+           gdouble *raw, gdouble *at, gdouble *at_graph, guint *n_inc)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUdeviceptr x = first_ptr (args);
+  void *params[] = { &x };
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("pipelined-100");
+  g_autoptr(GError) error = NULL;
+  AtomrActor *actors[] = { ATOMR_ACTOR (actor) };
+  CUstream stream;
+
+  *raw = *at = *at_graph = G_MAXDOUBLE;
+  atomr_device_enter (device, NULL);
+  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  atomr_device_leave (device);
+
+  if (!atomr_graph_begin_capture (graph, actors, 1, &error))
+    die ("begin_capture", error);
+  for (guint k = 0; k < 100; k++)
+    launch (actor, kernel, config, args, NULL);
+  if (!atomr_graph_end_capture (graph, &error))
+    die ("end_capture", error);
+
+  for (guint rep = 0; rep < 4; rep++)
+    {
+      gdouble t0;
+
+      atomr_device_enter (device, NULL);
+      t0 = bench_now_us ();
+      for (guint k = 0; k < PIPELINED; k++)
+        check (cu->cuLaunchKernel (atomr_kernel_get_function (kernel), 1, 1, 1, 32, 1, 1, 0, stream,
+                                   params, NULL), "cuLaunchKernel");
+      check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+      if (rep > 0)
+        *raw = MIN (*raw, bench_now_us () - t0);
+      atomr_device_leave (device);
+
+      t0 = bench_now_us ();
+      for (guint k = 0; k + 1 < PIPELINED; k++)
+        launch (actor, kernel, config, args, NULL);
+      launch_wait (actor, kernel, config, args);
+      if (rep > 0)
+        *at = MIN (*at, bench_now_us () - t0);
+
+      t0 = bench_now_us ();
+      {
+        g_autoptr(GAsyncResult) result = NULL;
+        for (guint k = 0; k + 1 < PIPELINED / 100; k++)
+          atomr_graph_replay_async (graph, ATOMR_ACTOR (actor), NULL, NULL, NULL);
+        atomr_graph_replay_async (graph, ATOMR_ACTOR (actor), NULL, store_result, &result);
+        wait_for (&result);
+        if (!atomr_graph_replay_finish (graph, result, &error))
+          die ("replay", error);
+      }
+      if (rep > 0)
+        *at_graph = MIN (*at_graph, bench_now_us () - t0);
+      *n_inc += 3 * PIPELINED;
+    }
+  atomr_device_enter (device, NULL);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+}
+
+static void
+gemm_on (AtomrBlasActor *blas, AtomrBuffer *a, AtomrBuffer *b, AtomrBuffer *c,
+         GAsyncResult **result)
+{
+  atomr_blas_actor_gemm_async (blas, ATOMR_TRANSPOSE_N, ATOMR_TRANSPOSE_N, GEMM_N, GEMM_N, GEMM_N,
+                               1.0, 0.0, a, GEMM_N, b, GEMM_N, 0.0, 0.0, c, GEMM_N, NULL,
+                               result ? store_result : NULL, result);
+}
+
+static void
+gemm_wait (AtomrBlasActor *blas, AtomrBuffer *a, AtomrBuffer *b, AtomrBuffer *c)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+
+  gemm_on (blas, a, b, c, &result);
+  wait_for (&result);
+  if (!atomr_blas_actor_gemm_finish (blas, result, &error))
+    die ("gemm", error);
+}
+
+/* 4. GEMM_CALLS pipelined SGEMMs, µs per call, best of 4 after a warm-up. */
+static void
+gemm_rows (AtomrDevice *device, gboolean tf32, gdouble *raw, gdouble *at, gdouble *at_graph)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBlasActor) blas = atomr_blas_actor_new (device, &error);
+  g_autoptr(AtomrBuffer) a = NULL, b = NULL, c = NULL;
+  g_autoptr(AtomrGraph) graph = atomr_graph_new ("gemm-100");
+  AtomrActor *actors[1];
+  cublasHandle_t handle = NULL;
+  CUstream stream = NULL;
+  const float one = 1.0f, zero = 0.0f;
+  gboolean graph_ok = FALSE;
+  const float *pa, *pb;
+  float *pc;
+
+  if (blas == NULL)
+    die ("blas actor", error);
+  actors[0] = ATOMR_ACTOR (blas);
+  atomr_blas_actor_set_math_mode (blas, tf32 ? ATOMR_BLAS_MATH_TF32 : ATOMR_BLAS_MATH_DEFAULT);
+  a = atomr_buffer_new (device, ATOMR_DTYPE_F32, GEMM_N * GEMM_N, &error);
+  b = atomr_buffer_new (device, ATOMR_DTYPE_F32, GEMM_N * GEMM_N, &error);
+  c = atomr_buffer_new (device, ATOMR_DTYPE_F32, GEMM_N * GEMM_N, &error);
+  if (c == NULL || !atomr_buffer_fill_sync (a, 0.5, NULL, &error) ||
+      !atomr_buffer_fill_sync (b, 0.25, NULL, &error))
+    die ("gemm buffers", error);
+  pa = (const float *) (uintptr_t) atomr_buffer_get_ptr (a);
+  pb = (const float *) (uintptr_t) atomr_buffer_get_ptr (b);
+  pc = (float *) (uintptr_t) atomr_buffer_get_ptr (c);
+
+  atomr_device_enter (device, NULL);
+  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  if (!atomr_cublas_load (&error))
+    die ("cuBLAS", error);
+  if (cublasCreate (&handle) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetStream (handle, (cudaStream_t) stream) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetMathMode (handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH)
+      != CUBLAS_STATUS_SUCCESS)
+    die ("cublasCreate", NULL);
+  atomr_device_leave (device);
+
+  gemm_wait (blas, a, b, c);   /* the handle and its kernels, before the capture */
+  if (!atomr_graph_begin_capture (graph, actors, 1, &error))
+    die ("begin_capture", error);
+  for (guint k = 0; k < GEMM_GRAPH; k++)
+    gemm_on (blas, a, b, c, NULL);
+  if (!atomr_graph_end_capture (graph, &error))
+    die ("end_capture", error);
+  graph_ok = TRUE;
+
+  *raw = *at = *at_graph = G_MAXDOUBLE;
+  for (guint rep = 0; rep < 5; rep++)
+    {
+      gdouble t0;
+
+      atomr_device_enter (device, NULL);
+      t0 = bench_now_us ();
+      for (guint k = 0; k < GEMM_CALLS; k++)
+        if (cublasSgemm (handle, CUBLAS_OP_N, CUBLAS_OP_N, GEMM_N, GEMM_N, GEMM_N, &one, pa, GEMM_N,
+                         pb, GEMM_N, &zero, pc, GEMM_N) != CUBLAS_STATUS_SUCCESS)
+          die ("raw cublasSgemm", NULL);
+      check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+      if (rep > 0)
+        *raw = MIN (*raw, (bench_now_us () - t0) / GEMM_CALLS);
+      atomr_device_leave (device);
+
+      t0 = bench_now_us ();
+      for (guint k = 0; k + 1 < GEMM_CALLS; k++)
+        gemm_on (blas, a, b, c, NULL);
+      gemm_wait (blas, a, b, c);
+      if (rep > 0)
+        *at = MIN (*at, (bench_now_us () - t0) / GEMM_CALLS);
+
+      if (!graph_ok)
+        continue;
+      t0 = bench_now_us ();
+      {
+        g_autoptr(GAsyncResult) result = NULL;
+        for (guint k = 0; k + 1 < GEMM_CALLS / GEMM_GRAPH; k++)
+          atomr_graph_replay_async (graph, ATOMR_ACTOR (blas), NULL, NULL, NULL);
+        atomr_graph_replay_async (graph, ATOMR_ACTOR (blas), NULL, store_result, &result);
+        wait_for (&result);
+        if (!atomr_graph_replay_finish (graph, result, &error))
+          {
+            /* The other rows still count: report it and go on. */
+            g_printerr ("bench-graph: GEMM graph replay failed: %s\n", error->message);
+            g_clear_error (&error);
+            graph_ok = FALSE;
+            continue;
+          }
+      }
+      if (rep > 0)
+        *at_graph = MIN (*at_graph, (bench_now_us () - t0) / GEMM_CALLS);
+    }
+  if (!graph_ok)
+    *at_graph = -1.0;
+
+  atomr_device_enter (device, NULL);
+  cublasDestroy (handle);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+}
+
+/* 5. Host cost per operation, the GPU kept busy by @spin on the same
+ * stream so that nothing waits: median over HOST_REPS of HOST_OPS. */
+static void
+host_cost (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrKernel *spin,
+           AtomrLaunchConfig *config, AtomrKernelArgs *args,
+           gdouble *raw, gdouble *submit, gdouble *complete, guint *n_inc)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUdeviceptr x = first_ptr (args);
+  unsigned long long cycles = SPIN_CYCLES;
+  void *params[] = { &x };
+  void *spin_params[] = { &cycles };
+  g_autoptr(AtomrKernelArgs) spin_args = atomr_kernel_args_add_u64 (atomr_kernel_args_new (), SPIN_CYCLES);
+  g_autoptr(AtomrLaunchConfig) one = atomr_launch_config_new (1, 1, 1, 1, 1, 1);
+  gdouble t_raw[HOST_REPS], t_submit[HOST_REPS], t_complete[HOST_REPS];
+  CUstream stream;
+
+  atomr_device_enter (device, NULL);
+  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  atomr_device_leave (device);
+
+  for (guint rep = 0; rep < HOST_REPS; rep++)
+    {
+      g_autoptr(GAsyncResult) result = NULL;
+      g_autoptr(GError) error = NULL;
+      CUstream actor_stream;
+      gdouble t0;
+
+      /* Raw: the launches only (the spin kernel keeps them queued). */
+      atomr_device_enter (device, NULL);
+      check (cu->cuLaunchKernel (atomr_kernel_get_function (spin), 1, 1, 1, 1, 1, 1, 0, stream,
+                                 spin_params, NULL), "cuLaunchKernel");
+      t0 = bench_now_us ();
+      for (guint k = 0; k < HOST_OPS; k++)
+        check (cu->cuLaunchKernel (atomr_kernel_get_function (kernel), 1, 1, 1, 32, 1, 1, 0, stream,
+                                   params, NULL), "cuLaunchKernel");
+      t_raw[rep] = (bench_now_us () - t0) / HOST_OPS;
+      check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+      atomr_device_leave (device);
+
+      /* The actor: while this thread owns the actor's context, a request
+       * is enqueued inside its _async call (nothing queued before it). */
+      g_main_context_acquire (NULL);
+      launch (actor, spin, one, spin_args, NULL);
+      t0 = bench_now_us ();
+      for (guint k = 0; k + 1 < HOST_OPS; k++)
+        launch (actor, kernel, config, args, NULL);
+      launch (actor, kernel, config, args, &result);
+      t_submit[rep] = (bench_now_us () - t0) / HOST_OPS;
+      g_main_context_release (NULL);
+
+      /* Let the GPU finish on its own, then time the completions alone. */
+      actor_stream = atomr_actor_get_cu_stream (ATOMR_ACTOR (actor));
+      atomr_device_enter (device, NULL);
+      check (cu->cuStreamSynchronize (actor_stream), "cuStreamSynchronize");
+      atomr_device_leave (device);
+      t0 = bench_now_us ();
+      wait_for (&result);
+      t_complete[rep] = (bench_now_us () - t0) / HOST_OPS;
+      if (!atomr_nvrtc_actor_launch_finish (actor, result, &error))
+        die ("launch", error);
+      *n_inc += 2 * HOST_OPS;
+    }
+  atomr_device_enter (device, NULL);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+  *raw = bench_median (t_raw, HOST_REPS);
+  *submit = bench_median (t_submit, HOST_REPS);
+  *complete = bench_median (t_complete, HOST_REPS);
+}
+
 int
 main (int argc, char **argv)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(AtomrDevice) device = atomr_device_get (0, &error);
   g_autoptr(AtomrNvrtcActor) actor = NULL;
-  g_autoptr(AtomrKernel) kernel = NULL;
-  g_autoptr(AtomrBuffer) x = NULL;
+  g_autoptr(AtomrKernel) kernel = NULL, empty = NULL, spin = NULL;
+  g_autoptr(AtomrBuffer) x = NULL, dummy = NULL;
   g_autoptr(AtomrLaunchConfig) config = NULL;
-  g_autoptr(AtomrKernelArgs) args = NULL;
+  g_autoptr(AtomrKernelArgs) args = NULL, empty_args = NULL;
   g_autoptr(GBytes) got = NULL;
+  const gchar *json_path = NULL;
   gdouble raw_eager, raw_graph, at_eager, at_graph, want;
+  gdouble rt_raw, rt_at, pl_raw, pl_at, pl_graph, h_raw, h_submit, h_complete;
+  gdouble g_raw[2], g_at[2], g_graph[2];
+  guint n_inc = 0;
   gfloat value;
+
+  for (gint i = 1; i + 1 < argc; i++)
+    if (g_str_equal (argv[i], "--json"))
+      json_path = argv[i + 1];
 
   if (device == NULL)
     {
@@ -190,51 +571,101 @@ main (int argc, char **argv)
   actor = atomr_nvrtc_actor_new (device, &error);
   if (actor == NULL)
     die ("actor", error);
-  {
-    g_autoptr(GAsyncResult) result = NULL;
-    atomr_nvrtc_actor_compile_async (actor, INC_SOURCE, "inc", NULL, NULL, store_result, &result);
-    wait_for (&result);
-    kernel = atomr_nvrtc_actor_compile_finish (actor, result, &error);
-    if (kernel == NULL)
-      die ("compile", error);
-  }
+  kernel = compile (actor, INC_SOURCE, "inc");
+  empty = compile (actor, EMPTY_SOURCE, "empty");
+  spin = compile (actor, SPIN_SOURCE, "spin");
   x = atomr_buffer_new (device, ATOMR_DTYPE_F32, 1, &error);
-  if (x == NULL || !atomr_buffer_fill_sync (x, 0.0, NULL, &error))
+  dummy = atomr_buffer_new (device, ATOMR_DTYPE_F32, 1, &error);
+  if (x == NULL || dummy == NULL || !atomr_buffer_fill_sync (x, 0.0, NULL, &error))
     die ("buffer", error);
   config = atomr_launch_config_new (1, 1, 1, 32, 1, 1);
   args = atomr_kernel_args_add_buffer (atomr_kernel_args_new (), x);
+  empty_args = atomr_kernel_args_add_buffer (atomr_kernel_args_new (), dummy);
 
-  /* Loads the module on the device; counts as one launch. */
-  {
-    g_autoptr(GAsyncResult) result = NULL;
-    launch (actor, kernel, config, args, &result);
-    wait_for (&result);
-    if (!atomr_nvrtc_actor_launch_finish (actor, result, &error))
-      die ("first launch", error);
-  }
+  /* Loads the modules on the device; the first counts as one launch. */
+  launch_wait (actor, kernel, config, args);
+  launch_wait (actor, empty, config, empty_args);
 
+  round_trip (device, actor, empty, config, empty_args, &rt_raw, &rt_at);
+  pipelined (device, actor, kernel, config, args, &pl_raw, &pl_at, &pl_graph, &n_inc);
   raw_eager = raw_chain (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), FALSE);
   raw_graph = raw_chain (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), TRUE);
   at_eager = atomr_eager_chain (actor, kernel, config, args);
   at_graph = atomr_graph_chain (actor, kernel, config, args);
+  n_inc += 4 * (N_CHAIN + WARMUP) * CHAIN;
+  for (guint m = 0; m < 2; m++)
+    gemm_rows (device, m == 1, &g_raw[m], &g_at[m], &g_graph[m]);
+  host_cost (device, actor, kernel, spin, config, args, &h_raw, &h_submit, &h_complete, &n_inc);
 
   got = atomr_buffer_download_sync (x, NULL, &error);
   if (got == NULL)
     die ("download", error);
   value = *(const gfloat *) g_bytes_get_data (got, NULL);
-  want = 1.0 + 4.0 * (N_CHAIN + WARMUP) * CHAIN;
+  want = 1.0 + n_inc;
 
   printf ("# bench-graph on %s (driver %d)\n", atomr_device_get_name (device),
           atomr_device_get_driver_version ());
-  printf ("# chain of %d dependent tiny kernels <<<1, 32>>>, launch + wait, median of %d chains\n",
+  printf ("%-58s %12s %8s\n", "row", "us", "ratio");
+  printf ("## 1. empty kernel, launch -> completion, median of %d (ratio: time / raw)\n", ROUND_TRIPS);
+  printf ("%-58s %12.2f %8s\n", "raw: cuLaunchKernel + cuStreamSynchronize", rt_raw, "1.00");
+  printf ("%-58s %12.2f %8.2f\n", "atomr: launch_async, reply", rt_at, rt_at / rt_raw);
+  printf ("# atomr launch->reply minus raw: %+.2f us (goal <= +0.5 us)\n", rt_at - rt_raw);
+  printf ("## 2. %d pipelined tiny kernels <<<1, 32>>>, best of 3 (ratio: raw time / time = throughput)\n",
+          PIPELINED);
+  printf ("%-58s %12.1f %8s\n", "raw: cuLaunchKernel x N + sync", pl_raw, "1.00");
+  printf ("%-58s %12.1f %8.3f\n", "atomr eager: launch_async x N, reply of the last", pl_at, pl_raw / pl_at);
+  printf ("%-58s %12.1f %8.3f\n", "atomr graph: 100-launch graph replayed N/100 times", pl_graph,
+          pl_raw / pl_graph);
+  printf ("# atomr eager throughput / raw: %.3f (goal >= 0.97)\n", pl_raw / pl_at);
+  printf ("## 3. chain of %d dependent tiny kernels, launch + wait, median of %d (ratio: time / raw eager)\n",
           CHAIN, N_CHAIN);
-  printf ("%-52s %10s %8s\n", "path", "us/chain", "ratio");
-  printf ("%-52s %10.2f %8s\n", "raw eager: 100 x cuLaunchKernel + sync", raw_eager, "1.00");
-  printf ("%-52s %10.2f %8.2f\n", "raw graph: cuGraphLaunch + sync", raw_graph, raw_graph / raw_eager);
-  printf ("%-52s %10.2f %8.2f\n", "atomr eager: 100 x launch_async, reply of the last", at_eager, at_eager / raw_eager);
-  printf ("%-52s %10.2f %8.2f\n", "atomr graph: replay_async, reply", at_graph, at_graph / raw_eager);
+  printf ("%-58s %12.2f %8s\n", "raw eager: 100 x cuLaunchKernel + sync", raw_eager, "1.00");
+  printf ("%-58s %12.2f %8.2f\n", "raw graph: cuGraphLaunch + sync", raw_graph, raw_graph / raw_eager);
+  printf ("%-58s %12.2f %8.2f\n", "atomr eager: 100 x launch_async, reply of the last", at_eager,
+          at_eager / raw_eager);
+  printf ("%-58s %12.2f %8.2f\n", "atomr graph: replay_async, reply", at_graph, at_graph / raw_eager);
   printf ("# atomr graph replay speed-up over raw eager: %.2fx (goal >= 3x); over atomr eager: %.2fx\n",
           raw_eager / at_graph, at_eager / at_graph);
+  printf ("## 4. SGEMM %d^3, %d pipelined calls, us per call, best of 4 (ratio: time / raw)\n",
+          GEMM_N, GEMM_CALLS);
+  for (guint m = 0; m < 2; m++)
+    {
+      const gchar *math = m ? "TF32" : "FP32";
+      g_autofree gchar *r1 = g_strdup_printf ("raw %s: cublasSgemm x N + sync", math);
+      g_autofree gchar *r2 = g_strdup_printf ("atomr %s eager: gemm_async x N, reply of the last", math);
+      g_autofree gchar *r3 = g_strdup_printf ("atomr %s graph: 100-gemm graph replayed N/100 times", math);
+      printf ("%-58s %12.2f %8s\n", r1, g_raw[m], "1.00");
+      printf ("%-58s %12.2f %8.3f\n", r2, g_at[m], g_at[m] / g_raw[m]);
+      printf ("%-58s %12.2f %8.3f\n", r3, g_graph[m], g_graph[m] / g_raw[m]);
+      printf ("# GEMM %d %s atomr eager per call / raw: %.3f (goal <= 1.05)\n", GEMM_N, math,
+              g_at[m] / g_raw[m]);
+    }
+  printf ("## 5. host cost per operation, GPU held busy, median of %d x %d ops\n", HOST_REPS, HOST_OPS);
+  printf ("%-58s %12.3f\n", "raw: cuLaunchKernel", h_raw);
+  if (h_raw > 20.0)
+    printf ("# WARNING: raw launches took %.1f us each: the launch queue filled behind the spin "
+            "kernel, these rows are not host cost\n", h_raw);
+  printf ("%-58s %12.3f\n", "atomr: launch_async, submit -> enqueued", h_submit);
+  printf ("%-58s %12.3f\n", "atomr: completion and release", h_complete);
+  printf ("# envelope host cost per op (atomr submit + completion - raw launch): %.3f us (goal <= 1 us)\n",
+          h_submit + h_complete - h_raw);
   printf ("# check: x[0] = %.0f, expected %.0f: %s\n", value, want, value == (gfloat) want ? "ok" : "WRONG");
+
+  if (json_path)
+    {
+      g_autofree gchar *json = g_strdup_printf (
+          "{\n  \"device\": \"%s\",\n"
+          "  \"empty_roundtrip_us\": {\"raw\": %.3f, \"atomr\": %.3f},\n"
+          "  \"pipelined_10000_us\": {\"raw\": %.1f, \"atomr\": %.1f, \"atomr_graph\": %.1f},\n"
+          "  \"chain_100_us\": {\"raw_eager\": %.2f, \"raw_graph\": %.2f, \"atomr_eager\": %.2f, \"atomr_graph\": %.2f},\n"
+          "  \"gemm_256_fp32_us_per_call\": {\"raw\": %.3f, \"atomr\": %.3f, \"atomr_graph\": %.3f},\n"
+          "  \"gemm_256_tf32_us_per_call\": {\"raw\": %.3f, \"atomr\": %.3f, \"atomr_graph\": %.3f},\n"
+          "  \"host_cost_us_per_op\": {\"raw_launch\": %.3f, \"atomr_submit\": %.3f, \"atomr_complete\": %.3f}\n}\n",
+          atomr_device_get_name (device), rt_raw, rt_at, pl_raw, pl_at, pl_graph,
+          raw_eager, raw_graph, at_eager, at_graph, g_raw[0], g_at[0], g_graph[0],
+          g_raw[1], g_at[1], g_graph[1], h_raw, h_submit, h_complete);
+      if (!g_file_set_contents (json_path, json, -1, &error))
+        die ("--json", error);
+    }
   return value == (gfloat) want ? 0 : 1;
 }

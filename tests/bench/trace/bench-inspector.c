@@ -5,7 +5,8 @@
  * (cuMemsetD32Async), 64 in flight, a barrier every 32.  Rows: the raw
  * loop (one event per fill; the 1.00 baseline), the actor alone, the
  * actor added to a running AtomrInspectorServer with no client (goal: the
- * same as alone), and with one WebSocket client streaming every record on
+ * same as alone), the same with always-record on (every record kept in
+ * the recorder: no goal, for information), and with one WebSocket client streaming every record on
  * its own thread (goal: at most 5% slower than alone).  The last column
  * is throughput over the actor alone, measured in the same run.
  *
@@ -202,7 +203,7 @@ main (int argc, char **argv)
   g_autoptr(AtomrBuffer) buffer = NULL;
   g_autoptr(AtomrInspectorServer) server = NULL;
   g_autofree gchar *runtime = g_dir_make_tmp ("atomr-bench-inspect-XXXXXX", NULL);
-  gdouble raw, alone, idle, streaming;
+  gdouble raw, alone, idle, recording, streaming;
   Client c = { 0 };
   GThread *thread;
 
@@ -229,6 +230,11 @@ main (int argc, char **argv)
   printf ("%-52s %10.0f %8.2f %8s\n", "actor alone", alone, alone / raw, "1.00");
   idle = actor_throughput (device, buffer, server);
   printf ("%-52s %10.0f %8.2f %8.3f\n", "actor on a running server, no client", idle, idle / raw, idle / alone);
+  atomr_inspector_server_set_always_record (server, TRUE);
+  recording = actor_throughput (device, buffer, server);
+  atomr_inspector_server_set_always_record (server, FALSE);
+  printf ("%-52s %10.0f %8.2f %8.3f\n", "actor on a server with always-record, no client", recording,
+          recording / raw, recording / alone);
 
   c.server = server;
   c.context = g_main_context_new ();

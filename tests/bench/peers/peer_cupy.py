@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""The small-operation workloads of bench-graph through CuPy.
+
+    bench-graph --json /tmp/atomr-graph.json
+    python3 tests/bench/peers/peer_cupy.py --atomr /tmp/atomr-graph.json
+
+Rows (the same kernels and shapes as bench-graph): an empty kernel
+<<<1, 32>>> launch -> completion; 10 000 pipelined tiny kernels (<<<1, 32>>>
+adding 1 to x[0], a cupy.RawKernel of bench-graph's source); a chain of 100
+of them, eager and as a CUDA graph (stream capture, Graph.launch); SGEMM
+256^3 per call (FP32; CuPy chooses TF32 only through CUPY_TF32 at import),
+2000 pipelined calls.  With --atomr, the table adds atomr's figure from the
+same machine and peer / atomr (> 1.0: atomr is faster on that row).
+
+SPDX-License-Identifier: LGPL-2.1-or-later
+"""
+import argparse
+import json
+import statistics
+import time
+
+PIPELINED = 10000
+CHAIN = 100
+N_CHAIN = 300
+ROUND_TRIPS = 2000
+GEMM_N = 256
+GEMM_CALLS = 2000
+
+SOURCE = r'''
+extern "C" __global__ void inc (float *x) { if (threadIdx.x == 0) x[0] += 1.0f; }
+extern "C" __global__ void empty (float *x) { }
+'''
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--atomr', help='JSON written by bench-graph --json')
+    args = ap.parse_args()
+    try:
+        import cupy as cp
+    except ImportError as e:
+        print(f'peer_cupy: CuPy is not available ({e})')
+        return 0
+
+    module = cp.RawModule(code=SOURCE)
+    inc = module.get_function('inc')
+    empty = module.get_function('empty')
+    stream = cp.cuda.Stream(non_blocking=True)
+    rows = {}
+    with stream:
+        x = cp.zeros(1, dtype=cp.float32)
+        dummy = cp.zeros(1, dtype=cp.float32)
+        grid, block = (1,), (32,)
+
+        # 1. launch -> completion
+        t = []
+        for i in range(ROUND_TRIPS + 20):
+            t0 = time.perf_counter()
+            empty(grid, block, (dummy,))
+            stream.synchronize()
+            if i >= 20:
+                t.append((time.perf_counter() - t0) * 1e6)
+        rows['empty_roundtrip_us'] = statistics.median(t)
+
+        # 2. pipelined
+        best = float('inf')
+        for _ in range(4):
+            t0 = time.perf_counter()
+            for _ in range(PIPELINED):
+                inc(grid, block, (x,))
+            stream.synchronize()
+            best = min(best, (time.perf_counter() - t0) * 1e6)
+        rows['pipelined_10000_us'] = best
+
+        # 3. chain of 100, eager and graph
+        t = []
+        for i in range(N_CHAIN + 20):
+            t0 = time.perf_counter()
+            for _ in range(CHAIN):
+                inc(grid, block, (x,))
+            stream.synchronize()
+            if i >= 20:
+                t.append((time.perf_counter() - t0) * 1e6)
+        rows['chain_100_eager_us'] = statistics.median(t)
+        stream.begin_capture()
+        for _ in range(CHAIN):
+            inc(grid, block, (x,))
+        graph = stream.end_capture()
+        graph.upload(stream)
+        t = []
+        for i in range(N_CHAIN + 20):
+            t0 = time.perf_counter()
+            graph.launch(stream)
+            stream.synchronize()
+            if i >= 20:
+                t.append((time.perf_counter() - t0) * 1e6)
+        rows['chain_100_graph_us'] = statistics.median(t)
+
+        # 4. SGEMM 256, per call
+        a = cp.full((GEMM_N, GEMM_N), 0.5, dtype=cp.float32)
+        b = cp.full((GEMM_N, GEMM_N), 0.25, dtype=cp.float32)
+        c = cp.empty((GEMM_N, GEMM_N), dtype=cp.float32)
+        cp.matmul(a, b, out=c)
+        stream.synchronize()
+        best = float('inf')
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(GEMM_CALLS):
+                cp.matmul(a, b, out=c)
+            stream.synchronize()
+            best = min(best, (time.perf_counter() - t0) * 1e6 / GEMM_CALLS)
+        rows['gemm_256_fp32_us_per_call'] = best
+
+    atomr = None
+    if args.atomr:
+        with open(args.atomr) as f:
+            atomr = json.load(f)
+    print(f'# peer_cupy: CuPy {cp.__version__} on device {cp.cuda.Device().id}')
+    print(f'{"row":44} {"cupy us":>10} {"atomr us":>10} {"cupy/atomr":>12}')
+    ours = {}
+    if atomr:
+        ours = {
+            'empty_roundtrip_us': atomr['empty_roundtrip_us']['atomr'],
+            'pipelined_10000_us': atomr['pipelined_10000_us']['atomr'],
+            'chain_100_eager_us': atomr['chain_100_us']['atomr_eager'],
+            'chain_100_graph_us': atomr['chain_100_us']['atomr_graph'],
+            'gemm_256_fp32_us_per_call': atomr['gemm_256_fp32_us_per_call']['atomr'],
+        }
+    for key, value in rows.items():
+        mine = ours.get(key)
+        if mine:
+            print(f'{key:44} {value:10.2f} {mine:10.2f} {value / mine:12.3f}')
+        else:
+            print(f'{key:44} {value:10.2f} {"-":>10} {"-":>12}')
+    print(f'# cupy graph replay speed-up over cupy eager (chain of 100): '
+          f'{rows["chain_100_eager_us"] / rows["chain_100_graph_us"]:.2f}x')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
