@@ -14,6 +14,7 @@ mapfile -t programs < <(find "$build/tests" -type f -executable \( -name 'test-g
 # Debug info would take the bundle past what the device tool carries.
 strip --strip-debug "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
 bash "$(dirname "$0")/bundle-python.sh" "$out" "$build"
+cp tests/bench/cudnn/peer_torch.py "$out/tests/peer_cudnn_torch.py"
 # The peers of bench-graph (PyTorch, CuPy), run with the machine's Python.
 mkdir -p "$out/peers"
 cp tests/bench/peers/*.py "$out/peers/"
@@ -59,8 +60,16 @@ fi
 for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   b=$(basename "$p")
   [ "$b" = bench-sdpa ] && continue   # below, with its PyTorch peer
-  timeout 150 "$here/run" "$b" > "$out/$b.log" 2>&1; echo "$b rc=$?"
+  args=()
+  [ "$b" = bench-cudnn ] && args=(--json "$out/bench-cudnn.json")
+  timeout 150 "$here/run" "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
 done
+# bench-cudnn's rows through PyTorch on the same GPU: torch/atomr ratios.
+if [ -f "$out/bench-cudnn.json" ] && [ -x /opt/torch/.venv/bin/python ]; then
+  timeout 120 /opt/torch/.venv/bin/python "$here/tests/peer_cudnn_torch.py" --atomr "$out/bench-cudnn.json" \
+    > "$out/peer-cudnn-torch.log" 2>&1
+  echo "peer_cudnn_torch rc=$?"; tail -7 "$out/peer-cudnn-torch.log"
+fi
 # The peers table of issue 17: bench-graph's figures as JSON, then the same
 # workloads through PyTorch and CuPy (their tables name both, with ratios).
 if [ -x /opt/torch/.venv/bin/python ] && [ -x "$here/bin/bench-graph" ] &&

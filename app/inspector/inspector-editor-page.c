@@ -9,6 +9,8 @@
 
 #include "inspector-compiler.h"
 #include "inspector-diagnostics.h"
+#include "inspector-run.h"
+#include "inspector-run-panel.h"
 #include "inspector-editor-page.h"
 #include "inspector-source-util.h"
 
@@ -39,6 +41,7 @@ struct _InspectorEditorPage
   GtkSpinButton       *max_registers_spin;
   AdwEntryRow         *extra_flags_row;
   GSettings           *settings;     /* document-options */
+  InspectorRunPanel   *run_panel;
 
   GtkSourceBuffer     *buffer;
   GFile               *file;
@@ -379,13 +382,26 @@ split_words (const gchar *text,
   return g_strv_builder_end (b);
 }
 
-static AtomrCompileOptions *
-build_options (InspectorEditorPage  *self,
-               const gchar          *source,
-               GError              **error)
+static void
+add_strings (JsonObject  *object,
+             const gchar *name,
+             gchar      **values)
 {
-  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
-  g_auto(GStrv) extra = NULL;
+  JsonArray *array = json_array_new ();
+
+  for (guint i = 0; values && values[i]; i++)
+    json_array_add_string_element (array, values[i]);
+  json_object_set_array_member (object, name, array);
+}
+
+/* The options panel as JSON (inspector_compile_options_from_json()): the
+ * compile here and the runner's (Run) build the same options from it. */
+static JsonObject *
+options_json (InspectorEditorPage  *self,
+              const gchar          *source,
+              GError              **error)
+{
+  g_autoptr(JsonObject) o = json_object_new ();
   const gchar *arch = gtk_editable_get_text (GTK_EDITABLE (self->arch_row));
   g_auto(GStrv) defines = split_words (gtk_editable_get_text (GTK_EDITABLE (self->defines_row)), " ,");
   g_auto(GStrv) includes = split_words (gtk_editable_get_text (GTK_EDITABLE (self->includes_row)), ":");
@@ -393,6 +409,7 @@ build_options (InspectorEditorPage  *self,
   GtkStringObject *std = adw_combo_row_get_selected_item (self->std_row);
   const gchar *extra_text = gtk_editable_get_text (GTK_EDITABLE (self->extra_flags_row));
   g_autofree gchar *extra_trimmed = g_strstrip (g_strdup (extra_text ? extra_text : ""));
+  g_auto(GStrv) extra = NULL;
 
   /* other flags as a shell would split them (quotes keep spaces) */
   if (*extra_trimmed != '\0')
@@ -410,36 +427,37 @@ build_options (InspectorEditorPage  *self,
   if (arch == NULL || *arch == '\0')
     arch = self->actor ? NULL : DEFAULT_ARCH;   /* the actor compiles for its GPU */
   if (arch)
-    atomr_compile_options_set_arch (options, arch);
+    json_object_set_string_member (o, "arch", arch);
   if (std)
-    atomr_compile_options_set_std (options, gtk_string_object_get_string (std));
-  atomr_compile_options_set_fast_math (options, gtk_switch_get_active (self->fast_math_switch));
-  atomr_compile_options_set_line_info (options, gtk_switch_get_active (self->line_info_switch));
-  atomr_compile_options_set_debug (options, gtk_switch_get_active (self->debug_switch));
-  atomr_compile_options_set_lto (options, gtk_switch_get_active (self->lto_switch));
-  atomr_compile_options_set_max_registers (options, (guint) gtk_spin_button_get_value_as_int (self->max_registers_spin));
-  for (guint i = 0; extra && extra[i]; i++)
-    atomr_compile_options_add_extra_flag (options, extra[i]);
-  for (guint i = 0; defines[i]; i++)
-    {
-      g_auto(GStrv) kv = g_strsplit (defines[i], "=", 2);
-      atomr_compile_options_add_define (options, kv[0], kv[1]);
-    }
-  for (guint i = 0; includes[i]; i++)
-    atomr_compile_options_add_include_path (options, includes[i]);
+    json_object_set_string_member (o, "std", gtk_string_object_get_string (std));
+  json_object_set_boolean_member (o, "fast_math", gtk_switch_get_active (self->fast_math_switch));
+  json_object_set_boolean_member (o, "line_info", gtk_switch_get_active (self->line_info_switch));
+  json_object_set_boolean_member (o, "debug", gtk_switch_get_active (self->debug_switch));
+  json_object_set_boolean_member (o, "lto", gtk_switch_get_active (self->lto_switch));
+  json_object_set_int_member (o, "max_registers", gtk_spin_button_get_value_as_int (self->max_registers_spin));
+  add_strings (o, "extra", extra);
+  add_strings (o, "defines", defines);
+  add_strings (o, "includes", includes);
   if (names[0] == NULL)
     {
       g_strfreev (names);
       names = inspector_find_kernel_names (source);
     }
-  for (guint i = 0; names[i]; i++)
-    atomr_compile_options_add_name_expression (options, names[i]);
+  add_strings (o, "names", names);
   /* no --ptxas-options=-v: it would change the cache key, so the same
    * source compiled here and by the library would be two entries; the
    * resource usage comes from the CUBIN instead (show_resources) */
-  if (!atomr_compile_options_validate (options, error))
-    return NULL;
-  return g_steal_pointer (&options);
+  return g_steal_pointer (&o);
+}
+
+static AtomrCompileOptions *
+build_options (InspectorEditorPage  *self,
+               const gchar          *source,
+               GError              **error)
+{
+  g_autoptr(JsonObject) o = options_json (self, source, error);
+
+  return o ? inspector_compile_options_from_json (o, error) : NULL;
 }
 
 static void
@@ -943,6 +961,58 @@ inspector_editor_page_get_option_widget (InspectorEditorPage *self,
   return NULL;
 }
 
+/**
+ * inspector_editor_page_run:
+ * @self: the page
+ *
+ * Runs the kernel named on the Run tab with its arguments, in
+ * atomr-kernel-runner, with the panel's compile options, and shows the
+ * Run tab.
+ */
+void
+inspector_editor_page_run (InspectorEditorPage *self)
+{
+  g_autofree gchar *source = NULL;
+  g_autoptr(JsonObject) options = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) names = NULL;
+  GtkTextIter start, end;
+
+  gtk_text_buffer_get_bounds (GTK_TEXT_BUFFER (self->buffer), &start, &end);
+  source = gtk_text_buffer_get_text (GTK_TEXT_BUFFER (self->buffer), &start, &end, TRUE);
+  names = inspector_find_kernel_names (source);
+  inspector_run_panel_set_kernels (self->run_panel, (const gchar * const *) names);
+  gtk_stack_set_visible_child_name (self->output_stack, "run");
+  options = options_json (self, source, &error);
+  if (options == NULL)
+    {
+      gtk_label_set_text (self->status_label, error->message);
+      return;
+    }
+  inspector_run_panel_start (self->run_panel, source, program_name (self), options,
+                             self->cache ? atomr_kernel_cache_get_directory (self->cache) : NULL);
+}
+
+/**
+ * inspector_editor_page_get_run_panel:
+ * @self: the page
+ *
+ * Returns: (transfer none): the Run tab
+ */
+InspectorRunPanel *
+inspector_editor_page_get_run_panel (InspectorEditorPage *self)
+{
+  return self->run_panel;
+}
+
+static void
+run_action (GtkWidget   *widget,
+            const gchar *action_name,
+            GVariant    *parameter)
+{
+  inspector_editor_page_run (INSPECTOR_EDITOR_PAGE (widget));
+}
+
 static void
 compile_action (GtkWidget   *widget,
                 const gchar *action_name,
@@ -1334,6 +1404,7 @@ inspector_editor_page_class_init (InspectorEditorPageClass *klass)
                                     0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
 
   g_type_ensure (GTK_SOURCE_TYPE_VIEW);
+  g_type_ensure (INSPECTOR_TYPE_RUN_PANEL);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/atomr/Inspector/inspector-editor-page.ui");
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, file_label);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, spinner);
@@ -1351,6 +1422,7 @@ inspector_editor_page_class_init (InspectorEditorPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, names_row);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, fast_math_switch);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, debug_switch);
+  gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, run_panel);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, lto_switch);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, max_registers_spin);
   gtk_widget_class_bind_template_child (widget_class, InspectorEditorPage, extra_flags_row);
@@ -1359,6 +1431,8 @@ inspector_editor_page_class_init (InspectorEditorPageClass *klass)
 
   gtk_widget_class_install_action (widget_class, "editor.compile", NULL, compile_action);
   gtk_widget_class_install_action (widget_class, "editor.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "editor.run", NULL, run_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_F5, 0, "editor.run", NULL);
   gtk_widget_class_install_action (widget_class, "editor.save", NULL, save_action);
   gtk_widget_class_install_action (widget_class, "editor.save-as", NULL, save_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, GDK_CONTROL_MASK, "editor.save", NULL);

@@ -7,6 +7,8 @@
 #include <adwaita.h>
 #include <atomr.h>
 
+#include "inspector-run-panel.h"
+
 G_BEGIN_DECLS
 
 #define INSPECTOR_TYPE_EDITOR_PAGE (inspector_editor_page_get_type ())
@@ -41,6 +43,8 @@ GtkWidget     *inspector_editor_page_get_source_view (InspectorEditorPage *self)
 void     inspector_editor_page_open_file       (InspectorEditorPage    *self,
                                                 GFile                  *file);
 
+void inspector_editor_page_run (InspectorEditorPage *self);
+InspectorRunPanel *inspector_editor_page_get_run_panel (InspectorEditorPage *self);
 const gchar *inspector_editor_page_get_status (InspectorEditorPage *self);
 GtkWidget *inspector_editor_page_get_option_widget (InspectorEditorPage *self,
                                                    const gchar         *name);

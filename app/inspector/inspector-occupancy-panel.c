@@ -447,7 +447,7 @@ inspector_occupancy_panel_init (InspectorOccupancyPanel *self)
   adw_preferences_row_set_use_underline (ADW_PREFERENCES_ROW (self->arch_row), TRUE);
   adw_combo_row_set_model (self->arch_row, G_LIST_MODEL (self->arch_labels));
   adw_preferences_group_add (calc, GTK_WIDGET (self->arch_row));
-  self->block_spin = add_spin_row (calc, _("_Threads per Block"), NULL, 1, 1024, 32, 256);
+  self->block_spin = add_spin_row (calc, _("Threads per _Block"), NULL, 1, 1024, 32, 256);
   self->shared_spin = add_spin_row (calc, _("_Dynamic Shared Memory"), _("Bytes per block, at launch"),
                                     0, 227 * 1024, 1024, 0);
 

@@ -54,6 +54,9 @@ struct _InspectorTimeline
   gdouble              drag_offset;
   gdouble              zoom_scale;
   gdouble              pointer_x;
+  gchar               *filter_actor;   /* NULL: every actor */
+  guint                filter_kinds;   /* 1 << InspectorSliceKind */
+  gboolean             filter_errors;  /* failed operations only */
 };
 
 G_DEFINE_FINAL_TYPE (InspectorTimeline, inspector_timeline, GTK_TYPE_WIDGET)
@@ -378,6 +381,62 @@ get_fg (GtkWidget *widget,
   G_GNUC_END_IGNORE_DEPRECATIONS
 }
 
+static gboolean
+slice_shown (InspectorTimeline    *self,
+             const InspectorSlice *sl)
+{
+  if (!(self->filter_kinds & (1u << sl->kind)))
+    return FALSE;
+  if (self->filter_errors && !sl->failed)
+    return FALSE;
+  if (self->filter_actor && g_strcmp0 (sl->actor, self->filter_actor) != 0)
+    return FALSE;
+  return TRUE;
+}
+
+/**
+ * inspector_timeline_set_filter:
+ * @self: the timeline
+ * @actor: (nullable): show this actor's operations only, %NULL for all
+ * @kinds: the kinds of slice shown, a mask of `1 << InspectorSliceKind`
+ * @errors_only: show failed operations only
+ *
+ * Hides what does not match (it is neither drawn nor clickable; counter
+ * lanes stay).  Filtered frames look at every slice in view instead of
+ * skipping runs thinner than a pixel.
+ */
+void
+inspector_timeline_set_filter (InspectorTimeline *self,
+                               const gchar       *actor,
+                               guint              kinds,
+                               gboolean           errors_only)
+{
+  g_return_if_fail (INSPECTOR_IS_TIMELINE (self));
+  g_free (self->filter_actor);
+  self->filter_actor = g_strdup (actor);
+  self->filter_kinds = kinds;
+  self->filter_errors = errors_only;
+  if (self->selected >= 0 && self->model &&
+      !slice_shown (self, inspector_trace_model_get_slice (self->model, (guint) self->selected)))
+    inspector_timeline_set_selected (self, -1);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/**
+ * inspector_timeline_is_shown:
+ * @self: the timeline
+ * @index: a slice of the model
+ *
+ * Returns: whether the filter lets slice @index show
+ */
+gboolean
+inspector_timeline_is_shown (InspectorTimeline *self,
+                             guint              index)
+{
+  g_return_val_if_fail (self->model && index < inspector_trace_model_get_n_slices (self->model), FALSE);
+  return slice_shown (self, inspector_trace_model_get_slice (self->model, index));
+}
+
 static void
 draw_text (GtkSnapshot   *snapshot,
            PangoLayout   *layout,
@@ -577,7 +636,7 @@ inspector_timeline_snapshot (GtkWidget   *widget,
           self->n_visited++;
           if (sl->start > view_end)
             break;
-          if (sl->start + sl->dur < view_start)
+          if (sl->start + sl->dur < view_start || !slice_shown (self, sl))
             {
               j++;
               continue;
@@ -760,7 +819,7 @@ hit_test (InspectorTimeline *self,
       if (s->start > tt + slack)
         break;
       top = slice_y (self, s, &bh);
-      if (y < top - 1 || y > top + bh + 1 || tt > s->start + s->dur + slack)
+      if (y < top - 1 || y > top + bh + 1 || tt > s->start + s->dur + slack || !slice_shown (self, s))
         continue;
       d = tt < s->start ? s->start - tt : tt > s->start + s->dur ? tt - s->start - s->dur : 0;
       if (d < best_d)
@@ -942,6 +1001,7 @@ inspector_timeline_dispose (GObject *object)
     g_clear_signal_handler (&self->changed_id, self->model);
   g_clear_object (&self->model);
   g_clear_pointer (&self->lane_y, g_array_unref);
+  g_clear_pointer (&self->filter_actor, g_free);
   G_OBJECT_CLASS (inspector_timeline_parent_class)->dispose (object);
 }
 
@@ -1015,6 +1075,7 @@ inspector_timeline_init (InspectorTimeline *self)
 
   self->selected = -1;
   self->scale = 1;
+  self->filter_kinds = INSPECTOR_TIMELINE_ALL_KINDS;
   self->lane_y = g_array_new (FALSE, FALSE, sizeof (gdouble));
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   gtk_widget_set_hexpand (GTK_WIDGET (self), TRUE);

@@ -36,4 +36,14 @@ gchar               *inspector_timeline_describe          (InspectorTimeline   *
 void                 inspector_library_color              (const gchar         *library,
                                                            GdkRGBA             *color);
 
+/* every kind of slice (inspector_timeline_set_filter()) */
+#define INSPECTOR_TIMELINE_ALL_KINDS ((1u << INSPECTOR_SLICE_GPU) | (1u << INSPECTOR_SLICE_HOST) | (1u << INSPECTOR_SLICE_SPAN))
+
+void                 inspector_timeline_set_filter        (InspectorTimeline   *self,
+                                                           const gchar         *actor,
+                                                           guint                kinds,
+                                                           gboolean             errors_only);
+gboolean             inspector_timeline_is_shown          (InspectorTimeline   *self,
+                                                           guint                index);
+
 G_END_DECLS

@@ -10,6 +10,7 @@
 
 #include "inspector-operation-stats.h"
 #include "inspector-timeline.h"
+#include "inspector-trace-filter-bar.h"
 #include "inspector-trace-page.h"
 
 struct _InspectorTracePage
@@ -23,6 +24,7 @@ struct _InspectorTracePage
   GtkSearchEntry      *search_entry;
   GCancellable        *cancellable;
   InspectorTimeline   *timeline;
+  InspectorTraceFilterBar *filter_bar;
   GtkColumnView       *stats_view;
   GtkStack            *details_stack;
   AdwFlap             *details_flap;
@@ -391,6 +393,18 @@ inspector_trace_page_follow_recorder (InspectorTracePage *self,
 }
 
 /**
+ * inspector_trace_page_get_filter_bar:
+ * @self: the page
+ *
+ * Returns: (transfer none): the filter chips over the timeline
+ */
+InspectorTraceFilterBar *
+inspector_trace_page_get_filter_bar (InspectorTracePage *self)
+{
+  return self->filter_bar;
+}
+
+/**
  * inspector_trace_page_get_timeline:
  * @self: the page
  *
@@ -648,6 +662,7 @@ inspector_trace_page_class_init (InspectorTracePageClass *klass)
   object_class->dispose = inspector_trace_page_dispose;
 
   g_type_ensure (INSPECTOR_TYPE_TIMELINE);
+  g_type_ensure (INSPECTOR_TYPE_TRACE_FILTER_BAR);
   gtk_widget_class_set_template_from_resource (widget_class, "/io/github/atomr/Inspector/inspector-trace-page.ui");
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, stack);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, summary_label);
@@ -655,6 +670,7 @@ inspector_trace_page_class_init (InspectorTracePageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, flows_button);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, search_entry);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, timeline);
+  gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, filter_bar);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, stats_view);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, details_stack);
   gtk_widget_class_bind_template_child (widget_class, InspectorTracePage, details_flap);
@@ -678,6 +694,7 @@ inspector_trace_page_init (InspectorTracePage *self)
   self->detail_rows = g_ptr_array_new ();
   self->model = inspector_trace_model_new ();
   inspector_timeline_set_model (self->timeline, self->model);
+  inspector_trace_filter_bar_set_timeline (self->filter_bar, self->timeline);
   g_signal_connect_swapped (self->model, "changed", G_CALLBACK (update_summary), self);
   g_signal_connect_swapped (self->timeline, "notify::selected", G_CALLBACK (show_details), self);
   g_signal_connect_swapped (self->live_button, "toggled", G_CALLBACK (on_live_toggled), self);

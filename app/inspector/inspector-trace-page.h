@@ -7,6 +7,7 @@
 #include <adwaita.h>
 
 #include "inspector-timeline.h"
+#include "inspector-trace-filter-bar.h"
 #include "inspector-trace-model.h"
 
 G_BEGIN_DECLS
@@ -27,5 +28,7 @@ void                 inspector_trace_page_select           (InspectorTracePage *
                                                             gint                index);
 InspectorTimeline   *inspector_trace_page_get_timeline     (InspectorTracePage *self);
 GtkWidget           *inspector_trace_page_get_stats_view   (InspectorTracePage *self);
+
+InspectorTraceFilterBar *inspector_trace_page_get_filter_bar (InspectorTracePage *self);
 
 G_END_DECLS

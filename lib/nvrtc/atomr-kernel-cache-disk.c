@@ -264,8 +264,7 @@ atomr_cache_disk_write (AtomrKernelCache    *self,
                         JsonNode            *manifest,
                         GError             **error)
 {
-  g_autofree gchar *path = atomr_cache_entry_path (self, key);
-  g_autofree gchar *tmp = NULL;
+  g_autofree gchar *name = NULL;
   g_autofree gchar *meta = NULL;
   g_autofree gchar *manifest_text = NULL;
   gsize manifest_len = 0;
@@ -274,7 +273,6 @@ atomr_cache_disk_write (AtomrKernelCache    *self,
   guint8 digest[32];
   gsize meta_len = 0, source_len = 0, log_len;
   gint64 now = g_get_real_time ();
-  int fd;
 
   if (g_mkdir_with_parents (self->directory, 0755) != 0)
     {
@@ -322,28 +320,6 @@ atomr_cache_disk_write (AtomrKernelCache    *self,
 
   /* Same directory as the entry, so rename() is atomic; readers of the
    * old file (or of none) never see a partial one. */
-  tmp = g_strdup_printf ("%s/.tmp-%s-%d-%08x", self->directory, key, (int) getpid (), g_random_int ());
-  fd = g_open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    {
-      int errsv = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
-                   "cannot create %s: %s", tmp, g_strerror (errsv));
-      return FALSE;
-    }
-  if (!atomr_cache_write_all (fd, file->data, file->len, error))
-    {
-      close (fd);
-      g_unlink (tmp);
-      return FALSE;
-    }
-  if (close (fd) != 0 || g_rename (tmp, path) != 0)
-    {
-      int errsv = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errsv),
-                   "cannot store %s: %s", path, g_strerror (errsv));
-      g_unlink (tmp);
-      return FALSE;
-    }
-  return TRUE;
+  name = g_strconcat (key, ATOMR_CACHE_SUFFIX, NULL);
+  return atomr_cache_write_file_atomically (self->directory, name, file->data, file->len, error);
 }

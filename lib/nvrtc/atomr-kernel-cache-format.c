@@ -545,34 +545,27 @@ atomr_cache_meta_parse (const gchar  *json,
                         Meta         *m,
                         GError      **error)
 {
-  g_autoptr(JsonParser) parser = NULL;
-  JsonObject *o;
-
-  if (meta_parse_simple (json, length, m))
+  if (!meta_parse_simple (json, length, m))
     {
-      if (g_strv_length (m->kernel_names) != g_strv_length (m->lowered_names))
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      JsonObject *o;
+
+      if (!json_parser_load_from_data (parser, json, length, error))
+        return FALSE;
+      if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
         {
           g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                       "cache file: %u kernel names but %u lowered names",
-                       g_strv_length (m->kernel_names), g_strv_length (m->lowered_names));
-          atomr_cache_meta_clear (m);
+                       "cache file: metadata is not a JSON object");
           return FALSE;
         }
-      return TRUE;
+      o = json_node_get_object (json_parser_get_root (parser));
+      m->kernel_names = json_strv (o, "kernel_names");
+      m->lowered_names = json_strv (o, "lowered_names");
+      m->flags = json_strv (o, "flags");
+      m->arch = g_strdup (json_object_get_string_member_with_default (o, "arch", NULL));
+      m->nvrtc_version = g_strdup (json_object_get_string_member_with_default (o, "nvrtc_version", ""));
+      m->compile_time_ms = json_object_get_double_member_with_default (o, "compile_time_ms", 0);
     }
-  parser = json_parser_new ();
-  if (!json_parser_load_from_data (parser, json, length, error))
-    return FALSE;
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    {
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "cache file: metadata is not a JSON object");
-      return FALSE;
-    }
-  o = json_node_get_object (json_parser_get_root (parser));
-  m->kernel_names = json_strv (o, "kernel_names");
-  m->lowered_names = json_strv (o, "lowered_names");
-  m->flags = json_strv (o, "flags");
   if (g_strv_length (m->kernel_names) != g_strv_length (m->lowered_names))
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -581,10 +574,6 @@ atomr_cache_meta_parse (const gchar  *json,
       atomr_cache_meta_clear (m);
       return FALSE;
     }
-  m->arch = g_strdup (json_object_get_string_member_with_default (o, "arch", NULL));
-  m->nvrtc_version = g_strdup (json_object_get_string_member_with_default (o, "nvrtc_version", ""));
-  m->compile_time_ms = json_object_get_double_member_with_default (o, "compile_time_ms", 0);
-
   return TRUE;
 }
 

@@ -79,14 +79,24 @@ struct _AtomrCacheRequest {
   GPtrArray *link_objects;   /* AtomrLinkObject, borrowed refs of data */
 };
 
+/* How the stamps of an entry are validated.  Stamps under a directory
+ * this cache watches with inotify are valid while the watch generation
+ * has not moved since @checked; the others (relative paths, directories
+ * that cannot be watched) are stat()ed on every use. */
+typedef struct {
+  GPtrArray *headers;     /* AtomrCacheHeaderStamp, all of them */
+  GPtrArray *unwatched;   /* borrowed from @headers: stat()ed every time;
+                           * NULL: no inotify, every stamp is */
+  guint64    epoch;       /* the cache's watch_epoch when watched */
+  guint64    checked;     /* the generation of the last full check; 0: none */
+} HeaderWatch;
+
 typedef struct {
   MemoryKey           key;       /* owns key_part and both strings */
   AtomrModuleContent *content;
   AtomrModule        *module;    /* handed out on memory hits, built on the first */
-  GPtrArray          *headers;
+  HeaderWatch         w;
   GList              *link;    /* in lru, data = this */
-  gboolean            watched;   /* every header directory is watched */
-  guint64             checked;   /* the watch generation of the last check */
 } MemoryEntry;
 
 /* The disk key of a recent request and the stamps it was computed from:
@@ -96,10 +106,8 @@ typedef struct {
 typedef struct {
   MemoryKey  key;       /* owns key_part and both strings */
   gchar     *disk_key;
-  GPtrArray *headers;
+  HeaderWatch w;
   GList     *link;      /* in key_memo_order */
-  gboolean   watched;
-  guint64    checked;
 } KeyMemo;
 
 #define KEY_MEMO_CAPACITY 1024
@@ -123,6 +131,7 @@ struct _AtomrKernelCache
   int         watch_fd;      /* inotify, -1 when unavailable; under lock */
   GHashTable *watched_dirs;  /* directories watched; under lock */
   guint64     watch_gen;     /* bumped on any event; under lock */
+  guint64     watch_epoch;   /* bumped when a watch was lost; under lock */
   GCond       flight_done;   /* with lock: a key left flights */
   gchar      *store_error;   /* the first store failure, under lock */
   gboolean    store_warned;  /* under lock */
@@ -188,7 +197,9 @@ void atomr_cache_memory_insert_locked (AtomrKernelCache *self,
                                        AtomrModuleContent *content,
                                        GPtrArray *headers);
 
-AtomrModule *atomr_cache_memory_lookup (AtomrKernelCache *self, const MemoryKey *key);
+/* @may_stat FALSE: only what needs no stat() (no headers, or headers
+ * validated by the current inotify generation); NULL otherwise. */
+AtomrModule *atomr_cache_memory_lookup (AtomrKernelCache *self, const MemoryKey *key, gboolean may_stat);
 
 AtomrModule *atomr_cache_memory_lookup_key (AtomrKernelCache *self, const gchar *key);
 

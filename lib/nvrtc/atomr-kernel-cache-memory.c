@@ -22,6 +22,8 @@
 #include "atomr-error.h"
 #include "atomr-kernel-cache-impl-private.h"
 
+static void header_watch_clear (HeaderWatch *w);
+
 void
 atomr_cache_memory_entry_free (gpointer data)
 {
@@ -31,7 +33,7 @@ atomr_cache_memory_entry_free (gpointer data)
   g_free ((gchar *) e->key.source);
   atomr_module_content_unref (e->content);
   g_clear_object (&e->module);
-  g_ptr_array_unref (e->headers);
+  header_watch_clear (&e->w);
   g_free (e);
 }
 
@@ -128,22 +130,30 @@ is_local_file_system (const gchar *dir)
 
 #endif
 
-static gboolean
+/* Watches the directories of @headers that can be watched; returns the
+ * stamps no watch covers (borrowed), or NULL without inotify. */
+static GPtrArray *
 watch_headers_locked (AtomrKernelCache *self,
                       GPtrArray        *headers)
 {
 #ifdef __linux__
+  GPtrArray *unwatched;
+
   if (self->watch_fd < 0)
-    return FALSE;
+    return NULL;
+  unwatched = g_ptr_array_new ();
   for (guint i = 0; i < headers->len; i++)
     {
       AtomrCacheHeaderStamp *stamp = g_ptr_array_index (headers, i);
       g_autofree gchar *dir = NULL;
 
       /* A relative path names another file after chdir(), which no watch
-       * on the old directory reports: such entries stat() every time. */
+       * on the old directory reports: stat()ed every time. */
       if (!g_path_is_absolute (stamp->path))
-        return FALSE;
+        {
+          g_ptr_array_add (unwatched, stamp);
+          continue;
+        }
       dir = g_path_get_dirname (stamp->path);
       if (g_hash_table_contains (self->watched_dirs, dir))
         continue;
@@ -151,12 +161,15 @@ watch_headers_locked (AtomrKernelCache *self,
           || inotify_add_watch (self->watch_fd, dir,
                                 IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE
                                 | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF) < 0)
-        return FALSE;
+        {
+          g_ptr_array_add (unwatched, stamp);
+          continue;
+        }
       g_hash_table_add (self->watched_dirs, g_steal_pointer (&dir));
     }
-  return TRUE;
+  return unwatched;
 #else
-  return FALSE;
+  return NULL;
 #endif
 }
 
@@ -168,13 +181,77 @@ watch_poll_locked (AtomrKernelCache *self)
   gchar buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
   gboolean any = FALSE;
 
+  gboolean lost = FALSE;
+  ssize_t n;
+
   if (self->watch_fd < 0)
     return;
-  while (read (self->watch_fd, buf, sizeof buf) > 0)
-    any = TRUE;
+  while ((n = read (self->watch_fd, buf, sizeof buf)) > 0)
+    {
+      any = TRUE;
+      for (gchar *p = buf; p < buf + n;)
+        {
+          const struct inotify_event *ev = (const struct inotify_event *) p;
+          /* The watched directory went away or moved (its path now names
+           * another directory, unwatched), or events were dropped. */
+          if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_Q_OVERFLOW))
+            lost = TRUE;
+          p += sizeof (struct inotify_event) + ev->len;
+        }
+    }
   if (any)
     self->watch_gen++;
+  if (lost)
+    {
+      /* Entries watched before no longer count on their watches (full
+       * stat() from now on); new entries watch again. */
+      self->watch_epoch++;
+      g_hash_table_remove_all (self->watched_dirs);
+    }
 #endif
+}
+
+static void
+header_watch_init_locked (AtomrKernelCache *self,
+                          HeaderWatch      *w,
+                          GPtrArray        *headers)
+{
+  w->headers = g_ptr_array_ref (headers);
+  w->unwatched = watch_headers_locked (self, headers);
+  w->epoch = self->watch_epoch;
+  w->checked = 0;   /* the stamps predate the watches: check them all once */
+}
+
+static void
+header_watch_clear (HeaderWatch *w)
+{
+  g_clear_pointer (&w->unwatched, g_ptr_array_unref);
+  g_clear_pointer (&w->headers, g_ptr_array_unref);
+}
+
+/* What must be stat()ed before @w can be trusted: NULL when nothing (no
+ * headers, or every one watched and nothing happened since the last full
+ * check); else a reference to the stamps to check, *@full telling whether
+ * that is all of them (the caller then records the generation in *@gen
+ * as checked once they match). */
+static GPtrArray *
+header_watch_pending_locked (AtomrKernelCache *self,
+                             HeaderWatch      *w,
+                             gboolean         *full,
+                             guint64          *gen)
+{
+  gboolean watching = w->unwatched != NULL && w->epoch == self->watch_epoch;
+
+  *full = FALSE;
+  if (w->headers->len == 0)
+    return NULL;
+  if (watching && w->unwatched->len < w->headers->len)
+    watch_poll_locked (self);
+  *gen = self->watch_gen;
+  if (watching && w->epoch == self->watch_epoch && w->checked == self->watch_gen)
+    return w->unwatched->len > 0 ? g_ptr_array_ref (w->unwatched) : NULL;
+  *full = TRUE;
+  return g_ptr_array_ref (w->headers);
 }
 
 void
@@ -197,10 +274,7 @@ atomr_cache_memory_insert_locked (AtomrKernelCache   *self,
   e = g_new0 (MemoryEntry, 1);
   memory_key_copy (&e->key, key);
   e->content = atomr_module_content_ref (content);
-  e->headers = g_ptr_array_ref (headers);
-  e->watched = watch_headers_locked (self, headers);
-  /* The stamps predate the watches: the first hit stat()s them all. */
-  e->checked = 0;
+  header_watch_init_locked (self, &e->w, headers);
   g_queue_push_head (&self->lru, e);
   e->link = self->lru.head;
   g_hash_table_insert (self->memory, &e->key, e);
@@ -212,13 +286,15 @@ atomr_cache_memory_insert_locked (AtomrKernelCache   *self,
  * other threads do not queue behind them. */
 AtomrModule *
 atomr_cache_memory_lookup (AtomrKernelCache *self,
-                           const MemoryKey  *key)
+                           const MemoryKey  *key,
+                           gboolean          may_stat)
 {
   g_autoptr(AtomrModuleContent) content = NULL;
-  g_autoptr(GPtrArray) headers = NULL;
+  g_autoptr(GPtrArray) pending = NULL;
   AtomrModule *module;
   MemoryEntry *e;
-  guint64 gen;
+  gboolean full = FALSE;
+  guint64 gen = 0;
 
   g_mutex_lock (&self->lock);
   e = g_hash_table_lookup (self->memory, key);
@@ -227,9 +303,8 @@ atomr_cache_memory_lookup (AtomrKernelCache *self,
       g_mutex_unlock (&self->lock);
       return NULL;
     }
-  if (e->watched && e->headers->len > 0)
-    watch_poll_locked (self);
-  if (e->headers->len == 0 || (e->watched && e->checked == self->watch_gen))
+  pending = header_watch_pending_locked (self, &e->w, &full, &gen);
+  if (pending == NULL)
     {
       /* Nothing to check: the common case stays one lock round. */
       g_queue_unlink (&self->lru, e->link);
@@ -239,12 +314,17 @@ atomr_cache_memory_lookup (AtomrKernelCache *self,
       g_mutex_unlock (&self->lock);
       return module;
     }
+  if (!may_stat)
+    {
+      /* The caller must not block on the file system: a miss here, the
+       * full lookup elsewhere. */
+      g_mutex_unlock (&self->lock);
+      return NULL;
+    }
   content = atomr_module_content_ref (e->content);
-  headers = g_ptr_array_ref (e->headers);
-  gen = self->watch_gen;
   g_mutex_unlock (&self->lock);
 
-  if (!atomr_cache_stamps_unchanged (headers))
+  if (!atomr_cache_stamps_unchanged (pending))
     return NULL;
   g_mutex_lock (&self->lock);
   e = g_hash_table_lookup (self->memory, key);
@@ -253,7 +333,8 @@ atomr_cache_memory_lookup (AtomrKernelCache *self,
       g_queue_unlink (&self->lru, e->link);
       g_queue_push_head_link (&self->lru, e->link);
       /* Valid as of the generation read before the stat()s. */
-      e->checked = gen;
+      if (full)
+        e->w.checked = gen;
       module = atomr_cache_memory_entry_module_locked (e);
     }
   else
@@ -300,7 +381,7 @@ atomr_cache_key_memo_free (gpointer data)
   g_free ((gchar *) m->key.program_name);
   g_free ((gchar *) m->key.source);
   g_free (m->disk_key);
-  g_ptr_array_unref (m->headers);
+  header_watch_clear (&m->w);
   g_free (m);
 }
 
@@ -313,9 +394,11 @@ atomr_cache_key_memo_lookup (AtomrKernelCache *self,
                              GPtrArray       **headers_out)
 {
   g_autoptr(GPtrArray) headers = NULL;
+  g_autoptr(GPtrArray) pending = NULL;
   g_autofree gchar *disk_key = NULL;
+  gboolean full = FALSE;
+  guint64 gen = 0;
   KeyMemo *m;
-  guint64 gen;
 
   g_mutex_lock (&self->lock);
   m = g_hash_table_lookup (self->key_memo, key);
@@ -324,26 +407,24 @@ atomr_cache_key_memo_lookup (AtomrKernelCache *self,
       g_mutex_unlock (&self->lock);
       return NULL;
     }
-  if (m->watched && m->headers->len > 0)
-    watch_poll_locked (self);
+  pending = header_watch_pending_locked (self, &m->w, &full, &gen);
   disk_key = g_strdup (m->disk_key);
-  headers = g_ptr_array_ref (m->headers);
-  if (m->headers->len == 0 || (m->watched && m->checked == self->watch_gen))
-    {
-      g_mutex_unlock (&self->lock);
-      *headers_out = g_steal_pointer (&headers);
-      return g_steal_pointer (&disk_key);
-    }
-  gen = self->watch_gen;
+  headers = g_ptr_array_ref (m->w.headers);
   g_mutex_unlock (&self->lock);
 
-  if (!atomr_cache_stamps_unchanged (headers))
-    return NULL;
-  g_mutex_lock (&self->lock);
-  m = g_hash_table_lookup (self->key_memo, key);
-  if (m && m->headers == headers)
-    m->checked = gen;
-  g_mutex_unlock (&self->lock);
+  if (pending)
+    {
+      if (!atomr_cache_stamps_unchanged (pending))
+        return NULL;
+      if (full)
+        {
+          g_mutex_lock (&self->lock);
+          m = g_hash_table_lookup (self->key_memo, key);
+          if (m && m->w.headers == headers)
+            m->w.checked = gen;
+          g_mutex_unlock (&self->lock);
+        }
+    }
   *headers_out = g_steal_pointer (&headers);
   return g_steal_pointer (&disk_key);
 }
@@ -367,9 +448,7 @@ atomr_cache_key_memo_insert (AtomrKernelCache *self,
   m = g_new0 (KeyMemo, 1);
   memory_key_copy (&m->key, key);
   m->disk_key = g_strdup (disk_key);
-  m->headers = g_ptr_array_ref (headers);
-  m->watched = watch_headers_locked (self, headers);
-  m->checked = 0;   /* the stamps predate the watches */
+  header_watch_init_locked (self, &m->w, headers);
   g_queue_push_head (&self->key_memo_order, m);
   m->link = self->key_memo_order.head;
   g_hash_table_insert (self->key_memo, &m->key, m);

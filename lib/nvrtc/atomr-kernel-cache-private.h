@@ -45,6 +45,11 @@ typedef struct _AtomrCacheRequest AtomrCacheRequest;
 AtomrModule *atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
                                                 const AtomrCacheKeyInput *input,
                                                 AtomrCacheRequest       **request);
+/* The memory level alone, and only what it can answer without touching
+ * the file system (see atomr_cache_memory_lookup()): safe on a thread that
+ * must not block.  @input must carry key_part (from a snapshot). */
+AtomrModule *atomr_kernel_cache_lookup_memory  (AtomrKernelCache         *self,
+                                                const AtomrCacheKeyInput *input);
 /* Stores a fresh compile (memory and disk).  A disk failure is logged with
  * g_debug() only.  Sets content->key. */
 void         atomr_kernel_cache_store          (AtomrKernelCache     *self,

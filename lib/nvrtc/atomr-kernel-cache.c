@@ -626,7 +626,7 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
       atomr_cache_memory_key_init (&memkey, key_part, atomr_cache_bytes_hash (key_part),
                                    input->program_name, input->source);
     }
-  module = atomr_cache_memory_lookup (self, &memkey);
+  module = atomr_cache_memory_lookup (self, &memkey, TRUE);
   if (module)
     return module;
 
@@ -668,6 +668,18 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
     return module;
   *request_out = g_steal_pointer (&request);
   return NULL;
+}
+
+AtomrModule *
+atomr_kernel_cache_lookup_memory (AtomrKernelCache         *self,
+                                  const AtomrCacheKeyInput *input)
+{
+  MemoryKey memkey;
+
+  g_return_val_if_fail (input->key_part != NULL, NULL);
+  atomr_cache_memory_key_init (&memkey, input->key_part, input->key_part_hash,
+                               input->program_name, input->source);
+  return atomr_cache_memory_lookup (self, &memkey, FALSE);
 }
 
 void

@@ -262,6 +262,11 @@ record_spans (AtomrActor  *actor,
 
   if (module == NULL)
     return;
+  /* Nobody listens (no trace recorder attached): no batch, and no extra
+   * dispatch on the actor's context before the reply. */
+  if (ATOMR_ACTOR_GET_CLASS (actor)->after_complete == NULL
+      && !g_signal_has_handler_pending (actor, g_signal_lookup ("after-complete", ATOMR_TYPE_ACTOR), 0, FALSE))
+    return;
   spans = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref);
   key = atomr_module_get_key (module);
   switch (atomr_module_get_cache_status (module))
@@ -401,6 +406,35 @@ start_compile (AtomrNvrtcActor     *self,
   req->device = atomr_actor_get_device (ATOMR_ACTOR (self))
                 ? g_object_ref (atomr_actor_get_device (ATOMR_ACTOR (self))) : NULL;
   g_task_set_task_data (task, req, compile_request_free);
+  /* A module-only request that the memory level answers without touching
+   * the file system is answered here: the reply comes in the next
+   * iteration of the caller's context (GTask defers it), without a worker
+   * thread and the wake-ups there and back.  Everything else (a kernel to
+   * load, disk, compile) runs on a worker. */
+  if (kernel_name == NULL && req->cache && req->snapshot->key_part
+      && !atomr_kernel_cache_disabled_by_env (req->cache)
+      && (cancellable == NULL || !g_cancellable_is_cancelled (cancellable)))
+    {
+      AtomrCacheKeyInput input = {
+        .source = req->source,
+        .kernel_names = (const gchar * const *) req->snapshot->name_expressions,
+        .flags = (const gchar * const *) req->snapshot->flags,
+        .arch = req->snapshot->arch,
+        .link_objects = req->snapshot->link_objects,
+        .key_part = req->snapshot->key_part,
+        .key_part_hash = req->snapshot->key_part_hash,
+      };
+      gint64 t0 = atomr_launch_info_now_ns ();
+      AtomrModule *module = atomr_kernel_cache_lookup_memory (req->cache, &input);
+
+      if (module)
+        {
+          gint64 t1 = atomr_launch_info_now_ns ();
+          record_spans (ATOMR_ACTOR (self), module, t0, t1, t1);
+          g_task_return_pointer (task, module, g_object_unref);
+          return;
+        }
+    }
   g_task_run_in_thread (task, compile_thread);
 }
 

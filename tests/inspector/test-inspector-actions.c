@@ -221,6 +221,7 @@ no_dialog (gpointer data)
 }
 
 static GtkWidget *find_labelled (GtkWidget *root, GType type, const gchar *text);
+static void save_picture (const gchar *name);
 
 /* Presses the dialog's button for @response ("cancel", "discard", "save"). */
 static void
@@ -720,6 +721,32 @@ test_mnemonics (void)
   g_signal_handler_disconnect (editor, id);
 }
 
+/* The new tabs' mnemonics clash with none of the window's (Alt+T is the
+ * Trace page, not "Threads…"), in the language the test runs in. */
+static void
+test_mnemonics_tabs (void)
+{
+  GtkWidget *pages[2];
+
+  reset_window ();
+  pages[0] = GTK_WIDGET (inspector_editor_page_get_run_panel (inspector_window_get_editor_page (t.window)));
+  pages[1] = GTK_WIDGET (inspector_cache_page_get_occupancy_panel (inspector_window_get_cache_page (t.window)));
+  for (guint i = 0; i < G_N_ELEMENTS (pages); i++)
+    {
+      g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
+      g_autoptr(GPtrArray) clashes = g_ptr_array_new_with_free_func (g_free);
+
+      inspector_window_set_page (t.window, i == 0 ? "editor" : "cache");
+      gtk_stack_set_visible_child (GTK_STACK (gtk_widget_get_parent (pages[i])), pages[i]);
+      pump (200);
+      g_assert_true (gtk_widget_get_mapped (pages[i]));
+      collect_mnemonics (GTK_WIDGET (t.window), seen, clashes);
+      for (guint k = 0; k < clashes->len; k++)
+        g_test_message ("mnemonic clash: %s", (gchar *) g_ptr_array_index (clashes, k));
+      g_assert_cmpuint (clashes->len, ==, 0);
+    }
+}
+
 /* 8 and 10. Zoom keys work with the focus anywhere on the Trace page; an
  * empty Trace page has nothing to save or zoom. */
 static void
@@ -763,6 +790,85 @@ test_trace_shortcuts (void)
   g_assert_cmpfloat_with_epsilon (inspector_timeline_get_scale (INSPECTOR_TIMELINE (timeline)), scale0, scale0 * 1e-6);
 }
 
+
+/* Filter chips: Space on "Errors Only" leaves the failed operations, the
+ * actor drop-down one actor's, the GPU chip off hides GPU execution; what
+ * is hidden is neither drawn nor counted. */
+static void
+test_trace_filter_chips (void)
+{
+  InspectorTracePage *trace;
+  InspectorTraceFilterBar *bar;
+  InspectorTimeline *timeline;
+  InspectorTraceModel *model;
+  g_autofree gchar *path = g_test_build_filename (G_TEST_DIST, "fixture-trace.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  GtkWidget *errors, *gpu;
+  GtkDropDown *actors;
+  GListModel *names;
+  guint n, n_failed = 0, drawn_all, blas = GTK_INVALID_LIST_POSITION;
+
+  fresh_window ();
+  inspector_window_set_page (t.window, "trace");
+  trace = inspector_window_get_trace_page (t.window);
+  g_assert_true (inspector_trace_page_load (trace, file, &error));
+  g_assert_no_error (error);
+  pump (300);
+  bar = inspector_trace_page_get_filter_bar (trace);
+  timeline = inspector_trace_page_get_timeline (trace);
+  model = inspector_trace_page_get_model (trace);
+  n = inspector_trace_model_get_n_slices (model);
+  g_assert_cmpuint (n, >, 0);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_true (inspector_timeline_is_shown (timeline, i));
+      n_failed += inspector_trace_model_get_slice (model, i)->failed;
+    }
+  g_assert_cmpuint (n_failed, >, 0);
+  drawn_all = inspector_timeline_get_n_drawn_boxes (timeline);
+  g_assert_cmpuint (drawn_all, >, 0);
+
+  /* Tab reaches the chip; Space flips it */
+  errors = inspector_trace_filter_bar_get_chip (bar, "errors");
+  g_assert_true (gtk_widget_get_focusable (errors));
+  gtk_widget_grab_focus (errors);
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  g_assert_true (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (errors)));
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpint (inspector_timeline_is_shown (timeline, i), ==, inspector_trace_model_get_slice (model, i)->failed);
+  pump (200);
+  g_assert_cmpuint (inspector_timeline_get_n_drawn_boxes (timeline), <=, n_failed);
+  g_assert_cmpuint (inspector_timeline_get_n_drawn_boxes (timeline), <, drawn_all);
+  save_picture ("trace-errors-only");
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (errors)));
+
+  /* one actor */
+  actors = inspector_trace_filter_bar_get_actors (bar);
+  names = gtk_drop_down_get_model (actors);
+  for (guint i = 0; i < g_list_model_get_n_items (names); i++)
+    if (g_str_equal (gtk_string_list_get_string (GTK_STRING_LIST (names), i), "blas"))
+      blas = i;
+  g_assert_cmpuint (blas, !=, GTK_INVALID_LIST_POSITION);
+  gtk_drop_down_set_selected (actors, blas);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpint (inspector_timeline_is_shown (timeline, i), ==,
+                     g_strcmp0 (inspector_trace_model_get_slice (model, i)->actor, "blas") == 0);
+  gtk_drop_down_set_selected (actors, 0);
+
+  /* no GPU execution */
+  gpu = inspector_trace_filter_bar_get_chip (bar, "gpu");
+  gtk_widget_grab_focus (gpu);
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  g_assert_false (gtk_toggle_button_get_active (GTK_TOGGLE_BUTTON (gpu)));
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpint (inspector_timeline_is_shown (timeline, i), ==,
+                     inspector_trace_model_get_slice (model, i)->kind != INSPECTOR_SLICE_GPU);
+  press_key (GTK_WINDOW (t.window), XK_space, 0);
+  for (guint i = 0; i < n; i++)
+    g_assert_true (inspector_timeline_is_shown (timeline, i));
+}
 
 /* The first mapped widget of @type under @root whose label or title is @text. */
 static GtkWidget *
@@ -1271,6 +1377,75 @@ test_editor_flags (void)
   g_unlink (path);
 }
 
+static gboolean
+run_finished (gpointer data)
+{
+  InspectorRunPanel *panel = data;
+  const gchar *state = inspector_run_panel_get_state (panel);
+
+  return g_strcmp0 (state, "running") != 0 && g_strcmp0 (state, "idle") != 0;
+}
+
+/* Run (F5) launches the kernel in atomr-kernel-runner: arguments that do
+ * not parse are refused at once; a runner that crashes (here a stand-in
+ * that kills itself) is reported and the window carries on; the real
+ * runner's error (no GPU here) is shown. */
+static void
+test_editor_run (void)
+{
+  g_autofree gchar *root = g_dir_make_tmp ("inspector-run-XXXXXX", NULL);
+  g_autofree gchar *crasher = g_build_filename (root, "crashing-runner", NULL);
+  g_autofree gchar *real = g_strdup (g_getenv ("ATOMR_INSPECTOR_RUNNER"));
+  InspectorEditorPage *editor;
+  InspectorRunPanel *panel;
+  GtkWidget *args, *kernel;
+
+  g_assert_nonnull (real);
+  g_assert_true (g_file_set_contents (crasher, "#!/bin/sh\necho 'illegal memory access' >&2\nkill -SEGV $$\n", -1, NULL));
+  g_assert_cmpint (g_chmod (crasher, 0755), ==, 0);
+
+  reset_window ();
+  editor = inspector_window_get_editor_page (t.window);
+  inspector_editor_page_set_text (editor, "saxpy.cu",
+                                  "extern \"C\" __global__ void saxpy (float a, const float *x, float *y, unsigned n)\n"
+                                  "{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] += a * x[i]; }\n");
+  panel = inspector_editor_page_get_run_panel (editor);
+  args = inspector_run_panel_get_field (panel, "args");
+  kernel = inspector_run_panel_get_field (panel, "kernel");
+
+  /* a typo: said at once, no process */
+  gtk_editable_set_text (GTK_EDITABLE (args), "f32:2.0, f32[1024]=random, f32[1024]=lots, u32:1024");
+  gtk_widget_grab_focus (editor_view ());
+  press_key (GTK_WINDOW (t.window), XK_F5, 0);
+  g_assert_true (wait_for (run_finished, panel));
+  g_assert_cmpstr (inspector_run_panel_get_state (panel), ==, "error");
+  g_assert_nonnull (strstr (inspector_run_panel_get_result (panel), "=lots"));
+  /* the kernel was found in the source */
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (kernel)), ==, "saxpy");
+
+  /* the runner crashes: reported, the window lives on */
+  gtk_editable_set_text (GTK_EDITABLE (args), "f32:2.0, f32[1024]=random, f32[1024]=linear, u32:1024");
+  g_setenv ("ATOMR_INSPECTOR_RUNNER", crasher, TRUE);
+  press_key (GTK_WINDOW (t.window), XK_F5, 0);
+  g_assert_true (wait_for (run_finished, panel));
+  g_assert_cmpstr (inspector_run_panel_get_state (panel), ==, "crashed");
+  g_assert_nonnull (strstr (inspector_run_panel_get_result (panel), "signal 11"));
+  save_picture ("editor-run-crashed");
+
+  /* and still runs: the real runner, which says what it found */
+  g_setenv ("ATOMR_INSPECTOR_RUNNER", real, TRUE);
+  gtk_widget_activate_action (GTK_WIDGET (editor), "editor.run", NULL);
+  g_assert_true (wait_for (run_finished, panel));
+  g_test_message ("run: %s: %s", inspector_run_panel_get_state (panel), inspector_run_panel_get_result (panel));
+  g_assert_true (g_str_equal (inspector_run_panel_get_state (panel), "error") ||
+                 g_str_equal (inspector_run_panel_get_state (panel), "done"));
+  g_assert_nonnull (t.window);
+
+  gtk_text_buffer_set_modified (editor_buffer (), FALSE);
+  g_unlink (crasher);
+  g_rmdir (root);
+}
+
 /* 10. A search without a match says so (not "run the demo"). */
 static void
 test_cache_search_empty (void)
@@ -1489,10 +1664,13 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/open-source-async", test_open_source_async);
   g_test_add_func ("/inspector/actions/language", test_language);
   g_test_add_func ("/inspector/actions/mnemonics", test_mnemonics);
+  g_test_add_func ("/inspector/actions/mnemonics-tabs", test_mnemonics_tabs);
   g_test_add_func ("/inspector/actions/narrow", test_narrow);
   g_test_add_func ("/inspector/actions/trace-shortcuts", test_trace_shortcuts);
+  g_test_add_func ("/inspector/actions/trace-filter-chips", test_trace_filter_chips);
   g_test_add_func ("/inspector/actions/unsaved-open-entry", test_unsaved_open_entry);
   g_test_add_func ("/inspector/actions/editor-flags", test_editor_flags);
+  g_test_add_func ("/inspector/actions/editor-run", test_editor_run);
   g_test_add_func ("/inspector/actions/unsaved-quit", test_unsaved_quit);
   rc = g_test_run ();
 

@@ -11,6 +11,7 @@
 #include "inspector-compiler.h"
 #include "inspector-diagnostics.h"
 #include "inspector-operation-stats.h"
+#include "inspector-run.h"
 #include "inspector-sass.h"
 #include "inspector-trace-model.h"
 
@@ -129,6 +130,148 @@ test_sass_tool (void)
   g_rmdir (bin);
   g_rmdir (empty);
   g_rmdir (root);
+}
+
+/* run ------------------------------------------------------------------ */
+
+static void
+test_run_parse_args (void)
+{
+  g_autoptr(GArray) args = NULL;
+  g_autoptr(GError) error = NULL;
+  InspectorRunArg *a;
+  struct { const gchar *text; const gchar *says; } bad[] = {
+    { "f32:2.5, f16[8]", "f16" },
+    { "f32[0]", "0" },
+    { "f32[12", "f32[12" },
+    { "u32:-1", "-1" },
+    { "i32:1.5", "1.5" },
+    { "f32:abc", "abc" },
+    { "f32[8]=sometimes", "=sometimes" },
+    { "2.5", "2.5" },
+    { "f32[1000000000000]", "1000000000000" },
+  };
+
+  args = inspector_run_parse_args ("f32:2.5f, f32[1048576]=random, f64[4]=linear, u32:1048576, i64[3]=-1.5, i32[2]", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (args->len, ==, 6);
+  a = &g_array_index (args, InspectorRunArg, 0);
+  g_assert_cmpint (a->kind, ==, INSPECTOR_RUN_SCALAR);
+  g_assert_cmpint (a->dtype, ==, ATOMR_DTYPE_F32);
+  g_assert_cmpfloat (a->value, ==, 2.5);
+  a = &g_array_index (args, InspectorRunArg, 1);
+  g_assert_cmpint (a->kind, ==, INSPECTOR_RUN_BUFFER);
+  g_assert_cmpuint (a->count, ==, 1048576);
+  g_assert_cmpint (a->fill, ==, INSPECTOR_RUN_FILL_RANDOM);
+  g_assert_cmpint (g_array_index (args, InspectorRunArg, 2).fill, ==, INSPECTOR_RUN_FILL_LINEAR);
+  g_assert_cmpfloat (g_array_index (args, InspectorRunArg, 3).value, ==, 1048576);
+  g_assert_cmpint (g_array_index (args, InspectorRunArg, 4).fill, ==, INSPECTOR_RUN_FILL_VALUE);
+  g_assert_cmpfloat (g_array_index (args, InspectorRunArg, 4).value, ==, -1.5);
+  g_assert_cmpint (g_array_index (args, InspectorRunArg, 5).fill, ==, INSPECTOR_RUN_FILL_ZEROS);
+
+  /* through JSON and back: the same arguments */
+  {
+    g_autoptr(JsonNode) node = inspector_run_args_to_json (args);
+    g_autoptr(GArray) back = inspector_run_args_from_json (node, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (back->len, ==, args->len);
+    g_assert_cmpmem (back->data, back->len * sizeof (InspectorRunArg), args->data, args->len * sizeof (InspectorRunArg));
+  }
+  g_clear_pointer (&args, g_array_unref);
+  args = inspector_run_parse_args ("", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (args->len, ==, 0);
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GArray) none = inspector_run_parse_args (bad[i].text, &error);
+
+      g_assert_null (none);
+      g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+      if (strstr (error->message, bad[i].says) == NULL)
+        g_error ("“%s”: the message “%s” does not name “%s”", bad[i].text, error->message, bad[i].says);
+      g_assert_nonnull (strstr (error->message, "Argument"));
+      g_clear_error (&error);
+    }
+}
+
+static JsonObject *
+spawn (const gchar * const *argv,
+       const gchar         *request,
+       guint                timeout_s,
+       GError             **error)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+
+  inspector_run_spawn_async (argv, request, timeout_s, NULL, on_sass, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  return inspector_run_spawn_finish (result, error);
+}
+
+/* The client side of Run: a crash, a hang, garbage and the real runner's
+ * error each come back as an error that says what happened; nothing of it
+ * touches this process. */
+static void
+test_run_spawn (void)
+{
+  const gchar *crash[] = { "/bin/sh", "-c", "cat >/dev/null; echo dying >&2; kill -SEGV $$", NULL };
+  const gchar *hang[] = { "/bin/sh", "-c", "exec sleep 30", NULL };
+  const gchar *garbage[] = { "/bin/sh", "-c", "cat >/dev/null; echo not json; exit 3", NULL };
+  const gchar *missing[] = { "/nonexistent/atomr-kernel-runner", NULL };
+  g_autofree gchar *runner = inspector_run_find_runner ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonObject) reply = NULL;
+
+  reply = spawn (crash, "{}", 30, &error);
+  g_assert_null (reply);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_UNRECOVERABLE);
+  g_assert_nonnull (strstr (error->message, "signal 11"));
+  g_assert_nonnull (strstr (error->message, "dying"));
+  g_clear_error (&error);
+
+  reply = spawn (hang, "{}", 1, &error);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
+  g_clear_error (&error);
+
+  reply = spawn (garbage, "{}", 30, &error);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY);
+  g_assert_nonnull (strstr (error->message, "exit status 3"));
+  g_assert_nonnull (strstr (error->message, "not json"));
+  g_clear_error (&error);
+
+  reply = spawn (missing, "{}", 30, &error);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY);
+  g_assert_nonnull (strstr (error->message, "/nonexistent/atomr-kernel-runner"));
+  g_clear_error (&error);
+
+  /* the real runner: a request it refuses, then (here) no GPU */
+  g_assert_nonnull (runner);
+  {
+    const gchar *argv[] = { runner, NULL };
+    const gchar *request = "{\"source\":\"extern \\\"C\\\" __global__ void k (float *y) { y[0] = 1.0f; }\","
+                           "\"kernel\":\"k\",\"options\":{\"std\":\"c++17\"},\"args\":[{\"kind\":\"buffer\","
+                           "\"dtype\":\"f32\",\"count\":4,\"fill\":\"zeros\"}],\"threads\":1,\"block\":1}";
+
+    reply = spawn (argv, "{\"kernel\":\"k\"}", 30, &error);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "source"));
+    g_clear_error (&error);
+    reply = spawn (argv, "{\"source\":\"\",\"kernel\":\"k\",\"options\":{},\"threads\":0,\"block\":1}", 30, &error);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "threads 0"));
+    g_clear_error (&error);
+    reply = spawn (argv, request, 60, &error);
+    if (reply)
+      g_test_message ("a GPU is here: the run succeeded");
+    else
+      {
+        g_test_message ("runner: %s", error->message);
+        g_assert_true (g_error_matches (error, ATOMR_ERROR, ATOMR_ERROR_NO_DEVICE) ||
+                       g_error_matches (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY));
+      }
+  }
 }
 
 /* trace model ------------------------------------------------------------ */
@@ -1026,6 +1169,8 @@ main (int   argc,
   g_test_add_func ("/inspector/diagnostics/cubin-resources", test_cubin_resources);
   g_test_add_func ("/inspector/compiler/kernel-names", test_find_kernel_names);
   g_test_add_func ("/inspector/sass/tool", test_sass_tool);
+  g_test_add_func ("/inspector/run/parse-args", test_run_parse_args);
+  g_test_add_func ("/inspector/run/spawn", test_run_spawn);
   g_test_add ("/inspector/cache-model/list", CacheFixture, NULL, cache_setup, test_cache_list, cache_teardown);
   g_test_add ("/inspector/cache-model/search-sort", CacheFixture, NULL, cache_setup, test_cache_search_sort, cache_teardown);
   g_test_add ("/inspector/cache-model/remove-gc", CacheFixture, NULL, cache_setup, test_cache_remove_gc, cache_teardown);

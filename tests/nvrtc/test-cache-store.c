@@ -416,6 +416,67 @@ test_memory_hit_header_generation (void)
   rm_rf (inc);
 }
 
+/* A watched include directory that is removed and created again: the
+ * old watch died with it (inotify reports IN_DELETE_SELF/IN_IGNORED, and
+ * nothing after), so entries must not trust it any more.  Before, the
+ * directory stayed in the watched set, the recompiled entry counted on the
+ * dead watch, and an in-place edit after its first hit was never seen (a
+ * stale binary).  (<v.h>: only -I directories, all watched; a quoted
+ * include would add the relative "./v.h", stat()ed on every hit.) */
+static void
+test_memory_hit_watched_directory_replaced (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *inc = make_tmpdir ();
+  g_autofree gchar *header = g_build_filename (inc, "v.h", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrCompileOptions) o = atomr_compile_options_new ();
+  const gchar *src = "#include <v.h>\nextern \"C\" __global__ void fill (float *x) { x[0] = V; }\n";
+  g_autofree gchar *key = NULL;
+
+  atomr_compile_options_add_name_expression (o, "fill");
+  atomr_compile_options_add_include_path (o, inc);
+  g_assert_true (g_file_set_contents (header, "#define V 1.5f\n", -1, NULL));
+  for (guint round = 0; round < 2; round++)
+    {
+      g_autoptr(AtomrModule) m = NULL;
+      g_autoptr(AtomrModule) h1 = NULL;
+      g_autoptr(AtomrModule) h2 = NULL;
+      g_autoptr(GError) error = NULL;
+
+      m = atomr_nvrtc_compile (src, NULL, o, cache, &error);
+      g_assert_no_error (error);
+      h1 = atomr_nvrtc_compile (src, NULL, o, cache, NULL);
+      h2 = atomr_nvrtc_compile (src, NULL, o, cache, NULL);
+      g_assert_cmpint (atomr_module_get_cache_status (h2), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+      g_clear_pointer (&key, g_free);
+      key = g_strdup (atomr_module_get_key (m));
+      if (round == 0)
+        {
+          /* Replace the directory (same path, same header text). */
+          g_assert_cmpint (g_unlink (header), ==, 0);
+          g_assert_cmpint (g_rmdir (inc), ==, 0);
+          g_assert_cmpint (g_mkdir (inc, 0700), ==, 0);
+          g_assert_true (g_file_set_contents (header, "#define V 1.5f\n", -1, NULL));
+        }
+    }
+  {
+    /* In place, same size: only the watch (or a stat) can see it. */
+    g_autoptr(AtomrModule) after = NULL;
+    g_autoptr(GError) error = NULL;
+    int fd = g_open (header, O_WRONLY, 0);
+
+    g_assert_cmpint (pwrite (fd, "#define V 7.5f\n", 15, 0), ==, 15);
+    close (fd);
+    after = atomr_nvrtc_compile (src, NULL, o, cache, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (atomr_module_get_cache_status (after), !=, ATOMR_CACHE_STATUS_MEMORY_HIT);
+    g_assert_cmpstr (atomr_module_get_key (after), !=, key);
+  }
+  rm_rf (dir);
+  rm_rf (inc);
+}
+
 /* The compile path keeps what it derives from an options object (flags,
  * checks, the memory key's part) per revision of the object: every kind
  * of change made after a hit must still reach the key. */
@@ -477,6 +538,59 @@ test_options_change_after_hit (void)
     g_assert_cmpint (atomr_module_get_cache_status (m), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
     g_assert_cmpstr (atomr_module_get_key (m), ==, g_ptr_array_index (keys, 0));
   }
+  rm_rf (dir);
+  rm_rf (inc);
+}
+
+static void store_async_result (GObject *source, GAsyncResult *result, gpointer user_data);
+
+/* compile_module_async answers a memory hit that needs no stat() on the
+ * caller's thread (no worker): the reply still comes later, from the
+ * caller's context, and a header edited after the hit is still noticed. */
+static void
+test_actor_memory_hit_on_caller (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *inc = make_tmpdir ();
+  g_autofree gchar *header = g_build_filename (inc, "v.h", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrNvrtcActor) actor = NULL;
+  g_autoptr(AtomrCompileOptions) o = atomr_compile_options_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *first_key = NULL;
+  const gchar *src = "#include \"v.h\"\nextern \"C\" __global__ void fill (float *x) { x[0] = V; }\n";
+  AtomrCacheStatus want[] = { ATOMR_CACHE_STATUS_MISS, ATOMR_CACHE_STATUS_MEMORY_HIT, ATOMR_CACHE_STATUS_MEMORY_HIT,
+                              ATOMR_CACHE_STATUS_MISS };
+
+  actor = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_nvrtc_actor_set_cache (actor, cache);
+  atomr_compile_options_add_name_expression (o, "fill");
+  atomr_compile_options_add_include_path (o, inc);
+  g_assert_true (g_file_set_contents (header, "#define V 1.5f\n", -1, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      g_autoptr(GAsyncResult) result = NULL;
+      g_autoptr(AtomrModule) m = NULL;
+
+      if (i == 3)
+        g_assert_true (g_file_set_contents (header, "#define V 2.5f\n", -1, NULL));
+      atomr_nvrtc_actor_compile_module_async (actor, src, o, NULL, store_async_result, &result);
+      g_assert_null (result);   /* never called back from inside the call */
+      while (result == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      m = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
+      g_assert_no_error (error);
+      g_test_message ("compile %u: status %d", i, atomr_module_get_cache_status (m));
+      g_assert_cmpint (atomr_module_get_cache_status (m), ==, want[i]);
+      if (i == 0)
+        first_key = g_strdup (atomr_module_get_key (m));
+      else if (i < 3)
+        g_assert_cmpstr (atomr_module_get_key (m), ==, first_key);
+      else
+        g_assert_cmpstr (atomr_module_get_key (m), !=, first_key);
+    }
   rm_rf (dir);
   rm_rf (inc);
 }
@@ -1111,8 +1225,10 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/report-and-gc", test_report_and_gc);
   g_test_add_func ("/cache-store/parse-size", test_parse_size);
   g_test_add_func ("/cache-store/memory-hit-header-generation", test_memory_hit_header_generation);
+  g_test_add_func ("/cache-store/memory-hit-watched-directory-replaced", test_memory_hit_watched_directory_replaced);
   g_test_add_func ("/cache-store/options-change-after-hit", test_options_change_after_hit);
   g_test_add_func ("/cache-store/metadata-strings", test_metadata_strings);
+  g_test_add_func ("/cache-store/actor-memory-hit-on-caller", test_actor_memory_hit_on_caller);
   g_test_add_func ("/cache-store/export-import", test_export_import);
   g_test_add_func ("/cache-store/explain-and-diff", test_explain_and_diff);
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);

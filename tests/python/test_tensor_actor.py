@@ -71,6 +71,21 @@ def exercise(device):
     run(lambda cb: actor.contract_async('ij,jk->ik', 1.0, x, y, 0.0, z, None, cb), actor.contract_finish)
     assert list(values(z, 4)) == [58, 64, 139, 154], values(z, 4)
 
+    # the contraction is GEMM-shaped: its detail names the cuBLASLt plan
+    # (on a GPU that is the path that ran); compute-type is a property
+    details = []
+    handler = actor.connect('after-enqueue', lambda _actor, info: details.append(info.get_detail()))
+    run(lambda cb: actor.contract_async('ij,jk->ik', 1.0, x, y, 0.0, z, None, cb), actor.contract_finish)
+    actor.disconnect(handler)
+    assert details == ['cublaslt gemm m=2 n=2 k=3 batch=1 op=NN swapped'], details
+    assert list(values(z, 4)) == [58, 64, 139, 154], values(z, 4)
+    notified = []
+    actor.connect('notify::compute-type', lambda *_: notified.append(True))
+    actor.props.compute_type = Atomr.BlasComputeType.F32_FAST_TF32
+    assert actor.get_compute_type() == Atomr.BlasComputeType.F32_FAST_TF32
+    assert notified == [True], notified
+    actor.set_compute_type(Atomr.BlasComputeType.DEFAULT)
+
     # errors name the argument and the value
     expect_error(Atomr.Error.INVALID_ARGUMENT, "mode 'a' has extent 2 in a but 4 in b",
                  lambda cb: actor.permute_async('abc->abc', 1.0, Atomr.TensorUnaryOp.IDENTITY, a, b, None, cb),

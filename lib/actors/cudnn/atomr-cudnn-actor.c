@@ -76,6 +76,7 @@ typedef enum {
   KIND_BN_TRAIN,
   KIND_BN_INFER,
   KIND_BN_BWD,
+  KIND_CONV_BIAS_ACT,
 } Kind;
 
 /* Batch-norm parameter operands (no descriptor of their own: they share
@@ -117,6 +118,8 @@ typedef struct {
   gint64  window[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
   gint64  groups;
   gdouble coef;
+  gint32  act;        /* fused convolution: the activation */
+  gint32  has_z;      /* fused convolution: a residual (its view in slot DY) */
 } PlanKey;
 
 typedef struct {
@@ -127,6 +130,7 @@ typedef struct {
   cudnnConvolutionDescriptor_t cd;
   cudnnActivationDescriptor_t  ad;
   cudnnPoolingDescriptor_t     pd;
+  cudnnActivationDescriptor_t  post_ad;    /* fused convolution: applied after it */
   cudnnTensorDescriptor_t      bd;         /* batch-norm parameters */
   gint                         algo;
   gsize                        workspace;
@@ -145,6 +149,7 @@ typedef struct {
   gdouble       epsilon, momentum;
   gboolean      autotune;
   union { gfloat f; gdouble d; } alpha, beta;
+  union { gfloat f; gdouble d; } one, zero;   /* fused convolution's second step */
 } CudnnRequest;
 
 struct _AtomrCudnnActor
@@ -227,6 +232,8 @@ plan_free (Plan *plan)
     cudnnDestroyActivationDescriptor (plan->ad);
   if (plan->pd)
     cudnnDestroyPoolingDescriptor (plan->pd);
+  if (plan->post_ad)
+    cudnnDestroyActivationDescriptor (plan->post_ad);
   if (plan->bd)
     cudnnDestroyTensorDescriptor (plan->bd);
   if (plan->ext_free && plan->ext)
@@ -355,6 +362,7 @@ choose_conv_algo (AtomrCudnnActor *self,
   switch (r->key.kind)
     {
     case KIND_CONV_FWD:
+    case KIND_CONV_BIAS_ACT:
       {
         cudnnConvolutionFwdAlgoPerf_t perf[MAX_ALGOS];
         if (r->autotune)
@@ -453,6 +461,7 @@ choose_conv_algo (AtomrCudnnActor *self,
       switch (r->key.kind)
         {
         case KIND_CONV_FWD:
+        case KIND_CONV_BIAS_ACT:
           call = "cudnnGetConvolutionForwardWorkspaceSize";
           st = cudnnGetConvolutionForwardWorkspaceSize (h, plan->td[SLOT_X], plan->fd, plan->cd,
                                                         plan->td[SLOT_Y], algos[i], &size);
@@ -484,6 +493,82 @@ choose_conv_algo (AtomrCudnnActor *self,
   return FALSE;
 }
 
+static const cudnnActivationMode_t activation_modes[] = {
+  CUDNN_ACTIVATION_SIGMOID, CUDNN_ACTIVATION_RELU, CUDNN_ACTIVATION_TANH,
+  CUDNN_ACTIVATION_CLIPPED_RELU, CUDNN_ACTIVATION_ELU, CUDNN_ACTIVATION_SWISH,
+  CUDNN_ACTIVATION_IDENTITY,
+};
+
+/* The rest of a fused convolution's plan: the bias descriptor (1 × K ×
+ * 1 × 1), the residual's, and the activation.  cudnnConvolutionBiasActivationForward
+ * applies ReLU itself; any other activation is applied after it, in place
+ * (the fused call then runs with IDENTITY, which takes the implicit
+ * precomputed GEMM algorithm only). */
+static gboolean
+plan_build_fused (AtomrCudnnActor *self,
+                  CudnnRequest    *r,
+                  Plan            *plan,
+                  guint64          limit,
+                  GError         **error)
+{
+  const PlanKey *k = &r->key;
+  int dims[MAX_DIMS], strides[MAX_DIMS];
+  gint n = k->n_dims[SLOT_Y];
+  gboolean relu = k->act == ATOMR_ACTIVATION_RELU;
+
+  for (gint i = 0; i < n; i++)
+    {
+      dims[i] = i == 1 ? (int) k->dims[SLOT_Y][1] : 1;
+      strides[i] = i == 0 ? (int) k->dims[SLOT_Y][1] : 1;
+    }
+  if (k->has_z && !make_tensor_desc (k, SLOT_DY, &plan->td[SLOT_DY], r->opname, error))
+    return FALSE;
+  if (!cudnn_check (cudnnCreateTensorDescriptor (&plan->bd), "cudnnCreateTensorDescriptor", r->opname, error) ||
+      !cudnn_check (cudnnSetTensorNdDescriptor (plan->bd, cudnn_dtype (k->dtype), n, dims, strides),
+                    "cudnnSetTensorNdDescriptor", r->opname, error) ||
+      !cudnn_check (cudnnCreateActivationDescriptor (&plan->ad), "cudnnCreateActivationDescriptor",
+                    r->opname, error) ||
+      !cudnn_check (cudnnSetActivationDescriptor (plan->ad, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                                  CUDNN_NOT_PROPAGATE_NAN, 0.0),
+                    "cudnnSetActivationDescriptor", r->opname, error))
+    return FALSE;
+  if (!relu)
+    {
+      gsize size = 0;
+
+      plan->algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+      if (!cudnn_check (cudnnGetConvolutionForwardWorkspaceSize (self->handle, plan->td[SLOT_X], plan->fd,
+                                                                 plan->cd, plan->td[SLOT_Y], plan->algo, &size),
+                        "cudnnGetConvolutionForwardWorkspaceSize (implicit precomputed GEMM)",
+                        r->opname, error))
+        return FALSE;
+      if (size > limit)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                       "cuDNN: %s without ReLU runs the implicit precomputed GEMM algorithm, which "
+                       "needs %" G_GSIZE_FORMAT " bytes of workspace (limit %" G_GUINT64_FORMAT ")",
+                       r->opname, size, limit);
+          return FALSE;
+        }
+      plan->workspace = size;
+    }
+  if (!relu && k->act != ATOMR_ACTIVATION_IDENTITY)
+    {
+      if (!cudnn_check (cudnnCreateActivationDescriptor (&plan->post_ad), "cudnnCreateActivationDescriptor",
+                        r->opname, error) ||
+          !cudnn_check (cudnnSetActivationDescriptor (plan->post_ad, activation_modes[k->act],
+                                                      CUDNN_NOT_PROPAGATE_NAN,
+                                                      k->act == ATOMR_ACTIVATION_SWISH ? 0.0 : k->coef),
+                        "cudnnSetActivationDescriptor", r->opname, error))
+        return FALSE;
+      if (k->act == ATOMR_ACTIVATION_SWISH &&
+          !cudnn_check (cudnnSetActivationDescriptorSwishBeta (plan->post_ad, k->coef),
+                        "cudnnSetActivationDescriptorSwishBeta", r->opname, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static Plan *
 plan_build (AtomrCudnnActor *self,
             CudnnRequest    *r,
@@ -501,6 +586,7 @@ plan_build (AtomrCudnnActor *self,
     case KIND_CONV_FWD:
     case KIND_CONV_BWD_DATA:
     case KIND_CONV_BWD_FILTER:
+    case KIND_CONV_BIAS_ACT:
       {
         int fdims[MAX_DIMS], pad[ATOMR_CUDNN_MAX_SPATIAL_DIMS], str[ATOMR_CUDNN_MAX_SPATIAL_DIMS],
             dil[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
@@ -535,6 +621,8 @@ plan_build (AtomrCudnnActor *self,
         limit = self->workspace_limit;
         g_mutex_unlock (&self->lock);
         if (!choose_conv_algo (self, r, plan, limit, error))
+          goto fail;
+        if (k->kind == KIND_CONV_BIAS_ACT && !plan_build_fused (self, r, plan, limit, error))
           goto fail;
       }
       break;
@@ -735,6 +823,26 @@ cudnn_enqueue (AtomrOp  *op,
       st = cudnnConvolutionBackwardFilter (h, alpha, plan->td[SLOT_X], PTR (SLOT_X), plan->td[SLOT_Y],
                                            PTR (SLOT_Y), plan->cd, plan->algo, ws, plan->workspace,
                                            beta, plan->fd, PTR (SLOT_W));
+      break;
+    case KIND_CONV_BIAS_ACT:
+      {
+        /* no residual: z is y with weight 0 (cuDNN's documented idiom) */
+        cudnnTensorDescriptor_t zd = r->key.has_z ? plan->td[SLOT_DY] : plan->td[SLOT_Y];
+        void *z = r->key.has_z ? PTR (SLOT_DY) : PTR (SLOT_Y);
+
+        call = "cudnnConvolutionBiasActivationForward";
+        st = cudnnConvolutionBiasActivationForward (h, alpha, plan->td[SLOT_X], PTR (SLOT_X), plan->fd,
+                                                    PTR (SLOT_W), plan->cd, plan->algo, ws, plan->workspace,
+                                                    beta, zd, z, plan->bd, PP (PARAM_SCALE), plan->ad,
+                                                    plan->td[SLOT_Y], PTR (SLOT_Y));
+        if (st == CUDNN_STATUS_SUCCESS && plan->post_ad != NULL)
+          {
+            /* in place, which cuDNN allows for activations */
+            call = "cudnnActivationForward (after the fused convolution)";
+            st = cudnnActivationForward (h, plan->post_ad, &r->one, plan->td[SLOT_Y], PTR (SLOT_Y),
+                                         &r->zero, plan->td[SLOT_Y], PTR (SLOT_Y));
+          }
+      }
       break;
     case KIND_ACT_FWD:
       call = "cudnnActivationForward";
@@ -1008,11 +1116,15 @@ set_scalars (CudnnRequest *r,
     {
       r->alpha.d = alpha;
       r->beta.d = beta;
+      r->one.d = 1.0;
+      r->zero.d = 0.0;
     }
   else
     {
       r->alpha.f = (gfloat) alpha;
       r->beta.f = (gfloat) beta;
+      r->one.f = 1.0f;
+      r->zero.f = 0.0f;
     }
 }
 
@@ -1380,6 +1492,118 @@ atomr_cudnn_actor_convolution_backward_filter_finish (AtomrCudnnActor  *self,
 
 /* ------------------------------------------------------------------ */
 /* Activations                                                          */
+
+/**
+ * atomr_cudnn_actor_convolution_bias_activation_forward_async:
+ * @self: an [class@Atomr.CudnnActor]
+ * @conv: the convolution
+ * @mode: the activation; %ATOMR_ACTIVATION_IDENTITY for none
+ * @coef: the activation's coefficient (clipped ReLU: the ceiling; ELU:
+ *   alpha; swish: beta; ignored otherwise)
+ * @alpha: scale of the convolution
+ * @x: the input, N × C × spatial
+ * @w: the filter, K × C/groups × filter spatial, packed KCRS or KRSC
+ * @bias: the bias, K packed elements of the operands' dtype
+ * @beta: scale of the residual @z
+ * @z: (nullable): the residual, @y's shape; %NULL for none
+ * @y: the output, N × K × output spatial
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when @y is computed
+ * @user_data: data for @callback
+ *
+ * y = act (alpha · conv (x, w) + beta · z + bias) in one request (trace
+ * name `cudnn · conv-bias-act`).  With ReLU (or none) it is one cuDNN call,
+ * cudnnConvolutionBiasActivationForward; other activations run as a second
+ * cuDNN call on @y in place.  Without ReLU cuDNN takes only the implicit
+ * precomputed GEMM algorithm for the fused call.  @y overlaps no input
+ * (@z included).  Plans are cached as for
+ * [method@Atomr.CudnnActor.convolution_forward_async].
+ *
+ * Since: 0.2
+ */
+void
+atomr_cudnn_actor_convolution_bias_activation_forward_async (AtomrCudnnActor     *self,
+                                                             AtomrConvolution    *conv,
+                                                             AtomrActivationMode  mode,
+                                                             gdouble              coef,
+                                                             gdouble              alpha,
+                                                             AtomrTensor         *x,
+                                                             AtomrTensor         *w,
+                                                             AtomrTensor         *bias,
+                                                             gdouble              beta,
+                                                             AtomrTensor         *z,
+                                                             AtomrTensor         *y,
+                                                             GCancellable        *cancellable,
+                                                             GAsyncReadyCallback  callback,
+                                                             gpointer             user_data)
+{
+  const gchar *opname = "conv-bias-act";
+  AtomrOp *op;
+  CudnnRequest *r;
+  GError *error = NULL;
+  AtomrTensor *in[4] = { x, w, bias, z };
+  gint dtype;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  op = atomr_op_new (self, opname, atomr_cudnn_actor_convolution_bias_activation_forward_async,
+                     cancellable, callback, user_data);
+  r = request_new (self, op, opname, KIND_CONV_BIAS_ACT);
+  if (!atomr_check_enum (opname, "mode", mode, ATOMR_ACTIVATION_IDENTITY + 1, "AtomrActivationMode", &error) ||
+      !check_conv (self, r, conv, "x", x, "w", w, "y", y, &error))
+    return atomr_op_fail (op, error);
+  if (!isfinite (coef) || !isfinite (alpha) || !isfinite (beta))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: coef, alpha and beta must be finite (they are %g, %g, %g)",
+                                           opname, coef, alpha, beta));
+  dtype = r->key.dtype;
+  if (!atomr_cudnn_check_tensor (self, opname, "bias", bias, 1, MAX_DIMS, &dtype, &error))
+    return atomr_op_fail (op, error);
+  if ((gint64) atomr_tensor_get_n_elements (bias) != r->key.dims[SLOT_Y][1] || !atomr_tensor_is_contiguous (bias))
+    return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                           "%s: bias has %" G_GUINT64_FORMAT " elements%s (takes %"
+                                           G_GINT64_FORMAT " packed: one per output channel)", opname,
+                                           atomr_tensor_get_n_elements (bias),
+                                           atomr_tensor_is_contiguous (bias) ? "" : ", not packed",
+                                           r->key.dims[SLOT_Y][1]));
+  if (z != NULL &&
+      (!check_view (self, r, SLOT_DY, "z", z, r->key.n_dims[SLOT_Y], r->key.n_dims[SLOT_Y], &error) ||
+       !check_same_shape (r, "y", SLOT_Y, "z", SLOT_DY, &error)))
+    return atomr_op_fail (op, error);
+  if (!atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("y", y)),
+                             ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("x", x), ATOMR_OPERAND_TENSOR ("w", w),
+                                             ATOMR_OPERAND_TENSOR ("bias", bias), ATOMR_OPERAND_TENSOR ("z", z)),
+                             &error))
+    return atomr_op_fail (op, error);
+  r->p[PARAM_SCALE] = g_object_ref (bias);
+  r->key.act = mode;
+  r->key.has_z = z != NULL;
+  r->key.coef = mode == ATOMR_ACTIVATION_CLIPPED_RELU || mode == ATOMR_ACTIVATION_ELU ||
+                mode == ATOMR_ACTIVATION_SWISH ? coef : 0.0;
+  set_scalars (r, alpha, z != NULL ? beta : 0.0);
+  submit (op, in, z != NULL ? 4 : 3, &y, 1, FALSE);
+}
+
+/**
+ * atomr_cudnn_actor_convolution_bias_activation_forward_finish:
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with
+ * [method@Atomr.CudnnActor.convolution_bias_activation_forward_async].
+ *
+ * Returns: %TRUE when y was computed
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_actor_convolution_bias_activation_forward_finish (AtomrCudnnActor  *self,
+                                                              GAsyncResult     *result,
+                                                              GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_convolution_bias_activation_forward_async,
+                                  error);
+}
 
 /**
  * atomr_cudnn_actor_activation_forward_async:

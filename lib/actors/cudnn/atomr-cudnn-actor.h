@@ -39,6 +39,9 @@ typedef enum {
  * @ATOMR_ACTIVATION_CLIPPED_RELU: min (max (0, x), coef)
  * @ATOMR_ACTIVATION_ELU: x for x > 0, coef · (e^x − 1) otherwise
  * @ATOMR_ACTIVATION_SWISH: x · sigmoid (coef · x)
+ * @ATOMR_ACTIVATION_IDENTITY: x: no activation; only for
+ *   [method@Atomr.CudnnActor.convolution_bias_activation_forward_async]
+ *   (Since: 0.2)
  *
  * The pointwise function of an activation.
  *
@@ -51,6 +54,7 @@ typedef enum {
   ATOMR_ACTIVATION_CLIPPED_RELU,
   ATOMR_ACTIVATION_ELU,
   ATOMR_ACTIVATION_SWISH,
+  ATOMR_ACTIVATION_IDENTITY,
 } AtomrActivationMode;
 
 /**
@@ -309,6 +313,26 @@ ATOMR_AVAILABLE_IN_ALL
 gboolean atomr_cudnn_actor_convolution_backward_filter_finish (AtomrCudnnActor    *self,
                                                               GAsyncResult        *result,
                                                               GError             **error);
+
+ATOMR_AVAILABLE_IN_ALL
+void     atomr_cudnn_actor_convolution_bias_activation_forward_async (AtomrCudnnActor     *self,
+                                                                      AtomrConvolution    *conv,
+                                                                      AtomrActivationMode  mode,
+                                                                      gdouble              coef,
+                                                                      gdouble              alpha,
+                                                                      AtomrTensor         *x,
+                                                                      AtomrTensor         *w,
+                                                                      AtomrTensor         *bias,
+                                                                      gdouble              beta,
+                                                                      AtomrTensor         *z,
+                                                                      AtomrTensor         *y,
+                                                                      GCancellable        *cancellable,
+                                                                      GAsyncReadyCallback  callback,
+                                                                      gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean atomr_cudnn_actor_convolution_bias_activation_forward_finish (AtomrCudnnActor    *self,
+                                                                       GAsyncResult       *result,
+                                                                       GError            **error);
 
 ATOMR_AVAILABLE_IN_ALL
 void     atomr_cudnn_actor_activation_forward_async          (AtomrCudnnActor     *self,

@@ -13,8 +13,9 @@
  *   atomr_norm_fwd        one block per row: mean, variance (two passes,
  *                         in f32, f64 for f64), y, and the saved stats
  *   atomr_norm_bwd_data   one block per row: dx from the saved stats
- *   atomr_norm_bwd_param  one block per scale element: Σ dy·x̂ and Σ dy
- *                         (no atomics: every run gives the same bits)
+ *   atomr_norm_bwd_param  32 scale elements per block (8 partial sums
+ *                         each): Σ dy·x̂ and Σ dy, combined in a fixed
+ *                         order (no atomics: every run gives the same bits)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -381,6 +382,7 @@ typedef struct {
   gint64 s[N_OPS][NL];
   gint32 inner[NL];    /* a normalized loop (else a row loop) */
   gint32 pdim[NL];     /* a loop the parameters vary along */
+  gint32 first[4];     /* per selection (see offsets()): its outermost loop, or -1 */
   gint32 n;
 } NormLoops;
 
@@ -393,7 +395,7 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
   g_string_append_printf (s,
     "typedef long long i64;\n"
     "#define NL %d\n"
-    "struct Loops { i64 ext[NL]; i64 s[%d][NL]; int inner[NL]; int pdim[NL]; int n; };\n",
+    "struct Loops { i64 ext[NL]; i64 s[%d][NL]; int inner[NL]; int pdim[NL]; int first[4]; int n; };\n",
     NL, N_OPS);
   /* No header: halves convert with PTX cvt, so NVRTC needs no include
    * path (as the Tensor actor's kernels). */
@@ -432,12 +434,15 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
   g_string_append (s,
     /* Adds the offsets of index @idx over the selected loops (0: row
      * loops, 1: normalized loops, 2: parameter loops, 3: the others),
-     * last loop fastest. */
+     * last loop fastest.  The outermost selected loop takes what is
+     * left without a division (one loop: no division at all). */
     "__device__ __forceinline__ void offsets(const Loops &L, int sel, i64 idx, i64 *o) {\n"
-    "  for (int k = L.n - 1; k >= 0; k--) {\n"
+    "  int first = L.first[sel];\n"
+    "  for (int k = L.n - 1; k >= first && k >= 0; k--) {\n"
     "    int on = sel == 0 ? !L.inner[k] : sel == 1 ? L.inner[k] : sel == 2 ? L.pdim[k] : !L.pdim[k];\n"
     "    if (!on) continue;\n"
-    "    i64 e = L.ext[k], i = idx % e; idx /= e;\n"
+    "    i64 i;\n"
+    "    if (k == first) i = idx; else { i64 e = L.ext[k]; i = idx % e; idx /= e; }\n"
     "    for (int q = 0; q < 5; q++) o[q] += i * L.s[q][k];\n"
     "  }\n"
     "}\n"
@@ -458,29 +463,40 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
     "  return sh[32];\n"
     "}\n"
     "#define LOAD_OFFSETS(sel, j) i64 o[5] = { base[0], base[1], base[2], base[3], base[4] }; offsets(L, sel, j, o)\n"
+    /* With @cached, the row lives in dynamic shared memory (m values,
+     * each thread keeping its own): x is read from memory once. */
     "extern \"C\" __global__ void atomr_norm_fwd(const T *x, T *y, const T *scale, const T *bias,\n"
-    "    acc_t *mean_out, acc_t *rstd_out, acc_t eps, int rms, i64 rows, i64 m, Loops L) {\n"
+    "    acc_t *mean_out, acc_t *rstd_out, acc_t eps, int rms, i64 rows, i64 m, int cached, Loops L) {\n"
     "  __shared__ acc_t sh[33];\n"
+    "  extern __shared__ acc_t cache[];\n"
     "  for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {\n"
     "    i64 base[5] = { 0, 0, 0, 0, 0 };\n"
     "    offsets(L, 0, row, base);\n"
-    "    acc_t mean = 0, s = 0;\n"
-    "    if (!rms) {\n"
-    "      for (i64 j = threadIdx.x; j < m; j += blockDim.x) { LOAD_OFFSETS(1, j); s += ld(x + o[0]); }\n"
-    "      mean = block_sum(s, sh) / (acc_t) m;\n"
-    "    }\n"
-    "    s = 0;\n"
+    "    acc_t mean = 0, var, s = 0;\n"
     "    for (i64 j = threadIdx.x; j < m; j += blockDim.x) {\n"
-    "      LOAD_OFFSETS(1, j); acc_t d = ld(x + o[0]) - mean; s += d * d;\n"
+    "      LOAD_OFFSETS(1, j); acc_t v = ld(x + o[0]);\n"
+    "      if (cached) cache[j] = v;\n"
+    "      s += rms ? v * v : v;\n"
     "    }\n"
-    "    acc_t rstd = RSQRT(block_sum(s, sh) / (acc_t) m + eps);\n"
+    "    if (rms) var = block_sum(s, sh) / (acc_t) m;\n"
+    "    else {\n"
+    "      mean = block_sum(s, sh) / (acc_t) m;\n"
+    "      s = 0;\n"
+    "      for (i64 j = threadIdx.x; j < m; j += blockDim.x) {\n"
+    "        acc_t v;\n"
+    "        if (cached) v = cache[j]; else { LOAD_OFFSETS(1, j); v = ld(x + o[0]); }\n"
+    "        acc_t d = v - mean; s += d * d;\n"
+    "      }\n"
+    "      var = block_sum(s, sh) / (acc_t) m;\n"
+    "    }\n"
+    "    acc_t rstd = RSQRT(var + eps);\n"
     "    if (threadIdx.x == 0) {\n"
     "      if (mean_out) mean_out[row] = mean;\n"
     "      if (rstd_out) rstd_out[row] = rstd;\n"
     "    }\n"
     "    for (i64 j = threadIdx.x; j < m; j += blockDim.x) {\n"
     "      LOAD_OFFSETS(1, j);\n"
-    "      acc_t v = (ld(x + o[0]) - mean) * rstd;\n"
+    "      acc_t v = ((cached ? cache[j] : ld(x + o[0])) - mean) * rstd;\n"
     "      if (scale) v *= ld(scale + o[3]);\n"
     "      if (bias) v += ld(bias + o[3]);\n"
     "      st(y + o[1], v);\n"
@@ -512,26 +528,35 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
     "    }\n"
     "  }\n"
     "}\n"
+    /* 32 consecutive parameters per block (threadIdx.x: coalesced when
+     * they are the fastest dimension, as in layer norms), 8 rows of
+     * threads splitting the sum, combined in a fixed order. */
     "extern \"C\" __global__ void atomr_norm_bwd_param(const T *x, const T *dy, T *dscale, T *dbias,\n"
     "    const acc_t *mean_in, const acc_t *rstd_in, int rms, i64 n_param, i64 n_red, Loops L) {\n"
-    "  __shared__ acc_t sh[33];\n"
-    "  for (i64 p = blockIdx.x; p < n_param; p += gridDim.x) {\n"
-    "    i64 base[5] = { 0, 0, 0, 0, 0 };\n"
-    "    offsets(L, 2, p, base);\n"
+    "  __shared__ acc_t sh1[8][33], sh2[8][33];\n"
+    "  int tx = threadIdx.x, ty = threadIdx.y;\n"
+    "  for (i64 p0 = (i64) blockIdx.x * 32; p0 < n_param; p0 += (i64) gridDim.x * 32) {\n"
+    "    i64 p = p0 + tx;\n"
     "    acc_t s1 = 0, s2 = 0;\n"
-    "    for (i64 q = threadIdx.x; q < n_red; q += blockDim.x) {\n"
-    "      LOAD_OFFSETS(3, q);\n"
-    "      acc_t mean = rms ? (acc_t) 0 : mean_in[o[4]];\n"
-    "      acc_t d = ld(dy + o[2]);\n"
-    "      s1 += d * (ld(x + o[0]) - mean) * rstd_in[o[4]];\n"
-    "      s2 += d;\n"
+    "    i64 base[5] = { 0, 0, 0, 0, 0 };\n"
+    "    if (p < n_param) {\n"
+    "      offsets(L, 2, p, base);\n"
+    "      for (i64 q = ty; q < n_red; q += blockDim.y) {\n"
+    "        LOAD_OFFSETS(3, q);\n"
+    "        acc_t mean = rms ? (acc_t) 0 : mean_in[o[4]];\n"
+    "        acc_t d = ld(dy + o[2]);\n"
+    "        s1 += d * (ld(x + o[0]) - mean) * rstd_in[o[4]];\n"
+    "        s2 += d;\n"
+    "      }\n"
     "    }\n"
-    "    s1 = block_sum(s1, sh);\n"
-    "    s2 = block_sum(s2, sh);\n"
-    "    if (threadIdx.x == 0) {\n"
+    "    sh1[ty][tx] = s1; sh2[ty][tx] = s2;\n"
+    "    __syncthreads();\n"
+    "    if (ty == 0 && p < n_param) {\n"
+    "      for (int k = 1; k < (int) blockDim.y; k++) { s1 += sh1[k][tx]; s2 += sh2[k][tx]; }\n"
     "      if (dscale) st(dscale + base[3], s1);\n"
     "      if (dbias) st(dbias + base[3], s2);\n"
     "    }\n"
+    "    __syncthreads();\n"
     "  }\n"
     "}\n");
   return g_string_free (s, FALSE);
@@ -622,7 +647,7 @@ norm_enqueue (AtomrOp  *op,
   gfloat eps_f = (gfloat) r->epsilon;
   gdouble eps_d = r->epsilon;
   AtomrKernel *kernel;
-  void *params[11];
+  void *params[12];
 
   if (atomr_op_is_host (op))
     {
@@ -653,11 +678,18 @@ norm_enqueue (AtomrOp  *op,
       params[5] = &rstd;
       params[6] = r->dtype == ATOMR_DTYPE_F64 ? (void *) &eps_d : (void *) &eps_f;
       params[7] = &rms;
+      /* a row of at most 32 KiB of statistics-precision values stays in
+       * shared memory (under the 48 KiB every launch may take) */
+      gsize acc_size = r->dtype == ATOMR_DTYPE_F64 ? 8 : 4;
+      gint cached = (gsize) r->m * acc_size <= 32768;
+      guint shared = cached ? (guint) (r->m * acc_size) : 0;
+
       params[8] = &r->rows;
       params[9] = &r->m;
-      params[10] = &r->loops;
+      params[10] = &cached;
+      params[11] = &r->loops;
       return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
-                                                         grid_of (r->rows), 1, 1, 256, 1, 1, 0,
+                                                         grid_of (r->rows), 1, 1, 256, 1, 1, shared,
                                                          stream, params, NULL),
                                "cuLaunchKernel (normalization forward)", error);
     }
@@ -701,7 +733,7 @@ norm_enqueue (AtomrOp  *op,
     params[8] = &n_red;
     params[9] = &r->loops;
     return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
-                                                       grid_of (r->n_param), 1, 1, 256, 1, 1, 0,
+                                                       grid_of ((r->n_param + 31) / 32), 1, 1, 32, 8, 1, 0,
                                                        stream, params, NULL),
                              "cuLaunchKernel (normalization backward parameters)", error);
   }
@@ -859,6 +891,16 @@ check_norm (AtomrCudnnActor    *self,
       r->rows = shape[0] * groups;
       r->m = cg * spatial;
       r->n_param = c;
+    }
+  for (gint sel = 0; sel < 4; sel++)
+    {
+      L->first[sel] = -1;
+      for (gint k = L->n - 1; k >= 0; k--)
+        {
+          gboolean on = sel == 0 ? !L->inner[k] : sel == 1 ? L->inner[k] : sel == 2 ? L->pdim[k] : !L->pdim[k];
+          if (on)
+            L->first[sel] = k;
+        }
     }
   return TRUE;
 }

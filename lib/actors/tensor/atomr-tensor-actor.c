@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <complex.h>
 #include <math.h>
 #include <string.h>
 
@@ -45,8 +46,12 @@
  * NVRTC through the default kernel cache (a second process starts warm);
  * on the host test device the same plans run on the CPU.
  *
- * Dtypes: f16, bf16 (computed in f32), f32 and f64; every operand of a
- * request has the same dtype.
+ * Dtypes: f16, bf16 (computed in f32), f32, f64, c64 and c128; every
+ * operand of a request has the same dtype.  Complex operands take the
+ * unary ops identity, neg, conj, abs, sqrt, exp, log, sin and cos, the
+ * binary ops add and mul, and every reduction but max and min (the norms
+ * reduce |x|); the others fail with %ATOMR_ERROR_NOT_SUPPORTED naming the
+ * op.
  *
  * Since: 0.2
  */
@@ -65,7 +70,9 @@ typedef enum {
 typedef struct {
   AtomrLoopPlan loop;
   gboolean      gemm_ok;     /* contractions: the GEMM mapping below holds */
-  AtomrGemmPlan gemm;
+  AtomrGemmPlan gemm;        /* of the packed operands when pack says so */
+  AtomrGemmPack pack;
+  AtomrLoopPlan pack_plan[2];  /* A → packed A, B → packed B */
   gchar         why[96];     /* why not, for the detail */
 } CachedPlan;
 
@@ -75,6 +82,8 @@ typedef struct {
   AtomrLoopPlan plan;
   gboolean      gemm_ok;
   AtomrGemmPlan gemm;
+  AtomrGemmPack pack;
+  AtomrLoopPlan pack_plan[2];
   gchar         why[96];
   gint          compute;       /* AtomrBlasComputeType at the call */
   guint         n_in;          /* inputs: 1, 2 or 3 */
@@ -133,7 +142,7 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static const AtomrDtype tensor_dtypes[] = {
-  ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64,
+  ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64, ATOMR_DTYPE_C64, ATOMR_DTYPE_C128,
 };
 
 /* ------------------------------------------------------------------ */
@@ -261,6 +270,7 @@ host_unary (gint op, gdouble x)
     case ATOMR_TENSOR_UNARY_COS: return cos (x);
     case ATOMR_TENSOR_UNARY_TANH: return tanh (x);
     case ATOMR_TENSOR_UNARY_SIGMOID: return 1.0 / (1.0 + exp (-x));
+    case ATOMR_TENSOR_UNARY_CONJ: return x;
     default: g_assert_not_reached ();
     }
 }
@@ -375,6 +385,202 @@ run_host (TensorRequest *r)
 }
 
 /* ------------------------------------------------------------------ */
+/* Complex dtypes on the host (c64, c128)                               */
+
+typedef double _Complex zdouble;
+
+static gboolean
+is_complex (AtomrDtype dtype)
+{
+  return dtype == ATOMR_DTYPE_C64 || dtype == ATOMR_DTYPE_C128;
+}
+
+static zdouble
+host_load_c (AtomrDtype dtype, const guint8 *base, gint64 index)
+{
+  if (dtype == ATOMR_DTYPE_C64)
+    {
+      const gfloat *p = (const gfloat *) base + 2 * index;
+      return CMPLX (p[0], p[1]);
+    }
+  {
+    const gdouble *p = (const gdouble *) base + 2 * index;
+    return CMPLX (p[0], p[1]);
+  }
+}
+
+static void
+host_store_c (AtomrDtype dtype, guint8 *base, gint64 index, zdouble v)
+{
+  if (dtype == ATOMR_DTYPE_C64)
+    {
+      gfloat *p = (gfloat *) base + 2 * index;
+      p[0] = (gfloat) creal (v);
+      p[1] = (gfloat) cimag (v);
+    }
+  else
+    {
+      gdouble *p = (gdouble *) base + 2 * index;
+      p[0] = creal (v);
+      p[1] = cimag (v);
+    }
+}
+
+static zdouble
+host_unary_c (gint op, zdouble x)
+{
+  switch ((AtomrTensorUnaryOp) op)
+    {
+    case ATOMR_TENSOR_UNARY_IDENTITY: return x;
+    case ATOMR_TENSOR_UNARY_NEG: return -x;
+    case ATOMR_TENSOR_UNARY_CONJ: return conj (x);
+    case ATOMR_TENSOR_UNARY_ABS: return cabs (x);
+    case ATOMR_TENSOR_UNARY_SQRT: return csqrt (x);
+    case ATOMR_TENSOR_UNARY_EXP: return cexp (x);
+    case ATOMR_TENSOR_UNARY_LOG: return clog (x);
+    case ATOMR_TENSOR_UNARY_SIN: return csin (x);
+    case ATOMR_TENSOR_UNARY_COS: return ccos (x);
+    default: g_assert_not_reached ();   /* refused at submission */
+    }
+}
+
+static zdouble
+host_binary_c (gint op, zdouble x, zdouble y)
+{
+  return op == ATOMR_TENSOR_BINARY_MUL ? x * y : x + y;
+}
+
+/* Norms reduce |x| (real); the sum, product and mean complex values. */
+static zdouble
+reduce_element_c (gint op, zdouble x)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_NORM1:
+    case ATOMR_TENSOR_REDUCE_NORM_INF: return cabs (x);
+    case ATOMR_TENSOR_REDUCE_NORM2: return creal (x) * creal (x) + cimag (x) * cimag (x);
+    default: return x;
+    }
+}
+
+static zdouble
+reduce_combine_c (gint op, zdouble acc, zdouble x)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_PROD: return acc * x;
+    case ATOMR_TENSOR_REDUCE_NORM_INF: return (isnan (creal (x)) || creal (x) > creal (acc)) ? x : acc;
+    default: return acc + x;
+    }
+}
+
+static zdouble
+reduce_finalize_c (gint op, zdouble acc, guint64 n)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_MEAN: return acc / (gdouble) n;
+    case ATOMR_TENSOR_REDUCE_NORM2: return sqrt (creal (acc));
+    default: return acc;
+    }
+}
+
+static void
+run_host_complex (TensorRequest *r)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  guint8 *out = atomr_tensor_get_host_data (r->t[0]);
+  const guint8 *a = atomr_tensor_get_host_data (r->t[1]);
+  const guint8 *b = r->t[2] ? atomr_tensor_get_host_data (r->t[2]) : NULL;
+  const guint8 *c = r->t[3] ? atomr_tensor_get_host_data (r->t[3]) : NULL;
+  gint64 off[ATOMR_PLAN_MAX_OPERANDS];
+
+  for (guint64 i = 0; i < p->n_out; i++)
+    {
+      zdouble v;
+
+      if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
+        {
+          zdouble acc = r->reduce == ATOMR_TENSOR_REDUCE_PROD ? 1.0 : 0.0;
+
+          for (guint64 j = 0; j < p->n_reduce; j++)
+            {
+              zdouble x;
+
+              atomr_loop_plan_offsets (p, i, j, off);
+              x = host_load_c (r->dtype, a, off[1]);
+              if (r->kind == KIND_CONTRACT)
+                x *= host_load_c (r->dtype, b, off[2]);
+              acc = reduce_combine_c (r->reduce, acc, reduce_element_c (r->reduce, x));
+            }
+          atomr_loop_plan_offsets (p, i, 0, off);
+          v = r->alpha * reduce_finalize_c (r->reduce, acc, p->n_reduce);
+          if (r->beta != 0.0)
+            v += r->beta * host_load_c (r->dtype, out, off[0]);
+        }
+      else
+        {
+          atomr_loop_plan_offsets (p, i, 0, off);
+          v = r->alpha * host_unary_c (r->op_a, host_load_c (r->dtype, a, off[1]));
+          if (r->kind == KIND_BINARY)
+            v = host_binary_c (r->op_ab, v,
+                               r->beta * host_unary_c (r->op_b, host_load_c (r->dtype, b, off[2])));
+          if (r->kind == KIND_BINARY && r->n_in == 3)
+            v = host_binary_c (r->op_abc, v,
+                               r->gamma * host_unary_c (r->op_c, host_load_c (r->dtype, c, off[3])));
+        }
+      host_store_c (r->dtype, out, off[0], v);
+    }
+}
+
+/* What complex operands can do: the unary ops with a complex meaning
+ * (relu, tanh and sigmoid have none here), add and mul, and the
+ * reductions that do not order values (max and min do). */
+static gboolean
+check_complex_ops (const gchar  *opname,
+                   AtomrDtype    dtype,
+                   const gint   *unary,
+                   guint         n_unary,
+                   const gint   *binary,
+                   guint         n_binary,
+                   gint          reduce,
+                   GError      **error)
+{
+  if (!is_complex (dtype))
+    return TRUE;
+  for (guint i = 0; i < n_unary; i++)
+    if (unary[i] == ATOMR_TENSOR_UNARY_RELU || unary[i] == ATOMR_TENSOR_UNARY_TANH ||
+        unary[i] == ATOMR_TENSOR_UNARY_SIGMOID)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                     "%s: unary op %s is not defined for %s operands (identity, neg, conj, abs, sqrt, exp, "
+                     "log, sin and cos are)", opname,
+                     unary[i] == ATOMR_TENSOR_UNARY_RELU ? "relu" :
+                     unary[i] == ATOMR_TENSOR_UNARY_TANH ? "tanh" : "sigmoid",
+                     atomr_dtype_get_name (dtype));
+        return FALSE;
+      }
+  for (guint i = 0; i < n_binary; i++)
+    if (binary[i] == ATOMR_TENSOR_BINARY_MAX || binary[i] == ATOMR_TENSOR_BINARY_MIN)
+      {
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                     "%s: binary op %s does not apply to %s operands (complex numbers have no order; "
+                     "add and mul do)", opname, binary[i] == ATOMR_TENSOR_BINARY_MAX ? "max" : "min",
+                     atomr_dtype_get_name (dtype));
+        return FALSE;
+      }
+  if (reduce == ATOMR_TENSOR_REDUCE_MAX || reduce == ATOMR_TENSOR_REDUCE_MIN)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "%s: reduction %s does not apply to %s operands (complex numbers have no order; sum, prod, "
+                   "mean and the norms do)", opname, reduce == ATOMR_TENSOR_REDUCE_MAX ? "max" : "min",
+                   atomr_dtype_get_name (dtype));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
 /* Generated kernels                                                    */
 
 static const gchar *
@@ -393,8 +599,34 @@ unary_expr (gint op, gboolean f64)
     case ATOMR_TENSOR_UNARY_COS: return f64 ? "cos(x)" : "cosf(x)";
     case ATOMR_TENSOR_UNARY_TANH: return f64 ? "tanh(x)" : "tanhf(x)";
     case ATOMR_TENSOR_UNARY_SIGMOID: return f64 ? "1.0 / (1.0 + exp(-x))" : "1.0f / (1.0f + expf(-x))";
+    case ATOMR_TENSOR_UNARY_CONJ: return "x";
     default: g_assert_not_reached ();
     }
+}
+
+/* The unary ops on complex values (those check_complex_ops() allows). */
+static const gchar *
+unary_expr_c (gint op)
+{
+  switch ((AtomrTensorUnaryOp) op)
+    {
+    case ATOMR_TENSOR_UNARY_IDENTITY: return "x";
+    case ATOMR_TENSOR_UNARY_NEG: return "-x";
+    case ATOMR_TENSOR_UNARY_CONJ: return "cplx(x.re, -x.im)";
+    case ATOMR_TENSOR_UNARY_ABS: return "cplx(c_abs(x))";
+    case ATOMR_TENSOR_UNARY_SQRT: return "c_sqrt(x)";
+    case ATOMR_TENSOR_UNARY_EXP: return "c_exp(x)";
+    case ATOMR_TENSOR_UNARY_LOG: return "c_log(x)";
+    case ATOMR_TENSOR_UNARY_SIN: return "c_sin(x)";
+    case ATOMR_TENSOR_UNARY_COS: return "c_cos(x)";
+    default: g_assert_not_reached ();
+    }
+}
+
+static const gchar *
+uexpr (AtomrDtype dtype, gint op)
+{
+  return is_complex (dtype) ? unary_expr_c (op) : unary_expr (op, dtype == ATOMR_DTYPE_F64);
 }
 
 static const gchar *
@@ -458,6 +690,42 @@ reduce_finalize_expr (gint op, gboolean f64)
     }
 }
 
+/* Reductions of complex values: the norms reduce |x| (kept as a complex
+ * number with a zero imaginary part), max and min are refused. */
+static const gchar *
+reduce_element_expr_c (gint op)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_NORM1:
+    case ATOMR_TENSOR_REDUCE_NORM_INF: return "cplx(c_abs(x))";
+    case ATOMR_TENSOR_REDUCE_NORM2: return "cplx(x.re * x.re + x.im * x.im)";
+    default: return "x";
+    }
+}
+
+static const gchar *
+reduce_combine_expr_c (gint op)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_PROD: return "acc * x";
+    case ATOMR_TENSOR_REDUCE_NORM_INF: return "(x.re != x.re || x.re > acc.re) ? x : acc";
+    default: return "acc + x";
+    }
+}
+
+static const gchar *
+reduce_finalize_expr_c (gint op, gboolean f64)
+{
+  switch ((AtomrTensorReduceOp) op)
+    {
+    case ATOMR_TENSOR_REDUCE_MEAN: return "acc / (acc_t) (real_t) n";
+    case ATOMR_TENSOR_REDUCE_NORM2: return f64 ? "cplx(sqrt(acc.re))" : "cplx(sqrtf(acc.re))";
+    default: return "acc";
+    }
+}
+
 /* The part of every generated source: storage type T, compute type acc_t,
  * ld()/st(), the loop table and the index decomposition.  No header is
  * included (halves are converted with PTX cvt instructions), so NVRTC
@@ -505,9 +773,55 @@ append_prelude (GString *s, AtomrDtype dtype, const AtomrLoopPlan *p, gboolean i
         "__device__ __forceinline__ acc_t ld(const T *p) { return *p; }\n"
         "__device__ __forceinline__ void st(T *p, acc_t v) { *p = v; }\n");
       break;
+    case ATOMR_DTYPE_C64:
+    case ATOMR_DTYPE_C128:
+      {
+        /* Complex values: a struct of two reals with the operators the
+         * shared kernel code uses; the math in the real type's functions
+         * (M is "f" for c64).  Storage and compute share the struct. */
+        const gchar *F = dtype == ATOMR_DTYPE_C64 ? "float" : "double";
+        const gchar *M = dtype == ATOMR_DTYPE_C64 ? "f" : "";
+
+        g_string_append_printf (s,
+          "typedef %s real_t;\n"
+          "struct __align__(2 * sizeof(real_t)) cplx {\n"
+          "  real_t re, im;\n"
+          "  cplx() = default;\n"
+          "  __device__ cplx(real_t r) : re(r), im(0) {}\n"
+          "  __device__ cplx(real_t r, real_t i) : re(r), im(i) {}\n"
+          "};\n"
+          "typedef cplx T; typedef cplx acc_t;\n"
+          "__device__ __forceinline__ cplx operator+(cplx a, cplx b) { return cplx(a.re + b.re, a.im + b.im); }\n"
+          "__device__ __forceinline__ cplx operator-(cplx a) { return cplx(-a.re, -a.im); }\n"
+          "__device__ __forceinline__ cplx operator*(cplx a, cplx b) {"
+          " return cplx(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }\n"
+          "__device__ __forceinline__ cplx operator/(cplx a, cplx b) { real_t d = b.re * b.re + b.im * b.im;"
+          " return cplx((a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d); }\n"
+          "__device__ __forceinline__ cplx &operator+=(cplx &a, cplx b) { a = a + b; return a; }\n"
+          "__device__ __forceinline__ bool operator!=(cplx a, cplx b) { return a.re != b.re || a.im != b.im; }\n"
+          "__device__ __forceinline__ acc_t ld(const T *p) { return *p; }\n"
+          "__device__ __forceinline__ void st(T *p, acc_t v) { *p = v; }\n"
+          "__device__ __forceinline__ acc_t shfl_xor(acc_t v, int k) {"
+          " return cplx(__shfl_xor_sync(0xffffffffu, v.re, k), __shfl_xor_sync(0xffffffffu, v.im, k)); }\n"
+          "__device__ __forceinline__ real_t c_abs(cplx x) { return hypot%s(x.re, x.im); }\n"
+          "__device__ __forceinline__ cplx c_exp(cplx x) { real_t e = exp%s(x.re);"
+          " return cplx(e * cos%s(x.im), e * sin%s(x.im)); }\n"
+          "__device__ __forceinline__ cplx c_log(cplx x) { return cplx(log%s(c_abs(x)), atan2%s(x.im, x.re)); }\n"
+          "__device__ __forceinline__ cplx c_sqrt(cplx x) { real_t r = sqrt%s(c_abs(x)), t = atan2%s(x.im, x.re) / 2;"
+          " return cplx(r * cos%s(t), r * sin%s(t)); }\n"
+          "__device__ __forceinline__ cplx c_sin(cplx x) {"
+          " return cplx(sin%s(x.re) * cosh%s(x.im), cos%s(x.re) * sinh%s(x.im)); }\n"
+          "__device__ __forceinline__ cplx c_cos(cplx x) {"
+          " return cplx(cos%s(x.re) * cosh%s(x.im), -sin%s(x.re) * sinh%s(x.im)); }\n",
+          F, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M);
+      }
+      break;
     default:
       g_assert_not_reached ();
     }
+  if (!is_complex (dtype))
+    g_string_append (s,
+      "__device__ __forceinline__ acc_t shfl_xor(acc_t v, int k) { return __shfl_xor_sync(0xffffffffu, v, k); }\n");
   (void) f64;
   /* Offsets of operand 0..NOPS-1 for index i over loops [lo, hi). */
   g_string_append (s,
@@ -528,7 +842,6 @@ static gchar *
 elementwise_source (const TensorRequest *r, gboolean idx32)
 {
   GString *s = g_string_new (NULL);
-  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
 
   append_prelude (s, r->dtype, &r->plan, idx32);
   gboolean binary = r->kind == KIND_BINARY;
@@ -541,9 +854,9 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
     "__device__ __forceinline__ acc_t op_ab(acc_t x, acc_t y) { return %s; }\n"
     "__device__ __forceinline__ acc_t op_abc(acc_t x, acc_t y) { return %s; }\n"
     "#define NIN %u\n",
-    unary_expr (r->op_a, f64),
-    binary ? unary_expr (r->op_b, f64) : "x",
-    binary && n_in == 3 ? unary_expr (r->op_c, f64) : "x",
+    uexpr (r->dtype, r->op_a),
+    binary ? uexpr (r->dtype, r->op_b) : "x",
+    binary && n_in == 3 ? uexpr (r->dtype, r->op_c) : "x",
     binary ? binary_expr (r->op_ab) : "x",
     binary && n_in == 3 ? binary_expr (r->op_abc) : "x",
     n_in);
@@ -608,8 +921,10 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
        * along TX, even extents and pair-aligned rows (checked on the
        * host): 64 × 64 tiles, each thread moving two neighbours at once
        * (one 2-element vector load and store, 16 elements per thread), so
-       * a warp reads and writes 64 consecutive elements per row. */
-      g_string_append (s,
+       * a warp reads and writes 64 consecutive elements per row.  Not for
+       * c128, whose 64 × 65 tile would exceed 48 KiB of shared memory. */
+      if (r->dtype != ATOMR_DTYPE_C128)
+        g_string_append (s,
         "struct __align__(2 * sizeof(T)) Pair { T x, y; };\n"
         "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose2(T *d, const T *a,\n"
         "    acc_t alpha, u64 n_batch, Loops L) {\n"
@@ -692,8 +1007,12 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "  offsets<NF, NL, 1 + NIN>(L, (idx_t) j, q);\n"
     "  return element(a, b, q);\n"
     "}\n",
-    reduce_init_expr (r->reduce), reduce_element_expr (r->reduce, f64),
-    reduce_combine_expr (r->reduce), reduce_finalize_expr (r->reduce, f64),
+    is_complex (r->dtype) ? (r->reduce == ATOMR_TENSOR_REDUCE_PROD ? "cplx(1)" : "cplx(0)")
+                          : reduce_init_expr (r->reduce),
+    is_complex (r->dtype) ? reduce_element_expr_c (r->reduce) : reduce_element_expr (r->reduce, f64),
+    is_complex (r->dtype) ? reduce_combine_expr_c (r->reduce) : reduce_combine_expr (r->reduce),
+    is_complex (r->dtype) ? reduce_finalize_expr_c (r->reduce, r->dtype == ATOMR_DTYPE_C128)
+                          : reduce_finalize_expr (r->reduce, f64),
     r->kind == KIND_CONTRACT ? 2 : 1);
   g_string_append (s,
     "__device__ __forceinline__ void epilogue(T *c, i64 oc, acc_t acc, acc_t alpha, acc_t beta, u64 n) {\n"
@@ -746,7 +1065,7 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "  for (; j < n_red; j += 32) acc = r_comb(acc, r_elem(load_at(L, a, b, o, j)));\n"
     "  acc = r_comb(r_comb(acc, acc1), r_comb(acc2, acc3));\n"
     "#pragma unroll\n"
-    "  for (int k = 16; k > 0; k >>= 1) acc = r_comb(acc, __shfl_xor_sync(0xffffffffu, acc, k));\n"
+    "  for (int k = 16; k > 0; k >>= 1) acc = r_comb(acc, shfl_xor(acc, k));\n"
     "  if (threadIdx.x == 0) epilogue(c, o[0], acc, alpha, beta, n_red);\n"
     "}\n"
     /* Two passes for tall column reductions: blockIdx.y takes a chunk of
@@ -902,7 +1221,7 @@ use_pairs (const TensorRequest *r)
   guint tx = p->n_free - 1, ty = (guint) p->a_inner;
   gsize pair = 2 * atomr_dtype_get_size (r->dtype);
 
-  if (!use_transpose (r) || p->stride[1][ty] != 1 || p->stride[0][tx] != 1 ||
+  if (!use_transpose (r) || r->dtype == ATOMR_DTYPE_C128 || p->stride[1][ty] != 1 || p->stride[0][tx] != 1 ||
       p->extent[tx] % 2 != 0 || p->extent[ty] % 2 != 0 || p->extent[tx] < 64 || p->extent[ty] < 64)
     return FALSE;
   for (guint k = 0; k < p->n_free; k++)
@@ -957,6 +1276,48 @@ launch_geometry (const TensorRequest *r,
       *grid = MIN ((p->n_out + 255) / 256, (guint64) 1 << 20);
       *block_x = 256;
       *block_y = 1;
+    }
+}
+
+/* The scalars as the kernels (and cuBLASLt) take them: acc_t by value,
+ * float for halves and f32, double for f64, {re, 0} pairs of the real type
+ * for complex dtypes. */
+typedef struct {
+  gfloat  f[3][2];
+  gdouble d[3][2];
+  gboolean wide;
+} Scalars;
+
+static void
+scalars_init (Scalars *sc, const TensorRequest *r)
+{
+  const gdouble v[3] = { r->alpha, r->beta, r->gamma };
+
+  memset (sc, 0, sizeof *sc);
+  sc->wide = r->dtype == ATOMR_DTYPE_F64 || r->dtype == ATOMR_DTYPE_C128;
+  for (guint i = 0; i < 3; i++)
+    {
+      sc->f[i][0] = (gfloat) v[i];
+      sc->d[i][0] = v[i];
+    }
+}
+
+static void *
+scalar_ptr (Scalars *sc, guint i)
+{
+  return sc->wide ? (void *) sc->d[i] : (void *) sc->f[i];
+}
+
+/* sizeof (acc_t) in the kernels */
+static gsize
+acc_size (AtomrDtype dtype)
+{
+  switch (dtype)
+    {
+    case ATOMR_DTYPE_F64:
+    case ATOMR_DTYPE_C64: return 8;
+    case ATOMR_DTYPE_C128: return 16;
+    default: return 4;
     }
 }
 
@@ -1019,6 +1380,8 @@ lt_data_type (AtomrDtype dtype)
     case ATOMR_DTYPE_F16: return CUDA_R_16F;
     case ATOMR_DTYPE_BF16: return CUDA_R_16BF;
     case ATOMR_DTYPE_F64: return CUDA_R_64F;
+    case ATOMR_DTYPE_C64: return CUDA_C_32F;
+    case ATOMR_DTYPE_C128: return CUDA_C_64F;
     default: return CUDA_R_32F;
     }
 }
@@ -1028,7 +1391,7 @@ lt_data_type (AtomrDtype dtype)
 static cublasComputeType_t
 lt_compute_type (AtomrDtype dtype, gint compute)
 {
-  if (dtype == ATOMR_DTYPE_F64)
+  if (dtype == ATOMR_DTYPE_F64 || dtype == ATOMR_DTYPE_C128)
     return CUBLAS_COMPUTE_64F;
   if (dtype != ATOMR_DTYPE_F32)
     return CUBLAS_COMPUTE_32F;
@@ -1067,7 +1430,9 @@ lt_plan_new (AtomrTensorActor *self,
 {
   LtPlan *plan = g_new0 (LtPlan, 1);
   cudaDataType type = lt_data_type (key->dtype);
-  cudaDataType scale = key->dtype == ATOMR_DTYPE_F64 ? CUDA_R_64F : CUDA_R_32F;
+  cudaDataType scale = key->dtype == ATOMR_DTYPE_F64 ? CUDA_R_64F :
+                       key->dtype == ATOMR_DTYPE_C64 ? CUDA_C_32F :
+                       key->dtype == ATOMR_DTYPE_C128 ? CUDA_C_64F : CUDA_R_32F;
   cublasLtMatmulPreference_t pref = NULL;
   cublasLtMatmulHeuristicResult_t result;
   gint32 op_x = key->trans_x ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -1159,12 +1524,12 @@ contract_gemm (AtomrTensorActor *self,
   CUdeviceptr x = atomr_tensor_get_ptr (r->t[g->swap ? 2 : 1]);
   CUdeviceptr y = atomr_tensor_get_ptr (r->t[g->swap ? 1 : 2]);
   CUdeviceptr c = atomr_tensor_get_ptr (r->t[0]);
-  gfloat alpha_f = (gfloat) r->alpha, beta_f = (gfloat) r->beta;
-  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
+  Scalars sc;
   LtKey key;
   LtPlan *plan;
 
   *ran = FALSE;
+  scalars_init (&sc, r);
   if (self->lt == NULL)
     {
       g_autoptr(GError) local = NULL;
@@ -1220,10 +1585,10 @@ contract_gemm (AtomrTensorActor *self,
       return FALSE;
     }
   if (!lt_check (cublasLtMatmul (self->lt, plan->desc,
-                                 f64 ? (const void *) &r->alpha : (const void *) &alpha_f,
+                                 scalar_ptr (&sc, 0),
                                  (const void *) (uintptr_t) x, plan->lx,
                                  (const void *) (uintptr_t) y, plan->ly,
-                                 f64 ? (const void *) &r->beta : (const void *) &beta_f,
+                                 scalar_ptr (&sc, 1),
                                  (const void *) (uintptr_t) c, plan->lc,
                                  (void *) (uintptr_t) c, plan->lc, &plan->algo,
                                  plan->workspace ? (void *) (uintptr_t) self->lt_workspace : NULL,
@@ -1242,11 +1607,13 @@ contract_detail (const TensorRequest *r, gboolean rows, const gchar *why_not)
 
   if (why_not == NULL)
     return g_strdup_printf ("cublaslt gemm m=%" G_GINT64_FORMAT " n=%" G_GINT64_FORMAT " k=%"
-                            G_GINT64_FORMAT " batch=%" G_GINT64_FORMAT " op=%c%c%s%s",
+                            G_GINT64_FORMAT " batch=%" G_GINT64_FORMAT " op=%c%c%s%s%s",
                             g->m, g->n, g->k, g->batch, g->trans_x ? 'T' : 'N', g->trans_y ? 'T' : 'N',
                             g->swap ? " swapped" : "",
                             r->dtype == ATOMR_DTYPE_F32 && r->compute == ATOMR_BLAS_COMPUTE_F32_FAST_TF32
-                              ? " tf32" : "");
+                              ? " tf32" : "",
+                            r->pack.pack_a && r->pack.pack_b ? " packed a+b" :
+                            r->pack.pack_a ? " packed a" : r->pack.pack_b ? " packed b" : "");
   return g_strdup_printf ("nvrtc %s (%s)", rows ? "rows" : "cols", why_not);
 }
 
@@ -1264,8 +1631,7 @@ reduce_two_pass (AtomrTensorActor *self,
 {
   const AtomrLoopPlan *p = &r->plan;
   CUstream stream = atomr_op_get_cu_stream (op);
-  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
-  gfloat alpha_f = (gfloat) r->alpha, beta_f = (gfloat) r->beta;
+  Scalars sc;
   guint64 n_out = p->n_out, n_red = p->n_reduce, n_chunks = n_chunks_u, chunk = cols_chunk (p);
   guint64 part_bytes, fin_blocks = (n_out + 255) / 256;
   CUdeviceptr out = atomr_tensor_get_ptr (r->t[0]);
@@ -1277,7 +1643,7 @@ reduce_two_pass (AtomrTensorActor *self,
   gboolean ok;
 
   if (!g_uint64_checked_mul (&part_bytes, n_out, n_chunks) ||
-      !g_uint64_checked_mul (&part_bytes, part_bytes, f64 ? 8 : 4) || fin_blocks > G_MAXINT32)
+      !g_uint64_checked_mul (&part_bytes, part_bytes, acc_size (r->dtype)) || fin_blocks > G_MAXINT32)
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
                    "reduce: %" G_GUINT64_FORMAT " outputs × %" G_GUINT64_FORMAT " chunks do not fit",
@@ -1306,10 +1672,11 @@ reduce_two_pass (AtomrTensorActor *self,
                          "cuLaunchKernel (tensor reduction, first pass)", error);
   if (ok)
     {
+      scalars_init (&sc, r);
       params[0] = &out;
       params[1] = &part;
-      params[2] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
-      params[3] = f64 ? (void *) &r->beta : (void *) &beta_f;
+      params[2] = scalar_ptr (&sc, 0);
+      params[3] = scalar_ptr (&sc, 1);
       params[4] = &n_out;
       params[5] = &n_chunks;
       params[6] = &n_red;
@@ -1323,31 +1690,103 @@ reduce_two_pass (AtomrTensorActor *self,
   return ok;
 }
 
+static gboolean launch_generated (AtomrTensorActor *self, AtomrOp *op, TensorRequest *r, GError **error);
+
+/* Input @i (1: A, 2: B) copied into a contiguous scratch tensor in the
+ * packed layout, by the permutation kernels, on the op's stream.  The
+ * scratch buffer lives until the operation completes. */
+static AtomrTensor *
+pack_operand (AtomrTensorActor *self,
+              AtomrOp          *op,
+              TensorRequest    *r,
+              guint             i,
+              GError          **error)
+{
+  AtomrDevice *device = atomr_actor_get_device (ATOMR_ACTOR (self));
+  const AtomrGemmPack *pk = &r->pack;
+  guint n = i == 1 ? pk->n_a : pk->n_b;
+  const gint64 *shape = i == 1 ? pk->shape_a : pk->shape_b;
+  const gint64 *strides = i == 1 ? pk->strides_a : pk->strides_b;
+  guint64 count = 1;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(AtomrStream) utility = NULL;
+  g_autoptr(AtomrFence) fence = NULL;
+  g_autoptr(AtomrTensor) packed = NULL;
+  TensorRequest pr;
+
+  for (guint d = 0; d < n; d++)
+    count *= (guint64) shape[d];
+  buffer = atomr_buffer_new (device, r->dtype, MAX (count, 1), error);
+  if (buffer == NULL)
+    return NULL;
+  /* allocated on the utility stream: the op's stream waits for it */
+  utility = atomr_device_get_utility_stream (device, error);
+  if (utility == NULL)
+    return NULL;
+  fence = atomr_stream_record (utility, ATOMR_EVENT_PLAIN, error);
+  if (fence == NULL || !atomr_stream_wait (atomr_op_get_stream (op), fence, error))
+    return NULL;
+  packed = atomr_tensor_new_strided (buffer, r->dtype, 0, shape, n, strides, n, error);
+  if (packed == NULL)
+    return NULL;
+
+  memset (&pr, 0, sizeof pr);
+  pr.kind = KIND_PERMUTE;
+  pr.dtype = r->dtype;
+  pr.plan = r->pack_plan[i - 1];
+  pr.n_in = 1;
+  pr.op_a = ATOMR_TENSOR_UNARY_IDENTITY;
+  pr.alpha = 1.0;
+  pr.t[0] = packed;
+  pr.t[1] = r->t[i];
+  if (!launch_generated (self, op, &pr, error))
+    return NULL;
+  atomr_op_keep (op, buffer);
+  return g_steal_pointer (&packed);
+}
+
+/* A contraction whose GEMM reads packed copies of A and/or B. */
+static gboolean
+contract_packed (AtomrTensorActor *self,
+                 AtomrOp          *op,
+                 TensorRequest    *r,
+                 gboolean         *ran,
+                 gchar           **why_not,
+                 GError          **error)
+{
+  g_autoptr(AtomrTensor) pa = NULL, pb = NULL;
+  TensorRequest g = *r;    /* borrows r's tensors */
+
+  if (r->pack.pack_a && (pa = pack_operand (self, op, r, 1, error)) == NULL)
+    return FALSE;
+  if (r->pack.pack_b && (pb = pack_operand (self, op, r, 2, error)) == NULL)
+    return FALSE;
+  if (pa)
+    g.t[1] = pa;
+  if (pb)
+    g.t[2] = pb;
+  return contract_gemm (self, op, &g, ran, why_not, error);
+}
+
 static gboolean
 tensor_enqueue (AtomrOp  *op,
                 GError  **error)
 {
   AtomrTensorActor *self = ATOMR_TENSOR_ACTOR (atomr_op_get_actor (op));
   TensorRequest *r = atomr_op_get_data (op);
-  const AtomrLoopPlan *p = &r->plan;
-  gboolean f64 = r->dtype == ATOMR_DTYPE_F64;
-  gboolean idx32;
-  KernelLoops loops;
-  CUdeviceptr out, a, b, c;
-  gfloat alpha_f = (gfloat) r->alpha, beta_f = (gfloat) r->beta, gamma_f = (gfloat) r->gamma;
-  guint64 n_out = p->n_out, n_red = p->n_reduce;
-  AtomrKernel *kernel;
-  void *params[10];
-  guint64 blocks, n_batch;
-  guint grid, grid_y, block_x, block_y;
+  guint64 blocks;
+  guint grid_y, block_x, block_y;
   gboolean rows, transpose;
 
   if (atomr_op_is_host (op))
     {
-      run_host (r);
+      if (is_complex (r->dtype))
+        run_host_complex (r);
+      else
+        run_host (r);
       return TRUE;
     }
-  if (n_out == 0)
+  if (r->plan.n_out == 0)
     return TRUE;
 
   if (r->kind == KIND_CONTRACT && r->gemm_ok)
@@ -1356,7 +1795,9 @@ tensor_enqueue (AtomrOp  *op,
       g_autofree gchar *detail = NULL;
       gboolean ran = FALSE;
 
-      if (!contract_gemm (self, op, r, &ran, &why_not, error))
+      if (r->pack.pack_a || r->pack.pack_b
+          ? !contract_packed (self, op, r, &ran, &why_not, error)
+          : !contract_gemm (self, op, r, &ran, &why_not, error))
         return FALSE;
       if (ran)
         return TRUE;
@@ -1365,8 +1806,32 @@ tensor_enqueue (AtomrOp  *op,
       detail = contract_detail (r, rows, why_not);
       atomr_op_set_detail (op, detail);
     }
+  return launch_generated (self, op, r, error);
+}
 
+/* @r on the generated kernels. */
+static gboolean
+launch_generated (AtomrTensorActor *self,
+                  AtomrOp          *op,
+                  TensorRequest    *r,
+                  GError          **error)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  gboolean idx32;
+  KernelLoops loops;
+  CUdeviceptr out, a, b, c;
+  Scalars sc;
+  guint64 n_out = p->n_out, n_red = p->n_reduce;
+  AtomrKernel *kernel;
+  void *params[10];
+  guint64 blocks, n_batch;
+  guint grid, grid_y, block_x, block_y;
+  gboolean rows, transpose;
+
+  if (n_out == 0)
+    return TRUE;
   idx32 = n_out <= G_MAXUINT32 && n_red <= G_MAXUINT32;
+  scalars_init (&sc, r);
   fill_loops (p, &loops);
   out = atomr_tensor_get_ptr (r->t[0]);
   a = atomr_tensor_get_ptr (r->t[1]);
@@ -1391,7 +1856,7 @@ tensor_enqueue (AtomrOp  *op,
         return FALSE;
       params[0] = &out;
       params[1] = &a;
-      params[2] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
+      params[2] = scalar_ptr (&sc, 0);
       params[3] = &n_batch;
       params[4] = &loops;
     }
@@ -1406,8 +1871,8 @@ tensor_enqueue (AtomrOp  *op,
       params[0] = &out;
       params[1] = &a;
       params[2] = &b;
-      params[3] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
-      params[4] = f64 ? (void *) &r->beta : (void *) &beta_f;
+      params[3] = scalar_ptr (&sc, 0);
+      params[4] = scalar_ptr (&sc, 1);
       params[5] = &n_out;
       params[6] = &n_red;
       params[7] = &loops;
@@ -1421,9 +1886,9 @@ tensor_enqueue (AtomrOp  *op,
       params[1] = &a;
       params[2] = &b;
       params[3] = &c;
-      params[4] = f64 ? (void *) &r->alpha : (void *) &alpha_f;
-      params[5] = f64 ? (void *) &r->beta : (void *) &beta_f;
-      params[6] = f64 ? (void *) &r->gamma : (void *) &gamma_f;
+      params[4] = scalar_ptr (&sc, 0);
+      params[5] = scalar_ptr (&sc, 1);
+      params[6] = scalar_ptr (&sc, 2);
       params[7] = &n_out;
       params[8] = &loops;
     }
@@ -1493,6 +1958,39 @@ plan_key (Kind kind, const AtomrModeSpec *spec, AtomrTensor **t, guint n)
   return g_string_free (s, FALSE);
 }
 
+/* The permutations that pack the inputs a GEMM plan copies (plain
+ * loop plans from each input to its contiguous packed layout). */
+static gboolean
+pack_plans (const AtomrModeSpec    *spec,
+            const AtomrPlanOperand *operands,
+            CachedPlan             *cached,
+            GError                **error)
+{
+  const AtomrGemmPack *pk = &cached->pack;
+
+  for (guint i = 0; i < 2; i++)
+    {
+      gboolean packed = i == 0 ? pk->pack_a : pk->pack_b;
+      const gchar *names[] = { i == 0 ? "packed a" : "packed b", i == 0 ? "a" : "b" };
+      AtomrModeSpec ps;
+      AtomrPlanOperand ops[2];
+
+      if (!packed)
+        continue;
+      memset (&ps, 0, sizeof ps);
+      ps.n_inputs = 1;
+      memcpy (ps.modes[0], i == 0 ? pk->modes_a : pk->modes_b, sizeof ps.modes[0]);
+      memcpy (ps.modes[1], spec->modes[1 + i], sizeof ps.modes[1]);
+      ops[0].n_dims = i == 0 ? pk->n_a : pk->n_b;
+      ops[0].shape = i == 0 ? pk->shape_a : pk->shape_b;
+      ops[0].strides = i == 0 ? pk->strides_a : pk->strides_b;
+      ops[1] = operands[1 + i];
+      if (!atomr_loop_plan_build ("contract", &ps, ops, names, FALSE, &cached->pack_plan[i], error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* Checks @t (output first, then inputs; NULL-terminated @names), the
  * dtypes and the modes, and plans.  Fills r->plan, r->dtype and r->t. */
 static gboolean
@@ -1526,7 +2024,7 @@ prepare (AtomrTensorActor  *self,
   if (!allowed)
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                   "%s: %s has dtype %s; the tensor engine supports f16, bf16, f32 and f64",
+                   "%s: %s has dtype %s; the tensor engine supports f16, bf16, f32, f64, c64 and c128",
                    opname, names[0], atomr_dtype_get_name (dtype));
       return FALSE;
     }
@@ -1556,12 +2054,26 @@ prepare (AtomrTensorActor  *self,
                                   kind == KIND_REDUCE || kind == KIND_CONTRACT, &cached.loop, error))
         return FALSE;
       if (kind == KIND_CONTRACT)
-        cached.gemm_ok = atomr_gemm_plan_build (&spec, operands, &cached.gemm, cached.why, sizeof cached.why);
+        {
+          g_autoptr(GError) local = NULL;
+
+          cached.gemm_ok = atomr_gemm_plan_build_packed (&spec, operands, &cached.gemm, &cached.pack,
+                                                         cached.why, sizeof cached.why);
+          /* cannot fail for operands that planned above; if it did, the
+           * kernels serve the contraction */
+          if (cached.gemm_ok && !pack_plans (&spec, operands, &cached, &local))
+            {
+              cached.gemm_ok = FALSE;
+              g_snprintf (cached.why, sizeof cached.why, "packing: %s", local->message);
+            }
+        }
       atomr_plan_cache_insert (self->plans, key, &cached);
     }
   r->plan = cached.loop;
   r->gemm_ok = cached.gemm_ok;
   r->gemm = cached.gemm;
+  r->pack = cached.pack;
+  memcpy (r->pack_plan, cached.pack_plan, sizeof r->pack_plan);
   memcpy (r->why, cached.why, sizeof r->why);
 
   r->kind = kind;
@@ -1647,7 +2159,8 @@ tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_out
  * B = alpha · op_a(A) with the modes of A reordered as the modes of B
  * say.  Fails with %ATOMR_ERROR_INVALID_ARGUMENT naming the argument and
  * value (bad modes, extents that do not match, overlapping views), or
- * %ATOMR_ERROR_NOT_SUPPORTED for a dtype other than f16, bf16, f32, f64.
+ * %ATOMR_ERROR_NOT_SUPPORTED for a dtype other than f16, bf16, f32, f64,
+ * c64 and c128 (or an op a complex dtype does not take).
  *
  * Since: 0.2
  */
@@ -1672,9 +2185,10 @@ atomr_tensor_actor_permute_async (AtomrTensorActor    *self,
   g_return_if_fail (ATOMR_IS_TENSOR_ACTOR (self));
   op = atomr_op_new (self, opname, atomr_tensor_actor_permute_async, cancellable, callback, user_data);
   r = atomr_op_alloc_data (op, sizeof *r, request_clear);
-  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_CONJ + 1, "AtomrTensorUnaryOp", &error) ||
       !check_finite (opname, "alpha", alpha, &error) ||
       !prepare (self, opname, KIND_PERMUTE, modes, t, names, 1, r, &error) ||
+      !check_complex_ops (opname, r->dtype, (const gint []) { op_a }, 1, NULL, 0, -1, &error) ||
       !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("b", b)),
                              ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a)), &error))
     return atomr_op_fail (op, error);
@@ -1752,12 +2266,14 @@ atomr_tensor_actor_elementwise_binary_async (AtomrTensorActor    *self,
   op = atomr_op_new (self, opname, atomr_tensor_actor_elementwise_binary_async,
                      cancellable, callback, user_data);
   r = atomr_op_alloc_data (op, sizeof *r, request_clear);
-  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
-      !atomr_check_enum (opname, "op_b", op_b, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_CONJ + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_b", op_b, ATOMR_TENSOR_UNARY_CONJ + 1, "AtomrTensorUnaryOp", &error) ||
       !atomr_check_enum (opname, "op_ab", op_ab, ATOMR_TENSOR_BINARY_MIN + 1, "AtomrTensorBinaryOp", &error) ||
       !check_finite (opname, "alpha", alpha, &error) ||
       !check_finite (opname, "beta", beta, &error) ||
       !prepare (self, opname, KIND_BINARY, modes, t, names, 2, r, &error) ||
+      !check_complex_ops (opname, r->dtype, (const gint []) { op_a, op_b }, 2, (const gint []) { op_ab }, 1, -1,
+                          &error) ||
       !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("d", d)),
                              ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a),
                                              ATOMR_OPERAND_TENSOR ("b", b)), &error))
@@ -1837,6 +2353,7 @@ atomr_tensor_actor_reduce_async (AtomrTensorActor    *self,
       !check_finite (opname, "alpha", alpha, &error) ||
       !check_finite (opname, "beta", beta, &error) ||
       !prepare (self, opname, KIND_REDUCE, modes, t, names, 1, r, &error) ||
+      !check_complex_ops (opname, r->dtype, NULL, 0, NULL, 0, op_kind, &error) ||
       !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("c", c)),
                              ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a)), &error))
     return atomr_op_fail (op, error);
@@ -1924,15 +2441,17 @@ atomr_tensor_actor_elementwise_trinary_async (AtomrTensorActor    *self,
   op = atomr_op_new (self, opname, atomr_tensor_actor_elementwise_trinary_async,
                      cancellable, callback, user_data);
   r = atomr_op_alloc_data (op, sizeof *r, request_clear);
-  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
-      !atomr_check_enum (opname, "op_b", op_b, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
-      !atomr_check_enum (opname, "op_c", op_c, ATOMR_TENSOR_UNARY_SIGMOID + 1, "AtomrTensorUnaryOp", &error) ||
+  if (!atomr_check_enum (opname, "op_a", op_a, ATOMR_TENSOR_UNARY_CONJ + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_b", op_b, ATOMR_TENSOR_UNARY_CONJ + 1, "AtomrTensorUnaryOp", &error) ||
+      !atomr_check_enum (opname, "op_c", op_c, ATOMR_TENSOR_UNARY_CONJ + 1, "AtomrTensorUnaryOp", &error) ||
       !atomr_check_enum (opname, "op_ab", op_ab, ATOMR_TENSOR_BINARY_MIN + 1, "AtomrTensorBinaryOp", &error) ||
       !atomr_check_enum (opname, "op_abc", op_abc, ATOMR_TENSOR_BINARY_MIN + 1, "AtomrTensorBinaryOp", &error) ||
       !check_finite (opname, "alpha", alpha, &error) ||
       !check_finite (opname, "beta", beta, &error) ||
       !check_finite (opname, "gamma", gamma, &error) ||
       !prepare (self, opname, KIND_BINARY, modes, t, names, 3, r, &error) ||
+      !check_complex_ops (opname, r->dtype, (const gint []) { op_a, op_b, op_c }, 3,
+                          (const gint []) { op_ab, op_abc }, 2, -1, &error) ||
       !atomr_check_no_alias (opname, ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("d", d)),
                              ATOMR_OPERANDS (ATOMR_OPERAND_TENSOR ("a", a),
                                              ATOMR_OPERAND_TENSOR ("b", b),
@@ -1992,10 +2511,14 @@ atomr_tensor_actor_elementwise_trinary_finish (AtomrTensorActor  *self,
  * one matrix mode of each input — runs as one cuBLASLt matmul with
  * f32 accumulation for halves, f64 for f64 and
  * [property@Atomr.TensorActor:compute-type] for f32 (TF32 on request).
- * Any other contraction, or one cuBLASLt has no algorithm for, runs on
- * the generated reduction kernels (f32 accumulation for halves).  The
+ * When only an input's layout stands in the way (modes that do not fold,
+ * no unit stride, a negative stride), that input is first copied into a
+ * contiguous scratch operand in GEMM order ("packed").  Any other
+ * contraction, or one cuBLASLt has no algorithm for, runs on the
+ * generated reduction kernels (f32 accumulation for halves).  The
  * operation's detail in traces and [struct@Atomr.LaunchInfo] says which path
- * ran: `"cublaslt gemm m=… n=… k=… batch=…"` or `"nvrtc rows|cols (why)"`.
+ * ran: `"cublaslt gemm m=… n=… k=… batch=… [packed a|b|a+b]"` or
+ * `"nvrtc rows|cols (why)"`.
  *
  * Errors as [method@Atomr.TensorActor.permute_async]; a
  * [property@Atomr.TensorActor:compute-type] of f16 or f64 with f32

@@ -32,6 +32,8 @@ G_BEGIN_DECLS
  * @ATOMR_TENSOR_UNARY_COS: cos x
  * @ATOMR_TENSOR_UNARY_TANH: tanh x
  * @ATOMR_TENSOR_UNARY_SIGMOID: 1 / (1 + e⁻ˣ)
+ * @ATOMR_TENSOR_UNARY_CONJ: the complex conjugate (x itself for real
+ *   dtypes; since 0.2)
  *
  * An operation applied to each element of an operand before it is scaled.
  *
@@ -49,6 +51,7 @@ typedef enum {
   ATOMR_TENSOR_UNARY_COS,
   ATOMR_TENSOR_UNARY_TANH,
   ATOMR_TENSOR_UNARY_SIGMOID,
+  ATOMR_TENSOR_UNARY_CONJ,
 } AtomrTensorUnaryOp;
 
 /**

@@ -129,6 +129,31 @@ gboolean atomr_gemm_plan_build (const AtomrModeSpec    *spec,
                                 gchar                  *why_buf,
                                 gsize                   why_len);
 
+/* Inputs copied into contiguous scratch operands so that the contraction
+ * becomes one GEMM: each packed input holds its modes in GEMM order
+ * (batch, then M and K for A, K and N for B; batch, M and N in D's
+ * stride order, K in A's), row-major. */
+typedef struct {
+  gboolean pack_a, pack_b;
+  guint    n_a, n_b;                           /* dimensions of A and B */
+  gchar    modes_a[ATOMR_PLAN_MAX_DIMS + 1];   /* the packed operands' modes */
+  gchar    modes_b[ATOMR_PLAN_MAX_DIMS + 1];
+  gint64   shape_a[ATOMR_PLAN_MAX_DIMS], strides_a[ATOMR_PLAN_MAX_DIMS];
+  gint64   shape_b[ATOMR_PLAN_MAX_DIMS], strides_b[ATOMR_PLAN_MAX_DIMS];
+} AtomrGemmPack;
+
+/* atomr_gemm_plan_build(), and when that fails, the same with A, B or
+ * both packed (the fewest packed elements that work); @plan is then the
+ * GEMM of the packed operands.  What packing cannot fix (D's layout, a
+ * mode in one operand alone, outer and dot products) keeps the first
+ * reason in @why_buf. */
+gboolean atomr_gemm_plan_build_packed (const AtomrModeSpec    *spec,
+                                       const AtomrPlanOperand *operands,
+                                       AtomrGemmPlan          *plan,
+                                       AtomrGemmPack          *pack,
+                                       gchar                  *why_buf,
+                                       gsize                   why_len);
+
 /* A bounded LRU of plans (any fixed-size value), keyed by strings. */
 typedef struct _AtomrPlanCache AtomrPlanCache;
 

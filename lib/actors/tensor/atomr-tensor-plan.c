@@ -673,6 +673,142 @@ atomr_gemm_plan_build (const AtomrModeSpec    *spec,
   return TRUE;
 }
 
+/* The operand @o (1: A, 2: B) laid out contiguously with its modes in the
+ * order GEMM wants: batch, then M (A) or K (B), then K (A) or N (B);
+ * batch, M and N in D's stride order, K in A's; extent-1 modes last. */
+static void
+packed_layout (const AtomrModeSpec    *spec,
+               const AtomrPlanOperand *operands,
+               guint                   o,
+               gchar                  *modes,
+               gint64                 *shape,
+               gint64                 *strides)
+{
+  const gchar *own = spec->modes[o];
+  guint n = (guint) strlen (own), w = 0;
+  gint key[ATOMR_PLAN_MAX_DIMS];
+  gint64 order[ATOMR_PLAN_MAX_DIMS];
+  guint idx[ATOMR_PLAN_MAX_DIMS];
+
+  for (guint d = 0; d < n; d++)
+    {
+      gchar m = own[d];
+      gint id = find_mode (spec->modes[0], m), ia = find_mode (spec->modes[1], m),
+           ib = find_mode (spec->modes[2], m);
+      gboolean in_d = id >= 0 && operands[0].shape[id] > 1;
+      gboolean in_a = ia >= 0 && operands[1].shape[ia] > 1;
+      gboolean in_b = ib >= 0 && operands[2].shape[ib] > 1;
+
+      idx[d] = d;
+      if (operands[o].shape[d] <= 1)
+        {
+          key[d] = 3;            /* extent 1: anywhere, last */
+          order[d] = 0;
+        }
+      else if (in_d && in_a && in_b)
+        {
+          key[d] = 0;            /* batch, D's order */
+          order[d] = operands[0].strides[id];
+        }
+      else if (in_d)
+        {
+          key[d] = o == 1 ? 1 : 2;   /* M (in A) or N (in B), D's order */
+          order[d] = operands[0].strides[id];
+        }
+      else
+        {
+          key[d] = o == 1 ? 2 : 1;   /* K: after M in A, before N in B; A's order */
+          order[d] = in_a ? ABS (operands[1].strides[ia]) : 0;
+        }
+    }
+  /* stable insertion sort: group, then decreasing order value */
+  for (guint i = 1; i < n; i++)
+    for (guint j = i; j > 0; j--)
+      {
+        guint p = idx[j - 1], q = idx[j];
+        if (key[p] < key[q] || (key[p] == key[q] && order[p] >= order[q]))
+          break;
+        idx[j - 1] = q;
+        idx[j] = p;
+      }
+  for (guint i = 0; i < n; i++)
+    {
+      modes[w] = own[idx[i]];
+      shape[w] = operands[o].shape[idx[i]];
+      w++;
+    }
+  modes[w] = '\0';
+  {
+    gint64 pitch = 1;
+    for (guint i = n; i-- > 0; )
+      {
+        strides[i] = pitch;
+        pitch *= MAX (shape[i], 1);
+      }
+  }
+}
+
+gboolean
+atomr_gemm_plan_build_packed (const AtomrModeSpec    *spec,
+                              const AtomrPlanOperand *operands,
+                              AtomrGemmPlan          *plan,
+                              AtomrGemmPack          *pack,
+                              gchar                  *why_buf,
+                              gsize                   why_len)
+{
+  gchar scratch[128];
+  gint64 size[3] = { 1, 1, 1 };
+  gint best = -1;
+  gint64 best_size = G_MAXINT64;
+  AtomrGemmPlan best_plan;
+
+  memset (pack, 0, sizeof *pack);
+  if (atomr_gemm_plan_build (spec, operands, plan, why_buf, why_len))
+    return TRUE;
+
+  packed_layout (spec, operands, 1, pack->modes_a, pack->shape_a, pack->strides_a);
+  packed_layout (spec, operands, 2, pack->modes_b, pack->shape_b, pack->strides_b);
+  for (guint o = 1; o < 3; o++)
+    for (guint d = 0; d < operands[o].n_dims; d++)
+      size[o] *= operands[o].shape[d];
+
+  /* pack A, pack B, pack both: the fewest packed elements that work */
+  for (gint choice = 1; choice <= 3; choice++)
+    {
+      AtomrModeSpec s = *spec;
+      AtomrPlanOperand ops[3] = { operands[0], operands[1], operands[2] };
+      AtomrGemmPlan p;
+      gint64 cost = ((choice & 1) ? size[1] : 0) + ((choice & 2) ? size[2] : 0);
+
+      if (choice & 1)
+        {
+          memcpy (s.modes[1], pack->modes_a, sizeof s.modes[1]);
+          ops[1].shape = pack->shape_a;
+          ops[1].strides = pack->strides_a;
+        }
+      if (choice & 2)
+        {
+          memcpy (s.modes[2], pack->modes_b, sizeof s.modes[2]);
+          ops[2].shape = pack->shape_b;
+          ops[2].strides = pack->strides_b;
+        }
+      if (cost < best_size && atomr_gemm_plan_build (&s, ops, &p, scratch, sizeof scratch))
+        {
+          best = choice;
+          best_size = cost;
+          best_plan = p;
+        }
+    }
+  if (best < 0)
+    return FALSE;      /* @why_buf keeps the reason of the unpacked attempt */
+  pack->pack_a = (best & 1) != 0;
+  pack->pack_b = (best & 2) != 0;
+  pack->n_a = operands[1].n_dims;
+  pack->n_b = operands[2].n_dims;
+  *plan = best_plan;
+  return TRUE;
+}
+
 /* ------------------------------------------------------------------ */
 /* The plan cache                                                       */
 

@@ -1,4 +1,5 @@
-/* test-cudnn-lrn.c — LRN and dropout without a GPU: every invalid request
+/* test-cudnn-lrn.c — LRN, dropout and the fused convolution + bias +
+ * activation without a GPU: every invalid request
  * fails in the _async call with INVALID_ARGUMENT naming the operand and
  * value, valid ones reach the enqueue step (NOT_SUPPORTED on the mock
  * device), and the dropout-seed property behaves.
@@ -229,6 +230,74 @@ test_seed_property (Fixture *f, gconstpointer data)
   g_assert_cmpuint (notified, ==, 2);
 }
 
+static void
+fused (Fixture *f, AtomrConvolution *conv, AtomrActivationMode mode, gdouble coef, AtomrTensor *x,
+       AtomrTensor *w, AtomrTensor *bias, AtomrTensor *z, AtomrTensor *y, gint code, const gchar *needle)
+{
+  GAsyncResult *res = NULL;
+
+  atomr_cudnn_actor_convolution_bias_activation_forward_async (f->actor, conv, mode, coef, 1.0, x, w, bias,
+                                                               0.5, z, y, NULL, store_result, &res);
+  expect (&res, code, needle);
+}
+
+/* An N × C × H × W view of NHWC storage. */
+static AtomrTensor *
+nhwc (Fixture *f, AtomrDtype dtype, gint64 n, gint64 c, gint64 h, gint64 w)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensor) storage = T (f, dtype, n, h, w, c);
+  const guint perm[4] = { 0, 3, 1, 2 };
+  AtomrTensor *t = atomr_tensor_permute (storage, perm, 4, &error);
+
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+test_fused_conv (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  g_autoptr(AtomrTensor) x = T (f, F32, 2, 4, 6, 6);
+  g_autoptr(AtomrTensor) w = T (f, F32, 8, 4, 3, 3);
+  g_autoptr(AtomrTensor) b = T (f, F32, 8);
+  g_autoptr(AtomrTensor) b7 = T (f, F32, 7);
+  g_autoptr(AtomrTensor) b16 = T (f, ATOMR_DTYPE_F16, 8);
+  g_autoptr(AtomrTensor) y = T (f, F32, 2, 8, 6, 6);
+  g_autoptr(AtomrTensor) z = T (f, F32, 2, 8, 6, 6);
+  g_autoptr(AtomrTensor) z_wrong = T (f, F32, 2, 8, 6, 5);
+  g_autoptr(AtomrTensor) xn = nhwc (f, ATOMR_DTYPE_BF16, 2, 4, 6, 6);
+  g_autoptr(AtomrTensor) wn = nhwc (f, ATOMR_DTYPE_BF16, 8, 4, 3, 3);
+  g_autoptr(AtomrTensor) bn = T (f, ATOMR_DTYPE_BF16, 8);
+  g_autoptr(AtomrTensor) yn = nhwc (f, ATOMR_DTYPE_BF16, 2, 8, 6, 6);
+  g_autoptr(AtomrTensor) zn = nhwc (f, ATOMR_DTYPE_BF16, 2, 8, 6, 6);
+
+  fused (f, conv, ATOMR_ACTIVATION_RELU, 0, x, w, b, NULL, y, NOSUP, "conv-bias-act");
+  fused (f, conv, ATOMR_ACTIVATION_IDENTITY, 0, x, w, b, z, y, NOSUP, "needs a CUDA device");
+  fused (f, conv, ATOMR_ACTIVATION_SWISH, 1.0, xn, wn, bn, zn, yn, NOSUP, "bf16");
+  fused (f, conv, 99, 0, x, w, b, NULL, y, INVALID, "mode");
+  fused (f, conv, ATOMR_ACTIVATION_RELU, NAN, x, w, b, NULL, y, INVALID, "must be finite");
+  fused (f, conv, ATOMR_ACTIVATION_RELU, 0, x, w, b7, NULL, y, INVALID,
+         "bias has 7 elements (takes 8 packed: one per output channel)");
+  fused (f, conv, ATOMR_ACTIVATION_RELU, 0, x, w, b16, NULL, y, INVALID, "bias has dtype f16, the other operands f32");
+  fused (f, conv, ATOMR_ACTIVATION_RELU, 0, x, w, b, z_wrong, y, INVALID, "but z is 2×8×6×5");
+  fused (f, conv, ATOMR_ACTIVATION_RELU, 0, x, w, b, y, y, INVALID, "y");
+  fused (f, NULL, ATOMR_ACTIVATION_RELU, 0, x, w, b, NULL, y, INVALID, "conv is not an AtomrConvolution");
+  {
+    g_autoptr(AtomrTensor) y_small = T (f, F32, 2, 8, 5, 5);
+    fused (f, conv, ATOMR_ACTIVATION_RELU, 0, x, w, b, NULL, y_small, INVALID, "y is 2×8×5×5");
+  }
+  /* identity is for the fused convolution only */
+  {
+    GAsyncResult *res = NULL;
+    g_autoptr(AtomrTensor) a = T (f, F32, 2, 8, 6, 6);
+    g_autoptr(AtomrTensor) c = T (f, F32, 2, 8, 6, 6);
+    atomr_cudnn_actor_activation_forward_async (f->actor, ATOMR_ACTIVATION_IDENTITY, 0, a, c, NULL,
+                                                store_result, &res);
+    expect (&res, INVALID, "mode");
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -237,5 +306,6 @@ main (int argc, char **argv)
   g_test_add ("/cudnn-lrn/lrn-invalid", Fixture, NULL, fixture_setup, test_lrn_invalid, fixture_teardown);
   g_test_add ("/cudnn-lrn/dropout", Fixture, NULL, fixture_setup, test_dropout, fixture_teardown);
   g_test_add ("/cudnn-lrn/dropout-seed", Fixture, NULL, fixture_setup, test_seed_property, fixture_teardown);
+  g_test_add ("/cudnn-lrn/fused-conv", Fixture, NULL, fixture_setup, test_fused_conv, fixture_teardown);
   return g_test_run ();
 }

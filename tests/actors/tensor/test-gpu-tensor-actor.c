@@ -151,7 +151,9 @@ random_bytes (Fixture *f, AtomrDtype dtype, guint64 n, gdouble lo, gdouble hi)
 
   for (guint64 i = 0; i < n; i++)
     {
-      g_autoptr(GBytes) one = atomr_dtype_pack (dtype, g_rand_double_range (f->rand, lo, hi), 0);
+      gdouble re = g_rand_double_range (f->rand, lo, hi);
+      gdouble im = dtype == ATOMR_DTYPE_C64 || dtype == ATOMR_DTYPE_C128 ? g_rand_double_range (f->rand, lo, hi) : 0;
+      g_autoptr(GBytes) one = atomr_dtype_pack (dtype, re, im);
       memcpy (data + i * elem, g_bytes_get_data (one, NULL), elem);
     }
   return g_bytes_new_take (data, n * elem);
@@ -241,7 +243,8 @@ rtol_of (AtomrDtype dtype)
     {
     case ATOMR_DTYPE_F16: return 2e-3;
     case ATOMR_DTYPE_BF16: return 1.6e-2;
-    case ATOMR_DTYPE_F32: return 2e-5;
+    case ATOMR_DTYPE_F32:
+    case ATOMR_DTYPE_C64: return 2e-5;
     default: return 1e-12;
     }
 }
@@ -272,6 +275,12 @@ twin_compare_full (Twin *t, const gchar *what, gdouble scale, gdouble rtol)
   gdouble worst = 0;
 
   g_assert_no_error (error);
+  /* complex values compare as their real and imaginary parts */
+  if (dtype == ATOMR_DTYPE_C64 || dtype == ATOMR_DTYPE_C128)
+    {
+      dtype = dtype == ATOMR_DTYPE_C64 ? ATOMR_DTYPE_F32 : ATOMR_DTYPE_F64;
+      elem = atomr_dtype_get_size (dtype);
+    }
   g = g_bytes_get_data (got, &size);
   g_assert_cmpuint (size, ==, atomr_buffer_get_byte_size (atomr_tensor_get_buffer (t->cpu)));
   for (gsize i = 0; i < size / elem; i++)
@@ -703,8 +712,9 @@ strided_layout (guint n, const gint64 *shape, const gint64 *strides, gint64 offs
   memcpy (l->shape, shape, n * sizeof (gint64));
   memcpy (l->strides, strides, n * sizeof (gint64));
   l->offset = offset;
+  /* the highest element (negative strides count down from @offset) */
   for (guint d = 0; d < n; d++)
-    last += (shape[d] - 1) * strides[d];
+    last += MAX ((shape[d] - 1) * strides[d], 0);
   l->size = (guint64) (offset + last + 1);
 }
 
@@ -712,7 +722,8 @@ strided_layout (guint n, const gint64 *shape, const gint64 *strides, gint64 offs
  * with the CPU: row-major, column-major with a padded transposed input,
  * batched attention scores at an odd element offset (alignment below
  * 16 bytes), the benchmark's 4-D folding, every dtype; then TF32 on
- * request, and a layout that does not fold, which the kernels serve. */
+ * request, and layouts that do not fold or run backwards, which are
+ * packed into scratch operands first. */
 static void
 test_contract_gemm (Fixture *f, gconstpointer data)
 {
@@ -771,14 +782,26 @@ test_contract_gemm (Fixture *f, gconstpointer data)
     g_assert_true (g_str_has_suffix (d1, " tf32"));
     atomr_tensor_actor_set_compute_type (f->gpu, ATOMR_BLAS_COMPUTE_DEFAULT);
 
-    /* A's a and b modes do not fold: the generated kernels */
+    /* A's a and b modes do not fold: A is packed, then one GEMM */
     strided_layout (3, u_a, u_a_s, 0, &la);
     contiguous_layout (2, u_b, &lb);
     contiguous_layout (3, u_d, &ld);
     d2 = run_contract_path (f, ATOMR_DTYPE_F32, "abk,kn->abn", 1.0, 0.0, &la, &lb, &ld, 0);
-    g_assert_true (g_str_has_prefix (d2, "nvrtc "));
-    g_assert_nonnull (strstr (d2, "do not fold"));
+    g_assert_cmpstr (d2, ==, "cublaslt gemm m=20 n=24 k=33 batch=1 op=NN swapped packed a");
   }
+  /* B runs backwards along k (negative stride): B is packed; every dtype */
+  for (guint i = 0; i < G_N_ELEMENTS (dtypes); i++)
+    {
+      const gint64 rev_s[] = { -72, 1 };
+      Layout la, lb, ld;
+      g_autofree gchar *d3 = NULL;
+
+      contiguous_layout (2, mk, &la);
+      strided_layout (2, kn, rev_s, 129 * 72, &lb);
+      contiguous_layout (2, mn, &ld);
+      d3 = run_contract_path (f, dtypes[i], "mk,kn->mn", 1.0, 0.25, &la, &lb, &ld, 0);
+      g_assert_cmpstr (d3, ==, "cublaslt gemm m=72 n=96 k=130 batch=1 op=NN swapped packed b");
+    }
 }
 
 static gchar *
@@ -953,6 +976,124 @@ test_large (Fixture *f, gconstpointer data)
     }
 }
 
+/* c64 and c128 on the GPU against the CPU path: conjugating and plain
+ * permutations (paired and 32 × 32 transposes), a broadcast complex
+ * product with exp and conj, every orderless reduction (two-pass columns
+ * included), a GEMM-shaped contraction on cuBLASLt and one with a packed
+ * input. */
+static void
+test_complex (Fixture *f, gconstpointer data)
+{
+  static const AtomrDtype cdt[] = { ATOMR_DTYPE_C64, ATOMR_DTYPE_C128 };
+  static const AtomrTensorReduceOp rops[] = {
+    ATOMR_TENSOR_REDUCE_SUM, ATOMR_TENSOR_REDUCE_MEAN, ATOMR_TENSOR_REDUCE_NORM1, ATOMR_TENSOR_REDUCE_NORM2,
+    ATOMR_TENSOR_REDUCE_NORM_INF,
+  };
+  const gint64 s3[] = { 66, 70, 130 }, s3t[] = { 130, 70, 66 };
+  const gint64 big[] = { 1000, 777 }, rows[] = { 1000 }, cols[] = { 777 }, small[] = { 6, 5 }, small_r[] = { 6 };
+  const gint64 mk[] = { 96, 130 }, kn[] = { 130, 72 }, mn[] = { 96, 72 };
+  const gint64 m2[] = { 40, 24 }, v2[] = { 24 };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (cdt); d++)
+    {
+      AtomrDtype dt = cdt[d];
+      Layout la, lb, lc;
+
+      /* permutations */
+      contiguous_layout (3, s3, &la);
+      contiguous_layout (3, s3t, &lb);
+      {
+        g_autofree gchar *conj = run_permute_detail (f, dt, "abc->cba", 1.5, ATOMR_TENSOR_UNARY_CONJ, &la, &lb);
+        g_assert_cmpstr (conj, ==, dt == ATOMR_DTYPE_C64 ? "transpose 64x64 pairs" : "transpose");
+      }
+      for (guint iter = 0; iter < 16; iter++)
+        {
+          guint n = 2 + iter % 3, perm[8];
+          gint64 sa[8], sb[8];
+          gchar ma[9] = { 0 }, mb[9] = { 0 };
+          g_autofree gchar *modes = NULL, *detail = NULL;
+
+          random_perm (f, n, perm);
+          for (guint k = 0; k < n; k++)
+            {
+              ma[k] = 'a' + k;
+              sa[k] = g_rand_int_range (f->rand, 1, 12);
+            }
+          for (guint k = 0; k < n; k++)
+            {
+              mb[k] = ma[perm[k]];
+              sb[k] = sa[perm[k]];
+            }
+          random_layout (f, n, sa, -1, &la);
+          random_layout (f, n, sb, -1, &lb);
+          modes = g_strdup_printf ("%s->%s", ma, mb);
+          detail = run_permute_detail (f, dt, modes, -0.5, iter % 3 == 0 ? ATOMR_TENSOR_UNARY_NEG :
+                                       iter % 3 == 1 ? ATOMR_TENSOR_UNARY_CONJ : ATOMR_TENSOR_UNARY_IDENTITY,
+                                       &la, &lb);
+        }
+
+      /* D = op_ab (1.25 · exp(M), -0.5 · conj(v)) broadcast along rows */
+      for (guint k = 0; k < 2; k++)
+        {
+          AtomrTensorBinaryOp op_ab = k ? ATOMR_TENSOR_BINARY_MUL : ATOMR_TENSOR_BINARY_ADD;
+          Twin m = { 0 }, v = { 0 }, out = { 0 };
+          Layout lm, lv, lo;
+
+          random_layout (f, 2, m2, -1, &lm);
+          contiguous_layout (1, v2, &lv);
+          random_layout (f, 2, m2, -1, &lo);
+          twin_init (f, &m, dt, &lm, -1, 1);
+          twin_init (f, &v, dt, &lv, -1, 1);
+          twin_init (f, &out, dt, &lo, -1, 1);
+          RUN (f->gpu, atomr_tensor_actor_elementwise_binary_async (f->gpu, "ab,b->ab", 1.25, ATOMR_TENSOR_UNARY_EXP,
+                                                                    m.gpu, -0.5, ATOMR_TENSOR_UNARY_CONJ, v.gpu,
+                                                                    op_ab, out.gpu, NULL, store_result, &result_),
+               atomr_tensor_actor_elementwise_binary_finish);
+          RUN (f->cpu, atomr_tensor_actor_elementwise_binary_async (f->cpu, "ab,b->ab", 1.25, ATOMR_TENSOR_UNARY_EXP,
+                                                                    m.cpu, -0.5, ATOMR_TENSOR_UNARY_CONJ, v.cpu,
+                                                                    op_ab, out.cpu, NULL, store_result, &result_),
+               atomr_tensor_actor_elementwise_binary_finish);
+          twin_compare_full (&out, k ? "complex mul" : "complex add", 4.0, rtol_of (dt));
+          twin_clear (&m);
+          twin_clear (&v);
+          twin_clear (&out);
+        }
+
+      /* reductions over each axis (the columns in two passes), and a product */
+      contiguous_layout (2, big, &la);
+      contiguous_layout (1, rows, &lb);
+      contiguous_layout (1, cols, &lc);
+      for (guint k = 0; k < G_N_ELEMENTS (rops); k++)
+        {
+          run_reduce (f, dt, "ab->a", rops[k], 1.0, 0.0, &la, &lb);
+          run_reduce (f, dt, "ab->b", rops[k], 0.5, 0.25, &la, &lc);
+        }
+      contiguous_layout (2, small, &la);
+      contiguous_layout (1, small_r, &lb);
+      run_reduce (f, dt, "ab->a", ATOMR_TENSOR_REDUCE_PROD, 1.0, 0.5, &la, &lb);
+
+      /* contractions: cuBLASLt, then a layout for the kernels */
+      contiguous_layout (2, mk, &la);
+      contiguous_layout (2, kn, &lb);
+      contiguous_layout (2, mn, &lc);
+      {
+        g_autofree gchar *gemm = run_contract_path (f, dt, "mk,kn->mn", 1.5, 0.5, &la, &lb, &lc, 0);
+        g_assert_true (g_str_has_prefix (gemm, "cublaslt gemm m=72 n=96 k=130 batch=1 op=NN swapped"));
+      }
+      {
+        const gint64 u_a[] = { 4, 6, 33 }, u_a_s[] = { 400, 34, 1 }, u_b[] = { 33, 20 }, u_d[] = { 4, 6, 20 };
+        g_autofree gchar *kern = NULL;
+
+        strided_layout (3, u_a, u_a_s, 0, &la);
+        contiguous_layout (2, u_b, &lb);
+        contiguous_layout (3, u_d, &lc);
+        kern = run_contract_path (f, dt, "abk,kn->abn", 1.0, 0.0, &la, &lb, &lc, 0);
+        g_assert_cmpstr (kern, ==, "cublaslt gemm m=20 n=24 k=33 batch=1 op=NN swapped packed a");
+      }
+    }
+}
+
 /* A second request with the same shapes reuses the plan. */
 static void
 test_plan_reuse (Fixture *f, gconstpointer data)
@@ -992,6 +1133,7 @@ main (int argc, char **argv)
   ADD ("contract", test_contract);
   ADD ("contract-gemm", test_contract_gemm);
   ADD ("permute-pairs", test_permute_pairs);
+  ADD ("complex", test_complex);
   ADD ("reduce", test_reduce);
   ADD ("large", test_large);
   ADD ("plan-reuse", test_plan_reuse);

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <complex.h>
 #include <math.h>
 #include <string.h>
 
@@ -189,6 +190,7 @@ ref_unary (AtomrTensorUnaryOp op, gdouble x)
     case ATOMR_TENSOR_UNARY_COS: return cos (x);
     case ATOMR_TENSOR_UNARY_TANH: return tanh (x);
     case ATOMR_TENSOR_UNARY_SIGMOID: return 1 / (1 + exp (-x));
+    case ATOMR_TENSOR_UNARY_CONJ: return x;
     }
   g_assert_not_reached ();
 }
@@ -836,8 +838,8 @@ test_validation (Fixture *f, gconstpointer data)
   g_autoptr(AtomrTensor) a = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, s34, 2, &error);
   g_autoptr(AtomrTensor) b = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, s43, 2, &error);
   g_autoptr(AtomrTensor) b64 = atomr_tensor_empty (f->device, ATOMR_DTYPE_F64, s43, 2, &error);
-  g_autoptr(AtomrTensor) cx = atomr_tensor_empty (f->device, ATOMR_DTYPE_C64, s43, 2, &error);
-  g_autoptr(AtomrTensor) ax = atomr_tensor_empty (f->device, ATOMR_DTYPE_C64, s34, 2, &error);
+  g_autoptr(AtomrTensor) cx = atomr_tensor_empty (f->device, ATOMR_DTYPE_I32, s43, 2, &error);
+  g_autoptr(AtomrTensor) ax = atomr_tensor_empty (f->device, ATOMR_DTYPE_I32, s34, 2, &error);
   g_autoptr(AtomrTensor) c3 = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, s3, 1, &error);
   g_autoptr(AtomrTensor) bare = g_object_new (ATOMR_TYPE_TENSOR, NULL);
   g_autoptr(AtomrTensor) at = NULL;
@@ -858,7 +860,7 @@ test_validation (Fixture *f, gconstpointer data)
   expect (PERMUTE_ERR ("ab->ab", 1, 0, a, b), ATOMR_ERROR_INVALID_ARGUMENT, "mode 'a' has extent 3 in a but 4 in b");
   expect (PERMUTE_ERR ("abc->ba", 1, 0, a, b), ATOMR_ERROR_INVALID_ARGUMENT, "a has 2 dimensions but its modes \"abc\" name 3");
   expect (PERMUTE_ERR ("ab->ba", 1, 0, a, b64), ATOMR_ERROR_INVALID_ARGUMENT, "a has dtype f32 but b has f64");
-  expect (PERMUTE_ERR ("ab->ba", 1, 0, ax, cx), ATOMR_ERROR_NOT_SUPPORTED, "b has dtype c64");
+  expect (PERMUTE_ERR ("ab->ba", 1, 0, ax, cx), ATOMR_ERROR_NOT_SUPPORTED, "b has dtype i32");
   expect (PERMUTE_ERR ("ab->ba", 1, 99, a, b), ATOMR_ERROR_INVALID_ARGUMENT, "op_a");
   expect (PERMUTE_ERR ("ab->ba", NAN, 0, a, b), ATOMR_ERROR_INVALID_ARGUMENT, "alpha is nan");
   expect (PERMUTE_ERR ("ab->ba", 1, 0, bare, b), ATOMR_ERROR_INVALID_ARGUMENT, "bare");
@@ -966,10 +968,236 @@ test_contract_path (Fixture *f, gconstpointer data)
   g_assert_true (g_str_has_prefix (other, "nvrtc "));
   g_assert_true (g_str_has_suffix (other, " (mode 'k' is in a alone (a reduction of one input))"));
 
+  /* A's a and b modes do not fold: A is packed, then one GEMM; the
+   * result (computed by the CPU path here) is still the contraction */
+  {
+    const gint64 sa[] = { 2, 3, 4 }, sa_s[] = { 100, 4, 1 }, sb[] = { 4, 7 }, sd[] = { 2, 3, 7 };
+    g_autoptr(AtomrBuffer) buf = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 200, &error);
+    g_autoptr(AtomrTensor) pa = NULL, pb = NULL, pd = NULL;
+    g_autofree gchar *packed = NULL;
+    gfloat *ha, *hb, *hd;
+
+    g_assert_no_error (error);
+    pa = atomr_tensor_new_strided (buf, ATOMR_DTYPE_F32, 0, sa, 3, sa_s, 3, &error);
+    g_assert_no_error (error);
+    pb = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, sb, 2, &error);
+    pd = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, sd, 3, &error);
+    g_assert_no_error (error);
+    ha = atomr_tensor_get_host_data (pa);
+    hb = atomr_tensor_get_host_data (pb);
+    for (guint i = 0; i < 2; i++)
+      for (guint q = 0; q < 3; q++)
+        for (guint k = 0; k < 4; k++)
+          ha[i * 100 + q * 4 + k] = (gfloat) (i + 2 * q + 3 * k);
+    for (guint k = 0; k < 28; k++)
+      hb[k] = (gfloat) (k % 5) - 2;
+    packed = contract_detail_of (f, "abk,kn->abn", pa, pb, pd, &error);
+    g_assert_no_error (error);
+    g_assert_cmpstr (packed, ==, "cublaslt gemm m=7 n=6 k=4 batch=1 op=NN swapped tf32 packed a");
+    hd = atomr_tensor_get_host_data (pd);
+    for (guint i = 0; i < 2; i++)
+      for (guint q = 0; q < 3; q++)
+        for (guint n = 0; n < 7; n++)
+          {
+            gfloat want = 0;
+            for (guint k = 0; k < 4; k++)
+              want += ha[i * 100 + q * 4 + k] * hb[k * 7 + n];
+            g_assert_cmpfloat_with_epsilon (hd[(i * 3 + q) * 7 + n], want, 1e-4);
+          }
+  }
+
   g_object_set (f->actor, "compute-type", ATOMR_BLAS_COMPUTE_F16, NULL);
   g_assert_null (contract_detail_of (f, "mk,kn->mn", a, b, d, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
   g_assert_nonnull (strstr (error->message, "compute-type f16 does not apply to f32"));
+}
+
+/* ------------------------------------------------------------------ */
+/* Complex dtypes                                                       */
+
+typedef double _Complex zd;
+
+static AtomrTensor *
+complex_tensor (Fixture *f, AtomrDtype dtype, const gint64 *shape, guint n, gboolean fill)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrTensor *t = atomr_tensor_empty (f->device, dtype, shape, n, &error);
+  guint64 count = 1;
+
+  g_assert_no_error (error);
+  for (guint d = 0; d < n; d++)
+    count *= (guint64) shape[d];
+  for (guint64 i = 0; fill && i < count; i++)
+    {
+      gdouble re = g_rand_double_range (f->rand, -2, 2), im = g_rand_double_range (f->rand, -2, 2);
+      if (dtype == ATOMR_DTYPE_C64)
+        {
+          gfloat *p = (gfloat *) atomr_tensor_get_host_data (t) + 2 * i;
+          p[0] = (gfloat) re;
+          p[1] = (gfloat) im;
+        }
+      else
+        {
+          gdouble *p = (gdouble *) atomr_tensor_get_host_data (t) + 2 * i;
+          p[0] = re;
+          p[1] = im;
+        }
+    }
+  return t;
+}
+
+/* element @i of a contiguous complex view */
+static zd
+zat (AtomrTensor *t, guint64 i)
+{
+  if (atomr_tensor_get_dtype (t) == ATOMR_DTYPE_C64)
+    {
+      const gfloat *p = (const gfloat *) atomr_tensor_get_host_data (t) + 2 * i;
+      return CMPLX (p[0], p[1]);
+    }
+  {
+    const gdouble *p = (const gdouble *) atomr_tensor_get_host_data (t) + 2 * i;
+    return CMPLX (p[0], p[1]);
+  }
+}
+
+static void
+assert_zclose (zd got, zd want, AtomrDtype dtype, const gchar *what)
+{
+  gdouble tol = (dtype == ATOMR_DTYPE_C64 ? 4e-6 : 1e-12) * MAX (1.0, cabs (want));
+
+  if (!(cabs (got - want) <= tol))
+    g_error ("%s (%s): got %.9g%+.9gi, want %.9g%+.9gi", what, atomr_dtype_get_name (dtype),
+             creal (got), cimag (got), creal (want), cimag (want));
+}
+
+#define RUN_OK(call, finish) G_STMT_START {                                   \
+    GAsyncResult *result_ = NULL;                                             \
+    g_autoptr(GError) error_ = NULL;                                          \
+    call;                                                                     \
+    g_assert_true (finish (f->actor, wait_result (&result_), &error_));       \
+    g_assert_no_error (error_);                                               \
+    g_clear_object (&result_);                                                \
+  } G_STMT_END
+
+/* c64 and c128: a conjugating permutation, a broadcast complex product,
+ * sums, products and norms, a complex GEMM-shaped contraction (which a GPU
+ * runs on cuBLASLt), each against the arithmetic of <complex.h>. */
+static void
+test_complex (Fixture *f, gconstpointer data)
+{
+  static const AtomrDtype dtypes[] = { ATOMR_DTYPE_C64, ATOMR_DTYPE_C128 };
+
+  for (guint di = 0; di < G_N_ELEMENTS (dtypes); di++)
+    {
+      AtomrDtype dt = dtypes[di];
+      const gint64 s3[] = { 3, 4, 5 }, s3t[] = { 5, 4, 3 }, s2[] = { 4, 5 }, s1[] = { 5 }, s4[] = { 4 };
+      const gint64 mk[] = { 4, 6 }, kn[] = { 6, 3 }, mn[] = { 4, 3 };
+      g_autoptr(AtomrTensor) a = complex_tensor (f, dt, s3, 3, TRUE);
+      g_autoptr(AtomrTensor) b = complex_tensor (f, dt, s3t, 3, FALSE);
+      g_autoptr(AtomrTensor) m = complex_tensor (f, dt, s2, 2, TRUE);
+      g_autoptr(AtomrTensor) v = complex_tensor (f, dt, s1, 1, TRUE);
+      g_autoptr(AtomrTensor) d = complex_tensor (f, dt, s2, 2, TRUE);
+      g_autoptr(AtomrTensor) r = complex_tensor (f, dt, s4, 1, TRUE);
+      g_autoptr(AtomrTensor) x = complex_tensor (f, dt, mk, 2, TRUE);
+      g_autoptr(AtomrTensor) y = complex_tensor (f, dt, kn, 2, TRUE);
+      g_autoptr(AtomrTensor) z = complex_tensor (f, dt, mn, 2, TRUE);
+      g_autofree zd *r_old = g_new (zd, 4), *z_old = g_new (zd, 12);
+
+      /* B = 1.5 · conj(A) with "abc->cba" */
+      RUN_OK (atomr_tensor_actor_permute_async (f->actor, "abc->cba", 1.5, ATOMR_TENSOR_UNARY_CONJ, a, b, NULL,
+                                                store_result, &result_),
+              atomr_tensor_actor_permute_finish);
+      for (gint64 i = 0; i < 3; i++)
+        for (gint64 j = 0; j < 4; j++)
+          for (gint64 k = 0; k < 5; k++)
+            assert_zclose (zat (b, (k * 4 + j) * 3 + i), 1.5 * conj (zat (a, (i * 4 + j) * 5 + k)), dt,
+                           "permute conj");
+
+      /* D = (-1 · M) ⊙ (0.5 · exp(v)) broadcast over rows */
+      RUN_OK (atomr_tensor_actor_elementwise_binary_async (f->actor, "ab,b->ab", -1.0, ATOMR_TENSOR_UNARY_IDENTITY,
+                                                           m, 0.5, ATOMR_TENSOR_UNARY_EXP, v,
+                                                           ATOMR_TENSOR_BINARY_MUL, d, NULL, store_result,
+                                                           &result_),
+              atomr_tensor_actor_elementwise_binary_finish);
+      for (gint64 i = 0; i < 4; i++)
+        for (gint64 j = 0; j < 5; j++)
+          assert_zclose (zat (d, i * 5 + j), -zat (m, i * 5 + j) * (0.5 * cexp (zat (v, j))), dt, "binary mul");
+
+      /* sums, products and the 2-norm of each row, with beta */
+      for (guint op = 0; op < 3; op++)
+        {
+          AtomrTensorReduceOp rop = op == 0 ? ATOMR_TENSOR_REDUCE_SUM : op == 1 ? ATOMR_TENSOR_REDUCE_PROD
+                                                                                 : ATOMR_TENSOR_REDUCE_NORM2;
+          for (guint i = 0; i < 4; i++)
+            r_old[i] = zat (r, i);
+          RUN_OK (atomr_tensor_actor_reduce_async (f->actor, "ab->a", rop, 2.0, m, 0.25, r, NULL, store_result,
+                                                   &result_),
+                  atomr_tensor_actor_reduce_finish);
+          for (gint64 i = 0; i < 4; i++)
+            {
+              zd acc = rop == ATOMR_TENSOR_REDUCE_PROD ? 1.0 : 0.0;
+              for (gint64 j = 0; j < 5; j++)
+                {
+                  zd e = zat (m, i * 5 + j);
+                  if (rop == ATOMR_TENSOR_REDUCE_SUM)
+                    acc += e;
+                  else if (rop == ATOMR_TENSOR_REDUCE_PROD)
+                    acc *= e;
+                  else
+                    acc += cabs (e) * cabs (e);
+                }
+              if (rop == ATOMR_TENSOR_REDUCE_NORM2)
+                acc = sqrt (creal (acc));
+              assert_zclose (zat (r, i), 2.0 * acc + 0.25 * r_old[i], dt, "reduce");
+            }
+        }
+
+      /* Z = 0.5 · X·Y + 2 · Z */
+      for (guint i = 0; i < 12; i++)
+        z_old[i] = zat (z, i);
+      RUN_OK (atomr_tensor_actor_contract_async (f->actor, "mk,kn->mn", 0.5, x, y, 2.0, z, NULL, store_result,
+                                                 &result_),
+              atomr_tensor_actor_contract_finish);
+      for (gint64 i = 0; i < 4; i++)
+        for (gint64 j = 0; j < 3; j++)
+          {
+            zd acc = 0;
+            for (gint64 k = 0; k < 6; k++)
+              acc += zat (x, i * 6 + k) * zat (y, k * 3 + j);
+            assert_zclose (zat (z, i * 3 + j), 0.5 * acc + 2.0 * z_old[i * 3 + j], dt, "contract");
+          }
+
+      /* what has no complex meaning is refused, naming it */
+      {
+        GAsyncResult *result = NULL;
+        g_autoptr(GError) error = NULL;
+
+        atomr_tensor_actor_permute_async (f->actor, "abc->cba", 1.0, ATOMR_TENSOR_UNARY_RELU, a, b, NULL,
+                                          store_result, &result);
+        g_assert_false (atomr_tensor_actor_permute_finish (f->actor, wait_result (&result), &error));
+        g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+        g_assert_nonnull (strstr (error->message, "unary op relu is not defined for"));
+        g_clear_object (&result);
+        g_clear_error (&error);
+
+        atomr_tensor_actor_reduce_async (f->actor, "ab->a", ATOMR_TENSOR_REDUCE_MAX, 1.0, m, 0.0, r, NULL,
+                                         store_result, &result);
+        g_assert_false (atomr_tensor_actor_reduce_finish (f->actor, wait_result (&result), &error));
+        g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+        g_assert_nonnull (strstr (error->message, "reduction max does not apply to"));
+        g_clear_object (&result);
+        g_clear_error (&error);
+
+        atomr_tensor_actor_elementwise_binary_async (f->actor, "ab,b->ab", 1.0, ATOMR_TENSOR_UNARY_IDENTITY, m,
+                                                     1.0, ATOMR_TENSOR_UNARY_IDENTITY, v, ATOMR_TENSOR_BINARY_MIN,
+                                                     d, NULL, store_result, &result);
+        g_assert_false (atomr_tensor_actor_elementwise_binary_finish (f->actor, wait_result (&result), &error));
+        g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+        g_assert_nonnull (strstr (error->message, "binary op min does not apply to"));
+        g_clear_object (&result);
+      }
+    }
 }
 
 static void
@@ -1016,6 +1244,7 @@ main (int argc, char **argv)
   ADD ("plan-cache", test_plan_cache);
   ADD ("validation", test_validation);
   ADD ("contract/path", test_contract_path);
+  ADD ("complex", test_complex);
   g_test_add_func ("/tensor-actor/bare", test_bare_actor);
   return g_test_run ();
 }

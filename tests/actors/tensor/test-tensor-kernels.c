@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include <atomr.h>
 #include "actors/tensor/atomr-tensor-kernels-private.h"
 
@@ -120,11 +122,66 @@ test_reduce (void)
     }
 }
 
+/* Complex dtypes: the struct and its operators, every unary op with a
+ * complex meaning, add and mul, the orderless reductions, contractions,
+ * both reduction passes, and the transposes (c128 has no paired one). */
+static void
+test_complex (void)
+{
+  static const AtomrDtype cdt[] = { ATOMR_DTYPE_C64, ATOMR_DTYPE_C128 };
+  static const gint unary[] = {
+    ATOMR_TENSOR_UNARY_IDENTITY, ATOMR_TENSOR_UNARY_NEG, ATOMR_TENSOR_UNARY_CONJ, ATOMR_TENSOR_UNARY_ABS,
+    ATOMR_TENSOR_UNARY_SQRT, ATOMR_TENSOR_UNARY_EXP, ATOMR_TENSOR_UNARY_LOG, ATOMR_TENSOR_UNARY_SIN,
+    ATOMR_TENSOR_UNARY_COS,
+  };
+  static const gint reduce[] = {
+    ATOMR_TENSOR_REDUCE_SUM, ATOMR_TENSOR_REDUCE_PROD, ATOMR_TENSOR_REDUCE_MEAN, ATOMR_TENSOR_REDUCE_NORM1,
+    ATOMR_TENSOR_REDUCE_NORM2, ATOMR_TENSOR_REDUCE_NORM_INF,
+  };
+
+  if (!have_nvrtc ())
+    {
+      g_test_skip ("NVRTC is not available");
+      return;
+    }
+  for (guint d = 0; d < G_N_ELEMENTS (cdt); d++)
+    {
+      g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, cdt[d], 3, 3, TRUE, ATOMR_TENSOR_UNARY_CONJ,
+                                                           0, -1, 0, -1, 0);
+      g_autofree gchar *contract = atomr_tensor_kernel_source (TRUE, cdt[d], 2, 3, TRUE, 0, 0, 0, 0, -1,
+                                                               ATOMR_TENSOR_REDUCE_SUM);
+
+      compile (perm, "atomr_tensor_elementwise", "atomr_tensor_transpose");
+      if (cdt[d] == ATOMR_DTYPE_C64)
+        compile (perm, "atomr_tensor_transpose2", NULL);
+      else
+        g_assert_null (strstr (perm, "atomr_tensor_transpose2"));
+      compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+      compile (contract, "atomr_tensor_reduce_cols_part", "atomr_tensor_reduce_cols_fin");
+      for (guint u = 0; u < G_N_ELEMENTS (unary); u++)
+        {
+          g_autofree gchar *tri = atomr_tensor_kernel_source (FALSE, cdt[d], 2, 2, u % 2, unary[u],
+                                                              unary[(u + 1) % G_N_ELEMENTS (unary)],
+                                                              u % 2 ? ATOMR_TENSOR_BINARY_MUL : ATOMR_TENSOR_BINARY_ADD,
+                                                              unary[(u + 2) % G_N_ELEMENTS (unary)],
+                                                              u % 2 ? ATOMR_TENSOR_BINARY_ADD : ATOMR_TENSOR_BINARY_MUL, 0);
+          compile (tri, "atomr_tensor_elementwise", NULL);
+        }
+      for (guint k = 0; k < G_N_ELEMENTS (reduce); k++)
+        {
+          g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, cdt[d], 1 + k % 2, 2 + k % 2, k % 2, 0, 0, -1,
+                                                              0, -1, reduce[k]);
+          compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/tensor-kernels/elementwise", test_elementwise);
   g_test_add_func ("/tensor-kernels/reduce", test_reduce);
+  g_test_add_func ("/tensor-kernels/complex", test_complex);
   return g_test_run ();
 }

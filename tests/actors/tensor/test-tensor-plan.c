@@ -582,6 +582,82 @@ test_gemm_refused (void)
   expect_no_gemm ("mk,kn->mn", empty, "'k' is empty");
 }
 
+static gboolean
+gemm_packed (const gchar *modes, const Op *ops, AtomrGemmPlan *g, AtomrGemmPack *pk, gchar *why, gsize why_len)
+{
+  AtomrModeSpec spec;
+  AtomrPlanOperand operands[3];
+
+  g_assert_true (atomr_mode_spec_parse ("t", modes, 2, &spec, NULL));
+  for (guint o = 0; o < 3; o++)
+    {
+      operands[o].n_dims = ops[o].n;
+      operands[o].shape = ops[o].shape;
+      operands[o].strides = ops[o].strides;
+    }
+  why[0] = '\0';
+  return atomr_gemm_plan_build_packed (&spec, operands, g, pk, why, why_len);
+}
+
+/* Inputs that do not fold (or run backwards) are packed into GEMM order;
+ * what packing cannot fix keeps its reason. */
+static void
+test_gemm_packed (void)
+{
+  Op unfolded[] = {
+    { 3, { 2, 3, 7 }, { 21, 7, 1 } },
+    { 3, { 2, 3, 4 }, { 100, 4, 1 } },
+    { 2, { 4, 7 }, { 7, 1 } },
+  };
+  Op reversed_b[] = {
+    { 2, { 5, 7 }, { 7, 1 } },
+    { 2, { 5, 3 }, { 3, 1 } },
+    { 2, { 3, 7 }, { -7, 1 } },
+  };
+  Op batch_mixed[] = {   /* "bmk,kbn->bmn": B's batch mode between K and N */
+    { 3, { 2, 5, 6 }, { 30, 6, 1 } },
+    { 3, { 2, 5, 4 }, { 20, 4, 1 } },
+    { 3, { 4, 2, 6 }, { 12, 6, 1 } },
+  };
+  Op no_unit_d[] = {
+    { 2, { 5, 7 }, { 14, 2 } },
+    { 2, { 5, 3 }, { 3, 1 } },
+    { 2, { 3, 7 }, { 7, 1 } },
+  };
+  AtomrGemmPlan g;
+  AtomrGemmPack pk;
+  gchar why[96];
+
+  g_assert_true (gemm_packed ("abk,kn->abn", unfolded, &g, &pk, why, sizeof why));
+  g_assert_true (pk.pack_a);
+  g_assert_false (pk.pack_b);
+  g_assert_cmpstr (pk.modes_a, ==, "abk");
+  g_assert_cmpint (pk.strides_a[0], ==, 12);
+  g_assert_cmpint (pk.strides_a[1], ==, 4);
+  g_assert_cmpint (pk.strides_a[2], ==, 1);
+  g_assert_true (g.swap);
+  g_assert_cmpint (g.m, ==, 7);
+  g_assert_cmpint (g.n, ==, 6);
+  g_assert_cmpint (g.k, ==, 4);
+  g_assert_cmpint (g.ldy, ==, 4);
+
+  g_assert_true (gemm_packed ("mk,kn->mn", reversed_b, &g, &pk, why, sizeof why));
+  g_assert_false (pk.pack_a);
+  g_assert_true (pk.pack_b);
+  g_assert_cmpstr (pk.modes_b, ==, "kn");
+  g_assert_cmpint (pk.strides_b[0], ==, 7);
+
+  /* strides that already allow a GEMM: no copy (B's batch stride is 6) */
+  g_assert_true (gemm_packed ("bmk,kbn->bmn", batch_mixed, &g, &pk, why, sizeof why));
+  g_assert_false (pk.pack_a);
+  g_assert_false (pk.pack_b);
+  g_assert_cmpint (g.batch, ==, 2);
+  g_assert_cmpint (g.stride_c, ==, 30);
+
+  g_assert_false (gemm_packed ("mk,kn->mn", no_unit_d, &g, &pk, why, sizeof why));
+  g_assert_nonnull (strstr (why, "d has no unit stride"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -602,5 +678,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tensor-plan/gemm/fold-groups", test_gemm_fold_groups);
   g_test_add_func ("/tensor-plan/gemm/batched", test_gemm_batched);
   g_test_add_func ("/tensor-plan/gemm/refused", test_gemm_refused);
+  g_test_add_func ("/tensor-plan/gemm/packed", test_gemm_packed);
   return g_test_run ();
 }

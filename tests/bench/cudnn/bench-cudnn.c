@@ -1,19 +1,31 @@
 /* bench-cudnn.c — ResNet-50 3×3 convolution through AtomrCudnnActor
- * against raw cuDNN
+ * against raw cuDNN, and layer normalization against a device copy
  *
  * The layer: N = 32, C = K = 256, 56 × 56, 3 × 3 filter, padding 1,
  * stride 1, NHWC bf16 (KRSC filter), f32 accumulation.  Forward, backward
- * data and backward filter, each as ITERS calls pipelined (all submitted
- * before waiting) and timed on the host from the first submit to the last
- * completion; best of REPS, raw and actor interleaved.  The raw side calls
+ * data and backward filter, each as a batch of calls pipelined (all
+ * submitted before waiting) and timed on the host from the first submit to
+ * the last completion; best of REPS, raw and actor interleaved.  The batch
+ * size comes from the warm-up: as many calls as take about BATCH_S seconds
+ * (3 to MAX_ITERS), so slow backward algorithms keep the whole run under a
+ * minute.  The raw side calls
  * the same cuDNN entry points (through the same dlopen() table) on its own
  * non-blocking stream, with the algorithm chosen the way the actor chooses
  * it (cuDNN's heuristics, or timing with --autotune) and a workspace of
  * the size that algorithm needs.
  *
  * Prints TFLOP/s and µs per call for both sides and actor/raw throughput
- * ratios (≥ 0.95 wanted).  --json FILE writes the figures for
- * tests/bench/cudnn/peer_torch.py.
+ * ratios (≥ 0.95 wanted).
+ *
+ * The norm rows: layer normalization of a 16384 × 2048 bf16 activation
+ * with γ and β (forward training, backward with dγ and dβ).  There is no
+ * raw cuDNN call for it (the actor runs its own generated kernel), so the
+ * baseline is the device copy of the same bytes (cuMemcpyDtoDAsync): the
+ * ratio is the kernel's effective bandwidth (the bytes it must move at
+ * least: x and y forward; x, dy and dx backward) over the copy's.
+ *
+ * --json FILE writes the figures for tests/bench/cudnn/peer_torch.py, which
+ * times the same rows through PyTorch and prints torch/atomr ratios.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -24,8 +36,18 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 
-#define REPS  5
-#define ITERS 100
+#define REPS      3
+#define MAX_ITERS 100
+#define BATCH_S   0.25
+
+/* Calls per timed batch, from the seconds @warm calls took. */
+static guint
+batch_iters (gdouble seconds, guint warm)
+{
+  gdouble per_call = seconds / warm;
+
+  return (guint) CLAMP (BATCH_S / MAX (per_call, 1e-7), 3, MAX_ITERS);
+}
 
 enum { FWD, BWD_DATA, BWD_FILTER, N_PASSES };
 static const gchar *const pass_names[N_PASSES] = { "conv-fwd", "conv-bwd-data", "conv-bwd-filter" };
@@ -238,6 +260,135 @@ nhwc (AtomrDevice *device, gint64 n, gint64 c, gint64 h, gint64 w, gdouble value
   return t;
 }
 
+/* ------------------------------------------------------------------ */
+/* Layer norm                                                           */
+
+enum { NORM_FWD, NORM_BWD, N_NORM };
+static const gchar *const norm_names[N_NORM] = { "layer-norm-fwd", "layer-norm-bwd" };
+
+typedef struct {
+  AtomrCudnnActor    *actor;
+  AtomrNormalization *norm;
+  AtomrTensor        *x, *y, *dy, *dx, *g, *b, *dg, *db, *mean, *rstd;
+  guint               pass, done, failed;
+} NormPipe;
+
+static void
+on_norm_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  NormPipe *p = user_data;
+  g_autoptr(GError) error = NULL;
+  gboolean ok;
+
+  ok = p->pass == NORM_FWD ? atomr_cudnn_actor_normalization_forward_finish (p->actor, result, &error)
+                           : atomr_cudnn_actor_normalization_backward_finish (p->actor, result, &error);
+  if (!ok && p->failed++ == 0)
+    g_printerr ("%s failed: %s\n", norm_names[p->pass], error->message);
+  p->done++;
+}
+
+static gdouble
+time_norm (NormPipe *p, guint pass, guint iters)
+{
+  gdouble t0 = g_get_monotonic_time ();
+
+  p->pass = pass;
+  p->done = 0;
+  for (guint i = 0; i < iters; i++)
+    if (pass == NORM_FWD)
+      atomr_cudnn_actor_normalization_forward_async (p->actor, p->norm, p->x, p->g, p->b, p->y, p->mean,
+                                                     p->rstd, NULL, on_norm_done, p);
+    else
+      atomr_cudnn_actor_normalization_backward_async (p->actor, p->norm, p->x, p->dy, p->g, p->mean,
+                                                      p->rstd, p->dx, p->dg, p->db, NULL, on_norm_done, p);
+  while (p->done < iters)
+    g_main_context_iteration (NULL, TRUE);
+  if (p->failed)
+    exit (1);
+  return (g_get_monotonic_time () - t0) / 1e6;
+}
+
+/* @iters device copies of @bytes on the raw stream. */
+static gdouble
+time_copy (Raw *raw, AtomrDevice *device, AtomrTensor *from, AtomrTensor *to, guint64 bytes, guint iters)
+{
+  CUdeviceptr src = atomr_tensor_get_device_pointer (from), dst = atomr_tensor_get_device_pointer (to);
+  gdouble t0;
+
+  g_assert_true (atomr_device_enter (device, NULL));
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < iters; i++)
+    if (ATOMR_CU->cuMemcpyDtoDAsync (dst, src, bytes, raw->stream) != CUDA_SUCCESS)
+      g_error ("cuMemcpyDtoDAsync failed");
+  if (ATOMR_CU->cuStreamSynchronize (raw->stream) != CUDA_SUCCESS)
+    g_error ("cuStreamSynchronize failed");
+  atomr_device_leave (device);
+  return (g_get_monotonic_time () - t0) / 1e6;
+}
+
+static AtomrTensor *
+filled (AtomrDevice *device, const gint64 *shape, guint n, AtomrDtype dtype, gdouble value)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrTensor *t = atomr_tensor_empty (device, dtype, shape, n, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_fill_sync (atomr_tensor_get_buffer (t), value, NULL, &error));
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+bench_norm (AtomrCudnnActor *actor, AtomrDevice *device, Raw *raw, GString *json)
+{
+  const gint64 rows = 16384, h = 2048, shape[2] = { rows, h };
+  const guint64 bytes = (guint64) rows * h * 2;
+  NormPipe p = { 0 };
+
+  p.actor = actor;
+  p.norm = atomr_normalization_new (ATOMR_NORM_LAYER, 1e-5);
+  p.x = filled (device, shape, 2, ATOMR_DTYPE_BF16, 0.5);
+  p.y = filled (device, shape, 2, ATOMR_DTYPE_BF16, 0);
+  p.dy = filled (device, shape, 2, ATOMR_DTYPE_BF16, 0.01);
+  p.dx = filled (device, shape, 2, ATOMR_DTYPE_BF16, 0);
+  p.g = filled (device, &h, 1, ATOMR_DTYPE_BF16, 1);
+  p.b = filled (device, &h, 1, ATOMR_DTYPE_BF16, 0);
+  p.dg = filled (device, &h, 1, ATOMR_DTYPE_BF16, 0);
+  p.db = filled (device, &h, 1, ATOMR_DTYPE_BF16, 0);
+  p.mean = filled (device, &rows, 1, ATOMR_DTYPE_F32, 0);
+  p.rstd = filled (device, &rows, 1, ATOMR_DTYPE_F32, 1);
+
+  g_print ("# layer norm: %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " bf16 with gamma and beta; "
+           "baseline: cuMemcpyDtoD of the same bytes; ratio = atomr / copy bandwidth\n", rows, h);
+  g_print ("%-16s | %8s %9s | %8s %9s | %7s\n", "pass", "copy GB/s", "copy us", "atomr GB/s",
+           "atomr us", "ratio");
+  for (guint pass = 0; pass < N_NORM; pass++)
+    {
+      /* the least the pass must move: x, y forward; x, dy, dx backward */
+      guint64 moved = bytes * (pass == NORM_FWD ? 2 : 3);
+      gdouble best_copy = G_MAXDOUBLE, best_actor = G_MAXDOUBLE, copy_bw, actor_bw;
+      guint iters = batch_iters (time_norm (&p, pass, 3), 3);
+
+      time_copy (raw, device, p.x, p.dx, moved / 2, 3);
+      for (guint r = 0; r < REPS; r++)
+        {
+          best_copy = MIN (best_copy, time_copy (raw, device, p.x, p.dx, moved / 2, iters));
+          best_actor = MIN (best_actor, time_norm (&p, pass, iters));
+        }
+      /* a copy of moved/2 bytes moves moved bytes */
+      copy_bw = moved * iters / best_copy / 1e9;
+      actor_bw = moved * iters / best_actor / 1e9;
+      g_print ("%-16s | %8.0f %9.1f | %8.0f %9.1f | %6.3fx\n", norm_names[pass], copy_bw,
+               best_copy / iters * 1e6, actor_bw, best_actor / iters * 1e6, actor_bw / copy_bw);
+      g_string_append_printf (json, ",\n  \"%s\": {\"copy_us\": %.3f, \"atomr_us\": %.3f}",
+                              norm_names[pass], best_copy / iters * 1e6, best_actor / iters * 1e6);
+    }
+  g_object_unref (p.norm);
+  g_object_unref (p.x); g_object_unref (p.y); g_object_unref (p.dy); g_object_unref (p.dx);
+  g_object_unref (p.g); g_object_unref (p.b); g_object_unref (p.dg); g_object_unref (p.db);
+  g_object_unref (p.mean); g_object_unref (p.rstd);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -285,31 +436,33 @@ main (int argc, char **argv)
   pipe.y = y;
 
   g_print ("# ResNet-50 3x3 conv: N=%d C=K=%d %dx%d, pad 1, NHWC bf16 (f32 accumulation), %s; "
-           "algorithms by %s\n# %d calls pipelined, best of %d; ratio = actor / raw throughput "
+           "algorithms by %s\n# up to %d calls pipelined (about 0.25 s a batch), best of %d; ratio = actor / raw throughput "
            "(>= 0.95 wanted)\n", n, c, hw, hw, atomr_device_get_name (device),
-           autotune ? "timing (autotune)" : "cuDNN heuristics", ITERS, REPS);
+           autotune ? "timing (autotune)" : "cuDNN heuristics", MAX_ITERS, REPS);
   g_print ("%-16s | %8s %9s | %8s %9s | %7s\n", "pass", "raw TF/s", "raw us", "atomr TF/s",
            "atomr us", "ratio");
   for (guint p = 0; p < N_PASSES; p++)
     {
       gdouble best_raw = G_MAXDOUBLE, best_actor = G_MAXDOUBLE;
+      guint iters;
 
-      /* warm up: plans, workspace, clocks */
-      time_actor (&pipe, p, 5);
-      time_raw (&raw, device, p, 5, x, w, y);
+      /* warm up (plans, workspace, clocks), then size the batch from it */
+      time_actor (&pipe, p, 2);
+      time_raw (&raw, device, p, 2, x, w, y);
+      iters = batch_iters (time_raw (&raw, device, p, 3, x, w, y), 3);
       for (guint r = 0; r < REPS; r++)
         {
-          best_raw = MIN (best_raw, time_raw (&raw, device, p, ITERS, x, w, y));
-          best_actor = MIN (best_actor, time_actor (&pipe, p, ITERS));
+          best_raw = MIN (best_raw, time_raw (&raw, device, p, iters, x, w, y));
+          best_actor = MIN (best_actor, time_actor (&pipe, p, iters));
         }
-      g_print ("%-16s | %8.1f %9.1f | %8.1f %9.1f | %6.3fx\n", pass_names[p],
-               flops * ITERS / best_raw / 1e12, best_raw / ITERS * 1e6,
-               flops * ITERS / best_actor / 1e12, best_actor / ITERS * 1e6, best_raw / best_actor);
-      g_string_append_printf (json, "  \"%s\": {\"raw_us\": %.3f, \"atomr_us\": %.3f}%s\n",
-                              pass_names[p], best_raw / ITERS * 1e6, best_actor / ITERS * 1e6,
-                              p + 1 < N_PASSES ? "," : "");
+      g_print ("%-16s | %8.1f %9.1f | %8.1f %9.1f | %6.3fx  (%u calls)\n", pass_names[p],
+               flops * iters / best_raw / 1e12, best_raw / iters * 1e6,
+               flops * iters / best_actor / 1e12, best_actor / iters * 1e6, best_raw / best_actor, iters);
+      g_string_append_printf (json, "%s  \"%s\": {\"raw_us\": %.3f, \"atomr_us\": %.3f}",
+                              p ? ",\n" : "", pass_names[p], best_raw / iters * 1e6, best_actor / iters * 1e6);
     }
-  g_string_append (json, "}\n");
+  bench_norm (actor, device, &raw, json);
+  g_string_append (json, "\n}\n");
   g_print ("# actor: workspace %" G_GUINT64_FORMAT " bytes, plan cache %u entries, %" G_GUINT64_FORMAT
            " hits, %" G_GUINT64_FORMAT " misses\n", atomr_cudnn_actor_get_workspace_size (actor),
            atomr_cudnn_actor_get_cache_size (actor), atomr_cudnn_actor_get_cache_hits (actor),

@@ -3,6 +3,8 @@
  * In one run, with ratios to baselines measured in the same run:
  *   - disk-cache hit to a launchable kernel in a warm process, versus
  *     cuModuleLoadData of the same CUBIN (+ cuModuleGetFunction);
+ *   - the same through the NVRTC actor's compile_async, and the cache's
+ *     share of a disk hit alone (module, no load);
  *   - memory-cache hit;
  *   - cold compile of a trivial kernel (NVRTC, no cache);
  *   - launch -> reply round trip of an empty kernel through the actor,
@@ -89,6 +91,27 @@ disk_hit_to_kernel (AtomrDevice *device, AtomrKernelCache *cache, AtomrCompileOp
   return bench_median (t, N_LOAD);
 }
 
+/* The cache's share of a disk hit: the module, no load. */
+static gdouble
+disk_hit_module_only (AtomrKernelCache *cache, AtomrCompileOptions *options)
+{
+  gdouble t[N_LOAD];
+
+  for (guint i = 0; i < N_LOAD + 20; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrModule) module = NULL;
+      gdouble t0 = bench_now_us ();
+
+      module = atomr_nvrtc_compile (EMPTY_SOURCE, NULL, options, cache, &error);
+      if (module == NULL || atomr_module_get_cache_status (module) != ATOMR_CACHE_STATUS_DISK_HIT)
+        die ("disk hit (module)", error);
+      if (i >= 20)
+        t[i - 20] = (gdouble) (bench_now_us () - t0);
+    }
+  return bench_median (t, N_LOAD);
+}
+
 static void
 store_result (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -136,6 +159,32 @@ memory_hit (AtomrKernelCache *cache, AtomrCompileOptions *options)
         die ("memory hit", NULL);
     }
   return (gdouble) (bench_now_us () - t0) / N_MEM;
+}
+
+/* A memory hit through the actor's compile_module_async, to the reply on
+ * the main loop (median). */
+static gdouble
+memory_hit_through_actor (AtomrNvrtcActor *actor, AtomrCompileOptions *options)
+{
+  gdouble t[N_LOAD];
+
+  for (guint i = 0; i < N_LOAD + 20; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GAsyncResult) result = NULL;
+      g_autoptr(AtomrModule) module = NULL;
+      gdouble t0 = bench_now_us ();
+
+      atomr_nvrtc_actor_compile_module_async (actor, EMPTY_SOURCE, options, NULL, store_result, &result);
+      while (result == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      module = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
+      if (module == NULL || atomr_module_get_cache_status (module) != ATOMR_CACHE_STATUS_MEMORY_HIT)
+        die ("actor memory hit", error);
+      if (i >= 20)
+        t[i - 20] = (gdouble) (bench_now_us () - t0);
+    }
+  return bench_median (t, N_LOAD);
 }
 
 static gdouble
@@ -312,7 +361,7 @@ main (int argc, char **argv)
   g_autoptr(AtomrNvrtcActor) actor = NULL;
   g_autoptr(AtomrKernel) kernel = NULL;
   g_autofree gchar *dir = NULL;
-  gdouble raw_load, disk, disk_actor, mem, cold, raw_rt, actor_rt, raw_tp, actor_tp;
+  gdouble raw_load, disk, disk_module, disk_actor, mem, mem_actor, cold, raw_rt, actor_rt, raw_tp, actor_tp;
   Bench proto = { 0 };
 
   if (device == NULL)
@@ -339,12 +388,15 @@ main (int argc, char **argv)
 
   raw_load = raw_module_load (device, atomr_module_get_cubin (module), "empty");
   disk = disk_hit_to_kernel (device, disk_only, options);
+  disk_module = disk_hit_module_only (disk_only, options);
   actor = atomr_nvrtc_actor_new (device, &error);
   if (actor == NULL)
     die ("actor", error);
   atomr_nvrtc_actor_set_cache (actor, disk_only);
   disk_actor = disk_hit_through_actor (actor, options);
   mem = memory_hit (cache, options);
+  atomr_nvrtc_actor_set_cache (actor, cache);
+  mem_actor = memory_hit_through_actor (actor, options);
   cold = cold_compile_ms (options);
 
   printf ("# bench-nvrtc on %s (driver %d)\n", atomr_device_get_name (device),
@@ -354,10 +406,11 @@ main (int argc, char **argv)
   printf ("%-52s %10.2f %8s\n", "raw cuModuleLoadData(CUBIN) + cuModuleGetFunction", raw_load, "1.00");
   printf ("%-52s %10.2f %8.2f\n", "disk-cache hit -> loaded kernel (sync)", disk, disk / raw_load);
   printf ("%-52s %10.2f %8.2f\n", "disk-cache hit -> loaded kernel (actor compile_async)", disk_actor, disk_actor / raw_load);
+  printf ("%-52s %10.2f %8.2f\n", "disk-cache hit -> module only (the cache's share)", disk_module, disk_module / raw_load);
   printf ("%-52s %10.3f %8s\n", "memory-cache hit (module)", mem, "-");
+  printf ("%-52s %10.3f %8s\n", "memory-cache hit (actor compile_module_async, median)", mem_actor, "-");
   printf ("%-52s %10.1f %8s\n", "cold compile of a trivial kernel (ms, median of 5)", cold, "-");
 
-  atomr_nvrtc_actor_set_cache (actor, cache);
   {
     g_autoptr(GAsyncResult) result = NULL;
     atomr_nvrtc_actor_compile_async (actor, EMPTY_SOURCE, "empty", options, NULL, store_result, &result);

@@ -271,7 +271,7 @@ raw_csr (AtomrSparseMatrix *a)
 
 static gdouble
 time_raw_spmv (cusparseHandle_t h, CUstream stream, AtomrSparseMatrix *a, AtomrTensor *x, AtomrTensor *y,
-               guint calls)
+               guint calls, cusparseSpMVAlg_t alg, gboolean preprocess)
 {
   const float one = 1, zero = 0;
   cusparseSpMatDescr_t ma = raw_csr (a);
@@ -283,13 +283,16 @@ time_raw_spmv (cusparseHandle_t h, CUstream stream, AtomrSparseMatrix *a, AtomrT
   CHECK_SP (cusparseCreateDnVec (&vx, N_ROWS, (gpointer) (guintptr) atomr_tensor_get_device_pointer (x), CUDA_R_32F));
   CHECK_SP (cusparseCreateDnVec (&vy, N_ROWS, (gpointer) (guintptr) atomr_tensor_get_device_pointer (y), CUDA_R_32F));
   CHECK_SP (cusparseSpMV_bufferSize (h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, vx, &zero, vy, CUDA_R_32F,
-                                     CUSPARSE_SPMV_ALG_DEFAULT, &size));
+                                     alg, &size));
   if (size)
     CHECK_CU (ATOMR_CU->cuMemAllocAsync (&work, size, stream));
+  if (preprocess)
+    CHECK_SP (cusparseSpMV_preprocess (h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, vx, &zero, vy, CUDA_R_32F,
+                                       alg, (gpointer) (guintptr) work));
   t0 = bench_now_us ();
   for (guint i = 0; i < calls; i++)
     CHECK_SP (cusparseSpMV (h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, ma, vx, &zero, vy, CUDA_R_32F,
-                            CUSPARSE_SPMV_ALG_DEFAULT, (gpointer) (guintptr) work));
+                            alg, (gpointer) (guintptr) work));
   CHECK_CU (ATOMR_CU->cuStreamSynchronize (stream));
   t = (bench_now_us () - t0) / calls;
   if (work)
@@ -435,17 +438,39 @@ main (int argc, char **argv)
       /* warm up both sides */
       time_actor_spmv (actor, a, x, y, 10);
       g_assert_true (atomr_device_enter (device, NULL));
-      time_raw_spmv (h, stream, a, x, y, 10);
+      time_raw_spmv (h, stream, a, x, y, 10, CUSPARSE_SPMV_ALG_DEFAULT, FALSE);
       atomr_device_leave (device);
       for (guint r = 0; r < REPS; r++)
         {
           g_assert_true (atomr_device_enter (device, NULL));
-          raw = MIN (raw, time_raw_spmv (h, stream, a, x, y, SPMV_CALLS));
+          raw = MIN (raw, time_raw_spmv (h, stream, a, x, y, SPMV_CALLS, CUSPARSE_SPMV_ALG_DEFAULT, FALSE));
           atomr_device_leave (device);
           act = MIN (act, time_actor_spmv (actor, a, x, y, SPMV_CALLS));
         }
       g_print ("%-8s %-10s %8d | %12.2f %12.2f %8.3f\n", "spmv", name, SPMV_CALLS, raw, act, raw / act);
       g_string_append_printf (json, "  \"spmv-%s\": {\"raw_us\": %.3f, \"atomr_us\": %.3f},\n", name, raw, act);
+
+      /* raw cuSPARSE variants, for the choice of algorithm: ALG1 with
+       * preprocessing (what the actor does for CSR) and ALG2; the ratio
+       * column is the default raw figure over the variant's */
+      {
+        const struct { const gchar *label; cusparseSpMVAlg_t alg; gboolean pre; } variants[] = {
+          { "alg1+pre", CUSPARSE_SPMV_CSR_ALG1, TRUE },
+          { "alg2", CUSPARSE_SPMV_CSR_ALG2, FALSE },
+        };
+        for (guint v = 0; v < G_N_ELEMENTS (variants); v++)
+          {
+            gdouble var = G_MAXDOUBLE;
+
+            g_assert_true (atomr_device_enter (device, NULL));
+            time_raw_spmv (h, stream, a, x, y, 10, variants[v].alg, variants[v].pre);
+            for (guint r = 0; r < REPS; r++)
+              var = MIN (var, time_raw_spmv (h, stream, a, x, y, SPMV_CALLS, variants[v].alg, variants[v].pre));
+            atomr_device_leave (device);
+            g_print ("%-8s %-10s %8d | %12.2f %12s %8.3f  (raw %s; default raw / this)\n", "spmv", name,
+                     SPMV_CALLS, var, "-", raw / var, variants[v].label);
+          }
+      }
 
       raw = act = G_MAXDOUBLE;
       time_actor_spmm (actor, a, b, c, 3);
