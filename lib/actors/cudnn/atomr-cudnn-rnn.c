@@ -598,8 +598,14 @@ rnn_enqueue (AtomrOp  *op,
                                     ws_size, ws_ptr, plan->reserve, (void *) (uintptr_t) reserve);
       break;
     default:
+      /* cuDNN 9 supports only CUDNN_WGRAD_MODE_ADD here: overwriting is
+       * zeroing (stream-ordered; dw is contiguous) and adding */
+      if (!r->accumulate &&
+          !atomr_cuda_check (ATOMR_CU->cuMemsetD8Async (atomr_tensor_get_ptr (r->t[R_W]), 0, wbytes, stream),
+                             "cuMemsetD8Async", error))
+        return FALSE;
       call = "cudnnRNNBackwardWeights_v8";
-      st = cudnnRNNBackwardWeights_v8 (h, plan->rnn, r->accumulate ? CUDNN_WGRAD_MODE_ADD : CUDNN_WGRAD_MODE_SET,
+      st = cudnnRNNBackwardWeights_v8 (h, plan->rnn, CUDNN_WGRAD_MODE_ADD,
                                        dev_lengths, plan->xd, PTR (R_X), plan->hd, PTR (R_HX), plan->yd,
                                        PTR (R_Y), plan->weight_bytes, PTR (R_W), ws_size, ws_ptr,
                                        plan->reserve, (void *) (uintptr_t) reserve);

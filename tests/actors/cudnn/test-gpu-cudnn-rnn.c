@@ -306,9 +306,11 @@ wait (GAsyncResult **res)
 #define RUN(call, finish) G_STMT_START {                                     \
     GAsyncResult *res_ = NULL;                                               \
     g_autoptr(GError) err_ = NULL;                                           \
+    gboolean ok_;                                                            \
     call;                                                                    \
-    g_assert_true (finish (f->actor, wait (&res_), &err_));                  \
-    g_assert_no_error (err_);                                                \
+    ok_ = finish (f->actor, wait (&res_), &err_);                            \
+    g_assert_no_error (err_);        /* prints the message */                \
+    g_assert_true (ok_);                                                     \
     g_object_unref (res_);                                                   \
   } G_STMT_END
 
