@@ -1168,6 +1168,11 @@ builder_finish (Builder *b)
             s->library = gs->library;
           if (*s->actor == '\0')
             s->actor = gs->actor;
+          /* v2 writes the detail (a launch's kernel) on the host events
+           * only: the GPU slice, which the statistics and the timeline
+           * label, takes it from there */
+          if (gs->detail == NULL && s->detail != NULL)
+            gs->detail = s->detail;
           gs->enqueued = s->enqueued;
           gs->completed = s->completed;
           gs->replied = s->replied;

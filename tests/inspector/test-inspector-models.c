@@ -424,8 +424,9 @@ static const gchar host_only_trace[] =
   "\"args\":{\"seq\":3,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\",\"gpu_ms\":0.01}},"
   "{\"ph\":\"n\",\"cat\":\"host\",\"name\":\"enqueued\",\"id\":\"3\",\"pid\":9,\"tid\":1,\"ts\":1601},"
   "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"3\",\"pid\":9,\"tid\":1,\"ts\":1650},"
+  /* as lib/trace writes it: the detail on the host events only */
   "{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"launch\",\"pid\":9,\"tid\":100,\"ts\":1610,\"dur\":10,"
-  "\"args\":{\"seq\":3,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\"}},"
+  "\"args\":{\"seq\":3,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\"}},"
   "{\"ph\":\"b\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"4\",\"pid\":9,\"tid\":1,\"ts\":1602,"
   "\"args\":{\"seq\":4,\"actor\":\"kernels\",\"library\":\"nvrtc\",\"op\":\"launch\",\"detail\":\"saxpy\",\"gpu_ms\":0.03}},"
   "{\"ph\":\"e\",\"cat\":\"host\",\"name\":\"launch\",\"id\":\"4\",\"pid\":9,\"tid\":1,\"ts\":1700},"
