@@ -427,6 +427,9 @@ normalize (AtomrFftActor  *self,
   unsigned long long total = 1;
   guint blocks;
 
+  /* Halves (the complex side as pairs of the half dtype), scaled in f32. */
+  if (dtype == ATOMR_DTYPE_F16 || dtype == ATOMR_DTYPE_BF16)
+    kind = (dtype == ATOMR_DTYPE_F16 ? 4 : 5) + (plan->key.kind != ATOMR_FFT_C2R ? 2 : 0);
   atomr_fft_plan_get_output_dims (plan, dims);
   for (gint i = 0; i < plan->key.rank; i++)
     {
@@ -777,16 +780,6 @@ execute_submit_plan (AtomrOp               *op,
     case ATOMR_FFT_NORM_ORTHO: req->scale = 1.0 / sqrt (n_total); break;
     case ATOMR_FFT_NORM_NONE:
     default: req->scale = 1.0; break;
-    }
-  if (req->scale != 1.0 && atomr_fft_plan_is_half (plan))
-    {
-      exec_request_free (req);
-      return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                                             "fft execute: normalization %d scales the output, "
-                                             "which is not supported for %s transforms; run "
-                                             "without normalization and scale afterwards",
-                                             (gint) normalization,
-                                             atomr_dtype_get_name (plan->key.precision)));
     }
   req->input = input;
   req->output = output;

@@ -750,6 +750,43 @@ check_half_dtype (AtomrDtype dtype)
     err = math_rel_error (got_signal, x, n1 * b1);
     g_test_message ("%s C2R 64 batch 3: relative error %.3g", atomr_dtype_get_name (dtype), err);
     g_assert_cmpfloat (err, <, tol);
+
+    /* Normalised: the backward C2R scaled by 1/n (on the real side), the
+     * forward R2C scaled by 1/sqrt(n) (ortho, on the complex pairs). */
+    g_assert_true (MATH_RUN (atomr_fft_actor_execute_normalized_finish, fft, &error,
+                             atomr_fft_actor_execute_normalized_async (fft, c2r, ATOMR_FFT_INVERSE,
+                                                                       ATOMR_FFT_NORM_BACKWARD, cin, rout,
+                                                                       NULL, math_done, &res)));
+    g_assert_no_error (error);
+    g_clear_pointer (&got_signal, g_free);
+    got_signal = half_download (rout, n1 * b1, FALSE);
+    for (gint64 i = 0; i < n1 * b1; i++)
+      x[i] /= (double) n1;
+    err = math_rel_error (got_signal, x, n1 * b1);
+    g_test_message ("%s C2R 64 batch 3, normalised 1/n: relative error %.3g", atomr_dtype_get_name (dtype), err);
+    g_assert_cmpfloat (err, <, tol);
+
+    for (gint64 i = 0; i < n1 * b1; i++)
+      x[i] = math_random (rng, FALSE);
+    g_clear_object (&rin);
+    rin = half_upload (dtype, x, n1 * b1, FALSE);
+    for (gint64 b = 0; b < b1; b++)
+      {
+        memcpy (line, x + b * n1, n1 * sizeof *line);
+        dft_nd (line, &n1, 1, -1);
+        for (gint64 k = 0; k < half1; k++)
+          spec[b * half1 + k] = line[k] / sqrt ((double) n1);
+      }
+    g_assert_true (MATH_RUN (atomr_fft_actor_execute_normalized_finish, fft, &error,
+                             atomr_fft_actor_execute_normalized_async (fft, r2c, ATOMR_FFT_FORWARD,
+                                                                       ATOMR_FFT_NORM_ORTHO, rin, cout,
+                                                                       NULL, math_done, &res)));
+    g_assert_no_error (error);
+    g_clear_pointer (&got_spec, g_free);
+    got_spec = half_download (cout, half1 * b1, TRUE);
+    err = math_rel_error (got_spec, spec, half1 * b1);
+    g_test_message ("%s R2C 64 batch 3, ortho: relative error %.3g", atomr_dtype_get_name (dtype), err);
+    g_assert_cmpfloat (err, <, tol);
   }
 }
 
