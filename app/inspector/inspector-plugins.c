@@ -12,7 +12,8 @@
  * its "window": an extension is activated when its plugin loads (and its
  * page, if it is an AtomrInspectorPageProvider, added to the window) and
  * deactivated when the plugin unloads or the window leaves the application
- * (gtk_window_destroy()).
+ * (gtk_window_destroy()).  Trace and cache providers get menu items in the
+ * window (“Open Trace From …”, “Show Kernel Cache From …”).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -68,6 +69,8 @@ extension_added (PeasExtensionSet *set,
   InspectorWindow *window = user_data;
 
   atomr_inspector_extension_activate (ATOMR_INSPECTOR_EXTENSION (exten));
+  if (ATOMR_INSPECTOR_IS_TRACE_PROVIDER (exten) || ATOMR_INSPECTOR_IS_CACHE_PROVIDER (exten))
+    inspector_window_add_provider (window, peas_plugin_info_get_module_name (info), G_OBJECT (exten));
   if (ATOMR_INSPECTOR_IS_PAGE_PROVIDER (exten))
     {
       AtomrInspectorPageProvider *provider = ATOMR_INSPECTOR_PAGE_PROVIDER (exten);
@@ -91,6 +94,8 @@ extension_removed (PeasExtensionSet *set,
 {
   InspectorWindow *window = user_data;
   const gchar *page = g_object_get_data (G_OBJECT (exten), PAGE_KEY);
+
+  inspector_window_remove_provider (window, peas_plugin_info_get_module_name (info));
 
   if (page != NULL)
     {

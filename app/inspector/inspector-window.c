@@ -8,6 +8,7 @@
 
 #include "inspector-window.h"
 #include "inspector-plugins.h"
+#include "atomr-inspector.h"
 #ifdef ATOMR_HAVE_SOUP
 #include "atomr-attach-dialog.h"
 #endif
@@ -25,6 +26,10 @@ struct _InspectorWindow
 
   GSettings            *settings;
   gboolean              close_confirmed;  /* the editor's edits were saved or discarded */
+
+  GMenu                *primary_menu;
+  GMenu                *plugin_section;   /* the providers' items */
+  GHashTable           *providers;        /* module name -> trace or cache provider */
 };
 
 G_DEFINE_FINAL_TYPE (InspectorWindow, inspector_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -145,6 +150,136 @@ attach_action (GtkWidget   *widget,
   gtk_window_present (GTK_WINDOW (atomr_attach_dialog_new (INSPECTOR_WINDOW (widget))));
 }
 #endif
+
+/* Plugins' data providers (inspector-plugins.c adds and removes them). */
+static void
+rebuild_plugin_section (InspectorWindow *self)
+{
+  g_autoptr(GList) names = g_hash_table_get_keys (self->providers);
+
+  g_menu_remove_all (self->plugin_section);
+  names = g_list_sort (names, (GCompareFunc) g_strcmp0);
+  for (GList *l = names; l; l = l->next)
+    {
+      GObject *provider = g_hash_table_lookup (self->providers, l->data);
+      g_autoptr(GMenuItem) item = NULL;
+      g_autofree gchar *label = NULL;
+
+      if (ATOMR_INSPECTOR_IS_TRACE_PROVIDER (provider))
+        {
+          /* Translators: %s is the name a plugin gives its traces */
+          label = g_strdup_printf (_("Open Trace From “%s”"),
+                                   atomr_inspector_trace_provider_get_trace_title (ATOMR_INSPECTOR_TRACE_PROVIDER (provider)));
+          item = g_menu_item_new (label, NULL);
+          g_menu_item_set_action_and_target_value (item, "win.open-provided-trace", g_variant_new_string (l->data));
+          g_menu_append_item (self->plugin_section, item);
+          g_clear_object (&item);
+          g_clear_pointer (&label, g_free);
+        }
+      if (ATOMR_INSPECTOR_IS_CACHE_PROVIDER (provider))
+        {
+          /* Translators: %s is the name a plugin gives its kernel cache */
+          label = g_strdup_printf (_("Show Kernel Cache From “%s”"),
+                                   atomr_inspector_cache_provider_get_cache_title (ATOMR_INSPECTOR_CACHE_PROVIDER (provider)));
+          item = g_menu_item_new (label, NULL);
+          g_menu_item_set_action_and_target_value (item, "win.show-provided-cache", g_variant_new_string (l->data));
+          g_menu_append_item (self->plugin_section, item);
+        }
+    }
+}
+
+/**
+ * inspector_window_add_provider:
+ * @self: the window
+ * @name: the plugin's module name
+ * @provider: an AtomrInspectorTraceProvider and/or AtomrInspectorCacheProvider
+ *
+ * Adds the provider's items to the window's menu.
+ */
+void
+inspector_window_add_provider (InspectorWindow *self,
+                               const gchar     *name,
+                               GObject         *provider)
+{
+  if (self->providers == NULL)   /* disposed */
+    return;
+  g_hash_table_insert (self->providers, g_strdup (name), g_object_ref (provider));
+  rebuild_plugin_section (self);
+}
+
+/* The menu section of the providers' items (for the tests). */
+GMenuModel *
+inspector_window_get_plugin_menu (InspectorWindow *self)
+{
+  return G_MENU_MODEL (self->plugin_section);
+}
+
+void
+inspector_window_remove_provider (InspectorWindow *self,
+                                  const gchar     *name)
+{
+  if (self->providers != NULL && g_hash_table_remove (self->providers, name))
+    rebuild_plugin_section (self);
+}
+
+static void
+open_provided_trace_action (GtkWidget   *widget,
+                            const gchar *action_name,
+                            GVariant    *parameter)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (widget);
+  const gchar *name = g_variant_get_string (parameter, NULL);
+  GObject *provider = g_hash_table_lookup (self->providers, name);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) file = NULL;
+
+  if (provider == NULL || !ATOMR_INSPECTOR_IS_TRACE_PROVIDER (provider))
+    {
+      g_autofree gchar *message = g_strdup_printf (_("No plugin “%s” provides traces"), name);
+      inspector_window_toast (self, message);
+      return;
+    }
+  file = atomr_inspector_trace_provider_get_trace (ATOMR_INSPECTOR_TRACE_PROVIDER (provider), &error);
+  if (file == NULL)
+    {
+      g_autofree gchar *message = g_strdup_printf (_("“%s” gave no trace: %s"),
+                                                   atomr_inspector_trace_provider_get_trace_title (ATOMR_INSPECTOR_TRACE_PROVIDER (provider)),
+                                                   error->message);
+      inspector_window_toast (self, message);
+      return;
+    }
+  inspector_window_set_page (self, "trace");
+  inspector_trace_page_open (self->trace_page, file);
+}
+
+static void
+show_provided_cache_action (GtkWidget   *widget,
+                            const gchar *action_name,
+                            GVariant    *parameter)
+{
+  InspectorWindow *self = INSPECTOR_WINDOW (widget);
+  const gchar *name = g_variant_get_string (parameter, NULL);
+  GObject *provider = g_hash_table_lookup (self->providers, name);
+  g_autofree gchar *dir = NULL;
+
+  if (provider == NULL || !ATOMR_INSPECTOR_IS_CACHE_PROVIDER (provider))
+    {
+      g_autofree gchar *message = g_strdup_printf (_("No plugin “%s” provides a kernel cache"), name);
+      inspector_window_toast (self, message);
+      return;
+    }
+  dir = atomr_inspector_cache_provider_get_directory (ATOMR_INSPECTOR_CACHE_PROVIDER (provider));
+  if (dir == NULL)
+    {
+      g_autofree gchar *message = g_strdup_printf (_("“%s” has no kernel cache folder now"),
+                                                   atomr_inspector_cache_provider_get_cache_title (ATOMR_INSPECTOR_CACHE_PROVIDER (provider)));
+      inspector_window_toast (self, message);
+      return;
+    }
+  /* for this window only: the setting keeps the user's own folder */
+  inspector_window_set_cache_directory (self, dir);
+  inspector_window_set_page (self, "cache");
+}
 
 static void
 choose_cache_dir_action (GtkWidget   *widget,
@@ -321,6 +456,8 @@ inspector_window_dispose (GObject *object)
   if (self->settings)
     g_signal_handlers_disconnect_by_data (self->settings, self);
   g_clear_object (&self->settings);
+  g_clear_pointer (&self->providers, g_hash_table_unref);
+  g_clear_object (&self->plugin_section);
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_WINDOW);
   G_OBJECT_CLASS (inspector_window_parent_class)->dispose (object);
 }
@@ -345,6 +482,7 @@ inspector_window_class_init (InspectorWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorWindow, cache_page);
   gtk_widget_class_bind_template_child (widget_class, InspectorWindow, editor_page);
   gtk_widget_class_bind_template_child (widget_class, InspectorWindow, trace_page);
+  gtk_widget_class_bind_template_child (widget_class, InspectorWindow, primary_menu);
 
   gtk_widget_class_install_action (widget_class, "win.show-error", "s", show_error_action);
   gtk_widget_class_install_action (widget_class, "win.show-toast", "s", show_toast_action);
@@ -354,6 +492,8 @@ inspector_window_class_init (InspectorWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.zoom", "s", zoom_action);
   gtk_widget_class_install_action (widget_class, "win.choose-cache-dir", NULL, choose_cache_dir_action);
+  gtk_widget_class_install_action (widget_class, "win.open-provided-trace", "s", open_provided_trace_action);
+  gtk_widget_class_install_action (widget_class, "win.show-provided-cache", "s", show_provided_cache_action);
 #ifdef ATOMR_HAVE_SOUP
   gtk_widget_class_install_action (widget_class, "win.attach", NULL, attach_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_a, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.attach", NULL);
@@ -379,6 +519,9 @@ inspector_window_init (InspectorWindow *self)
   int width, height;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->providers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->plugin_section = g_menu_new ();
+  g_menu_insert_section (self->primary_menu, 1, NULL, G_MENU_MODEL (self->plugin_section));
   self->settings = g_settings_new (ATOMR_APP_ID);
   g_settings_get (self->settings, "window-size", "(ii)", &width, &height);
   gtk_window_set_default_size (GTK_WINDOW (self), width, height);

@@ -34,5 +34,11 @@ void                 inspector_window_add_page         (InspectorWindow *self,
                                                         GtkWidget       *page);
 void                 inspector_window_remove_page      (InspectorWindow *self,
                                                         const gchar     *name);
+void                 inspector_window_add_provider     (InspectorWindow *self,
+                                                        const gchar     *name,
+                                                        GObject         *provider);
+GMenuModel          *inspector_window_get_plugin_menu  (InspectorWindow *self);
+void                 inspector_window_remove_provider  (InspectorWindow *self,
+                                                        const gchar     *name);
 
 G_END_DECLS

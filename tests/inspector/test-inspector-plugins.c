@@ -10,10 +10,16 @@
  */
 #include "config.h"
 
+#include <glib/gstdio.h>
+
 #include "inspector-application.h"
 #include "inspector-plugins.h"
 #include "inspector-preferences.h"
 #include "inspector-window.h"
+#include "inspector-trace-model.h"
+#include "inspector-cache-model.h"
+#include "inspector-cache-page.h"
+#include "inspector-trace-page.h"
 
 static InspectorApplication *app;
 
@@ -49,6 +55,19 @@ window_stack (InspectorWindow *window)
     w = gtk_widget_get_parent (w);
   g_assert_nonnull (w);
   return ADW_VIEW_STACK (w);
+}
+
+/* The label of item @i of the providers' menu section. */
+static gchar *
+plugin_menu_label (InspectorWindow *window,
+                   gint             i)
+{
+  GMenuModel *menu = inspector_window_get_plugin_menu (window);
+  gchar *label = NULL;
+
+  g_assert_cmpint (i, <, g_menu_model_get_n_items (menu));
+  g_assert_true (g_menu_model_get_item_attribute (menu, i, G_MENU_ATTRIBUTE_LABEL, "s", &label));
+  return label;
 }
 
 static PeasPluginInfo *
@@ -88,10 +107,27 @@ test_c_plugin (void)
   inspector_window_set_page (window, "plugin-hello-c");
   g_assert_cmpstr (inspector_window_get_page (window), ==, "plugin-hello-c");
 
+  /* its kernel cache folder: a menu item, shown on the Cache page */
+  {
+    g_autofree gchar *dir = g_dir_make_tmp ("hello-cache-XXXXXX", NULL);
+    g_autofree gchar *label = plugin_menu_label (window, 0);
+    InspectorCacheModel *model = inspector_cache_page_get_model (inspector_window_get_cache_page (window));
+
+    g_assert_cmpstr (label, ==, "Show Kernel Cache From “Hello Cache”");
+    g_setenv ("HELLO_CACHE_DIR", dir, TRUE);
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-provided-cache", "s", "hello-c"));
+    iterate ();
+    g_assert_cmpstr (inspector_cache_model_get_directory (model), ==, dir);
+    g_assert_cmpstr (inspector_window_get_page (window), ==, "cache");
+    g_unsetenv ("HELLO_CACHE_DIR");
+    g_rmdir (dir);
+  }
+
   g_assert_true (peas_engine_unload_plugin (engine, info));
   iterate ();
   g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (window)), ==, title);
   g_assert_null (adw_view_stack_get_child_by_name (stack, "plugin-hello-c"));
+  g_assert_cmpint (g_menu_model_get_n_items (inspector_window_get_plugin_menu (window)), ==, 0);
   gtk_window_destroy (GTK_WINDOW (window));
   iterate ();
 }
@@ -120,6 +156,22 @@ test_python_plugin (void)
   g_assert_nonnull (page);
   g_assert_cmpstr (adw_view_stack_page_get_title (adw_view_stack_get_page (stack, page)), ==, "Hello (Python)");
   g_assert_nonnull (find_named (page, "hello-py-label"));
+
+  /* its trace: a menu item, opened on the Trace page (parsed in a worker) */
+  {
+    g_autofree gchar *label = plugin_menu_label (window, 0);
+    InspectorTraceModel *model = inspector_trace_page_get_model (inspector_window_get_trace_page (window));
+
+    g_assert_cmpstr (label, ==, "Open Trace From “Hello Trace”");
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-provided-trace", "s", "hello_py"));
+    for (guint i = 0; i < 500 && inspector_trace_model_get_n_slices (model) != 2; i++)
+      {
+        g_main_context_iteration (NULL, FALSE);
+        g_usleep (10000);
+      }
+    g_assert_cmpuint (inspector_trace_model_get_n_slices (model), ==, 2);
+    g_assert_cmpstr (inspector_window_get_page (window), ==, "trace");
+  }
 
   /* A second window gets its own extension, activated at once. */
   {

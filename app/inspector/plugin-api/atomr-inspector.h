@@ -6,3 +6,4 @@
 
 #include "atomr-inspector-extension.h"
 #include "atomr-inspector-page-provider.h"
+#include "atomr-inspector-data-provider.h"

@@ -2,7 +2,10 @@
  *
  * It implements AtomrInspectorExtension (activate: the window title gets
  * " — Hello from C"; deactivate: the title comes back) and
- * AtomrInspectorPageProvider (a page with a label).  Build it as a shared
+ * AtomrInspectorPageProvider (a page with a label) and
+ * AtomrInspectorCacheProvider (the folder in $HELLO_CACHE_DIR, else the
+ * user's default kernel cache, under “Show Kernel Cache From “Hello
+ * Cache””).  Build it as a shared
  * module against atomr-inspector-1 and libpeas-1.0 and put it, with
  * hello-c.plugin, in ~/.local/share/atomr-inspector/plugins.
  *
@@ -26,12 +29,15 @@ enum { PROP_0, PROP_WINDOW };
 
 static void extension_iface_init (AtomrInspectorExtensionInterface *iface);
 static void page_provider_iface_init (AtomrInspectorPageProviderInterface *iface);
+static void cache_provider_iface_init (AtomrInspectorCacheProviderInterface *iface);
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (HelloCPlugin, hello_c_plugin, G_TYPE_OBJECT, G_TYPE_FLAG_FINAL,
                                 G_IMPLEMENT_INTERFACE_DYNAMIC (ATOMR_INSPECTOR_TYPE_EXTENSION,
                                                                extension_iface_init)
                                 G_IMPLEMENT_INTERFACE_DYNAMIC (ATOMR_INSPECTOR_TYPE_PAGE_PROVIDER,
-                                                               page_provider_iface_init))
+                                                               page_provider_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (ATOMR_INSPECTOR_TYPE_CACHE_PROVIDER,
+                                                               cache_provider_iface_init))
 
 static void
 hello_c_plugin_activate (AtomrInspectorExtension *extension)
@@ -66,6 +72,29 @@ static const gchar *
 hello_c_plugin_get_title (AtomrInspectorPageProvider *provider)
 {
   return "Hello (C)";
+}
+
+static const gchar *
+hello_c_plugin_get_cache_title (AtomrInspectorCacheProvider *provider)
+{
+  return "Hello Cache";
+}
+
+static gchar *
+hello_c_plugin_get_directory (AtomrInspectorCacheProvider *provider)
+{
+  const gchar *dir = g_getenv ("HELLO_CACHE_DIR");
+
+  if (dir != NULL && *dir != '\0')
+    return g_strdup (dir);
+  return g_build_filename (g_get_user_cache_dir (), "atomr", "kernels", NULL);
+}
+
+static void
+cache_provider_iface_init (AtomrInspectorCacheProviderInterface *iface)
+{
+  iface->get_cache_title = hello_c_plugin_get_cache_title;
+  iface->get_directory = hello_c_plugin_get_directory;
 }
 
 static void
