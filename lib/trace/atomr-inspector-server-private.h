@@ -33,6 +33,9 @@ GBytes  *atomr_inspector_server_serve_bytes        (AtomrInspectorServer *self,
                                                     gsize                 size);
 /* Whether the actors' handlers are connected now. */
 gboolean atomr_inspector_server_is_hooked          (AtomrInspectorServer *self);
+/* Whether the server thread's 16 ms flush timer runs now (while clients
+ * stream or always-record is on; set by the server thread). */
+gboolean atomr_inspector_server_is_flushing        (AtomrInspectorServer *self);
 #endif
 
 G_END_DECLS

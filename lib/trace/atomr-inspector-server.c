@@ -61,7 +61,8 @@
  * streaming client connects one #AtomrActor::after-complete handler per
  * actor, which hands a reference to the record to a bounded queue under a
  * mutex and to the recorder; the server thread drains the queue every
- * 16 ms (one batch of frames), building JSON there only.  The
+ * 16 ms (one batch of frames) while a client streams or always-record is
+ * on, building JSON there only.  The
  * application's threads never wake the server thread.  `/v1/trace` holds
  * the operations completed while a client streamed or always-record was
  * on.
@@ -148,7 +149,8 @@ struct _Core
   guint64             n_dropped;     /* under lock, all records ever dropped */
   gint                n_clients;     /* atomic */
   GPtrArray          *clients;       /* Client*, server thread only */
-  GSource            *flush_timer;   /* server thread only: while clients stream */
+  GSource            *flush_timer;   /* server thread only: while clients stream or always-record */
+  gint                flush_timer_on; /* atomic copy of flush_timer != NULL, for tests */
   gboolean            flushing;      /* server thread only: clients must stay put */
   AtomrTraceRecorder *recorder;      /* strong; thread-safe */
   /* Debug counters (atomic), for tests that check what an idle server
@@ -957,7 +959,8 @@ flush_cb (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Server thread: the flush timer runs only while clients stream. */
+/* Server thread: the flush timer runs only while clients stream or
+ * always-record is on (see flush_timer_update()). */
 static void
 flush_timer_start (Core *core)
 {
@@ -967,6 +970,7 @@ flush_timer_start (Core *core)
   g_source_set_callback (core->flush_timer, flush_cb, core, NULL);
   g_source_set_static_name (core->flush_timer, "[atomr] inspector flush");
   g_source_attach (core->flush_timer, core->context);
+  g_atomic_int_set (&core->flush_timer_on, 1);
 }
 
 static void
@@ -976,6 +980,33 @@ flush_timer_stop (Core *core)
     return;
   g_source_destroy (core->flush_timer);
   g_clear_pointer (&core->flush_timer, g_source_unref);
+  g_atomic_int_set (&core->flush_timer_on, 0);
+}
+
+/* Server thread: the flush timer runs while somebody looks.  With
+ * always-record and no client it used not to run: the actors' records
+ * waited for the 200 ms housekeeping tick in a queue of QUEUE_CAPACITY,
+ * so above about 80 000 operations a second most of them were dropped
+ * (and a row of bench-inspector measured the cheap dropping path). */
+static void
+flush_timer_update (AtomrInspectorServer *self)
+{
+  gboolean want;
+
+  g_mutex_lock (&self->actors_lock);
+  want = self->always_record;
+  g_mutex_unlock (&self->actors_lock);
+  if ((want || self->core->clients->len > 0) && !g_atomic_int_get (&self->quit))
+    flush_timer_start (self->core);
+  else
+    flush_timer_stop (self->core);
+}
+
+static gboolean
+flush_timer_update_cb (gpointer data)
+{
+  flush_timer_update (data);
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -999,7 +1030,7 @@ client_gone (Client *c)
   g_ptr_array_remove (core->clients, c);   /* frees c */
   if (g_atomic_int_dec_and_test (&core->n_clients))
     {
-      flush_timer_stop (core);
+      flush_timer_update (self);
       update_hooks (self);
       /* What the last client left unread goes with it. */
       g_mutex_lock (&core->lock);
@@ -1046,8 +1077,8 @@ housekeeping_cb (gpointer user_data)
 {
   AtomrInspectorServer *self = user_data;
 
-  /* always-record with no client: the actors' records reach the recorder
-   * here (the 16 ms flush runs only while clients stream). */
+  /* What the actors left after the flush timer stopped (always-record
+   * turned off with records pending) reaches the recorder here. */
   if (self->core->flush_timer == NULL)
     flush_cb (self->core);
 
@@ -1193,6 +1224,7 @@ server_thread (gpointer data)
   g_source_set_callback (timer, housekeeping_cb, self, NULL);
   g_source_set_static_name (timer, "[atomr] inspector housekeeping");
   g_source_attach (timer, self->core->context);
+  flush_timer_update (self);   /* always-record set before the start */
 
   g_mutex_lock (&self->start_lock);
   self->port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (effective));
@@ -1899,6 +1931,7 @@ void
 atomr_inspector_server_set_always_record (AtomrInspectorServer *self,
                                           gboolean              always_record)
 {
+  GMainContext *context;
   gboolean changed;
 
   g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
@@ -1910,6 +1943,16 @@ atomr_inspector_server_set_always_record (AtomrInspectorServer *self,
   if (!changed)
     return;
   update_hooks (self);
+  /* The flush timer (server thread) follows it. */
+  g_mutex_lock (&self->core->lock);
+  context = self->core->context ? g_main_context_ref (self->core->context) : NULL;
+  g_mutex_unlock (&self->core->lock);
+  if (context)
+    {
+      g_main_context_invoke_full (context, G_PRIORITY_DEFAULT, flush_timer_update_cb, g_object_ref (self),
+                                  g_object_unref);
+      g_main_context_unref (context);
+    }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ALWAYS_RECORD]);
 }
 
@@ -2102,6 +2145,13 @@ atomr_inspector_server_get_debug_counters (AtomrInspectorServer *self,
     *serialized = (guint64) g_atomic_pointer_get (&self->core->n_serialized);
   if (flushes)
     *flushes = (guint64) g_atomic_pointer_get (&self->core->n_flushes);
+}
+
+gboolean
+atomr_inspector_server_is_flushing (AtomrInspectorServer *self)
+{
+  g_return_val_if_fail (ATOMR_IS_INSPECTOR_SERVER (self), FALSE);
+  return g_atomic_int_get (&self->core->flush_timer_on);
 }
 
 gboolean

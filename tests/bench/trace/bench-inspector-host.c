@@ -2,15 +2,22 @@
  * application's thread, on the mock device (no GPU needed)
  *
  * The pipelined pattern of bench-inspector (fills without a callback, a
- * barrier every 32, 64 in flight) on a copy actor of the mock device.  For
- * each row: CPU time of this thread (CLOCK_THREAD_CPUTIME_ID: the
- * submitting and completing thread, where the envelope runs) per
- * operation, and its ratio to the actor alone measured in the same run;
- * then the server's debug counters (records observed, queued, serialized)
- * for the idle row, which must be 0.  Rows: alone, a running server with
- * no client, always-record, one WebSocket client streaming on its own
- * thread.  Run it several times: the CPU time is noisy on a shared host;
- * the counters are not.
+ * barrier every 32, 64 in flight) on one copy actor of the mock device,
+ * in poll mode.  For each row: CPU time of this thread
+ * (CLOCK_THREAD_CPUTIME_ID: the submitting and completing thread, where
+ * the envelope runs) per operation, the median of ROUNDS rounds whose
+ * rows run in a rotated order (after a warm-up of every row), and its
+ * ratio to the actor alone's median; then the server's debug counters
+ * (records observed, queued, serialized) over the idle rows, which must
+ * be 0 (the exit status says).  Rows: alone, a running server with no
+ * client, always-record, one WebSocket client streaming on its own
+ * thread.  The CPU time is still noisy on a shared host; the counters are
+ * not.
+ *
+ * `bench-inspector-host ROW` (alone, idle, record or stream) runs the
+ * warm-up and then that row only, ROUNDS times: for callgrind, whose
+ * instruction counts per operation compare exactly, e.g.
+ *   valgrind --tool=callgrind --toggle-collect=measure_row bench-inspector-host idle
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -23,9 +30,11 @@
 
 #include <atomr.h>
 #include "../bench-util.h"
+#include "bench-inspector-client.h"
 #include "trace/atomr-inspector-server-private.h"
 
 #define N_OPS   20000
+#define ROUNDS  5
 #define WINDOW  64
 #define BATCH   32
 
@@ -48,27 +57,24 @@ barrier_done (GObject *source, GAsyncResult *result, gpointer user_data)
   (*(guint *) user_data)++;
 }
 
-/* CPU µs of this thread per operation. */
-static gdouble
-run (AtomrDevice          *device,
-     AtomrBuffer          *buffer,
-     AtomrInspectorServer *server)
+/* CPU µs of this thread per operation.  Not static and not inlined: the
+ * function callgrind's --toggle-collect names. */
+G_GNUC_NO_INLINE gdouble measure_row (AtomrActor *actor, AtomrBuffer *buffer);
+
+G_GNUC_NO_INLINE gdouble
+measure_row (AtomrActor  *actor,
+             AtomrBuffer *buffer)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(AtomrCopyActor) actor = atomr_copy_actor_new (device, &error);
   guint done = 0, barriers = 0;
   gdouble t0;
 
-  g_assert_no_error (error);
-  if (server)
-    atomr_inspector_server_add_actor (server, ATOMR_ACTOR (actor));
   t0 = thread_cpu_us ();
   for (guint i = 0; i < N_OPS; i++)
     {
-      atomr_actor_fill_async (ATOMR_ACTOR (actor), buffer, i, NULL, NULL, NULL);
+      atomr_actor_fill_async (actor, buffer, i, NULL, NULL, NULL);
       if ((i + 1) % BATCH == 0)
         {
-          atomr_actor_barrier_async (ATOMR_ACTOR (actor), NULL, barrier_done, &done);
+          atomr_actor_barrier_async (actor, NULL, barrier_done, &done);
           barriers++;
           while (barriers - done > WINDOW / BATCH)
             g_main_context_iteration (NULL, TRUE);
@@ -77,66 +83,61 @@ run (AtomrDevice          *device,
   while (done < barriers)
     g_main_context_iteration (NULL, TRUE);
   t0 = thread_cpu_us () - t0;
-  if (server)
-    atomr_inspector_server_remove_actor (server, ATOMR_ACTOR (actor));
   return t0 / N_OPS;
 }
 
 typedef struct
 {
+  AtomrBuffer          *buffer;
+  AtomrActor           *actor;
   AtomrInspectorServer *server;
-  GMainContext         *context;
-  gint                  stop;
-  guint64               received;
-  SoupWebsocketConnection *ws;
-} Client;
+  BenchClient           client;
+  gint                  expected;
+  guint64               idle_work;   /* observed + queued + serialized during idle rows */
+  guint64               record_dropped;   /* by the server in always-record rows */
+} Bench;
 
 static void
-on_message (SoupWebsocketConnection *ws, gint type, GBytes *message, gpointer user_data)
+counters_sum (AtomrInspectorServer *server,
+              guint64              *sum)
 {
-  ((Client *) user_data)->received++;
+  guint64 observed, published, serialized;
+
+  atomr_inspector_server_get_debug_counters (server, &observed, &published, &serialized, NULL);
+  *sum = observed + published + serialized;
 }
 
-static void
-on_connected (GObject *source, GAsyncResult *result, gpointer user_data)
+static gdouble
+run_row (Bench   *b,
+         BenchRow row)
 {
-  Client *c = user_data;
-  g_autoptr(GError) error = NULL;
+  guint64 before = 0, after = 0, dropped = atomr_inspector_server_get_n_dropped (b->server);
+  gdouble us;
 
-  c->ws = soup_session_websocket_connect_finish (SOUP_SESSION (source), result, &error);
-  if (c->ws == NULL)
-    g_error ("stream: %s", error->message);
-  g_signal_connect (c->ws, "message", G_CALLBACK (on_message), c);
-}
-
-static gpointer
-client_thread (gpointer data)
-{
-  Client *c = data;
-  g_autoptr(SoupSession) session = NULL;
-  g_autoptr(SoupMessage) msg = NULL;
-  g_autofree gchar *url = g_strdup_printf ("ws://127.0.0.1:%u/v1/stream", atomr_inspector_server_get_port (c->server));
-  g_autofree gchar *auth = g_strdup_printf ("Bearer %s", atomr_inspector_server_get_token (c->server));
-
-  g_main_context_push_thread_default (c->context);
-  session = soup_session_new ();
-  msg = soup_message_new ("GET", url);
-  soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
-  soup_session_websocket_connect_async (session, msg, NULL, NULL, G_PRIORITY_DEFAULT, NULL, on_connected, c);
-  while (!g_atomic_int_get (&c->stop))
-    g_main_context_iteration (c->context, TRUE);
-  g_clear_object (&c->ws);
-  g_clear_object (&session);
-  while (g_main_context_iteration (c->context, FALSE))
-    ;
-  g_main_context_pop_thread_default (c->context);
-  return NULL;
-}
-
-static gboolean
-wake (gpointer data)
-{
-  return G_SOURCE_REMOVE;
+  if (row == ROW_RECORD)
+    atomr_inspector_server_set_always_record (b->server, TRUE);
+  if (row == ROW_STREAM)
+    bench_client_start (&b->client, b->server);
+  if (row != ROW_ALONE)
+    atomr_inspector_server_add_actor (b->server, b->actor);
+  counters_sum (b->server, &before);
+  us = measure_row (b->actor, b->buffer);
+  counters_sum (b->server, &after);
+  if (row == ROW_IDLE)
+    b->idle_work += after - before;
+  if (row != ROW_ALONE)
+    atomr_inspector_server_remove_actor (b->server, b->actor);
+  if (row == ROW_STREAM)
+    {
+      b->expected += N_OPS + N_OPS / BATCH;
+      bench_client_stop (&b->client, b->expected);
+    }
+  if (row == ROW_RECORD)
+    atomr_inspector_server_set_always_record (b->server, FALSE);
+  g_usleep (250000);   /* the housekeeping tick moves the row's records on */
+  if (row == ROW_RECORD)
+    b->record_dropped += atomr_inspector_server_get_n_dropped (b->server) - dropped;
+  return us;
 }
 
 int
@@ -146,47 +147,69 @@ main (int argc, char **argv)
   g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
   g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, 256, &error);
   g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(AtomrCopyActor) actor = NULL;
   g_autofree gchar *runtime = g_dir_make_tmp ("atomr-bench-inspect-XXXXXX", NULL);
-  guint64 observed, published, serialized;
-  gdouble alone, idle, recording, streaming;
-  Client c = { 0 };
-  GThread *thread;
+  gdouble rows[N_ROWS][ROUNDS], alone;
+  gint only = -1;
+  Bench b = { 0 };
 
   g_assert_no_error (error);
+  if (argc > 1)
+    {
+      const gchar *const keys[N_ROWS] = { "alone", "idle", "record", "stream" };
+      for (guint k = 0; k < N_ROWS; k++)
+        if (g_str_equal (argv[1], keys[k]))
+          only = (gint) k;
+      if (only < 0)
+        {
+          fprintf (stderr, "usage: %s [alone|idle|record|stream] (not '%s')\n", argv[0], argv[1]);
+          return 2;
+        }
+    }
   g_setenv ("XDG_RUNTIME_DIR", runtime, TRUE);
+  actor = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_actor_set_completion_mode (ATOMR_ACTOR (actor), ATOMR_COMPLETION_POLL);
   if (!atomr_inspector_server_start (server, &error))
     g_error ("%s", error->message);
-  run (device, buffer, NULL);   /* warm-up */
+  b.buffer = buffer;
+  b.actor = ATOMR_ACTOR (actor);
+  b.server = server;
 
-  printf ("# mock device, %d fills, a barrier every %d, %d in flight; CPU of the application's thread\n",
-          N_OPS, BATCH, WINDOW);
-  printf ("%-48s %12s %10s\n", "path", "CPU µs/op", "vs alone");
-  alone = run (device, buffer, NULL);
-  printf ("%-48s %12.3f %10s\n", "actor alone", alone, "1.000");
-  idle = run (device, buffer, server);
-  atomr_inspector_server_get_debug_counters (server, &observed, &published, &serialized, NULL);
-  printf ("%-48s %12.3f %10.3f\n", "running server, no client", idle, idle / alone);
-  printf ("  idle server saw %" G_GUINT64_FORMAT ", queued %" G_GUINT64_FORMAT ", serialized %" G_GUINT64_FORMAT
-          " records (must be 0)\n", observed, published, serialized);
-  atomr_inspector_server_set_always_record (server, TRUE);
-  recording = run (device, buffer, server);
-  atomr_inspector_server_set_always_record (server, FALSE);
-  printf ("%-48s %12.3f %10.3f\n", "always-record, no client", recording, recording / alone);
+  for (guint k = 0; k < N_ROWS; k++)   /* warm-up */
+    run_row (&b, k);
+  b.idle_work = 0;
 
-  c.server = server;
-  c.context = g_main_context_new ();
-  thread = g_thread_new ("bench-client", client_thread, &c);
-  while (atomr_inspector_server_get_n_clients (server) == 0)
-    g_usleep (1000);
-  streaming = run (device, buffer, server);
-  g_usleep (300000);
-  g_atomic_int_set (&c.stop, 1);
-  g_main_context_invoke (c.context, wake, NULL);
-  g_thread_join (thread);
-  g_main_context_unref (c.context);
-  printf ("%-48s %12.3f %10.3f\n", "one client streaming", streaming, streaming / alone);
-  printf ("  streamed %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " dropped\n", c.received,
-          atomr_inspector_server_get_n_dropped (server));
+  if (only >= 0)
+    {
+      gdouble v[ROUNDS];
+      for (guint r = 0; r < ROUNDS; r++)
+        v[r] = run_row (&b, only);
+      printf ("%s: %.3f CPU µs/op (median of %d)\n", bench_row_names[only], bench_median (v, ROUNDS), ROUNDS);
+    }
+  else
+    {
+      for (guint r = 0; r < ROUNDS; r++)
+        for (guint k = 0; k < N_ROWS; k++)
+          {
+            BenchRow row = (k + r) % N_ROWS;
+            rows[row][r] = run_row (&b, row);
+          }
+      printf ("# mock device, %d fills, a barrier every %d, %d in flight, poll mode; CPU of the application's "
+              "thread, median of %d rounds\n", N_OPS, BATCH, WINDOW, ROUNDS);
+      printf ("%-48s %12s %10s\n", "path", "CPU µs/op", "vs alone");
+      alone = bench_median (rows[ROW_ALONE], ROUNDS);
+      for (guint k = 0; k < N_ROWS; k++)
+        {
+          gdouble m = bench_median (rows[k], ROUNDS);
+          printf ("%-48s %12.3f %10.3f\n", bench_row_names[k], m, m / alone);
+        }
+      printf ("  streamed %d records, %d dropped (of %d)\n", g_atomic_int_get (&b.client.received),
+              g_atomic_int_get (&b.client.dropped), b.expected);
+    }
+  printf ("  the idle rows made the server observe, queue or serialize %" G_GUINT64_FORMAT " records (must be 0)\n",
+          b.idle_work);
+  printf ("  the always-record rows dropped %" G_GUINT64_FORMAT " records (should be 0)\n", b.record_dropped);
   atomr_inspector_server_stop (server);
-  return observed == 0 && published == 0 && serialized == 0 ? 0 : 1;
+  return b.idle_work == 0 ? 0 : 1;
 }
