@@ -104,7 +104,11 @@ static void
 test_kernels_compile (void)
 {
   const AtomrDtype dtypes[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64 };
-  const gchar *const entries[] = { "atomr_norm_fwd", "atomr_norm_bwd_data", "atomr_norm_bwd_param" };
+  const gchar *const entries[] = { "atomr_norm_fwd", "atomr_norm_bwd_data", "atomr_norm_bwd_param",
+                                   /* the row fast path */
+                                   "atomr_norm_fwd_rows_vec", "atomr_norm_fwd_rows",
+                                   "atomr_norm_bwd_data_rows_vec", "atomr_norm_bwd_data_rows",
+                                   "atomr_norm_bwd_param_rows", "atomr_norm_bwd_param_sum" };
   g_autofree gchar *version = atomr_nvrtc_get_version (NULL);
 
   if (version == NULL)
