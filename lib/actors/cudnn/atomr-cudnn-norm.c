@@ -17,6 +17,18 @@
  *                         each): Σ dy·x̂ and Σ dy, combined in a fixed
  *                         order (no atomics: every run gives the same bits)
  *
+ * Layer and RMS norms whose normalized dimensions are packed innermost in
+ * x, y, dy and dx and whose rows are one stride apart (the common case)
+ * take a row fast path instead (see rows_enqueue()):
+ *
+ *   atomr_norm_fwd_rows[_vec]        a warp per row (up to 256 threads
+ *   atomr_norm_bwd_data_rows[_vec]   for wide rows), the row in registers
+ *                                    (8 vectors a thread), _vec: 16-byte
+ *                                    loads and stores
+ *   atomr_norm_bwd_param_rows/_sum   dγ, dβ: per-block partial sums over
+ *                                    row chunks into the workspace, then
+ *                                    a fixed-order pass over the chunks
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -729,23 +741,26 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
     "    }\n"
     "  }\n"
     "}\n"
+    /* at most 256 threads a block (so any register count launches);
+     * two blocks an SM for dx */
+    "#define RB_BOUNDS __launch_bounds__(256, 2)\n"
     "#define NORM_FWD_ROWS_ARGS const T *x, T *y, const T *scale, const T *bias, acc_t *mean_out,\\\n"
     "    acc_t *rstd_out, acc_t eps, int rms, i64 rows, i64 m, i64 xs, i64 ys, int tpr\n"
     "#define NORM_BWD_ROWS_ARGS const T *x, const T *dy, T *dx, const T *scale, const acc_t *mean_in,\\\n"
     "    const acc_t *rstd_in, int rms, i64 rows, i64 m, i64 xs, i64 dys, i64 dxs, int tpr\n"
-    "extern \"C\" __global__ void atomr_norm_fwd_rows_vec(NORM_FWD_ROWS_ARGS) {\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_norm_fwd_rows_vec(NORM_FWD_ROWS_ARGS) {\n"
     "  norm_fwd_rows<VW, RF>(x, y, scale, bias, mean_out, rstd_out, eps, rms, rows, m, xs, ys, tpr); }\n"
-    "extern \"C\" __global__ void atomr_norm_fwd_rows(NORM_FWD_ROWS_ARGS) {\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_norm_fwd_rows(NORM_FWD_ROWS_ARGS) {\n"
     "  norm_fwd_rows<1, RF>(x, y, scale, bias, mean_out, rstd_out, eps, rms, rows, m, xs, ys, tpr); }\n"
-    "extern \"C\" __global__ void atomr_norm_bwd_data_rows_vec(NORM_BWD_ROWS_ARGS) {\n"
+    "extern \"C\" __global__ void RB_BOUNDS atomr_norm_bwd_data_rows_vec(NORM_BWD_ROWS_ARGS) {\n"
     "  norm_bwd_rows<VW, RB>(x, dy, dx, scale, mean_in, rstd_in, rms, rows, m, xs, dys, dxs, tpr); }\n"
-    "extern \"C\" __global__ void atomr_norm_bwd_data_rows(NORM_BWD_ROWS_ARGS) {\n"
+    "extern \"C\" __global__ void RB_BOUNDS atomr_norm_bwd_data_rows(NORM_BWD_ROWS_ARGS) {\n"
     "  norm_bwd_rows<1, RB>(x, dy, dx, scale, mean_in, rstd_in, rms, rows, m, xs, dys, dxs, tpr); }\n"
     /* dγ, dβ in two passes: block (x, y) sums columns [32x, 32x + 32)
      * over its chunk of @chunk rows (8 rows of threads, combined in
      * order) into part[y][c] (Σ dy·x̂, then Σ dy at part + chunks·m);
      * then one thread per column adds the chunks in order. */
-    "extern \"C\" __global__ void atomr_norm_bwd_param_rows(const T *x, const T *dy, acc_t *part,\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_norm_bwd_param_rows(const T *x, const T *dy, acc_t *part,\n"
     "    const acc_t *mean_in, const acc_t *rstd_in, int rms, i64 rows, i64 m, i64 xs, i64 dys, i64 chunk) {\n"
     "  __shared__ acc_t sh1[8][33], sh2[8][33];\n"
     "  int tx = threadIdx.x, ty = threadIdx.y;\n"
@@ -767,7 +782,7 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
     "    part[((i64) gridDim.y + blockIdx.y) * m + c] = s2;\n"
     "  }\n"
     "}\n"
-    "extern \"C\" __global__ void atomr_norm_bwd_param_sum(const acc_t *part, T *dscale, T *dbias,\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_norm_bwd_param_sum(const acc_t *part, T *dscale, T *dbias,\n"
     "    i64 m, int chunks) {\n"
     "  for (i64 c = (i64) blockIdx.x * blockDim.x + threadIdx.x; c < m; c += (i64) gridDim.x * blockDim.x) {\n"
     "    acc_t s1 = 0, s2 = 0;\n"
@@ -858,20 +873,20 @@ grid_of (gint64 n)
 
 /* Threads per row of the row fast path: a warp, doubled until a
  * thread's share of the row's @nv vectors fits in its register @tile (at
- * most 1024: wider rows are read from memory again on every pass). */
+ * most 256, the kernels' launch bound: wider rows are read from memory
+ * again on every pass). */
 static gint
 rows_tpr (gint64 nv,
           gint   tile)
 {
   gint tpr = 32;
 
-  while (tpr < 1024 && nv > (gint64) tpr * tile)
+  while (tpr < 256 && nv > (gint64) tpr * tile)
     tpr *= 2;
   return tpr;
 }
 
-/* A row kernel: 256-thread blocks of 256 / tpr rows, or one row per
- * block of tpr threads. */
+/* A row kernel: 256-thread blocks of 256 / tpr rows. */
 static gboolean
 rows_launch (AtomrKernel  *kernel,
              gint64        rows,
@@ -1404,7 +1419,10 @@ param_what (AtomrNormMode mode)
  * takes.  @y, @mean and @inv_std overlap no input and no other output.
  *
  * Runs as a generated kernel (NVRTC, compiled once per dtype and cached),
- * not through cuDNN's deprecated cudnnNormalization* calls.
+ * not through cuDNN's deprecated cudnnNormalization* calls.  Layer and RMS
+ * norms over packed innermost dimensions (rows one stride apart) take
+ * faster per-row kernels, with 16-byte loads when the row length, the
+ * row strides and the pointers are multiples of 16 bytes.
  *
  * Since: 0.2
  */

@@ -7,7 +7,10 @@
  * different layouts (x channels-last or permuted, y and dx packed, dy
  * channels-last) so the kernels' stride handling is exercised.  Backward
  * passes take the statistics the device's training pass saved and are
- * compared with the analytic gradients.  Skips without a device.
+ * compared with the analytic gradients.  Packed 2-D cases (and 3-D ones
+ * normalized over the last dimension) take the row fast path: vectorized
+ * or not (odd m, unaligned views), register-cached or not (rows wider
+ * than the tile).  Skips without a device.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -48,12 +51,14 @@ static const NormCase norm_cases[] = {
   { "layer-bf16-rows", ATOMR_NORM_LAYER, ATOMR_DTYPE_BF16, 2, { 37, 2048 }, 1, FALSE, TRUE },
   /* two warps per row (a block-wide sum) */
   { "layer-f16-rows-4096", ATOMR_NORM_LAYER, ATOMR_DTYPE_F16, 2, { 6, 4096 }, 1, FALSE, TRUE },
+  /* 256 threads per row, the register tile full (2048 vectors of 4) */
+  { "layer-f32-rows-8192", ATOMR_NORM_LAYER, ATOMR_DTYPE_F32, 2, { 4, 8192 }, 1, FALSE, TRUE },
   { "rms-bf16-rows", ATOMR_NORM_RMS, ATOMR_DTYPE_BF16, 2, { 19, 768 }, 1, FALSE, TRUE },
   { "rms-f64-rows", ATOMR_NORM_RMS, ATOMR_DTYPE_F64, 2, { 9, 130 }, 1, FALSE, TRUE },
   /* m not a multiple of the vector width: one element per load */
   { "layer-bf16-odd", ATOMR_NORM_LAYER, ATOMR_DTYPE_BF16, 2, { 6, 1001 }, 1, FALSE, TRUE },
   { "rms-f32-odd", ATOMR_NORM_RMS, ATOMR_DTYPE_F32, 3, { 3, 2, 37 }, 2, FALSE, FALSE },
-  /* rows wider than the register tile (1024 threads × 8 vectors):
+  /* rows wider than the register tile (256 threads × 8 vectors):
    * read from memory on every pass */
   { "rms-bf16-huge-row", ATOMR_NORM_RMS, ATOMR_DTYPE_BF16, 2, { 2, 70000 }, 1, FALSE, TRUE },
   { "layer-f32-odd-huge-row", ATOMR_NORM_LAYER, ATOMR_DTYPE_F32, 2, { 2, 9001 }, 1, FALSE, TRUE },
