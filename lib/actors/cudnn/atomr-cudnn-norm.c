@@ -929,7 +929,7 @@ rows_enqueue (AtomrCudnnActor *self,
   gboolean vec = r->m % vw == 0 && r->rs_x % vw == 0 && r->rs_y % vw == 0 &&
                  (!r->backward || r->rs_dy % vw == 0) &&
                  ALIGNED16 (x) && ALIGNED16 (y) && ALIGNED16 (dy) && ALIGNED16 (scale) &&
-                 ALIGNED16 (bias);
+                 (r->backward || ALIGNED16 (bias));   /* backward: dbias, written per element */
   gint64 nv = vec ? r->m / vw : r->m;
   gint rms = r->rms;
   gfloat eps_f = (gfloat) r->epsilon;
