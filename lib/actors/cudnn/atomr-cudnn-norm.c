@@ -1205,10 +1205,10 @@ check_packed (AtomrCudnnActor *self,
  * dimensions [0, axis) at offsets row × one stride (a contiguous tensor,
  * or a slice of the rows of a wider one); that stride in @row_stride.
  * Dimensions of extent 1 take any stride. */
-static gboolean
-rows_layout (AtomrTensor *t,
-             guint        axis,
-             gint64      *row_stride)
+gboolean
+atomr_cudnn_norm_rows_layout (AtomrTensor *t,
+                              guint        axis,
+                              gint64      *row_stride)
 {
   guint n;
   const gint64 *shape = atomr_tensor_get_shape (t, &n);
@@ -1487,7 +1487,7 @@ atomr_cudnn_actor_normalization_forward_async (AtomrCudnnActor     *self,
 
   set_loop_strides (r, OP_Y, y, mode);
   r->rows_fast = (mode == ATOMR_NORM_LAYER || mode == ATOMR_NORM_RMS) &&
-                 rows_layout (x, norm->axis, &r->rs_x) && rows_layout (y, norm->axis, &r->rs_y);
+                 atomr_cudnn_norm_rows_layout (x, norm->axis, &r->rs_x) && atomr_cudnn_norm_rows_layout (y, norm->axis, &r->rs_y);
   r->y = g_object_ref (y);
   r->scale = scale ? g_object_ref (scale) : NULL;
   r->bias = bias ? g_object_ref (bias) : NULL;
@@ -1630,8 +1630,8 @@ atomr_cudnn_actor_normalization_backward_async (AtomrCudnnActor     *self,
   set_loop_strides (r, OP_Y, dx, mode);
   set_loop_strides (r, OP_DY, dy, mode);
   r->rows_fast = (mode == ATOMR_NORM_LAYER || mode == ATOMR_NORM_RMS) &&
-                 rows_layout (x, norm->axis, &r->rs_x) && rows_layout (dx, norm->axis, &r->rs_y) &&
-                 rows_layout (dy, norm->axis, &r->rs_dy);
+                 atomr_cudnn_norm_rows_layout (x, norm->axis, &r->rs_x) && atomr_cudnn_norm_rows_layout (dx, norm->axis, &r->rs_y) &&
+                 atomr_cudnn_norm_rows_layout (dy, norm->axis, &r->rs_dy);
   r->y = g_object_ref (dx);
   r->dy = g_object_ref (dy);
   r->scale = scale ? g_object_ref (scale) : NULL;
