@@ -17,6 +17,18 @@
  *                         each): Σ dy·x̂ and Σ dy, combined in a fixed
  *                         order (no atomics: every run gives the same bits)
  *
+ * Layer and RMS norms whose normalized dimensions are packed innermost in
+ * x, y, dy and dx and whose rows are one stride apart (the common case)
+ * take a row fast path instead (see rows_enqueue()):
+ *
+ *   atomr_norm_fwd_rows[_vec]        a warp per row (up to 256 threads
+ *   atomr_norm_bwd_data_rows[_vec]   for wide rows), the row in registers
+ *                                    (8 vectors a thread), _vec: 16-byte
+ *                                    loads and stores
+ *   atomr_norm_bwd_param_rows/_sum   dγ, dβ: per-block partial sums over
+ *                                    row chunks into the workspace, then
+ *                                    a fixed-order pass over the chunks
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -386,6 +398,12 @@ typedef struct {
   gint32 n;
 } NormLoops;
 
+/* The row fast path's register tiles: vectors per thread kept in
+ * registers (in the dtype) by the forward and the backward-data kernels
+ * (the backward keeps x and dy). */
+#define ROWS_TILE_FWD 8
+#define ROWS_TILE_BWD 8
+
 gchar *
 atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
 {
@@ -559,6 +577,220 @@ atomr_cudnn_norm_kernel_source (AtomrDtype dtype)
     "    __syncthreads();\n"
     "  }\n"
     "}\n");
+  g_string_append_printf (s, "#define VW %d\n#define RF %d\n#define RB %d\n",
+                          16 / (gint) atomr_dtype_get_size (dtype), ROWS_TILE_FWD, ROWS_TILE_BWD);
+  g_string_append (s,
+    /* ---- The row fast path (layer and RMS norms whose normalized
+     * dimensions are packed innermost and whose rows are one stride
+     * apart): TPR threads per row (a warp, or the whole block), V
+     * elements per load (16 bytes when aligned, else 1), the row in
+     * registers when it fits in R vectors per thread, no index math. */
+    "template<int V> struct alignas(V * sizeof(T)) Raw { T v[V]; };\n"
+    "template<int V> struct Vio {\n"
+    "  static __device__ __forceinline__ void load_raw(const T *p, Raw<V> &r) {\n"
+    "    if (V * sizeof(T) == 16) *(uint4 *) &r = *(const uint4 *) p;\n"
+    "    else {\n"
+    "#pragma unroll\n"
+    "      for (int i = 0; i < V; i++) r.v[i] = p[i]; }\n"
+    "  }\n"
+    "  static __device__ __forceinline__ void cvt(const Raw<V> &r, acc_t *o) {\n"
+    "#pragma unroll\n"
+    "    for (int i = 0; i < V; i++) o[i] = ld(&r.v[i]);\n"
+    "  }\n"
+    "  static __device__ __forceinline__ void load(const T *p, acc_t *o) {\n"
+    "    if (V * sizeof(T) == 16) { uint4 u = *(const uint4 *) p; const T *t = (const T *) &u;\n"
+    "#pragma unroll\n"
+    "      for (int i = 0; i < V; i++) o[i] = ld(t + i); }\n"
+    "    else {\n"
+    "#pragma unroll\n"
+    "      for (int i = 0; i < V; i++) o[i] = ld(p + i); }\n"
+    "  }\n"
+    "  static __device__ __forceinline__ void store(T *p, const acc_t *v) {\n"
+    "    if (V * sizeof(T) == 16) {\n"
+    /* one 16-byte store, written out: NVVM splits a uint4 store
+     * into four after the unrolled row loop */
+    "      unsigned int w[4] = { 0, 0, 0, 0 };\n"
+    "      if (sizeof(T) == 2) {\n"
+    "#pragma unroll\n"
+    "        for (int q = 0; q < V / 2; q++) { T lo, hi; st(&lo, v[2 * q]); st(&hi, v[2 * q + 1]);\n"
+    "          w[q] = (unsigned int) lo | ((unsigned int) hi << 16); } }\n"
+    "      else if (sizeof(T) == 4) {\n"
+    "#pragma unroll\n"
+    "        for (int q = 0; q < V && q < 4; q++) w[q] = __float_as_uint((float) v[q]); }\n"
+    "      else {\n"
+    "#pragma unroll\n"
+    "        for (int q = 0; q < V && q < 2; q++) { unsigned long long b = (unsigned long long) __double_as_longlong((double) v[q]);\n"
+    "          w[2 * q] = (unsigned int) b; w[2 * q + 1] = (unsigned int) (b >> 32); } }\n"
+    "      asm volatile(\"st.v4.b32 [%0], {%1, %2, %3, %4};\" :: \"l\"(p), \"r\"(w[0]), \"r\"(w[1]), \"r\"(w[2]), \"r\"(w[3]) : \"memory\");\n"
+    "    }\n"
+    "    else {\n"
+    "#pragma unroll\n"
+    "      for (int i = 0; i < V; i++) st(p + i, v[i]); }\n"
+    "  }\n"
+    "};\n"
+    /* Sum over the TPR threads of a row, the same bits in every one of
+     * them: a warp by shuffles; wider rows (one per block) through
+     * @sh in warp order. */
+    "__device__ __forceinline__ acc_t row_sum(acc_t v, int tpr, acc_t *sh) {\n"
+    "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);\n"
+    "  if (tpr > 32) {\n"
+    "    __syncthreads();\n"
+    "    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;\n"
+    "    __syncthreads();\n"
+    "    v = 0;\n"
+    "    for (int k = 0; k < (tpr >> 5); k++) v += sh[k];\n"
+    "  }\n"
+    "  return v;\n"
+    "}\n"
+    /* Visits this thread's vectors of the row as a[]: from registers
+     * (r[k], kept in T: half the registers for halves) when cached, else
+     * loaded from @src. */
+    "#define ROW_VISIT(src, r, ...) \\\n"
+    "  if (cached) {\\\n"
+    "    _Pragma(\"unroll\") for (int k = 0; k < R; k++) { i64 j = (i64) k * tpr + t;\\\n"
+    "      if (j < nv) { acc_t a[V]; Vio<V>::cvt(r[k], a); __VA_ARGS__ } } }\\\n"
+    "  else for (i64 j = t; j < nv; j += tpr) { acc_t a[V]; Vio<V>::load((src) + j * V, a); __VA_ARGS__ }\n"
+    "template<int V, int R> __device__ __forceinline__ void norm_fwd_rows(const T *x, T *y, const T *scale,\n"
+    "    const T *bias, acc_t *mean_out, acc_t *rstd_out, acc_t eps, int rms, i64 rows, i64 m,\n"
+    "    i64 xs, i64 ys, int tpr) {\n"
+    "  __shared__ acc_t sh[32];\n"
+    "  int rpb = blockDim.x / tpr, t = threadIdx.x % tpr, g = threadIdx.x / tpr;\n"
+    "  i64 nv = m / V;\n"
+    "  int cached = nv <= (i64) tpr * R;\n"
+    "  Raw<V> v[R];\n"
+    "  for (i64 row = (i64) blockIdx.x * rpb + g; row < rows; row += (i64) gridDim.x * rpb) {\n"
+    "    const T *xr = x + row * xs;\n"
+    "    T *yr = y + row * ys;\n"
+    "    acc_t s = 0, mean = 0, var;\n"
+    "    if (cached) {\n"
+    "#pragma unroll\n"
+    "      for (int k = 0; k < R; k++) { i64 j = (i64) k * tpr + t; if (j < nv) Vio<V>::load_raw(xr + j * V, v[k]); }\n"
+    "    }\n"
+    "    ROW_VISIT(xr, v, for (int i = 0; i < V; i++) s += rms ? a[i] * a[i] : a[i];)\n"
+    "    if (rms) var = row_sum(s, tpr, sh) / (acc_t) m;\n"
+    "    else {\n"
+    "      mean = row_sum(s, tpr, sh) / (acc_t) m;\n"
+    "      s = 0;\n"
+    "      ROW_VISIT(xr, v, for (int i = 0; i < V; i++) { acc_t d = a[i] - mean; s += d * d; })\n"
+    "      var = row_sum(s, tpr, sh) / (acc_t) m;\n"
+    "    }\n"
+    "    acc_t rstd = RSQRT(var + eps);\n"
+    "    if (t == 0) {\n"
+    "      if (mean_out) mean_out[row] = mean;\n"
+    "      if (rstd_out) rstd_out[row] = rstd;\n"
+    "    }\n"
+    "    ROW_VISIT(xr, v, {\n"
+    "      acc_t o[V], p[V];\n"
+    "      for (int i = 0; i < V; i++) o[i] = (a[i] - mean) * rstd;\n"
+    "      if (scale) { Vio<V>::load(scale + j * V, p); for (int i = 0; i < V; i++) o[i] *= p[i]; }\n"
+    "      if (bias) { Vio<V>::load(bias + j * V, p); for (int i = 0; i < V; i++) o[i] += p[i]; }\n"
+    "      Vio<V>::store(yr + j * V, o); })\n"
+    "  }\n"
+    "}\n"
+    /* dx: x and dy of the row in registers when they fit. */
+    "template<int V, int R> __device__ __forceinline__ void norm_bwd_rows(const T *x, const T *dy, T *dx,\n"
+    "    const T *scale, const acc_t *mean_in, const acc_t *rstd_in, int rms, i64 rows, i64 m,\n"
+    "    i64 xs, i64 dys, i64 dxs, int tpr) {\n"
+    "  __shared__ acc_t sh[32];\n"
+    "  int rpb = blockDim.x / tpr, t = threadIdx.x % tpr, g = threadIdx.x / tpr;\n"
+    "  i64 nv = m / V;\n"
+    "  int cached = nv <= (i64) tpr * R;\n"
+    "  Raw<V> xv[R], dv[R];\n"
+    "  for (i64 row = (i64) blockIdx.x * rpb + g; row < rows; row += (i64) gridDim.x * rpb) {\n"
+    "    const T *xr = x + row * xs, *dyr = dy + row * dys;\n"
+    "    T *dxr = dx + row * dxs;\n"
+    "    acc_t mean = rms ? (acc_t) 0 : mean_in[row], rstd = rstd_in[row], s1 = 0, s2 = 0;\n"
+    "    if (cached) {\n"
+    "#pragma unroll\n"
+    "      for (int k = 0; k < R; k++) { i64 j = (i64) k * tpr + t;\n"
+    "        if (j < nv) {\n"
+    "          acc_t a[V], d[V], p[V];\n"
+    "          Vio<V>::load_raw(xr + j * V, xv[k]); Vio<V>::load_raw(dyr + j * V, dv[k]);\n"
+    "          Vio<V>::cvt(xv[k], a); Vio<V>::cvt(dv[k], d);\n"
+    "          if (scale) { Vio<V>::load(scale + j * V, p); for (int i = 0; i < V; i++) d[i] *= p[i]; }\n"
+    "          for (int i = 0; i < V; i++) { acc_t xh = (a[i] - mean) * rstd; s1 += d[i]; s2 += d[i] * xh; }\n"
+    "        } }\n"
+    "    } else {\n"
+    "      for (i64 j = t; j < nv; j += tpr) {\n"
+    "        acc_t a[V], d[V], p[V];\n"
+    "        Vio<V>::load(xr + j * V, a); Vio<V>::load(dyr + j * V, d);\n"
+    "        if (scale) { Vio<V>::load(scale + j * V, p); for (int i = 0; i < V; i++) d[i] *= p[i]; }\n"
+    "        for (int i = 0; i < V; i++) { acc_t xh = (a[i] - mean) * rstd; s1 += d[i]; s2 += d[i] * xh; }\n"
+    "      }\n"
+    "    }\n"
+    "    acc_t c1 = rms ? (acc_t) 0 : row_sum(s1, tpr, sh) / (acc_t) m;\n"
+    "    acc_t c2 = row_sum(s2, tpr, sh) / (acc_t) m;\n"
+    "    if (cached) {\n"
+    "#pragma unroll\n"
+    "      for (int k = 0; k < R; k++) { i64 j = (i64) k * tpr + t;\n"
+    "        if (j < nv) {\n"
+    "          acc_t a[V], d[V], p[V], o[V];\n"
+    "          Vio<V>::cvt(xv[k], a); Vio<V>::cvt(dv[k], d);\n"
+    "          if (scale) { Vio<V>::load(scale + j * V, p); for (int i = 0; i < V; i++) d[i] *= p[i]; }\n"
+    "          for (int i = 0; i < V; i++) o[i] = rstd * (d[i] - c1 - (a[i] - mean) * rstd * c2);\n"
+    "          Vio<V>::store(dxr + j * V, o);\n"
+    "        } }\n"
+    "    } else {\n"
+    "      for (i64 j = t; j < nv; j += tpr) {\n"
+    "        acc_t a[V], d[V], p[V], o[V];\n"
+    "        Vio<V>::load(xr + j * V, a); Vio<V>::load(dyr + j * V, d);\n"
+    "        if (scale) { Vio<V>::load(scale + j * V, p); for (int i = 0; i < V; i++) d[i] *= p[i]; }\n"
+    "        for (int i = 0; i < V; i++) o[i] = rstd * (d[i] - c1 - (a[i] - mean) * rstd * c2);\n"
+    "        Vio<V>::store(dxr + j * V, o);\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    /* at most 256 threads a block (so any register count launches);
+     * two blocks an SM for dx */
+    "#define RB_BOUNDS __launch_bounds__(256, 2)\n"
+    "#define NORM_FWD_ROWS_ARGS const T *x, T *y, const T *scale, const T *bias, acc_t *mean_out,\\\n"
+    "    acc_t *rstd_out, acc_t eps, int rms, i64 rows, i64 m, i64 xs, i64 ys, int tpr\n"
+    "#define NORM_BWD_ROWS_ARGS const T *x, const T *dy, T *dx, const T *scale, const acc_t *mean_in,\\\n"
+    "    const acc_t *rstd_in, int rms, i64 rows, i64 m, i64 xs, i64 dys, i64 dxs, int tpr\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_norm_fwd_rows_vec(NORM_FWD_ROWS_ARGS) {\n"
+    "  norm_fwd_rows<VW, RF>(x, y, scale, bias, mean_out, rstd_out, eps, rms, rows, m, xs, ys, tpr); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_norm_fwd_rows(NORM_FWD_ROWS_ARGS) {\n"
+    "  norm_fwd_rows<1, RF>(x, y, scale, bias, mean_out, rstd_out, eps, rms, rows, m, xs, ys, tpr); }\n"
+    "extern \"C\" __global__ void RB_BOUNDS atomr_norm_bwd_data_rows_vec(NORM_BWD_ROWS_ARGS) {\n"
+    "  norm_bwd_rows<VW, RB>(x, dy, dx, scale, mean_in, rstd_in, rms, rows, m, xs, dys, dxs, tpr); }\n"
+    "extern \"C\" __global__ void RB_BOUNDS atomr_norm_bwd_data_rows(NORM_BWD_ROWS_ARGS) {\n"
+    "  norm_bwd_rows<1, RB>(x, dy, dx, scale, mean_in, rstd_in, rms, rows, m, xs, dys, dxs, tpr); }\n"
+    /* dγ, dβ in two passes: block (x, y) sums columns [32x, 32x + 32)
+     * over its chunk of @chunk rows (8 rows of threads, combined in
+     * order) into part[y][c] (Σ dy·x̂, then Σ dy at part + chunks·m);
+     * then one thread per column adds the chunks in order. */
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_norm_bwd_param_rows(const T *x, const T *dy, acc_t *part,\n"
+    "    const acc_t *mean_in, const acc_t *rstd_in, int rms, i64 rows, i64 m, i64 xs, i64 dys, i64 chunk) {\n"
+    "  __shared__ acc_t sh1[8][33], sh2[8][33];\n"
+    "  int tx = threadIdx.x, ty = threadIdx.y;\n"
+    "  i64 c = (i64) blockIdx.x * 32 + tx, r0 = (i64) blockIdx.y * chunk, r1 = r0 + chunk;\n"
+    "  acc_t s1 = 0, s2 = 0;\n"
+    "  if (r1 > rows) r1 = rows;\n"
+    "  if (c < m)\n"
+    "    for (i64 r = r0 + ty; r < r1; r += 8) {\n"
+    "      acc_t d = ld(dy + r * dys + c);\n"
+    "      acc_t mean = rms ? (acc_t) 0 : mean_in[r];\n"
+    "      s1 += d * (ld(x + r * xs + c) - mean) * rstd_in[r];\n"
+    "      s2 += d;\n"
+    "    }\n"
+    "  sh1[ty][tx] = s1; sh2[ty][tx] = s2;\n"
+    "  __syncthreads();\n"
+    "  if (ty == 0 && c < m) {\n"
+    "    for (int k = 1; k < 8; k++) { s1 += sh1[k][tx]; s2 += sh2[k][tx]; }\n"
+    "    part[(i64) blockIdx.y * m + c] = s1;\n"
+    "    part[((i64) gridDim.y + blockIdx.y) * m + c] = s2;\n"
+    "  }\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_norm_bwd_param_sum(const acc_t *part, T *dscale, T *dbias,\n"
+    "    i64 m, int chunks) {\n"
+    "  for (i64 c = (i64) blockIdx.x * blockDim.x + threadIdx.x; c < m; c += (i64) gridDim.x * blockDim.x) {\n"
+    "    acc_t s1 = 0, s2 = 0;\n"
+    "    for (int k = 0; k < chunks; k++) { s1 += part[(i64) k * m + c]; s2 += part[((i64) chunks + k) * m + c]; }\n"
+    "    if (dscale) st(dscale + c, s1);\n"
+    "    if (dbias) st(dbias + c, s2);\n"
+    "  }\n"
+    "}\n");
   return g_string_free (s, FALSE);
 }
 
@@ -607,6 +839,10 @@ typedef struct {
   gdouble       epsilon;
   gint64        rows, m, n_param;
   NormLoops     loops;
+  /* the row fast path: every operand of x's shape has its normalized
+   * dimensions packed innermost and its rows one stride apart (these) */
+  gboolean      rows_fast;
+  gint64        rs_x, rs_y, rs_dy;
   /* forward: x, y, scale, bias, mean, inv_std;
    * backward: x, dx, dy, scale, mean, inv_std, dscale, dbias */
   AtomrTensor  *x, *y, *dy, *scale, *bias, *mean, *inv_std, *dscale;
@@ -633,6 +869,169 @@ static guint
 grid_of (gint64 n)
 {
   return (guint) MIN (n, (gint64) G_MAXINT32);
+}
+
+/* Threads per row of the row fast path: a warp, doubled until a
+ * thread's share of the row's @nv vectors fits in its register @tile (at
+ * most 256, the kernels' launch bound: wider rows are read from memory
+ * again on every pass). */
+static gint
+rows_tpr (gint64 nv,
+          gint   tile)
+{
+  gint tpr = 32;
+
+  while (tpr < 256 && nv > (gint64) tpr * tile)
+    tpr *= 2;
+  return tpr;
+}
+
+/* A row kernel: 256-thread blocks of 256 / tpr rows. */
+static gboolean
+rows_launch (AtomrKernel  *kernel,
+             gint64        rows,
+             gint          tpr,
+             CUstream      stream,
+             void        **params,
+             const gchar  *what,
+             GError      **error)
+{
+  guint threads = (guint) MAX (tpr, 256);
+  gint64 rpb = threads / tpr;
+
+  return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
+                                                     grid_of ((rows + rpb - 1) / rpb), 1, 1,
+                                                     threads, 1, 1, 0, stream, params, NULL),
+                           what, error);
+}
+
+#define ALIGNED16(p) (((p) & 15) == 0)
+
+/* The row fast path (r->rows_fast): 16-byte vectors when the row length,
+ * every row stride and every pointer allow them, else one element per
+ * load; the parameter gradients in two fixed-order passes through the
+ * actor's workspace. */
+static gboolean
+rows_enqueue (AtomrCudnnActor *self,
+              NormRequest     *r,
+              CUstream         stream,
+              CUdeviceptr      x,
+              CUdeviceptr      y,
+              CUdeviceptr      dy,
+              CUdeviceptr      scale,
+              CUdeviceptr      bias,
+              CUdeviceptr      mean,
+              CUdeviceptr      rstd,
+              CUdeviceptr      dscale,
+              GError         **error)
+{
+  gint64 vw = 16 / (gint64) atomr_dtype_get_size (r->dtype);
+  gboolean vec = r->m % vw == 0 && r->rs_x % vw == 0 && r->rs_y % vw == 0 &&
+                 (!r->backward || r->rs_dy % vw == 0) &&
+                 ALIGNED16 (x) && ALIGNED16 (y) && ALIGNED16 (dy) && ALIGNED16 (scale) &&
+                 (r->backward || ALIGNED16 (bias));   /* backward: dbias, written per element */
+  gint64 nv = vec ? r->m / vw : r->m;
+  gint rms = r->rms;
+  gfloat eps_f = (gfloat) r->epsilon;
+  gdouble eps_d = r->epsilon;
+  gint tpr;
+  AtomrKernel *kernel;
+  void *params[16];
+
+  if (!r->backward)
+    {
+      kernel = get_kernel (self, r->dtype, vec ? "atomr_norm_fwd_rows_vec" : "atomr_norm_fwd_rows", error);
+      if (kernel == NULL)
+        return FALSE;
+      tpr = rows_tpr (nv, ROWS_TILE_FWD);
+      params[0] = &x;
+      params[1] = &y;
+      params[2] = &scale;
+      params[3] = &bias;
+      params[4] = &mean;
+      params[5] = &rstd;
+      params[6] = r->dtype == ATOMR_DTYPE_F64 ? (void *) &eps_d : (void *) &eps_f;
+      params[7] = &rms;
+      params[8] = &r->rows;
+      params[9] = &r->m;
+      params[10] = &r->rs_x;
+      params[11] = &r->rs_y;
+      params[12] = &tpr;
+      return rows_launch (kernel, r->rows, tpr, stream, params,
+                          "cuLaunchKernel (normalization forward, rows)", error);
+    }
+
+  kernel = get_kernel (self, r->dtype, vec ? "atomr_norm_bwd_data_rows_vec" : "atomr_norm_bwd_data_rows", error);
+  if (kernel == NULL)
+    return FALSE;
+  tpr = rows_tpr (nv, ROWS_TILE_BWD);
+  params[0] = &x;
+  params[1] = &dy;
+  params[2] = &y;           /* dx */
+  params[3] = &scale;
+  params[4] = &mean;
+  params[5] = &rstd;
+  params[6] = &rms;
+  params[7] = &r->rows;
+  params[8] = &r->m;
+  params[9] = &r->rs_x;
+  params[10] = &r->rs_dy;
+  params[11] = &r->rs_y;
+  params[12] = &tpr;
+  if (!rows_launch (kernel, r->rows, tpr, stream, params,
+                    "cuLaunchKernel (normalization backward data, rows)", error))
+    return FALSE;
+  if (r->dscale == NULL && r->bias == NULL)
+    return TRUE;
+
+  {
+    /* about 2048 blocks of 32 columns × a chunk of at least 8 rows; the
+     * split depends on the shape only, so the sums' order (and bits)
+     * do not change from run to run */
+    gint64 col_tiles = (r->m + 31) / 32;
+    gint64 chunks = CLAMP (2048 / col_tiles, 1, MIN ((r->rows + 7) / 8, 65535));
+    gint64 chunk = (r->rows + chunks - 1) / chunks;
+    gint n_chunks = (gint) ((r->rows + chunk - 1) / chunk);
+    gsize acc_size = r->dtype == ATOMR_DTYPE_F64 ? 8 : 4;
+    void *ws = NULL;
+    CUdeviceptr part;
+
+    if (!atomr_cudnn_actor_reserve_workspace (self, stream, 2 * (gsize) n_chunks * (gsize) r->m * acc_size,
+                                              &ws, error))
+      return FALSE;
+    part = (CUdeviceptr) (uintptr_t) ws;
+    kernel = get_kernel (self, r->dtype, "atomr_norm_bwd_param_rows", error);
+    if (kernel == NULL)
+      return FALSE;
+    params[0] = &x;
+    params[1] = &dy;
+    params[2] = &part;
+    params[3] = &mean;
+    params[4] = &rstd;
+    params[5] = &rms;
+    params[6] = &r->rows;
+    params[7] = &r->m;
+    params[8] = &r->rs_x;
+    params[9] = &r->rs_dy;
+    params[10] = &chunk;
+    if (!atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
+                                                     grid_of (col_tiles), (guint) n_chunks, 1, 32, 8, 1, 0,
+                                                     stream, params, NULL),
+                           "cuLaunchKernel (normalization backward parameters, rows)", error))
+      return FALSE;
+    kernel = get_kernel (self, r->dtype, "atomr_norm_bwd_param_sum", error);
+    if (kernel == NULL)
+      return FALSE;
+    params[0] = &part;
+    params[1] = &dscale;
+    params[2] = &bias;      /* dbias */
+    params[3] = &r->m;
+    params[4] = &n_chunks;
+    return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel),
+                                                       grid_of ((r->m + 255) / 256), 1, 1, 256, 1, 1, 0,
+                                                       stream, params, NULL),
+                             "cuLaunchKernel (normalization backward parameter sums, rows)", error);
+  }
 }
 
 static gboolean
@@ -664,6 +1063,8 @@ norm_enqueue (AtomrOp  *op,
   mean = PTR_OR_0 (r->mean);
   rstd = PTR_OR_0 (r->inv_std);
   dscale = PTR_OR_0 (r->dscale);
+  if (r->rows_fast)
+    return rows_enqueue (self, r, stream, x, y, dy, scale, bias, mean, rstd, dscale, error);
 
   if (!r->backward)
     {
@@ -796,6 +1197,49 @@ check_packed (AtomrCudnnActor *self,
   if (!atomr_tensor_is_contiguous (t))
     return FAIL ("%s: %s is not contiguous (parameters and statistics must be packed; "
                  "copy it to a new tensor first)", op, name);
+  return TRUE;
+}
+
+/* Layer and RMS norms: whether @t (any operand of x's shape) has its
+ * normalized dimensions [axis, rank) packed innermost and its row
+ * dimensions [0, axis) at offsets row × one stride (a contiguous tensor,
+ * or a slice of the rows of a wider one); that stride in @row_stride.
+ * Dimensions of extent 1 take any stride. */
+gboolean
+atomr_cudnn_norm_rows_layout (AtomrTensor *t,
+                              guint        axis,
+                              gint64      *row_stride)
+{
+  guint n;
+  const gint64 *shape = atomr_tensor_get_shape (t, &n);
+  const gint64 *strides = atomr_tensor_get_strides (t, NULL);
+  gint64 expect = 1, rows_after = 1;
+  gboolean have = FALSE;
+
+  if (axis >= n)
+    return FALSE;
+  for (gint i = (gint) n - 1; i >= (gint) axis; i--)
+    {
+      if (shape[i] != 1 && strides[i] != expect)
+        return FALSE;
+      expect *= shape[i];
+    }
+  *row_stride = expect;
+  for (gint i = (gint) axis - 1; i >= 0; i--)
+    {
+      if (shape[i] != 1)
+        {
+          if (!have)
+            {
+              /* rows_after is 1 here: every later row dimension has extent 1 */
+              *row_stride = strides[i];
+              have = TRUE;
+            }
+          else if (strides[i] != *row_stride * rows_after)
+            return FALSE;
+        }
+      rows_after *= shape[i];
+    }
   return TRUE;
 }
 
@@ -975,7 +1419,10 @@ param_what (AtomrNormMode mode)
  * takes.  @y, @mean and @inv_std overlap no input and no other output.
  *
  * Runs as a generated kernel (NVRTC, compiled once per dtype and cached),
- * not through cuDNN's deprecated cudnnNormalization* calls.
+ * not through cuDNN's deprecated cudnnNormalization* calls.  Layer and RMS
+ * norms over packed innermost dimensions (rows one stride apart) take
+ * faster per-row kernels, with 16-byte loads when the row length, the
+ * row strides and the pointers are multiples of 16 bytes.
  *
  * Since: 0.2
  */
@@ -1039,6 +1486,8 @@ atomr_cudnn_actor_normalization_forward_async (AtomrCudnnActor     *self,
     return atomr_op_fail (op, error);
 
   set_loop_strides (r, OP_Y, y, mode);
+  r->rows_fast = (mode == ATOMR_NORM_LAYER || mode == ATOMR_NORM_RMS) &&
+                 atomr_cudnn_norm_rows_layout (x, norm->axis, &r->rs_x) && atomr_cudnn_norm_rows_layout (y, norm->axis, &r->rs_y);
   r->y = g_object_ref (y);
   r->scale = scale ? g_object_ref (scale) : NULL;
   r->bias = bias ? g_object_ref (bias) : NULL;
@@ -1180,6 +1629,9 @@ atomr_cudnn_actor_normalization_backward_async (AtomrCudnnActor     *self,
 
   set_loop_strides (r, OP_Y, dx, mode);
   set_loop_strides (r, OP_DY, dy, mode);
+  r->rows_fast = (mode == ATOMR_NORM_LAYER || mode == ATOMR_NORM_RMS) &&
+                 atomr_cudnn_norm_rows_layout (x, norm->axis, &r->rs_x) && atomr_cudnn_norm_rows_layout (dx, norm->axis, &r->rs_y) &&
+                 atomr_cudnn_norm_rows_layout (dy, norm->axis, &r->rs_dy);
   r->y = g_object_ref (dx);
   r->dy = g_object_ref (dy);
   r->scale = scale ? g_object_ref (scale) : NULL;

@@ -104,7 +104,11 @@ static void
 test_kernels_compile (void)
 {
   const AtomrDtype dtypes[] = { ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F32, ATOMR_DTYPE_F64 };
-  const gchar *const entries[] = { "atomr_norm_fwd", "atomr_norm_bwd_data", "atomr_norm_bwd_param" };
+  const gchar *const entries[] = { "atomr_norm_fwd", "atomr_norm_bwd_data", "atomr_norm_bwd_param",
+                                   /* the row fast path */
+                                   "atomr_norm_fwd_rows_vec", "atomr_norm_fwd_rows",
+                                   "atomr_norm_bwd_data_rows_vec", "atomr_norm_bwd_data_rows",
+                                   "atomr_norm_bwd_param_rows", "atomr_norm_bwd_param_sum" };
   g_autofree gchar *version = atomr_nvrtc_get_version (NULL);
 
   if (version == NULL)
@@ -136,6 +140,53 @@ test_kernels_compile (void)
             g_error ("%s PTX lacks %s", atomr_dtype_get_name (dtypes[d]), entry);
         }
     }
+}
+
+/* Which operand layouts take the row kernels (the GPU test checks their
+ * results; this checks the choice). */
+static void
+check_rows (AtomrTensor *t, guint axis, gboolean expected, gint64 expected_stride)
+{
+  gint64 rs = -1;
+  gboolean got = atomr_cudnn_norm_rows_layout (t, axis, &rs);
+  g_autofree gchar *what = atomr_tensor_to_string (t);
+
+  g_test_message ("%s axis %u: %s, row stride %" G_GINT64_FORMAT, what, axis, got ? "rows" : "generic", rs);
+  g_assert_cmpint (got, ==, expected);
+  if (expected)
+    g_assert_cmpint (rs, ==, expected_stride);
+}
+
+static void
+test_rows_layout (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensor) a = T (f, F32, 4, 6, 96);
+  g_autoptr(AtomrTensor) b = T (f, F32, 5, 70);
+  g_autoptr(AtomrTensor) one = T (f, F32, 1, 5, 16);
+  g_autoptr(AtomrTensor) row_slice = NULL, every_other = NULL, permuted = NULL, mid_slice = NULL;
+
+  check_rows (a, 2, TRUE, 96);
+  check_rows (a, 1, TRUE, 576);
+  check_rows (one, 2, TRUE, 16);
+  check_rows (one, 1, TRUE, 80);
+  /* a slice of each row: rows 70 apart */
+  row_slice = atomr_tensor_slice (b, 1, 0, 64, 1, &error);
+  g_assert_no_error (error);
+  check_rows (row_slice, 1, TRUE, 70);
+  /* the normalized elements not packed */
+  every_other = atomr_tensor_slice (b, 1, 0, 70, 2, &error);
+  g_assert_no_error (error);
+  check_rows (every_other, 1, FALSE, 0);
+  permuted = atomr_tensor_permute (a, (const guint[]) { 0, 2, 1 }, 3, &error);
+  g_assert_no_error (error);
+  check_rows (permuted, 2, FALSE, 0);
+  check_rows (permuted, 1, FALSE, 0);
+  /* rows that are not one stride apart: 3 of 6 in each group of 6 */
+  mid_slice = atomr_tensor_slice (a, 1, 0, 3, 1, &error);
+  g_assert_no_error (error);
+  check_rows (mid_slice, 2, FALSE, 0);
+  check_rows (mid_slice, 1, TRUE, 576);
 }
 
 static void
@@ -295,6 +346,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/cudnn-norm/kernels-compile", test_kernels_compile);
   g_test_add_func ("/cudnn-norm/object", test_object);
+  g_test_add ("/cudnn-norm/rows-layout", Fixture, NULL, fixture_setup, test_rows_layout, fixture_teardown);
   g_test_add ("/cudnn-norm/valid", Fixture, NULL, fixture_setup, test_valid, fixture_teardown);
   g_test_add ("/cudnn-norm/invalid", Fixture, NULL, fixture_setup, test_invalid, fixture_teardown);
   return g_test_run ();

@@ -7,7 +7,10 @@
  * different layouts (x channels-last or permuted, y and dx packed, dy
  * channels-last) so the kernels' stride handling is exercised.  Backward
  * passes take the statistics the device's training pass saved and are
- * compared with the analytic gradients.  Skips without a device.
+ * compared with the analytic gradients.  Packed 2-D cases (and 3-D ones
+ * normalized over the last dimension) take the row fast path: vectorized
+ * or not (odd m, unaligned views), register-cached or not (rows wider
+ * than the tile).  Skips without a device.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -42,6 +45,23 @@ static const NormCase norm_cases[] = {
   { "group-f16-3d", ATOMR_NORM_GROUP, ATOMR_DTYPE_F16, 5, { 2, 4, 3, 4, 5 }, 2, TRUE, TRUE },
   { "instance-f64", ATOMR_NORM_INSTANCE, ATOMR_DTYPE_F64, 4, { 2, 4, 3, 3 }, 0, FALSE, TRUE },
   { "instance-f32-nhwc", ATOMR_NORM_INSTANCE, ATOMR_DTYPE_F32, 4, { 3, 5, 6, 6 }, 0, TRUE, FALSE },
+  /* the row fast path (normalized dimensions packed innermost): 16-byte
+   * vectors, a warp per row, 8 rows per block, the last block partial
+   * and the parameter gradients' last row chunk short */
+  { "layer-bf16-rows", ATOMR_NORM_LAYER, ATOMR_DTYPE_BF16, 2, { 37, 2048 }, 1, FALSE, TRUE },
+  /* two warps per row (a block-wide sum) */
+  { "layer-f16-rows-4096", ATOMR_NORM_LAYER, ATOMR_DTYPE_F16, 2, { 6, 4096 }, 1, FALSE, TRUE },
+  /* 256 threads per row, the register tile full (2048 vectors of 4) */
+  { "layer-f32-rows-8192", ATOMR_NORM_LAYER, ATOMR_DTYPE_F32, 2, { 4, 8192 }, 1, FALSE, TRUE },
+  { "rms-bf16-rows", ATOMR_NORM_RMS, ATOMR_DTYPE_BF16, 2, { 19, 768 }, 1, FALSE, TRUE },
+  { "rms-f64-rows", ATOMR_NORM_RMS, ATOMR_DTYPE_F64, 2, { 9, 130 }, 1, FALSE, TRUE },
+  /* m not a multiple of the vector width: one element per load */
+  { "layer-bf16-odd", ATOMR_NORM_LAYER, ATOMR_DTYPE_BF16, 2, { 6, 1001 }, 1, FALSE, TRUE },
+  { "rms-f32-odd", ATOMR_NORM_RMS, ATOMR_DTYPE_F32, 3, { 3, 2, 37 }, 2, FALSE, FALSE },
+  /* rows wider than the register tile (256 threads × 8 vectors):
+   * read from memory on every pass */
+  { "rms-bf16-huge-row", ATOMR_NORM_RMS, ATOMR_DTYPE_BF16, 2, { 2, 70000 }, 1, FALSE, TRUE },
+  { "layer-f32-odd-huge-row", ATOMR_NORM_LAYER, ATOMR_DTYPE_F32, 2, { 2, 9001 }, 1, FALSE, TRUE },
 };
 
 /* The row (statistics index) and parameter index of a logical index. */
@@ -271,6 +291,118 @@ test_norm (Fixture *f, gconstpointer data)
   operand_clear (&x); operand_clear (&y); operand_clear (&yi); operand_clear (&dy);
   operand_clear (&dx); operand_clear (&sc); operand_clear (&bi); operand_clear (&mean);
   operand_clear (&rstd); operand_clear (&dsc); operand_clear (&dbi);
+}
+
+/* ------------------------------------------------------------------ */
+/* The row fast path on unaligned views                                 */
+
+/* A rows × m view of a buffer of 1 + rows × (m + 1) elements: one element
+ * in (not 16-byte aligned), rows m + 1 apart (no row stride a multiple
+ * of a vector).  @host gets the logical values, rows × m. */
+static AtomrTensor *
+padded_view (Fixture *f, AtomrDtype dt, gint64 rows, gint64 m, AtomrBuffer **buffer, gdouble *host)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  gsize n = 1 + (gsize) (rows * (m + 1));
+  g_autofree gdouble *stored = g_new0 (gdouble, n);
+  const gint64 shape[2] = { rows, m }, strides[2] = { m + 1, 1 };
+  AtomrTensor *view;
+
+  for (gsize i = 0; i < n; i++)
+    stored[i] = g_rand_double_range (f->rand, -1, 1) + 0.5;
+  bytes = pack (dt, stored, n);
+  unpack (dt, bytes, stored, n);
+  for (gint64 r = 0; r < rows; r++)
+    for (gint64 j = 0; j < m; j++)
+      host[r * m + j] = stored[1 + r * (m + 1) + j];
+  *buffer = atomr_buffer_new (f->device, dt, n, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (*buffer, bytes, NULL, &error));
+  g_assert_no_error (error);
+  view = atomr_tensor_new_strided (*buffer, dt, atomr_dtype_get_size (dt), shape, 2, strides, 2, &error);
+  g_assert_no_error (error);
+  return view;
+}
+
+/* x and dy views whose rows qualify for the row kernels but whose
+ * pointers and strides rule out 16-byte vectors (the kernels fall back
+ * to one element per load): the same results as the reference. */
+static void
+test_norm_unaligned (Fixture *f, gconstpointer data)
+{
+  const AtomrDtype dt = ATOMR_DTYPE_BF16;
+  const gint64 rows = 6, m = 64;
+  gint64 shape[2] = { rows, m };
+  gdouble eps = 1e-5, tol = norm_tolerance (dt), e;
+  g_autoptr(AtomrNormalization) norm = atomr_normalization_new (ATOMR_NORM_LAYER, eps);
+  g_autoptr(AtomrBuffer) xb = NULL, dyb = NULL;
+  g_autoptr(AtomrTensor) xv = NULL, dyv = NULL;
+  g_autofree gdouble *xh = g_new0 (gdouble, rows * m), *dyh = g_new0 (gdouble, rows * m);
+  g_autofree gdouble *ry = g_new0 (gdouble, rows * m), *rdx = g_new0 (gdouble, rows * m);
+  g_autofree gdouble *rdsc = g_new0 (gdouble, m), *rdbi = g_new0 (gdouble, m);
+  Operand y, dx, sc, bi, mean, rstd, dsc, dbi;
+  gint64 n_param = m, n_rows = rows;
+
+  SKIP_WITHOUT_DEVICE (f);
+  xv = padded_view (f, dt, rows, m, &xb, xh);
+  dyv = padded_view (f, dt, rows, m, &dyb, dyh);
+  operand_init (f, &y, dt, shape, 2, FALSE, FALSE);
+  operand_init (f, &dx, dt, shape, 2, FALSE, FALSE);
+  operand_init (f, &sc, dt, &n_param, 1, FALSE, TRUE);
+  operand_init (f, &bi, dt, &n_param, 1, FALSE, TRUE);
+  operand_init (f, &mean, ATOMR_DTYPE_F32, &n_rows, 1, FALSE, FALSE);
+  operand_init (f, &rstd, ATOMR_DTYPE_F32, &n_rows, 1, FALSE, FALSE);
+  operand_init (f, &dsc, dt, &n_param, 1, FALSE, FALSE);
+  operand_init (f, &dbi, dt, &n_param, 1, FALSE, FALSE);
+
+  for (gint64 r = 0; r < rows; r++)
+    {
+      gdouble mu = 0, var = 0, is, c1 = 0, c2 = 0;
+      for (gint64 j = 0; j < m; j++)
+        mu += xh[r * m + j];
+      mu /= m;
+      for (gint64 j = 0; j < m; j++)
+        var += (xh[r * m + j] - mu) * (xh[r * m + j] - mu);
+      is = 1.0 / sqrt (var / m + eps);
+      for (gint64 j = 0; j < m; j++)
+        {
+          gdouble xn = (xh[r * m + j] - mu) * is, g = dyh[r * m + j] * sc.host[j];
+          ry[r * m + j] = xn * sc.host[j] + bi.host[j];
+          c1 += g;
+          c2 += g * xn;
+          rdsc[j] += dyh[r * m + j] * xn;
+          rdbi[j] += dyh[r * m + j];
+        }
+      for (gint64 j = 0; j < m; j++)
+        {
+          gdouble xn = (xh[r * m + j] - mu) * is, g = dyh[r * m + j] * sc.host[j];
+          rdx[r * m + j] = is * (g - c1 / m - xn * c2 / m);
+        }
+    }
+
+  RUN (atomr_cudnn_actor_normalization_forward_async (f->actor, norm, xv, sc.view, bi.view, y.view,
+                                                      mean.view, rstd.view, NULL, store_result, &res_),
+       atomr_cudnn_actor_normalization_forward_finish);
+  e = rel_error (&y, ry);
+  g_test_message ("unaligned: y %.3g", e);
+  g_assert_cmpfloat (e, <=, tol);
+  RUN (atomr_cudnn_actor_normalization_backward_async (f->actor, norm, xv, dyv, sc.view, mean.view,
+                                                       rstd.view, dx.view, dsc.view, dbi.view,
+                                                       NULL, store_result, &res_),
+       atomr_cudnn_actor_normalization_backward_finish);
+  e = rel_error (&dx, rdx);
+  g_test_message ("unaligned: dx %.3g", e);
+  g_assert_cmpfloat (e, <=, tol);
+  e = rel_error (&dsc, rdsc);
+  g_test_message ("unaligned: dscale %.3g", e);
+  g_assert_cmpfloat (e, <=, tol);
+  e = rel_error (&dbi, rdbi);
+  g_test_message ("unaligned: dbias %.3g", e);
+  g_assert_cmpfloat (e, <=, tol);
+
+  operand_clear (&y); operand_clear (&dx); operand_clear (&sc); operand_clear (&bi);
+  operand_clear (&mean); operand_clear (&rstd); operand_clear (&dsc); operand_clear (&dbi);
 }
 
 /* ------------------------------------------------------------------ */
@@ -638,6 +770,8 @@ main (int argc, char **argv)
       g_autofree gchar *path = g_strdup_printf ("/gpu-cudnn-norm/conv-bias-act/%s", fused_cases[i].name);
       g_test_add (path, Fixture, &fused_cases[i], fixture_setup, test_fused_conv, fixture_teardown);
     }
+  g_test_add ("/gpu-cudnn-norm/norm-unaligned-view", Fixture, NULL, fixture_setup, test_norm_unaligned,
+              fixture_teardown);
   g_test_add ("/gpu-cudnn-norm/pooling-3d", Fixture, NULL, fixture_setup, test_pooling_3d, fixture_teardown);
   g_test_add ("/gpu-cudnn-norm/lrn", Fixture, NULL, fixture_setup, test_lrn, fixture_teardown);
   g_test_add ("/gpu-cudnn-norm/dropout", Fixture, NULL, fixture_setup, test_dropout, fixture_teardown);

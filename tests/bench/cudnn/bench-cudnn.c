@@ -18,7 +18,8 @@
  * ratios (≥ 0.95 wanted).
  *
  * The norm rows: layer normalization of a 16384 × 2048 bf16 activation
- * with γ and β (forward training, backward with dγ and dβ).  There is no
+ * with γ and β (forward training, backward with dγ and dβ), and RMS
+ * normalization of the same activation with γ only (backward with dγ).  There is no
  * raw cuDNN call for it (the actor runs its own generated kernel), so the
  * baseline is the device copy of the same bytes (cuMemcpyDtoDAsync): the
  * ratio is the kernel's effective bandwidth (the bytes it must move at
@@ -263,12 +264,14 @@ nhwc (AtomrDevice *device, gint64 n, gint64 c, gint64 h, gint64 w, gdouble value
 /* ------------------------------------------------------------------ */
 /* Layer norm                                                           */
 
-enum { NORM_FWD, NORM_BWD, N_NORM };
-static const gchar *const norm_names[N_NORM] = { "layer-norm-fwd", "layer-norm-bwd" };
+enum { NORM_FWD, NORM_BWD, RMS_FWD, RMS_BWD, N_NORM };
+static const gchar *const norm_names[N_NORM] = { "layer-norm-fwd", "layer-norm-bwd",
+                                                 "rms-norm-fwd", "rms-norm-bwd" };
+#define PASS_IS_FWD(pass) ((pass) == NORM_FWD || (pass) == RMS_FWD)
 
 typedef struct {
   AtomrCudnnActor    *actor;
-  AtomrNormalization *norm;
+  AtomrNormalization *norm, *rms;
   AtomrTensor        *x, *y, *dy, *dx, *g, *b, *dg, *db, *mean, *rstd;
   guint               pass, done, failed;
 } NormPipe;
@@ -280,7 +283,7 @@ on_norm_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr(GError) error = NULL;
   gboolean ok;
 
-  ok = p->pass == NORM_FWD ? atomr_cudnn_actor_normalization_forward_finish (p->actor, result, &error)
+  ok = PASS_IS_FWD (p->pass) ? atomr_cudnn_actor_normalization_forward_finish (p->actor, result, &error)
                            : atomr_cudnn_actor_normalization_backward_finish (p->actor, result, &error);
   if (!ok && p->failed++ == 0)
     g_printerr ("%s failed: %s\n", norm_names[p->pass], error->message);
@@ -298,9 +301,16 @@ time_norm (NormPipe *p, guint pass, guint iters)
     if (pass == NORM_FWD)
       atomr_cudnn_actor_normalization_forward_async (p->actor, p->norm, p->x, p->g, p->b, p->y, p->mean,
                                                      p->rstd, NULL, on_norm_done, p);
-    else
+    else if (pass == NORM_BWD)
       atomr_cudnn_actor_normalization_backward_async (p->actor, p->norm, p->x, p->dy, p->g, p->mean,
                                                       p->rstd, p->dx, p->dg, p->db, NULL, on_norm_done, p);
+    /* RMS norm (LLaMA-style): γ only, no mean */
+    else if (pass == RMS_FWD)
+      atomr_cudnn_actor_normalization_forward_async (p->actor, p->rms, p->x, p->g, NULL, p->y, NULL,
+                                                     p->rstd, NULL, on_norm_done, p);
+    else
+      atomr_cudnn_actor_normalization_backward_async (p->actor, p->rms, p->x, p->dy, p->g, NULL,
+                                                      p->rstd, p->dx, p->dg, NULL, NULL, on_norm_done, p);
   while (p->done < iters)
     g_main_context_iteration (NULL, TRUE);
   if (p->failed)
@@ -349,6 +359,7 @@ bench_norm (AtomrCudnnActor *actor, AtomrDevice *device, Raw *raw, GString *json
 
   p.actor = actor;
   p.norm = atomr_normalization_new (ATOMR_NORM_LAYER, 1e-5);
+  p.rms = atomr_normalization_new (ATOMR_NORM_RMS, 1e-5);
   p.x = filled (device, shape, 2, ATOMR_DTYPE_BF16, 0.5);
   p.y = filled (device, shape, 2, ATOMR_DTYPE_BF16, 0);
   p.dy = filled (device, shape, 2, ATOMR_DTYPE_BF16, 0.01);
@@ -367,14 +378,14 @@ bench_norm (AtomrCudnnActor *actor, AtomrDevice *device, Raw *raw, GString *json
     copy_dst = filled (device, &copy_n, 1, ATOMR_DTYPE_BF16, 0);
   }
 
-  g_print ("# layer norm: %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " bf16 with gamma and beta; "
+  g_print ("# layer norm (gamma, beta) and RMS norm (gamma): %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " bf16; "
            "baseline: cuMemcpyDtoD of the same bytes; ratio = atomr / copy bandwidth\n", rows, h);
   g_print ("%-16s | %8s %9s | %8s %9s | %7s\n", "pass", "copy GB/s", "copy us", "atomr GB/s",
            "atomr us", "ratio");
   for (guint pass = 0; pass < N_NORM; pass++)
     {
       /* the least the pass must move: x, y forward; x, dy, dx backward */
-      guint64 moved = bytes * (pass == NORM_FWD ? 2 : 3);
+      guint64 moved = bytes * (PASS_IS_FWD (pass) ? 2 : 3);
       gdouble best_copy = G_MAXDOUBLE, best_actor = G_MAXDOUBLE, copy_bw, actor_bw;
       guint iters = batch_iters (time_norm (&p, pass, 3), 3);
 
@@ -393,6 +404,7 @@ bench_norm (AtomrCudnnActor *actor, AtomrDevice *device, Raw *raw, GString *json
                               norm_names[pass], best_copy / iters * 1e6, best_actor / iters * 1e6);
     }
   g_object_unref (p.norm);
+  g_object_unref (p.rms);
   g_object_unref (p.x); g_object_unref (p.y); g_object_unref (p.dy); g_object_unref (p.dx);
   g_object_unref (p.g); g_object_unref (p.b); g_object_unref (p.dg); g_object_unref (p.db);
   g_object_unref (p.mean); g_object_unref (p.rstd);

@@ -80,6 +80,10 @@ def main():
         return torch.ops.aten.native_layer_norm_backward(ldy, lx, [H], lmean, lrstd, lg, lb,
                                                          [True, True, True])
 
+    def rms_fwd():
+        # torch >= 2.4 (a composite of elementwise kernels in some versions)
+        return torch.nn.functional.rms_norm(lx, [H], lg, 1e-5)
+
     def best_per_call(fn):
         with torch.no_grad():
             for _ in range(2):
@@ -112,6 +116,8 @@ def main():
     rows = (('conv-fwd', fwd, flops), ('conv-bwd-data', bwd_data, flops),
             ('conv-bwd-filter', bwd_filter, flops),
             ('layer-norm-fwd', norm_fwd, 0), ('layer-norm-bwd', norm_bwd, 0))
+    if hasattr(torch.nn.functional, 'rms_norm'):
+        rows += (('rms-norm-fwd', rms_fwd, 0),)
     for name, fn, fl in rows:
         us = best_per_call(fn)
         tf = f'{fl / us / 1e6:10.1f}' if fl else f'{"-":>10}'
