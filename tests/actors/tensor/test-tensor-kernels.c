@@ -74,6 +74,11 @@ test_elementwise (void)
       g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, dtypes[d], 3, 3, TRUE,
                                                            ATOMR_TENSOR_UNARY_IDENTITY, 0, -1, 0, -1, 0);
       compile (perm, "atomr_tensor_transpose", "atomr_tensor_transpose2");
+      /* the 16-byte one for 2- and 4-byte real dtypes only */
+      if (dtypes[d] == ATOMR_DTYPE_F32 || dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
+        compile (perm, "atomr_tensor_transpose4", NULL);
+      else
+        g_assert_null (strstr (perm, "atomr_tensor_transpose4"));
     }
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
     {
@@ -105,6 +110,9 @@ test_reduce (void)
       g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, op % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32,
                                                           1 + op % 3, 2 + op % 3 * 2, op % 2, 0, 0, -1, 0, -1, op);
       compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+      /* the 16-byte kernels with every operator */
+      compile (src, "atomr_tensor_reduce_rows_vec", "atomr_tensor_reduce_rows_blk");
+      compile (src, "atomr_tensor_reduce_cols_vec", "atomr_tensor_reduce_cols_vec_part");
     }
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
     {
@@ -113,6 +121,14 @@ test_reduce (void)
       compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
       /* the two passes of tall column reductions */
       compile (contract, "atomr_tensor_reduce_cols_part", "atomr_tensor_reduce_cols_fin");
+      {
+        /* every dtype's 16-byte reduction kernels (VW = 16 / element size) */
+        g_autofree gchar *sum = atomr_tensor_kernel_source (TRUE, dtypes[d], 1 + d % 2, 2 + d % 3, d % 2, 0, 0, -1,
+                                                            0, -1, d % 2 ? ATOMR_TENSOR_REDUCE_MEAN
+                                                                         : ATOMR_TENSOR_REDUCE_SUM);
+        compile (sum, "atomr_tensor_reduce_rows_vec", "atomr_tensor_reduce_rows_blk");
+        compile (sum, "atomr_tensor_reduce_cols_vec", "atomr_tensor_reduce_cols_vec_part");
+      }
       if (dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
         {
           g_autofree gchar *norm = atomr_tensor_kernel_source (TRUE, dtypes[d], 1, 2, TRUE, 0, 0, -1, 0, -1,
@@ -172,7 +188,9 @@ test_complex (void)
           g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, cdt[d], 1 + k % 2, 2 + k % 2, k % 2, 0, 0, -1,
                                                               0, -1, reduce[k]);
           compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+          compile (src, "atomr_tensor_reduce_rows_vec", "atomr_tensor_reduce_cols_vec");
         }
+      g_assert_null (strstr (perm, "atomr_tensor_transpose4"));
     }
 }
 
