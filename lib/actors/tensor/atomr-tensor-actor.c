@@ -926,6 +926,19 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
       if (r->dtype != ATOMR_DTYPE_C128)
         g_string_append (s,
         "struct __align__(2 * sizeof(T)) Pair { T x, y; };\n"
+        /* a pair goes out in one store of its full width (4, 8 or 16
+         * bytes, st.global.wb): a plain Pair assignment came out of NVRTC
+         * as two element stores */
+        "template <int N> struct PairBits;\n"
+        "template <> struct PairBits<4> { typedef unsigned int t; };\n"
+        "template <> struct PairBits<8> { typedef uint2 t; };\n"
+        "template <> struct PairBits<16> { typedef uint4 t; };\n"
+        "typedef PairBits<sizeof(Pair)>::t PairWord;\n"
+        "__device__ __forceinline__ void store_pair(T *p, const Pair &v) {\n"
+        "  PairWord w;\n"
+        "  memcpy(&w, &v, sizeof w);\n"
+        "  __stwb((PairWord *) p, w);\n"
+        "}\n"
         "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose2(T *d, const T *a,\n"
         "    acc_t alpha, u64 n_batch, Loops L) {\n"
         "  __shared__ acc_t tile[64][65];\n"
@@ -962,7 +975,7 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "        Pair v;\n"
         "        st(&v.x, alpha * tile[2 * threadIdx.x][threadIdx.y + k]);\n"
         "        st(&v.y, alpha * tile[2 * threadIdx.x + 1][threadIdx.y + k]);\n"
-        "        *(Pair *) (dst + yw * sd + xw) = v;\n"
+        "        store_pair(dst + yw * sd + xw, v);\n"
         "      }\n"
         "    }\n"
         "    __syncthreads();\n"
@@ -981,6 +994,15 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "#define TPR (64 / VW)\n"
         "#define RPP (256 / TPR)\n"
         "struct __align__(16) Vec { T v[VW]; };\n"
+        "__device__ __forceinline__ unsigned int word(const T *p) {\n"
+        "  if (sizeof(T) == 4) return *(const unsigned int *) p;\n"
+        "  return (unsigned int) *(const unsigned short *) p |"
+        " ((unsigned int) *(const unsigned short *) (p + 1) << 16);\n"
+        "}\n"
+        "__device__ __forceinline__ uint4 pack16(const Vec &v) {\n"
+        "  const int n = 4 / (int) sizeof(T);\n"   /* elements per word */
+        "  return make_uint4(word(&v.v[0]), word(&v.v[n]), word(&v.v[2 * n]), word(&v.v[3 * n]));\n"
+        "}\n"
         "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose4(T *d, const T *a,\n"
         "    acc_t alpha, u64 n_batch, Loops L) {\n"
         "  __shared__ acc_t tile[64][65];\n"
@@ -1023,7 +1045,10 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "        Vec v;\n"
         "#pragma unroll\n"
         "        for (int e = 0; e < VW; e++) st(&v.v[e], alpha * tile[VW * tx + e][ty + k * RPP]);\n"
-        "        *(Vec *) (dst + yw * sd + xw) = v;\n"
+        /* stored as one uint4 of packed words with an explicit 16-byte
+         * store (st.global.wb.v4.u32): a plain Vec or uint4 assignment
+         * came out as four 4-byte stores in NVRTC's PTX */
+        "        __stwb((uint4 *) (dst + yw * sd + xw), pack16(v));\n"
         "      }\n"
         "    }\n"
         "    __syncthreads();\n"
