@@ -18,6 +18,9 @@ cp tests/bench/cudnn/peer_torch.py "$out/tests/peer_cudnn_torch.py"
 # The peers of bench-graph (PyTorch, CuPy), run with the machine's Python.
 mkdir -p "$out/peers"
 cp tests/bench/peers/*.py "$out/peers/"
+# The peers of bench-tensor (PyTorch, CuPy) and bench-sparse (CuPy).
+cp tests/bench/tensor/peer_torch.py "$out/peers/tensor_peer_torch.py"
+cp tests/bench/sparse/peer_cupy.py "$out/peers/sparse_peer_cupy.py"
 
 cp tests/bench/cudnn/peer_torch_sdpa.py "$out/tests/"
 cat > "$out/gpu-suite.sh" <<'RUN'
@@ -62,6 +65,9 @@ for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   [ "$b" = bench-sdpa ] && continue   # below, with its PyTorch peer
   args=()
   [ "$b" = bench-cudnn ] && args=(--json "$out/bench-cudnn.json")
+  # their peers below read these figures
+  [ "$b" = bench-tensor ] && args=(--json "$out/atomr-tensor.json")
+  [ "$b" = bench-sparse ] && args=(--json "$out/atomr-sparse.json")
   timeout 150 "$here/run" "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
 done
 # bench-cudnn's rows through PyTorch on the same GPU: torch/atomr ratios.
@@ -82,6 +88,18 @@ if [ -x /opt/torch/.venv/bin/python ] && [ -x "$here/bin/bench-graph" ] &&
     echo "graph $s rc=$?"; tail -12 "$out/graph-$s.log"
   done
 fi
+# bench-tensor's and bench-sparse's figures (JSON, written in the loop
+# above), then the same workloads through PyTorch and CuPy (tensor, issue
+# 14) and CuPy (sparse): atomr/peer ratios.
+for b in tensor:tensor_peer_torch sparse:sparse_peer_cupy; do
+  name=${b%%:*}; peer=${b#*:}
+  if [ -x /opt/torch/.venv/bin/python ] && [ -f "$out/atomr-$name.json" ]; then
+    grep -E "ratio|goal" "$out/bench-$name.log" | head -12
+    timeout 200 /opt/torch/.venv/bin/python "$here/peers/$peer.py" --atomr "$out/atomr-$name.json" \
+      > "$out/$peer.log" 2>&1
+    echo "$peer rc=$?"; tail -16 "$out/$peer.log"
+  fi
+done
 # bench-sdpa and PyTorch's SDPA (cuDNN backend) in the same run: ratios.
 if [ -e "$here/bin/bench-sdpa" ] && [[ bench-sdpa == bench-${GPU_SUITE_BENCH:-*} ]]; then
   timeout 150 "$here/run" bench-sdpa --json "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1

@@ -926,6 +926,19 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
       if (r->dtype != ATOMR_DTYPE_C128)
         g_string_append (s,
         "struct __align__(2 * sizeof(T)) Pair { T x, y; };\n"
+        /* a pair goes out in one store of its full width (4, 8 or 16
+         * bytes, st.global.wb): a plain Pair assignment came out of NVRTC
+         * as two element stores */
+        "template <int N> struct PairBits;\n"
+        "template <> struct PairBits<4> { typedef unsigned int t; };\n"
+        "template <> struct PairBits<8> { typedef uint2 t; };\n"
+        "template <> struct PairBits<16> { typedef uint4 t; };\n"
+        "typedef PairBits<sizeof(Pair)>::t PairWord;\n"
+        "__device__ __forceinline__ void store_pair(T *p, const Pair &v) {\n"
+        "  PairWord w;\n"
+        "  memcpy(&w, &v, sizeof w);\n"
+        "  __stwb((PairWord *) p, w);\n"
+        "}\n"
         "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose2(T *d, const T *a,\n"
         "    acc_t alpha, u64 n_batch, Loops L) {\n"
         "  __shared__ acc_t tile[64][65];\n"
@@ -962,7 +975,80 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "        Pair v;\n"
         "        st(&v.x, alpha * tile[2 * threadIdx.x][threadIdx.y + k]);\n"
         "        st(&v.y, alpha * tile[2 * threadIdx.x + 1][threadIdx.y + k]);\n"
-        "        *(Pair *) (dst + yw * sd + xw) = v;\n"
+        "        store_pair(dst + yw * sd + xw, v);\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "}\n");
+      /* The 16-byte variant for 2- and 4-byte dtypes, on the same host
+       * conditions with VW (16 bytes of elements: 4 f32, 8 halves)
+       * instead of 2: 64 × 64 tiles, 256 threads in rows of 64 / VW, each
+       * thread moving 16 elements in 64 / (4 VW) independent 16-byte
+       * loads (all issued before the first shared-memory store) and as
+       * many 16-byte stores; a row of the tile is 256 bytes of f32, two
+       * full 128-byte lines. */
+      if (atomr_dtype_get_size (r->dtype) <= 4 && !is_complex (r->dtype))
+        g_string_append (s,
+        "#define VW (16 / (int) sizeof(T))\n"
+        "#define TPR (64 / VW)\n"
+        "#define RPP (256 / TPR)\n"
+        "struct __align__(16) Vec { T v[VW]; };\n"
+        "__device__ __forceinline__ unsigned int word(const T *p) {\n"
+        "  if (sizeof(T) == 4) return *(const unsigned int *) p;\n"
+        "  return (unsigned int) *(const unsigned short *) p |"
+        " ((unsigned int) *(const unsigned short *) (p + 1) << 16);\n"
+        "}\n"
+        "__device__ __forceinline__ uint4 pack16(const Vec &v) {\n"
+        "  const int n = 4 / (int) sizeof(T);\n"   /* elements per word */
+        "  return make_uint4(word(&v.v[0]), word(&v.v[n]), word(&v.v[2 * n]), word(&v.v[3 * n]));\n"
+        "}\n"
+        "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose4(T *d, const T *a,\n"
+        "    acc_t alpha, u64 n_batch, Loops L) {\n"
+        "  __shared__ acc_t tile[64][65];\n"
+        "  const i64 ext_x = L.ext[TX], ext_y = L.ext[TY];\n"
+        "  const i64 sa = L.s[1][TX], sd = L.s[0][TY];\n"
+        "  const unsigned int tx = threadIdx.x % TPR, ty = threadIdx.x / TPR;\n"
+        "  const unsigned int tiles_x = (unsigned int) ((ext_x + 63) / 64);\n"
+        "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 64, y0 = (i64) (blockIdx.x / tiles_x) * 64;\n"
+        "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
+        "    i64 o[2] = { 0, 0 };\n"
+        "    idx_t rest = (idx_t) bt;\n"
+        "#pragma unroll\n"
+        "    for (int k = NF - 1; k >= 0; k--) {\n"
+        "      if (k == TX || k == TY) continue;\n"
+        "      idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
+        "      o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
+        "    }\n"
+        "    const T *src = a + o[1];\n"
+        "    T *dst = d + o[0];\n"
+        "    const i64 y = y0 + VW * tx, xw = x0 + VW * tx;\n"
+        "    Vec in[64 / RPP];\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 64 / RPP; k++) {\n"
+        "      i64 x = x0 + ty + k * RPP;\n"
+        "      if (x < ext_x && y < ext_y) in[k] = *(const Vec *) (src + x * sa + y);\n"
+        "    }\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 64 / RPP; k++) {\n"
+        "      i64 x = x0 + ty + k * RPP;\n"
+        "      if (x < ext_x && y < ext_y) {\n"
+        "#pragma unroll\n"
+        "        for (int e = 0; e < VW; e++) tile[ty + k * RPP][VW * tx + e] = op_a(ld(&in[k].v[e]));\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "#pragma unroll\n"
+        "    for (int k = 0; k < 64 / RPP; k++) {\n"
+        "      i64 yw = y0 + ty + k * RPP;\n"
+        "      if (xw < ext_x && yw < ext_y) {\n"
+        "        Vec v;\n"
+        "#pragma unroll\n"
+        "        for (int e = 0; e < VW; e++) st(&v.v[e], alpha * tile[VW * tx + e][ty + k * RPP]);\n"
+        /* stored as one uint4 of packed words with an explicit 16-byte
+         * store (st.global.wb.v4.u32): a plain Vec or uint4 assignment
+         * came out as four 4-byte stores in NVRTC's PTX */
+        "        __stwb((uint4 *) (dst + yw * sd + xw), pack16(v));\n"
         "      }\n"
         "    }\n"
         "    __syncthreads();\n"
@@ -1112,6 +1198,143 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "  offsets<0, NF, 1>(L, (idx_t) out, o);\n"
     "  epilogue(c, o[0], acc, alpha, beta, n_red);\n"
     "}\n");
+  /* The 16-byte kernels (reductions of one input; the host checks that
+   * every vector is aligned: A's base, and every stride but the dense
+   * one, multiples of VW elements):
+   *  - rows_vec (a warp per row) and rows_blk (a block of 256 threads per
+   *    long row): the reduced loop is A's only one and dense; each thread
+   *    keeps four 16-byte loads in flight into four accumulators, the
+   *    tail of a row that is no multiple of VW goes element by element;
+   *  - cols_vec and cols_vec_part (the first pass of tall ones, combined
+   *    by reduce_cols_fin): A is dense along the innermost output loop,
+   *    whose extent is a multiple of VW; a thread serves VW consecutive
+   *    outputs (one 16-byte load per row) and keeps four rows in flight,
+   *    a block of 32 × 8 threads serves 32 VW outputs. */
+  g_string_append (s,
+    "#define VW (16 / (int) sizeof(T))\n"
+    "struct __align__(16) Vec { T v[VW]; };\n"
+    "__device__ __forceinline__ acc_t vec_comb(acc_t acc, const Vec &x) {\n"
+    "#pragma unroll\n"
+    "  for (int e = 0; e < VW; e++) acc = r_comb(acc, r_elem(ld(&x.v[e])));\n"
+    "  return acc;\n"
+    "}\n"
+    "template <int NT>\n"
+    "__device__ __forceinline__ acc_t row_vec(const T *row, u64 n_red, unsigned int t) {\n"
+    "  const Vec *v = (const Vec *) row;\n"
+    "  const u64 nv = n_red / VW;\n"
+    "  acc_t a0 = r_init(), a1 = r_init(), a2 = r_init(), a3 = r_init();\n"
+    "  u64 i = t;\n"
+    "  for (; i + 3 * NT < nv; i += 4 * NT) {\n"
+    "    Vec x0 = v[i], x1 = v[i + NT], x2 = v[i + 2 * NT], x3 = v[i + 3 * NT];\n"
+    "    a0 = vec_comb(a0, x0); a1 = vec_comb(a1, x1); a2 = vec_comb(a2, x2); a3 = vec_comb(a3, x3);\n"
+    "  }\n"
+    "  for (; i < nv; i += NT) a0 = vec_comb(a0, v[i]);\n"
+    "  for (u64 j = nv * VW + t; j < n_red; j += NT) a1 = r_comb(a1, r_elem(ld(row + j)));\n"
+    "  return r_comb(r_comb(a0, a1), r_comb(a2, a3));\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_rows_vec(T *c, const T *a,\n"
+    "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
+    "  u64 out = (u64) blockIdx.x * 8 + threadIdx.y;\n"
+    "  if (out >= n_out) return;\n"        /* uniform per warp */
+    "  i64 o[2] = { 0, 0 };\n"
+    "  offsets<0, NF, 2>(L, (idx_t) out, o);\n"
+    "  acc_t acc = row_vec<32>(a + o[1], n_red, threadIdx.x);\n"
+    "#pragma unroll\n"
+    "  for (int k = 16; k > 0; k >>= 1) acc = r_comb(acc, shfl_xor(acc, k));\n"
+    "  if (threadIdx.x == 0) epilogue(c, o[0], acc, alpha, beta, n_red);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_rows_blk(T *c, const T *a,\n"
+    "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
+    "  __shared__ acc_t sh[8];\n"
+    "  u64 out = blockIdx.x;\n"              /* the grid has n_out blocks */
+    "  i64 o[2] = { 0, 0 };\n"
+    "  offsets<0, NF, 2>(L, (idx_t) out, o);\n"
+    "  acc_t acc = row_vec<256>(a + o[1], n_red, threadIdx.y * 32 + threadIdx.x);\n"
+    "#pragma unroll\n"
+    "  for (int k = 16; k > 0; k >>= 1) acc = r_comb(acc, shfl_xor(acc, k));\n"
+    "  if (threadIdx.x == 0) sh[threadIdx.y] = acc;\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.y == 0 && threadIdx.x == 0) {\n"
+    "    acc = sh[0];\n"
+    "#pragma unroll\n"
+    "    for (int k = 1; k < 8; k++) acc = r_comb(acc, sh[k]);\n"
+    "    epilogue(c, o[0], acc, alpha, beta, n_red);\n"
+    "  }\n"
+    "}\n"
+    /* rows j0 + threadIdx.y, + 8, ... below j1 of the VW outputs at A offset oa */
+    "__device__ __forceinline__ void cols_vec_sum(const Loops &L, const T *a, i64 oa, u64 j0, u64 j1,\n"
+    "    acc_t *acc) {\n"
+    "  u64 j = j0 + threadIdx.y;\n"
+    "  for (; j + 24 < j1; j += 32) {\n"
+    "    i64 q0[2] = { 0, oa }, q1[2] = { 0, oa }, q2[2] = { 0, oa }, q3[2] = { 0, oa };\n"
+    "    offsets<NF, NL, 2>(L, (idx_t) j, q0); offsets<NF, NL, 2>(L, (idx_t) (j + 8), q1);\n"
+    "    offsets<NF, NL, 2>(L, (idx_t) (j + 16), q2); offsets<NF, NL, 2>(L, (idx_t) (j + 24), q3);\n"
+    "    Vec x0 = *(const Vec *) (a + q0[1]), x1 = *(const Vec *) (a + q1[1]);\n"
+    "    Vec x2 = *(const Vec *) (a + q2[1]), x3 = *(const Vec *) (a + q3[1]);\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < VW; e++)\n"
+    "      acc[e] = r_comb(acc[e], r_comb(r_comb(r_elem(ld(&x0.v[e])), r_elem(ld(&x1.v[e]))),\n"
+    "                                     r_comb(r_elem(ld(&x2.v[e])), r_elem(ld(&x3.v[e])))));\n"
+    "  }\n"
+    "  for (; j < j1; j += 8) {\n"
+    "    i64 q0[2] = { 0, oa };\n"
+    "    offsets<NF, NL, 2>(L, (idx_t) j, q0);\n"
+    "    Vec x0 = *(const Vec *) (a + q0[1]);\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < VW; e++) acc[e] = r_comb(acc[e], r_elem(ld(&x0.v[e])));\n"
+    "  }\n"
+    "}\n"
+    /* the 8 row groups' partial results of the block's outputs, combined
+     * in order; thread row 0 returns them in acc */
+    "__device__ __forceinline__ void cols_vec_combine(acc_t (*sh)[32 * VW + 1], acc_t *acc) {\n"
+    "#pragma unroll\n"
+    "  for (int e = 0; e < VW; e++) sh[threadIdx.y][threadIdx.x * VW + e] = acc[e];\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.y == 0) {\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < VW; e++)\n"
+    "#pragma unroll\n"
+    "      for (int k = 1; k < 8; k++) acc[e] = r_comb(acc[e], sh[k][threadIdx.x * VW + e]);\n"
+    "  }\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols_vec(T *c, const T *a,\n"
+    "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
+    "  __shared__ acc_t sh[8][32 * VW + 1];\n"
+    "  u64 out = ((u64) blockIdx.x * 32 + threadIdx.x) * VW;\n"
+    "  acc_t acc[VW];\n"
+    "#pragma unroll\n"
+    "  for (int e = 0; e < VW; e++) acc[e] = r_init();\n"
+    "  i64 o[2] = { 0, 0 };\n"
+    "  if (out < n_out) {\n"
+    "    offsets<0, NF, 2>(L, (idx_t) out, o);\n"
+    "    cols_vec_sum(L, a, o[1], 0, n_red, acc);\n"
+    "  }\n"
+    "  cols_vec_combine(sh, acc);\n"
+    "  if (threadIdx.y == 0 && out < n_out) {\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < VW; e++) epilogue(c, o[0] + e * L.s[0][NF - 1], acc[e], alpha, beta, n_red);\n"
+    "  }\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols_vec_part(acc_t *part,\n"
+    "    const T *a, u64 n_out, u64 n_red, u64 chunk, Loops L) {\n"
+    "  __shared__ acc_t sh[8][32 * VW + 1];\n"
+    "  u64 out = ((u64) blockIdx.x * 32 + threadIdx.x) * VW;\n"
+    "  u64 j0 = (u64) blockIdx.y * chunk;\n"
+    "  u64 j1 = j0 + chunk < n_red ? j0 + chunk : n_red;\n"
+    "  acc_t acc[VW];\n"
+    "#pragma unroll\n"
+    "  for (int e = 0; e < VW; e++) acc[e] = r_init();\n"
+    "  if (out < n_out) {\n"
+    "    i64 o[2] = { 0, 0 };\n"
+    "    offsets<0, NF, 2>(L, (idx_t) out, o);\n"
+    "    cols_vec_sum(L, a, o[1], j0, j1, acc);\n"
+    "  }\n"
+    "  cols_vec_combine(sh, acc);\n"
+    "  if (threadIdx.y == 0 && out < n_out) {\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < VW; e++) part[(u64) blockIdx.y * n_out + out + e] = acc[e];\n"
+    "  }\n"
+    "}\n");
   return g_string_free (s, FALSE);
 }
 
@@ -1195,10 +1418,67 @@ use_transpose (const TensorRequest *r)
 #define COLS_TARGET_BLOCKS 2048
 #define COLS_MIN_CHUNK     256
 
-static guint64
-cols_chunk (const AtomrLoopPlan *p)
+/* Elements in 16 bytes of @r's dtype: the width of the vector kernels. */
+static guint
+vec_width (const TensorRequest *r)
 {
-  guint64 out_blocks = (p->n_out + 31) / 32, chunks, chunk;
+  return 16 / (guint) atomr_dtype_get_size (r->dtype);
+}
+
+/* Whether operand @o's stride in every loop but @skip is a multiple of @w
+ * elements (so that aligned vectors stay aligned from row to row). */
+static gboolean
+strides_multiple (const AtomrLoopPlan *p, guint o, guint skip, gint64 w)
+{
+  for (guint k = 0; k < p->n_loops; k++)
+    if (k != skip && p->stride[o][k] % w != 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* The 16-byte reduction kernels (reduce_rows_vec/_blk, reduce_cols_vec):
+ * a reduction (not a contraction) whose A is 16-byte aligned; for rows,
+ * one reduced loop, dense in A; for cols, A dense along the innermost
+ * output loop, whose extent is a multiple of the vector width; in both,
+ * every other stride of A a multiple of the vector width.  Unaligned
+ * views take the scalar kernels. */
+static gboolean
+reduce_vec (const TensorRequest *r, gboolean rows)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  gint64 w = vec_width (r);
+
+  if (r->kind != KIND_REDUCE || p->n_out == 0 || atomr_tensor_get_ptr (r->t[1]) % 16 != 0)
+    return FALSE;
+  if (rows)
+    return p->n_loops == p->n_free + 1 && p->stride[1][p->n_loops - 1] == 1 &&
+           strides_multiple (p, 1, p->n_loops - 1, w);
+  return p->n_free >= 1 && p->stride[1][p->n_free - 1] == 1 && p->extent[p->n_free - 1] % w == 0 &&
+         strides_multiple (p, 1, p->n_free - 1, w);
+}
+
+/* Rows of at least ROWS_BLOCK_VECTORS vectors get a block of 256 threads
+ * each (reduce_rows_blk), shorter ones a warp (reduce_rows_vec). */
+#define ROWS_BLOCK_VECTORS 512
+
+static gboolean
+rows_block (const TensorRequest *r)
+{
+  return r->plan.n_reduce >= (guint64) ROWS_BLOCK_VECTORS * vec_width (r);
+}
+
+/* Outputs per block of the column kernels: 32, or 32 vectors. */
+static guint64
+cols_per_block (const TensorRequest *r)
+{
+  return reduce_vec (r, FALSE) ? 32 * (guint64) vec_width (r) : 32;
+}
+
+static guint64
+cols_chunk (const TensorRequest *r)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  guint64 out_blocks = (p->n_out + cols_per_block (r) - 1) / cols_per_block (r), chunks, chunk;
 
   if (out_blocks >= COLS_TARGET_BLOCKS || p->n_reduce < 2 * COLS_MIN_CHUNK)
     return 0;
@@ -1230,6 +1510,26 @@ use_pairs (const TensorRequest *r)
   return atomr_tensor_get_ptr (r->t[1]) % pair == 0 && atomr_tensor_get_ptr (r->t[0]) % pair == 0;
 }
 
+/* The 16-byte 64 × 64 transpose (atomr_tensor_transpose4) for f32, f16
+ * and bf16: the paired transpose's conditions with vectors of VW = 16 /
+ * element size instead of pairs (both extents and every other stride
+ * multiples of VW, both base pointers 16-byte aligned). */
+static gboolean
+use_quads (const TensorRequest *r)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  guint tx = p->n_free - 1, ty = (guint) p->a_inner;
+  gint64 w = vec_width (r);
+
+  if (!use_pairs (r) || atomr_dtype_get_size (r->dtype) > 4 || is_complex (r->dtype) ||
+      p->extent[tx] % w != 0 || p->extent[ty] % w != 0)
+    return FALSE;
+  for (guint k = 0; k < p->n_free; k++)
+    if ((k != ty && p->stride[1][k] % w != 0) || (k != tx && p->stride[0][k] % w != 0))
+      return FALSE;
+  return atomr_tensor_get_ptr (r->t[1]) % 16 == 0 && atomr_tensor_get_ptr (r->t[0]) % 16 == 0;
+}
+
 /* The launch geometry of @r's kernel (also shown to the trace before the
  * enqueue; for two-pass column reductions, the first pass's).  Reductions pick "rows" when the innermost reduced loop is
  * dense in A and the innermost output loop is not (or there is one output). */
@@ -1255,8 +1555,8 @@ launch_geometry (const TensorRequest *r,
 
       *grid = tiles;
       *grid_y = (guint) MIN (batch, 65535);
-      *block_x = 32;
-      *block_y = 8;
+      *block_x = use_quads (r) ? 256 : 32;
+      *block_y = use_quads (r) ? 1 : 8;
       return;
     }
   *grid_y = 1;
@@ -1266,8 +1566,12 @@ launch_geometry (const TensorRequest *r,
               ABS (p->stride[1][p->n_loops - 1]) == 1 &&
               (ABS (p->stride[1][p->n_free - 1]) != 1 || p->n_out == 1);
       *grid = *rows ? (p->n_out + 7) / 8 : (p->n_out + 31) / 32;
-      if (!*rows && cols_chunk (p) > 0)
-        *grid_y = (guint) ((p->n_reduce + cols_chunk (p) - 1) / cols_chunk (p));
+      if (*rows && reduce_vec (r, TRUE))
+        *grid = rows_block (r) ? p->n_out : (p->n_out + 7) / 8;
+      else if (!*rows)
+        *grid = (p->n_out + cols_per_block (r) - 1) / cols_per_block (r);
+      if (!*rows && cols_chunk (r) > 0)
+        *grid_y = (guint) ((p->n_reduce + cols_chunk (r) - 1) / cols_chunk (r));
       *block_x = 32;
       *block_y = 8;
     }
@@ -1632,7 +1936,7 @@ reduce_two_pass (AtomrTensorActor *self,
   const AtomrLoopPlan *p = &r->plan;
   CUstream stream = atomr_op_get_cu_stream (op);
   Scalars sc;
-  guint64 n_out = p->n_out, n_red = p->n_reduce, n_chunks = n_chunks_u, chunk = cols_chunk (p);
+  guint64 n_out = p->n_out, n_red = p->n_reduce, n_chunks = n_chunks_u, chunk = cols_chunk (r);
   guint64 part_bytes, fin_blocks = (n_out + 255) / 256;
   CUdeviceptr out = atomr_tensor_get_ptr (r->t[0]);
   CUdeviceptr a = atomr_tensor_get_ptr (r->t[1]);
@@ -1640,7 +1944,7 @@ reduce_two_pass (AtomrTensorActor *self,
   CUdeviceptr part = 0;
   AtomrKernel *k_part, *k_fin;
   void *params[8];
-  gboolean ok;
+  gboolean ok, vec;
 
   if (!g_uint64_checked_mul (&part_bytes, n_out, n_chunks) ||
       !g_uint64_checked_mul (&part_bytes, part_bytes, acc_size (r->dtype)) || fin_blocks > G_MAXINT32)
@@ -1650,7 +1954,9 @@ reduce_two_pass (AtomrTensorActor *self,
                    n_out, n_chunks);
       return FALSE;
     }
-  k_part = get_kernel (self, r, idx32, "atomr_tensor_reduce_cols_part", error);
+  vec = reduce_vec (r, FALSE);
+  k_part = get_kernel (self, r, idx32, vec ? "atomr_tensor_reduce_cols_vec_part" : "atomr_tensor_reduce_cols_part",
+                       error);
   if (k_part == NULL)
     return FALSE;
   k_fin = get_kernel (self, r, idx32, "atomr_tensor_reduce_cols_fin", error);
@@ -1660,13 +1966,24 @@ reduce_two_pass (AtomrTensorActor *self,
                          "cuMemAllocAsync (reduction partials)", error))
     return FALSE;
 
+  /* reduce_cols_vec_part has no B (reductions only) */
   params[0] = &part;
   params[1] = &a;
-  params[2] = &b;
-  params[3] = &n_out;
-  params[4] = &n_red;
-  params[5] = &chunk;
-  params[6] = loops;
+  if (vec)
+    {
+      params[2] = &n_out;
+      params[3] = &n_red;
+      params[4] = &chunk;
+      params[5] = loops;
+    }
+  else
+    {
+      params[2] = &b;
+      params[3] = &n_out;
+      params[4] = &n_red;
+      params[5] = &chunk;
+      params[6] = loops;
+    }
   ok = atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (k_part), grid, n_chunks_u, 1,
                                                    32, 8, 1, 0, stream, params, NULL),
                          "cuLaunchKernel (tensor reduction, first pass)", error);
@@ -1850,7 +2167,9 @@ launch_generated (AtomrTensorActor *self,
   if (transpose)
     {
       n_batch = n_out / ((guint64) p->extent[p->n_free - 1] * (guint64) p->extent[p->a_inner]);
-      kernel = get_kernel (self, r, idx32, use_pairs (r) ? "atomr_tensor_transpose2" : "atomr_tensor_transpose",
+      kernel = get_kernel (self, r, idx32,
+                           use_quads (r) ? "atomr_tensor_transpose4"
+                           : use_pairs (r) ? "atomr_tensor_transpose2" : "atomr_tensor_transpose",
                            error);
       if (kernel == NULL)
         return FALSE;
@@ -1862,6 +2181,22 @@ launch_generated (AtomrTensorActor *self,
     }
   else if ((r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT) && !rows && grid_y > 1)
     return reduce_two_pass (self, op, r, idx32, &loops, grid, grid_y, error);
+  else if (r->kind == KIND_REDUCE && reduce_vec (r, rows))
+    {
+      kernel = get_kernel (self, r, idx32,
+                           !rows ? "atomr_tensor_reduce_cols_vec"
+                           : rows_block (r) ? "atomr_tensor_reduce_rows_blk" : "atomr_tensor_reduce_rows_vec",
+                           error);
+      if (kernel == NULL)
+        return FALSE;
+      params[0] = &out;
+      params[1] = &a;
+      params[2] = scalar_ptr (&sc, 0);
+      params[3] = scalar_ptr (&sc, 1);
+      params[4] = &n_out;
+      params[5] = &n_red;
+      params[6] = &loops;
+    }
   else if (r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT)
     {
       kernel = get_kernel (self, r, idx32, rows ? "atomr_tensor_reduce_rows" : "atomr_tensor_reduce_cols",
@@ -2131,8 +2466,13 @@ tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_out
       atomr_op_set_detail (op, detail);
     }
   else
-    atomr_op_set_detail (op, r->kind == KIND_REDUCE ? (rows ? "rows" : grid_y > 1 ? "cols two-pass" : "cols")
-                             : transpose ? (use_pairs (r) ? "transpose 64x64 pairs" : "transpose")
+    atomr_op_set_detail (op, r->kind == KIND_REDUCE
+                             ? (reduce_vec (r, rows)
+                                ? (rows ? (rows_block (r) ? "rows block vec16" : "rows vec16")
+                                   : grid_y > 1 ? "cols vec16 two-pass" : "cols vec16")
+                                : (rows ? "rows" : grid_y > 1 ? "cols two-pass" : "cols"))
+                             : transpose ? (use_quads (r) ? "transpose 64x64 vec16"
+                                            : use_pairs (r) ? "transpose 64x64 pairs" : "transpose")
                              : "elementwise");
   for (guint o = 1; o <= n_inputs; o++)
     atomr_op_read_tensor (op, r->t[o]);

@@ -11,11 +11,15 @@ G_BEGIN_DECLS
 
 /* The source the actor compiles for a plan with @n_free output loops of
  * @n_loops: a reduction (kernels atomr_tensor_reduce_cols and
- * atomr_tensor_reduce_rows, @reduce_op an AtomrTensorReduceOp; with
+ * atomr_tensor_reduce_rows, their 16-byte variants reduce_rows_vec,
+ * reduce_rows_blk, reduce_cols_vec and reduce_cols_vec_part, the two
+ * passes reduce_cols_part and reduce_cols_fin; @reduce_op an
+ * AtomrTensorReduceOp; with
  * @op_ab >= 0 a contraction, Σ A·B) or an
  * elementwise kernel (atomr_tensor_elementwise; @op_ab < 0: a
  * permutation, which with @n_free > 1 also gets atomr_tensor_transpose
- * for A densest in loop 0; @op_abc >= 0: a trinary operation with @op_c
+ * for A densest in loop 0, atomr_tensor_transpose2 but for c128 and
+ * atomr_tensor_transpose4 for f16, bf16 and f32; @op_abc >= 0: a trinary operation with @op_c
  * on C). */
 gchar *atomr_tensor_kernel_source (gboolean   reduce,
                                    AtomrDtype dtype,

@@ -940,6 +940,101 @@ test_reduce (Fixture *f, gconstpointer data)
     }
 }
 
+/* run_reduce(), returning the GPU's detail (the kernel that ran). */
+static gchar *
+run_reduce_detail (Fixture *f, AtomrDtype dtype, const gchar *modes, AtomrTensorReduceOp op,
+                   gdouble beta, const Layout *la, const Layout *lc)
+{
+  gchar *detail = NULL;
+  gulong id = g_signal_connect (f->gpu, "after-enqueue", G_CALLBACK (record_detail), &detail);
+
+  run_reduce (f, dtype, modes, op, 1.5, beta, la, lc);
+  g_signal_handler_disconnect (f->gpu, id);
+  g_test_message ("%s %s: %s", modes, atomr_dtype_get_name (dtype), detail);
+  return detail;
+}
+
+/* The 16-byte kernels against the CPU path, every real dtype (vectors of
+ * 16 bytes: 8 halves, 4 f32, 2 f64): the 64 × 64 vector transpose with
+ * partial tiles and a padded 2-D view (f64 takes the paired one), rows
+ * reductions a warp and a block per row with an element tail (padded
+ * rows of odd length), two output loops that do not fold, column
+ * reductions in one and two passes with a partial last block and two
+ * output loops; views shifted off 16-byte alignment take the older
+ * kernels, with the same results. */
+static void
+test_vec16 (Fixture *f, gconstpointer data)
+{
+  const gint64 s3[] = { 72, 136, 80 };
+  const struct { const gchar *modes; gint64 out[3]; } perms[] = {
+    { "abc->cba", { 80, 136, 72 } },
+    { "abc->acb", { 72, 80, 136 } },
+    { "abc->cab", { 80, 72, 136 } },
+  };
+  const gint64 s2[] = { 96, 128 }, s2s[] = { 136, 1 }, s2t[] = { 128, 96 };
+  const gint64 s3s[] = { 136 * 80, 80, 1 };
+  const struct {
+    const gchar *modes;
+    guint n, nc;
+    gint64 shape[3], strides[3], out[2];
+    const gchar *detail, *detail_f64;   /* NULL: as detail */
+  } reds[] = {
+    { "ab->a", 2, 1, { 300, 1003 }, { 1008, 1 }, { 300 }, "rows vec16", NULL },
+    { "ab->a", 2, 1, { 70, 5003 }, { 5008, 1 }, { 70 }, "rows block vec16", NULL },
+    { "abc->ab", 3, 2, { 5, 7, 1000 }, { 8 * 1008, 1008, 1 }, { 5, 7 }, "rows vec16", NULL },
+    { "ab->b", 2, 1, { 100, 4096 }, { 4096, 1 }, { 4096 }, "cols vec16", NULL },
+    { "ab->b", 2, 1, { 2000, 520 }, { 520, 1 }, { 520 }, "cols vec16 two-pass", NULL },
+    { "abc->ac", 3, 2, { 6, 50, 40 }, { 50 * 40, 40, 1 }, { 6, 40 }, "cols vec16", NULL },
+  };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+    {
+      AtomrDtype dt = dtypes[d];
+      gboolean wide = dt == ATOMR_DTYPE_F64;
+
+      for (guint i = 0; i < G_N_ELEMENTS (perms); i++)
+        {
+          Layout la, lb;
+          g_autofree gchar *detail = NULL, *shifted = NULL;
+
+          contiguous_layout (3, s3, &la);
+          contiguous_layout (3, perms[i].out, &lb);
+          detail = run_permute_detail (f, dt, perms[i].modes, i == 1 ? -1.5 : 1.0,
+                                       i == 2 ? ATOMR_TENSOR_UNARY_NEG : ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+          g_assert_cmpstr (detail, ==, wide ? "transpose 64x64 pairs" : "transpose 64x64 vec16");
+          /* 2 elements off: pair-aligned, not 16-byte aligned (f64: both) */
+          strided_layout (3, s3, s3s, 2, &la);
+          shifted = run_permute_detail (f, dt, perms[i].modes, 1.0, ATOMR_TENSOR_UNARY_IDENTITY, &la, &lb);
+          g_assert_cmpstr (shifted, ==, "transpose 64x64 pairs");
+        }
+      {
+        Layout la, lb;
+        g_autofree gchar *padded = NULL;
+
+        strided_layout (2, s2, s2s, 0, &la);
+        contiguous_layout (2, s2t, &lb);
+        padded = run_permute_detail (f, dt, "ab->ba", 2.0, ATOMR_TENSOR_UNARY_ABS, &la, &lb);
+        g_assert_cmpstr (padded, ==, wide ? "transpose 64x64 pairs" : "transpose 64x64 vec16");
+      }
+      for (guint i = 0; i < G_N_ELEMENTS (reds); i++)
+        {
+          AtomrTensorReduceOp op = (i + d) % (ATOMR_TENSOR_REDUCE_NORM_INF + 1);
+          Layout la, lc;
+          g_autofree gchar *detail = NULL, *shifted = NULL;
+
+          strided_layout (reds[i].n, reds[i].shape, reds[i].strides, 0, &la);
+          contiguous_layout (reds[i].nc, reds[i].out, &lc);
+          detail = run_reduce_detail (f, dt, reds[i].modes, op, i % 2 ? 0.5 : 0.0, &la, &lc);
+          g_assert_cmpstr (detail, ==, wide && reds[i].detail_f64 ? reds[i].detail_f64 : reds[i].detail);
+          /* one element off 16-byte alignment: the scalar kernels */
+          strided_layout (reds[i].n, reds[i].shape, reds[i].strides, 1, &la);
+          shifted = run_reduce_detail (f, dt, reds[i].modes, op, 0.0, &la, &lc);
+          g_assert_null (strstr (shifted, "vec16"));
+        }
+    }
+}
+
 /* Larger shapes: both reduction kernels (rows: the reduced mode is dense;
  * cols: it is not), many blocks, and a 3-D permutation. */
 static void
@@ -1137,5 +1232,6 @@ main (int argc, char **argv)
   ADD ("reduce", test_reduce);
   ADD ("large", test_large);
   ADD ("plan-reuse", test_plan_reuse);
+  ADD ("vec16", test_vec16);
   return g_test_run ();
 }

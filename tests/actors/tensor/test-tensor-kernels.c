@@ -51,6 +51,62 @@ compile (const gchar *source, const gchar *kernel, const gchar *kernel2)
     }
 }
 
+/* Whether @line is a 16-byte global load or store (@op "ld" or "st"):
+ * four 4-byte lanes or two 8-byte ones. */
+static gboolean
+is_vec16 (const gchar *line, const gchar *op)
+{
+  g_autofree gchar *prefix = g_strdup_printf ("%s.global.", op);
+  const gchar *p = strstr (line, prefix);
+
+  if (p == NULL)
+    return FALSE;
+  return strstr (p, ".v4.u32") || strstr (p, ".v4.f32") || strstr (p, ".v4.b32") || strstr (p, ".v4.s32") ||
+         strstr (p, ".v2.u64") || strstr (p, ".v2.f64") || strstr (p, ".v2.b64") || strstr (p, ".v2.s64");
+}
+
+/* The PTX (sm_90) of @kernel in @source moves A with 16-byte loads and,
+ * with @store, writes with 16-byte stores: the vector kernels stay
+ * vector kernels. */
+static void
+assert_vec16 (const gchar *source, const gchar *kernel, gboolean store)
+{
+  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *entry = g_strdup_printf (".entry %s(", kernel);
+  g_autofree gchar *text = NULL, *chunk = NULL;
+  g_auto(GStrv) lines = NULL;
+  const gchar *body, *next;
+  GBytes *ptx;
+  gboolean ld = FALSE, st = FALSE;
+
+  atomr_compile_options_set_arch (options, "sm_90");
+  module = atomr_nvrtc_compile (source, "atomr-tensor.cu", options, NULL, &error);
+  g_assert_no_error (error);
+  ptx = atomr_module_get_ptx (module);
+  if (ptx == NULL)
+    return;   /* a cubin only: nothing to read */
+  text = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
+  body = strstr (text, entry);
+  g_assert_nonnull (body);
+  next = strstr (body + 1, ".entry ");
+  chunk = next ? g_strndup (body, next - body) : g_strdup (body);
+  lines = g_strsplit (chunk, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      ld = ld || is_vec16 (lines[i], "ld");
+      st = st || is_vec16 (lines[i], "st");
+    }
+  if (!ld || (store && !st))
+    {
+      for (guint i = 0; lines[i] != NULL; i++)
+        if (strstr (lines[i], ".global") != NULL)
+          g_printerr ("%s\n", lines[i]);   /* what it has instead */
+      g_error ("%s: no 16-byte global %s in its PTX", kernel, !ld ? "load" : "store");
+    }
+}
+
 /* Each unary expression once, in float or double math alternately; each
  * dtype's loads and stores once with a binary and a trinary operation. */
 static void
@@ -74,6 +130,17 @@ test_elementwise (void)
       g_autofree gchar *perm = atomr_tensor_kernel_source (FALSE, dtypes[d], 3, 3, TRUE,
                                                            ATOMR_TENSOR_UNARY_IDENTITY, 0, -1, 0, -1, 0);
       compile (perm, "atomr_tensor_transpose", "atomr_tensor_transpose2");
+      /* the paired one stores whole pairs (16 bytes for f64) */
+      if (dtypes[d] == ATOMR_DTYPE_F64)
+        assert_vec16 (perm, "atomr_tensor_transpose2", TRUE);
+      /* the 16-byte one for 2- and 4-byte real dtypes only */
+      if (dtypes[d] == ATOMR_DTYPE_F32 || dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
+        {
+          compile (perm, "atomr_tensor_transpose4", NULL);
+          assert_vec16 (perm, "atomr_tensor_transpose4", TRUE);
+        }
+      else
+        g_assert_null (strstr (perm, "atomr_tensor_transpose4"));
     }
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
     {
@@ -105,6 +172,9 @@ test_reduce (void)
       g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, op % 2 ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32,
                                                           1 + op % 3, 2 + op % 3 * 2, op % 2, 0, 0, -1, 0, -1, op);
       compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+      /* the 16-byte kernels with every operator */
+      compile (src, "atomr_tensor_reduce_rows_vec", "atomr_tensor_reduce_rows_blk");
+      compile (src, "atomr_tensor_reduce_cols_vec", "atomr_tensor_reduce_cols_vec_part");
     }
   for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
     {
@@ -113,6 +183,17 @@ test_reduce (void)
       compile (contract, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
       /* the two passes of tall column reductions */
       compile (contract, "atomr_tensor_reduce_cols_part", "atomr_tensor_reduce_cols_fin");
+      {
+        /* every dtype's 16-byte reduction kernels (VW = 16 / element size) */
+        g_autofree gchar *sum = atomr_tensor_kernel_source (TRUE, dtypes[d], 1 + d % 2, 2 + d % 3, d % 2, 0, 0, -1,
+                                                            0, -1, d % 2 ? ATOMR_TENSOR_REDUCE_MEAN
+                                                                         : ATOMR_TENSOR_REDUCE_SUM);
+        compile (sum, "atomr_tensor_reduce_rows_vec", "atomr_tensor_reduce_rows_blk");
+        compile (sum, "atomr_tensor_reduce_cols_vec", "atomr_tensor_reduce_cols_vec_part");
+        assert_vec16 (sum, "atomr_tensor_reduce_rows_blk", FALSE);
+        assert_vec16 (sum, "atomr_tensor_reduce_rows_vec", FALSE);
+        assert_vec16 (sum, "atomr_tensor_reduce_cols_vec_part", FALSE);
+      }
       if (dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
         {
           g_autofree gchar *norm = atomr_tensor_kernel_source (TRUE, dtypes[d], 1, 2, TRUE, 0, 0, -1, 0, -1,
@@ -172,7 +253,9 @@ test_complex (void)
           g_autofree gchar *src = atomr_tensor_kernel_source (TRUE, cdt[d], 1 + k % 2, 2 + k % 2, k % 2, 0, 0, -1,
                                                               0, -1, reduce[k]);
           compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
+          compile (src, "atomr_tensor_reduce_rows_vec", "atomr_tensor_reduce_cols_vec");
         }
+      g_assert_null (strstr (perm, "atomr_tensor_transpose4"));
     }
 }
 

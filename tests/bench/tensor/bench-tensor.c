@@ -266,14 +266,17 @@ main (int argc, char **argv)
   for (guint i = 0; i < G_N_ELEMENTS (perms); i++)
     {
       gdouble gbps;
+      g_autofree gchar *detail = NULL;
+      gulong id = g_signal_connect (actor, "after-enqueue", G_CALLBACK (record_detail), &detail);
 
       time_permute (actor, perms[i], a, b, 1);     /* compile / cache load */
+      g_signal_handler_disconnect (actor, id);
       best = G_MAXDOUBLE;
       for (guint r = 0; r < REPS; r++)
         best = MIN (best, time_permute (actor, perms[i], a, b, ITERS));
       gbps = 2.0 * cube_bytes * ITERS / best / 1e9;
-      g_print ("permute   %-10s 512^3 f32        %8.1f GB/s  ratio to copy %.3f (goal 0.85)\n",
-               perms[i], gbps, gbps / copy_gbps);
+      g_print ("permute   %-10s 512^3 f32        %8.1f GB/s  ratio to copy %.3f (goal 0.85)  [%s]\n",
+               perms[i], gbps, gbps / copy_gbps, detail ? detail : "?");
       g_string_append_printf (json, "  \"permute %s\": {\"gbps\": %.3f, \"ratio_to_copy\": %.4f},\n",
                               perms[i], gbps, gbps / copy_gbps);
     }
@@ -286,14 +289,17 @@ main (int argc, char **argv)
     for (guint i = 0; i < 2; i++)
       {
         gdouble gbps;
+        g_autofree gchar *detail = NULL;
+        gulong id = g_signal_connect (actor, "after-enqueue", G_CALLBACK (record_detail), &detail);
 
         time_reduce (actor, modes[i], m, v, 1);
+        g_signal_handler_disconnect (actor, id);
         best = G_MAXDOUBLE;
         for (guint r = 0; r < REPS; r++)
           best = MIN (best, time_reduce (actor, modes[i], m, v, ITERS));
         gbps = (gdouble) mat_bytes * ITERS / best / 1e9;
-        g_print ("reduce    %-6s 8192^2 f32 %-31s %8.1f GB/s  ratio to copy %.3f (goal 0.85)\n",
-                 modes[i], what[i], gbps, gbps / copy_gbps);
+        g_print ("reduce    %-6s 8192^2 f32 %-31s %8.1f GB/s  ratio to copy %.3f (goal 0.85)  [%s]\n",
+                 modes[i], what[i], gbps, gbps / copy_gbps, detail ? detail : "?");
         g_string_append_printf (json, "  \"reduce %s\": {\"gbps\": %.3f, \"ratio_to_copy\": %.4f},\n",
                                 modes[i], gbps, gbps / copy_gbps);
       }
