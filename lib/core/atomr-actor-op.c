@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "atomr-actor-internal.h"
+#include "atomr-actor-impl-private.h"
 
 /* Freed operations kept for reuse, per thread: an operation is a few
  * hundred bytes allocated and freed for every request (malloc + free were

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "atomr-actor-internal.h"
+#include "atomr-actor-impl-private.h"
 
 /* ------------------------------------------------------------------ */
 /* Waking the actor up                                                  */

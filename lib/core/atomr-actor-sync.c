@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "atomr-actor-internal.h"
+#include "atomr-actor-impl-private.h"
 
 /* ------------------------------------------------------------------ */
 /* Blocking conveniences                                                */

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "atomr-actor-internal.h"
+#include "atomr-actor-impl-private.h"
 #include "atomr-completion-service-private.h"
 #include "atomr-enum-types.h"
 #include "atomr-error.h"
@@ -277,7 +277,7 @@ atomr_actor_class_init (AtomrActorClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
-  /* for the other files of the actor (atomr-actor-internal.h); the type
+  /* for the other files of the actor (atomr-actor-impl-private.h); the type
    * system set it before calling us */
   atomr_actor_private_offset_internal = AtomrActor_private_offset;
 

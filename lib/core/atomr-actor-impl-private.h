@@ -1,4 +1,4 @@
-/* atomr-actor-internal.h — what the files of the actor share (not installed)
+/* atomr-actor-impl-private.h — what the files of the actor share (not installed)
  *
  * The actor is split along its seams: atomr-actor.c (the GObject, its
  * properties and signals, accessors, graph capture support),
