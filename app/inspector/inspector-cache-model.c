@@ -20,6 +20,9 @@ struct _InspectorCacheModel
   GPtrArray        *all;       /* AtomrKernelCacheEntry* */
   GPtrArray        *visible;   /* subset of all, sorted */
   gchar            *search;
+  gchar            *filter_arch;   /* NULL: any */
+  InspectorCacheAge  filter_age;
+  InspectorCacheSize filter_size;
   InspectorCacheSort sort;
   gboolean          descending;
   guint64           total_bytes;
@@ -202,6 +205,38 @@ compare_entries (gconstpointer a,
   return c;
 }
 
+/* The filter chips: architecture, when last used, size on disk. */
+static gboolean
+passes_filters (InspectorCacheModel   *self,
+                AtomrKernelCacheEntry *entry)
+{
+  if (self->filter_arch != NULL &&
+      g_strcmp0 (atomr_kernel_cache_entry_get_arch (entry), self->filter_arch) != 0)
+    return FALSE;
+  if (self->filter_age != INSPECTOR_CACHE_AGE_ANY)
+    {
+      GDateTime *when = atomr_kernel_cache_entry_get_last_used (entry);
+      g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+      GTimeSpan limit = self->filter_age == INSPECTOR_CACHE_AGE_DAY ? G_TIME_SPAN_DAY
+                      : self->filter_age == INSPECTOR_CACHE_AGE_WEEK ? 7 * G_TIME_SPAN_DAY
+                      : 30 * G_TIME_SPAN_DAY;
+
+      if (when == NULL)
+        when = atomr_kernel_cache_entry_get_created (entry);
+      if (when == NULL || g_date_time_difference (now, when) > limit)
+        return FALSE;
+    }
+  if (self->filter_size != INSPECTOR_CACHE_SIZE_ANY)
+    {
+      guint64 size = atomr_kernel_cache_entry_get_file_size (entry);
+      if ((self->filter_size == INSPECTOR_CACHE_SIZE_SMALL && size >= 100 * 1000) ||
+          (self->filter_size == INSPECTOR_CACHE_SIZE_MEDIUM && (size < 100 * 1000 || size >= 1000 * 1000)) ||
+          (self->filter_size == INSPECTOR_CACHE_SIZE_LARGE && size < 1000 * 1000))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 refilter (InspectorCacheModel *self)
 {
@@ -210,6 +245,7 @@ refilter (InspectorCacheModel *self)
   g_ptr_array_set_size (self->visible, 0);
   for (guint i = 0; i < self->all->len; i++)
     if (inspector_cache_entry_matches (g_ptr_array_index (self->all, i), self->search) &&
+        passes_filters (self, g_ptr_array_index (self->all, i)) &&
         !g_hash_table_contains (self->hidden,
                                 atomr_kernel_cache_entry_get_key (g_ptr_array_index (self->all, i))))
       g_ptr_array_add (self->visible, g_object_ref (g_ptr_array_index (self->all, i)));
@@ -459,6 +495,65 @@ inspector_cache_model_set_search (InspectorCacheModel *self,
   refilter (self);
 }
 
+/**
+ * inspector_cache_model_set_filters:
+ * @self: a model
+ * @arch: (nullable): only entries for this architecture ("sm_90"), or %NULL
+ * @age: only entries used (or, never used, made) that recently
+ * @size: only entries of this size on disk (under 100 kB, to 1 MB, above)
+ *
+ * The Cache page's filter chips; they combine with the search text.
+ */
+void
+inspector_cache_model_set_filters (InspectorCacheModel *self,
+                                   const gchar         *arch,
+                                   InspectorCacheAge    age,
+                                   InspectorCacheSize   size)
+{
+  if (arch != NULL && *arch == '\0')
+    arch = NULL;
+  if (g_strcmp0 (self->filter_arch, arch) == 0 && self->filter_age == age && self->filter_size == size)
+    return;
+  g_free (self->filter_arch);
+  self->filter_arch = g_strdup (arch);
+  self->filter_age = age;
+  self->filter_size = size;
+  refilter (self);
+}
+
+static gint
+compare_strings (gconstpointer a,
+                 gconstpointer b)
+{
+  return g_strcmp0 (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+/**
+ * inspector_cache_model_dup_archs:
+ * @self: a model
+ *
+ * Returns: (transfer full): the architectures of every listed entry
+ *   (filters and search aside), sorted, each once
+ */
+GStrv
+inspector_cache_model_dup_archs (InspectorCacheModel *self)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) archs = g_ptr_array_new ();
+
+  for (guint i = 0; i < self->all->len; i++)
+    {
+      const gchar *arch = atomr_kernel_cache_entry_get_arch (g_ptr_array_index (self->all, i));
+      if (arch != NULL && g_hash_table_add (seen, (gpointer) arch))
+        g_ptr_array_add (archs, (gpointer) arch);
+    }
+  g_ptr_array_sort (archs, compare_strings);
+  for (guint i = 0; i < archs->len; i++)
+    g_strv_builder_add (builder, g_ptr_array_index (archs, i));
+  return g_strv_builder_end (builder);
+}
+
 void
 inspector_cache_model_set_sort (InspectorCacheModel *self,
                                 InspectorCacheSort   sort,
@@ -581,6 +676,7 @@ inspector_cache_model_finalize (GObject *object)
   g_ptr_array_unref (self->all);
   g_ptr_array_unref (self->visible);
   g_free (self->search);
+  g_free (self->filter_arch);
   g_hash_table_unref (self->hidden);
   G_OBJECT_CLASS (inspector_cache_model_parent_class)->finalize (object);
 }

@@ -19,6 +19,20 @@ typedef enum {
   INSPECTOR_CACHE_SORT_CREATED,
 } InspectorCacheSort;
 
+typedef enum {
+  INSPECTOR_CACHE_AGE_ANY,
+  INSPECTOR_CACHE_AGE_DAY,
+  INSPECTOR_CACHE_AGE_WEEK,
+  INSPECTOR_CACHE_AGE_MONTH,
+} InspectorCacheAge;
+
+typedef enum {
+  INSPECTOR_CACHE_SIZE_ANY,
+  INSPECTOR_CACHE_SIZE_SMALL,    /* under 100 kB */
+  INSPECTOR_CACHE_SIZE_MEDIUM,   /* 100 kB to 1 MB */
+  INSPECTOR_CACHE_SIZE_LARGE,    /* 1 MB and more */
+} InspectorCacheSize;
+
 #define INSPECTOR_TYPE_CACHE_MODEL (inspector_cache_model_get_type ())
 G_DECLARE_FINAL_TYPE (InspectorCacheModel, inspector_cache_model, INSPECTOR, CACHE_MODEL, GObject)
 
@@ -33,6 +47,11 @@ void                 inspector_cache_model_reload_async   (InspectorCacheModel *
 guint                inspector_cache_model_get_n_async_reloads (InspectorCacheModel *self);
 void                 inspector_cache_model_set_search     (InspectorCacheModel *self,
                                                            const gchar         *text);
+void                 inspector_cache_model_set_filters    (InspectorCacheModel *self,
+                                                           const gchar         *arch,
+                                                           InspectorCacheAge    age,
+                                                           InspectorCacheSize   size);
+GStrv                inspector_cache_model_dup_archs      (InspectorCacheModel *self);
 void                 inspector_cache_model_set_sort       (InspectorCacheModel *self,
                                                            InspectorCacheSort   sort,
                                                            gboolean             descending);

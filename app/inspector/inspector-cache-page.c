@@ -20,6 +20,11 @@ struct _InspectorCachePage
   AdwLeaflet          *leaflet;
   GtkSearchEntry      *search_entry;
   GtkDropDown         *sort_dropdown;
+  GtkDropDown         *arch_dropdown;
+  GtkDropDown         *age_dropdown;
+  GtkDropDown         *size_dropdown;
+  GtkStringList       *archs;          /* the arch chip's choices; 0: all */
+  gboolean             updating_archs;
   GtkMenuButton       *gc_button;
   GtkSpinButton       *gc_spin;
   GtkStack            *list_stack;
@@ -274,7 +279,15 @@ update_totals (InspectorCachePage *self)
     {
       const gchar *search = gtk_editable_get_text (GTK_EDITABLE (self->search_entry));
 
-      if (n > 0 && search && *search)
+      if (n > 0 && (search == NULL || *search == '\0'))
+        {
+          /* the filter chips left nothing */
+          adw_status_page_set_icon_name (self->empty_status, "edit-find-symbolic");
+          adw_status_page_set_title (self->empty_status, _("No Matching Kernels"));
+          adw_status_page_set_description (self->empty_status,
+                                           _("No entry has the architecture, age and size chosen above."));
+        }
+      else if (n > 0)
         {
           /* Translators: %s is what the user searched for */
           g_autofree gchar *desc = g_strdup_printf (_("No kernel name, source path, architecture or key "
@@ -409,6 +422,85 @@ on_search_changed (InspectorCachePage *self)
 {
   inspector_cache_model_set_search (self->model, gtk_editable_get_text (GTK_EDITABLE (self->search_entry)));
   update_totals (self);
+}
+
+/* The filter chips (architecture, last used, size) and the search text
+ * narrow the list together. */
+static void
+on_filters_changed (InspectorCachePage *self)
+{
+  guint a = gtk_drop_down_get_selected (self->arch_dropdown);
+  const gchar *arch = NULL;
+
+  if (self->updating_archs)
+    return;
+  if (a != GTK_INVALID_LIST_POSITION && a > 0)
+    arch = gtk_string_list_get_string (self->archs, a);
+  inspector_cache_model_set_filters (self->model, arch,
+                                     (InspectorCacheAge) gtk_drop_down_get_selected (self->age_dropdown),
+                                     (InspectorCacheSize) gtk_drop_down_get_selected (self->size_dropdown));
+  update_totals (self);
+}
+
+static gboolean
+refilter_later (gpointer data)
+{
+  on_filters_changed (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* The architectures present (the chosen one stays chosen while present). */
+static void
+update_archs (InspectorCachePage *self)
+{
+  g_auto(GStrv) archs = inspector_cache_model_dup_archs (self->model);
+  guint a = gtk_drop_down_get_selected (self->arch_dropdown);
+  g_autofree gchar *chosen = a != GTK_INVALID_LIST_POSITION && a > 0
+                             ? g_strdup (gtk_string_list_get_string (self->archs, a)) : NULL;
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->archs));
+  guint select = 0;
+  gboolean same = n == g_strv_length (archs) + 1;
+
+  for (guint i = 0; same && archs[i]; i++)
+    same = g_strcmp0 (gtk_string_list_get_string (self->archs, i + 1), archs[i]) == 0;
+  if (same)
+    return;
+  self->updating_archs = TRUE;
+  gtk_string_list_splice (self->archs, 1, n - 1, (const gchar * const *) archs);
+  for (guint i = 0; chosen && archs[i]; i++)
+    if (g_str_equal (archs[i], chosen))
+      select = i + 1;
+  gtk_drop_down_set_selected (self->arch_dropdown, select);
+  self->updating_archs = FALSE;
+  /* The chosen arch went away: show all, once this change is over. */
+  if (chosen != NULL && select == 0)
+    g_idle_add_full (G_PRIORITY_DEFAULT, refilter_later, g_object_ref (self), g_object_unref);
+}
+
+/**
+ * inspector_cache_page_set_filters:
+ * @self: the page
+ * @arch: (nullable): an architecture listed in the arch chip, or %NULL for all
+ * @age: the age chip
+ * @size: the size chip
+ *
+ * Sets the filter chips as a user would (the tests use it).
+ */
+void
+inspector_cache_page_set_filters (InspectorCachePage *self,
+                                  const gchar        *arch,
+                                  InspectorCacheAge   age,
+                                  InspectorCacheSize  size)
+{
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->archs));
+  guint select = 0;
+
+  for (guint i = 1; arch && i < n; i++)
+    if (g_str_equal (gtk_string_list_get_string (self->archs, i), arch))
+      select = i;
+  gtk_drop_down_set_selected (self->arch_dropdown, select);
+  gtk_drop_down_set_selected (self->age_dropdown, age);
+  gtk_drop_down_set_selected (self->size_dropdown, size);
 }
 
 static void
@@ -771,6 +863,7 @@ inspector_cache_page_dispose (GObject *object)
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_CACHE_PAGE);
   g_clear_object (&self->selection);
   g_clear_object (&self->model);
+  g_clear_object (&self->archs);
   g_clear_object (&self->settings);
   g_clear_pointer (&self->rows, g_ptr_array_unref);
   G_OBJECT_CLASS (inspector_cache_page_parent_class)->dispose (object);
@@ -795,6 +888,9 @@ inspector_cache_page_class_init (InspectorCachePageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, leaflet);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, search_entry);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, sort_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, arch_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, age_dropdown);
+  gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, size_dropdown);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, gc_button);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, gc_spin);
   gtk_widget_class_bind_template_child (widget_class, InspectorCachePage, list_stack);
@@ -856,6 +952,15 @@ inspector_cache_page_init (InspectorCachePage *self)
   g_signal_connect_swapped (self->selection, "notify::selected-item", G_CALLBACK (on_selection_changed), self);
   g_signal_connect_swapped (self->search_entry, "search-changed", G_CALLBACK (on_search_changed), self);
   g_signal_connect_swapped (self->sort_dropdown, "notify::selected", G_CALLBACK (on_sort_changed), self);
+  {
+    const gchar *all[] = { _("All Architectures"), NULL };
+    self->archs = gtk_string_list_new (all);
+    gtk_drop_down_set_model (self->arch_dropdown, G_LIST_MODEL (self->archs));
+  }
+  g_signal_connect_swapped (self->arch_dropdown, "notify::selected", G_CALLBACK (on_filters_changed), self);
+  g_signal_connect_swapped (self->age_dropdown, "notify::selected", G_CALLBACK (on_filters_changed), self);
+  g_signal_connect_swapped (self->size_dropdown, "notify::selected", G_CALLBACK (on_filters_changed), self);
+  g_signal_connect_swapped (self->model, "items-changed", G_CALLBACK (update_archs), self);
   g_signal_connect (self->list_view, "activate", G_CALLBACK (on_activate), self);
   g_signal_connect_swapped (self->back_button, "clicked", G_CALLBACK (on_back), self);
   update_totals (self);

@@ -35,4 +35,9 @@ gboolean             inspector_cache_page_export_finish (InspectorCachePage  *se
                                                          GAsyncResult        *result,
                                                          GError             **error);
 
+void                 inspector_cache_page_set_filters (InspectorCachePage *self,
+                                                       const gchar        *arch,
+                                                       InspectorCacheAge   age,
+                                                       InspectorCacheSize  size);
+
 G_END_DECLS

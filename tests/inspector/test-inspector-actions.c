@@ -1477,6 +1477,50 @@ test_cache_search_empty (void)
   g_assert_true (wait_for (has_n_visible, &e));
 }
 
+/* The filter chips of the Cache page (architecture, last used, size)
+ * narrow the list with the search, and say so when nothing is left. */
+static void
+test_cache_filter_chips (void)
+{
+  InspectorCachePage *cache;
+  InspectorCacheModel *model;
+  g_auto(GStrv) archs = NULL;
+  Entries e;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no fixture cache: NVRTC could not compile");
+      return;
+    }
+  reset_window ();
+  inspector_window_set_page (t.window, "cache");
+  cache = inspector_window_get_cache_page (t.window);
+  pump (100);
+  model = inspector_cache_page_get_model (cache);
+  archs = inspector_cache_model_dup_archs (model);
+  g_assert_cmpuint (g_strv_length (archs), >=, 1);
+
+  inspector_cache_page_set_filters (cache, archs[0], INSPECTOR_CACHE_AGE_ANY, INSPECTOR_CACHE_SIZE_ANY);
+  pump (50);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (model)), >, 0);
+  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (model)); i++)
+    {
+      g_autoptr(AtomrKernelCacheEntry) entry = g_list_model_get_item (G_LIST_MODEL (model), i);
+      g_assert_cmpstr (atomr_kernel_cache_entry_get_arch (entry), ==, archs[0]);
+    }
+
+  inspector_cache_page_set_filters (cache, NULL, INSPECTOR_CACHE_AGE_ANY, INSPECTOR_CACHE_SIZE_LARGE);
+  e.model = model;
+  e.n = 0;
+  g_assert_true (wait_for (has_n_visible, &e));
+  pump (100);
+  g_assert_nonnull (find_labelled (GTK_WIDGET (cache), ADW_TYPE_STATUS_PAGE, _("No Matching Kernels")));
+
+  inspector_cache_page_set_filters (cache, NULL, INSPECTOR_CACHE_AGE_ANY, INSPECTOR_CACHE_SIZE_ANY);
+  e.n = inspector_cache_model_get_n_entries (model);
+  g_assert_true (wait_for (has_n_visible, &e));
+}
+
 /* 4. Clicking a statistics header sorts by that column, and again the
  * other way round. */
 static gboolean
@@ -1652,6 +1696,7 @@ main (int   argc,
 
   g_test_add_func ("/inspector/actions/cache-delete", test_cache_delete);
   g_test_add_func ("/inspector/actions/cache-search-empty", test_cache_search_empty);
+  g_test_add_func ("/inspector/actions/cache-filter-chips", test_cache_filter_chips);
   g_test_add_func ("/inspector/actions/cache-export", test_cache_export);
   g_test_add_func ("/inspector/actions/cache-occupancy", test_cache_occupancy);
   g_test_add_func ("/inspector/actions/cache-sass", test_cache_sass);

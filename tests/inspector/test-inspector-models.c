@@ -1073,6 +1073,43 @@ test_cache_search_sort (CacheFixture  *f,
   g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (f->model)), ==, 3);
 }
 
+/* The Cache page's filter chips: architecture, last used, size; they
+ * combine with the search. */
+static void
+test_cache_filters (CacheFixture  *f,
+                    gconstpointer  data)
+{
+  g_auto(GStrv) archs = NULL;
+  GListModel *list = G_LIST_MODEL (f->model);
+
+  if (f->model == NULL)
+    return;
+  archs = inspector_cache_model_dup_archs (f->model);
+  g_assert_cmpuint (g_strv_length (archs), ==, 2);
+  g_assert_cmpstr (archs[0], ==, "compute_80");
+  g_assert_cmpstr (archs[1], ==, "sm_90");
+
+  inspector_cache_model_set_filters (f->model, "sm_90", INSPECTOR_CACHE_AGE_ANY, INSPECTOR_CACHE_SIZE_ANY);
+  g_assert_cmpuint (g_list_model_get_n_items (list), ==, 2);
+  inspector_cache_model_set_search (f->model, "beta");
+  g_assert_cmpuint (g_list_model_get_n_items (list), ==, 1);
+  inspector_cache_model_set_search (f->model, "gamma");   /* compute_80: filtered out */
+  g_assert_cmpuint (g_list_model_get_n_items (list), ==, 0);
+  inspector_cache_model_set_search (f->model, NULL);
+
+  /* all three were just compiled: used today; all are small */
+  inspector_cache_model_set_filters (f->model, NULL, INSPECTOR_CACHE_AGE_DAY, INSPECTOR_CACHE_SIZE_SMALL);
+  g_assert_cmpuint (g_list_model_get_n_items (list), ==, 3);
+  inspector_cache_model_set_filters (f->model, NULL, INSPECTOR_CACHE_AGE_ANY, INSPECTOR_CACHE_SIZE_LARGE);
+  g_assert_cmpuint (g_list_model_get_n_items (list), ==, 0);
+  inspector_cache_model_set_filters (f->model, "compute_80", INSPECTOR_CACHE_AGE_MONTH, INSPECTOR_CACHE_SIZE_SMALL);
+  g_assert_cmpuint (g_list_model_get_n_items (list), ==, 1);
+  /* totals count the whole cache */
+  g_assert_cmpuint (inspector_cache_model_get_n_entries (f->model), ==, 3);
+  inspector_cache_model_set_filters (f->model, "", INSPECTOR_CACHE_AGE_ANY, INSPECTOR_CACHE_SIZE_ANY);
+  g_assert_cmpuint (g_list_model_get_n_items (list), ==, 3);
+}
+
 static void
 test_cache_remove_gc (CacheFixture  *f,
                       gconstpointer  data)
@@ -1174,6 +1211,7 @@ main (int   argc,
   g_test_add_func ("/inspector/run/spawn", test_run_spawn);
   g_test_add ("/inspector/cache-model/list", CacheFixture, NULL, cache_setup, test_cache_list, cache_teardown);
   g_test_add ("/inspector/cache-model/search-sort", CacheFixture, NULL, cache_setup, test_cache_search_sort, cache_teardown);
+  g_test_add ("/inspector/cache-model/filters", CacheFixture, NULL, cache_setup, test_cache_filters, cache_teardown);
   g_test_add ("/inspector/cache-model/remove-gc", CacheFixture, NULL, cache_setup, test_cache_remove_gc, cache_teardown);
   g_test_add ("/inspector/cache-model/monitor", CacheFixture, NULL, cache_setup, test_cache_monitor, cache_teardown);
   return g_test_run ();
