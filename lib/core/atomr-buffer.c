@@ -42,7 +42,6 @@ struct _AtomrBuffer
   GObject      parent_instance;
 
   AtomrDevice *device;
-  AtomrMemoryPool *pool;     /* the device's (owned by it), for the free */
   guint        generation;
   AtomrDtype   dtype;
   guint64      n_elements;
@@ -87,7 +86,8 @@ atomr_buffer_finalize (GObject *object)
     release_foreign (self);
   else if (self->host_data)
     {
-      atomr_memory_pool_free_host (self->pool, self->host_data, self->byte_size);
+      g_free (self->host_data);
+      atomr_memory_pool_account_host (self->device, -(gint64) self->byte_size);
     }
   else if (self->ptr && self->generation == atomr_device_get_generation (self->device) &&
            atomr_device_enter (self->device, NULL))
@@ -100,8 +100,7 @@ atomr_buffer_finalize (GObject *object)
            * (every operation using the buffer has completed or failed, so
            * every slot is resolved). */
           atomr_hazards_order_all (&self->hazards, utility);
-          atomr_memory_pool_free_async (self->pool, self->device, self->ptr, self->byte_size,
-                                        utility->handle);
+          ATOMR_CU->cuMemFreeAsync (self->ptr, utility->handle);
         }
       atomr_device_leave (self->device);
     }
@@ -279,7 +278,6 @@ atomr_buffer_new (AtomrDevice  *device,
 
   self = g_object_new (ATOMR_TYPE_BUFFER, NULL);
   self->device = g_object_ref (device);
-  self->pool = atomr_device_get_memory_pool (device);
   self->dtype = dtype;
   self->n_elements = n_elements;
   self->byte_size = n_elements * elem;
@@ -290,7 +288,7 @@ atomr_buffer_new (AtomrDevice  *device,
 
   if (atomr_device_is_host (device))
     {
-      self->host_data = atomr_memory_pool_alloc_host (self->pool, device, self->byte_size);
+      self->host_data = g_try_malloc0 (self->byte_size);
       atomr_device_leave (device);
       if (self->host_data == NULL)
         {
@@ -299,6 +297,7 @@ atomr_buffer_new (AtomrDevice  *device,
                        self->byte_size);
           return NULL;
         }
+      atomr_memory_pool_account_host (device, (gint64) self->byte_size);
       return g_steal_pointer (&self);
     }
 
@@ -312,8 +311,7 @@ atomr_buffer_new (AtomrDevice  *device,
         atomr_device_leave (device);
         return NULL;
       }
-    res = atomr_memory_pool_alloc_async_in (self->pool, device, &self->ptr, self->byte_size,
-                                            utility->handle);
+    res = atomr_memory_pool_alloc_async (device, &self->ptr, self->byte_size, utility->handle);
     if (res != CUDA_SUCCESS)
       {
         self->ptr = 0;
