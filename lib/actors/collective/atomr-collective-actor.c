@@ -1295,6 +1295,39 @@ atomr_collective_actor_all_to_all_async (AtomrCollectiveActor *self,
               cancellable, callback, user_data);
 }
 
+/* The per-rank counts and offsets of an all-to-all-v (one entry per rank
+ * in each array), copied into @call->v; the actor's call and the group's
+ * take them through here. */
+gboolean
+atomr_collective_call_set_counts (AtomrCollectiveCall *call,
+                                  guint                n,
+                                  const guint64       *send_counts,
+                                  guint                n_send_counts,
+                                  const guint64       *send_offsets,
+                                  guint                n_send_offsets,
+                                  const guint64       *recv_counts,
+                                  guint                n_recv_counts,
+                                  const guint64       *recv_offsets,
+                                  guint                n_recv_offsets,
+                                  GError             **error)
+{
+  if (n == 0 || n_send_counts != n || n_send_offsets != n || n_recv_counts != n || n_recv_offsets != n ||
+      !send_counts || !send_offsets || !recv_counts || !recv_offsets)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "collective all-to-all-v: the arrays hold %u send counts, %u send offsets, "
+                   "%u recv counts and %u recv offsets; each needs one entry per rank (%u)",
+                   n_send_counts, n_send_offsets, n_recv_counts, n_recv_offsets, n);
+      return FALSE;
+    }
+  call->v = g_new (guint64, 4 * (gsize) n);
+  memcpy (call->v, send_counts, n * sizeof (guint64));
+  memcpy (call->v + n, send_offsets, n * sizeof (guint64));
+  memcpy (call->v + 2 * n, recv_counts, n * sizeof (guint64));
+  memcpy (call->v + 3 * n, recv_offsets, n * sizeof (guint64));
+  return TRUE;
+}
+
 /**
  * atomr_collective_actor_all_to_all_v_async:
  * @self: an [class@Atomr.CollectiveActor]
@@ -1334,27 +1367,19 @@ atomr_collective_actor_all_to_all_v_async (AtomrCollectiveActor *self,
                                            gpointer              user_data)
 {
   AtomrCollectiveCall *call;
-  guint n;
+  GError *error = NULL;
 
   g_return_if_fail (ATOMR_IS_COLLECTIVE_ACTOR (self));
-  n = self->world ? atomr_collective_world_get_n_ranks (self->world) : 0;
-  if (self->world == NULL || n_send_counts != n || n_send_offsets != n || n_recv_counts != n ||
-      n_recv_offsets != n || !send_counts || !send_offsets || !recv_counts || !recv_offsets)
+  call = atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL_V, self, send, recv);
+  if (!atomr_collective_call_set_counts (call, self->world ? atomr_collective_world_get_n_ranks (self->world) : 0,
+                                         send_counts, n_send_counts, send_offsets, n_send_offsets,
+                                         recv_counts, n_recv_counts, recv_offsets, n_recv_offsets, &error))
     {
       AtomrOp *op = atomr_op_new (self, "all-to-all-v", atomr_collective_actor_all_to_all_v_async, cancellable,
                                   callback, user_data);
-      return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                             "collective all-to-all-v: the arrays hold %u send counts, "
-                                             "%u send offsets, %u recv counts and %u recv offsets; each "
-                                             "needs one entry per rank (%u)", n_send_counts,
-                                             n_send_offsets, n_recv_counts, n_recv_offsets, n));
+      atomr_collective_call_free (call);
+      return atomr_op_fail (op, error);
     }
-  call = atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL_V, self, send, recv);
-  call->v = g_new (guint64, 4 * (gsize) n);
-  memcpy (call->v, send_counts, n * sizeof (guint64));
-  memcpy (call->v + n, send_offsets, n * sizeof (guint64));
-  memcpy (call->v + 2 * n, recv_counts, n * sizeof (guint64));
-  memcpy (call->v + 3 * n, recv_offsets, n * sizeof (guint64));
   submit_one (self, call, atomr_collective_actor_all_to_all_v_async, cancellable, callback, user_data);
 }
 

@@ -4,8 +4,6 @@
  */
 #include "config.h"
 
-#include <string.h>
-
 #include "atomr-collective-private.h"
 
 /**
@@ -322,27 +320,17 @@ atomr_collective_group_add_all_to_all_v (AtomrCollectiveGroup  *self,
                                          GError               **error)
 {
   AtomrCollectiveCall *call;
-  guint n;
 
   g_return_val_if_fail (ATOMR_IS_COLLECTIVE_GROUP (self), FALSE);
-  if (self->world == NULL)
-    return add (self, atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL_V, actor, send, recv), error);
-  n = atomr_collective_world_get_n_ranks (self->world);
-  if (n_send_counts != n || n_send_offsets != n || n_recv_counts != n || n_recv_offsets != n ||
-      !send_counts || !send_offsets || !recv_counts || !recv_offsets)
+  call = atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL_V, actor, send, recv);
+  if (self->world != NULL &&   /* without one, add() says so */
+      !atomr_collective_call_set_counts (call, atomr_collective_world_get_n_ranks (self->world),
+                                         send_counts, n_send_counts, send_offsets, n_send_offsets,
+                                         recv_counts, n_recv_counts, recv_offsets, n_recv_offsets, error))
     {
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "collective all-to-all-v: the arrays hold %u send counts, %u send offsets, "
-                   "%u recv counts and %u recv offsets; each needs one entry per rank (%u)",
-                   n_send_counts, n_send_offsets, n_recv_counts, n_recv_offsets, n);
+      atomr_collective_call_free (call);
       return FALSE;
     }
-  call = atomr_collective_call_new (ATOMR_CALL_ALL_TO_ALL_V, actor, send, recv);
-  call->v = g_new (guint64, 4 * (gsize) n);
-  memcpy (call->v, send_counts, n * sizeof (guint64));
-  memcpy (call->v + n, send_offsets, n * sizeof (guint64));
-  memcpy (call->v + 2 * n, recv_counts, n * sizeof (guint64));
-  memcpy (call->v + 3 * n, recv_offsets, n * sizeof (guint64));
   return add (self, call, error);
 }
 

@@ -61,6 +61,17 @@ AtomrCollectiveCall *atomr_collective_call_new    (AtomrCallKind         kind,
 void                 atomr_collective_call_free   (AtomrCollectiveCall  *call);
 /* Arguments of one call: views of the actor's device, contiguous, sizes,
  * dtypes the world supports, root/peer in range, aliasing. */
+gboolean             atomr_collective_call_set_counts (AtomrCollectiveCall *call,
+                                                      guint                n_ranks,
+                                                      const guint64       *send_counts,
+                                                      guint                n_send_counts,
+                                                      const guint64       *send_offsets,
+                                                      guint                n_send_offsets,
+                                                      const guint64       *recv_counts,
+                                                      guint                n_recv_counts,
+                                                      const guint64       *recv_offsets,
+                                                      guint                n_recv_offsets,
+                                                      GError             **error);
 gboolean             atomr_collective_call_check  (AtomrCollectiveCall  *call,
                                                    GError              **error);
 /* Submits @calls (transfer full; already checked one by one) as one
