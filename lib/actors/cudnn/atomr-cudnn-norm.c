@@ -936,15 +936,11 @@ rows_vec (NormRequest *r,
  * the generic kernels. */
 static gboolean
 rows_verified (NormRequest *r,
-               CUdeviceptr  x,
-               CUdeviceptr  y,
-               CUdeviceptr  dy,
-               CUdeviceptr  scale,
-               CUdeviceptr  bias)
+               gboolean     vec)
 {
   gint64 nv;
 
-  if (!rows_vec (r, x, y, dy, scale, bias))
+  if (!vec)
     return FALSE;
   nv = r->m / (16 / (gint64) atomr_dtype_get_size (r->dtype));
   return rows_tpr (nv, r->backward ? ROWS_TILE_BWD : ROWS_TILE_FWD) == 32;
@@ -966,9 +962,9 @@ rows_enqueue (AtomrCudnnActor *self,
               CUdeviceptr      mean,
               CUdeviceptr      rstd,
               CUdeviceptr      dscale,
+              gboolean         vec,
               GError         **error)
 {
-  gboolean vec = rows_vec (r, x, y, dy, scale, bias);
   gint64 nv = vec ? r->m / (16 / (gint64) atomr_dtype_get_size (r->dtype)) : r->m;
   gint rms = r->rms;
   gfloat eps_f = (gfloat) r->epsilon;
@@ -1102,8 +1098,12 @@ norm_enqueue (AtomrOp  *op,
   mean = PTR_OR_0 (r->mean);
   rstd = PTR_OR_0 (r->inv_std);
   dscale = PTR_OR_0 (r->dscale);
-  if (r->rows_fast && rows_verified (r, x, y, dy, scale, bias))
-    return rows_enqueue (self, r, stream, x, y, dy, scale, bias, mean, rstd, dscale, error);
+  if (r->rows_fast)
+    {
+      gboolean vec = rows_vec (r, x, y, dy, scale, bias);
+      if (rows_verified (r, vec))
+        return rows_enqueue (self, r, stream, x, y, dy, scale, bias, mean, rstd, dscale, vec, error);
+    }
 
   if (!r->backward)
     {
