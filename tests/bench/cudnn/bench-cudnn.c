@@ -149,6 +149,9 @@ raw_setup (Raw *raw, AtomrDevice *device, gint n, gint c, gint k, gint hw, gbool
       CK (cudnnCreateConvolutionDescriptor (&raw->cd[p]));
       CK (cudnnSetConvolutionNdDescriptor (raw->cd[p], 2, pad, str, dil, CUDNN_CROSS_CORRELATION,
                                            CUDNN_DATA_FLOAT));
+      /* bf16 operands: tensor cores, as a raw cuDNN user (and PyTorch)
+       * asks for them before querying the heuristics */
+      CK (cudnnSetConvolutionMathType (raw->cd[p], CUDNN_TENSOR_OP_MATH));
       raw->algo[p] = -1;
       /* the first candidate that works within the limit, as the actor does */
       if (p == FWD)
@@ -187,6 +190,8 @@ raw_setup (Raw *raw, AtomrDevice *device, gint n, gint c, gint k, gint hw, gbool
       if (raw->algo[p] < 0)
         g_error ("raw: no algorithm for %s", pass_names[p]);
       CK (cudnnSetConvolutionMathType (raw->cd[p], math));
+      g_print ("# raw %s: algorithm %d, math type %d, %d candidates\n", pass_names[p], raw->algo[p],
+               (int) math, got);
       {
         gsize size = 0;
         if (p == FWD)
