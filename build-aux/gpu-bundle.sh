@@ -36,8 +36,8 @@ total_ok=0; total_fail=0
 for p in "$here"/bin/test-gpu-*; do
   t=$(basename "$p")
   # A hung test must not take the whole device call with it.
-  (cd "$out" && timeout 150 "$here/run" "$t" --tap) > "$out/$t.log" 2>&1; rc=$?
-  [ $rc -eq 124 ] && echo "$t: TIMED OUT after 150 s" >> "$out/$t.log"
+  (cd "$out" && timeout 300 "$here/run" "$t" --tap) > "$out/$t.log" 2>&1; rc=$?
+  [ $rc -eq 124 ] && echo "$t: TIMED OUT after 300 s" >> "$out/$t.log"
   ok=$(grep -c '^ok' "$out/$t.log"); nok=$(grep -c '^not ok' "$out/$t.log")
   [ $rc -ne 0 ] && [ "$nok" -eq 0 ] && nok=1
   total_ok=$((total_ok + ok)); total_fail=$((total_fail + nok))
