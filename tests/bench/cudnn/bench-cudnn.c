@@ -471,6 +471,8 @@ main (int argc, char **argv)
       return 0;
     }
 
+  g_print ("# cuDNN %zu (set ATOMR_CUDNN_LIBRARY to compare with another build, e.g. PyTorch's)\n",
+           (gsize) cudnnGetVersion ());
   g_print ("# ResNet-50 3x3 conv: N=%d C=K=%d %dx%d, pad 1, NHWC bf16 (f32 accumulation), %s; "
            "algorithms by %s\n# up to %d calls pipelined (about 0.25 s a batch), best of %d; ratio = actor / raw throughput "
            "(>= 0.95 wanted)\n", n, c, hw, hw, atomr_device_get_name (device),
