@@ -2075,6 +2075,8 @@ atomr_attention_new (void)
  * atomr_attention_get_scale:
  * @self: an [class@Atomr.Attention]
  *
+ * Gets #AtomrAttention:scale.
+ *
  * Returns: the #AtomrAttention:scale (0 for 1/√(head dimension))
  *
  * Since: 0.2
@@ -2110,6 +2112,8 @@ atomr_attention_set_scale (AtomrAttention *self,
 /**
  * atomr_attention_get_causal:
  * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:causal.
  *
  * Returns: whether the causal mask is on
  *
@@ -2147,6 +2151,8 @@ atomr_attention_set_causal (AtomrAttention *self,
  * atomr_attention_get_dropout:
  * @self: an [class@Atomr.Attention]
  *
+ * Gets #AtomrAttention:dropout.
+ *
  * Returns: the dropout probability
  *
  * Since: 0.2
@@ -2183,6 +2189,8 @@ atomr_attention_set_dropout (AtomrAttention *self,
  * atomr_attention_get_seed:
  * @self: an [class@Atomr.Attention]
  *
+ * Gets #AtomrAttention:seed.
+ *
  * Returns: the Philox seed of the dropout mask
  *
  * Since: 0.2
@@ -2217,6 +2225,8 @@ atomr_attention_set_seed (AtomrAttention *self,
 /**
  * atomr_attention_get_offset:
  * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:offset.
  *
  * Returns: the Philox offset of the dropout mask
  *
@@ -2253,6 +2263,8 @@ atomr_attention_set_offset (AtomrAttention *self,
  * atomr_attention_get_q_lengths:
  * @self: an [class@Atomr.Attention]
  *
+ * Gets #AtomrAttention:q-lengths.
+ *
  * Returns: (transfer none) (nullable): the per-batch query lengths
  *
  * Since: 0.2
@@ -2267,6 +2279,8 @@ atomr_attention_get_q_lengths (AtomrAttention *self)
 /**
  * atomr_attention_get_kv_lengths:
  * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:kv-lengths.
  *
  * Returns: (transfer none) (nullable): the per-batch key/value lengths
  *
