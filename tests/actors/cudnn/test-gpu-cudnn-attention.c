@@ -13,6 +13,11 @@
  * (f16) for the gradients (they go through P and dS rounded to the dtype).
  * Errors are printed with g_test_message.  Skips without a device.
  *
+ * Padding masks and dropout (AtomrAttention) are checked against the same
+ * reference with per-batch lengths (valid rows only) and with the dropout
+ * mask read back from the device (see test_dropout).  The fixture, host
+ * data and RUN come from cudnn-test-util.h.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
