@@ -1577,16 +1577,17 @@ rows_block (const TensorRequest *r)
 }
 
 /* The chunk length that cuts @n_red into chunks of at least @min_chunk so
- * that @out_blocks blocks of outputs make about @target blocks; 0 for one
- * pass. */
+ * that @out_blocks blocks of outputs make about @target blocks (with
+ * @at_most, never more: a target of whole waves, where one block more
+ * starts a wave of its own); 0 for one pass. */
 static guint64
-chunk_for (guint64 out_blocks, guint64 n_red, guint64 target, guint64 min_chunk)
+chunk_for (guint64 out_blocks, guint64 n_red, guint64 target, guint64 min_chunk, gboolean at_most)
 {
   guint64 chunks;
 
   if (out_blocks >= target || n_red < 2 * min_chunk)
     return 0;
-  chunks = MIN ((target + out_blocks - 1) / out_blocks, n_red / min_chunk);
+  chunks = MIN (at_most ? target / out_blocks : (target + out_blocks - 1) / out_blocks, n_red / min_chunk);
   if (chunks < 2)
     return 0;
   return (n_red + chunks - 1) / chunks;
@@ -1612,7 +1613,7 @@ wide_chunk (const TensorRequest *r)
 
   return chunk_for ((r->plan.n_out + per_block - 1) / per_block, r->plan.n_reduce,
                     (guint64) MAX (r->n_sms, 1) * COLS_DEEP_BLOCKS_PER_SM * COLS_WIDE_WAVES,
-                    COLS_WIDE_MIN_CHUNK);
+                    COLS_WIDE_MIN_CHUNK, TRUE);
 }
 
 /* Variant b runs the wide first pass when it cuts the reduced index into
@@ -1644,8 +1645,8 @@ cols_chunk (const TensorRequest *r)
   if (r->cols_variant == 'a' && reduce_vec (r, FALSE))
     return chunk_for (out_blocks, p->n_reduce,
                       (guint64) MAX (r->n_sms, 1) * COLS_DEEP_BLOCKS_PER_SM * COLS_SPLIT_WAVES,
-                      COLS_SPLIT_MIN_CHUNK);
-  return chunk_for (out_blocks, p->n_reduce, COLS_TARGET_BLOCKS, COLS_MIN_CHUNK);
+                      COLS_SPLIT_MIN_CHUNK, TRUE);
+  return chunk_for (out_blocks, p->n_reduce, COLS_TARGET_BLOCKS, COLS_MIN_CHUNK, FALSE);
 }
 
 /* The paired 64 × 64 transpose: A has stride 1 along TY (its densest
