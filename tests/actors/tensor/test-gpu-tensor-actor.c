@@ -1104,7 +1104,7 @@ test_cols_variants (Fixture *f, gconstpointer data)
     gint vec;
     gboolean chunked;
   } cases[] = {
-    { "ab->b", 2, 1, { 4099, 1000 }, { 1000, 1 }, 0, { 1000 }, TRUE, TRUE },
+    { "ab->b", 2, 1, { 2100, 1000 }, { 1000, 1 }, 0, { 1000 }, TRUE, TRUE },
     { "ab->b", 2, 1, { 2500, 264 }, { 272, 1 }, 8, { 264 }, TRUE, TRUE },
     { "ab->b", 2, 1, { 2500, 264 }, { 272, 1 }, 1, { 264 }, FALSE, FALSE },
     { "ab->b", 2, 1, { 1, 512 }, { 512, 1 }, 0, { 512 }, TRUE, FALSE },
