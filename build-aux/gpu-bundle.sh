@@ -84,7 +84,7 @@ cudnn_env() {
     timeout "$t" "$here/run" "$prog" "$@"
   fi
 }
-echo "cuDNN for the benchmarks: ${torch_cudnn:-the system's}"
+if [ -n "$torch_cudnn" ]; then echo "cuDNN for the benchmarks: $torch_cudnn"; else echo "cuDNN for the benchmarks: the machine's own"; fi
 # GPU_SUITE_BENCH: a pattern for the benchmarks to run (default: all).
 for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   b=$(basename "$p")
