@@ -1473,15 +1473,18 @@ graph_enqueue (AtomrOp  *op,
   return run_plan (self, r, plan, stream, error);
 }
 
-/* The largest power of two up to 16 that divides the view's address (its
- * buffer's allocation is 256-byte aligned, so the offset decides). */
+/* The largest power of two up to 16 that divides the view's address
+ * (its byte offset where the buffer has no device address: the mock
+ * device). */
 static gint64
 view_alignment (AtomrTensor *t)
 {
-  guint64 off = atomr_tensor_get_byte_offset (t);
+  guint64 addr = atomr_tensor_get_ptr (t);
   gint64 a = 16;
 
-  while (a > 1 && off % (guint64) a != 0)
+  if (addr == 0)
+    addr = atomr_tensor_get_byte_offset (t);
+  while (a > 1 && addr % (guint64) a != 0)
     a /= 2;
   return a;
 }

@@ -3,7 +3,9 @@
  * conv → + bias → ReLU (f16 NHWC, f32 virtual intermediates) through
  * atomr_cudnn_actor_execute_graph_async(), compared with a CPU reference
  * and with the actor's fused convolution-bias-activation operation;
- * matmul → + bias → GELU (f16, batched) against a CPU reference; the plan
+ * convolution backward data and backward filter graphs against the actor's
+ * own operations; matmul → + bias → GELU (f16, batched) against a CPU
+ * reference; the plan
  * cache: running a graph again is a hit, a new shape a miss; and the
  * autotuned plan of a new shape gives the same result.  Skips without a
  * device.
@@ -193,6 +195,77 @@ test_conv_bias_relu (Fixture *f, gconstpointer data)
 }
 
 /* ------------------------------------------------------------------ */
+/* backward data and backward filter, against the actor's own operations */
+
+static void
+test_conv_backward (Fixture *f, gconstpointer data)
+{
+  const gint64 n = 2, c = 16, k = 32, hw = 7;
+  const gint64 xs[4] = { n, c, hw, hw }, ws[4] = { k, c, 3, 3 }, ys[4] = { n, k, hw, hw };
+  const AtomrDtype dt = ATOMR_DTYPE_F16;
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  g_autoptr(AtomrCudnnGraph) gd = atomr_cudnn_graph_new ("conv-bwd-data");
+  g_autoptr(AtomrCudnnGraph) gf = atomr_cudnn_graph_new ("conv-bwd-filter");
+  g_autoptr(GError) error = NULL;
+  g_autofree gdouble *ref_dx = NULL, *ref_dw = NULL;
+  Operand x, w, dy, dx, dx_op, dw, dw_op;
+  guint idy, iw, idx, ix, idy2, idw;
+  gdouble e_dx, e_dw;
+
+  SKIP_WITHOUT_DEVICE (f);
+  operand_init (f, &x, dt, xs, 4, TRUE, TRUE);
+  operand_init (f, &w, dt, ws, 4, TRUE, TRUE);
+  operand_init (f, &dy, dt, ys, 4, TRUE, TRUE);
+  operand_init (f, &dx, dt, xs, 4, TRUE, FALSE);
+  operand_init (f, &dx_op, dt, xs, 4, TRUE, FALSE);
+  operand_init (f, &dw, dt, ws, 4, TRUE, FALSE);
+  operand_init (f, &dw_op, dt, ws, 4, TRUE, FALSE);
+
+  idy = atomr_cudnn_graph_add_tensor (gd, "dy", dy.view, &error);
+  iw = atomr_cudnn_graph_add_tensor (gd, "w", w.view, &error);
+  idx = atomr_cudnn_graph_add_tensor (gd, "dx", dx.view, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_convolution (gd, ATOMR_CUDNN_CONV_BACKWARD_DATA, conv, idy, iw, idx, &error));
+  g_assert_true (atomr_cudnn_graph_finalize (gd, &error));
+  g_assert_no_error (error);
+  ix = atomr_cudnn_graph_add_tensor (gf, "x", x.view, &error);
+  idy2 = atomr_cudnn_graph_add_tensor (gf, "dy", dy.view, &error);
+  idw = atomr_cudnn_graph_add_tensor (gf, "dw", dw.view, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_convolution (gf, ATOMR_CUDNN_CONV_BACKWARD_FILTER, conv, ix, idy2, idw,
+                                                    &error));
+  g_assert_true (atomr_cudnn_graph_finalize (gf, &error));
+  g_assert_no_error (error);
+  {
+    const guint ids[3] = { idy, iw, idx };
+    AtomrTensor *views[3] = { dy.view, w.view, dx.view };
+    execute (f, gd, ids, views, 3);
+  }
+  {
+    const guint ids[3] = { ix, idy2, idw };
+    AtomrTensor *views[3] = { x.view, dy.view, dw.view };
+    execute (f, gf, ids, views, 3);
+  }
+  RUN (atomr_cudnn_actor_convolution_backward_data_async (f->actor, conv, 1.0, w.view, dy.view, 0.0, dx_op.view,
+                                                          NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_backward_data_finish);
+  RUN (atomr_cudnn_actor_convolution_backward_filter_async (f->actor, conv, 1.0, x.view, dy.view, 0.0,
+                                                            dw_op.view, NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_backward_filter_finish);
+  ref_dx = g_new0 (gdouble, dx_op.n);
+  ref_dw = g_new0 (gdouble, dw_op.n);
+  operand_download (&dx_op, ref_dx);
+  operand_download (&dw_op, ref_dw);
+  e_dx = rel_error (&dx, ref_dx);
+  e_dw = rel_error (&dw, ref_dw);
+  g_test_message ("graph conv backward f16 NHWC vs the actor's operations: dx %.3g, dw %.3g", e_dx, e_dw);
+  g_assert_cmpfloat (e_dx, <=, tolerance (dt, FALSE));
+  g_assert_cmpfloat (e_dw, <=, tolerance (dt, FALSE));
+  operand_clear (&x); operand_clear (&w); operand_clear (&dy); operand_clear (&dx);
+  operand_clear (&dx_op); operand_clear (&dw); operand_clear (&dw_op);
+}
+
+/* ------------------------------------------------------------------ */
 /* matmul + bias + gelu                                                 */
 
 static void
@@ -318,6 +391,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/gpu-cudnn-graph/conv-bias-relu", Fixture, NULL, fixture_setup, test_conv_bias_relu,
+              fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/conv-backward", Fixture, NULL, fixture_setup, test_conv_backward,
               fixture_teardown);
   g_test_add ("/gpu-cudnn-graph/matmul-bias-gelu", Fixture, NULL, fixture_setup, test_matmul_bias_gelu,
               fixture_teardown);
