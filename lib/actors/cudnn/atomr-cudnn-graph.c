@@ -40,7 +40,8 @@
  *
  * An operation graph for [class@Atomr.CudnnActor]: the cuDNN backend
  * (graph) API's way of fusing convolutions, matrix products, pointwise
- * functions and reductions into one kernel where an engine supports it.
+ * functions, reductions and normalizations into one kernel where an
+ * engine supports it.
  *
  * Build it with tensors ([method@Atomr.CudnnGraph.add_tensor] takes the
  * dtype, shape and strides of a view; [method@Atomr.CudnnGraph.add_tensor_full]
@@ -77,10 +78,11 @@ typedef enum {
   NODE_CONVOLUTION,
   NODE_MATMUL,
   NODE_REDUCTION,
+  NODE_NORM,
 } NodeKind;
 
 static const gchar *const node_kind_names[] = {
-  "pointwise", "scale", "convolution", "matmul", "reduction",
+  "pointwise", "scale", "convolution", "matmul", "reduction", "norm",
 };
 
 typedef struct {
@@ -97,9 +99,9 @@ typedef struct {
 typedef struct {
   NodeKind             kind;
   gint                 mode;       /* pointwise / conv direction / reduction */
-  guint                in[2];      /* tensor ids; 0: none */
+  guint                in[3];      /* tensor ids; 0: none */
   guint                out;
-  gdouble              scale;      /* scale: by value, not in the key */
+  gdouble              value;      /* scale's factor, norm's epsilon: by value, not in the key */
   AtomrCudnnConvParams conv;
 } GraphNode;
 
@@ -639,7 +641,7 @@ static void
 node_append (AtomrCudnnGraph *self,
              GraphNode       *node)
 {
-  for (guint i = 0; i < 2; i++)
+  for (guint i = 0; i < G_N_ELEMENTS (node->in); i++)
     if (node->in[i] != 0)
       tensor_at (self, node->in[i])->n_readers++;
   tensor_at (self, node->out)->producer = self->nodes->len + 1;
@@ -788,7 +790,7 @@ atomr_cudnn_graph_add_scale (AtomrCudnnGraph  *self,
   node.kind = kind;
   node.in[0] = x;
   node.out = y;
-  node.scale = scale;
+  node.value = scale;
   node_append (self, &node);
   return TRUE;
 }
@@ -984,6 +986,105 @@ atomr_cudnn_graph_add_reduction (AtomrCudnnGraph      *self,
   return TRUE;
 }
 
+/* @p has x's rank, 1 in dimension 0 and x's extents elsewhere. */
+static gboolean
+norm_parameter_shape (const GraphTensor *p,
+                      const GraphTensor *x)
+{
+  if (p->n_dims != x->n_dims || p->dims[0] != 1)
+    return FALSE;
+  for (guint i = 1; i < x->n_dims; i++)
+    if (p->dims[i] != x->dims[i])
+      return FALSE;
+  return TRUE;
+}
+
+/**
+ * atomr_cudnn_graph_add_norm:
+ * @self: an [class@Atomr.CudnnGraph]
+ * @mode: layer or RMS normalization
+ * @x: the input's id, N × C × ... (at least 2 dimensions): each of the N
+ *   rows is normalized over all its other dimensions
+ * @scale: γ: 1 × C × ... (x's extents but the first)
+ * @bias: β, shaped like @scale; required for layer norm, 0 for none with
+ *   RMS norm
+ * @epsilon: added to the variance (positive, finite; passed by value at
+ *   execution, not part of the key)
+ * @y: the output's id: x's shape
+ * @error: return location for a #GError
+ *
+ * Adds an inference normalization (no statistics are saved): layer norm
+ * y = (x − mean) / √(var + ε) · γ + β, RMS norm y = x / √(mean (x²) + ε) ·
+ * γ [+ β].
+ *
+ * Returns: %TRUE, or %FALSE with @error set
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_graph_add_norm (AtomrCudnnGraph  *self,
+                            AtomrCudnnNorm    mode,
+                            guint             x,
+                            guint             scale,
+                            guint             bias,
+                            gdouble           epsilon,
+                            guint             y,
+                            GError          **error)
+{
+  const NodeKind kind = NODE_NORM;
+  GraphTensor *tx, *ts, *tb = NULL, *ty;
+  GraphNode node = { 0, };
+
+  g_return_val_if_fail (ATOMR_IS_CUDNN_GRAPH (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (!check_open (self, "a node", error))
+    return FALSE;
+  if ((guint) mode > ATOMR_CUDNN_NORM_RMS)
+    return FAIL (NODE_FMT ": mode %d is not an AtomrCudnnNorm", NODE_ARGS, (gint) mode);
+  if (!isfinite (epsilon) || epsilon <= 0 || epsilon > FLT_MAX)
+    return FAIL (NODE_FMT ": epsilon is %g (takes a positive finite f32 value)", NODE_ARGS, epsilon);
+  if (mode == ATOMR_CUDNN_NORM_LAYER && bias == 0)
+    return FAIL (NODE_FMT ": layer norm takes a bias (it is 0)", NODE_ARGS);
+  if ((tx = node_input (self, kind, "x", x, error)) == NULL ||
+      (ts = node_input (self, kind, "scale", scale, error)) == NULL ||
+      (bias != 0 && (tb = node_input (self, kind, "bias", bias, error)) == NULL))
+    return FALSE;
+  if (y == bias && bias != 0)
+    return FAIL (NODE_FMT ": y is tensor '%s', which the node also reads (write a new tensor)", NODE_ARGS,
+                 tb->name);
+  if ((ty = node_output (self, kind, "y", y, x, scale, error)) == NULL)
+    return FALSE;
+  if (tx->n_dims < 2)
+    return FAIL (NODE_FMT ": x ('%s') has %u dimension (a norm takes rows × at least one more)", NODE_ARGS,
+                 tx->name, tx->n_dims);
+  if (!same_shape (tx, ty))
+    {
+      g_autofree gchar *xs = shape_string (tx), *ys = shape_string (ty);
+      return FAIL (NODE_FMT ": y ('%s', %s) must have the shape of x ('%s', %s)", NODE_ARGS, ty->name, ys,
+                   tx->name, xs);
+    }
+  {
+    const GraphTensor *params[2] = { ts, tb };
+    static const gchar *const roles[2] = { "scale", "bias" };
+    for (guint i = 0; i < 2; i++)
+      if (params[i] != NULL && !norm_parameter_shape (params[i], tx))
+        {
+          g_autofree gchar *xs = shape_string (tx), *ps = shape_string (params[i]);
+          return FAIL (NODE_FMT ": %s ('%s') is %s; with x ('%s') %s it must be 1 followed by x's extents but "
+                       "the first", NODE_ARGS, roles[i], params[i]->name, ps, tx->name, xs);
+        }
+  }
+  node.kind = kind;
+  node.mode = mode;
+  node.in[0] = x;
+  node.in[1] = scale;
+  node.in[2] = bias;
+  node.out = y;
+  node.value = epsilon;
+  node_append (self, &node);
+  return TRUE;
+}
+
 /* ------------------------------------------------------------------ */
 /* Finalize and key                                                     */
 
@@ -1025,6 +1126,7 @@ compute_key (AtomrCudnnGraph *self)
       put (a, n->mode);
       put (a, n->in[0]);
       put (a, n->in[1]);
+      put (a, n->in[2]);
       put (a, n->out);
       if (n->kind == NODE_CONVOLUTION)
         {
@@ -1249,6 +1351,42 @@ backend_reduction (AtomrCudnnGraph         *self,
          atomr_cudnn_backend_graph_add_operation (g, op, error);
 }
 
+static gboolean
+backend_norm (AtomrCudnnGraph         *self,
+              AtomrCudnnBackendGraph  *g,
+              const GraphNode         *n,
+              gint64                   epsilon_uid,
+              GError                 **error)
+{
+  cudnnBackendNormMode_t mode = n->mode == ATOMR_CUDNN_NORM_RMS ? CUDNN_RMS_NORM : CUDNN_LAYER_NORM;
+  cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_INFERENCE;
+  const GraphTensor *x = tensor_at (self, n->in[0]);
+  gint64 ones[MAX_DIMS];
+  cudnnBackendDescriptor_t op;
+
+  for (guint d = 0; d < MAX_DIMS; d++)
+    ones[d] = 1;
+  if (atomr_cudnn_backend_graph_add_tensor (g, epsilon_uid, CUDNN_DATA_FLOAT, x->n_dims, ones, ones,
+                                            ATOMR_CUDNN_TENSOR_BY_VALUE, error) == NULL)
+    return FALSE;
+  op = atomr_cudnn_backend_graph_new_descriptor (g, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, error);
+  return op != NULL &&
+         atomr_cudnn_backend_graph_set (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode,
+                                        error) &&
+         atomr_cudnn_backend_graph_set (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1,
+                                        &phase, error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, n->in[0], error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, n->in[1],
+                                                    error) &&
+         (n->in[2] == 0 ||
+          atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, n->in[2],
+                                                     error)) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, epsilon_uid,
+                                                    error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, n->out, error) &&
+         atomr_cudnn_backend_graph_add_operation (g, op, error);
+}
+
 /* The backend graph of @self with non-virtual tensor i aligned to
  * @alignments[i] bytes, and a plan of the (@skip + 1)-th usable engine
  * configuration. */
@@ -1308,6 +1446,9 @@ build_plan (AtomrCudnnGraph  *self,
           break;
         case NODE_REDUCTION:
           ok = backend_reduction (self, g, n, error);
+          break;
+        case NODE_NORM:
+          ok = backend_norm (self, g, n, SCALAR_UID_BASE + i, error);
           break;
         }
       if (!ok)
@@ -1369,7 +1510,8 @@ run_plan (AtomrCudnnActor        *self,
         ptrs[n++] = (void *) (uintptr_t) atomr_tensor_get_ptr (r->views[i]);
       }
   for (guint i = 0; i < g->nodes->len; i++)
-    if (g_array_index (g->nodes, GraphNode, i).kind == NODE_SCALE)
+    if (g_array_index (g->nodes, GraphNode, i).kind == NODE_SCALE ||
+        g_array_index (g->nodes, GraphNode, i).kind == NODE_NORM)
       {
         uids[n] = SCALAR_UID_BASE + i;
         ptrs[n++] = &r->scalars[i];
@@ -1648,12 +1790,12 @@ atomr_cudnn_actor_execute_graph_async (AtomrCudnnActor      *self,
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       const GraphNode *node = &g_array_index (graph->nodes, GraphNode, i);
-      if (node->kind != NODE_SCALE)
+      if (node->kind != NODE_SCALE && node->kind != NODE_NORM)
         continue;
-      if (tensor_at (graph, node->in[0])->dtype == ATOMR_DTYPE_F64)
-        r->scalars[i].d = node->scale;
+      if (node->kind == NODE_SCALE && tensor_at (graph, node->in[0])->dtype == ATOMR_DTYPE_F64)
+        r->scalars[i].d = node->value;
       else
-        r->scalars[i].f = (gfloat) node->scale;
+        r->scalars[i].f = (gfloat) node->value;     /* norm: epsilon is always f32 */
     }
   /* the plan cache key: the graph's, the arch, every view's alignment */
   key = g_byte_array_new ();

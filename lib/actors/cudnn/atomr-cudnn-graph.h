@@ -80,6 +80,21 @@ typedef enum {
   ATOMR_CUDNN_REDUCTION_MEAN,
 } AtomrCudnnReduction;
 
+/**
+ * AtomrCudnnNorm:
+ * @ATOMR_CUDNN_NORM_LAYER: layer normalization (mean and variance).
+ * @ATOMR_CUDNN_NORM_RMS: RMS normalization (root mean square, no mean
+ *   subtracted).
+ *
+ * What a norm node of an [class@Atomr.CudnnGraph] computes.
+ *
+ * Since: 0.2
+ */
+typedef enum {
+  ATOMR_CUDNN_NORM_LAYER,
+  ATOMR_CUDNN_NORM_RMS,
+} AtomrCudnnNorm;
+
 #define ATOMR_TYPE_CUDNN_GRAPH (atomr_cudnn_graph_get_type ())
 ATOMR_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (AtomrCudnnGraph, atomr_cudnn_graph, ATOMR, CUDNN_GRAPH, GObject)
@@ -148,6 +163,16 @@ ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_cudnn_graph_add_reduction     (AtomrCudnnGraph         *self,
                                                       AtomrCudnnReduction      mode,
                                                       guint                    x,
+                                                      guint                    y,
+                                                      GError                 **error);
+
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_cudnn_graph_add_norm          (AtomrCudnnGraph         *self,
+                                                      AtomrCudnnNorm           mode,
+                                                      guint                    x,
+                                                      guint                    scale,
+                                                      guint                    bias,
+                                                      gdouble                  epsilon,
                                                       guint                    y,
                                                       GError                 **error);
 

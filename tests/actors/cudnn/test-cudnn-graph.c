@@ -466,6 +466,62 @@ test_finalize (void)
   expect_error (error, INVALID, "cannot add a node, the graph is finalized");
 }
 
+/* Norm nodes: their checks; the mode is part of the key, epsilon is not. */
+static AtomrCudnnGraph *
+norm_graph (AtomrCudnnNorm mode, gdouble epsilon, gboolean with_bias)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrCudnnGraph *g = atomr_cudnn_graph_new ("norm");
+  const gint64 xd[4] = { 64, 128, 1, 1 }, pd[4] = { 1, 128, 1, 1 };
+  guint x = atomr_cudnn_graph_add_tensor_full (g, "x", F32, xd, 4, NULL, 0, FALSE, &error);
+  guint s = atomr_cudnn_graph_add_tensor_full (g, "gamma", F32, pd, 4, NULL, 0, FALSE, &error);
+  guint b = with_bias ? atomr_cudnn_graph_add_tensor_full (g, "beta", F32, pd, 4, NULL, 0, FALSE, &error) : 0;
+  guint y = atomr_cudnn_graph_add_tensor_full (g, "y", F32, xd, 4, NULL, 0, FALSE, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_norm (g, mode, x, s, b, epsilon, y, &error));
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+  g_assert_no_error (error);
+  return g;
+}
+
+static void
+test_norm (void)
+{
+  g_autoptr(AtomrCudnnGraph) layer = norm_graph (ATOMR_CUDNN_NORM_LAYER, 1e-5, TRUE);
+  g_autoptr(AtomrCudnnGraph) layer_eps = norm_graph (ATOMR_CUDNN_NORM_LAYER, 1e-3, TRUE);
+  g_autoptr(AtomrCudnnGraph) rms = norm_graph (ATOMR_CUDNN_NORM_RMS, 1e-5, TRUE);
+  g_autoptr(AtomrCudnnGraph) rms_no_bias = norm_graph (ATOMR_CUDNN_NORM_RMS, 1e-5, FALSE);
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("norm checks");
+  g_autoptr(GError) error = NULL;
+  const gint64 xd[4] = { 64, 128, 1, 1 }, pd[4] = { 1, 128, 1, 1 }, bad_pd[4] = { 64, 128, 1, 1 };
+  guint x, s, bad, y;
+
+  g_assert_true (same_key (layer, layer_eps));
+  g_assert_false (same_key (layer, rms));
+  g_assert_false (same_key (rms, rms_no_bias));
+
+  x = atomr_cudnn_graph_add_tensor_full (g, "x", F32, xd, 4, NULL, 0, FALSE, &error);
+  s = atomr_cudnn_graph_add_tensor_full (g, "gamma", F32, pd, 4, NULL, 0, FALSE, &error);
+  bad = atomr_cudnn_graph_add_tensor_full (g, "per-row", F32, bad_pd, 4, NULL, 0, FALSE, &error);
+  y = atomr_cudnn_graph_add_tensor_full (g, "y", F32, xd, 4, NULL, 0, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_false (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_LAYER, x, s, 0, 1e-5, y, &error));
+  expect_error (error, INVALID, "node 0 (norm): layer norm takes a bias");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_RMS, x, s, 0, 0.0, y, &error));
+  expect_error (error, INVALID, "epsilon is 0");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_RMS, x, bad, 0, 1e-5, y, &error));
+  expect_error (error, INVALID, "scale ('per-row') is 64×128×1×1; with x ('x') 64×128×1×1 it must be 1 followed");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_LAYER, x, s, y, 1e-5, y, &error));
+  expect_error (error, INVALID, "y is tensor 'y', which the node also reads");
+  g_clear_error (&error);
+  g_assert_true (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_RMS, x, s, 0, 1e-5, y, &error));
+  g_assert_no_error (error);
+}
+
 /* ------------------------------------------------------------------ */
 /* Execution on the mock device                                         */
 
@@ -582,6 +638,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cudnn-graph/finalize", test_finalize);
   g_test_add_func ("/cudnn-graph/keys", test_keys);
   g_test_add_func ("/cudnn-graph/key-conv-attributes", test_key_conv_attributes);
+  g_test_add_func ("/cudnn-graph/norm", test_norm);
   g_test_add ("/cudnn-graph/execute-validation", Fixture, NULL, fixture_setup, test_execute_validation,
               fixture_teardown);
   g_test_add ("/cudnn-graph/execute-alias", Fixture, NULL, fixture_setup, test_execute_alias,

@@ -5,7 +5,7 @@
  * and with the actor's fused convolution-bias-activation operation;
  * convolution backward data and backward filter graphs against the actor's
  * own operations; matmul → + bias → GELU (f16, batched) against a CPU
- * reference; the plan
+ * reference; layer and RMS norm graphs against a CPU reference; the plan
  * cache: running a graph again is a hit, a new shape a miss; and the
  * autotuned plan of a new shape gives the same result.  Skips without a
  * device.
@@ -327,6 +327,81 @@ test_matmul_bias_gelu (Fixture *f, gconstpointer data)
 }
 
 /* ------------------------------------------------------------------ */
+/* layer norm and RMS norm (inference)                                  */
+
+static void
+test_norm (Fixture *f, gconstpointer data)
+{
+  const gint64 rows = 64, cols = 128;
+  const gint64 xs[4] = { rows, cols, 1, 1 }, ps[4] = { 1, cols, 1, 1 };
+  const AtomrDtype dt = ATOMR_DTYPE_F32;
+  const gdouble eps = 1e-5;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint m = 0; m < 2; m++)
+    {
+      AtomrCudnnNorm mode = m == 0 ? ATOMR_CUDNN_NORM_LAYER : ATOMR_CUDNN_NORM_RMS;
+      g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new (m == 0 ? "layer-norm" : "rms-norm");
+      g_autoptr(GError) error = NULL;
+      g_autofree gdouble *ref = NULL;
+      Operand x, gamma, beta, y;
+      guint ix, ig, ib = 0, iy;
+      gdouble e;
+
+      operand_init (f, &x, dt, xs, 4, FALSE, TRUE);
+      operand_init (f, &gamma, dt, ps, 4, FALSE, TRUE);
+      operand_init (f, &beta, dt, ps, 4, FALSE, TRUE);
+      operand_init (f, &y, dt, xs, 4, FALSE, FALSE);
+      ix = atomr_cudnn_graph_add_tensor (g, "x", x.view, &error);
+      ig = atomr_cudnn_graph_add_tensor (g, "gamma", gamma.view, &error);
+      if (mode == ATOMR_CUDNN_NORM_LAYER)
+        ib = atomr_cudnn_graph_add_tensor (g, "beta", beta.view, &error);
+      iy = atomr_cudnn_graph_add_tensor (g, "y", y.view, &error);
+      g_assert_no_error (error);
+      g_assert_true (atomr_cudnn_graph_add_norm (g, mode, ix, ig, ib, eps, iy, &error));
+      g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+      g_assert_no_error (error);
+      if (mode == ATOMR_CUDNN_NORM_LAYER)
+        {
+          const guint ids[4] = { ix, ig, ib, iy };
+          AtomrTensor *views[4] = { x.view, gamma.view, beta.view, y.view };
+          execute (f, g, ids, views, 4);
+        }
+      else
+        {
+          const guint ids[3] = { ix, ig, iy };
+          AtomrTensor *views[3] = { x.view, gamma.view, y.view };
+          execute (f, g, ids, views, 3);
+        }
+      ref = g_new0 (gdouble, y.n);
+      for (gint64 r = 0; r < rows; r++)
+        {
+          const gdouble *row = x.host + r * cols;
+          gdouble mean = 0, var = 0;
+          for (gint64 c = 0; c < cols; c++)
+            mean += row[c];
+          mean /= cols;
+          if (mode == ATOMR_CUDNN_NORM_RMS)
+            mean = 0;
+          for (gint64 c = 0; c < cols; c++)
+            var += (row[c] - mean) * (row[c] - mean);
+          var /= cols;
+          for (gint64 c = 0; c < cols; c++)
+            ref[r * cols + c] = (row[c] - mean) / sqrt (var + eps) * gamma.host[c] +
+                                (mode == ATOMR_CUDNN_NORM_LAYER ? beta.host[c] : 0.0);
+        }
+      e = rel_error (&y, ref);
+      g_test_message ("graph %s f32 %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT ": vs CPU %.3g",
+                      atomr_cudnn_graph_get_name (g), rows, cols, e);
+      g_assert_cmpfloat (e, <=, 1e-4);
+      operand_clear (&x);
+      operand_clear (&gamma);
+      operand_clear (&beta);
+      operand_clear (&y);
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* The plan cache                                                       */
 
 static void
@@ -396,6 +471,7 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/gpu-cudnn-graph/matmul-bias-gelu", Fixture, NULL, fixture_setup, test_matmul_bias_gelu,
               fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/norm", Fixture, NULL, fixture_setup, test_norm, fixture_teardown);
   g_test_add ("/gpu-cudnn-graph/plan-cache", Fixture, NULL, fixture_setup, test_plan_cache,
               fixture_teardown);
   return g_test_run ();
