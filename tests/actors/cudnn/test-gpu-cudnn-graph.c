@@ -348,10 +348,13 @@ test_norm (Fixture *f, gconstpointer data)
       guint ix, ig, ib = 0, iy;
       gdouble e;
 
-      operand_init (f, &x, dt, xs, 4, FALSE, TRUE);
-      operand_init (f, &gamma, dt, ps, 4, FALSE, TRUE);
-      operand_init (f, &beta, dt, ps, 4, FALSE, TRUE);
-      operand_init (f, &y, dt, xs, 4, FALSE, FALSE);
+      /* channels-last views, as cuDNN's own samples lay out a norm's
+       * operands (strides cols, 1, cols, cols; the storage is row-major
+       * rows × cols either way) */
+      operand_init (f, &x, dt, xs, 4, TRUE, TRUE);
+      operand_init (f, &gamma, dt, ps, 4, TRUE, TRUE);
+      operand_init (f, &beta, dt, ps, 4, TRUE, TRUE);
+      operand_init (f, &y, dt, xs, 4, TRUE, FALSE);
       ix = atomr_cudnn_graph_add_tensor (g, "x", x.view, &error);
       ig = atomr_cudnn_graph_add_tensor (g, "gamma", gamma.view, &error);
       if (mode == ATOMR_CUDNN_NORM_LAYER)
