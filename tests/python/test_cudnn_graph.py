@@ -70,6 +70,16 @@ def on_mock():
         Atomr.CudnnPointwise.SIGMOID, x, 0, h.add_tensor_full('s', Atomr.Dtype.F32, [2, 4, 6, 6], None, False)),
         h.finalize()))
 
+    # a norm node: RMS without a bias, layer norm needs one
+    nrm = Atomr.CudnnGraph.new('norm')
+    nx = nrm.add_tensor_full('x', Atomr.Dtype.F32, [16, 64, 1, 1], None, False)
+    gamma = nrm.add_tensor_full('gamma', Atomr.Dtype.F32, [1, 64, 1, 1], None, False)
+    ny = nrm.add_tensor_full('y', Atomr.Dtype.F32, [16, 64, 1, 1], None, False)
+    builder_error('layer norm takes a bias', nrm.add_norm, Atomr.CudnnNorm.LAYER, nx, gamma, 0, 1e-5, ny)
+    nrm.add_norm(Atomr.CudnnNorm.RMS, nx, gamma, 0, 1e-5, ny)
+    nrm.finalize()
+    assert nrm.get_n_nodes() == 1
+
     device = Atomr.Device.new_mock()
     cudnn = Atomr.CudnnActor.new(device)
 
