@@ -6,7 +6,7 @@
 #pragma once
 
 #include "actors/cudnn/atomr-cudnn-actor.h"
-#include "actors/cudnn/atomr-cudnn-graph-private.h"
+#include "actors/cudnn/atomr-cudnn-backend-private.h"
 #include "core/atomr-cuda-private.h"
 
 G_BEGIN_DECLS

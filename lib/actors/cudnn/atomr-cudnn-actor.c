@@ -21,7 +21,7 @@
 #include "actors/cudnn/atomr-cudnn-actor.h"
 #include "actors/cudnn/atomr-cudnn-private.h"
 #include "actors/cudnn/atomr-cudnn-actor-private.h"
-#include "actors/cudnn/atomr-cudnn-graph-private.h"
+#include "actors/cudnn/atomr-cudnn-backend-private.h"
 #include "actors/cudnn/atomr-cudnn-ext-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-tensor-private.h"
@@ -2783,7 +2783,7 @@ atomr_cudnn_actor_init (AtomrCudnnActor *self)
   self->capacity = DEFAULT_CACHE_CAPACITY;
   self->workspace_limit = DEFAULT_WORKSPACE_LIMIT;
   self->graph_plans = atomr_cudnn_plan_cache_new (DEFAULT_CACHE_CAPACITY,
-                                                  (GDestroyNotify) atomr_cudnn_graph_plan_free);
+                                                  (GDestroyNotify) atomr_cudnn_backend_plan_free);
   self->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 

@@ -1,191 +1,647 @@
-/* test-cudnn-graph.c — the backend-graph plan cache without a GPU
+/* test-cudnn-graph.c — AtomrCudnnGraph without a GPU
  *
- * The cache is a bounded LRU map from byte keys to plans: hits and misses
- * are counted, the least recently used entries go first, a key inserted
- * twice keeps one entry, capacity 0 still keeps the entry just inserted,
- * and every value is freed exactly once (on eviction, replacement, clear
- * or free).
+ * The builder checks every node as it is added (ids, virtual tensors read
+ * before they are written, a tensor written twice or written after it was
+ * read, shapes, dtypes, broadcasting) and the whole graph when it is
+ * finalized (dangling tensors, virtual outputs nobody reads); errors name
+ * the node and the tensor.  Keys: graphs built with the same calls have
+ * equal keys whatever their names; any difference in a dtype, extent,
+ * stride, virtuality, node kind, mode, operand or convolution attribute
+ * gives a different key; scale factors (passed by value) do not.  A bare
+ * g_object_new() graph is usable.  On the mock device the actor checks the
+ * views of an execution (ids, dtypes, shapes, strides, aliasing, a
+ * finalized graph) and answers a valid request with NOT_SUPPORTED.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include <atomr.h>
-#include "actors/cudnn/atomr-cudnn-graph-private.h"
 
-/* What a caller's key looks like: a zero-filled struct of plain fields. */
+#define INVALID ATOMR_ERROR_INVALID_ARGUMENT
+#define NOSUP   ATOMR_ERROR_NOT_SUPPORTED
+#define F32     ATOMR_DTYPE_F32
+#define F16     ATOMR_DTYPE_F16
+
 typedef struct {
-  gint32 kind;
-  gint32 dtype;
-  gint64 dims[4];
-} Key;
-
-static guint n_freed;
+  AtomrDevice     *device;
+  AtomrCudnnActor *actor;
+} Fixture;
 
 static void
-value_free (gpointer value)
+fixture_setup (Fixture *f, gconstpointer data)
 {
-  n_freed++;
-  g_free (value);
-}
-
-static Key
-key (gint32 kind, gint64 d0)
-{
-  Key k;
-
-  memset (&k, 0, sizeof k);
-  k.kind = kind;
-  k.dtype = 7;
-  k.dims[0] = d0;
-  k.dims[3] = 1;
-  return k;
-}
-
-static gpointer
-value (gint tag)
-{
-  return g_memdup2 (&tag, sizeof tag);
-}
-
-static void
-test_lru (void)
-{
-  AtomrCudnnPlanCache *cache = atomr_cudnn_plan_cache_new (2, value_free);
-  Key a = key (1, 32), b = key (1, 64), c = key (2, 32);
-  gint *got;
-
-  n_freed = 0;
-  g_assert_null (atomr_cudnn_plan_cache_lookup (cache, &a, sizeof a));
-  atomr_cudnn_plan_cache_insert (cache, &a, sizeof a, value (1));
-  g_assert_null (atomr_cudnn_plan_cache_lookup (cache, &b, sizeof b));
-  atomr_cudnn_plan_cache_insert (cache, &b, sizeof b, value (2));
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_size (cache), ==, 2);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_misses (cache), ==, 2);
-
-  /* a is used again: b becomes the least recently used and goes first */
-  got = atomr_cudnn_plan_cache_lookup (cache, &a, sizeof a);
-  g_assert_nonnull (got);
-  g_assert_cmpint (*got, ==, 1);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_hits (cache), ==, 1);
-  atomr_cudnn_plan_cache_insert (cache, &c, sizeof c, value (3));
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_size (cache), ==, 2);
-  g_assert_cmpuint (n_freed, ==, 1);
-  g_assert_null (atomr_cudnn_plan_cache_lookup (cache, &b, sizeof b));
-  g_assert_nonnull (atomr_cudnn_plan_cache_lookup (cache, &a, sizeof a));
-  got = atomr_cudnn_plan_cache_lookup (cache, &c, sizeof c);
-  g_assert_cmpint (*got, ==, 3);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_hits (cache), ==, 3);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_misses (cache), ==, 3);
-
-  /* one byte of the key differs: another entry */
-  {
-    Key a2 = a;
-    a2.dims[3] = 2;
-    g_assert_null (atomr_cudnn_plan_cache_lookup (cache, &a2, sizeof a2));
-  }
-
-  /* the same key again replaces (and frees) the old value */
-  atomr_cudnn_plan_cache_insert (cache, &c, sizeof c, value (4));
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_size (cache), ==, 2);
-  g_assert_cmpuint (n_freed, ==, 2);
-  got = atomr_cudnn_plan_cache_lookup (cache, &c, sizeof c);
-  g_assert_cmpint (*got, ==, 4);
-
-  /* capacity 0 keeps the newest entry only */
-  atomr_cudnn_plan_cache_set_capacity (cache, 0);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_size (cache), ==, 0);
-  g_assert_cmpuint (n_freed, ==, 4);
-  atomr_cudnn_plan_cache_insert (cache, &a, sizeof a, value (5));
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_size (cache), ==, 1);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_capacity (cache), ==, 0);
-
-  atomr_cudnn_plan_cache_set_capacity (cache, 8);
-  atomr_cudnn_plan_cache_insert (cache, &b, sizeof b, value (6));
-  atomr_cudnn_plan_cache_clear (cache);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_size (cache), ==, 0);
-  g_assert_cmpuint (n_freed, ==, 6);
-  /* counters survive a clear */
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_hits (cache), ==, 4);
-
-  atomr_cudnn_plan_cache_insert (cache, &c, sizeof c, value (7));
-  atomr_cudnn_plan_cache_free (cache);
-  g_assert_cmpuint (n_freed, ==, 7);
-}
-
-/* Lookups and inserts from several threads: counters add up, the bound
- * holds, nothing is freed twice (valgrind variant). */
-static gpointer
-hammer (gpointer data)
-{
-  AtomrCudnnPlanCache *cache = data;
-
-  for (gint i = 0; i < 2000; i++)
-    {
-      Key k = key (i % 3, i % 17);
-      if (atomr_cudnn_plan_cache_lookup (cache, &k, sizeof k) == NULL)
-        atomr_cudnn_plan_cache_insert (cache, &k, sizeof k, value (i));
-    }
-  return NULL;
-}
-
-static void
-test_threads (void)
-{
-  AtomrCudnnPlanCache *cache = atomr_cudnn_plan_cache_new (8, value_free);
-  GThread *threads[4];
-
-  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
-    threads[i] = g_thread_new ("cache", hammer, cache);
-  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
-    g_thread_join (threads[i]);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_hits (cache) + atomr_cudnn_plan_cache_get_misses (cache),
-                    ==, 4 * 2000);
-  g_assert_cmpuint (atomr_cudnn_plan_cache_get_size (cache), <=, 8);
-  atomr_cudnn_plan_cache_free (cache);
-}
-
-/* An empty graph is refused before cuDNN is asked anything; a graph never
- * built frees without cuDNN loaded. */
-static void
-test_empty_graph (void)
-{
-  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("layer-norm-fwd");
   g_autoptr(GError) error = NULL;
 
-  g_assert_cmpstr (atomr_cudnn_graph_get_opname (g), ==, "layer-norm-fwd");
-  g_assert_cmpuint (atomr_cudnn_graph_get_n_operations (g), ==, 0);
-  g_assert_null (atomr_cudnn_graph_build_plan (g, NULL, 1 << 20, &error));
-  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
-  g_assert_nonnull (strstr (error->message, "layer-norm-fwd"));
+  f->device = atomr_device_new_mock ();
+  f->actor = atomr_cudnn_actor_new (f->device, &error);
+  g_assert_no_error (error);
 }
 
-/* The actor's cache counters include the graph plans' counters. */
 static void
-test_actor_counters (void)
+fixture_teardown (Fixture *f, gconstpointer data)
 {
-  g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+  g_assert_finalize_object (f->actor);
+  g_object_unref (f->device);
+}
+
+static AtomrTensor *
+tensor (Fixture *f, AtomrDtype dtype, gint64 a, gint64 b, gint64 c, gint64 d)
+{
   g_autoptr(GError) error = NULL;
-  AtomrCudnnActor *actor = atomr_cudnn_actor_new (device, &error);
+  const gint64 shape[4] = { a, b, c, d };
+  AtomrTensor *t = atomr_tensor_empty (f->device, dtype, shape, 4, &error);
 
   g_assert_no_error (error);
-  g_assert_cmpuint (atomr_cudnn_actor_get_cache_hits (actor), ==, 0);
-  g_assert_cmpuint (atomr_cudnn_actor_get_cache_misses (actor), ==, 0);
-  g_assert_cmpuint (atomr_cudnn_actor_get_cache_size (actor), ==, 0);
-  atomr_cudnn_actor_set_cache_capacity (actor, 3);
-  g_assert_cmpuint (atomr_cudnn_actor_get_cache_capacity (actor), ==, 3);
-  g_assert_finalize_object (actor);
+  return t;
+}
+
+/* An N × C × H × W view of NHWC storage. */
+static AtomrTensor *
+tensor_nhwc (Fixture *f, AtomrDtype dtype, gint64 n, gint64 c, gint64 h, gint64 w)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensor) storage = tensor (f, dtype, n, h, w, c);
+  const guint perm[4] = { 0, 3, 1, 2 };
+  AtomrTensor *t = atomr_tensor_permute (storage, perm, 4, &error);
+
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+expect_error (GError *error, gint code, const gchar *needle)
+{
+  g_assert_error (error, ATOMR_ERROR, code);
+  if (strstr (error->message, needle) == NULL)
+    g_error ("expected \"%s\" in: %s", needle, error->message);
+}
+
+/* ------------------------------------------------------------------ */
+/* A described graph: conv → + bias → relu (NHWC), with knobs for the key
+ * tests. */
+
+typedef struct {
+  AtomrDtype dtype;
+  gint64     c, k, hw, pad;
+  gboolean   nchw;           /* packed NCHW strides instead of NHWC */
+  gboolean   gelu;           /* gelu instead of relu */
+  gboolean   real_conv_out;  /* the conv output a real tensor, not virtual */
+  gdouble    scale;          /* > 0: a scale node after the activation */
+} Spec;
+
+static void
+strides_of (const Spec *s, const gint64 *d, gint64 *st)
+{
+  if (s->nchw)
+    {
+      st[3] = 1; st[2] = d[3]; st[1] = d[2] * d[3]; st[0] = d[1] * d[2] * d[3];
+    }
+  else
+    {
+      st[1] = 1; st[3] = d[1]; st[2] = d[1] * d[3]; st[0] = d[1] * d[2] * d[3];
+    }
+}
+
+static AtomrCudnnGraph *
+build (const Spec *s, const gchar *name)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (s->pad, s->pad, 1, 1, 1, 1);
+  AtomrCudnnGraph *g = atomr_cudnn_graph_new (name);
+  gint64 out = s->hw + 2 * s->pad - 2;
+  const gint64 xd[4] = { 2, s->c, s->hw, s->hw }, wd[4] = { s->k, s->c, 3, 3 };
+  const gint64 yd[4] = { 2, s->k, out, out }, bd[4] = { 1, s->k, 1, 1 };
+  gint64 xs[4], ws[4], ys[4], bs[4];
+  guint x, w, b, c, cb, y, z = 0;
+
+  strides_of (s, xd, xs);
+  strides_of (s, wd, ws);
+  strides_of (s, yd, ys);
+  strides_of (s, bd, bs);
+  x = atomr_cudnn_graph_add_tensor_full (g, "x", s->dtype, xd, 4, xs, 4, FALSE, &error);
+  w = atomr_cudnn_graph_add_tensor_full (g, "w", s->dtype, wd, 4, ws, 4, FALSE, &error);
+  b = atomr_cudnn_graph_add_tensor_full (g, "b", s->dtype, bd, 4, bs, 4, FALSE, &error);
+  c = atomr_cudnn_graph_add_tensor_full (g, "conv", F32, yd, 4, ys, 4, !s->real_conv_out, &error);
+  cb = atomr_cudnn_graph_add_tensor_full (g, "biased", F32, yd, 4, ys, 4, TRUE, &error);
+  if (s->scale > 0)
+    z = atomr_cudnn_graph_add_tensor_full (g, "act", F32, yd, 4, ys, 4, TRUE, &error);
+  y = atomr_cudnn_graph_add_tensor_full (g, "y", s->dtype, yd, 4, ys, 4, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (x, ==, 1);
+  g_assert_cmpuint (y, ==, atomr_cudnn_graph_get_n_tensors (g));
+  g_assert_true (atomr_cudnn_graph_add_convolution (g, ATOMR_CUDNN_CONV_FORWARD, conv, x, w, c, &error));
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_BIAS, c, b, cb, &error));
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, s->gelu ? ATOMR_CUDNN_POINTWISE_GELU
+                                                             : ATOMR_CUDNN_POINTWISE_RELU,
+                                                  cb, 0, s->scale > 0 ? z : y, &error));
+  if (s->scale > 0)
+    g_assert_true (atomr_cudnn_graph_add_scale (g, z, s->scale, y, &error));
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+  g_assert_no_error (error);
+  return g;
+}
+
+static const Spec base = { F16, 16, 32, 6, 1, FALSE, FALSE, FALSE, 0 };
+
+static gboolean
+same_key (AtomrCudnnGraph *a, AtomrCudnnGraph *b)
+{
+  g_autoptr(GBytes) ka = atomr_cudnn_graph_get_key (a);
+  g_autoptr(GBytes) kb = atomr_cudnn_graph_get_key (b);
+
+  return g_bytes_equal (ka, kb);
+}
+
+static void
+test_keys (void)
+{
+  g_autoptr(AtomrCudnnGraph) a = build (&base, "first");
+  g_autoptr(AtomrCudnnGraph) a2 = build (&base, "second name, same graph");
+  Spec variants[8];
+  guint n = 0;
+
+  g_assert_true (same_key (a, a2));
+  g_assert_true (atomr_cudnn_graph_get_finalized (a));
+  g_assert_cmpuint (atomr_cudnn_graph_get_n_nodes (a), ==, 3);
+
+  variants[n] = base; variants[n++].dtype = ATOMR_DTYPE_BF16;    /* dtype */
+  variants[n] = base; variants[n++].c = 8;                       /* shape */
+  variants[n] = base; variants[n++].hw = 8;                      /* shape */
+  variants[n] = base; variants[n++].nchw = TRUE;                 /* strides */
+  variants[n] = base; variants[n++].gelu = TRUE;                 /* op mode */
+  variants[n] = base; variants[n].pad = 0; variants[n++].hw = 8; /* attribute (and shape) */
+  variants[n] = base; variants[n++].real_conv_out = TRUE;        /* virtuality */
+  variants[n] = base; variants[n++].scale = 0.5;                 /* one node more */
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(AtomrCudnnGraph) v = build (&variants[i], "variant");
+      g_autoptr(AtomrCudnnGraph) v2 = build (&variants[i], "variant again");
+      g_assert_false (same_key (a, v));
+      g_assert_true (same_key (v, v2));
+      for (guint j = 0; j < i; j++)
+        {
+          g_autoptr(AtomrCudnnGraph) other = build (&variants[j], "other");
+          g_assert_false (same_key (other, v));
+        }
+    }
+  /* the scale factor is passed by value: not part of the key */
+  {
+    Spec s1 = base, s2 = base;
+    s1.scale = 0.5;
+    s2.scale = 2.0;
+    g_autoptr(AtomrCudnnGraph) g1 = build (&s1, "s1");
+    g_autoptr(AtomrCudnnGraph) g2 = build (&s2, "s2");
+    g_assert_true (same_key (g1, g2));
+  }
+}
+
+/* A convolution attribute alone (stride, dilation, same shapes
+ * otherwise) changes the key. */
+static void
+test_key_conv_attributes (void)
+{
+  GBytes *keys[3] = { NULL, };
+  const gint64 xd[4] = { 1, 4, 9, 9 }, wd[4] = { 4, 4, 3, 3 }, yd[4] = { 1, 4, 5, 5 };
+
+  /* pad 1, stride 2 / pad 2, stride 2, dilation 2 / pad 0, stride 1, dilation 2: all 5 × 5 */
+  const gint64 params[3][3] = { { 1, 2, 1 }, { 2, 2, 2 }, { 0, 1, 2 } };
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new (NULL);
+      g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (params[i][0], params[i][0], params[i][1],
+                                                                   params[i][1], params[i][2], params[i][2]);
+      guint x = atomr_cudnn_graph_add_tensor_full (g, "x", F32, xd, 4, NULL, 0, FALSE, &error);
+      guint w = atomr_cudnn_graph_add_tensor_full (g, "w", F32, wd, 4, NULL, 0, FALSE, &error);
+      guint y = atomr_cudnn_graph_add_tensor_full (g, "y", F32, yd, 4, NULL, 0, FALSE, &error);
+
+      g_assert_no_error (error);
+      g_assert_true (atomr_cudnn_graph_add_convolution (g, ATOMR_CUDNN_CONV_FORWARD, conv, x, w, y, &error));
+      g_assert_no_error (error);
+      g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+      keys[i] = atomr_cudnn_graph_get_key (g);
+      for (guint j = 0; j < i; j++)
+        g_assert_false (g_bytes_equal (keys[i], keys[j]));
+    }
+  for (guint i = 0; i < 3; i++)
+    g_bytes_unref (keys[i]);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void
+test_bare (void)
+{
+  g_autoptr(AtomrCudnnGraph) g = g_object_new (ATOMR_TYPE_CUDNN_GRAPH, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) key = atomr_cudnn_graph_get_key (g);
+  g_autofree gchar *name = NULL;
+  const gint64 shape[2] = { 2, 3 };
+
+  g_assert_cmpstr (atomr_cudnn_graph_get_name (g), ==, "graph");
+  g_object_get (g, "name", &name, NULL);
+  g_assert_cmpstr (name, ==, "graph");
+  g_assert_nonnull (key);
+  g_assert_cmpuint (atomr_cudnn_graph_get_n_tensors (g), ==, 0);
+  g_assert_false (atomr_cudnn_graph_get_finalized (g));
+  g_assert_false (atomr_cudnn_graph_finalize (g, &error));
+  expect_error (error, INVALID, "has no nodes");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_RELU, 1, 0, 2, &error));
+  expect_error (error, INVALID, "the graph has tensors 1 to 0");
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor (g, "x", NULL, &error), ==, 0);
+  expect_error (error, INVALID, "NULL view");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_convolution (g, ATOMR_CUDNN_CONV_FORWARD, NULL, 1, 2, 3, &error));
+  expect_error (error, INVALID, "parameters are NULL");
+  g_clear_error (&error);
+  /* unnamed tensors are called t<id> */
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, NULL, F32, shape, 2, NULL, 0, FALSE, &error), ==, 1);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_cudnn_graph_lookup_tensor (g, "t1"), ==, 1);
+  g_assert_cmpuint (atomr_cudnn_graph_lookup_tensor (g, "nope"), ==, 0);
+  g_assert_cmpuint (atomr_cudnn_graph_lookup_tensor (g, NULL), ==, 0);
+  g_assert_false (atomr_cudnn_graph_get_tensor_is_virtual (g, 1));
+  g_assert_false (atomr_cudnn_graph_get_tensor_is_virtual (g, 7));
+}
+
+static void
+test_tensor_validation (void)
+{
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("tensors");
+  g_autoptr(GError) error = NULL;
+  const gint64 shape[2] = { 2, 3 }, bad_shape[2] = { 2, 0 }, bad_strides[2] = { 3, -1 };
+  const gint64 big[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, "x", F32, shape, 2, NULL, 0, FALSE, &error), ==, 1);
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, "x", F32, shape, 2, NULL, 0, FALSE, &error), ==, 0);
+  expect_error (error, INVALID, "already a tensor called 'x'");
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, "i", ATOMR_DTYPE_I32, shape, 2, NULL, 0, FALSE,
+                                                       &error), ==, 0);
+  expect_error (error, INVALID, "tensor 'i' has dtype i32");
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, "z", F32, bad_shape, 2, NULL, 0, FALSE, &error), ==, 0);
+  expect_error (error, INVALID, "tensor 'z' dimension 1 is 0");
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, "s", F32, shape, 2, bad_strides, 2, FALSE, &error), ==, 0);
+  expect_error (error, INVALID, "tensor 's' stride 1 is -1");
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, "n", F32, shape, 2, bad_strides, 1, FALSE, &error), ==, 0);
+  expect_error (error, INVALID, "2 dimensions but 1 strides");
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, "big", F32, big, 9, NULL, 0, FALSE, &error), ==, 0);
+  expect_error (error, INVALID, "tensor 'big' has 9 dimensions");
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_cudnn_graph_get_n_tensors (g), ==, 1);
+}
+
+static void
+test_node_validation (void)
+{
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("nodes");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  const gint64 xd[4] = { 2, 4, 6, 6 }, wd[4] = { 8, 4, 3, 3 }, yd[4] = { 2, 8, 6, 6 }, bad_yd[4] = { 2, 8, 5, 5 };
+  const gint64 bd[4] = { 1, 8, 1, 1 }, wide_bd[4] = { 1, 8, 6, 1 }, odd_bd[4] = { 1, 3, 1, 1 };
+  const gint64 ad[3] = { 2, 5, 7 }, md[3] = { 2, 7, 3 }, cd[3] = { 2, 5, 3 }, bad_md[3] = { 3, 7, 3 };
+  guint x, w, w16, y, ybad, v, v2, b, wide, odd, a, m, c, mbad, r, r2;
+
+  x = atomr_cudnn_graph_add_tensor_full (g, "x", F32, xd, 4, NULL, 0, FALSE, &error);
+  w = atomr_cudnn_graph_add_tensor_full (g, "w", F32, wd, 4, NULL, 0, FALSE, &error);
+  w16 = atomr_cudnn_graph_add_tensor_full (g, "w16", F16, wd, 4, NULL, 0, FALSE, &error);
+  y = atomr_cudnn_graph_add_tensor_full (g, "y", F32, yd, 4, NULL, 0, FALSE, &error);
+  ybad = atomr_cudnn_graph_add_tensor_full (g, "ybad", F32, bad_yd, 4, NULL, 0, FALSE, &error);
+  v = atomr_cudnn_graph_add_tensor_full (g, "v", F32, yd, 4, NULL, 0, TRUE, &error);
+  v2 = atomr_cudnn_graph_add_tensor_full (g, "v2", F32, yd, 4, NULL, 0, TRUE, &error);
+  b = atomr_cudnn_graph_add_tensor_full (g, "b", F32, bd, 4, NULL, 0, FALSE, &error);
+  wide = atomr_cudnn_graph_add_tensor_full (g, "wide", F32, wide_bd, 4, NULL, 0, FALSE, &error);
+  odd = atomr_cudnn_graph_add_tensor_full (g, "odd", F32, odd_bd, 4, NULL, 0, FALSE, &error);
+  a = atomr_cudnn_graph_add_tensor_full (g, "a", F32, ad, 3, NULL, 0, FALSE, &error);
+  m = atomr_cudnn_graph_add_tensor_full (g, "m", F32, md, 3, NULL, 0, FALSE, &error);
+  c = atomr_cudnn_graph_add_tensor_full (g, "c", F32, cd, 3, NULL, 0, FALSE, &error);
+  mbad = atomr_cudnn_graph_add_tensor_full (g, "mbad", F32, bad_md, 3, NULL, 0, FALSE, &error);
+  r = atomr_cudnn_graph_add_tensor_full (g, "r", F32, bd, 4, NULL, 0, FALSE, &error);
+  r2 = atomr_cudnn_graph_add_tensor_full (g, "r2", F32, wide_bd, 4, NULL, 0, FALSE, &error);
+  g_assert_no_error (error);
+
+  /* a virtual tensor read before any node writes it */
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_RELU, v, 0, y, &error));
+  expect_error (error, INVALID, "node 0 (pointwise): x is virtual tensor 'v', which no earlier node writes");
+  g_clear_error (&error);
+  /* dtype mismatch of a convolution's operands */
+  g_assert_false (atomr_cudnn_graph_add_convolution (g, ATOMR_CUDNN_CONV_FORWARD, conv, x, w16, v, &error));
+  expect_error (error, INVALID, "node 0 (convolution): x ('x') is f32 but w ('w16') is f16");
+  g_clear_error (&error);
+  /* wrong output shape */
+  g_assert_false (atomr_cudnn_graph_add_convolution (g, ATOMR_CUDNN_CONV_FORWARD, conv, x, w, ybad, &error));
+  expect_error (error, INVALID, "tensor 'ybad' is 2×8×5×5");
+  g_clear_error (&error);
+  /* backward data: dy w → dx, whose forward output must be dy */
+  g_assert_false (atomr_cudnn_graph_add_convolution (g, ATOMR_CUDNN_CONV_BACKWARD_DATA, conv, ybad, w, x,
+                                                     &error));
+  expect_error (error, INVALID, "tensor 'ybad' is 2×8×5×5");
+  g_clear_error (&error);
+  /* the output is also an input */
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_ADD, x, b, x, &error));
+  expect_error (error, INVALID, "y is tensor 'x', which the node also reads");
+  g_clear_error (&error);
+  /* operand counts */
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_ADD, y, 0, v, &error));
+  expect_error (error, INVALID, "take a second operand b");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_TANH, y, b, v, &error));
+  expect_error (error, INVALID, "take one operand (b is 8");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, (AtomrCudnnPointwise) 99, y, 0, v, &error));
+  expect_error (error, INVALID, "mode 99");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_RELU, y, 0, 42, &error));
+  expect_error (error, INVALID, "y is tensor id 42");
+  g_clear_error (&error);
+
+  /* a valid conv into the virtual v */
+  g_assert_true (atomr_cudnn_graph_add_convolution (g, ATOMR_CUDNN_CONV_FORWARD, conv, x, w, v, &error));
+  g_assert_no_error (error);
+  /* v is written: a second writer is refused */
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_RELU, y, 0, v, &error));
+  expect_error (error, INVALID, "node 1 (pointwise): y is tensor 'v', which node 0 already writes");
+  g_clear_error (&error);
+  /* broadcasting: b of 1 × 3 × 1 × 1 is not 1 or 8; a bias with two wide extents */
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_ADD, v, odd, v2, &error));
+  expect_error (error, INVALID, "b ('odd', 1×3×1×1) does not broadcast to x ('v', 2×8×6×6)");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_BIAS, v, wide, v2, &error));
+  expect_error (error, INVALID, "the bias 'wide' is 1×8×6×1");
+  g_clear_error (&error);
+  /* an add of a broadcasting tensor is fine; the shape of y must be x's */
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_ADD, v, wide, b, &error));
+  expect_error (error, INVALID, "y ('b', 1×8×1×1) must have the shape of x ('v', 2×8×6×6)");
+  g_clear_error (&error);
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_BIAS, v, b, v2, &error));
+  g_assert_no_error (error);
+  /* scale: finite */
+  g_assert_false (atomr_cudnn_graph_add_scale (g, v2, INFINITY, y, &error));
+  expect_error (error, INVALID, "scale is inf");
+  g_clear_error (&error);
+  g_assert_true (atomr_cudnn_graph_add_scale (g, v2, 0.25, y, &error));
+  g_assert_no_error (error);
+  /* y was written; reading it is fine, writing x (read by node 0) is not */
+  g_assert_false (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_RELU, y, 0, x, &error));
+  expect_error (error, INVALID, "y is tensor 'x', which an earlier node reads");
+  g_clear_error (&error);
+
+  /* matmul */
+  g_assert_false (atomr_cudnn_graph_add_matmul (g, a, x, c, &error));
+  expect_error (error, INVALID, "b ('x') has 4 dimensions");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_matmul (g, a, mbad, c, &error));
+  expect_error (error, INVALID, "a ('a') is 2×5×7, b ('mbad') 3×7×3 and c ('c') 2×5×3");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_matmul (g, a, a, c, &error));
+  expect_error (error, INVALID, "b ('a') 2×5×7");
+  g_clear_error (&error);
+
+  /* reduction */
+  g_assert_false (atomr_cudnn_graph_add_reduction (g, ATOMR_CUDNN_REDUCTION_SUM, y, odd, &error));
+  expect_error (error, INVALID, "y ('odd', 1×3×1×1) must have x's rank");
+  g_clear_error (&error);
+  g_assert_true (atomr_cudnn_graph_add_reduction (g, ATOMR_CUDNN_REDUCTION_MAX, y, r, &error));
+  g_assert_no_error (error);
+
+  /* finalize: dangling tensors are named (w16 is the first) */
+  g_assert_false (atomr_cudnn_graph_finalize (g, &error));
+  expect_error (error, INVALID, "tensor 'w16' (id 3) is dangling");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_get_finalized (g));
+  (void) m;
+  (void) r2;
+}
+
+static void
+count_notify (GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+  (*(guint *) user_data)++;
+}
+
+/* A graph whose tensors are all used, but whose virtual output nobody
+ * reads, is refused; with the reader added it finalizes and then refuses
+ * new tensors and nodes. */
+static void
+test_finalize (void)
+{
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("fin");
+  g_autoptr(GError) error = NULL;
+  const gint64 d[3] = { 1, 4, 4 };
+  guint a, b, v, out;
+  guint notified = 0;
+
+  a = atomr_cudnn_graph_add_tensor_full (g, "a", F32, d, 3, NULL, 0, FALSE, &error);
+  b = atomr_cudnn_graph_add_tensor_full (g, "b", F32, d, 3, NULL, 0, FALSE, &error);
+  v = atomr_cudnn_graph_add_tensor_full (g, "v", F32, d, 3, NULL, 0, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_get_tensor_is_virtual (g, v));
+  g_assert_true (atomr_cudnn_graph_add_matmul (g, a, b, v, &error));
+  g_assert_false (atomr_cudnn_graph_finalize (g, &error));
+  expect_error (error, INVALID, "virtual tensor 'v' (id 3) is written by node 0 but read by no node");
+  g_clear_error (&error);
+  out = atomr_cudnn_graph_add_tensor_full (g, "out", F32, d, 3, NULL, 0, FALSE, &error);
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_SIGMOID, v, 0, out, &error));
+  g_signal_connect (g, "notify::finalized", G_CALLBACK (count_notify), &notified);
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));   /* again: a no-op */
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_cmpuint (atomr_cudnn_graph_add_tensor_full (g, "late", F32, d, 3, NULL, 0, FALSE, &error), ==, 0);
+  expect_error (error, INVALID, "cannot add a tensor, the graph is finalized");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_reduction (g, ATOMR_CUDNN_REDUCTION_SUM, out, a, &error));
+  expect_error (error, INVALID, "cannot add a node, the graph is finalized");
+}
+
+/* Norm nodes: their checks; the mode is part of the key, epsilon is not. */
+static AtomrCudnnGraph *
+norm_graph (AtomrCudnnNorm mode, gdouble epsilon, gboolean with_bias)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrCudnnGraph *g = atomr_cudnn_graph_new ("norm");
+  const gint64 xd[4] = { 64, 128, 1, 1 }, pd[4] = { 1, 128, 1, 1 };
+  guint x = atomr_cudnn_graph_add_tensor_full (g, "x", F32, xd, 4, NULL, 0, FALSE, &error);
+  guint s = atomr_cudnn_graph_add_tensor_full (g, "gamma", F32, pd, 4, NULL, 0, FALSE, &error);
+  guint b = with_bias ? atomr_cudnn_graph_add_tensor_full (g, "beta", F32, pd, 4, NULL, 0, FALSE, &error) : 0;
+  guint y = atomr_cudnn_graph_add_tensor_full (g, "y", F32, xd, 4, NULL, 0, FALSE, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_norm (g, mode, x, s, b, epsilon, y, &error));
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+  g_assert_no_error (error);
+  return g;
+}
+
+static void
+test_norm (void)
+{
+  g_autoptr(AtomrCudnnGraph) layer = norm_graph (ATOMR_CUDNN_NORM_LAYER, 1e-5, TRUE);
+  g_autoptr(AtomrCudnnGraph) layer_eps = norm_graph (ATOMR_CUDNN_NORM_LAYER, 1e-3, TRUE);
+  g_autoptr(AtomrCudnnGraph) rms = norm_graph (ATOMR_CUDNN_NORM_RMS, 1e-5, TRUE);
+  g_autoptr(AtomrCudnnGraph) rms_no_bias = norm_graph (ATOMR_CUDNN_NORM_RMS, 1e-5, FALSE);
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("norm checks");
+  g_autoptr(GError) error = NULL;
+  const gint64 xd[4] = { 64, 128, 1, 1 }, pd[4] = { 1, 128, 1, 1 }, bad_pd[4] = { 64, 128, 1, 1 };
+  guint x, s, bad, y;
+
+  g_assert_true (same_key (layer, layer_eps));
+  g_assert_false (same_key (layer, rms));
+  g_assert_false (same_key (rms, rms_no_bias));
+
+  x = atomr_cudnn_graph_add_tensor_full (g, "x", F32, xd, 4, NULL, 0, FALSE, &error);
+  s = atomr_cudnn_graph_add_tensor_full (g, "gamma", F32, pd, 4, NULL, 0, FALSE, &error);
+  bad = atomr_cudnn_graph_add_tensor_full (g, "per-row", F32, bad_pd, 4, NULL, 0, FALSE, &error);
+  y = atomr_cudnn_graph_add_tensor_full (g, "y", F32, xd, 4, NULL, 0, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_false (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_LAYER, x, s, 0, 1e-5, y, &error));
+  expect_error (error, INVALID, "node 0 (norm): layer norm takes a bias");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_RMS, x, s, 0, 0.0, y, &error));
+  expect_error (error, INVALID, "epsilon is 0");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_RMS, x, bad, 0, 1e-5, y, &error));
+  expect_error (error, INVALID, "scale ('per-row') is 64×128×1×1; with x ('x') 64×128×1×1 it must be 1 followed");
+  g_clear_error (&error);
+  g_assert_false (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_LAYER, x, s, y, 1e-5, y, &error));
+  expect_error (error, INVALID, "y is tensor 'y', which the node also reads");
+  g_clear_error (&error);
+  g_assert_true (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_RMS, x, s, 0, 1e-5, y, &error));
+  g_assert_no_error (error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Execution on the mock device                                         */
+
+static void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  g_assert_null (*out);
+  *out = g_object_ref (result);
+}
+
+static void
+run (Fixture *f, AtomrCudnnGraph *g, const guint *ids, AtomrTensor **views, guint n, gint code,
+     const gchar *needle)
+{
+  g_autoptr(GError) error = NULL;
+  GAsyncResult *res = NULL;
+
+  atomr_cudnn_actor_execute_graph_async (f->actor, g, ids, views, n, NULL, store_result, &res);
+  while (res == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (atomr_cudnn_actor_execute_graph_finish (f->actor, res, &error));
+  g_clear_object (&res);
+  expect_error (error, code, needle);
+}
+
+static void
+test_execute_validation (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensor) x = tensor_nhwc (f, F16, 2, 16, 6, 6);
+  g_autoptr(AtomrTensor) w = tensor_nhwc (f, F16, 32, 16, 3, 3);
+  g_autoptr(AtomrTensor) b = tensor_nhwc (f, F16, 1, 32, 1, 1);
+  g_autoptr(AtomrTensor) y = tensor_nhwc (f, F16, 2, 32, 6, 6);
+  g_autoptr(AtomrTensor) y_nchw = tensor (f, F16, 2, 32, 6, 6);
+  g_autoptr(AtomrTensor) y32 = tensor_nhwc (f, F32, 2, 32, 6, 6);
+  g_autoptr(AtomrTensor) x_big = tensor_nhwc (f, F16, 2, 16, 8, 8);
+  g_autoptr(AtomrCudnnGraph) open = atomr_cudnn_graph_new ("open");
+  g_autoptr(AtomrCudnnGraph) g = build (&base, "conv-bias-relu");
+  const guint ids[4] = { 1, 2, 3, 7 };
+  AtomrTensor *views[4] = { x, w, b, y };
+
+  /* the ids as build() numbers them: x 1, w 2, b 3, conv 4, biased 5, y 6 */
+  g_assert_cmpuint (atomr_cudnn_graph_lookup_tensor (g, "y"), ==, 6);
+
+  run (f, open, NULL, NULL, 0, INVALID, "graph 'open' is not finalized");
+  run (f, NULL, NULL, NULL, 0, INVALID, "the graph is NULL");
+  run (f, g, NULL, views, 4, INVALID, "4 views but the ids or the views are NULL");
+  run (f, g, ids, views, 4, INVALID, "ids[3] is 7 (the graph has tensors 1 to 6)");
+  {
+    const guint virt[4] = { 1, 2, 3, 4 };
+    run (f, g, virt, views, 4, INVALID, "ids[3] is virtual tensor 'conv'");
+  }
+  {
+    const guint twice[4] = { 1, 2, 2, 6 };
+    run (f, g, twice, views, 4, INVALID, "tensor 'w' is given two views");
+  }
+  {
+    const guint some[3] = { 1, 2, 6 };
+    AtomrTensor *v3[3] = { x, w, y };
+    run (f, g, some, v3, 3, INVALID, "tensor 'b' (id 3) has no view");
+  }
+  {
+    const guint ok_ids[4] = { 1, 2, 3, 6 };
+    AtomrTensor *wrong_dtype[4] = { x, w, b, y32 };
+    AtomrTensor *wrong_stride[4] = { x, w, b, y_nchw };
+    AtomrTensor *wrong_shape[4] = { x_big, w, b, y };
+    AtomrTensor *null_view[4] = { x, NULL, b, y };
+
+    run (f, g, ok_ids, wrong_dtype, 4, INVALID, "the view of tensor 'y' has dtype f32 (the graph says f16)");
+    run (f, g, ok_ids, wrong_stride, 4, INVALID, "the view of tensor 'y' has stride");
+    run (f, g, ok_ids, wrong_shape, 4, INVALID, "the view of tensor 'x' has dimension 2 = 8 (the graph says 6");
+    run (f, g, ok_ids, null_view, 4, INVALID, "the view of tensor 'w' is NULL");
+  }
+  {
+    /* the valid request: checked, then NOT_SUPPORTED on the mock device */
+    const guint ok_ids[4] = { 6, 3, 2, 1 };     /* any order */
+    AtomrTensor *ok_views[4] = { y, b, w, x };
+    guint64 misses = 0;
+
+    run (f, g, ok_ids, ok_views, 4, NOSUP, "graph 'conv-bias-relu' (3 nodes) needs a CUDA device");
+    g_object_get (f->actor, "cache-misses", &misses, NULL);
+    g_assert_cmpuint (misses, ==, 0);
+  }
+  g_assert_no_error (error);
+}
+
+/* An output that shares memory with an input is refused. */
+static void
+test_execute_alias (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensor) x = tensor (f, F32, 1, 4, 4, 4);
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("in-place relu");
+  guint in = atomr_cudnn_graph_add_tensor (g, "in", x, &error);
+  guint out = atomr_cudnn_graph_add_tensor (g, "out", x, &error);
+  const guint ids[2] = { in, out };
+  AtomrTensor *views[2] = { x, x };
+
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_RELU, in, 0, out, &error));
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+  g_assert_no_error (error);
+  run (f, g, ids, views, 2, INVALID, "in-place relu: output out overlaps input in");
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/cudnn-graph/plan-cache-lru", test_lru);
-  g_test_add_func ("/cudnn-graph/plan-cache-threads", test_threads);
-  g_test_add_func ("/cudnn-graph/empty-graph", test_empty_graph);
-  g_test_add_func ("/cudnn-graph/actor-counters", test_actor_counters);
+  g_test_add_func ("/cudnn-graph/bare", test_bare);
+  g_test_add_func ("/cudnn-graph/tensor-validation", test_tensor_validation);
+  g_test_add_func ("/cudnn-graph/node-validation", test_node_validation);
+  g_test_add_func ("/cudnn-graph/finalize", test_finalize);
+  g_test_add_func ("/cudnn-graph/keys", test_keys);
+  g_test_add_func ("/cudnn-graph/key-conv-attributes", test_key_conv_attributes);
+  g_test_add_func ("/cudnn-graph/norm", test_norm);
+  g_test_add ("/cudnn-graph/execute-validation", Fixture, NULL, fixture_setup, test_execute_validation,
+              fixture_teardown);
+  g_test_add ("/cudnn-graph/execute-alias", Fixture, NULL, fixture_setup, test_execute_alias,
+              fixture_teardown);
   return g_test_run ();
 }

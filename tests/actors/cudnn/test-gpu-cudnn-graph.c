@@ -1,331 +1,481 @@
-/* test-gpu-cudnn-graph.c — the backend-graph helper on a GPU
+/* test-gpu-cudnn-graph.c — AtomrCudnnGraph on a GPU
  *
- * Two graphs through atomr-cudnn-graph-private.h, on a raw handle and
- * stream: a single convolution forward (f32 NHWC), and the canonical
- * runtime-fusion graph conv → + bias → ReLU (f16 NHWC, the intermediates
- * virtual f32 tensors), each compared with a CPU reference; then the plan
- * cache returns the same plan for the same key.  Skips without a device.
+ * conv → + bias → ReLU (f16 NHWC, f32 virtual intermediates) through
+ * atomr_cudnn_actor_execute_graph_async(), compared with a CPU reference
+ * and with the actor's fused convolution-bias-activation operation;
+ * convolution backward data and backward filter graphs against the actor's
+ * own operations; matmul → + bias → GELU (f16, batched) against a CPU
+ * reference; layer and RMS norm graphs against a CPU reference; the plan
+ * cache: running a graph again is a hit, a new shape a miss; and the
+ * autotuned plan of a new shape gives the same result.  Skips without a
+ * device.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
-#include <math.h>
-#include <string.h>
+#include "cudnn-test-util.h"
 
-#include <atomr.h>
-#include "actors/cudnn/atomr-cudnn-graph-private.h"
-#include "core/atomr-cuda-private.h"
-#include "core/atomr-device-private.h"
-
-enum { UID_X = 1, UID_W, UID_Y, UID_B, UID_CONV, UID_BIASED };
-
-enum { N = 2, C = 16, K = 32, HW = 6 };
-
-typedef struct {
-  AtomrDevice  *device;
-  cudnnHandle_t handle;
-  CUstream      stream;
-  GRand        *rand;
-} Fixture;
-
-static void
-fixture_setup (Fixture *f, gconstpointer data)
+static guint64
+counter (Fixture *f, const gchar *name)
 {
-  g_autoptr(GError) error = NULL;
+  guint64 v = 0;
 
-  f->rand = g_rand_new_with_seed (7);
-  f->device = atomr_device_get (0, &error);
-  if (f->device == NULL)
-    return;
-  g_assert_true (atomr_cudnn_load (&error));
-  g_assert_no_error (error);
-  g_assert_true (atomr_device_enter (f->device, &error));
-  g_assert_cmpint (ATOMR_CU->cuStreamCreate (&f->stream, CU_STREAM_NON_BLOCKING), ==, CUDA_SUCCESS);
-  g_assert_true (atomr_cudnn_status_check (cudnnCreate (&f->handle), "cudnnCreate", "test", &error));
-  g_assert_true (atomr_cudnn_status_check (cudnnSetStream (f->handle, (cudaStream_t) f->stream),
-                                           "cudnnSetStream", "test", &error));
-  atomr_device_leave (f->device);
-}
-
-static void
-fixture_teardown (Fixture *f, gconstpointer data)
-{
-  if (f->device != NULL)
-    {
-      g_assert_true (atomr_device_enter (f->device, NULL));
-      cudnnDestroy (f->handle);
-      ATOMR_CU->cuStreamDestroy (f->stream);
-      atomr_device_leave (f->device);
-    }
-  g_clear_object (&f->device);
-  g_rand_free (f->rand);
-}
-
-/* NHWC strides of an N × C × H × W tensor. */
-static void
-nhwc_strides (const gint64 *dims, gint64 *strides)
-{
-  strides[1] = 1;
-  strides[3] = dims[1];
-  strides[2] = dims[1] * dims[3];
-  strides[0] = dims[1] * dims[2] * dims[3];
-}
-
-/* A device buffer holding @values (n of them) as @dtype (f32 or f16). */
-static AtomrBuffer *
-upload (Fixture *f, AtomrDtype dtype, const gdouble *values, gsize n)
-{
-  g_autoptr(GError) error = NULL;
-  AtomrBuffer *b = atomr_buffer_new (f->device, dtype, n, &error);
-  gsize size = atomr_dtype_get_size (dtype);
-  guint8 *data = g_malloc (n * size);
-  g_autoptr(GBytes) bytes = NULL;
-
-  g_assert_no_error (error);
-  for (gsize i = 0; i < n; i++)
-    {
-      if (dtype == ATOMR_DTYPE_F16)
-        {
-          _Float16 v = (_Float16) values[i];
-          memcpy (data + i * 2, &v, 2);
-        }
-      else
-        {
-          gfloat v = (gfloat) values[i];
-          memcpy (data + i * 4, &v, 4);
-        }
-    }
-  bytes = g_bytes_new_take (data, n * size);
-  g_assert_true (atomr_buffer_upload_sync (b, bytes, NULL, &error));
-  g_assert_no_error (error);
-  return b;
-}
-
-static void
-download (AtomrBuffer *b, gdouble *out, gsize n)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) bytes = atomr_buffer_download_sync (b, NULL, &error);
-  const guint8 *data = g_bytes_get_data (bytes, NULL);
-
-  g_assert_no_error (error);
-  for (gsize i = 0; i < n; i++)
-    {
-      if (atomr_buffer_get_dtype (b) == ATOMR_DTYPE_F16)
-        {
-          _Float16 v;
-          memcpy (&v, data + i * 2, 2);
-          out[i] = v;
-        }
-      else
-        {
-          gfloat v;
-          memcpy (&v, data + i * 4, 4);
-          out[i] = v;
-        }
-    }
-}
-
-/* Random values, rounded to @dtype. */
-static gdouble *
-random_values (Fixture *f, AtomrDtype dtype, gsize n)
-{
-  gdouble *v = g_new (gdouble, n);
-
-  for (gsize i = 0; i < n; i++)
-    v[i] = dtype == ATOMR_DTYPE_F16 ? (gdouble) (_Float16) g_rand_double_range (f->rand, -1, 1)
-                                    : (gdouble) (gfloat) g_rand_double_range (f->rand, -1, 1);
+  g_object_get (f->actor, name, &v, NULL);
   return v;
 }
 
-/* y (NHWC) = [relu] (conv (x, w) [+ b]), x NHWC, w KRSC, pad 1. */
-static void
-reference (const gdouble *x, const gdouble *w, const gdouble *b, gboolean relu, gdouble *y)
+static guint
+cache_size (Fixture *f)
 {
-  for (gint n = 0; n < N; n++)
-    for (gint oh = 0; oh < HW; oh++)
-      for (gint ow = 0; ow < HW; ow++)
-        for (gint k = 0; k < K; k++)
+  guint v = 0;
+
+  g_object_get (f->actor, "cache-size", &v, NULL);
+  return v;
+}
+
+/* A K-element bias as a 1 × K × 1 × 1 view of the same buffer in NHWC
+ * order (strides K, 1, K, K, as cuDNN's own samples describe it). */
+static AtomrTensor *
+bias_nhwc (Operand *b)
+{
+  g_autoptr(GError) error = NULL;
+  const gint64 shape[4] = { 1, 1, 1, (gint64) b->n };
+  const guint perm[4] = { 0, 3, 1, 2 };
+  g_autoptr(AtomrTensor) storage = atomr_tensor_new (b->buffer, shape, 4, &error);
+  AtomrTensor *t;
+
+  g_assert_no_error (error);
+  t = atomr_tensor_permute (storage, perm, 4, &error);
+  g_assert_no_error (error);
+  return t;
+}
+
+/* A N-element bias as a 1 × 1 × N view. */
+static AtomrTensor *
+bias_rows (Operand *b)
+{
+  g_autoptr(GError) error = NULL;
+  const gint64 shape[3] = { 1, 1, (gint64) b->n };
+  AtomrTensor *t = atomr_tensor_new (b->buffer, shape, 3, &error);
+
+  g_assert_no_error (error);
+  return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* conv + bias + relu                                                   */
+
+typedef struct {
+  Operand      x, w, b, y, y_fused;
+  AtomrTensor *b4;
+  gdouble     *ref;     /* y's storage order */
+  gint64       hw;
+} ConvRun;
+
+static AtomrCudnnGraph *
+conv_graph (ConvRun *cr, AtomrConvolution *conv)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrCudnnGraph *g = atomr_cudnn_graph_new ("conv-bias-relu");
+  guint x, w, b, c, cb, y;
+
+  x = atomr_cudnn_graph_add_tensor (g, "x", cr->x.view, &error);
+  w = atomr_cudnn_graph_add_tensor (g, "w", cr->w.view, &error);
+  b = atomr_cudnn_graph_add_tensor (g, "b", cr->b4, &error);
+  y = atomr_cudnn_graph_add_tensor (g, "y", cr->y.view, &error);
+  c = atomr_cudnn_graph_add_tensor_full (g, "conv", ATOMR_DTYPE_F32, cr->y.shape, 4, cr->y.strides, 4, TRUE,
+                                         &error);
+  cb = atomr_cudnn_graph_add_tensor_full (g, "biased", ATOMR_DTYPE_F32, cr->y.shape, 4, cr->y.strides, 4, TRUE,
+                                          &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_convolution (g, ATOMR_CUDNN_CONV_FORWARD, conv, x, w, c, &error));
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_BIAS, c, b, cb, &error));
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_RELU, cb, 0, y, &error));
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+  g_assert_no_error (error);
+  return g;
+}
+
+static void
+conv_run_init (Fixture *f, ConvRun *cr, gint64 hw)
+{
+  const gint64 n = 2, c = 16, k = 32;
+  const gint64 xs[4] = { n, c, hw, hw }, ws[4] = { k, c, 3, 3 }, ys[4] = { n, k, hw, hw };
+  const AtomrDtype dt = ATOMR_DTYPE_F16;
+
+  cr->hw = hw;
+  operand_init (f, &cr->x, dt, xs, 4, TRUE, TRUE);
+  operand_init (f, &cr->w, dt, ws, 4, TRUE, TRUE);
+  operand_init (f, &cr->b, dt, &k, 1, FALSE, TRUE);
+  operand_init (f, &cr->y, dt, ys, 4, TRUE, FALSE);
+  operand_init (f, &cr->y_fused, dt, ys, 4, TRUE, FALSE);
+  cr->b4 = bias_nhwc (&cr->b);
+  cr->ref = g_new0 (gdouble, cr->y.n);
+  for (gint64 in = 0; in < n; in++)
+    for (gint64 ok = 0; ok < k; ok++)
+      for (gint64 oh = 0; oh < hw; oh++)
+        for (gint64 ow = 0; ow < hw; ow++)
           {
+            gint64 yi[4] = { in, ok, oh, ow };
             gdouble acc = 0;
-            for (gint r = 0; r < 3; r++)
-              for (gint s = 0; s < 3; s++)
-                {
-                  gint h = oh - 1 + r, ww = ow - 1 + s;
-                  if (h < 0 || h >= HW || ww < 0 || ww >= HW)
-                    continue;
-                  for (gint c = 0; c < C; c++)
-                    acc += x[((n * HW + h) * HW + ww) * C + c] * w[((k * 3 + r) * 3 + s) * C + c];
-                }
-            if (b != NULL)
-              acc += b[k];
-            if (relu)
-              acc = MAX (acc, 0.0);
-            y[((n * HW + oh) * HW + ow) * K + k] = acc;
+            for (gint64 ic = 0; ic < c; ic++)
+              for (gint64 r = 0; r < 3; r++)
+                for (gint64 q = 0; q < 3; q++)
+                  {
+                    gint64 h = oh - 1 + r, ww = ow - 1 + q;
+                    gint64 xi[4] = { in, ic, h, ww }, wi[4] = { ok, ic, r, q };
+                    if (h < 0 || h >= hw || ww < 0 || ww >= hw)
+                      continue;
+                    acc += cr->x.host[at (&cr->x, xi)] * cr->w.host[at (&cr->w, wi)];
+                  }
+            cr->ref[at (&cr->y, yi)] = MAX (acc + cr->b.host[ok], 0.0);
           }
 }
 
-/* Adds the convolution forward x (UID_X) * w (UID_W) → @y_uid. */
-static gboolean
-add_conv (AtomrCudnnGraph *g, gint64 y_uid, GError **error)
+static void
+conv_run_clear (ConvRun *cr)
 {
-  cudnnBackendDescriptor_t conv, op;
-  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  gint64 spatial = 2, pad[2] = { 1, 1 }, one[2] = { 1, 1 };
-  gfloat alpha = 1.0f, beta = 0.0f;
-
-  conv = atomr_cudnn_graph_new_descriptor (g, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, error);
-  if (conv == NULL ||
-      !atomr_cudnn_graph_set (g, conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, error) ||
-      !atomr_cudnn_graph_set (g, conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode, error) ||
-      !atomr_cudnn_graph_set (g, conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial, error) ||
-      !atomr_cudnn_graph_set (g, conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one, error) ||
-      !atomr_cudnn_graph_set (g, conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, one, error) ||
-      !atomr_cudnn_graph_set (g, conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad, error) ||
-      !atomr_cudnn_graph_set (g, conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad, error) ||
-      !atomr_cudnn_graph_finalize_descriptor (g, conv, error))
-    return FALSE;
-  op = atomr_cudnn_graph_new_descriptor (g, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, error);
-  return op != NULL &&
-         atomr_cudnn_graph_set (g, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv, error) &&
-         atomr_cudnn_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, UID_X, error) &&
-         atomr_cudnn_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, UID_W, error) &&
-         atomr_cudnn_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y_uid, error) &&
-         atomr_cudnn_graph_set (g, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1,
-                                &alpha, error) &&
-         atomr_cudnn_graph_set (g, op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1,
-                                &beta, error) &&
-         atomr_cudnn_graph_add_operation (g, op, error);
+  operand_clear (&cr->x);
+  operand_clear (&cr->w);
+  operand_clear (&cr->b);
+  operand_clear (&cr->y);
+  operand_clear (&cr->y_fused);
+  g_clear_object (&cr->b4);
+  g_clear_pointer (&cr->ref, g_free);
 }
 
 static void
-run_case (Fixture *f, gboolean fused)
+execute (Fixture *f, AtomrCudnnGraph *g, const guint *ids, AtomrTensor **views, guint n)
 {
-  AtomrDtype dtype = fused ? ATOMR_DTYPE_F16 : ATOMR_DTYPE_F32;
-  cudnnDataType_t cdt = fused ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-  const gint64 xd[4] = { N, C, HW, HW }, wd[4] = { K, C, 3, 3 }, yd[4] = { N, K, HW, HW }, bd[4] = { 1, K, 1, 1 };
-  gint64 xs[4], ws[4], ys[4], bs[4];
-  const gsize nx = N * C * HW * HW, nw = K * C * 9, ny = N * K * HW * HW;
-  g_autofree gdouble *x = random_values (f, dtype, nx), *w = random_values (f, dtype, nw);
-  g_autofree gdouble *b = random_values (f, dtype, K), *ref = g_new0 (gdouble, ny), *got = g_new0 (gdouble, ny);
-  g_autoptr(AtomrBuffer) bx = upload (f, dtype, x, nx), bw = upload (f, dtype, w, nw), bb = upload (f, dtype, b, K);
-  g_autoptr(AtomrBuffer) by = NULL;
-  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new (fused ? "conv-bias-relu (graph test)" : "conv (graph test)");
+  RUN (atomr_cudnn_actor_execute_graph_async (f->actor, g, ids, views, n, NULL, store_result, &res_),
+       atomr_cudnn_actor_execute_graph_finish);
+}
+
+static void
+execute_conv (Fixture *f, ConvRun *cr, AtomrCudnnGraph *g)
+{
+  const guint ids[4] = {
+    atomr_cudnn_graph_lookup_tensor (g, "x"), atomr_cudnn_graph_lookup_tensor (g, "w"),
+    atomr_cudnn_graph_lookup_tensor (g, "b"), atomr_cudnn_graph_lookup_tensor (g, "y"),
+  };
+  AtomrTensor *views[4] = { cr->x.view, cr->w.view, cr->b4, cr->y.view };
+
+  execute (f, g, ids, views, 4);
+}
+
+static void
+test_conv_bias_relu (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  g_autoptr(AtomrCudnnGraph) g = NULL;
+  g_autofree gdouble *fused = NULL;
+  ConvRun cr;
+  gdouble e, e_fused;
+
+  SKIP_WITHOUT_DEVICE (f);
+  conv_run_init (f, &cr, 7);
+  g = conv_graph (&cr, conv);
+  execute_conv (f, &cr, g);
+  e = rel_error (&cr.y, cr.ref);
+
+  /* the actor's fused operation on the same operands */
+  RUN (atomr_cudnn_actor_convolution_bias_activation_forward_async (f->actor, conv, ATOMR_ACTIVATION_RELU, 0.0,
+                                                                    1.0, cr.x.view, cr.w.view, cr.b.view, 0.0,
+                                                                    NULL, cr.y_fused.view, NULL, store_result,
+                                                                    &res_),
+       atomr_cudnn_actor_convolution_bias_activation_forward_finish);
+  fused = g_new0 (gdouble, cr.y_fused.n);
+  operand_download (&cr.y_fused, fused);
+  e_fused = rel_error (&cr.y, fused);
+  g_test_message ("graph conv-bias-relu f16 NHWC: vs CPU %.3g, vs the fused operation %.3g", e, e_fused);
+  g_assert_cmpfloat (e, <=, tolerance (ATOMR_DTYPE_F16, FALSE));
+  g_assert_cmpfloat (e_fused, <=, tolerance (ATOMR_DTYPE_F16, FALSE));
+  conv_run_clear (&cr);
+}
+
+/* ------------------------------------------------------------------ */
+/* backward data and backward filter, against the actor's own operations */
+
+static void
+test_conv_backward (Fixture *f, gconstpointer data)
+{
+  const gint64 n = 2, c = 16, k = 32, hw = 7;
+  const gint64 xs[4] = { n, c, hw, hw }, ws[4] = { k, c, 3, 3 }, ys[4] = { n, k, hw, hw };
+  const AtomrDtype dt = ATOMR_DTYPE_F16;
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  g_autoptr(AtomrCudnnGraph) gd = atomr_cudnn_graph_new ("conv-bwd-data");
+  g_autoptr(AtomrCudnnGraph) gf = atomr_cudnn_graph_new ("conv-bwd-filter");
   g_autoptr(GError) error = NULL;
-  AtomrCudnnGraphPlan *plan;
-  AtomrCudnnPlanCache *cache;
-  CUdeviceptr ws_ptr = 0;
-  gdouble num = 0, den = 0, e, tol = fused ? 5e-3 : 2e-3;   /* f32: the engine may use TF32 */
-  gint64 key[2] = { fused, 42 };
+  g_autofree gdouble *ref_dx = NULL, *ref_dw = NULL;
+  Operand x, w, dy, dx, dx_op, dw, dw_op;
+  guint idy, iw, idx, ix, idy2, idw;
+  gdouble e_dx, e_dw;
 
-  {
-    g_autofree gdouble *zeros = g_new0 (gdouble, ny);
-    by = upload (f, dtype, zeros, ny);
-  }
-  nhwc_strides (xd, xs);
-  nhwc_strides (wd, ws);
-  nhwc_strides (yd, ys);
-  nhwc_strides (bd, bs);
-  reference (x, w, fused ? b : NULL, fused, ref);
+  SKIP_WITHOUT_DEVICE (f);
+  operand_init (f, &x, dt, xs, 4, TRUE, TRUE);
+  operand_init (f, &w, dt, ws, 4, TRUE, TRUE);
+  operand_init (f, &dy, dt, ys, 4, TRUE, TRUE);
+  operand_init (f, &dx, dt, xs, 4, TRUE, FALSE);
+  operand_init (f, &dx_op, dt, xs, 4, TRUE, FALSE);
+  operand_init (f, &dw, dt, ws, 4, TRUE, FALSE);
+  operand_init (f, &dw_op, dt, ws, 4, TRUE, FALSE);
 
-  g_assert_true (atomr_device_enter (f->device, &error));
-  g_assert_nonnull (atomr_cudnn_graph_add_tensor (g, UID_X, cdt, 4, xd, xs, 0, &error));
-  g_assert_nonnull (atomr_cudnn_graph_add_tensor (g, UID_W, cdt, 4, wd, ws, 0, &error));
-  g_assert_nonnull (atomr_cudnn_graph_add_tensor (g, UID_Y, cdt, 4, yd, ys, 0, &error));
+  idy = atomr_cudnn_graph_add_tensor (gd, "dy", dy.view, &error);
+  iw = atomr_cudnn_graph_add_tensor (gd, "w", w.view, &error);
+  idx = atomr_cudnn_graph_add_tensor (gd, "dx", dx.view, &error);
   g_assert_no_error (error);
-  /* a repeated id is refused */
-  g_assert_null (atomr_cudnn_graph_add_tensor (g, UID_Y, cdt, 4, yd, ys, 0, &error));
-  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
-  g_clear_error (&error);
-  if (fused)
-    {
-      g_assert_nonnull (atomr_cudnn_graph_add_tensor (g, UID_B, cdt, 4, bd, bs, 0, &error));
-      g_assert_nonnull (atomr_cudnn_graph_add_tensor (g, UID_CONV, CUDNN_DATA_FLOAT, 4, yd, ys,
-                                                      ATOMR_CUDNN_TENSOR_VIRTUAL, &error));
-      g_assert_nonnull (atomr_cudnn_graph_add_tensor (g, UID_BIASED, CUDNN_DATA_FLOAT, 4, yd, ys,
-                                                      ATOMR_CUDNN_TENSOR_VIRTUAL, &error));
-      g_assert_no_error (error);
-      g_assert_true (add_conv (g, UID_CONV, &error));
-      g_assert_no_error (error);
-      g_assert_true (atomr_cudnn_graph_add_pointwise (g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, UID_CONV, UID_B,
-                                                      UID_BIASED, &error));
-      g_assert_no_error (error);
-      g_assert_true (atomr_cudnn_graph_add_pointwise (g, CUDNN_POINTWISE_RELU_FWD, CUDNN_DATA_FLOAT, UID_BIASED,
-                                                      -1, UID_Y, &error));
-      g_assert_no_error (error);
-      g_assert_cmpuint (atomr_cudnn_graph_get_n_operations (g), ==, 3);
-    }
-  else
-    {
-      g_assert_true (add_conv (g, UID_Y, &error));
-      g_assert_no_error (error);
-    }
-
-  plan = atomr_cudnn_graph_build_plan (g, f->handle, G_GUINT64_CONSTANT (1) << 30, &error);
+  g_assert_true (atomr_cudnn_graph_add_convolution (gd, ATOMR_CUDNN_CONV_BACKWARD_DATA, conv, idy, iw, idx, &error));
+  g_assert_true (atomr_cudnn_graph_finalize (gd, &error));
   g_assert_no_error (error);
-  g_assert_nonnull (plan);
-  /* the graph is spent; the plan holds what it needs */
-  g_assert_cmpuint (atomr_cudnn_graph_get_n_operations (g), ==, 0);
-  g_test_message ("%s: workspace %" G_GUINT64_FORMAT " bytes", atomr_cudnn_graph_get_opname (g),
-                  atomr_cudnn_graph_plan_get_workspace_size (plan));
-  if (atomr_cudnn_graph_plan_get_workspace_size (plan) > 0)
-    g_assert_cmpint (ATOMR_CU->cuMemAlloc (&ws_ptr, atomr_cudnn_graph_plan_get_workspace_size (plan)), ==,
-                     CUDA_SUCCESS);
+  ix = atomr_cudnn_graph_add_tensor (gf, "x", x.view, &error);
+  idy2 = atomr_cudnn_graph_add_tensor (gf, "dy", dy.view, &error);
+  idw = atomr_cudnn_graph_add_tensor (gf, "dw", dw.view, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_convolution (gf, ATOMR_CUDNN_CONV_BACKWARD_FILTER, conv, ix, idy2, idw,
+                                                    &error));
+  g_assert_true (atomr_cudnn_graph_finalize (gf, &error));
+  g_assert_no_error (error);
   {
-    gint64 uids[4] = { UID_X, UID_W, UID_Y, UID_B };
-    void *ptrs[4] = {
-      (void *) (uintptr_t) atomr_buffer_get_device_pointer (bx),
-      (void *) (uintptr_t) atomr_buffer_get_device_pointer (bw),
-      (void *) (uintptr_t) atomr_buffer_get_device_pointer (by),
-      (void *) (uintptr_t) atomr_buffer_get_device_pointer (bb),
-    };
-    g_assert_true (atomr_cudnn_graph_plan_execute (plan, f->handle, fused ? 4 : 3, uids, ptrs,
-                                                   (void *) (uintptr_t) ws_ptr, &error));
-    g_assert_no_error (error);
+    const guint ids[3] = { idy, iw, idx };
+    AtomrTensor *views[3] = { dy.view, w.view, dx.view };
+    execute (f, gd, ids, views, 3);
   }
-  g_assert_cmpint (ATOMR_CU->cuStreamSynchronize (f->stream), ==, CUDA_SUCCESS);
-  if (ws_ptr)
-    ATOMR_CU->cuMemFree (ws_ptr);
-
-  /* the cache hands the same plan back for the same key */
-  cache = atomr_cudnn_plan_cache_new (4, (GDestroyNotify) atomr_cudnn_graph_plan_free);
-  atomr_cudnn_plan_cache_insert (cache, key, sizeof key, plan);
-  g_assert_true (atomr_cudnn_plan_cache_lookup (cache, key, sizeof key) == plan);
-  atomr_cudnn_plan_cache_free (cache);
-  atomr_device_leave (f->device);
-
-  download (by, got, ny);
-  for (gsize i = 0; i < ny; i++)
-    {
-      num += (got[i] - ref[i]) * (got[i] - ref[i]);
-      den += ref[i] * ref[i];
-    }
-  e = sqrt (num / den);
-  g_test_message ("%s: relative error %.3g", fused ? "conv-bias-relu f16" : "conv f32", e);
-  g_assert_cmpfloat (e, <=, tol);
+  {
+    const guint ids[3] = { ix, idy2, idw };
+    AtomrTensor *views[3] = { x.view, dy.view, dw.view };
+    execute (f, gf, ids, views, 3);
+  }
+  RUN (atomr_cudnn_actor_convolution_backward_data_async (f->actor, conv, 1.0, w.view, dy.view, 0.0, dx_op.view,
+                                                          NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_backward_data_finish);
+  RUN (atomr_cudnn_actor_convolution_backward_filter_async (f->actor, conv, 1.0, x.view, dy.view, 0.0,
+                                                            dw_op.view, NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_backward_filter_finish);
+  ref_dx = g_new0 (gdouble, dx_op.n);
+  ref_dw = g_new0 (gdouble, dw_op.n);
+  operand_download (&dx_op, ref_dx);
+  operand_download (&dw_op, ref_dw);
+  e_dx = rel_error (&dx, ref_dx);
+  e_dw = rel_error (&dw, ref_dw);
+  g_test_message ("graph conv backward f16 NHWC vs the actor's operations: dx %.3g, dw %.3g", e_dx, e_dw);
+  g_assert_cmpfloat (e_dx, <=, tolerance (dt, FALSE));
+  g_assert_cmpfloat (e_dw, <=, tolerance (dt, FALSE));
+  operand_clear (&x); operand_clear (&w); operand_clear (&dy); operand_clear (&dx);
+  operand_clear (&dx_op); operand_clear (&dw); operand_clear (&dw_op);
 }
 
+/* ------------------------------------------------------------------ */
+/* matmul + bias + gelu                                                 */
+
 static void
-test_conv (Fixture *f, gconstpointer data)
+test_matmul_bias_gelu (Fixture *f, gconstpointer data)
 {
-  if (f->device == NULL)
+  const gint64 bt = 2, m = 64, kk = 32, nn = 48;
+  const gint64 as[3] = { bt, m, kk }, bs[3] = { bt, kk, nn }, cs[3] = { bt, m, nn };
+  const AtomrDtype dt = ATOMR_DTYPE_F16;
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("matmul-bias-gelu");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensor) bias3 = NULL;
+  g_autofree gdouble *ref = NULL;
+  Operand a, b, bias, y;
+  guint ia, ib, ibias, iy, ic, icb;
+  gdouble e;
+
+  SKIP_WITHOUT_DEVICE (f);
+  operand_init (f, &a, dt, as, 3, FALSE, TRUE);
+  operand_init (f, &b, dt, bs, 3, FALSE, TRUE);
+  operand_init (f, &bias, dt, &nn, 1, FALSE, TRUE);
+  operand_init (f, &y, dt, cs, 3, FALSE, FALSE);
+  bias3 = bias_rows (&bias);
+
+  ia = atomr_cudnn_graph_add_tensor (g, "a", a.view, &error);
+  ib = atomr_cudnn_graph_add_tensor (g, "b", b.view, &error);
+  ibias = atomr_cudnn_graph_add_tensor (g, "bias", bias3, &error);
+  iy = atomr_cudnn_graph_add_tensor (g, "y", y.view, &error);
+  ic = atomr_cudnn_graph_add_tensor_full (g, "c", ATOMR_DTYPE_F32, cs, 3, NULL, 0, TRUE, &error);
+  icb = atomr_cudnn_graph_add_tensor_full (g, "cb", ATOMR_DTYPE_F32, cs, 3, NULL, 0, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_matmul (g, ia, ib, ic, &error));
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_BIAS, ic, ibias, icb, &error));
+  g_assert_true (atomr_cudnn_graph_add_pointwise (g, ATOMR_CUDNN_POINTWISE_GELU, icb, 0, iy, &error));
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+  g_assert_no_error (error);
+  {
+    const guint ids[4] = { ia, ib, ibias, iy };
+    AtomrTensor *views[4] = { a.view, b.view, bias3, y.view };
+    execute (f, g, ids, views, 4);
+  }
+
+  ref = g_new0 (gdouble, y.n);
+  for (gint64 p = 0; p < bt; p++)
+    for (gint64 i = 0; i < m; i++)
+      for (gint64 j = 0; j < nn; j++)
+        {
+          gdouble acc = bias.host[j];
+          for (gint64 q = 0; q < kk; q++)
+            acc += a.host[(p * m + i) * kk + q] * b.host[(p * kk + q) * nn + j];
+          ref[(p * m + i) * nn + j] = 0.5 * acc * (1.0 + erf (acc / G_SQRT2));
+        }
+  e = rel_error (&y, ref);
+  g_test_message ("graph matmul-bias-gelu f16: vs CPU %.3g", e);
+  g_assert_cmpfloat (e, <=, 1e-2);
+  operand_clear (&a);
+  operand_clear (&b);
+  operand_clear (&bias);
+  operand_clear (&y);
+}
+
+/* ------------------------------------------------------------------ */
+/* layer norm and RMS norm (inference)                                  */
+
+static void
+test_norm (Fixture *f, gconstpointer data)
+{
+  const gint64 rows = 64, cols = 128;
+  const gint64 xs[4] = { rows, cols, 1, 1 }, ps[4] = { 1, cols, 1, 1 };
+  const AtomrDtype dt = ATOMR_DTYPE_F32;
+  const gdouble eps = 1e-5;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint m = 0; m < 2; m++)
     {
-      g_test_skip ("no CUDA device");
-      return;
+      AtomrCudnnNorm mode = m == 0 ? ATOMR_CUDNN_NORM_LAYER : ATOMR_CUDNN_NORM_RMS;
+      g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new (m == 0 ? "layer-norm" : "rms-norm");
+      g_autoptr(GError) error = NULL;
+      g_autofree gdouble *ref = NULL;
+      Operand x, gamma, beta, y;
+      guint ix, ig, ib = 0, iy;
+      gdouble e;
+
+      /* channels-last views, as cuDNN's own samples lay out a norm's
+       * operands (strides cols, 1, cols, cols; the storage is row-major
+       * rows × cols either way) */
+      operand_init (f, &x, dt, xs, 4, TRUE, TRUE);
+      operand_init (f, &gamma, dt, ps, 4, TRUE, TRUE);
+      operand_init (f, &beta, dt, ps, 4, TRUE, TRUE);
+      operand_init (f, &y, dt, xs, 4, TRUE, FALSE);
+      ix = atomr_cudnn_graph_add_tensor (g, "x", x.view, &error);
+      ig = atomr_cudnn_graph_add_tensor (g, "gamma", gamma.view, &error);
+      if (mode == ATOMR_CUDNN_NORM_LAYER)
+        ib = atomr_cudnn_graph_add_tensor (g, "beta", beta.view, &error);
+      iy = atomr_cudnn_graph_add_tensor (g, "y", y.view, &error);
+      g_assert_no_error (error);
+      g_assert_true (atomr_cudnn_graph_add_norm (g, mode, ix, ig, ib, eps, iy, &error));
+      g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+      g_assert_no_error (error);
+      if (mode == ATOMR_CUDNN_NORM_LAYER)
+        {
+          const guint ids[4] = { ix, ig, ib, iy };
+          AtomrTensor *views[4] = { x.view, gamma.view, beta.view, y.view };
+          execute (f, g, ids, views, 4);
+        }
+      else
+        {
+          const guint ids[3] = { ix, ig, iy };
+          AtomrTensor *views[3] = { x.view, gamma.view, y.view };
+          execute (f, g, ids, views, 3);
+        }
+      ref = g_new0 (gdouble, y.n);
+      for (gint64 r = 0; r < rows; r++)
+        {
+          const gdouble *row = x.host + r * cols;
+          gdouble mean = 0, var = 0;
+          for (gint64 c = 0; c < cols; c++)
+            mean += row[c];
+          mean /= cols;
+          if (mode == ATOMR_CUDNN_NORM_RMS)
+            mean = 0;
+          for (gint64 c = 0; c < cols; c++)
+            var += (row[c] - mean) * (row[c] - mean);
+          var /= cols;
+          for (gint64 c = 0; c < cols; c++)
+            ref[r * cols + c] = (row[c] - mean) / sqrt (var + eps) * gamma.host[c] +
+                                (mode == ATOMR_CUDNN_NORM_LAYER ? beta.host[c] : 0.0);
+        }
+      e = rel_error (&y, ref);
+      g_test_message ("graph %s f32 %" G_GINT64_FORMAT "×%" G_GINT64_FORMAT ": vs CPU %.3g",
+                      atomr_cudnn_graph_get_name (g), rows, cols, e);
+      g_assert_cmpfloat (e, <=, 1e-4);
+      operand_clear (&x);
+      operand_clear (&gamma);
+      operand_clear (&beta);
+      operand_clear (&y);
     }
-  run_case (f, GPOINTER_TO_INT (data));
+}
+
+/* ------------------------------------------------------------------ */
+/* The plan cache                                                       */
+
+static void
+test_plan_cache (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  ConvRun cr, other, tuned;
+  guint64 hits, misses;
+  guint size;
+
+  SKIP_WITHOUT_DEVICE (f);
+  conv_run_init (f, &cr, 6);
+  {
+    g_autoptr(AtomrCudnnGraph) g = conv_graph (&cr, conv);
+    g_autoptr(AtomrCudnnGraph) g_again = conv_graph (&cr, conv);
+
+    misses = counter (f, "cache-misses");
+    execute_conv (f, &cr, g);
+    g_assert_cmpuint (counter (f, "cache-misses"), ==, misses + 1);
+    hits = counter (f, "cache-hits");
+    size = cache_size (f);
+    /* the same graph again, and an equal graph built anew: hits */
+    execute_conv (f, &cr, g);
+    execute_conv (f, &cr, g_again);
+    g_assert_cmpuint (counter (f, "cache-hits"), ==, hits + 2);
+    g_assert_cmpuint (counter (f, "cache-misses"), ==, misses + 1);
+    g_assert_cmpuint (cache_size (f), ==, size);
+    g_assert_cmpfloat (rel_error (&cr.y, cr.ref), <=, tolerance (ATOMR_DTYPE_F16, FALSE));
+  }
+  /* a new shape: a miss and one more plan */
+  conv_run_init (f, &other, 10);
+  {
+    g_autoptr(AtomrCudnnGraph) g = conv_graph (&other, conv);
+
+    execute_conv (f, &other, g);
+    g_assert_cmpuint (counter (f, "cache-misses"), ==, misses + 2);
+    g_assert_cmpuint (cache_size (f), ==, size + 1);
+    g_assert_cmpfloat (rel_error (&other.y, other.ref), <=, tolerance (ATOMR_DTYPE_F16, FALSE));
+  }
+  /* autotuned: a new shape, timed candidates, the same answer */
+  atomr_cudnn_actor_set_autotune (f->actor, TRUE);
+  conv_run_init (f, &tuned, 12);
+  {
+    g_autoptr(AtomrCudnnGraph) g = conv_graph (&tuned, conv);
+    gdouble e;
+
+    execute_conv (f, &tuned, g);
+    execute_conv (f, &tuned, g);
+    g_assert_cmpuint (counter (f, "cache-misses"), ==, misses + 3);
+    e = rel_error (&tuned.y, tuned.ref);
+    g_test_message ("autotuned graph conv-bias-relu: vs CPU %.3g", e);
+    g_assert_cmpfloat (e, <=, tolerance (ATOMR_DTYPE_F16, FALSE));
+  }
+  atomr_cudnn_actor_set_autotune (f->actor, FALSE);
+  conv_run_clear (&cr);
+  conv_run_clear (&other);
+  conv_run_clear (&tuned);
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add ("/gpu-cudnn-graph/conv-f32", Fixture, GINT_TO_POINTER (FALSE), fixture_setup, test_conv,
+  g_test_add ("/gpu-cudnn-graph/conv-bias-relu", Fixture, NULL, fixture_setup, test_conv_bias_relu,
               fixture_teardown);
-  g_test_add ("/gpu-cudnn-graph/conv-bias-relu-f16", Fixture, GINT_TO_POINTER (TRUE), fixture_setup, test_conv,
+  g_test_add ("/gpu-cudnn-graph/conv-backward", Fixture, NULL, fixture_setup, test_conv_backward,
+              fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/matmul-bias-gelu", Fixture, NULL, fixture_setup, test_matmul_bias_gelu,
+              fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/norm", Fixture, NULL, fixture_setup, test_norm, fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/plan-cache", Fixture, NULL, fixture_setup, test_plan_cache,
               fixture_teardown);
   return g_test_run ();
 }

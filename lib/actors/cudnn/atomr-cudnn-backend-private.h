@@ -1,10 +1,10 @@
-/* atomr-cudnn-graph-private.h — cuDNN's backend (graph) API, made short
+/* atomr-cudnn-backend-private.h — cuDNN's backend (graph) API, made short
  *
- * An AtomrCudnnGraph collects backend descriptors while an operation graph
+ * An AtomrCudnnBackendGraph collects backend descriptors while an operation graph
  * is described: tensors by unique id, operations, and whatever descriptors
  * those need (pointwise, matmul, convolution, norm...).  The graph owns
  * every descriptor it created and destroys them with itself.
- * atomr_cudnn_graph_build_plan() finalizes the operation graph, asks the
+ * atomr_cudnn_backend_graph_build_plan() finalizes the operation graph, asks the
  * heuristics (mode A, then the fallback list) for engine configurations
  * and keeps the first one that finalizes into an execution plan whose
  * workspace fits the caller's limit.  The plan owns what it needs and
@@ -12,15 +12,15 @@
  * from a caller-defined key (raw bytes: a zero-filled struct of shapes,
  * strides, dtypes, parameters and the device's arch) to plans.
  *
- *   g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("sdpa-fwd");
- *   atomr_cudnn_graph_add_tensor (g, UID_Q, CUDNN_DATA_BFLOAT16, 4, dims, strides, 0, error);
+ *   g_autoptr(AtomrCudnnBackendGraph) g = atomr_cudnn_backend_graph_new ("sdpa-fwd");
+ *   atomr_cudnn_backend_graph_add_tensor (g, UID_Q, CUDNN_DATA_BFLOAT16, 4, dims, strides, 0, error);
  *   ...
- *   op = atomr_cudnn_graph_new_descriptor (g, CUDNN_BACKEND_OPERATION_..., error);
- *   atomr_cudnn_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_..._QDESC, UID_Q, error);
- *   atomr_cudnn_graph_add_operation (g, op, error);
- *   plan = atomr_cudnn_graph_build_plan (g, handle, workspace_limit, error);
+ *   op = atomr_cudnn_backend_graph_new_descriptor (g, CUDNN_BACKEND_OPERATION_..., error);
+ *   atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_..._QDESC, UID_Q, error);
+ *   atomr_cudnn_backend_graph_add_operation (g, op, error);
+ *   plan = atomr_cudnn_backend_graph_build_plan (g, handle, workspace_limit, error);
  *   ...
- *   atomr_cudnn_graph_plan_execute (plan, handle, n, uids, pointers, workspace, error);
+ *   atomr_cudnn_backend_plan_execute (plan, handle, n, uids, pointers, workspace, error);
  *
  * Threads: a graph and a plan belong to one thread at a time (the actor's
  * thread in practice); a plan cache may be used from any thread (its
@@ -52,19 +52,19 @@ typedef enum {
   ATOMR_CUDNN_TENSOR_BY_VALUE = 1 << 1,   /* a host scalar passed by value (epsilon, scale) */
 } AtomrCudnnTensorFlags;
 
-typedef struct _AtomrCudnnGraph     AtomrCudnnGraph;
-typedef struct _AtomrCudnnGraphPlan AtomrCudnnGraphPlan;
+typedef struct _AtomrCudnnBackendGraph     AtomrCudnnBackendGraph;
+typedef struct _AtomrCudnnBackendPlan AtomrCudnnBackendPlan;
 typedef struct _AtomrCudnnPlanCache AtomrCudnnPlanCache;
 
-AtomrCudnnGraph          *atomr_cudnn_graph_new              (const gchar                  *opname);
-void                      atomr_cudnn_graph_free             (AtomrCudnnGraph              *self);
-const gchar              *atomr_cudnn_graph_get_opname       (AtomrCudnnGraph              *self);
+AtomrCudnnBackendGraph          *atomr_cudnn_backend_graph_new              (const gchar                  *opname);
+void                      atomr_cudnn_backend_graph_free             (AtomrCudnnBackendGraph              *self);
+const gchar              *atomr_cudnn_backend_graph_get_opname       (AtomrCudnnBackendGraph              *self);
 
 /* A new descriptor of @type, owned by the graph (not finalized). */
-cudnnBackendDescriptor_t  atomr_cudnn_graph_new_descriptor   (AtomrCudnnGraph              *self,
+cudnnBackendDescriptor_t  atomr_cudnn_backend_graph_new_descriptor   (AtomrCudnnBackendGraph              *self,
                                                               cudnnBackendDescriptorType_t  type,
                                                               GError                      **error);
-gboolean                  atomr_cudnn_graph_set              (AtomrCudnnGraph              *self,
+gboolean                  atomr_cudnn_backend_graph_set              (AtomrCudnnBackendGraph              *self,
                                                               cudnnBackendDescriptor_t      desc,
                                                               cudnnBackendAttributeName_t   name,
                                                               cudnnBackendAttributeType_t   type,
@@ -72,19 +72,19 @@ gboolean                  atomr_cudnn_graph_set              (AtomrCudnnGraph   
                                                               const void                   *elements,
                                                               GError                      **error);
 /* Sets attribute @name of @desc to the tensor with @uid (added before). */
-gboolean                  atomr_cudnn_graph_set_tensor_attr  (AtomrCudnnGraph              *self,
+gboolean                  atomr_cudnn_backend_graph_set_tensor_attr  (AtomrCudnnBackendGraph              *self,
                                                               cudnnBackendDescriptor_t      desc,
                                                               cudnnBackendAttributeName_t   name,
                                                               gint64                        uid,
                                                               GError                      **error);
-gboolean                  atomr_cudnn_graph_finalize_descriptor (AtomrCudnnGraph           *self,
+gboolean                  atomr_cudnn_backend_graph_finalize_descriptor (AtomrCudnnBackendGraph           *self,
                                                               cudnnBackendDescriptor_t      desc,
                                                               GError                      **error);
 
 /* A finalized tensor descriptor: @n_dims dims and strides (in elements),
  * 16-byte alignment, unique id @uid (distinct per graph; a repeat is an
  * error). */
-cudnnBackendDescriptor_t  atomr_cudnn_graph_add_tensor       (AtomrCudnnGraph              *self,
+cudnnBackendDescriptor_t  atomr_cudnn_backend_graph_add_tensor       (AtomrCudnnBackendGraph              *self,
                                                               gint64                        uid,
                                                               cudnnDataType_t               dtype,
                                                               guint                         n_dims,
@@ -92,38 +92,51 @@ cudnnBackendDescriptor_t  atomr_cudnn_graph_add_tensor       (AtomrCudnnGraph   
                                                               const gint64                 *strides,
                                                               AtomrCudnnTensorFlags         flags,
                                                               GError                      **error);
-cudnnBackendDescriptor_t  atomr_cudnn_graph_get_tensor       (AtomrCudnnGraph              *self,
+/* The same with the byte alignment the pointers will have (a power of
+ * two; add_tensor() says 16). */
+cudnnBackendDescriptor_t  atomr_cudnn_backend_graph_add_tensor_full (AtomrCudnnBackendGraph *self,
+                                                              gint64                        uid,
+                                                              cudnnDataType_t               dtype,
+                                                              guint                         n_dims,
+                                                              const gint64                 *dims,
+                                                              const gint64                 *strides,
+                                                              gint64                        alignment,
+                                                              AtomrCudnnTensorFlags         flags,
+                                                              GError                      **error);
+cudnnBackendDescriptor_t  atomr_cudnn_backend_graph_get_tensor       (AtomrCudnnBackendGraph              *self,
                                                               gint64                        uid);
 
 /* Finalizes operation @op and appends it to the graph's operations. */
-gboolean                  atomr_cudnn_graph_add_operation    (AtomrCudnnGraph              *self,
+gboolean                  atomr_cudnn_backend_graph_add_operation    (AtomrCudnnBackendGraph              *self,
                                                               cudnnBackendDescriptor_t      op,
                                                               GError                      **error);
 /* y = mode (x[, b]) as one pointwise operation computed in @compute
  * (@b_uid < 0: a unary mode). */
-gboolean                  atomr_cudnn_graph_add_pointwise    (AtomrCudnnGraph              *self,
+gboolean                  atomr_cudnn_backend_graph_add_pointwise    (AtomrCudnnBackendGraph              *self,
                                                               cudnnPointwiseMode_t          mode,
                                                               cudnnDataType_t               compute,
                                                               gint64                        x_uid,
                                                               gint64                        b_uid,
                                                               gint64                        y_uid,
                                                               GError                      **error);
-guint                     atomr_cudnn_graph_get_n_operations (AtomrCudnnGraph              *self);
+guint                     atomr_cudnn_backend_graph_get_n_operations (AtomrCudnnBackendGraph              *self);
 
 /* The operation graph, heuristics and the first engine configuration that
- * finalizes with a workspace of at most @workspace_limit bytes.  No
+ * finalizes with a workspace of at most @workspace_limit bytes (@skip > 0:
+ * the one after @skip such usable configurations, for autotuning).  No
  * candidate: %ATOMR_ERROR_NOT_SUPPORTED naming the operation and how many
- * configurations were tried. */
-AtomrCudnnGraphPlan      *atomr_cudnn_graph_build_plan       (AtomrCudnnGraph              *self,
+ * configurations were tried; the graph is left as it was. */
+AtomrCudnnBackendPlan      *atomr_cudnn_backend_graph_build_plan       (AtomrCudnnBackendGraph              *self,
                                                               cudnnHandle_t                 handle,
                                                               guint64                       workspace_limit,
+                                                              guint                         skip,
                                                               GError                      **error);
 
-void                      atomr_cudnn_graph_plan_free        (AtomrCudnnGraphPlan          *plan);
-guint64                   atomr_cudnn_graph_plan_get_workspace_size (AtomrCudnnGraphPlan   *plan);
+void                      atomr_cudnn_backend_plan_free        (AtomrCudnnBackendPlan          *plan);
+guint64                   atomr_cudnn_backend_plan_get_workspace_size (AtomrCudnnBackendPlan   *plan);
 /* Runs the plan on @handle's stream with the device pointers of the
  * non-virtual tensors (by-value tensors: pointers to host scalars). */
-gboolean                  atomr_cudnn_graph_plan_execute     (AtomrCudnnGraphPlan          *plan,
+gboolean                  atomr_cudnn_backend_plan_execute     (AtomrCudnnBackendPlan          *plan,
                                                               cudnnHandle_t                 handle,
                                                               guint                         n,
                                                               const gint64                 *uids,
@@ -165,7 +178,7 @@ guint                     atomr_cudnn_plan_cache_get_size    (AtomrCudnnPlanCach
 guint64                   atomr_cudnn_plan_cache_get_hits    (AtomrCudnnPlanCache          *self);
 guint64                   atomr_cudnn_plan_cache_get_misses  (AtomrCudnnPlanCache          *self);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrCudnnGraph, atomr_cudnn_graph_free)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrCudnnGraphPlan, atomr_cudnn_graph_plan_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrCudnnBackendGraph, atomr_cudnn_backend_graph_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrCudnnBackendPlan, atomr_cudnn_backend_plan_free)
 
 G_END_DECLS
