@@ -20,16 +20,26 @@ typedef struct
   AtomrOp *ops[OP_CACHE_SIZE];
 } OpCache;
 
+static __thread OpCache *tls_op_cache;
+
 void
 op_cache_free (gpointer data)
 {
   OpCache *cache = data;
 
+  /* Runs on the thread that ends: an operation freed by a later
+   * destructor of that thread starts a new cache, never a freed one. */
+  if (tls_op_cache == cache)
+    tls_op_cache = NULL;
   for (guint i = 0; i < cache->n; i++)
     g_free (cache->ops[i]);
   g_free (cache);
 }
 
+/* The GPrivate only frees a thread's cache when the thread ends; the hot
+ * path reads the cache through a plain thread-local pointer
+ * (g_private_get() + pthread_getspecific() was ~130 instructions per
+ * request under callgrind, tests/bench/core/envelope-ir.py). */
 static GPrivate op_cache_key = G_PRIVATE_INIT (op_cache_free);
 
 /* Off where memory errors are being looked for: under AddressSanitizer,
@@ -57,7 +67,7 @@ op_cache_enabled (void)
 AtomrOp *
 op_alloc (void)
 {
-  OpCache *cache = g_private_get (&op_cache_key);
+  OpCache *cache = tls_op_cache;
 
   if (cache != NULL && cache->n > 0)
     {
@@ -78,11 +88,12 @@ op_dealloc (AtomrOp *op)
       g_free (op);
       return;
     }
-  cache = g_private_get (&op_cache_key);
-  if (cache == NULL)
+  cache = tls_op_cache;
+  if (G_UNLIKELY (cache == NULL))
     {
       cache = g_new0 (OpCache, 1);
       g_private_set (&op_cache_key, cache);
+      tls_op_cache = cache;
     }
   if (cache->n < OP_CACHE_SIZE)
     cache->ops[cache->n++] = op;
@@ -676,7 +687,7 @@ actor_flush (AtomrActor *self)
       op->fence = atomr_fence_ref (fence);
       if (op->slot)
         atomr_slot_resolve (op->slot, fence, NULL);
-      g_queue_push_tail (&priv->source->inflight, op);
+      atomr_ring_push_tail (&priv->source->inflight, op);
     }
   atomr_vec_clear (&ops, NULL);
   g_clear_error (&error);
@@ -738,9 +749,13 @@ op_complete (AtomrOp  *op,
   if (error == NULL && op->barrier)
     error = take_failures (self, op->sequence);
 
-  op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
+  /* The clock is read only for someone who looks at it (launch info,
+   * observer): two clock reads per request otherwise. */
+  if (op->info)
+    op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
   op_emit (op, SIGNAL_BEFORE_COMPLETE);
-  op_observe (op, atomr_launch_info_now_ns (), gpu_ms, error);
+  if (g_atomic_int_get (&priv->source->has_observer))
+    op_observe (op, atomr_launch_info_now_ns (), gpu_ms, error);
 
   if (error)
     op_return_error (op, error);
@@ -1026,7 +1041,7 @@ atomr_op_submit (AtomrOp *op)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
-  gboolean inline_run;
+  gboolean inline_run, was_empty, wake = FALSE;
 
   /* An actor built bare (g_object_new(), a binding's constructor) has no
    * device and no stream: every request fails, none crashes. */
@@ -1106,18 +1121,28 @@ atomr_op_submit (AtomrOp *op)
     }
   /* Run at once only from the actor's context and never while one of its
    * operations is being enqueued (a handler): that one comes first. */
-  inline_run = g_queue_is_empty (&src->mailbox) && g_main_context_is_owner (priv->context) &&
+  was_empty = g_queue_is_empty (&src->mailbox);
+  inline_run = was_empty && g_main_context_is_owner (priv->context) &&
                priv->running == 0 && op_deps_ready (op, NULL, NULL);
   if (!inline_run)
     {
       g_queue_push_tail (&src->mailbox, op);
       g_atomic_int_inc (&src->n_mail);
+      /* One wake-up per burst: a request queued behind others needs none.
+       * The mailbox is popped under this lock, so when it was not empty
+       * the request ahead is still queued, its own wake-up is still to be
+       * served (or the pump serving it goes on to this one), and a head
+       * that waits (a dependency, a worker) is woken by what it waits for.
+       * g_main_context_wakeup() writes an eventfd: a system call per
+       * request when a thread submits a pipeline without iterating.  A
+       * _sync driving the actor (extra_wake) is always woken. */
+      wake = was_empty || src->extra_wake != NULL;
     }
   g_mutex_unlock (&src->lock);
 
   if (inline_run)
     op_run (op);
-  else
+  else if (wake)
     source_wake (src);
 }
 

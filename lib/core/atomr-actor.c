@@ -127,7 +127,7 @@ atomr_actor_constructed (GObject *object)
   src->context = g_main_context_ref (priv->context);
   g_mutex_init (&src->lock);
   g_queue_init (&src->mailbox);
-  g_queue_init (&src->inflight);
+  atomr_ring_init (&src->inflight);
   atomr_vec_init (&src->unfenced);
   src->spin_usec = (gint) MIN (priv->spin_usec, G_MAXINT);
   src->timeout_ms = (gint) MIN (priv->timeout_ms, G_MAXINT);

@@ -1111,6 +1111,66 @@ test_trace_recorder (Fixture *f, gconstpointer data)
   g_assert_cmpuint (atomr_trace_recorder_get_n_records (recorder), ==, 0);
 }
 
+typedef struct {
+  AtomrActor *actor;
+  guint       n_replied;
+  guint       order[400];
+} InFlight;
+
+static void
+on_in_flight_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  InFlight *st = ((gpointer *) user_data)[0];
+  guint index = GPOINTER_TO_UINT (((gpointer *) user_data)[1]);
+
+  g_assert_true (atomr_actor_fill_finish (st->actor, result, NULL));
+  g_assert_cmpuint (st->n_replied, <, G_N_ELEMENTS (st->order));
+  st->order[st->n_replied++] = index;
+  g_free (user_data);
+}
+
+/* Hundreds of requests in flight, completed a fence at a time while more
+ * are submitted: the in-flight queue (a ring since issue 17) grows while
+ * its head is in the middle and wraps around, and the replies still come
+ * in submission order, each once. */
+static void
+test_many_in_flight (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 4, &error);
+  AtomrStream *stream;
+  InFlight st = { f->actor, 0, { 0 } };
+  guint submitted = 0;
+
+  g_assert_no_error (error);
+  for (guint round = 0; round < 8; round++)
+    {
+      for (guint k = 0; k < 50; k++, submitted++)
+        {
+          gpointer *ud = g_new (gpointer, 2);
+          ud[0] = &st;
+          ud[1] = GUINT_TO_POINTER (submitted);
+          atomr_actor_fill_async (f->actor, buffer, (gdouble) submitted, NULL, on_in_flight_reply, ud);
+        }
+      iterate_pending ();
+      stream = atomr_actor_get_stream (f->actor);
+      /* Complete a few fences only: the rest stays in flight. */
+      atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+      iterate_pending ();
+    }
+  g_assert_cmpuint (st.n_replied, <, submitted);
+  stream = atomr_actor_get_stream (f->actor);
+  while (st.n_replied < submitted)
+    {
+      g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), >, 0);
+      atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+      iterate_pending ();
+    }
+  g_assert_cmpuint (st.n_replied, ==, 400);
+  for (guint i = 0; i < st.n_replied; i++)
+    g_assert_cmpuint (st.order[i], ==, i);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1128,6 +1188,7 @@ main (int argc, char **argv)
   g_test_add_func ("/envelope/failed-link", test_failed_link);
   g_test_add_func ("/envelope/reader-replacement", test_reader_replacement);
   g_test_add_func ("/envelope/threads", test_threads);
+  g_test_add ("/envelope/many-in-flight", Fixture, NULL, fixture_setup, test_many_in_flight, fixture_teardown);
   g_test_add ("/envelope/stale-after-reset", Fixture, NULL, fixture_setup, test_stale_after_reset, fixture_teardown);
   g_test_add_data_func ("/supervisor/restart", GINT_TO_POINTER (ATOMR_SUPERVISOR_RESTART), test_poisoned);
   g_test_add_data_func ("/supervisor/stop", GINT_TO_POINTER (ATOMR_SUPERVISOR_STOP), test_poisoned);
