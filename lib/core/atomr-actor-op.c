@@ -6,6 +6,8 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "atomr-actor-impl-private.h"
 
@@ -1036,12 +1038,31 @@ op_cancelled_cb (GCancellable *cancellable,
   source_wake (priv->source);
 }
 
+/* Whether this thread is the home of @context: it runs it as its
+ * thread-default context, or it is the process's main thread and @context
+ * the global default.  (A thread that merely falls back to the global
+ * default context is not its home.) */
+static gboolean
+is_home_thread (GMainContext *context)
+{
+  static __thread gint main_thread;   /* 0 unknown, 1 yes, 2 no */
+  GMainContext *own = g_main_context_get_thread_default ();
+
+  if (own != NULL)
+    return own == context;
+  if (context != g_main_context_default ())
+    return FALSE;
+  if (G_UNLIKELY (main_thread == 0))
+    main_thread = syscall (SYS_gettid) == getpid () ? 1 : 2;
+  return main_thread == 1;
+}
+
 void
 atomr_op_submit (AtomrOp *op)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
-  gboolean inline_run, was_empty, wake = FALSE;
+  gboolean inline_run, was_empty, wake = FALSE, acquired = FALSE;
 
   /* An actor built bare (g_object_new(), a binding's constructor) has no
    * device and no stream: every request fails, none crashes. */
@@ -1105,6 +1126,14 @@ atomr_op_submit (AtomrOp *op)
    * Registering and queueing happen under the mailbox lock, so that the
    * mailbox order of an actor is its registration order — what lets an
    * operation treat its actor's earlier ones as already ahead. */
+  /* On the actor's home thread while nobody iterates its context, the
+   * request is enqueued now rather than at the next iteration: the thread
+   * takes the context for the enqueue (as a _sync helper does), so a
+   * pipeline submitted from the application's main loop thread reaches the
+   * GPU while it is being submitted instead of after it. */
+  if (is_home_thread (priv->context))
+    acquired = g_main_context_acquire (priv->context);
+
   g_mutex_lock (&src->lock);
   if (op->reads.len || op->writes.len)
     {
@@ -1144,6 +1173,8 @@ atomr_op_submit (AtomrOp *op)
     op_run (op);
   else if (wake)
     source_wake (src);
+  if (acquired)
+    g_main_context_release (priv->context);
 }
 
 void

@@ -5,13 +5,15 @@
  * library's CPU time per operation (mailbox, validation, hazards, events,
  * signals, reply).
  *
- *   bench-envelope-host [N [reply|pipeline]]
+ *   bench-envelope-host [N [reply|pipeline|owned]]
  *
  * reply:    a reply callback per request, 64 in flight (the default);
- * pipeline: bench-graph's pipelined row on the host device: this thread
- *           owns the actor's context (each request is enqueued inside its
- *           _async call), requests without a callback, and a barrier with
- *           a reply after every 32.
+ * pipeline: bench-graph's pipelined row on the host device: requests
+ *           without a callback from the actor's home thread, which does
+ *           not iterate while it submits, and a barrier with a reply after
+ *           every 32 (iterated until it replies);
+ * owned:    the same, this thread holding the actor's context all along
+ *           (g_main_context_acquire(): bench-graph's host-cost row).
  *
  * The timed part is the function measure(): under
  * `valgrind --tool=callgrind --toggle-collect=measure` its instruction
@@ -70,7 +72,7 @@ on_barrier (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 static void G_GNUC_NO_INLINE
-measure (Bench *b, gboolean pipeline)
+measure (Bench *b, gboolean pipeline, gboolean owned)
 {
   if (!pipeline)
     {
@@ -79,7 +81,8 @@ measure (Bench *b, gboolean pipeline)
       g_main_loop_run (b->loop);
       return;
     }
-  g_main_context_acquire (NULL);
+  if (owned)
+    g_main_context_acquire (NULL);
   for (guint i = 0; i < b->total; )
     {
       for (guint k = 0; k < WINDOW && i < b->total; k++, i++)
@@ -89,7 +92,8 @@ measure (Bench *b, gboolean pipeline)
       while (!b->barrier_done)
         g_main_context_iteration (NULL, TRUE);
     }
-  g_main_context_release (NULL);
+  if (owned)
+    g_main_context_release (NULL);
 }
 
 int
@@ -97,12 +101,14 @@ main (int argc, char **argv)
 {
   g_autoptr(AtomrDevice) device = atomr_device_new_host ();
   Bench b = { 0 };
-  gboolean pipeline = argc > 2 && g_str_equal (argv[2], "pipeline");
+  const gchar *mode = argc > 2 ? argv[2] : "reply";
+  gboolean owned = g_str_equal (mode, "owned");
+  gboolean pipeline = owned || g_str_equal (mode, "pipeline");
   gint64 t0;
 
-  if (argc > 2 && !pipeline && !g_str_equal (argv[2], "reply"))
+  if (!pipeline && !g_str_equal (mode, "reply"))
     {
-      fprintf (stderr, "usage: %s [N [reply|pipeline]]\n", argv[0]);
+      fprintf (stderr, "usage: %s [N [reply|pipeline|owned]]\n", argv[0]);
       return 2;
     }
   b.total = argc > 1 ? (guint) atoi (argv[1]) : 200000;
@@ -112,10 +118,10 @@ main (int argc, char **argv)
   atomr_actor_set_completion_mode (b.actor, ATOMR_COMPLETION_POLL);
   b.loop = g_main_loop_new (NULL, FALSE);
   t0 = g_get_monotonic_time ();
-  measure (&b, pipeline);
+  measure (&b, pipeline, owned);
   t0 = g_get_monotonic_time () - t0;
   printf ("host envelope (%s): %u operations, %.2f us each, %.0f ops/s\n",
-          pipeline ? "pipeline" : "reply", b.total, (gdouble) t0 / b.total, b.total / (t0 / 1e6));
+          mode, b.total, (gdouble) t0 / b.total, b.total / (t0 / 1e6));
   g_main_loop_unref (b.loop);
   g_object_unref (b.buffer);
   g_object_unref (b.actor);

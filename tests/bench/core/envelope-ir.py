@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """envelope-ir.py — instructions per request of the envelope, from callgrind
 
-    tests/bench/core/envelope-ir.py [BUILD_DIR] [--mode reply|pipeline|both] [--n N]
+    tests/bench/core/envelope-ir.py [BUILD_DIR] [--mode reply|pipeline|owned|all] [--n N]
 
 Runs build/tests/bench/core/bench-envelope-host under
 `valgrind --tool=callgrind --toggle-collect=measure` with N and 2N
@@ -40,11 +40,11 @@ def instructions(bench, n, mode):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build_dir", nargs="?", default="build")
-    parser.add_argument("--mode", default="both", choices=["reply", "pipeline", "both"])
+    parser.add_argument("--mode", default="all", choices=["reply", "pipeline", "owned", "all"])
     parser.add_argument("--n", type=int, default=10000)
     args = parser.parse_args()
     bench = os.path.join(args.build_dir, "tests/bench/core/bench-envelope-host")
-    modes = ["reply", "pipeline"] if args.mode == "both" else [args.mode]
+    modes = ["reply", "pipeline", "owned"] if args.mode == "all" else [args.mode]
     for mode in modes:
         a = instructions(bench, args.n, mode)
         b = instructions(bench, 2 * args.n, mode)
