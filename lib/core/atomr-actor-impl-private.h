@@ -123,6 +123,7 @@ struct _AtomrOp
   AtomrVec            data_deps;  /* AtomrSlot* whose output it reads, owned */
   guint               n_ready;    /* deps known to be resolved */
   gchar              *detail;
+  gboolean            detail_static; /* borrowed (atomr_op_set_detail_static) */
   gboolean            has_geometry;
   guint               grid[3];
   guint               block[3];

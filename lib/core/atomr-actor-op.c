@@ -117,7 +117,7 @@ actor_ensure_stream (AtomrActor *self,
   AtomrStream *stream;
 
   if (G_LIKELY (priv->stream != NULL &&
-                priv->stream->generation == atomr_device_get_generation (priv->device)))
+                priv->stream->generation == atomr_device_get_generation_internal (priv->device)))
     return TRUE;
 
   if (priv->stream != NULL)
@@ -717,7 +717,7 @@ op_complete (AtomrOp  *op,
   GError *error = NULL;
   gdouble gpu_ms = -1.0;
 
-  if (op->generation != atomr_device_get_generation (priv->device))
+  if (op->generation != atomr_device_get_generation_internal (priv->device))
     g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_STALE,
                  "%s: the context of device %d was rebuilt (generation %u -> %u) "
                  "while the operation was in flight",
@@ -863,7 +863,8 @@ op_free (AtomrOp *op)
   g_clear_pointer (&op->fence, atomr_fence_unref);
   g_clear_pointer (&op->stream, atomr_stream_unref);
   g_clear_pointer (&op->info, atomr_launch_info_unref);
-  g_free (op->detail);
+  if (!op->detail_static)
+    g_free (op->detail);
   g_free (op->fail_origin);
   g_clear_error (&op->fail_error);
   g_clear_error (&op->work_error);
@@ -961,13 +962,26 @@ void
 atomr_op_set_detail (AtomrOp     *op,
                      const gchar *detail)
 {
-  g_free (op->detail);
+  if (!op->detail_static)
+    g_free (op->detail);
+  op->detail_static = FALSE;
   op->detail = g_strdup (detail);
   /* from the enqueue function (on the actor's context, before the
    * after-enqueue signal): the launch info follows, so traces show what
    * actually ran */
   if (op->info != NULL)
     atomr_launch_info_set_detail (op->info, detail);
+}
+
+void
+atomr_op_set_detail_static (AtomrOp     *op,
+                            const gchar *detail)
+{
+  /* One string copy (malloc + free) less per kernel launch. */
+  if (!op->detail_static)
+    g_free (op->detail);
+  op->detail_static = TRUE;
+  op->detail = (gchar *) detail;
 }
 
 void

@@ -91,7 +91,7 @@ op_is_done (AtomrOp  *op,
   AtomrFence *fence = op->fence;
   CUresult res;
 
-  if (fence->generation != atomr_device_get_generation (op->stream->device))
+  if (fence->generation != atomr_device_get_generation_internal (op->stream->device))
     {
       *result = CUDA_ERROR_CONTEXT_IS_DESTROYED;
       return TRUE;
