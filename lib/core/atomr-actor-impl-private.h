@@ -82,7 +82,7 @@ struct _ActorSource
   gint          n_mail;       /* atomic */
   gint          n_cancelled;  /* atomic: a queued request's cancellable fired */
   GMainContext *extra_wake;   /* under lock: a _sync driving the actor */
-  GQueue        inflight;     /* AtomrOp*, on the actor's context only */
+  AtomrRing     inflight;     /* AtomrOp*, on the actor's context only */
   AtomrVec      unfenced;     /* AtomrOp* enqueued, awaiting a shared fence */
   AtomrSlot    *blocked;      /* the mailbox head waits for this slot */
   gint64        head_since;   /* when the current head was first seen pending */
@@ -123,6 +123,7 @@ struct _AtomrOp
   AtomrVec            data_deps;  /* AtomrSlot* whose output it reads, owned */
   guint               n_ready;    /* deps known to be resolved */
   gchar              *detail;
+  gboolean            detail_static; /* borrowed (atomr_op_set_detail_static) */
   gboolean            has_geometry;
   guint               grid[3];
   guint               block[3];

@@ -6,6 +6,8 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "atomr-actor-impl-private.h"
 
@@ -20,16 +22,26 @@ typedef struct
   AtomrOp *ops[OP_CACHE_SIZE];
 } OpCache;
 
+static __thread OpCache *tls_op_cache;
+
 void
 op_cache_free (gpointer data)
 {
   OpCache *cache = data;
 
+  /* Runs on the thread that ends: an operation freed by a later
+   * destructor of that thread starts a new cache, never a freed one. */
+  if (tls_op_cache == cache)
+    tls_op_cache = NULL;
   for (guint i = 0; i < cache->n; i++)
     g_free (cache->ops[i]);
   g_free (cache);
 }
 
+/* The GPrivate only frees a thread's cache when the thread ends; the hot
+ * path reads the cache through a plain thread-local pointer
+ * (g_private_get() + pthread_getspecific() was ~130 instructions per
+ * request under callgrind, tests/bench/core/envelope-ir.py). */
 static GPrivate op_cache_key = G_PRIVATE_INIT (op_cache_free);
 
 /* Off where memory errors are being looked for: under AddressSanitizer,
@@ -57,7 +69,7 @@ op_cache_enabled (void)
 AtomrOp *
 op_alloc (void)
 {
-  OpCache *cache = g_private_get (&op_cache_key);
+  OpCache *cache = tls_op_cache;
 
   if (cache != NULL && cache->n > 0)
     {
@@ -78,11 +90,12 @@ op_dealloc (AtomrOp *op)
       g_free (op);
       return;
     }
-  cache = g_private_get (&op_cache_key);
-  if (cache == NULL)
+  cache = tls_op_cache;
+  if (G_UNLIKELY (cache == NULL))
     {
       cache = g_new0 (OpCache, 1);
       g_private_set (&op_cache_key, cache);
+      tls_op_cache = cache;
     }
   if (cache->n < OP_CACHE_SIZE)
     cache->ops[cache->n++] = op;
@@ -104,7 +117,7 @@ actor_ensure_stream (AtomrActor *self,
   AtomrStream *stream;
 
   if (G_LIKELY (priv->stream != NULL &&
-                priv->stream->generation == atomr_device_get_generation (priv->device)))
+                priv->stream->generation == atomr_device_get_generation_internal (priv->device)))
     return TRUE;
 
   if (priv->stream != NULL)
@@ -676,7 +689,7 @@ actor_flush (AtomrActor *self)
       op->fence = atomr_fence_ref (fence);
       if (op->slot)
         atomr_slot_resolve (op->slot, fence, NULL);
-      g_queue_push_tail (&priv->source->inflight, op);
+      atomr_ring_push_tail (&priv->source->inflight, op);
     }
   atomr_vec_clear (&ops, NULL);
   g_clear_error (&error);
@@ -704,7 +717,7 @@ op_complete (AtomrOp  *op,
   GError *error = NULL;
   gdouble gpu_ms = -1.0;
 
-  if (op->generation != atomr_device_get_generation (priv->device))
+  if (op->generation != atomr_device_get_generation_internal (priv->device))
     g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_STALE,
                  "%s: the context of device %d was rebuilt (generation %u -> %u) "
                  "while the operation was in flight",
@@ -738,9 +751,13 @@ op_complete (AtomrOp  *op,
   if (error == NULL && op->barrier)
     error = take_failures (self, op->sequence);
 
-  op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
+  /* The clock is read only for someone who looks at it (launch info,
+   * observer): two clock reads per request otherwise. */
+  if (op->info)
+    op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
   op_emit (op, SIGNAL_BEFORE_COMPLETE);
-  op_observe (op, atomr_launch_info_now_ns (), gpu_ms, error);
+  if (g_atomic_int_get (&priv->source->has_observer))
+    op_observe (op, atomr_launch_info_now_ns (), gpu_ms, error);
 
   if (error)
     op_return_error (op, error);
@@ -846,7 +863,8 @@ op_free (AtomrOp *op)
   g_clear_pointer (&op->fence, atomr_fence_unref);
   g_clear_pointer (&op->stream, atomr_stream_unref);
   g_clear_pointer (&op->info, atomr_launch_info_unref);
-  g_free (op->detail);
+  if (!op->detail_static)
+    g_free (op->detail);
   g_free (op->fail_origin);
   g_clear_error (&op->fail_error);
   g_clear_error (&op->work_error);
@@ -944,13 +962,26 @@ void
 atomr_op_set_detail (AtomrOp     *op,
                      const gchar *detail)
 {
-  g_free (op->detail);
+  if (!op->detail_static)
+    g_free (op->detail);
+  op->detail_static = FALSE;
   op->detail = g_strdup (detail);
   /* from the enqueue function (on the actor's context, before the
    * after-enqueue signal): the launch info follows, so traces show what
    * actually ran */
   if (op->info != NULL)
     atomr_launch_info_set_detail (op->info, detail);
+}
+
+void
+atomr_op_set_detail_static (AtomrOp     *op,
+                            const gchar *detail)
+{
+  /* One string copy (malloc + free) less per kernel launch. */
+  if (!op->detail_static)
+    g_free (op->detail);
+  op->detail_static = TRUE;
+  op->detail = (gchar *) detail;
 }
 
 void
@@ -1021,12 +1052,31 @@ op_cancelled_cb (GCancellable *cancellable,
   source_wake (priv->source);
 }
 
+/* Whether this thread is the home of @context: it runs it as its
+ * thread-default context, or it is the process's main thread and @context
+ * the global default.  (A thread that merely falls back to the global
+ * default context is not its home.) */
+static gboolean
+is_home_thread (GMainContext *context)
+{
+  static __thread gint main_thread;   /* 0 unknown, 1 yes, 2 no */
+  GMainContext *own = g_main_context_get_thread_default ();
+
+  if (own != NULL)
+    return own == context;
+  if (context != g_main_context_default ())
+    return FALSE;
+  if (G_UNLIKELY (main_thread == 0))
+    main_thread = syscall (SYS_gettid) == getpid () ? 1 : 2;
+  return main_thread == 1;
+}
+
 void
 atomr_op_submit (AtomrOp *op)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
-  gboolean inline_run;
+  gboolean inline_run, was_empty, wake = FALSE, acquired = FALSE;
 
   /* An actor built bare (g_object_new(), a binding's constructor) has no
    * device and no stream: every request fails, none crashes. */
@@ -1090,6 +1140,14 @@ atomr_op_submit (AtomrOp *op)
    * Registering and queueing happen under the mailbox lock, so that the
    * mailbox order of an actor is its registration order — what lets an
    * operation treat its actor's earlier ones as already ahead. */
+  /* On the actor's home thread while nobody iterates its context, the
+   * request is enqueued now rather than at the next iteration: the thread
+   * takes the context for the enqueue (as a _sync helper does), so a
+   * pipeline submitted from the application's main loop thread reaches the
+   * GPU while it is being submitted instead of after it. */
+  if (is_home_thread (priv->context))
+    acquired = g_main_context_acquire (priv->context);
+
   g_mutex_lock (&src->lock);
   if (op->reads.len || op->writes.len)
     {
@@ -1106,19 +1164,31 @@ atomr_op_submit (AtomrOp *op)
     }
   /* Run at once only from the actor's context and never while one of its
    * operations is being enqueued (a handler): that one comes first. */
-  inline_run = g_queue_is_empty (&src->mailbox) && g_main_context_is_owner (priv->context) &&
+  was_empty = g_queue_is_empty (&src->mailbox);
+  inline_run = was_empty && g_main_context_is_owner (priv->context) &&
                priv->running == 0 && op_deps_ready (op, NULL, NULL);
   if (!inline_run)
     {
       g_queue_push_tail (&src->mailbox, op);
       g_atomic_int_inc (&src->n_mail);
+      /* One wake-up per burst: a request queued behind others needs none.
+       * The mailbox is popped under this lock, so when it was not empty
+       * the request ahead is still queued, its own wake-up is still to be
+       * served (or the pump serving it goes on to this one), and a head
+       * that waits (a dependency, a worker) is woken by what it waits for.
+       * g_main_context_wakeup() writes an eventfd: a system call per
+       * request when a thread submits a pipeline without iterating.  A
+       * _sync driving the actor (extra_wake) is always woken. */
+      wake = was_empty || src->extra_wake != NULL;
     }
   g_mutex_unlock (&src->lock);
 
   if (inline_run)
     op_run (op);
-  else
+  else if (wake)
     source_wake (src);
+  if (acquired)
+    g_main_context_release (priv->context);
 }
 
 void

@@ -73,6 +73,10 @@ void         atomr_op_set_geometry (AtomrOp             *op,
  * follows). */
 void         atomr_op_set_detail   (AtomrOp             *op,
                                     const gchar         *detail);
+/* The same without a copy, before the submit: @detail must outlive the
+ * operation (a kernel's name, the operation holding the kernel). */
+void         atomr_op_set_detail_static (AtomrOp        *op,
+                                         const gchar    *detail);
 /* The operation reads or writes buffers of other devices too (a
  * collective across the GPUs of this process): the envelope orders them
  * by events as usual, and the enqueue function must work on their

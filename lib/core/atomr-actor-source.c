@@ -91,7 +91,7 @@ op_is_done (AtomrOp  *op,
   AtomrFence *fence = op->fence;
   CUresult res;
 
-  if (fence->generation != atomr_device_get_generation (op->stream->device))
+  if (fence->generation != atomr_device_get_generation_internal (op->stream->device))
     {
       *result = CUDA_ERROR_CONTEXT_IS_DESTROYED;
       return TRUE;
@@ -140,9 +140,12 @@ op_watchdog_remaining (ActorSource *src,
 AtomrOp *
 first_unanswered (ActorSource *src)
 {
-  for (GList *l = src->inflight.head; l; l = l->next)
-    if (!((AtomrOp *) l->data)->replied)
-      return l->data;
+  for (guint i = 0; i < atomr_ring_len (&src->inflight); i++)
+    {
+      AtomrOp *op = atomr_ring_nth (&src->inflight, i);
+      if (!op->replied)
+        return op;
+    }
   return NULL;
 }
 
@@ -198,7 +201,7 @@ actor_source_prepare (GSource *source,
   if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0)
     return TRUE;
 
-  head = g_queue_peek_head (&src->inflight);
+  head = atomr_ring_peek_head (&src->inflight);
   if (head == NULL)
     return FALSE;                       /* idle: sleep, burn nothing */
   if (op_is_done (head, &res))
@@ -247,7 +250,7 @@ actor_source_check (GSource *source)
 
   if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0)
     return TRUE;
-  head = g_queue_peek_head (&src->inflight);
+  head = atomr_ring_peek_head (&src->inflight);
   if (head == NULL)
     return FALSE;
   if (op_is_done (head, &res))
@@ -340,9 +343,9 @@ actor_pump (AtomrActor   *self,
    * since the last iteration). */
   actor_flush (self);
 
-  while ((op = g_queue_peek_head (&src->inflight)) && op_is_done (op, &res))
+  while ((op = atomr_ring_peek_head (&src->inflight)) && op_is_done (op, &res))
     {
-      g_queue_pop_head (&src->inflight);
+      atomr_ring_pop_head (&src->inflight);
       src->head_since = 0;
       op_complete (op, res);
     }
@@ -356,7 +359,7 @@ actor_pump (AtomrActor   *self,
       op_time_out (op);
   }
   /* A _sync waits on its private context: the service must wake it. */
-  op = g_queue_peek_head (&src->inflight);
+  op = atomr_ring_peek_head (&src->inflight);
   if (op != NULL && hand_off_pending)
     hand_off (src, op);
 
@@ -394,6 +397,7 @@ actor_source_finalize (GSource *source)
   g_mutex_clear (&src->lock);
   g_async_queue_unref (src->graveyard);
   atomr_vec_clear (&src->unfenced, NULL);
+  atomr_ring_clear (&src->inflight);
   g_main_context_unref (src->context);
 }
 

@@ -57,7 +57,11 @@
  * handler or a reply callback on the actor's own context (they are queued
  * behind the operation being dispatched: program order always holds).  The
  * mailbox, enqueue and completion run on the actor's context; the device's
- * completion service thread only wakes it up.
+ * completion service thread only wakes it up.  A request made on the
+ * context's own thread (the thread that has it as its thread-default
+ * context, or the main thread for the global default context) while nobody
+ * iterates the context is enqueued inside the `_async` call, the thread
+ * holding the context meanwhile; its reply still comes from the main loop.
  *
  * Since: 0.1
  */
@@ -127,7 +131,7 @@ atomr_actor_constructed (GObject *object)
   src->context = g_main_context_ref (priv->context);
   g_mutex_init (&src->lock);
   g_queue_init (&src->mailbox);
-  g_queue_init (&src->inflight);
+  atomr_ring_init (&src->inflight);
   atomr_vec_init (&src->unfenced);
   src->spin_usec = (gint) MIN (priv->spin_usec, G_MAXINT);
   src->timeout_ms = (gint) MIN (priv->timeout_ms, G_MAXINT);

@@ -98,4 +98,8 @@ void         atomr_device_kick_completion    (AtomrDevice *self);
  * supervisor. */
 GMainContext *atomr_device_get_thread_context (AtomrDevice *self);
 
+/* atomr_device_get_generation() without the type check, for the
+ * envelope's per-request path (the device is known to be one). */
+guint        atomr_device_get_generation_internal (AtomrDevice *self);
+
 G_END_DECLS

@@ -794,6 +794,12 @@ atomr_device_get_generation (AtomrDevice *self)
  *
  * Since: 0.1
  */
+guint
+atomr_device_get_generation_internal (AtomrDevice *self)
+{
+  return (guint) g_atomic_int_get ((gint *) &self->generation);
+}
+
 AtomrDeviceState
 atomr_device_get_state (AtomrDevice *self)
 {

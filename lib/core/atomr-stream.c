@@ -11,7 +11,7 @@
 static gboolean
 stream_is_current (AtomrStream *stream)
 {
-  return stream->generation == atomr_device_get_generation (stream->device);
+  return stream->generation == atomr_device_get_generation_internal (stream->device);
 }
 
 AtomrStream *
@@ -216,7 +216,7 @@ atomr_fence_query (AtomrFence *fence)
       return status < 0 ? CUDA_ERROR_NOT_READY : (CUresult) status;
     }
 
-  if (fence->generation != atomr_device_get_generation (device))
+  if (fence->generation != atomr_device_get_generation_internal (device))
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   /* Once passed, always passed: don't ask the driver again. */
   if (g_atomic_int_get (&fence->signalled))

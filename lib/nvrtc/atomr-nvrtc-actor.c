@@ -879,7 +879,8 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
   req = launch_request_new (op, kernel, config, args);
   atomr_op_set_data (op, req, launch_request_free);
   atomr_op_set_geometry (op, config->grid, config->block, config->shared_mem);
-  atomr_op_set_detail (op, atomr_kernel_get_name (kernel));
+  /* The request holds the kernel, whose name lives as long. */
+  atomr_op_set_detail_static (op, atomr_kernel_get_name (kernel));
   atomr_op_set_enqueue (op, launch_enqueue);
   atomr_op_submit (op);
 }

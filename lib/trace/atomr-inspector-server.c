@@ -145,6 +145,7 @@ struct _Core
   GMainContext       *context;       /* set while running */
   GQueue              queue;         /* AtomrLaunchInfo*, under lock: published ones */
   GArray             *pending;       /* PendingRecord, under lock: the actors' */
+  GArray             *spare;         /* under lock: the last drained one, reused */
   guint64             queue_dropped; /* under lock, not yet counted per client */
   guint64             n_dropped;     /* under lock, all records ever dropped */
   gint                n_clients;     /* atomic */
@@ -227,6 +228,7 @@ core_unref (Core *core)
     return;
   g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
   g_array_unref (core->pending);
+  g_clear_pointer (&core->spare, g_array_unref);
   g_ptr_array_unref (core->clients);
   g_clear_object (&core->recorder);
   g_mutex_clear (&core->lock);
@@ -892,8 +894,17 @@ flush_cb (gpointer data)
   queue = core->queue;
   g_queue_init (&core->queue);
   pending = core->pending;
-  core->pending = g_array_sized_new (FALSE, FALSE, sizeof (PendingRecord), MIN (pending->len, 1024));
-  g_array_set_clear_func (core->pending, pending_record_clear);
+  /* Double buffering: the actors go on appending into the array drained
+   * by the previous flush, which has kept its capacity; a fresh array
+   * each time made the actors' threads grow it again (reallocations and
+   * copies of up to megabytes on the application's thread). */
+  if (core->spare != NULL)
+    core->pending = g_steal_pointer (&core->spare);
+  else
+    {
+      core->pending = g_array_sized_new (FALSE, FALSE, sizeof (PendingRecord), MIN (pending->len, 1024));
+      g_array_set_clear_func (core->pending, pending_record_clear);
+    }
   dropped = core->queue_dropped;
   core->queue_dropped = 0;
   g_mutex_unlock (&core->lock);
@@ -906,6 +917,11 @@ flush_cb (gpointer data)
       atomr_trace_recorder_add_record (core->recorder, info);
       g_queue_push_tail (&queue, info);
     }
+  g_array_set_size (pending, 0);
+  g_mutex_lock (&core->lock);
+  if (core->spare == NULL && core->running)
+    core->spare = g_steal_pointer (&pending);
+  g_mutex_unlock (&core->lock);
   if (core->clients->len == 0)
     {
       g_queue_clear_full (&queue, (GDestroyNotify) atomr_launch_info_unref);
@@ -1637,6 +1653,7 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
   self->core->context = NULL;
   g_queue_clear_full (&self->core->queue, (GDestroyNotify) atomr_launch_info_unref);
   g_array_set_size (self->core->pending, 0);
+  g_clear_pointer (&self->core->spare, g_array_unref);
   self->core->queue_dropped = 0;
   g_mutex_unlock (&self->core->lock);
   g_main_context_unref (context);

@@ -1111,6 +1111,142 @@ test_trace_recorder (Fixture *f, gconstpointer data)
   g_assert_cmpuint (atomr_trace_recorder_get_n_records (recorder), ==, 0);
 }
 
+typedef struct {
+  AtomrActor *actor;
+  guint       n_replied;
+  guint       order[400];
+} InFlight;
+
+static void
+on_in_flight_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  InFlight *st = ((gpointer *) user_data)[0];
+  guint index = GPOINTER_TO_UINT (((gpointer *) user_data)[1]);
+
+  g_assert_true (atomr_actor_fill_finish (st->actor, result, NULL));
+  g_assert_cmpuint (st->n_replied, <, G_N_ELEMENTS (st->order));
+  st->order[st->n_replied++] = index;
+  g_free (user_data);
+}
+
+/* Hundreds of requests in flight, completed a fence at a time while more
+ * are submitted: the in-flight queue (a ring since issue 17) grows while
+ * its head is in the middle and wraps around, and the replies still come
+ * in submission order, each once. */
+static void
+test_many_in_flight (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 4, &error);
+  AtomrStream *stream;
+  InFlight st = { f->actor, 0, { 0 } };
+  guint submitted = 0;
+
+  g_assert_no_error (error);
+  /* Polled by the context: a fence the test completes is seen by the next
+   * iteration (adaptive mode hands slow heads to the completion thread,
+   * which answers later: under valgrind, often). */
+  atomr_actor_set_completion_mode (f->actor, ATOMR_COMPLETION_POLL);
+  for (guint round = 0; round < 8; round++)
+    {
+      for (guint k = 0; k < 50; k++, submitted++)
+        {
+          gpointer *ud = g_new (gpointer, 2);
+          ud[0] = &st;
+          ud[1] = GUINT_TO_POINTER (submitted);
+          atomr_actor_fill_async (f->actor, buffer, (gdouble) submitted, NULL, on_in_flight_reply, ud);
+        }
+      iterate_pending ();
+      stream = atomr_actor_get_stream (f->actor);
+      /* Complete a few fences only: the rest stays in flight. */
+      atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+      iterate_pending ();
+    }
+  g_assert_cmpuint (st.n_replied, <, submitted);
+  stream = atomr_actor_get_stream (f->actor);
+  while (st.n_replied < submitted)
+    {
+      g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), >, 0);
+      atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+      iterate_pending ();
+    }
+  g_assert_cmpuint (st.n_replied, ==, 400);
+  for (guint i = 0; i < st.n_replied; i++)
+    g_assert_cmpuint (st.order[i], ==, i);
+}
+
+typedef struct {
+  Fixture *f;
+  guint    n_enqueued;   /* atomic */
+  GThread *last_thread;
+} HomeState;
+
+static void
+count_enqueue (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  HomeState *st = user_data;
+  st->last_thread = g_thread_self ();
+  g_atomic_int_inc (&st->n_enqueued);
+}
+
+static gpointer
+submit_from_worker (gpointer data)
+{
+  HomeState *st = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (st->f->device, ATOMR_DTYPE_F32, 4, &error);
+
+  /* Not the actor's home: this thread only falls back to the global
+   * default context.  The request is queued for the main thread. */
+  atomr_actor_fill_async (st->f->actor, buffer, 2.0, NULL, NULL, NULL);
+  return GUINT_TO_POINTER (g_atomic_int_get (&st->n_enqueued));
+}
+
+/* A request made on the actor's home thread while nobody iterates its
+ * context is enqueued inside the _async call (issue 17: a pipeline reaches
+ * the GPU while it is being submitted); from another thread it waits in
+ * the mailbox for the home thread, as before. */
+static void
+test_home_thread_enqueues (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 4, &error);
+  g_autoptr(GAsyncResult) result = NULL;
+  HomeState st = { f, 0, NULL };
+  AtomrStream *stream;
+  GThread *worker;
+  gulong id;
+
+  g_assert_no_error (error);
+  id = g_signal_connect (f->actor, "after-enqueue", G_CALLBACK (count_enqueue), &st);
+  g_assert_false (g_main_context_is_owner (f->context));
+  atomr_actor_fill_async (f->actor, buffer, 1.0, NULL, NULL, NULL);
+  g_assert_cmpuint (g_atomic_int_get (&st.n_enqueued), ==, 1);
+  g_assert_true (st.last_thread == g_thread_self ());
+  atomr_actor_fill_async (f->actor, buffer, 1.0, NULL, store_result, &result);
+  g_assert_cmpuint (g_atomic_int_get (&st.n_enqueued), ==, 2);
+  g_assert_null (result);          /* the reply still comes from the loop */
+  g_assert_false (g_main_context_is_owner (f->context));   /* given back */
+
+  worker = g_thread_new ("not-home", submit_from_worker, &st);
+  g_assert_cmpuint (GPOINTER_TO_UINT (g_thread_join (worker)), ==, 2);
+  g_assert_cmpuint (g_atomic_int_get (&st.n_enqueued), ==, 2);
+  iterate_pending ();               /* the main thread serves the mailbox */
+  g_assert_cmpuint (g_atomic_int_get (&st.n_enqueued), ==, 3);
+  g_assert_true (st.last_thread == g_thread_self ());
+
+  stream = atomr_actor_get_stream (f->actor);
+  while (atomr_host_stream_get_n_pending (stream) > 0)
+    {
+      atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+      iterate_pending ();
+    }
+  iterate_until ((gpointer *) &result);
+  g_assert_true (atomr_actor_fill_finish (f->actor, result, &error));
+  g_assert_no_error (error);
+  g_signal_handler_disconnect (f->actor, id);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1128,6 +1264,8 @@ main (int argc, char **argv)
   g_test_add_func ("/envelope/failed-link", test_failed_link);
   g_test_add_func ("/envelope/reader-replacement", test_reader_replacement);
   g_test_add_func ("/envelope/threads", test_threads);
+  g_test_add ("/envelope/home-thread-enqueues", Fixture, NULL, fixture_setup, test_home_thread_enqueues, fixture_teardown);
+  g_test_add ("/envelope/many-in-flight", Fixture, NULL, fixture_setup, test_many_in_flight, fixture_teardown);
   g_test_add ("/envelope/stale-after-reset", Fixture, NULL, fixture_setup, test_stale_after_reset, fixture_teardown);
   g_test_add_data_func ("/supervisor/restart", GINT_TO_POINTER (ATOMR_SUPERVISOR_RESTART), test_poisoned);
   g_test_add_data_func ("/supervisor/stop", GINT_TO_POINTER (ATOMR_SUPERVISOR_STOP), test_poisoned);

@@ -3,7 +3,23 @@
  * Runs fills through a copy actor on the host test device, whose fences
  * complete as soon as they are recorded, so what is measured is the
  * library's CPU time per operation (mailbox, validation, hazards, events,
- * signals, reply).  Useful under `valgrind --tool=callgrind`.
+ * signals, reply).
+ *
+ *   bench-envelope-host [N [reply|pipeline|owned]]
+ *
+ * reply:    a reply callback per request, 64 in flight (the default);
+ * pipeline: bench-graph's pipelined row on the host device: requests
+ *           without a callback from the actor's home thread, which does
+ *           not iterate while it submits, and a barrier with a reply after
+ *           every 32 (iterated until it replies);
+ * owned:    the same, this thread holding the actor's context all along
+ *           (g_main_context_acquire(): bench-graph's host-cost row).
+ *
+ * The timed part is the function measure(): under
+ * `valgrind --tool=callgrind --toggle-collect=measure` its instruction
+ * count is the envelope's; tests/bench/core/envelope-ir.py runs that for
+ * two values of N and prints instructions per request (start-up and the
+ * first-use costs cancel out).  Never used for an assertion.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -15,11 +31,14 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 
+#define WINDOW 32
+
 typedef struct {
   AtomrActor  *actor;
   AtomrBuffer *buffer;
   GMainLoop   *loop;
   guint        done, submitted, total;
+  gboolean     barrier_done;
 } Bench;
 
 static void submit (Bench *b);
@@ -43,13 +62,55 @@ submit (Bench *b)
   atomr_actor_fill_async (b->actor, b->buffer, 1.0, NULL, on_reply, b);
 }
 
+static void
+on_barrier (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Bench *b = user_data;
+  if (!atomr_actor_barrier_finish (b->actor, result, NULL))
+    g_error ("barrier failed");
+  b->barrier_done = TRUE;
+}
+
+static void G_GNUC_NO_INLINE
+measure (Bench *b, gboolean pipeline, gboolean owned)
+{
+  if (!pipeline)
+    {
+      for (guint i = 0; i < 64 && i < b->total; i++)
+        submit (b);
+      g_main_loop_run (b->loop);
+      return;
+    }
+  if (owned)
+    g_main_context_acquire (NULL);
+  for (guint i = 0; i < b->total; )
+    {
+      for (guint k = 0; k < WINDOW && i < b->total; k++, i++)
+        atomr_actor_fill_async (b->actor, b->buffer, 1.0, NULL, NULL, NULL);
+      b->barrier_done = FALSE;
+      atomr_actor_barrier_async (b->actor, NULL, on_barrier, b);
+      while (!b->barrier_done)
+        g_main_context_iteration (NULL, TRUE);
+    }
+  if (owned)
+    g_main_context_release (NULL);
+}
+
 int
 main (int argc, char **argv)
 {
   g_autoptr(AtomrDevice) device = atomr_device_new_host ();
   Bench b = { 0 };
+  const gchar *mode = argc > 2 ? argv[2] : "reply";
+  gboolean owned = g_str_equal (mode, "owned");
+  gboolean pipeline = owned || g_str_equal (mode, "pipeline");
   gint64 t0;
 
+  if (!pipeline && !g_str_equal (mode, "reply"))
+    {
+      fprintf (stderr, "usage: %s [N [reply|pipeline|owned]]\n", argv[0]);
+      return 2;
+    }
   b.total = argc > 1 ? (guint) atoi (argv[1]) : 200000;
   atomr_device_set_host_autocomplete (device, TRUE);
   b.actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, NULL);
@@ -57,12 +118,10 @@ main (int argc, char **argv)
   atomr_actor_set_completion_mode (b.actor, ATOMR_COMPLETION_POLL);
   b.loop = g_main_loop_new (NULL, FALSE);
   t0 = g_get_monotonic_time ();
-  for (guint i = 0; i < 64 && i < b.total; i++)
-    submit (&b);
-  g_main_loop_run (b.loop);
+  measure (&b, pipeline, owned);
   t0 = g_get_monotonic_time () - t0;
-  printf ("host envelope: %u operations, %.2f us each, %.0f ops/s\n",
-          b.total, (gdouble) t0 / b.total, b.total / (t0 / 1e6));
+  printf ("host envelope (%s): %u operations, %.2f us each, %.0f ops/s\n",
+          mode, b.total, (gdouble) t0 / b.total, b.total / (t0 / 1e6));
   g_main_loop_unref (b.loop);
   g_object_unref (b.buffer);
   g_object_unref (b.actor);
