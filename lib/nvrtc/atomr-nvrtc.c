@@ -320,6 +320,14 @@ atomr_kernel_cache_entry_analyse_resources (AtomrKernelCacheEntry  *self,
 
   g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  if (atomr_kernel_cache_entry_get_key (self) == NULL || atomr_kernel_cache_entry_get_path (self) == NULL)
+    {
+      /* built bare (a binding's constructor): no file behind it */
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "This AtomrKernelCacheEntry was constructed directly and has no file: "
+                           "get entries from atomr_kernel_cache_list() or _lookup()");
+      return NULL;
+    }
   entry_arch = atomr_kernel_cache_entry_get_arch (self);
   if (arch == NULL)
     arch = entry_arch;

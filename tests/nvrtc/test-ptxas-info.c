@@ -570,6 +570,19 @@ test_verbose_same_code (void)
     }
 }
 
+/* A binding's bare constructor: a clear error, no crash, no "(null)". */
+static void
+test_analyse_bare (void)
+{
+  g_autoptr(AtomrKernelCacheEntry) bare = g_object_new (ATOMR_TYPE_KERNEL_CACHE_ENTRY, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *json = atomr_kernel_cache_entry_analyse_resources (bare, "sm_90", NULL, &error);
+
+  g_assert_null (json);
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "constructed directly"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -580,6 +593,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ptxas-info/parse/malformed", test_parse_malformed);
   g_test_add_func ("/ptxas-info/strip", test_strip);
   g_test_add_func ("/ptxas-info/flags-verbose", test_flags_verbose);
+  g_test_add_func ("/ptxas-info/analyse-bare", test_analyse_bare);
   g_test_add_func ("/ptxas-info/compile/verbose-same-code", test_verbose_same_code);
   g_test_add_func ("/ptxas-info/compile/records", test_compile_records);
   g_test_add_func ("/ptxas-info/compile/lto", test_compile_lto);
