@@ -5,7 +5,7 @@
  *                 [--lto] [--fast-math] [--maxrregcount N] [--ftz]
  *                 [--line-info] [-G] [-rdc] [-Xnvrtc OPTION]...
  *                 [-o FILE [--ptx|--ltoir]] [--cache-dir DIR] [--json]
- *   atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source]
+ *   atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source|--analyse]
  *               [-o FILE]|rm KEY|gc [--max-size SIZE]|stats [--verify]|
  *               export DIR|FILE.tar|import DIR|FILE.tar|
  *               explain FILE.cu [compile options]|diff KEY1 KEY2
@@ -531,6 +531,81 @@ entry_to_json (JsonBuilder           *b,
   json_builder_end_object (b);
 }
 
+/* What each kernel of @e uses (the manifest's "resources": registers,
+ * shared, stack, spills), or with @analyse computed now through nvJitLink
+ * (for @arch, NULL: the entry's own).  NULL with *@why saying why not. */
+static JsonNode *
+entry_resources (AtomrKernelCacheEntry  *e,
+                 gboolean                analyse,
+                 const gchar            *arch,
+                 gchar                 **why)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *text = NULL;
+  const gchar *manifest = atomr_kernel_cache_entry_get_manifest (e);
+  JsonNode *root;
+
+  *why = NULL;
+  if (!analyse && manifest && json_parser_load_from_data (parser, manifest, -1, NULL)
+      && (root = json_parser_get_root (parser)) && JSON_NODE_HOLDS_OBJECT (root)
+      && json_object_has_member (json_node_get_object (root), "resources"))
+    return json_node_copy (json_object_get_member (json_node_get_object (root), "resources"));
+  if (!analyse)
+    {
+      *why = g_strdup ("not recorded (an entry for a virtual architecture, or written before 0.2); "
+                       "--analyse computes it through nvJitLink");
+      return NULL;
+    }
+  text = atomr_kernel_cache_entry_analyse_resources (e, arch, NULL, &error);
+  if (text == NULL || !json_parser_load_from_data (parser, text, -1, &error))
+    {
+      *why = g_strdup (error ? error->message : "nvJitLink reported nothing");
+      return NULL;
+    }
+  return json_node_copy (json_parser_get_root (parser));
+}
+
+static void
+print_resources (JsonNode    *res,
+                 const gchar *why)
+{
+  JsonObject *o = res && JSON_NODE_HOLDS_OBJECT (res) ? json_node_get_object (res) : NULL;
+  JsonArray *kernels = o && json_object_has_member (o, "kernels") ? json_object_get_array_member (o, "kernels") : NULL;
+  JsonArray *functions = o && json_object_has_member (o, "functions") ? json_object_get_array_member (o, "functions") : NULL;
+
+  if (kernels == NULL)
+    {
+      g_print ("resources:  unknown: %s\n", why ? why : "malformed");
+      return;
+    }
+  g_print ("resources:  (from %s)\n", json_object_get_string_member_with_default (o, "tool", "ptxas"));
+  for (guint i = 0; i < json_array_get_length (kernels); i++)
+    {
+      JsonObject *k = json_array_get_object_element (kernels, i);
+      g_print ("  %s: %" G_GINT64_FORMAT " registers, %" G_GINT64_FORMAT " B shared, %" G_GINT64_FORMAT
+               " B stack, spills %" G_GINT64_FORMAT " B stored / %" G_GINT64_FORMAT " B loaded, %"
+               G_GINT64_FORMAT " barriers\n",
+               json_object_get_string_member_with_default (k, "name", "?"),
+               json_object_get_int_member_with_default (k, "registers", 0),
+               json_object_get_int_member_with_default (k, "shared_bytes", 0),
+               json_object_get_int_member_with_default (k, "stack_bytes", 0),
+               json_object_get_int_member_with_default (k, "spill_stores", 0),
+               json_object_get_int_member_with_default (k, "spill_loads", 0),
+               json_object_get_int_member_with_default (k, "barriers", 0));
+    }
+  for (guint i = 0; functions && i < json_array_get_length (functions); i++)
+    {
+      JsonObject *f = json_array_get_object_element (functions, i);
+      g_print ("  device function %s: %" G_GINT64_FORMAT " B stack, spills %" G_GINT64_FORMAT
+               " B stored / %" G_GINT64_FORMAT " B loaded\n",
+               json_object_get_string_member_with_default (f, "name", "?"),
+               json_object_get_int_member_with_default (f, "stack_bytes", 0),
+               json_object_get_int_member_with_default (f, "spill_stores", 0),
+               json_object_get_int_member_with_default (f, "spill_loads", 0));
+    }
+}
+
 /* `cache show KEY --ptx|--cubin|--ltoir|--log|--source [-o FILE]`: the raw
  * artifact on stdout or into FILE. */
 static int
@@ -623,6 +698,8 @@ cmd_cache (int argc, char **argv)
   g_autofree gchar *output = NULL;
   gboolean json = FALSE, verify = FALSE;
   gboolean want_ptx = FALSE, want_cubin = FALSE, want_ltoir = FALSE, want_log = FALSE, want_source = FALSE;
+  gboolean analyse = FALSE;
+  g_autofree gchar *analyse_arch = NULL;
   g_auto(CompileFlags) compile_flags = { 0 };
   g_autofree gchar *remote_url = NULL;
   gint remote_timeout = 0;
@@ -641,6 +718,8 @@ cmd_cache (int argc, char **argv)
     { "log", 0, 0, G_OPTION_ARG_NONE, &want_log, "show: write the compile log", NULL },
     { "source", 0, 0, G_OPTION_ARG_NONE, &want_source, "show: write the source (if stored)", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "show: write the artifact into FILE instead of stdout", "FILE" },
+    { "analyse", 0, 0, G_OPTION_ARG_NONE, &analyse, "show: compute the resources per kernel (spills included) through nvJitLink instead of showing those recorded", NULL },
+    { "analyse-arch", 0, 0, G_OPTION_ARG_STRING, &analyse_arch, "show: --analyse for this real architecture (sm_XX) instead of the entry's", "ARCH" },
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
     { "remote", 0, 0, G_OPTION_ARG_STRING, &remote_url, "push/pull: the remote cache's base URL (default: $ATOMR_CACHE_REMOTE)", "URL" },
     { "timeout", 0, 0, G_OPTION_ARG_INT, &remote_timeout, "push/pull: seconds each request may stall (default 10)", "SECONDS" },
@@ -698,6 +777,8 @@ cmd_cache (int argc, char **argv)
   if ((g_str_equal (verb, "show") || g_str_equal (verb, "rm")) && argc == 3)
     {
       g_autoptr(AtomrKernelCacheEntry) e = atomr_kernel_cache_lookup (cache, argv[2], &error);
+      g_autoptr(JsonNode) resources = NULL;
+      g_autofree gchar *resources_why = NULL;
       guint n_wanted = !!want_ptx + !!want_cubin + !!want_ltoir + !!want_log + !!want_source;
 
       if (e == NULL)
@@ -722,11 +803,20 @@ cmd_cache (int argc, char **argv)
       if (n_wanted == 1)
         return show_artifact (e, want_ptx ? "ptx" : want_cubin ? "cubin" : want_ltoir ? "ltoir"
                                  : want_log ? "log" : "source", output);
+      resources = entry_resources (e, analyse || analyse_arch, analyse_arch, &resources_why);
       if (json)
         {
           g_autoptr(JsonBuilder) b = begin_document ();
           json_builder_set_member_name (b, "entry");
           entry_to_json (b, e, TRUE);
+          /* null with resources_unknown saying why */
+          json_builder_set_member_name (b, "resources");
+          if (resources)
+            json_builder_add_value (b, json_node_copy (resources));
+          else
+            json_builder_add_null_value (b);
+          if (resources_why)
+            add_string_member (b, "resources_unknown", resources_why);
           json_builder_end_object (b);
           print_json (b);
         }
@@ -751,6 +841,7 @@ cmd_cache (int argc, char **argv)
                    atomr_kernel_cache_entry_get_ltoir_size (e), atomr_kernel_cache_entry_get_file_size (e),
                    atomr_kernel_cache_entry_get_compile_time_ms (e), created, used,
                    atomr_kernel_cache_entry_get_hit_count (e));
+          print_resources (resources, resources_why);
           if (source)
             g_print ("\n%s", source);
         }
@@ -980,7 +1071,7 @@ main (int argc, char **argv)
               "                [--std c++17] [-D NAME[=V]]... [-I DIR]... [--lto] [--fast-math]\n"
               "                [--maxrregcount N] [--ftz] [--line-info] [-G] [-rdc] [-Xnvrtc OPTION]...\n"
               "                [-o FILE [--ptx|--ltoir]] [--cache-dir DIR] [--json]\n"
-              "  atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source] [-o FILE]|rm KEY|\n"
+              "  atomr cache list|show KEY [--ptx|--cubin|--ltoir|--log|--source|--analyse [--analyse-arch ARCH]] [-o FILE]|rm KEY|\n"
               "              gc [--max-size SIZE]|stats [--verify]|export DIR|FILE.tar|import DIR|FILE.tar\n"
               "              |explain FILE.cu [compile options]|diff KEY1 KEY2|push|pull [KEY...] [--remote URL]\n"
               "              [--cache-dir DIR] [--json]\n"

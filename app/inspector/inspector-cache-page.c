@@ -46,6 +46,7 @@ struct _InspectorCachePage
   GSettings           *settings;
   gchar               *selected_key;  /* the selection, kept by key across reloads */
   GCancellable        *reading;       /* the selected entry's files, being read */
+  GCancellable        *analysing;     /* Analyse of the selected entry, running */
   GPtrArray           *pending;       /* PendingDelete*, oldest first */
 };
 
@@ -114,6 +115,7 @@ typedef struct {
   GBytes    *cubin;              /* NULL: none */
   GPtrArray *resources;          /* InspectorKernelResources*, NULL: see resources_error */
   gchar     *resources_error;
+  gboolean   recorded;           /* ptxas' report is in the manifest: spills known */
 } EntryTexts;
 
 static void
@@ -159,10 +161,29 @@ read_entry_thread (GTask        *task,
   t->cubin = atomr_kernel_cache_entry_load_cubin (entry, &error);
   if (t->cubin)
     t->resources = inspector_cubin_resources (t->cubin, atomr_kernel_cache_entry_get_arch (entry), &error);
+  if (t->cubin && t->resources == NULL)
+    g_debug ("entry %s: %s", atomr_kernel_cache_entry_get_key (entry), error->message);
+  g_clear_error (&error);
+  /* spills: what ptxas reported at compile time, in the manifest (read
+   * here, in the worker: it is read from disk on first use) */
+  {
+    g_autofree gchar *json = inspector_manifest_resources (atomr_kernel_cache_entry_get_manifest (entry));
+    g_autoptr(GPtrArray) ptxas = json ? inspector_resources_from_json (json, &error) : NULL;
+
+    if (ptxas && t->resources)
+      inspector_resources_merge (t->resources, ptxas);
+    else if (ptxas && t->cubin == NULL)
+      t->resources = g_ptr_array_ref (ptxas);
+    t->recorded = ptxas != NULL;
+    if (json && ptxas == NULL)
+      g_debug ("entry %s: its recorded resources do not read: %s",
+               atomr_kernel_cache_entry_get_key (entry), error->message);
+    g_clear_error (&error);
+  }
   if (t->resources == NULL)
-    t->resources_error = g_strdup (error ? error->message
-                                         : _("No CUBIN: the entry was compiled for a virtual architecture "
-                                             "(compute_XX), so the driver compiles its PTX at load time."));
+    t->resources_error = g_strdup (_("No CUBIN: the entry was compiled for a virtual architecture "
+                                     "(compute_XX), so the driver compiles its PTX at load time. "
+                                     "Analyse asks ptxas for the architecture chosen below."));
   g_task_return_pointer (task, t, (GDestroyNotify) entry_texts_free);
 }
 
@@ -185,6 +206,14 @@ on_entry_read (GObject      *source,
   inspector_occupancy_panel_set_resources (self->occupancy_panel, t->resources,
                                            atomr_kernel_cache_entry_get_arch (g_task_get_task_data (G_TASK (result))),
                                            t->resources_error);
+  inspector_occupancy_panel_set_description (self->occupancy_panel,
+                                             t->recorded
+                                             ? _("Registers, shared memory and stack from the entry’s CUBIN; "
+                                                 "spills as ptxas reported them when the entry was compiled")
+                                             : _("Spills unknown: ptxas’ report was not recorded for this entry "
+                                                 "(compiled for a virtual architecture, or before the library "
+                                                 "recorded it). Analyse asks ptxas."));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.analyse", !t->recorded);
   inspector_sass_view_set_cubin (self->sass_view, t->cubin);
   entry_texts_free (t);
 }
@@ -202,6 +231,10 @@ show_entry (InspectorCachePage *self)
     adw_preferences_group_remove (self->metadata_group, g_ptr_array_index (self->rows, i));
   g_ptr_array_set_size (self->rows, 0);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.delete", entry != NULL);
+  /* enabled when the entry's files are read and its spills unknown */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.analyse", FALSE);
+  g_cancellable_cancel (self->analysing);
+  g_clear_object (&self->analysing);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.export", entry != NULL);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.open-in-editor",
                                  entry != NULL && atomr_kernel_cache_entry_has_source (entry));
@@ -259,6 +292,111 @@ show_entry (InspectorCachePage *self)
     g_task_set_task_data (task, g_object_ref (entry), g_object_unref);
     g_task_run_in_thread (task, read_entry_thread);
   }
+}
+
+/* Analyse: ptxas' report for an entry that has none recorded, through
+ * nvJitLink in a worker (it takes up to seconds); nothing is stored. */
+typedef struct {
+  AtomrKernelCacheEntry *entry;
+  gchar                 *arch;
+} AnalyseJob;
+
+static void
+analyse_job_free (AnalyseJob *job)
+{
+  g_object_unref (job->entry);
+  g_free (job->arch);
+  g_free (job);
+}
+
+static void
+analyse_thread (GTask        *task,
+                gpointer      source_object,
+                gpointer      task_data,
+                GCancellable *cancellable)
+{
+  AnalyseJob *job = task_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *json = atomr_kernel_cache_entry_analyse_resources (job->entry, job->arch, cancellable, &error);
+  g_autoptr(GPtrArray) res = json ? inspector_resources_from_json (json, &error) : NULL;
+
+  if (res == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  /* for the entry's own architecture, the CUBIN's numbers with ptxas' spills */
+  if (g_strcmp0 (job->arch, atomr_kernel_cache_entry_get_arch (job->entry)) == 0)
+    {
+      g_autoptr(GBytes) cubin = atomr_kernel_cache_entry_load_cubin (job->entry, NULL);
+      g_autoptr(GPtrArray) from_cubin = cubin ? inspector_cubin_resources (cubin, job->arch, NULL) : NULL;
+
+      if (from_cubin && from_cubin->len > 0)
+        {
+          inspector_resources_merge (from_cubin, res);
+          g_clear_pointer (&res, g_ptr_array_unref);
+          res = g_steal_pointer (&from_cubin);
+        }
+    }
+  g_task_return_pointer (task, g_steal_pointer (&res), (GDestroyNotify) g_ptr_array_unref);
+}
+
+static void
+on_analysed (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (source);
+  AnalyseJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) res = NULL;
+  g_autofree gchar *text = NULL;
+
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    return;
+  res = g_task_propagate_pointer (G_TASK (result), &error);
+  g_clear_object (&self->analysing);
+  if (res == NULL)
+    {
+      /* Translators: %s says why (an nvJitLink error, a virtual architecture, ...) */
+      text = g_strdup_printf (_("Spills unknown: %s"), error->message);
+      gtk_widget_action_set_enabled (GTK_WIDGET (self), "cache.analyse", TRUE);
+    }
+  else
+    {
+      inspector_occupancy_panel_set_resources (self->occupancy_panel, res, job->arch, NULL);
+      /* Translators: %s is an architecture such as sm_90 */
+      text = g_strdup_printf (_("Analysed by ptxas through nvJitLink for %s (not stored in the cache)"), job->arch);
+    }
+  inspector_occupancy_panel_set_description (self->occupancy_panel, text);
+}
+
+static void
+analyse_action (GtkWidget   *widget,
+                const gchar *action_name,
+                GVariant    *parameter)
+{
+  InspectorCachePage *self = INSPECTOR_CACHE_PAGE (widget);
+  AtomrKernelCacheEntry *entry = gtk_single_selection_get_selected_item (self->selection);
+  const gchar *entry_arch;
+  AnalyseJob *job;
+  g_autoptr(GTask) task = NULL;
+
+  if (entry == NULL || self->analysing)
+    return;
+  job = g_new0 (AnalyseJob, 1);
+  job->entry = g_object_ref (entry);
+  entry_arch = atomr_kernel_cache_entry_get_arch (entry);
+  /* the entry's own architecture when it is a real one, else the one
+   * chosen in the occupancy calculator */
+  job->arch = entry_arch && g_str_has_prefix (entry_arch, "sm_")
+              ? g_strdup (entry_arch) : inspector_occupancy_panel_dup_target_arch (self->occupancy_panel);
+  gtk_widget_action_set_enabled (widget, "cache.analyse", FALSE);
+  inspector_occupancy_panel_set_description (self->occupancy_panel, _("Analysing…"));
+  self->analysing = g_cancellable_new ();
+  task = g_task_new (self, self->analysing, on_analysed, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) analyse_job_free);
+  g_task_run_in_thread (task, analyse_thread);
 }
 
 static void
@@ -860,6 +998,8 @@ inspector_cache_page_dispose (GObject *object)
   g_clear_pointer (&self->selected_key, g_free);
   g_cancellable_cancel (self->reading);
   g_clear_object (&self->reading);
+  g_cancellable_cancel (self->analysing);
+  g_clear_object (&self->analysing);
   gtk_widget_dispose_template (GTK_WIDGET (self), INSPECTOR_TYPE_CACHE_PAGE);
   g_clear_object (&self->selection);
   g_clear_object (&self->model);
@@ -908,6 +1048,7 @@ inspector_cache_page_class_init (InspectorCachePageClass *klass)
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 
   gtk_widget_class_install_action (widget_class, "cache.delete", NULL, delete_action);
+  gtk_widget_class_install_action (widget_class, "cache.analyse", NULL, analyse_action);
   gtk_widget_class_install_action (widget_class, "cache.undo-delete", NULL, undo_delete_action);
   gtk_widget_class_install_action (widget_class, "cache.export", "s", export_action);
   gtk_widget_class_install_action (widget_class, "cache.gc", NULL, gc_action);

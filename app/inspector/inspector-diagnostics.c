@@ -7,6 +7,8 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
+#include <json-glib/json-glib.h>
+
 #include "inspector-diagnostics.h"
 
 /* An NVRTC diagnostic: `file.cu(12): error: message`, optionally followed
@@ -245,6 +247,150 @@ inspector_ptxas_parse (const gchar *log)
         }
     }
   return out;
+}
+
+/* Resources recorded by the library ------------------------------------- */
+
+static gboolean
+json_uint (JsonObject  *o,
+           const gchar *name,
+           guint       *out,
+           GError     **error)
+{
+  JsonNode *n = json_object_has_member (o, name) ? json_object_get_member (o, name) : NULL;
+  gint64 v;
+
+  if (n == NULL || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64
+      || (v = json_node_get_int (n)) < 0 || v > G_MAXUINT)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "resources: \"%s\" is missing or not a count", name);
+      return FALSE;
+    }
+  *out = (guint) v;
+  return TRUE;
+}
+
+/**
+ * inspector_resources_from_json:
+ * @json: the `resources` member of an entry's manifest (or what
+ *   atomr_kernel_cache_entry_analyse_resources() returns), as JSON text
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (element-type InspectorKernelResources): one per
+ *   kernel, spills known, or %NULL with @error set when @json is not such
+ *   an object
+ */
+GPtrArray *
+inspector_resources_from_json (const gchar  *json,
+                               GError      **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func ((GDestroyNotify) inspector_kernel_resources_free);
+  JsonNode *root;
+  JsonNode *kernels;
+
+  if (json == NULL || !json_parser_load_from_data (parser, json, -1, error))
+    {
+      if (json == NULL)
+        g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "resources: none");
+      return NULL;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root)
+      || !json_object_has_member (json_node_get_object (root), "kernels")
+      || !JSON_NODE_HOLDS_ARRAY ((kernels = json_object_get_member (json_node_get_object (root), "kernels"))))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "resources: no \"kernels\" array");
+      return NULL;
+    }
+  for (guint i = 0; i < json_array_get_length (json_node_get_array (kernels)); i++)
+    {
+      JsonNode *e = json_array_get_element (json_node_get_array (kernels), i);
+      g_autoptr(InspectorKernelResources) r = g_new0 (InspectorKernelResources, 1);
+      JsonObject *o;
+      const gchar *name, *arch;
+
+      if (!JSON_NODE_HOLDS_OBJECT (e))
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "resources: kernel %u is not an object", i);
+          return NULL;
+        }
+      o = json_node_get_object (e);
+      name = json_object_get_string_member_with_default (o, "name", NULL);
+      if (name == NULL)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "resources: kernel %u has no name", i);
+          return NULL;
+        }
+      arch = json_object_get_string_member_with_default (o, "arch", NULL);
+      r->function = g_strdup (name);
+      r->arch = g_strdup (arch);
+      if (!json_uint (o, "registers", &r->registers, error) || !json_uint (o, "shared_bytes", &r->shared_bytes, error)
+          || !json_uint (o, "stack_bytes", &r->stack_bytes, error)
+          || !json_uint (o, "spill_stores", &r->spill_stores, error)
+          || !json_uint (o, "spill_loads", &r->spill_loads, error)
+          || !json_uint (o, "barriers", &r->barriers, error))
+        {
+          g_prefix_error (error, "kernel %s: ", name);
+          return NULL;
+        }
+      r->spills_known = TRUE;
+      g_ptr_array_add (out, g_steal_pointer (&r));
+    }
+  return g_steal_pointer (&out);
+}
+
+/**
+ * inspector_manifest_resources:
+ * @manifest: (nullable): an entry's manifest
+ *
+ * Returns: (transfer full) (nullable): its `resources` member as JSON
+ *   text, %NULL when it has none (an entry for a virtual architecture or
+ *   written before the library recorded them)
+ */
+gchar *
+inspector_manifest_resources (const gchar *manifest)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonNode *root;
+
+  if (manifest == NULL || !json_parser_load_from_data (parser, manifest, -1, NULL))
+    return NULL;
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root) || !json_object_has_member (json_node_get_object (root), "resources"))
+    return NULL;
+  return json_to_string (json_object_get_member (json_node_get_object (root), "resources"), FALSE);
+}
+
+/**
+ * inspector_resources_merge:
+ * @cubin: (element-type InspectorKernelResources): read from a CUBIN
+ * @ptxas: (element-type InspectorKernelResources): what ptxas reported
+ *
+ * Gives each kernel of @cubin the spills @ptxas reported for it (by
+ * name); the CUBIN's registers, shared memory and stack stay.
+ */
+void
+inspector_resources_merge (GPtrArray *cubin,
+                           GPtrArray *ptxas)
+{
+  for (guint i = 0; i < cubin->len; i++)
+    {
+      InspectorKernelResources *c = g_ptr_array_index (cubin, i);
+      for (guint k = 0; k < ptxas->len; k++)
+        {
+          InspectorKernelResources *p = g_ptr_array_index (ptxas, k);
+          if (g_strcmp0 (c->function, p->function) == 0)
+            {
+              c->spill_stores = p->spill_stores;
+              c->spill_loads = p->spill_loads;
+              c->barriers = p->barriers;
+              c->spills_known = TRUE;
+              break;
+            }
+        }
+    }
 }
 
 /* CUBIN resource usage --------------------------------------------------- */

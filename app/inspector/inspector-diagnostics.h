@@ -44,6 +44,7 @@ typedef struct {
   guint  spill_stores;
   guint  spill_loads;
   guint  barriers;
+  gboolean spills_known;   /* from ptxas/nvJitLink, not from a CUBIN */
 } InspectorKernelResources;
 
 void       inspector_kernel_resources_free (InspectorKernelResources *res);
@@ -51,6 +52,12 @@ GPtrArray *inspector_ptxas_parse           (const gchar              *log);
 GPtrArray *inspector_cubin_resources       (GBytes                   *cubin,
                                             const gchar              *arch,
                                             GError                  **error);
+
+GPtrArray *inspector_resources_from_json   (const gchar              *json,
+                                            GError                  **error);
+gchar     *inspector_manifest_resources    (const gchar              *manifest);
+void       inspector_resources_merge       (GPtrArray                *cubin,
+                                            GPtrArray                *ptxas);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (InspectorKernelResources, inspector_kernel_resources_free)
 

@@ -23,6 +23,7 @@ struct _InspectorOccupancyPanel
 
   GtkWidget           *scrolled;
   AdwPreferencesGroup *resources_group;
+  GtkWidget           *analyse_button;
   GPtrArray           *resource_rows;
   AdwComboRow         *kernel_row;
   AdwComboRow         *arch_row;
@@ -218,10 +219,20 @@ inspector_occupancy_panel_set_resources (InspectorOccupancyPanel *self,
       InspectorKernelResources *r = g_ptr_array_index (resources, i);
       g_autofree gchar *shared = g_format_size_full (r->shared_bytes, G_FORMAT_SIZE_IEC_UNITS);
       g_autofree gchar *stack = g_format_size_full (r->stack_bytes, G_FORMAT_SIZE_IEC_UNITS);
-      /* Translators: registers, shared memory, stack (local memory) of a kernel */
-      g_autofree gchar *sub = g_strdup_printf (_("%u registers · %s static shared memory · %s stack (local memory) · "
-                                                 "spills: not recorded in a CUBIN"),
-                                               r->registers, shared, stack);
+      g_autofree gchar *stores = g_format_size_full (r->spill_stores, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree gchar *loads = g_format_size_full (r->spill_loads, G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree gchar *sub = NULL;
+
+      if (r->spills_known)
+        /* Translators: registers, shared memory, stack (local memory), spill stores, spill loads of a kernel */
+        sub = g_strdup_printf (_("%u registers · %s static shared memory · %s stack (local memory) · "
+                                 "spills: %s stored, %s loaded"),
+                               r->registers, shared, stack, stores, loads);
+      else
+        /* Translators: registers, shared memory, stack (local memory) of a kernel */
+        sub = g_strdup_printf (_("%u registers · %s static shared memory · %s stack (local memory) · "
+                                 "spills: unknown"),
+                               r->registers, shared, stack);
 
       add_resource_row (self, r->function, sub);
       g_ptr_array_add (names, r->function);
@@ -280,6 +291,88 @@ probe_thread (GTask        *task,
   if (device == NULL)
     g_debug ("occupancy without a GPU: %s", error->message);
   g_task_return_pointer (task, device, g_object_unref);
+}
+
+/**
+ * inspector_occupancy_panel_dup_target_arch:
+ * @self: the panel
+ *
+ * Returns: (transfer full) (nullable): the chosen architecture as sm_XX
+ *   (this GPU's for "device")
+ */
+gchar *
+inspector_occupancy_panel_dup_target_arch (InspectorOccupancyPanel *self)
+{
+  const gchar *id = selected_arch_id (self);
+
+  if (g_strcmp0 (id, "device") == 0)
+    return g_strdup (self->device_arch);
+  return g_strdup (id);
+}
+
+/**
+ * inspector_occupancy_panel_set_description:
+ * @self: the panel
+ * @text: where the resources come from, or why spills are unknown
+ */
+void
+inspector_occupancy_panel_set_description (InspectorOccupancyPanel *self,
+                                           const gchar             *text)
+{
+  g_autofree gchar *escaped = g_markup_escape_text (text ? text : "", -1);
+
+  adw_preferences_group_set_description (self->resources_group, escaped);
+}
+
+/**
+ * inspector_occupancy_panel_get_description:
+ * @self: the panel
+ *
+ * Returns: (transfer full): the Resources group's description, unescaped
+ */
+gchar *
+inspector_occupancy_panel_get_description (InspectorOccupancyPanel *self)
+{
+  const gchar *markup = adw_preferences_group_get_description (self->resources_group);
+  gchar *text = NULL;
+
+  if (markup == NULL || !pango_parse_markup (markup, -1, 0, NULL, &text, NULL, NULL))
+    return g_strdup (markup ? markup : "");
+  return text;
+}
+
+/**
+ * inspector_occupancy_panel_get_analyse_button:
+ * @self: the panel
+ *
+ * Returns: (transfer none): the Analyse button (action cache.analyse)
+ */
+GtkWidget *
+inspector_occupancy_panel_get_analyse_button (InspectorOccupancyPanel *self)
+{
+  return self->analyse_button;
+}
+
+/**
+ * inspector_occupancy_panel_dup_kernel_subtitle:
+ * @self: the panel
+ * @i: a kernel's index
+ *
+ * Returns: (transfer full) (nullable): what the panel says @i uses, as shown
+ */
+gchar *
+inspector_occupancy_panel_dup_kernel_subtitle (InspectorOccupancyPanel *self,
+                                               guint                    i)
+{
+  const gchar *markup;
+  gchar *text = NULL;
+
+  if (self->resources == NULL || i >= self->resources->len || i >= self->resource_rows->len)
+    return NULL;
+  markup = adw_action_row_get_subtitle (g_ptr_array_index (self->resource_rows, i));
+  if (markup == NULL || !pango_parse_markup (markup, -1, 0, NULL, &text, NULL, NULL))
+    return g_strdup (markup);
+  return text;
 }
 
 /**
@@ -431,6 +524,13 @@ inspector_occupancy_panel_init (InspectorOccupancyPanel *self)
   adw_preferences_group_set_title (self->resources_group, _("Resources per Kernel"));
   adw_preferences_group_set_description (self->resources_group,
                                          _("Read from the entry’s CUBIN, as cuobjdump --dump-resource-usage does"));
+  /* spills come from ptxas: recorded at compile time, else asked on demand */
+  self->analyse_button = gtk_button_new_with_mnemonic (_("A_nalyse"));
+  gtk_widget_set_valign (self->analyse_button, GTK_ALIGN_CENTER);
+  gtk_widget_set_tooltip_text (self->analyse_button,
+                               _("Ask ptxas (through nvJitLink) what each kernel uses, spills included"));
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->analyse_button), "cache.analyse");
+  adw_preferences_group_set_header_suffix (self->resources_group, self->analyse_button);
   gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->resources_group));
 
   adw_preferences_group_set_title (calc, _("Occupancy Calculator"));

@@ -23,5 +23,12 @@ const InspectorOccupancy *inspector_occupancy_panel_get_result     (InspectorOcc
 const gchar              *inspector_occupancy_panel_get_arch       (InspectorOccupancyPanel *self);
 GtkSpinButton            *inspector_occupancy_panel_get_block_spin (InspectorOccupancyPanel *self);
 gchar                    *inspector_occupancy_panel_get_summary    (InspectorOccupancyPanel *self);
+gchar                    *inspector_occupancy_panel_dup_target_arch (InspectorOccupancyPanel *self);
+void                      inspector_occupancy_panel_set_description (InspectorOccupancyPanel *self,
+                                                                     const gchar             *text);
+gchar                    *inspector_occupancy_panel_get_description (InspectorOccupancyPanel *self);
+GtkWidget                *inspector_occupancy_panel_get_analyse_button (InspectorOccupancyPanel *self);
+gchar                    *inspector_occupancy_panel_dup_kernel_subtitle (InspectorOccupancyPanel *self,
+                                                                         guint                    i);
 
 G_END_DECLS

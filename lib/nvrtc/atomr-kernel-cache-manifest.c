@@ -114,6 +114,16 @@ atomr_cache_manifest_build (AtomrCacheRequest *request,
  * appear), `link_objects` (SHA-256 of each), and whatever the key gains
  * later.
  *
+ * Since 0.2 it also holds `resources`, which is not an input of the key
+ * (explain and diff ignore it): what ptxas (or nvJitLink, for LTO)
+ * reported for each kernel when the entry was compiled — an object with
+ * `tool` ("ptxas" or "nvjitlink"), `kernels` (each with `name`, `arch`,
+ * `registers`, `barriers`, `shared_bytes`, `stack_bytes`, `spill_stores`,
+ * `spill_loads`, `const_bytes` or null) and `functions` (device functions
+ * with their `stack_bytes` and spills).  It is absent for entries compiled
+ * for a virtual architecture and for entries written before it existed;
+ * [method@Atomr.KernelCacheEntry.analyse_resources] computes it for them.
+ *
  * Returns: (nullable): the manifest, %NULL for entries written without one
  *
  * Since: 0.2
@@ -267,8 +277,9 @@ manifest_diff (const gchar *a,
             diff_headers (out, na, nb);
           else if (g_str_equal (m, "flags") || g_str_equal (m, "name_expressions"))
             diff_string_lists (out, g_str_equal (m, "flags") ? "flag" : "name expression", na, nb);
-          else if (g_str_equal (m, "source_bytes") || g_str_equal (m, "manifest_version"))
-            continue;
+          else if (g_str_equal (m, "source_bytes") || g_str_equal (m, "manifest_version")
+                   || g_str_equal (m, "resources"))
+            continue;   /* not inputs of the key */
           else if (na == NULL || nb == NULL || !json_node_equal (na, nb))
             {
               g_autofree gchar *va = short_value (na);

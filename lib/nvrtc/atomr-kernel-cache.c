@@ -700,6 +700,9 @@ atomr_kernel_cache_store (AtomrKernelCache   *self,
   atomr_cache_flight_end (request);   /* waiters in this process find it in memory */
 
   manifest = atomr_cache_manifest_build (request, source);
+  /* what ptxas reported: not an input of the key (diff and explain skip it) */
+  if (content->resources)
+    json_object_set_member (json_node_get_object (manifest), "resources", json_node_copy (content->resources));
   if (!atomr_cache_disk_write (self, request->key, content, source, manifest, &error))
     {
       atomr_cache_disk_unlock (request);

@@ -99,6 +99,11 @@ const gchar         *atomr_kernel_cache_entry_get_manifest       (AtomrKernelCac
 ATOMR_AVAILABLE_IN_ALL
 gchar              **atomr_kernel_cache_entry_diff               (AtomrKernelCacheEntry *self,
                                                                   AtomrKernelCacheEntry *other);
+ATOMR_AVAILABLE_IN_ALL
+gchar               *atomr_kernel_cache_entry_analyse_resources  (AtomrKernelCacheEntry *self,
+                                                                  const gchar           *arch,
+                                                                  GCancellable          *cancellable,
+                                                                  GError               **error);
 
 #define ATOMR_TYPE_KERNEL_CACHE (atomr_kernel_cache_get_type ())
 ATOMR_AVAILABLE_IN_ALL

@@ -4,6 +4,8 @@
  */
 #pragma once
 
+#include <json-glib/json-glib.h>
+
 #include "atomr-module.h"
 
 G_BEGIN_DECLS
@@ -23,6 +25,7 @@ typedef struct {
   gchar   *nvrtc_version;
   gchar   *key;             /* nullable */
   gdouble  compile_time_ms;
+  JsonNode *resources;      /* nullable: atomr_ptxas_info_parse() of this compile */
 } AtomrModuleContent;
 
 AtomrModuleContent *atomr_module_content_new   (void);

@@ -67,6 +67,7 @@ atomr_module_content_unref (AtomrModuleContent *content)
   g_free (content->arch);
   g_free (content->nvrtc_version);
   g_free (content->key);
+  g_clear_pointer (&content->resources, json_node_unref);
   g_free (content);
 }
 

@@ -12,6 +12,7 @@
 #include "atomr-kernel-cache-private.h"
 #include "atomr-nvrtc-loader-private.h"
 #include "atomr-nvrtc-private.h"
+#include "atomr-ptxas-info-private.h"
 
 #define DEFAULT_PROGRAM_NAME "program.cu"
 
@@ -60,6 +61,21 @@ jitlink_log (const AtomrJitLinkLib *jl,
     return g_strdup ("");
   log = g_malloc0 (size + 1);
   jl->GetErrorLog (handle, log);
+  return log;
+}
+
+static gchar *
+jitlink_info_log (const AtomrJitLinkLib *jl,
+                  nvJitLinkHandle        handle)
+{
+  size_t size = 0;
+  gchar *log;
+
+  if (jl->GetInfoLogSize (handle, &size) != NVJITLINK_SUCCESS || size == 0)
+    return g_strdup ("");
+  log = g_malloc0 (size + 1);
+  if (jl->GetInfoLog (handle, log) != NVJITLINK_SUCCESS)
+    log[0] = '\0';
   return log;
 }
 
@@ -196,6 +212,10 @@ jit_link (AtomrModuleContent  *content,
     return FALSE;
   if (!atomr_nvrtc_jitlink_options ((const gchar * const *) flags, content->arch, opts, error))
     return FALSE;
+  /* What each kernel uses, spills included (the CUBIN does not record
+   * them): nvJitLink's info log.  Not in the key (the key is computed
+   * from @flags); the code it links is the same with and without it. */
+  g_ptr_array_add (opts, g_strdup ("-verbose"));
   res = jl->Create (&handle, opts->len, (const char **) opts->pdata);
   if (res != NVJITLINK_SUCCESS)
     {
@@ -228,8 +248,166 @@ jit_link (AtomrModuleContent  *content,
   cubin = g_malloc (size);
   jl->GetLinkedCubin (handle, cubin);
   content->cubin = g_bytes_new_take (cubin, size);
+  {
+    g_autofree gchar *info = jitlink_info_log (jl, handle);
+    g_autoptr(GError) parse_error = NULL;
+
+    content->resources = atomr_ptxas_info_parse (info, "nvjitlink", &parse_error);
+    if (content->resources == NULL)
+      g_debug ("%s: resource usage unknown: %s", program_name, parse_error->message);
+  }
   jl->Destroy (&handle);
   return TRUE;
+}
+
+static gboolean
+check_cancelled (GCancellable  *cancellable,
+                 GError       **error)
+{
+  return !g_cancellable_set_error_if_cancelled (cancellable, error);
+}
+
+/**
+ * atomr_kernel_cache_entry_analyse_resources:
+ * @self: an entry
+ * @arch: (nullable): the real architecture to analyse for ("sm_90"), or
+ *   %NULL for the entry's own
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * What each kernel of the entry uses: registers, barriers, static shared
+ * memory, stack (local memory), spill stores and loads, constant memory.
+ * Spills are not recorded in a CUBIN; only ptxas knows them.
+ *
+ * When the entry's manifest holds them (entries compiled for a real
+ * architecture since 0.2: the compile asks ptxas without changing the
+ * key) and @arch is %NULL or the entry's architecture, they are returned
+ * as recorded.  Otherwise the entry's LTO-IR (linked with its flags'
+ * code-generation options) or PTX is linked through nvJitLink with
+ * `-verbose` into a throw-away CUBIN for the architecture, and its info
+ * log read; the entry is not changed.  For PTX the numbers are those of
+ * nvJitLink's link (a kernel's registers include its callees'), which can
+ * differ from the driver's JIT by a few registers.
+ *
+ * Blocks (nvJitLink takes up to seconds); call it from a worker thread.
+ * Thread-safe.
+ *
+ * Returns: (transfer full): the resources as JSON text, the format of the
+ *   manifest's `resources` member (see
+ *   [method@Atomr.KernelCacheEntry.get_manifest]), or %NULL with @error
+ *   set: %ATOMR_ERROR_INVALID_ARGUMENT for a virtual architecture,
+ *   %ATOMR_ERROR_NOT_SUPPORTED for an entry with neither PTX nor LTO-IR,
+ *   %ATOMR_ERROR_LIBRARY when nvJitLink cannot be loaded,
+ *   %ATOMR_ERROR_COMPILE with nvJitLink's log when the link fails
+ *
+ * Since: 0.2
+ */
+gchar *
+atomr_kernel_cache_entry_analyse_resources (AtomrKernelCacheEntry  *self,
+                                            const gchar            *arch,
+                                            GCancellable           *cancellable,
+                                            GError                **error)
+{
+  const gchar *entry_arch;
+  const AtomrJitLinkLib *jl;
+  g_autoptr(GBytes) input = NULL;
+  g_autoptr(GPtrArray) opts = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(JsonNode) parsed = NULL;
+  g_autofree gchar *info = NULL;
+  nvJitLinkHandle handle = NULL;
+  nvJitLinkResult res;
+  gboolean ltoir;
+
+  g_return_val_if_fail (ATOMR_IS_KERNEL_CACHE_ENTRY (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  if (atomr_kernel_cache_entry_get_key (self) == NULL || atomr_kernel_cache_entry_get_path (self) == NULL)
+    {
+      /* built bare (a binding's constructor): no file behind it */
+      g_set_error_literal (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                           "This AtomrKernelCacheEntry was constructed directly and has no file: "
+                           "get entries from atomr_kernel_cache_list() or _lookup()");
+      return NULL;
+    }
+  entry_arch = atomr_kernel_cache_entry_get_arch (self);
+  if (arch == NULL)
+    arch = entry_arch;
+  if (arch == NULL || !g_str_has_prefix (arch, "sm_"))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "arch: \"%s\" is not a real architecture; ptxas allocates registers for one "
+                   "(name an sm_XX to analyse the entry for)", arch ? arch : "(NVRTC's default)");
+      return NULL;
+    }
+  if (g_strcmp0 (arch, entry_arch) == 0)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+      const gchar *manifest = atomr_kernel_cache_entry_get_manifest (self);
+      JsonNode *root;
+
+      if (manifest && json_parser_load_from_data (parser, manifest, -1, NULL)
+          && (root = json_parser_get_root (parser)) && JSON_NODE_HOLDS_OBJECT (root)
+          && json_object_has_member (json_node_get_object (root), "resources")
+          && JSON_NODE_HOLDS_OBJECT (json_object_get_member (json_node_get_object (root), "resources")))
+        return json_to_string (json_object_get_member (json_node_get_object (root), "resources"), FALSE);
+    }
+  if (!check_cancelled (cancellable, error))
+    return NULL;
+  input = atomr_kernel_cache_entry_load_ltoir (self, error);
+  if (input == NULL && error && *error)
+    return NULL;
+  ltoir = input != NULL;
+  if (input == NULL)
+    {
+      input = atomr_kernel_cache_entry_load_ptx (self, error);
+      if (input == NULL && error && *error)
+        return NULL;
+    }
+  if (input == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "entry %s has neither PTX nor LTO-IR, only a CUBIN, which does not record spills: "
+                   "there is nothing to give ptxas", atomr_kernel_cache_entry_get_key (self));
+      return NULL;
+    }
+  jl = atomr_jitlink_load (error);
+  if (jl == NULL)
+    return NULL;
+  if (!atomr_nvrtc_jitlink_options (atomr_kernel_cache_entry_get_flags (self), arch, opts, error))
+    return NULL;
+  if (!ltoir)
+    for (guint i = 0; i < opts->len; i++)
+      if (g_str_equal (g_ptr_array_index (opts, i), "-lto"))
+        g_ptr_array_remove_index (opts, i--);
+  g_ptr_array_add (opts, g_strdup ("-verbose"));
+  res = jl->Create (&handle, opts->len, (const char **) opts->pdata);
+  if (res != NVJITLINK_SUCCESS)
+    {
+      g_ptr_array_add (opts, NULL);
+      g_autofree gchar *flat = g_strjoinv (" ", (gchar **) opts->pdata);
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY, "nvJitLinkCreate (%s): error %d", flat, (int) res);
+      return NULL;
+    }
+  res = jl->AddData (handle, ltoir ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_PTX,
+                     g_bytes_get_data (input, NULL), g_bytes_get_size (input), ltoir ? "entry.ltoir" : "entry.ptx");
+  if (res == NVJITLINK_SUCCESS)
+    res = jl->Complete (handle);
+  if (res != NVJITLINK_SUCCESS)
+    {
+      g_autofree gchar *log = jitlink_log (jl, handle);
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_COMPILE,
+                   "entry %s: linking its %s for %s through nvJitLink failed (error %d):\n%s",
+                   atomr_kernel_cache_entry_get_key (self), ltoir ? "LTO-IR" : "PTX", arch, (int) res, log);
+      jl->Destroy (&handle);
+      return NULL;
+    }
+  info = jitlink_info_log (jl, handle);
+  jl->Destroy (&handle);
+  if (!check_cancelled (cancellable, error))
+    return NULL;
+  parsed = atomr_ptxas_info_parse (info, "nvjitlink", error);
+  if (parsed == NULL)
+    return NULL;
+  return json_to_string (parsed, FALSE);
 }
 
 static GBytes *
@@ -396,6 +574,8 @@ compile_uncached (const gchar          *source,
   size_t log_size = 0;
   gint64 start = g_get_monotonic_time ();
   guint n_names = g_strv_length ((gchar **) names);
+  g_autoptr(GPtrArray) verbose_flags = NULL;
+  gboolean user_verbose, added_verbose = FALSE;
 
   lib = atomr_nvrtc_load (error);
   if (lib == NULL)
@@ -417,8 +597,24 @@ compile_uncached (const gchar          *source,
         return NULL;
       }
 
+  /* ptxas's info output (what each kernel uses, spills included: a CUBIN
+   * does not record them) for every compile to a real architecture.  It
+   * is asked here, not in @flags: the key is computed from @flags, and
+   * the CUBIN's code is the same with and without it (only the toolkit
+   * note .note.nv.tkinfo, which records ptxas' command line, gains
+   * "-v"; see DESIGN-NOTES).  Its lines are taken out of the log again
+   * unless the caller asked for them. */
+  verbose_flags = g_ptr_array_new ();
+  for (guint i = 0; flags && flags[i]; i++)
+    g_ptr_array_add (verbose_flags, flags[i]);
+  user_verbose = atomr_ptxas_flags_verbose ((const gchar * const *) flags);
+  if (!lto && !user_verbose && arch && g_str_has_prefix (arch, "sm_"))
+    {
+      g_ptr_array_add (verbose_flags, (gpointer) "-Xptxas=-v");
+      added_verbose = TRUE;
+    }
   content = atomr_module_content_new ();
-  res = lib->nvrtcCompileProgram (prog, g_strv_length (flags), (const char * const *) flags);
+  res = lib->nvrtcCompileProgram (prog, verbose_flags->len, (const char * const *) verbose_flags->pdata);
   if (lib->nvrtcGetProgramLogSize (prog, &log_size) == NVRTC_SUCCESS && log_size > 1)
     {
       content->log = g_malloc0 (log_size + 1);
@@ -426,6 +622,20 @@ compile_uncached (const gchar          *source,
     }
   else
     content->log = g_strdup ("");
+  if (res == NVRTC_SUCCESS && (added_verbose || user_verbose) && !lto)
+    {
+      g_autoptr(GError) parse_error = NULL;
+
+      content->resources = atomr_ptxas_info_parse (content->log, "ptxas", &parse_error);
+      if (content->resources == NULL)
+        g_debug ("%s: resource usage unknown: %s", program_name, parse_error->message);
+    }
+  if (added_verbose)
+    {
+      gchar *stripped = atomr_ptxas_info_strip (content->log);
+      g_free (content->log);
+      content->log = stripped;
+    }
   if (res != NVRTC_SUCCESS)
     {
       g_autofree gchar *flat = g_strjoinv (" ", flags);

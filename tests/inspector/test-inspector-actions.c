@@ -1620,6 +1620,137 @@ test_narrow (void)
     }
 }
 
+static gboolean
+model_has_key (gpointer data)
+{
+  InspectorCachePage *cache = inspector_window_get_cache_page (t.window);
+  return inspector_cache_model_find (inspector_cache_page_get_model (cache), data) != G_MAXUINT;
+}
+
+static gboolean
+description_is (gpointer data)
+{
+  InspectorOccupancyPanel *panel = inspector_cache_page_get_occupancy_panel (inspector_window_get_cache_page (t.window));
+  g_autofree gchar *text = inspector_occupancy_panel_get_description (panel);
+  return g_str_equal (text, data);
+}
+
+/* The subtitle the panel must show for @r (the panel's own format). */
+static gchar *
+expected_subtitle (InspectorKernelResources *r)
+{
+  g_autofree gchar *shared = g_format_size_full (r->shared_bytes, G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree gchar *stack = g_format_size_full (r->stack_bytes, G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree gchar *stores = g_format_size_full (r->spill_stores, G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree gchar *loads = g_format_size_full (r->spill_loads, G_FORMAT_SIZE_IEC_UNITS);
+
+  return g_strdup_printf (_("%u registers · %s static shared memory · %s stack (local memory) · "
+                            "spills: %s stored, %s loaded"),
+                          r->registers, shared, stack, stores, loads);
+}
+
+#define SPILL_SOURCE \
+  "extern \"C\" __global__ void spiller(float *p, int n){ __shared__ float sm[256]; float r[48];\n" \
+  " for(int i=0;i<48;i++) r[i]=p[i*n+threadIdx.x];\n" \
+  " sm[threadIdx.x]=r[threadIdx.x%48]; __syncthreads();\n" \
+  " float s=0; for(int i=0;i<48;i++) for(int j=0;j<48;j++) s+=r[i]*r[j]*sm[(i+j)%256];\n" \
+  " p[threadIdx.x]=s; }\n"
+
+/* Cache page, Resources tab, spills (issue 19): an entry the library
+ * compiled for sm_90 shows ptxas' spills as recorded (Analyse off); a PTX
+ * entry (compute_90, --maxrregcount=32, a kernel that spills) says its
+ * spills are unknown, and Analyse (the button, in a worker) shows what
+ * ptxas reports through nvJitLink — the same numbers the library's
+ * atomr_kernel_cache_entry_analyse_resources() gives. */
+static void
+test_cache_resources (void)
+{
+  InspectorCachePage *cache;
+  InspectorOccupancyPanel *panel;
+  GtkWidget *button;
+  g_autoptr(AtomrKernelCache) lib_cache = NULL;
+  g_autoptr(AtomrCompileOptions) options = NULL;
+  g_autoptr(AtomrModule) module = NULL;
+  g_autoptr(AtomrKernelCacheEntry) entry = NULL;
+  g_autoptr(GPtrArray) want = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *key = NULL, *arch = NULL, *json = NULL, *done = NULL, *sub = NULL, *exp = NULL;
+  guint fixture;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no fixture cache: NVRTC could not compile");
+      return;
+    }
+  reset_window ();
+  inspector_window_set_page (t.window, "cache");
+  cache = inspector_window_get_cache_page (t.window);
+  panel = inspector_cache_page_get_occupancy_panel (cache);
+  button = inspector_occupancy_panel_get_analyse_button (panel);
+  pump (200);
+
+  /* recorded at compile time */
+  fixture = present_key (cache);
+  inspector_cache_page_select_key (cache, t.keys[fixture]);
+  show_details_tab (cache, _("Resources"), GTK_WIDGET (panel));
+  g_assert_true (wait_for (description_is, (gpointer) _("Registers, shared memory and stack from the entry’s CUBIN; "
+                                                       "spills as ptxas reported them when the entry was compiled")));
+  g_assert_cmpuint (inspector_occupancy_panel_get_n_kernels (panel), ==, 1);
+  sub = inspector_occupancy_panel_dup_kernel_subtitle (panel, 0);
+  g_assert_nonnull (sub);
+  g_test_message ("%s: %s", kernels[fixture][0], sub);
+  g_assert_false (gtk_widget_is_sensitive (button));
+  g_clear_pointer (&sub, g_free);
+
+  /* a PTX entry: not recorded */
+  lib_cache = atomr_kernel_cache_new (t.cache_dir);
+  options = atomr_compile_options_new ();
+  atomr_compile_options_set_arch (options, "compute_90");
+  atomr_compile_options_set_max_registers (options, 32);
+  atomr_compile_options_add_name_expression (options, "spiller");
+  module = atomr_nvrtc_compile (SPILL_SOURCE, "spiller.cu", options, lib_cache, &error);
+  g_assert_no_error (error);
+  key = g_strdup (atomr_module_get_key (module));
+  g_assert_true (wait_for (model_has_key, key));
+  inspector_cache_page_select_key (cache, key);
+  g_assert_true (wait_for (description_is, (gpointer) _("Spills unknown: ptxas’ report was not recorded for this "
+                                                       "entry (compiled for a virtual architecture, or before the "
+                                                       "library recorded it). Analyse asks ptxas.")));
+  g_assert_true (gtk_widget_is_sensitive (button));
+  arch = inspector_occupancy_panel_dup_target_arch (panel);
+  g_assert_cmpstr (arch, ==, "sm_90");
+
+  /* what the library says for it */
+  entry = atomr_kernel_cache_lookup (lib_cache, key, &error);
+  g_assert_no_error (error);
+  json = atomr_kernel_cache_entry_analyse_resources (entry, arch, NULL, &error);
+  if (json == NULL && g_error_matches (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY))
+    {
+      g_test_skip_printf ("no nvJitLink: %s", error->message);
+      atomr_kernel_cache_remove (lib_cache, key, NULL);
+      return;
+    }
+  g_assert_no_error (error);
+  want = inspector_resources_from_json (json, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (want->len, ==, 1);
+  g_assert_cmpuint (((InspectorKernelResources *) g_ptr_array_index (want, 0))->spill_stores, >, 0);
+
+  /* the user clicks Analyse */
+  gtk_widget_activate (button);
+  done = g_strdup_printf (_("Analysed by ptxas through nvJitLink for %s (not stored in the cache)"), arch);
+  g_assert_true (wait_for (description_is, done));
+  g_assert_cmpuint (inspector_occupancy_panel_get_n_kernels (panel), ==, 1);
+  sub = inspector_occupancy_panel_dup_kernel_subtitle (panel, 0);
+  exp = expected_subtitle (g_ptr_array_index (want, 0));
+  g_assert_cmpstr (sub, ==, exp);
+  g_assert_false (gtk_widget_is_sensitive (button));
+  save_picture ("cache-resources");
+
+  g_assert_true (atomr_kernel_cache_remove (lib_cache, key, &error));
+  g_assert_no_error (error);
+}
+
 /* The German run is German: the window's strings come translated. */
 static void
 test_language (void)
@@ -1634,6 +1765,7 @@ test_language (void)
   g_assert_cmpstr (_("Save Changes?"), !=, "Save Changes?");
   g_assert_cmpstr (_("No Matching Kernels"), !=, "No Matching Kernels");
   g_assert_cmpstr (_("Co_mpile"), !=, "Co_mpile");
+  g_assert_cmpstr (_("A_nalyse"), !=, "A_nalyse");
 }
 
 int
@@ -1716,6 +1848,7 @@ main (int   argc,
   g_test_add_func ("/inspector/actions/unsaved-open-entry", test_unsaved_open_entry);
   g_test_add_func ("/inspector/actions/editor-flags", test_editor_flags);
   g_test_add_func ("/inspector/actions/editor-run", test_editor_run);
+  g_test_add_func ("/inspector/actions/cache-resources", test_cache_resources);
   g_test_add_func ("/inspector/actions/unsaved-quit", test_unsaved_quit);
   rc = g_test_run ();
 

@@ -225,6 +225,89 @@ test_cache_commands (void)
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (json_node_get_object (l), "entries")), ==, 0);
 }
 
+static JsonObject *
+show_json (const gchar * const *args,
+           JsonNode           **keep)
+{
+  g_autofree gchar *out = NULL, *err = NULL;
+
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  *keep = parse (out);
+  return json_node_get_object (*keep);
+}
+
+/* `cache show` says what each kernel uses (registers, shared, stack,
+ * spills) as recorded at compile time for a real architecture; for a PTX
+ * entry it says why it is unknown, and --analyse-arch computes it through
+ * nvJitLink. */
+static void
+test_cache_show_resources (void)
+{
+  g_autofree gchar *src = write_source ("saxpy-res.cu", SAXPY_SOURCE);
+  g_autofree gchar *cache_dir = g_build_filename (workdir, "cache-resources", NULL);
+  const gchar *compile_real[] = { "compile", src, "--kernel", "saxpy", "--arch", "sm_80", "--cache-dir", cache_dir, "--json", NULL };
+  const gchar *compile_ptx[] = { "compile", src, "--kernel", "saxpy", "--arch", "compute_80", "--cache-dir", cache_dir, "--json", NULL };
+  g_autofree gchar *out = NULL, *err = NULL, *real = NULL, *ptx = NULL;
+  g_autoptr(JsonNode) a = NULL, b = NULL, c = NULL, d = NULL;
+  JsonObject *res, *k;
+
+  g_assert_cmpint (run_cli (compile_real, &out, &err), ==, 0);
+  a = parse (out);
+  real = g_strdup (json_object_get_string_member (json_node_get_object (a), "key"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (run_cli (compile_ptx, &out, &err), ==, 0);
+  g_clear_pointer (&a, json_node_unref);
+  a = parse (out);
+  ptx = g_strdup (json_object_get_string_member (json_node_get_object (a), "key"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  {
+    const gchar *show[] = { "cache", "show", real, "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *show_text[] = { "cache", "show", real, "--cache-dir", cache_dir, NULL };
+
+    res = json_object_get_object_member (show_json (show, &b), "resources");
+    g_assert_nonnull (res);
+    g_assert_cmpstr (json_object_get_string_member (res, "tool"), ==, "ptxas");
+    k = json_array_get_object_element (json_object_get_array_member (res, "kernels"), 0);
+    g_assert_cmpstr (json_object_get_string_member (k, "name"), ==, "saxpy");
+    g_assert_cmpstr (json_object_get_string_member (k, "arch"), ==, "sm_80");
+    g_assert_cmpint (json_object_get_int_member (k, "registers"), >, 0);
+    g_assert_cmpint (json_object_get_int_member (k, "spill_stores"), ==, 0);
+    g_assert_cmpint (run_cli (show_text, &out, &err), ==, 0);
+    g_assert_nonnull (strstr (out, "resources:  (from ptxas)"));
+    g_assert_nonnull (strstr (out, "  saxpy: "));
+    g_assert_nonnull (strstr (out, " B stored / 0 B loaded"));
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+  }
+  {
+    const gchar *show[] = { "cache", "show", ptx, "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *analyse[] = { "cache", "show", ptx, "--analyse-arch", "sm_80", "--cache-dir", cache_dir, "--json", NULL };
+    const gchar *analyse_virtual[] = { "cache", "show", ptx, "--analyse", "--cache-dir", cache_dir, "--json", NULL };
+    JsonObject *o = show_json (show, &c);
+
+    g_assert_true (json_object_get_null_member (o, "resources"));
+    g_assert_nonnull (strstr (json_object_get_string_member (o, "resources_unknown"), "--analyse"));
+    o = show_json (analyse_virtual, &d);
+    g_assert_true (json_object_get_null_member (o, "resources"));
+    g_assert_nonnull (strstr (json_object_get_string_member (o, "resources_unknown"), "compute_80"));
+    g_clear_pointer (&d, json_node_unref);
+    o = show_json (analyse, &d);
+    if (json_object_get_null_member (o, "resources"))
+      g_test_message ("no nvJitLink? %s", json_object_get_string_member (o, "resources_unknown"));
+    else
+      {
+        res = json_object_get_object_member (o, "resources");
+        g_assert_cmpstr (json_object_get_string_member (res, "tool"), ==, "nvjitlink");
+        k = json_array_get_object_element (json_object_get_array_member (res, "kernels"), 0);
+        g_assert_cmpstr (json_object_get_string_member (k, "name"), ==, "saxpy");
+        g_assert_cmpint (json_object_get_int_member (k, "registers"), >, 0);
+      }
+  }
+}
+
 /* Every --json output parses (json-glib rejects invalid UTF-8), has a
  * version, and errors are {"error": {...}}; sizes take units; artifacts
  * come out raw. */
@@ -530,6 +613,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/compile-error", test_compile_error);
   g_test_add_func ("/cli/cache-commands", test_cache_commands);
   g_test_add_func ("/cli/cache-tools-json", test_cache_tools_json);
+  g_test_add_func ("/cli/cache-show-resources", test_cache_show_resources);
   g_test_add_func ("/cli/usage", test_usage);
   g_test_add_func ("/cli/explain-every-compile-flag", test_explain_every_compile_flag);
   rc = g_test_run ();
