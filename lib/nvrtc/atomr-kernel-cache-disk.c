@@ -228,6 +228,7 @@ atomr_cache_disk_read (AtomrKernelCache *self,
   content = atomr_module_content_new ();
   content->kernel_names = g_steal_pointer (&meta.kernel_names);
   content->lowered_names = g_steal_pointer (&meta.lowered_names);
+  content->param_layouts = g_steal_pointer (&meta.param_layouts);
   content->flags = g_steal_pointer (&meta.flags);
   content->arch = g_steal_pointer (&meta.arch);
   content->nvrtc_version = g_steal_pointer (&meta.nvrtc_version);

@@ -22,6 +22,7 @@
 #include <atomr.h>
 #include "core/atomr-device-private.h"
 #include "nvrtc/atomr-kernel-cache-private.h"
+#include "nvrtc/atomr-kernel-private.h"
 #include "nvrtc/atomr-nvrtc-loader-private.h"
 
 #include "nvrtc-test-sources.h"
@@ -638,6 +639,100 @@ test_metadata_strings (void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Parameter layouts in the entry                                      */
+
+#define SAXPY_LAYOUT "0:4:f,8:8:q,16:8:q,24:8:q"
+
+/* @m's content with @layouts (NULL: an entry written before layouts
+ * were stored) written as entry @key. */
+static void
+write_with_layouts (AtomrKernelCache *cache,
+                    AtomrModule      *m,
+                    const gchar     **layouts)
+{
+  AtomrModuleContent *src = atomr_module_get_content (m);
+  g_autoptr(AtomrModuleContent) c = atomr_module_content_new ();
+  g_autoptr(GError) error = NULL;
+
+  c->kernel_names = g_strdupv (src->kernel_names);
+  c->lowered_names = g_strdupv (src->lowered_names);
+  c->param_layouts = g_strdupv ((gchar **) layouts);
+  c->flags = g_strdupv (src->flags);
+  c->arch = g_strdup (src->arch);
+  c->nvrtc_version = g_strdup (src->nvrtc_version);
+  c->log = g_strdup (src->log);
+  c->ptx = src->ptx ? g_bytes_ref (src->ptx) : NULL;
+  c->cubin = src->cubin ? g_bytes_ref (src->cubin) : NULL;
+  g_assert_true (atomr_kernel_cache_write_entry (cache, atomr_module_get_key (m), c, SAXPY_SOURCE, &error));
+  g_assert_no_error (error);
+}
+
+/* Each kernel's parameter layout is stored with the entry and comes back
+ * with a disk hit (a GPU load then asks the driver nothing about the
+ * parameters); entries without it still hit (the driver is asked); a
+ * layout that is not exactly valid makes the entry a miss. */
+static void
+test_param_layouts (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) writer = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrKernelCache) reader = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrDevice) host = atomr_device_new_host ();
+  g_autoptr(AtomrModule) first = compile_ok (writer, NULL);
+  const gchar *none_known[] = { "?", NULL };
+  const gchar *bad[][3] = {
+    { "0:3:i,8:8:q,16:8:q,24:8:q", NULL },            /* a 3-byte integer */
+    { "0:4:f,2:8:q,16:8:q,24:8:q", NULL },            /* overlapping */
+    { SAXPY_LAYOUT, SAXPY_LAYOUT, NULL },              /* two layouts, one kernel */
+    { "0:4:f,8:8:q,16:8:q,24:8:q,", NULL },           /* trailing junk */
+  };
+
+  atomr_kernel_cache_set_memory_capacity (reader, 0);
+  g_assert_cmpstr (atomr_module_get_param_layout (first, "saxpy"), ==, SAXPY_LAYOUT);
+  {
+    g_autoptr(AtomrModule) hit = compile_ok (reader, NULL);
+    g_autoptr(AtomrKernel) kernel = NULL;
+
+    g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+    g_assert_cmpstr (atomr_module_get_param_layout (hit, "saxpy"), ==, SAXPY_LAYOUT);
+    kernel = atomr_kernel_new_unloaded_layout (host, hit, "saxpy");
+    g_assert_nonnull (kernel);
+    g_assert_cmpuint (atomr_kernel_get_n_params (kernel), ==, 4);
+    g_assert_cmpstr (atomr_kernel_get_param_type (kernel, 0), ==, ".f32");
+  }
+
+  /* Written before layouts were stored, or with none known: a hit without
+   * a layout. */
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(AtomrModule) hit = NULL;
+
+      write_with_layouts (writer, first, i == 0 ? NULL : none_known);
+      hit = compile_ok (reader, NULL);
+      g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+      g_assert_null (atomr_module_get_param_layout (hit, "saxpy"));
+      g_assert_null (atomr_kernel_new_unloaded_layout (host, hit, "saxpy"));
+    }
+
+  /* Damaged layouts (checksum intact): a miss, compiled again, and the
+   * entry is replaced by a good one. */
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(AtomrModule) again = NULL;
+      g_autoptr(AtomrModule) hit = NULL;
+
+      write_with_layouts (writer, first, bad[i]);
+      again = compile_ok (reader, NULL);
+      g_assert_cmpint (atomr_module_get_cache_status (again), ==, ATOMR_CACHE_STATUS_MISS);
+      g_assert_cmpstr (atomr_module_get_param_layout (again, "saxpy"), ==, SAXPY_LAYOUT);
+      hit = compile_ok (reader, NULL);
+      g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+      g_assert_cmpstr (atomr_module_get_param_layout (hit, "saxpy"), ==, SAXPY_LAYOUT);
+    }
+  rm_rf (dir);
+}
+
+/* ------------------------------------------------------------------ */
 /* Bundles                                                             */
 
 static gchar *
@@ -1228,6 +1323,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/memory-hit-watched-directory-replaced", test_memory_hit_watched_directory_replaced);
   g_test_add_func ("/cache-store/options-change-after-hit", test_options_change_after_hit);
   g_test_add_func ("/cache-store/metadata-strings", test_metadata_strings);
+  g_test_add_func ("/cache-store/param-layouts", test_param_layouts);
   g_test_add_func ("/cache-store/actor-memory-hit-on-caller", test_actor_memory_hit_on_caller);
   g_test_add_func ("/cache-store/export-import", test_export_import);
   g_test_add_func ("/cache-store/explain-and-diff", test_explain_and_diff);
