@@ -596,6 +596,112 @@ test_actor_memory_hit_on_caller (void)
   rm_rf (inc);
 }
 
+/* One compile_module_async() of @src; *@inline_hit: whether a disk hit
+ * was counted before the call returned (answered on this thread). */
+static AtomrModule *
+actor_compile_module (AtomrNvrtcActor     *actor,
+                      AtomrKernelCache    *cache,
+                      const gchar         *src,
+                      AtomrCompileOptions *o,
+                      gboolean            *inline_hit)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 disk_before = 0, disk_after = 0, mem = 0, miss = 0;
+  AtomrModule *m;
+
+  atomr_kernel_cache_get_counters (cache, &mem, &disk_before, &miss);
+  atomr_nvrtc_actor_compile_module_async (actor, src, o, NULL, store_async_result, &result);
+  g_assert_null (result);   /* never called back from inside the call */
+  atomr_kernel_cache_get_counters (cache, &mem, &disk_after, &miss);
+  *inline_hit = disk_after == disk_before + 1;
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  m = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
+  g_assert_no_error (error);
+  return m;
+}
+
+/* A disk hit of a key this process computed before, valid without a
+ * stat() and in the page cache, is answered on the caller's thread too
+ * (the memory level is off here): the hit is counted before
+ * compile_module_async() returns.  Before, every disk hit went through a
+ * worker thread.  A source with a quoted include keeps a stat() per hit
+ * (the program's directory and the current directory are relative
+ * candidates): worker, and an edit of the header is noticed. */
+static void
+test_actor_disk_hit_on_caller (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *inc = make_tmpdir ();
+  g_autofree gchar *header = g_build_filename (inc, "v.h", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrNvrtcActor) actor = NULL;
+  g_autoptr(AtomrCompileOptions) o = atomr_compile_options_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *first_key = NULL;
+  const gchar *plain = "extern \"C\" __global__ void fill (float *x) { x[0] = 1.5f; }\n";
+  const gchar *src = "#include \"v.h\"\nextern \"C\" __global__ void fill (float *x) { x[0] = V; }\n";
+  AtomrCacheStatus want[] = { ATOMR_CACHE_STATUS_MISS, ATOMR_CACHE_STATUS_DISK_HIT, ATOMR_CACHE_STATUS_DISK_HIT,
+                              ATOMR_CACHE_STATUS_MISS };
+  gboolean inline_hit;
+
+  atomr_kernel_cache_set_memory_capacity (cache, 0);
+  actor = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_nvrtc_actor_set_cache (actor, cache);
+  atomr_compile_options_add_name_expression (o, "fill");
+  atomr_compile_options_add_include_path (o, inc);
+
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(AtomrModule) m = actor_compile_module (actor, cache, plain, o, &inline_hit);
+
+      g_assert_cmpint (atomr_module_get_cache_status (m), ==,
+                       i == 0 ? ATOMR_CACHE_STATUS_MISS : ATOMR_CACHE_STATUS_DISK_HIT);
+      /* The first request computes the key (worker); the others are
+       * read here. */
+      g_assert_true (inline_hit == (i > 0));
+    }
+
+  g_assert_true (g_file_set_contents (header, "#define V 1.5f\n", -1, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      g_autoptr(AtomrModule) m = NULL;
+
+      if (i == 3)
+        g_assert_true (g_file_set_contents (header, "#define V 2.5f\n", -1, NULL));
+      m = actor_compile_module (actor, cache, src, o, &inline_hit);
+      g_test_message ("compile %u: status %d", i, atomr_module_get_cache_status (m));
+      g_assert_cmpint (atomr_module_get_cache_status (m), ==, want[i]);
+      if (i == 0)
+        first_key = g_strdup (atomr_module_get_key (m));
+      else if (i < 3)
+        g_assert_cmpstr (atomr_module_get_key (m), ==, first_key);
+      else
+        g_assert_cmpstr (atomr_module_get_key (m), !=, first_key);
+    }
+
+  /* On the host device a kernel cannot be loaded: the caller's-thread
+   * path gives the worker's error. */
+  {
+    g_autoptr(GAsyncResult) result = NULL;
+    g_autoptr(AtomrKernel) k = NULL;
+
+    atomr_nvrtc_actor_compile_async (actor, plain, "fill", o, NULL, store_async_result, &result);
+    g_assert_null (result);
+    while (result == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    k = atomr_nvrtc_actor_compile_finish (actor, result, &error);
+    g_assert_null (k);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+    g_clear_error (&error);
+  }
+  rm_rf (dir);
+  rm_rf (inc);
+}
+
 /* Entry metadata is read by a small reader of what the cache writes, with
  * json-glib for anything else: both must give back exactly what was
  * stored (escapes, UTF-8, control characters, null arch). */
@@ -1325,6 +1431,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/metadata-strings", test_metadata_strings);
   g_test_add_func ("/cache-store/param-layouts", test_param_layouts);
   g_test_add_func ("/cache-store/actor-memory-hit-on-caller", test_actor_memory_hit_on_caller);
+  g_test_add_func ("/cache-store/actor-disk-hit-on-caller", test_actor_disk_hit_on_caller);
   g_test_add_func ("/cache-store/export-import", test_export_import);
   g_test_add_func ("/cache-store/explain-and-diff", test_explain_and_diff);
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);
