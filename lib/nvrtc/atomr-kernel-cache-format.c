@@ -163,8 +163,36 @@ fast_update (FastSum      *s,
       fast_block (s, s->buf);
       s->buf_len = 0;
     }
-  for (; n >= 32; p += 32, n -= 32)
-    fast_block (s, p);
+  if (n >= 32)
+    {
+      /* The lanes in locals: through s->h the compiler must assume every
+       * store may change *p (guint8 aliases everything) and kept each lane
+       * in memory, 2.3 GB/s; in registers the four multiply chains
+       * overlap.  Same arithmetic as fast_block(). */
+      guint64 h0 = s->h[0], h1 = s->h[1], h2 = s->h[2], h3 = s->h[3];
+
+      for (; n >= 32; p += 32, n -= 32)
+        {
+          guint64 w0, w1, w2, w3;
+
+          memcpy (&w0, p, 8);
+          memcpy (&w1, p + 8, 8);
+          memcpy (&w2, p + 16, 8);
+          memcpy (&w3, p + 24, 8);
+          h0 = (h0 ^ GUINT64_FROM_LE (w0)) * fast_k[0];
+          h1 = (h1 ^ GUINT64_FROM_LE (w1)) * fast_k[1];
+          h2 = (h2 ^ GUINT64_FROM_LE (w2)) * fast_k[2];
+          h3 = (h3 ^ GUINT64_FROM_LE (w3)) * fast_k[3];
+          h0 = (h0 << 31) | (h0 >> 33);
+          h1 = (h1 << 31) | (h1 >> 33);
+          h2 = (h2 << 31) | (h2 >> 33);
+          h3 = (h3 << 31) | (h3 >> 33);
+        }
+      s->h[0] = h0;
+      s->h[1] = h1;
+      s->h[2] = h2;
+      s->h[3] = h3;
+    }
   if (n > 0)
     {
       memcpy (s->buf, p, n);

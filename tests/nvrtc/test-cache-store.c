@@ -22,6 +22,7 @@
 #include <atomr.h>
 #include "core/atomr-device-private.h"
 #include "nvrtc/atomr-kernel-cache-private.h"
+#include "nvrtc/atomr-kernel-cache-format-private.h"
 #include "nvrtc/atomr-kernel-private.h"
 #include "nvrtc/atomr-nvrtc-loader-private.h"
 
@@ -745,6 +746,44 @@ test_metadata_strings (void)
 }
 
 /* ------------------------------------------------------------------ */
+/* The entry checksum                                                  */
+
+/* The checksum's digests are part of the file format: entries written
+ * by any earlier build must still verify.  These were computed by an
+ * independent implementation of the documented algorithm (and match the
+ * code before the lanes moved into registers). */
+static void
+test_checksum_stable (void)
+{
+  static const struct { gsize len; const gchar *hex; } cases[] = {
+    { 0, "ec88b4b7d6aa1bcf5b93d7ceafc69ae025c0a83a5feb8d9f857a1c574175fa21" },
+    { 1, "cfcca810aa026bfe8590ee5b467ca3095d3f81bda36b4957ce01edc25f46201d" },
+    { 31, "4c9720087ed27f7b971d2b9165c124ac336157ce18556b269e6919f9d8198049" },
+    { 32, "c8da0646e5ec46502b91e0d7033c202ef7dd33f71c96e8486857dc8c6be16f0d" },
+    { 33, "7ed8123afe98198f8edde6b0ec141653de57a8e49e035cf4db1165aae79323c5" },
+    { 1000, "0591952a516a56bc9fc98d1d6877d6d583ebc858a71c8018f7647f2593cc371d" },
+    { 4099, "74552122aac6ea3e31009613e48dbb84dfc7ba4dbb25d53e1e34c097c46b7808" },
+  };
+  guint8 header[ATOMR_CACHE_HEADER_SIZE];
+  g_autofree guint8 *payload = g_malloc (4099);
+
+  for (guint i = 0; i < sizeof header; i++)
+    header[i] = (guint8) (i * 7 + 3);
+  for (guint i = 0; i < 4099; i++)
+    payload[i] = (guint8) (i * 131 + 17);
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      guint8 digest[32];
+      gchar hex[65];
+
+      atomr_cache_compute_checksum (header, payload, cases[c].len, digest);
+      for (guint i = 0; i < 32; i++)
+        g_snprintf (hex + 2 * i, 3, "%02x", digest[i]);
+      g_assert_cmpstr (hex, ==, cases[c].hex);
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* Parameter layouts in the entry                                      */
 
 #define SAXPY_LAYOUT "0:4:f,8:8:q,16:8:q,24:8:q"
@@ -1430,6 +1469,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/options-change-after-hit", test_options_change_after_hit);
   g_test_add_func ("/cache-store/metadata-strings", test_metadata_strings);
   g_test_add_func ("/cache-store/param-layouts", test_param_layouts);
+  g_test_add_func ("/cache-store/checksum-stable", test_checksum_stable);
   g_test_add_func ("/cache-store/actor-memory-hit-on-caller", test_actor_memory_hit_on_caller);
   g_test_add_func ("/cache-store/actor-disk-hit-on-caller", test_actor_disk_hit_on_caller);
   g_test_add_func ("/cache-store/export-import", test_export_import);
