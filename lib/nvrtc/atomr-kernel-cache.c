@@ -657,6 +657,11 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
   request->memkey.key_part = g_bytes_ref (memkey.key_part);
   request->memkey.program_name = request->program_name;
   request->memkey.source = request->source;
+
+  module = lookup_single_flight (self, request);
+  if (module)
+    return module;
+  /* What only the manifest of a new entry needs: not copied on a hit. */
   request->kernel_names = g_strdupv ((gchar **) input->kernel_names);
   request->flags = g_strdupv ((gchar **) input->flags);
   request->arch = g_strdup (input->arch);
@@ -664,10 +669,6 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
   for (guint i = 0; input->link_objects && i < input->link_objects->len; i++)
     g_ptr_array_add (request->link_objects,
                      g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (input->link_objects, i))->data));
-
-  module = lookup_single_flight (self, request);
-  if (module)
-    return module;
   *request_out = g_steal_pointer (&request);
   return NULL;
 }
