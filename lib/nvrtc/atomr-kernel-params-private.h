@@ -77,12 +77,6 @@ gboolean     atomr_param_layout_parse (const gchar *layout,
                                        GArray      *offsets,
                                        GArray      *sizes,
                                        GArray      *types);
-/* Parameter types from @lowered_name's mangling when it names as many
- * parameters as @layout, else from @layout's classes (what the PTX says),
- * without reading any PTX. */
-GArray      *atomr_kernel_param_types_from_layout (const gchar *lowered_name,
-                                                   const gchar *layout);
-
 /* NULL if @arg fits @param, else why not ("a float for int"). */
 gchar       *atomr_param_check        (const AtomrParamType *param,
                                        AtomrArgKind          arg);

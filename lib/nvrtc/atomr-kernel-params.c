@@ -936,28 +936,6 @@ atomr_param_layout_parse (const gchar *layout,
 }
 
 GArray *
-atomr_kernel_param_types_from_layout (const gchar *lowered_name,
-                                      const gchar *layout)
-{
-  GArray *types = g_array_new (FALSE, TRUE, sizeof (AtomrParamType));
-  g_autoptr(GPtrArray) found = atomr_demangle_param_types (lowered_name);
-
-  g_array_set_clear_func (types, atomr_param_type_clear);
-  if (!atomr_param_layout_parse (layout, NULL, NULL, types))
-    return types;   /* not reached: layouts are checked when read */
-  if (found && found->len == types->len)
-    for (guint i = 0; i < types->len; i++)
-      {
-        AtomrParamType *t = &g_array_index (types, AtomrParamType, i);
-        AtomrParamType *f = g_ptr_array_index (found, i);
-        g_free (t->type);
-        t->kind = f->kind;
-        t->type = g_strdup (f->type);
-      }
-  return types;
-}
-
-GArray *
 atomr_kernel_param_types (const gchar *lowered_name,
                           const gchar *ptx,
                           gsize        ptx_len,

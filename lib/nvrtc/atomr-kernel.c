@@ -265,8 +265,18 @@ set_layout (AtomrKernel *self,
   g_array_set_size (self->param_sizes, 0);
   g_array_append_vals (self->param_offsets, offsets->data, offsets->len);
   g_array_append_vals (self->param_sizes, sizes->data, sizes->len);
+  /* Types: the mangled name's where it names them all, else the classes
+   * (what the PTX scan of read_param_types() would say). */
+  for (guint i = 0; named && i < named->len; i++)
+    {
+      AtomrParamType *c = &g_array_index (classes, AtomrParamType, i);
+      const AtomrParamType *n = g_ptr_array_index (named, i);
+      g_free (c->type);
+      c->kind = n->kind;
+      c->type = g_strdup (n->type);
+    }
   g_clear_pointer (&self->param_types, g_array_unref);
-  self->param_types = atomr_kernel_param_types_from_layout (self->lowered_name, layout);
+  self->param_types = g_steal_pointer (&classes);
   return TRUE;
 }
 
