@@ -2,6 +2,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+/* preadv2() and RWF_NOWAIT */
+#define _GNU_SOURCE 1
 #include "config.h"
 
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -182,11 +185,50 @@ atomr_cache_stats_add (AtomrKernelCache *self,
   close (fd);
 }
 
+/* Reads all of @fd (@size bytes, from fstat()) only from the page cache:
+ * FALSE if that would block (or the file changed size), and the caller
+ * reads it on a thread that may block.  File systems without RWF_NOWAIT
+ * read normally. */
+static guint8 *
+read_fd_nowait (int      fd,
+                guint64 *size_out)
+{
+  struct stat st;
+  g_autofree guint8 *data = NULL;
+  struct iovec iov;
+  ssize_t n;
+
+  if (fstat (fd, &st) != 0 || st.st_size <= 0 || (guint64) st.st_size > G_MAXSIZE / 2)
+    return NULL;
+  data = g_malloc ((gsize) st.st_size + 1);
+  iov.iov_base = data;
+  iov.iov_len = st.st_size;
+  n = preadv2 (fd, &iov, 1, 0, RWF_NOWAIT);
+  if (n < 0 && (errno == EOPNOTSUPP || errno == EINVAL))
+    n = pread (fd, data, st.st_size, 0);
+  if (n != st.st_size)
+    return NULL;
+  data[n] = 0;
+  *size_out = n;
+  return g_steal_pointer (&data);
+}
+
 /* Reads, checks and decodes entry @key.  Damaged, foreign or outdated files
  * are removed.  Records the hit in the usage journal. */
 AtomrModuleContent *
 atomr_cache_disk_read (AtomrKernelCache *self,
                        const gchar      *key)
+{
+  return atomr_cache_disk_read_full (self, key, FALSE);
+}
+
+/* @nowait: the data only from the page cache; NULL, removing nothing,
+ * when it is not all there or anything is wrong (the blocking path then
+ * reads, judges and removes). */
+AtomrModuleContent *
+atomr_cache_disk_read_full (AtomrKernelCache *self,
+                            const gchar      *key,
+                            gboolean          nowait)
 {
   g_autofree gchar *path = atomr_cache_entry_path (self, key);
   g_autofree guint8 *data = NULL;
@@ -203,11 +245,15 @@ atomr_cache_disk_read (AtomrKernelCache *self,
   fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0)
     return NULL;
-  data = atomr_cache_read_fd (fd, &size, &error);
+  data = nowait ? read_fd_nowait (fd, &size) : atomr_cache_read_fd (fd, &size, &error);
   close (fd);
+  if (nowait && data == NULL)
+    return NULL;
   if (data == NULL || !atomr_cache_parse_header (data, size, &h, &error) || !atomr_cache_verify_payload (data, &h, &error)
       || !g_str_equal (h.key, key))
     {
+      if (nowait)
+        return NULL;
       if (error == NULL)
         g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "holds key %s", h.key);
       g_debug ("kernel cache: removing %s: %s", path, error->message);
@@ -218,6 +264,8 @@ atomr_cache_disk_read (AtomrKernelCache *self,
   atomr_cache_section_range (&h, SECTION_META, &off, &len);
   if (!atomr_cache_meta_parse ((const gchar *) data + off, len, &meta, &error))
     {
+      if (nowait)
+        return NULL;
       g_debug ("kernel cache: removing %s: %s", path, error->message);
       if (!self->probe)
         g_unlink (path);
@@ -228,6 +276,7 @@ atomr_cache_disk_read (AtomrKernelCache *self,
   content = atomr_module_content_new ();
   content->kernel_names = g_steal_pointer (&meta.kernel_names);
   content->lowered_names = g_steal_pointer (&meta.lowered_names);
+  content->param_layouts = g_steal_pointer (&meta.param_layouts);
   content->flags = g_steal_pointer (&meta.flags);
   content->arch = g_steal_pointer (&meta.arch);
   content->nvrtc_version = g_steal_pointer (&meta.nvrtc_version);

@@ -78,6 +78,7 @@ typedef struct {
 typedef struct {
   gchar  **kernel_names;
   gchar  **lowered_names;
+  gchar  **param_layouts;   /* parallel to lowered_names ("?": unknown); NULL: none */
   gchar  **flags;
   gchar   *arch;
   gchar   *nvrtc_version;

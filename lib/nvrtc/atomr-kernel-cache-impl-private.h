@@ -133,6 +133,8 @@ struct _AtomrKernelCache
   guint64     watch_gen;     /* bumped on any event; under lock */
   guint64     watch_epoch;   /* bumped when a watch was lost; under lock */
   GCond       flight_done;   /* with lock: a key left flights */
+  guint       flight_waiters;  /* under lock: threads in g_cond_wait (flight_done);
+                                * no broadcast (a futex call) without them */
   gchar      *store_error;   /* the first store failure, under lock */
   gboolean    store_warned;  /* under lock */
   gint        usage_failed;  /* atomic */
@@ -181,8 +183,10 @@ AtomrModule *atomr_cache_memory_entry_module_locked (MemoryEntry *e);
 
 void atomr_cache_key_memo_free (gpointer data);
 
+/* @may_stat FALSE: NULL unless the memo is valid without a stat(). */
 gchar *atomr_cache_key_memo_lookup (AtomrKernelCache *self,
                                     const MemoryKey *key,
+                                    gboolean may_stat,
                                     GPtrArray **headers_out);
 
 void atomr_cache_key_memo_insert (AtomrKernelCache *self,
@@ -207,6 +211,8 @@ void atomr_cache_memory_trim_locked (AtomrKernelCache *self, guint capacity);
 
 /* atomr-kernel-cache-disk.c */
 AtomrModuleContent *atomr_cache_disk_read (AtomrKernelCache *self, const gchar *key);
+
+AtomrModuleContent *atomr_cache_disk_read_full (AtomrKernelCache *self, const gchar *key, gboolean nowait);
 
 gboolean atomr_cache_disk_write (AtomrKernelCache *self,
                                  const gchar *key,

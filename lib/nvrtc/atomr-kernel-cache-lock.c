@@ -28,7 +28,10 @@ atomr_cache_flight_end (AtomrCacheRequest *request)
   g_mutex_lock (&self->lock);
   g_hash_table_remove (self->flights, request->key);
   request->in_flight = FALSE;
-  g_cond_broadcast (&self->flight_done);
+  /* Every disk hit passes here: GCond's broadcast is a system call even
+   * when nobody waits. */
+  if (self->flight_waiters > 0)
+    g_cond_broadcast (&self->flight_done);
   g_mutex_unlock (&self->lock);
 }
 

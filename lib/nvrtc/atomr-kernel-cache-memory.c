@@ -391,6 +391,7 @@ atomr_cache_key_memo_free (gpointer data)
 gchar *
 atomr_cache_key_memo_lookup (AtomrKernelCache *self,
                              const MemoryKey  *key,
+                             gboolean          may_stat,
                              GPtrArray       **headers_out)
 {
   g_autoptr(GPtrArray) headers = NULL;
@@ -408,6 +409,11 @@ atomr_cache_key_memo_lookup (AtomrKernelCache *self,
       return NULL;
     }
   pending = header_watch_pending_locked (self, &m->w, &full, &gen);
+  if (pending && !may_stat)
+    {
+      g_mutex_unlock (&self->lock);
+      return NULL;
+    }
   disk_key = g_strdup (m->disk_key);
   headers = g_ptr_array_ref (m->w.headers);
   g_mutex_unlock (&self->lock);

@@ -50,6 +50,15 @@ AtomrModule *atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
  * must not block.  @input must carry key_part (from a snapshot). */
 AtomrModule *atomr_kernel_cache_lookup_memory  (AtomrKernelCache         *self,
                                                 const AtomrCacheKeyInput *input);
+/* What a thread that must not wait on I/O can answer: the memory level
+ * without a stat() (as atomr_kernel_cache_lookup_memory()), then a disk
+ * entry whose key this process has computed before (valid without a
+ * stat()) when the whole file is in the page cache (preadv2 RWF_NOWAIT;
+ * file systems without it read normally).  NULL otherwise, and nothing
+ * is judged or removed: the blocking lookup does that.  @input must carry
+ * key_part. */
+AtomrModule *atomr_kernel_cache_lookup_nonblocking (AtomrKernelCache         *self,
+                                                    const AtomrCacheKeyInput *input);
 /* Stores a fresh compile (memory and disk).  A disk failure is logged with
  * g_debug() only.  Sets content->key. */
 void         atomr_kernel_cache_store          (AtomrKernelCache     *self,

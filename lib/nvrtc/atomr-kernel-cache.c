@@ -564,7 +564,9 @@ lookup_single_flight (AtomrKernelCache  *self,
   while (g_hash_table_contains (self->flights, request->key))
     {
       waited = TRUE;
+      self->flight_waiters++;
       g_cond_wait (&self->flight_done, &self->lock);
+      self->flight_waiters--;
     }
   if (waited)
     {
@@ -634,7 +636,7 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
   /* The key: the request plus every file NVRTC may read for it (computed
    * once and remembered while those files do not change).  A request
    * that cannot be keyed bypasses the cache (*request_out stays NULL). */
-  request->key = self->probe ? NULL : atomr_cache_key_memo_lookup (self, &memkey, &request->headers);
+  request->key = self->probe ? NULL : atomr_cache_key_memo_lookup (self, &memkey, TRUE, &request->headers);
   if (request->key == NULL)
     {
       g_autoptr(GBytes) blob = atomr_cache_request_blob (input);
@@ -655,6 +657,11 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
   request->memkey.key_part = g_bytes_ref (memkey.key_part);
   request->memkey.program_name = request->program_name;
   request->memkey.source = request->source;
+
+  module = lookup_single_flight (self, request);
+  if (module)
+    return module;
+  /* What only the manifest of a new entry needs: not copied on a hit. */
   request->kernel_names = g_strdupv ((gchar **) input->kernel_names);
   request->flags = g_strdupv ((gchar **) input->flags);
   request->arch = g_strdup (input->arch);
@@ -662,10 +669,6 @@ atomr_kernel_cache_lookup_request (AtomrKernelCache         *self,
   for (guint i = 0; input->link_objects && i < input->link_objects->len; i++)
     g_ptr_array_add (request->link_objects,
                      g_bytes_ref (((AtomrLinkObject *) g_ptr_array_index (input->link_objects, i))->data));
-
-  module = lookup_single_flight (self, request);
-  if (module)
-    return module;
   *request_out = g_steal_pointer (&request);
   return NULL;
 }
@@ -680,6 +683,45 @@ atomr_kernel_cache_lookup_memory (AtomrKernelCache         *self,
   atomr_cache_memory_key_init (&memkey, input->key_part, input->key_part_hash,
                                input->program_name, input->source);
   return atomr_cache_memory_lookup (self, &memkey, FALSE);
+}
+
+AtomrModule *
+atomr_kernel_cache_lookup_nonblocking (AtomrKernelCache         *self,
+                                       const AtomrCacheKeyInput *input)
+{
+  g_autoptr(AtomrModuleContent) content = NULL;
+  g_autoptr(GPtrArray) headers = NULL;
+  g_autofree gchar *key = NULL;
+  AtomrModule *module;
+  MemoryKey memkey;
+
+  g_return_val_if_fail (input->key_part != NULL, NULL);
+  atomr_cache_memory_key_init (&memkey, input->key_part, input->key_part_hash,
+                               input->program_name, input->source);
+  module = atomr_cache_memory_lookup (self, &memkey, FALSE);
+  if (module || self->probe)
+    return module;
+  /* The disk key as this process computed it before, still valid without
+   * a stat() of its headers. */
+  key = atomr_cache_key_memo_lookup (self, &memkey, FALSE, &headers);
+  if (key == NULL)
+    return NULL;
+  /* Being compiled here: the blocking path waits for it. */
+  g_mutex_lock (&self->lock);
+  if (g_hash_table_contains (self->flights, key))
+    {
+      g_mutex_unlock (&self->lock);
+      return NULL;
+    }
+  g_mutex_unlock (&self->lock);
+  content = atomr_cache_disk_read_full (self, key, TRUE);
+  if (content == NULL)
+    return NULL;
+  g_mutex_lock (&self->lock);
+  self->disk_hits++;
+  atomr_cache_memory_insert_locked (self, &memkey, content, headers);
+  g_mutex_unlock (&self->lock);
+  return atomr_module_new (content, ATOMR_CACHE_STATUS_DISK_HIT);
 }
 
 void

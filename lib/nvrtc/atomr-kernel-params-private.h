@@ -54,6 +54,29 @@ void         atomr_param_type_clear   (gpointer     data);
  * name is not mangled or uses what the parser does not follow. */
 GPtrArray   *atomr_demangle_param_types (const gchar *mangled);
 
+/* The parameter space a launch may use (CUDA 12.1 and later on sm_70 and
+ * later; older drivers have 4 KiB and refuse larger kernels at load). */
+#define ATOMR_PARAM_MAX_BYTES 32764
+
+/* The parameter layout of ".entry @name" in @ptx as the driver lays the
+ * parameters out (each at the next multiple of its alignment: .align N if
+ * declared, else the scalar's size): "OFFSET:SIZE:CLASS" per parameter,
+ * joined by ',', "" for none.  CLASS: 'i' integer of 1, 2 or 4 bytes, 'q'
+ * a 64-bit word (pointer or integer), 'f' f32/f64, 's' a byte array (a
+ * struct by value).  NULL when the entry is absent or declares what this
+ * parser does not follow (then the driver is asked at load). */
+gchar       *atomr_ptx_param_layout   (const gchar *ptx,
+                                       gsize        len,
+                                       const gchar *name);
+/* Checks a layout string strictly (syntax, classes and sizes, natural
+ * alignment of scalars, no overlap, the parameter space) and appends its
+ * offsets and sizes (gsize, both nullable) and types (AtomrParamType,
+ * nullable).  FALSE for anything wrong: a layout that fails is never
+ * used. */
+gboolean     atomr_param_layout_parse (const gchar *layout,
+                                       GArray      *offsets,
+                                       GArray      *sizes,
+                                       GArray      *types);
 /* NULL if @arg fits @param, else why not ("a float for int"). */
 gchar       *atomr_param_check        (const AtomrParamType *param,
                                        AtomrArgKind          arg);

@@ -600,30 +600,45 @@ atomr_demangle_param_types (const gchar *mangled)
 /* ------------------------------------------------------------------ */
 /* PTX                                                                 */
 
-/* The parameter types of ".entry NAME(" in @ptx, NULL if absent. */
-static GPtrArray *
-ptx_param_types (const gchar *ptx,
-                 gsize        len,
-                 const gchar *name)
+/* Finds ".entry NAME(" in @ptx: *@open just after the '(', *@close at
+ * the ')'.  FALSE if absent. */
+static gboolean
+ptx_find_entry (const gchar  *ptx,
+                gsize         len,
+                const gchar  *name,
+                const gchar **open,
+                const gchar **close)
 {
   g_autofree gchar *needle = g_strconcat (".entry ", name, NULL);
   gsize nlen = strlen (needle);
-  const gchar *end = ptx + len, *p = ptx, *close;
-  GPtrArray *params;
+  const gchar *end = ptx + len, *p = ptx;
 
   for (;;)
     {
       p = g_strstr_len (p, end - p, needle);
       if (p == NULL)
-        return NULL;
+        return FALSE;
       p += nlen;
       while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
         p++;
       if (p < end && *p == '(')
         break;
     }
-  close = memchr (p, ')', end - p);
-  if (close == NULL)
+  *open = p + 1;
+  *close = memchr (p, ')', end - p);
+  return *close != NULL;
+}
+
+/* The parameter types of ".entry NAME(" in @ptx, NULL if absent. */
+static GPtrArray *
+ptx_param_types (const gchar *ptx,
+                 gsize        len,
+                 const gchar *name)
+{
+  const gchar *p, *close;
+  GPtrArray *params;
+
+  if (!ptx_find_entry (ptx, len, name, &p, &close))
     return NULL;
   params = g_ptr_array_new_with_free_func (param_free);
   for (const gchar *q = p; q < close;)
@@ -652,6 +667,272 @@ ptx_param_types (const gchar *ptx,
       q = stop + 1;
     }
   return params;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parameter layouts                                                   */
+
+/* A parameter's size and class from its PTX scalar type: b/s/u 8 to 64
+ * bits and f32/f64.  0 for anything else (.f16, .pred, vectors...). */
+static guint
+ptx_scalar (const gchar *tok,
+            gsize        len,
+            gchar       *cls)
+{
+  static const struct { const gchar *name; guint size; gchar cls; } types[] = {
+    { ".b8", 1, 'i' }, { ".s8", 1, 'i' }, { ".u8", 1, 'i' },
+    { ".b16", 2, 'i' }, { ".s16", 2, 'i' }, { ".u16", 2, 'i' },
+    { ".b32", 4, 'i' }, { ".s32", 4, 'i' }, { ".u32", 4, 'i' }, { ".f32", 4, 'f' },
+    { ".b64", 8, 'q' }, { ".s64", 8, 'q' }, { ".u64", 8, 'q' }, { ".f64", 8, 'f' },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    if (strlen (types[i].name) == len && memcmp (types[i].name, tok, len) == 0)
+      {
+        *cls = types[i].cls;
+        return types[i].size;
+      }
+  return 0;
+}
+
+static gboolean
+parse_decimal (const gchar *s,
+               gsize        len,
+               guint64      max,
+               guint64     *out)
+{
+  guint64 v = 0;
+
+  if (len == 0 || len > 10)
+    return FALSE;
+  for (gsize i = 0; i < len; i++)
+    {
+      if (s[i] < '0' || s[i] > '9')
+        return FALSE;
+      v = v * 10 + (guint64) (s[i] - '0');
+    }
+  if (v > max)
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+/* One ".param" declaration of an entry (between '(' or ',' and ',' or
+ * ')'), as PTX writes them:
+ *   .param .u32 NAME
+ *   .param .align 8 .b8 NAME[16]
+ *   .param .u64 .ptr .global .align 16 NAME   (the .align is the pointee's)
+ * Size, alignment and class, FALSE for anything else. */
+static gboolean
+ptx_param_decl (const gchar *p,
+                const gchar *end,
+                guint64     *size,
+                guint64     *align,
+                gchar       *cls)
+{
+  enum { PARAM, ATTRS, AFTER_TYPE, ARRAY, DONE } state = PARAM;
+  guint64 explicit_align = 0, elem = 0, count = 1;
+  gboolean skip_number = FALSE, pending_align = FALSE, array = FALSE;
+
+  while (p < end)
+    {
+      const gchar *tok;
+      gsize len;
+
+      while (p < end && g_ascii_isspace (*p))
+        p++;
+      if (p >= end)
+        break;
+      tok = p;
+      if (*p == '[')
+        len = 1;
+      else
+        {
+          while (p < end && !g_ascii_isspace (*p) && *p != '[')
+            p++;
+          len = p - tok;
+          p = tok;
+        }
+      p += len;
+
+      if (pending_align || skip_number)
+        {
+          guint64 v;
+          if (!parse_decimal (tok, len, 4096, &v) || v == 0 || (v & (v - 1)) != 0)
+            return FALSE;
+          if (pending_align)
+            explicit_align = v;
+          pending_align = skip_number = FALSE;
+          continue;
+        }
+      switch (state)
+        {
+        case PARAM:
+          if (len != 6 || memcmp (tok, ".param", 6) != 0)
+            return FALSE;
+          state = ATTRS;
+          break;
+        case ATTRS:
+          if (len == 6 && memcmp (tok, ".align", 6) == 0)
+            pending_align = TRUE;
+          else if ((elem = ptx_scalar (tok, len, cls)) != 0)
+            state = AFTER_TYPE;
+          else
+            return FALSE;
+          break;
+        case AFTER_TYPE:
+          if (len >= 4 && memcmp (tok, ".ptr", 4) == 0)
+            {
+              /* ".ptr", ".ptr.global", ".ptr.global.align" N, or the
+               * same as separate tokens: all about the pointee. */
+              if (g_strstr_len (tok, len, ".align"))
+                skip_number = TRUE;
+            }
+          else if ((len == 7 && (memcmp (tok, ".global", 7) == 0 || memcmp (tok, ".shared", 7) == 0))
+                   || (len == 6 && (memcmp (tok, ".const", 6) == 0 || memcmp (tok, ".local", 6) == 0)))
+            ;
+          else if (len == 6 && memcmp (tok, ".align", 6) == 0)
+            skip_number = TRUE;
+          else if (tok[0] == '.' || tok[0] == '[' || g_ascii_isdigit (tok[0]))
+            return FALSE;
+          else
+            state = ARRAY;   /* the name */
+          break;
+        case ARRAY:
+          {
+            const gchar *rb;
+            if (tok[0] != '[' || (rb = memchr (p, ']', end - p)) == NULL
+                || !parse_decimal (p, rb - p, ATOMR_PARAM_MAX_BYTES, &count) || count == 0)
+              return FALSE;
+            array = TRUE;
+            p = rb + 1;
+            state = DONE;
+          }
+          break;
+        case DONE:
+          return FALSE;
+        }
+    }
+  if (state != ARRAY && state != DONE)
+    return FALSE;
+  if (pending_align || skip_number)
+    return FALSE;
+  *size = elem * count;
+  *align = explicit_align ? explicit_align : elem;
+  if (array)
+    *cls = 's';
+  return *size <= ATOMR_PARAM_MAX_BYTES;
+}
+
+gchar *
+atomr_ptx_param_layout (const gchar *ptx,
+                        gsize        len,
+                        const gchar *name)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  const gchar *p, *close;
+  guint64 offset = 0;
+
+  if (ptx == NULL || name == NULL || !ptx_find_entry (ptx, len, name, &p, &close))
+    return NULL;
+  /* f() : nothing but blanks between the parentheses. */
+  while (p < close && g_ascii_isspace (*p))
+    p++;
+  while (p < close)
+    {
+      const gchar *stop = memchr (p, ',', close - p);
+      guint64 size, align;
+      gchar cls = 0;
+
+      if (stop == NULL)
+        stop = close;
+      if (!ptx_param_decl (p, stop, &size, &align, &cls))
+        return NULL;
+      offset = (offset + align - 1) / align * align;
+      if (offset + size > ATOMR_PARAM_MAX_BYTES)
+        return NULL;
+      g_string_append_printf (out, "%s%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT ":%c",
+                              out->len ? "," : "", offset, size, cls);
+      offset += size;
+      p = stop < close ? stop + 1 : close;
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+layout_type (gchar           cls,
+             guint64         size,
+             AtomrParamType *t)
+{
+  switch (cls)
+    {
+    case 'f': t->kind = ATOMR_PARAM_FLOAT; t->type = g_strdup (size == 4 ? ".f32" : ".f64"); break;
+    case 'i': t->kind = ATOMR_PARAM_INT; t->type = g_strdup ("integer"); break;
+    case 'q': t->kind = ATOMR_PARAM_INT_OR_POINTER; t->type = g_strdup ("pointer or 64-bit integer"); break;
+    default:  t->kind = ATOMR_PARAM_STRUCT; t->type = g_strdup ("struct"); break;
+    }
+}
+
+gboolean
+atomr_param_layout_parse (const gchar *layout,
+                          GArray      *offsets,
+                          GArray      *sizes,
+                          GArray      *types)
+{
+  guint64 end = 0;
+
+  if (layout == NULL)
+    return FALSE;
+  for (const gchar *p = layout; *p;)
+    {
+      const gchar *c1 = strchr (p, ':'), *c2, *next;
+      guint64 offset, size;
+      gchar cls;
+
+      if (c1 == NULL || (c2 = strchr (c1 + 1, ':')) == NULL)
+        return FALSE;
+      if (!parse_decimal (p, c1 - p, ATOMR_PARAM_MAX_BYTES, &offset)
+          || !parse_decimal (c1 + 1, c2 - c1 - 1, ATOMR_PARAM_MAX_BYTES, &size))
+        return FALSE;
+      cls = c2[1];
+      next = c2 + 2;
+      if (*next == ',')
+        {
+          next++;
+          if (*next == '\0')
+            return FALSE;   /* a trailing comma */
+        }
+      else if (*next != '\0')
+        return FALSE;
+      /* What PTX can declare: integers of 1, 2 or 4 bytes, 64-bit words,
+       * f32/f64 and byte arrays; scalars at their natural alignment; no
+       * overlap; within the parameter space. */
+      switch (cls)
+        {
+        case 'i': if (size != 1 && size != 2 && size != 4) return FALSE; break;
+        case 'q': if (size != 8) return FALSE; break;
+        case 'f': if (size != 4 && size != 8) return FALSE; break;
+        case 's': if (size == 0) return FALSE; break;
+        default: return FALSE;
+        }
+      if (offset < end || (cls != 's' && offset % size != 0) || offset + size > ATOMR_PARAM_MAX_BYTES)
+        return FALSE;
+      end = offset + size;
+      if (offsets)
+        {
+          gsize o = offset, s = size;
+          g_array_append_val (offsets, o);
+          g_array_append_val (sizes, s);
+        }
+      if (types)
+        {
+          AtomrParamType t = { ATOMR_PARAM_UNKNOWN, NULL };
+          layout_type (cls, size, &t);
+          g_array_append_val (types, t);
+        }
+      p = next;
+    }
+  return TRUE;
 }
 
 GArray *

@@ -52,6 +52,13 @@ AtomrKernel *atomr_kernel_new_unloaded (AtomrDevice  *device,
                                         const gchar  *name,
                                         const gsize  *param_sizes,
                                         guint         n_params);
+/* A kernel with the parameter table a GPU load would take from @module's
+ * stored layout (see atomr_module_get_param_layout()), and no function;
+ * NULL when the module has no usable layout for @name (a load asks the
+ * driver then). */
+AtomrKernel *atomr_kernel_new_unloaded_layout (AtomrDevice *device,
+                                               AtomrModule *module,
+                                               const gchar *name);
 CUfunction   atomr_kernel_get_function (AtomrKernel  *self);
 /* Count, size and kind of every argument against the parameter table
  * (kinds as far as the mangled name or the PTX tell them). */

@@ -10,6 +10,7 @@
 #include "atomr-device-private.h"
 #include "atomr-error.h"
 #include "atomr-kernel-private.h"
+#include "atomr-module-private.h"
 
 /**
  * AtomrKernel:
@@ -38,6 +39,11 @@ struct _AtomrKernel
   GArray      *param_sizes;    /* gsize */
   GArray      *param_offsets;  /* gsize */
   GArray      *param_types;    /* AtomrParamType */
+  /* The function attributes below are asked of the driver on first use
+   * (attributes_once), on whichever thread asks first: loading a kernel
+   * does not wait for them (the driver may load a lazily loaded function
+   * to answer).  max_dynamic_shared is also written by the setter. */
+  gsize        attributes_once;
   gint         num_regs;
   gint         static_shared;
   gint         max_dynamic_shared;
@@ -100,9 +106,9 @@ atomr_kernel_get_property (GObject    *object,
     case PROP_DEVICE: g_value_set_object (value, self->device); break;
     case PROP_GENERATION: g_value_set_uint (value, self->generation); break;
     case PROP_N_PARAMS: g_value_set_uint (value, self->param_sizes->len); break;
-    case PROP_NUM_REGISTERS: g_value_set_int (value, self->num_regs); break;
-    case PROP_STATIC_SHARED_MEMORY: g_value_set_int (value, self->static_shared); break;
-    case PROP_MAX_THREADS_PER_BLOCK: g_value_set_int (value, self->max_threads); break;
+    case PROP_NUM_REGISTERS: g_value_set_int (value, atomr_kernel_get_num_registers (self)); break;
+    case PROP_STATIC_SHARED_MEMORY: g_value_set_int (value, atomr_kernel_get_static_shared_memory (self)); break;
+    case PROP_MAX_THREADS_PER_BLOCK: g_value_set_int (value, atomr_kernel_get_max_threads_per_block (self)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -226,6 +232,67 @@ read_param_types (AtomrKernel *self)
   self->param_types = atomr_kernel_param_types (self->lowered_name, text, len, self->param_sizes->len);
 }
 
+/* Offsets, sizes and types from a layout string (the module's, read off
+ * the PTX at compile time); FALSE (and nothing set) if it does not parse,
+ * or if it contradicts what the mangled name says (count, pointers as
+ * 64-bit words, float and double): then the driver is asked. */
+static gboolean
+set_layout (AtomrKernel *self,
+            const gchar *layout)
+{
+  g_autoptr(GPtrArray) named = atomr_demangle_param_types (self->lowered_name);
+  g_autoptr(GArray) offsets = g_array_new (FALSE, FALSE, sizeof (gsize));
+  g_autoptr(GArray) sizes = g_array_new (FALSE, FALSE, sizeof (gsize));
+  g_autoptr(GArray) classes = g_array_new (FALSE, TRUE, sizeof (AtomrParamType));
+
+  g_array_set_clear_func (classes, atomr_param_type_clear);
+  if (!atomr_param_layout_parse (layout, offsets, sizes, classes))
+    return FALSE;
+  if (named && named->len != sizes->len)
+    return FALSE;
+  for (guint i = 0; named && i < named->len; i++)
+    {
+      const AtomrParamType *n = g_ptr_array_index (named, i);
+      const AtomrParamType *c = &g_array_index (classes, AtomrParamType, i);
+      gsize size = g_array_index (sizes, gsize, i);
+
+      if ((n->kind == ATOMR_PARAM_POINTER && (c->kind != ATOMR_PARAM_INT_OR_POINTER || size != sizeof (gpointer)))
+          || (g_strcmp0 (n->type, "float") == 0 && (c->kind != ATOMR_PARAM_FLOAT || size != 4))
+          || (g_strcmp0 (n->type, "double") == 0 && (c->kind != ATOMR_PARAM_FLOAT || size != 8)))
+        return FALSE;
+    }
+  g_array_set_size (self->param_offsets, 0);
+  g_array_set_size (self->param_sizes, 0);
+  g_array_append_vals (self->param_offsets, offsets->data, offsets->len);
+  g_array_append_vals (self->param_sizes, sizes->data, sizes->len);
+  /* Types: the mangled name's where it names them all, else the classes
+   * (what the PTX scan of read_param_types() would say). */
+  for (guint i = 0; named && i < named->len; i++)
+    {
+      AtomrParamType *c = &g_array_index (classes, AtomrParamType, i);
+      const AtomrParamType *n = g_ptr_array_index (named, i);
+      g_free (c->type);
+      c->kind = n->kind;
+      c->type = g_strdup (n->type);
+    }
+  g_clear_pointer (&self->param_types, g_array_unref);
+  self->param_types = g_steal_pointer (&classes);
+  return TRUE;
+}
+
+AtomrKernel *
+atomr_kernel_new_unloaded_layout (AtomrDevice *device,
+                                  AtomrModule *module,
+                                  const gchar *name)
+{
+  g_autoptr(AtomrKernel) self = kernel_new (device, module, name);
+  const gchar *layout = atomr_module_get_param_layout (module, name);
+
+  if (layout == NULL || !set_layout (self, layout))
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
 AtomrKernel *
 atomr_kernel_new_unloaded (AtomrDevice *device,
                            AtomrModule *module,
@@ -265,6 +332,7 @@ atomr_kernel_new_loaded_full (AtomrDevice  *device,
 {
   g_autoptr(AtomrKernel) self = NULL;
   const AtomrCudaDriver *cu;
+  const gchar *layout;
   GBytes *image;
   CUresult res;
 
@@ -317,27 +385,56 @@ atomr_kernel_new_loaded_full (AtomrDevice  *device,
       atomr_device_leave (device);
       return NULL;
     }
-  for (guint i = 0;; i++)
-    {
-      size_t offset = 0, size = 0;
-      gsize o, s;
+  /* The parameter table: from the layout the compile read off the PTX
+   * (stored in the cache entry, checked when read), else from the
+   * driver. */
+  layout = atomr_module_get_param_layout (module, name);
+  if (layout && !set_layout (self, layout))
+    layout = NULL;
+  if (layout == NULL)
+    for (guint i = 0;; i++)
+      {
+        size_t offset = 0, size = 0;
+        gsize o, s;
 
-      res = cu->cuFuncGetParamInfo (self->function, i, &offset, &size);
-      if (res != CUDA_SUCCESS)
-        break;
-      o = offset;
-      s = size;
-      g_array_append_val (self->param_offsets, o);
-      g_array_append_val (self->param_sizes, s);
-    }
-  cu->cuFuncGetAttribute (&self->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, self->function);
-  cu->cuFuncGetAttribute (&self->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self->function);
-  cu->cuFuncGetAttribute (&self->max_dynamic_shared, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, self->function);
-  cu->cuFuncGetAttribute (&self->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, self->function);
-  cu->cuFuncGetAttribute (&self->local_size, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, self->function);
+        res = cu->cuFuncGetParamInfo (self->function, i, &offset, &size);
+        if (res != CUDA_SUCCESS)
+          break;
+        o = offset;
+        s = size;
+        g_array_append_val (self->param_offsets, o);
+        g_array_append_val (self->param_sizes, s);
+      }
   atomr_device_leave (device);
-  read_param_types (self);
+  if (layout == NULL)
+    read_param_types (self);
   return g_steal_pointer (&self);
+}
+
+/* The function attributes, asked of the driver once, on first use.  A
+ * kernel whose context is gone (stale) or that has no function keeps
+ * zeros. */
+static void
+ensure_attributes (AtomrKernel *self)
+{
+  const AtomrCudaDriver *cu;
+
+  if (!g_once_init_enter (&self->attributes_once))
+    return;
+  if (self->function && self->device && atomr_device_hold (self->device, self->generation))
+    {
+      gint max_dynamic = 0;
+
+      cu = ATOMR_CU;
+      cu->cuFuncGetAttribute (&self->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, self->function);
+      cu->cuFuncGetAttribute (&self->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self->function);
+      cu->cuFuncGetAttribute (&max_dynamic, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, self->function);
+      cu->cuFuncGetAttribute (&self->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, self->function);
+      cu->cuFuncGetAttribute (&self->local_size, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, self->function);
+      g_atomic_int_set (&self->max_dynamic_shared, max_dynamic);
+      atomr_device_release (self->device);
+    }
+  g_once_init_leave (&self->attributes_once, 1);
 }
 
 CUfunction
@@ -600,6 +697,7 @@ gint
 atomr_kernel_get_num_registers (AtomrKernel *self)
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  ensure_attributes (self);
   return self->num_regs;
 }
 
@@ -619,6 +717,7 @@ gint
 atomr_kernel_get_static_shared_memory (AtomrKernel *self)
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  ensure_attributes (self);
   return self->static_shared;
 }
 
@@ -636,7 +735,8 @@ gint
 atomr_kernel_get_max_dynamic_shared_memory (AtomrKernel *self)
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
-  return self->max_dynamic_shared;
+  ensure_attributes (self);
+  return g_atomic_int_get (&self->max_dynamic_shared);
 }
 
 /**
@@ -655,6 +755,7 @@ gint
 atomr_kernel_get_max_threads_per_block (AtomrKernel *self)
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  ensure_attributes (self);
   return self->max_threads;
 }
 
@@ -672,6 +773,7 @@ gint
 atomr_kernel_get_local_memory (AtomrKernel *self)
 {
   g_return_val_if_fail (ATOMR_IS_KERNEL (self), 0);
+  ensure_attributes (self);
   return self->local_size;
 }
 
@@ -710,9 +812,11 @@ atomr_kernel_set_max_dynamic_shared_memory (AtomrKernel  *self,
       return FALSE;
     }
   res = ATOMR_CU->cuFuncSetAttribute (self->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
-  if (res == CUDA_SUCCESS)
-    self->max_dynamic_shared = bytes;
   atomr_device_release (self->device);
+  /* After the first query, so that it cannot overwrite what is set. */
+  ensure_attributes (self);
+  if (res == CUDA_SUCCESS)
+    g_atomic_int_set (&self->max_dynamic_shared, bytes);
   if (res != CUDA_SUCCESS)
     {
       atomr_cuda_check (res, "cuFuncSetAttribute", error);

@@ -20,6 +20,12 @@ typedef struct {
   gchar   *log;
   gchar  **kernel_names;    /* name expressions */
   gchar  **lowered_names;   /* parallel to kernel_names */
+  /* Parallel to lowered_names: each kernel's parameter layout as read
+   * from the PTX at compile time (atomr_ptx_param_layout()), "?" where
+   * unknown; NULL when none is known (LTO, entries stored before
+   * layouts were).  Kernels with a layout are loaded without asking the
+   * driver for their parameters. */
+  gchar  **param_layouts;
   gchar  **flags;
   gchar   *arch;            /* nullable: NVRTC's default */
   gchar   *nvrtc_version;
@@ -35,6 +41,10 @@ void                atomr_module_content_unref (AtomrModuleContent *content);
 AtomrModule        *atomr_module_new           (AtomrModuleContent *content,
                                                 AtomrCacheStatus    status);
 AtomrModuleContent *atomr_module_get_content   (AtomrModule        *self);
+/* The parameter layout of name expression (or lowered name) @kernel_name,
+ * NULL if not known. */
+const gchar        *atomr_module_get_param_layout (AtomrModule     *self,
+                                                   const gchar     *kernel_name);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrModuleContent, atomr_module_content_unref)
 

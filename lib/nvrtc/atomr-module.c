@@ -63,6 +63,7 @@ atomr_module_content_unref (AtomrModuleContent *content)
   g_free (content->log);
   g_strfreev (content->kernel_names);
   g_strfreev (content->lowered_names);
+  g_strfreev (content->param_layouts);
   g_strfreev (content->flags);
   g_free (content->arch);
   g_free (content->nvrtc_version);
@@ -292,6 +293,21 @@ atomr_module_get_lowered_name (AtomrModule *self,
   for (guint i = 0; self->content->kernel_names && self->content->kernel_names[i]; i++)
     if (g_str_equal (self->content->kernel_names[i], kernel_name))
       return self->content->lowered_names[i];
+  return NULL;
+}
+
+const gchar *
+atomr_module_get_param_layout (AtomrModule *self,
+                               const gchar *kernel_name)
+{
+  AtomrModuleContent *c = self->content;
+
+  if (c->param_layouts == NULL || c->lowered_names == NULL || kernel_name == NULL)
+    return NULL;
+  for (guint i = 0; c->lowered_names[i] && c->param_layouts[i]; i++)
+    if ((c->kernel_names && c->kernel_names[i] && g_str_equal (c->kernel_names[i], kernel_name))
+        || g_str_equal (c->lowered_names[i], kernel_name))
+      return g_str_equal (c->param_layouts[i], "?") ? NULL : c->param_layouts[i];
   return NULL;
 }
 

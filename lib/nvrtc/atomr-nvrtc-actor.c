@@ -20,6 +20,9 @@
  *
  * Compiles run on GIO's worker pool, never on the actor's context, so the
  * mailbox keeps serving launches and several compiles proceed in parallel.
+ * A cache hit that needs no I/O wait (in memory, or an entry this process
+ * keyed before that is in the page cache) is loaded on the calling thread
+ * instead, saving the two thread hops.
  * Every compile goes through the actor's [class@Atomr.KernelCache] (the default
  * cache unless set otherwise): a hit neither loads nor calls NVRTC.
  *
@@ -406,12 +409,17 @@ start_compile (AtomrNvrtcActor     *self,
   req->device = atomr_actor_get_device (ATOMR_ACTOR (self))
                 ? g_object_ref (atomr_actor_get_device (ATOMR_ACTOR (self))) : NULL;
   g_task_set_task_data (task, req, compile_request_free);
-  /* A module-only request that the memory level answers without touching
-   * the file system is answered here: the reply comes in the next
-   * iteration of the caller's context (GTask defers it), without a worker
-   * thread and the wake-ups there and back.  Everything else (a kernel to
-   * load, disk, compile) runs on a worker. */
-  if (kernel_name == NULL && req->cache && req->snapshot->key_part
+  /* A request the cache answers without waiting on I/O (the memory
+   * level without a stat(), or a disk entry whose key this process
+   * computed before, read only if it is all in the page cache: see
+   * atomr_kernel_cache_lookup_nonblocking()) is answered here, kernel
+   * load included (cuModuleLoadData, about as long as the two thread
+   * wake-ups it saves): the reply comes in the next iteration of the
+   * caller's context (GTask defers it), without a worker thread.
+   * Everything else (key computation, a stat(), a read that would block,
+   * a compile, healing a rejected image) runs on a worker. */
+  if (req->cache && req->snapshot->key_part
+      && (kernel_name == NULL || req->device != NULL)
       && !atomr_kernel_cache_disabled_by_env (req->cache)
       && (cancellable == NULL || !g_cancellable_is_cancelled (cancellable)))
     {
@@ -425,14 +433,34 @@ start_compile (AtomrNvrtcActor     *self,
         .key_part_hash = req->snapshot->key_part_hash,
       };
       gint64 t0 = atomr_launch_info_now_ns ();
-      AtomrModule *module = atomr_kernel_cache_lookup_memory (req->cache, &input);
+      g_autoptr(AtomrModule) module = atomr_kernel_cache_lookup_nonblocking (req->cache, &input);
+      gint64 t1 = atomr_launch_info_now_ns ();
 
+      if (module && kernel_name == NULL)
+        {
+          record_spans (ATOMR_ACTOR (self), module, t0, t1, t1);
+          g_task_return_pointer (task, g_steal_pointer (&module), g_object_unref);
+          return;
+        }
       if (module)
         {
-          gint64 t1 = atomr_launch_info_now_ns ();
-          record_spans (ATOMR_ACTOR (self), module, t0, t1, t1);
-          g_task_return_pointer (task, module, g_object_unref);
-          return;
+          GError *error = NULL;
+          gboolean bad_image = FALSE;
+          AtomrKernel *kernel = atomr_kernel_new_loaded_full (req->device, module, kernel_name,
+                                                              &bad_image, &error);
+
+          /* A rejected image is healed on the worker (evict, compile,
+           * load), as compile_thread() does. */
+          if (kernel || !bad_image)
+            {
+              record_spans (ATOMR_ACTOR (self), module, t0, t1, atomr_launch_info_now_ns ());
+              if (kernel)
+                g_task_return_pointer (task, kernel, g_object_unref);
+              else
+                g_task_return_error (task, error);
+              return;
+            }
+          g_clear_error (&error);
         }
     }
   g_task_run_in_thread (task, compile_thread);
@@ -451,7 +479,9 @@ start_compile (AtomrNvrtcActor     *self,
  * @user_data: data for @callback
  *
  * Compiles @source (through the cache) on a worker thread and loads
- * @kernel_name on the actor's device.  A compile error is
+ * @kernel_name on the actor's device.  A cache hit that needs no I/O wait
+ * is loaded on the calling thread (as long as cuModuleLoadData() takes)
+ * and replied to in the next iteration of the caller's main context.  A compile error is
  * %ATOMR_ERROR_COMPILE with NVRTC's log.
  *
  * Since: 0.1

@@ -10,6 +10,7 @@
 #include "atomr-device-private.h"
 #include "atomr-error.h"
 #include "atomr-kernel-cache-private.h"
+#include "atomr-kernel-params-private.h"
 #include "atomr-nvrtc-loader-private.h"
 #include "atomr-nvrtc-private.h"
 #include "atomr-ptxas-info-private.h"
@@ -669,6 +670,26 @@ compile_uncached (const gchar          *source,
       content->lowered_names[i] = g_strdup (lowered);
     }
   lib->nvrtcDestroyProgram (&prog);
+  /* Parameter layouts from the PTX (not for LTO: the image loaded is
+   * nvJitLink's), stored with the entry so that a hit loads kernels
+   * without asking the driver. */
+  if (!lto && content->ptx && n_names > 0)
+    {
+      gsize ptx_len = 0;
+      const gchar *ptx = g_bytes_get_data (content->ptx, &ptx_len);
+      gboolean any = FALSE;
+
+      content->param_layouts = g_new0 (gchar *, n_names + 1);
+      for (guint i = 0; i < n_names; i++)
+        {
+          content->param_layouts[i] = atomr_ptx_param_layout (ptx, ptx_len, content->lowered_names[i]);
+          any |= content->param_layouts[i] != NULL;
+          if (content->param_layouts[i] == NULL)
+            content->param_layouts[i] = g_strdup ("?");
+        }
+      if (!any)
+        g_clear_pointer (&content->param_layouts, g_strfreev);
+    }
 
   content->flags = g_strdupv (flags);
   content->arch = g_strdup (arch);

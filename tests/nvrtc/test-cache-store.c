@@ -22,6 +22,8 @@
 #include <atomr.h>
 #include "core/atomr-device-private.h"
 #include "nvrtc/atomr-kernel-cache-private.h"
+#include "nvrtc/atomr-kernel-cache-format-private.h"
+#include "nvrtc/atomr-kernel-private.h"
 #include "nvrtc/atomr-nvrtc-loader-private.h"
 
 #include "nvrtc-test-sources.h"
@@ -595,6 +597,112 @@ test_actor_memory_hit_on_caller (void)
   rm_rf (inc);
 }
 
+/* One compile_module_async() of @src; *@inline_hit: whether a disk hit
+ * was counted before the call returned (answered on this thread). */
+static AtomrModule *
+actor_compile_module (AtomrNvrtcActor     *actor,
+                      AtomrKernelCache    *cache,
+                      const gchar         *src,
+                      AtomrCompileOptions *o,
+                      gboolean            *inline_hit)
+{
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 disk_before = 0, disk_after = 0, mem = 0, miss = 0;
+  AtomrModule *m;
+
+  atomr_kernel_cache_get_counters (cache, &mem, &disk_before, &miss);
+  atomr_nvrtc_actor_compile_module_async (actor, src, o, NULL, store_async_result, &result);
+  g_assert_null (result);   /* never called back from inside the call */
+  atomr_kernel_cache_get_counters (cache, &mem, &disk_after, &miss);
+  *inline_hit = disk_after == disk_before + 1;
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  m = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
+  g_assert_no_error (error);
+  return m;
+}
+
+/* A disk hit of a key this process computed before, valid without a
+ * stat() and in the page cache, is answered on the caller's thread too
+ * (the memory level is off here): the hit is counted before
+ * compile_module_async() returns.  Before, every disk hit went through a
+ * worker thread.  A source with a quoted include keeps a stat() per hit
+ * (the program's directory and the current directory are relative
+ * candidates): worker, and an edit of the header is noticed. */
+static void
+test_actor_disk_hit_on_caller (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *inc = make_tmpdir ();
+  g_autofree gchar *header = g_build_filename (inc, "v.h", NULL);
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrNvrtcActor) actor = NULL;
+  g_autoptr(AtomrCompileOptions) o = atomr_compile_options_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree gchar *first_key = NULL;
+  const gchar *plain = "extern \"C\" __global__ void fill (float *x) { x[0] = 1.5f; }\n";
+  const gchar *src = "#include \"v.h\"\nextern \"C\" __global__ void fill (float *x) { x[0] = V; }\n";
+  AtomrCacheStatus want[] = { ATOMR_CACHE_STATUS_MISS, ATOMR_CACHE_STATUS_DISK_HIT, ATOMR_CACHE_STATUS_DISK_HIT,
+                              ATOMR_CACHE_STATUS_MISS };
+  gboolean inline_hit;
+
+  atomr_kernel_cache_set_memory_capacity (cache, 0);
+  actor = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_nvrtc_actor_set_cache (actor, cache);
+  atomr_compile_options_add_name_expression (o, "fill");
+  atomr_compile_options_add_include_path (o, inc);
+
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autoptr(AtomrModule) m = actor_compile_module (actor, cache, plain, o, &inline_hit);
+
+      g_assert_cmpint (atomr_module_get_cache_status (m), ==,
+                       i == 0 ? ATOMR_CACHE_STATUS_MISS : ATOMR_CACHE_STATUS_DISK_HIT);
+      /* The first request computes the key (worker); the others are
+       * read here. */
+      g_assert_true (inline_hit == (i > 0));
+    }
+
+  g_assert_true (g_file_set_contents (header, "#define V 1.5f\n", -1, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    {
+      g_autoptr(AtomrModule) m = NULL;
+
+      if (i == 3)
+        g_assert_true (g_file_set_contents (header, "#define V 2.5f\n", -1, NULL));
+      m = actor_compile_module (actor, cache, src, o, &inline_hit);
+      g_test_message ("compile %u: status %d", i, atomr_module_get_cache_status (m));
+      g_assert_cmpint (atomr_module_get_cache_status (m), ==, want[i]);
+      if (i == 0)
+        first_key = g_strdup (atomr_module_get_key (m));
+      else if (i < 3)
+        g_assert_cmpstr (atomr_module_get_key (m), ==, first_key);
+      else
+        g_assert_cmpstr (atomr_module_get_key (m), !=, first_key);
+    }
+
+  /* On the host device a kernel cannot be loaded: the caller's-thread
+   * path gives the worker's error. */
+  {
+    g_autoptr(GAsyncResult) result = NULL;
+    g_autoptr(AtomrKernel) k = NULL;
+
+    atomr_nvrtc_actor_compile_async (actor, plain, "fill", o, NULL, store_async_result, &result);
+    g_assert_null (result);
+    while (result == NULL)
+      g_main_context_iteration (NULL, TRUE);
+    k = atomr_nvrtc_actor_compile_finish (actor, result, &error);
+    g_assert_null (k);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+    g_clear_error (&error);
+  }
+  rm_rf (dir);
+  rm_rf (inc);
+}
+
 /* Entry metadata is read by a small reader of what the cache writes, with
  * json-glib for anything else: both must give back exactly what was
  * stored (escapes, UTF-8, control characters, null arch). */
@@ -633,6 +741,138 @@ test_metadata_strings (void)
       g_assert_cmpstr (atomr_kernel_cache_entry_get_arch (entry), ==, c->arch);
       g_assert_cmpstr (atomr_kernel_cache_entry_get_nvrtc_version (entry), ==, c->nvrtc_version);
       g_assert_cmpfloat (atomr_kernel_cache_entry_get_compile_time_ms (entry), ==, c->compile_time_ms);
+    }
+  rm_rf (dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* The entry checksum                                                  */
+
+/* The checksum's digests are part of the file format: entries written
+ * by any earlier build must still verify.  These were computed by an
+ * independent implementation of the documented algorithm (and match the
+ * code before the lanes moved into registers). */
+static void
+test_checksum_stable (void)
+{
+  static const struct { gsize len; const gchar *hex; } cases[] = {
+    { 0, "ec88b4b7d6aa1bcf5b93d7ceafc69ae025c0a83a5feb8d9f857a1c574175fa21" },
+    { 1, "cfcca810aa026bfe8590ee5b467ca3095d3f81bda36b4957ce01edc25f46201d" },
+    { 31, "4c9720087ed27f7b971d2b9165c124ac336157ce18556b269e6919f9d8198049" },
+    { 32, "c8da0646e5ec46502b91e0d7033c202ef7dd33f71c96e8486857dc8c6be16f0d" },
+    { 33, "7ed8123afe98198f8edde6b0ec141653de57a8e49e035cf4db1165aae79323c5" },
+    { 1000, "0591952a516a56bc9fc98d1d6877d6d583ebc858a71c8018f7647f2593cc371d" },
+    { 4099, "74552122aac6ea3e31009613e48dbb84dfc7ba4dbb25d53e1e34c097c46b7808" },
+  };
+  guint8 header[ATOMR_CACHE_HEADER_SIZE];
+  g_autofree guint8 *payload = g_malloc (4099);
+
+  for (guint i = 0; i < sizeof header; i++)
+    header[i] = (guint8) (i * 7 + 3);
+  for (guint i = 0; i < 4099; i++)
+    payload[i] = (guint8) (i * 131 + 17);
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      guint8 digest[32];
+      gchar hex[65];
+
+      atomr_cache_compute_checksum (header, payload, cases[c].len, digest);
+      for (guint i = 0; i < 32; i++)
+        g_snprintf (hex + 2 * i, 3, "%02x", digest[i]);
+      g_assert_cmpstr (hex, ==, cases[c].hex);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Parameter layouts in the entry                                      */
+
+#define SAXPY_LAYOUT "0:4:f,8:8:q,16:8:q,24:8:q"
+
+/* @m's content with @layouts (NULL: an entry written before layouts
+ * were stored) written as entry @key. */
+static void
+write_with_layouts (AtomrKernelCache *cache,
+                    AtomrModule      *m,
+                    const gchar     **layouts)
+{
+  AtomrModuleContent *src = atomr_module_get_content (m);
+  g_autoptr(AtomrModuleContent) c = atomr_module_content_new ();
+  g_autoptr(GError) error = NULL;
+
+  c->kernel_names = g_strdupv (src->kernel_names);
+  c->lowered_names = g_strdupv (src->lowered_names);
+  c->param_layouts = g_strdupv ((gchar **) layouts);
+  c->flags = g_strdupv (src->flags);
+  c->arch = g_strdup (src->arch);
+  c->nvrtc_version = g_strdup (src->nvrtc_version);
+  c->log = g_strdup (src->log);
+  c->ptx = src->ptx ? g_bytes_ref (src->ptx) : NULL;
+  c->cubin = src->cubin ? g_bytes_ref (src->cubin) : NULL;
+  g_assert_true (atomr_kernel_cache_write_entry (cache, atomr_module_get_key (m), c, SAXPY_SOURCE, &error));
+  g_assert_no_error (error);
+}
+
+/* Each kernel's parameter layout is stored with the entry and comes back
+ * with a disk hit (a GPU load then asks the driver nothing about the
+ * parameters); entries without it still hit (the driver is asked); a
+ * layout that is not exactly valid makes the entry a miss. */
+static void
+test_param_layouts (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) writer = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrKernelCache) reader = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrDevice) host = atomr_device_new_host ();
+  g_autoptr(AtomrModule) first = compile_ok (writer, NULL);
+  const gchar *none_known[] = { "?", NULL };
+  const gchar *bad[][3] = {
+    { "0:3:i,8:8:q,16:8:q,24:8:q", NULL },            /* a 3-byte integer */
+    { "0:4:f,2:8:q,16:8:q,24:8:q", NULL },            /* overlapping */
+    { SAXPY_LAYOUT, SAXPY_LAYOUT, NULL },              /* two layouts, one kernel */
+    { "0:4:f,8:8:q,16:8:q,24:8:q,", NULL },           /* trailing junk */
+  };
+
+  atomr_kernel_cache_set_memory_capacity (reader, 0);
+  g_assert_cmpstr (atomr_module_get_param_layout (first, "saxpy"), ==, SAXPY_LAYOUT);
+  {
+    g_autoptr(AtomrModule) hit = compile_ok (reader, NULL);
+    g_autoptr(AtomrKernel) kernel = NULL;
+
+    g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+    g_assert_cmpstr (atomr_module_get_param_layout (hit, "saxpy"), ==, SAXPY_LAYOUT);
+    kernel = atomr_kernel_new_unloaded_layout (host, hit, "saxpy");
+    g_assert_nonnull (kernel);
+    g_assert_cmpuint (atomr_kernel_get_n_params (kernel), ==, 4);
+    g_assert_cmpstr (atomr_kernel_get_param_type (kernel, 0), ==, ".f32");
+  }
+
+  /* Written before layouts were stored, or with none known: a hit without
+   * a layout. */
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(AtomrModule) hit = NULL;
+
+      write_with_layouts (writer, first, i == 0 ? NULL : none_known);
+      hit = compile_ok (reader, NULL);
+      g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+      g_assert_null (atomr_module_get_param_layout (hit, "saxpy"));
+      g_assert_null (atomr_kernel_new_unloaded_layout (host, hit, "saxpy"));
+    }
+
+  /* Damaged layouts (checksum intact): a miss, compiled again, and the
+   * entry is replaced by a good one. */
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(AtomrModule) again = NULL;
+      g_autoptr(AtomrModule) hit = NULL;
+
+      write_with_layouts (writer, first, bad[i]);
+      again = compile_ok (reader, NULL);
+      g_assert_cmpint (atomr_module_get_cache_status (again), ==, ATOMR_CACHE_STATUS_MISS);
+      g_assert_cmpstr (atomr_module_get_param_layout (again, "saxpy"), ==, SAXPY_LAYOUT);
+      hit = compile_ok (reader, NULL);
+      g_assert_cmpint (atomr_module_get_cache_status (hit), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+      g_assert_cmpstr (atomr_module_get_param_layout (hit, "saxpy"), ==, SAXPY_LAYOUT);
     }
   rm_rf (dir);
 }
@@ -1228,7 +1468,10 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-store/memory-hit-watched-directory-replaced", test_memory_hit_watched_directory_replaced);
   g_test_add_func ("/cache-store/options-change-after-hit", test_options_change_after_hit);
   g_test_add_func ("/cache-store/metadata-strings", test_metadata_strings);
+  g_test_add_func ("/cache-store/param-layouts", test_param_layouts);
+  g_test_add_func ("/cache-store/checksum-stable", test_checksum_stable);
   g_test_add_func ("/cache-store/actor-memory-hit-on-caller", test_actor_memory_hit_on_caller);
+  g_test_add_func ("/cache-store/actor-disk-hit-on-caller", test_actor_disk_hit_on_caller);
   g_test_add_func ("/cache-store/export-import", test_export_import);
   g_test_add_func ("/cache-store/explain-and-diff", test_explain_and_diff);
   g_test_add_func ("/cache-store/single-flight-threads", test_single_flight_threads);

@@ -20,6 +20,10 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "core/atomr-device-private.h"
+#include "nvrtc/atomr-kernel-private.h"
+#include "nvrtc/atomr-module-private.h"
+#include "nvrtc/atomr-nvrtc-private.h"
 #include "nvrtc/atomr-nvrtc-loader-private.h"
 
 #include "nvrtc-test-sources.h"
@@ -504,6 +508,150 @@ test_fresh_process_cache_hit (void)
   g_rmdir (dir);
 }
 
+/* Parameter layouts read off the PTX at compile time (and stored in cache
+ * entries) stand for cuFuncGetParamInfo() at load: for every kind of
+ * parameter PTX declares (integers of each width, floats, 64-bit words,
+ * __restrict__ pointers, structs of odd size and of 16-byte alignment,
+ * many parameters, templates) they must be exactly what the driver says,
+ * from a fresh compile and from a disk hit, and launches with them must
+ * deliver every argument intact. */
+#define LAYOUT_SOURCE \
+  "struct __align__(16) V4 { float x, y, z, w; };\n" \
+  "struct C3 { char a, b, c; };\n" \
+  "struct D { char c; double d; };\n" \
+  "extern \"C\" __global__ void mixed (char c, short s, int i, long long ll, float f, double d,\n" \
+  "    C3 c3, V4 v, D dd, const float * __restrict__ p, unsigned char uc, float *out)\n" \
+  "{ out[0] = c + s + i + (float) ll + f + (float) d + c3.a + c3.b + c3.c + v.x + v.y + v.z + v.w\n" \
+  "           + dd.c + (float) dd.d + p[0] + uc; }\n" \
+  "#define P8(x) int x##0, int x##1, int x##2, int x##3, int x##4, int x##5, int x##6, int x##7\n" \
+  "extern \"C\" __global__ void many (P8(a), P8(b), P8(c), P8(d), P8(e), int *out)\n" \
+  "{ out[0] = a0 + b1 + c2 + d3 + e7; }\n" \
+  "extern \"C\" __global__ void noparams (void) { }\n" \
+  "template <typename T> __global__ void tmpl (T a, const T *x, T *y, int n)\n" \
+  "{ int k = blockIdx.x * blockDim.x + threadIdx.x; if (k < n) y[k] = a * x[k]; }\n"
+
+static void
+check_against_driver (AtomrKernel *kernel)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUfunction f = atomr_kernel_get_function (kernel);
+  guint n = atomr_kernel_get_n_params (kernel);
+  size_t offset = 0, size = 0;
+
+  g_assert_nonnull (f);
+  g_assert_true (atomr_device_enter (device, NULL));
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpint (cu->cuFuncGetParamInfo (f, i, &offset, &size), ==, CUDA_SUCCESS);
+      g_test_message ("%s param %u: driver %zu+%zu, layout %" G_GSIZE_FORMAT "+%" G_GSIZE_FORMAT,
+                      atomr_kernel_get_name (kernel), i, offset, size,
+                      atomr_kernel_get_param_offset (kernel, i), atomr_kernel_get_param_size (kernel, i));
+      g_assert_cmpuint (atomr_kernel_get_param_offset (kernel, i), ==, offset);
+      g_assert_cmpuint (atomr_kernel_get_param_size (kernel, i), ==, size);
+    }
+  /* ... and no parameter more. */
+  g_assert_cmpint (cu->cuFuncGetParamInfo (f, n, &offset, &size), !=, CUDA_SUCCESS);
+  atomr_device_leave (device);
+}
+
+static void
+test_param_layouts_match_driver (void)
+{
+  const gchar *names[] = { "mixed", "many", "noparams", "tmpl<float>", "tmpl<double>", "tmpl<char>" };
+  g_autofree gchar *dir = NULL;
+  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_autoptr(AtomrKernelCache) writer = NULL;
+  g_autoptr(AtomrKernelCache) reader = NULL;
+  g_autofree gchar *arch = NULL;
+
+  if (!need_device ())
+    return;
+  dir = g_dir_make_tmp ("atomr-gpu-layout-XXXXXX", NULL);
+  writer = atomr_kernel_cache_new (dir);
+  reader = atomr_kernel_cache_new (dir);
+  atomr_kernel_cache_set_memory_capacity (reader, 0);
+  arch = atomr_device_get_arch (device);
+  atomr_compile_options_set_arch (options, arch);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    atomr_compile_options_add_name_expression (options, names[i]);
+
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrModule) module = atomr_nvrtc_compile_for_device (LAYOUT_SOURCE, NULL, options,
+                                                                       pass == 0 ? writer : reader, device, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpint (atomr_module_get_cache_status (module), ==,
+                       pass == 0 ? ATOMR_CACHE_STATUS_MISS : ATOMR_CACHE_STATUS_DISK_HIT);
+      for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+        {
+          g_autoptr(AtomrKernel) kernel = NULL;
+
+          /* The layout is there, so the load used it. */
+          g_assert_nonnull (atomr_module_get_param_layout (module, names[i]));
+          g_test_message ("%s: %s", names[i], atomr_module_get_param_layout (module, names[i]));
+          kernel = atomr_kernel_new_loaded (device, module, names[i], &error);
+          g_assert_no_error (error);
+          check_against_driver (kernel);
+          /* Attributes come on demand. */
+          g_assert_cmpint (atomr_kernel_get_max_threads_per_block (kernel), >, 0);
+        }
+    }
+
+  /* A launch of mixed() through the actor (a disk hit now) delivers every
+   * argument where the kernel reads it. */
+  {
+    g_autoptr(AtomrNvrtcActor) actor = NULL;
+    g_autoptr(AtomrKernel) kernel = NULL;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+    g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new (1, 1, 1, 1, 1, 1);
+    const gfloat p0 = 16, zero = 0;
+    g_autoptr(AtomrBuffer) p = buffer_with (ATOMR_DTYPE_F32, &p0, 1);
+    g_autoptr(AtomrBuffer) out = buffer_with (ATOMR_DTYPE_F32, &zero, 1);
+    const gint16 s = 2;
+    const gchar c3[3] = { 7, 8, 9 };
+    const gfloat v4[4] = { 10, 11, 12, 13 };
+    struct { gchar c; gdouble d; } dd = { 14, 15.5 };
+    g_autofree gfloat *got = NULL;
+    g_autoptr(GBytes) bs = g_bytes_new_static (&s, 2);
+    g_autoptr(GBytes) bc3 = g_bytes_new_static (c3, 3);
+    g_autoptr(GBytes) bv4 = g_bytes_new_static (v4, 16);
+    g_autoptr(GBytes) bdd = g_bytes_new_static (&dd, sizeof dd);
+
+    actor = atomr_nvrtc_actor_new (device, &error);
+    g_assert_no_error (error);
+    atomr_nvrtc_actor_set_cache (actor, reader);
+    kernel = compile_kernel (actor, LAYOUT_SOURCE, "mixed", options, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (atomr_module_get_cache_status (atomr_kernel_get_module (kernel)), ==,
+                     ATOMR_CACHE_STATUS_DISK_HIT);
+    check_against_driver (kernel);
+    atomr_kernel_args_add_i8 (args, 1);
+    atomr_kernel_args_add_bytes (args, bs);
+    atomr_kernel_args_add_i32 (args, 3);
+    atomr_kernel_args_add_i64 (args, 4);
+    atomr_kernel_args_add_f32 (args, 5.5f);
+    atomr_kernel_args_add_f64 (args, 6.25);
+    atomr_kernel_args_add_bytes (args, bc3);
+    atomr_kernel_args_add_bytes (args, bv4);
+    atomr_kernel_args_add_bytes (args, bdd);
+    atomr_kernel_args_add_buffer_read_only (args, p);
+    atomr_kernel_args_add_u8 (args, 17);
+    atomr_kernel_args_add_buffer (args, out);
+    g_assert_true (launch (actor, kernel, config, args, &error));
+    g_assert_no_error (error);
+    got = download (out);
+    g_assert_cmpfloat (got[0], ==, 154.25f);
+  }
+  {
+    g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+    atomr_kernel_cache_gc (cache, 0, NULL, NULL, NULL);
+  }
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -526,6 +674,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/nvrtc/dynamic-shared-memory", test_dynamic_shared_memory);
   g_test_add_func ("/gpu/nvrtc/cluster-launch", test_cluster_launch);
   g_test_add_func ("/gpu/nvrtc/fresh-process-cache-hit", test_fresh_process_cache_hit);
+  g_test_add_func ("/gpu/nvrtc/param-layouts-match-driver", test_param_layouts_match_driver);
   g_test_add_func ("/gpu/nvrtc/stale-after-reset", test_stale_after_reset);
 
   rc = g_test_run ();

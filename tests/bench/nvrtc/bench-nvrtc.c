@@ -5,6 +5,9 @@
  *     cuModuleLoadData of the same CUBIN (+ cuModuleGetFunction);
  *   - the same through the NVRTC actor's compile_async, and the cache's
  *     share of a disk hit alone (module, no load);
+ *   - kernel creation from a module in memory: with the parameter layout
+ *     stored at compile time, and as before it (cuFuncGetParamInfo and the
+ *     attribute queries at load);
  *   - memory-cache hit;
  *   - cold compile of a trivial kernel (NVRTC, no cache);
  *   - launch -> reply round trip of an empty kernel through the actor,
@@ -24,6 +27,7 @@
 #include "../bench-util.h"
 #include "core/atomr-actor-private.h"
 #include "nvrtc/atomr-kernel-private.h"
+#include "nvrtc/atomr-module-private.h"
 #include "nvrtc/atomr-nvrtc-private.h"
 
 #define N_LOAD   500
@@ -85,6 +89,31 @@ disk_hit_to_kernel (AtomrDevice *device, AtomrKernelCache *cache, AtomrCompileOp
       kernel = atomr_kernel_new_loaded (device, module, "empty", &error);
       if (kernel == NULL)
         die ("load", error);
+      if (i >= 20)
+        t[i - 20] = (gdouble) (bench_now_us () - t0);
+    }
+  return bench_median (t, N_LOAD);
+}
+
+/* Kernel creation from @module (cuModuleLoadData included); @old_path:
+ * the module has no stored layout and the attributes are read at once,
+ * as every load did before layouts were stored. */
+static gdouble
+kernel_from_module (AtomrDevice *device, AtomrModule *module, gboolean old_path)
+{
+  gdouble t[N_LOAD];
+
+  for (guint i = 0; i < N_LOAD + 20; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrKernel) kernel = NULL;
+      gdouble t0 = bench_now_us ();
+
+      kernel = atomr_kernel_new_loaded (device, module, "empty", &error);
+      if (kernel == NULL)
+        die ("load", error);
+      if (old_path)
+        atomr_kernel_get_max_threads_per_block (kernel);
       if (i >= 20)
         t[i - 20] = (gdouble) (bench_now_us () - t0);
     }
@@ -362,6 +391,7 @@ main (int argc, char **argv)
   g_autoptr(AtomrKernel) kernel = NULL;
   g_autofree gchar *dir = NULL;
   gdouble raw_load, disk, disk_module, disk_actor, mem, mem_actor, cold, raw_rt, actor_rt, raw_tp, actor_tp;
+  gdouble load_layout, load_driver;
   Bench proto = { 0 };
 
   if (device == NULL)
@@ -387,6 +417,16 @@ main (int argc, char **argv)
     die ("first compile", error);
 
   raw_load = raw_module_load (device, atomr_module_get_cubin (module), "empty");
+  {
+    /* A private copy of the compile (no cache), its layout dropped for
+     * the old path. */
+    g_autoptr(AtomrModule) own = atomr_nvrtc_compile_for_device (EMPTY_SOURCE, NULL, options, NULL, device, &error);
+    if (own == NULL || atomr_module_get_param_layout (own, "empty") == NULL)
+      die ("compile (no cache) with a layout", error);
+    load_layout = kernel_from_module (device, own, FALSE);
+    g_clear_pointer (&atomr_module_get_content (own)->param_layouts, g_strfreev);
+    load_driver = kernel_from_module (device, own, TRUE);
+  }
   disk = disk_hit_to_kernel (device, disk_only, options);
   disk_module = disk_hit_module_only (disk_only, options);
   actor = atomr_nvrtc_actor_new (device, &error);
@@ -407,6 +447,8 @@ main (int argc, char **argv)
   printf ("%-52s %10.2f %8.2f\n", "disk-cache hit -> loaded kernel (sync)", disk, disk / raw_load);
   printf ("%-52s %10.2f %8.2f\n", "disk-cache hit -> loaded kernel (actor compile_async)", disk_actor, disk_actor / raw_load);
   printf ("%-52s %10.2f %8.2f\n", "disk-cache hit -> module only (the cache's share)", disk_module, disk_module / raw_load);
+  printf ("%-52s %10.2f %8.2f\n", "kernel from a module in memory (stored layout)", load_layout, load_layout / raw_load);
+  printf ("%-52s %10.2f %8.2f\n", "kernel from a module, driver queries (old path)", load_driver, load_driver / raw_load);
   printf ("%-52s %10.3f %8s\n", "memory-cache hit (module)", mem, "-");
   printf ("%-52s %10.3f %8s\n", "memory-cache hit (actor compile_module_async, median)", mem_actor, "-");
   printf ("%-52s %10.1f %8s\n", "cold compile of a trivial kernel (ms, median of 5)", cold, "-");
