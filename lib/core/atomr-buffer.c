@@ -86,8 +86,7 @@ atomr_buffer_finalize (GObject *object)
     release_foreign (self);
   else if (self->host_data)
     {
-      g_free (self->host_data);
-      atomr_memory_pool_account_host (self->device, -(gint64) self->byte_size);
+      atomr_memory_pool_free_host (self->device, self->host_data, self->byte_size);
     }
   else if (self->ptr && self->generation == atomr_device_get_generation (self->device) &&
            atomr_device_enter (self->device, NULL))
@@ -100,7 +99,8 @@ atomr_buffer_finalize (GObject *object)
            * (every operation using the buffer has completed or failed, so
            * every slot is resolved). */
           atomr_hazards_order_all (&self->hazards, utility);
-          ATOMR_CU->cuMemFreeAsync (self->ptr, utility->handle);
+          atomr_memory_pool_free_async (self->device, self->ptr, self->byte_size,
+                                        utility->handle);
         }
       atomr_device_leave (self->device);
     }
@@ -288,7 +288,7 @@ atomr_buffer_new (AtomrDevice  *device,
 
   if (atomr_device_is_host (device))
     {
-      self->host_data = g_try_malloc0 (self->byte_size);
+      self->host_data = atomr_memory_pool_alloc_host (device, self->byte_size);
       atomr_device_leave (device);
       if (self->host_data == NULL)
         {
@@ -297,7 +297,6 @@ atomr_buffer_new (AtomrDevice  *device,
                        self->byte_size);
           return NULL;
         }
-      atomr_memory_pool_account_host (device, (gint64) self->byte_size);
       return g_steal_pointer (&self);
     }
 

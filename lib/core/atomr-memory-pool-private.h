@@ -17,6 +17,28 @@ CUresult atomr_memory_pool_alloc_async (AtomrDevice *device,
                                         gsize        size,
                                         CUstream     stream);
 
+/* Frees @ptr (of @size bytes, from atomr_memory_pool_alloc_async () of
+ * the current generation) on @stream, which must be the stream it was
+ * allocated on, after its last users: kept in the pool's block cache for
+ * the next allocation of the same size, or given back to the driver. */
+void     atomr_memory_pool_free_async   (AtomrDevice *device,
+                                         CUdeviceptr  ptr,
+                                         gsize        size,
+                                         CUstream     stream);
+
+/* The host test device's allocations, with the same block cache (and
+ * accounting): zeroed memory of @size bytes, NULL when out of memory. */
+gpointer atomr_memory_pool_alloc_host   (AtomrDevice *device,
+                                         gsize        size);
+void     atomr_memory_pool_free_host    (AtomrDevice *device,
+                                         gpointer     data,
+                                         gsize        size);
+
+/* The block cache, for tests: allocations served from it, and the bytes
+ * of the blocks it holds now. */
+guint64  atomr_memory_pool_get_cache_hits   (AtomrMemoryPool *self);
+guint64  atomr_memory_pool_get_cached_bytes (AtomrMemoryPool *self);
+
 /* The host test device's buffers are accounted like the pool's, so the
  * statistics behave the same without a GPU: +size on allocation, -size
  * when freed. */

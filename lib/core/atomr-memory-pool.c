@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "atomr-device-private.h"
 #include "atomr-error.h"
 #include "atomr-memory-pool-private.h"
@@ -50,6 +52,15 @@ struct _AtomrMemoryPool
   gboolean      failed;         /* cuMemPoolCreate refused: use the default pool */
   /* host test device accounting, under the lock */
   guint64       host_used, host_cached, host_high;
+  /* under the lock: blocks of freed buffers by exact byte size (a GArray of
+   * guint64 addresses per size), reused without a driver call; they still
+   * count as used by the driver's pool (see "Block cache" in
+   * docs/DESIGN-NOTES.md) */
+  GHashTable   *cache;
+  guint64       cached_bytes;
+  guint         cache_generation;
+  guint64       cache_hits;
+  gboolean      host;           /* the cache holds host memory (g_free) */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrMemoryPool, atomr_memory_pool, G_TYPE_OBJECT)
@@ -74,8 +85,19 @@ atomr_memory_pool_finalize (GObject *object)
   /* The device outlives its pool (the pool hangs off the device), and a
    * CUmemoryPool of a live context is destroyed with it by the driver when
    * the process ends; nothing is freed here. */
+  if (self->host)
+    {
+      GHashTableIter iter;
+      gpointer value;
+
+      g_hash_table_iter_init (&iter, self->cache);
+      while (g_hash_table_iter_next (&iter, NULL, &value))
+        for (guint i = 0; i < ((GArray *) value)->len; i++)
+          g_free (GSIZE_TO_POINTER ((gsize) g_array_index ((GArray *) value, guint64, i)));
+    }
   g_weak_ref_clear (&self->device);
   g_mutex_clear (&self->lock);
+  g_clear_pointer (&self->cache, g_hash_table_unref);
 
   G_OBJECT_CLASS (atomr_memory_pool_parent_class)->finalize (object);
 }
@@ -202,6 +224,8 @@ atomr_memory_pool_init (AtomrMemoryPool *self)
   g_weak_ref_init (&self->device, NULL);
   g_mutex_init (&self->lock);
   self->threshold = G_MAXUINT64;
+  self->cache = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                       (GDestroyNotify) g_array_unref);
 }
 
 G_LOCK_DEFINE_STATIC (pools);
@@ -280,31 +304,10 @@ current_handle_locked (AtomrMemoryPool *self,
   return handle;
 }
 
-CUresult
-atomr_memory_pool_alloc_async (AtomrDevice *device,
-                               CUdeviceptr *ptr,
-                               gsize        size,
-                               CUstream     stream)
+static void
+account_host_locked (AtomrMemoryPool *self,
+                     gint64           delta)
 {
-  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
-  CUmemoryPool handle;
-
-  g_mutex_lock (&self->lock);
-  handle = current_handle_locked (self, device);
-  g_mutex_unlock (&self->lock);
-
-  if (handle == NULL)
-    return ATOMR_CU->cuMemAllocAsync (ptr, size, stream);
-  return ATOMR_CU->cuMemAllocFromPoolAsync (ptr, size, handle, stream);
-}
-
-void
-atomr_memory_pool_account_host (AtomrDevice *device,
-                                gint64       delta)
-{
-  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
-
-  g_mutex_lock (&self->lock);
   if (delta > 0)
     {
       guint64 n = (guint64) delta;
@@ -320,6 +323,212 @@ atomr_memory_pool_account_host (AtomrDevice *device,
       if (self->host_used + self->host_cached > self->threshold)
         self->host_cached = self->threshold > self->host_used ? self->threshold - self->host_used : 0;
     }
+}
+
+/* Hands every cached block back: to the driver's pool with cuMemFreeAsync on
+ * @stream (the utility stream, where every cached block was ordered after
+ * its last users), or to the allocator on the host device.  Blocks of an
+ * older generation died with their context and are only forgotten.  Called
+ * with the lock held (and, on a GPU, while entered). */
+static void
+flush_cache_locked (AtomrMemoryPool *self,
+                    AtomrDevice     *device,
+                    CUstream         stream)
+{
+  gboolean host = atomr_device_is_host (device);
+  gboolean alive = host || self->cache_generation == atomr_device_get_generation (device);
+  GHashTableIter iter;
+  gpointer key, value;
+
+  if (self->cached_bytes == 0)
+    return;
+  g_hash_table_iter_init (&iter, self->cache);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      GArray *blocks = value;
+      gsize size = GPOINTER_TO_SIZE (key);
+
+      for (guint i = 0; i < blocks->len; i++)
+        {
+          guint64 addr = g_array_index (blocks, guint64, i);
+
+          if (host)
+            {
+              g_free (GSIZE_TO_POINTER ((gsize) addr));
+              account_host_locked (self, -(gint64) size);
+            }
+          else if (alive)
+            ATOMR_CU->cuMemFreeAsync ((CUdeviceptr) addr, stream);
+        }
+    }
+  g_hash_table_remove_all (self->cache);
+  self->cached_bytes = 0;
+}
+
+/* Takes a cached block of exactly @size bytes, 0 if there is none.  Called
+ * with the lock held. */
+static guint64
+take_cached_locked (AtomrMemoryPool *self,
+                    gsize            size)
+{
+  GArray *blocks = g_hash_table_lookup (self->cache, GSIZE_TO_POINTER (size));
+  guint64 addr;
+
+  if (blocks == NULL || blocks->len == 0)
+    return 0;
+  addr = g_array_index (blocks, guint64, blocks->len - 1);
+  g_array_set_size (blocks, blocks->len - 1);
+  self->cached_bytes -= size;
+  self->cache_hits++;
+  return addr;
+}
+
+static void
+put_cached_locked (AtomrMemoryPool *self,
+                   guint64          addr,
+                   gsize            size)
+{
+  GArray *blocks = g_hash_table_lookup (self->cache, GSIZE_TO_POINTER (size));
+
+  if (blocks == NULL)
+    {
+      blocks = g_array_new (FALSE, FALSE, sizeof (guint64));
+      g_hash_table_insert (self->cache, GSIZE_TO_POINTER (size), blocks);
+    }
+  g_array_append_val (blocks, addr);
+  self->cached_bytes += size;
+}
+
+CUresult
+atomr_memory_pool_alloc_async (AtomrDevice *device,
+                               CUdeviceptr *ptr,
+                               gsize        size,
+                               CUstream     stream)
+{
+  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+  CUmemoryPool handle;
+  CUresult res;
+
+  g_mutex_lock (&self->lock);
+  handle = current_handle_locked (self, device);
+  if (self->cache_generation != self->generation)
+    {
+      /* a new context: the cached blocks died with the old one */
+      flush_cache_locked (self, device, stream);
+      self->cache_generation = self->generation;
+    }
+  if (handle != NULL && (*ptr = (CUdeviceptr) take_cached_locked (self, size)) != 0)
+    {
+      g_mutex_unlock (&self->lock);
+      return CUDA_SUCCESS;
+    }
+  /* A miss gives the cached blocks back to the driver's pool first, so the
+   * pool reserves no more than it would without the cache (and reuses
+   * them on this stream at once). */
+  flush_cache_locked (self, device, stream);
+  g_mutex_unlock (&self->lock);
+
+  if (handle == NULL)
+    return ATOMR_CU->cuMemAllocAsync (ptr, size, stream);
+  res = ATOMR_CU->cuMemAllocFromPoolAsync (ptr, size, handle, stream);
+  return res;
+}
+
+void
+atomr_memory_pool_free_async (AtomrDevice *device,
+                              CUdeviceptr  ptr,
+                              gsize        size,
+                              CUstream     stream)
+{
+  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+
+  g_mutex_lock (&self->lock);
+  if (self->handle && self->generation == atomr_device_get_generation (device) &&
+      self->cache_generation == self->generation && self->threshold == G_MAXUINT64)
+    {
+      put_cached_locked (self, (guint64) ptr, size);
+      g_mutex_unlock (&self->lock);
+      return;
+    }
+  g_mutex_unlock (&self->lock);
+  ATOMR_CU->cuMemFreeAsync (ptr, stream);
+}
+
+gpointer
+atomr_memory_pool_alloc_host (AtomrDevice *device,
+                              gsize        size)
+{
+  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+  gpointer data;
+
+  g_mutex_lock (&self->lock);
+  data = GSIZE_TO_POINTER ((gsize) take_cached_locked (self, size));
+  if (data != NULL)
+    {
+      g_mutex_unlock (&self->lock);
+      /* like fresh memory of the host device: zeroed */
+      memset (data, 0, size);
+      return data;
+    }
+  flush_cache_locked (self, device, NULL);
+  g_mutex_unlock (&self->lock);
+
+  data = g_try_malloc0 (size);
+  if (data == NULL)
+    return NULL;
+  atomr_memory_pool_account_host (device, (gint64) size);
+  return data;
+}
+
+void
+atomr_memory_pool_free_host (AtomrDevice *device,
+                             gpointer     data,
+                             gsize        size)
+{
+  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+
+  g_mutex_lock (&self->lock);
+  self->host = TRUE;
+  if (self->threshold == G_MAXUINT64)
+    put_cached_locked (self, (guint64) GPOINTER_TO_SIZE (data), size);
+  else
+    {
+      g_free (data);
+      account_host_locked (self, -(gint64) size);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+guint64
+atomr_memory_pool_get_cache_hits (AtomrMemoryPool *self)
+{
+  guint64 hits;
+
+  g_mutex_lock (&self->lock);
+  hits = self->cache_hits;
+  g_mutex_unlock (&self->lock);
+  return hits;
+}
+
+guint64
+atomr_memory_pool_get_cached_bytes (AtomrMemoryPool *self)
+{
+  guint64 bytes;
+
+  g_mutex_lock (&self->lock);
+  bytes = self->cached_bytes;
+  g_mutex_unlock (&self->lock);
+  return bytes;
+}
+
+void
+atomr_memory_pool_account_host (AtomrDevice *device,
+                                gint64       delta)
+{
+  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+
+  g_mutex_lock (&self->lock);
+  account_host_locked (self, delta);
   g_mutex_unlock (&self->lock);
 }
 
@@ -412,11 +621,18 @@ atomr_memory_pool_get_used (AtomrMemoryPool *self)
 {
   guint64 host;
 
+  guint64 value;
+
   g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), 0);
   g_mutex_lock (&self->lock);
   host = self->host_used;
   g_mutex_unlock (&self->lock);
-  return read_attribute (self, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, host);
+  value = read_attribute (self, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, host);
+  /* the driver counts the cached blocks as used; no buffer uses them */
+  g_mutex_lock (&self->lock);
+  value -= MIN (value, self->cached_bytes);
+  g_mutex_unlock (&self->lock);
+  return value;
 }
 
 /**
@@ -482,6 +698,7 @@ atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
                                          guint64          bytes)
 {
   g_autoptr(AtomrDevice) device = NULL;
+  g_autoptr(AtomrStream) utility = NULL;
   gboolean changed;
 
   g_return_if_fail (ATOMR_IS_MEMORY_POOL (self));
@@ -489,9 +706,14 @@ atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
   device = g_weak_ref_get (&self->device);
   if (device && !atomr_device_is_host (device) && !atomr_device_enter (device, NULL))
     g_clear_object (&device);   /* no context now: the next pool gets it */
+  if (device && !atomr_device_is_host (device) && bytes != G_MAXUINT64)
+    utility = atomr_device_get_utility_stream (device, NULL);
   g_mutex_lock (&self->lock);
   changed = self->threshold != bytes;
   self->threshold = bytes;
+  /* the block cache works only while the pool keeps everything */
+  if (device && bytes != G_MAXUINT64 && (atomr_device_is_host (device) || utility))
+    flush_cache_locked (self, device, utility ? utility->handle : NULL);
   if (device && atomr_device_is_host (device) && self->host_used + self->host_cached > bytes)
     self->host_cached = bytes > self->host_used ? bytes - self->host_used : 0;
   else if (device && self->handle && self->generation == atomr_device_get_generation (device))
@@ -526,7 +748,9 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
                         GError          **error)
 {
   g_autoptr(AtomrDevice) device = NULL;
+  g_autoptr(AtomrStream) utility = NULL;
   gboolean ok = TRUE;
+  gboolean flushed;
 
   g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -542,6 +766,7 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
   if (atomr_device_is_host (device))
     {
       g_mutex_lock (&self->lock);
+      flush_cache_locked (self, device, NULL);
       if (self->host_used + self->host_cached > min_bytes_to_keep)
         self->host_cached = min_bytes_to_keep > self->host_used ? min_bytes_to_keep - self->host_used : 0;
       g_mutex_unlock (&self->lock);
@@ -549,6 +774,25 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
     }
   if (!atomr_device_enter (device, error))
     return FALSE;
+  utility = atomr_device_get_utility_stream (device, error);
+  if (utility == NULL)
+    {
+      atomr_device_leave (device);
+      return FALSE;
+    }
+  g_mutex_lock (&self->lock);
+  flushed = self->cached_bytes > 0;
+  flush_cache_locked (self, device, utility->handle);
+  g_mutex_unlock (&self->lock);
+  /* The cached blocks were freed on the utility stream, after their last
+   * users: wait for the frees so that the driver can give them back. */
+  if (flushed &&
+      !atomr_cuda_check (ATOMR_CU->cuStreamSynchronize (utility->handle),
+                         "cuStreamSynchronize", error))
+    {
+      atomr_device_leave (device);
+      return FALSE;
+    }
   g_mutex_lock (&self->lock);
   if (self->handle && self->generation == atomr_device_get_generation (device))
     ok = atomr_cuda_check (ATOMR_CU->cuMemPoolTrimTo (self->handle, min_bytes_to_keep),
@@ -579,7 +823,7 @@ atomr_memory_pool_reset_high_water (AtomrMemoryPool *self)
   if (atomr_device_is_host (device))
     {
       g_mutex_lock (&self->lock);
-      self->host_high = self->host_used;
+      self->host_high = self->host_used - MIN (self->host_used, self->cached_bytes);
       g_mutex_unlock (&self->lock);
       return;
     }

@@ -14,6 +14,7 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 #include "core/atomr-completion-service-private.h"
+#include "core/atomr-memory-pool-private.h"
 
 static AtomrDevice *device;
 
@@ -725,6 +726,82 @@ test_stale_after_reset (void)
   g_assert_true (g_bytes_equal (got, data));
 }
 
+/* A freed buffer's block comes back from the pool's block cache for the
+ * next buffer of the same size, with no driver call; the new buffer's
+ * users on another stream still see only their own writes, after every
+ * write of the old buffer on the first stream. */
+static void
+test_pool_cache_reuse (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) writer = NULL, reader = NULL;
+  guint64 n = 16ull << 20;   /* 64 MiB of f32 */
+  AtomrMemoryPool *pool;
+  AtomrBuffer *x;
+  g_autoptr(AtomrBuffer) y = NULL;
+  GAsyncResult *fills[8] = { NULL };
+  g_autoptr(GAsyncResult) fill_y = NULL, down = NULL;
+  g_autoptr(GBytes) got = NULL;
+  guint64 old_ptr, hits, used;
+  const float *v;
+
+  if (!need_device ())
+    return;
+  pool = atomr_device_get_memory_pool (device);
+  writer = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  reader = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  x = atomr_buffer_new (device, ATOMR_DTYPE_F32, n, &error);
+  g_assert_no_error (error);
+  old_ptr = atomr_buffer_get_device_pointer (x);
+  for (guint i = 0; i < G_N_ELEMENTS (fills); i++)
+    atomr_actor_fill_async (ATOMR_ACTOR (writer), x, (gdouble) i, NULL, store_result, &fills[i]);
+  /* dropped while its fills may still run: freed after them */
+  g_object_unref (x);
+  for (guint i = 0; i < G_N_ELEMENTS (fills); i++)
+    {
+      wait_for (&fills[i]);
+      g_assert_true (atomr_actor_fill_finish (ATOMR_ACTOR (writer), fills[i], &error));
+      g_object_unref (fills[i]);
+    }
+  /* the last operation drops its reference once it has completed */
+  for (guint i = 0; i < 10000 && atomr_memory_pool_get_cached_bytes (pool) < n * 4; i++)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), >=, n * 4);
+  hits = atomr_memory_pool_get_cache_hits (pool);
+  used = atomr_memory_pool_get_used (pool);
+
+  y = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_buffer_get_device_pointer (y), ==, old_ptr);
+  g_assert_cmpuint (atomr_memory_pool_get_cache_hits (pool), ==, hits + 1);
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, used + n * 4);
+
+  /* written on one stream, read on another */
+  atomr_actor_fill_async (ATOMR_ACTOR (reader), y, 7.0, NULL, store_result, &fill_y);
+  atomr_actor_download_async (ATOMR_ACTOR (writer), y, NULL, store_result, &down);
+  wait_for (&fill_y);
+  g_assert_true (atomr_actor_fill_finish (ATOMR_ACTOR (reader), fill_y, &error));
+  wait_for (&down);
+  got = atomr_actor_download_finish (ATOMR_ACTOR (writer), down, &error);
+  g_assert_no_error (error);
+  v = g_bytes_get_data (got, NULL);
+  for (guint64 i = 0; i < n; i += 4093)
+    g_assert_cmpint (((const gint32 *) v)[i], ==, 7);
+  g_assert_cmpint (((const gint32 *) v)[n - 1], ==, 7);
+
+  /* trim gives the cached blocks back to the driver */
+  g_clear_object (&y);
+  g_assert_true (atomr_device_synchronize (device, &error));
+  g_assert_true (atomr_memory_pool_trim (pool, 0, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -741,6 +818,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/core/streamed-staging", test_streamed_staging);
   g_test_add_func ("/gpu/core/hazard-two-streams", test_hazard_two_streams);
   g_test_add_func ("/gpu/core/out-of-memory", test_out_of_memory);
+  g_test_add_func ("/gpu/core/pool-cache-reuse", test_pool_cache_reuse);
   g_test_add_func ("/gpu/core/completion-modes", test_completion_modes);
   g_test_add_func ("/gpu/core/timing-and-trace", test_timing_and_trace);
   g_test_add_func ("/gpu/core/stale-after-reset", test_stale_after_reset);

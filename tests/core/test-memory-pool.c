@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include <atomr.h>
+#include "core/atomr-buffer-private.h"
 #include "core/atomr-device-private.h"
+#include "core/atomr-memory-pool-private.h"
 
 static void
 count_notify (GObject *object, GParamSpec *pspec, gpointer user_data)
@@ -96,6 +98,131 @@ test_bare (void)
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
 }
 
+/* A freed buffer's block is reused by the next buffer of the same byte
+ * size (zeroed again on the host device); the statistics do not count the
+ * cached block as used, and it stays reserved. */
+static void
+test_cache_reuse (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  AtomrMemoryPool *pool = atomr_device_get_memory_pool (device);
+  g_autoptr(GBytes) ones = NULL;
+  g_autoptr(GBytes) back = NULL;
+  guint8 data[4096];
+  AtomrBuffer *a, *b;
+  gpointer block;
+  const guint8 *got;
+  gsize len;
+
+  memset (data, 0xab, sizeof data);
+  ones = g_bytes_new (data, sizeof data);
+  a = atomr_buffer_new (device, ATOMR_DTYPE_U8, sizeof data, &error);
+  g_assert_no_error (error);
+  block = atomr_buffer_get_host_data (a);
+  memcpy (block, g_bytes_get_data (ones, NULL), sizeof data);
+  g_object_unref (a);
+
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, sizeof data);
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, sizeof data);
+  g_assert_cmpuint (atomr_memory_pool_get_cache_hits (pool), ==, 0);
+
+  /* an int8 buffer of the same byte size takes the cached block */
+  b = atomr_buffer_new (device, ATOMR_DTYPE_I8, sizeof data, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_get_host_data (b) == block);
+  g_assert_cmpuint (atomr_memory_pool_get_cache_hits (pool), ==, 1);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, sizeof data);
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, sizeof data);
+  g_assert_cmpuint (atomr_memory_pool_get_high_water (pool), ==, sizeof data);
+  /* no contents of the old buffer show through */
+  back = g_bytes_new (atomr_buffer_get_host_data (b), atomr_buffer_get_byte_size (b));
+  got = g_bytes_get_data (back, &len);
+  g_assert_cmpuint (len, ==, sizeof data);
+  for (gsize i = 0; i < len; i++)
+    g_assert_cmpuint (got[i], ==, 0);
+  g_object_unref (b);
+
+  /* a steady allocate + free cycle takes no new memory */
+  for (guint i = 0; i < 100; i++)
+    {
+      AtomrBuffer *c = atomr_buffer_new (device, ATOMR_DTYPE_U8, sizeof data, &error);
+      g_assert_no_error (error);
+      g_assert_true (atomr_buffer_get_host_data (c) == block);
+      g_object_unref (c);
+    }
+  g_assert_cmpuint (atomr_memory_pool_get_cache_hits (pool), ==, 101);
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, sizeof data);
+  g_assert_cmpuint (atomr_memory_pool_get_high_water (pool), ==, sizeof data);
+}
+
+/* A miss gives the cached blocks back to the pool first (the pool never
+ * reserves more than without the cache); trim and a release threshold
+ * empty the cache; the high-water mark does not count cached blocks. */
+static void
+test_cache_trim (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  AtomrMemoryPool *pool = atomr_device_get_memory_pool (device);
+  AtomrBuffer *a, *b;
+
+  a = atomr_buffer_new (device, ATOMR_DTYPE_F32, 1000, &error);   /* 4000 bytes */
+  g_assert_no_error (error);
+  b = atomr_buffer_new (device, ATOMR_DTYPE_F32, 500, &error);    /* 2000 bytes */
+  g_assert_no_error (error);
+  g_object_unref (a);
+  g_object_unref (b);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 6000);
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, 6000);
+  atomr_memory_pool_reset_high_water (pool);
+  g_assert_cmpuint (atomr_memory_pool_get_high_water (pool), ==, 0);
+
+  /* 3000 bytes: no such block; both go back to the pool, which reuses them */
+  a = atomr_buffer_new (device, ATOMR_DTYPE_U8, 3000, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_memory_pool_get_cache_hits (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, 3000);
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, 6000);
+  g_assert_cmpuint (atomr_memory_pool_get_high_water (pool), ==, 3000);
+  g_object_unref (a);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 3000);
+
+  /* trim gives the cached block back too */
+  g_assert_true (atomr_memory_pool_trim (pool, 0, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, 0);
+
+  /* with a release threshold nothing is cached */
+  a = atomr_buffer_new (device, ATOMR_DTYPE_U8, 3000, &error);
+  g_assert_no_error (error);
+  g_object_unref (a);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 3000);
+  atomr_memory_pool_set_release_threshold (pool, 1000);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, 1000);
+  a = atomr_buffer_new (device, ATOMR_DTYPE_U8, 3000, &error);
+  g_assert_no_error (error);
+  g_object_unref (a);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), ==, 1000);
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, 0);
+  g_assert_cmpuint (atomr_memory_pool_get_cache_hits (pool), ==, 0);
+
+  /* blocks still cached when the device goes are freed (valgrind) */
+  atomr_memory_pool_set_release_threshold (pool, G_MAXUINT64);
+  a = atomr_buffer_new (device, ATOMR_DTYPE_U8, 3000, &error);
+  g_assert_no_error (error);
+  g_object_unref (a);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 3000);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -103,6 +230,8 @@ main (int argc, char **argv)
 
   g_test_add_func ("/memory-pool/statistics", test_statistics);
   g_test_add_func ("/memory-pool/bare", test_bare);
+  g_test_add_func ("/memory-pool/cache-reuse", test_cache_reuse);
+  g_test_add_func ("/memory-pool/cache-trim", test_cache_trim);
 
   return g_test_run ();
 }
