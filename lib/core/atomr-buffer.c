@@ -42,6 +42,7 @@ struct _AtomrBuffer
   GObject      parent_instance;
 
   AtomrDevice *device;
+  AtomrMemoryPool *pool;     /* the device's (owned by it), for the free */
   guint        generation;
   AtomrDtype   dtype;
   guint64      n_elements;
@@ -86,7 +87,7 @@ atomr_buffer_finalize (GObject *object)
     release_foreign (self);
   else if (self->host_data)
     {
-      atomr_memory_pool_free_host (self->device, self->host_data, self->byte_size);
+      atomr_memory_pool_free_host (self->pool, self->host_data, self->byte_size);
     }
   else if (self->ptr && self->generation == atomr_device_get_generation (self->device) &&
            atomr_device_enter (self->device, NULL))
@@ -99,7 +100,7 @@ atomr_buffer_finalize (GObject *object)
            * (every operation using the buffer has completed or failed, so
            * every slot is resolved). */
           atomr_hazards_order_all (&self->hazards, utility);
-          atomr_memory_pool_free_async (self->device, self->ptr, self->byte_size,
+          atomr_memory_pool_free_async (self->pool, self->device, self->ptr, self->byte_size,
                                         utility->handle);
         }
       atomr_device_leave (self->device);
@@ -278,6 +279,7 @@ atomr_buffer_new (AtomrDevice  *device,
 
   self = g_object_new (ATOMR_TYPE_BUFFER, NULL);
   self->device = g_object_ref (device);
+  self->pool = atomr_device_get_memory_pool (device);
   self->dtype = dtype;
   self->n_elements = n_elements;
   self->byte_size = n_elements * elem;
@@ -288,7 +290,7 @@ atomr_buffer_new (AtomrDevice  *device,
 
   if (atomr_device_is_host (device))
     {
-      self->host_data = atomr_memory_pool_alloc_host (device, self->byte_size);
+      self->host_data = atomr_memory_pool_alloc_host (self->pool, device, self->byte_size);
       atomr_device_leave (device);
       if (self->host_data == NULL)
         {
@@ -310,7 +312,8 @@ atomr_buffer_new (AtomrDevice  *device,
         atomr_device_leave (device);
         return NULL;
       }
-    res = atomr_memory_pool_alloc_async (device, &self->ptr, self->byte_size, utility->handle);
+    res = atomr_memory_pool_alloc_async_in (self->pool, device, &self->ptr, self->byte_size,
+                                            utility->handle);
     if (res != CUDA_SUCCESS)
       {
         self->ptr = 0;

@@ -405,7 +405,17 @@ atomr_memory_pool_alloc_async (AtomrDevice *device,
                                gsize        size,
                                CUstream     stream)
 {
-  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+  return atomr_memory_pool_alloc_async_in (atomr_device_get_memory_pool (device),
+                                           device, ptr, size, stream);
+}
+
+CUresult
+atomr_memory_pool_alloc_async_in (AtomrMemoryPool *self,
+                                  AtomrDevice     *device,
+                                  CUdeviceptr     *ptr,
+                                  gsize            size,
+                                  CUstream         stream)
+{
   CUmemoryPool handle;
   CUresult res;
 
@@ -435,12 +445,12 @@ atomr_memory_pool_alloc_async (AtomrDevice *device,
 }
 
 void
-atomr_memory_pool_free_async (AtomrDevice *device,
-                              CUdeviceptr  ptr,
-                              gsize        size,
-                              CUstream     stream)
+atomr_memory_pool_free_async (AtomrMemoryPool *self,
+                              AtomrDevice     *device,
+                              CUdeviceptr      ptr,
+                              gsize            size,
+                              CUstream         stream)
 {
-  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
 
   g_mutex_lock (&self->lock);
   if (self->handle && self->generation == atomr_device_get_generation (device) &&
@@ -455,10 +465,10 @@ atomr_memory_pool_free_async (AtomrDevice *device,
 }
 
 gpointer
-atomr_memory_pool_alloc_host (AtomrDevice *device,
-                              gsize        size)
+atomr_memory_pool_alloc_host (AtomrMemoryPool *self,
+                              AtomrDevice     *device,
+                              gsize            size)
 {
-  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
   gpointer data;
 
   g_mutex_lock (&self->lock);
@@ -476,16 +486,17 @@ atomr_memory_pool_alloc_host (AtomrDevice *device,
   data = g_try_malloc0 (size);
   if (data == NULL)
     return NULL;
-  atomr_memory_pool_account_host (device, (gint64) size);
+  g_mutex_lock (&self->lock);
+  account_host_locked (self, (gint64) size);
+  g_mutex_unlock (&self->lock);
   return data;
 }
 
 void
-atomr_memory_pool_free_host (AtomrDevice *device,
-                             gpointer     data,
-                             gsize        size)
+atomr_memory_pool_free_host (AtomrMemoryPool *self,
+                             gpointer         data,
+                             gsize            size)
 {
-  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
 
   g_mutex_lock (&self->lock);
   self->host = TRUE;

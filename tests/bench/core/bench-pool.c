@@ -97,6 +97,9 @@ main (int argc, char **argv)
   g_print ("  default pool, cuMemAllocAsync            %8.3f µs  %.3f\n", dflt, dflt / base);
   g_print ("  our pool, cuMemAllocFromPoolAsync (raw)  %8.3f µs  %.3f\n", pool, pool / base);
   g_print ("  atomr_buffer_new + g_object_unref        %8.3f µs  %.3f\n", buf, buf / base);
+  g_print ("  atomr / raw pool                        %8s     %.3f\n", "", buf / pool);
+  g_print ("  block cache: %" G_GUINT64_FORMAT " of %d buffer allocations reused a cached block\n",
+           atomr_memory_pool_get_cache_hits (mp), N_ITER + N_WARM);
   g_print ("  pool: reserved %" G_GUINT64_FORMAT " used %" G_GUINT64_FORMAT " high-water %"
            G_GUINT64_FORMAT " bytes\n", atomr_memory_pool_get_reserved (mp),
            atomr_memory_pool_get_used (mp), atomr_memory_pool_get_high_water (mp));
