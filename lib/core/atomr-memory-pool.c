@@ -53,8 +53,8 @@ struct _AtomrMemoryPool
   /* host test device accounting, under the lock */
   guint64       host_used, host_cached, host_high;
   /* under the lock: blocks of freed buffers by exact byte size (a GArray of
-   * guint64 addresses per size), reused without a driver call; they still
-   * count as used by the driver's pool (see "Block cache" in
+   * CachedBlock per size, used as a stack), reused without a driver call;
+   * they still count as used by the driver's pool (see "Block cache" in
    * docs/DESIGN-NOTES.md) */
   GHashTable   *cache;
   guint64       cached_bytes;
@@ -62,6 +62,15 @@ struct _AtomrMemoryPool
   guint64       cache_hits;
   gboolean      host;           /* the cache holds host memory (g_free) */
 };
+
+/* A cached block: its address and the fences of its last users that were
+ * not known to have finished when it was freed (references; none when the
+ * memory was idle).  Blocks are all of the generation cache_generation. */
+typedef struct {
+  guint64     addr;
+  guint       n_fences;
+  AtomrFence *fences[ATOMR_MEMORY_POOL_MAX_FENCES];
+} CachedBlock;
 
 G_DEFINE_FINAL_TYPE (AtomrMemoryPool, atomr_memory_pool, G_TYPE_OBJECT)
 
@@ -85,16 +94,22 @@ atomr_memory_pool_finalize (GObject *object)
   /* The device outlives its pool (the pool hangs off the device), and a
    * CUmemoryPool of a live context is destroyed with it by the driver when
    * the process ends; nothing is freed here. */
-  if (self->host)
-    {
-      GHashTableIter iter;
-      gpointer value;
+  {
+    GHashTableIter iter;
+    gpointer value;
 
-      g_hash_table_iter_init (&iter, self->cache);
-      while (g_hash_table_iter_next (&iter, NULL, &value))
-        for (guint i = 0; i < ((GArray *) value)->len; i++)
-          g_free (GSIZE_TO_POINTER ((gsize) g_array_index ((GArray *) value, guint64, i)));
-    }
+    g_hash_table_iter_init (&iter, self->cache);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      for (guint i = 0; i < ((GArray *) value)->len; i++)
+        {
+          CachedBlock *block = &g_array_index ((GArray *) value, CachedBlock, i);
+
+          if (self->host)
+            g_free (GSIZE_TO_POINTER ((gsize) block->addr));
+          for (guint j = 0; j < block->n_fences; j++)
+            atomr_fence_unref (block->fences[j]);
+        }
+  }
   g_weak_ref_clear (&self->device);
   g_mutex_clear (&self->lock);
   g_clear_pointer (&self->cache, g_hash_table_unref);
@@ -252,6 +267,11 @@ atomr_device_get_memory_pool (AtomrDevice *device)
   if (G_UNLIKELY (quark == 0))
     quark = g_quark_from_static_string ("atomr-memory-pool");
 
+  /* Set once and kept for the life of the device: qdata is read safely
+   * without our lock (the allocation path asks for it every time). */
+  pool = g_object_get_qdata (G_OBJECT (device), quark);
+  if (G_LIKELY (pool != NULL))
+    return pool;
   G_LOCK (pools);
   pool = g_object_get_qdata (G_OBJECT (device), quark);
   if (pool == NULL)
@@ -326,17 +346,21 @@ account_host_locked (AtomrMemoryPool *self,
 }
 
 /* Hands every cached block back: to the driver's pool with cuMemFreeAsync on
- * @stream (the utility stream, where every cached block was ordered after
- * its last users), or to the allocator on the host device.  Blocks of an
- * older generation died with their context and are only forgotten.  Called
- * with the lock held (and, on a GPU, while entered). */
+ * @stream after making @stream wait for the fences the block carries (its
+ * last users), or to the allocator on the host device.  Blocks of an older
+ * generation died with their context and are only forgotten.  The fences
+ * go to @drop, to be unreferenced once the lock is released (that takes
+ * the device's lock; host blocks carry none, and pass NULL).  Called with the lock held (and, on a GPU, while
+ * entered). */
 static void
 flush_cache_locked (AtomrMemoryPool *self,
                     AtomrDevice     *device,
-                    CUstream         stream)
+                    CUstream         stream,
+                    GPtrArray      **drop)
 {
   gboolean host = atomr_device_is_host (device);
-  gboolean alive = host || self->cache_generation == atomr_device_get_generation (device);
+  guint generation = atomr_device_get_generation (device);
+  gboolean alive = host || self->cache_generation == generation;
   GHashTableIter iter;
   gpointer key, value;
 
@@ -350,52 +374,74 @@ flush_cache_locked (AtomrMemoryPool *self,
 
       for (guint i = 0; i < blocks->len; i++)
         {
-          guint64 addr = g_array_index (blocks, guint64, i);
+          CachedBlock *block = &g_array_index (blocks, CachedBlock, i);
 
           if (host)
             {
-              g_free (GSIZE_TO_POINTER ((gsize) addr));
+              g_free (GSIZE_TO_POINTER ((gsize) block->addr));
               account_host_locked (self, -(gint64) size);
             }
-          else if (alive)
-            ATOMR_CU->cuMemFreeAsync ((CUdeviceptr) addr, stream);
+          else if (alive && stream != NULL)
+            {
+              for (guint j = 0; j < block->n_fences; j++)
+                {
+                  AtomrFence *fence = block->fences[j];
+
+                  if ((g_atomic_int_get (&fence->signalled) && fence->result == CUDA_SUCCESS) ||
+                      fence->generation != generation || fence->stream->handle == stream)
+                    continue;
+                  ATOMR_CU->cuStreamWaitEvent (stream, fence->event, 0);
+                }
+              ATOMR_CU->cuMemFreeAsync ((CUdeviceptr) block->addr, stream);
+            }
+          for (guint j = 0; j < block->n_fences; j++)
+            {
+              if (drop == NULL)
+                {
+                  atomr_fence_unref (block->fences[j]);
+                  continue;
+                }
+              if (*drop == NULL)
+                *drop = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_fence_unref);
+              g_ptr_array_add (*drop, block->fences[j]);
+            }
         }
     }
   g_hash_table_remove_all (self->cache);
   self->cached_bytes = 0;
 }
 
-/* Takes a cached block of exactly @size bytes, 0 if there is none.  Called
- * with the lock held. */
-static guint64
+/* Takes a cached block of exactly @size bytes, FALSE if there is none.
+ * Called with the lock held. */
+static gboolean
 take_cached_locked (AtomrMemoryPool *self,
-                    gsize            size)
+                    gsize            size,
+                    CachedBlock     *out)
 {
   GArray *blocks = g_hash_table_lookup (self->cache, GSIZE_TO_POINTER (size));
-  guint64 addr;
 
   if (blocks == NULL || blocks->len == 0)
-    return 0;
-  addr = g_array_index (blocks, guint64, blocks->len - 1);
+    return FALSE;
+  *out = g_array_index (blocks, CachedBlock, blocks->len - 1);
   g_array_set_size (blocks, blocks->len - 1);
   self->cached_bytes -= size;
   self->cache_hits++;
-  return addr;
+  return TRUE;
 }
 
 static void
-put_cached_locked (AtomrMemoryPool *self,
-                   guint64          addr,
-                   gsize            size)
+put_cached_locked (AtomrMemoryPool   *self,
+                   const CachedBlock *block,
+                   gsize              size)
 {
   GArray *blocks = g_hash_table_lookup (self->cache, GSIZE_TO_POINTER (size));
 
   if (blocks == NULL)
     {
-      blocks = g_array_new (FALSE, FALSE, sizeof (guint64));
+      blocks = g_array_new (FALSE, FALSE, sizeof (CachedBlock));
       g_hash_table_insert (self->cache, GSIZE_TO_POINTER (size), blocks);
     }
-  g_array_append_val (blocks, addr);
+  g_array_append_vals (blocks, block, 1);
   self->cached_bytes += size;
 }
 
@@ -416,52 +462,100 @@ atomr_memory_pool_alloc_async_in (AtomrMemoryPool *self,
                                   gsize            size,
                                   CUstream         stream)
 {
+  g_autoptr(GPtrArray) drop = NULL;
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   CUmemoryPool handle;
-  CUresult res;
+
+  /* An allocation in a capture would belong to the graph, and the frees of
+   * the flush below would become graph nodes: buffers are allocated
+   * outside graphs (atomr_buffer_new() uses the utility stream, which no
+   * graph captures). */
+  if (ATOMR_CU->cuStreamGetCaptureInfo (stream, &capture, NULL, NULL, NULL, NULL, NULL) == CUDA_SUCCESS &&
+      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 
   g_mutex_lock (&self->lock);
   handle = current_handle_locked (self, device);
   if (self->cache_generation != self->generation)
     {
       /* a new context: the cached blocks died with the old one */
-      flush_cache_locked (self, device, stream);
+      flush_cache_locked (self, device, NULL, &drop);
       self->cache_generation = self->generation;
-    }
-  if (handle != NULL && (*ptr = (CUdeviceptr) take_cached_locked (self, size)) != 0)
-    {
-      g_mutex_unlock (&self->lock);
-      return CUDA_SUCCESS;
     }
   /* A miss gives the cached blocks back to the driver's pool first, so the
    * pool reserves no more than it would without the cache (and reuses
-   * them on this stream at once). */
-  flush_cache_locked (self, device, stream);
+   * them on this stream at once, after their last users). */
+  flush_cache_locked (self, device, stream, &drop);
   g_mutex_unlock (&self->lock);
 
   if (handle == NULL)
     return ATOMR_CU->cuMemAllocAsync (ptr, size, stream);
-  res = ATOMR_CU->cuMemAllocFromPoolAsync (ptr, size, handle, stream);
-  return res;
+  return ATOMR_CU->cuMemAllocFromPoolAsync (ptr, size, handle, stream);
 }
 
-void
-atomr_memory_pool_free_async (AtomrMemoryPool *self,
-                              AtomrDevice     *device,
-                              CUdeviceptr      ptr,
-                              gsize            size,
-                              CUstream         stream)
+CUmemoryPool
+atomr_memory_pool_get_handle (AtomrMemoryPool *self,
+                              AtomrDevice     *device)
 {
+  CUmemoryPool handle;
 
   g_mutex_lock (&self->lock);
-  if (self->handle && self->generation == atomr_device_get_generation (device) &&
-      self->cache_generation == self->generation && self->threshold == G_MAXUINT64)
+  handle = current_handle_locked (self, device);
+  g_mutex_unlock (&self->lock);
+  return handle;
+}
+
+CUdeviceptr
+atomr_memory_pool_take_cached (AtomrMemoryPool  *self,
+                               AtomrDevice      *device,
+                               gsize             size,
+                               AtomrFence      **fences,
+                               guint            *n_fences)
+{
+  guint generation = atomr_device_get_generation (device);
+  CachedBlock block;
+  gboolean hit;
+
+  *n_fences = 0;
+  g_mutex_lock (&self->lock);
+  hit = self->handle != NULL && self->generation == generation &&
+        self->cache_generation == generation && take_cached_locked (self, size, &block);
+  g_mutex_unlock (&self->lock);
+  if (!hit)
+    return 0;
+  memcpy (fences, block.fences, block.n_fences * sizeof (AtomrFence *));
+  *n_fences = block.n_fences;
+  return (CUdeviceptr) block.addr;
+}
+
+gboolean
+atomr_memory_pool_put_cached (AtomrMemoryPool  *self,
+                              AtomrDevice      *device,
+                              guint             generation,
+                              CUdeviceptr       ptr,
+                              gsize             size,
+                              AtomrFence      **fences,
+                              guint             n_fences)
+{
+  CachedBlock block = { (guint64) ptr, n_fences, { NULL, } };
+  gboolean kept = FALSE;
+
+  g_return_val_if_fail (n_fences <= ATOMR_MEMORY_POOL_MAX_FENCES, FALSE);
+  memcpy (block.fences, fences, n_fences * sizeof (AtomrFence *));
+  g_mutex_lock (&self->lock);
+  /* Only a block of the pool of the current generation (the caller is
+   * entered, so that cannot change meanwhile): memory of an older
+   * context is gone, and must never reach a new buffer. */
+  if (self->handle != NULL && self->generation == generation &&
+      self->cache_generation == generation &&
+      atomr_device_get_generation (device) == generation &&
+      self->threshold == G_MAXUINT64)
     {
-      put_cached_locked (self, (guint64) ptr, size);
-      g_mutex_unlock (&self->lock);
-      return;
+      put_cached_locked (self, &block, size);
+      kept = TRUE;
     }
   g_mutex_unlock (&self->lock);
-  ATOMR_CU->cuMemFreeAsync (ptr, stream);
+  return kept;
 }
 
 gpointer
@@ -470,17 +564,19 @@ atomr_memory_pool_alloc_host (AtomrMemoryPool *self,
                               gsize            size)
 {
   gpointer data;
+  CachedBlock block;
 
   g_mutex_lock (&self->lock);
-  data = GSIZE_TO_POINTER ((gsize) take_cached_locked (self, size));
-  if (data != NULL)
+  if (take_cached_locked (self, size, &block))
     {
       g_mutex_unlock (&self->lock);
       /* like fresh memory of the host device: zeroed */
+      data = GSIZE_TO_POINTER ((gsize) block.addr);
       memset (data, 0, size);
       return data;
     }
-  flush_cache_locked (self, device, NULL);
+  /* host blocks carry no fences: nothing to drop */
+  flush_cache_locked (self, device, NULL, NULL);
   g_mutex_unlock (&self->lock);
 
   data = g_try_malloc0 (size);
@@ -501,7 +597,10 @@ atomr_memory_pool_free_host (AtomrMemoryPool *self,
   g_mutex_lock (&self->lock);
   self->host = TRUE;
   if (self->threshold == G_MAXUINT64)
-    put_cached_locked (self, (guint64) GPOINTER_TO_SIZE (data), size);
+    {
+      CachedBlock block = { (guint64) GPOINTER_TO_SIZE (data), 0, { NULL, } };
+      put_cached_locked (self, &block, size);
+    }
   else
     {
       g_free (data);
@@ -710,6 +809,7 @@ atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
 {
   g_autoptr(AtomrDevice) device = NULL;
   g_autoptr(AtomrStream) utility = NULL;
+  g_autoptr(GPtrArray) drop = NULL;
   gboolean changed;
 
   g_return_if_fail (ATOMR_IS_MEMORY_POOL (self));
@@ -724,7 +824,7 @@ atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
   self->threshold = bytes;
   /* the block cache works only while the pool keeps everything */
   if (device && bytes != G_MAXUINT64 && (atomr_device_is_host (device) || utility))
-    flush_cache_locked (self, device, utility ? utility->handle : NULL);
+    flush_cache_locked (self, device, utility ? utility->handle : NULL, &drop);
   if (device && atomr_device_is_host (device) && self->host_used + self->host_cached > bytes)
     self->host_cached = bytes > self->host_used ? bytes - self->host_used : 0;
   else if (device && self->handle && self->generation == atomr_device_get_generation (device))
@@ -760,6 +860,7 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
 {
   g_autoptr(AtomrDevice) device = NULL;
   g_autoptr(AtomrStream) utility = NULL;
+  g_autoptr(GPtrArray) drop = NULL;
   gboolean ok = TRUE;
   gboolean flushed;
 
@@ -777,7 +878,7 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
   if (atomr_device_is_host (device))
     {
       g_mutex_lock (&self->lock);
-      flush_cache_locked (self, device, NULL);
+      flush_cache_locked (self, device, NULL, NULL);
       if (self->host_used + self->host_cached > min_bytes_to_keep)
         self->host_cached = min_bytes_to_keep > self->host_used ? min_bytes_to_keep - self->host_used : 0;
       g_mutex_unlock (&self->lock);
@@ -793,10 +894,11 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
     }
   g_mutex_lock (&self->lock);
   flushed = self->cached_bytes > 0;
-  flush_cache_locked (self, device, utility->handle);
+  flush_cache_locked (self, device, utility->handle, &drop);
   g_mutex_unlock (&self->lock);
   /* The cached blocks were freed on the utility stream, after their last
-   * users: wait for the frees so that the driver can give them back. */
+   * users: wait for the frees so that the driver can give them back (the
+   * only host wait of the pool, in an explicit maintenance call). */
   if (flushed &&
       !atomr_cuda_check (ATOMR_CU->cuStreamSynchronize (utility->handle),
                          "cuStreamSynchronize", error))
@@ -834,12 +936,30 @@ atomr_memory_pool_reset_high_water (AtomrMemoryPool *self)
   if (atomr_device_is_host (device))
     {
       g_mutex_lock (&self->lock);
-      self->host_high = self->host_used - MIN (self->host_used, self->cached_bytes);
+      flush_cache_locked (self, device, NULL, NULL);
+      self->host_high = self->host_used;
       g_mutex_unlock (&self->lock);
       return;
     }
   if (!atomr_device_enter (device, NULL))
     return;
+  /* The driver counts cached blocks as used: give them back first (and
+   * let the frees pass), so that the mark restarts from the buffers' bytes. */
+  {
+    g_autoptr(AtomrStream) utility = atomr_device_get_utility_stream (device, NULL);
+    g_autoptr(GPtrArray) drop = NULL;
+    gboolean flushed = FALSE;
+
+    if (utility)
+      {
+        g_mutex_lock (&self->lock);
+        flushed = self->cached_bytes > 0;
+        flush_cache_locked (self, device, utility->handle, &drop);
+        g_mutex_unlock (&self->lock);
+        if (flushed)
+          ATOMR_CU->cuStreamSynchronize (utility->handle);
+      }
+  }
   g_mutex_lock (&self->lock);
   if (self->handle && self->generation == atomr_device_get_generation (device))
     {

@@ -13,7 +13,9 @@
 #include <atomr.h>
 #include "core/atomr-buffer-private.h"
 #include "core/atomr-device-private.h"
+#include "core/atomr-hazard-private.h"
 #include "core/atomr-memory-pool-private.h"
+#include "core/atomr-stream-private.h"
 
 static void
 count_notify (GObject *object, GParamSpec *pspec, gpointer user_data)
@@ -223,6 +225,80 @@ test_cache_trim (void)
   g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 3000);
 }
 
+/* What a freed buffer's block carries into the cache: the fences of its
+ * last writer and readers that are not known to have finished, each once;
+ * nothing when a slot is still pending or there are more than fit.  A
+ * buffer that gets the block starts with them as its last writer. */
+static void
+test_carried_fences (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  AtomrStream *stream = atomr_stream_new (device, &error);
+  AtomrFence *f1, *f2, *got[ATOMR_MEMORY_POOL_MAX_FENCES] = { NULL };
+  AtomrHazards hazards = { NULL, NULL }, fresh = { NULL, NULL };
+  AtomrSlot *r1, *r2, *pending;
+  guint n;
+
+  g_assert_no_error (error);
+  f1 = atomr_stream_record (stream, ATOMR_EVENT_PLAIN, &error);
+  g_assert_no_error (error);
+  f2 = atomr_stream_record (stream, ATOMR_EVENT_PLAIN, &error);
+  g_assert_no_error (error);
+
+  /* nothing touched it: nothing to carry */
+  g_assert_cmpuint (atomr_hazards_take_fences (&hazards, got, G_N_ELEMENTS (got)), ==, 0);
+
+  /* written (f1), read by two actors (f2, and f1 again) */
+  atomr_hazards_init_written (&hazards, f1);
+  hazards.readers = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_slot_unref);
+  r1 = atomr_slot_new (GUINT_TO_POINTER (1));
+  atomr_slot_resolve (r1, f2, NULL);
+  g_ptr_array_add (hazards.readers, r1);
+  r2 = atomr_slot_new (GUINT_TO_POINTER (2));
+  atomr_slot_resolve (r2, f1, NULL);
+  g_ptr_array_add (hazards.readers, r2);
+
+  n = atomr_hazards_take_fences (&hazards, got, G_N_ELEMENTS (got));
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_true (got[0] == f1);
+  g_assert_true (got[1] == f2);
+  /* references of their own: the buffer's slots go, the fences stay */
+  atomr_fence_unref (got[0]);
+  atomr_fence_unref (got[1]);
+
+  /* more than fit: nothing taken */
+  g_assert_cmpuint (atomr_hazards_take_fences (&hazards, got, 1), ==, G_MAXUINT);
+
+  /* finished fences are not carried */
+  g_atomic_int_set (&f1->signalled, 1);
+  n = atomr_hazards_take_fences (&hazards, got, G_N_ELEMENTS (got));
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_true (got[0] == f2);
+
+  /* the next buffer of the block starts after them */
+  atomr_hazards_init_after (&fresh, got, n);
+  g_assert_nonnull (fresh.last_writer);
+  g_assert_null (fresh.readers);
+  g_assert_cmpuint (atomr_slot_get_n_fences (fresh.last_writer), ==, 1);
+  atomr_hazards_clear (&fresh);
+  /* an idle block: no hazard at all */
+  atomr_hazards_init_after (&fresh, got, 0);
+  g_assert_null (fresh.last_writer);
+
+  /* a slot still pending: nothing can be carried */
+  pending = atomr_slot_new (GUINT_TO_POINTER (3));
+  g_ptr_array_add (hazards.readers, pending);
+  g_assert_cmpuint (atomr_hazards_take_fences (&hazards, got, G_N_ELEMENTS (got)), ==, G_MAXUINT);
+  atomr_slot_resolve (pending, NULL, NULL);
+
+  atomr_hazards_clear (&hazards);
+  atomr_fence_unref (f1);
+  atomr_fence_unref (f2);
+  atomr_host_stream_complete (stream, G_MAXUINT, CUDA_SUCCESS);
+  atomr_stream_unref (stream);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -232,6 +308,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory-pool/bare", test_bare);
   g_test_add_func ("/memory-pool/cache-reuse", test_cache_reuse);
   g_test_add_func ("/memory-pool/cache-trim", test_cache_trim);
+  g_test_add_func ("/memory-pool/carried-fences", test_carried_fences);
 
   return g_test_run ();
 }

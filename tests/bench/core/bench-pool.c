@@ -35,9 +35,11 @@ run (AtomrDevice *device, Mode mode)
   g_autoptr(AtomrStream) utility = NULL;
   gdouble *t = g_new (gdouble, N_ITER);
   gdouble m;
+  CUmemoryPool handle;
 
   atomr_device_enter (device, NULL);
   utility = atomr_device_get_utility_stream (device, NULL);
+  handle = atomr_memory_pool_get_handle (atomr_device_get_memory_pool (device), device);
   for (guint i = 0; i < N_ITER + N_WARM; i++)
     {
       gdouble t0 = bench_now_us ();
@@ -54,7 +56,10 @@ run (AtomrDevice *device, Mode mode)
           cu->cuMemFreeAsync (ptr, utility->handle);
           break;
         case RAW_OUR_POOL:
-          atomr_memory_pool_alloc_async (device, &ptr, SIZE, utility->handle);
+          if (handle)
+            cu->cuMemAllocFromPoolAsync (&ptr, SIZE, handle, utility->handle);
+          else
+            cu->cuMemAllocAsync (&ptr, SIZE, utility->handle);
           cu->cuMemFreeAsync (ptr, utility->handle);
           break;
         case BUFFER_PATH:
