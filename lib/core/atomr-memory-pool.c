@@ -25,6 +25,15 @@
  * costs no driver allocation after the first round.  [method@Atomr.MemoryPool.trim]
  * gives unused memory back to the driver.
  *
+ * On top of that, the block of a freed buffer is kept for the next buffer
+ * of the same byte size, which takes it with no driver call at all; its
+ * first users wait on the GPU for the last users of the old buffer.  The
+ * cache holds only memory the pool allocated in the current context
+ * (never memory wrapped from elsewhere), is given back to the driver when
+ * an allocation misses it, by [method@Atomr.MemoryPool.trim] and by
+ * [method@Atomr.MemoryPool.reset_high_water], and is off while
+ * [property@Atomr.MemoryPool:release-threshold] is not %G_MAXUINT64.
+ *
  * [property@Atomr.MemoryPool:reserved], [property@Atomr.MemoryPool:used] and
  * [property@Atomr.MemoryPool:high-water] are read from the driver when asked for; they
  * change with every allocation and are not notified.  A context rebuild
@@ -920,6 +929,8 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
  * @self: an [class@Atomr.MemoryPool]
  *
  * Restarts [property@Atomr.MemoryPool:high-water] from the bytes used now.
+ * The blocks kept for reuse are given back to the driver first (on a GPU
+ * this waits for their frees), so that the mark counts buffers only.
  *
  * Since: 0.2
  */
