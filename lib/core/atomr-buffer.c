@@ -94,6 +94,17 @@ free_device_memory (AtomrBuffer *self)
 
   if (n != G_MAXUINT)
     {
+      /* Fences nobody has asked about yet (typically the allocation's):
+       * ask once, so that an idle block travels with nothing and its next
+       * buffer needs no hazard slot at all. */
+      for (guint i = 0; i < n;)
+        if (atomr_fence_query (fences[i]) == CUDA_SUCCESS)
+          {
+            atomr_fence_unref (fences[i]);
+            fences[i] = fences[--n];
+          }
+        else
+          i++;
       if (atomr_memory_pool_put_cached (self->pool, self->device, self->generation, self->ptr,
                                         self->byte_size, fences, n))
         return;
