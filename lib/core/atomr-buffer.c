@@ -92,7 +92,7 @@ free_device_memory (AtomrBuffer *self)
   g_autoptr(AtomrStream) utility = NULL;
   AtomrFence *ordered = NULL;
 
-  if (n != G_MAXUINT)
+  if (n <= G_N_ELEMENTS (fences))
     {
       /* Fences nobody has asked about yet (typically the allocation's):
        * ask once, so that an idle block travels with nothing and its next
@@ -115,8 +115,10 @@ free_device_memory (AtomrBuffer *self)
   if (utility == NULL)
     return;   /* no stream to order the free on: the block stays reserved */
   atomr_hazards_order_all (&self->hazards, utility);
-  /* Too many users to carry: the utility stream stands for them. */
-  if (n == G_MAXUINT &&
+  /* Too many users to carry: the utility stream stands for them.  (A
+   * pending slot, G_MAXUINT, should not exist here; if one does, the block
+   * is not cached: freed as without the cache.) */
+  if (n == G_N_ELEMENTS (fences) + 1 &&
       (ordered = atomr_stream_record (utility, ATOMR_EVENT_PLAIN, NULL)) != NULL &&
       atomr_memory_pool_put_cached (self->pool, self->device, self->generation, self->ptr,
                                     self->byte_size, &ordered, 1))

@@ -87,8 +87,8 @@ void       atomr_hazards_clear     (AtomrHazards *hazards);
 /* For the memory pool's block cache.  take_fences: references to the
  * fences of every operation that touched the buffer and is not known to
  * have finished (each once), at most @max into @fences; returns how many,
- * or G_MAXUINT (and nothing taken) when there are more or a slot is still
- * pending.  init_after: a block taken from the cache starts with those
+ * or (nothing taken) @max + 1 when there are more, G_MAXUINT when a slot
+ * is still pending.  init_after: a block taken from the cache starts with those
  * fences as its last writer (@n of them, references moved in; nothing
  * when @n is 0: the memory is idle). */
 guint      atomr_hazards_take_fences (AtomrHazards *hazards,

@@ -322,7 +322,8 @@ atomr_hazards_order_all (AtomrHazards *hazards,
     atomr_slot_order (g_ptr_array_index (hazards->readers, i), stream, NULL);
 }
 
-/* Under the hazards lock. */
+/* Under the hazards lock.  FALSE when @slot is pending (*n is then
+ * G_MAXUINT) or its fences do not fit (*n is then @max + 1). */
 static gboolean
 take_slot_fences (AtomrSlot   *slot,
                   AtomrFence **fences,
@@ -330,7 +331,10 @@ take_slot_fences (AtomrSlot   *slot,
                   guint        max)
 {
   if (!slot->resolved)
-    return FALSE;
+    {
+      *n = G_MAXUINT;
+      return FALSE;
+    }
   for (guint i = 0; i < slot->fences.len; i++)
     {
       AtomrFence *fence = slot->fences.data[i];
@@ -343,7 +347,10 @@ take_slot_fences (AtomrSlot   *slot,
       if (seen)
         continue;
       if (*n == max)
-        return FALSE;
+        {
+          *n = max + 1;
+          return FALSE;
+        }
       fences[(*n)++] = fence;
     }
   return TRUE;
@@ -364,7 +371,7 @@ atomr_hazards_take_fences (AtomrHazards *hazards,
     ok = take_slot_fences (g_ptr_array_index (hazards->readers, i), fences, &n, max);
   G_UNLOCK (hazards);
   if (!ok)
-    return G_MAXUINT;
+    return n;   /* nothing taken: G_MAXUINT or max + 1 */
   for (guint i = 0; i < n; i++)
     atomr_fence_ref (fences[i]);
   return n;
