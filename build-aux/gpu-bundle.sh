@@ -28,22 +28,26 @@ cat > "$out/gpu-suite.sh" <<'RUN'
 # Every GPU test program (TAP), the Python tests, then every benchmark.
 # Logs and traces are written to a work folder and packed into
 # $OUT/gpu-logs.tgz at the end (the device tool returns few files).
+shopt -s extglob   # GPU_SUITE_TESTS / GPU_SUITE_BENCH may say '@(graph|cudnn*)'
 here=$(cd "$(dirname "$0")" && pwd)
 dest=${OUT:-$PWD}
 out=$(mktemp -d)
 trap 'tar -C "$out" -czf "$dest/gpu-logs.tgz" . ' EXIT
 total_ok=0; total_fail=0
-for p in "$here"/bin/test-gpu-*; do
+# GPU_SUITE_TESTS: a pattern for the test programs and Python tests to run
+# (default: all), e.g. 'graph*' or '@(graph|cudnn*)'.
+for p in "$here"/bin/test-gpu-${GPU_SUITE_TESTS:-*}; do
   t=$(basename "$p")
   # A hung test must not take the whole device call with it.
-  (cd "$out" && timeout 150 "$here/run" "$t" --tap) > "$out/$t.log" 2>&1; rc=$?
-  [ $rc -eq 124 ] && echo "$t: TIMED OUT after 150 s" >> "$out/$t.log"
+  (cd "$out" && timeout 300 "$here/run" "$t" --tap) > "$out/$t.log" 2>&1; rc=$?
+  [ $rc -eq 124 ] && echo "$t: TIMED OUT after 300 s" >> "$out/$t.log"
   ok=$(grep -c '^ok' "$out/$t.log"); nok=$(grep -c '^not ok' "$out/$t.log")
   [ $rc -ne 0 ] && [ "$nok" -eq 0 ] && nok=1
   total_ok=$((total_ok + ok)); total_fail=$((total_fail + nok))
   echo "$t: rc=$rc ok=$ok not_ok=$nok"; grep -E "^not ok|Bail" "$out/$t.log" | head -3
 done
-for py in "$here"/tests/test_*.py; do
+for py in "$here"/tests/test_${GPU_SUITE_TESTS:-*}.py; do
+  [ -e "$py" ] || continue
   t=$(basename "$py" .py)
   timeout 120 "$here/run-python" "$py" > "$out/py-$t.log" 2>&1; rc=$?
   echo "python $t: rc=$rc"
@@ -59,6 +63,28 @@ if [ -x /opt/torch/.venv/bin/python ]; then
     echo "$s rc=$?"; tail -12 "$out/$s.log"
   done
 fi
+# The cuDNN benchmarks load the cuDNN PyTorch ships (when there is one), so
+# that atomr and its PyTorch peer run the same cuDNN build: a gap is then
+# overhead, not a newer library.  GPU_SUITE_SYSTEM_CUDNN=1 keeps the
+# machine's own.
+torch_cudnn=
+if [ -x /opt/torch/.venv/bin/python ] && [ -z "${GPU_SUITE_SYSTEM_CUDNN:-}" ]; then
+  torch_cudnn=$(/opt/torch/.venv/bin/python -c 'import os, nvidia.cudnn as c; print(os.path.join(list(c.__path__)[0], "lib"))' 2>/dev/null)
+  [ -e "$torch_cudnn/libcudnn.so.9" ] || torch_cudnn=
+fi
+# cudnn_env TIMEOUT PROGRAM ARGS...: "$here/run" with that cuDNN first on the
+# search path (its sub-libraries must come from the same build).
+cudnn_env() {
+  local t=$1 prog=$2; shift 2
+  if [ -n "$torch_cudnn" ]; then
+    ATOMR_CUDNN_LIBRARY="$torch_cudnn/libcudnn.so.9" NCCL_NVLS_ENABLE=0 \
+      LD_LIBRARY_PATH="$torch_cudnn:$here/lib:/usr/local/cuda/lib64:/usr/lib/x86_64-linux-gnu" \
+      timeout "$t" "$here/bin/$prog" "$@"
+  else
+    timeout "$t" "$here/run" "$prog" "$@"
+  fi
+}
+echo "cuDNN for the benchmarks: ${torch_cudnn:-the system's}"
 # GPU_SUITE_BENCH: a pattern for the benchmarks to run (default: all).
 for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   b=$(basename "$p")
@@ -68,7 +94,15 @@ for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   # their peers below read these figures
   [ "$b" = bench-tensor ] && args=(--json "$out/atomr-tensor.json")
   [ "$b" = bench-sparse ] && args=(--json "$out/atomr-sparse.json")
-  timeout 150 "$here/run" "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
+  if [ "$b" = bench-cudnn ]; then
+    cudnn_env 150 "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
+    head -1 "$out/$b.log"
+    if [ -n "$torch_cudnn" ]; then   # and with the machine's own, for the record
+      timeout 150 "$here/run" "$b" > "$out/$b-system-cudnn.log" 2>&1; echo "$b (system cuDNN) rc=$?"
+    fi
+  else
+    timeout 150 "$here/run" "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
+  fi
 done
 # bench-cudnn's rows through PyTorch on the same GPU: torch/atomr ratios.
 if [ -f "$out/bench-cudnn.json" ] && [ -x /opt/torch/.venv/bin/python ]; then
@@ -102,8 +136,12 @@ for b in tensor:tensor_peer_torch sparse:sparse_peer_cupy; do
 done
 # bench-sdpa and PyTorch's SDPA (cuDNN backend) in the same run: ratios.
 if [ -e "$here/bin/bench-sdpa" ] && [[ bench-sdpa == bench-${GPU_SUITE_BENCH:-*} ]]; then
-  timeout 150 "$here/run" bench-sdpa --json "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1
+  cudnn_env 150 bench-sdpa --json "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1
   echo "bench-sdpa rc=$?"; cat "$out/bench-sdpa.log"
+  if [ -n "$torch_cudnn" ]; then
+    timeout 150 "$here/run" bench-sdpa > "$out/bench-sdpa-system-cudnn.log" 2>&1
+    echo "bench-sdpa (system cuDNN) rc=$?"; cat "$out/bench-sdpa-system-cudnn.log"
+  fi
   if [ -x /opt/torch/.venv/bin/python ]; then
     timeout 200 /opt/torch/.venv/bin/python "$here/tests/peer_torch_sdpa.py" --atomr "$out/bench-sdpa.json" \
       > "$out/peer_torch_sdpa.log" 2>&1

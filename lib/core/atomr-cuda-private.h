@@ -94,9 +94,18 @@ G_BEGIN_DECLS
   X (cuGraphAddChildGraphNode) \
   X (cuStreamUpdateCaptureDependencies)
 
+/* Entry points newer than the oldest driver atomr runs on: resolved when
+ * the driver has them, else NULL (the features that need them fail with
+ * ATOMR_ERROR_NOT_SUPPORTED naming the driver's version).  Conditional
+ * graph nodes: CUDA 12.4. */
+#define ATOMR_CU_OPTIONAL_FUNCS(X) \
+  X (cuGraphConditionalHandleCreate) \
+  X (cuGraphAddNode)
+
 typedef struct {
 #define ATOMR_CU_FIELD(name) __typeof__ (&name) name;
   ATOMR_CU_FUNCS (ATOMR_CU_FIELD)
+  ATOMR_CU_OPTIONAL_FUNCS (ATOMR_CU_FIELD)
 #undef ATOMR_CU_FIELD
   int driver_version;
 } AtomrCudaDriver;

@@ -96,6 +96,17 @@ load_driver (GError **error)
   ATOMR_CU_FUNCS (ATOMR_CU_RESOLVE)
 #undef ATOMR_CU_RESOLVE
 
+#define ATOMR_CU_RESOLVE_OPTIONAL(name) \
+  { \
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS; \
+    res = get_proc (#name, (void **) &driver.name, CUDA_VERSION, \
+                    CU_GET_PROC_ADDRESS_DEFAULT, &status); \
+    if (res != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS) \
+      driver.name = NULL; \
+  }
+  ATOMR_CU_OPTIONAL_FUNCS (ATOMR_CU_RESOLVE_OPTIONAL)
+#undef ATOMR_CU_RESOLVE_OPTIONAL
+
   res = driver.cuInit (0);
   if (res != CUDA_SUCCESS)
     {

@@ -13,7 +13,11 @@
 #include "core/atomr-actor-private.h"
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-error.h"
+#include "core/atomr-buffer-private.h"
+#include "core/atomr-device-private.h"
+#include "nvrtc/atomr-kernel-cache.h"
 #include "nvrtc/atomr-kernel-private.h"
+#include "nvrtc/atomr-module.h"
 #include "nvrtc/atomr-nvrtc-private.h"
 
 /**
@@ -46,6 +50,19 @@
  * as one child graph node (a copy of its CUDA graph, captured first when
  * needed), ordered by the union of its nodes' hazards.  On the host test
  * device its nodes run in place.
+ *
+ * Conditional nodes: [method@Atomr.Graph.replay_if_async] and
+ * [method@Atomr.Graph.replay_while_async] run a graph (the body) if, or while,
+ * a device scalar (the first element of an i32/u32 buffer) is not 0.
+ * Requested from a capturing actor they become CUDA conditional nodes of
+ * the graph being captured (CUDA 12.4): a built-in kernel sets the node's
+ * condition from the scalar on the GPU, on every replay, so a kernel
+ * recorded before (or, for a while, inside the body) decides.  Conditional
+ * nodes do not nest, and a graph with one cannot be a child graph (CUDA
+ * limits; both refused with %ATOMR_ERROR_NOT_SUPPORTED).  The DOT export
+ * draws a conditional node as a diamond and its body as a cluster; replay
+ * attribution reports every body node, after its conditional node, once
+ * per replay (the GPU does not say how often a body ran).
  *
  * Requests that cannot be recorded fail with %ATOMR_ERROR_NOT_SUPPORTED
  * naming the request and the reason (uploads from host memory, downloads
@@ -119,9 +136,14 @@ struct _AtomrGraph
   GPtrArray       *extra_read;
   GPtrArray       *union_written; /* AtomrBuffer*, strong: what the nodes wrote at capture */
   GPtrArray       *union_read;    /* and read without writing: a replay's hazards */
-  GPtrArray       *node_actors;   /* AtomrActor*, strong: each recording actor once */
+  GPtrArray       *node_actors;   /* AtomrActor*, strong: each recording actor once,
+                                   * those of child graphs and conditional bodies too */
+  gboolean         has_conditional;  /* a node is a conditional: set at end_capture */
 
   /* The actors' context only (replays): */
+  AtomrKernel     *cond_begin;    /* the built-in condition kernels, when this graph */
+  AtomrKernel     *cond_next;     /* is the body of a conditional node (GPU) */
+
   CUgraph          cu_graph;
   CUgraphExec      exec;
   guint            generation;    /* of cu_graph and exec */
@@ -130,14 +152,35 @@ struct _AtomrGraph
   guint            n_updates;     /* atomic: kernel nodes updated in place */
 };
 
+typedef enum
+{
+  COND_NONE,
+  COND_IF,
+  COND_WHILE,
+} CondKind;
+
 typedef struct
 {
   AtomrGraph *graph;
   GPtrArray  *updates;    /* Update*: new kernel arguments this replay applies */
   gboolean    as_child;   /* recorded into another graph: a child graph node */
+
+  /* A conditional replay (atomr_graph_replay_if/while_async): @graph is
+   * the body, run when / while the int32 at the start of @condition is
+   * not 0. */
+  CondKind     cond;
+  AtomrBuffer *condition;       /* strong */
+  AtomrBuffer *counter;         /* strong, while: the iterations of a run (u32) */
+  guint        max_iterations;  /* while */
+  guint        host_iterations; /* host device: body runs of the last run */
+  AtomrDevice *device;          /* strong, with a wrapper */
+  CUgraph      wrap_graph;      /* not recorded, GPU: the conditional node */
+  CUgraphExec  wrap_exec;       /* in a graph of its own */
+  guint        wrap_generation;
 } ReplayRequest;
 
 static gboolean replay_enqueue (AtomrOp *op, GError **error);
+static gboolean cond_enqueue (AtomrOp *op, GError **error);
 static gboolean apply_updates (AtomrGraph *self, ReplayRequest *req, gboolean *rebuild,
                                GString *how, GError **error);
 
@@ -150,6 +193,24 @@ node_child (Node *node)
   return ((ReplayRequest *) atomr_op_get_data (node->op))->graph;
 }
 
+/* A node that is a conditional replay: its request, else NULL. */
+static ReplayRequest *
+node_conditional (Node *node)
+{
+  if (atomr_op_get_enqueue (node->op) != cond_enqueue)
+    return NULL;
+  return atomr_op_get_data (node->op);
+}
+
+/* A child graph or the body of a conditional node: that graph, else NULL. */
+static AtomrGraph *
+node_inner (Node *node)
+{
+  ReplayRequest *req = node_conditional (node);
+
+  return req != NULL ? req->graph : node_child (node);
+}
+
 /* The streams (and setups) of every actor a host replay runs, children
  * included (the actors' context). */
 static gboolean
@@ -159,7 +220,7 @@ graph_ensure_streams (AtomrGraph  *self,
   for (guint i = 0; i < self->nodes->len; i++)
     {
       Node *node = g_ptr_array_index (self->nodes, i);
-      AtomrGraph *child = node_child (node);
+      AtomrGraph *child = node_inner (node);
 
       if (!atomr_actor_ensure_stream (node->actor, error))
         return FALSE;
@@ -253,6 +314,8 @@ atomr_graph_finalize (GObject *object)
     for (guint i = 0; i < self->actors->len; i++)
       atomr_actor_clear_capture (g_ptr_array_index (self->actors, i), self);
   graph_drop_cuda (self);
+  g_clear_object (&self->cond_begin);
+  g_clear_object (&self->cond_next);
   g_clear_pointer (&self->actors, g_ptr_array_unref);
   g_clear_pointer (&self->nodes, g_ptr_array_unref);
   g_clear_pointer (&self->uses, g_hash_table_unref);
@@ -962,6 +1025,23 @@ atomr_graph_record_op (gpointer  graph,
   GError *error = NULL;
   Node *node;
 
+  if (atomr_op_get_enqueue (op) == replay_enqueue &&
+      ((ReplayRequest *) atomr_op_get_data (op))->graph->has_conditional)
+    {
+      /* CUDA: "a graph with conditional nodes cannot be used in a child
+       * node". */
+      error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                           "graph %s has conditional nodes: CUDA cannot embed it as a child "
+                           "graph of graph %s; record its requests into %s directly",
+                           ((ReplayRequest *) atomr_op_get_data (op))->graph->name, self->name,
+                           self->name);
+      g_mutex_lock (&self->lock);
+      if (self->record_error == NULL)
+        self->record_error = g_error_copy (error);
+      g_mutex_unlock (&self->lock);
+      atomr_op_fail (op, error);
+      return;
+    }
   if (!atomr_op_check_capturable (op, &error))
     {
       g_mutex_lock (&self->lock);
@@ -996,7 +1076,7 @@ atomr_graph_record_op (gpointer  graph,
   register_node (self, node, self->nodes->len);
   g_ptr_array_add (self->nodes, node);
   g_mutex_unlock (&self->lock);
-  if (node_child (node))
+  if (node_inner (node))
     ((ReplayRequest *) atomr_op_get_data (op))->as_child = TRUE;
 
   /* Outside the lock: the reply may run right away and end the capture. */
@@ -1073,6 +1153,16 @@ atomr_graph_end_capture (AtomrGraph  *self,
             }
           if (!g_ptr_array_find (self->node_actors, node->actor, NULL))
             g_ptr_array_add (self->node_actors, g_object_ref (node->actor));
+          if (node_conditional (node))
+            self->has_conditional = TRUE;
+          if (node_inner (node))
+            {
+              /* Its nodes are attributed too: listen to their actors. */
+              GPtrArray *inner = node_inner (node)->node_actors;
+              for (guint a = 0; a < inner->len; a++)
+                if (!g_ptr_array_find (self->node_actors, g_ptr_array_index (inner, a), NULL))
+                  g_ptr_array_add (self->node_actors, g_object_ref (g_ptr_array_index (inner, a)));
+            }
         }
       for (guint i = 0; i < self->nodes->len; i++)
         {
@@ -1099,8 +1189,28 @@ static void
 replay_request_clear (gpointer data)
 {
   ReplayRequest *req = data;
+
+  if (req->wrap_exec != NULL || req->wrap_graph != NULL)
+    {
+      /* An executable still running is freed by the driver when it
+       * completes; objects of a rebuilt context died with it. */
+      const AtomrCudaDriver *cu = ATOMR_CU;
+      if (cu != NULL && atomr_device_hold (req->device, req->wrap_generation))
+        {
+          if (req->wrap_exec)
+            cu->cuGraphExecDestroy (req->wrap_exec);
+          if (req->wrap_graph)
+            cu->cuGraphDestroy (req->wrap_graph);
+          atomr_device_release (req->device);
+        }
+      req->wrap_exec = NULL;
+      req->wrap_graph = NULL;
+    }
   g_clear_object (&req->graph);
   g_clear_pointer (&req->updates, g_ptr_array_unref);
+  g_clear_object (&req->condition);
+  g_clear_object (&req->counter);
+  g_clear_object (&req->device);
 }
 
 static gboolean
@@ -1113,6 +1223,270 @@ cu_ok (CUresult      res,
     return TRUE;
   g_prefix_error (error, "graph %s: ", self->name);
   return FALSE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Conditional nodes                                                    */
+
+/* The built-in condition kernels.  begin runs before the conditional node:
+ * it sets the node's condition from the int32 at @cond (and zeroes the
+ * iteration counter of a while); next ends every iteration of a while
+ * body: it counts the iteration and sets the condition again, false once
+ * @max iterations ran.  cudaGraphSetConditional() is a device builtin
+ * (declared here: NVRTC has no runtime headers). */
+static const gchar cond_source[] =
+  "typedef __device_builtin__ unsigned long long cudaGraphConditionalHandle;\n"
+  "extern \"C\" __device__ __cudart_builtin__ void\n"
+  "cudaGraphSetConditional (cudaGraphConditionalHandle handle, unsigned int value);\n"
+  "\n"
+  "extern \"C\" __global__ void\n"
+  "atomr_cond_begin (cudaGraphConditionalHandle handle, const int *cond,\n"
+  "                  unsigned int *iterations, unsigned int max)\n"
+  "{\n"
+  "  if (iterations != 0)\n"
+  "    *iterations = 0u;\n"
+  "  cudaGraphSetConditional (handle, (*cond != 0 && max > 0u) ? 1u : 0u);\n"
+  "}\n"
+  "\n"
+  "extern \"C\" __global__ void\n"
+  "atomr_cond_next (cudaGraphConditionalHandle handle, const int *cond,\n"
+  "                 unsigned int *iterations, unsigned int max)\n"
+  "{\n"
+  "  unsigned int n = *iterations + 1u;\n"
+  "  *iterations = n;\n"
+  "  cudaGraphSetConditional (handle, (*cond != 0 && n < max) ? 1u : 0u);\n"
+  "}\n";
+
+/* NOT_SUPPORTED unless the driver has conditional nodes (CUDA 12.4). */
+static gboolean
+cond_check_driver (AtomrGraph  *body,
+                   GError     **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+
+  if (cu != NULL && cu->driver_version >= 12040 && cu->cuGraphConditionalHandleCreate != NULL &&
+      cu->cuGraphAddNode != NULL)
+    return TRUE;
+  g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+               "graph %s: conditional graph nodes need a driver for CUDA 12.4 or newer "
+               "(cuGraphConditionalHandleCreate, cuGraphAddNode); this driver is CUDA %d.%d "
+               "(version %d)", body->name, cu ? cu->driver_version / 1000 : 0,
+               cu ? (cu->driver_version % 1000) / 10 : 0, cu ? cu->driver_version : 0);
+  return FALSE;
+}
+
+/* The condition kernels on @body's device, compiled (or found in the
+ * kernel cache) once.  The actors' context. */
+static gboolean
+cond_load_kernels (AtomrGraph  *body,
+                   GError     **error)
+{
+  g_autoptr(AtomrCompileOptions) options = NULL;
+  g_autoptr(AtomrModule) module = NULL;
+
+  if (!cond_check_driver (body, error))
+    return FALSE;
+  if (body->cond_begin != NULL && !atomr_kernel_is_stale (body->cond_begin) &&
+      body->cond_next != NULL && !atomr_kernel_is_stale (body->cond_next))
+    return TRUE;
+  g_clear_object (&body->cond_begin);
+  g_clear_object (&body->cond_next);
+  options = atomr_compile_options_new ();
+  atomr_compile_options_set_arch (options, "native");
+  module = atomr_nvrtc_compile_for_device (cond_source, "atomr-graph-condition.cu", options,
+                                           atomr_kernel_cache_get_default (), body->device, error);
+  if (module == NULL ||
+      (body->cond_begin = atomr_kernel_new_loaded (body->device, module, "atomr_cond_begin", error)) == NULL ||
+      (body->cond_next = atomr_kernel_new_loaded (body->device, module, "atomr_cond_next", error)) == NULL)
+    {
+      g_clear_object (&body->cond_begin);
+      g_prefix_error (error, "graph %s: the built-in condition kernels: ", body->name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Adds the conditional node to the graph @stream is capturing, after what
+ * the stream captured so far: a kernel that sets the condition, then the
+ * conditional node, whose body graph holds the body as a child graph node
+ * (and, for a while, the kernel that sets the condition again).  The
+ * device held, the body built and the kernels loaded. */
+static gboolean
+cond_capture (ReplayRequest  *req,
+              CUstream        stream,
+              GError        **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  AtomrGraph *body = req->graph;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUgraph capture = NULL, body_graph;
+  const CUgraphNode *deps = NULL;
+  size_t n_deps = 0;
+  CUcontext ctx = NULL;
+  CUgraphConditionalHandle handle = 0;
+  CUgraphNode cond_node = NULL, child = NULL, next = NULL;
+  CUgraphNodeParams params;
+  CUdeviceptr cond_ptr = atomr_buffer_get_ptr (req->condition);
+  CUdeviceptr iter_ptr = req->counter != NULL ? atomr_buffer_get_ptr (req->counter) : 0;
+  unsigned int max = req->cond == COND_WHILE ? req->max_iterations : 1u;
+  void *args[] = { &handle, &cond_ptr, &iter_ptr, &max };
+
+  if (!cond_check_driver (body, error))
+    return FALSE;
+  if (!cu_ok (cu->cuStreamGetCaptureInfo (stream, &status, NULL, &capture, NULL, NULL, NULL),
+              "cuStreamGetCaptureInfo", body, error))
+    return FALSE;
+  if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || capture == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "graph %s: a conditional node is added to a graph being captured, but the "
+                   "capture is not active (status %d)", body->name, (int) status);
+      return FALSE;
+    }
+  if (!cu_ok (cu->cuCtxGetCurrent (&ctx), "cuCtxGetCurrent", body, error) ||
+      !cu_ok (cu->cuGraphConditionalHandleCreate (&handle, capture, ctx, 0,
+                                                  CU_GRAPH_COND_ASSIGN_DEFAULT),
+              "cuGraphConditionalHandleCreate", body, error) ||
+      !cu_ok (cu->cuLaunchKernel (atomr_kernel_get_function (body->cond_begin), 1, 1, 1, 1, 1, 1, 0,
+                                  stream, args, NULL),
+              "cuLaunchKernel (atomr_cond_begin)", body, error) ||
+      !cu_ok (cu->cuStreamGetCaptureInfo (stream, &status, NULL, &capture, &deps, NULL, &n_deps),
+              "cuStreamGetCaptureInfo", body, error))
+    return FALSE;
+
+  memset (&params, 0, sizeof params);
+  params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  params.conditional.handle = handle;
+  params.conditional.type = req->cond == COND_WHILE ? CU_GRAPH_COND_TYPE_WHILE : CU_GRAPH_COND_TYPE_IF;
+  params.conditional.size = 1;
+  params.conditional.ctx = ctx;
+  if (!cu_ok (cu->cuGraphAddNode (&cond_node, capture, deps, NULL, n_deps, &params),
+              "cuGraphAddNode (conditional)", body, error))
+    return FALSE;
+  body_graph = params.conditional.phGraph_out[0];
+  if (!cu_ok (cu->cuGraphAddChildGraphNode (&child, body_graph, NULL, 0, body->cu_graph),
+              "cuGraphAddChildGraphNode (conditional body)", body, error))
+    return FALSE;
+  if (req->cond == COND_WHILE)
+    {
+      CUgraphNodeParams kp;
+
+      memset (&kp, 0, sizeof kp);
+      kp.type = CU_GRAPH_NODE_TYPE_KERNEL;
+      kp.kernel.func = atomr_kernel_get_function (body->cond_next);
+      kp.kernel.gridDimX = kp.kernel.gridDimY = kp.kernel.gridDimZ = 1;
+      kp.kernel.blockDimX = kp.kernel.blockDimY = kp.kernel.blockDimZ = 1;
+      kp.kernel.kernelParams = args;
+      if (!cu_ok (cu->cuGraphAddNode (&next, body_graph, &child, NULL, 1, &kp),
+                  "cuGraphAddNode (atomr_cond_next)", body, error))
+        return FALSE;
+    }
+  return cu_ok (cu->cuStreamUpdateCaptureDependencies (stream, &cond_node, NULL, 1,
+                                                      CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+                "cuStreamUpdateCaptureDependencies", body, error);
+}
+
+/* A conditional request that is not recorded (GPU): its conditional node
+ * in a graph of its own, instantiated once for the request.  The actors'
+ * context, the device not held, the body built and the kernels loaded. */
+static gboolean
+cond_build_wrapper (ReplayRequest  *req,
+                    GError        **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  AtomrGraph *body = req->graph;
+  g_autoptr(AtomrStream) stream = atomr_stream_new (body->device, error);
+  CUgraph graph = NULL;
+  CUgraphExec exec = NULL;
+  gboolean ok;
+
+  if (stream == NULL || !atomr_device_enter (body->device, error))
+    return FALSE;
+  ok = cu_ok (cu->cuStreamBeginCapture (stream->handle, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              "cuStreamBeginCapture", body, error);
+  if (ok)
+    {
+      /* Always leave capture mode, also after a failure. */
+      gboolean captured = cond_capture (req, stream->handle, error);
+      CUresult res = cu->cuStreamEndCapture (stream->handle, &graph);
+      ok = captured && cu_ok (res, "cuStreamEndCapture", body, error);
+    }
+  if (ok)
+    ok = cu_ok (cu->cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags",
+                body, error);
+  if (!ok && graph)
+    cu->cuGraphDestroy (graph);
+  atomr_device_leave (body->device);
+  if (!ok)
+    return FALSE;
+  req->device = g_object_ref (body->device);
+  req->wrap_graph = graph;
+  req->wrap_exec = exec;
+  req->wrap_generation = stream->generation;
+  return TRUE;
+}
+
+/* Runs the nodes of @self in recording order on the CPU (host device). */
+static gboolean
+run_nodes_host (AtomrGraph   *self,
+                AtomrStream  *stream,
+                GError      **error)
+{
+  for (guint i = 0; i < self->nodes->len; i++)
+    {
+      Node *node = g_ptr_array_index (self->nodes, i);
+      if (!atomr_op_enqueue_on (node->op, stream, error))
+        {
+          g_prefix_error (error, "graph %s: node %u (%s) failed: ", self->name, i, node->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+cond_enqueue (AtomrOp  *op,
+              GError  **error)
+{
+  ReplayRequest *req = atomr_op_get_data (op);
+  AtomrGraph *body = req->graph;
+
+  if (atomr_op_is_host (op))
+    {
+      /* What the GPU does, on the CPU: the condition is read before the
+       * body and again after every run of a while body. */
+      const volatile gint32 *cond = atomr_buffer_get_host_data (req->condition);
+      guint n = 0;
+
+      if (req->cond == COND_IF)
+        {
+          if (cond[0] != 0)
+            {
+              if (!run_nodes_host (body, atomr_op_get_stream (op), error))
+                return FALSE;
+              n = 1;
+            }
+        }
+      else
+        {
+          while (cond[0] != 0 && n < req->max_iterations)
+            {
+              if (!run_nodes_host (body, atomr_op_get_stream (op), error))
+                {
+                  g_prefix_error (error, "iteration %u: ", n + 1);
+                  return FALSE;
+                }
+              n++;
+            }
+          *(guint32 *) atomr_buffer_get_host_data (req->counter) = n;
+        }
+      req->host_iterations = n;
+      return TRUE;
+    }
+  if (req->as_child)
+    return cond_capture (req, atomr_op_get_cu_stream (op), error);
+  return cu_ok (ATOMR_CU->cuGraphLaunch (req->wrap_exec, atomr_op_get_cu_stream (op)),
+                "cuGraphLaunch", body, error);
 }
 
 /* Builds and instantiates the CUDA graph by stream capture.  On the
@@ -1133,11 +1507,12 @@ graph_build (AtomrGraph  *self,
   gboolean ok = TRUE, capturing = FALSE;
 
   /* Children first: each is captured on its own and embedded as a child
-   * graph node (a copy of its CUDA graph, with its new arguments). */
+   * graph node (a copy of its CUDA graph, with its new arguments); so is
+   * the body of a conditional node, in the node's body graph. */
   for (guint i = 0; i < n; i++)
     {
       Node *node = g_ptr_array_index (self->nodes, i);
-      AtomrGraph *child = node_child (node);
+      AtomrGraph *child = node_inner (node);
       ReplayRequest *creq;
 
       if (child == NULL)
@@ -1165,6 +1540,13 @@ graph_build (AtomrGraph  *self,
       if (child->exec == NULL && !graph_build (child, error))
         {
           g_prefix_error (error, "graph %s: child node %u: ", self->name, i);
+          g_ptr_array_unref (joins);
+          return FALSE;
+        }
+      /* Loading a module is no stream work: before the capture. */
+      if (creq->cond != COND_NONE && !cond_load_kernels (child, error))
+        {
+          g_prefix_error (error, "graph %s: conditional node %u: ", self->name, i);
           g_ptr_array_unref (joins);
           return FALSE;
         }
@@ -1450,16 +1832,7 @@ replay_enqueue (AtomrOp  *op,
   if (atomr_op_is_host (op))
     {
       /* The host device: run the nodes in recording order, on the CPU. */
-      for (guint i = 0; i < self->nodes->len; i++)
-        {
-          Node *node = g_ptr_array_index (self->nodes, i);
-          if (!atomr_op_enqueue_on (node->op, atomr_op_get_stream (op), error))
-            {
-              g_prefix_error (error, "graph %s: node %u (%s) failed: ", self->name, i, node->name);
-              return FALSE;
-            }
-        }
-      return TRUE;
+      return run_nodes_host (self, atomr_op_get_stream (op), error);
     }
   if (req->as_child)
     {
@@ -1493,6 +1866,68 @@ replay_enqueue (AtomrOp  *op,
                 self, error);
 }
 
+/* Records for the nodes of @self, one per node on the actor that recorded
+ * it, each following @parent_id and the nodes it follows; the nodes of
+ * child graphs and conditional bodies follow their node.  @where names
+ * the graph ("graph NAME", "graph OUTER node 2/3 > while-body BODY"). */
+static void
+emit_node_records (AtomrGraph   *self,
+                   AtomrOp      *op,
+                   const GError *error,
+                   guint64       parent_id,
+                   const gchar  *where,
+                   guint64       replay_id,
+                   gint64        now)
+{
+  guint n = self->nodes->len;
+  g_autofree guint64 *ids = g_new0 (guint64, n);
+
+  for (guint i = 0; i < n; i++)
+    {
+      Node *node = g_ptr_array_index (self->nodes, i);
+      AtomrDevice *device = atomr_actor_get_device (node->actor);
+      AtomrGraph *inner = node_inner (node);
+
+      ids[i] = atomr_actor_next_trace_id ();
+      if (atomr_actor_wants_completions (node->actor))
+        {
+          g_autoptr(AtomrLaunchInfo) info = NULL;
+          g_autofree gchar *detail = NULL;
+
+          info = atomr_launch_info_new (atomr_actor_get_name (node->actor),
+                                        atomr_actor_get_library (node->actor),
+                                        atomr_op_get_operation (node->op));
+          atomr_launch_info_set_sequence (info, ids[i]);
+          atomr_launch_info_set_generation (info, atomr_op_get_generation (op));
+          atomr_launch_info_set_device_ordinal (info, atomr_device_get_ordinal (device));
+          atomr_launch_info_set_stream_id (info, atomr_op_get_stream (op)->id);
+          atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_SUBMITTED, atomr_op_get_time (op, FALSE));
+          atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_ENQUEUED, atomr_op_get_time (op, TRUE));
+          atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_COMPLETED, now);
+          atomr_launch_info_set_gpu_duration_ms (info, -1.0);
+          detail = g_strdup_printf ("%s node %u/%u, replay #%" G_GUINT64_FORMAT ", recorded as %s",
+                                    where, i + 1, n, replay_id, node->name);
+          atomr_launch_info_set_detail (info, detail);
+          atomr_launch_info_add_dependency (info, parent_id);
+          for (guint d = 0; d < node->deps->len; d++)
+            atomr_launch_info_add_dependency (info, ids[g_array_index (node->deps, guint, d)]);
+          if (error)
+            atomr_launch_info_set_error (info, error);
+          atomr_actor_emit_completed (node->actor, info);
+        }
+      if (inner != NULL)
+        {
+          ReplayRequest *creq = node_conditional (node);
+          g_autofree gchar *sub =
+            g_strdup_printf ("%s node %u/%u > %s %s", where, i + 1, n,
+                             creq == NULL ? "child graph" :
+                             creq->cond == COND_IF ? "if-body graph" : "while-body graph",
+                             inner->name);
+          emit_node_records (inner, op, error, ids[i], sub, replay_id, now);
+        }
+    }
+}
+
 /* After the replay's reply: every node gets its own record, on its actor. */
 static void
 replay_completed (AtomrOp      *op,
@@ -1501,11 +1936,7 @@ replay_completed (AtomrOp      *op,
 {
   ReplayRequest *req = atomr_op_get_data (op);
   AtomrGraph *self = req->graph;
-  guint n = self->nodes->len;
-  g_autofree guint64 *ids = g_new0 (guint64, n);
-  guint64 replay_id = atomr_op_get_trace_id (op);
-  gint64 now = atomr_launch_info_now_ns ();
-
+  g_autofree gchar *where = NULL;
   gboolean listening = FALSE;
 
   if (error == NULL)
@@ -1521,37 +1952,107 @@ replay_completed (AtomrOp      *op,
   if (!listening)
     return;
 
-  for (guint i = 0; i < n; i++)
-    {
-      Node *node = g_ptr_array_index (self->nodes, i);
-      AtomrDevice *device = atomr_actor_get_device (node->actor);
-      g_autoptr(AtomrLaunchInfo) info = NULL;
-      g_autofree gchar *detail = NULL;
+  where = g_strdup_printf ("graph %s", self->name);
+  emit_node_records (self, op, error, atomr_op_get_trace_id (op), where,
+                     atomr_op_get_trace_id (op), atomr_launch_info_now_ns ());
+}
 
-      ids[i] = atomr_actor_next_trace_id ();
-      if (!atomr_actor_wants_completions (node->actor))
-        continue;
-      info = atomr_launch_info_new (atomr_actor_get_name (node->actor),
-                                    atomr_actor_get_library (node->actor),
-                                    atomr_op_get_operation (node->op));
-      atomr_launch_info_set_sequence (info, ids[i]);
-      atomr_launch_info_set_generation (info, atomr_op_get_generation (op));
-      atomr_launch_info_set_device_ordinal (info, atomr_device_get_ordinal (device));
-      atomr_launch_info_set_stream_id (info, atomr_op_get_stream (op)->id);
-      atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_SUBMITTED, atomr_op_get_time (op, FALSE));
-      atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_ENQUEUED, atomr_op_get_time (op, TRUE));
-      atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_COMPLETED, now);
-      atomr_launch_info_set_gpu_duration_ms (info, -1.0);
-      detail = g_strdup_printf ("graph %s node %u/%u, replay #%" G_GUINT64_FORMAT ", recorded as %s",
-                                self->name, i + 1, n, replay_id, node->name);
-      atomr_launch_info_set_detail (info, detail);
-      atomr_launch_info_add_dependency (info, replay_id);
-      for (guint d = 0; d < node->deps->len; d++)
-        atomr_launch_info_add_dependency (info, ids[g_array_index (node->deps, guint, d)]);
-      if (error)
-        atomr_launch_info_set_error (info, error);
-      atomr_actor_emit_completed (node->actor, info);
+/* Checks a replay of @self by @actor; fails @op (consumed) and returns
+ * FALSE when it cannot run. */
+static gboolean
+replay_check (AtomrGraph *self,
+              AtomrActor *actor,
+              AtomrOp    *op)
+{
+  g_mutex_lock (&self->lock);
+  if (self->state != ATOMR_GRAPH_STATE_READY)
+    {
+      GError *error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                   "graph %s cannot be replayed: it is %s (capture it with "
+                                   "begin_capture/end_capture first)", self->name,
+                                   state_name (self->state));
+      g_mutex_unlock (&self->lock);
+      atomr_op_fail (op, error);
+      return FALSE;
     }
+  g_mutex_unlock (&self->lock);
+  /* READY is final: the nodes no longer change (their kernel arguments
+   * do, under the lock, see atomr_graph_set_kernel_args()). */
+
+  if (atomr_actor_get_device (actor) != self->device)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "graph %s was recorded on device %d; actor %s cannot replay it",
+                                      self->name, atomr_device_get_ordinal (self->device),
+                                      atomr_actor_get_name (actor)));
+      return FALSE;
+    }
+  if (atomr_actor_get_context (actor) != self->context &&
+      !(atomr_actor_get_context (actor) == NULL && self->context == g_main_context_default ()))
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "graph %s: actor %s is bound to another GMainContext than the "
+                                      "recorded actors; a replay runs every node on their context",
+                                      self->name, atomr_actor_get_name (actor)));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The request's data and hazards: the union of the nodes' and of the new
+ * kernel arguments it applies; a buffer written is not read.  @extra_read
+ * (nullable) is read too unless written. */
+static ReplayRequest *
+replay_setup (AtomrGraph  *self,
+              AtomrOp     *op,
+              AtomrBuffer *extra_read)
+{
+  g_autoptr(GHashTable) written = NULL;
+  g_autoptr(GHashTable) read = NULL;
+  ReplayRequest *req;
+
+  req = atomr_op_alloc_data (op, sizeof *req, replay_request_clear);
+  req->graph = g_object_ref (self);
+
+  g_mutex_lock (&self->lock);
+  /* Only new arguments (or a condition) can name a buffer twice: no
+   * tables without them. */
+  if (self->extra_written != NULL || extra_read != NULL)
+    {
+      written = g_hash_table_new (NULL, NULL);
+      read = g_hash_table_new (NULL, NULL);
+    }
+  req->updates = g_steal_pointer (&self->pending);
+  /* Every buffer new arguments ever named: an earlier replay still queued
+   * may apply them before this one runs. */
+  for (guint e = 0; self->extra_written && e < self->extra_written->len; e++)
+    if (g_hash_table_add (written, g_ptr_array_index (self->extra_written, e)))
+      atomr_op_write (op, g_ptr_array_index (self->extra_written, e));
+  /* The union computed at end_capture (the nodes' buffers as captured:
+   * new arguments only add buffers, through the extra lists). */
+  for (guint b = 0; b < self->union_written->len; b++)
+    if (written == NULL || g_hash_table_add (written, g_ptr_array_index (self->union_written, b)))
+      atomr_op_write (op, g_ptr_array_index (self->union_written, b));
+  for (guint b = 0; b < self->union_read->len; b++)
+    {
+      AtomrBuffer *buffer = g_ptr_array_index (self->union_read, b);
+      if (written == NULL || !g_hash_table_contains (written, buffer))
+        {
+          if (read == NULL || g_hash_table_add (read, buffer))
+            atomr_op_read (op, buffer);
+        }
+    }
+  for (guint e = 0; self->extra_read && e < self->extra_read->len; e++)
+    {
+      AtomrBuffer *buffer = g_ptr_array_index (self->extra_read, e);
+      if (!g_hash_table_contains (written, buffer) && g_hash_table_add (read, buffer))
+        atomr_op_read (op, buffer);
+    }
+  if (extra_read != NULL && !g_hash_table_contains (written, extra_read) &&
+      g_hash_table_add (read, extra_read))
+    atomr_op_read (op, extra_read);
+  g_mutex_unlock (&self->lock);
+  return req;
 }
 
 /**
@@ -1577,89 +2078,16 @@ atomr_graph_replay_async (AtomrGraph          *self,
                           GAsyncReadyCallback  callback,
                           gpointer             user_data)
 {
-  g_autoptr(GHashTable) written = NULL;
-  g_autoptr(GHashTable) read = NULL;
   g_autofree gchar *detail = NULL;
-  ReplayRequest *req;
   AtomrOp *op;
 
   g_return_if_fail (ATOMR_IS_GRAPH (self));
   g_return_if_fail (ATOMR_IS_ACTOR (actor));
 
   op = atomr_op_new (actor, "graph-replay", atomr_graph_replay_async, cancellable, callback, user_data);
-
-  g_mutex_lock (&self->lock);
-  if (self->state != ATOMR_GRAPH_STATE_READY)
-    {
-      GError *error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                   "graph %s cannot be replayed: it is %s (capture it with "
-                                   "begin_capture/end_capture first)", self->name,
-                                   state_name (self->state));
-      g_mutex_unlock (&self->lock);
-      atomr_op_fail (op, error);
-      return;
-    }
-  g_mutex_unlock (&self->lock);
-  /* READY is final: the nodes no longer change (their kernel arguments
-   * do, under the lock, see atomr_graph_set_kernel_args()). */
-
-  if (atomr_actor_get_device (actor) != self->device)
-    {
-      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                      "graph %s was recorded on device %d; actor %s cannot replay it",
-                                      self->name, atomr_device_get_ordinal (self->device),
-                                      atomr_actor_get_name (actor)));
-      return;
-    }
-  if (atomr_actor_get_context (actor) != self->context &&
-      !(atomr_actor_get_context (actor) == NULL && self->context == g_main_context_default ()))
-    {
-      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                      "graph %s: actor %s is bound to another GMainContext than the "
-                                      "recorded actors; a replay runs every node on their context",
-                                      self->name, atomr_actor_get_name (actor)));
-      return;
-    }
-
-  req = atomr_op_alloc_data (op, sizeof *req, replay_request_clear);
-  req->graph = g_object_ref (self);
-
-  /* Its hazards: the union of the nodes' and of the new kernel arguments
-   * it applies; a buffer written is not read. */
-  g_mutex_lock (&self->lock);
-  /* Only new arguments can name a buffer twice: no tables without them. */
-  if (self->extra_written != NULL)
-    {
-      written = g_hash_table_new (NULL, NULL);
-      read = g_hash_table_new (NULL, NULL);
-    }
-  req->updates = g_steal_pointer (&self->pending);
-  /* Every buffer new arguments ever named: an earlier replay still queued
-   * may apply them before this one runs. */
-  for (guint e = 0; self->extra_written && e < self->extra_written->len; e++)
-    if (g_hash_table_add (written, g_ptr_array_index (self->extra_written, e)))
-      atomr_op_write (op, g_ptr_array_index (self->extra_written, e));
-  /* The union computed at end_capture (the nodes' buffers as captured:
-   * new arguments only add buffers, through the extra lists). */
-  for (guint b = 0; b < self->union_written->len; b++)
-    if (self->extra_written == NULL || g_hash_table_add (written, g_ptr_array_index (self->union_written, b)))
-      atomr_op_write (op, g_ptr_array_index (self->union_written, b));
-  for (guint b = 0; b < self->union_read->len; b++)
-    {
-      AtomrBuffer *buffer = g_ptr_array_index (self->union_read, b);
-      if (self->extra_written == NULL || !g_hash_table_contains (written, buffer))
-        {
-          if (self->extra_read == NULL || g_hash_table_add (read, buffer))
-            atomr_op_read (op, buffer);
-        }
-    }
-  for (guint e = 0; self->extra_read && e < self->extra_read->len; e++)
-    {
-      AtomrBuffer *buffer = g_ptr_array_index (self->extra_read, e);
-      if (!g_hash_table_contains (written, buffer) && g_hash_table_add (read, buffer))
-        atomr_op_read (op, buffer);
-    }
-  g_mutex_unlock (&self->lock);
+  if (!replay_check (self, actor, op))
+    return;
+  replay_setup (self, op, NULL);
 
   detail = g_strdup_printf ("graph %s, %u nodes", self->name, self->nodes->len);
   atomr_op_set_detail (op, detail);
@@ -1667,6 +2095,225 @@ atomr_graph_replay_async (AtomrGraph          *self,
   atomr_op_set_enqueue (op, replay_enqueue);
   atomr_op_set_on_completed (op, replay_completed, NULL);
   atomr_op_submit (op);
+}
+
+/* Runs on the actor's context before the device is held: the body built,
+ * the condition kernels loaded and, when the request is not recorded,
+ * its conditional node instantiated in a graph of its own. */
+static gboolean
+cond_prepare (AtomrOp  *op,
+              GError  **error)
+{
+  ReplayRequest *req = atomr_op_get_data (op);
+  AtomrGraph *body = req->graph;
+  gboolean rebuild = FALSE;
+
+  if (req->updates != NULL && req->updates->len > 0)
+    {
+      g_autoptr(GString) how = g_string_new (NULL);
+
+      g_string_printf (how, "%s graph %s, %u nodes", req->cond == COND_IF ? "if" : "while",
+                       body->name, body->nodes->len);
+      if (!apply_updates (body, req, &rebuild, how, error))
+        return FALSE;
+      atomr_op_set_detail (op, how->str);
+      if (rebuild)
+        graph_drop_cuda (body);
+    }
+  if (atomr_device_is_host (body->device))
+    return graph_ensure_streams (body, error);
+  if (body->exec != NULL && body->generation != atomr_device_get_generation (body->device))
+    {
+      body->exec = NULL;
+      body->cu_graph = NULL;
+    }
+  return cond_check_driver (body, error) &&
+         (body->exec != NULL || graph_build (body, error)) &&
+         cond_load_kernels (body, error) &&
+         cond_build_wrapper (req, error);
+}
+
+static void
+cond_submit (AtomrGraph          *self,
+             AtomrActor          *actor,
+             CondKind             kind,
+             AtomrBuffer         *condition,
+             guint                max_iterations,
+             GCancellable        *cancellable,
+             GAsyncReadyCallback  callback,
+             gpointer             user_data)
+{
+  const gchar *what = kind == COND_IF ? "replay_if" : "replay_while";
+  g_autofree gchar *detail = NULL;
+  GError *error = NULL;
+  ReplayRequest *req;
+  AtomrOp *op;
+
+  op = atomr_op_new (actor, kind == COND_IF ? "graph-if" : "graph-while",
+                     kind == COND_IF ? (gpointer) atomr_graph_replay_if_async
+                                     : (gpointer) atomr_graph_replay_while_async,
+                     cancellable, callback, user_data);
+  if (!ATOMR_IS_BUFFER (condition))
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "graph %s: %s needs a condition buffer (condition is %s)",
+                                      self->name, what, condition == NULL ? "NULL" : "not an AtomrBuffer"));
+      return;
+    }
+  if (atomr_buffer_get_dtype (condition) != ATOMR_DTYPE_I32 &&
+      atomr_buffer_get_dtype (condition) != ATOMR_DTYPE_U32)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "graph %s: %s: the condition buffer holds %s; it must hold "
+                                      "i32 or u32 (its first element is the condition)",
+                                      self->name, what,
+                                      atomr_dtype_get_name (atomr_buffer_get_dtype (condition))));
+      return;
+    }
+  if (kind == COND_WHILE && max_iterations == 0)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "graph %s: replay_while: max_iterations is 0; it must be at "
+                                      "least 1 (G_MAXUINT for no practical limit)", self->name));
+      return;
+    }
+  if (!replay_check (self, actor, op))
+    return;
+  if (atomr_buffer_get_device (condition) != self->device)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "graph %s: %s: the condition buffer is on device %d, the "
+                                      "graph on device %d", self->name, what,
+                                      atomr_device_get_ordinal (atomr_buffer_get_device (condition)),
+                                      atomr_device_get_ordinal (self->device)));
+      return;
+    }
+  if (self->has_conditional)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                                      "graph %s has conditional nodes itself: it cannot be the body "
+                                      "of another (nested conditionals are not supported)",
+                                      self->name));
+      return;
+    }
+
+  req = replay_setup (self, op, condition);
+  req->cond = kind;
+  req->condition = g_object_ref (condition);
+  req->max_iterations = kind == COND_WHILE ? max_iterations : 1;
+  if (kind == COND_WHILE)
+    {
+      req->counter = atomr_buffer_new (self->device, ATOMR_DTYPE_U32, 1, &error);
+      if (req->counter == NULL)
+        {
+          g_prefix_error (&error, "graph %s: replay_while: the iteration counter: ", self->name);
+          atomr_op_fail (op, error);
+          return;
+        }
+      atomr_op_write (op, req->counter);
+      detail = g_strdup_printf ("while condition != 0 (at most %u iterations): graph %s, %u nodes",
+                                max_iterations, self->name, self->nodes->len);
+    }
+  else
+    detail = g_strdup_printf ("if condition != 0: graph %s, %u nodes", self->name, self->nodes->len);
+  atomr_op_set_detail (op, detail);
+  atomr_op_set_prepare (op, cond_prepare);
+  atomr_op_set_enqueue (op, cond_enqueue);
+  atomr_op_set_on_completed (op, replay_completed, NULL);
+  atomr_op_submit (op);
+}
+
+/**
+ * atomr_graph_replay_if_async:
+ * @self: an [class@Atomr.Graph], ready: the body
+ * @actor: the actor that runs the request (on the graph's device and
+ *   context)
+ * @condition: a buffer of %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_U32 on the
+ *   graph's device: its first element is the condition
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the request has finished on the GPU
+ * @user_data: data for @callback
+ *
+ * Replays @self only if the first element of @condition is not 0 when
+ * the request runs: a CUDA conditional node of type IF, whose condition is
+ * set on the GPU, from the value the earlier requests left in @condition
+ * (a built-in kernel reads it; no host round trip).  Ordered against
+ * other requests like [method@Atomr.Graph.replay_async], and it reads
+ * @condition.
+ *
+ * Made to an actor that records into another graph (see
+ * [method@Atomr.Graph.begin_capture]), the request becomes a conditional node
+ * of that graph: every replay of it tests the condition again.  Made
+ * outside a capture on a GPU, it instantiates a small CUDA graph of its own
+ * for the one run (record it into a graph to pay that once).
+ *
+ * @self must not have conditional nodes itself (%ATOMR_ERROR_NOT_SUPPORTED),
+ * and a graph with conditional nodes cannot be replayed as a child of
+ * another graph (a CUDA limit).  A driver older than CUDA 12.4 fails
+ * the request with %ATOMR_ERROR_NOT_SUPPORTED.  On the host test device the
+ * condition is read on the CPU, with the same semantics.
+ *
+ * Finish with [method@Atomr.Graph.replay_if_finish].
+ *
+ * Since: 0.2
+ */
+void
+atomr_graph_replay_if_async (AtomrGraph          *self,
+                             AtomrActor          *actor,
+                             AtomrBuffer         *condition,
+                             GCancellable        *cancellable,
+                             GAsyncReadyCallback  callback,
+                             gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_GRAPH (self));
+  g_return_if_fail (ATOMR_IS_ACTOR (actor));
+
+  cond_submit (self, actor, COND_IF, condition, 1, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_graph_replay_while_async:
+ * @self: an [class@Atomr.Graph], ready: the body
+ * @actor: the actor that runs the request (on the graph's device and
+ *   context)
+ * @condition: a buffer of %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_U32 on the
+ *   graph's device: its first element is the condition
+ * @max_iterations: the most times the body runs in one run of the request
+ *   (at least 1; %G_MAXUINT for no practical limit)
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the request has finished on the GPU
+ * @user_data: data for @callback
+ *
+ * Replays @self again and again while the first element of @condition is
+ * not 0, at most @max_iterations times: a CUDA conditional node of type
+ * WHILE.  The condition is tested on the GPU before the first run and
+ * after every run of the body, so the body is what changes it (a kernel
+ * that counts down a counter, or computes a convergence flag).  A
+ * built-in kernel sets the node's condition from @condition and counts the
+ * iterations against @max_iterations, which keeps a body that never
+ * changes the condition from looping forever.
+ *
+ * Everything else is as for [method@Atomr.Graph.replay_if_async]: recorded
+ * into a capturing actor's graph it becomes a conditional node of it,
+ * replayed as often as that graph is.
+ *
+ * Finish with [method@Atomr.Graph.replay_while_finish].
+ *
+ * Since: 0.2
+ */
+void
+atomr_graph_replay_while_async (AtomrGraph          *self,
+                                AtomrActor          *actor,
+                                AtomrBuffer         *condition,
+                                guint                max_iterations,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  g_return_if_fail (ATOMR_IS_GRAPH (self));
+  g_return_if_fail (ATOMR_IS_ACTOR (actor));
+
+  cond_submit (self, actor, COND_WHILE, condition, max_iterations, cancellable, callback, user_data);
 }
 
 /**
@@ -1692,6 +2339,54 @@ atomr_graph_replay_finish (AtomrGraph    *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
+/**
+ * atomr_graph_replay_if_finish:
+ * @self: an [class@Atomr.Graph]
+ * @result: the result passed to the callback
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Graph.replay_if_async].
+ *
+ * Returns: %TRUE when the request ran (or was recorded), whether the body
+ *   ran or not
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_graph_replay_if_finish (AtomrGraph    *self,
+                              GAsyncResult  *result,
+                              GError       **error)
+{
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
+  g_return_val_if_fail (G_IS_TASK (result), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_graph_replay_if_async, FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/**
+ * atomr_graph_replay_while_finish:
+ * @self: an [class@Atomr.Graph]
+ * @result: the result passed to the callback
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [method@Atomr.Graph.replay_while_async].
+ *
+ * Returns: %TRUE when the request ran (or was recorded), however often the
+ *   body ran
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_graph_replay_while_finish (AtomrGraph    *self,
+                                 GAsyncResult  *result,
+                                 GError       **error)
+{
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
+  g_return_val_if_fail (G_IS_TASK (result), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_graph_replay_while_async, FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
 /* ------------------------------------------------------------------ */
 /* DOT export                                                           */
 
@@ -1709,6 +2404,58 @@ dot_escape (const gchar *s)
   return g_string_free (out, FALSE);
 }
 
+/* The nodes of @self as DOT statements, named @prefix + index; a
+ * conditional node is a diamond, its body a cluster of its own. */
+static void
+nodes_to_dot (AtomrGraph  *self,
+              const gchar *prefix,
+              const gchar *indent,
+              GString     *out)
+{
+  for (guint i = 0; i < self->nodes->len; i++)
+    {
+      Node *node = g_ptr_array_index (self->nodes, i);
+      ReplayRequest *creq = node_conditional (node);
+      g_autofree gchar *label = dot_escape (node->name);
+
+      if (creq == NULL)
+        {
+          g_string_append_printf (out, "%s%s%u [label=\"%s\"];\n", indent, prefix, i, label);
+          continue;
+        }
+      {
+        g_autofree gchar *body = dot_escape (creq->graph->name);
+        g_autofree gchar *sub = g_strdup_printf ("%s%u_", prefix, i);
+        g_autofree gchar *sub_indent = g_strdup_printf ("%s  ", indent);
+        AtomrGraph *inner = creq->graph;
+
+        if (creq->cond == COND_IF)
+          g_string_append_printf (out, "%s%s%u [shape=diamond, label=\"%s\\nif condition != 0\"];\n",
+                                  indent, prefix, i, label);
+        else
+          g_string_append_printf (out, "%s%s%u [shape=diamond, label=\"%s\\nwhile condition != 0 "
+                                  "(at most %u)\"];\n", indent, prefix, i, label, creq->max_iterations);
+        g_string_append_printf (out, "%ssubgraph cluster_%s%u {\n%s  label=\"%s-body: graph %s\";\n"
+                                "%s  style=dashed;\n", indent, prefix, i, indent,
+                                creq->cond == COND_IF ? "if" : "while", body, indent);
+        nodes_to_dot (inner, sub, sub_indent, out);
+        g_string_append_printf (out, "%s}\n", indent);
+        /* The node starts its body's first nodes. */
+        for (guint j = 0; j < inner->nodes->len; j++)
+          if (((Node *) g_ptr_array_index (inner->nodes, j))->deps->len == 0)
+            g_string_append_printf (out, "%s%s%u -> %s%u [style=dashed, label=\"%s\"];\n", indent,
+                                    prefix, i, sub, j, creq->cond == COND_IF ? "then" : "loop");
+      }
+    }
+  for (guint i = 0; i < self->nodes->len; i++)
+    {
+      Node *node = g_ptr_array_index (self->nodes, i);
+      for (guint d = 0; d < node->deps->len; d++)
+        g_string_append_printf (out, "%s%s%u -> %s%u;\n", indent, prefix,
+                                g_array_index (node->deps, guint, d), prefix, i);
+    }
+}
+
 /* atomr's own view: nodes named after their requests, hazard edges. */
 static gchar *
 graph_nodes_to_dot (AtomrGraph *self)
@@ -1717,18 +2464,7 @@ graph_nodes_to_dot (AtomrGraph *self)
   g_autofree gchar *name = dot_escape (self->name);
 
   g_string_append_printf (out, "digraph \"%s\" {\n  node [shape=box];\n", name);
-  for (guint i = 0; i < self->nodes->len; i++)
-    {
-      Node *node = g_ptr_array_index (self->nodes, i);
-      g_autofree gchar *label = dot_escape (node->name);
-      g_string_append_printf (out, "  n%u [label=\"%s\"];\n", i, label);
-    }
-  for (guint i = 0; i < self->nodes->len; i++)
-    {
-      Node *node = g_ptr_array_index (self->nodes, i);
-      for (guint d = 0; d < node->deps->len; d++)
-        g_string_append_printf (out, "  n%u -> n%u;\n", g_array_index (node->deps, guint, d), i);
-    }
+  nodes_to_dot (self, "n", "  ", out);
   g_string_append (out, "}\n");
   return g_string_free (out, FALSE);
 }

@@ -88,6 +88,30 @@ gboolean         atomr_graph_replay_finish    (AtomrGraph           *self,
                                                GError              **error);
 
 ATOMR_AVAILABLE_IN_ALL
+void             atomr_graph_replay_if_async    (AtomrGraph          *self,
+                                                 AtomrActor          *actor,
+                                                 AtomrBuffer         *condition,
+                                                 GCancellable        *cancellable,
+                                                 GAsyncReadyCallback  callback,
+                                                 gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_replay_if_finish   (AtomrGraph          *self,
+                                                 GAsyncResult        *result,
+                                                 GError             **error);
+ATOMR_AVAILABLE_IN_ALL
+void             atomr_graph_replay_while_async (AtomrGraph          *self,
+                                                 AtomrActor          *actor,
+                                                 AtomrBuffer         *condition,
+                                                 guint                max_iterations,
+                                                 GCancellable        *cancellable,
+                                                 GAsyncReadyCallback  callback,
+                                                 gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_replay_while_finish (AtomrGraph         *self,
+                                                  GAsyncResult       *result,
+                                                  GError            **error);
+
+ATOMR_AVAILABLE_IN_ALL
 gchar           *atomr_graph_to_dot           (AtomrGraph           *self,
                                                GError              **error);
 ATOMR_AVAILABLE_IN_ALL

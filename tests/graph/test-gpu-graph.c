@@ -4,7 +4,8 @@
  * them; the graph is built by stream capture on the first replay and
  * replayed with new inputs; the result is checked element by element
  * against the CPU.  Also: DOT export from the driver, replay attribution
- * in the trace, and requests refused during a capture.
+ * in the trace, requests refused during a capture, and conditional nodes
+ * (if and while) whose condition a kernel of the graph sets.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -564,6 +565,339 @@ test_refused (void)
   actors_clear (&s);
 }
 
+/* ------------------------------------------------------------------ */
+/* Conditional nodes                                                    */
+
+/* The finish function of whichever replay @r answers. */
+static gboolean
+replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
+{
+  gpointer tag = g_task_get_source_tag (G_TASK (r));
+
+  if (tag == (gpointer) atomr_graph_replay_if_async)
+    return atomr_graph_replay_if_finish (graph, r, error);
+  if (tag == (gpointer) atomr_graph_replay_while_async)
+    return atomr_graph_replay_while_finish (graph, r, error);
+  return atomr_graph_replay_finish (graph, r, error);
+}
+
+static const gchar *cond_source =
+  "extern \"C\" __global__ void flag_if_greater (int *flag, const float *x, float threshold)\n"
+  "{\n"
+  "  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
+  "    *flag = x[0] > threshold ? 1 : 0;\n"
+  "}\n"
+  "extern \"C\" __global__ void add_scalar (float *y, float k, unsigned long long n)\n"
+  "{\n"
+  "  unsigned long long i = blockIdx.x * (unsigned long long) blockDim.x + threadIdx.x;\n"
+  "  if (i < n)\n"
+  "    y[i] += k;\n"
+  "}\n"
+  "extern \"C\" __global__ void count_down (int *counter, float *acc, unsigned long long n)\n"
+  "{\n"
+  "  unsigned long long i = blockIdx.x * (unsigned long long) blockDim.x + threadIdx.x;\n"
+  "  if (i < n)\n"
+  "    acc[i] += 1.0f;\n"
+  "  if (i == 0)\n"
+  "    *counter -= 1;\n"
+  "}\n";
+
+static AtomrKernel *
+compile_cond_kernel (AtomrNvrtcActor *nvrtc, const gchar *name)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  AtomrKernel *kernel;
+
+  atomr_nvrtc_actor_compile_async (nvrtc, cond_source, name, NULL, NULL, store_result, &result);
+  wait_for (&result);
+  kernel = atomr_nvrtc_actor_compile_finish (nvrtc, result, &error);
+  g_assert_no_error (error);
+  return kernel;
+}
+
+static AtomrBuffer *
+i32_with (gint32 value)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = g_bytes_new (&value, sizeof value);
+  AtomrBuffer *buffer = atomr_buffer_new (device, ATOMR_DTYPE_I32, 1, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_upload_sync (buffer, bytes, NULL, &error));
+  g_assert_no_error (error);
+  return buffer;
+}
+
+static gint32
+i32_of (AtomrBuffer *buffer)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = atomr_buffer_download_sync (buffer, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_bytes_get_size (bytes), ==, sizeof (gint32));
+  return *(const gint32 *) g_bytes_get_data (bytes, NULL);
+}
+
+static void
+assert_all (AtomrBuffer *buffer, gfloat want)
+{
+  g_autofree gfloat *got = download (buffer);
+
+  for (guint i = 0; i < N * N; i++)
+    if (got[i] != want)
+      g_error ("element %u is %g, want %g", i, (double) got[i], (double) want);
+}
+
+/* Records one launch of @kernel with @args on @nvrtc into a new graph. */
+static AtomrGraph *
+record_launch (AtomrNvrtcActor *nvrtc, AtomrKernel *kernel, AtomrKernelArgs *args, guint threads,
+               const gchar *name)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) r = NULL;
+  g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new_1d (threads, 256);
+  AtomrActor *actors[] = { ATOMR_ACTOR (nvrtc) };
+  AtomrGraph *graph = atomr_graph_new (name);
+
+  g_assert_true (atomr_graph_begin_capture (graph, actors, 1, &error));
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, args, NULL, store_result, &r);
+  wait_for (&r);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (nvrtc, r, &error));
+  g_assert_no_error (error);
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+  g_assert_no_error (error);
+  return graph;
+}
+
+static void
+finish_replay (AtomrGraph *graph, GAsyncResult **r)
+{
+  g_autoptr(GError) error = NULL;
+
+  wait_for (r);
+  g_assert_true (replay_any_finish (graph, *r, &error));
+  g_assert_no_error (error);
+  g_clear_object (r);
+}
+
+static gboolean
+contains_ci (const gchar *text, const gchar *needle)
+{
+  g_autofree gchar *a = g_ascii_strdown (text, -1);
+  g_autofree gchar *b = g_ascii_strdown (needle, -1);
+  return strstr (a, b) != NULL;
+}
+
+/* outer = flag = (x[0] > 0.5) (a kernel), then "if flag: y += 1" (a
+ * conditional node whose body is a recorded launch).  Replayed with x
+ * changed between replays: the body runs or is skipped on the GPU. */
+static void
+test_cond_if (void)
+{
+  Actors s = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrKernel) k_flag = NULL, k_add = NULL;
+  g_autoptr(AtomrBuffer) x = NULL, y = NULL, flag = NULL;
+  g_autoptr(AtomrGraph) then = NULL;
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer-if");
+  g_autoptr(AtomrKernelArgs) add_args = atomr_kernel_args_new ();
+  g_autoptr(AtomrKernelArgs) flag_args = atomr_kernel_args_new ();
+  g_autoptr(AtomrLaunchConfig) one = atomr_launch_config_new_1d (1, 32);
+  g_autoptr(AtomrTraceRecorder) recorder = atomr_trace_recorder_new (256);
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  g_autofree gfloat *xs = g_new0 (gfloat, N * N);
+  g_autofree gchar *dot = NULL, *json = NULL, *path = NULL;
+  AtomrActor *actors[1];
+
+  if (!need_device ())
+    return;
+  actors_init (&s);
+  k_flag = compile_cond_kernel (s.nvrtc, "flag_if_greater");
+  k_add = compile_cond_kernel (s.nvrtc, "add_scalar");
+  x = buffer_with (xs);
+  y = buffer_with (xs);
+  flag = i32_with (0);
+
+  atomr_kernel_args_add_size (atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (add_args, y), 1.0f),
+                              N * N);
+  then = record_launch (s.nvrtc, k_add, add_args, N * N, "then");
+
+  atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer_read_only (atomr_kernel_args_add_buffer (flag_args, flag), x),
+                             0.5f);
+  actors[0] = ATOMR_ACTOR (s.nvrtc);
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_nvrtc_actor_launch_async (s.nvrtc, k_flag, one, flag_args, NULL, store_result, &r1);
+  atomr_graph_replay_if_async (then, ATOMR_ACTOR (s.nvrtc), flag, NULL, store_result, &r2);
+  wait_for (&r1);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (s.nvrtc, r1, &error));
+  g_assert_no_error (error);
+  finish_replay (then, &r2);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_nodes (outer), ==, 2);
+
+  /* atomr's view before the CUDA graph exists: the conditional node and
+   * its body. */
+  dot = atomr_graph_to_dot (outer, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (dot, "shape=diamond"));
+  g_assert_nonnull (strstr (dot, "if condition != 0"));
+  g_assert_nonnull (strstr (dot, "subgraph cluster_n1 {"));
+  g_assert_nonnull (strstr (dot, "n0 -> n1;"));
+  g_clear_pointer (&dot, g_free);
+
+  atomr_trace_recorder_add_actor (recorder, ATOMR_ACTOR (s.nvrtc));
+  xs[0] = 1.0f;                         /* taken */
+  upload (x, xs);
+  replay (outer, s.copy);
+  g_assert_true (atomr_graph_get_instantiated (outer));
+  g_assert_cmpint (i32_of (flag), ==, 1);
+  assert_all (y, 1.0f);
+
+  xs[0] = 0.0f;                         /* skipped */
+  upload (x, xs);
+  replay (outer, s.copy);
+  g_assert_cmpint (i32_of (flag), ==, 0);
+  assert_all (y, 1.0f);
+
+  xs[0] = 2.0f;                         /* taken again, same instantiation */
+  upload (x, xs);
+  replay (outer, ATOMR_ACTOR (s.nvrtc));
+  assert_all (y, 2.0f);
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (outer), ==, 1);
+  g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, 3);
+
+  /* Replay attribution reaches the body's node. */
+  json = atomr_trace_recorder_to_json (recorder);
+  g_assert_nonnull (strstr (json, "if-body graph then node 1/1"));
+  g_assert_nonnull (strstr (json, "graph-if"));
+
+  /* The driver's dump of the instantiated graph. */
+  path = g_build_filename (g_get_tmp_dir (), "atomr-test-gpu-graph-if.dot", NULL);
+  g_assert_true (atomr_graph_write_dot (outer, path, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (path, &dot, NULL, &error));
+  g_assert_nonnull (strstr (dot, "digraph"));
+  g_test_message ("driver DOT of a conditional graph: %" G_GSIZE_FORMAT " bytes, says "
+                  "\"conditional\": %s, names add_scalar: %s, atomr_cond_begin: %s", strlen (dot),
+                  contains_ci (dot, "conditional") ? "yes" : "no",
+                  strstr (dot, "add_scalar") ? "yes" : "no",
+                  strstr (dot, "atomr_cond_begin") ? "yes" : "no");
+  g_remove (path);
+
+  /* Not recorded: the request runs the body once, or not.  flag is 1
+   * from the last replay (x[0] = 2). */
+  g_clear_object (&r1);
+  atomr_graph_replay_if_async (then, ATOMR_ACTOR (s.nvrtc), flag, NULL, store_result, &r1);
+  finish_replay (then, &r1);
+  assert_all (y, 3.0f);
+  g_clear_object (&flag);
+  flag = i32_with (0);
+  atomr_graph_replay_if_async (then, s.copy, flag, NULL, store_result, &r1);
+  finish_replay (then, &r1);
+  assert_all (y, 3.0f);
+  g_clear_object (&flag);
+  flag = i32_with (-7);                 /* any value but 0 is true */
+  atomr_graph_replay_if_async (then, s.copy, flag, NULL, store_result, &r1);
+  finish_replay (then, &r1);
+  assert_all (y, 4.0f);
+
+  g_clear_object (&outer);
+  g_clear_object (&then);
+  g_clear_object (&k_flag);
+  g_clear_object (&k_add);
+  actors_clear (&s);
+}
+
+/* outer = counter <- start (copy), then "while counter: acc += 1,
+ * counter -= 1" (a conditional node whose body is a recorded launch):
+ * the body runs start times, on the GPU; replayed with start changed. */
+static void
+test_cond_while (void)
+{
+  Actors s = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrKernel) k_count = NULL;
+  g_autoptr(AtomrBuffer) acc = NULL, counter = NULL, start = NULL;
+  g_autoptr(AtomrGraph) loop = NULL;
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer-while");
+  g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+  g_autoptr(AtomrTraceRecorder) recorder = atomr_trace_recorder_new (256);
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  g_autofree gfloat *zeros = g_new0 (gfloat, N * N);
+  g_autofree gchar *json = NULL, *dot = NULL;
+  const gint32 starts[] = { 5, 1, 0, 37 };
+  AtomrActor *actors[2];
+
+  if (!need_device ())
+    return;
+  actors_init (&s);
+  k_count = compile_cond_kernel (s.nvrtc, "count_down");
+  acc = buffer_with (zeros);
+  counter = i32_with (0);
+  start = i32_with (5);
+
+  atomr_kernel_args_add_size (atomr_kernel_args_add_buffer (atomr_kernel_args_add_buffer (args, counter), acc),
+                              N * N);
+  loop = record_launch (s.nvrtc, k_count, args, N * N, "loop");
+
+  actors[0] = s.copy;
+  actors[1] = ATOMR_ACTOR (s.nvrtc);
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 2, &error));
+  atomr_actor_copy_async (s.copy, counter, start, NULL, store_result, &r1);
+  atomr_graph_replay_while_async (loop, ATOMR_ACTOR (s.nvrtc), counter, 1000, NULL, store_result, &r2);
+  wait_for (&r1);
+  g_assert_true (atomr_actor_copy_finish (s.copy, r1, &error));
+  g_assert_no_error (error);
+  finish_replay (loop, &r2);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  dot = atomr_graph_to_dot (outer, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (dot, "while condition != 0 (at most 1000)"));
+  g_assert_nonnull (strstr (dot, "label=\"while-body: graph loop\";"));
+
+  atomr_trace_recorder_add_actor (recorder, ATOMR_ACTOR (s.nvrtc));
+  for (guint i = 0; i < G_N_ELEMENTS (starts); i++)
+    {
+      g_autoptr(GBytes) bytes = g_bytes_new (&starts[i], sizeof starts[i]);
+
+      g_assert_true (atomr_buffer_upload_sync (start, bytes, NULL, &error));
+      g_assert_no_error (error);
+      upload (acc, zeros);
+      replay (outer, s.copy);
+      assert_all (acc, (gfloat) starts[i]);
+      g_assert_cmpint (i32_of (counter), ==, 0);
+    }
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (outer), ==, 1);
+
+  json = atomr_trace_recorder_to_json (recorder);
+  g_assert_nonnull (strstr (json, "while-body graph loop node 1/1"));
+  g_assert_nonnull (strstr (json, "recorded as launch #"));
+
+  /* max_iterations stops the loop early; not recorded this time. */
+  g_clear_object (&counter);
+  counter = i32_with (10);
+  upload (acc, zeros);
+  g_clear_pointer (&args, atomr_kernel_args_unref);
+  args = atomr_kernel_args_new ();
+  atomr_kernel_args_add_size (atomr_kernel_args_add_buffer (atomr_kernel_args_add_buffer (args, counter), acc),
+                              N * N);
+  g_assert_true (atomr_graph_set_kernel_args (loop, 0, args, &error));
+  g_assert_no_error (error);
+  atomr_graph_replay_while_async (loop, ATOMR_ACTOR (s.nvrtc), counter, 4, NULL, store_result, &r1);
+  finish_replay (loop, &r1);
+  assert_all (acc, 4.0f);
+  g_assert_cmpint (i32_of (counter), ==, 6);
+
+  g_clear_object (&outer);
+  g_clear_object (&loop);
+  g_clear_object (&k_count);
+  actors_clear (&s);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -580,6 +914,8 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/graph/refused", test_refused);
   g_test_add_func ("/gpu/graph/kernel-args", test_kernel_args);
   g_test_add_func ("/gpu/graph/child-graph", test_child_graph);
+  g_test_add_func ("/gpu/graph/cond-if", test_cond_if);
+  g_test_add_func ("/gpu/graph/cond-while", test_cond_while);
   ret = g_test_run ();
   test_guard_stop ();
   return ret;

@@ -870,6 +870,392 @@ test_child_graph (Fixture *f, gconstpointer data)
   g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, 1);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Conditional nodes                                                    */
+
+/* The finish function of whichever replay @r answers. */
+static gboolean
+replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
+{
+  gpointer tag = g_task_get_source_tag (G_TASK (r));
+
+  if (tag == (gpointer) atomr_graph_replay_if_async)
+    return atomr_graph_replay_if_finish (graph, r, error);
+  if (tag == (gpointer) atomr_graph_replay_while_async)
+    return atomr_graph_replay_while_finish (graph, r, error);
+  return atomr_graph_replay_finish (graph, r, error);
+}
+
+static AtomrBuffer *
+new_i32 (AtomrDevice *device, gint32 value)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrBuffer *buffer = atomr_buffer_new (device, ATOMR_DTYPE_I32, 1, &error);
+
+  g_assert_no_error (error);
+  *(gint32 *) atomr_buffer_get_host_data (buffer) = value;
+  return buffer;
+}
+
+static gint32
+get_i32 (AtomrBuffer *buffer)
+{
+  return *(const gint32 *) atomr_buffer_get_host_data (buffer);
+}
+
+static void
+set_i32 (AtomrBuffer *buffer, gint32 value)
+{
+  *(gint32 *) atomr_buffer_get_host_data (buffer) = value;
+}
+
+/* Records @actor's fill of @buffer with @value into a new graph. */
+static AtomrGraph *
+capture_fill (AtomrActor *actor, AtomrBuffer *buffer, gdouble value, const gchar *name)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GAsyncResult) r = NULL;
+  AtomrGraph *graph = atomr_graph_new (name);
+
+  g_assert_true (atomr_graph_begin_capture (graph, &actor, 1, &error));
+  atomr_actor_fill_async (actor, buffer, value, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_true (atomr_actor_fill_finish (actor, r, &error));
+  g_assert_true (atomr_graph_end_capture (graph, &error));
+  g_assert_no_error (error);
+  return graph;
+}
+
+static void
+finish_ok (AtomrGraph *graph, GAsyncResult **result)
+{
+  g_autoptr(GError) error = NULL;
+
+  iterate_until (result);
+  g_assert_true (replay_any_finish (graph, *result, &error));
+  g_assert_no_error (error);
+  g_clear_object (result);
+}
+
+/* outer: c <- s (a), then "if c != 0: z = 9" (body on b): the condition is
+ * what an earlier node left in c, read anew by every replay. */
+static void
+test_cond_if (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) c = new_i32 (f->device, 0);
+  g_autoptr(AtomrBuffer) s = new_i32 (f->device, 1);
+  g_autoptr(AtomrGraph) then = capture_fill (f->b, f->z, 9.0, "then");
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  g_autofree gchar *name = NULL, *dot = NULL;
+  g_autoptr(AtomrTraceRecorder) recorder = atomr_trace_recorder_new (64);
+  Seen seen = { g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref) };
+  AtomrLaunchInfo *cond_info = NULL, *body_info = NULL;
+  AtomrActor *actors[] = { f->a };
+
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_actor_copy_async (f->a, c, s, NULL, store_result, &r1);
+  atomr_graph_replay_if_async (then, f->a, c, NULL, store_result, &r2);
+  iterate_until (&r1);
+  finish_ok (then, &r2);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_nodes (outer), ==, 2);
+  name = atomr_graph_get_node_name (outer, 1);
+  g_assert_cmpstr (name, ==, "graph-if #2 on a");
+  /* Recorded, not run. */
+  g_assert_cmpint (get_i32 (c), ==, 0);
+  assert_floats (f->z, 0.0f, 0.0f);
+
+  /* The conditional node follows the copy that writes its condition; its
+   * body is a cluster of its own. */
+  dot = atomr_graph_to_dot (outer, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (dot, "n1 [shape=diamond, label=\"graph-if #2 on a\\nif condition != 0\"];"));
+  g_assert_nonnull (strstr (dot, "subgraph cluster_n1 {"));
+  g_assert_nonnull (strstr (dot, "label=\"if-body: graph then\";"));
+  g_assert_nonnull (strstr (dot, "n1_0 [label=\"fill #1 on b\"];"));
+  g_assert_nonnull (strstr (dot, "n1 -> n1_0 [style=dashed, label=\"then\"];"));
+  g_assert_nonnull (strstr (dot, "n0 -> n1;"));
+
+  g_signal_connect (f->a, "after-complete", G_CALLBACK (on_after_complete), &seen);
+  g_signal_connect (f->b, "after-complete", G_CALLBACK (on_after_complete), &seen);
+  atomr_trace_recorder_add_actor (recorder, f->b);
+
+  replay (f, outer, f->a);          /* s = 1: the body runs */
+  g_assert_cmpint (get_i32 (c), ==, 1);
+  assert_floats (f->z, 9.0f, 0.0f);
+
+  /* Replay attribution reaches the body's node, after the conditional node. */
+  for (guint i = 0; i < seen.infos->len; i++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (seen.infos, i);
+      if (g_str_equal (atomr_launch_info_get_operation (info), "graph-if"))
+        cond_info = info;
+      if (g_str_equal (atomr_launch_info_get_operation (info), "fill"))
+        body_info = info;
+    }
+  g_assert_nonnull (cond_info);
+  g_assert_nonnull (body_info);
+  g_assert_cmpstr (atomr_launch_info_get_actor_name (body_info), ==, "b");
+  g_assert_nonnull (strstr (atomr_launch_info_get_detail (body_info),
+                            "graph outer node 2/2 > if-body graph then node 1/1, replay #"));
+  g_assert_nonnull (strstr (atomr_launch_info_get_detail (body_info), "recorded as fill #1 on b"));
+  g_assert_true (has_dependency (body_info, atomr_launch_info_get_sequence (cond_info)));
+  g_assert_cmpuint (atomr_trace_recorder_get_n_records (recorder), ==, 1);
+  g_signal_handlers_disconnect_by_func (f->a, on_after_complete, &seen);
+  g_signal_handlers_disconnect_by_func (f->b, on_after_complete, &seen);
+  g_ptr_array_unref (seen.infos);
+
+  set_floats (f->z, 0.0f);
+  set_i32 (s, 0);
+  replay (f, outer, f->a);          /* s = 0: skipped */
+  g_assert_cmpint (get_i32 (c), ==, 0);
+  assert_floats (f->z, 0.0f, 1.0f);
+
+  set_i32 (s, -5);                  /* any value but 0 is true */
+  replay (f, outer, f->b);
+  assert_floats (f->z, 9.0f, 0.0f);
+  g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, 3);
+  g_assert_cmpuint (atomr_graph_get_n_replays (then), ==, 0);
+}
+
+/* Not recorded: the request runs the body or not, once. */
+static void
+test_cond_if_eager (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrBuffer) c = new_i32 (f->device, 1);
+  g_autoptr(AtomrGraph) then = capture_fill (f->b, f->z, 4.0, "then");
+  g_autoptr(GAsyncResult) r = NULL;
+
+  atomr_graph_replay_if_async (then, f->a, c, NULL, store_result, &r);
+  iterate_pending ();
+  complete_all (f);
+  finish_ok (then, &r);
+  assert_floats (f->z, 4.0f, 0.0f);
+  g_assert_cmpuint (atomr_graph_get_n_replays (then), ==, 1);
+
+  set_floats (f->z, 0.0f);
+  set_i32 (c, 0);
+  atomr_graph_replay_if_async (then, f->c, c, NULL, store_result, &r);
+  iterate_pending ();
+  complete_all (f);
+  finish_ok (then, &r);
+  assert_floats (f->z, 0.0f, 1.0f);
+}
+
+/* A while body that changes its own condition: c <- d1 <- d2 <- d3 (a
+ * shift register: c stays true as long as ones come in) and a tally
+ * t1..t4 that shifts a one in per iteration. */
+typedef struct
+{
+  AtomrBuffer *c, *d[3], *t[4];
+} Loop;
+
+static void loop_clear (Loop *l);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Loop, loop_clear)
+
+static AtomrGraph *
+capture_loop_body (Fixture *f, Loop *l)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrGraph *body = atomr_graph_new ("loop");
+  AtomrActor *actors[] = { f->b, f->c };
+  GAsyncResult *r[7] = { NULL };
+
+  l->c = new_i32 (f->device, 0);
+  for (guint i = 0; i < 3; i++)
+    l->d[i] = new_i32 (f->device, 0);
+  for (guint i = 0; i < 4; i++)
+    l->t[i] = new_i32 (f->device, 0);
+  g_assert_true (atomr_graph_begin_capture (body, actors, 2, &error));
+  atomr_actor_copy_async (f->b, l->c, l->d[0], NULL, store_result, &r[0]);
+  atomr_actor_copy_async (f->b, l->d[0], l->d[1], NULL, store_result, &r[1]);
+  atomr_actor_copy_async (f->b, l->d[1], l->d[2], NULL, store_result, &r[2]);
+  atomr_actor_copy_async (f->c, l->t[3], l->t[2], NULL, store_result, &r[3]);
+  atomr_actor_copy_async (f->c, l->t[2], l->t[1], NULL, store_result, &r[4]);
+  atomr_actor_copy_async (f->c, l->t[1], l->t[0], NULL, store_result, &r[5]);
+  atomr_actor_fill_async (f->c, l->t[0], 1.0, NULL, store_result, &r[6]);
+  for (guint i = 0; i < G_N_ELEMENTS (r); i++)
+    {
+      iterate_until (&r[i]);
+      g_clear_object (&r[i]);
+    }
+  g_assert_true (atomr_graph_end_capture (body, &error));
+  g_assert_no_error (error);
+  return body;
+}
+
+static void
+loop_clear (Loop *l)
+{
+  g_clear_object (&l->c);
+  for (guint i = 0; i < 3; i++)
+    g_clear_object (&l->d[i]);
+  for (guint i = 0; i < 4; i++)
+    g_clear_object (&l->t[i]);
+}
+
+/* c = 1 and @ones (at most 2: d3 stays 0) leading ones in d: the loop
+ * runs 1 + @ones times. */
+static void
+loop_reset (Loop *l, guint ones)
+{
+  set_i32 (l->c, 1);
+  for (guint i = 0; i < 3; i++)
+    set_i32 (l->d[i], i < ones ? 1 : 0);
+  for (guint i = 0; i < 4; i++)
+    set_i32 (l->t[i], 0);
+}
+
+static guint
+loop_tally (Loop *l)
+{
+  guint n = 0;
+
+  while (n < 4 && get_i32 (l->t[n]) == 1)
+    n++;
+  for (guint i = n; i < 4; i++)
+    g_assert_cmpint (get_i32 (l->t[i]), ==, 0);
+  return n;
+}
+
+static void
+test_cond_while (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(Loop) l = { NULL };
+  g_autoptr(AtomrGraph) body = capture_loop_body (f, &l);
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  g_autofree gchar *dot = NULL;
+  AtomrActor *actors[] = { f->a };
+
+  /* outer: x = 3 (a); while c: loop (at most 10 times). */
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_actor_fill_async (f->a, f->x, 3.0, NULL, store_result, &r1);
+  atomr_graph_replay_while_async (body, f->a, l.c, 10, NULL, store_result, &r2);
+  iterate_until (&r1);
+  finish_ok (body, &r2);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  dot = atomr_graph_to_dot (outer, &error);
+  g_assert_nonnull (strstr (dot, "while condition != 0 (at most 10)"));
+  g_assert_nonnull (strstr (dot, "label=\"while-body: graph loop\";"));
+  g_assert_nonnull (strstr (dot, "n1_0 -> n1_1;"));      /* inside the body */
+
+  /* Replayed again and again, the condition changed between replays. */
+  for (guint ones = 0; ones <= 2; ones++)
+    {
+      loop_reset (&l, ones);
+      replay (f, outer, f->a);
+      g_assert_cmpuint (loop_tally (&l), ==, ones + 1);
+      g_assert_cmpint (get_i32 (l.c), ==, 0);
+      assert_floats (f->x, 3.0f, 0.0f);
+    }
+  /* c false from the start: the body never runs. */
+  loop_reset (&l, 2);
+  set_i32 (l.c, 0);
+  replay (f, outer, f->a);
+  g_assert_cmpuint (loop_tally (&l), ==, 0);
+  g_assert_cmpint (get_i32 (l.d[0]), ==, 1);
+  g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, 4);
+}
+
+/* max_iterations stops a loop whose condition stays true. */
+static void
+test_cond_while_limit (Fixture *f, gconstpointer data)
+{
+  g_auto(Loop) l = { NULL };
+  g_autoptr(AtomrGraph) body = capture_loop_body (f, &l);
+  g_autoptr(GAsyncResult) r = NULL;
+
+  loop_reset (&l, 2);
+  set_i32 (l.d[2], 1);          /* d3 too: c stays 1 forever */
+  atomr_graph_replay_while_async (body, f->a, l.c, 2, NULL, store_result, &r);
+  iterate_pending ();
+  complete_all (f);
+  finish_ok (body, &r);
+  g_assert_cmpuint (loop_tally (&l), ==, 2);
+  g_assert_cmpint (get_i32 (l.c), ==, 1);
+}
+
+static void
+assert_replay_fails (AtomrGraph *graph, GAsyncResult **r, gint code, const gchar *part)
+{
+  g_autoptr(GError) error = NULL;
+
+  iterate_until (r);
+  g_assert_false (replay_any_finish (graph, *r, &error));
+  g_assert_error (error, ATOMR_ERROR, code);
+  if (strstr (error->message, part) == NULL)
+    g_error ("\"%s\" does not say \"%s\"", error->message, part);
+  g_clear_object (r);
+}
+
+static void
+test_cond_errors (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) c = new_i32 (f->device, 1);
+  g_autoptr(AtomrBuffer) c2 = new_i32 (f->device, 1);
+  g_autoptr(AtomrDevice) other = atomr_device_new_host ();
+  g_autoptr(AtomrBuffer) elsewhere = new_i32 (other, 1);
+  g_autoptr(AtomrGraph) then = capture_fill (f->b, f->z, 1.0, "then");
+  g_autoptr(AtomrGraph) empty = atomr_graph_new ("empty");
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(AtomrGraph) outer2 = atomr_graph_new ("outer2");
+  g_autoptr(AtomrGraph) top = atomr_graph_new ("top");
+  g_autoptr(GAsyncResult) r = NULL, r1 = NULL;
+  AtomrActor *actors[] = { f->a };
+
+  atomr_graph_replay_if_async (then, f->a, NULL, NULL, store_result, &r);
+  assert_replay_fails (then, &r, ATOMR_ERROR_INVALID_ARGUMENT, "needs a condition buffer (condition is NULL)");
+  atomr_graph_replay_if_async (then, f->a, f->x, NULL, store_result, &r);
+  assert_replay_fails (then, &r, ATOMR_ERROR_INVALID_ARGUMENT, "the condition buffer holds f32");
+  atomr_graph_replay_while_async (then, f->a, c, 0, NULL, store_result, &r);
+  assert_replay_fails (then, &r, ATOMR_ERROR_INVALID_ARGUMENT, "max_iterations is 0");
+  atomr_graph_replay_while_async (empty, f->a, c, 5, NULL, store_result, &r);
+  assert_replay_fails (empty, &r, ATOMR_ERROR_INVALID_ARGUMENT, "graph empty cannot be replayed: it is empty");
+  atomr_graph_replay_if_async (then, f->a, elsewhere, NULL, store_result, &r);
+  assert_replay_fails (then, &r, ATOMR_ERROR_INVALID_ARGUMENT, "the condition buffer is on device");
+  /* None of them ran anything. */
+  assert_floats (f->z, 0.0f, 0.0f);
+
+  /* outer has a conditional node ... */
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_graph_replay_if_async (then, f->a, c, NULL, store_result, &r);
+  finish_ok (then, &r);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+
+  /* ... so it cannot be a body (nested conditionals) ... */
+  atomr_graph_replay_while_async (outer, f->a, c2, 3, NULL, store_result, &r);
+  assert_replay_fails (outer, &r, ATOMR_ERROR_NOT_SUPPORTED, "nested conditionals are not supported");
+  g_assert_true (atomr_graph_begin_capture (outer2, actors, 1, &error));
+  atomr_graph_replay_if_async (outer, f->a, c2, NULL, store_result, &r);
+  assert_replay_fails (outer, &r, ATOMR_ERROR_NOT_SUPPORTED, "nested conditionals");
+  g_assert_false (atomr_graph_end_capture (outer2, &error));     /* nothing recorded */
+  g_clear_error (&error);
+
+  /* ... nor a child graph of another capture: the capture fails. */
+  g_assert_true (atomr_graph_begin_capture (top, actors, 1, &error));
+  atomr_actor_fill_async (f->a, f->y, 2.0, NULL, store_result, &r1);
+  atomr_graph_replay_async (outer, f->a, NULL, store_result, &r);
+  iterate_until (&r1);
+  assert_replay_fails (outer, &r, ATOMR_ERROR_NOT_SUPPORTED, "CUDA cannot embed it as a child graph of graph top");
+  g_assert_false (atomr_graph_end_capture (top, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_assert_nonnull (strstr (error->message, "the capture failed"));
+  g_assert_cmpint (atomr_graph_get_state (top), ==, ATOMR_GRAPH_STATE_FAILED);
+
+  /* Replayed on its own, outer runs. */
+  replay (f, outer, f->a);
+  assert_floats (f->z, 1.0f, 0.0f);
+}
+
 /* A graph made by a binding's bare constructor never crashes. */
 static void
 test_bare (void)
@@ -895,6 +1281,18 @@ test_bare (void)
   iterate_until (&r);
   g_assert_false (atomr_graph_replay_finish (graph, r, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_clear_object (&r);
+  atomr_graph_replay_if_async (graph, actor, NULL, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_if_finish (graph, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_clear_object (&r);
+  atomr_graph_replay_while_async (graph, actor, NULL, 1, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_while_finish (graph, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
 }
 
 int
@@ -915,6 +1313,11 @@ main (int argc, char **argv)
   ADD ("/graph/dot", test_dot);
   ADD ("/graph/others-run", test_others_run);
   ADD ("/graph/child-graph", test_child_graph);
+  ADD ("/graph/cond-if", test_cond_if);
+  ADD ("/graph/cond-if-eager", test_cond_if_eager);
+  ADD ("/graph/cond-while", test_cond_while);
+  ADD ("/graph/cond-while-limit", test_cond_while_limit);
+  ADD ("/graph/cond-errors", test_cond_errors);
 #undef ADD
   g_test_add_func ("/graph/bare", test_bare);
   g_test_add_func ("/graph/replays-then-sync", test_replays_then_sync);

@@ -44,6 +44,24 @@ def on_mock():
                  lambda cb: cudnn.multi_head_attention_forward_async(2, 2, q3, k3, v3, 0.125, False, o3, None,
                                                                      None, cb),
                  cudnn.multi_head_attention_forward_finish)
+    # AtomrAttention: a bare object is valid; padding mask and dropout named
+    bare_attn = Atomr.Attention()
+    assert bare_attn.props.scale == 0 and not bare_attn.props.causal and bare_attn.props.dropout == 0
+    assert bare_attn.props.q_lengths is None
+    attn = Atomr.Attention.new()
+    attn.props.dropout = 0.25
+    attn.props.seed = 2**63 + 5
+    assert attn.get_seed() == 2**63 + 5
+    lq, lkv = t(Atomr.Dtype.I32, 1), t(Atomr.Dtype.I32, 1)
+    attn.set_sequence_lengths(lq, lkv)
+    assert attn.props.kv_lengths == lkv
+    expect_error(Atomr.Error.NOT_SUPPORTED, 'sdpa-fwd (f16, padding mask, dropout 0.25, q 1×2×64×64',
+                 lambda cb: cudnn.attention_forward_async(attn, q, k, v, o, stats, None, cb),
+                 cudnn.attention_forward_finish)
+    attn.set_sequence_lengths(lq, None)
+    expect_error(Atomr.Error.INVALID_ARGUMENT, 'needs both q-lengths and kv-lengths',
+                 lambda cb: cudnn.attention_forward_async(attn, q, k, v, o, stats, None, cb),
+                 cudnn.attention_forward_finish)
     # RNNs: the network object, and a refused state shape
     lstm = Atomr.Rnn.new(Atomr.RnnMode.LSTM, 8, 16, 1, False)
     assert lstm.get_n_weights() == 4 * 16 * (8 + 16) + 2 * 4 * 16

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # AtomrGraph from Python on the public mock device (CPU suite): capture
 # across two actors, replay, node names, DOT, a child graph, and the
-# refusals of set_kernel_args; the same capture and replay on a GPU when
-# there is one.
+# refusals of set_kernel_args, conditional nodes (if and while); the same
+# on a GPU when there is one.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 import os
@@ -88,11 +88,83 @@ def check(device):
     return graph
 
 
+def i32(device, value):
+    buf = Atomr.Buffer.new(device, Atomr.Dtype.I32, 1)
+    buf.upload_sync(GLib.Bytes.new(struct.pack('i', value)), None)
+    return buf
+
+
+def i32_of(buf):
+    return struct.unpack('i', buf.download_sync(None).get_data())[0]
+
+
+def check_conditional(device):
+    a = Atomr.CopyActor.new(device)
+    a.set_name('py-cond')
+    z = Atomr.Buffer.new(device, Atomr.Dtype.F32, N)
+    c = i32(device, 0)
+    s = i32(device, 1)
+    zero = i32(device, 0)
+
+    # then: z = 9
+    then = graph_of(a, 'then', lambda cb: a.fill_async(z, 9.0, None, cb), a.fill_finish)
+    # outer: c <- s, if c: then
+    outer = Atomr.Graph.new('outer-if')
+    assert outer.begin_capture([a])
+    recorded(lambda cb: a.copy_async(c, s, None, cb), a.copy_finish)
+    recorded(lambda cb: then.replay_if_async(a, c, None, cb), then.replay_if_finish)
+    assert outer.end_capture()
+    assert 'if condition != 0' in outer.to_dot()
+    upload(z, [0.0] * N)
+    assert run(lambda cb: outer.replay_async(a, None, cb), outer.replay_finish)
+    assert download(z) == [9.0] * N
+    upload(z, [0.0] * N)
+    s.upload_sync(GLib.Bytes.new(struct.pack('i', 0)), None)
+    assert run(lambda cb: outer.replay_async(a, None, cb), outer.replay_finish)
+    assert download(z) == [0.0] * N
+
+    # while c: c <- 0, z = 5 (runs once), not recorded
+    loop = Atomr.Graph.new('loop')
+    assert loop.begin_capture([a])
+    recorded(lambda cb: a.copy_async(c, zero, None, cb), a.copy_finish)
+    recorded(lambda cb: a.fill_async(z, 5.0, None, cb), a.fill_finish)
+    assert loop.end_capture()
+    c.upload_sync(GLib.Bytes.new(struct.pack('i', 1)), None)
+    assert run(lambda cb: loop.replay_while_async(a, c, 10, None, cb), loop.replay_while_finish)
+    assert download(z) == [5.0] * N
+    assert i32_of(c) == 0
+    upload(z, [0.0] * N)
+    assert run(lambda cb: loop.replay_while_async(a, c, 10, None, cb), loop.replay_while_finish)
+    assert download(z) == [0.0] * N
+
+    try:
+        run(lambda cb: loop.replay_while_async(a, c, 0, None, cb), loop.replay_while_finish)
+        raise AssertionError('max_iterations 0 must fail')
+    except GLib.Error as error:
+        assert error.matches(Atomr.error_quark(), Atomr.Error.INVALID_ARGUMENT), error.message
+        assert 'max_iterations is 0' in error.message, error.message
+    try:
+        run(lambda cb: loop.replay_if_async(a, z, None, cb), loop.replay_if_finish)
+        raise AssertionError('an f32 condition must fail')
+    except GLib.Error as error:
+        assert 'holds f32' in error.message, error.message
+
+
+def graph_of(actor, name, start, finish):
+    graph = Atomr.Graph.new(name)
+    assert graph.begin_capture([actor])
+    recorded(start, finish)
+    assert graph.end_capture()
+    return graph
+
+
 def main():
     graph = check(Atomr.Device.new_mock())
     assert not graph.get_instantiated()
     assert graph.get_n_instantiations() == 0
     print('ok: capture, replay, child graph and refusals on the mock device')
+    check_conditional(Atomr.Device.new_mock())
+    print('ok: conditional nodes on the mock device')
     device = gpu_or_none()
     if device is None:
         print('ok: no CUDA device for the rest')
@@ -101,6 +173,8 @@ def main():
     assert graph.get_instantiated()
     assert graph.get_n_instantiations() == 1
     print('ok: the same on the GPU')
+    check_conditional(device)
+    print('ok: conditional nodes on the GPU')
     return 0
 
 

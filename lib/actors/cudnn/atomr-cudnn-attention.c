@@ -38,36 +38,46 @@
 #include "actors/cudnn/atomr-cudnn-ext-private.h"
 #include "core/atomr-tensor-private.h"
 
-#define MAX_GRAPH_TENSORS 64
-#define MAX_GRAPH_OPS     40
+#define MAX_GRAPH_TENSORS 128
+#define MAX_GRAPH_OPS     64
+#define MAX_PACK          32
 #define MAX_ENGINE_CONFIGS 16
 #define WS_ALIGN          256
 
 /* Operand slots of a request. */
 typedef enum {
   T_Q, T_K, T_V, T_O, T_DO, T_STATS, T_DQ, T_DK, T_DV,
+  T_SEQ_Q, T_SEQ_KV,                    /* the padding mask's lengths */
   N_T
 } Slot;
 
 static const gchar *const slot_names[N_T] = {
-  "q", "k", "v", "o", "d_o", "stats", "dq", "dk", "dv",
+  "q", "k", "v", "o", "d_o", "stats", "dq", "dk", "dv", "q-lengths", "kv-lengths",
 };
 
-/* Unique ids of the graph's non-virtual tensors (variant pack). */
+/* Unique ids of the graph's non-virtual tensors (variant pack); slot i
+ * is UID_Q + i. */
 enum {
   UID_Q = 1, UID_K, UID_V, UID_O, UID_DO, UID_STATS, UID_DQ, UID_DK, UID_DV,
-  UID_SCALE, UID_ONE, UID_NEG, UID_SOFTMAX_SUM, UID_DQ_ACCUM,
+  UID_SEQ_Q, UID_SEQ_KV,
+  UID_SCALE = 32, UID_ONE, UID_NEG, UID_SOFTMAX_SUM, UID_DQ_ACCUM,
+  UID_SEED, UID_OFFSET, UID_DROP_SCALE, UID_DROP_SCALE_INV,
   UID_FIRST_VIRTUAL = 100,
 };
 
-/* Everything a plan depends on; zero-filled, hashed and compared as bytes. */
+/* Everything a plan depends on; zero-filled, hashed and compared as bytes.
+ * The dropout probability is part of the graph (the RNG descriptor); the
+ * seed and offset are device scalars written at each call. */
 typedef struct {
-  gint32 backward;
-  gint32 dtype;
-  gint32 causal;
-  gint32 has_stats;
-  gint64 dims[N_T][4];
-  gint64 strides[N_T][4];
+  gint32  backward;
+  gint32  dtype;
+  gint32  causal;
+  gint32  has_stats;
+  gint32  padding;                      /* per-batch lengths given */
+  gint32  has_dropout;
+  gdouble dropout;                      /* 0 unless has_dropout */
+  gint64  dims[N_T][4];
+  gint64  strides[N_T][4];
 } SdpaKey;
 
 typedef struct {
@@ -77,6 +87,7 @@ typedef struct {
   gsize                     softmax_sum_offset;
   gsize                     dq_accum_offset;
   gsize                     dq_accum_bytes;
+  gsize                     rng_offset; /* seed then offset, 2 × i64 */
   gsize                     workspace;  /* all of it */
   gboolean                  memset_dq_accum;
 } SdpaPlan;
@@ -87,6 +98,8 @@ typedef struct {
   GBytes      *key_bytes;
   AtomrTensor *t[N_T];                  /* owned; NULL where unused */
   gfloat       scale, one, neg;         /* by-value scalars */
+  gfloat       drop_scale, drop_scale_inv; /* 1/(1 − p) and 1 − p */
+  guint64      seed, offset;            /* the Philox seed and offset */
 } SdpaRequest;
 
 /* ------------------------------------------------------------------ */
@@ -101,7 +114,14 @@ describe (const SdpaKey *k)
 {
   GString *s = g_string_new (atomr_dtype_get_name (k->dtype));
 
-  g_string_append (s, k->causal ? ", causal" : ", no mask");
+  if (k->causal)
+    g_string_append (s, ", causal");
+  else if (!k->padding)
+    g_string_append (s, ", no mask");
+  if (k->padding)
+    g_string_append (s, ", padding mask");
+  if (k->has_dropout)
+    g_string_append_printf (s, ", dropout %g", k->dropout);
   for (guint i = 0; i < N_T; i++)
     {
       if (k->dims[i][0] == 0)
@@ -283,12 +303,19 @@ graph_real_f32 (Graph  *g,
   return graph_tensor (g, uid, CUDNN_DATA_FLOAT, dims, strides, FALSE);
 }
 
+/* The by-value f32 scalar @uid: one descriptor per graph however often
+ * it is used (a unique id names one tensor). */
 static GraphTensor *
 graph_scalar (Graph  *g,
               gint64  uid)
 {
   static const gint64 ones[4] = { 1, 1, 1, 1 };
 
+  if (g->error != NULL)
+    return NULL;
+  for (guint i = 0; i < g->n_tensors; i++)
+    if (g->tensors[i].uid == uid)
+      return &g->tensors[i];
   return graph_tensor (g, uid, CUDNN_DATA_FLOAT, ones, ones, TRUE);
 }
 
@@ -356,11 +383,17 @@ graph_reduce (Graph                    *g,
   graph_add_op (g, op);
 }
 
+/* c = a·b; with a padding mask the GEMM's M, N and K are the per-batch
+ * lengths of @m, @n and @k (each NULL to keep the tensor's size), as
+ * cuDNN's frontend declares them for its flash-attention graphs. */
 static void
-graph_matmul (Graph       *g,
-              GraphTensor *a,
-              GraphTensor *b,
-              GraphTensor *c)
+graph_matmul_ex (Graph       *g,
+                 GraphTensor *a,
+                 GraphTensor *b,
+                 GraphTensor *c,
+                 GraphTensor *m,
+                 GraphTensor *n,
+                 GraphTensor *k)
 {
   cudnnBackendDescriptor_t mm, op;
   cudnnDataType_t compute = CUDNN_DATA_FLOAT;
@@ -375,6 +408,15 @@ graph_matmul (Graph       *g,
   graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b->desc);
   graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c->desc);
   graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm);
+  if (m != NULL)
+    graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+               &m->desc);
+  if (n != NULL)
+    graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+               &n->desc);
+  if (k != NULL)
+    graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+               &k->desc);
   graph_add_op (g, op);
 }
 
@@ -419,6 +461,93 @@ graph_operand (Graph           *g,
   return graph_tensor (g, uid, dtype, dims, strides, FALSE);
 }
 
+/* A non-virtual device tensor of @dtype, @d0 × 1 × 1 × 1, packed: the
+ * per-batch lengths (int32) and the RNG's seed and offset (int64). */
+static GraphTensor *
+graph_column (Graph           *g,
+              gint64           uid,
+              cudnnDataType_t  dtype,
+              gint64           d0)
+{
+  const gint64 dims[4] = { d0, 1, 1, 1 }, strides[4] = { 1, 1, 1, 1 };
+
+  return graph_tensor (g, uid, dtype, dims, strides, FALSE);
+}
+
+/* The per-batch lengths of a request (NULL, NULL without a padding mask). */
+typedef struct {
+  GraphTensor *q, *kv;
+} Lengths;
+
+static Lengths
+graph_lengths (Graph         *g,
+               const SdpaKey *k)
+{
+  Lengths l = { NULL, NULL };
+
+  if (!k->padding)
+    return l;
+  l.q = graph_column (g, UID_SEQ_Q, CUDNN_DATA_INT32, k->dims[T_Q][0]);
+  l.kv = graph_column (g, UID_SEQ_KV, CUDNN_DATA_INT32, k->dims[T_Q][0]);
+  return l;
+}
+
+/* S ← select (S, lowest, row < q length ∧ col < kv length): the padding
+ * mask, in the form cuDNN's frontend builds (its forward graph compares in
+ * int32, its backward graph in booleans: @compare_type). */
+static GraphTensor *
+graph_padding (Graph           *g,
+               GraphTensor     *s,
+               const Lengths   *l,
+               cudnnDataType_t  compare_type)
+{
+  GraphTensor *row, *col, *row_in, *col_in, *keep, *lowest;
+
+  row = graph_pointwise (g, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, NULL, NULL, NULL,
+                         CUDNN_DATA_INT32, 2);
+  col = graph_pointwise (g, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, NULL, NULL, NULL,
+                         CUDNN_DATA_INT32, 3);
+  row_in = graph_pointwise (g, CUDNN_POINTWISE_CMP_LT, compare_type, row, l->q, NULL, NULL,
+                            compare_type, -1);
+  col_in = graph_pointwise (g, CUDNN_POINTWISE_CMP_LT, compare_type, col, l->kv, NULL, NULL,
+                            compare_type, -1);
+  keep = graph_pointwise (g, CUDNN_POINTWISE_LOGICAL_AND, CUDNN_DATA_BOOLEAN, row_in, col_in, NULL, NULL,
+                          CUDNN_DATA_BOOLEAN, -1);
+  lowest = graph_scalar (g, UID_NEG);
+  return graph_pointwise (g, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s, lowest, keep, NULL,
+                          CUDNN_DATA_FLOAT, -1);
+}
+
+/* The dropout mask: Bernoulli (1 − p) draws of Philox with the device
+ * seed and offset, b × hq × sq × skv f32 (1 kept, 0 dropped). */
+static GraphTensor *
+graph_rng (Graph         *g,
+           const SdpaKey *k)
+{
+  cudnnBackendDescriptor_t rng, op;
+  cudnnRngDistribution_t dist = CUDNN_RNG_DISTRIBUTION_BERNOULLI;
+  gdouble keep = 1.0 - k->dropout;
+  GraphTensor *seed, *offset, *y;
+
+  seed = graph_column (g, UID_SEED, CUDNN_DATA_INT64, 1);
+  offset = graph_column (g, UID_OFFSET, CUDNN_DATA_INT64, 1);
+  y = graph_virtual (g, CUDNN_DATA_FLOAT, k->dims[T_Q][0], k->dims[T_Q][1], k->dims[T_Q][2],
+                     k->dims[T_K][2]);
+  if (g->error != NULL)
+    return NULL;
+  rng = graph_create (g, CUDNN_BACKEND_RNG_DESCRIPTOR);
+  graph_set (g, rng, CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION, 1, &dist);
+  graph_set (g, rng, CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY, CUDNN_TYPE_DOUBLE, 1, &keep);
+  graph_finalize (g, rng);
+  op = graph_create (g, CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR);
+  graph_set (g, op, CUDNN_ATTR_OPERATION_RNG_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y->desc);
+  graph_set (g, op, CUDNN_ATTR_OPERATION_RNG_SEED, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &seed->desc);
+  graph_set (g, op, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &offset->desc);
+  graph_set (g, op, CUDNN_ATTR_OPERATION_RNG_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rng);
+  graph_add_op (g, op);
+  return g->error == NULL ? y : NULL;
+}
+
 /* S ← select (S, lowest, row ≥ col): the causal (top-left) mask. */
 static GraphTensor *
 graph_causal (Graph       *g,
@@ -445,16 +574,20 @@ graph_forward (Graph         *g,
   gint64 b = k->dims[T_Q][0], hq = k->dims[T_Q][1], sq = k->dims[T_Q][2];
   gint64 skv = k->dims[T_K][2];
   GraphTensor *q, *kt, *v, *o, *scale, *s, *m, *e, *z, *l, *stats, *p;
+  Lengths len;
 
   q = graph_operand (g, k, T_Q, UID_Q, io, FALSE);
   kt = graph_operand (g, k, T_K, UID_K, io, TRUE);
   v = graph_operand (g, k, T_V, UID_V, io, FALSE);
   o = graph_operand (g, k, T_O, UID_O, io, FALSE);
   scale = graph_scalar (g, UID_SCALE);
+  len = graph_lengths (g, k);
 
   s = graph_virtual (g, CUDNN_DATA_FLOAT, b, hq, sq, skv);
-  graph_matmul (g, q, kt, s);
+  graph_matmul_ex (g, q, kt, s, len.q, len.kv, NULL);
   s = PW (g, CUDNN_POINTWISE_MUL, s, scale);
+  if (k->padding)
+    s = graph_padding (g, s, &len, CUDNN_DATA_INT32);
   if (k->causal)
     s = graph_causal (g, s);
 
@@ -470,8 +603,18 @@ graph_forward (Graph         *g,
   graph_pointwise (g, CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, m, l, NULL, stats, CUDNN_DATA_FLOAT, -1);
   /* the second matmul takes P in the I/O dtype */
   p = graph_virtual (g, io, b, hq, sq, skv);
-  graph_pointwise (g, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, z, NULL, p, io, -1);
-  graph_matmul (g, p, v, o);
+  if (k->has_dropout)
+    {
+      /* P = softmax ∘ mask · 1/(1 − p) */
+      GraphTensor *mask = graph_rng (g, k);
+      GraphTensor *sm = PW (g, CUDNN_POINTWISE_DIV, e, z);
+      sm = PW (g, CUDNN_POINTWISE_MUL, sm, mask);
+      graph_pointwise (g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, sm, graph_scalar (g, UID_DROP_SCALE), NULL,
+                       p, io, -1);
+    }
+  else
+    graph_pointwise (g, CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, z, NULL, p, io, -1);
+  graph_matmul_ex (g, p, v, o, len.q, NULL, len.kv);
 }
 
 /* @full (b × hq × …, the I/O dtype) summed over each group of heads into
@@ -482,7 +625,9 @@ graph_matmul_heads (Graph           *g,
                     GraphTensor     *a,
                     GraphTensor     *b,
                     GraphTensor     *out,
-                    gint64           hq)
+                    gint64           hq,
+                    GraphTensor     *m,
+                    GraphTensor     *kk)
 {
   GraphTensor *full;
 
@@ -490,11 +635,11 @@ graph_matmul_heads (Graph           *g,
     return;
   if (out->dims[1] == hq)
     {
-      graph_matmul (g, a, b, out);
+      graph_matmul_ex (g, a, b, out, m, NULL, kk);
       return;
     }
   full = graph_virtual (g, io, out->dims[0], hq, out->dims[2], out->dims[3]);
-  graph_matmul (g, a, b, full);
+  graph_matmul_ex (g, a, b, full, m, NULL, kk);
   graph_reduce (g, CUDNN_REDUCE_TENSOR_ADD, full, out);
 }
 
@@ -506,7 +651,9 @@ graph_backward (Graph         *g,
   gint64 b = k->dims[T_Q][0], hq = k->dims[T_Q][1], sq = k->dims[T_Q][2], d = k->dims[T_Q][3];
   gint64 skv = k->dims[T_K][2];
   GraphTensor *q, *kt, *vt, *o, *d_o, *stats, *dq, *dk, *dv, *scale, *one;
-  GraphTensor *t, *softmax_sum, *s, *e, *pt, *dp, *ds, *dst, *kr, *dq_accum;
+  GraphTensor *t, *softmax_sum, *s, *e, *pd, *pt, *dp, *ds, *dst, *kr, *dq_accum;
+  GraphTensor *mask = NULL, *drop_scale = NULL;
+  Lengths len;
 
   q = graph_operand (g, k, T_Q, UID_Q, io, FALSE);
   kt = graph_operand (g, k, T_K, UID_K, io, TRUE);
@@ -519,39 +666,62 @@ graph_backward (Graph         *g,
   dv = graph_operand (g, k, T_DV, UID_DV, io, FALSE);
   scale = graph_scalar (g, UID_SCALE);
   one = graph_scalar (g, UID_ONE);
+  len = graph_lengths (g, k);
+  if (k->has_dropout)
+    {
+      mask = graph_rng (g, k);
+      drop_scale = graph_scalar (g, UID_DROP_SCALE);
+    }
 
-  /* softmax_sum = Σ_d (dO ∘ O) · 1 */
+  /* softmax_sum = Σ_d (dO ∘ O) · 1, or · (1 − p) with dropout (dP is
+   * masked and unscaled below, so the sum is too) */
   t = PW (g, CUDNN_POINTWISE_MUL, d_o, o);
   {
     GraphTensor *r = graph_virtual (g, CUDNN_DATA_FLOAT, b, hq, sq, 1);
     graph_reduce (g, CUDNN_REDUCE_TENSOR_ADD, t, r);
     softmax_sum = graph_real_f32 (g, UID_SOFTMAX_SUM, b, hq, sq, 1);
-    graph_pointwise (g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, r, one, NULL, softmax_sum,
+    graph_pointwise (g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, r,
+                     k->has_dropout ? graph_scalar (g, UID_DROP_SCALE_INV) : one, NULL, softmax_sum,
                      CUDNN_DATA_FLOAT, -1);
   }
 
-  /* E = exp (S·scale − stats), masked */
+  /* E = exp (S·scale − stats), masked (the padding mask before and after
+   * the statistics, as cuDNN's frontend does) */
   s = graph_virtual (g, CUDNN_DATA_FLOAT, b, hq, sq, skv);
-  graph_matmul (g, q, kt, s);
+  graph_matmul_ex (g, q, kt, s, len.q, len.kv, NULL);
   s = PW (g, CUDNN_POINTWISE_MUL, s, scale);
+  if (k->padding)
+    s = graph_padding (g, s, &len, CUDNN_DATA_BOOLEAN);
   s = PW (g, CUDNN_POINTWISE_SUB, s, stats);
+  if (k->padding)
+    s = graph_padding (g, s, &len, CUDNN_DATA_BOOLEAN);
   if (k->causal)
     s = graph_causal (g, s);
   e = PW (g, CUDNN_POINTWISE_EXP, s, NULL);
 
-  /* dV = Eᵀ·dO */
+  /* dV = Pᵀ·dO with P = E, or E ∘ mask · 1/(1 − p) with dropout */
+  pd = e;
+  if (k->has_dropout)
+    {
+      pd = PW (g, CUDNN_POINTWISE_MUL, pd, mask);
+      pd = PW (g, CUDNN_POINTWISE_MUL, pd, drop_scale);
+    }
   {
     gint64 dims[4] = { b, hq, skv, sq }, strides[4] = { hq * sq * skv, sq * skv, 1, skv };
     pt = graph_tensor (g, 0, io, dims, strides, FALSE);
-    graph_reshape (g, e, pt);
+    graph_reshape (g, pd, pt);
   }
-  graph_matmul_heads (g, io, pt, d_o, dv, hq);
+  graph_matmul_heads (g, io, pt, d_o, dv, hq, len.kv, len.q);
 
-  /* dS = (dO·Vᵀ − softmax_sum) ∘ E · scale */
+  /* dS = (dO·Vᵀ [∘ mask] − softmax_sum) ∘ E [· 1/(1 − p)] · scale */
   dp = graph_virtual (g, CUDNN_DATA_FLOAT, b, hq, sq, skv);
-  graph_matmul (g, d_o, vt, dp);
+  graph_matmul_ex (g, d_o, vt, dp, len.q, len.kv, NULL);
+  if (k->has_dropout)
+    dp = PW (g, CUDNN_POINTWISE_MUL, dp, mask);
   ds = PW (g, CUDNN_POINTWISE_SUB, dp, softmax_sum);
   ds = PW (g, CUDNN_POINTWISE_MUL, ds, e);
+  if (k->has_dropout)
+    ds = PW (g, CUDNN_POINTWISE_MUL, ds, drop_scale);
   ds = PW (g, CUDNN_POINTWISE_MUL, ds, scale);
 
   /* dK = dSᵀ·Q */
@@ -560,13 +730,13 @@ graph_backward (Graph         *g,
     dst = graph_tensor (g, 0, io, dims, strides, FALSE);
     graph_reshape (g, ds, dst);
   }
-  graph_matmul_heads (g, io, dst, q, dk, hq);
+  graph_matmul_heads (g, io, dst, q, dk, hq, len.kv, len.q);
 
   /* dQ = dS·K, accumulated in f32 */
   kr = graph_tensor (g, 0, CUDNN_DATA_FLOAT, k->dims[T_K], k->strides[T_K], FALSE);
   graph_reshape (g, kt, kr);
   dq_accum = graph_real_f32 (g, UID_DQ_ACCUM, b, hq, sq, d);
-  graph_matmul (g, ds, kr, dq_accum);
+  graph_matmul_ex (g, ds, kr, dq_accum, len.q, NULL, len.kv);
   graph_pointwise (g, CUDNN_POINTWISE_IDENTITY, CUDNN_DATA_FLOAT, dq_accum, NULL, NULL, dq,
                    io, -1);
 }
@@ -748,6 +918,11 @@ sdpa_plan_build (AtomrCudnnActor  *self,
       /* cuDNN zeroes the f32 dQ accumulator itself from 9.6 on */
       plan->memset_dq_accum = version < 90600;
     }
+  if (k->has_dropout)
+    {
+      plan->rng_offset = plan->workspace;
+      plan->workspace += align_up (2 * sizeof (gint64));
+    }
   return plan;
 }
 
@@ -761,8 +936,8 @@ sdpa_enqueue (AtomrOp  *op,
   CUstream stream = atomr_op_get_cu_stream (op);
   SdpaPlan *plan;
   CUdeviceptr ws = 0;
-  gint64 uids[16];
-  void *ptrs[16];
+  gint64 uids[MAX_PACK];
+  void *ptrs[MAX_PACK];
   gint64 n = 0;
   void *ws_ptr;
   cudnnBackendDescriptor_t pack = NULL;
@@ -798,10 +973,36 @@ sdpa_enqueue (AtomrOp  *op,
       }
   uids[n] = UID_SCALE;
   ptrs[n++] = &r->scale;
-  if (r->key.causal)
+  if (r->key.causal || r->key.padding)
     {
       uids[n] = UID_NEG;
       ptrs[n++] = &r->neg;
+    }
+  if (r->key.has_dropout)
+    {
+      CUdeviceptr seed = ws + plan->rng_offset;
+      /* the seed and offset as two little-endian i64 device scalars,
+       * written in stream order before the graph reads them */
+      const guint32 words[4] = {
+        (guint32) r->seed, (guint32) (r->seed >> 32),
+        (guint32) r->offset, (guint32) (r->offset >> 32),
+      };
+
+      for (guint i = 0; i < 4; i++)
+        if (!atomr_cuda_check (ATOMR_CU->cuMemsetD32Async (seed + 4 * i, words[i], 1, stream),
+                               "cuMemsetD32Async", error))
+          return FALSE;
+      uids[n] = UID_SEED;
+      ptrs[n++] = (void *) (uintptr_t) seed;
+      uids[n] = UID_OFFSET;
+      ptrs[n++] = (void *) (uintptr_t) (seed + 8);
+      uids[n] = UID_DROP_SCALE;
+      ptrs[n++] = &r->drop_scale;
+      if (r->key.backward)
+        {
+          uids[n] = UID_DROP_SCALE_INV;
+          ptrs[n++] = &r->drop_scale_inv;
+        }
     }
   if (r->key.backward)
     {
@@ -1054,14 +1255,67 @@ check_scale (const gchar  *op,
   return TRUE;
 }
 
+/* A per-batch length view: int32, @batch elements (shape [batch] or
+ * [batch, 1, 1, 1]), contiguous and 16-byte aligned, on the actor's
+ * device.  Its values are read on the device, in stream order. */
+static gboolean
+check_lengths (AtomrCudnnActor  *self,
+               SdpaRequest      *r,
+               Slot              slot,
+               AtomrTensor      *t,
+               GError          **error)
+{
+  const gchar *op = r->opname, *name = slot_names[slot];
+  gint64 batch = r->key.dims[T_Q][0];
+  const gint64 *shape, *strides;
+  guint n;
+
+  if (!atomr_tensor_check (t, atomr_actor_get_device (ATOMR_ACTOR (self)), name, error))
+    return FALSE;
+  shape = atomr_tensor_get_shape (t, &n);
+  strides = atomr_tensor_get_strides (t, NULL);
+  if (atomr_tensor_get_dtype (t) != ATOMR_DTYPE_I32)
+    return FAIL ("%s: %s has dtype %s (the sequence lengths are i32)", op, name,
+                 atomr_dtype_get_name (atomr_tensor_get_dtype (t)));
+  if (!((n == 1 && shape[0] == batch) ||
+        (n == 4 && shape[0] == batch && shape[1] == 1 && shape[2] == 1 && shape[3] == 1)))
+    {
+      g_autofree gchar *got = shape_string (shape, n);
+      return FAIL ("%s: %s is %s (takes one length per batch entry: %" G_GINT64_FORMAT " or %"
+                   G_GINT64_FORMAT "×1×1×1)", op, name, got, batch, batch);
+    }
+  if (batch > 1 && strides[0] != 1)
+    return FAIL ("%s: %s has stride %" G_GINT64_FORMAT " (the lengths must be contiguous)", op, name,
+                 strides[0]);
+  if (atomr_tensor_get_byte_offset (t) % 16 != 0)
+    return FAIL ("%s: %s starts at byte offset %" G_GUINT64_FORMAT " (cuDNN takes 16-byte aligned "
+                 "views)", op, name, atomr_tensor_get_byte_offset (t));
+  for (guint i = 0; i < 4; i++)
+    {
+      r->key.dims[slot][i] = i == 0 ? batch : 1;
+      r->key.strides[slot][i] = 1;
+    }
+  r->t[slot] = g_object_ref (t);
+  return TRUE;
+}
+
+/* What a call asks for besides its operands. */
+typedef struct {
+  gdouble      scale;
+  gboolean     auto_scale;  /* scale 0 means 1/√(head dimension) */
+  gboolean     causal;
+  gdouble      dropout;
+  guint64      seed, offset;
+  AtomrTensor *q_lengths, *kv_lengths;
+} SdpaOptions;
+
 static void
 sdpa_common (AtomrCudnnActor     *self,
              gboolean             backward,
              const gchar         *opname,
              gpointer             tag,
              AtomrTensor        **t,
-             gdouble              scale,
-             gboolean             causal,
+             const SdpaOptions   *opt,
              GCancellable        *cancellable,
              GAsyncReadyCallback  callback,
              gpointer             user_data)
@@ -1073,12 +1327,13 @@ sdpa_common (AtomrCudnnActor     *self,
   static const Slot bwd[] = { T_Q, T_K, T_V, T_O, T_DO, T_STATS, T_DQ, T_DK, T_DV };
   const Slot *slots = backward ? bwd : fwd;
   guint n_slots = backward ? G_N_ELEMENTS (bwd) : G_N_ELEMENTS (fwd);
+  gdouble scale = opt->scale;
 
   memset (&r->key, 0, sizeof r->key);
   r->opname = opname;
   r->key.backward = backward;
   r->key.dtype = -1;
-  r->key.causal = causal ? 1 : 0;
+  r->key.causal = opt->causal ? 1 : 0;
   for (guint i = 0; i < n_slots; i++)
     {
       Slot s = slots[i];
@@ -1088,8 +1343,35 @@ sdpa_common (AtomrCudnnActor     *self,
         return atomr_op_fail (op, error);
     }
   r->key.has_stats = r->t[T_STATS] != NULL;
+  if (opt->auto_scale && scale == 0)
+    scale = 1.0 / sqrt ((gdouble) r->key.dims[T_Q][3]);
   if (!check_shapes (r, &error) || !check_scale (opname, scale, &error))
     return atomr_op_fail (op, error);
+  if ((opt->q_lengths == NULL) != (opt->kv_lengths == NULL))
+    {
+      g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: the padding mask needs both q-lengths and kv-lengths (only %s is set)", opname,
+                   opt->q_lengths != NULL ? "q-lengths" : "kv-lengths");
+      return atomr_op_fail (op, error);
+    }
+  if (opt->q_lengths != NULL)
+    {
+      if (!check_lengths (self, r, T_SEQ_Q, opt->q_lengths, &error) ||
+          !check_lengths (self, r, T_SEQ_KV, opt->kv_lengths, &error))
+        return atomr_op_fail (op, error);
+      r->key.padding = 1;
+    }
+  if (!isfinite (opt->dropout) || opt->dropout < 0 || opt->dropout >= 1)
+    {
+      g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: dropout is %g (takes a probability 0 ≤ p < 1)", opname, opt->dropout);
+      return atomr_op_fail (op, error);
+    }
+  if (opt->dropout > 0)
+    {
+      r->key.has_dropout = 1;
+      r->key.dropout = opt->dropout;
+    }
 
   if (backward)
     {
@@ -1123,7 +1405,17 @@ sdpa_common (AtomrCudnnActor     *self,
   r->scale = (gfloat) scale;
   r->one = 1.0f;
   r->neg = -FLT_MAX;
+  r->drop_scale = (gfloat) (1.0 / (1.0 - opt->dropout));
+  r->drop_scale_inv = (gfloat) (1.0 - opt->dropout);
+  r->seed = opt->seed;
+  r->offset = opt->offset;
   r->key_bytes = g_bytes_new (&r->key, sizeof r->key);
+
+  if (r->t[T_SEQ_Q] != NULL)
+    {
+      atomr_op_read_tensor (op, r->t[T_SEQ_Q]);
+      atomr_op_read_tensor (op, r->t[T_SEQ_KV]);
+    }
 
   if (backward)
     {
@@ -1198,9 +1490,10 @@ atomr_cudnn_actor_sdpa_forward_async (AtomrCudnnActor     *self,
                                       gpointer             user_data)
 {
   AtomrTensor *t[N_T] = { q, k, v, o, NULL, stats, NULL, NULL, NULL };
+  const SdpaOptions opt = { .scale = scale, .causal = causal };
 
   g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
-  sdpa_common (self, FALSE, "sdpa-fwd", atomr_cudnn_actor_sdpa_forward_async, t, scale, causal,
+  sdpa_common (self, FALSE, "sdpa-fwd", atomr_cudnn_actor_sdpa_forward_async, t, &opt,
                cancellable, callback, user_data);
 }
 
@@ -1272,9 +1565,10 @@ atomr_cudnn_actor_sdpa_backward_async (AtomrCudnnActor     *self,
                                        gpointer             user_data)
 {
   AtomrTensor *t[N_T] = { q, k, v, o, d_o, stats, dq, dk, dv };
+  const SdpaOptions opt = { .scale = scale, .causal = causal };
 
   g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
-  sdpa_common (self, TRUE, "sdpa-bwd", atomr_cudnn_actor_sdpa_backward_async, t, scale, causal,
+  sdpa_common (self, TRUE, "sdpa-bwd", atomr_cudnn_actor_sdpa_backward_async, t, &opt,
                cancellable, callback, user_data);
 }
 
@@ -1396,7 +1690,10 @@ mha_common (AtomrCudnnActor     *self,
       atomr_op_fail (op, error);
     }
   else
-    sdpa_common (self, backward, opname, tag, views, scale, causal, cancellable, callback, user_data);
+    {
+      const SdpaOptions opt = { .scale = scale, .causal = causal };
+      sdpa_common (self, backward, opname, tag, views, &opt, cancellable, callback, user_data);
+    }
   for (guint i = 0; i < N_T; i++)
     g_clear_object (&views[i]);
 }
@@ -1545,4 +1842,656 @@ atomr_cudnn_actor_multi_head_attention_backward_finish (AtomrCudnnActor  *self,
 {
   return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_multi_head_attention_backward_async,
                                   error);
+}
+
+/* ------------------------------------------------------------------ */
+/* AtomrAttention: the settings of an attention call                    */
+
+/**
+ * AtomrAttention:
+ *
+ * What a scaled dot-product attention call computes besides its operands:
+ * the scale, the causal mask, a padding mask from per-batch sequence
+ * lengths and dropout with its Philox seed and offset.  Pass the same
+ * object (or one with the same settings) to
+ * [method@Atomr.CudnnActor.attention_forward_async] and
+ * [method@Atomr.CudnnActor.attention_backward_async]: the backward pass
+ * regenerates the forward pass's dropout mask from the seed and offset.
+ *
+ * A bare object (`g_object_new (ATOMR_TYPE_ATTENTION, NULL)`) is valid:
+ * scale 1/√(head dimension), no mask, no dropout.  The object is read when
+ * a call is made (on the caller's thread) and copied into the request, so
+ * changing it afterwards does not affect calls in flight; it is not
+ * thread-safe itself (configure it from one thread at a time).
+ *
+ * Since: 0.2
+ */
+struct _AtomrAttention
+{
+  GObject      parent_instance;
+  gdouble      scale;
+  gboolean     causal;
+  gdouble      dropout;
+  guint64      seed;
+  guint64      offset;
+  AtomrTensor *q_lengths;
+  AtomrTensor *kv_lengths;
+};
+
+G_DEFINE_FINAL_TYPE (AtomrAttention, atomr_attention, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_SCALE,
+  PROP_CAUSAL,
+  PROP_DROPOUT,
+  PROP_SEED,
+  PROP_OFFSET,
+  PROP_Q_LENGTHS,
+  PROP_KV_LENGTHS,
+  N_PROPS
+};
+
+static GParamSpec *attention_props[N_PROPS];
+
+static void
+atomr_attention_dispose (GObject *object)
+{
+  AtomrAttention *self = ATOMR_ATTENTION (object);
+
+  g_clear_object (&self->q_lengths);
+  g_clear_object (&self->kv_lengths);
+  G_OBJECT_CLASS (atomr_attention_parent_class)->dispose (object);
+}
+
+static void
+atomr_attention_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  AtomrAttention *self = ATOMR_ATTENTION (object);
+
+  switch (prop_id)
+    {
+    case PROP_SCALE: g_value_set_double (value, self->scale); break;
+    case PROP_CAUSAL: g_value_set_boolean (value, self->causal); break;
+    case PROP_DROPOUT: g_value_set_double (value, self->dropout); break;
+    case PROP_SEED: g_value_set_uint64 (value, self->seed); break;
+    case PROP_OFFSET: g_value_set_uint64 (value, self->offset); break;
+    case PROP_Q_LENGTHS: g_value_set_object (value, self->q_lengths); break;
+    case PROP_KV_LENGTHS: g_value_set_object (value, self->kv_lengths); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+set_lengths (AtomrAttention  *self,
+             AtomrTensor    **field,
+             AtomrTensor     *value,
+             guint            prop)
+{
+  if (g_set_object (field, value))
+    g_object_notify_by_pspec (G_OBJECT (self), attention_props[prop]);
+}
+
+static void
+atomr_attention_set_property (GObject      *object,
+                              guint         prop_id,
+                              const GValue *value,
+                              GParamSpec   *pspec)
+{
+  AtomrAttention *self = ATOMR_ATTENTION (object);
+
+  switch (prop_id)
+    {
+    case PROP_SCALE: atomr_attention_set_scale (self, g_value_get_double (value)); break;
+    case PROP_CAUSAL: atomr_attention_set_causal (self, g_value_get_boolean (value)); break;
+    case PROP_DROPOUT: atomr_attention_set_dropout (self, g_value_get_double (value)); break;
+    case PROP_SEED: atomr_attention_set_seed (self, g_value_get_uint64 (value)); break;
+    case PROP_OFFSET: atomr_attention_set_offset (self, g_value_get_uint64 (value)); break;
+    case PROP_Q_LENGTHS: set_lengths (self, &self->q_lengths, g_value_get_object (value), PROP_Q_LENGTHS); break;
+    case PROP_KV_LENGTHS:
+      set_lengths (self, &self->kv_lengths, g_value_get_object (value), PROP_KV_LENGTHS);
+      break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+atomr_attention_class_init (AtomrAttentionClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = atomr_attention_dispose;
+  object_class->get_property = atomr_attention_get_property;
+  object_class->set_property = atomr_attention_set_property;
+
+  /**
+   * AtomrAttention:scale:
+   *
+   * The factor of the scores q·kᵀ; 0 (the default) means 1/√(head
+   * dimension of q).
+   *
+   * Since: 0.2
+   */
+  attention_props[PROP_SCALE] =
+    g_param_spec_double ("scale", NULL, NULL, -G_MAXFLOAT, G_MAXFLOAT, 0.0,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrAttention:causal:
+   *
+   * Mask the scores of keys after each query (query i sees keys 0 to i,
+   * top-left aligned).
+   *
+   * Since: 0.2
+   */
+  attention_props[PROP_CAUSAL] =
+    g_param_spec_boolean ("causal", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrAttention:dropout:
+   *
+   * The probability p that an attention weight is dropped (0 ≤ p < 1; a
+   * call with p = 1 fails with %ATOMR_ERROR_INVALID_ARGUMENT).  Kept
+   * weights are scaled by 1/(1 − p).  0 (the default) is no dropout: the
+   * graph has no random number generator at all.
+   *
+   * Since: 0.2
+   */
+  attention_props[PROP_DROPOUT] =
+    g_param_spec_double ("dropout", NULL, NULL, 0.0, 1.0, 0.0,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrAttention:seed:
+   *
+   * The seed of the Philox generator of the dropout mask.  The same seed,
+   * offset, shapes and probability give the same mask, bit for bit.
+   *
+   * Since: 0.2
+   */
+  attention_props[PROP_SEED] =
+    g_param_spec_uint64 ("seed", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrAttention:offset:
+   *
+   * The offset of the Philox generator (advance it between training steps
+   * that share a seed).
+   *
+   * Since: 0.2
+   */
+  attention_props[PROP_OFFSET] =
+    g_param_spec_uint64 ("offset", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrAttention:q-lengths:
+   *
+   * The number of valid queries of each batch entry: an i32 view of
+   * batch (or batch × 1 × 1 × 1) elements on the actor's device, or %NULL
+   * for no padding mask.  Set together with #AtomrAttention:kv-lengths.
+   *
+   * Since: 0.2
+   */
+  attention_props[PROP_Q_LENGTHS] =
+    g_param_spec_object ("q-lengths", NULL, NULL, ATOMR_TYPE_TENSOR,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AtomrAttention:kv-lengths:
+   *
+   * The number of valid keys and values of each batch entry, like
+   * #AtomrAttention:q-lengths.
+   *
+   * Since: 0.2
+   */
+  attention_props[PROP_KV_LENGTHS] =
+    g_param_spec_object ("kv-lengths", NULL, NULL, ATOMR_TYPE_TENSOR,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, attention_props);
+}
+
+static void
+atomr_attention_init (AtomrAttention *self)
+{
+}
+
+/**
+ * atomr_attention_new:
+ *
+ * Settings for an attention call: scale 1/√(head dimension), no mask, no
+ * dropout.
+ *
+ * Returns: (transfer full): a new [class@Atomr.Attention]
+ *
+ * Since: 0.2
+ */
+AtomrAttention *
+atomr_attention_new (void)
+{
+  return g_object_new (ATOMR_TYPE_ATTENTION, NULL);
+}
+
+/**
+ * atomr_attention_get_scale:
+ * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:scale.
+ *
+ * Returns: the #AtomrAttention:scale (0 for 1/√(head dimension))
+ *
+ * Since: 0.2
+ */
+gdouble
+atomr_attention_get_scale (AtomrAttention *self)
+{
+  g_return_val_if_fail (ATOMR_IS_ATTENTION (self), 0.0);
+  return self->scale;
+}
+
+/**
+ * atomr_attention_set_scale:
+ * @self: an [class@Atomr.Attention]
+ * @scale: the factor of the scores, 0 for 1/√(head dimension)
+ *
+ * Sets #AtomrAttention:scale.  A value that is not a finite f32 fails the
+ * call that uses it with %ATOMR_ERROR_INVALID_ARGUMENT.
+ *
+ * Since: 0.2
+ */
+void
+atomr_attention_set_scale (AtomrAttention *self,
+                           gdouble         scale)
+{
+  g_return_if_fail (ATOMR_IS_ATTENTION (self));
+  if (self->scale == scale)
+    return;
+  self->scale = scale;
+  g_object_notify_by_pspec (G_OBJECT (self), attention_props[PROP_SCALE]);
+}
+
+/**
+ * atomr_attention_get_causal:
+ * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:causal.
+ *
+ * Returns: whether the causal mask is on
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_attention_get_causal (AtomrAttention *self)
+{
+  g_return_val_if_fail (ATOMR_IS_ATTENTION (self), FALSE);
+  return self->causal;
+}
+
+/**
+ * atomr_attention_set_causal:
+ * @self: an [class@Atomr.Attention]
+ * @causal: mask keys after each query
+ *
+ * Sets #AtomrAttention:causal.
+ *
+ * Since: 0.2
+ */
+void
+atomr_attention_set_causal (AtomrAttention *self,
+                            gboolean        causal)
+{
+  g_return_if_fail (ATOMR_IS_ATTENTION (self));
+  causal = !!causal;
+  if (self->causal == causal)
+    return;
+  self->causal = causal;
+  g_object_notify_by_pspec (G_OBJECT (self), attention_props[PROP_CAUSAL]);
+}
+
+/**
+ * atomr_attention_get_dropout:
+ * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:dropout.
+ *
+ * Returns: the dropout probability
+ *
+ * Since: 0.2
+ */
+gdouble
+atomr_attention_get_dropout (AtomrAttention *self)
+{
+  g_return_val_if_fail (ATOMR_IS_ATTENTION (self), 0.0);
+  return self->dropout;
+}
+
+/**
+ * atomr_attention_set_dropout:
+ * @self: an [class@Atomr.Attention]
+ * @dropout: the probability of dropping an attention weight, 0 ≤ p < 1
+ *
+ * Sets #AtomrAttention:dropout.  The value is checked when a call uses it
+ * (%ATOMR_ERROR_INVALID_ARGUMENT naming it), not here.
+ *
+ * Since: 0.2
+ */
+void
+atomr_attention_set_dropout (AtomrAttention *self,
+                             gdouble         dropout)
+{
+  g_return_if_fail (ATOMR_IS_ATTENTION (self));
+  if (self->dropout == dropout)
+    return;
+  self->dropout = dropout;
+  g_object_notify_by_pspec (G_OBJECT (self), attention_props[PROP_DROPOUT]);
+}
+
+/**
+ * atomr_attention_get_seed:
+ * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:seed.
+ *
+ * Returns: the Philox seed of the dropout mask
+ *
+ * Since: 0.2
+ */
+guint64
+atomr_attention_get_seed (AtomrAttention *self)
+{
+  g_return_val_if_fail (ATOMR_IS_ATTENTION (self), 0);
+  return self->seed;
+}
+
+/**
+ * atomr_attention_set_seed:
+ * @self: an [class@Atomr.Attention]
+ * @seed: the Philox seed
+ *
+ * Sets #AtomrAttention:seed.
+ *
+ * Since: 0.2
+ */
+void
+atomr_attention_set_seed (AtomrAttention *self,
+                          guint64         seed)
+{
+  g_return_if_fail (ATOMR_IS_ATTENTION (self));
+  if (self->seed == seed)
+    return;
+  self->seed = seed;
+  g_object_notify_by_pspec (G_OBJECT (self), attention_props[PROP_SEED]);
+}
+
+/**
+ * atomr_attention_get_offset:
+ * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:offset.
+ *
+ * Returns: the Philox offset of the dropout mask
+ *
+ * Since: 0.2
+ */
+guint64
+atomr_attention_get_offset (AtomrAttention *self)
+{
+  g_return_val_if_fail (ATOMR_IS_ATTENTION (self), 0);
+  return self->offset;
+}
+
+/**
+ * atomr_attention_set_offset:
+ * @self: an [class@Atomr.Attention]
+ * @offset: the Philox offset
+ *
+ * Sets #AtomrAttention:offset.
+ *
+ * Since: 0.2
+ */
+void
+atomr_attention_set_offset (AtomrAttention *self,
+                            guint64         offset)
+{
+  g_return_if_fail (ATOMR_IS_ATTENTION (self));
+  if (self->offset == offset)
+    return;
+  self->offset = offset;
+  g_object_notify_by_pspec (G_OBJECT (self), attention_props[PROP_OFFSET]);
+}
+
+/**
+ * atomr_attention_get_q_lengths:
+ * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:q-lengths.
+ *
+ * Returns: (transfer none) (nullable): the per-batch query lengths
+ *
+ * Since: 0.2
+ */
+AtomrTensor *
+atomr_attention_get_q_lengths (AtomrAttention *self)
+{
+  g_return_val_if_fail (ATOMR_IS_ATTENTION (self), NULL);
+  return self->q_lengths;
+}
+
+/**
+ * atomr_attention_get_kv_lengths:
+ * @self: an [class@Atomr.Attention]
+ *
+ * Gets #AtomrAttention:kv-lengths.
+ *
+ * Returns: (transfer none) (nullable): the per-batch key/value lengths
+ *
+ * Since: 0.2
+ */
+AtomrTensor *
+atomr_attention_get_kv_lengths (AtomrAttention *self)
+{
+  g_return_val_if_fail (ATOMR_IS_ATTENTION (self), NULL);
+  return self->kv_lengths;
+}
+
+/**
+ * atomr_attention_set_sequence_lengths:
+ * @self: an [class@Atomr.Attention]
+ * @q_lengths: (nullable): the number of valid queries of each batch entry
+ * @kv_lengths: (nullable): the number of valid keys/values of each batch
+ *   entry
+ *
+ * Turns the padding mask on (both views given) or off (both %NULL).  Each
+ * is an i32 view of batch (or batch × 1 × 1 × 1) elements, contiguous and
+ * 16-byte aligned, on the actor's device; a call checks them (and that
+ * both or neither are set) and fails with %ATOMR_ERROR_INVALID_ARGUMENT
+ * otherwise.  The values are read on the device in stream order (the
+ * call waits for writers of the views); each must lie between 1 and the
+ * sequence length of its operand, which the host cannot check without
+ * waiting for the device: values outside that range give unspecified
+ * outputs (never out-of-bounds accesses, the lengths only mask scores).
+ *
+ * Since: 0.2
+ */
+void
+atomr_attention_set_sequence_lengths (AtomrAttention *self,
+                                      AtomrTensor    *q_lengths,
+                                      AtomrTensor    *kv_lengths)
+{
+  g_return_if_fail (ATOMR_IS_ATTENTION (self));
+  g_return_if_fail (q_lengths == NULL || ATOMR_IS_TENSOR (q_lengths));
+  g_return_if_fail (kv_lengths == NULL || ATOMR_IS_TENSOR (kv_lengths));
+  g_object_freeze_notify (G_OBJECT (self));
+  set_lengths (self, &self->q_lengths, q_lengths, PROP_Q_LENGTHS);
+  set_lengths (self, &self->kv_lengths, kv_lengths, PROP_KV_LENGTHS);
+  g_object_thaw_notify (G_OBJECT (self));
+}
+
+static void
+options_from (AtomrAttention *attention,
+              SdpaOptions    *opt)
+{
+  memset (opt, 0, sizeof *opt);
+  opt->auto_scale = TRUE;
+  if (attention == NULL)
+    return;
+  opt->scale = attention->scale;
+  opt->causal = attention->causal;
+  opt->dropout = attention->dropout;
+  opt->seed = attention->seed;
+  opt->offset = attention->offset;
+  opt->q_lengths = attention->q_lengths;
+  opt->kv_lengths = attention->kv_lengths;
+}
+
+/**
+ * atomr_cudnn_actor_attention_forward_async:
+ * @self: an [class@Atomr.CudnnActor]
+ * @attention: (nullable): the settings (scale, masks, dropout); %NULL for
+ *   a bare [class@Atomr.Attention]
+ * @q: the queries, batch × heads × query length × head dimension
+ * @k: the keys, batch × key/value heads × key length × head dimension
+ * @v: the values, batch × key/value heads × key length × value head dimension
+ * @o: the output, batch × heads × query length × value head dimension
+ * @stats: (nullable): the softmax statistics for the backward pass (f32,
+ *   batch × heads × query length × 1, packed); %NULL for inference
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when @o is computed
+ * @user_data: data for @callback
+ *
+ * [method@Atomr.CudnnActor.sdpa_forward_async] with the settings of
+ * @attention (trace name `cudnn · sdpa-fwd`): the views follow the same
+ * rules.
+ *
+ * With a padding mask, the scores of query i and key j of batch entry b
+ * are kept where i < q_lengths[b] and j < kv_lengths[b] (and, when
+ * causal, j ≤ i); the rows of @o and @stats at or beyond q_lengths[b] are
+ * unspecified (cuDNN's engines may skip them): mask them in the loss.
+ *
+ * With dropout p > 0, o = (softmax (scale · q·kᵀ) ∘ M / (1 − p)) · v
+ * where M is a Bernoulli (1 − p) mask drawn by cuDNN's Philox generator
+ * from #AtomrAttention:seed and #AtomrAttention:offset: the same settings
+ * and shapes give the same @o bit for bit.  The statistics are those of
+ * the softmax before dropout, which the backward pass needs.  Plans are
+ * cached per shape, layout, dtype, masks and dropout probability; the
+ * scale, seed and offset are passed at each call.
+ *
+ * Since: 0.2
+ */
+void
+atomr_cudnn_actor_attention_forward_async (AtomrCudnnActor     *self,
+                                           AtomrAttention      *attention,
+                                           AtomrTensor         *q,
+                                           AtomrTensor         *k,
+                                           AtomrTensor         *v,
+                                           AtomrTensor         *o,
+                                           AtomrTensor         *stats,
+                                           GCancellable        *cancellable,
+                                           GAsyncReadyCallback  callback,
+                                           gpointer             user_data)
+{
+  AtomrTensor *t[N_T] = { q, k, v, o, NULL, stats, NULL, NULL, NULL };
+  SdpaOptions opt;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  g_return_if_fail (attention == NULL || ATOMR_IS_ATTENTION (attention));
+  options_from (attention, &opt);
+  sdpa_common (self, FALSE, "sdpa-fwd", atomr_cudnn_actor_attention_forward_async, t, &opt, cancellable,
+               callback, user_data);
+}
+
+/**
+ * atomr_cudnn_actor_attention_forward_finish:
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with
+ * [method@Atomr.CudnnActor.attention_forward_async].
+ *
+ * Returns: %TRUE when o (and the statistics) were computed
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_actor_attention_forward_finish (AtomrCudnnActor  *self,
+                                            GAsyncResult     *result,
+                                            GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_attention_forward_async, error);
+}
+
+/**
+ * atomr_cudnn_actor_attention_backward_async:
+ * @self: an [class@Atomr.CudnnActor]
+ * @attention: (nullable): the settings of the forward pass (the same
+ *   scale, masks, lengths, dropout probability, seed and offset)
+ * @q: the queries of the forward pass
+ * @k: the keys of the forward pass
+ * @v: the values of the forward pass
+ * @o: the output of the forward pass
+ * @d_o: the gradient of the output, shaped like @o
+ * @stats: the statistics the forward pass kept
+ * @dq: the gradient of @q, shaped like it
+ * @dk: the gradient of @k, shaped like it
+ * @dv: the gradient of @v, shaped like it
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the gradients are computed
+ * @user_data: data for @callback
+ *
+ * The gradients of [method@Atomr.CudnnActor.attention_forward_async]
+ * (trace name `cudnn · sdpa-bwd`), under the rules of
+ * [method@Atomr.CudnnActor.sdpa_backward_async].  With dropout the mask
+ * is regenerated from the seed and offset, so they must be those of the
+ * forward pass.  With a padding mask, the rows of @dq at or beyond a batch
+ * entry's query length and of @dk and @dv at or beyond its key/value
+ * length are unspecified, and @d_o must be zero at the padded query rows
+ * (a loss masked by the lengths gives that).
+ *
+ * Since: 0.2
+ */
+void
+atomr_cudnn_actor_attention_backward_async (AtomrCudnnActor     *self,
+                                            AtomrAttention      *attention,
+                                            AtomrTensor         *q,
+                                            AtomrTensor         *k,
+                                            AtomrTensor         *v,
+                                            AtomrTensor         *o,
+                                            AtomrTensor         *d_o,
+                                            AtomrTensor         *stats,
+                                            AtomrTensor         *dq,
+                                            AtomrTensor         *dk,
+                                            AtomrTensor         *dv,
+                                            GCancellable        *cancellable,
+                                            GAsyncReadyCallback  callback,
+                                            gpointer             user_data)
+{
+  AtomrTensor *t[N_T] = { q, k, v, o, d_o, stats, dq, dk, dv };
+  SdpaOptions opt;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  g_return_if_fail (attention == NULL || ATOMR_IS_ATTENTION (attention));
+  options_from (attention, &opt);
+  sdpa_common (self, TRUE, "sdpa-bwd", atomr_cudnn_actor_attention_backward_async, t, &opt, cancellable,
+               callback, user_data);
+}
+
+/**
+ * atomr_cudnn_actor_attention_backward_finish:
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with
+ * [method@Atomr.CudnnActor.attention_backward_async].
+ *
+ * Returns: %TRUE when the gradients were computed
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_actor_attention_backward_finish (AtomrCudnnActor  *self,
+                                             GAsyncResult     *result,
+                                             GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_attention_backward_async, error);
 }

@@ -90,6 +90,8 @@ typedef struct {
   gint          op_a, op_b, op_c, op_ab, op_abc, reduce;
   gdouble       alpha, beta, gamma;
   AtomrTensor  *t[ATOMR_PLAN_MAX_OPERANDS];  /* owned: output, inputs */
+  gchar         cols_variant;  /* the actor's at the call: 'a', 'b' or 'c' */
+  guint         n_sms;         /* the device's multiprocessors (≥ 1) */
 } TensorRequest;
 
 /* The kernels' loop table: laid out as `struct Loops` in the source. */
@@ -123,6 +125,7 @@ struct _AtomrTensorActor
 
   AtomrPlanCache  *plans;       /* any thread */
   gint             compute;     /* atomic: AtomrBlasComputeType */
+  gint             cols_variant; /* atomic: 'a', 'b' or 'c' (column reductions) */
   /* actor context only: */
   GHashTable      *kernels;     /* name key → AtomrKernel */
   cublasLtHandle_t lt;          /* on the first GEMM of a generation */
@@ -886,6 +889,17 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
        * index (grid.y strides over the batch). */
       g_string_append_printf (s, "#define TX %u\n#define TY %d\n", r->plan.n_free - 1, r->plan.a_inner);
       g_string_append (s,
+        /* the offsets (D, A) of batch index bt: the output loops but TX
+         * and TY, innermost last (shared by the three transposes) */
+        "__device__ __forceinline__ void batch_offsets(const Loops &L, u64 bt, i64 *o) {\n"
+        "  idx_t rest = (idx_t) bt;\n"
+        "#pragma unroll\n"
+        "  for (int k = NF - 1; k >= 0; k--) {\n"
+        "    if (k == TX || k == TY) continue;\n"
+        "    idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
+        "    o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
+        "  }\n"
+        "}\n"
         "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_transpose(T *d, const T *a,\n"
         "    acc_t alpha, u64 n_batch, Loops L) {\n"
         "  __shared__ acc_t tile[32][33];\n"
@@ -894,13 +908,7 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 32, y0 = (i64) (blockIdx.x / tiles_x) * 32;\n"
         "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
         "    i64 o[2] = { 0, 0 };\n"
-        "    idx_t rest = (idx_t) bt;\n"
-        "#pragma unroll\n"
-        "    for (int k = NF - 1; k >= 0; k--) {\n"
-        "      if (k == TX || k == TY) continue;\n"
-        "      idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
-        "      o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
-        "    }\n"
+        "    batch_offsets(L, bt, o);\n"
         "#pragma unroll\n"
         "    for (int k = 0; k < 32; k += 8) {\n"
         "      i64 x = x0 + threadIdx.y + k, y = y0 + threadIdx.x;\n"
@@ -948,13 +956,7 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 64, y0 = (i64) (blockIdx.x / tiles_x) * 64;\n"
         "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
         "    i64 o[2] = { 0, 0 };\n"
-        "    idx_t rest = (idx_t) bt;\n"
-        "#pragma unroll\n"
-        "    for (int k = NF - 1; k >= 0; k--) {\n"
-        "      if (k == TX || k == TY) continue;\n"
-        "      idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
-        "      o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
-        "    }\n"
+        "    batch_offsets(L, bt, o);\n"
         "    const T *src = a + o[1];\n"
         "    T *dst = d + o[0];\n"
         "    const i64 y = y0 + 2 * threadIdx.x, xw = x0 + 2 * threadIdx.x;\n"
@@ -1013,13 +1015,7 @@ elementwise_source (const TensorRequest *r, gboolean idx32)
         "  const i64 x0 = (i64) (blockIdx.x % tiles_x) * 64, y0 = (i64) (blockIdx.x / tiles_x) * 64;\n"
         "  for (u64 bt = blockIdx.y; bt < n_batch; bt += gridDim.y) {\n"
         "    i64 o[2] = { 0, 0 };\n"
-        "    idx_t rest = (idx_t) bt;\n"
-        "#pragma unroll\n"
-        "    for (int k = NF - 1; k >= 0; k--) {\n"
-        "      if (k == TX || k == TY) continue;\n"
-        "      idx_t e = (idx_t) L.ext[k]; idx_t c = rest % e; rest /= e;\n"
-        "      o[0] += (i64) c * L.s[0][k]; o[1] += (i64) c * L.s[1][k];\n"
-        "    }\n"
+        "    batch_offsets(L, bt, o);\n"
         "    const T *src = a + o[1];\n"
         "    T *dst = d + o[0];\n"
         "    const i64 y = y0 + VW * tx, xw = x0 + VW * tx;\n"
@@ -1106,32 +1102,43 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "  if (beta != (acc_t) 0) v += beta * ld(c + oc);\n"
     "  st(c + oc, v);\n"
     "}\n"
+    /* rows j0 + threadIdx.y, + 8, ... below j1 of the output at offsets o,
+     * four loads in flight; the block's 8 thread rows then combine in
+     * order through sh, and thread row 0 returns the result */
+    "__device__ __forceinline__ acc_t cols_sum(const Loops &L, const T *a, const T *b, const i64 *o,\n"
+    "    u64 j0, u64 j1) {\n"
+    "  acc_t acc = r_init(), acc1 = r_init(), acc2 = r_init(), acc3 = r_init();\n"
+    "  u64 j = j0 + threadIdx.y;\n"
+    "  for (; j + 24 < j1; j += 32) {\n"
+    "    acc_t x0 = load_at(L, a, b, o, j), x1 = load_at(L, a, b, o, j + 8);\n"
+    "    acc_t x2 = load_at(L, a, b, o, j + 16), x3 = load_at(L, a, b, o, j + 24);\n"
+    "    acc = r_comb(acc, r_elem(x0)); acc1 = r_comb(acc1, r_elem(x1));\n"
+    "    acc2 = r_comb(acc2, r_elem(x2)); acc3 = r_comb(acc3, r_elem(x3));\n"
+    "  }\n"
+    "  for (; j < j1; j += 8) acc = r_comb(acc, r_elem(load_at(L, a, b, o, j)));\n"
+    "  return r_comb(r_comb(acc, acc1), r_comb(acc2, acc3));\n"
+    "}\n"
+    "__device__ __forceinline__ acc_t cols_combine(acc_t (*sh)[33], acc_t acc) {\n"
+    "  sh[threadIdx.y][threadIdx.x] = acc;\n"
+    "  __syncthreads();\n"
+    "  if (threadIdx.y == 0) {\n"
+    "#pragma unroll\n"
+    "    for (int k = 1; k < 8; k++) acc = r_comb(acc, sh[k][threadIdx.x]);\n"
+    "  }\n"
+    "  return acc;\n"
+    "}\n"
     "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols(T *c, const T *a, const T *b,\n"
     "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
-    "  __shared__ acc_t part[8][33];\n"
+    "  __shared__ acc_t sh[8][33];\n"
     "  u64 out = (u64) blockIdx.x * 32 + threadIdx.x;\n"
     "  acc_t acc = r_init();\n"
     "  i64 o[3] = { 0, 0, 0 };\n"
     "  if (out < n_out) {\n"
     "    offsets<0, NF, 1 + NIN>(L, (idx_t) out, o);\n"
-    "    acc_t acc1 = r_init(), acc2 = r_init(), acc3 = r_init();\n"
-    "    u64 j = threadIdx.y;\n"
-    "    for (; j + 24 < n_red; j += 32) {\n"   /* four loads in flight */
-    "      acc_t x0 = load_at(L, a, b, o, j), x1 = load_at(L, a, b, o, j + 8);\n"
-    "      acc_t x2 = load_at(L, a, b, o, j + 16), x3 = load_at(L, a, b, o, j + 24);\n"
-    "      acc = r_comb(acc, r_elem(x0)); acc1 = r_comb(acc1, r_elem(x1));\n"
-    "      acc2 = r_comb(acc2, r_elem(x2)); acc3 = r_comb(acc3, r_elem(x3));\n"
-    "    }\n"
-    "    for (; j < n_red; j += 8) acc = r_comb(acc, r_elem(load_at(L, a, b, o, j)));\n"
-    "    acc = r_comb(r_comb(acc, acc1), r_comb(acc2, acc3));\n"
+    "    acc = cols_sum(L, a, b, o, 0, n_red);\n"
     "  }\n"
-    "  part[threadIdx.y][threadIdx.x] = acc;\n"
-    "  __syncthreads();\n"
-    "  if (threadIdx.y == 0 && out < n_out) {\n"
-    "#pragma unroll\n"
-    "    for (int k = 1; k < 8; k++) acc = r_comb(acc, part[k][threadIdx.x]);\n"
-    "    epilogue(c, o[0], acc, alpha, beta, n_red);\n"
-    "  }\n"
+    "  acc = cols_combine(sh, acc);\n"
+    "  if (threadIdx.y == 0 && out < n_out) epilogue(c, o[0], acc, alpha, beta, n_red);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_rows(T *c, const T *a, const T *b,\n"
     "    acc_t alpha, acc_t beta, u64 n_out, u64 n_red, Loops L) {\n"
@@ -1157,8 +1164,8 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     /* Two passes for tall column reductions: blockIdx.y takes a chunk of
      * the reduced index (so there are enough blocks to fill the GPU), each
      * block writes its 32 partial results to part[chunk][out]; the second
-     * kernel combines the chunks in order (coalesced across outputs) and
-     * applies the epilogue.  Deterministic: fixed chunks, fixed order. */
+     * kernel combines the chunks in order and applies the epilogue.
+     * Deterministic: fixed chunks, fixed order. */
     "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols_part(acc_t *part, const T *a,\n"
     "    const T *b, u64 n_out, u64 n_red, u64 chunk, Loops L) {\n"
     "  __shared__ acc_t sh[8][33];\n"
@@ -1169,34 +1176,37 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "  if (out < n_out) {\n"
     "    i64 o[3] = { 0, 0, 0 };\n"
     "    offsets<0, NF, 1 + NIN>(L, (idx_t) out, o);\n"
-    "    acc_t acc1 = r_init(), acc2 = r_init(), acc3 = r_init();\n"
-    "    u64 j = j0 + threadIdx.y;\n"
-    "    for (; j + 24 < j1; j += 32) {\n"
-    "      acc_t x0 = load_at(L, a, b, o, j), x1 = load_at(L, a, b, o, j + 8);\n"
-    "      acc_t x2 = load_at(L, a, b, o, j + 16), x3 = load_at(L, a, b, o, j + 24);\n"
-    "      acc = r_comb(acc, r_elem(x0)); acc1 = r_comb(acc1, r_elem(x1));\n"
-    "      acc2 = r_comb(acc2, r_elem(x2)); acc3 = r_comb(acc3, r_elem(x3));\n"
-    "    }\n"
-    "    for (; j < j1; j += 8) acc = r_comb(acc, r_elem(load_at(L, a, b, o, j)));\n"
-    "    acc = r_comb(r_comb(acc, acc1), r_comb(acc2, acc3));\n"
+    "    acc = cols_sum(L, a, b, o, j0, j1);\n"
     "  }\n"
-    "  sh[threadIdx.y][threadIdx.x] = acc;\n"
-    "  __syncthreads();\n"
-    "  if (threadIdx.y == 0 && out < n_out) {\n"
-    "#pragma unroll\n"
-    "    for (int k = 1; k < 8; k++) acc = r_comb(acc, sh[k][threadIdx.x]);\n"
-    "    part[(u64) blockIdx.y * n_out + out] = acc;\n"
-    "  }\n"
+    "  acc = cols_combine(sh, acc);\n"
+    "  if (threadIdx.y == 0 && out < n_out) part[(u64) blockIdx.y * n_out + out] = acc;\n"
     "}\n"
+    /* The second pass: blocks of 32 × 8 threads, 32 outputs a block; thread
+     * row y sums chunks y, y + 8, ... (two loads in flight), the 8 rows
+     * combine in order through shared memory.  (One thread per output
+     * walking every chunk made a chain of dependent loads: ~16 µs of
+     * latency after an 8192² first pass on the H100.) */
     "extern \"C\" __global__ void __launch_bounds__(256) atomr_tensor_reduce_cols_fin(T *c, const acc_t *part,\n"
     "    acc_t alpha, acc_t beta, u64 n_out, u64 n_chunks, u64 n_red, Loops L) {\n"
-    "  u64 out = (u64) blockIdx.x * 256 + threadIdx.x;\n"
-    "  if (out >= n_out) return;\n"
-    "  acc_t acc = part[out];\n"
-    "  for (u64 k = 1; k < n_chunks; k++) acc = r_comb(acc, part[k * n_out + out]);\n"
-    "  i64 o[1] = { 0 };\n"
-    "  offsets<0, NF, 1>(L, (idx_t) out, o);\n"
-    "  epilogue(c, o[0], acc, alpha, beta, n_red);\n"
+    "  __shared__ acc_t sh[8][33];\n"
+    "  u64 out = (u64) blockIdx.x * 32 + threadIdx.x;\n"
+    "  acc_t acc = r_init();\n"
+    "  if (out < n_out) {\n"
+    "    acc_t acc1 = r_init();\n"
+    "    u64 k = threadIdx.y;\n"
+    "    for (; k + 8 < n_chunks; k += 16) {\n"
+    "      acc_t x0 = part[k * n_out + out], x1 = part[(k + 8) * n_out + out];\n"
+    "      acc = r_comb(acc, x0); acc1 = r_comb(acc1, x1);\n"
+    "    }\n"
+    "    if (k < n_chunks) acc = r_comb(acc, part[k * n_out + out]);\n"
+    "    acc = r_comb(acc, acc1);\n"
+    "  }\n"
+    "  acc = cols_combine(sh, acc);\n"
+    "  if (threadIdx.y == 0 && out < n_out) {\n"
+    "    i64 o[1] = { 0 };\n"
+    "    offsets<0, NF, 1>(L, (idx_t) out, o);\n"
+    "    epilogue(c, o[0], acc, alpha, beta, n_red);\n"
+    "  }\n"
     "}\n");
   /* The 16-byte kernels (reductions of one input; the host checks that
    * every vector is aligned: A's base, and every stride but the dense
@@ -1261,25 +1271,30 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "    epilogue(c, o[0], acc, alpha, beta, n_red);\n"
     "  }\n"
     "}\n"
-    /* rows j0 + threadIdx.y, + 8, ... below j1 of the VW outputs at A offset oa */
+    /* rows j0 + threadIdx.y, + R, ... below j1 (R thread rows: 8, or 1
+     * for one row of threads) of the VW outputs at A offset oa, U rows
+     * (U 16-byte loads) in flight, combined in row order */
+    "template <int U, int R>\n"
     "__device__ __forceinline__ void cols_vec_sum(const Loops &L, const T *a, i64 oa, u64 j0, u64 j1,\n"
     "    acc_t *acc) {\n"
-    "  u64 j = j0 + threadIdx.y;\n"
-    "  for (; j + 24 < j1; j += 32) {\n"
-    "    i64 q0[2] = { 0, oa }, q1[2] = { 0, oa }, q2[2] = { 0, oa }, q3[2] = { 0, oa };\n"
-    "    offsets<NF, NL, 2>(L, (idx_t) j, q0); offsets<NF, NL, 2>(L, (idx_t) (j + 8), q1);\n"
-    "    offsets<NF, NL, 2>(L, (idx_t) (j + 16), q2); offsets<NF, NL, 2>(L, (idx_t) (j + 24), q3);\n"
-    "    Vec x0 = *(const Vec *) (a + q0[1]), x1 = *(const Vec *) (a + q1[1]);\n"
-    "    Vec x2 = *(const Vec *) (a + q2[1]), x3 = *(const Vec *) (a + q3[1]);\n"
+    "  u64 j = j0 + (R > 1 ? threadIdx.y : 0);\n"
+    "  for (; j + R * (U - 1) < j1; j += R * U) {\n"
+    "    Vec x[U];\n"
     "#pragma unroll\n"
-    "    for (int e = 0; e < VW; e++)\n"
-    "      acc[e] = r_comb(acc[e], r_comb(r_comb(r_elem(ld(&x0.v[e])), r_elem(ld(&x1.v[e]))),\n"
-    "                                     r_comb(r_elem(ld(&x2.v[e])), r_elem(ld(&x3.v[e])))));\n"
+    "    for (int u = 0; u < U; u++) {\n"
+    "      i64 q[2] = { 0, oa };\n"
+    "      offsets<NF, NL, 2>(L, (idx_t) (j + R * u), q);\n"
+    "      x[u] = *(const Vec *) (a + q[1]);\n"
+    "    }\n"
+    "#pragma unroll\n"
+    "    for (int u = 0; u < U; u++)\n"
+    "#pragma unroll\n"
+    "      for (int e = 0; e < VW; e++) acc[e] = r_comb(acc[e], r_elem(ld(&x[u].v[e])));\n"
     "  }\n"
-    "  for (; j < j1; j += 8) {\n"
-    "    i64 q0[2] = { 0, oa };\n"
-    "    offsets<NF, NL, 2>(L, (idx_t) j, q0);\n"
-    "    Vec x0 = *(const Vec *) (a + q0[1]);\n"
+    "  for (; j < j1; j += R) {\n"
+    "    i64 q[2] = { 0, oa };\n"
+    "    offsets<NF, NL, 2>(L, (idx_t) j, q);\n"
+    "    Vec x0 = *(const Vec *) (a + q[1]);\n"
     "#pragma unroll\n"
     "    for (int e = 0; e < VW; e++) acc[e] = r_comb(acc[e], r_elem(ld(&x0.v[e])));\n"
     "  }\n"
@@ -1307,7 +1322,7 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "  i64 o[2] = { 0, 0 };\n"
     "  if (out < n_out) {\n"
     "    offsets<0, NF, 2>(L, (idx_t) out, o);\n"
-    "    cols_vec_sum(L, a, o[1], 0, n_red, acc);\n"
+    "    cols_vec_sum<4, 8>(L, a, o[1], 0, n_red, acc);\n"
     "  }\n"
     "  cols_vec_combine(sh, acc);\n"
     "  if (threadIdx.y == 0 && out < n_out) {\n"
@@ -1327,12 +1342,99 @@ reduce_source (const TensorRequest *r, gboolean idx32)
     "  if (out < n_out) {\n"
     "    i64 o[2] = { 0, 0 };\n"
     "    offsets<0, NF, 2>(L, (idx_t) out, o);\n"
-    "    cols_vec_sum(L, a, o[1], j0, j1, acc);\n"
+    "    cols_vec_sum<4, 8>(L, a, o[1], j0, j1, acc);\n"
     "  }\n"
     "  cols_vec_combine(sh, acc);\n"
     "  if (threadIdx.y == 0 && out < n_out) {\n"
     "#pragma unroll\n"
     "    for (int e = 0; e < VW; e++) part[(u64) blockIdx.y * n_out + out + e] = acc[e];\n"
+    "  }\n"
+    "}\n"
+    /* Column variant b (first pass): a block of 256 threads spans 256 VW
+     * consecutive outputs, so that each load instruction of the block
+     * reads 4 KiB of one row (a warp 512 bytes); the block walks rows
+     * [y chunk, (y + 1) chunk) in order, eight in flight per thread, with
+     * the accumulators in registers (no shared memory), and writes
+     * part[y][out] for reduce_cols_fin.  At most 64 registers: four
+     * blocks an SM. */
+    "extern \"C\" __global__ void __launch_bounds__(256, 4) atomr_tensor_reduce_cols_wide_part(acc_t *part,\n"
+    "    const T *a, u64 n_out, u64 n_red, u64 chunk, Loops L) {\n"
+    "  const u64 out = ((u64) blockIdx.x * 256 + threadIdx.x) * VW;\n"
+    "  if (out >= n_out) return;\n"
+    "  const u64 j0 = (u64) blockIdx.y * chunk;\n"
+    "  const u64 j1 = j0 + chunk < n_red ? j0 + chunk : n_red;\n"
+    "  acc_t acc[VW];\n"
+    "#pragma unroll\n"
+    "  for (int e = 0; e < VW; e++) acc[e] = r_init();\n"
+    "  i64 o[2] = { 0, 0 };\n"
+    "  offsets<0, NF, 2>(L, (idx_t) out, o);\n"
+    "  cols_vec_sum<8, 1>(L, a, o[1], j0, j1, acc);\n"
+    "#pragma unroll\n"
+    "  for (int e = 0; e < VW; e++) part[(u64) blockIdx.y * n_out + out + e] = acc[e];\n"
+    "}\n"
+    /* a partial result another block wrote in this launch, read from L2
+     * (ld.global.cg: a line of part this SM read before may sit stale in
+     * its L1) */
+    "__device__ __forceinline__ acc_t ld_part(const acc_t *p) {\n"
+    "  unsigned int w[sizeof(acc_t) / 4];\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < (int) (sizeof(acc_t) / 4); i++) w[i] = __ldcg((const unsigned int *) p + i);\n"
+    "  acc_t v = r_init();\n"
+    "  memcpy(&v, w, sizeof v);\n"
+    "  return v;\n"
+    "}\n"
+    /* Column variant a: one launch.  Block (x, y) sums rows
+     * [y chunk, (y + 1) chunk) of its 32 VW outputs (eight rows in flight
+     * per thread); with gridDim.y > 1 it writes them to part[y][out] and
+     * counts itself done on count[x] (zeroed by the host); the block that
+     * counts last combines every chunk of its outputs — thread row r
+     * chunks r, r + 8, ... in order, then the 8 rows in order — and
+     * writes them.  The result does not depend on which block is last:
+     * deterministic.  Fence pattern of CUDA's threadFenceReduction. */
+    "extern \"C\" __global__ void __launch_bounds__(256, 4) atomr_tensor_reduce_cols_split(T *c, const T *a,\n"
+    "    acc_t *part, unsigned int *count, acc_t alpha, acc_t beta, u64 n_out, u64 n_red, u64 chunk, Loops L) {\n"
+    "  __shared__ acc_t sh[8][32 * VW + 1];\n"
+    "  __shared__ int last;\n"
+    "  const u64 n_chunks = gridDim.y;\n"
+    "  const u64 out = ((u64) blockIdx.x * 32 + threadIdx.x) * VW;\n"
+    "  const u64 j0 = (u64) blockIdx.y * chunk;\n"
+    "  const u64 j1 = j0 + chunk < n_red ? j0 + chunk : n_red;\n"
+    "  acc_t acc[VW];\n"
+    "#pragma unroll\n"
+    "  for (int e = 0; e < VW; e++) acc[e] = r_init();\n"
+    "  i64 o[2] = { 0, 0 };\n"
+    "  if (out < n_out) {\n"
+    "    offsets<0, NF, 2>(L, (idx_t) out, o);\n"
+    "    cols_vec_sum<8, 8>(L, a, o[1], j0, j1, acc);\n"
+    "  }\n"
+    "  cols_vec_combine(sh, acc);\n"
+    "  if (n_chunks > 1) {\n"
+    "    if (threadIdx.y == 0 && out < n_out) {\n"
+    "#pragma unroll\n"
+    "      for (int e = 0; e < VW; e++) part[(u64) blockIdx.y * n_out + out + e] = acc[e];\n"
+    "      __threadfence();\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
+    "      last = atomicAdd(count + blockIdx.x, 1u) == (unsigned int) (n_chunks - 1);\n"
+    "    __syncthreads();\n"
+    "    if (!last) return;\n"              /* uniform per block */
+    "    __threadfence();\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < VW; e++) acc[e] = r_init();\n"
+    "    if (out < n_out) {\n"
+    "      for (u64 k = threadIdx.y; k < n_chunks; k += 8) {\n"
+    "        const acc_t *pk = part + k * n_out + out;\n"
+    "#pragma unroll\n"
+    "        for (int e = 0; e < VW; e++) acc[e] = r_comb(acc[e], ld_part(pk + e));\n"
+    "      }\n"
+    "    }\n"
+    "    cols_vec_combine(sh, acc);\n"
+    "    if (threadIdx.x == 0 && threadIdx.y == 0) count[blockIdx.x] = 0;\n"
+    "  }\n"
+    "  if (threadIdx.y == 0 && out < n_out) {\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < VW; e++) epilogue(c, o[0] + e * L.s[0][NF - 1], acc[e], alpha, beta, n_red);\n"
     "  }\n"
     "}\n");
   return g_string_free (s, FALSE);
@@ -1467,10 +1569,61 @@ rows_block (const TensorRequest *r)
   return r->plan.n_reduce >= (guint64) ROWS_BLOCK_VECTORS * vec_width (r);
 }
 
-/* Outputs per block of the column kernels: 32, or 32 vectors. */
+/* The chunk length that cuts @n_red into chunks of at least @min_chunk so
+ * that @out_blocks blocks of outputs make about @target blocks (with
+ * @at_most, never more: a target of whole waves, where one block more
+ * starts a wave of its own); 0 for one pass. */
+static guint64
+chunk_for (guint64 out_blocks, guint64 n_red, guint64 target, guint64 min_chunk, gboolean at_most)
+{
+  guint64 chunks;
+
+  if (out_blocks >= target || n_red < 2 * min_chunk)
+    return 0;
+  chunks = MIN (at_most ? target / out_blocks : (target + out_blocks - 1) / out_blocks, n_red / min_chunk);
+  if (chunks < 2)
+    return 0;
+  return (n_red + chunks - 1) / chunks;
+}
+
+/* The 16-byte column variants a (split) and b (wide) keep eight rows in
+ * flight per thread and allow 64 registers, so that COLS_DEEP_BLOCKS_PER_SM
+ * blocks of 256 threads fit a multiprocessor.  a: blocks of 32 VW
+ * outputs, chunks of at least 64 rows (8 thread rows × 8 loads), about
+ * two waves; b: blocks of 256 VW outputs, chunks of at least 128 rows
+ * (fewer partial results: a chunk writes 256 VW of them), about one
+ * wave. */
+#define COLS_DEEP_BLOCKS_PER_SM 4
+#define COLS_SPLIT_WAVES        2
+#define COLS_SPLIT_MIN_CHUNK    64
+#define COLS_WIDE_WAVES         1
+#define COLS_WIDE_MIN_CHUNK     128
+
+static guint64
+wide_chunk (const TensorRequest *r)
+{
+  guint64 per_block = 256 * (guint64) vec_width (r);
+
+  return chunk_for ((r->plan.n_out + per_block - 1) / per_block, r->plan.n_reduce,
+                    (guint64) MAX (r->n_sms, 1) * COLS_DEEP_BLOCKS_PER_SM * COLS_WIDE_WAVES,
+                    COLS_WIDE_MIN_CHUNK, TRUE);
+}
+
+/* Variant b runs the wide first pass when it cuts the reduced index into
+ * chunks; otherwise cols_vec (variant c's one pass). */
+static gboolean
+cols_wide (const TensorRequest *r)
+{
+  return r->cols_variant == 'b' && reduce_vec (r, FALSE) && wide_chunk (r) > 0;
+}
+
+/* Outputs per block of the column kernels: 32, or 32 vectors, or 256
+ * vectors for the wide pass. */
 static guint64
 cols_per_block (const TensorRequest *r)
 {
+  if (cols_wide (r))
+    return 256 * (guint64) vec_width (r);
   return reduce_vec (r, FALSE) ? 32 * (guint64) vec_width (r) : 32;
 }
 
@@ -1478,15 +1631,15 @@ static guint64
 cols_chunk (const TensorRequest *r)
 {
   const AtomrLoopPlan *p = &r->plan;
-  guint64 out_blocks = (p->n_out + cols_per_block (r) - 1) / cols_per_block (r), chunks, chunk;
+  guint64 out_blocks = (p->n_out + cols_per_block (r) - 1) / cols_per_block (r);
 
-  if (out_blocks >= COLS_TARGET_BLOCKS || p->n_reduce < 2 * COLS_MIN_CHUNK)
-    return 0;
-  chunks = MIN ((COLS_TARGET_BLOCKS + out_blocks - 1) / out_blocks, p->n_reduce / COLS_MIN_CHUNK);
-  if (chunks < 2)
-    return 0;
-  chunk = (p->n_reduce + chunks - 1) / chunks;
-  return chunk;
+  if (cols_wide (r))
+    return wide_chunk (r);
+  if (r->cols_variant == 'a' && reduce_vec (r, FALSE))
+    return chunk_for (out_blocks, p->n_reduce,
+                      (guint64) MAX (r->n_sms, 1) * COLS_DEEP_BLOCKS_PER_SM * COLS_SPLIT_WAVES,
+                      COLS_SPLIT_MIN_CHUNK, TRUE);
+  return chunk_for (out_blocks, p->n_reduce, COLS_TARGET_BLOCKS, COLS_MIN_CHUNK, FALSE);
 }
 
 /* The paired 64 × 64 transpose: A has stride 1 along TY (its densest
@@ -1572,8 +1725,8 @@ launch_geometry (const TensorRequest *r,
         *grid = (p->n_out + cols_per_block (r) - 1) / cols_per_block (r);
       if (!*rows && cols_chunk (r) > 0)
         *grid_y = (guint) ((p->n_reduce + cols_chunk (r) - 1) / cols_chunk (r));
-      *block_x = 32;
-      *block_y = 8;
+      *block_x = !*rows && cols_wide (r) ? 256 : 32;
+      *block_y = !*rows && cols_wide (r) ? 1 : 8;
     }
   else
     {
@@ -1937,7 +2090,7 @@ reduce_two_pass (AtomrTensorActor *self,
   CUstream stream = atomr_op_get_cu_stream (op);
   Scalars sc;
   guint64 n_out = p->n_out, n_red = p->n_reduce, n_chunks = n_chunks_u, chunk = cols_chunk (r);
-  guint64 part_bytes, fin_blocks = (n_out + 255) / 256;
+  guint64 part_bytes, fin_blocks = (n_out + 31) / 32;
   CUdeviceptr out = atomr_tensor_get_ptr (r->t[0]);
   CUdeviceptr a = atomr_tensor_get_ptr (r->t[1]);
   CUdeviceptr b = r->t[2] ? atomr_tensor_get_ptr (r->t[2]) : a;
@@ -1955,7 +2108,9 @@ reduce_two_pass (AtomrTensorActor *self,
       return FALSE;
     }
   vec = reduce_vec (r, FALSE);
-  k_part = get_kernel (self, r, idx32, vec ? "atomr_tensor_reduce_cols_vec_part" : "atomr_tensor_reduce_cols_part",
+  k_part = get_kernel (self, r, idx32,
+                       !vec ? "atomr_tensor_reduce_cols_part"
+                       : cols_wide (r) ? "atomr_tensor_reduce_cols_wide_part" : "atomr_tensor_reduce_cols_vec_part",
                        error);
   if (k_part == NULL)
     return FALSE;
@@ -1985,7 +2140,8 @@ reduce_two_pass (AtomrTensorActor *self,
       params[6] = loops;
     }
   ok = atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (k_part), grid, n_chunks_u, 1,
-                                                   32, 8, 1, 0, stream, params, NULL),
+                                                   cols_wide (r) ? 256 : 32, cols_wide (r) ? 1 : 8, 1, 0,
+                                                   stream, params, NULL),
                          "cuLaunchKernel (tensor reduction, first pass)", error);
   if (ok)
     {
@@ -1999,11 +2155,87 @@ reduce_two_pass (AtomrTensorActor *self,
       params[6] = &n_red;
       params[7] = loops;
       ok = atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (k_fin), (guint) fin_blocks,
-                                                       1, 1, 256, 1, 1, 0, stream, params, NULL),
+                                                       1, 1, 32, 8, 1, 0, stream, params, NULL),
                              "cuLaunchKernel (tensor reduction, second pass)", error);
     }
   /* stream-ordered: freed after the second pass has read it */
   ATOMR_CU->cuMemFreeAsync (part, stream);
+  return ok;
+}
+
+/* Column variant a (atomr_tensor_reduce_cols_split): one launch of
+ * @grid × @n_chunks blocks; with more than one chunk, the partial results
+ * and one counter per column of blocks live in a stream-ordered scratch
+ * buffer whose counters are zeroed first. */
+static gboolean
+reduce_split (AtomrTensorActor *self,
+              AtomrOp          *op,
+              TensorRequest    *r,
+              gboolean          idx32,
+              KernelLoops      *loops,
+              guint             grid,
+              guint             n_chunks_u,
+              GError          **error)
+{
+  const AtomrLoopPlan *p = &r->plan;
+  CUstream stream = atomr_op_get_cu_stream (op);
+  Scalars sc;
+  guint64 n_out = p->n_out, n_red = p->n_reduce, chunk = n_chunks_u > 1 ? cols_chunk (r) : n_red;
+  guint64 part_bytes = 0;
+  CUdeviceptr out = atomr_tensor_get_ptr (r->t[0]);
+  CUdeviceptr a = atomr_tensor_get_ptr (r->t[1]);
+  CUdeviceptr part = 0, count = 0;
+  AtomrKernel *kernel;
+  void *params[10];
+  gboolean ok;
+
+  if (n_chunks_u > 1)
+    {
+      /* partials, rounded up to 256 bytes, then grid counters */
+      if (!g_uint64_checked_mul (&part_bytes, n_out, n_chunks_u) ||
+          !g_uint64_checked_mul (&part_bytes, part_bytes, acc_size (r->dtype)) ||
+          part_bytes > G_MAXUINT64 - 256 - 4 * (guint64) grid)
+        {
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                       "reduce: %" G_GUINT64_FORMAT " outputs × %u chunks do not fit",
+                       n_out, n_chunks_u);
+          return FALSE;
+        }
+      part_bytes = (part_bytes + 255) / 256 * 256;
+    }
+  kernel = get_kernel (self, r, idx32, "atomr_tensor_reduce_cols_split", error);
+  if (kernel == NULL)
+    return FALSE;
+  if (n_chunks_u > 1)
+    {
+      if (!atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&part, part_bytes + 4 * (guint64) grid, stream),
+                             "cuMemAllocAsync (reduction partials)", error))
+        return FALSE;
+      count = part + part_bytes;
+      if (!atomr_cuda_check (ATOMR_CU->cuMemsetD32Async (count, 0, grid, stream),
+                             "cuMemsetD32Async (reduction counters)", error))
+        {
+          ATOMR_CU->cuMemFreeAsync (part, stream);
+          return FALSE;
+        }
+    }
+  scalars_init (&sc, r);
+  params[0] = &out;
+  params[1] = &a;
+  params[2] = &part;
+  params[3] = &count;
+  params[4] = scalar_ptr (&sc, 0);
+  params[5] = scalar_ptr (&sc, 1);
+  params[6] = &n_out;
+  params[7] = &n_red;
+  params[8] = &chunk;
+  params[9] = loops;
+  ok = atomr_cuda_check (ATOMR_CU->cuLaunchKernel (atomr_kernel_get_function (kernel), grid, n_chunks_u, 1,
+                                                   32, 8, 1, 0, stream, params, NULL),
+                         "cuLaunchKernel (tensor reduction, split)", error);
+  /* stream-ordered: freed after the kernel has run */
+  if (part != 0)
+    ATOMR_CU->cuMemFreeAsync (part, stream);
   return ok;
 }
 
@@ -2179,6 +2411,8 @@ launch_generated (AtomrTensorActor *self,
       params[3] = &n_batch;
       params[4] = &loops;
     }
+  else if (r->kind == KIND_REDUCE && !rows && r->cols_variant == 'a' && reduce_vec (r, FALSE))
+    return reduce_split (self, op, r, idx32, &loops, grid, grid_y, error);
   else if ((r->kind == KIND_REDUCE || r->kind == KIND_CONTRACT) && !rows && grid_y > 1)
     return reduce_two_pass (self, op, r, idx32, &loops, grid, grid_y, error);
   else if (r->kind == KIND_REDUCE && reduce_vec (r, rows))
@@ -2414,6 +2648,8 @@ prepare (AtomrTensorActor  *self,
   r->kind = kind;
   r->n_in = n_inputs;
   r->dtype = dtype;
+  r->cols_variant = (gchar) g_atomic_int_get (&self->cols_variant);
+  r->n_sms = device != NULL ? (guint) MAX (atomr_device_get_multiprocessor_count (device), 1) : 1;
   for (guint o = 0; o <= n_inputs; o++)
     r->t[o] = g_object_ref (t[o]);
   return TRUE;
@@ -2447,6 +2683,19 @@ check_compute (const gchar *opname, const TensorRequest *r, GError **error)
   return TRUE;
 }
 
+/* The detail of a 16-byte column reduction: the variant's kernel, and
+ * whether the reduced index was cut into chunks. */
+static const gchar *
+cols_vec_detail (gchar variant, gboolean chunked)
+{
+  switch (variant)
+    {
+    case 'a': return chunked ? "cols vec16 split-k (a)" : "cols vec16 deep (a)";
+    case 'b': return chunked ? "cols vec16 wide two-pass (b)" : "cols vec16 (b)";
+    default: return chunked ? "cols vec16 two-pass (c)" : "cols vec16 (c)";
+    }
+}
+
 static void
 tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_output)
 {
@@ -2469,7 +2718,7 @@ tensor_submit (AtomrOp *op, TensorRequest *r, guint n_inputs, gboolean reads_out
     atomr_op_set_detail (op, r->kind == KIND_REDUCE
                              ? (reduce_vec (r, rows)
                                 ? (rows ? (rows_block (r) ? "rows block vec16" : "rows vec16")
-                                   : grid_y > 1 ? "cols vec16 two-pass" : "cols vec16")
+                                   : cols_vec_detail (r->cols_variant, grid_y > 1))
                                 : (rows ? "rows" : grid_y > 1 ? "cols two-pass" : "cols"))
                              : transpose ? (use_quads (r) ? "transpose 64x64 vec16"
                                             : use_pairs (r) ? "transpose 64x64 pairs" : "transpose")
@@ -3149,9 +3398,43 @@ atomr_tensor_actor_class_init (AtomrTensorActorClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
+/* The column-reduction variant an actor starts with: the tuning knob
+ * ATOMR_TENSOR_COLS_VARIANT (a, b or c; anything else is ignored), or
+ * COLS_DEFAULT_VARIANT. */
+#define COLS_DEFAULT_VARIANT 'a'
+
+static gchar
+cols_variant_from_env (void)
+{
+  const gchar *v = g_getenv ("ATOMR_TENSOR_COLS_VARIANT");
+
+  if (v != NULL && (g_str_equal (v, "a") || g_str_equal (v, "b") || g_str_equal (v, "c")))
+    return v[0];
+  return COLS_DEFAULT_VARIANT;
+}
+
+gboolean
+atomr_tensor_actor_set_cols_variant (AtomrTensorActor *self,
+                                     gchar             variant)
+{
+  g_return_val_if_fail (ATOMR_IS_TENSOR_ACTOR (self), FALSE);
+  if (variant != 'a' && variant != 'b' && variant != 'c')
+    return FALSE;
+  g_atomic_int_set (&self->cols_variant, variant);
+  return TRUE;
+}
+
+gchar
+atomr_tensor_actor_get_cols_variant (AtomrTensorActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_TENSOR_ACTOR (self), 0);
+  return (gchar) g_atomic_int_get (&self->cols_variant);
+}
+
 static void
 atomr_tensor_actor_init (AtomrTensorActor *self)
 {
+  self->cols_variant = cols_variant_from_env ();
   self->plans = atomr_plan_cache_new (DEFAULT_PLAN_CACHE_CAPACITY, sizeof (CachedPlan));
   self->lt_plans = g_hash_table_new_full (lt_key_hash, lt_key_equal, NULL, lt_plan_free);
   self->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);

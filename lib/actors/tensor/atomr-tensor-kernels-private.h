@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/atomr-dtype.h"
+#include "actors/tensor/atomr-tensor-actor.h"
 
 G_BEGIN_DECLS
 
@@ -32,5 +33,20 @@ gchar *atomr_tensor_kernel_source (gboolean   reduce,
                                    gint       op_c,
                                    gint       op_abc,
                                    gint       reduce_op);
+
+/* The kernels of 16-byte column reductions (reducing a non-innermost mode
+ * of a 16-byte aligned A; see DESIGN-NOTES, "column reduction variants"):
+ * 'a' one launch, chunks combined by the block that finishes last
+ * (atomr_tensor_reduce_cols_split); 'b' two passes with eight rows in
+ * flight per thread and a grid of about two waves
+ * (atomr_tensor_reduce_cols_deep_part + reduce_cols_fin); 'c' two passes
+ * with four rows in flight and about 2048 blocks (reduce_cols_vec_part +
+ * reduce_cols_fin).  An actor starts with $ATOMR_TENSOR_COLS_VARIANT or
+ * 'a'; tests and bench-tensor switch it here.  Applies to operations
+ * submitted afterwards (any thread).  Returns FALSE, changing nothing,
+ * for another letter. */
+gboolean atomr_tensor_actor_set_cols_variant (AtomrTensorActor *self,
+                                              gchar             variant);
+gchar    atomr_tensor_actor_get_cols_variant (AtomrTensorActor *self);
 
 G_END_DECLS

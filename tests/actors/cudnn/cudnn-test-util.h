@@ -1,5 +1,5 @@
 /* cudnn-test-util.h — host data, operands and error measures shared by the
- * cuDNN GPU tests written after test-gpu-cudnn.c (same helpers)
+ * cuDNN GPU tests (test-gpu-cudnn, -norm and -attention include it)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -251,12 +251,16 @@ wait (GAsyncResult **res)
   return *res;
 }
 
+/* Runs @call (which passes store_result, &res_) and asserts that @finish
+ * succeeds; the error is asserted first so a failure prints its message. */
 #define RUN(call, finish) G_STMT_START {                                     \
     GAsyncResult *res_ = NULL;                                               \
     g_autoptr(GError) err_ = NULL;                                           \
+    gboolean ok_;                                                            \
     call;                                                                    \
-    g_assert_true (finish (f->actor, wait (&res_), &err_));                  \
+    ok_ = finish (f->actor, wait (&res_), &err_);                            \
     g_assert_no_error (err_);                                                \
+    g_assert_true (ok_);                                                     \
     g_object_unref (res_);                                                   \
   } G_STMT_END
 

@@ -376,6 +376,165 @@ test_multi_head (Fixture *f, gconstpointer data)
   }
 }
 
+
+/* ------------------------------------------------------------------ */
+/* AtomrAttention: padding masks and dropout                            */
+
+static void
+count_notify (GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+  (*(guint *) user_data)++;
+}
+
+/* A bare object is valid and has the documented defaults; every setter
+ * notifies once per change and not when nothing changes. */
+static void
+test_attention_object (void)
+{
+  g_autoptr(AtomrAttention) a = g_object_new (ATOMR_TYPE_ATTENTION, NULL);
+  g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+  g_autoptr(GError) error = NULL;
+  const gint64 two[1] = { 2 };
+  g_autoptr(AtomrTensor) lq = atomr_tensor_empty (device, ATOMR_DTYPE_I32, two, 1, &error);
+  g_autoptr(AtomrTensor) lkv = atomr_tensor_empty (device, ATOMR_DTYPE_I32, two, 1, &error);
+  guint notified = 0;
+  gdouble dropout = -1;
+  guint64 seed = 0;
+
+  g_assert_no_error (error);
+  g_assert_cmpfloat (atomr_attention_get_scale (a), ==, 0.0);
+  g_assert_false (atomr_attention_get_causal (a));
+  g_assert_cmpfloat (atomr_attention_get_dropout (a), ==, 0.0);
+  g_assert_cmpuint (atomr_attention_get_seed (a), ==, 0);
+  g_assert_cmpuint (atomr_attention_get_offset (a), ==, 0);
+  g_assert_null (atomr_attention_get_q_lengths (a));
+  g_assert_null (atomr_attention_get_kv_lengths (a));
+
+  g_signal_connect (a, "notify", G_CALLBACK (count_notify), &notified);
+  atomr_attention_set_dropout (a, 0.1);
+  atomr_attention_set_dropout (a, 0.1);
+  g_assert_cmpuint (notified, ==, 1);
+  atomr_attention_set_seed (a, G_GUINT64_CONSTANT (0x123456789abcdef0));
+  atomr_attention_set_offset (a, 7);
+  atomr_attention_set_causal (a, 2);       /* any true value is TRUE */
+  atomr_attention_set_causal (a, TRUE);
+  atomr_attention_set_scale (a, 0.125);
+  g_assert_cmpuint (notified, ==, 5);
+  atomr_attention_set_sequence_lengths (a, lq, lkv);
+  g_assert_cmpuint (notified, ==, 7);
+  g_assert_true (atomr_attention_get_q_lengths (a) == lq);
+  g_assert_true (atomr_attention_get_kv_lengths (a) == lkv);
+  atomr_attention_set_sequence_lengths (a, lq, lkv);
+  g_assert_cmpuint (notified, ==, 7);
+  g_object_get (a, "dropout", &dropout, "seed", &seed, NULL);
+  g_assert_cmpfloat (dropout, ==, 0.1);
+  g_assert_cmpuint (seed, ==, G_GUINT64_CONSTANT (0x123456789abcdef0));
+  g_assert_true (atomr_attention_get_causal (a));
+  atomr_attention_set_sequence_lengths (a, NULL, NULL);
+  g_assert_null (atomr_attention_get_q_lengths (a));
+  g_assert_cmpuint (notified, ==, 9);
+  g_signal_handlers_disconnect_by_func (a, count_notify, &notified);
+}
+
+static AtomrTensor *
+lengths (Fixture *f, AtomrDtype dtype, gint64 n)
+{
+  g_autoptr(GError) error = NULL;
+  const gint64 shape[1] = { n };
+  AtomrTensor *t = atomr_tensor_empty (f->device, dtype, shape, 1, &error);
+
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+run_attn_fwd (Fixture *f, AtomrAttention *a, AtomrTensor *q, AtomrTensor *k, AtomrTensor *v,
+              AtomrTensor *o, AtomrTensor *stats, gint code, const gchar *needle)
+{
+  GAsyncResult *res = NULL;
+
+  atomr_cudnn_actor_attention_forward_async (f->actor, a, q, k, v, o, stats, NULL, store_result, &res);
+  expect (&res, code, needle);
+}
+
+/* Valid padding masks and dropout pass validation and reach the enqueue
+ * step, whose description names them (so they are in the plan key the
+ * description is made from); bad settings are refused up front. */
+static void
+test_attention_masks (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrTensor) q = tensor (f, BF16, 2, 4, 128, 64);
+  g_autoptr(AtomrTensor) k = tensor (f, BF16, 2, 4, 256, 64);
+  g_autoptr(AtomrTensor) v = tensor (f, BF16, 2, 4, 256, 64);
+  g_autoptr(AtomrTensor) o = tensor (f, BF16, 2, 4, 128, 64);
+  g_autoptr(AtomrTensor) stats = tensor (f, F32, 2, 4, 128, 1);
+  g_autoptr(AtomrTensor) lq = lengths (f, ATOMR_DTYPE_I32, 2);
+  g_autoptr(AtomrTensor) lkv = lengths (f, ATOMR_DTYPE_I32, 2);
+  g_autoptr(AtomrTensor) l3 = lengths (f, ATOMR_DTYPE_I32, 3);
+  g_autoptr(AtomrTensor) lf = lengths (f, F32, 2);
+  g_autoptr(AtomrTensor) l4 = tensor (f, ATOMR_DTYPE_I32, 2, 1, 1, 1);
+  g_autoptr(AtomrAttention) a = atomr_attention_new ();
+
+  /* NULL settings: a bare object, scale 1/√64 */
+  run_attn_fwd (f, NULL, q, k, v, o, stats, NOSUP, "sdpa-fwd (bf16, no mask, q 2×4×128×64");
+  run_attn_fwd (f, a, q, k, v, o, NULL, NOSUP, "sdpa-fwd (bf16, no mask, q 2×4×128×64");
+
+  atomr_attention_set_sequence_lengths (a, lq, lkv);
+  run_attn_fwd (f, a, q, k, v, o, stats, NOSUP, "sdpa-fwd (bf16, padding mask, q 2×4×128×64");
+  run_attn_fwd (f, a, q, k, v, o, stats, NOSUP, "q-lengths 2×1×1×1 strides (1, 1, 1, 1), "
+                "kv-lengths 2×1×1×1");
+  atomr_attention_set_causal (a, TRUE);
+  atomr_attention_set_dropout (a, 0.25);
+  run_attn_fwd (f, a, q, k, v, o, stats, NOSUP, "(bf16, causal, padding mask, dropout 0.25, q ");
+  /* batch × 1 × 1 × 1 lengths are the same request */
+  atomr_attention_set_sequence_lengths (a, l4, lkv);
+  run_attn_fwd (f, a, q, k, v, o, stats, NOSUP, "padding mask, dropout 0.25");
+
+  /* the backward pass takes the same settings (fresh o and statistics:
+   * those above are outputs of failed calls) */
+  {
+    g_autoptr(AtomrTensor) o2 = tensor (f, BF16, 2, 4, 128, 64);
+    g_autoptr(AtomrTensor) stats2 = tensor (f, F32, 2, 4, 128, 1);
+    g_autoptr(AtomrTensor) d_o = tensor (f, BF16, 2, 4, 128, 64);
+    g_autoptr(AtomrTensor) dq = tensor (f, BF16, 2, 4, 128, 64);
+    g_autoptr(AtomrTensor) dk = tensor (f, BF16, 2, 4, 256, 64);
+    g_autoptr(AtomrTensor) dv = tensor (f, BF16, 2, 4, 256, 64);
+    GAsyncResult *res = NULL;
+
+    atomr_cudnn_actor_attention_backward_async (f->actor, a, q, k, v, o2, d_o, stats2, dq, dk, dv, NULL,
+                                                store_result, &res);
+    expect (&res, NOSUP, "sdpa-bwd (bf16, causal, padding mask, dropout 0.25");
+    atomr_attention_set_dropout (a, 1.0);
+    atomr_cudnn_actor_attention_backward_async (f->actor, a, q, k, v, o2, d_o, stats2, dq, dk, dv, NULL,
+                                                store_result, &res);
+    expect (&res, INVALID, "sdpa-bwd: dropout is 1 (takes a probability 0 ≤ p < 1)");
+  }
+
+  /* dropout 0 is no dropout: no RNG in the graph, none in the key */
+  atomr_attention_set_dropout (a, 0.0);
+  atomr_attention_set_sequence_lengths (a, NULL, NULL);
+  run_attn_fwd (f, a, q, k, v, o, stats, NOSUP, "sdpa-fwd (bf16, causal, q 2×4×128×64");
+
+  /* refused */
+  atomr_attention_set_sequence_lengths (a, lq, NULL);
+  run_attn_fwd (f, a, q, k, v, o, stats, INVALID,
+                "sdpa-fwd: the padding mask needs both q-lengths and kv-lengths (only q-lengths is set)");
+  atomr_attention_set_sequence_lengths (a, NULL, lkv);
+  run_attn_fwd (f, a, q, k, v, o, stats, INVALID, "(only kv-lengths is set)");
+  atomr_attention_set_sequence_lengths (a, lq, l3);
+  run_attn_fwd (f, a, q, k, v, o, stats, INVALID,
+                "sdpa-fwd: kv-lengths is 3 (takes one length per batch entry: 2 or 2×1×1×1)");
+  atomr_attention_set_sequence_lengths (a, lf, lkv);
+  run_attn_fwd (f, a, q, k, v, o, stats, INVALID, "sdpa-fwd: q-lengths has dtype f32 (the sequence "
+                "lengths are i32)");
+  atomr_attention_set_sequence_lengths (a, lq, lkv);
+  atomr_attention_set_dropout (a, NAN);
+  run_attn_fwd (f, a, q, k, v, o, stats, INVALID, "sdpa-fwd: dropout is nan");
+  atomr_attention_set_dropout (a, 0.5);
+  atomr_attention_set_scale (a, INFINITY);
+  run_attn_fwd (f, a, q, k, v, o, stats, INVALID, "sdpa-fwd: scale is inf");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -386,6 +545,9 @@ main (int argc, char **argv)
               fixture_teardown);
   g_test_add ("/cudnn-attention/backward", Fixture, NULL, fixture_setup, test_backward, fixture_teardown);
   g_test_add ("/cudnn-attention/multi-head", Fixture, NULL, fixture_setup, test_multi_head,
+              fixture_teardown);
+  g_test_add_func ("/cudnn-attention/attention-object", test_attention_object);
+  g_test_add ("/cudnn-attention/attention-masks", Fixture, NULL, fixture_setup, test_attention_masks,
               fixture_teardown);
   return g_test_run ();
 }

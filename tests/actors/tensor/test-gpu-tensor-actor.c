@@ -21,6 +21,7 @@
 #include <atomr.h>
 #include "core/atomr-buffer-private.h"
 #include "core/atomr-tensor-private.h"
+#include "actors/tensor/atomr-tensor-kernels-private.h"
 
 typedef struct {
   AtomrDevice      *device;
@@ -954,6 +955,19 @@ run_reduce_detail (Fixture *f, AtomrDtype dtype, const gchar *modes, AtomrTensor
   return detail;
 }
 
+/* The detail of a 16-byte column reduction in @variant, with or without
+ * the reduced index cut into chunks (the actor's names). */
+static const gchar *
+cols_vec_detail (gchar variant, gboolean chunked)
+{
+  switch (variant)
+    {
+    case 'a': return chunked ? "cols vec16 split-k (a)" : "cols vec16 deep (a)";
+    case 'b': return chunked ? "cols vec16 wide two-pass (b)" : "cols vec16 (b)";
+    default: return chunked ? "cols vec16 two-pass (c)" : "cols vec16 (c)";
+    }
+}
+
 /* The 16-byte kernels against the CPU path, every real dtype (vectors of
  * 16 bytes: 8 halves, 4 f32, 2 f64): the 64 × 64 vector transpose with
  * partial tiles and a padded 2-D view (f64 takes the paired one), rows
@@ -982,9 +996,10 @@ test_vec16 (Fixture *f, gconstpointer data)
     { "ab->a", 2, 1, { 300, 1003 }, { 1008, 1 }, { 300 }, "rows vec16", NULL },
     { "ab->a", 2, 1, { 70, 5003 }, { 5008, 1 }, { 70 }, "rows block vec16", NULL },
     { "abc->ab", 3, 2, { 5, 7, 1000 }, { 8 * 1008, 1008, 1 }, { 5, 7 }, "rows vec16", NULL },
-    { "ab->b", 2, 1, { 100, 4096 }, { 4096, 1 }, { 4096 }, "cols vec16", NULL },
-    { "ab->b", 2, 1, { 2000, 520 }, { 520, 1 }, { 520 }, "cols vec16 two-pass", NULL },
-    { "abc->ac", 3, 2, { 6, 50, 40 }, { 50 * 40, 40, 1 }, { 6, 40 }, "cols vec16", NULL },
+    /* "cols": as cols_vec_detail() for the actor's variant */
+    { "ab->b", 2, 1, { 100, 4096 }, { 4096, 1 }, { 4096 }, "cols", NULL },
+    { "ab->b", 2, 1, { 2000, 520 }, { 520, 1 }, { 520 }, "cols chunked", NULL },
+    { "abc->ac", 3, 2, { 6, 50, 40 }, { 50 * 40, 40, 1 }, { 6, 40 }, "cols", NULL },
   };
 
   SKIP_WITHOUT_DEVICE (f);
@@ -1026,12 +1041,107 @@ test_vec16 (Fixture *f, gconstpointer data)
           strided_layout (reds[i].n, reds[i].shape, reds[i].strides, 0, &la);
           contiguous_layout (reds[i].nc, reds[i].out, &lc);
           detail = run_reduce_detail (f, dt, reds[i].modes, op, i % 2 ? 0.5 : 0.0, &la, &lc);
-          g_assert_cmpstr (detail, ==, wide && reds[i].detail_f64 ? reds[i].detail_f64 : reds[i].detail);
+          if (g_str_has_prefix (reds[i].detail, "cols"))
+            g_assert_cmpstr (detail, ==, cols_vec_detail (atomr_tensor_actor_get_cols_variant (f->gpu),
+                                                          strstr (reds[i].detail, "chunked") != NULL));
+          else
+            g_assert_cmpstr (detail, ==, wide && reds[i].detail_f64 ? reds[i].detail_f64 : reds[i].detail);
           /* one element off 16-byte alignment: the scalar kernels */
           strided_layout (reds[i].n, reds[i].shape, reds[i].strides, 1, &la);
           shifted = run_reduce_detail (f, dt, reds[i].modes, op, 0.0, &la, &lc);
           g_assert_null (strstr (shifted, "vec16"));
         }
+    }
+}
+
+/* @modes (sum) on the GPU twice over the same A: the two results must be
+ * the same bits (the column kernels combine chunks in a fixed order,
+ * whichever block finishes last). */
+static void
+assert_deterministic (Fixture *f, AtomrDtype dtype, const gchar *modes, const Layout *la, const Layout *lc)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) first = NULL, second = NULL;
+  Twin a = { 0 }, c = { 0 };
+
+  twin_init (f, &a, dtype, la, -2, 2);
+  twin_init (f, &c, dtype, lc, -2, 2);
+  RUN (f->gpu, atomr_tensor_actor_reduce_async (f->gpu, modes, ATOMR_TENSOR_REDUCE_SUM, 1.0, a.gpu, 0.0, c.gpu,
+                                                NULL, store_result, &result_),
+       atomr_tensor_actor_reduce_finish);
+  first = atomr_buffer_download_sync (atomr_tensor_get_buffer (c.gpu), NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_buffer_fill_sync (atomr_tensor_get_buffer (c.gpu), 0.0, NULL, &error));
+  g_assert_no_error (error);
+  RUN (f->gpu, atomr_tensor_actor_reduce_async (f->gpu, modes, ATOMR_TENSOR_REDUCE_SUM, 1.0, a.gpu, 0.0, c.gpu,
+                                                NULL, store_result, &result_),
+       atomr_tensor_actor_reduce_finish);
+  second = atomr_buffer_download_sync (atomr_tensor_get_buffer (c.gpu), NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (first, second));
+  twin_clear (&a);
+  twin_clear (&c);
+}
+
+/* Column reductions (a leading mode reduced, the output dense in A) in
+ * each kernel variant (a: one launch, the last block of a column combines
+ * the chunks; b: wide first pass + second pass; c: 32-vector first pass
+ * + second pass) against the CPU path, every real dtype: tall shapes cut
+ * into chunks with a partial last block of outputs, one row, one column,
+ * padded rows at a 16-byte aligned offset and at one element off (scalar
+ * kernels), two output loops around the reduced one, every operator and
+ * β; and the same bits on a second run. */
+static void
+test_cols_variants (Fixture *f, gconstpointer data)
+{
+  const struct {
+    const gchar *modes;
+    guint n, nc;
+    gint64 shape[3], strides[3], offset, out[2];
+    /* 1: 16-byte column kernels (all dtypes), 0: scalar ones, -1: any
+     * (one column plans as a full reduction: the rows kernels); chunked
+     * in every variant */
+    gint vec;
+    gboolean chunked;
+  } cases[] = {
+    { "ab->b", 2, 1, { 2100, 1000 }, { 1000, 1 }, 0, { 1000 }, TRUE, TRUE },
+    { "ab->b", 2, 1, { 2500, 264 }, { 272, 1 }, 8, { 264 }, TRUE, TRUE },
+    { "ab->b", 2, 1, { 2500, 264 }, { 272, 1 }, 1, { 264 }, FALSE, FALSE },
+    { "ab->b", 2, 1, { 1, 512 }, { 512, 1 }, 0, { 512 }, TRUE, FALSE },
+    { "ab->b", 2, 1, { 3001, 1 }, { 1, 1 }, 0, { 1 }, -1, FALSE },
+    { "abc->ac", 3, 2, { 3, 1100, 96 }, { 1100 * 96, 96, 1 }, 0, { 3, 96 }, TRUE, TRUE },
+    { "ab->b", 2, 1, { 777, 24 }, { 24, 1 }, 0, { 24 }, TRUE, TRUE },
+  };
+  const gchar variants[] = { 'a', 'b', 'c' };
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint v = 0; v < G_N_ELEMENTS (variants); v++)
+    {
+      g_assert_true (atomr_tensor_actor_set_cols_variant (f->gpu, variants[v]));
+      for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
+        for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+          {
+            AtomrTensorReduceOp op = (i + d + v) % (ATOMR_TENSOR_REDUCE_NORM_INF + 1);
+            Layout la, lc;
+            g_autofree gchar *detail = NULL;
+
+            strided_layout (cases[i].n, cases[i].shape, cases[i].strides, cases[i].offset, &la);
+            contiguous_layout (cases[i].nc, cases[i].out, &lc);
+            g_test_message ("variant %c case %u op %d", variants[v], i, op);
+            detail = run_reduce_detail (f, dtypes[d], cases[i].modes, op, i % 2 ? 0.5 : 0.0, &la, &lc);
+            if (cases[i].vec > 0)
+              {
+                /* chunked where every variant cuts: tall enough for all */
+                if (cases[i].chunked)
+                  g_assert_cmpstr (detail, ==, cols_vec_detail (variants[v], TRUE));
+                else
+                  g_assert_true (g_str_has_prefix (detail, "cols vec16"));
+              }
+            else if (cases[i].vec == 0)
+              g_assert_null (strstr (detail, "vec16"));
+            if (op == ATOMR_TENSOR_REDUCE_SUM || i == 0)
+              assert_deterministic (f, dtypes[d], cases[i].modes, &la, &lc);
+          }
     }
 }
 
@@ -1233,5 +1343,6 @@ main (int argc, char **argv)
   ADD ("large", test_large);
   ADD ("plan-reuse", test_plan_reuse);
   ADD ("vec16", test_vec16);
+  ADD ("cols-variants", test_cols_variants);
   return g_test_run ();
 }

@@ -14,6 +14,7 @@
 #include <atomr.h>
 #include "core/atomr-buffer-private.h"
 #include "core/atomr-tensor-private.h"
+#include "actors/tensor/atomr-tensor-kernels-private.h"
 
 typedef struct {
   AtomrDevice      *device;
@@ -1200,6 +1201,109 @@ test_complex (Fixture *f, gconstpointer data)
     }
 }
 
+/* Σ over rows of a @rows × @cols f32 matrix of (row + col) % 7 on the
+ * actor; returns the detail (the kernel a GPU would run, chosen on the
+ * host: the mock device has one multiprocessor) and checks the sums. */
+static gchar *
+cols_detail_of (Fixture *f, gint64 rows, gint64 cols)
+{
+  const gint64 shape[] = { rows, cols }, out[] = { cols };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensor) a = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, shape, 2, &error);
+  g_autoptr(AtomrTensor) c = atomr_tensor_empty (f->device, ATOMR_DTYPE_F32, out, 1, &error);
+  gfloat *pa, *pc;
+  gchar *detail = NULL;
+  GAsyncResult *result = NULL;
+  gulong id;
+
+  g_assert_no_error (error);
+  pa = atomr_buffer_get_host_data (atomr_tensor_get_buffer (a));
+  for (gint64 i = 0; i < rows * cols; i++)
+    pa[i] = (gfloat) ((i / cols + i % cols) % 7);
+  id = g_signal_connect (f->actor, "after-enqueue", G_CALLBACK (record_detail), &detail);
+  atomr_tensor_actor_reduce_async (f->actor, "ab->b", ATOMR_TENSOR_REDUCE_SUM, 1.0, a, 0.0, c, NULL,
+                                   store_result, &result);
+  g_assert_true (atomr_tensor_actor_reduce_finish (f->actor, wait_result (&result), &error));
+  g_assert_no_error (error);
+  g_clear_object (&result);
+  g_signal_handler_disconnect (f->actor, id);
+  pc = atomr_buffer_get_host_data (atomr_tensor_get_buffer (c));
+  for (gint64 j = 0; j < cols; j++)
+    {
+      gdouble want = 0;
+
+      for (gint64 i = 0; i < rows; i++)
+        want += (gdouble) ((i + j) % 7);
+      g_assert_cmpfloat (pc[j], ==, (gfloat) want);
+    }
+  return detail;
+}
+
+/* The column-reduction variant: set per actor (other letters refused),
+ * read from ATOMR_TENSOR_COLS_VARIANT at construction (other values
+ * ignored), and each variant plans its own kernels (the detail): a cuts
+ * a tall 16-byte column reduction into chunks combined in one launch, b
+ * runs the wide first pass, c the 32-vector one; one row is never cut. */
+static void
+test_cols_variant (Fixture *f, gconstpointer data)
+{
+  const gchar variants[] = { 'a', 'b', 'c' };
+  const gchar *chunked[] = { "cols vec16 split-k (a)", "cols vec16 wide two-pass (b)", "cols vec16 two-pass (c)" };
+  const gchar *one_row[] = { "cols vec16 deep (a)", "cols vec16 (b)", "cols vec16 (c)" };
+  gchar start = atomr_tensor_actor_get_cols_variant (f->actor);
+
+  g_assert_true (start == 'a' || start == 'b' || start == 'c');
+  g_assert_false (atomr_tensor_actor_set_cols_variant (f->actor, 'd'));
+  g_assert_false (atomr_tensor_actor_set_cols_variant (f->actor, 0));
+  g_assert_cmpint (atomr_tensor_actor_get_cols_variant (f->actor), ==, start);
+  for (guint v = 0; v < G_N_ELEMENTS (variants); v++)
+    {
+      g_autofree gchar *tall = NULL, *flat = NULL;
+
+      g_assert_true (atomr_tensor_actor_set_cols_variant (f->actor, variants[v]));
+      g_assert_cmpint (atomr_tensor_actor_get_cols_variant (f->actor), ==, variants[v]);
+      /* 2 blocks of 128 outputs (a, c) or 1 of 1024 (b), 600 rows */
+      tall = cols_detail_of (f, 600, 256);
+      g_assert_cmpstr (tall, ==, chunked[v]);
+      flat = cols_detail_of (f, 1, 256);
+      g_assert_cmpstr (flat, ==, one_row[v]);
+    }
+}
+
+/* In a subprocess: setenv() before any thread exists. */
+static void
+test_cols_variant_env (void)
+{
+  g_autoptr(AtomrDevice) device = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrTensorActor) plain = NULL, b = NULL, junk = NULL;
+  g_autofree gchar *saved = NULL;
+
+  if (!g_test_subprocess ())
+    {
+      g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+      g_test_trap_assert_passed ();
+      return;
+    }
+  saved = g_strdup (g_getenv ("ATOMR_TENSOR_COLS_VARIANT"));
+  device = atomr_device_new_mock ();
+  g_unsetenv ("ATOMR_TENSOR_COLS_VARIANT");
+  plain = atomr_tensor_actor_new (device, &error);
+  g_assert_no_error (error);
+  g_setenv ("ATOMR_TENSOR_COLS_VARIANT", "b", TRUE);
+  b = atomr_tensor_actor_new (device, &error);
+  g_assert_no_error (error);
+  g_setenv ("ATOMR_TENSOR_COLS_VARIANT", "bb", TRUE);
+  junk = atomr_tensor_actor_new (device, &error);
+  g_assert_no_error (error);
+  if (saved != NULL)
+    g_setenv ("ATOMR_TENSOR_COLS_VARIANT", saved, TRUE);
+  else
+    g_unsetenv ("ATOMR_TENSOR_COLS_VARIANT");
+  g_assert_cmpint (atomr_tensor_actor_get_cols_variant (b), ==, 'b');
+  g_assert_cmpint (atomr_tensor_actor_get_cols_variant (junk), ==, atomr_tensor_actor_get_cols_variant (plain));
+}
+
 static void
 test_bare_actor (void)
 {
@@ -1245,6 +1349,8 @@ main (int argc, char **argv)
   ADD ("validation", test_validation);
   ADD ("contract/path", test_contract_path);
   ADD ("complex", test_complex);
+  ADD ("cols-variant", test_cols_variant);
+  g_test_add_func ("/tensor-actor/cols-variant-env", test_cols_variant_env);
   g_test_add_func ("/tensor-actor/bare", test_bare_actor);
   return g_test_run ();
 }

@@ -20,35 +20,64 @@ have_nvrtc (void)
   return version != NULL;
 }
 
-static void
-compile (const gchar *source, const gchar *kernel, const gchar *kernel2)
+/* The PTX (sm_90) of @source, "" when NVRTC gave a cubin only; compiled
+ * once per distinct source (the checks below read the same PTX). */
+static GHashTable *ptx_cache;
+
+static const gchar *
+ptx_for (const gchar *source)
 {
-  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
+  g_autoptr(AtomrCompileOptions) options = NULL;
   g_autoptr(AtomrModule) module = NULL;
   g_autoptr(GError) error = NULL;
   GBytes *ptx;
-  g_autofree gchar *entry = g_strdup_printf (".entry %s(", kernel);
+  gchar *text;
 
+  if (ptx_cache == NULL)
+    ptx_cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  text = g_hash_table_lookup (ptx_cache, source);
+  if (text != NULL)
+    return text;
+  options = atomr_compile_options_new ();
   atomr_compile_options_set_arch (options, "sm_90");
   module = atomr_nvrtc_compile (source, "atomr-tensor.cu", options, NULL, &error);
   if (module == NULL)
     g_error ("%s\n---\n%s", error->message, source);
   ptx = atomr_module_get_ptx (module);
-  if (ptx == NULL)
-    ptx = atomr_module_get_cubin (module);
-  g_assert_nonnull (ptx);
-  if (atomr_module_get_ptx (module) != NULL)
+  if (ptx != NULL)
+    text = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
+  else
     {
-      g_autofree gchar *text = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
-      if (strstr (text, entry) == NULL)
-        g_error ("PTX lacks %s", entry);
-      if (kernel2 != NULL)
-        {
-          g_autofree gchar *entry2 = g_strdup_printf (".entry %s(", kernel2);
-          if (strstr (text, entry2) == NULL)
-            g_error ("PTX lacks %s", entry2);
-        }
+      g_assert_nonnull (atomr_module_get_cubin (module));
+      text = g_strdup ("");
     }
+  g_hash_table_insert (ptx_cache, g_strdup (source), text);
+  return text;
+}
+
+/* The PTX of @kernel's body in @source (NULL for a cubin only). */
+static gchar *
+kernel_ptx (const gchar *source, const gchar *kernel)
+{
+  const gchar *text = ptx_for (source);
+  g_autofree gchar *entry = g_strdup_printf (".entry %s(", kernel);
+  const gchar *body, *next;
+
+  if (*text == '\0')
+    return NULL;
+  body = strstr (text, entry);
+  if (body == NULL)
+    g_error ("PTX lacks %s", entry);
+  next = strstr (body + 1, ".entry ");
+  return next ? g_strndup (body, next - body) : g_strdup (body);
+}
+
+static void
+compile (const gchar *source, const gchar *kernel, const gchar *kernel2)
+{
+  g_free (kernel_ptx (source, kernel));
+  if (kernel2 != NULL)
+    g_free (kernel_ptx (source, kernel2));
 }
 
 /* Whether @line is a 16-byte global load or store (@op "ld" or "st"):
@@ -71,27 +100,12 @@ is_vec16 (const gchar *line, const gchar *op)
 static void
 assert_vec16 (const gchar *source, const gchar *kernel, gboolean store)
 {
-  g_autoptr(AtomrCompileOptions) options = atomr_compile_options_new ();
-  g_autoptr(AtomrModule) module = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree gchar *entry = g_strdup_printf (".entry %s(", kernel);
-  g_autofree gchar *text = NULL, *chunk = NULL;
+  g_autofree gchar *chunk = kernel_ptx (source, kernel);
   g_auto(GStrv) lines = NULL;
-  const gchar *body, *next;
-  GBytes *ptx;
   gboolean ld = FALSE, st = FALSE;
 
-  atomr_compile_options_set_arch (options, "sm_90");
-  module = atomr_nvrtc_compile (source, "atomr-tensor.cu", options, NULL, &error);
-  g_assert_no_error (error);
-  ptx = atomr_module_get_ptx (module);
-  if (ptx == NULL)
+  if (chunk == NULL)
     return;   /* a cubin only: nothing to read */
-  text = g_strndup (g_bytes_get_data (ptx, NULL), g_bytes_get_size (ptx));
-  body = strstr (text, entry);
-  g_assert_nonnull (body);
-  next = strstr (body + 1, ".entry ");
-  chunk = next ? g_strndup (body, next - body) : g_strdup (body);
   lines = g_strsplit (chunk, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
@@ -105,6 +119,16 @@ assert_vec16 (const gchar *source, const gchar *kernel, gboolean store)
           g_printerr ("%s\n", lines[i]);   /* what it has instead */
       g_error ("%s: no 16-byte global %s in its PTX", kernel, !ld ? "load" : "store");
     }
+}
+
+/* @kernel's PTX in @source contains @needle. */
+static void
+assert_ptx_has (const gchar *source, const gchar *kernel, const gchar *needle)
+{
+  g_autofree gchar *chunk = kernel_ptx (source, kernel);
+
+  if (chunk != NULL && strstr (chunk, needle) == NULL)
+    g_error ("%s: no %s in its PTX", kernel, needle);
 }
 
 /* Each unary expression once, in float or double math alternately; each
@@ -193,6 +217,14 @@ test_reduce (void)
         assert_vec16 (sum, "atomr_tensor_reduce_rows_blk", FALSE);
         assert_vec16 (sum, "atomr_tensor_reduce_rows_vec", FALSE);
         assert_vec16 (sum, "atomr_tensor_reduce_cols_vec_part", FALSE);
+        /* the column variants a and b: 16-byte loads; a counts finished
+         * blocks with an atomic and reads the partials from L2 */
+        compile (sum, "atomr_tensor_reduce_cols_split", "atomr_tensor_reduce_cols_wide_part");
+        assert_vec16 (sum, "atomr_tensor_reduce_cols_split", FALSE);
+        assert_vec16 (sum, "atomr_tensor_reduce_cols_wide_part", FALSE);
+        assert_ptx_has (sum, "atomr_tensor_reduce_cols_split", "atom.global.add.u32");
+        assert_ptx_has (sum, "atomr_tensor_reduce_cols_split", "ld.global.cg.");
+        assert_ptx_has (sum, "atomr_tensor_reduce_cols_split", "membar.gl");
       }
       if (dtypes[d] == ATOMR_DTYPE_F16 || dtypes[d] == ATOMR_DTYPE_BF16)
         {
@@ -254,6 +286,7 @@ test_complex (void)
                                                               0, -1, reduce[k]);
           compile (src, "atomr_tensor_reduce_cols", "atomr_tensor_reduce_rows");
           compile (src, "atomr_tensor_reduce_rows_vec", "atomr_tensor_reduce_cols_vec");
+          compile (src, "atomr_tensor_reduce_cols_split", "atomr_tensor_reduce_cols_wide_part");
         }
       g_assert_null (strstr (perm, "atomr_tensor_transpose4"));
     }
@@ -262,9 +295,13 @@ test_complex (void)
 int
 main (int argc, char **argv)
 {
+  int ret;
+
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/tensor-kernels/elementwise", test_elementwise);
   g_test_add_func ("/tensor-kernels/reduce", test_reduce);
   g_test_add_func ("/tensor-kernels/complex", test_complex);
-  return g_test_run ();
+  ret = g_test_run ();
+  g_clear_pointer (&ptx_cache, g_hash_table_unref);
+  return ret;
 }

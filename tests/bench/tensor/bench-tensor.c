@@ -7,7 +7,10 @@
  *     (also read + write).  Goal: ≥ 0.85×.
  * (c) sum of an 8192×8192 f32 matrix over each axis ("ab->a": rows kernel,
  *     "ab->b": cols kernel): GB/s of the bytes read (the output is 32 KiB)
- *     against the same copy bandwidth.  Goal: ≥ 0.85×.
+ *     against the same copy bandwidth.  Goal: ≥ 0.85×.  Then "ab->b" once
+ *     per column-kernel variant (ATOMR_TENSOR_COLS_VARIANT a, b, c; see
+ *     DESIGN-NOTES) in f32, f16, bf16 and f64, so that one run compares
+ *     them (the first two lines use the actor's default variant).
  *
  * (a) the contraction "abcd,cdef->abef" with extents 64 (a 4096³ GEMM
  *     after folding: the actor runs it on cuBLASLt) in f32, f32 with the
@@ -38,6 +41,7 @@
 #include "core/atomr-cuda-private.h"
 #include "core/atomr-device-private.h"
 #include "core/atomr-tensor-private.h"
+#include "actors/tensor/atomr-tensor-kernels-private.h"
 #include "../bench-util.h"
 
 #define REPS  5
@@ -303,6 +307,48 @@ main (int argc, char **argv)
         g_string_append_printf (json, "  \"reduce %s\": {\"gbps\": %.3f, \"ratio_to_copy\": %.4f},\n",
                                 modes[i], gbps, gbps / copy_gbps);
       }
+  }
+
+  /* (c) the column reduction in each kernel variant and dtype */
+  g_clear_object (&m);
+  {
+    const AtomrDtype cdt[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_F16, ATOMR_DTYPE_BF16, ATOMR_DTYPE_F64 };
+    const gchar variants[] = { 'a', 'b', 'c' };
+    gchar keep = atomr_tensor_actor_get_cols_variant (actor);
+
+    for (guint d = 0; d < G_N_ELEMENTS (cdt); d++)
+      {
+        guint64 bytes = 8192ull * 8192 * atomr_dtype_get_size (cdt[d]);
+        g_autoptr(AtomrTensor) md = atomr_tensor_empty (device, cdt[d], mat, 2, &error);
+        g_autoptr(AtomrTensor) vd = NULL;
+
+        g_assert_no_error (error);
+        vd = atomr_tensor_empty (device, cdt[d], vec, 1, &error);
+        g_assert_no_error (error);
+        g_assert_true (atomr_buffer_fill_sync (atomr_tensor_get_buffer (md), 1.0, NULL, &error));
+        g_assert_no_error (error);
+        for (guint k = 0; k < G_N_ELEMENTS (variants); k++)
+          {
+            gdouble gbps;
+            g_autofree gchar *detail = NULL;
+            gulong id;
+
+            g_assert_true (atomr_tensor_actor_set_cols_variant (actor, variants[k]));
+            id = g_signal_connect (actor, "after-enqueue", G_CALLBACK (record_detail), &detail);
+            time_reduce (actor, "ab->b", md, vd, 1);
+            g_signal_handler_disconnect (actor, id);
+            best = G_MAXDOUBLE;
+            for (guint r = 0; r < REPS; r++)
+              best = MIN (best, time_reduce (actor, "ab->b", md, vd, ITERS));
+            gbps = (gdouble) bytes * ITERS / best / 1e9;
+            g_print ("reduce    ab->b  8192^2 %-4s cols variant %c            %8.1f GB/s  ratio to copy %.3f "
+                     "(goal 0.85)  [%s]\n", atomr_dtype_get_name (cdt[d]), variants[k], gbps, gbps / copy_gbps,
+                     detail ? detail : "?");
+            g_string_append_printf (json, "  \"reduce ab->b %s %c\": {\"gbps\": %.3f, \"ratio_to_copy\": %.4f},\n",
+                                    atomr_dtype_get_name (cdt[d]), variants[k], gbps, gbps / copy_gbps);
+          }
+      }
+    atomr_tensor_actor_set_cols_variant (actor, keep);
   }
 
   /* (a) contractions: the actor (cuBLASLt path, the detail says so) and
