@@ -42,6 +42,7 @@ struct _AtomrBuffer
   GObject      parent_instance;
 
   AtomrDevice *device;
+  AtomrMemoryPool *pool;     /* the device's (owned by it), for the free */
   guint        generation;
   AtomrDtype   dtype;
   guint64      n_elements;
@@ -77,6 +78,55 @@ static GParamSpec *properties[N_PROPS];
 
 static void release_foreign (AtomrBuffer *self);
 
+/* Gives the memory of a buffer of the current generation back (while
+ * entered; every operation that used the buffer has completed or failed,
+ * so every slot is resolved).  Into the pool's block cache with the
+ * fences of its last users, so that the next buffer of the same size
+ * starts after them, with no driver call; or, when the cache does not
+ * take it, freed on the utility stream after them. */
+static void
+free_device_memory (AtomrBuffer *self)
+{
+  AtomrFence *fences[ATOMR_MEMORY_POOL_MAX_FENCES];
+  guint n = atomr_hazards_take_fences (&self->hazards, fences, G_N_ELEMENTS (fences));
+  g_autoptr(AtomrStream) utility = NULL;
+  AtomrFence *ordered = NULL;
+
+  if (n <= G_N_ELEMENTS (fences))
+    {
+      /* Fences nobody has asked about yet (typically the allocation's):
+       * ask once, so that an idle block travels with nothing and its next
+       * buffer needs no hazard slot at all. */
+      for (guint i = 0; i < n;)
+        if (atomr_fence_query (fences[i]) == CUDA_SUCCESS)
+          {
+            atomr_fence_unref (fences[i]);
+            fences[i] = fences[--n];
+          }
+        else
+          i++;
+      if (atomr_memory_pool_put_cached (self->pool, self->device, self->generation, self->ptr,
+                                        self->byte_size, fences, n))
+        return;
+      for (guint i = 0; i < n; i++)
+        atomr_fence_unref (fences[i]);
+    }
+  utility = atomr_device_get_utility_stream (self->device, NULL);
+  if (utility == NULL)
+    return;   /* no stream to order the free on: the block stays reserved */
+  atomr_hazards_order_all (&self->hazards, utility);
+  /* Too many users to carry: the utility stream stands for them.  (A
+   * pending slot, G_MAXUINT, should not exist here; if one does, the block
+   * is not cached: freed as without the cache.) */
+  if (n == G_N_ELEMENTS (fences) + 1 &&
+      (ordered = atomr_stream_record (utility, ATOMR_EVENT_PLAIN, NULL)) != NULL &&
+      atomr_memory_pool_put_cached (self->pool, self->device, self->generation, self->ptr,
+                                    self->byte_size, &ordered, 1))
+    return;
+  g_clear_pointer (&ordered, atomr_fence_unref);
+  ATOMR_CU->cuMemFreeAsync (self->ptr, utility->handle);
+}
+
 static void
 atomr_buffer_finalize (GObject *object)
 {
@@ -86,22 +136,14 @@ atomr_buffer_finalize (GObject *object)
     release_foreign (self);
   else if (self->host_data)
     {
-      g_free (self->host_data);
-      atomr_memory_pool_account_host (self->device, -(gint64) self->byte_size);
+      atomr_memory_pool_free_host (self->pool, self->host_data, self->byte_size);
     }
-  else if (self->ptr && self->generation == atomr_device_get_generation (self->device) &&
-           atomr_device_enter (self->device, NULL))
+  else if (self->ptr && atomr_device_enter (self->device, NULL))
     {
-      g_autoptr(AtomrStream) utility = atomr_device_get_utility_stream (self->device, NULL);
-
-      if (utility)
-        {
-          /* Free on the GPU timeline, after the last work that touched it
-           * (every operation using the buffer has completed or failed, so
-           * every slot is resolved). */
-          atomr_hazards_order_all (&self->hazards, utility);
-          ATOMR_CU->cuMemFreeAsync (self->ptr, utility->handle);
-        }
+      /* Entered, the generation cannot change under us: a buffer of an
+       * older one must never give its (dead) address to the cache. */
+      if (self->generation == atomr_device_get_generation (self->device))
+        free_device_memory (self);
       atomr_device_leave (self->device);
     }
   /* Memory of an older generation died with its context. */
@@ -278,6 +320,7 @@ atomr_buffer_new (AtomrDevice  *device,
 
   self = g_object_new (ATOMR_TYPE_BUFFER, NULL);
   self->device = g_object_ref (device);
+  self->pool = atomr_device_get_memory_pool (device);
   self->dtype = dtype;
   self->n_elements = n_elements;
   self->byte_size = n_elements * elem;
@@ -288,7 +331,7 @@ atomr_buffer_new (AtomrDevice  *device,
 
   if (atomr_device_is_host (device))
     {
-      self->host_data = g_try_malloc0 (self->byte_size);
+      self->host_data = atomr_memory_pool_alloc_host (self->pool, device, self->byte_size);
       atomr_device_leave (device);
       if (self->host_data == NULL)
         {
@@ -297,9 +340,24 @@ atomr_buffer_new (AtomrDevice  *device,
                        self->byte_size);
           return NULL;
         }
-      atomr_memory_pool_account_host (device, (gint64) self->byte_size);
       return g_steal_pointer (&self);
     }
+
+  {
+    AtomrFence *fences[ATOMR_MEMORY_POOL_MAX_FENCES];
+    guint n_fences = 0;
+
+    /* A block of a freed buffer of the same size: no driver call; its
+     * first users wait for the last users of the old buffer. */
+    self->ptr = atomr_memory_pool_take_cached (self->pool, device, self->byte_size,
+                                               fences, &n_fences);
+    if (self->ptr != 0)
+      {
+        atomr_device_leave (device);
+        atomr_hazards_init_after (&self->hazards, fences, n_fences);
+        return g_steal_pointer (&self);
+      }
+  }
 
   {
     g_autoptr(GError) local = NULL;
@@ -311,7 +369,8 @@ atomr_buffer_new (AtomrDevice  *device,
         atomr_device_leave (device);
         return NULL;
       }
-    res = atomr_memory_pool_alloc_async (device, &self->ptr, self->byte_size, utility->handle);
+    res = atomr_memory_pool_alloc_async_in (self->pool, device, &self->ptr, self->byte_size,
+                                            utility->handle);
     if (res != CUDA_SUCCESS)
       {
         self->ptr = 0;

@@ -5,6 +5,8 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <string.h>
+#include <cudaTypedefs.h>
 
 #include "atomr-cuda-private.h"
 #include "atomr-error.h"
@@ -18,6 +20,29 @@ static GError *load_error;
 typedef CUresult (*GetProcAddressFunc) (const char *symbol, void **pfn,
                                         int cudaVersion, cuuint64_t flags,
                                         CUdriverProcAddressQueryResult *status);
+
+/* The CUDA version whose ABI an entry point is declared with in cuda.h,
+ * which is the ABI cuGetProcAddress() must be asked for: it returns the
+ * newest variant introduced at or before the version it is given.  cuda.h
+ * maps most names whose ABI changed onto the new variant (`#define
+ * cuMemAlloc cuMemAlloc_v2`), so CUDA_VERSION is right for them; a few keep
+ * the old declaration next to a new function instead.  With CUDA 13 that is
+ * cuCtxSynchronize: `cuCtxSynchronize (void)` is declared, but asking for
+ * 13000 returns cuCtxSynchronize_v2 (CUcontext ctx), which then ran with
+ * whatever the caller left in the first argument register and failed with
+ * CUDA_ERROR_INVALID_CONTEXT (atomr_device_synchronize() on an H100).
+ * Checked against every PFN_*_v13000 / _v12xxx typedef in cudaTypedefs.h
+ * for the entry points of ATOMR_CU_FUNCS. */
+G_STATIC_ASSERT (__builtin_types_compatible_p (__typeof__ (&cuCtxSynchronize),
+                                               PFN_cuCtxSynchronize_v2000));
+
+static int
+declared_abi_version (const char *name)
+{
+  if (strcmp (name, "cuCtxSynchronize") == 0)
+    return 12000;   /* the (void) ABI; the driver needs CUDA 12 anyway */
+  return CUDA_VERSION;
+}
 
 static gboolean
 load_driver (GError **error)
@@ -56,7 +81,7 @@ load_driver (GError **error)
 #define ATOMR_CU_RESOLVE(name) \
   { \
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS; \
-    res = get_proc (#name, (void **) &driver.name, CUDA_VERSION, \
+    res = get_proc (#name, (void **) &driver.name, declared_abi_version (#name), \
                     CU_GET_PROC_ADDRESS_DEFAULT, &status); \
     if (res != CUDA_SUCCESS || driver.name == NULL) \
       { \

@@ -84,6 +84,20 @@ void       atomr_hazards_order_all (AtomrHazards *hazards,
                                     AtomrStream  *stream);
 void       atomr_hazards_clear     (AtomrHazards *hazards);
 
+/* For the memory pool's block cache.  take_fences: references to the
+ * fences of every operation that touched the buffer and is not known to
+ * have finished (each once), at most @max into @fences; returns how many,
+ * or (nothing taken) @max + 1 when there are more, G_MAXUINT when a slot
+ * is still pending.  init_after: a block taken from the cache starts with those
+ * fences as its last writer (@n of them, references moved in; nothing
+ * when @n is 0: the memory is idle). */
+guint      atomr_hazards_take_fences (AtomrHazards *hazards,
+                                      AtomrFence  **fences,
+                                      guint         max);
+void       atomr_hazards_init_after  (AtomrHazards *hazards,
+                                      AtomrFence  **fences,
+                                      guint         n);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrSlot, atomr_slot_unref)
 
 G_END_DECLS

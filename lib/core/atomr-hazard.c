@@ -412,6 +412,79 @@ atomr_hazards_order_all (AtomrHazards *hazards,
     atomr_slot_order (g_ptr_array_index (hazards->readers, i), stream, NULL);
 }
 
+/* Under the hazards lock.  FALSE when @slot is pending (*n is then
+ * G_MAXUINT) or its fences do not fit (*n is then @max + 1). */
+static gboolean
+take_slot_fences (AtomrSlot   *slot,
+                  AtomrFence **fences,
+                  guint       *n,
+                  guint        max)
+{
+  if (!slot->resolved)
+    {
+      *n = G_MAXUINT;
+      return FALSE;
+    }
+  for (guint i = 0; i < slot->fences.len; i++)
+    {
+      AtomrFence *fence = slot->fences.data[i];
+      gboolean seen = FALSE;
+
+      if (g_atomic_int_get (&fence->signalled) && fence->result == CUDA_SUCCESS)
+        continue;
+      for (guint j = 0; j < *n && !seen; j++)
+        seen = fences[j] == fence;
+      if (seen)
+        continue;
+      if (*n == max)
+        {
+          *n = max + 1;
+          return FALSE;
+        }
+      fences[(*n)++] = fence;
+    }
+  return TRUE;
+}
+
+guint
+atomr_hazards_take_fences (AtomrHazards *hazards,
+                           AtomrFence  **fences,
+                           guint         max)
+{
+  guint n = 0;
+  gboolean ok = TRUE;
+
+  G_LOCK (hazards);
+  if (hazards->last_writer)
+    ok = take_slot_fences (hazards->last_writer, fences, &n, max);
+  for (guint i = 0; ok && hazards->readers && i < hazards->readers->len; i++)
+    ok = take_slot_fences (g_ptr_array_index (hazards->readers, i), fences, &n, max);
+  G_UNLOCK (hazards);
+  if (!ok)
+    return n;   /* nothing taken: G_MAXUINT or max + 1 */
+  for (guint i = 0; i < n; i++)
+    atomr_fence_ref (fences[i]);
+  return n;
+}
+
+void
+atomr_hazards_init_after (AtomrHazards *hazards,
+                          AtomrFence  **fences,
+                          guint         n)
+{
+  AtomrSlot *slot;
+
+  if (n == 0)
+    return;
+  /* Not yet visible to any other thread: no lock. */
+  slot = atomr_slot_new (NULL);
+  atomr_vec_init (&slot->fences);
+  for (guint i = 0; i < n; i++)
+    atomr_vec_add (&slot->fences, fences[i]);
+  slot->resolved = TRUE;
+  hazards->last_writer = slot;
+}
+
 void
 atomr_hazards_clear (AtomrHazards *hazards)
 {

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "atomr-device-private.h"
 #include "atomr-error.h"
 #include "atomr-memory-pool-private.h"
@@ -22,6 +24,15 @@
  * PyTorch's caching allocator does), so a loop that allocates and frees
  * costs no driver allocation after the first round.  [method@Atomr.MemoryPool.trim]
  * gives unused memory back to the driver.
+ *
+ * On top of that, the block of a freed buffer is kept for the next buffer
+ * of the same byte size, which takes it with no driver call at all; its
+ * first users wait on the GPU for the last users of the old buffer.  The
+ * cache holds only memory the pool allocated in the current context
+ * (never memory wrapped from elsewhere), is given back to the driver when
+ * an allocation misses it, by [method@Atomr.MemoryPool.trim] and by
+ * [method@Atomr.MemoryPool.reset_high_water], and is off while
+ * [property@Atomr.MemoryPool:release-threshold] is not %G_MAXUINT64.
  *
  * [property@Atomr.MemoryPool:reserved], [property@Atomr.MemoryPool:used] and
  * [property@Atomr.MemoryPool:high-water] are read from the driver when asked for; they
@@ -50,7 +61,25 @@ struct _AtomrMemoryPool
   gboolean      failed;         /* cuMemPoolCreate refused: use the default pool */
   /* host test device accounting, under the lock */
   guint64       host_used, host_cached, host_high;
+  /* under the lock: blocks of freed buffers by exact byte size (a GArray of
+   * CachedBlock per size, used as a stack), reused without a driver call;
+   * they still count as used by the driver's pool (see "Block cache" in
+   * docs/DESIGN-NOTES.md) */
+  GHashTable   *cache;
+  guint64       cached_bytes;
+  guint         cache_generation;
+  guint64       cache_hits;
+  gboolean      host;           /* the cache holds host memory (g_free) */
 };
+
+/* A cached block: its address and the fences of its last users that were
+ * not known to have finished when it was freed (references; none when the
+ * memory was idle).  Blocks are all of the generation cache_generation. */
+typedef struct {
+  guint64     addr;
+  guint       n_fences;
+  AtomrFence *fences[ATOMR_MEMORY_POOL_MAX_FENCES];
+} CachedBlock;
 
 G_DEFINE_FINAL_TYPE (AtomrMemoryPool, atomr_memory_pool, G_TYPE_OBJECT)
 
@@ -74,8 +103,25 @@ atomr_memory_pool_finalize (GObject *object)
   /* The device outlives its pool (the pool hangs off the device), and a
    * CUmemoryPool of a live context is destroyed with it by the driver when
    * the process ends; nothing is freed here. */
+  {
+    GHashTableIter iter;
+    gpointer value;
+
+    g_hash_table_iter_init (&iter, self->cache);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      for (guint i = 0; i < ((GArray *) value)->len; i++)
+        {
+          CachedBlock *block = &g_array_index ((GArray *) value, CachedBlock, i);
+
+          if (self->host)
+            g_free (GSIZE_TO_POINTER ((gsize) block->addr));
+          for (guint j = 0; j < block->n_fences; j++)
+            atomr_fence_unref (block->fences[j]);
+        }
+  }
   g_weak_ref_clear (&self->device);
   g_mutex_clear (&self->lock);
+  g_clear_pointer (&self->cache, g_hash_table_unref);
 
   G_OBJECT_CLASS (atomr_memory_pool_parent_class)->finalize (object);
 }
@@ -202,6 +248,8 @@ atomr_memory_pool_init (AtomrMemoryPool *self)
   g_weak_ref_init (&self->device, NULL);
   g_mutex_init (&self->lock);
   self->threshold = G_MAXUINT64;
+  self->cache = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                       (GDestroyNotify) g_array_unref);
 }
 
 G_LOCK_DEFINE_STATIC (pools);
@@ -228,6 +276,11 @@ atomr_device_get_memory_pool (AtomrDevice *device)
   if (G_UNLIKELY (quark == 0))
     quark = g_quark_from_static_string ("atomr-memory-pool");
 
+  /* Set once and kept for the life of the device: qdata is read safely
+   * without our lock (the allocation path asks for it every time). */
+  pool = g_object_get_qdata (G_OBJECT (device), quark);
+  if (G_LIKELY (pool != NULL))
+    return pool;
   G_LOCK (pools);
   pool = g_object_get_qdata (G_OBJECT (device), quark);
   if (pool == NULL)
@@ -280,31 +333,10 @@ current_handle_locked (AtomrMemoryPool *self,
   return handle;
 }
 
-CUresult
-atomr_memory_pool_alloc_async (AtomrDevice *device,
-                               CUdeviceptr *ptr,
-                               gsize        size,
-                               CUstream     stream)
+static void
+account_host_locked (AtomrMemoryPool *self,
+                     gint64           delta)
 {
-  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
-  CUmemoryPool handle;
-
-  g_mutex_lock (&self->lock);
-  handle = current_handle_locked (self, device);
-  g_mutex_unlock (&self->lock);
-
-  if (handle == NULL)
-    return ATOMR_CU->cuMemAllocAsync (ptr, size, stream);
-  return ATOMR_CU->cuMemAllocFromPoolAsync (ptr, size, handle, stream);
-}
-
-void
-atomr_memory_pool_account_host (AtomrDevice *device,
-                                gint64       delta)
-{
-  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
-
-  g_mutex_lock (&self->lock);
   if (delta > 0)
     {
       guint64 n = (guint64) delta;
@@ -320,6 +352,302 @@ atomr_memory_pool_account_host (AtomrDevice *device,
       if (self->host_used + self->host_cached > self->threshold)
         self->host_cached = self->threshold > self->host_used ? self->threshold - self->host_used : 0;
     }
+}
+
+/* Hands every cached block back: to the driver's pool with cuMemFreeAsync on
+ * @stream after making @stream wait for the fences the block carries (its
+ * last users), or to the allocator on the host device.  Blocks of an older
+ * generation died with their context and are only forgotten.  The fences
+ * go to @drop, to be unreferenced once the lock is released (that takes
+ * the device's lock; host blocks carry none, and pass NULL).  Called with the lock held (and, on a GPU, while
+ * entered). */
+static void
+flush_cache_locked (AtomrMemoryPool *self,
+                    AtomrDevice     *device,
+                    CUstream         stream,
+                    GPtrArray      **drop)
+{
+  gboolean host = atomr_device_is_host (device);
+  guint generation = atomr_device_get_generation (device);
+  gboolean alive = host || self->cache_generation == generation;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  if (self->cached_bytes == 0)
+    return;
+  g_hash_table_iter_init (&iter, self->cache);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      GArray *blocks = value;
+      gsize size = GPOINTER_TO_SIZE (key);
+
+      for (guint i = 0; i < blocks->len; i++)
+        {
+          CachedBlock *block = &g_array_index (blocks, CachedBlock, i);
+
+          if (host)
+            {
+              g_free (GSIZE_TO_POINTER ((gsize) block->addr));
+              account_host_locked (self, -(gint64) size);
+            }
+          else if (alive && stream != NULL)
+            {
+              for (guint j = 0; j < block->n_fences; j++)
+                {
+                  AtomrFence *fence = block->fences[j];
+
+                  if ((g_atomic_int_get (&fence->signalled) && fence->result == CUDA_SUCCESS) ||
+                      fence->generation != generation || fence->stream->handle == stream)
+                    continue;
+                  ATOMR_CU->cuStreamWaitEvent (stream, fence->event, 0);
+                }
+              ATOMR_CU->cuMemFreeAsync ((CUdeviceptr) block->addr, stream);
+            }
+          for (guint j = 0; j < block->n_fences; j++)
+            {
+              if (drop == NULL)
+                {
+                  atomr_fence_unref (block->fences[j]);
+                  continue;
+                }
+              if (*drop == NULL)
+                *drop = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_fence_unref);
+              g_ptr_array_add (*drop, block->fences[j]);
+            }
+        }
+    }
+  g_hash_table_remove_all (self->cache);
+  self->cached_bytes = 0;
+}
+
+/* Takes a cached block of exactly @size bytes, FALSE if there is none.
+ * Called with the lock held. */
+static gboolean
+take_cached_locked (AtomrMemoryPool *self,
+                    gsize            size,
+                    CachedBlock     *out)
+{
+  GArray *blocks = g_hash_table_lookup (self->cache, GSIZE_TO_POINTER (size));
+
+  if (blocks == NULL || blocks->len == 0)
+    return FALSE;
+  *out = g_array_index (blocks, CachedBlock, blocks->len - 1);
+  g_array_set_size (blocks, blocks->len - 1);
+  self->cached_bytes -= size;
+  self->cache_hits++;
+  return TRUE;
+}
+
+static void
+put_cached_locked (AtomrMemoryPool   *self,
+                   const CachedBlock *block,
+                   gsize              size)
+{
+  GArray *blocks = g_hash_table_lookup (self->cache, GSIZE_TO_POINTER (size));
+
+  if (blocks == NULL)
+    {
+      blocks = g_array_new (FALSE, FALSE, sizeof (CachedBlock));
+      g_hash_table_insert (self->cache, GSIZE_TO_POINTER (size), blocks);
+    }
+  g_array_append_vals (blocks, block, 1);
+  self->cached_bytes += size;
+}
+
+CUresult
+atomr_memory_pool_alloc_async (AtomrDevice *device,
+                               CUdeviceptr *ptr,
+                               gsize        size,
+                               CUstream     stream)
+{
+  return atomr_memory_pool_alloc_async_in (atomr_device_get_memory_pool (device),
+                                           device, ptr, size, stream);
+}
+
+CUresult
+atomr_memory_pool_alloc_async_in (AtomrMemoryPool *self,
+                                  AtomrDevice     *device,
+                                  CUdeviceptr     *ptr,
+                                  gsize            size,
+                                  CUstream         stream)
+{
+  g_autoptr(GPtrArray) drop = NULL;
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUmemoryPool handle;
+
+  /* An allocation in a capture would belong to the graph, and the frees of
+   * the flush below would become graph nodes: buffers are allocated
+   * outside graphs (atomr_buffer_new() uses the utility stream, which no
+   * graph captures). */
+  if (ATOMR_CU->cuStreamGetCaptureInfo (stream, &capture, NULL, NULL, NULL, NULL, NULL) == CUDA_SUCCESS &&
+      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+
+  g_mutex_lock (&self->lock);
+  handle = current_handle_locked (self, device);
+  if (self->cache_generation != self->generation)
+    {
+      /* a new context: the cached blocks died with the old one */
+      flush_cache_locked (self, device, NULL, &drop);
+      self->cache_generation = self->generation;
+    }
+  /* A miss gives the cached blocks back to the driver's pool first, so the
+   * pool reserves no more than it would without the cache (and reuses
+   * them on this stream at once, after their last users). */
+  flush_cache_locked (self, device, stream, &drop);
+  g_mutex_unlock (&self->lock);
+
+  if (handle == NULL)
+    return ATOMR_CU->cuMemAllocAsync (ptr, size, stream);
+  return ATOMR_CU->cuMemAllocFromPoolAsync (ptr, size, handle, stream);
+}
+
+CUmemoryPool
+atomr_memory_pool_get_handle (AtomrMemoryPool *self,
+                              AtomrDevice     *device)
+{
+  CUmemoryPool handle;
+
+  g_mutex_lock (&self->lock);
+  handle = current_handle_locked (self, device);
+  g_mutex_unlock (&self->lock);
+  return handle;
+}
+
+CUdeviceptr
+atomr_memory_pool_take_cached (AtomrMemoryPool  *self,
+                               AtomrDevice      *device,
+                               gsize             size,
+                               AtomrFence      **fences,
+                               guint            *n_fences)
+{
+  guint generation = atomr_device_get_generation (device);
+  CachedBlock block;
+  gboolean hit;
+
+  *n_fences = 0;
+  g_mutex_lock (&self->lock);
+  hit = self->handle != NULL && self->generation == generation &&
+        self->cache_generation == generation && take_cached_locked (self, size, &block);
+  g_mutex_unlock (&self->lock);
+  if (!hit)
+    return 0;
+  memcpy (fences, block.fences, block.n_fences * sizeof (AtomrFence *));
+  *n_fences = block.n_fences;
+  return (CUdeviceptr) block.addr;
+}
+
+gboolean
+atomr_memory_pool_put_cached (AtomrMemoryPool  *self,
+                              AtomrDevice      *device,
+                              guint             generation,
+                              CUdeviceptr       ptr,
+                              gsize             size,
+                              AtomrFence      **fences,
+                              guint             n_fences)
+{
+  CachedBlock block = { (guint64) ptr, n_fences, { NULL, } };
+  gboolean kept = FALSE;
+
+  g_return_val_if_fail (n_fences <= ATOMR_MEMORY_POOL_MAX_FENCES, FALSE);
+  memcpy (block.fences, fences, n_fences * sizeof (AtomrFence *));
+  g_mutex_lock (&self->lock);
+  /* Only a block of the pool of the current generation (the caller is
+   * entered, so that cannot change meanwhile): memory of an older
+   * context is gone, and must never reach a new buffer. */
+  if (self->handle != NULL && self->generation == generation &&
+      self->cache_generation == generation &&
+      atomr_device_get_generation (device) == generation &&
+      self->threshold == G_MAXUINT64)
+    {
+      put_cached_locked (self, &block, size);
+      kept = TRUE;
+    }
+  g_mutex_unlock (&self->lock);
+  return kept;
+}
+
+gpointer
+atomr_memory_pool_alloc_host (AtomrMemoryPool *self,
+                              AtomrDevice     *device,
+                              gsize            size)
+{
+  gpointer data;
+  CachedBlock block;
+
+  g_mutex_lock (&self->lock);
+  if (take_cached_locked (self, size, &block))
+    {
+      g_mutex_unlock (&self->lock);
+      /* like fresh memory of the host device: zeroed */
+      data = GSIZE_TO_POINTER ((gsize) block.addr);
+      memset (data, 0, size);
+      return data;
+    }
+  /* host blocks carry no fences: nothing to drop */
+  flush_cache_locked (self, device, NULL, NULL);
+  g_mutex_unlock (&self->lock);
+
+  data = g_try_malloc0 (size);
+  if (data == NULL)
+    return NULL;
+  g_mutex_lock (&self->lock);
+  account_host_locked (self, (gint64) size);
+  g_mutex_unlock (&self->lock);
+  return data;
+}
+
+void
+atomr_memory_pool_free_host (AtomrMemoryPool *self,
+                             gpointer         data,
+                             gsize            size)
+{
+
+  g_mutex_lock (&self->lock);
+  self->host = TRUE;
+  if (self->threshold == G_MAXUINT64)
+    {
+      CachedBlock block = { (guint64) GPOINTER_TO_SIZE (data), 0, { NULL, } };
+      put_cached_locked (self, &block, size);
+    }
+  else
+    {
+      g_free (data);
+      account_host_locked (self, -(gint64) size);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+guint64
+atomr_memory_pool_get_cache_hits (AtomrMemoryPool *self)
+{
+  guint64 hits;
+
+  g_mutex_lock (&self->lock);
+  hits = self->cache_hits;
+  g_mutex_unlock (&self->lock);
+  return hits;
+}
+
+guint64
+atomr_memory_pool_get_cached_bytes (AtomrMemoryPool *self)
+{
+  guint64 bytes;
+
+  g_mutex_lock (&self->lock);
+  bytes = self->cached_bytes;
+  g_mutex_unlock (&self->lock);
+  return bytes;
+}
+
+void
+atomr_memory_pool_account_host (AtomrDevice *device,
+                                gint64       delta)
+{
+  AtomrMemoryPool *self = atomr_device_get_memory_pool (device);
+
+  g_mutex_lock (&self->lock);
+  account_host_locked (self, delta);
   g_mutex_unlock (&self->lock);
 }
 
@@ -412,11 +740,18 @@ atomr_memory_pool_get_used (AtomrMemoryPool *self)
 {
   guint64 host;
 
+  guint64 value;
+
   g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), 0);
   g_mutex_lock (&self->lock);
   host = self->host_used;
   g_mutex_unlock (&self->lock);
-  return read_attribute (self, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, host);
+  value = read_attribute (self, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, host);
+  /* the driver counts the cached blocks as used; no buffer uses them */
+  g_mutex_lock (&self->lock);
+  value -= MIN (value, self->cached_bytes);
+  g_mutex_unlock (&self->lock);
+  return value;
 }
 
 /**
@@ -482,6 +817,8 @@ atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
                                          guint64          bytes)
 {
   g_autoptr(AtomrDevice) device = NULL;
+  g_autoptr(AtomrStream) utility = NULL;
+  g_autoptr(GPtrArray) drop = NULL;
   gboolean changed;
 
   g_return_if_fail (ATOMR_IS_MEMORY_POOL (self));
@@ -489,9 +826,14 @@ atomr_memory_pool_set_release_threshold (AtomrMemoryPool *self,
   device = g_weak_ref_get (&self->device);
   if (device && !atomr_device_is_host (device) && !atomr_device_enter (device, NULL))
     g_clear_object (&device);   /* no context now: the next pool gets it */
+  if (device && !atomr_device_is_host (device) && bytes != G_MAXUINT64)
+    utility = atomr_device_get_utility_stream (device, NULL);
   g_mutex_lock (&self->lock);
   changed = self->threshold != bytes;
   self->threshold = bytes;
+  /* the block cache works only while the pool keeps everything */
+  if (device && bytes != G_MAXUINT64 && (atomr_device_is_host (device) || utility))
+    flush_cache_locked (self, device, utility ? utility->handle : NULL, &drop);
   if (device && atomr_device_is_host (device) && self->host_used + self->host_cached > bytes)
     self->host_cached = bytes > self->host_used ? bytes - self->host_used : 0;
   else if (device && self->handle && self->generation == atomr_device_get_generation (device))
@@ -526,7 +868,10 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
                         GError          **error)
 {
   g_autoptr(AtomrDevice) device = NULL;
+  g_autoptr(AtomrStream) utility = NULL;
+  g_autoptr(GPtrArray) drop = NULL;
   gboolean ok = TRUE;
+  gboolean flushed;
 
   g_return_val_if_fail (ATOMR_IS_MEMORY_POOL (self), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
@@ -542,6 +887,7 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
   if (atomr_device_is_host (device))
     {
       g_mutex_lock (&self->lock);
+      flush_cache_locked (self, device, NULL, NULL);
       if (self->host_used + self->host_cached > min_bytes_to_keep)
         self->host_cached = min_bytes_to_keep > self->host_used ? min_bytes_to_keep - self->host_used : 0;
       g_mutex_unlock (&self->lock);
@@ -549,6 +895,26 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
     }
   if (!atomr_device_enter (device, error))
     return FALSE;
+  utility = atomr_device_get_utility_stream (device, error);
+  if (utility == NULL)
+    {
+      atomr_device_leave (device);
+      return FALSE;
+    }
+  g_mutex_lock (&self->lock);
+  flushed = self->cached_bytes > 0;
+  flush_cache_locked (self, device, utility->handle, &drop);
+  g_mutex_unlock (&self->lock);
+  /* The cached blocks were freed on the utility stream, after their last
+   * users: wait for the frees so that the driver can give them back (the
+   * only host wait of the pool, in an explicit maintenance call). */
+  if (flushed &&
+      !atomr_cuda_check (ATOMR_CU->cuStreamSynchronize (utility->handle),
+                         "cuStreamSynchronize", error))
+    {
+      atomr_device_leave (device);
+      return FALSE;
+    }
   g_mutex_lock (&self->lock);
   if (self->handle && self->generation == atomr_device_get_generation (device))
     ok = atomr_cuda_check (ATOMR_CU->cuMemPoolTrimTo (self->handle, min_bytes_to_keep),
@@ -563,6 +929,8 @@ atomr_memory_pool_trim (AtomrMemoryPool  *self,
  * @self: an [class@Atomr.MemoryPool]
  *
  * Restarts [property@Atomr.MemoryPool:high-water] from the bytes used now.
+ * The blocks kept for reuse are given back to the driver first (on a GPU
+ * this waits for their frees), so that the mark counts buffers only.
  *
  * Since: 0.2
  */
@@ -579,12 +947,30 @@ atomr_memory_pool_reset_high_water (AtomrMemoryPool *self)
   if (atomr_device_is_host (device))
     {
       g_mutex_lock (&self->lock);
+      flush_cache_locked (self, device, NULL, NULL);
       self->host_high = self->host_used;
       g_mutex_unlock (&self->lock);
       return;
     }
   if (!atomr_device_enter (device, NULL))
     return;
+  /* The driver counts cached blocks as used: give them back first (and
+   * let the frees pass), so that the mark restarts from the buffers' bytes. */
+  {
+    g_autoptr(AtomrStream) utility = atomr_device_get_utility_stream (device, NULL);
+    g_autoptr(GPtrArray) drop = NULL;
+    gboolean flushed = FALSE;
+
+    if (utility)
+      {
+        g_mutex_lock (&self->lock);
+        flushed = self->cached_bytes > 0;
+        flush_cache_locked (self, device, utility->handle, &drop);
+        g_mutex_unlock (&self->lock);
+        if (flushed)
+          ATOMR_CU->cuStreamSynchronize (utility->handle);
+      }
+  }
   g_mutex_lock (&self->lock);
   if (self->handle && self->generation == atomr_device_get_generation (device))
     {

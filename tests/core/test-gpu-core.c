@@ -14,6 +14,7 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 #include "core/atomr-completion-service-private.h"
+#include "core/atomr-memory-pool-private.h"
 
 static AtomrDevice *device;
 
@@ -725,6 +726,274 @@ test_stale_after_reset (void)
   g_assert_true (g_bytes_equal (got, data));
 }
 
+/* Waits until the pool's cache holds at least @bytes (the last operation
+ * on a dropped buffer lets it go once it has completed, on its actor's
+ * thread). */
+static void
+wait_cached (AtomrMemoryPool *pool,
+             guint64          bytes)
+{
+  for (guint i = 0; i < 10000 && atomr_memory_pool_get_cached_bytes (pool) < bytes; i++)
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), >=, bytes);
+}
+
+/* Every element of @got (n i32) is @want; names the first that is not. */
+static void
+assert_all_i32 (GBytes  *got,
+                guint64  n,
+                gint32   want)
+{
+  gsize size = 0;
+  const gint32 *v = g_bytes_get_data (got, &size);
+
+  g_assert_cmpuint (size, ==, n * 4);
+  for (guint64 i = 0; i < n; i++)
+    if (v[i] != want)
+      g_error ("element %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " is %d, expected %d",
+               i, n, v[i], want);
+}
+
+static void
+synchronize_checked (void)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = atomr_device_synchronize (device, &error);
+
+  /* the message names the CUDA error (CUDA_ERROR_…) */
+  g_assert_no_error (error);
+  g_assert_true (ok);
+}
+
+/* A freed buffer's block comes back from the pool's block cache for the
+ * next buffer of the same size, with no driver call and no stream; the new
+ * buffer's users on other streams see only their own writes, after every
+ * use of the old buffer. */
+static void
+test_pool_cache_reuse (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) writer = NULL, reader = NULL;
+  guint64 n = 16ull << 20;   /* 64 MiB of i32 */
+  AtomrMemoryPool *pool;
+  AtomrBuffer *x;
+  g_autoptr(AtomrBuffer) y = NULL;
+  GAsyncResult *fills[8] = { NULL };
+  g_autoptr(GAsyncResult) fill_y = NULL, down = NULL;
+  g_autoptr(GBytes) got = NULL;
+  guint64 old_ptr, hits, used, cached, reserved;
+  gboolean ok;
+
+  if (!need_device ())
+    return;
+  pool = atomr_device_get_memory_pool (device);
+  writer = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  reader = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  x = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+  g_assert_no_error (error);
+  old_ptr = atomr_buffer_get_device_pointer (x);
+  for (guint i = 0; i < G_N_ELEMENTS (fills); i++)
+    atomr_actor_fill_async (ATOMR_ACTOR (writer), x, (gdouble) i + 100, NULL, store_result, &fills[i]);
+  /* dropped while its fills may still run: cached after them */
+  g_object_unref (x);
+  for (guint i = 0; i < G_N_ELEMENTS (fills); i++)
+    {
+      wait_for (&fills[i]);
+      ok = atomr_actor_fill_finish (ATOMR_ACTOR (writer), fills[i], &error);
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      g_object_unref (fills[i]);
+    }
+  wait_cached (pool, n * 4);
+  hits = atomr_memory_pool_get_cache_hits (pool);
+  used = atomr_memory_pool_get_used (pool);
+  cached = atomr_memory_pool_get_cached_bytes (pool);
+
+  y = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_buffer_get_device_pointer (y), ==, old_ptr);
+  g_assert_cmpuint (atomr_memory_pool_get_cache_hits (pool), ==, hits + 1);
+  /* no driver allocation: the driver's used bytes (used + cached) stay */
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool) + atomr_memory_pool_get_cached_bytes (pool),
+                    ==, used + cached);
+  g_assert_cmpuint (atomr_memory_pool_get_used (pool), ==, used + n * 4);
+
+  /* written on one stream, read on another: every element is the new value */
+  atomr_actor_fill_async (ATOMR_ACTOR (reader), y, 7.0, NULL, store_result, &fill_y);
+  atomr_actor_download_async (ATOMR_ACTOR (writer), y, NULL, store_result, &down);
+  wait_for (&fill_y);
+  ok = atomr_actor_fill_finish (ATOMR_ACTOR (reader), fill_y, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  wait_for (&down);
+  got = atomr_actor_download_finish (ATOMR_ACTOR (writer), down, &error);
+  g_assert_no_error (error);
+  assert_all_i32 (got, n, 7);
+
+  /* trim gives the cached blocks back to the driver */
+  g_clear_object (&y);
+  synchronize_checked ();
+  wait_cached (pool, n * 4);
+  reserved = atomr_memory_pool_get_reserved (pool);
+  ok = atomr_memory_pool_trim (pool, 0, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, 0);
+  g_test_message ("reserved before trim %" G_GUINT64_FORMAT ", after %" G_GUINT64_FORMAT,
+                  reserved, atomr_memory_pool_get_reserved (pool));
+  g_assert_cmpuint (atomr_memory_pool_get_reserved (pool), <, reserved);
+  synchronize_checked ();
+}
+
+/* Blocks passed from buffer to buffer while their users still run, on
+ * two streams: each buffer is written on one actor's stream and read on
+ * the other's right after the previous buffer of the same size was dropped
+ * with its own fill and download in flight.  A block handed out before its
+ * last users finished would show another round's value. */
+static void
+test_pool_cache_ordering (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) a = NULL, b = NULL;
+  enum { ROUNDS = 48 };
+  guint64 n = 1ull << 20;   /* 4 MiB of i32 */
+  GAsyncResult *fills[ROUNDS] = { NULL }, *downs[ROUNDS] = { NULL };
+  AtomrMemoryPool *pool;
+  guint64 hits;
+
+  if (!need_device ())
+    return;
+  pool = atomr_device_get_memory_pool (device);
+  a = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  b = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  hits = atomr_memory_pool_get_cache_hits (pool);
+  for (guint r = 0; r < ROUNDS; r++)
+    {
+      AtomrActor *w = ATOMR_ACTOR (r % 2 ? a : b), *rd = ATOMR_ACTOR (r % 2 ? b : a);
+      AtomrBuffer *buf = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+
+      g_assert_no_error (error);
+      atomr_actor_fill_async (w, buf, (gdouble) r, NULL, store_result, &fills[r]);
+      atomr_actor_download_async (rd, buf, NULL, store_result, &downs[r]);
+      g_object_unref (buf);
+      /* let some operations complete so that later rounds reuse blocks */
+      if (r % 3 == 2)
+        wait_for (&downs[r - 1]);
+    }
+  for (guint r = 0; r < ROUNDS; r++)
+    {
+      g_autoptr(GBytes) got = NULL;
+      gboolean ok;
+
+      wait_for (&fills[r]);
+      ok = atomr_actor_fill_finish (ATOMR_ACTOR (r % 2 ? a : b), fills[r], &error);
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      wait_for (&downs[r]);
+      got = atomr_actor_download_finish (ATOMR_ACTOR (r % 2 ? b : a), downs[r], &error);
+      g_assert_no_error (error);
+      assert_all_i32 (got, n, (gint32) r);
+      g_object_unref (fills[r]);
+      g_object_unref (downs[r]);
+    }
+  /* how many hit depends on when the operations let go of the buffers */
+  g_test_message ("%" G_GUINT64_FORMAT " of %d allocations came from the block cache",
+                  atomr_memory_pool_get_cache_hits (pool) - hits, ROUNDS);
+
+  /* A block whose buffer was never used carries that buffer's first
+   * fence (its allocation's, or what its block carried): the next buffer,
+   * handed the same block, waits for it on other streams.  Another size
+   * than above: a block of the loop above let go late must not come
+   * between the two. */
+  n += 1024;
+  for (guint r = 0; r < 8; r++)
+    {
+      AtomrBuffer *unused = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+      g_autoptr(AtomrBuffer) fresh = NULL;
+      g_autoptr(GAsyncResult) fill = NULL, down = NULL;
+      g_autoptr(GBytes) got = NULL;
+      guint64 unused_ptr;
+      gboolean ok;
+
+      g_assert_no_error (error);
+      unused_ptr = atomr_buffer_get_device_pointer (unused);
+      g_object_unref (unused);
+      fresh = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (atomr_buffer_get_device_pointer (fresh), ==, unused_ptr);
+      atomr_actor_fill_async (ATOMR_ACTOR (r % 2 ? a : b), fresh, 1000.0 + r, NULL, store_result, &fill);
+      atomr_actor_download_async (ATOMR_ACTOR (r % 2 ? b : a), fresh, NULL, store_result, &down);
+      wait_for (&fill);
+      ok = atomr_actor_fill_finish (ATOMR_ACTOR (r % 2 ? a : b), fill, &error);
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      wait_for (&down);
+      got = atomr_actor_download_finish (ATOMR_ACTOR (r % 2 ? b : a), down, &error);
+      g_assert_no_error (error);
+      assert_all_i32 (got, n, 1000 + (gint32) r);
+    }
+  synchronize_checked ();
+}
+
+/* A buffer of an older generation never gives its (dead) block to the
+ * cache of the new context; blocks of the new one are reused. */
+static void
+test_pool_cache_generation (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) actor = NULL;
+  g_autoptr(GAsyncResult) fill = NULL, down = NULL;
+  g_autoptr(GBytes) got = NULL;
+  AtomrMemoryPool *pool;
+  AtomrBuffer *old, *fresh, *again;
+  guint64 n = 3 << 18, fresh_ptr, cached;
+  gboolean ok;
+
+  if (!need_device ())
+    return;
+  pool = atomr_device_get_memory_pool (device);
+  old = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+  g_assert_no_error (error);
+  ok = atomr_device_reset (device, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_assert_true (atomr_buffer_is_stale (old));
+
+  fresh = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+  g_assert_no_error (error);
+  fresh_ptr = atomr_buffer_get_device_pointer (fresh);
+  cached = atomr_memory_pool_get_cached_bytes (pool);
+  g_object_unref (old);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, cached);
+  g_object_unref (fresh);
+  g_assert_cmpuint (atomr_memory_pool_get_cached_bytes (pool), ==, cached + n * 4);
+
+  again = atomr_buffer_new (device, ATOMR_DTYPE_I32, n, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_buffer_get_device_pointer (again), ==, fresh_ptr);
+  actor = atomr_copy_actor_new (device, &error);
+  g_assert_no_error (error);
+  atomr_actor_fill_async (ATOMR_ACTOR (actor), again, 5.0, NULL, store_result, &fill);
+  atomr_actor_download_async (ATOMR_ACTOR (actor), again, NULL, store_result, &down);
+  wait_for (&fill);
+  ok = atomr_actor_fill_finish (ATOMR_ACTOR (actor), fill, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  wait_for (&down);
+  got = atomr_actor_download_finish (ATOMR_ACTOR (actor), down, &error);
+  g_assert_no_error (error);
+  assert_all_i32 (got, n, 5);
+  g_object_unref (again);
+  synchronize_checked ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -741,9 +1010,12 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/core/streamed-staging", test_streamed_staging);
   g_test_add_func ("/gpu/core/hazard-two-streams", test_hazard_two_streams);
   g_test_add_func ("/gpu/core/out-of-memory", test_out_of_memory);
+  g_test_add_func ("/gpu/core/pool-cache-reuse", test_pool_cache_reuse);
+  g_test_add_func ("/gpu/core/pool-cache-ordering", test_pool_cache_ordering);
   g_test_add_func ("/gpu/core/completion-modes", test_completion_modes);
   g_test_add_func ("/gpu/core/timing-and-trace", test_timing_and_trace);
   g_test_add_func ("/gpu/core/stale-after-reset", test_stale_after_reset);
+  g_test_add_func ("/gpu/core/pool-cache-generation", test_pool_cache_generation);
   g_test_add_func ("/gpu/core/stale-current-context", test_stale_current_context);
   g_test_add_func ("/gpu/core/reentrant-order", test_reentrant_order);
   g_test_add_func ("/gpu/core/watchdog", test_watchdog);

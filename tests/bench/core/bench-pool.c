@@ -35,9 +35,11 @@ run (AtomrDevice *device, Mode mode)
   g_autoptr(AtomrStream) utility = NULL;
   gdouble *t = g_new (gdouble, N_ITER);
   gdouble m;
+  CUmemoryPool handle;
 
   atomr_device_enter (device, NULL);
   utility = atomr_device_get_utility_stream (device, NULL);
+  handle = atomr_memory_pool_get_handle (atomr_device_get_memory_pool (device), device);
   for (guint i = 0; i < N_ITER + N_WARM; i++)
     {
       gdouble t0 = bench_now_us ();
@@ -54,7 +56,10 @@ run (AtomrDevice *device, Mode mode)
           cu->cuMemFreeAsync (ptr, utility->handle);
           break;
         case RAW_OUR_POOL:
-          atomr_memory_pool_alloc_async (device, &ptr, SIZE, utility->handle);
+          if (handle)
+            cu->cuMemAllocFromPoolAsync (&ptr, SIZE, handle, utility->handle);
+          else
+            cu->cuMemAllocAsync (&ptr, SIZE, utility->handle);
           cu->cuMemFreeAsync (ptr, utility->handle);
           break;
         case BUFFER_PATH:
@@ -97,6 +102,9 @@ main (int argc, char **argv)
   g_print ("  default pool, cuMemAllocAsync            %8.3f µs  %.3f\n", dflt, dflt / base);
   g_print ("  our pool, cuMemAllocFromPoolAsync (raw)  %8.3f µs  %.3f\n", pool, pool / base);
   g_print ("  atomr_buffer_new + g_object_unref        %8.3f µs  %.3f\n", buf, buf / base);
+  g_print ("  atomr / raw pool                        %8s     %.3f\n", "", buf / pool);
+  g_print ("  block cache: %" G_GUINT64_FORMAT " of %d buffer allocations reused a cached block\n",
+           atomr_memory_pool_get_cache_hits (mp), N_ITER + N_WARM);
   g_print ("  pool: reserved %" G_GUINT64_FORMAT " used %" G_GUINT64_FORMAT " high-water %"
            G_GUINT64_FORMAT " bytes\n", atomr_memory_pool_get_reserved (mp),
            atomr_memory_pool_get_used (mp), atomr_memory_pool_get_high_water (mp));
