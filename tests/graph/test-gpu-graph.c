@@ -53,6 +53,11 @@ static void
 store_result (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   GAsyncResult **out = user_data;
+
+  /* A slot still holding an earlier result would be finished twice (or
+   * the earlier result in place of this one): every slot is cleared
+   * before it is passed again. */
+  g_assert_null (*out);
   *out = g_object_ref (result);
 }
 
@@ -568,7 +573,9 @@ test_refused (void)
 /* ------------------------------------------------------------------ */
 /* Conditional nodes                                                    */
 
-/* The finish function of whichever replay @r answers. */
+/* The finish function of whichever replay @r answers; @r must answer one
+ * (a result of another request here means a slot was passed again
+ * without being cleared: wait_for() then returned the old result). */
 static gboolean
 replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
 {
@@ -578,7 +585,12 @@ replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
     return atomr_graph_replay_if_finish (graph, r, error);
   if (tag == (gpointer) atomr_graph_replay_while_async)
     return atomr_graph_replay_while_finish (graph, r, error);
-  return atomr_graph_replay_finish (graph, r, error);
+  if (tag == (gpointer) atomr_graph_replay_async)
+    return atomr_graph_replay_finish (graph, r, error);
+  g_error ("finish_replay: the result answers a request of %s (source tag %p), not a graph "
+           "replay: a result slot passed again without g_clear_object?",
+           G_OBJECT_TYPE_NAME (g_task_get_source_object (G_TASK (r))), tag);
+  return FALSE;
 }
 
 static const gchar *cond_source =
@@ -877,7 +889,10 @@ test_cond_while (void)
   g_assert_nonnull (strstr (json, "while-body graph loop node 1/1"));
   g_assert_nonnull (strstr (json, "recorded as launch #"));
 
-  /* max_iterations stops the loop early; not recorded this time. */
+  /* max_iterations stops the loop early; not recorded this time.  r1
+   * still holds the copy's result from the capture: cleared, or
+   * finish_replay() would take that for the while's result. */
+  g_clear_object (&r1);
   g_clear_object (&counter);
   counter = i32_with (10);
   upload (acc, zeros);

@@ -874,7 +874,9 @@ test_child_graph (Fixture *f, gconstpointer data)
 /* ------------------------------------------------------------------ */
 /* Conditional nodes                                                    */
 
-/* The finish function of whichever replay @r answers. */
+/* The finish function of whichever replay @r answers; @r must answer one
+ * (a result of another request here means a slot was passed again
+ * without being cleared: iterate_until() then returned the old result). */
 static gboolean
 replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
 {
@@ -884,7 +886,12 @@ replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
     return atomr_graph_replay_if_finish (graph, r, error);
   if (tag == (gpointer) atomr_graph_replay_while_async)
     return atomr_graph_replay_while_finish (graph, r, error);
-  return atomr_graph_replay_finish (graph, r, error);
+  if (tag == (gpointer) atomr_graph_replay_async)
+    return atomr_graph_replay_finish (graph, r, error);
+  g_error ("finish_ok: the result answers a request of %s (source tag %p), not a graph "
+           "replay: a result slot passed again without g_clear_object?",
+           G_OBJECT_TYPE_NAME (g_task_get_source_object (G_TASK (r))), tag);
+  return FALSE;
 }
 
 static AtomrBuffer *
@@ -1162,6 +1169,24 @@ test_cond_while (Fixture *f, gconstpointer data)
   g_assert_cmpuint (loop_tally (&l), ==, 0);
   g_assert_cmpint (get_i32 (l.d[0]), ==, 1);
   g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, 4);
+
+  /* The body on its own after serving as outer's conditional node, not
+   * recorded, stopped by max_iterations (the end of the GPU test
+   * /gpu/graph/cond-while).  r1 still holds the recorded fill's result:
+   * cleared first, or finish_ok() would take that result for the
+   * while's (what crashed the GPU test, issue 17). */
+  g_clear_object (&r1);
+  loop_reset (&l, 2);
+  set_i32 (l.d[2], 1);          /* d3 too: c stays 1 forever */
+  atomr_graph_replay_while_async (body, f->a, l.c, 3, NULL, store_result, &r1);
+  iterate_pending ();
+  g_assert_null (r1);           /* its fence is pending on the "GPU" */
+  complete_all (f);
+  finish_ok (body, &r1);
+  g_assert_cmpuint (loop_tally (&l), ==, 3);
+  g_assert_cmpint (get_i32 (l.c), ==, 1);
+  g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, 4);
+  g_assert_cmpuint (atomr_graph_get_n_replays (body), ==, 1);
 }
 
 /* max_iterations stops a loop whose condition stays true. */
