@@ -19,7 +19,10 @@
  * execution plan are one plan of the actor's plan cache, keyed by every
  * shape, stride, dtype and flag (the scale is passed by value at execution,
  * so it is not part of the key).  The workspace tensors of the backward
- * pass live in the actor's one workspace, after cuDNN's own.
+ * pass live in the actor's one workspace, after cuDNN's own.  The variant
+ * pack is derived from the graph: exactly the non-virtual tensors its
+ * operations name (cuDNN refuses a pack with any other uid), each taken
+ * from what the call supplies (sdpa_supply()).
  *
  * Threads: validation runs in the _async call (any thread); plans are built
  * and executed in the enqueue function (the actor's thread).
