@@ -19,7 +19,10 @@
  * execution plan are one plan of the actor's plan cache, keyed by every
  * shape, stride, dtype and flag (the scale is passed by value at execution,
  * so it is not part of the key).  The workspace tensors of the backward
- * pass live in the actor's one workspace, after cuDNN's own.
+ * pass live in the actor's one workspace, after cuDNN's own.  The variant
+ * pack is derived from the graph: exactly the non-virtual tensors its
+ * operations name (cuDNN refuses a pack with any other uid), each taken
+ * from what the call supplies (sdpa_supply()).
  *
  * Threads: validation runs in the _async call (any thread); plans are built
  * and executed in the enqueue function (the actor's thread).
@@ -35,6 +38,7 @@
 
 #include "actors/atomr-library-private.h"
 #include "actors/cudnn/atomr-cudnn-attention.h"
+#include "actors/cudnn/atomr-cudnn-attention-private.h"
 #include "actors/cudnn/atomr-cudnn-ext-private.h"
 #include "core/atomr-tensor-private.h"
 
@@ -90,6 +94,10 @@ typedef struct {
   gsize                     rng_offset; /* seed then offset, 2 × i64 */
   gsize                     workspace;  /* all of it */
   gboolean                  memset_dq_accum;
+  /* the unique ids of the non-virtual tensors the graph's operations
+   * use, in the order they were declared: exactly the variant pack */
+  gint64                    uids[MAX_PACK];
+  guint                     n_uids;
 } SdpaPlan;
 
 typedef struct {
@@ -147,6 +155,8 @@ typedef struct {
   cudnnDataType_t          dtype;
   gint64                   dims[4];
   gint64                   strides[4];
+  gboolean                 is_virtual;
+  gboolean                 used;        /* named by an operation */
 } GraphTensor;
 
 typedef struct {
@@ -158,6 +168,11 @@ typedef struct {
   guint                     n_tensors;
   gint64                    next_uid;
   GError                   *error;
+  /* A dry graph calls no cuDNN function: its descriptors are fake
+   * handles (never dereferenced), so the tensors and the uids the
+   * operations use can be listed on a machine without cuDNN. */
+  gboolean                  dry;
+  guintptr                  n_fake;
 } Graph;
 
 static void
@@ -184,6 +199,8 @@ graph_create (Graph                        *g,
 
   if (g->error != NULL)
     return NULL;
+  if (g->dry)
+    return (cudnnBackendDescriptor_t) ++g->n_fake;
   if (!graph_ok (g, cudnnBackendCreateDescriptor (type, &desc), "cudnnBackendCreateDescriptor"))
     return NULL;
   g_ptr_array_add (g->descs, desc);
@@ -198,7 +215,7 @@ graph_set (Graph                       *g,
            gint64                       count,
            const void                  *value)
 {
-  if (g->error != NULL)
+  if (g->error != NULL || g->dry)
     return;
   graph_ok (g, cudnnBackendSetAttribute (desc, name, type, count, value), "cudnnBackendSetAttribute");
 }
@@ -207,7 +224,7 @@ static void
 graph_finalize (Graph                    *g,
                 cudnnBackendDescriptor_t  desc)
 {
-  if (g->error != NULL)
+  if (g->error != NULL || g->dry)
     return;
   graph_ok (g, cudnnBackendFinalize (desc), "cudnnBackendFinalize");
 }
@@ -226,6 +243,48 @@ graph_add_op (Graph                    *g,
       return;
     }
   g->ops[g->n_ops++] = op;
+}
+
+/* Names @t as the @name attribute of the operation @op (and marks it
+ * used: the variant pack holds exactly the used non-virtual tensors). */
+static void
+graph_set_tensor (Graph                       *g,
+                  cudnnBackendDescriptor_t     op,
+                  cudnnBackendAttributeName_t  name,
+                  GraphTensor                 *t)
+{
+  if (g->error != NULL || t == NULL)
+    return;
+  t->used = TRUE;
+  graph_set (g, op, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t->desc);
+}
+
+/* The unique ids of the non-virtual tensors some operation uses, in
+ * declaration order (a tensor declared but never named by an operation
+ * is not part of the graph, and cuDNN refuses its uid in a variant
+ * pack). */
+static void
+graph_needed_uids (Graph  *g,
+                   gint64 *uids,
+                   guint  *n)
+{
+  *n = 0;
+  if (g->error != NULL)
+    return;
+  for (guint i = 0; i < g->n_tensors; i++)
+    {
+      const GraphTensor *t = &g->tensors[i];
+      if (t->is_virtual || !t->used)
+        continue;
+      if (*n == MAX_PACK)
+        {
+          g_set_error (&g->error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                       "%s: the operation graph has more than %d non-virtual tensors", g->opname,
+                       MAX_PACK);
+          return;
+        }
+      uids[(*n)++] = t->uid;
+    }
 }
 
 /* A tensor; @uid 0 for a fresh virtual one. */
@@ -252,6 +311,8 @@ graph_tensor (Graph           *g,
   t = &g->tensors[g->n_tensors++];
   t->uid = uid != 0 ? uid : g->next_uid++;
   t->dtype = dtype;
+  t->is_virtual = is_virtual;
+  t->used = FALSE;
   memcpy (t->dims, dims, sizeof t->dims);
   memcpy (t->strides, strides, sizeof t->strides);
   t->desc = graph_create (g, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
@@ -346,13 +407,13 @@ graph_pointwise (Graph                *g,
   graph_finalize (g, pw);
   op = graph_create (g, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
   graph_set (g, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x->desc);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
   if (b != NULL)
-    graph_set (g, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b->desc);
+    graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b);
   if (t != NULL)
-    graph_set (g, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t->desc);
+    graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, t);
   if (y != NULL)
-    graph_set (g, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y->desc);
+    graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
   graph_add_op (g, op);
   return g->error == NULL ? y : NULL;
 }
@@ -377,8 +438,8 @@ graph_reduce (Graph                    *g,
   graph_set (g, rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
   graph_finalize (g, rd);
   op = graph_create (g, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x->desc);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y->desc);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
   graph_set (g, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd);
   graph_add_op (g, op);
 }
@@ -404,19 +465,16 @@ graph_matmul_ex (Graph       *g,
   graph_set (g, mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
   graph_finalize (g, mm);
   op = graph_create (g, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a->desc);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b->desc);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c->desc);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
   graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm);
   if (m != NULL)
-    graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-               &m->desc);
+    graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, m);
   if (n != NULL)
-    graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-               &n->desc);
+    graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, n);
   if (k != NULL)
-    graph_set (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-               &k->desc);
+    graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, k);
   graph_add_op (g, op);
 }
 
@@ -430,8 +488,8 @@ graph_reshape (Graph       *g,
   if (g->error != NULL || x == NULL || y == NULL)
     return;
   op = graph_create (g, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x->desc);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y->desc);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y);
   graph_add_op (g, op);
 }
 
@@ -540,9 +598,9 @@ graph_rng (Graph         *g,
   graph_set (g, rng, CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY, CUDNN_TYPE_DOUBLE, 1, &keep);
   graph_finalize (g, rng);
   op = graph_create (g, CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_RNG_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y->desc);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_RNG_SEED, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &seed->desc);
-  graph_set (g, op, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &offset->desc);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_RNG_YDESC, y);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_RNG_SEED, seed);
+  graph_set_tensor (g, op, CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, offset);
   graph_set (g, op, CUDNN_ATTR_OPERATION_RNG_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rng);
   graph_add_op (g, op);
   return g->error == NULL ? y : NULL;
@@ -650,7 +708,7 @@ graph_backward (Graph         *g,
   cudnnDataType_t io = k->dtype == ATOMR_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
   gint64 b = k->dims[T_Q][0], hq = k->dims[T_Q][1], sq = k->dims[T_Q][2], d = k->dims[T_Q][3];
   gint64 skv = k->dims[T_K][2];
-  GraphTensor *q, *kt, *vt, *o, *d_o, *stats, *dq, *dk, *dv, *scale, *one;
+  GraphTensor *q, *kt, *vt, *o, *d_o, *stats, *dq, *dk, *dv, *scale, *sum_scale;
   GraphTensor *t, *softmax_sum, *s, *e, *pd, *pt, *dp, *ds, *dst, *kr, *dq_accum;
   GraphTensor *mask = NULL, *drop_scale = NULL;
   Lengths len;
@@ -665,13 +723,17 @@ graph_backward (Graph         *g,
   dk = graph_operand (g, k, T_DK, UID_DK, io, FALSE);
   dv = graph_operand (g, k, T_DV, UID_DV, io, FALSE);
   scale = graph_scalar (g, UID_SCALE);
-  one = graph_scalar (g, UID_ONE);
   len = graph_lengths (g, k);
+  /* 1 scales softmax_sum without dropout, 1 − p with it: declare only
+   * the one the graph uses */
   if (k->has_dropout)
     {
       mask = graph_rng (g, k);
       drop_scale = graph_scalar (g, UID_DROP_SCALE);
+      sum_scale = graph_scalar (g, UID_DROP_SCALE_INV);
     }
+  else
+    sum_scale = graph_scalar (g, UID_ONE);
 
   /* softmax_sum = Σ_d (dO ∘ O) · 1, or · (1 − p) with dropout (dP is
    * masked and unscaled below, so the sum is too) */
@@ -680,8 +742,7 @@ graph_backward (Graph         *g,
     GraphTensor *r = graph_virtual (g, CUDNN_DATA_FLOAT, b, hq, sq, 1);
     graph_reduce (g, CUDNN_REDUCE_TENSOR_ADD, t, r);
     softmax_sum = graph_real_f32 (g, UID_SOFTMAX_SUM, b, hq, sq, 1);
-    graph_pointwise (g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, r,
-                     k->has_dropout ? graph_scalar (g, UID_DROP_SCALE_INV) : one, NULL, softmax_sum,
+    graph_pointwise (g, CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, r, sum_scale, NULL, softmax_sum,
                      CUDNN_DATA_FLOAT, -1);
   }
 
@@ -865,6 +926,7 @@ sdpa_plan_build (AtomrCudnnActor  *self,
     graph_backward (g, k);
   else
     graph_forward (g, k);
+  graph_needed_uids (g, plan->uids, &plan->n_uids);
 
   op_graph = graph_create (g, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   graph_set (g, op_graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, g->n_ops, g->ops);
@@ -926,6 +988,125 @@ sdpa_plan_build (AtomrCudnnActor  *self,
   return plan;
 }
 
+/* A uid's name in messages: the operand's slot, or the scalar or
+ * workspace tensor it is. */
+static const gchar *
+uid_name (gint64 uid)
+{
+  switch (uid)
+    {
+    case UID_SCALE: return "scale";
+    case UID_ONE: return "one";
+    case UID_NEG: return "lowest";
+    case UID_SOFTMAX_SUM: return "softmax-sum";
+    case UID_DQ_ACCUM: return "dq-accum";
+    case UID_SEED: return "seed";
+    case UID_OFFSET: return "offset";
+    case UID_DROP_SCALE: return "dropout-scale";
+    case UID_DROP_SCALE_INV: return "dropout-scale-inv";
+    default:
+      if (uid >= UID_Q && uid < UID_Q + N_T)
+        return slot_names[uid - UID_Q];
+      return "virtual";
+    }
+}
+
+/* "q (1) = 0x7f…, scale (32) = host, …" (@ptrs may be NULL). */
+static gchar *
+pack_describe (const gint64 *uids,
+               void *const  *ptrs,
+               gint64        n)
+{
+  GString *s = g_string_new (NULL);
+
+  for (gint64 i = 0; i < n; i++)
+    {
+      g_string_append_printf (s, "%s%s (%" G_GINT64_FORMAT ")", i ? ", " : "", uid_name (uids[i]), uids[i]);
+      if (ptrs != NULL)
+        g_string_append_printf (s, " = %p", ptrs[i]);
+    }
+  if (n == 0)
+    g_string_append (s, "nothing");
+  return g_string_free (s, FALSE);
+}
+
+/* Every (uid, pointer) a call of @r can supply: its operands
+ * (@tensor_ptrs, 0 where a slot is unused), its by-value scalars (host
+ * pointers into @r) and the tensors it keeps in the workspace @ws.
+ * Returns how many (at most MAX_PACK). */
+static guint
+sdpa_supply (const SdpaRequest *r,
+             const CUdeviceptr *tensor_ptrs,
+             CUdeviceptr        ws,
+             const SdpaPlan    *plan,
+             gint64            *uids,
+             void             **ptrs)
+{
+  guint n = 0;
+
+#define SUPPLY(uid, ptr) G_STMT_START { uids[n] = (uid); ptrs[n++] = (void *) (ptr); } G_STMT_END
+  for (guint i = 0; i < N_T; i++)
+    if (tensor_ptrs[i] != 0)
+      SUPPLY (UID_Q + i, (uintptr_t) tensor_ptrs[i]);
+  SUPPLY (UID_SCALE, &r->scale);
+  SUPPLY (UID_NEG, &r->neg);
+  if (r->key.has_dropout)
+    {
+      SUPPLY (UID_SEED, (uintptr_t) (ws + plan->rng_offset));
+      SUPPLY (UID_OFFSET, (uintptr_t) (ws + plan->rng_offset + 8));
+      SUPPLY (UID_DROP_SCALE, &r->drop_scale);
+      SUPPLY (UID_DROP_SCALE_INV, &r->drop_scale_inv);
+    }
+  if (r->key.backward)
+    {
+      SUPPLY (UID_ONE, &r->one);
+      SUPPLY (UID_SOFTMAX_SUM, (uintptr_t) (ws + plan->softmax_sum_offset));
+      SUPPLY (UID_DQ_ACCUM, (uintptr_t) (ws + plan->dq_accum_offset));
+    }
+#undef SUPPLY
+  g_assert (n <= MAX_PACK);
+  return n;
+}
+
+/* The variant pack: exactly the uids of @plan's graph (plan->uids, in
+ * that order), each with its pointer among the @n_supplied supplied.
+ * cuDNN refuses a pack with a uid its graph lacks or without one it has
+ * (CUDNN_STATUS_BAD_PARAM_NULL_POINTER at execution, naming nothing), so
+ * a uid of the graph that nothing supplies is an error naming it here. */
+static gboolean
+sdpa_pack_select (const SdpaRequest *r,
+                  const SdpaPlan    *plan,
+                  const gint64      *supplied_uids,
+                  void *const       *supplied_ptrs,
+                  guint              n_supplied,
+                  gint64            *uids,
+                  void             **ptrs,
+                  GError           **error)
+{
+  for (guint i = 0; i < plan->n_uids; i++)
+    {
+      void *ptr = NULL;
+
+      for (guint j = 0; j < n_supplied && ptr == NULL; j++)
+        if (supplied_uids[j] == plan->uids[i])
+          ptr = supplied_ptrs[j];
+      if (ptr == NULL)
+        {
+          g_autofree gchar *d = describe (&r->key);
+          g_autofree gchar *have = pack_describe (supplied_uids, NULL, n_supplied);
+          g_autofree gchar *need = pack_describe (plan->uids, NULL, plan->n_uids);
+          g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
+                       "cuDNN: %s (%s): the graph uses the tensor %s (uid %" G_GINT64_FORMAT ") but the "
+                       "call has no pointer for it (the graph uses %s; the call supplies %s)",
+                       r->opname, d, uid_name (plan->uids[i]), plan->uids[i], need, have);
+          return FALSE;
+        }
+      uids[i] = plan->uids[i];
+      ptrs[i] = ptr;
+    }
+  return TRUE;
+}
+
 static gboolean
 sdpa_enqueue (AtomrOp  *op,
               GError  **error)
@@ -936,9 +1117,11 @@ sdpa_enqueue (AtomrOp  *op,
   CUstream stream = atomr_op_get_cu_stream (op);
   SdpaPlan *plan;
   CUdeviceptr ws = 0;
-  gint64 uids[MAX_PACK];
-  void *ptrs[MAX_PACK];
-  gint64 n = 0;
+  gint64 uids[MAX_PACK], supplied_uids[MAX_PACK];
+  void *ptrs[MAX_PACK], *supplied_ptrs[MAX_PACK];
+  CUdeviceptr tensor_ptrs[N_T];
+  guint n_supplied;
+  gint64 n;
   void *ws_ptr;
   cudnnBackendDescriptor_t pack = NULL;
   cudnnStatus_t st;
@@ -965,19 +1148,6 @@ sdpa_enqueue (AtomrOp  *op,
     return FALSE;
   ws = (CUdeviceptr) (uintptr_t) ws_ptr;
 
-  for (guint i = 0; i < N_T; i++)
-    if (r->t[i] != NULL)
-      {
-        uids[n] = UID_Q + i;
-        ptrs[n++] = (void *) (uintptr_t) atomr_tensor_get_ptr (r->t[i]);
-      }
-  uids[n] = UID_SCALE;
-  ptrs[n++] = &r->scale;
-  if (r->key.causal || r->key.padding)
-    {
-      uids[n] = UID_NEG;
-      ptrs[n++] = &r->neg;
-    }
   if (r->key.has_dropout)
     {
       CUdeviceptr seed = ws + plan->rng_offset;
@@ -992,32 +1162,19 @@ sdpa_enqueue (AtomrOp  *op,
         if (!atomr_cuda_check (ATOMR_CU->cuMemsetD32Async (seed + 4 * i, words[i], 1, stream),
                                "cuMemsetD32Async", error))
           return FALSE;
-      uids[n] = UID_SEED;
-      ptrs[n++] = (void *) (uintptr_t) seed;
-      uids[n] = UID_OFFSET;
-      ptrs[n++] = (void *) (uintptr_t) (seed + 8);
-      uids[n] = UID_DROP_SCALE;
-      ptrs[n++] = &r->drop_scale;
-      if (r->key.backward)
-        {
-          uids[n] = UID_DROP_SCALE_INV;
-          ptrs[n++] = &r->drop_scale_inv;
-        }
     }
-  if (r->key.backward)
-    {
-      uids[n] = UID_ONE;
-      ptrs[n++] = &r->one;
-      uids[n] = UID_SOFTMAX_SUM;
-      ptrs[n++] = (void *) (uintptr_t) (ws + plan->softmax_sum_offset);
-      uids[n] = UID_DQ_ACCUM;
-      ptrs[n++] = (void *) (uintptr_t) (ws + plan->dq_accum_offset);
-      if (plan->memset_dq_accum &&
-          !atomr_cuda_check (ATOMR_CU->cuMemsetD8Async (ws + plan->dq_accum_offset, 0,
-                                                        plan->dq_accum_bytes, stream),
-                             "cuMemsetD8Async", error))
-        return FALSE;
-    }
+  if (r->key.backward && plan->memset_dq_accum &&
+      !atomr_cuda_check (ATOMR_CU->cuMemsetD8Async (ws + plan->dq_accum_offset, 0,
+                                                    plan->dq_accum_bytes, stream),
+                         "cuMemsetD8Async", error))
+    return FALSE;
+
+  for (guint i = 0; i < N_T; i++)
+    tensor_ptrs[i] = r->t[i] != NULL ? atomr_tensor_get_ptr (r->t[i]) : 0;
+  n_supplied = sdpa_supply (r, tensor_ptrs, ws, plan, supplied_uids, supplied_ptrs);
+  if (!sdpa_pack_select (r, plan, supplied_uids, supplied_ptrs, n_supplied, uids, ptrs, error))
+    return FALSE;
+  n = plan->n_uids;
 
   if (!cudnn_ok (cudnnBackendCreateDescriptor (CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack),
                  "cudnnBackendCreateDescriptor (VARIANT_PACK)", r->opname, error))
@@ -1043,11 +1200,131 @@ sdpa_enqueue (AtomrOp  *op,
                        cudnnGetErrorString (st));
           ok = FALSE;
         }
-      else
-        ok = cudnn_ok (st, "cudnnBackendExecute", r->opname, error);
+      else if (st != CUDNN_STATUS_SUCCESS)
+        {
+          /* name what was in the pack: a bad variant pack (a missing or
+           * NULL pointer) is otherwise one opaque status */
+          g_autoptr(GError) e = NULL;
+          g_autofree gchar *d = describe (&r->key);
+          g_autofree gchar *in_pack = pack_describe (uids, ptrs, n);
+
+          cudnn_ok (st, "cudnnBackendExecute", r->opname, &e);
+          g_set_error (error, e->domain, e->code, "%s; %s (%s), variant pack: %s", e->message, r->opname,
+                       d, in_pack);
+          ok = FALSE;
+        }
     }
   cudnnBackendDestroyDescriptor (pack);
   return ok;
+}
+
+static GStrv
+uid_names (const gint64 *uids,
+           guint         n)
+{
+  GStrv names = g_new0 (gchar *, n + 1);
+
+  for (guint i = 0; i < n; i++)
+    names[i] = g_strdup (uid_name (uids[i]));
+  return names;
+}
+
+gboolean
+atomr_cudnn_sdpa_pack_check_internal (gboolean      backward,
+                                      gboolean      causal,
+                                      gboolean      padding,
+                                      gboolean      has_stats,
+                                      gdouble       dropout,
+                                      const gchar  *withhold,
+                                      GStrv        *needed,
+                                      GStrv        *packed,
+                                      GError      **error)
+{
+  static const Slot fwd[] = { T_Q, T_K, T_V, T_O, T_STATS };
+  static const Slot bwd[] = { T_Q, T_K, T_V, T_O, T_DO, T_STATS, T_DQ, T_DK, T_DV };
+  const Slot *slots = backward ? bwd : fwd;
+  guint n_slots = backward ? G_N_ELEMENTS (bwd) : G_N_ELEMENTS (fwd);
+  SdpaRequest r;
+  SdpaPlan plan;
+  Graph *g;
+  CUdeviceptr tensor_ptrs[N_T] = { 0, };
+  gint64 supplied_uids[MAX_PACK], uids[MAX_PACK];
+  void *supplied_ptrs[MAX_PACK], *ptrs[MAX_PACK];
+  guint n_supplied, kept = 0;
+
+  g_return_val_if_fail (needed != NULL && packed != NULL, FALSE);
+  *needed = NULL;
+  *packed = NULL;
+  memset (&r, 0, sizeof r);
+  memset (&plan, 0, sizeof plan);
+  r.opname = backward ? "sdpa-bwd" : "sdpa-fwd";
+  r.key.backward = backward;
+  r.key.dtype = ATOMR_DTYPE_BF16;
+  r.key.causal = causal ? 1 : 0;
+  r.key.padding = padding ? 1 : 0;
+  r.key.has_stats = backward || has_stats;
+  r.key.has_dropout = dropout > 0;
+  r.key.dropout = dropout > 0 ? dropout : 0;
+  for (guint i = 0; i < n_slots; i++)
+    {
+      Slot s = slots[i];
+      gint64 dims[4] = { 2, 2, 128, s == T_STATS ? 1 : 64 };
+
+      if (s == T_STATS && !r.key.has_stats)
+        continue;
+      memcpy (r.key.dims[s], dims, sizeof dims);
+      packed_strides (dims, r.key.strides[s]);
+      tensor_ptrs[s] = 0x100000 * (CUdeviceptr) (s + 1);
+    }
+  if (padding)
+    for (Slot s = T_SEQ_Q; s <= T_SEQ_KV; s++)
+      {
+        for (guint d = 0; d < 4; d++)
+          {
+            r.key.dims[s][d] = d == 0 ? 2 : 1;
+            r.key.strides[s][d] = 1;
+          }
+        tensor_ptrs[s] = 0x100000 * (CUdeviceptr) (s + 1);
+      }
+  r.scale = 0.125f;
+  r.one = 1.0f;
+  r.neg = -FLT_MAX;
+  r.drop_scale = (gfloat) (1.0 / (1.0 - dropout));
+  r.drop_scale_inv = (gfloat) (1.0 - dropout);
+
+  g = g_new0 (Graph, 1);
+  g->opname = r.opname;
+  g->next_uid = UID_FIRST_VIRTUAL;
+  g->dry = TRUE;
+  if (backward)
+    graph_backward (g, &r.key);
+  else
+    graph_forward (g, &r.key);
+  graph_needed_uids (g, plan.uids, &plan.n_uids);
+  if (g->error != NULL)
+    {
+      g_propagate_error (error, g->error);
+      g_free (g);
+      return FALSE;
+    }
+  g_free (g);
+
+  /* a workspace at a fake address, laid out as sdpa_plan_build does */
+  plan.softmax_sum_offset = WS_ALIGN;
+  plan.dq_accum_offset = 2 * WS_ALIGN;
+  plan.rng_offset = 3 * WS_ALIGN;
+  n_supplied = sdpa_supply (&r, tensor_ptrs, 0x10000000, &plan, supplied_uids, supplied_ptrs);
+  for (guint i = 0; i < n_supplied; i++)
+    if (withhold == NULL || g_strcmp0 (uid_name (supplied_uids[i]), withhold) != 0)
+      {
+        supplied_uids[kept] = supplied_uids[i];
+        supplied_ptrs[kept++] = supplied_ptrs[i];
+      }
+  if (!sdpa_pack_select (&r, &plan, supplied_uids, supplied_ptrs, kept, uids, ptrs, error))
+    return FALSE;
+  *needed = uid_names (plan.uids, plan.n_uids);
+  *packed = uid_names (uids, plan.n_uids);
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------ */
