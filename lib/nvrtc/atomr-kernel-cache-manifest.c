@@ -71,6 +71,29 @@ atomr_cache_manifest_build (AtomrCacheRequest *request,
     json_builder_add_string_value (b, atomr_jitlink_get_identity () ? atomr_jitlink_get_identity () : "");
   else
     json_builder_add_null_value (b);
+  /* The versions the libraries report (the key holds them when only the
+   * dynamic linker finds a library; otherwise the file identity above,
+   * which is finer).  The manifest is written after a compile, so NVRTC
+   * (and with LTO nvJitLink) is loaded already. */
+  json_builder_set_member_name (b, "nvrtc_version");
+  {
+    const AtomrNvrtcLib *lib = atomr_nvrtc_load (NULL);
+    g_autofree gchar *v = lib ? g_strdup_printf ("%d.%d", lib->major, lib->minor) : NULL;
+    if (v)
+      json_builder_add_string_value (b, v);
+    else
+      json_builder_add_null_value (b);
+  }
+  json_builder_set_member_name (b, "nvjitlink_version");
+  {
+    const AtomrJitLinkLib *lib = atomr_cache_flags_use_lto ((const gchar * const *) request->flags)
+                                 ? atomr_jitlink_load (NULL) : NULL;
+    g_autofree gchar *v = lib ? g_strdup_printf ("%u.%u", lib->major, lib->minor) : NULL;
+    if (v)
+      json_builder_add_string_value (b, v);
+    else
+      json_builder_add_null_value (b);
+  }
   json_builder_set_member_name (b, "headers");
   json_builder_begin_object (b);
   for (guint i = 0; request->headers && i < request->headers->len; i++)
@@ -109,7 +132,9 @@ atomr_cache_manifest_build (AtomrCacheRequest *request,
  *
  * What the entry's key was computed from, as a JSON object:
  * `manifest_version`, `source_sha256`, `source_bytes`, `name_expressions`,
- * `flags`, `arch`, `nvrtc` (the library's identity), `headers` (path →
+ * `flags`, `arch`, `nvrtc` (the library's identity), `nvrtc_version`
+ * (what nvrtcVersion() reports), `nvjitlink` and `nvjitlink_version`
+ * (LTO entries; null otherwise), `headers` (path →
  * SHA-256 of every header read, null where an absent header could
  * appear), `link_objects` (SHA-256 of each), and whatever the key gains
  * later.
