@@ -11,7 +11,8 @@
  *
  * Also `ATOMR_CACHE_MAX_SIZE`: the default cache takes its cap from it
  * (units as in 20k, 1G), stays under it, and a bad value is a warning
- * naming the value.
+ * naming the value; `ATOMR_CACHE_DISABLE`; and a warm hit replaying the
+ * compile log.
  *
  * Each case runs in child processes: the identities and the default
  * cache are computed once per process.
@@ -187,6 +188,30 @@ child_max_size (const gchar *arg)
   g_print ("entry=%" G_GUINT64_FORMAT "\n", largest);
   g_print ("total=%" G_GUINT64_FORMAT "\n", total);
   g_print ("count=%u\n", count);
+  return 0;
+}
+
+/* Compiles twice into a cache on @dir (ATOMR_CACHE_DISABLE from the
+ * parent) and prints both statuses. */
+static int
+child_disable (const gchar *dir)
+{
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(AtomrCompileOptions) o = saxpy_options ("disable");
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrModule) m = atomr_nvrtc_compile (SAXPY_SOURCE, NULL, o, cache, &error);
+
+      if (m == NULL)
+        {
+          g_printerr ("compile: %s\n", error->message);
+          return 1;
+        }
+      g_print ("status%u=%d\n", i, atomr_module_get_cache_status (m));
+    }
+  g_print ("compiles=%u\n", atomr_nvrtc_get_compile_count ());
   return 0;
 }
 
@@ -406,6 +431,68 @@ test_max_size (void)
   rm_rf (dir);
 }
 
+/* ATOMR_CACHE_DISABLE=1 sends compiles around the cache (status none,
+ * nothing written, the second compile compiles again); "0" does not. */
+static void
+test_disable (void)
+{
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autofree gchar *err = NULL;
+  g_autoptr(GHashTable) off = NULL, on = NULL;
+  guint count = 0;
+
+  off = run_child ("disable", dir, &err, "ATOMR_CACHE_DISABLE", "1", NULL);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (atoi (g_hash_table_lookup (off, "status0")), ==, ATOMR_CACHE_STATUS_NONE);
+  g_assert_cmpint (atoi (g_hash_table_lookup (off, "status1")), ==, ATOMR_CACHE_STATUS_NONE);
+  g_assert_cmpstr (g_hash_table_lookup (off, "compiles"), ==, "2");
+  akc_bytes (dir, &count);
+  g_assert_cmpuint (count, ==, 0);
+
+  on = run_child ("disable", dir, &err, "ATOMR_CACHE_DISABLE", "0", NULL);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (atoi (g_hash_table_lookup (on, "status0")), ==, ATOMR_CACHE_STATUS_MISS);
+  g_assert_cmpint (atoi (g_hash_table_lookup (on, "status1")), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+  g_assert_cmpstr (g_hash_table_lookup (on, "compiles"), ==, "1");
+  akc_bytes (dir, &count);
+  g_assert_cmpuint (count, ==, 1);
+  rm_rf (dir);
+}
+
+/* A warm hit replays the compile's diagnostics: the log NVRTC wrote on
+ * the miss comes back with memory and disk hits. */
+static void
+test_log_replay (void)
+{
+  const gchar *source = "extern \"C\" __global__ void warn_me () { int unused_var; }\n";
+  g_autofree gchar *dir = make_tmpdir ();
+  g_autoptr(AtomrKernelCache) cache = atomr_kernel_cache_new (dir);
+  g_autoptr(AtomrKernelCache) fresh = NULL;
+  g_autoptr(AtomrCompileOptions) o = atomr_compile_options_new ();
+  g_autoptr(AtomrModule) miss = NULL, memory = NULL, disk = NULL;
+  g_autoptr(GError) error = NULL;
+
+  atomr_compile_options_set_arch (o, "sm_90");
+  miss = atomr_nvrtc_compile (source, "warn.cu", o, cache, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_module_get_cache_status (miss), ==, ATOMR_CACHE_STATUS_MISS);
+  g_assert_nonnull (strstr (atomr_module_get_log (miss), "unused_var"));
+
+  memory = atomr_nvrtc_compile (source, "warn.cu", o, cache, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_module_get_cache_status (memory), ==, ATOMR_CACHE_STATUS_MEMORY_HIT);
+  g_assert_cmpstr (atomr_module_get_log (memory), ==, atomr_module_get_log (miss));
+
+  fresh = atomr_kernel_cache_new (dir);
+  disk = atomr_nvrtc_compile (source, "warn.cu", o, fresh, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (atomr_module_get_cache_status (disk), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+  g_assert_cmpstr (atomr_module_get_log (disk), ==, atomr_module_get_log (miss));
+  g_clear_object (&cache);
+  g_clear_object (&fresh);
+  rm_rf (dir);
+}
+
 static void
 skip_without_nvrtc (void)
 {
@@ -427,6 +514,8 @@ main (int argc, char **argv)
         return child_compile (colon + 1);
       if (g_str_equal (mode, "explain"))
         return child_explain (colon + 1);
+      if (g_str_equal (mode, "disable"))
+        return child_disable (colon + 1);
       return child_max_size (colon + 1);
     }
   self_path = argv[0];
@@ -440,5 +529,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cache-versions/nvrtc-version", test_nvrtc_version);
   g_test_add_func ("/cache-versions/jitlink-version", test_jitlink_version);
   g_test_add_func ("/cache-versions/max-size", test_max_size);
+  g_test_add_func ("/cache-versions/disable", test_disable);
+  g_test_add_func ("/cache-versions/log-replay", test_log_replay);
   return g_test_run ();
 }

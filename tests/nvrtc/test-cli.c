@@ -311,6 +311,40 @@ test_cache_show_resources (void)
 /* Every --json output parses (json-glib rejects invalid UTF-8), has a
  * version, and errors are {"error": {...}}; sizes take units; artifacts
  * come out raw. */
+/* `cache show KEY --log` gives the stored compile log (here an NVRTC
+ * warning), and a warm `compile` replays it on stderr. */
+static void
+test_cache_show_log (void)
+{
+  g_autofree gchar *src = write_source ("warn.cu", "extern \"C\" __global__ void warn_me () { int unused_var; }\n");
+  g_autofree gchar *cache_dir = g_build_filename (workdir, "cache-log", NULL);
+  const gchar *compile[] = { "compile", src, "--arch", "sm_80", "--cache-dir", cache_dir, "--json", NULL };
+  g_autofree gchar *out = NULL, *err = NULL;
+  g_autofree gchar *key = NULL;
+  g_autoptr(JsonNode) j = NULL;
+
+  g_assert_cmpint (run_cli (compile, &out, &err), ==, 0);
+  j = parse (out);
+  key = g_strdup (json_object_get_string_member (json_node_get_object (j), "key"));
+  g_assert_nonnull (strstr (json_object_get_string_member (json_node_get_object (j), "log"), "unused_var"));
+  g_clear_pointer (&j, json_node_unref);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  {
+    const gchar *show_log[] = { "cache", "show", key, "--log", "--cache-dir", cache_dir, NULL };
+    g_assert_cmpint (run_cli (show_log, &out, &err), ==, 0);
+    g_assert_nonnull (strstr (out, "warning #177-D"));
+    g_assert_nonnull (strstr (out, "unused_var"));
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+  }
+  /* The second compile is a disk hit (a new process) and still has it. */
+  g_assert_cmpint (run_cli (compile, &out, &err), ==, 0);
+  j = parse (out);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (j), "cache"), ==, "hit");
+  g_assert_nonnull (strstr (json_object_get_string_member (json_node_get_object (j), "log"), "unused_var"));
+}
+
 static void
 test_cache_tools_json (void)
 {
@@ -613,6 +647,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cli/compile-error", test_compile_error);
   g_test_add_func ("/cli/cache-commands", test_cache_commands);
   g_test_add_func ("/cli/cache-tools-json", test_cache_tools_json);
+  g_test_add_func ("/cli/cache-show-log", test_cache_show_log);
   g_test_add_func ("/cli/cache-show-resources", test_cache_show_resources);
   g_test_add_func ("/cli/usage", test_usage);
   g_test_add_func ("/cli/explain-every-compile-flag", test_explain_every_compile_flag);
