@@ -7,6 +7,8 @@
 
 #include <glib.h>
 
+#include "actors/cudnn/atomr-cudnn-actor.h"
+
 G_BEGIN_DECLS
 
 /* Builds the operation graph of an attention call (bf16, batch 2, 2
@@ -27,5 +29,18 @@ gboolean atomr_cudnn_sdpa_pack_check_internal (gboolean      backward,
                                                GStrv        *needed,
                                                GStrv        *packed,
                                                GError      **error);
+
+/* The index of the fastest of @n timings in milliseconds (a negative
+ * one: that candidate did not run), the first of equal ones (the
+ * heuristics' order decides ties), or -1 when none ran: how the autotune
+ * of attention plans picks.  Any thread. */
+gint     atomr_cudnn_autotune_pick_internal  (const gdouble *ms,
+                                              guint          n);
+
+/* A description of the attention plan @self built last ("sdpa-forward:
+ * engine 8, configuration 0 of heuristics mode A, ..."; with the autotune
+ * property, how many configurations were timed and the fastest time), or
+ * %NULL before the first.  Free with g_free().  Any thread. */
+gchar   *atomr_cudnn_sdpa_dup_last_plan_internal (AtomrCudnnActor *self);
 
 G_END_DECLS

@@ -47,6 +47,9 @@
 #define MAX_PACK          32
 #define MAX_ENGINE_CONFIGS 16
 #define WS_ALIGN          256
+/* With the actor's autotune property: how many of the heuristics' engine
+ * configurations are timed when a plan is built. */
+#define AUTOTUNE_CANDIDATES 8
 
 /* Operand slots of a request. */
 typedef enum {
@@ -94,6 +97,7 @@ typedef struct {
   gsize                     rng_offset; /* seed then offset, 2 × i64 */
   gsize                     workspace;  /* all of it */
   gboolean                  memset_dq_accum;
+  gchar                    *info;       /* engine, config, how chosen */
   /* the unique ids of the non-virtual tensors the graph's operations
    * use, in the order they were declared: exactly the variant pack */
   gint64                    uids[MAX_PACK];
@@ -108,6 +112,7 @@ typedef struct {
   gfloat       scale, one, neg;         /* by-value scalars */
   gfloat       drop_scale, drop_scale_inv; /* 1/(1 − p) and 1 − p */
   guint64      seed, offset;            /* the Philox seed and offset */
+  gboolean     autotune;                /* the actor's property at the call */
 } SdpaRequest;
 
 /* ------------------------------------------------------------------ */
@@ -812,6 +817,7 @@ sdpa_plan_free (gpointer data)
 
   if (plan->plan != NULL)
     cudnnBackendDestroyDescriptor (plan->plan);
+  g_free (plan->info);
   /* operations before the tensors they name */
   if (plan->descs != NULL)
     {
@@ -828,41 +834,71 @@ align_up (gsize n)
   return (n + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
 }
 
-/* The first engine configuration of @mode's heuristics whose plan
- * finalizes with a workspace within @limit.  *n_tried counts them. */
-static cudnnBackendDescriptor_t
-choose_plan (Graph                    *g,
-             cudnnHandle_t             handle,
-             cudnnBackendDescriptor_t  op_graph,
-             cudnnBackendHeurMode_t    mode,
-             guint64                   limit,
-             gint64                   *workspace,
-             guint                    *n_tried)
+/* One execution plan of a heuristics list, finalized within the limit. */
+typedef struct {
+  cudnnBackendDescriptor_t plan;
+  gint64                   workspace;
+  gint64                   engine;      /* the engine's global index; -1 unknown */
+  guint                    config;      /* its place in the heuristics' list */
+} Candidate;
+
+/* The global index of the engine of @cfg (-1 where cuDNN does not say). */
+static gint64
+engine_index (cudnnBackendDescriptor_t cfg)
 {
-  cudnnBackendDescriptor_t heur, cfgs[MAX_ENGINE_CONFIGS] = { NULL, }, chosen = NULL;
+  cudnnBackendDescriptor_t engine = NULL;
+  gint64 n = 0, index = -1;
+
+  if (cudnnBackendCreateDescriptor (CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) != CUDNN_STATUS_SUCCESS)
+    return -1;
+  if (cudnnBackendGetAttribute (cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                &engine) != CUDNN_STATUS_SUCCESS || n != 1 ||
+      cudnnBackendGetAttribute (engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+                                &index) != CUDNN_STATUS_SUCCESS || n != 1)
+    index = -1;
+  cudnnBackendDestroyDescriptor (engine);
+  return index;
+}
+
+/* The first @max engine configurations of @mode's heuristics, in their
+ * order, whose plans finalize with a workspace within @limit, into @out
+ * (the caller owns their plans).  *n_tried counts the configurations
+ * tried.  Returns how many. */
+static guint
+collect_plans (Graph                    *g,
+               cudnnHandle_t             handle,
+               cudnnBackendDescriptor_t  op_graph,
+               cudnnBackendHeurMode_t    mode,
+               guint64                   limit,
+               guint                     max,
+               Candidate                *out,
+               guint                    *n_tried)
+{
+  cudnnBackendDescriptor_t heur, cfgs[MAX_ENGINE_CONFIGS] = { NULL, };
   gint64 count = 0, got = 0;
+  guint n_out = 0;
   cudnnStatus_t st;
 
   heur = graph_create (g, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   graph_set (g, heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op_graph);
   graph_set (g, heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
   if (g->error != NULL)
-    return NULL;
+    return 0;
   /* A graph no engine supports fails here: not an error, no candidate. */
   if (cudnnBackendFinalize (heur) != CUDNN_STATUS_SUCCESS)
-    return NULL;
+    return 0;
   if (cudnnBackendGetAttribute (heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                 0, &count, NULL) != CUDNN_STATUS_SUCCESS || count <= 0)
-    return NULL;
+    return 0;
   count = MIN (count, MAX_ENGINE_CONFIGS);
   for (gint64 i = 0; i < count; i++)
     if ((cfgs[i] = graph_create (g, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)) == NULL)
-      return NULL;
+      return 0;
   st = cudnnBackendGetAttribute (heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                  count, &got, cfgs);
   if (!graph_ok (g, st, "cudnnBackendGetAttribute (ENGINEHEUR_RESULTS)"))
-    return NULL;
-  for (gint64 i = 0; i < MIN (got, count) && chosen == NULL; i++)
+    return 0;
+  for (gint64 i = 0; i < MIN (got, count) && n_out < max; i++)
     {
       cudnnBackendDescriptor_t plan = NULL;
       gint64 size = 0, n = 0;
@@ -879,18 +915,134 @@ choose_plan (Graph                    *g,
                                     1, &n, &size) == CUDNN_STATUS_SUCCESS &&
           size >= 0 && (guint64) size <= limit)
         {
-          chosen = plan;
-          *workspace = size;
+          out[n_out].plan = plan;
+          out[n_out].workspace = size;
+          out[n_out].engine = engine_index (cfgs[i]);
+          out[n_out].config = (guint) i;
+          n_out++;
         }
       else
         cudnnBackendDestroyDescriptor (plan);
     }
-  return chosen;
+  return n_out;
+}
+
+/* The index of the fastest of @n timings (negative: the candidate did not
+ * run), the first of equals (the heuristics' order decides ties), or -1
+ * when none ran. */
+gint
+atomr_cudnn_autotune_pick_internal (const gdouble *ms,
+                                    guint          n)
+{
+  gint best = -1;
+
+  for (guint i = 0; i < n; i++)
+    if (ms[i] >= 0 && (best < 0 || ms[i] < ms[best]))
+      best = (gint) i;
+  return best;
+}
+
+/* The workspace layout of @plan once its cuDNN workspace is known. */
+static void
+sdpa_plan_layout (SdpaPlan      *plan,
+                  const SdpaKey *k,
+                  size_t         version)
+{
+  plan->workspace = align_up ((gsize) plan->cudnn_workspace);
+  if (k->backward)
+    {
+      gint64 b = k->dims[T_Q][0], hq = k->dims[T_Q][1], sq = k->dims[T_Q][2], d = k->dims[T_Q][3];
+
+      plan->softmax_sum_offset = plan->workspace;
+      plan->workspace += align_up ((gsize) (b * hq * sq) * sizeof (gfloat));
+      plan->dq_accum_offset = plan->workspace;
+      plan->dq_accum_bytes = (gsize) (b * hq * sq * d) * sizeof (gfloat);
+      plan->workspace += align_up (plan->dq_accum_bytes);
+      /* cuDNN zeroes the f32 dQ accumulator itself from 9.6 on */
+      plan->memset_dq_accum = version < 90600;
+    }
+  if (k->has_dropout)
+    {
+      plan->rng_offset = plan->workspace;
+      plan->workspace += align_up (2 * sizeof (gint64));
+    }
+}
+
+static gboolean sdpa_execute (AtomrCudnnActor  *self,
+                              SdpaRequest      *r,
+                              SdpaPlan         *plan,
+                              CUstream          stream,
+                              GError          **error);
+
+/* Runs each of the @n candidates once untimed, then once between two
+ * events, with @r's operands (so the outputs are written, as the call
+ * will write them again), and returns the index of the fastest (-1 when
+ * none ran, @error set).  A candidate that fails to run is skipped.
+ * *@ms receives the fastest time. */
+static gint
+sdpa_autotune (AtomrCudnnActor  *self,
+               SdpaRequest      *r,
+               SdpaPlan         *plan,
+               CUstream          stream,
+               const Candidate  *cands,
+               guint             n,
+               gdouble          *best_ms,
+               GError          **error)
+{
+  gdouble ms[AUTOTUNE_CANDIDATES];
+  CUevent start = NULL, end = NULL;
+  size_t version = cudnnGetVersion ();
+  gint best;
+
+  if (!atomr_cuda_check (ATOMR_CU->cuEventCreate (&start, CU_EVENT_DEFAULT), "cuEventCreate", error))
+    return -1;
+  if (!atomr_cuda_check (ATOMR_CU->cuEventCreate (&end, CU_EVENT_DEFAULT), "cuEventCreate", error))
+    {
+      ATOMR_CU->cuEventDestroy (start);
+      return -1;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GError) e = NULL;
+      gfloat t = 0;
+
+      plan->plan = cands[i].plan;
+      plan->cudnn_workspace = cands[i].workspace;
+      sdpa_plan_layout (plan, &r->key, version);
+      if (sdpa_execute (self, r, plan, stream, &e) &&
+          atomr_cuda_check (ATOMR_CU->cuEventRecord (start, stream), "cuEventRecord", &e) &&
+          sdpa_execute (self, r, plan, stream, &e) &&
+          atomr_cuda_check (ATOMR_CU->cuEventRecord (end, stream), "cuEventRecord", &e) &&
+          atomr_cuda_check (ATOMR_CU->cuEventSynchronize (end), "cuEventSynchronize", &e) &&
+          atomr_cuda_check (ATOMR_CU->cuEventElapsedTime (&t, start, end), "cuEventElapsedTime", &e))
+        ms[i] = t;
+      else
+        {
+          g_debug ("cuDNN %s: autotune candidate %u (engine %" G_GINT64_FORMAT ") skipped: %s",
+                   r->opname, cands[i].config, cands[i].engine, e->message);
+          ms[i] = -1;
+        }
+    }
+  plan->plan = NULL;
+  ATOMR_CU->cuEventDestroy (start);
+  ATOMR_CU->cuEventDestroy (end);
+  best = atomr_cudnn_autotune_pick_internal (ms, n);
+  if (best < 0)
+    {
+      g_autofree gchar *d = describe (&r->key);
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "cuDNN %zu: %s (%s): none of the %u engine configurations timed while autotuning ran",
+                   version, r->opname, d, n);
+      return -1;
+    }
+  *best_ms = ms[best];
+  return best;
 }
 
 static SdpaPlan *
 sdpa_plan_build (AtomrCudnnActor  *self,
                  SdpaRequest      *r,
+                 CUstream          stream,
                  GError          **error)
 {
   const SdpaKey *k = &r->key;
@@ -900,7 +1052,11 @@ sdpa_plan_build (AtomrCudnnActor  *self,
   Graph *g;
   SdpaPlan *plan = g_new0 (SdpaPlan, 1);
   cudnnBackendDescriptor_t op_graph;
-  guint n_tried = 0;
+  Candidate cands[AUTOTUNE_CANDIDATES];
+  guint n_tried = 0, n_cands = 0;
+  gint chosen = 0;
+  gdouble tuned_ms = -1;
+  const gchar *mode_name = "A";
 
   /* cuDNN before 9.16 gets the backward pass wrong unless the key/value
    * length is a multiple of 128 (its frontend adds a padding mask then,
@@ -944,13 +1100,19 @@ sdpa_plan_build (AtomrCudnnActor  *self,
                        r->opname, d, cudnnGetErrorString (st));
         }
     }
+  /* Heuristics: the first configuration of mode A that finalizes within
+   * the limit, else of the fallback mode.  Autotune: the fastest of the
+   * first AUTOTUNE_CANDIDATES of mode A that do (the fallback mode's
+   * first when mode A has none). */
   if (g->error == NULL)
-    plan->plan = choose_plan (g, handle, op_graph, CUDNN_HEUR_MODE_A, limit, &plan->cudnn_workspace,
-                              &n_tried);
-  if (g->error == NULL && plan->plan == NULL)
-    plan->plan = choose_plan (g, handle, op_graph, CUDNN_HEUR_MODE_FALLBACK, limit,
-                              &plan->cudnn_workspace, &n_tried);
-  if (g->error == NULL && plan->plan == NULL)
+    n_cands = collect_plans (g, handle, op_graph, CUDNN_HEUR_MODE_A, limit,
+                             r->autotune ? AUTOTUNE_CANDIDATES : 1, cands, &n_tried);
+  if (g->error == NULL && n_cands == 0)
+    {
+      mode_name = "FALLBACK";
+      n_cands = collect_plans (g, handle, op_graph, CUDNN_HEUR_MODE_FALLBACK, limit, 1, cands, &n_tried);
+    }
+  if (g->error == NULL && n_cands == 0)
     {
       g_autofree gchar *d = describe (k);
       g_set_error (&g->error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
@@ -958,6 +1120,11 @@ sdpa_plan_build (AtomrCudnnActor  *self,
                    "finalized within the workspace limit of %" G_GUINT64_FORMAT " bytes",
                    version, r->opname, d, n_tried, limit);
     }
+  if (g->error == NULL && n_cands > 1)
+    chosen = sdpa_autotune (self, r, plan, stream, cands, n_cands, &tuned_ms, &g->error);
+  for (guint i = 0; i < n_cands; i++)
+    if ((gint) i != chosen || g->error != NULL)
+      cudnnBackendDestroyDescriptor (cands[i].plan);
   if (g->error != NULL)
     {
       g_propagate_error (error, g->error);
@@ -967,25 +1134,36 @@ sdpa_plan_build (AtomrCudnnActor  *self,
     }
   g_free (g);
 
-  plan->workspace = align_up ((gsize) plan->cudnn_workspace);
-  if (k->backward)
-    {
-      gint64 b = k->dims[T_Q][0], hq = k->dims[T_Q][1], sq = k->dims[T_Q][2], d = k->dims[T_Q][3];
-
-      plan->softmax_sum_offset = plan->workspace;
-      plan->workspace += align_up ((gsize) (b * hq * sq) * sizeof (gfloat));
-      plan->dq_accum_offset = plan->workspace;
-      plan->dq_accum_bytes = (gsize) (b * hq * sq * d) * sizeof (gfloat);
-      plan->workspace += align_up (plan->dq_accum_bytes);
-      /* cuDNN zeroes the f32 dQ accumulator itself from 9.6 on */
-      plan->memset_dq_accum = version < 90600;
-    }
-  if (k->has_dropout)
-    {
-      plan->rng_offset = plan->workspace;
-      plan->workspace += align_up (2 * sizeof (gint64));
-    }
+  plan->plan = cands[chosen].plan;
+  plan->cudnn_workspace = cands[chosen].workspace;
+  sdpa_plan_layout (plan, k, version);
+  if (tuned_ms >= 0)
+    plan->info = g_strdup_printf ("%s: engine %" G_GINT64_FORMAT ", configuration %u of heuristics "
+                                  "mode %s, autotuned (fastest of %u, %.3f ms), cuDNN workspace %"
+                                  G_GINT64_FORMAT " bytes", r->opname, cands[chosen].engine,
+                                  cands[chosen].config, mode_name, n_cands, tuned_ms,
+                                  plan->cudnn_workspace);
+  else
+    plan->info = g_strdup_printf ("%s: engine %" G_GINT64_FORMAT ", configuration %u of heuristics "
+                                  "mode %s, cuDNN workspace %" G_GINT64_FORMAT " bytes", r->opname,
+                                  cands[chosen].engine, cands[chosen].config, mode_name,
+                                  plan->cudnn_workspace);
+  g_debug ("cuDNN %zu: %s", version, plan->info);
+  g_object_set_data_full (G_OBJECT (self), "atomr-cudnn-sdpa-last-plan", g_strdup (plan->info), g_free);
   return plan;
+}
+
+static gpointer
+dup_string (gpointer data,
+            gpointer user_data)
+{
+  return g_strdup (data);
+}
+
+gchar *
+atomr_cudnn_sdpa_dup_last_plan_internal (AtomrCudnnActor *self)
+{
+  return g_object_dup_data (G_OBJECT (self), "atomr-cudnn-sdpa-last-plan", dup_string, NULL);
 }
 
 /* A uid's name in messages: the operand's slot, or the scalar or
@@ -1107,15 +1285,15 @@ sdpa_pack_select (const SdpaRequest *r,
   return TRUE;
 }
 
+/* Runs @plan with @r's operands on @stream (actor thread). */
 static gboolean
-sdpa_enqueue (AtomrOp  *op,
-              GError  **error)
+sdpa_execute (AtomrCudnnActor  *self,
+              SdpaRequest      *r,
+              SdpaPlan         *plan,
+              CUstream          stream,
+              GError          **error)
 {
-  AtomrCudnnActor *self = ATOMR_CUDNN_ACTOR (atomr_op_get_actor (op));
-  SdpaRequest *r = atomr_op_get_data (op);
   cudnnHandle_t handle = atomr_cudnn_actor_get_handle (self);
-  CUstream stream = atomr_op_get_cu_stream (op);
-  SdpaPlan *plan;
   CUdeviceptr ws = 0;
   gint64 uids[MAX_PACK], supplied_uids[MAX_PACK];
   void *ptrs[MAX_PACK], *supplied_ptrs[MAX_PACK];
@@ -1127,23 +1305,6 @@ sdpa_enqueue (AtomrOp  *op,
   cudnnStatus_t st;
   gboolean ok;
 
-  if (atomr_op_is_host (op) || handle == NULL)
-    {
-      g_autofree gchar *d = describe (&r->key);
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                   "cuDNN: %s (%s) needs a CUDA device; the host test device has no cuDNN",
-                   r->opname, d);
-      return FALSE;
-    }
-
-  plan = atomr_cudnn_actor_lookup_plan_internal (self, r->key_bytes);
-  if (plan == NULL)
-    {
-      plan = sdpa_plan_build (self, r, error);
-      if (plan == NULL)
-        return FALSE;
-      atomr_cudnn_actor_insert_plan_internal (self, r->key_bytes, plan, sdpa_plan_free);
-    }
   if (!atomr_cudnn_actor_reserve_workspace (self, stream, MAX (plan->workspace, 1), &ws_ptr, error))
     return FALSE;
   ws = (CUdeviceptr) (uintptr_t) ws_ptr;
@@ -1216,6 +1377,35 @@ sdpa_enqueue (AtomrOp  *op,
     }
   cudnnBackendDestroyDescriptor (pack);
   return ok;
+}
+
+static gboolean
+sdpa_enqueue (AtomrOp  *op,
+              GError  **error)
+{
+  AtomrCudnnActor *self = ATOMR_CUDNN_ACTOR (atomr_op_get_actor (op));
+  SdpaRequest *r = atomr_op_get_data (op);
+  CUstream stream = atomr_op_get_cu_stream (op);
+  SdpaPlan *plan;
+
+  if (atomr_op_is_host (op) || atomr_cudnn_actor_get_handle (self) == NULL)
+    {
+      g_autofree gchar *d = describe (&r->key);
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "cuDNN: %s (%s) needs a CUDA device; the host test device has no cuDNN",
+                   r->opname, d);
+      return FALSE;
+    }
+
+  plan = atomr_cudnn_actor_lookup_plan_internal (self, r->key_bytes);
+  if (plan == NULL)
+    {
+      plan = sdpa_plan_build (self, r, stream, error);
+      if (plan == NULL)
+        return FALSE;
+      atomr_cudnn_actor_insert_plan_internal (self, r->key_bytes, plan, sdpa_plan_free);
+    }
+  return sdpa_execute (self, r, plan, stream, error);
 }
 
 static GStrv
@@ -1685,6 +1875,7 @@ sdpa_common (AtomrCudnnActor     *self,
   r->drop_scale = (gfloat) (1.0 / (1.0 - opt->dropout));
   r->drop_scale_inv = (gfloat) (1.0 - opt->dropout);
   r->seed = opt->seed;
+  r->autotune = atomr_cudnn_actor_get_autotune (self);
   r->offset = opt->offset;
   r->key_bytes = g_bytes_new (&r->key, sizeof r->key);
 

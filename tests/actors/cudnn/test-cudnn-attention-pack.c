@@ -165,6 +165,37 @@ test_missing_is_named (void)
     }
 }
 
+/* How the autotune of attention plans picks among the timed candidates:
+ * the fastest; the first of equals (the heuristics' order); a candidate
+ * that did not run (negative time) never, even when it is the first;
+ * none at all when none ran. */
+static void
+test_autotune_pick (void)
+{
+  const gdouble fastest_last[] = { 0.9, 0.8, 0.7 };
+  const gdouble tie[] = { 0.8, 0.5, 0.5, 0.6 };
+  const gdouble first_failed[] = { -1, 0.9, 1.2 };
+  const gdouble all_failed[] = { -1, -1 };
+  const gdouble one[] = { 2.5 };
+
+  g_assert_cmpint (atomr_cudnn_autotune_pick_internal (fastest_last, 3), ==, 2);
+  g_assert_cmpint (atomr_cudnn_autotune_pick_internal (tie, 4), ==, 1);
+  g_assert_cmpint (atomr_cudnn_autotune_pick_internal (first_failed, 3), ==, 1);
+  g_assert_cmpint (atomr_cudnn_autotune_pick_internal (all_failed, 2), ==, -1);
+  g_assert_cmpint (atomr_cudnn_autotune_pick_internal (one, 1), ==, 0);
+  g_assert_cmpint (atomr_cudnn_autotune_pick_internal (one, 0), ==, -1);
+}
+
+/* Without an attention plan built (a bare actor, no device needed: the
+ * host test device), the last-plan description is NULL. */
+static void
+test_no_last_plan (void)
+{
+  g_autoptr(AtomrCudnnActor) actor = g_object_new (ATOMR_TYPE_CUDNN_ACTOR, NULL);
+
+  g_assert_null (atomr_cudnn_sdpa_dup_last_plan_internal (actor));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -174,5 +205,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cudnn-attention-pack/forward-forms", test_forward_forms);
   g_test_add_func ("/cudnn-attention-pack/all-forms", test_all_forms);
   g_test_add_func ("/cudnn-attention-pack/missing-is-named", test_missing_is_named);
+  g_test_add_func ("/cudnn-attention-pack/autotune-pick", test_autotune_pick);
+  g_test_add_func ("/cudnn-attention-pack/no-last-plan", test_no_last_plan);
   return g_test_run ();
 }

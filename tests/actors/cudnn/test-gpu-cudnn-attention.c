@@ -27,6 +27,7 @@
 
 #include <atomr.h>
 
+#include "actors/cudnn/atomr-cudnn-attention-private.h"
 #include "cudnn-test-util.h"
 
 /* ------------------------------------------------------------------ */
@@ -405,6 +406,28 @@ test_attention (Fixture *f, gconstpointer data)
   operand_clear (&k);
   operand_clear (&v);
   operand_clear (&o);
+}
+
+/* With the actor's autotune property the plans are the fastest of the
+ * heuristics' first configurations, timed on the call's own operands
+ * (which every candidate writes): the results still match the reference,
+ * and the plan the actor built last says which engine it runs. */
+static void
+test_autotune (Fixture *f, gconstpointer data)
+{
+  const Case *c = data;
+  g_autofree gchar *info = NULL;
+
+  SKIP_WITHOUT_DEVICE (f);
+  atomr_cudnn_actor_set_autotune (f->actor, TRUE);
+  g_assert_null (atomr_cudnn_sdpa_dup_last_plan_internal (f->actor));
+  test_attention (f, c);
+  info = atomr_cudnn_sdpa_dup_last_plan_internal (f->actor);
+  g_assert_nonnull (info);
+  g_test_message ("%s (autotune): %s", c->name, info);
+  g_assert_nonnull (strstr (info, "engine "));
+  /* the last plan built: the backward pass's where there is one */
+  g_assert_true (g_str_has_prefix (info, c->backward ? "sdpa-bwd: " : "sdpa-fwd: "));
 }
 
 /* The second identical request finds its plan; a new scale does not need
@@ -864,6 +887,11 @@ main (int argc, char **argv)
       g_autofree gchar *path = g_strdup_printf ("/gpu-cudnn-attention/%s", cases[i].name);
       g_test_add (path, Fixture, &cases[i], fixture_setup, test_attention, fixture_teardown);
     }
+  /* bf16 causal BHSD and grouped-query BSHD, forward and backward */
+  g_test_add ("/gpu-cudnn-attention/autotune/bf16-bhsd-causal", Fixture, &cases[0], fixture_setup,
+              test_autotune, fixture_teardown);
+  g_test_add ("/gpu-cudnn-attention/autotune/bf16-gqa-bshd-causal", Fixture, &cases[2], fixture_setup,
+              test_autotune, fixture_teardown);
   g_test_add ("/gpu-cudnn-attention/plan-cache", Fixture, NULL, fixture_setup, test_plan_cache,
               fixture_teardown);
   g_test_add ("/gpu-cudnn-attention/large-head-dim", Fixture, NULL, fixture_setup, test_large_head_dim,

@@ -6,7 +6,10 @@
  * timed on the host from the first submit to the last completion, best of
  * REPS.  Prints µs per call and TFLOP/s (causal: half the 4·B·H·S²·D of
  * the two forward matmuls; the backward pass counts 2.5 times the
- * forward).  --json FILE writes the figures for peer_torch_sdpa.py, which
+ * forward).  --autotune sets the actor's autotune property (each plan
+ * is the fastest of the heuristics' first engine configurations, timed
+ * once); either way each row is followed by the engine and configuration
+ * the plan it built runs ("# plan: ...").  --json FILE writes the figures for peer_torch_sdpa.py, which
  * times torch.nn.functional.scaled_dot_product_attention (cuDNN backend)
  * on the same GPU and prints the ratios.
  *
@@ -18,8 +21,14 @@
 
 #include <atomr.h>
 
+#include "actors/cudnn/atomr-cudnn-attention-private.h"
+
 #define REPS  5
-#define ITERS 20
+/* 100 calls a batch (as bench-cudnn): the fixed cost of a batch (the
+ * first submission, the last completion reaching the main loop: tens of
+ * µs) is then about 1 µs a call instead of 5, so the rows measure
+ * throughput; peer_torch_sdpa.py times the same batch. */
+#define ITERS 100
 
 enum { B = 8, H = 16, D = 128 };
 
@@ -94,11 +103,18 @@ main (int argc, char **argv)
   g_autoptr(GString) json = g_string_new ("{\n");
   const gchar *json_path = NULL;
   const gint64 lengths[] = { 1024, 4096 };
-  gboolean first = TRUE;
+  gboolean first = TRUE, autotune = FALSE;
 
   for (int i = 1; i < argc; i++)
     if (g_str_equal (argv[i], "--json") && i + 1 < argc)
       json_path = argv[++i];
+    else if (g_str_equal (argv[i], "--autotune"))
+      autotune = TRUE;
+    else
+      {
+        g_printerr ("usage: bench-sdpa [--autotune] [--json FILE]\n");
+        return 2;
+      }
   if (device == NULL)
     {
       g_print ("bench-sdpa: no CUDA device (%s)\n", error->message);
@@ -111,8 +127,10 @@ main (int argc, char **argv)
       return 0;
     }
 
-  g_print ("# SDPA: B=%d H=%d D=%d bf16 causal BHSD, %s; %d calls pipelined, best of %d\n",
-           B, H, D, atomr_device_get_name (device), ITERS, REPS);
+  atomr_cudnn_actor_set_autotune (actor, autotune);
+  g_print ("# SDPA: B=%d H=%d D=%d bf16 causal BHSD, %s; %d calls pipelined, best of %d; plans by %s\n",
+           B, H, D, atomr_device_get_name (device), ITERS, REPS,
+           autotune ? "autotune (fastest of the heuristics' first configurations)" : "heuristics (mode A, first that builds)");
   g_print ("%-18s | %10s %9s\n", "pass", "atomr TF/s", "atomr us");
   for (guint l = 0; l < G_N_ELEMENTS (lengths); l++)
     {
@@ -135,9 +153,13 @@ main (int argc, char **argv)
           g_autofree gchar *name = g_strdup_printf ("%s-%" G_GINT64_FORMAT, pass ? "sdpa-fwd-bwd" : "sdpa-fwd", s);
           gdouble flops = pass ? 3.5 * fwd_flops : fwd_flops;
           gdouble best = G_MAXDOUBLE;
+          g_autofree gchar *plan = NULL;
 
           p.backward = pass == 1;
           run (&p, 3);                       /* plans, workspace, clocks */
+          /* the plan this pass built last: the forward one, or the
+           * backward one (the forward plan is the row before's) */
+          plan = atomr_cudnn_sdpa_dup_last_plan_internal (actor);
           for (guint r = 0; r < REPS; r++)
             best = MIN (best, run (&p, ITERS));
           if (p.failed)
@@ -147,6 +169,7 @@ main (int argc, char **argv)
               continue;
             }
           g_print ("%-18s | %10.1f %9.1f\n", name, flops * ITERS / best / 1e12, best / ITERS * 1e6);
+          g_print ("#   plan: %s\n", plan ? plan : "(none)");
           g_string_append_printf (json, "%s  \"%s\": {\"atomr_us\": %.3f}", first ? "" : ",\n", name,
                                   best / ITERS * 1e6);
           first = FALSE;

@@ -9,9 +9,11 @@ forced (SDPBackend.CUDNN_ATTENTION, the flash-attention engine PyTorch uses
 on Hopper), B=8, H=16, D=128, S=1024 and 4096, bf16, causal, BHSD
 contiguous: the forward pass of a training step (inputs that require
 gradients, so the statistics are kept) and forward + backward
-(out.backward(dO)).  Prints microseconds per call, best of 5 runs of 20
-pipelined calls; with --atomr, also the ratio PyTorch time / atomr time per
-row (atomr throughput relative to PyTorch; >= 0.95 wanted).
+(out.backward(dO)).  Prints microseconds per call, best of 5 runs of 100
+pipelined calls (bench-sdpa's batch); with --atomr, also the ratio PyTorch
+time / atomr time per row (atomr throughput relative to PyTorch; >= 0.95
+wanted).  Run bench-sdpa with and without --autotune to compare its plan
+choices.
 
 SPDX-License-Identifier: LGPL-2.1-or-later
 """
@@ -22,7 +24,7 @@ import sys
 import time
 
 REPS = 5
-ITERS = 20
+ITERS = 100  # bench-sdpa's ITERS
 B, H, D = 8, 16, 128
 
 
