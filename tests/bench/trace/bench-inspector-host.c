@@ -21,6 +21,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#define _GNU_SOURCE   /* sched_getcpu(), sched_setaffinity() */
 #include "config.h"
 
 #include <stdio.h>
