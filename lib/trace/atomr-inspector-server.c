@@ -982,6 +982,7 @@ flush_cb (gpointer data)
   GQueue queue;
   guint64 dropped;
   g_autoptr(GArray) pending = NULL;
+  g_autoptr(GPtrArray) infos = NULL;
 
   g_mutex_lock (&core->lock);
   queue = core->queue;
@@ -1024,19 +1025,17 @@ flush_cb (gpointer data)
     return G_SOURCE_CONTINUE;
   g_atomic_pointer_add (&core->n_flushes, 1);
   /* Every text back to back in one buffer kept from flush to flush, each
-   * ended by its NUL; offsets, not pointers, while it grows. */
+   * ended by its NUL; offsets, not pointers, while it grows.  A record is
+   * serialized when the first client is sent it, not before: records
+   * every client drops (all of them slow) cost no JSON, so an overloaded
+   * server does less work, not more. */
+  infos = g_ptr_array_new_full (queue.length, (GDestroyNotify) atomr_launch_info_unref);
+  for (GList *l = queue.head; l; l = l->next)
+    g_ptr_array_add (infos, l->data);
+  g_queue_clear (&queue);   /* the references moved to infos */
   g_string_truncate (core->texts, 0);
   g_array_set_size (core->offsets, 0);
   core->flushing = TRUE;
-  for (GList *l = queue.head; l; l = l->next)
-    {
-      gsize at = core->texts->len;
-      g_array_append_val (core->offsets, at);
-      atomr_inspector_record_append_json (l->data, core->texts);
-      g_string_append_c (core->texts, '\0');
-    }
-  g_atomic_pointer_add (&core->n_serialized, (gssize) queue.length);
-  g_queue_clear_full (&queue, (GDestroyNotify) atomr_launch_info_unref);
 
   for (guint i = 0; i < core->clients->len; i++)
     {
@@ -1046,7 +1045,7 @@ flush_cb (gpointer data)
       if (soup_websocket_connection_get_state (c->ws) != SOUP_WEBSOCKET_STATE_OPEN)
         continue;
       client_send_dropped (c);
-      for (guint k = 0; k < core->offsets->len; k++)
+      for (guint k = 0; k < infos->len; k++)
         {
           /* A failed write closes the connection on the spot (the
            * client went away mid-batch): the rest is not sent. */
@@ -1060,16 +1059,24 @@ flush_cb (gpointer data)
             {
               /* Slow client: the rest of this batch is dropped for it,
                * counted and reported once it reads again. */
-              guint64 rest = core->offsets->len - k;
+              guint64 rest = infos->len - k;
               c->dropped += rest;
               g_mutex_lock (&core->lock);
               core->n_dropped += rest;
               g_mutex_unlock (&core->lock);
               break;
             }
+          while (core->offsets->len <= k)
+            {
+              gsize at = core->texts->len;
+              g_array_append_val (core->offsets, at);
+              atomr_inspector_record_append_json (g_ptr_array_index (infos, core->offsets->len - 1), core->texts);
+              g_string_append_c (core->texts, '\0');
+            }
           soup_websocket_connection_send_text (c->ws, core->texts->str + g_array_index (core->offsets, gsize, k));
         }
     }
+  g_atomic_pointer_add (&core->n_serialized, (gssize) core->offsets->len);
   core->flushing = FALSE;
   for (guint i = core->clients->len; i > 0; i--)
     {
