@@ -31,6 +31,10 @@ void     atomr_inspector_server_get_debug_counters (AtomrInspectorServer *self,
 GBytes  *atomr_inspector_server_serve_bytes        (AtomrInspectorServer *self,
                                                     const guint8         *data,
                                                     gsize                 size);
+/* Appends @info as one `/v1/stream` record message (a JSON object) to
+ * @out: the server thread's serializer, for tests.  Any thread. */
+void     atomr_inspector_record_append_json         (AtomrLaunchInfo      *info,
+                                                    GString              *out);
 /* Whether the actors' handlers are connected now. */
 gboolean atomr_inspector_server_is_hooked          (AtomrInspectorServer *self);
 /* Whether the server thread's 16 ms flush timer runs now (while clients

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -446,6 +447,16 @@ test_slow_client (void)
   g_assert_cmpuint (s.dropped, >, 0);
   g_assert_cmpuint (s.dropped, ==, atomr_inspector_server_get_n_dropped (server));
   g_assert_true (s.in_order);
+  /* What no client was sent was never turned into JSON: the server does
+   * less work for a slow client, not more (it used to serialize all n,
+   * then drop most).  It serializes what it sends, plus nothing. */
+  {
+    guint64 serialized = 0;
+    atomr_inspector_server_get_debug_counters (server, NULL, NULL, &serialized, NULL);
+    g_test_message ("serialized %" G_GUINT64_FORMAT " of %u", serialized, n);
+    g_assert_cmpuint (serialized, ==, s.records);
+    g_assert_cmpuint (serialized, <, n / 2);
+  }
   soup_websocket_connection_close (s.ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
   while (soup_websocket_connection_get_state (s.ws) != SOUP_WEBSOCKET_STATE_CLOSED)
     g_main_context_iteration (NULL, TRUE);
@@ -1077,6 +1088,86 @@ test_env_attach (void)
   g_test_trap_assert_passed ();
 }
 
+/* The stream's hand-written serializer: every message parses as JSON with
+ * the members the JsonBuilder version wrote, strings escaped (quotes,
+ * backslashes, control characters), invalid UTF-8 made valid, a whole
+ * gpu_ms still a double and a NaN null (not the invalid `nan`). */
+static JsonObject *
+record_json (AtomrLaunchInfo *info,
+             gchar          **text_out)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  GString *out = g_string_new ("prefix:");
+  JsonNode *root;
+
+  atomr_inspector_record_append_json (info, out);
+  g_assert_true (g_str_has_prefix (out->str, "prefix:{"));   /* appends */
+  g_assert_true (g_utf8_validate (out->str, -1, NULL));
+  json_parser_load_from_data (parser, out->str + 7, -1, &error);
+  g_assert_no_error (error);
+  root = json_parser_get_root (parser);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+  *text_out = g_string_free (out, FALSE);
+  return json_object_ref (json_node_get_object (root));
+}
+
+static void
+test_record_json (void)
+{
+  g_autoptr(AtomrLaunchInfo) info = atomr_launch_info_new ("a\"b\\c\nd\x01" "e\xc3\xa9", "blas", "gemm\t2");
+  g_autoptr(AtomrLaunchInfo) plain = atomr_launch_info_new ("copy", "core", "fill");
+  g_autoptr(GError) failure = g_error_new_literal (ATOMR_ERROR, ATOMR_ERROR_LIBRARY, "bad \xff byte \"x\"");
+  g_autoptr(JsonObject) o = NULL;
+  g_autoptr(JsonObject) p = NULL;
+  g_autofree gchar *text = NULL;
+  g_autofree gchar *text2 = NULL;
+  const gchar *err;
+
+  atomr_launch_info_set_sequence (info, G_GUINT64_CONSTANT (9007199254740993));
+  atomr_launch_info_set_device_ordinal (info, 3);
+  atomr_launch_info_set_stream_id (info, 7);
+  atomr_launch_info_set_mailbox_depth (info, 12);
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_SUBMITTED, 5000);
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_COMPLETED, 905000);
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_GPU_START, 100000);
+  atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_GPU_END, 800000);
+  atomr_launch_info_set_gpu_duration_ms (info, 2.0);
+  atomr_launch_info_set_error (info, failure);
+  o = record_json (info, &text);
+  g_assert_cmpstr (json_object_get_string_member (o, "type"), ==, "record");
+  g_assert_cmpstr (json_object_get_string_member (o, "actor"), ==, "a\"b\\c\nd\x01" "e\xc3\xa9");
+  g_assert_cmpstr (json_object_get_string_member (o, "library"), ==, "blas");
+  g_assert_cmpstr (json_object_get_string_member (o, "operation"), ==, "gemm\t2");
+  g_assert_cmpint (json_object_get_int_member (o, "sequence"), ==, G_GINT64_CONSTANT (9007199254740993));
+  g_assert_cmpint (json_object_get_int_member (o, "device"), ==, 3);
+  g_assert_cmpint (json_object_get_int_member (o, "stream"), ==, 7);
+  g_assert_cmpint (json_object_get_int_member (o, "mailbox_depth"), ==, 12);
+  g_assert_cmpint (json_object_get_int_member (o, "submit_us"), ==, atomr_launch_info_get_submit_time (info));
+  g_assert_cmpint (json_object_get_int_member (o, "complete_us"), ==, atomr_launch_info_get_complete_time (info));
+  g_assert_cmpint (json_object_get_int_member (o, "enqueue_us"), ==, atomr_launch_info_get_enqueue_time (info));
+  g_assert_cmpint (json_object_get_int_member (o, "gpu_start_ns"), ==, 100000);
+  g_assert_cmpint (json_object_get_int_member (o, "gpu_end_ns"), ==, 800000);
+  /* 2.0 stays a double for a typed reader. */
+  g_assert_cmpint (json_node_get_value_type (json_object_get_member (o, "gpu_ms")), ==, G_TYPE_DOUBLE);
+  g_assert_cmpfloat (json_object_get_double_member (o, "gpu_ms"), ==, 2.0);
+  err = json_object_get_string_member (o, "error");
+  g_assert_true (g_str_has_prefix (err, "bad "));
+  g_assert_true (g_str_has_suffix (err, " byte \"x\""));
+  g_assert_null (strchr (err, '\xff'));
+
+  /* Success, no GPU times, a NaN duration and a negative number. */
+  atomr_launch_info_set_gpu_duration_ms (plain, NAN);
+  atomr_launch_info_set_device_ordinal (plain, -1);
+  p = record_json (plain, &text2);
+  g_assert_true (json_object_get_null_member (p, "error"));
+  g_assert_true (json_object_get_null_member (p, "gpu_ms"));
+  g_assert_cmpint (json_object_get_int_member (p, "device"), ==, -1);
+  g_assert_false (json_object_has_member (p, "gpu_start_ns"));
+  g_assert_cmpuint (json_object_get_size (p), ==, 13);
+  g_assert_cmpuint (json_object_get_size (o), ==, 15);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1091,6 +1182,7 @@ main (int argc, char **argv)
   g_test_add_func ("/inspector-server/token-and-api", test_token_and_api);
   g_test_add_func ("/inspector-server/discovery", test_discovery);
   g_test_add_func ("/inspector-server/stream", test_stream);
+  g_test_add_func ("/inspector-server/record-json", test_record_json);
   g_test_add_func ("/inspector-server/slow-client", test_slow_client);
   g_test_add_func ("/inspector-server/limits", test_limits);
   g_test_add_func ("/inspector-server/client-vanishes", test_client_vanishes);

@@ -6,6 +6,9 @@
  */
 #pragma once
 
+/* Define _GNU_SOURCE before any include in the file including this one
+ * (sched_setaffinity). */
+#include <sched.h>
 #include <string.h>
 
 #include <libsoup/soup.h>
@@ -32,6 +35,27 @@ static const gchar *const bench_row_names[N_ROWS] = {
   "always-record, no client",
   "one client streaming every record",
 };
+
+/* The CPUs the process may run on, saved by bench_save_affinity() before
+ * anything pins a thread. */
+static cpu_set_t bench_all_cpus;
+static gboolean  bench_all_cpus_saved;
+
+static inline void
+bench_save_affinity (void)
+{
+  if (sched_getaffinity (0, sizeof bench_all_cpus, &bench_all_cpus) == 0)
+    bench_all_cpus_saved = TRUE;
+}
+
+/* Lets this thread run on every CPU again (a thread started by a pinned
+ * one inherits its mask). */
+static inline void
+bench_unpin_thread (void)
+{
+  if (bench_all_cpus_saved)
+    sched_setaffinity (0, sizeof bench_all_cpus, &bench_all_cpus);
+}
 
 typedef struct
 {
@@ -88,6 +112,7 @@ bench_client_thread (gpointer data)
   g_autofree gchar *auth = g_strdup_printf ("Bearer %s", atomr_inspector_server_get_token (c->server));
   gint64 deadline;
 
+  bench_unpin_thread ();   /* not on the application's pinned CPU */
   g_main_context_push_thread_default (c->context);
   session = soup_session_new ();
   msg = soup_message_new ("GET", url);

@@ -21,6 +21,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#define _GNU_SOURCE   /* sched_getcpu(), sched_setaffinity() */
 #include "config.h"
 
 #include <stdio.h>
@@ -47,6 +48,21 @@ thread_cpu_us (void)
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+static gdouble
+process_cpu_us (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* CPU µs per operation of the process's other threads (the server's,
+ * the client's, the mock device's) during the last measure_row(), up to
+ * its last barrier: what the server costs besides the application's
+ * thread. */
+static gdouble last_other_us;
+
 static void
 barrier_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -66,8 +82,9 @@ measure_row (AtomrActor  *actor,
              AtomrBuffer *buffer)
 {
   guint done = 0, barriers = 0;
-  gdouble t0;
+  gdouble t0, p0;
 
+  p0 = process_cpu_us ();
   t0 = thread_cpu_us ();
   for (guint i = 0; i < N_OPS; i++)
     {
@@ -83,6 +100,7 @@ measure_row (AtomrActor  *actor,
   while (done < barriers)
     g_main_context_iteration (NULL, TRUE);
   t0 = thread_cpu_us () - t0;
+  last_other_us = (process_cpu_us () - p0 - t0) / N_OPS;
   return t0 / N_OPS;
 }
 
@@ -94,8 +112,33 @@ typedef struct
   BenchClient           client;
   gint                  expected;
   guint64               idle_work;   /* observed + queued + serialized during idle rows */
+  guint64               stream_server_ns;   /* the server thread's CPU over the streaming rows */
+  guint64               stream_serialized;  /* records it turned into JSON then */
+  guint64               stream_observed;    /* records the actors handed it then */
   guint64               record_dropped;   /* by the server in always-record rows */
 } Bench;
+
+/* CPU ns the server's thread ("atomr-inspector") has run so far, from
+ * /proc/self/task/TID/schedstat; 0 if not found. */
+static guint64
+server_thread_ns (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+  const gchar *tid;
+
+  while (dir && (tid = g_dir_read_name (dir)))
+    {
+      g_autofree gchar *comm_path = g_strdup_printf ("/proc/self/task/%s/comm", tid);
+      g_autofree gchar *stat_path = g_strdup_printf ("/proc/self/task/%s/schedstat", tid);
+      g_autofree gchar *comm = NULL;
+      g_autofree gchar *stat = NULL;
+
+      if (g_file_get_contents (comm_path, &comm, NULL, NULL) && g_str_has_prefix (comm, "atomr-inspector") &&
+          g_file_get_contents (stat_path, &stat, NULL, NULL))
+        return g_ascii_strtoull (stat, NULL, 10);
+    }
+  return 0;
+}
 
 static void
 counters_sum (AtomrInspectorServer *server,
@@ -107,6 +150,8 @@ counters_sum (AtomrInspectorServer *server,
   *sum = observed + published + serialized;
 }
 
+static gdouble other[N_ROWS][ROUNDS];
+
 static gdouble
 run_row (Bench   *b,
          BenchRow row)
@@ -116,12 +161,35 @@ run_row (Bench   *b,
 
   if (row == ROW_RECORD)
     atomr_inspector_server_set_always_record (b->server, TRUE);
+  guint64 ns0 = server_thread_ns (), ser0 = 0, obs0 = 0;
+
+  atomr_inspector_server_get_debug_counters (b->server, &obs0, NULL, &ser0, NULL);
   if (row == ROW_STREAM)
     bench_client_start (&b->client, b->server);
   if (row != ROW_ALONE)
     atomr_inspector_server_add_actor (b->server, b->actor);
   counters_sum (b->server, &before);
   us = measure_row (b->actor, b->buffer);
+  if (row == ROW_STREAM)
+    {
+      /* The server's work for the row's records is done once the client
+       * has them all (or was told they were dropped). */
+      gint64 deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+      gdouble p0 = process_cpu_us () - thread_cpu_us ();
+      while (g_atomic_int_get (&b->client.received) + g_atomic_int_get (&b->client.dropped) <
+               b->expected + N_OPS + N_OPS / BATCH &&
+             g_get_monotonic_time () < deadline)
+        g_usleep (1000);
+      last_other_us += (process_cpu_us () - thread_cpu_us () - p0) / N_OPS;
+      {
+        guint64 ser1 = 0, obs1 = 0;
+        g_usleep (50000);   /* the last flush */
+        atomr_inspector_server_get_debug_counters (b->server, &obs1, NULL, &ser1, NULL);
+        b->stream_server_ns += server_thread_ns () - ns0;
+        b->stream_serialized += ser1 - ser0;
+        b->stream_observed += obs1 - obs0;
+      }
+    }
   counters_sum (b->server, &after);
   if (row == ROW_IDLE)
     b->idle_work += after - before;
@@ -179,6 +247,7 @@ main (int argc, char **argv)
   for (guint k = 0; k < N_ROWS; k++)   /* warm-up */
     run_row (&b, k);
   b.idle_work = 0;
+  b.stream_server_ns = b.stream_serialized = b.stream_observed = 0;
 
   if (only >= 0)
     {
@@ -194,19 +263,24 @@ main (int argc, char **argv)
           {
             BenchRow row = (k + r) % N_ROWS;
             rows[row][r] = run_row (&b, row);
+            other[row][r] = last_other_us;
           }
       printf ("# mock device, %d fills, a barrier every %d, %d in flight, poll mode; CPU of the application's "
               "thread, median of %d rounds\n", N_OPS, BATCH, WINDOW, ROUNDS);
-      printf ("%-48s %12s %10s\n", "path", "CPU µs/op", "vs alone");
+      printf ("%-48s %12s %10s %16s\n", "path", "CPU µs/op", "vs alone", "other threads");
       alone = bench_median (rows[ROW_ALONE], ROUNDS);
       for (guint k = 0; k < N_ROWS; k++)
         {
           gdouble m = bench_median (rows[k], ROUNDS);
-          printf ("%-48s %12.3f %10.3f\n", bench_row_names[k], m, m / alone);
+          printf ("%-48s %12.3f %10.3f %16.3f\n", bench_row_names[k], m, m / alone, bench_median (other[k], ROUNDS));
         }
       printf ("  streamed %d records, %d dropped (of %d)\n", g_atomic_int_get (&b.client.received),
               g_atomic_int_get (&b.client.dropped), b.expected);
     }
+  if (b.stream_observed > 0)
+    printf ("  streaming rows: the server thread ran %.2f CPU µs per record the actors handed it (%" G_GUINT64_FORMAT
+            "), %" G_GUINT64_FORMAT " of them serialized\n", b.stream_server_ns / 1e3 / b.stream_observed,
+            b.stream_observed, b.stream_serialized);
   printf ("  the idle rows made the server observe, queue or serialize %" G_GUINT64_FORMAT " records (must be 0)\n",
           b.idle_work);
   printf ("  the always-record rows dropped %" G_GUINT64_FORMAT " records (should be 0)\n", b.record_dropped);

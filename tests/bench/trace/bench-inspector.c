@@ -15,13 +15,23 @@
  * out faster than rows doing less):
  *  - one actor for every row (the same state: stream, completion service,
  *    warm caches), added to and removed from the server per row;
- *  - a warm-up pass of every row first;
- *  - ROUNDS rounds, the rows in a rotated order in each (no row always
- *    follows the same one), a pause after each row so that the server
- *    thread has turned the row's records into launch records (its
- *    housekeeping tick, 200 ms) before the next one starts;
- *  - the median and the best of the rounds per row; "vs alone" is the
- *    median over the actor alone's median (the goals are judged on it);
+ *  - WARMUP passes of every row first;
+ *  - many short rounds (the 19:00 run of 9 rounds of 30000 fills had
+ *    worst/best spreads of 0.34-0.77 for every row, the actor alone
+ *    included, so a ratio of two medians moved by more than the 5% it was
+ *    to judge): in each round every row, in a rotated order, runs right
+ *    next to a run of the actor alone, before it in even rounds and after
+ *    it in odd ones, and "vs alone" is the median over the rounds of the
+ *    ratio of the two (with its quartiles): a drift of the machine within
+ *    the run (clocks, other tenants, the completion thread's wake-ups)
+ *    hits both runs of a pair alike instead of the row that happened to
+ *    run then;
+ *  - a pause after each row, long (250 ms) after the rows whose records
+ *    the server thread moves on in its housekeeping tick (200 ms);
+ *  - the CPU the application's thread runs on reported (how often it
+ *    changed during a timed run), and pinned in the timed rounds with
+ *    ATOMR_BENCH_PIN_CPU=N (not by default: the threads the library
+ *    starts inherit the mask of the thread that starts them);
  *  - each completion mode that matters measured separately: poll (the
  *    actor's thread polls its fences: the ratio is the server's cost on
  *    that thread) and adaptive (the default: it polls a fence for
@@ -37,10 +47,14 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#define _GNU_SOURCE   /* sched_getcpu(), sched_setaffinity() */
 #include "config.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libsoup/soup.h>
 
@@ -49,8 +63,9 @@
 #include "bench-inspector-client.h"
 #include "core/atomr-actor-private.h"
 
-#define N_OPS   30000
-#define ROUNDS  9
+#define N_OPS   10000
+#define ROUNDS  21
+#define WARMUP  2
 #define WINDOW  64
 #define BATCH   32
 #define N_ELEMS 256
@@ -157,15 +172,52 @@ typedef struct
   BenchClient           client;
   gint                  expected;   /* records the client should have had */
   guint64               record_dropped;   /* by the server in always-record rows */
+  guint                 n_runs;           /* timed runs */
+  guint                 n_migrated;       /* of which this thread changed CPU */
+  guint64               cpus_seen;        /* bit i: ran (started or ended) on CPU i (< 64) */
+  gint                  pin;              /* ATOMR_BENCH_PIN_CPU, -1: not pinned */
 } Bench;
 
+static void
+note_cpu (Bench *b,
+          gint   cpu)
+{
+  if (cpu >= 0 && cpu < 64)
+    b->cpus_seen |= G_GUINT64_CONSTANT (1) << cpu;
+}
+
+/* Pins this thread (the application's: it submits and completes) to
+ * b->pin, or lets it run anywhere again (@on FALSE).  Only around the
+ * timed rounds: threads started by this one inherit its mask, and the
+ * device's completion thread is started on the first hand-off (during
+ * the warm-up); the client thread sets its own mask back to all CPUs. */
+static void
+pin_thread (Bench    *b,
+            gboolean  on)
+{
+  if (b->pin < 0)
+    return;
+  if (on)
+    {
+      cpu_set_t set;
+      CPU_ZERO (&set);
+      CPU_SET (b->pin, &set);
+      if (sched_setaffinity (0, sizeof set, &set) != 0)
+        g_error ("pinning to CPU %d: %s", b->pin, g_strerror (errno));
+    }
+  else
+    bench_unpin_thread ();
+}
+
 /* One row on the bench's one actor: the server set up for it, the
- * pipeline, the server set back, and a pause for its thread to settle. */
+ * pipeline, the server set back, and a pause for its thread to settle
+ * (long after the rows whose records the server thread moves on). */
 static gdouble
 run_row (Bench   *b,
          BenchRow row)
 {
   guint64 dropped = atomr_inspector_server_get_n_dropped (b->server);
+  gint cpu0, cpu1;
   gdouble ops;
 
   if (row == ROW_RECORD)
@@ -174,7 +226,13 @@ run_row (Bench   *b,
     bench_client_start (&b->client, b->server);
   if (row != ROW_ALONE)
     atomr_inspector_server_add_actor (b->server, b->actor);
+  cpu0 = sched_getcpu ();
   ops = actor_throughput (b->actor, b->buffer);
+  cpu1 = sched_getcpu ();
+  b->n_runs++;
+  b->n_migrated += cpu0 != cpu1;
+  note_cpu (b, cpu0);
+  note_cpu (b, cpu1);
   if (row != ROW_ALONE)
     atomr_inspector_server_remove_actor (b->server, b->actor);
   if (row == ROW_STREAM)
@@ -184,28 +242,36 @@ run_row (Bench   *b,
     }
   if (row == ROW_RECORD)
     atomr_inspector_server_set_always_record (b->server, FALSE);
-  g_usleep (250000);   /* the housekeeping tick moves the row's records on */
+  /* The housekeeping tick (200 ms) moves the records of the rows that
+   * made any on; the other rows leave nothing behind. */
+  g_usleep (row == ROW_RECORD || row == ROW_STREAM ? 250000 : 20000);
   if (row == ROW_RECORD)
     b->record_dropped += atomr_inspector_server_get_n_dropped (b->server) - dropped;
   return ops;
 }
 
-static void
-print_row (const gchar *name,
-           gdouble     *v,
-           gdouble      raw,
-           gdouble      alone)
+/* The raw loop as a row: timed the same way, with the same pause. */
+static gdouble
+run_raw (Bench *b)
 {
-  gdouble best, worst, median;
+  gdouble ops = raw_throughput (b->device, atomr_buffer_get_device_pointer (b->buffer), FALSE);
 
-  median = bench_median (v, ROUNDS);   /* sorts */
-  worst = v[0];
-  best = v[ROUNDS - 1];
-  printf ("%-36s %10.0f %10.0f %7.2f %6.2f", name, median, best, worst / best, median / raw);
-  if (alone > 0)
-    printf (" %8.3f\n", median / alone);
-  else
-    printf (" %8s\n", alone == 0 ? "-" : "1.000");
+  g_usleep (20000);
+  return ops;
+}
+
+/* Quartiles of @n samples (sorts @v). */
+static void
+quartiles (gdouble *v,
+           guint    n,
+           gdouble *q1,
+           gdouble *q2,
+           gdouble *q3)
+{
+  bench_median (v, n);   /* sorts */
+  *q1 = v[n / 4];
+  *q2 = v[n / 2];
+  *q3 = v[(3 * n) / 4];
 }
 
 static void
@@ -213,37 +279,72 @@ run_mode (Bench               *b,
           AtomrCompletionMode  mode,
           const gchar         *mode_name)
 {
-  gdouble raw[ROUNDS], rows[N_ROWS][ROUNDS], raw_median, alone_median;
-  CUdeviceptr ptr = atomr_buffer_get_device_pointer (b->buffer);
+  /* Per round and per compared row (the raw loop at ROW_ALONE's place):
+   * that row, the actor alone run right next to it, and their ratio. */
+  gdouble row[N_ROWS][ROUNDS], ratio[N_ROWS][ROUNDS];
+  gdouble all_alone[(N_ROWS) * ROUNDS];
+  guint n_alone = 0;
 
   atomr_actor_set_completion_mode (b->actor, mode);
-  /* Warm-up: every row once. */
-  raw_throughput (b->device, ptr, FALSE);
-  for (guint k = 0; k < N_ROWS; k++)
-    run_row (b, k);
-
-  for (guint r = 0; r < ROUNDS; r++)
+  /* Warm-up: every row (and the raw loop) WARMUP times. */
+  for (guint w = 0; w < WARMUP; w++)
     {
-      raw[r] = raw_throughput (b->device, ptr, FALSE);
+      run_raw (b);
       for (guint k = 0; k < N_ROWS; k++)
-        {
-          BenchRow row = (k + r) % N_ROWS;
-          rows[row][r] = run_row (b, row);
-        }
+        run_row (b, k);
     }
 
-  printf ("\n## completion mode %s: %d rounds, rows in a rotated order\n", mode_name, ROUNDS);
-  printf ("%-36s %10s %10s %7s %6s %8s\n", "path", "median/s", "best/s", "spread", "ratio", "vs alone");
-  {
-    gdouble tmp[ROUNDS];
-    memcpy (tmp, raw, sizeof tmp);
-    raw_median = bench_median (tmp, ROUNDS);
-    memcpy (tmp, rows[ROW_ALONE], sizeof tmp);
-    alone_median = bench_median (tmp, ROUNDS);
-  }
-  print_row ("raw, an event per fill", raw, raw_median, 0);
+  pin_thread (b, TRUE);
+  for (guint r = 0; r < ROUNDS; r++)
+    for (guint j = 0; j < N_ROWS; j++)
+      {
+        /* The compared rows in a rotated order, each right next to a run
+         * of the actor alone, before it in even rounds and after it in
+         * odd ones: a slow drift of the machine (clocks, other tenants)
+         * cancels in the ratio instead of landing on whichever row ran
+         * in the slow part of the run. */
+        guint k = (j + r) % N_ROWS;
+        gdouble a = 0, x;
+
+        if (r % 2 == 0)
+          a = run_row (b, ROW_ALONE);
+        x = k == ROW_ALONE ? run_raw (b) : run_row (b, k);
+        if (r % 2 == 1)
+          a = run_row (b, ROW_ALONE);
+        row[k][r] = x;
+        ratio[k][r] = x / a;
+        all_alone[n_alone++] = a;
+      }
+  pin_thread (b, FALSE);
+
+  printf ("\n## completion mode %s: %d rounds; every row next to a run of the actor alone\n", mode_name, ROUNDS);
+  printf ("%-36s %10s %10s %7s %9s %17s\n", "path", "median/s", "best/s", "spread", "vs alone", "(quartiles)");
   for (guint k = 0; k < N_ROWS; k++)
-    print_row (bench_row_names[k], rows[k], raw_median, k == ROW_ALONE ? -1 : alone_median);
+    {
+      gdouble q1, q2, q3, m, best, worst;
+      const gchar *name = k == ROW_ALONE ? "raw, an event per fill" : bench_row_names[k];
+
+      quartiles (row[k], ROUNDS, &q1, &m, &q3);
+      worst = row[k][0];
+      best = row[k][ROUNDS - 1];
+      quartiles (ratio[k], ROUNDS, &q1, &q2, &q3);
+      printf ("%-36s %10.0f %10.0f %7.2f %9.3f   (%.3f - %.3f)\n", name, m, best, worst / best, q2, q1, q3);
+    }
+  {
+    gdouble q1, q2, q3;
+    quartiles (all_alone, n_alone, &q1, &q2, &q3);
+    printf ("%-36s %10.0f %10.0f %7.2f %9s   (%.0f - %.0f /s)\n", "actor alone (all its runs)", q2,
+            all_alone[n_alone - 1], all_alone[0] / all_alone[n_alone - 1], "1.000", q1, q3);
+  }
+  /* raw's ratio is raw/alone: print the actor over raw as well, the
+   * number the other benchmarks give. */
+  {
+    gdouble inv[ROUNDS], q1, q2, q3;
+    for (guint r = 0; r < ROUNDS; r++)
+      inv[r] = 1.0 / ratio[ROW_ALONE][r];
+    quartiles (inv, ROUNDS, &q1, &q2, &q3);
+    printf ("actor alone / raw (median of the pairs): %.3f (%.3f - %.3f)\n", q2, q1, q3);
+  }
 }
 
 int
@@ -275,11 +376,23 @@ main (int argc, char **argv)
   b.buffer = buffer;
   b.actor = ATOMR_ACTOR (actor);
   b.server = server;
+  b.pin = -1;
+  bench_save_affinity ();
+  if (g_getenv ("ATOMR_BENCH_PIN_CPU"))
+    {
+      b.pin = (gint) g_ascii_strtoll (g_getenv ("ATOMR_BENCH_PIN_CPU"), NULL, 10);
+      if (b.pin < 0 || b.pin >= CPU_SETSIZE || !CPU_ISSET (b.pin, &bench_all_cpus))
+        g_error ("ATOMR_BENCH_PIN_CPU=%s: not a CPU this process may run on", g_getenv ("ATOMR_BENCH_PIN_CPU"));
+    }
 
-  printf ("# %s, %d fills of %d B, %d in flight, a barrier every %d\n", atomr_device_get_name (device),
-          N_OPS, N_ELEMS * 4, WINDOW, BATCH);
-  printf ("# median and best throughput of the rounds, spread = worst/best, ratio = median/raw median,\n"
-          "# vs alone = median/the actor alone's median\n");
+  printf ("# %s, %d fills of %d B, %d in flight, a barrier every %d; %d CPUs online, %d allowed; "
+          "the application's thread %s\n", atomr_device_get_name (device), N_OPS, N_ELEMS * 4, WINDOW, BATCH,
+          (gint) sysconf (_SC_NPROCESSORS_ONLN), CPU_COUNT (&bench_all_cpus),
+          b.pin >= 0 ? "pinned (ATOMR_BENCH_PIN_CPU) in the timed rounds" : "not pinned (ATOMR_BENCH_PIN_CPU=N pins it)");
+  printf ("# %d warm-up passes, then %d rounds: in each, every row (in a rotated order) right next to a run of\n"
+          "# the actor alone (before it in even rounds, after it in odd ones).  vs alone = the median over the\n"
+          "# rounds of row/that adjacent alone run, with its quartiles; median/s, best/s and spread (worst/best)\n"
+          "# describe the row's own runs.  The raw row's ratio is raw/alone.\n", WARMUP, ROUNDS);
   run_mode (&b, ATOMR_COMPLETION_POLL, "poll");
   run_mode (&b, ATOMR_COMPLETION_ADAPTIVE, "adaptive (the default)");
 
@@ -287,7 +400,11 @@ main (int argc, char **argv)
           g_atomic_int_get (&b.client.received), g_atomic_int_get (&b.client.dropped), b.expected);
   printf ("always-record rows: the server dropped %" G_GUINT64_FORMAT " records (must be 0 since the flush timer runs "
           "for always-record)\n", b.record_dropped);
-  printf ("goal: no client >= 0.99, one client >= 0.95 of the actor alone (medians)\n");
+  printf ("the application's thread changed CPU during %u of %u timed runs; CPUs it ran on:", b.n_migrated, b.n_runs);
+  for (guint i = 0; i < 64; i++)
+    if (b.cpus_seen & (G_GUINT64_CONSTANT (1) << i))
+      printf (" %u", i);
+  printf ("\ngoal: no client >= 0.99, one client >= 0.95 of the actor alone (vs alone: medians of the ratios)\n");
   atomr_inspector_server_stop (server);
   return 0;
 }
