@@ -153,8 +153,12 @@ struct _AtomrOp
   AtomrOpCompletedFunc on_completed;  /* after the reply, on the GPU path */
   gpointer            on_completed_data;
   const gchar        *capture_forbidden; /* why the request cannot be captured */
-  /* Small requests live here: one allocation less per operation. */
-  guint64             inline_data[12];
+  /* Small requests live here: one allocation less per operation (a
+   * kernel launch of up to about a dozen arguments, a cuBLAS request of
+   * 272 bytes).  Last member:
+   * op_alloc() clears everything before it; atomr_op_alloc_data() clears
+   * what it hands out. */
+  guint64             inline_data[40];
 };
 
 typedef struct

@@ -66,6 +66,10 @@ op_cache_enabled (void)
   return enabled;
 }
 
+/* op_alloc() clears everything but the inline storage, the last member. */
+G_STATIC_ASSERT (G_STRUCT_OFFSET (AtomrOp, inline_data) + sizeof (((AtomrOp *) NULL)->inline_data) ==
+                 sizeof (AtomrOp));
+
 AtomrOp *
 op_alloc (void)
 {
@@ -74,7 +78,9 @@ op_alloc (void)
   if (cache != NULL && cache->n > 0)
     {
       AtomrOp *op = cache->ops[--cache->n];
-      memset (op, 0, sizeof *op);
+      /* Not the inline storage: atomr_op_alloc_data() clears what it
+       * hands out, and nothing else reads it. */
+      memset (op, 0, G_STRUCT_OFFSET (AtomrOp, inline_data));
       return op;
     }
   return g_new0 (AtomrOp, 1);
@@ -1165,7 +1171,9 @@ atomr_op_submit (AtomrOp *op)
   /* Run at once only from the actor's context and never while one of its
    * operations is being enqueued (a handler): that one comes first. */
   was_empty = g_queue_is_empty (&src->mailbox);
-  inline_run = was_empty && g_main_context_is_owner (priv->context) &&
+  /* A context just acquired is owned: the ownership check (another
+   * look-up of the thread's GThread) only for contexts taken before. */
+  inline_run = was_empty && (acquired || g_main_context_is_owner (priv->context)) &&
                priv->running == 0 && op_deps_ready (op, NULL, NULL);
   if (!inline_run)
     {

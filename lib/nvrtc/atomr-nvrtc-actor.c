@@ -613,14 +613,21 @@ typedef struct {
   CUdeviceptr       *ptrs;
 } LaunchRequest;
 
+/* For a request in the operation's inline storage (atomr_op_alloc_data). */
 static void
-launch_request_free (gpointer data)
+launch_request_clear (gpointer data)
 {
   LaunchRequest *req = data;
 
   g_object_unref (req->kernel);
   atomr_kernel_args_unref (req->args);
-  g_free (req);
+}
+
+static void
+launch_request_free (gpointer data)
+{
+  launch_request_clear (data);
+  g_free (data);
 }
 
 static gboolean
@@ -683,18 +690,24 @@ launch_enqueue (AtomrOp  *op,
   return atomr_cuda_check (res, "cuLaunchKernel", error);
 }
 
-/* One allocation: the request, the parameter pointers, the buffer
- * addresses and a private copy of the scalar values (so @args may be
- * changed or reused at once).  Adds the buffers to @op's hazards. */
+/* One block: the request, the parameter pointers, the buffer addresses
+ * and a private copy of the scalar values (so @args may be changed or
+ * reused at once).  Adds the buffers to @op's hazards.  With @in_op the
+ * block is @op's data, in the operation itself when it fits (no
+ * allocation for a launch of a few arguments: the host cost of a
+ * pipelined launch); else a new allocation the caller hands to
+ * atomr_op_replace_data() with launch_request_free(). */
 static LaunchRequest *
 launch_request_new (AtomrOp                 *op,
                     AtomrKernel             *kernel,
                     const AtomrLaunchConfig *config,
-                    AtomrKernelArgs         *args)
+                    AtomrKernelArgs         *args,
+                    gboolean                 in_op)
 {
   guint n = args->args->len;
-  LaunchRequest *req = g_malloc0 (sizeof *req + n * sizeof (void *) + n * sizeof (CUdeviceptr) +
-                                  args->values->len + 16);
+  gsize size = sizeof (LaunchRequest) + n * sizeof (void *) + n * sizeof (CUdeviceptr) +
+               args->values->len + 16;
+  LaunchRequest *req = in_op ? atomr_op_alloc_data (op, size, launch_request_clear) : g_malloc0 (size);
   guint8 *values;
 
   req->params = (void **) (req + 1);
@@ -768,7 +781,8 @@ atomr_nvrtc_launch_set_args (AtomrOp         *op,
   LaunchRequest *req;
 
   atomr_op_clear_buffers (op);
-  req = launch_request_new (op, old->kernel, &old->config, args);
+  /* A new block: the old one (perhaps in the operation) is read here. */
+  req = launch_request_new (op, old->kernel, &old->config, args, FALSE);
   atomr_op_replace_data (op, req, launch_request_free);
 }
 
@@ -859,7 +873,6 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
                                 GAsyncReadyCallback      callback,
                                 gpointer                 user_data)
 {
-  LaunchRequest *req;
   AtomrOp *op;
   GError *error = NULL;
 
@@ -906,8 +919,7 @@ atomr_nvrtc_actor_launch_async (AtomrNvrtcActor         *self,
       return;
     }
 
-  req = launch_request_new (op, kernel, config, args);
-  atomr_op_set_data (op, req, launch_request_free);
+  launch_request_new (op, kernel, config, args, TRUE);
   atomr_op_set_geometry (op, config->grid, config->block, config->shared_mem);
   /* The request holds the kernel, whose name lives as long. */
   atomr_op_set_detail_static (op, atomr_kernel_get_name (kernel));

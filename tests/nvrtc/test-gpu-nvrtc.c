@@ -652,6 +652,78 @@ test_param_layouts_match_driver (void)
   g_rmdir (dir);
 }
 
+/* Where a launch's request lives: in the operation for a few arguments,
+ * in an allocation of its own for many (wip6/soup).  Sixty-four launches
+ * of put() are submitted back to back without a callback, each with
+ * arguments that are dropped at once, so the requests wait in the
+ * mailbox (their parameter pointers into the operation's storage) and the
+ * operations are recycled; then wide() with 24 scalars (past the inline
+ * storage).  Every value must land where the kernel reads it. */
+static const gchar STORAGE_SOURCE[] =
+  "extern \"C\" __global__ void put (int *out, int i, int v) { out[i] = v; }\n"
+  "extern \"C\" __global__ void wide (int *out,\n"
+  "  int a0, int a1, int a2, int a3, int a4, int a5, int a6, int a7,\n"
+  "  int a8, int a9, int a10, int a11, int a12, int a13, int a14, int a15,\n"
+  "  int a16, int a17, int a18, int a19, int a20, int a21, int a22, int a23)\n"
+  "{\n"
+  "  int a[24] = { a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11,\n"
+  "                a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23 };\n"
+  "  int s = 0;\n"
+  "  for (int k = 0; k < 24; k++) s += a[k] * (k + 1);\n"
+  "  out[0] = s;\n"
+  "}\n";
+
+static void
+test_launch_request_storage (void)
+{
+  g_autoptr(AtomrNvrtcActor) actor = NULL;
+  g_autoptr(AtomrKernel) put = NULL;
+  g_autoptr(AtomrKernel) wide = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrLaunchConfig) one = atomr_launch_config_new (1, 1, 1, 1, 1, 1);
+  gint zeros[64] = { 0 };
+  g_autoptr(AtomrBuffer) out = NULL;
+  g_autoptr(AtomrBuffer) sum = NULL;
+  g_autoptr(AtomrKernelArgs) wide_args = atomr_kernel_args_new ();
+  g_autofree gint *got = NULL;
+  gint expected = 0;
+
+  if (!need_device ())
+    return;
+  actor = new_actor ();
+  put = compile_kernel (actor, STORAGE_SOURCE, "put", NULL, &error);
+  g_assert_no_error (error);
+  wide = compile_kernel (actor, STORAGE_SOURCE, "wide", NULL, &error);
+  g_assert_no_error (error);
+  out = buffer_with (ATOMR_DTYPE_I32, zeros, 64);
+  sum = buffer_with (ATOMR_DTYPE_I32, zeros, 1);
+
+  for (gint i = 0; i < 64; i++)
+    {
+      AtomrKernelArgs *args = atomr_kernel_args_new ();
+      atomr_kernel_args_add_buffer (args, out);
+      atomr_kernel_args_add_i32 (args, i);
+      atomr_kernel_args_add_i32 (args, 3 * i + 1);
+      atomr_nvrtc_actor_launch_async (actor, put, one, args, NULL, NULL, NULL);
+      atomr_kernel_args_unref (args);
+    }
+  atomr_kernel_args_add_buffer (wide_args, sum);
+  for (gint k = 0; k < 24; k++)
+    {
+      atomr_kernel_args_add_i32 (wide_args, 100 + 7 * k);
+      expected += (100 + 7 * k) * (k + 1);
+    }
+  g_assert_true (launch (actor, wide, one, wide_args, &error));
+  g_assert_no_error (error);
+
+  got = download (out);
+  for (gint i = 0; i < 64; i++)
+    g_assert_cmpint (got[i], ==, 3 * i + 1);
+  g_clear_pointer (&got, g_free);
+  got = download (sum);
+  g_assert_cmpint (got[0], ==, expected);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -676,6 +748,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/nvrtc/fresh-process-cache-hit", test_fresh_process_cache_hit);
   g_test_add_func ("/gpu/nvrtc/param-layouts-match-driver", test_param_layouts_match_driver);
   g_test_add_func ("/gpu/nvrtc/stale-after-reset", test_stale_after_reset);
+  g_test_add_func ("/gpu/nvrtc/launch-request-storage", test_launch_request_storage);
 
   rc = g_test_run ();
   {

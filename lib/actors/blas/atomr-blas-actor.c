@@ -146,13 +146,14 @@ request_offset (const BlasRequest *r,
        : operand == &r->y ? r->off_y : 0;
 }
 
+/* The request lives in its operation (atomr_op_alloc_data: inline, no
+ * allocation per call); the operation clears it when it is freed. */
 static void
-blas_request_free (gpointer data)
+blas_request_clear (gpointer data)
 {
   BlasRequest *r = data;
 
   g_clear_pointer (&r->pinned, atomr_pinned_release);
-  g_free (r);
 }
 
 /* IEEE half from a double (round to nearest even), for f16 compute. */
@@ -668,7 +669,7 @@ blas_submit (AtomrOp      *op,
     atomr_op_read (op, reads[i]);
   for (guint i = 0; writes && writes[i]; i++)
     atomr_op_write (op, writes[i]);
-  atomr_op_set_data (op, r, blas_request_free);
+  /* @r is already @op's data: request_new() put it there. */
   atomr_op_set_enqueue (op, blas_enqueue);
   if (result != RESULT_NONE)
     atomr_op_set_complete (op, blas_complete);
@@ -691,10 +692,11 @@ static const AtomrDtype gemm_dtypes[] = {
 };
 
 static BlasRequest *
-request_new (AtomrBuffer *first,
+request_new (AtomrOp     *op,
+             AtomrBuffer *first,
              const gchar *opname)
 {
-  BlasRequest *r = g_new0 (BlasRequest, 1);
+  BlasRequest *r = atomr_op_alloc_data (op, sizeof (BlasRequest), blas_request_clear);
 
   r->opname = opname;
   r->dtype = atomr_buffer_get_dtype (first);
@@ -796,7 +798,7 @@ gemm_common (AtomrBlasActor      *self,
       !atomr_check_distinct (opname, "B", b, "C", c, &error))
     return atomr_op_fail (op, error);
 
-  r = request_new (a, opname);
+  r = request_new (op, a, opname);
   r->out_dtype = atomr_buffer_get_dtype (c);
   if (ex)
     {
@@ -846,7 +848,6 @@ gemm_common (AtomrBlasActor      *self,
           GEnumValue *ev = g_enum_get_value (eclass, compute);
 
           g_type_class_unref (eclass);   /* static type: the nick stays valid */
-          blas_request_free (r);
           return atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
                                                  "%s: compute_type %s with A %s and C %s: %s",
                                                  opname, ev ? ev->value_nick : "(invalid)",
@@ -856,7 +857,6 @@ gemm_common (AtomrBlasActor      *self,
     }
   else if (!atomr_check_same_dtype (opname, "A", a, "C", c, &error))
     {
-      blas_request_free (r);
       return atomr_op_fail (op, error);
     }
 
@@ -1164,7 +1164,7 @@ atomr_blas_actor_gemm_strided_batched_async (AtomrBlasActor      *self,
                                            "; the C matrices would overlap below ldc*n = %"
                                            G_GINT64_FORMAT, opname, stride_c, ldc * n));
 
-  r = request_new (a, opname);
+  r = request_new (op, a, opname);
   r->transa = to_cublas_op (transa);
   r->transb = to_cublas_op (transb);
   r->m = m; r->n = n; r->k = k;
@@ -1267,7 +1267,7 @@ atomr_blas_actor_syrk_async (AtomrBlasActor      *self,
                                            "%s: trans is C, but a complex syrk takes N or T",
                                            opname));
 
-  r = request_new (a, opname);
+  r = request_new (op, a, opname);
   r->uplo = uplo == ATOMR_FILL_MODE_UPPER ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
   r->transa = to_cublas_op (trans);
   r->n = n; r->k = k; r->lda = lda; r->ldc = ldc;
@@ -1362,7 +1362,7 @@ atomr_blas_actor_trsm_async (AtomrBlasActor      *self,
       !atomr_check_matrix (opname, "B", b, m, n, "ldb", ldb, 0, 1, &error))
     return atomr_op_fail (op, error);
 
-  r = request_new (a, opname);
+  r = request_new (op, a, opname);
   r->side = side == ATOMR_SIDE_LEFT ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
   r->uplo = uplo == ATOMR_FILL_MODE_UPPER ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
   r->transa = to_cublas_op (trans);
@@ -1466,7 +1466,7 @@ atomr_blas_actor_geam_async (AtomrBlasActor      *self,
                                            "leading dimension; in-place geam needs N and ldc",
                                            opname, c == a ? "A" : "B"));
 
-  r = request_new (a, opname);
+  r = request_new (op, a, opname);
   r->transa = to_cublas_op (transa);
   r->transb = to_cublas_op (transb);
   r->m = m; r->n = n; r->lda = lda; r->ldb = ldb; r->ldc = ldc;
@@ -1564,7 +1564,7 @@ atomr_blas_actor_gemv_async (AtomrBlasActor      *self,
       !atomr_check_vector (opname, "y", y, ylen, "incy", incy, &error))
     return atomr_op_fail (op, error);
 
-  r = request_new (a, opname);
+  r = request_new (op, a, opname);
   r->transa = to_cublas_op (trans);
   r->m = m; r->n = n; r->lda = lda; r->incx = incx; r->incy = incy;
   scalar_set (&r->alpha, alpha, alpha_imag);
@@ -1654,7 +1654,7 @@ atomr_blas_actor_ger_async (AtomrBlasActor      *self,
       !atomr_check_matrix (opname, "A", a, m, n, "lda", lda, 0, 1, &error))
     return atomr_op_fail (op, error);
 
-  r = request_new (x, opname);
+  r = request_new (op, x, opname);
   r->m = m; r->n = n; r->incx = incx; r->incy = incy; r->lda = lda;
   r->conjugate = !!conjugate;
   scalar_set (&r->alpha, alpha, alpha_imag);
@@ -1776,7 +1776,7 @@ level1 (AtomrBlasActor      *self,
       (distinct && !atomr_check_distinct (opname, "x", x, "y", y, &error)))
     return atomr_op_fail (op, error);
 
-  r = request_new (x, opname);
+  r = request_new (op, x, opname);
   r->n = n; r->incx = incx; r->incy = incy;
   r->conjugate = !!conjugate;
   scalar_set (&r->alpha, alpha, alpha_imag);
@@ -2647,10 +2647,11 @@ view_same_dtype (const gchar  *opname,
 }
 
 static BlasRequest *
-view_request_new (AtomrTensor *first,
+view_request_new (AtomrOp     *op,
+                  AtomrTensor *first,
                   const gchar *opname)
 {
-  BlasRequest *r = request_new (atomr_tensor_get_buffer (first), opname);
+  BlasRequest *r = request_new (op, atomr_tensor_get_buffer (first), opname);
 
   r->dtype = r->out_dtype = atomr_tensor_get_dtype (first);
   return r;
@@ -2727,7 +2728,7 @@ atomr_blas_actor_gemm_tensor_async (AtomrBlasActor      *self,
                                            atomr_tensor_get_dim (b, 0), n,
                                            atomr_tensor_get_dim (c, 0), atomr_tensor_get_dim (c, 1)));
 
-  r = view_request_new (a, opname);
+  r = view_request_new (op, a, opname);
   scalar_set (&r->alpha, alpha, alpha_imag);
   scalar_set (&r->beta, beta, beta_imag);
   r->c = atomr_tensor_get_buffer (c);
@@ -2887,7 +2888,7 @@ atomr_blas_actor_gemv_tensor_async (AtomrBlasActor      *self,
                                            " elements", opname, atomr_tensor_get_dim (a, 0),
                                            atomr_tensor_get_dim (a, 1), nx, ny));
 
-  r = view_request_new (a, opname);
+  r = view_request_new (op, a, opname);
   /* gemv's m × n is the stored column-major matrix: A itself, or Aᵀ */
   r->transa = la.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   r->m = (gint) la.rows;
@@ -2975,7 +2976,7 @@ atomr_blas_actor_axpy_tensor_async (AtomrBlasActor      *self,
                                            "%s: x has %" G_GINT64_FORMAT " elements but y %"
                                            G_GINT64_FORMAT, opname, nx, ny));
 
-  r = view_request_new (x, opname);
+  r = view_request_new (op, x, opname);
   r->n = (gint) nx;
   r->incx = incx;
   r->incy = incy;
