@@ -303,9 +303,11 @@ compile_next (GTask *task)
   atomr_compile_options_set_std (options, "c++17");
   if (d->nvrtc == NULL)
     {
-      /* no GPU to ask: Hopper, with ptxas' resource report in the log */
+      /* no GPU to ask: Hopper.  No --ptxas-options=-v: the library records
+       * ptxas' resource report in the entry without it, and the flag would
+       * give the demo's entries other keys than the CLI's or the
+       * library's compiles of the same sources. */
       atomr_compile_options_set_arch (options, "sm_90");
-      atomr_compile_options_add_extra_flag (options, "--ptxas-options=-v");
     }
   names = k->names ? g_strsplit (k->names, ";", -1) : inspector_find_kernel_names (source);
   for (guint i = 0; names[i]; i++)

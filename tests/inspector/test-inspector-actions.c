@@ -22,6 +22,7 @@
 #include <locale.h>
 
 #include "inspector-application.h"
+#include "inspector-demo.h"
 #include "inspector-diagnostics.h"
 #include "inspector-operation-stats.h"
 #include "inspector-screenshot.h"
@@ -568,6 +569,66 @@ test_compile_shares_cache_key (void)
     g_assert_null (strstr (atomr_module_get_flags (module)[i], "ptxas"));
   g_test_message ("library compile after the editor's: cache status %d", atomr_module_get_cache_status (module));
   g_assert_cmpint (atomr_module_get_cache_status (module), ==, ATOMR_CACHE_STATUS_DISK_HIT);
+}
+
+static void
+on_demo_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  gint *done = user_data;
+  g_autoptr(GError) error = NULL;
+
+  *done = inspector_demo_run_finish (result, &error) ? 1 : 2;
+  if (error)
+    g_test_message ("demo: %s", error->message);
+}
+
+static gboolean
+demo_done (gpointer data)
+{
+  return *(gint *) data != 0;
+}
+
+/* 6, for the demo: without a GPU it compiles for sm_90, and its entries are
+ * the library's too (it used to add --ptxas-options=-v, giving the same
+ * sources other keys than the CLI's compiles). */
+static void
+test_demo_shares_cache_key (void)
+{
+  g_autoptr(AtomrKernelCache) cache = NULL;
+  g_autoptr(GListModel) entries = NULL;
+  g_autoptr(GError) error = NULL;
+  gint done = 0;
+
+  if (!t.have_cache)
+    {
+      g_test_skip ("no NVRTC");
+      return;
+    }
+  reset_window ();
+  inspector_demo_run_async (t.window, NULL, on_demo_done, &done);
+  g_assert_true (wait_for (demo_done, &done));
+  cache = atomr_kernel_cache_new (t.cache_dir);
+  entries = atomr_kernel_cache_list (cache, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_list_model_get_n_items (entries), >, 0);
+  for (guint i = 0; i < g_list_model_get_n_items (entries); i++)
+    {
+      g_autoptr(AtomrKernelCacheEntry) entry = g_list_model_get_item (entries, i);
+      const gchar *const *flags = atomr_kernel_cache_entry_get_flags (entry);
+      gboolean fixture = FALSE;
+
+      for (guint f = 0; flags && flags[f]; f++)
+        g_assert_null (strstr (flags[f], "ptxas"));
+      /* the tests after this one count the directory's entries: the
+       * demo's own go, the fixture's stay */
+      for (guint k = 0; k < G_N_ELEMENTS (t.keys); k++)
+        fixture |= g_strcmp0 (t.keys[k], atomr_kernel_cache_entry_get_key (entry)) == 0;
+      if (!fixture)
+        {
+          g_assert_true (atomr_kernel_cache_remove (cache, atomr_kernel_cache_entry_get_key (entry), &error));
+          g_assert_no_error (error);
+        }
+    }
 }
 
 /* 8. Ctrl+O opens what the page shows: a source chooser on the Editor. */
@@ -1826,6 +1887,7 @@ main (int   argc,
   g_assert_true (g_application_register (G_APPLICATION (t.app), NULL, NULL));
   g_application_hold (G_APPLICATION (t.app));
 
+  g_test_add_func ("/inspector/actions/demo-shares-cache-key", test_demo_shares_cache_key);
   g_test_add_func ("/inspector/actions/cache-delete", test_cache_delete);
   g_test_add_func ("/inspector/actions/cache-search-empty", test_cache_search_empty);
   g_test_add_func ("/inspector/actions/cache-filter-chips", test_cache_filter_chips);
