@@ -17,6 +17,8 @@
 
 #include <atomr.h>
 
+#include "cudnn-validation-util.h"
+
 typedef struct {
   AtomrDevice     *device;
   AtomrCudnnActor *actor;
@@ -78,30 +80,6 @@ tensor_bshd (Fixture *f, AtomrDtype dtype, gint64 b, gint64 h, gint64 s, gint64 
   return t;
 }
 
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **out = user_data;
-  g_assert_null (*out);
-  *out = g_object_ref (result);
-}
-
-static void
-expect (GAsyncResult **result, gint code, const gchar *needle)
-{
-  g_autoptr(GError) error = NULL;
-
-  while (*result == NULL)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_false (g_task_propagate_boolean (G_TASK (*result), &error));
-  g_clear_object (result);
-  g_assert_error (error, ATOMR_ERROR, code);
-  if (strstr (error->message, needle) == NULL)
-    g_error ("expected \"%s\" in: %s", needle, error->message);
-}
-
-#define INVALID ATOMR_ERROR_INVALID_ARGUMENT
-#define NOSUP   ATOMR_ERROR_NOT_SUPPORTED
 #define F16     ATOMR_DTYPE_F16
 #define BF16    ATOMR_DTYPE_BF16
 #define F32     ATOMR_DTYPE_F32

@@ -21,8 +21,8 @@
 
 #include <atomr.h>
 
-#define INVALID ATOMR_ERROR_INVALID_ARGUMENT
-#define NOSUP   ATOMR_ERROR_NOT_SUPPORTED
+#include "cudnn-validation-util.h"
+
 #define F32     ATOMR_DTYPE_F32
 #define F16     ATOMR_DTYPE_F16
 
@@ -70,14 +70,6 @@ tensor_nhwc (Fixture *f, AtomrDtype dtype, gint64 n, gint64 c, gint64 h, gint64 
 
   g_assert_no_error (error);
   return t;
-}
-
-static void
-expect_error (GError *error, gint code, const gchar *needle)
-{
-  g_assert_error (error, ATOMR_ERROR, code);
-  if (strstr (error->message, needle) == NULL)
-    g_error ("expected \"%s\" in: %s", needle, error->message);
 }
 
 /* ------------------------------------------------------------------ */
@@ -524,14 +516,6 @@ test_norm (void)
 
 /* ------------------------------------------------------------------ */
 /* Execution on the mock device                                         */
-
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **out = user_data;
-  g_assert_null (*out);
-  *out = g_object_ref (result);
-}
 
 static void
 run (Fixture *f, AtomrCudnnGraph *g, const guint *ids, AtomrTensor **views, guint n, gint code,

@@ -15,6 +15,8 @@
 
 #include <atomr.h>
 
+#include "cudnn-validation-util.h"
+
 typedef struct {
   AtomrDevice     *device;
   AtomrCudnnActor *actor;
@@ -61,32 +63,6 @@ tensor_nhwc (Fixture *f, AtomrDtype dtype, gint64 n, gint64 c, gint64 h, gint64 
   return t;
 }
 
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **out = user_data;
-  g_assert_null (*out);
-  *out = g_object_ref (result);
-}
-
-/* Waits for the reply and checks its error code and that the message
- * contains @needle. */
-static void
-expect (GAsyncResult **result, gint code, const gchar *needle)
-{
-  g_autoptr(GError) error = NULL;
-
-  while (*result == NULL)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_false (g_task_propagate_boolean (G_TASK (*result), &error));
-  g_clear_object (result);
-  g_assert_error (error, ATOMR_ERROR, code);
-  if (strstr (error->message, needle) == NULL)
-    g_error ("expected \"%s\" in: %s", needle, error->message);
-}
-
-#define INVALID ATOMR_ERROR_INVALID_ARGUMENT
-#define NOSUP   ATOMR_ERROR_NOT_SUPPORTED
 #define F32     ATOMR_DTYPE_F32
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,48 @@
+/* cudnn-validation-util.h — the reply helpers shared by the cuDNN CPU
+ * tests (validation on the mock device: every request must fail with a
+ * named error before anything reaches cuDNN)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <string.h>
+
+#include <atomr.h>
+
+#define INVALID ATOMR_ERROR_INVALID_ARGUMENT
+#define NOSUP   ATOMR_ERROR_NOT_SUPPORTED
+
+/* A GAsyncReadyCallback that keeps the result in *user_data (which must
+ * be empty: a second reply is a test failure). */
+static inline void
+store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GAsyncResult **out = user_data;
+  g_assert_null (*out);
+  *out = g_object_ref (result);
+}
+
+/* Checks that @error has @code in the atomr domain and that its message
+ * contains @needle. */
+static inline void
+expect_error (const GError *error, gint code, const gchar *needle)
+{
+  g_assert_error (error, ATOMR_ERROR, code);
+  if (strstr (error->message, needle) == NULL)
+    g_error ("expected \"%s\" in: %s", needle, error->message);
+}
+
+/* Waits for the reply (a boolean GTask), then checks that it failed with
+ * @code and a message containing @needle. */
+static inline void
+expect (GAsyncResult **result, gint code, const gchar *needle)
+{
+  g_autoptr(GError) error = NULL;
+
+  while (*result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (g_task_propagate_boolean (G_TASK (*result), &error));
+  g_clear_object (result);
+  expect_error (error, code, needle);
+}
