@@ -403,14 +403,6 @@ gboolean
 sync_drive_deps (AtomrSync *sync);
 
 G_GNUC_INTERNAL
-void
-op_cache_free (gpointer data);
-
-G_GNUC_INTERNAL
-gboolean
-op_cache_enabled (void);
-
-G_GNUC_INTERNAL
 AtomrOp *
 op_alloc (void);
 

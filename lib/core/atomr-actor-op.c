@@ -10,61 +10,13 @@
 #include <unistd.h>
 
 #include "atomr-actor-impl-private.h"
+#include "atomr-free-list-private.h"
 
-/* Freed operations kept for reuse, per thread: an operation is a few
- * hundred bytes allocated and freed for every request (malloc + free were
- * about a tenth of a request's host cost under callgrind). */
-#define OP_CACHE_SIZE 64
-
-typedef struct
-{
-  guint    n;
-  AtomrOp *ops[OP_CACHE_SIZE];
-} OpCache;
-
-static __thread OpCache *tls_op_cache;
-
-void
-op_cache_free (gpointer data)
-{
-  OpCache *cache = data;
-
-  /* Runs on the thread that ends: an operation freed by a later
-   * destructor of that thread starts a new cache, never a freed one. */
-  if (tls_op_cache == cache)
-    tls_op_cache = NULL;
-  for (guint i = 0; i < cache->n; i++)
-    g_free (cache->ops[i]);
-  g_free (cache);
-}
-
-/* The GPrivate only frees a thread's cache when the thread ends; the hot
- * path reads the cache through a plain thread-local pointer
- * (g_private_get() + pthread_getspecific() was ~130 instructions per
- * request under callgrind, tests/bench/core/envelope-ir.py). */
-static GPrivate op_cache_key = G_PRIVATE_INIT (op_cache_free);
-
-/* Off where memory errors are being looked for: under AddressSanitizer,
- * and with G_SLICE=always-malloc (GLib's switch for valgrind, which our
- * valgrind tests set) — a recycled operation would hide a use after free. */
-gboolean
-op_cache_enabled (void)
-{
-  static gsize once = 0;
-  static gboolean enabled;
-
-  if (g_once_init_enter (&once))
-    {
-#if defined(__SANITIZE_ADDRESS__)
-      enabled = FALSE;
-#else
-      enabled = g_strstr_len (g_getenv ("G_SLICE") ? g_getenv ("G_SLICE") : "", -1,
-                              "always-malloc") == NULL;
-#endif
-      g_once_init_leave (&once, 1);
-    }
-  return enabled;
-}
+/* Freed operations kept for reuse, per thread (atomr-free-list-private.h):
+ * an operation is a few hundred bytes allocated and freed for every
+ * request. */
+static __thread AtomrFreeList *tls_op_list;
+static GPrivate op_list_key = G_PRIVATE_INIT (atomr_free_list_destroy);
 
 /* op_alloc() clears everything but the inline storage, the last member. */
 G_STATIC_ASSERT (G_STRUCT_OFFSET (AtomrOp, inline_data) + sizeof (((AtomrOp *) NULL)->inline_data) ==
@@ -73,43 +25,21 @@ G_STATIC_ASSERT (G_STRUCT_OFFSET (AtomrOp, inline_data) + sizeof (((AtomrOp *) N
 AtomrOp *
 op_alloc (void)
 {
-  OpCache *cache = tls_op_cache;
+  AtomrOp *op = atomr_free_list_pop (tls_op_list);
 
-  if (cache != NULL && cache->n > 0)
-    {
-      AtomrOp *op = cache->ops[--cache->n];
-      /* Not the inline storage: atomr_op_alloc_data() clears what it
-       * hands out, and nothing else reads it. */
-      memset (op, 0, G_STRUCT_OFFSET (AtomrOp, inline_data));
-      return op;
-    }
-  return g_new0 (AtomrOp, 1);
+  if (op == NULL)
+    return g_new0 (AtomrOp, 1);
+  /* Not the inline storage: atomr_op_alloc_data() clears what it hands
+   * out, and nothing else reads it. */
+  memset (op, 0, G_STRUCT_OFFSET (AtomrOp, inline_data));
+  return op;
 }
 
 void
 op_dealloc (AtomrOp *op)
 {
-  OpCache *cache;
-
-  if (!op_cache_enabled ())
-    {
-      g_free (op);
-      return;
-    }
-  cache = tls_op_cache;
-  if (G_UNLIKELY (cache == NULL))
-    {
-      cache = g_new0 (OpCache, 1);
-      g_private_set (&op_cache_key, cache);
-      tls_op_cache = cache;
-    }
-  if (cache->n < OP_CACHE_SIZE)
-    cache->ops[cache->n++] = op;
-  else
-    g_free (op);
+  atomr_free_list_push (&tls_op_list, &op_list_key, op);
 }
-
-
 
 /* ------------------------------------------------------------------ */
 /* Operations                                                           */

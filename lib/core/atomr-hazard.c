@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "atomr-buffer-private.h"
+#include "atomr-free-list-private.h"
 #include "atomr-hazard-private.h"
 
 struct _AtomrSlot
@@ -26,92 +27,26 @@ struct _AtomrSlot
  * buffers at once keeps the dependency graph acyclic. */
 G_LOCK_DEFINE_STATIC (hazards);
 
-/* Freed slots kept for reuse, per thread, like operations
- * (atomr-actor-op.c): every request that touches a buffer makes one, and
- * malloc + free of it were ~5 % of a small request's host cost under
- * callgrind (tests/bench/core/envelope-ir.py).  Off under AddressSanitizer
- * and with G_SLICE=always-malloc (our valgrind tests), where a recycled
- * slot would hide a use after free. */
-#define SLOT_CACHE_SIZE 64
-
-typedef struct
-{
-  guint      n;
-  AtomrSlot *slots[SLOT_CACHE_SIZE];
-} SlotCache;
-
-static __thread SlotCache *tls_slot_cache;
-
-static void
-slot_cache_free (gpointer data)
-{
-  SlotCache *cache = data;
-
-  /* On the thread that ends: a slot freed by a later destructor of that
-   * thread starts a new cache, never a freed one. */
-  if (tls_slot_cache == cache)
-    tls_slot_cache = NULL;
-  for (guint i = 0; i < cache->n; i++)
-    g_free (cache->slots[i]);
-  g_free (cache);
-}
-
-static GPrivate slot_cache_key = G_PRIVATE_INIT (slot_cache_free);
-
-static gboolean
-slot_cache_enabled (void)
-{
-  static gsize once = 0;
-  static gboolean enabled;
-
-  if (g_once_init_enter (&once))
-    {
-#if defined(__SANITIZE_ADDRESS__)
-      enabled = FALSE;
-#else
-      const gchar *slice = g_getenv ("G_SLICE");
-      enabled = slice == NULL || strstr (slice, "always-malloc") == NULL;
-#endif
-      g_once_init_leave (&once, 1);
-    }
-  return enabled;
-}
+/* Freed slots kept for reuse, per thread (atomr-free-list-private.h):
+ * every request that touches a buffer makes one. */
+static __thread AtomrFreeList *tls_slot_list;
+static GPrivate slot_list_key = G_PRIVATE_INIT (atomr_free_list_destroy);
 
 static AtomrSlot *
 slot_alloc (void)
 {
-  SlotCache *cache = tls_slot_cache;
+  AtomrSlot *slot = atomr_free_list_pop (tls_slot_list);
 
-  if (cache != NULL && cache->n > 0)
-    {
-      AtomrSlot *slot = cache->slots[--cache->n];
-      memset (slot, 0, sizeof *slot);
-      return slot;
-    }
-  return g_new0 (AtomrSlot, 1);
+  if (slot == NULL)
+    return g_new0 (AtomrSlot, 1);
+  memset (slot, 0, sizeof *slot);
+  return slot;
 }
 
 static void
 slot_dealloc (AtomrSlot *slot)
 {
-  SlotCache *cache;
-
-  if (!slot_cache_enabled ())
-    {
-      g_free (slot);
-      return;
-    }
-  cache = tls_slot_cache;
-  if (G_UNLIKELY (cache == NULL))
-    {
-      cache = g_new0 (SlotCache, 1);
-      g_private_set (&slot_cache_key, cache);
-      tls_slot_cache = cache;
-    }
-  if (cache->n < SLOT_CACHE_SIZE)
-    cache->slots[cache->n++] = slot;
-  else
-    g_free (slot);
+  atomr_free_list_push (&tls_slot_list, &slot_list_key, slot);
 }
 
 AtomrSlot *

@@ -1,0 +1,55 @@
+/* atomr-free-list.c — per-thread free lists of fixed-size blocks
+ * (see atomr-free-list-private.h)
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "atomr-free-list-private.h"
+
+gboolean
+atomr_free_list_enabled (void)
+{
+  static gsize once = 0;
+  static gboolean enabled;
+
+  if (g_once_init_enter (&once))
+    {
+#if defined(__SANITIZE_ADDRESS__)
+      enabled = FALSE;
+#else
+      const gchar *slice = g_getenv ("G_SLICE");
+      enabled = slice == NULL || strstr (slice, "always-malloc") == NULL;
+#endif
+      g_once_init_leave (&once, 1);
+    }
+  return enabled;
+}
+
+AtomrFreeList *
+atomr_free_list_new (AtomrFreeList **home,
+                     GPrivate       *key)
+{
+  AtomrFreeList *list = g_new0 (AtomrFreeList, 1);
+
+  list->home = home;
+  g_private_set (key, list);
+  *home = list;
+  return list;
+}
+
+void
+atomr_free_list_destroy (gpointer data)
+{
+  AtomrFreeList *list = data;
+
+  /* On the thread that ends: a block freed by a later destructor of that
+   * thread starts a new list, never a freed one. */
+  if (*list->home == list)
+    *list->home = NULL;
+  for (guint i = 0; i < list->n; i++)
+    g_free (list->blocks[i]);
+  g_free (list);
+}
