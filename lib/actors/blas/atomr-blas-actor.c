@@ -12,9 +12,11 @@
 #include <string.h>
 
 #include "atomr-cublas-table-private.h"
+#include "atomr-cublasLt-table-private.h"
 
 #include "actors/atomr-library-private.h"
 #include "actors/blas/atomr-blas-actor.h"
+#include "actors/blas/atomr-blas-actor-private.h"
 #include "core/atomr-tensor-private.h"
 
 /**
@@ -39,6 +41,16 @@
  * no handle: requests are validated and then answered with
  * %ATOMR_ERROR_NOT_SUPPORTED.
  *
+ * Real general matrix products (gemm, gemm_ex and gemm_tensor with f32,
+ * f64, f16 or bf16 operands) run through cuBLASLt with an algorithm chosen
+ * once per problem and kept in a small per-actor cache, when cuBLASLt
+ * loads and has an algorithm for the problem; otherwise, and for complex
+ * dtypes, through the classic cuBLAS routine.  Both give the same result
+ * class (the compute type follows [property@Atomr.BlasActor:math-mode]);
+ * cuBLASLt's per-call host cost is lower, which matters for small
+ * products.  `ATOMR_BLAS_LT_GEMM=0` in the environment keeps every product
+ * on the classic routines.
+ *
  * Since: 0.1
  */
 
@@ -52,6 +64,14 @@ struct _AtomrBlasActor
   CUstream        handle_stream;    /* as set on the handle (a graph capture
                                      * enqueues on another stream) */
   gint            math_mode;        /* atomic: AtomrBlasMathMode */
+
+  /* cuBLASLt for real gemms (see the class comment); on the actor's
+   * context only. */
+  cublasLtHandle_t lt;              /* NULL: classic routines only */
+  CUdeviceptr      lt_workspace;    /* LT_WORKSPACE bytes, on first need */
+  struct _LtGemmPlan *lt_plans;     /* LT_PLANS entries, NULL until used */
+  guint64          lt_tick;
+  guint64          lt_gemms;        /* atomic: products through cuBLASLt */
 };
 
 G_DEFINE_FINAL_TYPE (AtomrBlasActor, atomr_blas_actor, ATOMR_TYPE_ACTOR)
@@ -283,12 +303,241 @@ half_type (AtomrDtype dtype)
     }
 
 /* ------------------------------------------------------------------ */
+/* cuBLASLt for real gemms                                              */
+
+#define LT_PLANS     16
+#define LT_WORKSPACE (32u << 20)
+
+/* Everything the algorithm depends on; compared with memcmp (zeroed
+ * first, so padding compares too). */
+typedef struct {
+  gint64 m, n, k, lda, ldb, ldc;
+  gint32 transa, transb, dtype_ab, dtype_c, compute;
+  gint32 align_a, align_b, align_c;   /* bytes, powers of two up to 256 */
+} LtGemmKey;
+
+typedef struct _LtGemmPlan {
+  LtGemmKey              key;
+  guint64                used;        /* lt_tick of the last use; 0: free */
+  gboolean               usable;      /* FALSE: no algorithm, use cuBLAS */
+  cublasLtMatmulDesc_t   desc;
+  cublasLtMatrixLayout_t la, lb, lc;
+  cublasLtMatmulAlgo_t   algo;
+  gsize                  workspace;
+} LtGemmPlan;
+
+static void
+lt_plan_clear (LtGemmPlan *plan)
+{
+  if (plan->desc)
+    cublasLtMatmulDescDestroy (plan->desc);
+  if (plan->la)
+    cublasLtMatrixLayoutDestroy (plan->la);
+  if (plan->lb)
+    cublasLtMatrixLayoutDestroy (plan->lb);
+  if (plan->lc)
+    cublasLtMatrixLayoutDestroy (plan->lc);
+  memset (plan, 0, sizeof *plan);
+}
+
+static void
+lt_plans_free (AtomrBlasActor *self)
+{
+  if (self->lt_plans == NULL)
+    return;
+  for (guint i = 0; i < LT_PLANS; i++)
+    lt_plan_clear (&self->lt_plans[i]);
+  g_clear_pointer (&self->lt_plans, g_free);
+}
+
+static gint32
+lt_alignment (guint64 address)
+{
+  guint64 a = address & (~address + 1);   /* lowest set bit */
+
+  return address == 0 || a > 256 ? 256 : (gint32) a;
+}
+
+/* Descriptors, layouts and the heuristic's first algorithm for @key; an
+ * entry without an algorithm (usable FALSE) remembers that the classic
+ * routine serves this problem. */
+static void
+lt_plan_build (AtomrBlasActor *self,
+               LtGemmPlan     *plan,
+               const LtGemmKey *key)
+{
+  cublasLtMatmulPreference_t pref = NULL;
+  cublasLtMatmulHeuristicResult_t result;
+  cudaDataType scale = key->compute == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
+  cudaDataType ab = (cudaDataType) key->dtype_ab, ct = (cudaDataType) key->dtype_c;
+  cublasOperation_t ta = key->transa, tb = key->transb;
+  guint64 ws = LT_WORKSPACE;
+  uint32_t align[3] = { key->align_a, key->align_b, key->align_c };
+  int returned = 0;
+  gboolean ok;
+
+  plan->key = *key;
+  ok = cublasLtMatmulDescCreate (&plan->desc, key->compute, scale) == CUBLAS_STATUS_SUCCESS &&
+       cublasLtMatmulDescSetAttribute (plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == 0 &&
+       cublasLtMatmulDescSetAttribute (plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == 0 &&
+       cublasLtMatrixLayoutCreate (&plan->la, ab, ta == CUBLAS_OP_N ? key->m : key->k,
+                                   ta == CUBLAS_OP_N ? key->k : key->m, key->lda) == 0 &&
+       cublasLtMatrixLayoutCreate (&plan->lb, ab, tb == CUBLAS_OP_N ? key->k : key->n,
+                                   tb == CUBLAS_OP_N ? key->n : key->k, key->ldb) == 0 &&
+       cublasLtMatrixLayoutCreate (&plan->lc, ct, key->m, key->n, key->ldc) == 0 &&
+       cublasLtMatmulPreferenceCreate (&pref) == 0 &&
+       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &ws, sizeof ws) == 0 &&
+       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                             &align[0], sizeof align[0]) == 0 &&
+       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                             &align[1], sizeof align[1]) == 0 &&
+       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                             &align[2], sizeof align[2]) == 0 &&
+       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                             &align[2], sizeof align[2]) == 0 &&
+       cublasLtMatmulAlgoGetHeuristic (self->lt, plan->desc, plan->la, plan->lb, plan->lc, plan->lc,
+                                       pref, 1, &result, &returned) == CUBLAS_STATUS_SUCCESS &&
+       returned > 0;
+  if (pref)
+    cublasLtMatmulPreferenceDestroy (pref);
+  if (ok)
+    {
+      plan->algo = result.algo;
+      plan->workspace = result.workspaceSize;
+    }
+  plan->usable = ok;
+}
+
+/* Runs a real gemm through cuBLASLt; FALSE (nothing enqueued, *status
+ * untouched) when the classic routine must do it. */
+static gboolean
+lt_gemm (AtomrBlasActor       *self,
+         BlasRequest          *r,
+         cublasComputeType_t   compute,
+         cublasStatus_t       *status)
+{
+  LtGemmKey key;
+  LtGemmPlan *plan = NULL, *victim = NULL;
+  void *pa = PTR (r->a), *pb = PTR (r->b), *pc = PTR (r->c);
+  gconstpointer alpha, beta;
+
+  if (self->lt == NULL || compute == CUBLAS_COMPUTE_16F || compute == CUBLAS_COMPUTE_16F_PEDANTIC ||
+      (r->transa != CUBLAS_OP_N && r->transa != CUBLAS_OP_T) ||
+      (r->transb != CUBLAS_OP_N && r->transb != CUBLAS_OP_T))
+    return FALSE;
+
+  memset (&key, 0, sizeof key);
+  key.m = r->m; key.n = r->n; key.k = r->k;
+  key.lda = r->lda; key.ldb = r->ldb; key.ldc = r->ldc;
+  key.transa = r->transa; key.transb = r->transb;
+  key.dtype_ab = cuda_data_type (r->dtype);
+  key.dtype_c = cuda_data_type (r->out_dtype);
+  key.compute = compute;
+  key.align_a = lt_alignment ((guint64) (uintptr_t) pa);
+  key.align_b = lt_alignment ((guint64) (uintptr_t) pb);
+  key.align_c = lt_alignment ((guint64) (uintptr_t) pc);
+
+  if (self->lt_plans == NULL)
+    self->lt_plans = g_new0 (LtGemmPlan, LT_PLANS);
+  for (guint i = 0; i < LT_PLANS; i++)
+    {
+      LtGemmPlan *p = &self->lt_plans[i];
+
+      if (p->used && memcmp (&p->key, &key, sizeof key) == 0)
+        {
+          plan = p;
+          break;
+        }
+      if (victim == NULL || p->used < victim->used)
+        victim = p;
+    }
+  if (plan == NULL)
+    {
+      plan = victim;     /* free, or the least recently used */
+      lt_plan_clear (plan);
+      lt_plan_build (self, plan, &key);
+    }
+  plan->used = ++self->lt_tick;
+  if (!plan->usable)
+    return FALSE;
+
+  if (plan->workspace > 0)
+    {
+      CUstream own = atomr_actor_get_cu_stream (ATOMR_ACTOR (self));
+
+      /* Record mode (a graph capture enqueues on another stream): the
+       * classic routine, as before; a graph replayed elsewhere must not
+       * share the actor's workspace with its eager calls, and an
+       * allocation here would become a node of the graph. */
+      if (self->handle_stream != own)
+        return FALSE;
+      if (self->lt_workspace == 0 &&
+          ATOMR_CU->cuMemAllocAsync (&self->lt_workspace, LT_WORKSPACE, own) != CUDA_SUCCESS)
+        {
+          self->lt_workspace = 0;
+          return FALSE;
+        }
+    }
+
+  /* f32 scalars for every compute type but f64, as the classic routines. */
+  alpha = compute == CUBLAS_COMPUTE_64F ? (gconstpointer) r->alpha.d : (gconstpointer) r->alpha.f;
+  beta = compute == CUBLAS_COMPUTE_64F ? (gconstpointer) r->beta.d : (gconstpointer) r->beta.f;
+  *status = cublasLtMatmul (self->lt, plan->desc, alpha, pa, plan->la, pb, plan->lb, beta,
+                            pc, plan->lc, pc, plan->lc, &plan->algo,
+                            plan->workspace ? (void *) (uintptr_t) self->lt_workspace : NULL,
+                            plan->workspace, (cudaStream_t) self->handle_stream);
+  g_atomic_pointer_add (&self->lt_gemms, 1);
+  return TRUE;
+}
+
+guint64
+atomr_blas_actor_get_lt_gemm_count (AtomrBlasActor *self)
+{
+  g_return_val_if_fail (ATOMR_IS_BLAS_ACTOR (self), 0);
+  return (guint64) g_atomic_pointer_get (&self->lt_gemms);
+}
+
+/* ------------------------------------------------------------------ */
 /* The calls                                                            */
+
+/* The compute type the classic routine would use for @r under the
+ * handle's math mode; 0 for complex dtypes (classic only). */
+static cublasComputeType_t
+gemm_compute_type (AtomrBlasActor *self,
+                   BlasRequest    *r)
+{
+  cublasComputeType_t compute = r->compute;
+
+  if (compute == 0)
+    switch (r->dtype)
+      {
+      case ATOMR_DTYPE_F64: return CUBLAS_COMPUTE_64F;
+      case ATOMR_DTYPE_F32: case ATOMR_DTYPE_F16: case ATOMR_DTYPE_BF16:
+        compute = CUBLAS_COMPUTE_32F;
+        break;
+      default: return 0;
+      }
+  if (compute == CUBLAS_COMPUTE_32F && self->handle_math_mode == ATOMR_BLAS_MATH_PEDANTIC)
+    return CUBLAS_COMPUTE_32F_PEDANTIC;
+  if (compute == CUBLAS_COMPUTE_32F && r->dtype == ATOMR_DTYPE_F32 &&
+      self->handle_math_mode == ATOMR_BLAS_MATH_TF32)
+    return CUBLAS_COMPUTE_32F_FAST_TF32;
+  return compute;
+}
 
 static cublasStatus_t
 call_gemm (AtomrBlasActor *self, BlasRequest *r, const gchar **name)
 {
   cublasHandle_t h = self->handle;
+  cublasComputeType_t compute = gemm_compute_type (self, r);
+  cublasStatus_t st;
+
+  if (compute != 0 && lt_gemm (self, r, compute, &st))
+    {
+      *name = "cublasLtMatmul";
+      return st;
+    }
 
   if (r->dtype == ATOMR_DTYPE_F16 || r->dtype == ATOMR_DTYPE_BF16 || r->compute != 0)
     {
@@ -2377,6 +2626,10 @@ atomr_blas_actor_setup (AtomrActor  *actor,
       self->scratch = 0;
       return FALSE;
     }
+  /* Optional: without cuBLASLt every gemm takes the classic routine. */
+  if (g_strcmp0 (g_getenv ("ATOMR_BLAS_LT_GEMM"), "0") != 0 &&
+      atomr_cublasLt_load (NULL) && cublasLtCreate (&self->lt) != CUBLAS_STATUS_SUCCESS)
+    self->lt = NULL;
   return TRUE;
 }
 
@@ -2392,11 +2645,19 @@ atomr_blas_actor_teardown (AtomrActor *actor,
     {
       if (self->scratch)
         ATOMR_CU->cuMemFreeAsync (self->scratch, atomr_actor_get_cu_stream (actor));
+      if (self->lt_workspace)
+        ATOMR_CU->cuMemFreeAsync (self->lt_workspace, atomr_actor_get_cu_stream (actor));
       if (self->handle)
         cublasDestroy (self->handle);
+      if (self->lt)
+        cublasLtDestroy (self->lt);
     }
+  /* Host objects: freed whether or not the context lives. */
+  lt_plans_free (self);
   self->scratch = 0;
+  self->lt_workspace = 0;
   self->handle = NULL;
+  self->lt = NULL;
 }
 
 static void

@@ -19,6 +19,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "actors/blas/atomr-blas-actor-private.h"
 
 typedef struct { gdouble re, im; } Z;
 
@@ -364,6 +365,84 @@ test_gemm_half (Fixture *f, gconstpointer data)
   check_gemm (f, ATOMR_DTYPE_F32, T, N, TRUE, ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_F32_FAST_BF16, 1e-2);
   check_gemm (f, ATOMR_DTYPE_F32, N, T, TRUE, ATOMR_DTYPE_F32, ATOMR_BLAS_COMPUTE_F32_PEDANTIC, 1e-6);
   check_gemm (f, ATOMR_DTYPE_F64, N, N, TRUE, ATOMR_DTYPE_F64, ATOMR_BLAS_COMPUTE_F64, 1e-12);
+}
+
+/* Real products go through cuBLASLt (a cached algorithm per problem) and
+ * give what the classic routines give: every dtype and compute type of
+ * check_gemm, operands at offsets that are not 16-byte aligned (the
+ * algorithm must allow them), a problem the cache evicted and rebuilt,
+ * and ATOMR_BLAS_LT_GEMM=0 keeping an actor on the classic routines. */
+static void
+test_gemm_lt_path (Fixture *f, gconstpointer data)
+{
+  const gint64 m = 33, n = 17, k = 21, lda = 35, ldb = 23, ldc = 34;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBlasActor) classic = NULL;
+  guint64 before;
+
+  SKIP_WITHOUT_DEVICE (f);
+  before = atomr_blas_actor_get_lt_gemm_count (f->blas);
+  check_gemm (f, ATOMR_DTYPE_F32, N, N, FALSE, ATOMR_DTYPE_F32, 0, tolerance (ATOMR_DTYPE_F32));
+  if (atomr_blas_actor_get_lt_gemm_count (f->blas) == before)
+    {
+      g_test_message ("cuBLASLt did not load or has no algorithm: classic routines only");
+      g_test_incomplete ("no cuBLASLt gemm on this machine");
+      return;
+    }
+  g_test_message ("cuBLASLt gemms so far: %" G_GUINT64_FORMAT,
+                  atomr_blas_actor_get_lt_gemm_count (f->blas));
+
+  /* Views one element in: 4- and 8-byte aligned addresses, all operands
+   * (column-major m x k, k x n, m x n with leading dimensions). */
+  for (guint d = 0; d < 2; d++)
+    {
+      AtomrDtype dt = d ? ATOMR_DTYPE_F64 : ATOMR_DTYPE_F32;
+      gsize es = atomr_dtype_get_size (dt);
+      gint64 na = lda * k + 1, nb = ldb * n + 1, nc = ldc * n + 1;
+      g_autofree Z *a = random_z (f, dt, na), *b = random_z (f, dt, nb), *c = random_z (f, dt, nc);
+      g_autofree Z *got = NULL, *got_classic = NULL;
+      g_autofree Z *ref = g_memdup2 (c, nc * sizeof (Z));
+      g_autoptr(AtomrBuffer) ba = upload (f, dt, a, na), bb = upload (f, dt, b, nb);
+      g_autoptr(AtomrBuffer) bc = upload (f, dt, c, nc), bc2 = upload (f, dt, c, nc);
+      g_autoptr(AtomrTensor) va = atomr_tensor_new_strided (ba, dt, es, (const gint64[]) { m, k }, 2,
+                                                           (const gint64[]) { 1, lda }, 2, &error);
+      g_autoptr(AtomrTensor) vb = atomr_tensor_new_strided (bb, dt, es, (const gint64[]) { k, n }, 2,
+                                                           (const gint64[]) { 1, ldb }, 2, &error);
+      g_autoptr(AtomrTensor) vc = atomr_tensor_new_strided (bc, dt, es, (const gint64[]) { m, n }, 2,
+                                                           (const gint64[]) { 1, ldc }, 2, &error);
+      g_autoptr(AtomrTensor) vc2 = atomr_tensor_new_strided (bc2, dt, es, (const gint64[]) { m, n }, 2,
+                                                            (const gint64[]) { 1, ldc }, 2, &error);
+
+      g_assert_no_error (error);
+      before = atomr_blas_actor_get_lt_gemm_count (f->blas);
+      g_assert_true (atomr_blas_actor_gemm_tensor_sync (f->blas, 0.5, va, vb, -2.0, vc, NULL, &error));
+      g_assert_no_error (error);
+      g_test_message ("%s gemm at odd offsets: %s", atomr_dtype_get_name (dt),
+                      atomr_blas_actor_get_lt_gemm_count (f->blas) > before ? "cuBLASLt" : "classic");
+
+      g_setenv ("ATOMR_BLAS_LT_GEMM", "0", TRUE);
+      classic = atomr_blas_actor_new (f->device, &error);
+      g_unsetenv ("ATOMR_BLAS_LT_GEMM");
+      g_assert_no_error (error);
+      g_assert_true (atomr_blas_actor_gemm_tensor_sync (classic, 0.5, va, vb, -2.0, vc2, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (atomr_blas_actor_get_lt_gemm_count (classic), ==, 0);
+      g_clear_object (&classic);
+
+      got = download (bc);
+      got_classic = download (bc2);
+      ref_gemm (N, N, m, n, k, (Z) { 0.5, 0 }, a + 1, lda, b + 1, ldb, (Z) { -2.0, 0 }, ref + 1, ldc);
+      CHECK_ERR ("gemm at odd offsets, cuBLASLt path", rel_err (got + 1, ldc, ref + 1, ldc, m, n),
+                 tolerance (dt));
+      CHECK_ERR ("gemm at odd offsets, classic path", rel_err (got_classic + 1, ldc, ref + 1, ldc, m, n),
+                 tolerance (dt));
+      g_assert_cmpfloat (got[0].re, ==, c[0].re);   /* before the view: untouched */
+    }
+
+  /* More problems than the cache holds, then the first one again. */
+  for (guint i = 0; i < 20; i++)
+    check_gemm (f, ATOMR_DTYPE_F32, i % 2 ? T : N, N, FALSE, ATOMR_DTYPE_F32, 0,
+                tolerance (ATOMR_DTYPE_F32));
 }
 
 /* Large enough that cuBLAS uses tensor cores when the math mode allows. */
@@ -1919,6 +1998,7 @@ main (int argc, char **argv)
   ADD ("/gpu-blas/gemm", test_gemm);
   ADD ("/gpu-blas/gemm/half-and-compute-types", test_gemm_half);
   ADD ("/gpu-blas/gemm/math-mode", test_gemm_tf32_math_mode);
+  ADD ("/gpu-blas/gemm/cublaslt-path", test_gemm_lt_path);
   ADD ("/gpu-blas/gemm-strided-batched", test_gemm_strided_batched);
   ADD ("/gpu-blas/syrk", test_syrk);
   ADD ("/gpu-blas/trsm", test_trsm);
