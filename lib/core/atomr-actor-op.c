@@ -548,7 +548,13 @@ op_run (AtomrOp *op)
   atomr_vec_add (&priv->source->unfenced, op);
   priv->running--;
   tls_op_run_depth--;
+  /* Nothing in flight: nothing to share a fence with, and a request on its
+   * own is the latency case; its fence goes in now instead of after a
+   * round of the main loop (which then lay on the path from the GPU's
+   * completion to the reply whenever the kernel was shorter than it).
+   * A burst pays one fence more: its first request's. */
   if (priv->timing || priv->source->unfenced.len >= MAX_COALESCE ||
+      atomr_ring_len (&priv->source->inflight) == 0 ||
       (priv->mode != ATOMR_COMPLETION_ADAPTIVE && priv->mode != ATOMR_COMPLETION_POLL))
     actor_flush (self);
 }

@@ -595,14 +595,51 @@ test_reader_replacement (void)
 
   /* Many reads in flight from one actor cost one entry, not one each; and
    * operations enqueued together share fences, 32 to a fence: 1000 reads
-   * dispatched in one pass record 32 fences. */
+   * dispatched in one pass record 33 fences (the first, with nothing in
+   * flight, gets its own: the latency case, /envelope/lone-request-fenced). */
   for (guint i = 0; i < 1000; i++)
     atomr_actor_download_async (reader, x, NULL, NULL, NULL);
   iterate_pending ();
-  g_assert_cmpuint (atomr_host_stream_get_n_pending (rs), ==, 32);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (rs), ==, 33);
   atomr_host_stream_complete (rs, G_MAXUINT, CUDA_SUCCESS);
   while (atomr_actor_get_n_completed (reader) < 1001)
     g_main_context_iteration (NULL, TRUE);
+}
+
+/* A request made on the actor's home thread with nothing in flight is
+ * enqueued and fenced inside its _async call: its completion does not
+ * wait for a round of the main loop to record the fence (the latency of
+ * a lone request).  A second one, made while the first is in flight,
+ * waits to share the next fence. */
+static void
+test_lone_request_fenced (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_autoptr(AtomrBuffer) x = atomr_buffer_new (device, ATOMR_DTYPE_U8, 16, &error);
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  AtomrStream *stream;
+
+  g_assert_no_error (error);
+  /* A first request makes the stream; once answered nothing is in flight. */
+  atomr_actor_download_async (actor, x, NULL, store_result, &r1);
+  iterate_pending ();
+  stream = atomr_actor_get_stream (actor);
+  atomr_host_stream_complete (stream, G_MAXUINT, CUDA_SUCCESS);
+  iterate_until ((gpointer *) &r1);
+  g_clear_object (&r1);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), ==, 0);
+
+  atomr_actor_download_async (actor, x, NULL, store_result, &r1);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), ==, 1);   /* fenced already */
+  atomr_actor_download_async (actor, x, NULL, store_result, &r2);
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), ==, 1);   /* shares the next */
+  iterate_pending ();
+  g_assert_cmpuint (atomr_host_stream_get_n_pending (stream), ==, 2);
+  atomr_host_stream_complete (stream, G_MAXUINT, CUDA_SUCCESS);
+  iterate_until ((gpointer *) &r1);
+  iterate_until ((gpointer *) &r2);
 }
 
 /* Several threads submit to two actors (served by different threads)
@@ -1263,6 +1300,7 @@ main (int argc, char **argv)
   g_test_add_func ("/envelope/program-order", test_program_order);
   g_test_add_func ("/envelope/failed-link", test_failed_link);
   g_test_add_func ("/envelope/reader-replacement", test_reader_replacement);
+  g_test_add_func ("/envelope/lone-request-fenced", test_lone_request_fenced);
   g_test_add_func ("/envelope/threads", test_threads);
   g_test_add ("/envelope/home-thread-enqueues", Fixture, NULL, fixture_setup, test_home_thread_enqueues, fixture_teardown);
   g_test_add ("/envelope/many-in-flight", Fixture, NULL, fixture_setup, test_many_in_flight, fixture_teardown);
