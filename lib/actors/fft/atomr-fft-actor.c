@@ -36,6 +36,7 @@ typedef struct {
   AtomrFftPlan *plan;   /* the key, owned */
   cufftHandle   handle;
   gsize         work_size;   /* bytes of the shared work area it needs */
+  CUdeviceptr   work_area;   /* the area last given to the handle */
   GList         link;   /* in lru, data = the entry */
 } PlanEntry;
 
@@ -235,7 +236,7 @@ typedef struct {
 } ExecRequest;
 
 static void
-exec_request_free (gpointer data)
+exec_request_clear (gpointer data)
 {
   ExecRequest *req = data;
 
@@ -248,7 +249,6 @@ exec_request_free (gpointer data)
       atomr_device_leave (req->device);
     }
   atomr_fft_plan_unref (req->plan);
-  g_free (req);
 }
 
 static cudaDataType
@@ -322,6 +322,7 @@ lookup_plan (AtomrFftActor *self,
              cufftHandle   *handle,
              gsize         *work,
              gboolean      *transient,
+             PlanEntry    **cached,
              GError       **error)
 {
   AtomrFftPlan *plan = req->plan;
@@ -331,6 +332,7 @@ lookup_plan (AtomrFftActor *self,
   cufftHandle h;
 
   *transient = FALSE;
+  *cached = NULL;
   if (entry)
     {
       g_queue_unlink (&self->lru, &entry->link);
@@ -340,6 +342,7 @@ lookup_plan (AtomrFftActor *self,
       g_mutex_unlock (&self->stats_lock);
       *handle = entry->handle;
       *work = entry->work_size;
+      *cached = entry;
       return TRUE;
     }
 
@@ -381,6 +384,7 @@ lookup_plan (AtomrFftActor *self,
   g_hash_table_insert (self->cache, entry->plan, entry);
   g_queue_push_head_link (&self->lru, &entry->link);
   update_size (self);
+  *cached = entry;
   return TRUE;
 }
 
@@ -392,6 +396,7 @@ attach_work_area (AtomrFftActor  *self,
                   CUstream        stream,
                   cufftHandle     h,
                   gsize           work,
+                  PlanEntry      *entry,
                   GError        **error)
 {
   if (work > self->work_area_size)
@@ -406,7 +411,14 @@ attach_work_area (AtomrFftActor  *self,
       self->work_area = area;
       __atomic_store_n (&self->work_area_size, work, __ATOMIC_RELAXED);
     }
-  return cufft_check (cufftSetWorkArea (h, (void *) (guintptr) self->work_area), "cufftSetWorkArea", error);
+  /* A cached plan keeps the area it was given until the area moves. */
+  if (entry && entry->work_area == self->work_area)
+    return TRUE;
+  if (!cufft_check (cufftSetWorkArea (h, (void *) (guintptr) self->work_area), "cufftSetWorkArea", error))
+    return FALSE;
+  if (entry)
+    entry->work_area = self->work_area;
+  return TRUE;
 }
 
 /* Multiplies exactly the output elements (not the gaps of an advanced
@@ -510,6 +522,7 @@ exec_enqueue (AtomrOp  *op,
   cufftHandle h;
   gsize work = 0;
   gboolean transient, ok;
+  PlanEntry *entry;
   int sign = req->direction == ATOMR_FFT_FORWARD ? CUFFT_FORWARD : CUFFT_INVERSE;
   cufftResult r;
 
@@ -520,9 +533,9 @@ exec_enqueue (AtomrOp  *op,
                    atomr_device_get_name (atomr_actor_get_device (ATOMR_ACTOR (self))));
       return FALSE;
     }
-  if (!lookup_plan (self, op, req, &h, &work, &transient, error))
+  if (!lookup_plan (self, op, req, &h, &work, &transient, &entry, error))
     return FALSE;
-  if (work > 0 && !attach_work_area (self, atomr_op_get_cu_stream (op), h, work, error))
+  if (work > 0 && !attach_work_area (self, atomr_op_get_cu_stream (op), h, work, entry, error))
     {
       if (transient)
         cufftDestroy (h);
@@ -768,7 +781,8 @@ execute_submit_plan (AtomrOp               *op,
                                            "in place is supported for C2C with equal input and "
                                            "output layouts only"));
 
-  req = g_new0 (ExecRequest, 1);
+  /* In the operation's own storage, cleared (not freed) with it. */
+  req = atomr_op_alloc_data (op, sizeof *req, exec_request_clear);
   req->plan = atomr_fft_plan_ref (plan);
   req->direction = direction;
   for (gint d = 0; d < plan->key.rank; d++)
@@ -786,8 +800,8 @@ execute_submit_plan (AtomrOp               *op,
   req->in_offset = in_offset;
   req->out_offset = out_offset;
   req->device = atomr_actor_get_device (ATOMR_ACTOR (self));
-  atomr_op_set_detail (op, atomr_fft_plan_get_description (plan));
-  atomr_op_set_data (op, req, exec_request_free);
+  /* The plan's own text, alive as long as the request holds the plan. */
+  atomr_op_set_detail_static (op, atomr_fft_plan_get_description (plan));
   if (input == output || plan->key.kind == ATOMR_FFT_C2R)
     atomr_op_write (op, input);
   else

@@ -14,6 +14,7 @@ struct _AtomrFftPlan {
   gchar          *description;  /* atomic, made on first use */
   guint64         input_elements;   /* derived from the key, checked */
   guint64         output_elements;
+  guint           hash;         /* of the key, set when the plan is made */
   /* Everything below is the cache key (hashed and compared bytewise), so
    * unused dimensions stay zero. */
   struct {
