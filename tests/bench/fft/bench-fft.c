@@ -72,30 +72,30 @@ bench_actor (AtomrFftActor *fft,
 {
   g_autoptr(GArray) times = g_array_new (FALSE, FALSE, sizeof (double));
   Burst burst = { 0 };
-  gint64 t0;
+  gdouble t0;
 
   for (gint i = 0; i < reps + 3; i++)
     {
-      t0 = g_get_monotonic_time ();
+      t0 = bench_now_us ();
       burst.pending = 1;
       atomr_fft_actor_execute_async (fft, plan, ATOMR_FFT_FORWARD, in, out, NULL, burst_done, &burst);
       while (burst.pending)
         g_main_context_iteration (NULL, TRUE);
       if (i >= 3)
         {
-          double us = g_get_monotonic_time () - t0;
+          double us = bench_now_us () - t0;
           g_array_append_val (times, us);
         }
     }
   *latency = median (times);
 
-  t0 = g_get_monotonic_time ();
+  t0 = bench_now_us ();
   burst.pending = BURST;
   for (gint i = 0; i < BURST; i++)
     atomr_fft_actor_execute_async (fft, plan, ATOMR_FFT_FORWARD, in, out, NULL, burst_done, &burst);
   while (burst.pending)
     g_main_context_iteration (NULL, TRUE);
-  *pipelined = (double) (g_get_monotonic_time () - t0) / BURST;
+  *pipelined = (double) (bench_now_us () - t0) / BURST;
 }
 
 static cufftResult
@@ -124,7 +124,7 @@ bench_raw (AtomrDevice  *device,
   long long n[2] = { size->n[0], size->n[1] };
   cufftHandle plan;
   size_t work = 0;
-  gint64 t0;
+  gdouble t0;
 
   if (!atomr_device_enter (device, &error))
     g_error ("enter: %s", error->message);
@@ -136,21 +136,21 @@ bench_raw (AtomrDevice  *device,
   g_assert_cmpint (cufftSetStream (plan, (cudaStream_t) stream), ==, CUFFT_SUCCESS);
   for (gint i = 0; i < reps + 3; i++)
     {
-      t0 = g_get_monotonic_time ();
+      t0 = bench_now_us ();
       g_assert_cmpint (raw_exec (plan, size->kind, in, out), ==, CUFFT_SUCCESS);
       g_assert_cmpint (ATOMR_CU->cuStreamSynchronize (stream), ==, CUDA_SUCCESS);
       if (i >= 3)
         {
-          double us = g_get_monotonic_time () - t0;
+          double us = bench_now_us () - t0;
           g_array_append_val (times, us);
         }
     }
   *latency = median (times);
-  t0 = g_get_monotonic_time ();
+  t0 = bench_now_us ();
   for (gint i = 0; i < BURST; i++)
     raw_exec (plan, size->kind, in, out);
   ATOMR_CU->cuStreamSynchronize (stream);
-  *pipelined = (double) (g_get_monotonic_time () - t0) / BURST;
+  *pipelined = (double) (bench_now_us () - t0) / BURST;
   cufftDestroy (plan);
   atomr_device_leave (device);
 }
