@@ -94,6 +94,7 @@ for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   # their peers below read these figures
   [ "$b" = bench-tensor ] && args=(--json "$out/atomr-tensor.json")
   [ "$b" = bench-sparse ] && args=(--json "$out/atomr-sparse.json")
+  [ "$b" = bench-peers ] && args=(--json "$out/atomr-peers.json")
   if [ "$b" = bench-cudnn ]; then
     cudnn_env 150 "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
     head -1 "$out/$b.log"
@@ -118,9 +119,17 @@ if [ -x /opt/torch/.venv/bin/python ] && [ -x "$here/bin/bench-graph" ] &&
   echo "bench-graph --json rc=$?"
   for s in peer_torch peer_cupy; do
     timeout 150 /opt/torch/.venv/bin/python "$here/peers/$s.py" --atomr "$out/atomr-graph.json" \
-      > "$out/graph-$s.log" 2>&1
+      --json "$out/$s.json" > "$out/graph-$s.log" 2>&1
     echo "graph $s rc=$?"; tail -12 "$out/graph-$s.log"
   done
+  # atomr from Python (the bundle's PyGObject), then the one table.
+  timeout 200 "$here/run-python" "$here/peers/peer_atomr.py" --json "$out/peer_atomr.json" \
+    > "$out/graph-peer_atomr.log" 2>&1
+  echo "graph peer_atomr rc=$?"; tail -12 "$out/graph-peer_atomr.log"
+  python3 "$here/peers/peers_table.py" --graph "$out/atomr-graph.json" --peers "$out/atomr-peers.json" \
+    --python "$out/peer_atomr.json" --torch "$out/peer_torch.json" --cupy "$out/peer_cupy.json" \
+    > "$out/peers-table.log" 2>&1
+  echo "peers_table rc=$?"; cat "$out/peers-table.log"
 fi
 # bench-tensor's and bench-sparse's figures (JSON, written in the loop
 # above), then the same workloads through PyTorch and CuPy (tensor, issue

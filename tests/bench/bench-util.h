@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 /* Monotonic time in microseconds with nanosecond resolution:
  * g_get_monotonic_time() rounds to whole microseconds, too coarse for
@@ -36,4 +37,25 @@ bench_median (gdouble *v,
 {
   qsort (v, n, sizeof *v, bench_compare_doubles);
   return v[n / 2];
+}
+
+/* Removes @path and everything under it (a benchmark's temporary cache). */
+static inline void
+bench_rm_rf (const gchar *path)
+{
+  GDir *d = g_dir_open (path, 0, NULL);
+  const gchar *name;
+
+  while (d && (name = g_dir_read_name (d)))
+    {
+      gchar *child = g_build_filename (path, name, NULL);
+      if (g_file_test (child, G_FILE_TEST_IS_DIR))
+        bench_rm_rf (child);
+      else
+        g_unlink (child);
+      g_free (child);
+    }
+  if (d)
+    g_dir_close (d);
+  g_rmdir (path);
 }

@@ -36,23 +36,6 @@
 #define SOURCE "extern \"C\" __global__ void empty (void) { }\n"
 #define SOURCE_WITH_HEADER "#include \"bench.h\"\nextern \"C\" __global__ void k (int *x) { x[0] = V; }\n"
 
-static void
-rm_rf (const gchar *path)
-{
-  g_autoptr(GDir) d = g_dir_open (path, 0, NULL);
-  const gchar *name;
-
-  while (d && (name = g_dir_read_name (d)))
-    {
-      g_autofree gchar *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        rm_rf (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
 /* Stores a fake compile of (@source, @options) in @cache exactly under the
  * key atomr_nvrtc_compile() will look up. */
 static void
@@ -259,6 +242,6 @@ main (int argc, char **argv)
 
   g_clear_object (&disk_only);
   g_clear_object (&cache);
-  rm_rf (dir);
+  bench_rm_rf (dir);
   return 0;
 }
