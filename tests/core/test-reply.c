@@ -491,6 +491,217 @@ test_sync_wrappers (void)
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
 }
 
+/* ------------------------------------------------------------------ */
+/* The reply API of actor implementations (atomr_reply_return_*)        */
+
+static guint n_destroyed;
+
+static void
+count_destroy (gpointer data)
+{
+  g_free (data);
+  n_destroyed++;
+}
+
+typedef enum { OUT_POINTER, OUT_DOUBLE, OUT_ERROR } Out;
+
+static void
+custom_complete_pointer (AtomrOp *op, AtomrReply *reply)
+{
+  atomr_reply_return_pointer (reply, g_strdup ("forty-two"), count_destroy);
+}
+
+static void
+custom_complete_double (AtomrOp *op, AtomrReply *reply)
+{
+  atomr_reply_return_double (reply, 42.5);
+}
+
+static void
+custom_complete_error (AtomrOp *op, AtomrReply *reply)
+{
+  atomr_reply_return_new_error (reply, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                "the value %d is out of range", 42);
+}
+
+static void
+custom_request (AtomrActor *actor, Out out, GAsyncReadyCallback callback, gpointer data)
+{
+  AtomrOp *op = atomr_op_new (actor, "custom", custom_request, NULL, callback, data);
+
+  atomr_op_set_complete (op, out == OUT_POINTER ? custom_complete_pointer :
+                             out == OUT_DOUBLE ? custom_complete_double : custom_complete_error);
+  atomr_op_submit (op);
+}
+
+static void
+test_reply_api (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = NULL;
+  GAsyncResult *result = NULL;
+  guint n = 0;
+  gchar *text;
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_assert_no_error (error);
+  n_destroyed = 0;
+
+  /* A pointer: the caller's once finished, not freed by the reply. */
+  custom_request (actor, OUT_POINTER, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  text = atomr_op_finish_pointer (actor, result, custom_request, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (text, ==, "forty-two");
+  g_clear_object (&result);
+  g_assert_cmpuint (n_destroyed, ==, 0);
+  count_destroy (text);
+
+  /* Dropped unfinished: freed with the reply, once. */
+  n_destroyed = 0;
+  for (guint i = 0; i < 5; i++)
+    custom_request (actor, OUT_POINTER, ignore_result, &n);
+  while (n < 5)
+    g_main_context_iteration (NULL, TRUE);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpuint (n_destroyed, ==, 5);
+
+  /* Kept unfinished past the callback: freed when the last reference
+   * goes. */
+  n_destroyed = 0;
+  custom_request (actor, OUT_POINTER, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpuint (n_destroyed, ==, 0);
+  g_clear_object (&result);
+  g_assert_cmpuint (n_destroyed, ==, 1);
+
+  /* A double. */
+  custom_request (actor, OUT_DOUBLE, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  g_assert_cmpfloat (atomr_op_finish_double (actor, result, custom_request, &error), ==, 42.5);
+  g_assert_no_error (error);
+  g_clear_object (&result);
+
+  /* An error built by the complete function, naming the bad value. */
+  custom_request (actor, OUT_ERROR, store_result, &result);
+  iterate_until ((gpointer *) &result);
+  g_assert_null (atomr_op_finish_pointer (actor, result, custom_request, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_assert_cmpstr (error->message, ==, "the value 42 is out of range");
+  g_clear_error (&error);
+  g_clear_object (&result);
+}
+
+/* Finishing checks the source tag (and the source object). */
+static void
+test_wrong_tag (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AtomrActor) actor = NULL;
+      g_autoptr(AtomrBuffer) buffer = NULL;
+      g_autoptr(GAsyncResult) result = NULL;
+
+      atomr_device_set_host_autocomplete (device, TRUE);
+      actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+      buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 4, &error);
+      atomr_actor_fill_async (actor, buffer, 1.0, NULL, store_result, &result);
+      iterate_until ((gpointer *) &result);
+      /* the reply of a fill, finished as a download */
+      g_assert_null (atomr_actor_download_finish (actor, result, &error));
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr ("*CRITICAL*atomr_op_finish_pointer*atomr_reply_is_valid*");
+}
+
+/* ------------------------------------------------------------------ */
+/* Reuse of replies never shows                                         */
+
+static void
+weak_notified (gpointer data, GObject *where_the_object_was)
+{
+  (*(guint *) data)++;
+}
+
+typedef struct {
+  guint n_weak;
+  guint n_called;
+} Weak;
+
+static void
+weak_reply (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Weak *w = user_data;
+
+  /* A weak reference taken in the callback and never removed: its notify
+   * must come, when the reply is freed. */
+  g_object_weak_ref (G_OBJECT (result), weak_notified, &w->n_weak);
+  g_assert_true (atomr_actor_fill_finish (ATOMR_ACTOR (source), result, NULL));
+  w->n_called++;
+}
+
+static void
+test_no_visible_reuse (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(GBytes) expected = pattern_bytes (24, 40);
+  GAsyncResult *kept[4] = { NULL };
+  Weak w = { 0, 0 };
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_assert_no_error (error);
+  buffer = filled_buffer (device, actor, 24, 40);
+
+  /* Results kept (unfinished) while more requests come and go: each keeps
+   * its own outcome, none is handed to another request. */
+  for (guint i = 0; i < G_N_ELEMENTS (kept); i++)
+    {
+      g_autoptr(GAsyncResult) other = NULL;
+
+      atomr_actor_download_async (actor, buffer, NULL, store_result, &kept[i]);
+      iterate_until ((gpointer *) &kept[i]);
+      atomr_actor_fill_async (actor, buffer, 0.0, NULL, store_result, &other);
+      iterate_until ((gpointer *) &other);
+      g_assert_true (atomr_actor_fill_finish (actor, other, &error));
+      for (guint j = 0; j < i; j++)
+        g_assert_true (kept[j] != kept[i] && kept[j] != other);
+      /* put the pattern back for the next download */
+      g_clear_object (&other);
+      atomr_actor_upload_async (actor, buffer, expected, NULL, store_result, &other);
+      iterate_until ((gpointer *) &other);
+      g_assert_true (atomr_actor_upload_finish (actor, other, &error));
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (kept); i++)
+    {
+      g_autoptr(GBytes) bytes = atomr_actor_download_finish (actor, kept[i], &error);
+      g_assert_no_error (error);
+      g_assert_true (g_bytes_equal (bytes, expected));
+      g_object_unref (kept[i]);
+    }
+
+  /* Weakly referenced results are freed (their notify runs), not kept. */
+  for (guint i = 0; i < 6; i++)
+    atomr_actor_fill_async (actor, buffer, 1.0, NULL, weak_reply, &w);
+  while (w.n_called < 6)
+    g_main_context_iteration (NULL, TRUE);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpuint (w.n_weak, ==, 6);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -503,5 +714,8 @@ main (int argc, char **argv)
   g_test_add_func ("/reply/error-and-cancel", test_error_and_cancel);
   g_test_add_func ("/reply/many-replies", test_many_replies);
   g_test_add_func ("/reply/sync-wrappers", test_sync_wrappers);
+  g_test_add_func ("/reply/reply-api", test_reply_api);
+  g_test_add_func ("/reply/wrong-tag", test_wrong_tag);
+  g_test_add_func ("/reply/no-visible-reuse", test_no_visible_reuse);
   return g_test_run ();
 }

@@ -595,7 +595,7 @@ typedef struct {
 
 static void
 blas_complete (AtomrOp *op,
-               GTask   *task)
+               AtomrReply *reply)
 {
   BlasRequest *r = atomr_op_get_data (op);
   BlasResult *res = g_new0 (BlasResult, 1);
@@ -617,7 +617,7 @@ blas_complete (AtomrOp *op,
         }
       else
         res->re = half_to_double (h);
-      g_task_return_pointer (task, res, g_free);
+      atomr_reply_return_pointer (reply, res, g_free);
       return;
     }
 
@@ -650,7 +650,7 @@ blas_complete (AtomrOp *op,
     default:
       break;
     }
-  g_task_return_pointer (task, res, g_free);
+  atomr_reply_return_pointer (reply, res, g_free);
 }
 
 /* Hands a validated request to the envelope.  @reads and @writes are
