@@ -58,8 +58,10 @@ AtomrReply *atomr_reply_new             (gpointer             source_object,
 G_GNUC_INTERNAL
 void        atomr_reply_release         (AtomrReply          *self);
 
-/* Exactly one of these per reply (from any thread): sets the outcome and
- * has the callback run (now, or from the requester's context). */
+/* Exactly one of these per reply (from any thread), by a holder of a
+ * reference that it keeps across the call (the operation's): sets the
+ * outcome and has the callback run (now, or from the requester's
+ * context). */
 G_GNUC_INTERNAL
 void        atomr_reply_return_boolean  (AtomrReply          *self,
                                          gboolean             value);

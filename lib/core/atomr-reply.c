@@ -361,9 +361,9 @@ reply_complete (AtomrReply *self)
       g_source_get_time (current) > self->creation_time &&
       (self->cancellable == NULL || !g_cancellable_is_cancelled (self->cancellable)))
     {
-      g_object_ref (self);
+      /* The caller (the operation) holds a reference across the return:
+       * none of our own needed around the callback. */
       reply_deliver (self, reply_needs_push (self->context));
-      atomr_reply_release (self);
       return;
     }
   reply_defer (self);
