@@ -401,7 +401,7 @@ download_enqueue (AtomrOp  *op,
 }
 
 static void
-download_complete (AtomrOp *op,
+download_complete (AtomrOp    *op,
                    AtomrReply *reply)
 {
   MemRequest *req = atomr_op_get_data (op);
@@ -409,10 +409,10 @@ download_complete (AtomrOp *op,
 
   if (req->host_dst)
     atomr_reply_return_pointer (reply, g_bytes_new_take (g_steal_pointer (&req->host_dst), size),
-                           (GDestroyNotify) g_bytes_unref);
+                                (GDestroyNotify) g_bytes_unref);
   else
     atomr_reply_return_pointer (reply, g_bytes_new (req->staging->data, size),
-                           (GDestroyNotify) g_bytes_unref);
+                                (GDestroyNotify) g_bytes_unref);
 }
 
 /**

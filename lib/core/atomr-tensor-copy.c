@@ -534,7 +534,7 @@ atomr_actor_upload_tensor_finish (AtomrActor    *self,
 }
 
 static void
-download_tensor_complete (AtomrOp *op,
+download_tensor_complete (AtomrOp    *op,
                           AtomrReply *reply)
 {
   TensorCopyRequest *req = atomr_op_get_data (op);
@@ -546,7 +546,7 @@ download_tensor_complete (AtomrOp *op,
       return;
     }
   atomr_reply_return_pointer (reply, g_bytes_new (req->staging->data, req->size),
-                         (GDestroyNotify) g_bytes_unref);
+                              (GDestroyNotify) g_bytes_unref);
 }
 
 /* Downloads into a new GBytes, or into @dest when it is not NULL. */

@@ -594,7 +594,7 @@ typedef struct {
 } BlasResult;
 
 static void
-blas_complete (AtomrOp *op,
+blas_complete (AtomrOp    *op,
                AtomrReply *reply)
 {
   BlasRequest *r = atomr_op_get_data (op);

@@ -999,7 +999,7 @@ request_enqueue (AtomrOp  *op,
 }
 
 static void
-request_complete (AtomrOp *op,
+request_complete (AtomrOp    *op,
                   AtomrReply *reply)
 {
   Request *req = atomr_op_get_data (op);
@@ -1009,10 +1009,10 @@ request_complete (AtomrOp *op,
       g_autoptr(GError) failure = atomr_collective_world_get_failure (req->world);
       if (failure)
         return atomr_reply_return_new_error (reply, failure->domain, failure->code,
-                                        "collective %s failed: %s", req->operation, failure->message);
+                                             "collective %s failed: %s", req->operation, failure->message);
       return atomr_reply_return_new_error (reply, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
-                                      "collective %s failed: the world failed while it ran",
-                                      req->operation);
+                                           "collective %s failed: the world failed while it ran",
+                                           req->operation);
     }
   atomr_reply_return_boolean (reply, TRUE);
 }

@@ -812,7 +812,7 @@ info_message (Request *req,
 }
 
 static void
-solver_complete (AtomrOp *op,
+solver_complete (AtomrOp    *op,
                  AtomrReply *reply)
 {
   Request *req = atomr_op_get_data (op);
@@ -827,8 +827,8 @@ solver_complete (AtomrOp *op,
       if (info[i] < 0)
         {
           atomr_reply_return_new_error (reply, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
-                                   "cusolver: %s: parameter %d had an illegal value",
-                                   req->name, -info[i]);
+                                        "cusolver: %s: parameter %d had an illegal value",
+                                        req->name, -info[i]);
           return;
         }
       message = info_message (req, i, info[i]);

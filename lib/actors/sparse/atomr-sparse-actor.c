@@ -269,8 +269,8 @@ atomr_sparse_need_gpu (AtomrOp        *op,
 }
 
 void
-atomr_sparse_complete_result (AtomrOp *op,
-                 AtomrReply *reply)
+atomr_sparse_complete_result (AtomrOp    *op,
+                              AtomrReply *reply)
 {
   SparseRequest *r = atomr_op_get_data (op);
 
@@ -352,7 +352,7 @@ check_enqueue (AtomrOp  *op,
 }
 
 static void
-check_complete (AtomrOp *op,
+check_complete (AtomrOp    *op,
                 AtomrReply *reply)
 {
   SparseRequest *r = atomr_op_get_data (op);
