@@ -105,7 +105,9 @@ struct _AtomrOp
 {
   AtomrActor         *actor;
   const gchar        *operation;
-  GTask              *task;       /* NULL when nobody asked for a reply */
+  AtomrReply         *reply;      /* NULL when nobody asked for a reply */
+  GTask              *task;       /* instead of the reply: a public
+                                   * AtomrOperation (atomr_op_new_task) */
   GCancellable       *cancellable;
   gulong              cancel_id;
   AtomrVec            reads;      /* AtomrBuffer*, owned */
@@ -116,6 +118,7 @@ struct _AtomrOp
   GDestroyNotify      data_clear;  /* for atomr_op_alloc_data() storage */
   AtomrOpEnqueueFunc  enqueue;
   AtomrOpCompleteFunc complete;
+  AtomrOpTaskCompleteFunc complete_task;
   AtomrStream        *stream;
   AtomrFence         *fence;
   AtomrSlot          *slot;       /* resolved when enqueued or failed */

@@ -16,7 +16,8 @@
  * emits before-enqueue, calls the enqueue function with the device context
  * current, records a fence, emits after-enqueue, learns completion through
  * the actor's completion strategy, emits before-complete, returns the
- * GTask, emits after-complete and only then drops the buffers.
+ * reply (AtomrReply, atomr-reply-private.h), emits after-complete and
+ * only then drops the buffers.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -25,6 +26,7 @@
 #include "atomr-actor.h"
 #include "atomr-buffer-private.h"
 #include "atomr-device-private.h"
+#include "atomr-reply-private.h"
 #include "atomr-stream-private.h"
 
 G_BEGIN_DECLS
@@ -36,12 +38,26 @@ typedef struct _AtomrOp AtomrOp;
  * (atomr_op_is_host) the work must be done on the CPU right away. */
 typedef gboolean (*AtomrOpEnqueueFunc)  (AtomrOp  *op,
                                          GError  **error);
-/* Builds the reply once the GPU is done: must call one g_task_return_*().
- * Not called when the request had no callback (nobody to reply to). */
-typedef void     (*AtomrOpCompleteFunc) (AtomrOp  *op,
-                                         GTask    *task);
+/* Builds the reply once the GPU is done: must call one
+ * atomr_reply_return_*().  Not called when the request had no callback
+ * (nobody to reply to). */
+typedef void     (*AtomrOpCompleteFunc) (AtomrOp     *op,
+                                         AtomrReply  *reply);
+/* The same for an operation made with atomr_op_new_task(): one
+ * g_task_return_*(). */
+typedef void     (*AtomrOpTaskCompleteFunc) (AtomrOp *op,
+                                             GTask   *task);
 
 AtomrOp     *atomr_op_new          (gpointer             actor,
+                                    const gchar         *operation,
+                                    gpointer             source_tag,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data);
+/* The same, replying through a GTask instead of an AtomrReply: the public
+ * AtomrOperation, whose complete function takes a GTask.  Its complete
+ * function is set with atomr_op_set_complete_task(). */
+AtomrOp     *atomr_op_new_task     (gpointer             actor,
                                     const gchar         *operation,
                                     gpointer             source_tag,
                                     GCancellable        *cancellable,
@@ -65,6 +81,8 @@ void         atomr_op_set_enqueue  (AtomrOp             *op,
                                     AtomrOpEnqueueFunc   enqueue);
 void         atomr_op_set_complete (AtomrOp             *op,
                                     AtomrOpCompleteFunc  complete);
+void         atomr_op_set_complete_task (AtomrOp        *op,
+                                         AtomrOpTaskCompleteFunc complete);
 void         atomr_op_set_geometry (AtomrOp             *op,
                                     const guint          grid[3],
                                     const guint          block[3],
@@ -111,6 +129,10 @@ gboolean     atomr_op_finish_boolean (gpointer           actor,
                                       gpointer           source_tag,
                                       GError           **error);
 gpointer     atomr_op_finish_pointer (gpointer           actor,
+                                      GAsyncResult      *result,
+                                      gpointer           source_tag,
+                                      GError           **error);
+gdouble      atomr_op_finish_double  (gpointer           actor,
                                       GAsyncResult      *result,
                                       gpointer           source_tag,
                                       GError           **error);

@@ -1022,6 +1022,11 @@ atomr_op_check_capturable (AtomrOp  *op,
 void
 atomr_op_reply_recorded (AtomrOp *op)
 {
+  if (op->reply)
+    {
+      atomr_reply_return_boolean (op->reply, TRUE);
+      g_clear_pointer (&op->reply, atomr_reply_release);
+    }
   if (op->task)
     {
       g_task_return_boolean (op->task, TRUE);

@@ -787,8 +787,8 @@ typedef struct {
   gboolean            returns_bytes;
 } Forward;
 
-/* Re-issues the actor's reply as the buffer's own GTask, so that the
- * buffer is the source object the caller expects. */
+/* Re-issues the actor's reply (an AtomrReply) as the buffer's own GTask,
+ * so that the buffer is the source object the caller expects. */
 static void
 forward_reply (GObject      *source,
                GAsyncResult *result,
@@ -801,13 +801,13 @@ forward_reply (GObject      *source,
   g_task_set_source_tag (task, forward_reply);
   if (fw->returns_bytes)
     {
-      GBytes *bytes = g_task_propagate_pointer (G_TASK (result), &error);
+      GBytes *bytes = atomr_reply_propagate_pointer (result, &error);
       if (error)
         g_task_return_error (task, error);
       else
         g_task_return_pointer (task, bytes, (GDestroyNotify) g_bytes_unref);
     }
-  else if (g_task_propagate_boolean (G_TASK (result), &error))
+  else if (atomr_reply_propagate_boolean (result, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);

@@ -401,18 +401,18 @@ download_enqueue (AtomrOp  *op,
 }
 
 static void
-download_complete (AtomrOp *op,
-                   GTask   *task)
+download_complete (AtomrOp    *op,
+                   AtomrReply *reply)
 {
   MemRequest *req = atomr_op_get_data (op);
   guint64 size = atomr_buffer_get_byte_size (req->buffer);
 
   if (req->host_dst)
-    g_task_return_pointer (task, g_bytes_new_take (g_steal_pointer (&req->host_dst), size),
-                           (GDestroyNotify) g_bytes_unref);
+    atomr_reply_return_pointer (reply, g_bytes_new_take (g_steal_pointer (&req->host_dst), size),
+                                (GDestroyNotify) g_bytes_unref);
   else
-    g_task_return_pointer (task, g_bytes_new (req->staging->data, size),
-                           (GDestroyNotify) g_bytes_unref);
+    atomr_reply_return_pointer (reply, g_bytes_new (req->staging->data, size),
+                                (GDestroyNotify) g_bytes_unref);
 }
 
 /**

@@ -28,6 +28,7 @@ typedef struct _AtomrFreeList AtomrFreeList;
 struct _AtomrFreeList
 {
   AtomrFreeList **home;     /* the thread-local pointer that holds it */
+  GDestroyNotify  free_block;
   guint           n;
   gpointer        blocks[ATOMR_FREE_LIST_SIZE];
 };
@@ -41,7 +42,8 @@ void           atomr_free_list_destroy (gpointer data);
 
 G_GNUC_INTERNAL
 AtomrFreeList *atomr_free_list_new     (AtomrFreeList **home,
-                                        GPrivate       *key);
+                                        GPrivate       *key,
+                                        GDestroyNotify  free_block);
 
 /* A block freed on this thread, or NULL (then allocate one); what it
  * holds is the caller's to clear. */
@@ -51,27 +53,39 @@ atomr_free_list_pop (AtomrFreeList *list)
   return list != NULL && list->n > 0 ? list->blocks[--list->n] : NULL;
 }
 
-/* Keeps @block (from g_malloc) in this thread's list *@home, made on first
- * use with @key; frees it when recycling is off or the list is full. */
+/* Keeps @block in this thread's list *@home, made on first use with
+ * @key; frees it with @free_block when recycling is off or the list is
+ * full (and when the thread ends: every push to one list must pass the
+ * same @free_block). */
 static inline void
-atomr_free_list_push (AtomrFreeList **home,
-                      GPrivate       *key,
-                      gpointer        block)
+atomr_free_list_push_full (AtomrFreeList **home,
+                           GPrivate       *key,
+                           gpointer        block,
+                           GDestroyNotify  free_block)
 {
   AtomrFreeList *list;
 
   if (!atomr_free_list_enabled ())
     {
-      g_free (block);
+      free_block (block);
       return;
     }
   list = *home;
   if (G_UNLIKELY (list == NULL))
-    list = atomr_free_list_new (home, key);
+    list = atomr_free_list_new (home, key, free_block);
   if (list->n < ATOMR_FREE_LIST_SIZE)
     list->blocks[list->n++] = block;
   else
-    g_free (block);
+    free_block (block);
+}
+
+/* The same for blocks from g_malloc. */
+static inline void
+atomr_free_list_push (AtomrFreeList **home,
+                      GPrivate       *key,
+                      gpointer        block)
+{
+  atomr_free_list_push_full (home, key, block, g_free);
 }
 
 G_END_DECLS

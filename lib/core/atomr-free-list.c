@@ -30,11 +30,13 @@ atomr_free_list_enabled (void)
 
 AtomrFreeList *
 atomr_free_list_new (AtomrFreeList **home,
-                     GPrivate       *key)
+                     GPrivate       *key,
+                     GDestroyNotify  free_block)
 {
   AtomrFreeList *list = g_new0 (AtomrFreeList, 1);
 
   list->home = home;
+  list->free_block = free_block;
   g_private_set (key, list);
   *home = list;
   return list;
@@ -50,6 +52,6 @@ atomr_free_list_destroy (gpointer data)
   if (*list->home == list)
     *list->home = NULL;
   for (guint i = 0; i < list->n; i++)
-    g_free (list->blocks[i]);
+    list->free_block (list->blocks[i]);
   g_free (list);
 }

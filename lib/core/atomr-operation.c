@@ -163,7 +163,7 @@ operation_hand_off (AtomrOperation *self)
   if (self->enqueue)
     atomr_op_set_enqueue (op, operation_enqueue);
   if (self->complete)
-    atomr_op_set_complete (op, operation_complete);
+    atomr_op_set_complete_task (op, operation_complete);
   return op;
 }
 
@@ -318,7 +318,9 @@ atomr_operation_new (AtomrActor          *actor,
   self = g_object_new (ATOMR_TYPE_OPERATION, NULL);
   self->actor = g_object_ref (actor);
   self->name = g_intern_string (name);
-  self->op = atomr_op_new (actor, self->name, source_tag, cancellable, callback, user_data);
+  /* A GTask, not the envelope's own reply object: the complete function
+   * of a public operation takes a GTask (atomr-operation.h). */
+  self->op = atomr_op_new_task (actor, self->name, source_tag, cancellable, callback, user_data);
   return self;
 }
 

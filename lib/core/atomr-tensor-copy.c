@@ -534,19 +534,19 @@ atomr_actor_upload_tensor_finish (AtomrActor    *self,
 }
 
 static void
-download_tensor_complete (AtomrOp *op,
-                          GTask   *task)
+download_tensor_complete (AtomrOp    *op,
+                          AtomrReply *reply)
 {
   TensorCopyRequest *req = atomr_op_get_data (op);
 
   if (req->dest)
     {
       memcpy (req->dest, req->staging->data, req->size);
-      g_task_return_boolean (task, TRUE);
+      atomr_reply_return_boolean (reply, TRUE);
       return;
     }
-  g_task_return_pointer (task, g_bytes_new (req->staging->data, req->size),
-                         (GDestroyNotify) g_bytes_unref);
+  atomr_reply_return_pointer (reply, g_bytes_new (req->staging->data, req->size),
+                              (GDestroyNotify) g_bytes_unref);
 }
 
 /* Downloads into a new GBytes, or into @dest when it is not NULL. */

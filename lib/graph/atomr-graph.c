@@ -2334,9 +2334,9 @@ atomr_graph_replay_finish (AtomrGraph    *self,
                            GError       **error)
 {
   g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
-  g_return_val_if_fail (G_IS_TASK (result), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_graph_replay_async, FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, atomr_graph_replay_async), FALSE);
+  return atomr_reply_propagate_boolean (result, error);
 }
 
 /**
@@ -2358,9 +2358,9 @@ atomr_graph_replay_if_finish (AtomrGraph    *self,
                               GError       **error)
 {
   g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
-  g_return_val_if_fail (G_IS_TASK (result), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_graph_replay_if_async, FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, atomr_graph_replay_if_async), FALSE);
+  return atomr_reply_propagate_boolean (result, error);
 }
 
 /**
@@ -2382,9 +2382,9 @@ atomr_graph_replay_while_finish (AtomrGraph    *self,
                                  GError       **error)
 {
   g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
-  g_return_val_if_fail (G_IS_TASK (result), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_graph_replay_while_async, FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, atomr_graph_replay_while_async), FALSE);
+  return atomr_reply_propagate_boolean (result, error);
 }
 
 /* ------------------------------------------------------------------ */

@@ -657,7 +657,7 @@ count_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr(GError) error = NULL;
 
-  g_assert_true (g_task_propagate_boolean (G_TASK (result), &error));
+  g_assert_true (atomr_reply_propagate_boolean (result, &error));
   g_assert_no_error (error);
   g_atomic_int_inc ((gint *) user_data);
 }

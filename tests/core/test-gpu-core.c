@@ -296,7 +296,7 @@ test_completion_modes (void)
       for (guint i = 0; i < G_N_ELEMENTS (results); i++)
         {
           wait_for (&results[i]);
-          g_assert_true (g_task_propagate_boolean (G_TASK (results[i]), &error));
+          g_assert_true (atomr_reply_propagate_boolean (results[i], &error));
           g_assert_no_error (error);
           g_object_unref (results[i]);
         }
@@ -514,7 +514,7 @@ test_watchdog (void)
   atomr_op_submit (op);
   g_object_unref (buffer);
   wait_for (&result);
-  g_assert_false (g_task_propagate_boolean (G_TASK (result), &error));
+  g_assert_false (atomr_reply_propagate_boolean (result, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_TIMED_OUT);
   g_test_message ("%s", error->message);
   /* The main context ran meanwhile, and the work still holds its buffer. */
@@ -639,7 +639,7 @@ test_sticky_error_restart (void)
   atomr_op_set_enqueue (op, store_enqueue);
   atomr_op_submit (op);
   wait_for (&result);
-  g_assert_false (g_task_propagate_boolean (G_TASK (result), &error));
+  g_assert_false (atomr_reply_propagate_boolean (result, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_CONTEXT_POISONED);
   g_test_message ("%s", error->message);
   g_clear_error (&error);

@@ -880,17 +880,17 @@ test_child_graph (Fixture *f, gconstpointer data)
 static gboolean
 replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
 {
-  gpointer tag = g_task_get_source_tag (G_TASK (r));
+  g_autoptr(GObject) source = NULL;
 
-  if (tag == (gpointer) atomr_graph_replay_if_async)
+  if (g_async_result_is_tagged (r, atomr_graph_replay_if_async))
     return atomr_graph_replay_if_finish (graph, r, error);
-  if (tag == (gpointer) atomr_graph_replay_while_async)
+  if (g_async_result_is_tagged (r, atomr_graph_replay_while_async))
     return atomr_graph_replay_while_finish (graph, r, error);
-  if (tag == (gpointer) atomr_graph_replay_async)
+  if (g_async_result_is_tagged (r, atomr_graph_replay_async))
     return atomr_graph_replay_finish (graph, r, error);
-  g_error ("finish_ok: the result answers a request of %s (source tag %p), not a graph "
+  g_error ("finish_ok: the result answers a request of %s, not a graph "
            "replay: a result slot passed again without g_clear_object?",
-           G_OBJECT_TYPE_NAME (g_task_get_source_object (G_TASK (r))), tag);
+           G_OBJECT_TYPE_NAME (source = g_async_result_get_source_object (r)));
   return FALSE;
 }
 

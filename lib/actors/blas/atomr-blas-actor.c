@@ -850,8 +850,8 @@ typedef struct {
 } BlasResult;
 
 static void
-blas_complete (AtomrOp *op,
-               GTask   *task)
+blas_complete (AtomrOp    *op,
+               AtomrReply *reply)
 {
   BlasRequest *r = atomr_op_get_data (op);
   BlasResult *res = g_new0 (BlasResult, 1);
@@ -873,7 +873,7 @@ blas_complete (AtomrOp *op,
         }
       else
         res->re = half_to_double (h);
-      g_task_return_pointer (task, res, g_free);
+      atomr_reply_return_pointer (reply, res, g_free);
       return;
     }
 
@@ -906,7 +906,7 @@ blas_complete (AtomrOp *op,
     default:
       break;
     }
-  g_task_return_pointer (task, res, g_free);
+  atomr_reply_return_pointer (reply, res, g_free);
 }
 
 /* Hands a validated request to the envelope.  @reads and @writes are

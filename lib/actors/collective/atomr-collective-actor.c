@@ -999,8 +999,8 @@ request_enqueue (AtomrOp  *op,
 }
 
 static void
-request_complete (AtomrOp *op,
-                  GTask   *task)
+request_complete (AtomrOp    *op,
+                  AtomrReply *reply)
 {
   Request *req = atomr_op_get_data (op);
 
@@ -1008,13 +1008,13 @@ request_complete (AtomrOp *op,
     {
       g_autoptr(GError) failure = atomr_collective_world_get_failure (req->world);
       if (failure)
-        return g_task_return_new_error (task, failure->domain, failure->code,
-                                        "collective %s failed: %s", req->operation, failure->message);
-      return g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
-                                      "collective %s failed: the world failed while it ran",
-                                      req->operation);
+        return atomr_reply_return_new_error (reply, failure->domain, failure->code,
+                                             "collective %s failed: %s", req->operation, failure->message);
+      return atomr_reply_return_new_error (reply, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
+                                           "collective %s failed: the world failed while it ran",
+                                           req->operation);
     }
-  g_task_return_boolean (task, TRUE);
+  atomr_reply_return_boolean (reply, TRUE);
 }
 
 void

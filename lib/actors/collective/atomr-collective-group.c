@@ -451,10 +451,10 @@ atomr_collective_group_submit_finish (AtomrCollectiveGroup  *self,
   g_return_val_if_fail (ATOMR_IS_COLLECTIVE_GROUP (self), FALSE);
   if (g_task_is_valid (result, self))
     return g_task_propagate_boolean (G_TASK (result), error);
-  g_return_val_if_fail (G_IS_TASK (result), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_collective_group_submit_async,
-                        FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
+  /* The reply of the request made on the group's actor. */
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, atomr_collective_group_submit_async), FALSE);
+  return atomr_reply_propagate_boolean (result, error);
 }
 
 static void

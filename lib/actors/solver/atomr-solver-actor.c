@@ -812,8 +812,8 @@ info_message (Request *req,
 }
 
 static void
-solver_complete (AtomrOp *op,
-                 GTask   *task)
+solver_complete (AtomrOp    *op,
+                 AtomrReply *reply)
 {
   Request *req = atomr_op_get_data (op);
   const gint *info = req->staging->data;
@@ -826,16 +826,16 @@ solver_complete (AtomrOp *op,
         continue;
       if (info[i] < 0)
         {
-          g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
-                                   "cusolver: %s: parameter %d had an illegal value",
-                                   req->name, -info[i]);
+          atomr_reply_return_new_error (reply, ATOMR_ERROR, ATOMR_ERROR_LIBRARY,
+                                        "cusolver: %s: parameter %d had an illegal value",
+                                        req->name, -info[i]);
           return;
         }
       message = info_message (req, i, info[i]);
-      g_task_return_new_error (task, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "%s", message);
+      atomr_reply_return_new_error (reply, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT, "%s", message);
       return;
     }
-  g_task_return_boolean (task, TRUE);
+  atomr_reply_return_boolean (reply, TRUE);
 }
 
 static Request *

@@ -106,7 +106,7 @@ gboolean      atomr_sparse_scal            (AtomrSparseActor *self,
                                             GError          **error);
 /* Complete function returning r->result. */
 void          atomr_sparse_complete_result (AtomrOp          *op,
-                                            GTask            *task);
+                                            AtomrReply       *reply);
 /* A buffer allocated inside an enqueue function (sizes known only on the
  * GPU), ordered before the op's stream uses it. */
 AtomrBuffer  *atomr_sparse_late_buffer     (AtomrOp          *op,

@@ -269,12 +269,12 @@ atomr_sparse_need_gpu (AtomrOp        *op,
 }
 
 void
-atomr_sparse_complete_result (AtomrOp *op,
-                 GTask   *task)
+atomr_sparse_complete_result (AtomrOp    *op,
+                              AtomrReply *reply)
 {
   SparseRequest *r = atomr_op_get_data (op);
 
-  g_task_return_pointer (task, g_object_ref (r->result), g_object_unref);
+  atomr_reply_return_pointer (reply, g_object_ref (r->result), g_object_unref);
 }
 
 static gboolean
@@ -352,8 +352,8 @@ check_enqueue (AtomrOp  *op,
 }
 
 static void
-check_complete (AtomrOp *op,
-                GTask   *task)
+check_complete (AtomrOp    *op,
+                AtomrReply *reply)
 {
   SparseRequest *r = atomr_op_get_data (op);
   const MatSnap *s = &r->a;
@@ -363,7 +363,7 @@ check_complete (AtomrOp *op,
 
   if (r->pinned == NULL)   /* the host device checked in enqueue */
     {
-      g_task_return_boolean (task, TRUE);
+      atomr_reply_return_boolean (reply, TRUE);
       return;
     }
   structure_bytes (s, &n_off, &n_row, &n_idx);
@@ -373,9 +373,9 @@ check_complete (AtomrOp *op,
                                     n_off ? base : NULL,
                                     n_row ? base + n_off * isize : NULL,
                                     base + (n_off + n_row) * isize, &error))
-    g_task_return_boolean (task, TRUE);
+    atomr_reply_return_boolean (reply, TRUE);
   else
-    g_task_return_error (task, error);
+    atomr_reply_return_error (reply, error);
 }
 
 /**

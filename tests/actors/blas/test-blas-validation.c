@@ -88,7 +88,7 @@ wait_error (GAsyncResult **result)
 
   while (*result == NULL)
     g_main_context_iteration (NULL, TRUE);
-  g_assert_false (g_task_propagate_boolean (G_TASK (*result), &error));
+  g_assert_false (atomr_reply_propagate_boolean (*result, &error));
   g_clear_object (result);
   return error;
 }

@@ -1204,7 +1204,7 @@ test_hazards (Fixture *f, gconstpointer data)
   for (guint i = 0; i < n_results; i++)
     {
       await (&results[i]);
-      g_assert_true (g_task_propagate_boolean (G_TASK (results[i]), &error));
+      g_assert_true (atomr_reply_propagate_boolean (results[i], &error));
       g_assert_no_error (error);
       g_object_unref (results[i]);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <atomr.h>
+#include "core/atomr-reply-private.h"
 
 #define INVALID ATOMR_ERROR_INVALID_ARGUMENT
 #define NOSUP   ATOMR_ERROR_NOT_SUPPORTED
@@ -33,7 +34,7 @@ expect_error (const GError *error, gint code, const gchar *needle)
     g_error ("expected \"%s\" in: %s", needle, error->message);
 }
 
-/* Waits for the reply (a boolean GTask), then checks that it failed with
+/* Waits for the reply (a boolean), then checks that it failed with
  * @code and a message containing @needle. */
 static inline void
 expect (GAsyncResult **result, gint code, const gchar *needle)
@@ -42,7 +43,7 @@ expect (GAsyncResult **result, gint code, const gchar *needle)
 
   while (*result == NULL)
     g_main_context_iteration (NULL, TRUE);
-  g_assert_false (g_task_propagate_boolean (G_TASK (*result), &error));
+  g_assert_false (atomr_reply_propagate_boolean (*result, &error));
   g_clear_object (result);
   expect_error (error, code, needle);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <atomr.h>
+#include "core/atomr-reply-private.h"
 
 #include "cudnn-validation-util.h"
 
@@ -255,7 +256,7 @@ test_forward_invalid (Fixture *f, gconstpointer data)
                                           store_result, &res);
     while (res == NULL)
       g_main_context_iteration (NULL, TRUE);
-    g_assert_false (g_task_propagate_boolean (G_TASK (res), &error));
+    g_assert_false (atomr_reply_propagate_boolean (res, &error));
     g_assert_error (error, ATOMR_ERROR, INVALID);
     g_assert_nonnull (strstr (error->message, "k"));  /* names the argument */
     g_object_unref (res);

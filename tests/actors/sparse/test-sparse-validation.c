@@ -1022,7 +1022,7 @@ test_dense_validation (Fixture *f, gconstpointer data)
       operands_init (f, &o);
       cases[k].func (f, &o, store_result, &result);
       wait_for (&result);
-      g_assert_false (g_task_propagate_boolean (G_TASK (result), &error));
+      g_assert_false (atomr_reply_propagate_boolean (result, &error));
       g_test_message ("%s: %s", cases[k].name, error ? error->message : "(no error)");
       assert_error_contains (error, cases[k].code, cases[k].needle);
       g_error_free (error);

@@ -47,7 +47,7 @@ on_done (GObject *source, GAsyncResult *result, gpointer user_data)
   gboolean ok;
 
   /* the forward and backward finish functions check their own tags */
-  if (g_task_get_source_tag (G_TASK (result)) == atomr_cudnn_actor_sdpa_forward_async)
+  if (g_async_result_is_tagged (result, atomr_cudnn_actor_sdpa_forward_async))
     ok = atomr_cudnn_actor_sdpa_forward_finish (p->actor, result, &error);
   else
     ok = atomr_cudnn_actor_sdpa_backward_finish (p->actor, result, &error);

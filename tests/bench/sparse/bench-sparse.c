@@ -183,7 +183,7 @@ on_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Count *c = user_data;
   g_autoptr(GError) error = NULL;
-  gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
+  gboolean ok = atomr_reply_propagate_boolean (result, &error);
 
   if (!ok && c->failed++ == 0)
     g_printerr ("sparse operation failed: %s\n", error->message);

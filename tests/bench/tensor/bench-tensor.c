@@ -59,9 +59,9 @@ count_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr(GError) error = NULL;
   gboolean ok;
 
-  if (g_task_get_source_tag (G_TASK (result)) == (gpointer) atomr_tensor_actor_reduce_async)
+  if (g_async_result_is_tagged (result, atomr_tensor_actor_reduce_async))
     ok = atomr_tensor_actor_reduce_finish (ATOMR_TENSOR_ACTOR (source), result, &error);
-  else if (g_task_get_source_tag (G_TASK (result)) == (gpointer) atomr_tensor_actor_contract_async)
+  else if (g_async_result_is_tagged (result, atomr_tensor_actor_contract_async))
     ok = atomr_tensor_actor_contract_finish (ATOMR_TENSOR_ACTOR (source), result, &error);
   else
     ok = atomr_tensor_actor_permute_finish (ATOMR_TENSOR_ACTOR (source), result, &error);
