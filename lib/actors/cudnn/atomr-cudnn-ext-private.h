@@ -43,4 +43,13 @@ GBytes       *atomr_cudnn_actor_get_reserve_owner_internal (AtomrCudnnActor  *se
 void          atomr_cudnn_actor_set_reserve_owner_internal (AtomrCudnnActor  *self,
                                                             GBytes           *owner);
 
+/* How many convolutions (forward, backward data, backward filter) ran
+ * through a backend execution plan and how many through the legacy entry
+ * points, and how many variant packs the backend runs built (the others
+ * reused the plan's last pack).  Any thread. */
+void          atomr_cudnn_actor_get_conv_runs_internal     (AtomrCudnnActor  *self,
+                                                            guint            *backend,
+                                                            guint            *legacy,
+                                                            guint            *pack_builds);
+
 G_END_DECLS
