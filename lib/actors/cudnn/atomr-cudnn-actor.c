@@ -645,15 +645,11 @@ plan_build_fused (AtomrCudnnActor *self,
 }
 
 /* The backend graph of one convolution operation on @r's operands (uids:
- * slot + 1) and its execution plan: heuristics mode A, then the fallback
- * list, the first configuration that finalizes within @limit; FMA math on
- * f32 excludes tensor-core engines (as the legacy path's CUDNN_FMA_MATH
- * does).  Alpha and beta are attributes of the operation. */
-static AtomrCudnnBackendPlan *
-conv_backend_plan (AtomrCudnnActor *self,
-                   CudnnRequest    *r,
-                   guint64          limit,
-                   GError         **error)
+ * slot + 1), every descriptor finalized (no handle needed yet).  Alpha
+ * and beta are attributes of the operation. */
+static AtomrCudnnBackendGraph *
+conv_backend_graph (CudnnRequest  *r,
+                    GError       **error)
 {
   static const cudnnBackendDescriptorType_t types[] = {
     [KIND_CONV_FWD] = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
@@ -741,8 +737,26 @@ conv_backend_plan (AtomrCudnnActor *self,
                                       dbl ? (const void *) &k->beta : (const void *) &beta_f, error) ||
       !atomr_cudnn_backend_graph_add_operation (g, op, error))
     return NULL;
+  return g_steal_pointer (&g);
+}
+
+/* @r's graph and its execution plan: heuristics mode A, then the fallback
+ * list, the first configuration that finalizes within @limit; FMA math on
+ * f32 excludes tensor-core engines (as the legacy path's CUDNN_FMA_MATH
+ * does). */
+static AtomrCudnnBackendPlan *
+conv_backend_plan (AtomrCudnnActor *self,
+                   CudnnRequest    *r,
+                   guint64          limit,
+                   GError         **error)
+{
+  g_autoptr(AtomrCudnnBackendGraph) g = conv_backend_graph (r, error);
+
+  if (g == NULL)
+    return NULL;
   return atomr_cudnn_backend_graph_build_plan_full (g, self->handle, limit, 0,
-                                                    k->dtype == ATOMR_DTYPE_F32 && k->mode == ATOMR_CUDNN_MATH_FMA
+                                                    r->key.dtype == ATOMR_DTYPE_F32 &&
+                                                    r->key.mode == ATOMR_CUDNN_MATH_FMA
                                                       ? ATOMR_CUDNN_PLAN_NO_TENSOR_CORE : 0,
                                                     error);
 }
@@ -1521,6 +1535,22 @@ view_alignment (AtomrTensor *t)
   return a;
 }
 
+/* What the backend path's key adds: alpha, beta, the pointer alignments. */
+static void
+conv_key_backend (CudnnRequest *r,
+                  gdouble       alpha,
+                  gdouble       beta,
+                  AtomrTensor  *x,
+                  AtomrTensor  *w,
+                  AtomrTensor  *y)
+{
+  r->key.alpha = alpha;
+  r->key.beta = beta;
+  r->key.align[SLOT_X] = view_alignment (x);
+  r->key.align[SLOT_W] = view_alignment (w);
+  r->key.align[SLOT_Y] = view_alignment (y);
+}
+
 static void
 conv_common (AtomrCudnnActor     *self,
              const gchar         *opname,
@@ -1560,13 +1590,7 @@ conv_common (AtomrCudnnActor     *self,
     return atomr_op_fail (op, error);
   set_scalars (r, alpha, beta);
   if (r->key.path == PATH_BACKEND)
-    {
-      r->key.alpha = alpha;
-      r->key.beta = beta;
-      r->key.align[SLOT_X] = view_alignment (x);
-      r->key.align[SLOT_W] = view_alignment (w);
-      r->key.align[SLOT_Y] = view_alignment (y);
-    }
+    conv_key_backend (r, alpha, beta, x, w, y);
   /* the enqueue says so when the backend refused and the legacy call ran */
   atomr_op_set_detail_static (op, r->key.path == PATH_BACKEND ? "backend" : "legacy");
   submit (op, in, 2, &out, 1, beta != 0.0);
@@ -3525,6 +3549,39 @@ atomr_cudnn_actor_set_legacy_convolution (AtomrCudnnActor *self,
 
 /* ------------------------------------------------------------------ */
 /* For operations in other files (atomr-cudnn-ext-private.h)            */
+
+AtomrCudnnBackendGraph *
+atomr_cudnn_actor_conv_backend_graph_internal (AtomrCudnnActor   *self,
+                                               guint              pass,
+                                               AtomrConvolution  *conv,
+                                               gdouble            alpha,
+                                               AtomrTensor       *x,
+                                               AtomrTensor       *w,
+                                               AtomrTensor       *y,
+                                               gdouble            beta,
+                                               GError           **error)
+{
+  static const Kind kinds[] = { KIND_CONV_FWD, KIND_CONV_BWD_DATA, KIND_CONV_BWD_FILTER };
+  static const gchar *const names[] = { "conv-fwd", "conv-bwd-data", "conv-bwd-filter" };
+  CudnnRequest r;
+  AtomrCudnnBackendGraph *g;
+
+  g_return_val_if_fail (pass < G_N_ELEMENTS (kinds), NULL);
+  memset (&r, 0, sizeof r);
+  r.opname = names[pass];
+  r.key.kind = kinds[pass];
+  r.key.dtype = -1;
+  if (!check_conv (self, &r, conv, "x", x, "w", w, "y", y, error))
+    g = NULL;
+  else
+    {
+      conv_key_backend (&r, alpha, beta, x, w, y);
+      g = conv_backend_graph (&r, error);
+    }
+  for (guint i = 0; i < N_SLOTS; i++)
+    g_clear_object (&r.t[i]);
+  return g;
+}
 
 void
 atomr_cudnn_actor_get_conv_runs_internal (AtomrCudnnActor *self,

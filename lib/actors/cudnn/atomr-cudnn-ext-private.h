@@ -52,4 +52,19 @@ void          atomr_cudnn_actor_get_conv_runs_internal     (AtomrCudnnActor  *se
                                                             guint            *legacy,
                                                             guint            *pack_builds);
 
+/* The backend graph of one convolution (@pass 0 forward, 1 backward data,
+ * 2 backward filter; x, w, y play dx, dw, dy as in the _async calls), as
+ * the backend path builds it, every descriptor finalized; no handle and
+ * no device needed (cuDNN must be loaded).  The operands are validated as
+ * in the _async calls.  For tests. */
+AtomrCudnnBackendGraph *atomr_cudnn_actor_conv_backend_graph_internal (AtomrCudnnActor   *self,
+                                                                      guint              pass,
+                                                                      AtomrConvolution  *conv,
+                                                                      gdouble            alpha,
+                                                                      AtomrTensor       *x,
+                                                                      AtomrTensor       *w,
+                                                                      AtomrTensor       *y,
+                                                                      gdouble            beta,
+                                                                      GError           **error);
+
 G_END_DECLS
