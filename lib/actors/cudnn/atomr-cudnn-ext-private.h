@@ -11,6 +11,7 @@
 
 #include "actors/cudnn/atomr-cudnn-actor.h"
 #include "actors/cudnn/atomr-cudnn-actor-private.h"
+#include "actors/cudnn/atomr-cudnn-graph.h"
 #include "core/atomr-cuda-private.h"
 
 G_BEGIN_DECLS
@@ -66,5 +67,13 @@ AtomrCudnnBackendGraph *atomr_cudnn_actor_conv_backend_graph_internal (AtomrCudn
                                                                       AtomrTensor       *y,
                                                                       gdouble            beta,
                                                                       GError           **error);
+
+/* The backend graph of finalized @graph (atomr-cudnn-graph.c) with
+ * non-virtual tensor i aligned to @alignments[i] bytes, every descriptor
+ * finalized, no plan yet (no handle needed; cuDNN must be loaded).  For
+ * tests. */
+AtomrCudnnBackendGraph *atomr_cudnn_graph_build_backend_internal (AtomrCudnnGraph *graph,
+                                                                  const gint64    *alignments,
+                                                                  GError         **error);
 
 G_END_DECLS
