@@ -47,7 +47,9 @@
  * dtype, shape and strides of a view; [method@Atomr.CudnnGraph.add_tensor_full]
  * describes one directly, and makes virtual intermediates that live only
  * inside the fused kernel) and nodes, each of which reads earlier tensors
- * and writes one new one.  Every call checks what it is given and fails
+ * and writes one new one (the training-phase norm nodes and their backward
+ * nodes write several: the output and the saved statistics, or the
+ * gradients).  Every call checks what it is given and fails
  * with %ATOMR_ERROR_INVALID_ARGUMENT naming the node and the tensor.
  * [method@Atomr.CudnnGraph.finalize] checks the whole graph (no dangling
  * tensors) and freezes it; then [method@Atomr.CudnnActor.execute_graph_async]
