@@ -289,9 +289,11 @@ free_plans (GList *plans)
   g_list_free_full (plans, (GDestroyNotify) plan_free);
 }
 
-/* Unlinks the convolution plans that hold a backend execution plan (it
- * was finalized against a handle the context rebuild destroys) and
- * returns them (to free outside the lock). */
+/* Unlinks the plans that may hold backend execution plans, finalized
+ * against a handle the context rebuild destroys: convolutions on the
+ * backend path and every plan of the other files (attention and graph
+ * plans; RNN descriptors are rebuilt too, which costs only the rebuild).
+ * Returns them, to free outside the lock. */
 static GList *
 drop_backend_plans (AtomrCudnnActor *self)
 {
@@ -303,7 +305,7 @@ drop_backend_plans (AtomrCudnnActor *self)
       Plan *plan = l->data;
 
       next = l->next;
-      if (plan->bplan == NULL)
+      if (plan->bplan == NULL && plan->ext_key == NULL)
         continue;
       g_queue_unlink (&self->lru, &plan->link);
       g_hash_table_remove (self->plans, &plan->key);
@@ -2828,7 +2830,15 @@ atomr_cudnn_actor_teardown (AtomrActor *actor,
   if (self->graph_plans != NULL)
     atomr_cudnn_plan_cache_clear (self->graph_plans);
   if (self->plans != NULL)
-    free_plans (drop_backend_plans (self));
+    {
+      GList *dropped = drop_backend_plans (self);
+
+      if (dropped != NULL)
+        {
+          free_plans (dropped);
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CACHE_SIZE]);
+        }
+    }
   if (self->kernels != NULL)
     g_hash_table_remove_all (self->kernels);
   g_mutex_lock (&self->lock);
