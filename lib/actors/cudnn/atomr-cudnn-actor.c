@@ -6,7 +6,10 @@
  * the enqueue function (actor thread) looks the key up in the actor's plan
  * cache, builds the descriptors and picks the algorithm on a miss, and
  * calls cuDNN with the cached descriptors: the hot path creates nothing
- * and allocates nothing.
+ * and allocates nothing.  Convolutions build a backend execution plan
+ * instead (one convolution operation) and run it with
+ * cudnnBackendExecute; the legacy calls remain for requests the backend
+ * refuses, for autotuning and when legacy-convolution is set.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -41,7 +44,8 @@
  * the value, and nothing is enqueued.
  *
  * Descriptors and the chosen algorithm of each distinct request (shapes,
- * strides, dtype, parameters) are kept in a bounded LRU plan cache
+ * strides, dtype, parameters; for convolutions a backend execution plan,
+ * see [property@Atomr.CudnnActor:legacy-convolution]) are kept in a bounded LRU plan cache
  * ([property@Atomr.CudnnActor:cache-capacity], with hit and miss counters).  The
  * workspace is one device allocation per actor that grows to the largest
  * size a chosen algorithm needs (never above
