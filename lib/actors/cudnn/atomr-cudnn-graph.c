@@ -1217,8 +1217,13 @@ norm_operands (AtomrCudnnGraph    *self,
           return FAIL (NODE_FMT ": %s ('%s') is %s; with x ('%s') %s it must be %s", NODE_ARGS, o->role,
                        t->name, ts, tx->name, xs, rule[o->shape][mode == ATOMR_CUDNN_NORM_BATCH]);
         }
+      /* statistics are f32; γ, β and their gradients x's dtype or f32
+       * (cuDNN's norm engines take f32 parameters with half data) */
       want = o->shape == SHAPE_STAT ? ATOMR_DTYPE_F32 : tx->dtype;
-      if (t->dtype != want)
+      if (o->shape == SHAPE_PARAM && t->dtype != want && t->dtype != ATOMR_DTYPE_F32)
+        return FAIL (NODE_FMT ": %s ('%s') has dtype %s (takes x's dtype, %s, or f32)", NODE_ARGS, o->role,
+                     t->name, atomr_dtype_get_name (t->dtype), atomr_dtype_get_name (want));
+      if (o->shape != SHAPE_PARAM && t->dtype != want)
         return FAIL (NODE_FMT ": %s ('%s') has dtype %s (takes %s%s)", NODE_ARGS, o->role, t->name,
                      atomr_dtype_get_name (t->dtype), atomr_dtype_get_name (want),
                      o->shape == SHAPE_STAT ? ": statistics are f32" : ", x's dtype");
@@ -1242,7 +1247,7 @@ norm_operands (AtomrCudnnGraph    *self,
  * @mode: %ATOMR_CUDNN_NORM_LAYER or %ATOMR_CUDNN_NORM_RMS
  * @x: the input's id, N × C × ... (at least 2 dimensions): each of the N
  *   rows is normalized over all its other dimensions
- * @scale: γ: 1 × C × ... (x's extents but the first), x's dtype
+ * @scale: γ: 1 × C × ... (x's extents but the first), x's dtype or f32
  * @bias: β, shaped like @scale; required for layer norm, 0 for none with
  *   RMS norm
  * @epsilon: added to the variance (positive, finite; passed by value at
@@ -1315,7 +1320,7 @@ atomr_cudnn_graph_add_norm_training (AtomrCudnnGraph  *self,
  * @self: an [class@Atomr.CudnnGraph]
  * @x: the input's id, N × C × spatial (at least 2 dimensions): each
  *   channel is normalized over N and the spatial dimensions
- * @scale: γ: 1 × C × 1 ... (x's rank), x's dtype
+ * @scale: γ: 1 × C × 1 ... (x's rank), x's dtype or f32
  * @bias: β, shaped like @scale
  * @epsilon: added to the variance (positive, finite; by value)
  * @momentum: the running statistics' update factor in [0, 1]: next =
@@ -1407,7 +1412,7 @@ atomr_cudnn_graph_add_batch_norm_training (AtomrCudnnGraph  *self,
  * @mean: the mean it saved (0 for RMS norm)
  * @inv_variance: the inverse variance it saved
  * @dx: the gradient of x: x's shape and dtype
- * @dscale: the gradient of γ, shaped like it
+ * @dscale: the gradient of γ, shaped like it (x's dtype or f32)
  * @dbias: the gradient of β, shaped like γ; required for layer and batch
  *   norms, 0 for none with RMS norm
  * @error: return location for a #GError

@@ -222,7 +222,9 @@ check_backend (AtomrCudnnGraph *g, guint n_ops)
 static void
 test_norm_layer_rms (gconstpointer data)
 {
-  AtomrDtype dtype = GPOINTER_TO_INT (data);
+  /* the dtype, and in bit 8 whether γ, β and their gradients are f32 */
+  AtomrDtype dtype = GPOINTER_TO_INT (data) & 0xff;
+  AtomrDtype pdt = (GPOINTER_TO_INT (data) & 0x100) ? ATOMR_DTYPE_F32 : dtype;
 
   if (!have_cudnn ())
     return;
@@ -232,8 +234,8 @@ test_norm_layer_rms (gconstpointer data)
       g_autoptr(AtomrCudnnGraph) bwd = atomr_cudnn_graph_new ("norm-bwd");
       g_autoptr(GError) error = NULL;
       AtomrCudnnNorm mode = rms ? ATOMR_CUDNN_NORM_RMS : ATOMR_CUDNN_NORM_LAYER;
-      guint x = add (fwd, "x", dtype, 32, 256, 1, 1), s = add (fwd, "gamma", dtype, 1, 256, 1, 1);
-      guint b = rms ? 0 : add (fwd, "beta", dtype, 1, 256, 1, 1), y = add (fwd, "y", dtype, 32, 256, 1, 1);
+      guint x = add (fwd, "x", dtype, 32, 256, 1, 1), s = add (fwd, "gamma", pdt, 1, 256, 1, 1);
+      guint b = rms ? 0 : add (fwd, "beta", pdt, 1, 256, 1, 1), y = add (fwd, "y", dtype, 32, 256, 1, 1);
       guint m = rms ? 0 : add (fwd, "mean", ATOMR_DTYPE_F32, 32, 1, 1, 1);
       guint iv = add (fwd, "inv-var", ATOMR_DTYPE_F32, 32, 1, 1, 1);
 
@@ -243,11 +245,11 @@ test_norm_layer_rms (gconstpointer data)
 
       x = add (bwd, "x", dtype, 32, 256, 1, 1);
       {
-        guint dy = add (bwd, "dy", dtype, 32, 256, 1, 1), s2 = add (bwd, "gamma", dtype, 1, 256, 1, 1);
+        guint dy = add (bwd, "dy", dtype, 32, 256, 1, 1), s2 = add (bwd, "gamma", pdt, 1, 256, 1, 1);
         guint m2 = rms ? 0 : add (bwd, "mean", ATOMR_DTYPE_F32, 32, 1, 1, 1);
         guint iv2 = add (bwd, "inv-var", ATOMR_DTYPE_F32, 32, 1, 1, 1);
-        guint dx = add (bwd, "dx", dtype, 32, 256, 1, 1), ds = add (bwd, "dgamma", dtype, 1, 256, 1, 1);
-        guint db = rms ? 0 : add (bwd, "dbeta", dtype, 1, 256, 1, 1);
+        guint dx = add (bwd, "dx", dtype, 32, 256, 1, 1), ds = add (bwd, "dgamma", pdt, 1, 256, 1, 1);
+        guint db = rms ? 0 : add (bwd, "dbeta", pdt, 1, 256, 1, 1);
         g_assert_true (atomr_cudnn_graph_add_norm_backward (bwd, mode, x, dy, s2, m2, iv2, dx, ds, db, &error));
         g_assert_no_error (error);
       }
@@ -314,6 +316,8 @@ main (int argc, char **argv)
                         test_norm_layer_rms);
   g_test_add_data_func ("/cudnn-descriptors/norm/layer-rms-bf16", GINT_TO_POINTER (ATOMR_DTYPE_BF16),
                         test_norm_layer_rms);
+  g_test_add_data_func ("/cudnn-descriptors/norm/layer-rms-bf16-f32-params",
+                        GINT_TO_POINTER (ATOMR_DTYPE_BF16 | 0x100), test_norm_layer_rms);
   g_test_add_func ("/cudnn-descriptors/norm/batch", test_norm_batch);
   return g_test_run ();
 }

@@ -595,6 +595,15 @@ test_norm_training (void)
            "mean ('mean-wide') is 1×128×1×1; with x ('x') 64×128×1×1 it must be x's rows followed by 1s");
   REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, m16, iv, &error),
            "mean ('mean16') has dtype f16 (takes f32: statistics are f32)");
+  {
+    /* γ in f16 for f32 x: parameters are x's dtype or f32 */
+    guint s16 = tensor_of (g, "gamma16", F16, 1, 128, 1, 1);
+    guint y16 = tensor_of (g, "y16", F16, 64, 128, 1, 1);
+    REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s16, b, 1e-5, y, m, iv, &error),
+             "scale ('gamma16') has dtype f16 (takes x's dtype, f32, or f32)");
+    REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y16, m, iv, &error),
+             "y ('y16') has dtype f16 (takes f32, x's dtype)");
+  }
   REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, m, m, &error),
            "mean and inv_variance are both tensor 'mean'");
   REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, x, m, iv, &error),
