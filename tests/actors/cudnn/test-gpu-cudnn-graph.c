@@ -553,8 +553,9 @@ test_norm_training (Fixture *f, gconstpointer data)
     }
 }
 
-/* Batch norm training, f32 NHWC 8 × 32 × 6 × 6, with running statistics
- * (momentum 0.1), then its backward node from the saved statistics.  The
+/* Batch norm training, NHWC 8 × 32 × 6 × 6 (@data: x's dtype, f32 or bf16;
+ * parameters and statistics f32), with running statistics (momentum
+ * 0.1), then its backward node from the saved statistics.  The
  * running variance is updated with the unbiased batch variance (PyTorch,
  * cuDNN's legacy call); the message also gives the error against the
  * biased one, so a failure says which cuDNN's engine used. */
@@ -563,10 +564,13 @@ test_batch_norm_training (Fixture *f, gconstpointer data)
 {
   const gint64 n = 8, c = 32, hw = 6, per = n * hw * hw;
   const gint64 xs[4] = { n, c, hw, hw }, ps[4] = { 1, c, 1, 1 };
-  const AtomrDtype dt = ATOMR_DTYPE_F32;
-  const gdouble eps = 1e-5, momentum = 0.1, tol = 1e-4;
-  g_autoptr(AtomrCudnnGraph) fwd = atomr_cudnn_graph_new ("batch-norm-train");
-  g_autoptr(AtomrCudnnGraph) bwd = atomr_cudnn_graph_new ("batch-norm-bwd");
+  const AtomrDtype dt = GPOINTER_TO_INT (data), pdt = ATOMR_DTYPE_F32;
+  const gdouble eps = 1e-5, momentum = 0.1;
+  const gdouble tol = dt == ATOMR_DTYPE_F32 ? 1e-4 : 2e-2, ftol = dt == ATOMR_DTYPE_F32 ? 1e-4 : 1e-3;
+  g_autofree gchar *fname = g_strdup_printf ("batch-norm-train-%s", atomr_dtype_get_name (dt));
+  g_autofree gchar *bname = g_strdup_printf ("batch-norm-bwd-%s", atomr_dtype_get_name (dt));
+  g_autoptr(AtomrCudnnGraph) fwd = atomr_cudnn_graph_new (fname);
+  g_autoptr(AtomrCudnnGraph) bwd = atomr_cudnn_graph_new (bname);
   g_autoptr(GError) error = NULL;
   g_autofree gdouble *ry = NULL, *rdx = NULL;
   gdouble rmean[32], riv[32], rrm[32], rrv[32], rrv_biased[32], rdg[32] = { 0 }, rdb[32] = { 0 };
@@ -575,24 +579,24 @@ test_batch_norm_training (Fixture *f, gconstpointer data)
 
   SKIP_WITHOUT_DEVICE (f);
   operand_init (f, &x, dt, xs, 4, TRUE, TRUE);
-  operand_init (f, &gamma, dt, ps, 4, TRUE, TRUE);
-  operand_init (f, &beta, dt, ps, 4, TRUE, TRUE);
+  operand_init (f, &gamma, pdt, ps, 4, TRUE, TRUE);
+  operand_init (f, &beta, pdt, ps, 4, TRUE, TRUE);
   operand_init (f, &y, dt, xs, 4, TRUE, FALSE);
-  operand_init (f, &mean, dt, ps, 4, TRUE, FALSE);
-  operand_init (f, &iv, dt, ps, 4, TRUE, FALSE);
-  operand_init (f, &rm, dt, ps, 4, TRUE, TRUE);
-  operand_init (f, &rv, dt, ps, 4, TRUE, TRUE);
-  operand_init (f, &nrm, dt, ps, 4, TRUE, FALSE);
-  operand_init (f, &nrv, dt, ps, 4, TRUE, FALSE);
+  operand_init (f, &mean, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &iv, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &rm, pdt, ps, 4, TRUE, TRUE);
+  operand_init (f, &rv, pdt, ps, 4, TRUE, TRUE);
+  operand_init (f, &nrm, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &nrv, pdt, ps, 4, TRUE, FALSE);
   operand_init (f, &dy, dt, xs, 4, TRUE, TRUE);
   operand_init (f, &dx, dt, xs, 4, TRUE, FALSE);
-  operand_init (f, &dg, dt, ps, 4, TRUE, FALSE);
-  operand_init (f, &db, dt, ps, 4, TRUE, FALSE);
+  operand_init (f, &dg, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &db, pdt, ps, 4, TRUE, FALSE);
   /* a variance is positive: take |random| */
   for (gsize i = 0; i < rv.n; i++)
     rv.host[i] = fabs (rv.host[i]) + 0.5;
   {
-    g_autoptr(GBytes) bytes = pack (dt, rv.host, rv.n);
+    g_autoptr(GBytes) bytes = pack (pdt, rv.host, rv.n);
     g_assert_true (atomr_buffer_upload_sync (rv.buffer, bytes, NULL, &error));
     g_assert_no_error (error);
   }
@@ -650,13 +654,12 @@ test_batch_norm_training (Fixture *f, gconstpointer data)
           rdx[i * c + k] = gamma.host[k] * inv / per * (per * dy.host[i * c + k] - rdb[k] - xhat * rdg[k]);
         }
     }
-  check (&y, ry, "batch-norm training y", tol);
-  check (&mean, rmean, "batch-norm training mean", tol);
-  check (&iv, riv, "batch-norm training inv_variance", tol);
-  check (&nrm, rrm, "batch-norm training next running mean", tol);
-  g_test_message ("batch-norm training next running var against the biased-variance update: %.3g",
-                  rel_error (&nrv, rrv_biased));
-  check (&nrv, rrv, "batch-norm training next running var (unbiased update)", tol);
+  check (&y, ry, fname, tol);
+  check (&mean, rmean, "  saved mean", ftol);
+  check (&iv, riv, "  saved inv_variance", ftol);
+  check (&nrm, rrm, "  next running mean", ftol);
+  g_test_message ("  next running var against the biased-variance update: %.3g", rel_error (&nrv, rrv_biased));
+  check (&nrv, rrv, "  next running var (unbiased update)", ftol);
 
   ix = atomr_cudnn_graph_add_tensor (bwd, "x", x.view, &error);
   {
@@ -677,9 +680,9 @@ test_batch_norm_training (Fixture *f, gconstpointer data)
     g_assert_no_error (error);
     execute (f, bwd, ids, views, 8);
   }
-  check (&dx, rdx, "batch-norm backward dx", tol);
-  check (&dg, rdg, "batch-norm backward dgamma", tol);
-  check (&db, rdb, "batch-norm backward dbeta", tol);
+  check (&dx, rdx, bname, tol);
+  check (&dg, rdg, "  dgamma", ftol);
+  check (&db, rdb, "  dbeta", ftol);
 
   operand_clear (&x);
   operand_clear (&gamma);
@@ -772,8 +775,10 @@ main (int argc, char **argv)
               test_norm_training, fixture_teardown);
   g_test_add ("/gpu-cudnn-graph/norm-training-bf16", Fixture, GINT_TO_POINTER (ATOMR_DTYPE_BF16), fixture_setup,
               test_norm_training, fixture_teardown);
-  g_test_add ("/gpu-cudnn-graph/batch-norm-training", Fixture, NULL, fixture_setup, test_batch_norm_training,
-              fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/batch-norm-training-f32", Fixture, GINT_TO_POINTER (ATOMR_DTYPE_F32),
+              fixture_setup, test_batch_norm_training, fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/batch-norm-training-bf16", Fixture, GINT_TO_POINTER (ATOMR_DTYPE_BF16),
+              fixture_setup, test_batch_norm_training, fixture_teardown);
   g_test_add ("/gpu-cudnn-graph/plan-cache", Fixture, NULL, fixture_setup, test_plan_cache,
               fixture_teardown);
   return g_test_run ();
