@@ -97,7 +97,9 @@ for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
   [ "$b" = bench-peers ] && args=(--json "$out/atomr-peers.json")
   if [ "$b" = bench-cudnn ]; then
     cudnn_env 150 "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
-    head -1 "$out/$b.log"
+    # the cuDNN build, the convolution rows (raw legacy, actor backend,
+    # actor legacy) and which path the actor's convolutions took
+    grep -E '^(# cuDNN|pass |conv-|# convolutions run)' "$out/$b.log"
     if [ -n "$torch_cudnn" ]; then   # and with the machine's own, for the record
       timeout 150 "$here/run" "$b" > "$out/$b-system-cudnn.log" 2>&1; echo "$b (system cuDNN) rc=$?"
     fi

@@ -80,6 +80,37 @@ def on_mock():
     nrm.finalize()
     assert nrm.get_n_nodes() == 1
 
+    # training-phase norm nodes and their backward node, with saved
+    # statistics; batch norm with running statistics (the enum's new value)
+    tr = Atomr.CudnnGraph.new('norm-train')
+    f32 = Atomr.Dtype.F32
+    tx = tr.add_tensor_full('x', f32, [16, 64, 1, 1], None, False)
+    tg = tr.add_tensor_full('gamma', f32, [1, 64, 1, 1], None, False)
+    tb = tr.add_tensor_full('beta', f32, [1, 64, 1, 1], None, False)
+    ty = tr.add_tensor_full('y', f32, [16, 64, 1, 1], None, False)
+    tm = tr.add_tensor_full('mean', f32, [16, 1, 1, 1], None, False)
+    tv = tr.add_tensor_full('inv-var', f32, [16, 1, 1, 1], None, False)
+    builder_error('RMS norm subtracts no mean', tr.add_norm_training, Atomr.CudnnNorm.RMS, tx, tg, 0, 1e-5,
+                  ty, tm, tv)
+    tr.add_norm_training(Atomr.CudnnNorm.LAYER, tx, tg, tb, 1e-5, ty, tm, tv)
+    tdy = tr.add_tensor_full('dy', f32, [16, 64, 1, 1], None, False)
+    tdx = tr.add_tensor_full('dx', f32, [16, 64, 1, 1], None, False)
+    tdg = tr.add_tensor_full('dgamma', f32, [1, 64, 1, 1], None, False)
+    tdb = tr.add_tensor_full('dbeta', f32, [1, 64, 1, 1], None, False)
+    tr.add_norm_backward(Atomr.CudnnNorm.LAYER, tx, tdy, tg, tm, tv, tdx, tdg, tdb)
+    tr.finalize()
+    assert tr.get_n_nodes() == 2
+    bn = Atomr.CudnnGraph.new('bn-train')
+    p = [bn.add_tensor_full(name, f32, shape, None, False) for name, shape in (
+        ('x', [4, 8, 5, 5]), ('gamma', [1, 8, 1, 1]), ('beta', [1, 8, 1, 1]), ('rm', [1, 8, 1, 1]),
+        ('rv', [1, 8, 1, 1]), ('y', [4, 8, 5, 5]), ('mean', [1, 8, 1, 1]), ('inv-var', [1, 8, 1, 1]),
+        ('next-rm', [1, 8, 1, 1]), ('next-rv', [1, 8, 1, 1]))]
+    builder_error('momentum is 2', bn.add_batch_norm_training, p[0], p[1], p[2], 1e-5, 2.0, p[3], p[4], p[5],
+                  p[6], p[7], p[8], p[9])
+    bn.add_batch_norm_training(p[0], p[1], p[2], 1e-5, 0.1, p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+    bn.finalize()
+    assert Atomr.CudnnNorm.BATCH == 2
+
     device = Atomr.Device.new_mock()
     cudnn = Atomr.CudnnActor.new(device)
 

@@ -6,7 +6,10 @@
  * the enqueue function (actor thread) looks the key up in the actor's plan
  * cache, builds the descriptors and picks the algorithm on a miss, and
  * calls cuDNN with the cached descriptors: the hot path creates nothing
- * and allocates nothing.
+ * and allocates nothing.  Convolutions build a backend execution plan
+ * instead (one convolution operation) and run it with
+ * cudnnBackendExecute; the legacy calls remain for requests the backend
+ * refuses, for autotuning and when legacy-convolution is set.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -41,7 +44,8 @@
  * the value, and nothing is enqueued.
  *
  * Descriptors and the chosen algorithm of each distinct request (shapes,
- * strides, dtype, parameters) are kept in a bounded LRU plan cache
+ * strides, dtype, parameters; for convolutions a backend execution plan,
+ * see [property@Atomr.CudnnActor:legacy-convolution]) are kept in a bounded LRU plan cache
  * ([property@Atomr.CudnnActor:cache-capacity], with hit and miss counters).  The
  * workspace is one device allocation per actor that grows to the largest
  * size a chosen algorithm needs (never above
@@ -120,7 +124,22 @@ typedef struct {
   gdouble coef;
   gint32  act;        /* fused convolution: the activation */
   gint32  has_z;      /* fused convolution: a residual (its view in slot DY) */
+  /* Convolutions: which cuDNN API runs them (PATH_*).  The backend path
+   * also depends on the views' pointer alignments (the tensors'
+   * BYTE_ALIGNMENT) and on alpha and beta (attributes of the operation). */
+  gint32  path;
+  gint32  align[N_SLOTS];
+  gdouble alpha, beta;
 } PlanKey;
+
+/* How a convolution runs: a cached backend-API execution plan (one
+ * convolution operation) executed with cudnnBackendExecute, or the legacy
+ * cudnnConvolution* entry points (asked for, autotuned with
+ * cudnnFind*Algorithm, or after the backend refused the request). */
+enum {
+  PATH_BACKEND,
+  PATH_LEGACY,
+};
 
 typedef struct {
   PlanKey                      key;
@@ -132,6 +151,8 @@ typedef struct {
   cudnnPoolingDescriptor_t     pd;
   cudnnActivationDescriptor_t  post_ad;    /* fused convolution: applied after it */
   cudnnTensorDescriptor_t      bd;         /* batch-norm parameters */
+  AtomrCudnnBackendPlan       *bplan;      /* convolutions on the backend path */
+  gboolean                     fell_back;  /* PATH_BACKEND asked, the legacy call runs */
   gint                         algo;
   gsize                        workspace;
   /* Plans of operations in other files (atomr-cudnn-ext-private.h): the
@@ -170,6 +191,10 @@ struct _AtomrCudnnActor
   guint          capacity;
   guint64        hits, misses;
   gboolean       autotune;
+  gboolean       conv_legacy;
+
+  /* convolutions run, by path; variant packs the backend path built */
+  gint           conv_backend_runs, conv_legacy_runs, conv_pack_builds;
 
   AtomrCudnnPlanCache *graph_plans;  /* backend-graph plans (own lock) */
   GHashTable          *kernels;      /* actor thread: name → AtomrKernel */
@@ -191,6 +216,7 @@ enum {
   PROP_CACHE_SIZE,
   PROP_AUTOTUNE,
   PROP_DROPOUT_SEED,
+  PROP_LEGACY_CONVOLUTION,
   N_PROPS
 };
 
@@ -236,6 +262,7 @@ plan_free (Plan *plan)
     cudnnDestroyActivationDescriptor (plan->post_ad);
   if (plan->bd)
     cudnnDestroyTensorDescriptor (plan->bd);
+  atomr_cudnn_backend_plan_free (plan->bplan);
   if (plan->ext_free && plan->ext)
     plan->ext_free (plan->ext);
   g_clear_pointer (&plan->ext_key, g_bytes_unref);
@@ -264,6 +291,32 @@ static void
 free_plans (GList *plans)
 {
   g_list_free_full (plans, (GDestroyNotify) plan_free);
+}
+
+/* Unlinks the plans that may hold backend execution plans, finalized
+ * against a handle the context rebuild destroys: convolutions on the
+ * backend path and every plan of the other files (attention and graph
+ * plans; RNN descriptors are rebuilt too, which costs only the rebuild).
+ * Returns them, to free outside the lock. */
+static GList *
+drop_backend_plans (AtomrCudnnActor *self)
+{
+  GList *dropped = NULL, *l, *next;
+
+  g_mutex_lock (&self->lock);
+  for (l = self->lru.head; l != NULL; l = next)
+    {
+      Plan *plan = l->data;
+
+      next = l->next;
+      if (plan->bplan == NULL && plan->ext_key == NULL)
+        continue;
+      g_queue_unlink (&self->lru, &plan->link);
+      g_hash_table_remove (self->plans, &plan->key);
+      dropped = g_list_prepend (dropped, plan);
+    }
+  g_mutex_unlock (&self->lock);
+  return dropped;
 }
 
 /* ------------------------------------------------------------------ */
@@ -597,6 +650,123 @@ plan_build_fused (AtomrCudnnActor *self,
   return TRUE;
 }
 
+/* The backend graph of one convolution operation on @r's operands (uids:
+ * slot + 1), every descriptor finalized (no handle needed yet).  Alpha
+ * and beta are attributes of the operation. */
+static AtomrCudnnBackendGraph *
+conv_backend_graph (CudnnRequest  *r,
+                    GError       **error)
+{
+  static const cudnnBackendDescriptorType_t types[] = {
+    [KIND_CONV_FWD] = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+    [KIND_CONV_BWD_DATA] = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+    [KIND_CONV_BWD_FILTER] = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+  };
+  /* the attribute of each slot (X, W, Y), then the convolution, alpha, beta */
+  static const cudnnBackendAttributeName_t attrs[][6] = {
+    [KIND_CONV_FWD] = {
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA },
+    [KIND_CONV_BWD_DATA] = {
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA },
+    [KIND_CONV_BWD_FILTER] = {
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA },
+  };
+  const PlanKey *k = &r->key;
+  const cudnnBackendAttributeName_t *at = attrs[k->kind];
+  g_autoptr(AtomrCudnnBackendGraph) g = atomr_cudnn_backend_graph_new (r->opname);
+  cudnnDataType_t dtype = cudnn_dtype (k->dtype), compute = cudnn_compute (k->dtype);
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  gint64 n_spatial = k->n_dims[SLOT_X] - 2, wstrides[MAX_DIMS], acc = 1;
+  gboolean dbl = k->dtype == ATOMR_DTYPE_F64;
+  gfloat alpha_f = (gfloat) k->alpha, beta_f = (gfloat) k->beta;
+  cudnnBackendDescriptor_t cd, op;
+  const Slot slots[] = { SLOT_X, SLOT_W, SLOT_Y };
+  gint nw = k->n_dims[SLOT_W];
+
+  /* the filter is packed KCRS or KRSC (check_conv()): strides from that */
+  if (k->flag)
+    {
+      wstrides[1] = 1;
+      acc = k->dims[SLOT_W][1];
+      for (gint i = nw - 1; i >= 2; i--)
+        {
+          wstrides[i] = acc;
+          acc *= k->dims[SLOT_W][i];
+        }
+      wstrides[0] = acc;
+    }
+  else
+    for (gint i = nw - 1; i >= 0; i--)
+      {
+        wstrides[i] = acc;
+        acc *= k->dims[SLOT_W][i];
+      }
+  for (guint i = 0; i < G_N_ELEMENTS (slots); i++)
+    if (atomr_cudnn_backend_graph_add_tensor_full (g, slots[i] + 1, dtype, k->n_dims[slots[i]],
+                                                   k->dims[slots[i]],
+                                                   slots[i] == SLOT_W ? wstrides : k->strides[slots[i]],
+                                                   k->align[slots[i]], 0, error) == NULL)
+      return NULL;
+  cd = atomr_cudnn_backend_graph_new_descriptor (g, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, error);
+  if (cd == NULL ||
+      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
+                                      &compute, error) ||
+      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1,
+                                      &mode, error) ||
+      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
+                                      &n_spatial, error) ||
+      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, n_spatial,
+                                      k->dilation, error) ||
+      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, n_spatial,
+                                      k->stride, error) ||
+      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, n_spatial,
+                                      k->padding, error) ||
+      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, n_spatial,
+                                      k->padding, error) ||
+      !atomr_cudnn_backend_graph_finalize_descriptor (g, cd, error))
+    return NULL;
+  op = atomr_cudnn_backend_graph_new_descriptor (g, types[k->kind], error);
+  if (op == NULL ||
+      !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[0], SLOT_X + 1, error) ||
+      !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[1], SLOT_W + 1, error) ||
+      !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[2], SLOT_Y + 1, error) ||
+      !atomr_cudnn_backend_graph_set (g, op, at[3], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd, error) ||
+      !atomr_cudnn_backend_graph_set (g, op, at[4], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
+                                      dbl ? (const void *) &k->alpha : (const void *) &alpha_f, error) ||
+      !atomr_cudnn_backend_graph_set (g, op, at[5], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
+                                      dbl ? (const void *) &k->beta : (const void *) &beta_f, error) ||
+      !atomr_cudnn_backend_graph_add_operation (g, op, error))
+    return NULL;
+  return g_steal_pointer (&g);
+}
+
+/* @r's graph and its execution plan: heuristics mode A, then the fallback
+ * list, the first configuration that finalizes within @limit; FMA math on
+ * f32 excludes tensor-core engines (as the legacy path's CUDNN_FMA_MATH
+ * does). */
+static AtomrCudnnBackendPlan *
+conv_backend_plan (AtomrCudnnActor *self,
+                   CudnnRequest    *r,
+                   guint64          limit,
+                   GError         **error)
+{
+  g_autoptr(AtomrCudnnBackendGraph) g = conv_backend_graph (r, error);
+
+  if (g == NULL)
+    return NULL;
+  return atomr_cudnn_backend_graph_build_plan_full (g, self->handle, limit, 0,
+                                                    r->key.dtype == ATOMR_DTYPE_F32 &&
+                                                    r->key.mode == ATOMR_CUDNN_MATH_FMA
+                                                      ? ATOMR_CUDNN_PLAN_NO_TENSOR_CORE : 0,
+                                                    error);
+}
+
 static Plan *
 plan_build (AtomrCudnnActor *self,
             CudnnRequest    *r,
@@ -619,6 +789,30 @@ plan_build (AtomrCudnnActor *self,
         int fdims[MAX_DIMS], pad[ATOMR_CUDNN_MAX_SPATIAL_DIMS], str[ATOMR_CUDNN_MAX_SPATIAL_DIMS],
             dil[ATOMR_CUDNN_MAX_SPATIAL_DIMS];
         gint n_spatial = k->n_dims[SLOT_X] - 2;
+
+        g_mutex_lock (&self->lock);
+        limit = self->workspace_limit;
+        g_mutex_unlock (&self->lock);
+        if (k->kind != KIND_CONV_BIAS_ACT && k->path == PATH_BACKEND)
+          {
+            g_autoptr(GError) refusal = NULL;
+
+            plan->bplan = conv_backend_plan (self, r, limit, &refusal);
+            if (plan->bplan != NULL)
+              {
+                plan->workspace = atomr_cudnn_backend_plan_get_workspace_size (plan->bplan);
+                g_debug ("cuDNN: %s: backend plan, engine %" G_GINT64_FORMAT ", workspace %" G_GSIZE_FORMAT
+                         " bytes", r->opname, atomr_cudnn_backend_plan_get_engine (plan->bplan),
+                         plan->workspace);
+                break;
+              }
+            /* Whatever the backend refused (no engine for this request,
+             * an attribute this cuDNN does not take), the legacy entry
+             * point may still run it; its own refusal is the error. */
+            g_debug ("cuDNN: %s: the backend refused the request (%s); the legacy entry point runs it",
+                     r->opname, refusal->message);
+            plan->fell_back = TRUE;
+          }
 
         for (gint i = 0; i < k->n_dims[SLOT_W]; i++)
           fdims[i] = (int) k->dims[SLOT_W][i];
@@ -645,9 +839,6 @@ plan_build (AtomrCudnnActor *self,
             !cudnn_check (cudnnSetConvolutionGroupCount (plan->cd, (int) k->groups),
                           "cudnnSetConvolutionGroupCount", r->opname, error))
           goto fail;
-        g_mutex_lock (&self->lock);
-        limit = self->workspace_limit;
-        g_mutex_unlock (&self->lock);
         if (!choose_conv_algo (self, r, plan, limit, error))
           goto fail;
         if (k->kind == KIND_CONV_BIAS_ACT && !plan_build_fused (self, r, plan, limit, error))
@@ -831,6 +1022,33 @@ cudnn_enqueue (AtomrOp  *op,
   if (!workspace_reserve (self, atomr_op_get_cu_stream (op), plan->workspace, error))
     return FALSE;
   ws = (void *) (uintptr_t) self->workspace;
+
+  if (plan->bplan != NULL)
+    {
+      static const gint64 uids[] = { SLOT_X + 1, SLOT_W + 1, SLOT_Y + 1 };
+      void *ptrs[] = { PTR (SLOT_X), PTR (SLOT_W), PTR (SLOT_Y) };
+      guint64 before = 0, after = 0;
+
+      atomr_cudnn_backend_plan_get_pack_counts (plan->bplan, &before, NULL);
+      if (!atomr_cudnn_backend_plan_execute_device (plan->bplan, h, G_N_ELEMENTS (uids), uids, ptrs, ws, error))
+        {
+          g_autofree gchar *d = describe (r);
+          g_prefix_error (error, "%s (%s, backend plan): ", r->opname, d);
+          return FALSE;
+        }
+      atomr_cudnn_backend_plan_get_pack_counts (plan->bplan, &after, NULL);
+      g_atomic_int_inc (&self->conv_backend_runs);
+      if (after != before)
+        g_atomic_int_inc (&self->conv_pack_builds);
+      return TRUE;
+    }
+  if (r->key.kind == KIND_CONV_FWD || r->key.kind == KIND_CONV_BWD_DATA || r->key.kind == KIND_CONV_BWD_FILTER)
+    {
+      g_atomic_int_inc (&self->conv_legacy_runs);
+      /* the request said "backend" before it was submitted */
+      if (plan->fell_back)
+        atomr_op_set_detail (op, "legacy (backend refused)");
+    }
 
   switch (r->key.kind)
     {
@@ -1170,6 +1388,8 @@ request_new (AtomrCudnnActor *self,
   r->key.dtype = -1;
   g_mutex_lock (&self->lock);
   r->autotune = self->autotune;
+  if (kind == KIND_CONV_FWD || kind == KIND_CONV_BWD_DATA || kind == KIND_CONV_BWD_FILTER)
+    r->key.path = self->autotune || self->conv_legacy ? PATH_LEGACY : PATH_BACKEND;
   g_mutex_unlock (&self->lock);
   return r;
 }
@@ -1305,6 +1525,38 @@ check_conv (AtomrCudnnActor  *self,
   return TRUE;
 }
 
+/* The largest power of two up to 16 that divides the view's address (its
+ * byte offset where the buffer has no device address: the mock device):
+ * the backend tensors' BYTE_ALIGNMENT. */
+static gint32
+view_alignment (AtomrTensor *t)
+{
+  guint64 addr = atomr_tensor_get_ptr (t);
+  gint32 a = 16;
+
+  if (addr == 0)
+    addr = atomr_tensor_get_byte_offset (t);
+  while (a > 1 && addr % (guint64) a != 0)
+    a /= 2;
+  return a;
+}
+
+/* What the backend path's key adds: alpha, beta, the pointer alignments. */
+static void
+conv_key_backend (CudnnRequest *r,
+                  gdouble       alpha,
+                  gdouble       beta,
+                  AtomrTensor  *x,
+                  AtomrTensor  *w,
+                  AtomrTensor  *y)
+{
+  r->key.alpha = alpha;
+  r->key.beta = beta;
+  r->key.align[SLOT_X] = view_alignment (x);
+  r->key.align[SLOT_W] = view_alignment (w);
+  r->key.align[SLOT_Y] = view_alignment (y);
+}
+
 static void
 conv_common (AtomrCudnnActor     *self,
              const gchar         *opname,
@@ -1343,6 +1595,10 @@ conv_common (AtomrCudnnActor     *self,
                              &error))
     return atomr_op_fail (op, error);
   set_scalars (r, alpha, beta);
+  if (r->key.path == PATH_BACKEND)
+    conv_key_backend (r, alpha, beta, x, w, y);
+  /* the enqueue says so when the backend refused and the legacy call ran */
+  atomr_op_set_detail_static (op, r->key.path == PATH_BACKEND ? "backend" : "legacy");
   submit (op, in, 2, &out, 1, beta != 0.0);
 }
 
@@ -2577,6 +2833,16 @@ atomr_cudnn_actor_teardown (AtomrActor *actor,
    * after our finalize freed both.) */
   if (self->graph_plans != NULL)
     atomr_cudnn_plan_cache_clear (self->graph_plans);
+  if (self->plans != NULL)
+    {
+      GList *dropped = drop_backend_plans (self);
+
+      if (dropped != NULL)
+        {
+          free_plans (dropped);
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CACHE_SIZE]);
+        }
+    }
   if (self->kernels != NULL)
     g_hash_table_remove_all (self->kernels);
   g_mutex_lock (&self->lock);
@@ -2595,7 +2861,7 @@ atomr_cudnn_actor_finalize (GObject *object)
   g_clear_pointer (&self->reserve_owner, g_bytes_unref);
   g_clear_pointer (&self->graph_plans, atomr_cudnn_plan_cache_free);
   g_clear_pointer (&self->kernels, g_hash_table_unref);
-  g_hash_table_unref (self->plans);
+  g_clear_pointer (&self->plans, g_hash_table_unref);
   g_mutex_clear (&self->lock);
 
   G_OBJECT_CLASS (atomr_cudnn_actor_parent_class)->finalize (object);
@@ -2635,6 +2901,9 @@ atomr_cudnn_actor_get_property (GObject    *object,
     case PROP_DROPOUT_SEED:
       g_value_set_uint64 (value, atomr_cudnn_actor_get_dropout_seed (self));
       break;
+    case PROP_LEGACY_CONVOLUTION:
+      g_value_set_boolean (value, atomr_cudnn_actor_get_legacy_convolution (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -2661,6 +2930,9 @@ atomr_cudnn_actor_set_property (GObject      *object,
       break;
     case PROP_DROPOUT_SEED:
       atomr_cudnn_actor_set_dropout_seed (self, g_value_get_uint64 (value));
+      break;
+    case PROP_LEGACY_CONVOLUTION:
+      atomr_cudnn_actor_set_legacy_convolution (self, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -2771,6 +3043,33 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
   properties[PROP_DROPOUT_SEED] =
     g_param_spec_uint64 ("dropout-seed", NULL, NULL, 0, G_MAXUINT64, 0,
                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * AtomrCudnnActor:legacy-convolution:
+   *
+   * Run convolutions (forward, backward data, backward filter) through
+   * cuDNN's legacy entry points (cudnnConvolutionForward, ...) instead of
+   * cached backend-API execution plans.
+   *
+   * By default a convolution runs as a backend execution plan of one
+   * convolution operation, built once per distinct request (shapes,
+   * strides, dtype, pointer alignments, parameters, alpha and beta) and
+   * kept in the plan cache; each call is one cudnnBackendExecute.  The
+   * legacy calls build a plan inside cuDNN on every call, a host cost that
+   * can be as long as the kernel.  A request the backend refuses runs
+   * through the legacy call all the same.  The operation's trace detail
+   * says which path ran: "backend", "legacy", or "legacy (backend
+   * refused)".  With [property@Atomr.CudnnActor:autotune] set, convolutions
+   * take the legacy path (cudnnFind*Algorithm times the candidates there).
+   *
+   * The default is %FALSE unless the environment variable
+   * `ATOMR_CUDNN_CONV_LEGACY` is set to anything but "0" when the actor
+   * is created.  Applies to requests made after the change.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_LEGACY_CONVOLUTION] =
+    g_param_spec_boolean ("legacy-convolution", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -2782,6 +3081,10 @@ atomr_cudnn_actor_init (AtomrCudnnActor *self)
   g_queue_init (&self->lru);
   self->capacity = DEFAULT_CACHE_CAPACITY;
   self->workspace_limit = DEFAULT_WORKSPACE_LIMIT;
+  {
+    const gchar *env = g_getenv ("ATOMR_CUDNN_CONV_LEGACY");
+    self->conv_legacy = env != NULL && env[0] != '\0' && g_strcmp0 (env, "0") != 0;
+  }
   self->graph_plans = atomr_cudnn_plan_cache_new (DEFAULT_CACHE_CAPACITY,
                                                   (GDestroyNotify) atomr_cudnn_backend_plan_free);
   self->kernels = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
@@ -3207,8 +3510,106 @@ atomr_cudnn_actor_set_dropout_seed (AtomrCudnnActor *self,
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DROPOUT_SEED]);
 }
 
+/**
+ * atomr_cudnn_actor_get_legacy_convolution:
+ * @self: an [class@Atomr.CudnnActor]
+ *
+ * Gets whether convolutions run through cuDNN's legacy entry points.
+ *
+ * This is the value of the [property@Atomr.CudnnActor:legacy-convolution]
+ * property.
+ *
+ * Returns: whether convolutions take the legacy path
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_actor_get_legacy_convolution (AtomrCudnnActor *self)
+{
+  gboolean v;
+
+  g_return_val_if_fail (ATOMR_IS_CUDNN_ACTOR (self), FALSE);
+  g_mutex_lock (&self->lock);
+  v = self->conv_legacy;
+  g_mutex_unlock (&self->lock);
+  return v;
+}
+
+/**
+ * atomr_cudnn_actor_set_legacy_convolution:
+ * @self: an [class@Atomr.CudnnActor]
+ * @legacy: whether convolutions take cuDNN's legacy entry points
+ *
+ * Sets [property@Atomr.CudnnActor:legacy-convolution]; applies to
+ * requests made afterwards (plans of both paths stay in the cache).
+ *
+ * Since: 0.2
+ */
+void
+atomr_cudnn_actor_set_legacy_convolution (AtomrCudnnActor *self,
+                                          gboolean         legacy)
+{
+  gboolean changed;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  legacy = legacy != FALSE;
+  g_mutex_lock (&self->lock);
+  changed = self->conv_legacy != legacy;
+  self->conv_legacy = legacy;
+  g_mutex_unlock (&self->lock);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LEGACY_CONVOLUTION]);
+}
+
 /* ------------------------------------------------------------------ */
 /* For operations in other files (atomr-cudnn-ext-private.h)            */
+
+AtomrCudnnBackendGraph *
+atomr_cudnn_actor_conv_backend_graph_internal (AtomrCudnnActor   *self,
+                                               guint              pass,
+                                               AtomrConvolution  *conv,
+                                               gdouble            alpha,
+                                               AtomrTensor       *x,
+                                               AtomrTensor       *w,
+                                               AtomrTensor       *y,
+                                               gdouble            beta,
+                                               GError           **error)
+{
+  static const Kind kinds[] = { KIND_CONV_FWD, KIND_CONV_BWD_DATA, KIND_CONV_BWD_FILTER };
+  static const gchar *const names[] = { "conv-fwd", "conv-bwd-data", "conv-bwd-filter" };
+  CudnnRequest r;
+  AtomrCudnnBackendGraph *g;
+
+  g_return_val_if_fail (pass < G_N_ELEMENTS (kinds), NULL);
+  memset (&r, 0, sizeof r);
+  r.opname = names[pass];
+  r.key.kind = kinds[pass];
+  r.key.dtype = -1;
+  if (!check_conv (self, &r, conv, "x", x, "w", w, "y", y, error))
+    g = NULL;
+  else
+    {
+      conv_key_backend (&r, alpha, beta, x, w, y);
+      g = conv_backend_graph (&r, error);
+    }
+  for (guint i = 0; i < N_SLOTS; i++)
+    g_clear_object (&r.t[i]);
+  return g;
+}
+
+void
+atomr_cudnn_actor_get_conv_runs_internal (AtomrCudnnActor *self,
+                                          guint           *backend,
+                                          guint           *legacy,
+                                          guint           *pack_builds)
+{
+  if (backend != NULL)
+    *backend = (guint) g_atomic_int_get (&self->conv_backend_runs);
+  if (legacy != NULL)
+    *legacy = (guint) g_atomic_int_get (&self->conv_legacy_runs);
+  if (pack_builds != NULL)
+    *pack_builds = (guint) g_atomic_int_get (&self->conv_pack_builds);
+}
 
 static void
 ext_plan_key (GBytes  *key,

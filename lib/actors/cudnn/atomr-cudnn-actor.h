@@ -263,6 +263,11 @@ ATOMR_AVAILABLE_IN_ALL
 void             atomr_cudnn_actor_set_autotune        (AtomrCudnnActor  *self,
                                                         gboolean          autotune);
 ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_cudnn_actor_get_legacy_convolution (AtomrCudnnActor  *self);
+ATOMR_AVAILABLE_IN_ALL
+void             atomr_cudnn_actor_set_legacy_convolution (AtomrCudnnActor  *self,
+                                                           gboolean          legacy);
+ATOMR_AVAILABLE_IN_ALL
 guint64          atomr_cudnn_actor_get_dropout_seed    (AtomrCudnnActor  *self);
 ATOMR_AVAILABLE_IN_ALL
 void             atomr_cudnn_actor_set_dropout_seed    (AtomrCudnnActor  *self,

@@ -2118,8 +2118,7 @@ mha_common (AtomrCudnnActor     *self,
             guint                n_heads,
             guint                n_kv_heads,
             AtomrTensor        **in,
-            gdouble              scale,
-            gboolean             causal,
+            const SdpaOptions   *opt,
             GCancellable        *cancellable,
             GAsyncReadyCallback  callback,
             gpointer             user_data)
@@ -2158,10 +2157,7 @@ mha_common (AtomrCudnnActor     *self,
       atomr_op_fail (op, error);
     }
   else
-    {
-      const SdpaOptions opt = { .scale = scale, .causal = causal };
-      sdpa_common (self, backward, opname, tag, views, &opt, cancellable, callback, user_data);
-    }
+    sdpa_common (self, backward, opname, tag, views, opt, cancellable, callback, user_data);
   for (guint i = 0; i < N_T; i++)
     g_clear_object (&views[i]);
 }
@@ -2210,10 +2206,11 @@ atomr_cudnn_actor_multi_head_attention_forward_async (AtomrCudnnActor     *self,
                                                       gpointer             user_data)
 {
   AtomrTensor *t[N_T] = { q, k, v, o, NULL, stats, NULL, NULL, NULL };
+  const SdpaOptions opt = { .scale = scale, .causal = causal };
 
   g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
   mha_common (self, FALSE, "mha-fwd", atomr_cudnn_actor_multi_head_attention_forward_async,
-              n_heads, n_kv_heads, t, scale, causal, cancellable, callback, user_data);
+              n_heads, n_kv_heads, t, &opt, cancellable, callback, user_data);
 }
 
 /**
@@ -2284,10 +2281,11 @@ atomr_cudnn_actor_multi_head_attention_backward_async (AtomrCudnnActor     *self
                                                        gpointer             user_data)
 {
   AtomrTensor *t[N_T] = { q, k, v, o, d_o, stats, dq, dk, dv };
+  const SdpaOptions opt = { .scale = scale, .causal = causal };
 
   g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
   mha_common (self, TRUE, "mha-bwd", atomr_cudnn_actor_multi_head_attention_backward_async,
-              n_heads, n_kv_heads, t, scale, causal, cancellable, callback, user_data);
+              n_heads, n_kv_heads, t, &opt, cancellable, callback, user_data);
 }
 
 /**
@@ -2962,4 +2960,160 @@ atomr_cudnn_actor_attention_backward_finish (AtomrCudnnActor  *self,
                                              GError          **error)
 {
   return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_attention_backward_async, error);
+}
+
+/**
+ * atomr_cudnn_actor_attention_multi_head_forward_async:
+ * @self: an [class@Atomr.CudnnActor]
+ * @attention: (nullable): the settings (scale, causal and padding masks,
+ *   dropout); %NULL for a bare [class@Atomr.Attention]
+ * @n_heads: query heads
+ * @n_kv_heads: key/value heads (@n_heads for multi-head attention, fewer
+ *   for grouped-query attention, 1 for multi-query attention)
+ * @q: the projected queries, batch × query length × (@n_heads · head dim)
+ * @k: the projected keys, batch × key length × (@n_kv_heads · head dim)
+ * @v: the projected values, batch × key length × (@n_kv_heads · value head dim)
+ * @o: the output, batch × query length × (@n_heads · value head dim),
+ *   ready for the output projection
+ * @stats: (nullable): the softmax statistics, f32 batch × @n_heads × query
+ *   length × 1, for the backward pass; %NULL for inference
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async) (closure user_data): called when @o is computed
+ * @user_data: data for @callback
+ *
+ * [method@Atomr.CudnnActor.multi_head_attention_forward_async] with the
+ * settings of @attention, as [method@Atomr.CudnnActor.attention_forward_async]
+ * takes them (trace name `cudnn · mha-fwd`): the last dimension of each
+ * view is split into heads (views only, no copy) and the flash-attention
+ * graph runs on the batch × heads × sequence × dim views.  The padding
+ * lengths of @attention count positions of the sequence dimension; the
+ * dropout mask is the one [method@Atomr.CudnnActor.attention_forward_async]
+ * draws for the head views with the same seed and offset.  The object is
+ * read when the call is made.
+ *
+ * Since: 0.2
+ */
+void
+atomr_cudnn_actor_attention_multi_head_forward_async (AtomrCudnnActor     *self,
+                                                      AtomrAttention      *attention,
+                                                      guint                n_heads,
+                                                      guint                n_kv_heads,
+                                                      AtomrTensor         *q,
+                                                      AtomrTensor         *k,
+                                                      AtomrTensor         *v,
+                                                      AtomrTensor         *o,
+                                                      AtomrTensor         *stats,
+                                                      GCancellable        *cancellable,
+                                                      GAsyncReadyCallback  callback,
+                                                      gpointer             user_data)
+{
+  AtomrTensor *t[N_T] = { q, k, v, o, NULL, stats, NULL, NULL, NULL };
+  SdpaOptions opt;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  g_return_if_fail (attention == NULL || ATOMR_IS_ATTENTION (attention));
+  options_from (attention, &opt);
+  mha_common (self, FALSE, "mha-fwd", atomr_cudnn_actor_attention_multi_head_forward_async,
+              n_heads, n_kv_heads, t, &opt, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_cudnn_actor_attention_multi_head_forward_finish:
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with
+ * [method@Atomr.CudnnActor.attention_multi_head_forward_async].
+ *
+ * Returns: %TRUE when o (and the statistics) were computed
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_actor_attention_multi_head_forward_finish (AtomrCudnnActor  *self,
+                                                       GAsyncResult     *result,
+                                                       GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_attention_multi_head_forward_async,
+                                  error);
+}
+
+/**
+ * atomr_cudnn_actor_attention_multi_head_backward_async:
+ * @self: an [class@Atomr.CudnnActor]
+ * @attention: (nullable): the settings of the forward pass; %NULL for a
+ *   bare [class@Atomr.Attention]
+ * @n_heads: query heads of the forward pass
+ * @n_kv_heads: key/value heads of the forward pass
+ * @q: the projected queries of the forward pass
+ * @k: the projected keys of the forward pass
+ * @v: the projected values of the forward pass
+ * @o: the output of the forward pass
+ * @d_o: the gradient of @o, shaped like it
+ * @stats: the statistics the forward pass kept
+ * @dq: the gradient of @q, shaped like it
+ * @dk: the gradient of @k, shaped like it
+ * @dv: the gradient of @v, shaped like it
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async) (closure user_data): called when the gradients
+ *   are computed
+ * @user_data: data for @callback
+ *
+ * The gradients of [method@Atomr.CudnnActor.attention_multi_head_forward_async]
+ * with the same settings (trace name `cudnn · mha-bwd`), through
+ * [method@Atomr.CudnnActor.attention_backward_async] on head views: with
+ * dropout, @attention's seed and offset must be those of the forward
+ * pass, which redraws the same mask.
+ *
+ * Since: 0.2
+ */
+void
+atomr_cudnn_actor_attention_multi_head_backward_async (AtomrCudnnActor     *self,
+                                                       AtomrAttention      *attention,
+                                                       guint                n_heads,
+                                                       guint                n_kv_heads,
+                                                       AtomrTensor         *q,
+                                                       AtomrTensor         *k,
+                                                       AtomrTensor         *v,
+                                                       AtomrTensor         *o,
+                                                       AtomrTensor         *d_o,
+                                                       AtomrTensor         *stats,
+                                                       AtomrTensor         *dq,
+                                                       AtomrTensor         *dk,
+                                                       AtomrTensor         *dv,
+                                                       GCancellable        *cancellable,
+                                                       GAsyncReadyCallback  callback,
+                                                       gpointer             user_data)
+{
+  AtomrTensor *t[N_T] = { q, k, v, o, d_o, stats, dq, dk, dv };
+  SdpaOptions opt;
+
+  g_return_if_fail (ATOMR_IS_CUDNN_ACTOR (self));
+  g_return_if_fail (attention == NULL || ATOMR_IS_ATTENTION (attention));
+  options_from (attention, &opt);
+  mha_common (self, TRUE, "mha-bwd", atomr_cudnn_actor_attention_multi_head_backward_async,
+              n_heads, n_kv_heads, t, &opt, cancellable, callback, user_data);
+}
+
+/**
+ * atomr_cudnn_actor_attention_multi_head_backward_finish:
+ * @self: an [class@Atomr.CudnnActor]
+ * @result: the [iface@Gio.AsyncResult]
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with
+ * [method@Atomr.CudnnActor.attention_multi_head_backward_async].
+ *
+ * Returns: %TRUE when the gradients were computed
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_actor_attention_multi_head_backward_finish (AtomrCudnnActor  *self,
+                                                        GAsyncResult     *result,
+                                                        GError          **error)
+{
+  return atomr_op_finish_boolean (self, result, atomr_cudnn_actor_attention_multi_head_backward_async,
+                                  error);
 }

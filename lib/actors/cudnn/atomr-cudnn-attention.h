@@ -168,4 +168,43 @@ gboolean atomr_cudnn_actor_multi_head_attention_backward_finish (AtomrCudnnActor
                                                               GAsyncResult        *result,
                                                               GError             **error);
 
+ATOMR_AVAILABLE_IN_ALL
+void     atomr_cudnn_actor_attention_multi_head_forward_async  (AtomrCudnnActor   *self,
+                                                              AtomrAttention      *attention,
+                                                              guint                n_heads,
+                                                              guint                n_kv_heads,
+                                                              AtomrTensor         *q,
+                                                              AtomrTensor         *k,
+                                                              AtomrTensor         *v,
+                                                              AtomrTensor         *o,
+                                                              AtomrTensor         *stats,
+                                                              GCancellable        *cancellable,
+                                                              GAsyncReadyCallback  callback,
+                                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean atomr_cudnn_actor_attention_multi_head_forward_finish (AtomrCudnnActor   *self,
+                                                              GAsyncResult        *result,
+                                                              GError             **error);
+ATOMR_AVAILABLE_IN_ALL
+void     atomr_cudnn_actor_attention_multi_head_backward_async (AtomrCudnnActor   *self,
+                                                              AtomrAttention      *attention,
+                                                              guint                n_heads,
+                                                              guint                n_kv_heads,
+                                                              AtomrTensor         *q,
+                                                              AtomrTensor         *k,
+                                                              AtomrTensor         *v,
+                                                              AtomrTensor         *o,
+                                                              AtomrTensor         *d_o,
+                                                              AtomrTensor         *stats,
+                                                              AtomrTensor         *dq,
+                                                              AtomrTensor         *dk,
+                                                              AtomrTensor         *dv,
+                                                              GCancellable        *cancellable,
+                                                              GAsyncReadyCallback  callback,
+                                                              gpointer             user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean atomr_cudnn_actor_attention_multi_head_backward_finish (AtomrCudnnActor  *self,
+                                                              GAsyncResult        *result,
+                                                              GError             **error);
+
 G_END_DECLS

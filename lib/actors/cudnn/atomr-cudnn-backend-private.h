@@ -52,6 +52,13 @@ typedef enum {
   ATOMR_CUDNN_TENSOR_BY_VALUE = 1 << 1,   /* a host scalar passed by value (epsilon, scale) */
 } AtomrCudnnTensorFlags;
 
+/* What build_plan_full() may choose. */
+typedef enum {
+  /* no engine that uses tensor cores or converts its inputs down (f32
+   * data with FMA math: no TF32) */
+  ATOMR_CUDNN_PLAN_NO_TENSOR_CORE = 1 << 0,
+} AtomrCudnnPlanFlags;
+
 typedef struct _AtomrCudnnBackendGraph     AtomrCudnnBackendGraph;
 typedef struct _AtomrCudnnBackendPlan AtomrCudnnBackendPlan;
 typedef struct _AtomrCudnnPlanCache AtomrCudnnPlanCache;
@@ -132,7 +139,17 @@ AtomrCudnnBackendPlan      *atomr_cudnn_backend_graph_build_plan       (AtomrCud
                                                               guint                         skip,
                                                               GError                      **error);
 
+/* The same, skipping the engine configurations @flags exclude. */
+AtomrCudnnBackendPlan      *atomr_cudnn_backend_graph_build_plan_full  (AtomrCudnnBackendGraph              *self,
+                                                              cudnnHandle_t                 handle,
+                                                              guint64                       workspace_limit,
+                                                              guint                         skip,
+                                                              AtomrCudnnPlanFlags           flags,
+                                                              GError                      **error);
+
 void                      atomr_cudnn_backend_plan_free        (AtomrCudnnBackendPlan          *plan);
+/* The global index of the plan's engine (-1 where cuDNN did not say). */
+gint64                    atomr_cudnn_backend_plan_get_engine  (AtomrCudnnBackendPlan          *plan);
 guint64                   atomr_cudnn_backend_plan_get_workspace_size (AtomrCudnnBackendPlan   *plan);
 /* Runs the plan on @handle's stream with the device pointers of the
  * non-virtual tensors (by-value tensors: pointers to host scalars). */
@@ -143,6 +160,24 @@ gboolean                  atomr_cudnn_backend_plan_execute     (AtomrCudnnBacken
                                                               void * const                 *pointers,
                                                               void                         *workspace,
                                                               GError                      **error);
+
+/* The same for plans whose tensors are all device memory (no by-value
+ * scalars: cuDNN might read those when the pack is finalized): the last
+ * variant pack is kept with the plan and executed again as long as the
+ * uids, pointers and workspace are the same (up to 8 tensors); otherwise
+ * it is replaced.  Actor thread (the plan's). */
+gboolean                  atomr_cudnn_backend_plan_execute_device (AtomrCudnnBackendPlan       *plan,
+                                                              cudnnHandle_t                 handle,
+                                                              guint                         n,
+                                                              const gint64                 *uids,
+                                                              void * const                 *pointers,
+                                                              void                         *workspace,
+                                                              GError                      **error);
+/* How many variant packs execute_device() built and how many times it
+ * reused the last one. */
+void                      atomr_cudnn_backend_plan_get_pack_counts (AtomrCudnnBackendPlan      *plan,
+                                                              guint64                      *builds,
+                                                              guint64                      *reuses);
 
 /* A bounded LRU map from byte keys to values (plans, or anything: the
  * cache only calls @value_free on eviction and at the end).  Capacity 0 is

@@ -51,12 +51,22 @@ struct _AtomrCudnnBackendGraph
   GHashTable *tensors;     /* uid (gint64 *) → descriptor */
 };
 
+#define PACK_MAX 8
+
 struct _AtomrCudnnBackendPlan
 {
   gchar                    *opname;
   GPtrArray                *owned;  /* op graph, engine config, plan and what they reference */
   cudnnBackendDescriptor_t  plan;
   guint64                   workspace;
+  gint64                    engine;  /* the engine's global index, -1 unknown */
+  /* execute_device(): the last variant pack and what it was built from */
+  cudnnBackendDescriptor_t  pack;
+  guint                     pack_n;
+  gint64                    pack_uids[PACK_MAX];
+  void                     *pack_ptrs[PACK_MAX];
+  void                     *pack_ws;
+  guint64                   pack_builds, pack_reuses;
 };
 
 static void
@@ -310,6 +320,60 @@ heuristics (AtomrCudnnBackendGraph           *self,
   return TRUE;
 }
 
+/* The engine of @cfg (a new descriptor the caller destroys), or NULL. */
+static cudnnBackendDescriptor_t
+config_engine (cudnnBackendDescriptor_t cfg)
+{
+  cudnnBackendDescriptor_t engine = NULL;
+  gint64 n = 0;
+
+  if (cudnnBackendCreateDescriptor (CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) != CUDNN_STATUS_SUCCESS)
+    return NULL;
+  if (cudnnBackendGetAttribute (cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                &engine) != CUDNN_STATUS_SUCCESS || n != 1)
+    {
+      cudnnBackendDestroyDescriptor (engine);
+      return NULL;
+    }
+  return engine;
+}
+
+/* Whether @cfg's engine may run: with ATOMR_CUDNN_PLAN_NO_TENSOR_CORE, no
+ * engine whose numerical notes say it uses tensor cores or converts its
+ * inputs down (TF32 for f32 data).  Sets *@index to the engine's global
+ * index (-1 where cuDNN does not say). */
+static gboolean
+config_allowed (cudnnBackendDescriptor_t cfg,
+                AtomrCudnnPlanFlags      flags,
+                gint64                  *index)
+{
+  cudnnBackendDescriptor_t engine = config_engine (cfg);
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  gint64 n = 0;
+  gboolean ok = TRUE;
+
+  *index = -1;
+  if (engine == NULL)
+    /* cannot tell what it does: only acceptable when nothing is excluded */
+    return (flags & ATOMR_CUDNN_PLAN_NO_TENSOR_CORE) == 0;
+  if (cudnnBackendGetAttribute (engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+                                index) != CUDNN_STATUS_SUCCESS || n != 1)
+    *index = -1;
+  if ((flags & ATOMR_CUDNN_PLAN_NO_TENSOR_CORE) != 0)
+    {
+      n = 0;
+      if (cudnnBackendGetAttribute (engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                    G_N_ELEMENTS (notes), &n, notes) != CUDNN_STATUS_SUCCESS)
+        ok = FALSE;
+      for (gint64 i = 0; ok && i < MIN (n, (gint64) G_N_ELEMENTS (notes)); i++)
+        if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
+            notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)
+          ok = FALSE;
+    }
+  cudnnBackendDestroyDescriptor (engine);
+  return ok;
+}
+
 AtomrCudnnBackendPlan *
 atomr_cudnn_backend_graph_build_plan (AtomrCudnnBackendGraph  *self,
                                       cudnnHandle_t            handle,
@@ -317,6 +381,18 @@ atomr_cudnn_backend_graph_build_plan (AtomrCudnnBackendGraph  *self,
                                       guint                    skip,
                                       GError                 **error)
 {
+  return atomr_cudnn_backend_graph_build_plan_full (self, handle, workspace_limit, skip, 0, error);
+}
+
+AtomrCudnnBackendPlan *
+atomr_cudnn_backend_graph_build_plan_full (AtomrCudnnBackendGraph  *self,
+                                           cudnnHandle_t            handle,
+                                           guint64                  workspace_limit,
+                                           guint                    skip,
+                                           AtomrCudnnPlanFlags      flags,
+                                           GError                 **error)
+{
+  guint refused = 0;
   g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func (destroy_descriptor);
   g_autoptr(GPtrArray) configs = g_ptr_array_new ();
   g_autofree gchar *last = NULL;
@@ -354,10 +430,15 @@ atomr_cudnn_backend_graph_build_plan (AtomrCudnnBackendGraph  *self,
       for (guint i = 0; i < configs->len; i++)
         {
           cudnnBackendDescriptor_t cfg = configs->pdata[i], plan = NULL;
-          gint64 ws = 0, n = 0;
+          gint64 ws = 0, n = 0, engine = -1;
           cudnnStatus_t st;
 
           tried++;
+          if (!config_allowed (cfg, flags, &engine))
+            {
+              refused++;
+              continue;
+            }
           st = cudnnBackendCreateDescriptor (CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
           if (!atomr_cudnn_status_check (st, "cudnnBackendCreateDescriptor", self->opname, error))
             return NULL;
@@ -395,6 +476,7 @@ atomr_cudnn_backend_graph_build_plan (AtomrCudnnBackendGraph  *self,
             p->opname = g_strdup (self->opname);
             p->plan = plan;
             p->workspace = (guint64) ws;
+            p->engine = engine;
             /* The plan references the op graph, engine config and the
              * graph's tensors and operations: the plan keeps them all. */
             g_ptr_array_add (owned, plan);
@@ -415,8 +497,9 @@ atomr_cudnn_backend_graph_build_plan (AtomrCudnnBackendGraph  *self,
       return NULL;
     }
   g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-               "cuDNN: no engine runs %s (%u operations, %u configurations tried, workspace limit %"
-               G_GUINT64_FORMAT " bytes)%s%s", self->opname, self->ops->len, tried, workspace_limit,
+               "cuDNN: no engine runs %s (%u operations, %u configurations tried, %u of them using "
+               "tensor cores where FMA math was asked, workspace limit %" G_GUINT64_FORMAT " bytes)%s%s",
+               self->opname, self->ops->len, tried, refused, workspace_limit,
                last ? "; last refusal: " : "", last ? last : "");
   return NULL;
 }
@@ -426,6 +509,8 @@ atomr_cudnn_backend_plan_free (AtomrCudnnBackendPlan *plan)
 {
   if (plan == NULL)
     return;
+  if (plan->pack != NULL)
+    cudnnBackendDestroyDescriptor (plan->pack);
   /* the plan first: it is the last in the list, destroy in reverse */
   if (plan->owned != NULL)
     {
@@ -442,6 +527,103 @@ guint64
 atomr_cudnn_backend_plan_get_workspace_size (AtomrCudnnBackendPlan *plan)
 {
   return plan->workspace;
+}
+
+gint64
+atomr_cudnn_backend_plan_get_engine (AtomrCudnnBackendPlan *plan)
+{
+  return plan->engine;
+}
+
+void
+atomr_cudnn_backend_plan_get_pack_counts (AtomrCudnnBackendPlan *plan,
+                                          guint64               *builds,
+                                          guint64               *reuses)
+{
+  if (builds != NULL)
+    *builds = plan->pack_builds;
+  if (reuses != NULL)
+    *reuses = plan->pack_reuses;
+}
+
+/* A finalized variant pack of @n uids and pointers and @workspace, or
+ * NULL with *@call and *@st saying what failed. */
+static cudnnBackendDescriptor_t
+pack_new (guint          n,
+          const gint64  *uids,
+          void * const  *pointers,
+          void          *workspace,
+          const gchar  **call,
+          cudnnStatus_t *st)
+{
+  cudnnBackendDescriptor_t pack = NULL;
+
+  *call = "cudnnBackendCreateDescriptor (variant pack)";
+  *st = cudnnBackendCreateDescriptor (CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
+  if (*st != CUDNN_STATUS_SUCCESS)
+    return NULL;
+  *call = "cudnnBackendSetAttribute (variant pack)";
+  *st = cudnnBackendSetAttribute (pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
+  if (*st == CUDNN_STATUS_SUCCESS)
+    *st = cudnnBackendSetAttribute (pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
+                                    pointers);
+  if (*st == CUDNN_STATUS_SUCCESS)
+    *st = cudnnBackendSetAttribute (pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                                    &workspace);
+  if (*st == CUDNN_STATUS_SUCCESS)
+    {
+      *call = "cudnnBackendFinalize (variant pack)";
+      *st = cudnnBackendFinalize (pack);
+    }
+  if (*st != CUDNN_STATUS_SUCCESS)
+    {
+      cudnnBackendDestroyDescriptor (pack);
+      return NULL;
+    }
+  return pack;
+}
+
+gboolean
+atomr_cudnn_backend_plan_execute_device (AtomrCudnnBackendPlan  *plan,
+                                         cudnnHandle_t           handle,
+                                         guint                   n,
+                                         const gint64           *uids,
+                                         void * const           *pointers,
+                                         void                   *workspace,
+                                         GError                **error)
+{
+  const gchar *call = "cudnnBackendExecute";
+  cudnnStatus_t st;
+
+  if (n > PACK_MAX)
+    return atomr_cudnn_backend_plan_execute (plan, handle, n, uids, pointers, workspace, error);
+  /* A finalized variant pack cannot change, but one built from the same
+   * uids, pointers and workspace is the same pack: training loops and
+   * benchmarks call with the same buffers every time. */
+  if (plan->pack != NULL && plan->pack_n == n && plan->pack_ws == workspace &&
+      memcmp (plan->pack_uids, uids, n * sizeof *uids) == 0 &&
+      memcmp (plan->pack_ptrs, pointers, n * sizeof *pointers) == 0)
+    plan->pack_reuses++;
+  else
+    {
+      cudnnBackendDescriptor_t pack;
+
+      if (plan->pack != NULL)
+        cudnnBackendDestroyDescriptor (plan->pack);
+      plan->pack = NULL;
+      pack = pack_new (n, uids, pointers, workspace, &call, &st);
+      if (pack == NULL)
+        return atomr_cudnn_status_check (st, call, plan->opname, error);
+      plan->pack = pack;
+      plan->pack_n = n;
+      plan->pack_ws = workspace;
+      memcpy (plan->pack_uids, uids, n * sizeof *uids);
+      memcpy (plan->pack_ptrs, pointers, n * sizeof *pointers);
+      plan->pack_builds++;
+      call = "cudnnBackendExecute";
+    }
+  st = cudnnBackendExecute (handle, plan->plan, plan->pack);
+  return atomr_cudnn_status_check (st, call, plan->opname, error);
 }
 
 gboolean

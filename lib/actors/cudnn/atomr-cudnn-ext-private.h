@@ -11,6 +11,7 @@
 
 #include "actors/cudnn/atomr-cudnn-actor.h"
 #include "actors/cudnn/atomr-cudnn-actor-private.h"
+#include "actors/cudnn/atomr-cudnn-graph.h"
 #include "core/atomr-cuda-private.h"
 
 G_BEGIN_DECLS
@@ -42,5 +43,37 @@ gboolean      atomr_cudnn_actor_reserve_space_internal     (AtomrCudnnActor  *se
 GBytes       *atomr_cudnn_actor_get_reserve_owner_internal (AtomrCudnnActor  *self);
 void          atomr_cudnn_actor_set_reserve_owner_internal (AtomrCudnnActor  *self,
                                                             GBytes           *owner);
+
+/* How many convolutions (forward, backward data, backward filter) ran
+ * through a backend execution plan and how many through the legacy entry
+ * points, and how many variant packs the backend runs built (the others
+ * reused the plan's last pack).  Any thread. */
+void          atomr_cudnn_actor_get_conv_runs_internal     (AtomrCudnnActor  *self,
+                                                            guint            *backend,
+                                                            guint            *legacy,
+                                                            guint            *pack_builds);
+
+/* The backend graph of one convolution (@pass 0 forward, 1 backward data,
+ * 2 backward filter; x, w, y play dx, dw, dy as in the _async calls), as
+ * the backend path builds it, every descriptor finalized; no handle and
+ * no device needed (cuDNN must be loaded).  The operands are validated as
+ * in the _async calls.  For tests. */
+AtomrCudnnBackendGraph *atomr_cudnn_actor_conv_backend_graph_internal (AtomrCudnnActor   *self,
+                                                                      guint              pass,
+                                                                      AtomrConvolution  *conv,
+                                                                      gdouble            alpha,
+                                                                      AtomrTensor       *x,
+                                                                      AtomrTensor       *w,
+                                                                      AtomrTensor       *y,
+                                                                      gdouble            beta,
+                                                                      GError           **error);
+
+/* The backend graph of finalized @graph (atomr-cudnn-graph.c) with
+ * non-virtual tensor i aligned to @alignments[i] bytes, every descriptor
+ * finalized, no plan yet (no handle needed; cuDNN must be loaded).  For
+ * tests. */
+AtomrCudnnBackendGraph *atomr_cudnn_graph_build_backend_internal (AtomrCudnnGraph *graph,
+                                                                  const gint64    *alignments,
+                                                                  GError         **error);
 
 G_END_DECLS

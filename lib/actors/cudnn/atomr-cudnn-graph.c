@@ -47,7 +47,9 @@
  * dtype, shape and strides of a view; [method@Atomr.CudnnGraph.add_tensor_full]
  * describes one directly, and makes virtual intermediates that live only
  * inside the fused kernel) and nodes, each of which reads earlier tensors
- * and writes one new one.  Every call checks what it is given and fails
+ * and writes one new one (the training-phase norm nodes and their backward
+ * nodes write several: the output and the saved statistics, or the
+ * gradients).  Every call checks what it is given and fails
  * with %ATOMR_ERROR_INVALID_ARGUMENT naming the node and the tensor.
  * [method@Atomr.CudnnGraph.finalize] checks the whole graph (no dangling
  * tensors) and freezes it; then [method@Atomr.CudnnActor.execute_graph_async]
@@ -70,6 +72,7 @@
 
 #define MAX_DIMS        ATOMR_TENSOR_MAX_DIMS
 #define SCALAR_UID_BASE G_GINT64_CONSTANT (1000000)
+#define SCALAR2_UID_BASE G_GINT64_CONSTANT (2000000)   /* a node's second scalar (batch norm's momentum) */
 #define AUTOTUNE_CANDIDATES 8
 
 typedef enum {
@@ -79,10 +82,12 @@ typedef enum {
   NODE_MATMUL,
   NODE_REDUCTION,
   NODE_NORM,
+  NODE_NORM_TRAIN,
+  NODE_NORM_BWD,
 } NodeKind;
 
 static const gchar *const node_kind_names[] = {
-  "pointwise", "scale", "convolution", "matmul", "reduction", "norm",
+  "pointwise", "scale", "convolution", "matmul", "reduction", "norm", "norm training", "norm backward",
 };
 
 typedef struct {
@@ -96,12 +101,21 @@ typedef struct {
   guint       n_readers;
 } GraphTensor;
 
+/* Operands of the norm nodes.  Training: in x, scale, bias, running mean
+ * and variance (batch norm); out y, then (more_out) mean, inverse
+ * variance, the next running mean and variance.  Backward: in x, dy,
+ * scale, mean, inverse variance; out dx, then dscale, dbias. */
+#define N_IN       5
+#define N_MORE_OUT 4
+
 typedef struct {
   NodeKind             kind;
-  gint                 mode;       /* pointwise / conv direction / reduction */
-  guint                in[3];      /* tensor ids; 0: none */
+  gint                 mode;       /* pointwise / conv direction / reduction / norm */
+  guint                in[N_IN];   /* tensor ids; 0: none */
   guint                out;
+  guint                more_out[N_MORE_OUT];  /* norm training and backward; 0: none */
   gdouble              value;      /* scale's factor, norm's epsilon: by value, not in the key */
+  gdouble              value2;     /* batch norm's momentum: by value */
   AtomrCudnnConvParams conv;
 } GraphNode;
 
@@ -645,6 +659,9 @@ node_append (AtomrCudnnGraph *self,
     if (node->in[i] != 0)
       tensor_at (self, node->in[i])->n_readers++;
   tensor_at (self, node->out)->producer = self->nodes->len + 1;
+  for (guint i = 0; i < G_N_ELEMENTS (node->more_out); i++)
+    if (node->more_out[i] != 0)
+      tensor_at (self, node->more_out[i])->producer = self->nodes->len + 1;
   g_array_append_val (self->nodes, *node);
 }
 
@@ -1040,7 +1057,8 @@ atomr_cudnn_graph_add_norm (AtomrCudnnGraph  *self,
   if (!check_open (self, "a node", error))
     return FALSE;
   if ((guint) mode > ATOMR_CUDNN_NORM_RMS)
-    return FAIL (NODE_FMT ": mode %d is not an AtomrCudnnNorm", NODE_ARGS, (gint) mode);
+    return FAIL (NODE_FMT ": mode %d is not a layer or RMS norm (batch norm: add_batch_norm_training)",
+                 NODE_ARGS, (gint) mode);
   if (!isfinite (epsilon) || epsilon <= 0 || epsilon > FLT_MAX)
     return FAIL (NODE_FMT ": epsilon is %g (takes a positive finite f32 value)", NODE_ARGS, epsilon);
   if (mode == ATOMR_CUDNN_NORM_LAYER && bias == 0)
@@ -1085,6 +1103,372 @@ atomr_cudnn_graph_add_norm (AtomrCudnnGraph  *self,
   return TRUE;
 }
 
+/* @p has x's rank, 1 everywhere but dimension 1, which is x's (a
+ * per-channel parameter of a batch norm). */
+static gboolean
+channel_parameter_shape (const GraphTensor *p,
+                         const GraphTensor *x)
+{
+  if (p->n_dims != x->n_dims)
+    return FALSE;
+  for (guint i = 0; i < x->n_dims; i++)
+    if (p->dims[i] != (i == 1 ? x->dims[1] : 1))
+      return FALSE;
+  return TRUE;
+}
+
+/* @p has x's rank, x's extent in dimension 0 and 1 elsewhere (a per-row
+ * statistic of a layer or RMS norm). */
+static gboolean
+row_statistic_shape (const GraphTensor *p,
+                     const GraphTensor *x)
+{
+  if (p->n_dims != x->n_dims)
+    return FALSE;
+  for (guint i = 0; i < x->n_dims; i++)
+    if (p->dims[i] != (i == 0 ? x->dims[0] : 1))
+      return FALSE;
+  return TRUE;
+}
+
+/* What a norm node's operand must look like. */
+typedef enum {
+  SHAPE_X,         /* x's shape */
+  SHAPE_PARAM,     /* γ, β and their gradients */
+  SHAPE_STAT,      /* mean, inverse variance, running statistics: f32 */
+} NormShape;
+
+typedef struct {
+  const gchar *role;
+  guint        id;
+  NormShape    shape;
+  gboolean     output;
+} NormOperand;
+
+/* Checks the operands of a norm training or backward node (@ops[0] is x,
+ * an input): ids (each input readable, each output writable, distinct
+ * from every other operand), shapes for @mode and dtypes (x's dtype for
+ * x-shaped and parameter tensors, f32 for statistics); fills @node's
+ * in[] and out/more_out[] in order. */
+static gboolean
+norm_operands (AtomrCudnnGraph    *self,
+               NodeKind            kind,
+               AtomrCudnnNorm      mode,
+               const NormOperand  *ops,
+               guint               n_ops,
+               GraphNode          *node,
+               GError            **error)
+{
+  GraphTensor *tx = NULL;
+  guint n_in = 0, n_out = 0;
+
+  for (guint i = 0; i < n_ops; i++)
+    {
+      const NormOperand *o = &ops[i];
+      GraphTensor *t;
+      gboolean shape_ok;
+      AtomrDtype want;
+
+      if (o->id == 0)
+        {
+          if (o->output)
+            n_out++;
+          else
+            n_in++;
+          continue;
+        }
+      for (guint j = 0; j < i; j++)
+        if (ops[j].id == o->id)
+          return FAIL (NODE_FMT ": %s and %s are both tensor '%s' (each operand is its own tensor)", NODE_ARGS,
+                       ops[j].role, o->role, tensor_at (self, o->id)->name);
+      t = o->output ? node_output (self, kind, o->role, o->id, 0, 0, error)
+                    : node_input (self, kind, o->role, o->id, error);
+      if (t == NULL)
+        return FALSE;
+      if (tx == NULL)
+        {
+          tx = t;
+          if (tx->n_dims < 2)
+            return FAIL (NODE_FMT ": x ('%s') has %u dimension (a norm takes rows × at least one more)",
+                         NODE_ARGS, tx->name, tx->n_dims);
+        }
+      switch (o->shape)
+        {
+        case SHAPE_X:
+          shape_ok = same_shape (t, tx);
+          break;
+        case SHAPE_PARAM:
+          shape_ok = mode == ATOMR_CUDNN_NORM_BATCH ? channel_parameter_shape (t, tx)
+                                                    : norm_parameter_shape (t, tx);
+          break;
+        default:
+          shape_ok = mode == ATOMR_CUDNN_NORM_BATCH ? channel_parameter_shape (t, tx)
+                                                    : row_statistic_shape (t, tx);
+          break;
+        }
+      if (!shape_ok)
+        {
+          g_autofree gchar *xs = shape_string (tx), *ts = shape_string (t);
+          static const gchar *const rule[3][2] = {
+            { "x's shape", "x's shape" },
+            { "1 followed by x's extents but the first", "1 × C × 1 … (x's channels)" },
+            { "x's rows followed by 1s", "1 × C × 1 … (x's channels)" },
+          };
+          return FAIL (NODE_FMT ": %s ('%s') is %s; with x ('%s') %s it must be %s", NODE_ARGS, o->role,
+                       t->name, ts, tx->name, xs, rule[o->shape][mode == ATOMR_CUDNN_NORM_BATCH]);
+        }
+      /* statistics are f32; γ, β and their gradients x's dtype or f32
+       * (cuDNN's norm engines take f32 parameters with half data) */
+      want = o->shape == SHAPE_STAT ? ATOMR_DTYPE_F32 : tx->dtype;
+      if (o->shape == SHAPE_PARAM && t->dtype != want && t->dtype != ATOMR_DTYPE_F32)
+        return FAIL (NODE_FMT ": %s ('%s') has dtype %s (takes x's dtype, %s, or f32)", NODE_ARGS, o->role,
+                     t->name, atomr_dtype_get_name (t->dtype), atomr_dtype_get_name (want));
+      if (o->shape != SHAPE_PARAM && t->dtype != want)
+        return FAIL (NODE_FMT ": %s ('%s') has dtype %s (takes %s%s)", NODE_ARGS, o->role, t->name,
+                     atomr_dtype_get_name (t->dtype), atomr_dtype_get_name (want),
+                     o->shape == SHAPE_STAT ? ": statistics are f32" : ", x's dtype");
+      if (o->output)
+        {
+          if (n_out == 0)
+            node->out = o->id;
+          else
+            node->more_out[n_out - 1] = o->id;
+          n_out++;
+        }
+      else
+        node->in[n_in++] = o->id;
+    }
+  return TRUE;
+}
+
+/**
+ * atomr_cudnn_graph_add_norm_training:
+ * @self: an [class@Atomr.CudnnGraph]
+ * @mode: %ATOMR_CUDNN_NORM_LAYER or %ATOMR_CUDNN_NORM_RMS
+ * @x: the input's id, N × C × ... (at least 2 dimensions): each of the N
+ *   rows is normalized over all its other dimensions
+ * @scale: γ: 1 × C × ... (x's extents but the first), x's dtype or f32
+ * @bias: β, shaped like @scale; required for layer norm, 0 for none with
+ *   RMS norm
+ * @epsilon: added to the variance (positive, finite; passed by value at
+ *   execution, not part of the key)
+ * @y: the output's id: x's shape and dtype
+ * @mean: the saved mean of each row, f32 N × 1 × ... (x's rank) for layer
+ *   norm; 0 for RMS norm, which subtracts no mean
+ * @inv_variance: the saved 1 / √(var + ε) of each row (RMS norm: 1 /
+ *   √(mean (x²) + ε)), f32, shaped like @mean
+ * @error: return location for a #GError
+ *
+ * Adds a training-phase normalization: y as
+ * [method@Atomr.CudnnGraph.add_norm] computes it, plus the statistics the
+ * backward node ([method@Atomr.CudnnGraph.add_norm_backward]) takes (the
+ * variance is the biased one, as PyTorch's).  The statistics may be
+ * virtual when a later node of the same graph reads them.
+ *
+ * Returns: %TRUE, or %FALSE with @error set
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_graph_add_norm_training (AtomrCudnnGraph  *self,
+                                     AtomrCudnnNorm    mode,
+                                     guint             x,
+                                     guint             scale,
+                                     guint             bias,
+                                     gdouble           epsilon,
+                                     guint             y,
+                                     guint             mean,
+                                     guint             inv_variance,
+                                     GError          **error)
+{
+  const NodeKind kind = NODE_NORM_TRAIN;
+  GraphNode node = { 0, };
+  const NormOperand ops[] = {
+    { "x", x, SHAPE_X, FALSE }, { "scale", scale, SHAPE_PARAM, FALSE }, { "bias", bias, SHAPE_PARAM, FALSE },
+    { "y", y, SHAPE_X, TRUE }, { "mean", mean, SHAPE_STAT, TRUE },
+    { "inv_variance", inv_variance, SHAPE_STAT, TRUE },
+  };
+
+  g_return_val_if_fail (ATOMR_IS_CUDNN_GRAPH (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (!check_open (self, "a node", error))
+    return FALSE;
+  if ((guint) mode > ATOMR_CUDNN_NORM_RMS)
+    return FAIL (NODE_FMT ": mode %d is not a layer or RMS norm (batch norm: add_batch_norm_training)",
+                 NODE_ARGS, (gint) mode);
+  if (!isfinite (epsilon) || epsilon <= 0 || epsilon > FLT_MAX)
+    return FAIL (NODE_FMT ": epsilon is %g (takes a positive finite f32 value)", NODE_ARGS, epsilon);
+  if (x == 0 || scale == 0 || y == 0 || inv_variance == 0)
+    return FAIL (NODE_FMT ": x, scale, y and inv_variance are required (x %u, scale %u, y %u, "
+                 "inv_variance %u)", NODE_ARGS, x, scale, y, inv_variance);
+  if (mode == ATOMR_CUDNN_NORM_LAYER && (bias == 0 || mean == 0))
+    return FAIL (NODE_FMT ": layer norm takes a bias and a mean (bias %u, mean %u)", NODE_ARGS, bias, mean);
+  if (mode == ATOMR_CUDNN_NORM_RMS && mean != 0)
+    return FAIL (NODE_FMT ": RMS norm subtracts no mean, so it saves none (mean is %u: pass 0)", NODE_ARGS,
+                 mean);
+  if (!norm_operands (self, kind, mode, ops, G_N_ELEMENTS (ops), &node, error))
+    return FALSE;
+  node.kind = kind;
+  node.mode = mode;
+  node.value = epsilon;
+  node_append (self, &node);
+  return TRUE;
+}
+
+/**
+ * atomr_cudnn_graph_add_batch_norm_training:
+ * @self: an [class@Atomr.CudnnGraph]
+ * @x: the input's id, N × C × spatial (at least 2 dimensions): each
+ *   channel is normalized over N and the spatial dimensions
+ * @scale: γ: 1 × C × 1 ... (x's rank), x's dtype or f32
+ * @bias: β, shaped like @scale
+ * @epsilon: added to the variance (positive, finite; by value)
+ * @momentum: the running statistics' update factor in [0, 1]: next =
+ *   (1 − momentum) · running + momentum · batch (by value)
+ * @running_mean: the running mean before this batch, f32 shaped like
+ *   @scale; 0 for no running statistics
+ * @running_var: the running variance before, likewise (0 exactly when
+ *   @running_mean is 0)
+ * @y: the output's id: x's shape and dtype
+ * @mean: the batch mean of each channel, f32 shaped like @scale
+ * @inv_variance: 1 / √(var + ε) of each channel (the biased variance), f32
+ * @next_running_mean: the updated running mean, f32 (0 exactly when
+ *   @running_mean is 0); another tensor than @running_mean (a graph
+ *   writes no tensor it reads: alternate two buffers between steps)
+ * @next_running_var: the updated running variance (unbiased batch
+ *   variance, as PyTorch's), likewise
+ * @error: return location for a #GError
+ *
+ * Adds a training-phase batch normalization with cuDNN's norm operation
+ * (its engines want channels-last x; other layouts may find no engine,
+ * %ATOMR_ERROR_NOT_SUPPORTED at execution).
+ *
+ * Returns: %TRUE, or %FALSE with @error set
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_graph_add_batch_norm_training (AtomrCudnnGraph  *self,
+                                           guint             x,
+                                           guint             scale,
+                                           guint             bias,
+                                           gdouble           epsilon,
+                                           gdouble           momentum,
+                                           guint             running_mean,
+                                           guint             running_var,
+                                           guint             y,
+                                           guint             mean,
+                                           guint             inv_variance,
+                                           guint             next_running_mean,
+                                           guint             next_running_var,
+                                           GError          **error)
+{
+  const NodeKind kind = NODE_NORM_TRAIN;
+  const AtomrCudnnNorm mode = ATOMR_CUDNN_NORM_BATCH;
+  GraphNode node = { 0, };
+  const NormOperand ops[] = {
+    { "x", x, SHAPE_X, FALSE }, { "scale", scale, SHAPE_PARAM, FALSE }, { "bias", bias, SHAPE_PARAM, FALSE },
+    { "running_mean", running_mean, SHAPE_STAT, FALSE }, { "running_var", running_var, SHAPE_STAT, FALSE },
+    { "y", y, SHAPE_X, TRUE }, { "mean", mean, SHAPE_STAT, TRUE },
+    { "inv_variance", inv_variance, SHAPE_STAT, TRUE },
+    { "next_running_mean", next_running_mean, SHAPE_STAT, TRUE },
+    { "next_running_var", next_running_var, SHAPE_STAT, TRUE },
+  };
+  gboolean has_running = running_mean != 0;
+
+  g_return_val_if_fail (ATOMR_IS_CUDNN_GRAPH (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (!check_open (self, "a node", error))
+    return FALSE;
+  if (!isfinite (epsilon) || epsilon <= 0 || epsilon > FLT_MAX)
+    return FAIL (NODE_FMT ": epsilon is %g (takes a positive finite f32 value)", NODE_ARGS, epsilon);
+  if (!(momentum >= 0 && momentum <= 1))
+    return FAIL (NODE_FMT ": momentum is %g (takes 0 to 1)", NODE_ARGS, momentum);
+  if (x == 0 || scale == 0 || bias == 0 || y == 0 || mean == 0 || inv_variance == 0)
+    return FAIL (NODE_FMT ": x, scale, bias, y, mean and inv_variance are required (x %u, scale %u, bias %u, "
+                 "y %u, mean %u, inv_variance %u)", NODE_ARGS, x, scale, bias, y, mean, inv_variance);
+  if ((running_var != 0) != has_running || (next_running_mean != 0) != has_running ||
+      (next_running_var != 0) != has_running)
+    return FAIL (NODE_FMT ": the running statistics are all four tensors or none (running_mean %u, running_var "
+                 "%u, next_running_mean %u, next_running_var %u)", NODE_ARGS, running_mean, running_var,
+                 next_running_mean, next_running_var);
+  if (!norm_operands (self, kind, mode, ops, G_N_ELEMENTS (ops), &node, error))
+    return FALSE;
+  node.kind = kind;
+  node.mode = mode;
+  node.value = epsilon;
+  node.value2 = momentum;
+  node_append (self, &node);
+  return TRUE;
+}
+
+/**
+ * atomr_cudnn_graph_add_norm_backward:
+ * @self: an [class@Atomr.CudnnGraph]
+ * @mode: the normalization of the forward node (layer, RMS or batch)
+ * @x: the forward node's input
+ * @dy: the gradient of its output y: x's shape and dtype
+ * @scale: its γ
+ * @mean: the mean it saved (0 for RMS norm)
+ * @inv_variance: the inverse variance it saved
+ * @dx: the gradient of x: x's shape and dtype
+ * @dscale: the gradient of γ, shaped like it (x's dtype or f32)
+ * @dbias: the gradient of β, shaped like γ; required for layer and batch
+ *   norms, 0 for none with RMS norm
+ * @error: return location for a #GError
+ *
+ * Adds the backward pass of a training-phase normalization
+ * ([method@Atomr.CudnnGraph.add_norm_training],
+ * [method@Atomr.CudnnGraph.add_batch_norm_training]): operands as
+ * there, statistics f32.  The gradients are written, not accumulated.
+ *
+ * Returns: %TRUE, or %FALSE with @error set
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_cudnn_graph_add_norm_backward (AtomrCudnnGraph  *self,
+                                     AtomrCudnnNorm    mode,
+                                     guint             x,
+                                     guint             dy,
+                                     guint             scale,
+                                     guint             mean,
+                                     guint             inv_variance,
+                                     guint             dx,
+                                     guint             dscale,
+                                     guint             dbias,
+                                     GError          **error)
+{
+  const NodeKind kind = NODE_NORM_BWD;
+  GraphNode node = { 0, };
+  const NormOperand ops[] = {
+    { "x", x, SHAPE_X, FALSE }, { "dy", dy, SHAPE_X, FALSE }, { "scale", scale, SHAPE_PARAM, FALSE },
+    { "mean", mean, SHAPE_STAT, FALSE }, { "inv_variance", inv_variance, SHAPE_STAT, FALSE },
+    { "dx", dx, SHAPE_X, TRUE }, { "dscale", dscale, SHAPE_PARAM, TRUE }, { "dbias", dbias, SHAPE_PARAM, TRUE },
+  };
+
+  g_return_val_if_fail (ATOMR_IS_CUDNN_GRAPH (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (!check_open (self, "a node", error))
+    return FALSE;
+  if ((guint) mode > ATOMR_CUDNN_NORM_BATCH)
+    return FAIL (NODE_FMT ": mode %d is not an AtomrCudnnNorm", NODE_ARGS, (gint) mode);
+  if (x == 0 || dy == 0 || scale == 0 || inv_variance == 0 || dx == 0 || dscale == 0)
+    return FAIL (NODE_FMT ": x, dy, scale, inv_variance, dx and dscale are required (x %u, dy %u, scale %u, "
+                 "inv_variance %u, dx %u, dscale %u)", NODE_ARGS, x, dy, scale, inv_variance, dx, dscale);
+  if (mode != ATOMR_CUDNN_NORM_RMS && (mean == 0 || dbias == 0))
+    return FAIL (NODE_FMT ": %s norm takes a mean and a dbias (mean %u, dbias %u)", NODE_ARGS,
+                 mode == ATOMR_CUDNN_NORM_LAYER ? "layer" : "batch", mean, dbias);
+  if (mode == ATOMR_CUDNN_NORM_RMS && mean != 0)
+    return FAIL (NODE_FMT ": RMS norm saves no mean (mean is %u: pass 0)", NODE_ARGS, mean);
+  if (!norm_operands (self, kind, mode, ops, G_N_ELEMENTS (ops), &node, error))
+    return FALSE;
+  node.kind = kind;
+  node.mode = mode;
+  node_append (self, &node);
+  return TRUE;
+}
+
 /* ------------------------------------------------------------------ */
 /* Finalize and key                                                     */
 
@@ -1124,10 +1508,11 @@ compute_key (AtomrCudnnGraph *self)
       const GraphNode *n = &g_array_index (self->nodes, GraphNode, i);
       put (a, n->kind);
       put (a, n->mode);
-      put (a, n->in[0]);
-      put (a, n->in[1]);
-      put (a, n->in[2]);
+      for (guint k = 0; k < N_IN; k++)
+        put (a, n->in[k]);
       put (a, n->out);
+      for (guint k = 0; k < N_MORE_OUT; k++)
+        put (a, n->more_out[k]);
       if (n->kind == NODE_CONVOLUTION)
         {
           put (a, n->conv.n_spatial);
@@ -1387,16 +1772,111 @@ backend_norm (AtomrCudnnGraph         *self,
          atomr_cudnn_backend_graph_add_operation (g, op, error);
 }
 
+static const cudnnBackendNormMode_t norm_modes[] = {
+  [ATOMR_CUDNN_NORM_LAYER] = CUDNN_LAYER_NORM,
+  [ATOMR_CUDNN_NORM_RMS] = CUDNN_RMS_NORM,
+  [ATOMR_CUDNN_NORM_BATCH] = CUDNN_BATCH_NORM,
+};
+
+/* A norm training node: NORM_FORWARD in the training phase, with the
+ * saved statistics and (batch norm) the running ones and the momentum as
+ * the exponential average factor (by value, uid @momentum_uid). */
+static gboolean
+backend_norm_training (AtomrCudnnGraph         *self,
+                       AtomrCudnnBackendGraph  *g,
+                       const GraphNode         *n,
+                       gint64                   epsilon_uid,
+                       gint64                   momentum_uid,
+                       GError                 **error)
+{
+  cudnnBackendNormMode_t mode = norm_modes[n->mode];
+  cudnnBackendNormFwdPhase_t phase = CUDNN_NORM_FWD_TRAINING;
+  const GraphTensor *x = tensor_at (self, n->in[0]);
+  gint64 ones[MAX_DIMS];
+  gboolean running = n->in[3] != 0;
+  cudnnBackendDescriptor_t op;
+
+  for (guint d = 0; d < MAX_DIMS; d++)
+    ones[d] = 1;
+  if (atomr_cudnn_backend_graph_add_tensor (g, epsilon_uid, CUDNN_DATA_FLOAT, x->n_dims, ones, ones,
+                                            ATOMR_CUDNN_TENSOR_BY_VALUE, error) == NULL ||
+      (running &&
+       atomr_cudnn_backend_graph_add_tensor (g, momentum_uid, CUDNN_DATA_FLOAT, x->n_dims, ones, ones,
+                                             ATOMR_CUDNN_TENSOR_BY_VALUE, error) == NULL))
+    return FALSE;
+  op = atomr_cudnn_backend_graph_new_descriptor (g, CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR, error);
+  return op != NULL &&
+         atomr_cudnn_backend_graph_set (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode,
+                                        error) &&
+         atomr_cudnn_backend_graph_set (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1,
+                                        &phase, error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, n->in[0], error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, n->in[1],
+                                                    error) &&
+         (n->in[2] == 0 ||
+          atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, n->in[2],
+                                                     error)) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, epsilon_uid,
+                                                    error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, n->out, error) &&
+         (n->more_out[0] == 0 ||
+          atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC,
+                                                     n->more_out[0], error)) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC,
+                                                    n->more_out[1], error) &&
+         (!running ||
+          (atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC,
+                                                      momentum_uid, error) &&
+           atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC,
+                                                      n->in[3], error) &&
+           atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC,
+                                                      n->in[4], error) &&
+           atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC,
+                                                      n->more_out[2], error) &&
+           atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC,
+                                                      n->more_out[3], error))) &&
+         atomr_cudnn_backend_graph_add_operation (g, op, error);
+}
+
+/* A norm backward node: NORM_BACKWARD from the saved statistics. */
+static gboolean
+backend_norm_backward (AtomrCudnnGraph         *self,
+                       AtomrCudnnBackendGraph  *g,
+                       const GraphNode         *n,
+                       GError                 **error)
+{
+  cudnnBackendNormMode_t mode = norm_modes[n->mode];
+  cudnnBackendDescriptor_t op;
+
+  op = atomr_cudnn_backend_graph_new_descriptor (g, CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR, error);
+  return op != NULL &&
+         atomr_cudnn_backend_graph_set (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode,
+                                        error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, n->in[0], error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, n->in[1], error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, n->in[2],
+                                                    error) &&
+         (n->in[3] == 0 ||
+          atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, n->in[3],
+                                                     error)) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC,
+                                                    n->in[4], error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, n->out, error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC,
+                                                    n->more_out[0], error) &&
+         (n->more_out[1] == 0 ||
+          atomr_cudnn_backend_graph_set_tensor_attr (g, op, CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC,
+                                                     n->more_out[1], error)) &&
+         atomr_cudnn_backend_graph_add_operation (g, op, error);
+}
+
 /* The backend graph of @self with non-virtual tensor i aligned to
  * @alignments[i] bytes, and a plan of the (@skip + 1)-th usable engine
  * configuration. */
-static AtomrCudnnBackendPlan *
-build_plan (AtomrCudnnGraph  *self,
-            const gint64     *alignments,
-            cudnnHandle_t     handle,
-            guint64           workspace_limit,
-            guint             skip,
-            GError          **error)
+AtomrCudnnBackendGraph *
+atomr_cudnn_graph_build_backend_internal (AtomrCudnnGraph  *self,
+                                          const gint64     *alignments,
+                                          GError          **error)
 {
   g_autoptr(AtomrCudnnBackendGraph) g = atomr_cudnn_backend_graph_new (self->name);
   static const cudnnPointwiseMode_t pw_modes[] = {
@@ -1450,10 +1930,31 @@ build_plan (AtomrCudnnGraph  *self,
         case NODE_NORM:
           ok = backend_norm (self, g, n, SCALAR_UID_BASE + i, error);
           break;
+        case NODE_NORM_TRAIN:
+          ok = backend_norm_training (self, g, n, SCALAR_UID_BASE + i, SCALAR2_UID_BASE + i, error);
+          break;
+        case NODE_NORM_BWD:
+          ok = backend_norm_backward (self, g, n, error);
+          break;
         }
       if (!ok)
         return NULL;
     }
+  return g_steal_pointer (&g);
+}
+
+static AtomrCudnnBackendPlan *
+build_plan (AtomrCudnnGraph  *self,
+            const gint64     *alignments,
+            cudnnHandle_t     handle,
+            guint64           workspace_limit,
+            guint             skip,
+            GError          **error)
+{
+  g_autoptr(AtomrCudnnBackendGraph) g = atomr_cudnn_graph_build_backend_internal (self, alignments, error);
+
+  if (g == NULL)
+    return NULL;
   return atomr_cudnn_backend_graph_build_plan (g, handle, workspace_limit, skip, error);
 }
 
@@ -1466,7 +1967,8 @@ typedef struct {
   AtomrTensor    **views;       /* owned; index = tensor id - 1; NULL for virtual tensors */
   gint64          *alignments;  /* per tensor */
   gboolean         autotune;
-  union { gfloat f; gdouble d; } *scalars;  /* per node (scale nodes) */
+  union { gfloat f; gdouble d; } *scalars;  /* per node (scale nodes, norm epsilons) */
+  gfloat          *scalars2;                 /* per node (batch norm momentum) */
 } GraphRequest;
 
 static void
@@ -1482,6 +1984,7 @@ graph_request_clear (gpointer data)
   g_free (r->views);
   g_free (r->alignments);
   g_free (r->scalars);
+  g_free (r->scalars2);
   g_clear_pointer (&r->key, g_bytes_unref);
   g_clear_object (&r->graph);
 }
@@ -1495,7 +1998,7 @@ run_plan (AtomrCudnnActor        *self,
           GError                **error)
 {
   AtomrCudnnGraph *g = r->graph;
-  guint n_max = g->tensors->len + g->nodes->len, n = 0;
+  guint n_max = g->tensors->len + 2 * g->nodes->len, n = 0;
   g_autofree gint64 *uids = g_new (gint64, n_max);
   g_autofree void **ptrs = g_new (void *, n_max);
   void *ws = NULL;
@@ -1510,12 +2013,21 @@ run_plan (AtomrCudnnActor        *self,
         ptrs[n++] = (void *) (uintptr_t) atomr_tensor_get_ptr (r->views[i]);
       }
   for (guint i = 0; i < g->nodes->len; i++)
-    if (g_array_index (g->nodes, GraphNode, i).kind == NODE_SCALE ||
-        g_array_index (g->nodes, GraphNode, i).kind == NODE_NORM)
-      {
-        uids[n] = SCALAR_UID_BASE + i;
-        ptrs[n++] = &r->scalars[i];
-      }
+    {
+      const GraphNode *node = &g_array_index (g->nodes, GraphNode, i);
+
+      if (node->kind == NODE_SCALE || node->kind == NODE_NORM || node->kind == NODE_NORM_TRAIN)
+        {
+          uids[n] = SCALAR_UID_BASE + i;
+          ptrs[n++] = &r->scalars[i];
+        }
+      /* the momentum exists only with running statistics */
+      if (node->kind == NODE_NORM_TRAIN && node->in[3] != 0)
+        {
+          uids[n] = SCALAR2_UID_BASE + i;
+          ptrs[n++] = &r->scalars2[i];
+        }
+    }
   return atomr_cudnn_backend_plan_execute (plan, atomr_cudnn_actor_get_handle (self), n, uids, ptrs, ws,
                                            error);
 }
@@ -1694,6 +2206,7 @@ atomr_cudnn_actor_execute_graph_async (AtomrCudnnActor      *self,
   r->views = g_new0 (AtomrTensor *, n_tensors);
   r->alignments = g_new0 (gint64, n_tensors);
   r->scalars = g_malloc0_n (graph->nodes->len, sizeof *r->scalars);
+  r->scalars2 = g_new0 (gfloat, graph->nodes->len);
   if (n_views > 0 && (ids == NULL || views == NULL))
     {
       g_set_error (&error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -1790,7 +2303,8 @@ atomr_cudnn_actor_execute_graph_async (AtomrCudnnActor      *self,
   for (guint i = 0; i < graph->nodes->len; i++)
     {
       const GraphNode *node = &g_array_index (graph->nodes, GraphNode, i);
-      if (node->kind != NODE_SCALE && node->kind != NODE_NORM)
+      r->scalars2[i] = (gfloat) node->value2;
+      if (node->kind != NODE_SCALE && node->kind != NODE_NORM && node->kind != NODE_NORM_TRAIN)
         continue;
       if (node->kind == NODE_SCALE && tensor_at (graph, node->in[0])->dtype == ATOMR_DTYPE_F64)
         r->scalars[i].d = node->value;

@@ -85,6 +85,8 @@ typedef enum {
  * @ATOMR_CUDNN_NORM_LAYER: layer normalization (mean and variance).
  * @ATOMR_CUDNN_NORM_RMS: RMS normalization (root mean square, no mean
  *   subtracted).
+ * @ATOMR_CUDNN_NORM_BATCH: batch normalization (per channel, over the
+ *   batch and spatial dimensions): training and backward nodes only.
  *
  * What a norm node of an [class@Atomr.CudnnGraph] computes.
  *
@@ -93,6 +95,7 @@ typedef enum {
 typedef enum {
   ATOMR_CUDNN_NORM_LAYER,
   ATOMR_CUDNN_NORM_RMS,
+  ATOMR_CUDNN_NORM_BATCH,
 } AtomrCudnnNorm;
 
 #define ATOMR_TYPE_CUDNN_GRAPH (atomr_cudnn_graph_get_type ())
@@ -195,5 +198,44 @@ ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_cudnn_actor_execute_graph_finish (AtomrCudnnActor      *self,
                                                          GAsyncResult         *result,
                                                          GError              **error);
+
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_cudnn_graph_add_norm_training (AtomrCudnnGraph         *self,
+                                                      AtomrCudnnNorm           mode,
+                                                      guint                    x,
+                                                      guint                    scale,
+                                                      guint                    bias,
+                                                      gdouble                  epsilon,
+                                                      guint                    y,
+                                                      guint                    mean,
+                                                      guint                    inv_variance,
+                                                      GError                 **error);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_cudnn_graph_add_batch_norm_training (AtomrCudnnGraph   *self,
+                                                      guint                    x,
+                                                      guint                    scale,
+                                                      guint                    bias,
+                                                      gdouble                  epsilon,
+                                                      gdouble                  momentum,
+                                                      guint                    running_mean,
+                                                      guint                    running_var,
+                                                      guint                    y,
+                                                      guint                    mean,
+                                                      guint                    inv_variance,
+                                                      guint                    next_running_mean,
+                                                      guint                    next_running_var,
+                                                      GError                 **error);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_cudnn_graph_add_norm_backward (AtomrCudnnGraph         *self,
+                                                      AtomrCudnnNorm           mode,
+                                                      guint                    x,
+                                                      guint                    dy,
+                                                      guint                    scale,
+                                                      guint                    mean,
+                                                      guint                    inv_variance,
+                                                      guint                    dx,
+                                                      guint                    dscale,
+                                                      guint                    dbias,
+                                                      GError                 **error);
 
 G_END_DECLS

@@ -514,6 +514,73 @@ test_attention_masks (Fixture *f, gconstpointer data)
   run_attn_fwd (f, a, q, k, v, o, stats, INVALID, "sdpa-fwd: scale is inf");
 }
 
+/* The multi-head entry points taking an AtomrAttention: the settings
+ * reach the head views' request (the description of the enqueue step
+ * names them), the head split and the settings are checked up front
+ * under the trace names mha-fwd / mha-bwd. */
+static void
+test_attention_multi_head (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrTensor) q = tensor3 (f, BF16, 2, 128, 256);
+  g_autoptr(AtomrTensor) k = tensor3 (f, BF16, 2, 256, 128);
+  g_autoptr(AtomrTensor) v = tensor3 (f, BF16, 2, 256, 128);
+  g_autoptr(AtomrTensor) o = tensor3 (f, BF16, 2, 128, 256);
+  g_autoptr(AtomrTensor) stats = tensor (f, F32, 2, 4, 128, 1);
+  g_autoptr(AtomrTensor) lq = lengths (f, ATOMR_DTYPE_I32, 2);
+  g_autoptr(AtomrTensor) lkv = lengths (f, ATOMR_DTYPE_I32, 2);
+  g_autoptr(AtomrAttention) a = atomr_attention_new ();
+  GAsyncResult *res = NULL;
+
+  /* NULL: a bare object (no mask, scale 1/√64) */
+  atomr_cudnn_actor_attention_multi_head_forward_async (f->actor, NULL, 4, 2, q, k, v, o, stats, NULL,
+                                                        store_result, &res);
+  expect (&res, NOSUP, "mha-fwd (bf16, no mask, q 2×4×128×64 strides (32768, 64, 256, 1)");
+  atomr_attention_set_causal (a, TRUE);
+  atomr_attention_set_sequence_lengths (a, lq, lkv);
+  atomr_attention_set_dropout (a, 0.25);
+  atomr_cudnn_actor_attention_multi_head_forward_async (f->actor, a, 4, 2, q, k, v, o, stats, NULL,
+                                                        store_result, &res);
+  expect (&res, NOSUP, "mha-fwd (bf16, causal, padding mask, dropout 0.25, q 2×4×128×64");
+  /* the head split is checked as in the calls without settings */
+  atomr_cudnn_actor_attention_multi_head_forward_async (f->actor, a, 3, 1, q, k, v, o, stats, NULL,
+                                                        store_result, &res);
+  expect (&res, INVALID, "mha-fwd: q has 256 features, not a multiple of 3 heads");
+  atomr_cudnn_actor_attention_multi_head_forward_async (f->actor, a, 4, 3, q, k, v, o, stats, NULL,
+                                                        store_result, &res);
+  expect (&res, INVALID, "4 query heads and 3 key/value heads");
+  /* and the settings as in attention_forward_async */
+  atomr_attention_set_dropout (a, NAN);
+  atomr_cudnn_actor_attention_multi_head_forward_async (f->actor, a, 4, 2, q, k, v, o, stats, NULL,
+                                                        store_result, &res);
+  expect (&res, INVALID, "mha-fwd: dropout is nan");
+  atomr_attention_set_dropout (a, 0.25);
+  atomr_attention_set_sequence_lengths (a, lq, NULL);
+  atomr_cudnn_actor_attention_multi_head_forward_async (f->actor, a, 4, 2, q, k, v, o, stats, NULL,
+                                                        store_result, &res);
+  expect (&res, INVALID, "mha-fwd: the padding mask needs both q-lengths and kv-lengths");
+  atomr_attention_set_sequence_lengths (a, lq, lkv);
+
+  {
+    g_autoptr(AtomrTensor) o2 = tensor3 (f, BF16, 2, 128, 256);
+    g_autoptr(AtomrTensor) stats2 = tensor (f, F32, 2, 4, 128, 1);
+    g_autoptr(AtomrTensor) d_o = tensor3 (f, BF16, 2, 128, 256);
+    g_autoptr(AtomrTensor) dq = tensor3 (f, BF16, 2, 128, 256);
+    g_autoptr(AtomrTensor) dk = tensor3 (f, BF16, 2, 256, 128);
+    g_autoptr(AtomrTensor) dv = tensor3 (f, BF16, 2, 256, 128);
+
+    atomr_cudnn_actor_attention_multi_head_backward_async (f->actor, a, 4, 2, q, k, v, o2, d_o, stats2, dq,
+                                                           dk, dv, NULL, store_result, &res);
+    expect (&res, NOSUP, "mha-bwd (bf16, causal, padding mask, dropout 0.25");
+    atomr_cudnn_actor_attention_multi_head_backward_async (f->actor, a, 4, 2, q, k, v, o2, d_o, stats2, q,
+                                                           dk, dv, NULL, store_result, &res);
+    expect (&res, INVALID, "mha-bwd: output dq overlaps input q");
+    atomr_attention_set_dropout (a, 1.0);
+    atomr_cudnn_actor_attention_multi_head_backward_async (f->actor, a, 4, 2, q, k, v, o2, d_o, stats2, dq,
+                                                           dk, dv, NULL, store_result, &res);
+    expect (&res, INVALID, "mha-bwd: dropout is 1");
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -528,5 +595,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cudnn-attention/attention-object", test_attention_object);
   g_test_add ("/cudnn-attention/attention-masks", Fixture, NULL, fixture_setup, test_attention_masks,
               fixture_teardown);
+  g_test_add ("/cudnn-attention/attention-multi-head", Fixture, NULL, fixture_setup,
+              test_attention_multi_head, fixture_teardown);
   return g_test_run ();
 }

@@ -14,6 +14,7 @@
 
 #include <atomr.h>
 #include "actors/cudnn/atomr-cudnn-backend-private.h"
+#include "actors/cudnn/atomr-cudnn-ext-private.h"
 
 /* What a caller's key looks like: a zero-filled struct of plain fields. */
 typedef struct {
@@ -179,6 +180,36 @@ test_actor_counters (void)
   g_assert_finalize_object (actor);
 }
 
+static void
+count_free (gpointer data)
+{
+  (*(guint *) data)++;
+}
+
+/* A context rebuild (the actor's teardown with a dead context) drops the
+ * plans of other files (attention and graph plans hold backend execution
+ * plans finalized against the old handle); they used to survive it. */
+static void
+test_rebuild_drops_ext_plans (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+  g_autoptr(GError) error = NULL;
+  AtomrCudnnActor *actor = atomr_cudnn_actor_new (device, &error);
+  g_autoptr(GBytes) key = g_bytes_new_static ("attention plan key", 18);
+  guint freed = 0;
+
+  g_assert_no_error (error);
+  atomr_cudnn_actor_insert_plan_internal (actor, key, &freed, count_free);
+  g_assert_cmpuint (atomr_cudnn_actor_get_cache_size (actor), ==, 1);
+  g_assert_true (atomr_cudnn_actor_lookup_plan_internal (actor, key) == &freed);
+  ATOMR_ACTOR_GET_CLASS (actor)->teardown (ATOMR_ACTOR (actor), FALSE);
+  g_assert_cmpuint (freed, ==, 1);
+  g_assert_cmpuint (atomr_cudnn_actor_get_cache_size (actor), ==, 0);
+  g_assert_null (atomr_cudnn_actor_lookup_plan_internal (actor, key));
+  g_assert_finalize_object (actor);
+  g_assert_cmpuint (freed, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -187,5 +218,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cudnn-backend/plan-cache-threads", test_threads);
   g_test_add_func ("/cudnn-backend/empty-graph", test_empty_graph);
   g_test_add_func ("/cudnn-backend/actor-counters", test_actor_counters);
+  g_test_add_func ("/cudnn-backend/rebuild-drops-ext-plans", test_rebuild_drops_ext_plans);
   return g_test_run ();
 }

@@ -514,6 +514,221 @@ test_norm (void)
   g_assert_no_error (error);
 }
 
+static void run (Fixture *f, AtomrCudnnGraph *g, const guint *ids, AtomrTensor **views, guint n, gint code,
+                 const gchar *needle);
+
+/* Training-phase norm nodes and their backward nodes: valid graphs
+ * finalize; every check names the node and the operand; the saved
+ * statistics are part of the key. */
+static guint
+tensor_of (AtomrCudnnGraph *g, const gchar *name, AtomrDtype dtype, gint64 a, gint64 b, gint64 c, gint64 d)
+{
+  g_autoptr(GError) error = NULL;
+  const gint64 shape[4] = { a, b, c, d };
+  guint id = atomr_cudnn_graph_add_tensor_full (g, name, dtype, shape, 4, NULL, 0, FALSE, &error);
+
+  g_assert_no_error (error);
+  return id;
+}
+
+/* x 64 × 128 (× 1 × 1): layer norm training, with (@swap) mean and
+ * inv_variance given in the other order */
+static AtomrCudnnGraph *
+layer_training_graph (gboolean swap)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrCudnnGraph *g = atomr_cudnn_graph_new ("ln-train");
+  guint x = tensor_of (g, "x", F32, 64, 128, 1, 1), s = tensor_of (g, "gamma", F32, 1, 128, 1, 1);
+  guint b = tensor_of (g, "beta", F32, 1, 128, 1, 1), y = tensor_of (g, "y", F32, 64, 128, 1, 1);
+  guint m = tensor_of (g, "mean", F32, 64, 1, 1, 1), iv = tensor_of (g, "inv-var", F32, 64, 1, 1, 1);
+
+  g_assert_true (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y,
+                                                      swap ? iv : m, swap ? m : iv, &error));
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_finalize (g, &error));
+  g_assert_no_error (error);
+  return g;
+}
+
+static void
+test_norm_training (void)
+{
+  g_autoptr(AtomrCudnnGraph) lt = layer_training_graph (FALSE);
+  g_autoptr(AtomrCudnnGraph) lt_swapped = layer_training_graph (TRUE);
+  g_autoptr(AtomrCudnnGraph) infer = norm_graph (ATOMR_CUDNN_NORM_LAYER, 1e-5, TRUE);
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("norm training checks");
+  g_autoptr(GError) error = NULL;
+  guint x, s, b, y, m, iv, m16, mwide, y2;
+
+  /* which output is the mean is part of the key */
+  g_assert_false (same_key (lt, lt_swapped));
+  g_assert_false (same_key (lt, infer));
+
+  x = tensor_of (g, "x", F32, 64, 128, 1, 1);
+  s = tensor_of (g, "gamma", F32, 1, 128, 1, 1);
+  b = tensor_of (g, "beta", F32, 1, 128, 1, 1);
+  y = tensor_of (g, "y", F32, 64, 128, 1, 1);
+  m = tensor_of (g, "mean", F32, 64, 1, 1, 1);
+  iv = tensor_of (g, "inv-var", F32, 64, 1, 1, 1);
+  m16 = tensor_of (g, "mean16", F16, 64, 1, 1, 1);
+  mwide = tensor_of (g, "mean-wide", F32, 1, 128, 1, 1);
+  y2 = tensor_of (g, "y2", F32, 64, 128, 1, 1);
+
+#define REFUSED(call, needle) G_STMT_START {                  \
+    g_assert_false (call);                                    \
+    expect_error (error, INVALID, needle);                    \
+    g_clear_error (&error);                                   \
+  } G_STMT_END
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_BATCH, x, s, b, 1e-5, y, m, iv, &error),
+           "node 0 (norm training): mode 2 is not a layer or RMS norm (batch norm: add_batch_norm_training)");
+  REFUSED (atomr_cudnn_graph_add_norm (g, ATOMR_CUDNN_NORM_BATCH, x, s, b, 1e-5, y, &error),
+           "node 0 (norm): mode 2 is not a layer or RMS norm");
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, -1, y, m, iv, &error),
+           "epsilon is -1");
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, 0, iv, &error),
+           "layer norm takes a bias and a mean (bias 3, mean 0)");
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, m, 0, &error),
+           "x, scale, y and inv_variance are required");
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_RMS, x, s, 0, 1e-5, y, m, iv, &error),
+           "RMS norm subtracts no mean, so it saves none (mean is 5: pass 0)");
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, mwide, iv, &error),
+           "mean ('mean-wide') is 1×128×1×1; with x ('x') 64×128×1×1 it must be x's rows followed by 1s");
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, m16, iv, &error),
+           "mean ('mean16') has dtype f16 (takes f32: statistics are f32)");
+  {
+    /* γ in f16 for f32 x: parameters are x's dtype or f32 */
+    guint s16 = tensor_of (g, "gamma16", F16, 1, 128, 1, 1);
+    guint y16 = tensor_of (g, "y16", F16, 64, 128, 1, 1);
+    REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s16, b, 1e-5, y, m, iv, &error),
+             "scale ('gamma16') has dtype f16 (takes x's dtype, f32, or f32)");
+    REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y16, m, iv, &error),
+             "y ('y16') has dtype f16 (takes f32, x's dtype)");
+  }
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, m, m, &error),
+           "mean and inv_variance are both tensor 'mean'");
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, x, m, iv, &error),
+           "x and y are both tensor 'x'");
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, m, 99, &error),
+           "inv_variance is tensor id 99");
+
+  g_assert_true (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_LAYER, x, s, b, 1e-5, y, m, iv,
+                                                      &error));
+  g_assert_no_error (error);
+  /* the statistics are written: a second node may not write them */
+  REFUSED (atomr_cudnn_graph_add_norm_training (g, ATOMR_CUDNN_NORM_RMS, x, s, 0, 1e-5, y2, 0, iv, &error),
+           "node 1 (norm training): inv_variance is tensor 'inv-var', which node 0 already writes");
+
+  /* backward: dy and dx like x, dscale and dbias like gamma */
+  {
+    guint dy = tensor_of (g, "dy", F32, 64, 128, 1, 1), dx = tensor_of (g, "dx", F32, 64, 128, 1, 1);
+    guint ds = tensor_of (g, "dgamma", F32, 1, 128, 1, 1), db = tensor_of (g, "dbeta", F32, 1, 128, 1, 1);
+    guint dbad = tensor_of (g, "dgamma-bad", F32, 1, 64, 1, 1);
+
+    REFUSED (atomr_cudnn_graph_add_norm_backward (g, 7, x, dy, s, m, iv, dx, ds, db, &error),
+             "node 1 (norm backward): mode 7 is not an AtomrCudnnNorm");
+    REFUSED (atomr_cudnn_graph_add_norm_backward (g, ATOMR_CUDNN_NORM_LAYER, x, dy, s, m, iv, dx, ds, 0, &error),
+             "layer norm takes a mean and a dbias (mean 5, dbias 0)");
+    REFUSED (atomr_cudnn_graph_add_norm_backward (g, ATOMR_CUDNN_NORM_RMS, x, dy, s, m, iv, dx, ds, 0, &error),
+             "RMS norm saves no mean (mean is 5: pass 0)");
+    REFUSED (atomr_cudnn_graph_add_norm_backward (g, ATOMR_CUDNN_NORM_LAYER, x, dy, s, m, iv, dx, dbad, db,
+                                                  &error),
+             "dscale ('dgamma-bad') is 1×64×1×1; with x ('x') 64×128×1×1 it must be 1 followed by x's extents");
+    REFUSED (atomr_cudnn_graph_add_norm_backward (g, ATOMR_CUDNN_NORM_LAYER, x, dy, s, m, iv, dx, ds, ds,
+                                                  &error),
+             "dscale and dbias are both tensor 'dgamma'");
+    REFUSED (atomr_cudnn_graph_add_norm_backward (g, ATOMR_CUDNN_NORM_LAYER, x, dy, s, m, iv, 0, ds, db, &error),
+             "x, dy, scale, inv_variance, dx and dscale are required");
+    g_assert_true (atomr_cudnn_graph_add_norm_backward (g, ATOMR_CUDNN_NORM_LAYER, x, dy, s, m, iv, dx, ds, db,
+                                                        &error));
+    g_assert_no_error (error);
+  }
+  /* y2 and the others are used by no node: dangling */
+  REFUSED (atomr_cudnn_graph_finalize (g, &error), "is dangling");
+}
+
+/* Batch norm training: per-channel parameters and statistics, running
+ * statistics all or none, momentum in [0, 1]. */
+static void
+test_batch_norm_training (void)
+{
+  g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("bn-train");
+  g_autoptr(AtomrCudnnGraph) no_running = atomr_cudnn_graph_new ("bn-train-no-running");
+  g_autoptr(GError) error = NULL;
+  guint x = tensor_of (g, "x", F32, 4, 8, 5, 5), s = tensor_of (g, "gamma", F32, 1, 8, 1, 1);
+  guint b = tensor_of (g, "beta", F32, 1, 8, 1, 1), y = tensor_of (g, "y", F32, 4, 8, 5, 5);
+  guint m = tensor_of (g, "mean", F32, 1, 8, 1, 1), iv = tensor_of (g, "inv-var", F32, 1, 8, 1, 1);
+  guint rm = tensor_of (g, "running-mean", F32, 1, 8, 1, 1), rv = tensor_of (g, "running-var", F32, 1, 8, 1, 1);
+  guint nrm = tensor_of (g, "next-mean", F32, 1, 8, 1, 1), nrv = tensor_of (g, "next-var", F32, 1, 8, 1, 1);
+  guint rows = tensor_of (g, "per-row", F32, 4, 1, 1, 1);
+
+  REFUSED (atomr_cudnn_graph_add_batch_norm_training (g, x, s, b, 1e-5, 1.5, rm, rv, y, m, iv, nrm, nrv, &error),
+           "node 0 (norm training): momentum is 1.5 (takes 0 to 1)");
+  REFUSED (atomr_cudnn_graph_add_batch_norm_training (g, x, s, b, 1e-5, NAN, rm, rv, y, m, iv, nrm, nrv, &error),
+           "momentum is nan");
+  REFUSED (atomr_cudnn_graph_add_batch_norm_training (g, x, s, b, 1e-5, 0.1, rm, rv, y, m, iv, nrm, 0, &error),
+           "the running statistics are all four tensors or none (running_mean 7, running_var 8, "
+           "next_running_mean 9, next_running_var 0)");
+  REFUSED (atomr_cudnn_graph_add_batch_norm_training (g, x, s, 0, 1e-5, 0.1, rm, rv, y, m, iv, nrm, nrv, &error),
+           "x, scale, bias, y, mean and inv_variance are required");
+  REFUSED (atomr_cudnn_graph_add_batch_norm_training (g, x, s, b, 1e-5, 0.1, rm, rv, y, rows, iv, nrm, nrv,
+                                                      &error),
+           "mean ('per-row') is 4×1×1×1; with x ('x') 4×8×5×5 it must be 1 × C × 1 … (x's channels)");
+  REFUSED (atomr_cudnn_graph_add_batch_norm_training (g, x, s, b, 1e-5, 0.1, rm, rv, y, m, iv, rm, nrv, &error),
+           "running_mean and next_running_mean are both tensor 'running-mean' (each operand is its own tensor)");
+  g_assert_true (atomr_cudnn_graph_add_batch_norm_training (g, x, s, b, 1e-5, 0.1, rm, rv, y, m, iv, nrm, nrv,
+                                                            &error));
+  g_assert_no_error (error);
+  {
+    guint dy = tensor_of (g, "dy", F32, 4, 8, 5, 5), dx = tensor_of (g, "dx", F32, 4, 8, 5, 5);
+    guint ds = tensor_of (g, "dgamma", F32, 1, 8, 1, 1), db = tensor_of (g, "dbeta", F32, 1, 8, 1, 1);
+    g_assert_true (atomr_cudnn_graph_add_norm_backward (g, ATOMR_CUDNN_NORM_BATCH, x, dy, s, m, iv, dx, ds, db,
+                                                        &error));
+    g_assert_no_error (error);
+  }
+  /* per-row is used by nobody */
+  REFUSED (atomr_cudnn_graph_finalize (g, &error), "tensor 'per-row' (id 11) is dangling");
+
+  {
+    guint x2 = tensor_of (no_running, "x", F32, 4, 8, 5, 5), s2 = tensor_of (no_running, "gamma", F32, 1, 8, 1, 1);
+    guint b2 = tensor_of (no_running, "beta", F32, 1, 8, 1, 1), y2 = tensor_of (no_running, "y", F32, 4, 8, 5, 5);
+    guint m2 = tensor_of (no_running, "mean", F32, 1, 8, 1, 1);
+    guint iv2 = tensor_of (no_running, "inv-var", F32, 1, 8, 1, 1);
+    g_assert_true (atomr_cudnn_graph_add_batch_norm_training (no_running, x2, s2, b2, 1e-5, 0.1, 0, 0, y2, m2, iv2,
+                                                              0, 0, &error));
+    g_assert_no_error (error);
+    g_assert_true (atomr_cudnn_graph_finalize (no_running, &error));
+    g_assert_no_error (error);
+  }
+#undef REFUSED
+}
+
+/* On the mock device a training graph's views are checked like any
+ * other: the saved statistics are outputs (written), so a statistic
+ * sharing memory with x is refused; a valid request reaches the enqueue
+ * step. */
+static void
+test_execute_norm_training (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrCudnnGraph) g = layer_training_graph (FALSE);
+  g_autoptr(AtomrTensor) x = tensor (f, F32, 64, 128, 1, 1), s = tensor (f, F32, 1, 128, 1, 1);
+  g_autoptr(AtomrTensor) b = tensor (f, F32, 1, 128, 1, 1), y = tensor (f, F32, 64, 128, 1, 1);
+  g_autoptr(AtomrTensor) m = tensor (f, F32, 64, 1, 1, 1), iv = tensor (f, F32, 64, 1, 1, 1);
+  g_autoptr(GError) error = NULL;
+  const guint ids[6] = { 1, 2, 3, 4, 5, 6 };
+  AtomrTensor *views[6] = { x, s, b, y, m, iv };
+
+  run (f, g, ids, views, 6, NOSUP, "graph 'ln-train' (1 nodes) needs a CUDA device");
+  {
+    /* the first 64 elements of x's buffer, as a packed 64 × 1 × 1 × 1 */
+    const gint64 shape[4] = { 64, 1, 1, 1 }, strides[4] = { 1, 1, 1, 1 };
+    g_autoptr(AtomrTensor) first_rows = atomr_tensor_new_strided (atomr_tensor_get_buffer (x), F32, 0, shape, 4,
+                                                                  strides, 4, &error);
+    AtomrTensor *aliased[6] = { x, s, b, y, first_rows, iv };
+    g_assert_no_error (error);
+    run (f, g, ids, aliased, 6, INVALID, "ln-train: output mean overlaps input x");
+  }
+}
+
 /* ------------------------------------------------------------------ */
 /* Execution on the mock device                                         */
 
@@ -623,6 +838,10 @@ main (int argc, char **argv)
   g_test_add_func ("/cudnn-graph/keys", test_keys);
   g_test_add_func ("/cudnn-graph/key-conv-attributes", test_key_conv_attributes);
   g_test_add_func ("/cudnn-graph/norm", test_norm);
+  g_test_add_func ("/cudnn-graph/norm-training", test_norm_training);
+  g_test_add_func ("/cudnn-graph/batch-norm-training", test_batch_norm_training);
+  g_test_add ("/cudnn-graph/execute-norm-training", Fixture, NULL, fixture_setup, test_execute_norm_training,
+              fixture_teardown);
   g_test_add ("/cudnn-graph/execute-validation", Fixture, NULL, fixture_setup, test_execute_validation,
               fixture_teardown);
   g_test_add ("/cudnn-graph/execute-alias", Fixture, NULL, fixture_setup, test_execute_alias,

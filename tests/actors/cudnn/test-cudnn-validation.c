@@ -805,6 +805,84 @@ test_trace_names (Fixture *f, gconstpointer data)
   g_signal_handlers_disconnect_by_data (f->actor, names);
 }
 
+static void
+record_detail (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  GPtrArray *details = user_data;
+  const gchar *d = atomr_launch_info_get_detail (info);
+
+  g_ptr_array_add (details, g_strdup_printf ("%s: %s", atomr_launch_info_get_operation (info),
+                                             d ? d : "(none)"));
+}
+
+/* Which cuDNN API a convolution takes is in its trace detail: the backend
+ * by default, the legacy calls with legacy-convolution or autotune set
+ * (read when the request is made); the property notifies, and
+ * ATOMR_CUDNN_CONV_LEGACY sets its default. */
+static void
+test_conv_path (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GPtrArray) details = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  guint notified = 0;
+  gboolean v = TRUE;
+  GAsyncResult *res = NULL;
+
+  g_assert_false (atomr_cudnn_actor_get_legacy_convolution (f->actor));
+  g_signal_connect (f->actor, "before-enqueue", G_CALLBACK (record_detail), details);
+  g_signal_connect (f->actor, "notify::legacy-convolution", G_CALLBACK (count_notify), &notified);
+  for (guint i = 0; i < 4; i++)
+    {
+      g_autoptr(AtomrTensor) x = tensor (f, F32, 1, 2, 4, 4);
+      g_autoptr(AtomrTensor) w = tensor (f, F32, 2, 2, 3, 3);
+      g_autoptr(AtomrTensor) y = tensor (f, F32, 1, 2, 4, 4);
+
+      /* 0: default, 1: legacy, 2: back to the backend, 3: autotune */
+      if (i == 1)
+        g_object_set (f->actor, "legacy-convolution", TRUE, NULL);
+      if (i == 2)
+        atomr_cudnn_actor_set_legacy_convolution (f->actor, FALSE);
+      if (i == 3)
+        atomr_cudnn_actor_set_autotune (f->actor, TRUE);
+      if (i == 1)
+        {
+          /* backward filter reads the same flag */
+          atomr_cudnn_actor_convolution_backward_filter_async (f->actor, conv, 1.0, x, y, 0.0, w, NULL,
+                                                               store_result, &res);
+          expect (&res, NOSUP, "conv-bwd-filter");
+        }
+      else
+        run_conv_fwd (f, conv, x, w, y, NOSUP, "conv-fwd");
+    }
+  g_assert_cmpuint (details->len, ==, 4);
+  g_assert_cmpstr (g_ptr_array_index (details, 0), ==, "conv-fwd: backend");
+  g_assert_cmpstr (g_ptr_array_index (details, 1), ==, "conv-bwd-filter: legacy");
+  g_assert_cmpstr (g_ptr_array_index (details, 2), ==, "conv-fwd: backend");
+  g_assert_cmpstr (g_ptr_array_index (details, 3), ==, "conv-fwd: legacy");
+  g_assert_cmpuint (notified, ==, 2);
+  atomr_cudnn_actor_set_legacy_convolution (f->actor, FALSE);
+  g_assert_cmpuint (notified, ==, 2);
+  g_signal_handlers_disconnect_by_data (f->actor, details);
+  g_signal_handlers_disconnect_by_data (f->actor, &notified);
+
+  /* the environment gives the default of actors created afterwards */
+  g_setenv ("ATOMR_CUDNN_CONV_LEGACY", "1", TRUE);
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrCudnnActor) a = atomr_cudnn_actor_new (f->device, &error);
+    g_assert_no_error (error);
+    g_object_get (a, "legacy-convolution", &v, NULL);
+    g_assert_true (v);
+  }
+  g_setenv ("ATOMR_CUDNN_CONV_LEGACY", "0", TRUE);
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(AtomrCudnnActor) a = atomr_cudnn_actor_new (f->device, &error);
+    g_assert_no_error (error);
+    g_assert_false (atomr_cudnn_actor_get_legacy_convolution (a));
+  }
+}
+
 /* Bindings may build objects with a bare g_object_new(): reading their
  * properties and dropping them must not crash. */
 static void
@@ -843,6 +921,7 @@ main (int argc, char **argv)
   ADD ("batch-norm", test_batch_norm);
   ADD ("properties", test_properties);
   ADD ("trace-names", test_trace_names);
+  ADD ("conv/path", test_conv_path);
   g_test_add_func ("/cudnn/convolution-object", test_convolution_object);
   g_test_add_func ("/cudnn/convolution-notify", test_convolution_notify);
   g_test_add_func ("/cudnn/bare-objects", test_bare_objects);

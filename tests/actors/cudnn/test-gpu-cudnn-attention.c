@@ -606,6 +606,11 @@ static const PadCase pad_cases[] = {
   { "padding-f16-causal-gqa-bshd",
     { "padding-f16-causal-gqa-bshd", ATOMR_DTYPE_F16, TRUE, TRUE, TRUE, FALSE, 2, 4, 2, 128, 128, 64, 64 },
     { 128, 50 }, { 90, 128 } },
+  /* the same through the multi-head entry points that take an
+   * AtomrAttention (b × s × h·d views, split into heads) */
+  { "padding-mha-bf16-causal-gqa",
+    { "padding-mha-bf16-causal-gqa", ATOMR_DTYPE_BF16, TRUE, TRUE, TRUE, TRUE, 2, 4, 2, 128, 128, 64, 64 },
+    { 128, 70 }, { 40, 128 } },
 };
 
 /* Forward and backward with per-batch lengths against the reference that
@@ -641,9 +646,18 @@ test_padding (Fixture *f, gconstpointer data)
   attn_operand_init (f, &o, c->dtype, c->b, c->hq, c->sq, c->dv, c->bshd, FALSE);
   stats_init (f, &st, c->b, c->hq, c->sq);
 
-  RUN (atomr_cudnn_actor_attention_forward_async (f->actor, a, q.view, k.view, v.view, o.view, st.view,
-                                                  NULL, store_result, &res_),
-       atomr_cudnn_actor_attention_forward_finish);
+  if (c->mha)
+    {
+      g_autoptr(AtomrTensor) q3 = packed_heads (&q), k3 = packed_heads (&k), v3 = packed_heads (&v);
+      g_autoptr(AtomrTensor) o3 = packed_heads (&o);
+      RUN (atomr_cudnn_actor_attention_multi_head_forward_async (f->actor, a, c->hq, c->hk, q3, k3, v3, o3,
+                                                                 st.view, NULL, store_result, &res_),
+           atomr_cudnn_actor_attention_multi_head_forward_finish);
+    }
+  else
+    RUN (atomr_cudnn_actor_attention_forward_async (f->actor, a, q.view, k.view, v.view, o.view, st.view,
+                                                    NULL, store_result, &res_),
+         atomr_cudnn_actor_attention_forward_finish);
   p = g_new0 (gdouble, c->b * c->hq * c->sq * c->skv);
   o_ref = g_new0 (gdouble, c->b * c->hq * c->sq * c->dv);
   stats_ref = g_new0 (gdouble, c->b * c->hq * c->sq);
@@ -682,10 +696,21 @@ test_padding (Fixture *f, gconstpointer data)
   attn_operand_init (f, &dq, c->dtype, c->b, c->hq, c->sq, c->d, c->bshd, FALSE);
   attn_operand_init (f, &dk, c->dtype, c->b, c->hk, c->skv, c->d, c->bshd, FALSE);
   attn_operand_init (f, &dv, c->dtype, c->b, c->hk, c->skv, c->dv, c->bshd, FALSE);
-  RUN (atomr_cudnn_actor_attention_backward_async (f->actor, a, q.view, k.view, v.view, o.view, d_o.view,
-                                                   st.view, dq.view, dk.view, dv.view, NULL, store_result,
-                                                   &res_),
-       atomr_cudnn_actor_attention_backward_finish);
+  if (c->mha)
+    {
+      g_autoptr(AtomrTensor) q3 = packed_heads (&q), k3 = packed_heads (&k), v3 = packed_heads (&v);
+      g_autoptr(AtomrTensor) o3 = packed_heads (&o), do3 = packed_heads (&d_o);
+      g_autoptr(AtomrTensor) dq3 = packed_heads (&dq), dk3 = packed_heads (&dk), dv3 = packed_heads (&dv);
+      RUN (atomr_cudnn_actor_attention_multi_head_backward_async (f->actor, a, c->hq, c->hk, q3, k3, v3, o3,
+                                                                  do3, st.view, dq3, dk3, dv3, NULL,
+                                                                  store_result, &res_),
+           atomr_cudnn_actor_attention_multi_head_backward_finish);
+    }
+  else
+    RUN (atomr_cudnn_actor_attention_backward_async (f->actor, a, q.view, k.view, v.view, o.view, d_o.view,
+                                                     st.view, dq.view, dk.view, dv.view, NULL, store_result,
+                                                     &res_),
+         atomr_cudnn_actor_attention_backward_finish);
   dq_ref = g_new0 (gdouble, c->b * c->hq * c->sq * c->d);
   dk_ref = g_new0 (gdouble, c->b * c->hk * c->skv * c->d);
   dv_ref = g_new0 (gdouble, c->b * c->hk * c->skv * c->dv);

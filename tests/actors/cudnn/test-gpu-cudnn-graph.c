@@ -5,7 +5,10 @@
  * and with the actor's fused convolution-bias-activation operation;
  * convolution backward data and backward filter graphs against the actor's
  * own operations; matmul → + bias → GELU (f16, batched) against a CPU
- * reference; layer and RMS norm graphs against a CPU reference; the plan
+ * reference; layer and RMS norm graphs against a CPU reference; training
+ * layer / RMS norm (y and the saved statistics) and their backward nodes
+ * (dx, dγ, dβ), batch norm training with running statistics and its
+ * backward node, all against double-precision CPU references; the plan
  * cache: running a graph again is a hit, a new shape a miss; and the
  * autotuned plan of a new shape gives the same result.  Skips without a
  * device.
@@ -404,6 +407,299 @@ test_norm (Fixture *f, gconstpointer data)
     }
 }
 
+/* ‖got − ref‖ / ‖ref‖ of @o against @ref, printed with @what; asserted
+ * within @tol. */
+static void
+check (Operand *o, const gdouble *ref, const gchar *what, gdouble tol)
+{
+  gdouble e = rel_error (o, ref);
+
+  g_test_message ("%s: relative error %.3g (bound %.1g)", what, e, tol);
+  g_assert_cmpfloat (e, <=, tol);
+}
+
+/* Training layer / RMS norm over rows × cols (channels-last views as in
+ * test_norm): a forward graph (y, saved mean and inverse variance), then a
+ * backward graph fed the statistics the GPU saved (dx, dγ, dβ), each
+ * output against the double-precision reference.  @data: the dtype of x,
+ * y, dy, dx: f32 (parameters f32, bound 1e-4) or bf16 (parameters f32 as
+ * cuDNN's samples have them; bound 2e-2 for the bf16 outputs, 1e-3 for
+ * the f32 statistics and parameter gradients). */
+static void
+test_norm_training (Fixture *f, gconstpointer data)
+{
+  const gint64 rows = 64, cols = 128;
+  const gint64 xs[4] = { rows, cols, 1, 1 }, ps[4] = { 1, cols, 1, 1 }, ss[4] = { rows, 1, 1, 1 };
+  const AtomrDtype dt = GPOINTER_TO_INT (data), pdt = ATOMR_DTYPE_F32;
+  const gdouble eps = 1e-5;
+  const gdouble tol = dt == ATOMR_DTYPE_F32 ? 1e-4 : 2e-2, ftol = dt == ATOMR_DTYPE_F32 ? 1e-4 : 1e-3;
+
+  SKIP_WITHOUT_DEVICE (f);
+  for (guint m = 0; m < 2; m++)
+    {
+      gboolean rms = m == 1;
+      AtomrCudnnNorm mode = rms ? ATOMR_CUDNN_NORM_RMS : ATOMR_CUDNN_NORM_LAYER;
+      g_autofree gchar *fname = g_strdup_printf ("%s-norm-train-%s", rms ? "rms" : "layer", atomr_dtype_get_name (dt));
+      g_autofree gchar *bname = g_strdup_printf ("%s-norm-bwd-%s", rms ? "rms" : "layer", atomr_dtype_get_name (dt));
+      g_autoptr(AtomrCudnnGraph) fwd = atomr_cudnn_graph_new (fname);
+      g_autoptr(AtomrCudnnGraph) bwd = atomr_cudnn_graph_new (bname);
+      g_autoptr(GError) error = NULL;
+      g_autofree gdouble *ry = g_new0 (gdouble, rows * cols), *rmean = g_new0 (gdouble, rows);
+      g_autofree gdouble *riv = g_new0 (gdouble, rows), *rdx = g_new0 (gdouble, rows * cols);
+      g_autofree gdouble *rdg = g_new0 (gdouble, cols), *rdb = g_new0 (gdouble, cols);
+      Operand x, gamma, beta, y, mean, iv, dy, dx, dg, db;
+      guint ix, ig, ib = 0, iy, im = 0, iiv;
+
+      operand_init (f, &x, dt, xs, 4, TRUE, TRUE);
+      operand_init (f, &gamma, pdt, ps, 4, TRUE, TRUE);
+      operand_init (f, &beta, pdt, ps, 4, TRUE, TRUE);
+      operand_init (f, &y, dt, xs, 4, TRUE, FALSE);
+      operand_init (f, &mean, ATOMR_DTYPE_F32, ss, 4, TRUE, FALSE);
+      operand_init (f, &iv, ATOMR_DTYPE_F32, ss, 4, TRUE, FALSE);
+      operand_init (f, &dy, dt, xs, 4, TRUE, TRUE);
+      operand_init (f, &dx, dt, xs, 4, TRUE, FALSE);
+      operand_init (f, &dg, pdt, ps, 4, TRUE, FALSE);
+      operand_init (f, &db, pdt, ps, 4, TRUE, FALSE);
+
+      ix = atomr_cudnn_graph_add_tensor (fwd, "x", x.view, &error);
+      ig = atomr_cudnn_graph_add_tensor (fwd, "gamma", gamma.view, &error);
+      if (!rms)
+        {
+          ib = atomr_cudnn_graph_add_tensor (fwd, "beta", beta.view, &error);
+          im = atomr_cudnn_graph_add_tensor (fwd, "mean", mean.view, &error);
+        }
+      iy = atomr_cudnn_graph_add_tensor (fwd, "y", y.view, &error);
+      iiv = atomr_cudnn_graph_add_tensor (fwd, "inv-var", iv.view, &error);
+      g_assert_no_error (error);
+      g_assert_true (atomr_cudnn_graph_add_norm_training (fwd, mode, ix, ig, ib, eps, iy, im, iiv, &error));
+      g_assert_true (atomr_cudnn_graph_finalize (fwd, &error));
+      g_assert_no_error (error);
+      {
+        const guint ids[6] = { ix, ig, iy, iiv, ib, im };
+        AtomrTensor *views[6] = { x.view, gamma.view, y.view, iv.view, beta.view, mean.view };
+        execute (f, fwd, ids, views, rms ? 4 : 6);
+      }
+
+      /* the reference, row by row (storage is row-major rows × cols) */
+      for (gint64 r = 0; r < rows; r++)
+        {
+          const gdouble *row = x.host + r * cols, *g = dy.host + r * cols;
+          gdouble mu = 0, var = 0, inv, a = 0, b = 0;
+          for (gint64 c = 0; c < cols; c++)
+            mu += row[c];
+          mu = rms ? 0 : mu / cols;
+          for (gint64 c = 0; c < cols; c++)
+            var += (row[c] - mu) * (row[c] - mu);
+          var /= cols;
+          inv = 1 / sqrt (var + eps);
+          rmean[r] = mu;
+          riv[r] = inv;
+          for (gint64 c = 0; c < cols; c++)
+            {
+              gdouble xhat = (row[c] - mu) * inv, dxhat = g[c] * gamma.host[c];
+              ry[r * cols + c] = xhat * gamma.host[c] + (rms ? 0 : beta.host[c]);
+              rdg[c] += g[c] * xhat;
+              rdb[c] += g[c];
+              a += dxhat;
+              b += dxhat * xhat;
+            }
+          a = rms ? 0 : a / cols;
+          b /= cols;
+          for (gint64 c = 0; c < cols; c++)
+            {
+              gdouble xhat = (row[c] - mu) * inv, dxhat = g[c] * gamma.host[c];
+              rdx[r * cols + c] = inv * (dxhat - a - xhat * b);
+            }
+        }
+      check (&y, ry, fname, tol);
+      if (!rms)
+        check (&mean, rmean, "  saved mean", ftol);
+      check (&iv, riv, "  saved inv_variance", ftol);
+
+      ix = atomr_cudnn_graph_add_tensor (bwd, "x", x.view, &error);
+      {
+        guint idy = atomr_cudnn_graph_add_tensor (bwd, "dy", dy.view, &error);
+        guint ig2 = atomr_cudnn_graph_add_tensor (bwd, "gamma", gamma.view, &error);
+        guint im2 = rms ? 0 : atomr_cudnn_graph_add_tensor (bwd, "mean", mean.view, &error);
+        guint iiv2 = atomr_cudnn_graph_add_tensor (bwd, "inv-var", iv.view, &error);
+        guint idx = atomr_cudnn_graph_add_tensor (bwd, "dx", dx.view, &error);
+        guint idg = atomr_cudnn_graph_add_tensor (bwd, "dgamma", dg.view, &error);
+        guint idb = rms ? 0 : atomr_cudnn_graph_add_tensor (bwd, "dbeta", db.view, &error);
+        const guint ids[8] = { ix, idy, ig2, iiv2, idx, idg, im2, idb };
+        AtomrTensor *views[8] = { x.view, dy.view, gamma.view, iv.view, dx.view, dg.view, mean.view, db.view };
+
+        g_assert_no_error (error);
+        g_assert_true (atomr_cudnn_graph_add_norm_backward (bwd, mode, ix, idy, ig2, im2, iiv2, idx, idg, idb,
+                                                            &error));
+        g_assert_true (atomr_cudnn_graph_finalize (bwd, &error));
+        g_assert_no_error (error);
+        execute (f, bwd, ids, views, rms ? 6 : 8);
+      }
+      check (&dx, rdx, bname, tol);
+      check (&dg, rdg, "  dgamma", ftol);
+      if (!rms)
+        check (&db, rdb, "  dbeta", ftol);
+
+      operand_clear (&x);
+      operand_clear (&gamma);
+      operand_clear (&beta);
+      operand_clear (&y);
+      operand_clear (&mean);
+      operand_clear (&iv);
+      operand_clear (&dy);
+      operand_clear (&dx);
+      operand_clear (&dg);
+      operand_clear (&db);
+    }
+}
+
+/* Batch norm training, NHWC 8 × 32 × 6 × 6 (@data: x's dtype, f32 or bf16;
+ * parameters and statistics f32), with running statistics (momentum
+ * 0.1), then its backward node from the saved statistics.  The
+ * running variance is updated with the unbiased batch variance (PyTorch,
+ * cuDNN's legacy call); the message also gives the error against the
+ * biased one, so a failure says which cuDNN's engine used. */
+static void
+test_batch_norm_training (Fixture *f, gconstpointer data)
+{
+  const gint64 n = 8, c = 32, hw = 6, per = n * hw * hw;
+  const gint64 xs[4] = { n, c, hw, hw }, ps[4] = { 1, c, 1, 1 };
+  const AtomrDtype dt = GPOINTER_TO_INT (data), pdt = ATOMR_DTYPE_F32;
+  const gdouble eps = 1e-5, momentum = 0.1;
+  const gdouble tol = dt == ATOMR_DTYPE_F32 ? 1e-4 : 2e-2, ftol = dt == ATOMR_DTYPE_F32 ? 1e-4 : 1e-3;
+  g_autofree gchar *fname = g_strdup_printf ("batch-norm-train-%s", atomr_dtype_get_name (dt));
+  g_autofree gchar *bname = g_strdup_printf ("batch-norm-bwd-%s", atomr_dtype_get_name (dt));
+  g_autoptr(AtomrCudnnGraph) fwd = atomr_cudnn_graph_new (fname);
+  g_autoptr(AtomrCudnnGraph) bwd = atomr_cudnn_graph_new (bname);
+  g_autoptr(GError) error = NULL;
+  g_autofree gdouble *ry = NULL, *rdx = NULL;
+  gdouble rmean[32], riv[32], rrm[32], rrv[32], rrv_biased[32], rdg[32] = { 0 }, rdb[32] = { 0 };
+  Operand x, gamma, beta, y, mean, iv, rm, rv, nrm, nrv, dy, dx, dg, db;
+  guint ix, ig, ib, iy, im, iiv, irm, irv, inrm, inrv;
+
+  SKIP_WITHOUT_DEVICE (f);
+  operand_init (f, &x, dt, xs, 4, TRUE, TRUE);
+  operand_init (f, &gamma, pdt, ps, 4, TRUE, TRUE);
+  operand_init (f, &beta, pdt, ps, 4, TRUE, TRUE);
+  operand_init (f, &y, dt, xs, 4, TRUE, FALSE);
+  operand_init (f, &mean, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &iv, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &rm, pdt, ps, 4, TRUE, TRUE);
+  operand_init (f, &rv, pdt, ps, 4, TRUE, TRUE);
+  operand_init (f, &nrm, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &nrv, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &dy, dt, xs, 4, TRUE, TRUE);
+  operand_init (f, &dx, dt, xs, 4, TRUE, FALSE);
+  operand_init (f, &dg, pdt, ps, 4, TRUE, FALSE);
+  operand_init (f, &db, pdt, ps, 4, TRUE, FALSE);
+  /* a variance is positive: take |random| */
+  for (gsize i = 0; i < rv.n; i++)
+    rv.host[i] = fabs (rv.host[i]) + 0.5;
+  {
+    g_autoptr(GBytes) bytes = pack (pdt, rv.host, rv.n);
+    g_assert_true (atomr_buffer_upload_sync (rv.buffer, bytes, NULL, &error));
+    g_assert_no_error (error);
+  }
+
+  ix = atomr_cudnn_graph_add_tensor (fwd, "x", x.view, &error);
+  ig = atomr_cudnn_graph_add_tensor (fwd, "gamma", gamma.view, &error);
+  ib = atomr_cudnn_graph_add_tensor (fwd, "beta", beta.view, &error);
+  irm = atomr_cudnn_graph_add_tensor (fwd, "running-mean", rm.view, &error);
+  irv = atomr_cudnn_graph_add_tensor (fwd, "running-var", rv.view, &error);
+  iy = atomr_cudnn_graph_add_tensor (fwd, "y", y.view, &error);
+  im = atomr_cudnn_graph_add_tensor (fwd, "mean", mean.view, &error);
+  iiv = atomr_cudnn_graph_add_tensor (fwd, "inv-var", iv.view, &error);
+  inrm = atomr_cudnn_graph_add_tensor (fwd, "next-running-mean", nrm.view, &error);
+  inrv = atomr_cudnn_graph_add_tensor (fwd, "next-running-var", nrv.view, &error);
+  g_assert_no_error (error);
+  g_assert_true (atomr_cudnn_graph_add_batch_norm_training (fwd, ix, ig, ib, eps, momentum, irm, irv, iy, im, iiv,
+                                                            inrm, inrv, &error));
+  g_assert_true (atomr_cudnn_graph_finalize (fwd, &error));
+  g_assert_no_error (error);
+  {
+    const guint ids[10] = { ix, ig, ib, irm, irv, iy, im, iiv, inrm, inrv };
+    AtomrTensor *views[10] = { x.view, gamma.view, beta.view, rm.view, rv.view, y.view, mean.view, iv.view,
+                               nrm.view, nrv.view };
+    execute (f, fwd, ids, views, 10);
+  }
+
+  /* the reference per channel; x's storage is NHWC: channel k of element
+   * (b, h, w) at ((b·hw + h)·hw + w)·c + k */
+  ry = g_new0 (gdouble, x.n);
+  rdx = g_new0 (gdouble, x.n);
+  for (gint64 k = 0; k < c; k++)
+    {
+      gdouble mu = 0, var = 0, inv;
+      for (gint64 i = 0; i < per; i++)
+        mu += x.host[i * c + k];
+      mu /= per;
+      for (gint64 i = 0; i < per; i++)
+        var += (x.host[i * c + k] - mu) * (x.host[i * c + k] - mu);
+      inv = 1 / sqrt (var / per + eps);
+      rmean[k] = mu;
+      riv[k] = inv;
+      rrm[k] = (1 - momentum) * rm.host[k] + momentum * mu;
+      rrv[k] = (1 - momentum) * rv.host[k] + momentum * var / (per - 1);
+      rrv_biased[k] = (1 - momentum) * rv.host[k] + momentum * var / per;
+      for (gint64 i = 0; i < per; i++)
+        {
+          gdouble xhat = (x.host[i * c + k] - mu) * inv;
+          ry[i * c + k] = xhat * gamma.host[k] + beta.host[k];
+          rdb[k] += dy.host[i * c + k];
+          rdg[k] += dy.host[i * c + k] * xhat;
+        }
+      for (gint64 i = 0; i < per; i++)
+        {
+          gdouble xhat = (x.host[i * c + k] - mu) * inv;
+          rdx[i * c + k] = gamma.host[k] * inv / per * (per * dy.host[i * c + k] - rdb[k] - xhat * rdg[k]);
+        }
+    }
+  check (&y, ry, fname, tol);
+  check (&mean, rmean, "  saved mean", ftol);
+  check (&iv, riv, "  saved inv_variance", ftol);
+  check (&nrm, rrm, "  next running mean", ftol);
+  g_test_message ("  next running var against the biased-variance update: %.3g", rel_error (&nrv, rrv_biased));
+  check (&nrv, rrv, "  next running var (unbiased update)", ftol);
+
+  ix = atomr_cudnn_graph_add_tensor (bwd, "x", x.view, &error);
+  {
+    guint idy = atomr_cudnn_graph_add_tensor (bwd, "dy", dy.view, &error);
+    guint ig2 = atomr_cudnn_graph_add_tensor (bwd, "gamma", gamma.view, &error);
+    guint im2 = atomr_cudnn_graph_add_tensor (bwd, "mean", mean.view, &error);
+    guint iiv2 = atomr_cudnn_graph_add_tensor (bwd, "inv-var", iv.view, &error);
+    guint idx = atomr_cudnn_graph_add_tensor (bwd, "dx", dx.view, &error);
+    guint idg = atomr_cudnn_graph_add_tensor (bwd, "dgamma", dg.view, &error);
+    guint idb = atomr_cudnn_graph_add_tensor (bwd, "dbeta", db.view, &error);
+    const guint ids[8] = { ix, idy, ig2, im2, iiv2, idx, idg, idb };
+    AtomrTensor *views[8] = { x.view, dy.view, gamma.view, mean.view, iv.view, dx.view, dg.view, db.view };
+
+    g_assert_no_error (error);
+    g_assert_true (atomr_cudnn_graph_add_norm_backward (bwd, ATOMR_CUDNN_NORM_BATCH, ix, idy, ig2, im2, iiv2, idx,
+                                                        idg, idb, &error));
+    g_assert_true (atomr_cudnn_graph_finalize (bwd, &error));
+    g_assert_no_error (error);
+    execute (f, bwd, ids, views, 8);
+  }
+  check (&dx, rdx, bname, tol);
+  check (&dg, rdg, "  dgamma", ftol);
+  check (&db, rdb, "  dbeta", ftol);
+
+  operand_clear (&x);
+  operand_clear (&gamma);
+  operand_clear (&beta);
+  operand_clear (&y);
+  operand_clear (&mean);
+  operand_clear (&iv);
+  operand_clear (&rm);
+  operand_clear (&rv);
+  operand_clear (&nrm);
+  operand_clear (&nrv);
+  operand_clear (&dy);
+  operand_clear (&dx);
+  operand_clear (&dg);
+  operand_clear (&db);
+}
+
 /* ------------------------------------------------------------------ */
 /* The plan cache                                                       */
 
@@ -475,6 +771,14 @@ main (int argc, char **argv)
   g_test_add ("/gpu-cudnn-graph/matmul-bias-gelu", Fixture, NULL, fixture_setup, test_matmul_bias_gelu,
               fixture_teardown);
   g_test_add ("/gpu-cudnn-graph/norm", Fixture, NULL, fixture_setup, test_norm, fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/norm-training-f32", Fixture, GINT_TO_POINTER (ATOMR_DTYPE_F32), fixture_setup,
+              test_norm_training, fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/norm-training-bf16", Fixture, GINT_TO_POINTER (ATOMR_DTYPE_BF16), fixture_setup,
+              test_norm_training, fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/batch-norm-training-f32", Fixture, GINT_TO_POINTER (ATOMR_DTYPE_F32),
+              fixture_setup, test_batch_norm_training, fixture_teardown);
+  g_test_add ("/gpu-cudnn-graph/batch-norm-training-bf16", Fixture, GINT_TO_POINTER (ATOMR_DTYPE_BF16),
+              fixture_setup, test_batch_norm_training, fixture_teardown);
   g_test_add ("/gpu-cudnn-graph/plan-cache", Fixture, NULL, fixture_setup, test_plan_cache,
               fixture_teardown);
   return g_test_run ();

@@ -20,6 +20,7 @@
 #include <atomr.h>
 
 #include "cudnn-test-util.h"
+#include "actors/cudnn/atomr-cudnn-ext-private.h"
 
 static const ConvCase conv_cases[] = {
   { "f32-nchw-fma", ATOMR_DTYPE_F32, FALSE, TRUE, 2, 2, 8, 16, 9, 3, 1, 1, 1, 1 },
@@ -31,10 +32,21 @@ static const ConvCase conv_cases[] = {
   { "f32-3d-fma", ATOMR_DTYPE_F32, FALSE, TRUE, 3, 2, 4, 8, 6, 3, 1, 1, 1, 1 },
 };
 
+/* Every case runs once on each path: backend execution plans (the
+ * default) and the legacy entry points (legacy-convolution). */
+typedef struct {
+  const ConvCase *conv;
+  gboolean        legacy;
+} PathCase;
+
+static PathCase path_cases[2 * G_N_ELEMENTS (conv_cases)];
+
 static void
 test_convolution (Fixture *f, gconstpointer data)
 {
-  const ConvCase *cc = data;
+  const PathCase *pc = data;
+  const ConvCase *cc = pc->conv;
+  guint backend_runs = 0, legacy_runs = 0;
   guint nd = cc->n_spatial + 2;
   gint64 xs[5], ws[5], ys[5];
   gint64 out = (cc->size + 2 * cc->pad - cc->dilation * (cc->filter - 1) - 1) / cc->stride + 1;
@@ -48,6 +60,7 @@ test_convolution (Fixture *f, gconstpointer data)
   guint64 misses;
 
   SKIP_WITHOUT_DEVICE (f);
+  atomr_cudnn_actor_set_legacy_convolution (f->actor, pc->legacy);
 
   xs[0] = ys[0] = cc->n;
   xs[1] = cc->c;
@@ -166,6 +179,22 @@ test_convolution (Fixture *f, gconstpointer data)
                   tol * 4);
   g_assert_cmpfloat (e, <=, tol * 4);
 
+  /* which path ran: the legacy one when asked; the backend one for the
+   * 2-D f32/f16/bf16 cases (others may fall back: printed) */
+  atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend_runs, &legacy_runs, NULL);
+  g_test_message ("%s (%s path asked): %u convolutions ran through backend plans, %u through legacy calls",
+                  cc->name, pc->legacy ? "legacy" : "backend", backend_runs, legacy_runs);
+  if (pc->legacy)
+    {
+      g_assert_cmpuint (backend_runs, ==, 0);
+      g_assert_cmpuint (legacy_runs, ==, 3);
+    }
+  else if (cc->n_spatial == 2 && cc->dtype != ATOMR_DTYPE_F64)
+    {
+      g_assert_cmpuint (backend_runs, ==, 3);
+      g_assert_cmpuint (legacy_runs, ==, 0);
+    }
+
   /* the plan cache: the same forward request again is a hit, no new miss */
   misses = atomr_cudnn_actor_get_cache_misses (f->actor);
   g_assert_cmpuint (misses, ==, 3);
@@ -185,6 +214,134 @@ test_convolution (Fixture *f, gconstpointer data)
   operand_clear (&dy);
   operand_clear (&dx);
   operand_clear (&dw);
+}
+
+/* The backend path keeps the last variant pack of a plan: the same call
+ * again reuses it, another output buffer rebuilds it (and is written, the
+ * old one keeps its values), new contents at the same addresses are read; alpha and
+ * beta (attributes of the plan's operation) are applied; the same output
+ * through the legacy path agrees.  bf16 NHWC, the benchmark's layout. */
+static void
+test_backend_pack (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+  const gint64 xs[4] = { 2, 32, 8, 8 }, ws[4] = { 32, 32, 3, 3 };
+  Operand x, w, y1, y2;
+  g_autofree gdouble *ref = NULL, *a = NULL, *b = NULL, *y2_before = NULL;
+  guint backend = 0, legacy = 0, builds = 0;
+  gdouble tol = tolerance (ATOMR_DTYPE_BF16, FALSE), e;
+
+  SKIP_WITHOUT_DEVICE (f);
+  operand_init (f, &x, ATOMR_DTYPE_BF16, xs, 4, TRUE, TRUE);
+  operand_init (f, &w, ATOMR_DTYPE_BF16, ws, 4, TRUE, TRUE);
+  operand_init (f, &y1, ATOMR_DTYPE_BF16, xs, 4, TRUE, FALSE);
+  operand_init (f, &y2, ATOMR_DTYPE_BF16, xs, 4, TRUE, TRUE);
+  ref = g_new0 (gdouble, y1.n);
+  a = g_new0 (gdouble, y1.n);
+  b = g_new0 (gdouble, y1.n);
+  y2_before = g_memdup2 (y2.host, sizeof (gdouble) * y2.n);
+
+  /* 3×3, padding 1, stride 1: the output has x's shape */
+  for (gint64 n = 0; n < xs[0]; n++)
+    for (gint64 k = 0; k < ws[0]; k++)
+      for (gint64 h = 0; h < xs[2]; h++)
+        for (gint64 wi = 0; wi < xs[3]; wi++)
+          {
+            gint64 yi[4] = { n, k, h, wi };
+            gdouble acc = 0;
+            for (gint64 c = 0; c < xs[1]; c++)
+              for (gint64 r = 0; r < 3; r++)
+                for (gint64 q = 0; q < 3; q++)
+                  {
+                    gint64 ih = h - 1 + r, iw = wi - 1 + q;
+                    gint64 xi[4] = { n, c, ih, iw }, wj[4] = { k, c, r, q };
+                    if (ih < 0 || ih >= xs[2] || iw < 0 || iw >= xs[3])
+                      continue;
+                    acc += x.host[at (&x, xi)] * w.host[at (&w, wj)];
+                  }
+            ref[at (&y1, yi)] = acc;
+          }
+
+  for (guint i = 0; i < 2; i++)
+    RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 1.0, x.view, w.view, 0.0, y1.view,
+                                                      NULL, store_result, &res_),
+         atomr_cudnn_actor_convolution_forward_finish);
+  atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend, &legacy, &builds);
+  g_test_message ("same call twice: %u backend runs, %u legacy, %u variant packs built", backend, legacy,
+                  builds);
+  g_assert_cmpuint (backend, ==, 2);
+  g_assert_cmpuint (builds, ==, 1);
+  e = rel_error (&y1, ref);
+  g_test_message ("bf16 nhwc conv-fwd (backend): relative error %.3g (bound %.1g)", e, tol);
+  g_assert_cmpfloat (e, <=, tol);
+
+  /* y2 gets 0.5·conv + 1·y2 (another plan: alpha and beta are in the
+   * key), y1 keeps what it had */
+  RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 0.5, x.view, w.view, 1.0, y2.view,
+                                                    NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_forward_finish);
+  atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend, &legacy, &builds);
+  g_test_message ("alpha 0.5, beta 1 into y2: %u backend runs, %u legacy, %u variant packs built", backend,
+                  legacy, builds);
+  g_assert_cmpuint (backend + legacy, ==, 3);
+  {
+    g_autofree gdouble *want = g_new0 (gdouble, y2.n);
+    for (gsize i = 0; i < y2.n; i++)
+      want[i] = 0.5 * ref[i] + y2_before[i];
+    e = rel_error (&y2, want);
+    g_test_message ("alpha 0.5, beta 1: relative error %.3g (bound %.1g)", e, 2 * tol);
+    g_assert_cmpfloat (e, <=, 2 * tol);
+  }
+  e = rel_error (&y1, ref);
+  g_assert_cmpfloat (e, <=, tol);
+
+  /* alpha 1, beta 0 into y2: the first plan again with another pointer */
+  RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 1.0, x.view, w.view, 0.0, y2.view,
+                                                    NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_forward_finish);
+  atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend, &legacy, &builds);
+  g_assert_cmpuint (backend, >=, 3);
+  operand_download (&y1, a);
+  operand_download (&y2, b);
+  e = rel_error (&y2, ref);
+  g_test_message ("same plan into y2: relative error %.3g (bound %.1g), %s y1", e, tol,
+                  memcmp (a, b, sizeof (gdouble) * y1.n) == 0 ? "bit-identical to" : "NOT bit-identical to");
+  g_assert_cmpfloat (e, <=, tol);
+
+  /* new contents of x at the same address: read, not a stale result */
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GBytes) bytes = NULL;
+    for (gsize i = 0; i < x.n; i++)
+      x.host[i] = -x.host[i];
+    bytes = pack (ATOMR_DTYPE_BF16, x.host, x.n);
+    g_assert_true (atomr_buffer_upload_sync (x.buffer, bytes, NULL, &error));
+    g_assert_no_error (error);
+  }
+  RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 1.0, x.view, w.view, 0.0, y1.view,
+                                                    NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_forward_finish);
+  for (gsize i = 0; i < y1.n; i++)
+    ref[i] = -ref[i];
+  e = rel_error (&y1, ref);
+  g_test_message ("negated x, same pointers: relative error %.3g (bound %.1g)", e, tol);
+  g_assert_cmpfloat (e, <=, tol);
+
+  /* the legacy path on the same operands agrees within the dtype's bound */
+  atomr_cudnn_actor_set_legacy_convolution (f->actor, TRUE);
+  RUN (atomr_cudnn_actor_convolution_forward_async (f->actor, conv, 1.0, x.view, w.view, 0.0, y2.view,
+                                                    NULL, store_result, &res_),
+       atomr_cudnn_actor_convolution_forward_finish);
+  e = rel_error (&y2, ref);
+  g_test_message ("legacy path, same request: relative error %.3g (bound %.1g)", e, tol);
+  g_assert_cmpfloat (e, <=, tol);
+  atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend, &legacy, &builds);
+  g_test_message ("in all: %u backend runs, %u legacy, %u variant packs built", backend, legacy, builds);
+
+  operand_clear (&x);
+  operand_clear (&w);
+  operand_clear (&y1);
+  operand_clear (&y2);
 }
 
 /* Autotuned algorithms give the same results; a capacity of 1 evicts. */
@@ -615,11 +772,17 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 
-  for (guint i = 0; i < G_N_ELEMENTS (conv_cases); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (path_cases); i++)
     {
-      g_autofree gchar *path = g_strdup_printf ("/gpu-cudnn/convolution/%s", conv_cases[i].name);
-      g_test_add (path, Fixture, &conv_cases[i], fixture_setup, test_convolution, fixture_teardown);
+      PathCase *pc = &path_cases[i];
+      g_autofree gchar *path = NULL;
+
+      pc->conv = &conv_cases[i / 2];
+      pc->legacy = i % 2;
+      path = g_strdup_printf ("/gpu-cudnn/convolution/%s%s", pc->conv->name, pc->legacy ? "-legacy" : "");
+      g_test_add (path, Fixture, pc, fixture_setup, test_convolution, fixture_teardown);
     }
+  g_test_add ("/gpu-cudnn/backend-pack", Fixture, NULL, fixture_setup, test_backend_pack, fixture_teardown);
   g_test_add ("/gpu-cudnn/autotune-eviction", Fixture, NULL, fixture_setup, test_autotune_and_eviction,
               fixture_teardown);
   g_test_add ("/gpu-cudnn/activation", Fixture, NULL, fixture_setup, test_activation, fixture_teardown);

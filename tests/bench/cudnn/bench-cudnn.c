@@ -14,8 +14,13 @@
  * it (cuDNN's heuristics, or timing with --autotune) and a workspace of
  * the size that algorithm needs.
  *
- * Prints TFLOP/s and µs per call for both sides and actor/raw throughput
- * ratios (≥ 0.95 wanted).
+ * The actor runs each pass twice: through its cached backend execution
+ * plans (the default) and through the legacy entry points
+ * (AtomrCudnnActor:legacy-convolution, the path the raw side takes), so one
+ * run shows what the backend path gains over the legacy calls' per-call
+ * host cost.  Prints TFLOP/s and µs per call for the three and actor/raw
+ * throughput ratios (≥ 0.95 wanted), and which path each actor batch
+ * really took (a request the backend refuses runs the legacy call).
  *
  * The norm rows: layer normalization of a 16384 × 2048 bf16 activation
  * with γ and β (forward training, backward with dγ and dβ), and RMS
@@ -36,6 +41,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "actors/cudnn/atomr-cudnn-ext-private.h"
 
 #define REPS      3
 #define MAX_ITERS 100
@@ -467,7 +473,10 @@ main (int argc, char **argv)
     {
       time_raw (&raw, device, FWD, 5, x, w, y);
       time_actor (&pipe, FWD, 5);
-      g_print ("bench-cudnn --profile: 5 raw then 5 actor forward convolutions\n");
+      atomr_cudnn_actor_set_legacy_convolution (actor, TRUE);
+      time_actor (&pipe, FWD, 5);
+      g_print ("bench-cudnn --profile: 5 raw, 5 actor (backend plans), 5 actor (legacy calls) forward "
+               "convolutions\n");
       return 0;
     }
 
@@ -477,30 +486,61 @@ main (int argc, char **argv)
            "algorithms by %s\n# up to %d calls pipelined (about 0.25 s a batch), best of %d; ratio = actor / raw throughput "
            "(>= 0.95 wanted)\n", n, c, hw, hw, atomr_device_get_name (device),
            autotune ? "timing (autotune)" : "cuDNN heuristics", MAX_ITERS, REPS);
-  g_print ("%-16s | %8s %9s | %8s %9s | %7s\n", "pass", "raw TF/s", "raw us", "atomr TF/s",
-           "atomr us", "ratio");
+  g_print ("# raw = legacy cudnnConvolution* calls; backend = the actor's default path (cached backend "
+           "execution plans); legacy = the actor with legacy-convolution set\n");
+  g_print ("%-16s | %8s %9s | %8s %9s %7s | %8s %9s %7s\n", "pass", "raw TF/s", "raw us",
+           "bknd TF/s", "bknd us", "ratio", "lgcy TF/s", "lgcy us", "ratio");
   for (guint p = 0; p < N_PASSES; p++)
     {
-      gdouble best_raw = G_MAXDOUBLE, best_actor = G_MAXDOUBLE;
-      guint iters;
+      gdouble best[3] = { G_MAXDOUBLE, G_MAXDOUBLE, G_MAXDOUBLE };
+      guint iters, fell_back = 0;
 
-      /* warm up (plans, workspace, clocks), then size the batch from it */
+      /* warm up (plans of both paths, workspace, clocks), then size the
+       * batch from it */
+      atomr_cudnn_actor_set_legacy_convolution (actor, TRUE);
+      time_actor (&pipe, p, 2);
+      atomr_cudnn_actor_set_legacy_convolution (actor, FALSE);
       time_actor (&pipe, p, 2);
       time_raw (&raw, device, p, 2, x, w, y);
       iters = batch_iters (time_raw (&raw, device, p, 3, x, w, y), 3);
-      /* Which side goes first alternates: a batch right after another
-       * runs on a GPU the first one heated (power-capped clocks). */
-      for (guint r = 0; r < 2 * REPS; r++)
-        if ((r & 1) == (r / 2 & 1))
-          best_raw = MIN (best_raw, time_raw (&raw, device, p, iters, x, w, y));
-        else
-          best_actor = MIN (best_actor, time_actor (&pipe, p, iters));
-      g_print ("%-16s | %8.1f %9.1f | %8.1f %9.1f | %6.3fx  (%u calls)\n", pass_names[p],
-               flops * iters / best_raw / 1e12, best_raw / iters * 1e6,
-               flops * iters / best_actor / 1e12, best_actor / iters * 1e6, best_raw / best_actor, iters);
-      g_string_append_printf (json, "%s  \"%s\": {\"raw_us\": %.3f, \"atomr_us\": %.3f}",
-                              p ? ",\n" : "", pass_names[p], best_raw / iters * 1e6, best_actor / iters * 1e6);
+      /* Which side goes first rotates: a batch right after another runs
+       * on a GPU the one before heated (power-capped clocks). */
+      for (guint r = 0; r < 3 * REPS; r++)
+        {
+          guint side = (r + r / 3) % 3;
+
+          if (side == 0)
+            best[0] = MIN (best[0], time_raw (&raw, device, p, iters, x, w, y));
+          else
+            {
+              guint legacy_before = 0, legacy_after = 0;
+
+              atomr_cudnn_actor_set_legacy_convolution (actor, side == 2);
+              atomr_cudnn_actor_get_conv_runs_internal (actor, NULL, &legacy_before, NULL);
+              best[side] = MIN (best[side], time_actor (&pipe, p, iters));
+              atomr_cudnn_actor_get_conv_runs_internal (actor, NULL, &legacy_after, NULL);
+              if (side == 1 && legacy_after != legacy_before)
+                fell_back++;
+            }
+        }
+      atomr_cudnn_actor_set_legacy_convolution (actor, FALSE);
+      g_print ("%-16s | %8.1f %9.1f | %8.1f %9.1f %6.3fx | %8.1f %9.1f %6.3fx  (%u calls)%s\n", pass_names[p],
+               flops * iters / best[0] / 1e12, best[0] / iters * 1e6,
+               flops * iters / best[1] / 1e12, best[1] / iters * 1e6, best[0] / best[1],
+               flops * iters / best[2] / 1e12, best[2] / iters * 1e6, best[0] / best[2], iters,
+               fell_back ? "  BACKEND REFUSED: the backend column ran legacy calls" : "");
+      g_string_append_printf (json, "%s  \"%s\": {\"raw_us\": %.3f, \"atomr_us\": %.3f, "
+                              "\"atomr_legacy_us\": %.3f}",
+                              p ? ",\n" : "", pass_names[p], best[0] / iters * 1e6, best[1] / iters * 1e6,
+                              best[2] / iters * 1e6);
     }
+  {
+    guint backend = 0, legacy = 0, packs = 0;
+
+    atomr_cudnn_actor_get_conv_runs_internal (actor, &backend, &legacy, &packs);
+    g_print ("# convolutions run: %u through backend plans (%u variant packs built, the rest reused), "
+             "%u through legacy calls\n", backend, packs, legacy);
+  }
   bench_norm (actor, device, &raw, json);
   g_string_append (json, "\n}\n");
   g_print ("# actor: workspace %" G_GUINT64_FORMAT " bytes, plan cache %u entries, %" G_GUINT64_FORMAT

@@ -125,6 +125,11 @@ def main():
         if name in atomr:
             a = atomr[name]['atomr_us']
             line += f' {a:9.1f} | {us / a:.3f}x'
+            # bench-cudnn times convolutions on both of the actor's paths;
+            # atomr_us is the default one (backend plans)
+            if 'atomr_legacy_us' in atomr[name]:
+                lg = atomr[name]['atomr_legacy_us']
+                line += f'  (legacy calls: {lg:.1f} us, {us / lg:.3f}x)'
         print(line)
     return 0
 
