@@ -218,10 +218,18 @@ actor_source_prepare (GSource *source,
         src->head_since = now;
       if (head->handed_off)
         break;
-      if (now - src->head_since < g_atomic_int_get (&src->spin_usec))
-        *timeout = 0;
-      else
-        hand_off (src, head);
+      {
+        gint spin = g_atomic_int_get (&src->spin_usec);
+
+        /* A request that asked for a longer window (a graph replay) gets
+         * it, unless the actor does not spin at all. */
+        if (spin > 0 && head->spin_usec > (guint) spin)
+          spin = (gint) MIN (head->spin_usec, G_MAXINT);
+        if (now - src->head_since < spin)
+          *timeout = 0;
+        else
+          hand_off (src, head);
+      }
       break;
     default:
       break;
