@@ -888,6 +888,8 @@ replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
     return atomr_graph_replay_while_finish (graph, r, error);
   if (tag == (gpointer) atomr_graph_replay_async)
     return atomr_graph_replay_finish (graph, r, error);
+  if (tag == (gpointer) atomr_graph_replay_switch_async)
+    return atomr_graph_replay_switch_finish (r, error);
   g_error ("finish_ok: the result answers a request of %s (source tag %p), not a graph "
            "replay: a result slot passed again without g_clear_object?",
            G_OBJECT_TYPE_NAME (g_task_get_source_object (G_TASK (r))), tag);
@@ -1281,6 +1283,227 @@ test_cond_errors (Fixture *f, gconstpointer data)
   assert_floats (f->z, 1.0f, 0.0f);
 }
 
+/* The records @seen holds of @operation, in order. */
+static GPtrArray *
+infos_of (Seen *seen, const gchar *operation)
+{
+  GPtrArray *out = g_ptr_array_new ();
+
+  for (guint i = 0; i < seen->infos->len; i++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (seen->infos, i);
+      if (g_str_equal (atomr_launch_info_get_operation (info), operation))
+        g_ptr_array_add (out, info);
+    }
+  return out;
+}
+
+static void
+assert_contains (const gchar *text, const gchar *part)
+{
+  if (text == NULL || strstr (text, part) == NULL)
+    g_error ("\"%s\" does not say \"%s\"", text ? text : "(null)", part);
+}
+
+/* outer: c <- s (a), then "switch c: 0: z = 10, 1: z = 20, 2: z = 30"
+ * (branches on b): every replay runs the branch the copied value names,
+ * none for a value out of range (3, or -1: 0xffffffff unsigned). */
+static void
+test_cond_switch (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) c = new_i32 (f->device, 0);
+  g_autoptr(AtomrBuffer) s = new_i32 (f->device, 1);
+  g_autoptr(AtomrGraph) br0 = capture_fill (f->b, f->z, 10.0, "br0");
+  g_autoptr(AtomrGraph) br1 = capture_fill (f->b, f->z, 20.0, "br1");
+  g_autoptr(AtomrGraph) br2 = capture_fill (f->b, f->z, 30.0, "br2");
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, r3 = NULL;
+  g_autofree gchar *name = NULL, *dot = NULL;
+  g_autoptr(GPtrArray) switches = NULL, fills = NULL;
+  Seen seen = { g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref) };
+  AtomrGraph *branches[] = { br0, br1, br2 };
+  AtomrActor *actors[] = { f->a };
+  const struct { gint32 value; gfloat z; } cases[] = {
+    { 0, 10.0f }, { 1, 20.0f }, { 2, 30.0f }, { 3, -1.0f }, { -1, -1.0f }, { 1, 20.0f },
+  };
+
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_actor_copy_async (f->a, c, s, NULL, store_result, &r1);
+  atomr_graph_replay_switch_async (f->a, branches, 3, c, NULL, store_result, &r2);
+  iterate_until (&r1);
+  g_assert_true (atomr_actor_copy_finish (f->a, r1, &error));
+  g_clear_object (&r1);
+  finish_ok (outer, &r2);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_nodes (outer), ==, 2);
+  name = atomr_graph_get_node_name (outer, 1);
+  g_assert_cmpstr (name, ==, "graph-switch #2 on a");
+  g_assert_cmpint (get_i32 (c), ==, 0);     /* recorded, not run */
+  assert_floats (f->z, 0.0f, 0.0f);
+
+  /* A diamond, one cluster per branch, an edge per case. */
+  dot = atomr_graph_to_dot (outer, &error);
+  g_assert_no_error (error);
+  assert_contains (dot, "n1 [shape=diamond, label=\"graph-switch #2 on a\\nswitch on condition (3 branches)\"];");
+  for (guint k = 0; k < 3; k++)
+    {
+      g_autofree gchar *cluster = g_strdup_printf ("subgraph cluster_n1_%u {", k);
+      g_autofree gchar *label = g_strdup_printf ("label=\"case %u: graph br%u\";", k, k);
+      g_autofree gchar *node = g_strdup_printf ("n1_%u_0 [label=\"fill #%u on b\"];", k, k + 1);
+      g_autofree gchar *edge = g_strdup_printf ("n1 -> n1_%u_0 [style=dashed, label=\"case %u\"];", k, k);
+      assert_contains (dot, cluster);
+      assert_contains (dot, label);
+      assert_contains (dot, node);
+      assert_contains (dot, edge);
+    }
+  assert_contains (dot, "n0 -> n1;");
+
+  g_signal_connect (f->a, "after-complete", G_CALLBACK (on_after_complete), &seen);
+  g_signal_connect (f->b, "after-complete", G_CALLBACK (on_after_complete), &seen);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GPtrArray) sw = NULL, fl = NULL;
+
+      g_ptr_array_set_size (seen.infos, 0);
+      set_floats (f->z, -1.0f);
+      set_i32 (s, cases[i].value);
+      replay (f, outer, f->a);
+      g_assert_cmpint (get_i32 (c), ==, cases[i].value);
+      assert_floats (f->z, cases[i].z, cases[i].z == -1.0f ? 1.0f : 0.0f);
+
+      /* The switch node's record says what ran; only that branch's node
+       * is reported, after it. */
+      sw = infos_of (&seen, "graph-switch");
+      fl = infos_of (&seen, "fill");
+      g_assert_cmpuint (sw->len, ==, 1);
+      if (cases[i].z == -1.0f)
+        {
+          g_autofree gchar *part = g_strdup_printf (", condition %u: no branch ran",
+                                                    (guint32) cases[i].value);
+          assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (sw, 0)), part);
+          g_assert_cmpuint (fl->len, ==, 0);
+        }
+      else
+        {
+          g_autofree gchar *part = g_strdup_printf (", ran branch %d", cases[i].value);
+          g_autofree gchar *where = g_strdup_printf ("graph outer node 2/2 > switch branch %d graph br%d node 1/1",
+                                                     cases[i].value, cases[i].value);
+          assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (sw, 0)), part);
+          g_assert_cmpuint (fl->len, ==, 1);
+          assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (fl, 0)), where);
+          g_assert_true (has_dependency (g_ptr_array_index (fl, 0),
+                                         atomr_launch_info_get_sequence (g_ptr_array_index (sw, 0))));
+        }
+    }
+
+  /* Two replays in flight at once, with different values: each is
+   * attributed to the branch its own run chose (a single "last value"
+   * would give both the second's). */
+  g_ptr_array_set_size (seen.infos, 0);
+  set_i32 (s, 0);
+  atomr_graph_replay_async (outer, f->a, NULL, store_result, &r1);
+  iterate_pending ();
+  set_i32 (s, 2);
+  atomr_graph_replay_async (outer, f->a, NULL, store_result, &r3);
+  iterate_pending ();
+  g_assert_null (r1);
+  g_assert_null (r3);
+  complete_all (f);
+  finish_ok (outer, &r1);
+  finish_ok (outer, &r3);
+  assert_floats (f->z, 30.0f, 0.0f);
+  switches = infos_of (&seen, "graph-switch");
+  fills = infos_of (&seen, "fill");
+  g_assert_cmpuint (switches->len, ==, 2);
+  g_assert_cmpuint (fills->len, ==, 2);
+  assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (switches, 0)), ", ran branch 0");
+  assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (fills, 0)), "switch branch 0 graph br0");
+  assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (switches, 1)), ", ran branch 2");
+  assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (fills, 1)), "switch branch 2 graph br2");
+
+  g_signal_handlers_disconnect_by_func (f->a, on_after_complete, &seen);
+  g_signal_handlers_disconnect_by_func (f->b, on_after_complete, &seen);
+  g_ptr_array_unref (seen.infos);
+  g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, G_N_ELEMENTS (cases) + 2);
+}
+
+/* Not recorded: the request runs one branch, once; the same graph may
+ * be several branches. */
+static void
+test_cond_switch_eager (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrBuffer) c = NULL;
+  g_autoptr(AtomrGraph) two = capture_fill (f->b, f->z, 2.0, "two");
+  g_autoptr(AtomrGraph) five = capture_fill (f->c, f->z, 5.0, "five");
+  g_autoptr(GAsyncResult) r = NULL;
+  g_autoptr(GError) error = NULL;
+  AtomrGraph *branches[] = { two, five, two };
+
+  c = atomr_buffer_new (f->device, ATOMR_DTYPE_U32, 4, &error);
+  g_assert_no_error (error);
+  for (guint32 value = 0; value < 5; value++)
+    {
+      *(guint32 *) atomr_buffer_get_host_data (c) = value;
+      set_floats (f->z, 0.0f);
+      atomr_graph_replay_switch_async (f->a, branches, 3, c, NULL, store_result, &r);
+      iterate_pending ();
+      complete_all (f);
+      finish_ok (two, &r);
+      if (value < 3)
+        assert_floats (f->z, value == 1 ? 5.0f : 2.0f, 0.0f);
+      else
+        assert_floats (f->z, 0.0f, 1.0f);     /* out of range: nothing ran */
+    }
+  /* A switch counts no replay of its branches. */
+  g_assert_cmpuint (atomr_graph_get_n_replays (two), ==, 0);
+  g_assert_cmpuint (atomr_graph_get_n_replays (five), ==, 0);
+}
+
+static void
+test_cond_switch_errors (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) c = new_i32 (f->device, 0);
+  g_autoptr(AtomrDevice) other = atomr_device_new_host ();
+  g_autoptr(AtomrBuffer) elsewhere = new_i32 (other, 0);
+  g_autoptr(AtomrGraph) one = capture_fill (f->b, f->z, 1.0, "one");
+  g_autoptr(AtomrGraph) empty = atomr_graph_new ("empty");
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(GAsyncResult) r = NULL;
+  AtomrGraph *branches[] = { one, NULL };
+  AtomrGraph *with_empty[] = { one, empty };
+  AtomrGraph *nested[] = { one, outer };
+  AtomrActor *actors[] = { f->a };
+
+  atomr_graph_replay_switch_async (f->a, branches, 0, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "needs at least one branch graph (n_branches is 0)");
+  atomr_graph_replay_switch_async (f->a, NULL, 2, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "n_branches is 2");
+  atomr_graph_replay_switch_async (f->a, branches, 2, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "branches[1] is NULL, not an AtomrGraph");
+  atomr_graph_replay_switch_async (f->a, with_empty, 2, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "graph empty cannot be replayed: it is empty");
+  atomr_graph_replay_switch_async (f->a, branches, 1, NULL, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "replay_switch needs a condition buffer");
+  atomr_graph_replay_switch_async (f->a, branches, 1, f->x, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "replay_switch: the condition buffer holds f32");
+  atomr_graph_replay_switch_async (f->a, branches, 1, elsewhere, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "the condition buffer is on device");
+
+  /* A branch with a conditional node of its own: nested, refused. */
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_graph_replay_switch_async (f->a, branches, 1, c, NULL, store_result, &r);
+  finish_ok (one, &r);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  atomr_graph_replay_switch_async (f->a, nested, 2, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_NOT_SUPPORTED, "graph outer has conditional nodes itself");
+  /* None of them ran anything. */
+  assert_floats (f->z, 0.0f, 0.0f);
+}
+
 /* A graph made by a binding's bare constructor never crashes. */
 static void
 test_bare (void)
@@ -1318,6 +1541,12 @@ test_bare (void)
   iterate_until (&r);
   g_assert_false (atomr_graph_replay_while_finish (graph, r, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_clear_object (&r);
+  atomr_graph_replay_switch_async (actor, &graph, 1, NULL, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_switch_finish (r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
 }
 
 int
@@ -1343,6 +1572,9 @@ main (int argc, char **argv)
   ADD ("/graph/cond-while", test_cond_while);
   ADD ("/graph/cond-while-limit", test_cond_while_limit);
   ADD ("/graph/cond-errors", test_cond_errors);
+  ADD ("/graph/cond-switch", test_cond_switch);
+  ADD ("/graph/cond-switch-eager", test_cond_switch_eager);
+  ADD ("/graph/cond-switch-errors", test_cond_switch_errors);
 #undef ADD
   g_test_add_func ("/graph/bare", test_bare);
   g_test_add_func ("/graph/replays-then-sync", test_replays_then_sync);
