@@ -53,7 +53,10 @@
  *
  * Conditional nodes: [method@Atomr.Graph.replay_if_async] and
  * [method@Atomr.Graph.replay_while_async] run a graph (the body) if, or while,
- * a device scalar (the first element of an i32/u32 buffer) is not 0.
+ * a device scalar (the first element of an i32/u32 buffer) is not 0;
+ * [func@Atomr.Graph.replay_switch_async] runs one of several graphs, the
+ * one the scalar numbers (CUDA 12.8).  A kernel of a body may set its
+ * node's condition itself (see [method@Atomr.KernelArgs.add_graph_condition]).
  * Requested from a capturing actor they become CUDA conditional nodes of
  * the graph being captured (CUDA 12.4): a built-in kernel sets the node's
  * condition from the scalar on the GPU, on every replay, so a kernel
@@ -140,11 +143,13 @@ struct _AtomrGraph
                                    * those of child graphs and conditional bodies too */
   gboolean         has_conditional;  /* a node is a conditional: set at end_capture */
   GArray          *switches;      /* guint: the nodes that are switch nodes (end_capture) */
+  gboolean         takes_condition;  /* a launch has a graph-condition argument */
 
   /* The actors' context only (replays): */
   AtomrKernel     *cond_begin;    /* the built-in condition kernels, when this graph */
   AtomrKernel     *cond_next;     /* is the body of a conditional node (GPU) */
   AtomrKernel     *cond_switch;   /* (of branch 0 for a switch) */
+  AtomrKernel     *cond_count;    /* a while whose body sets the condition itself */
 
   CUgraph          cu_graph;
   CUgraphExec      exec;
@@ -386,6 +391,7 @@ atomr_graph_finalize (GObject *object)
   g_clear_object (&self->cond_begin);
   g_clear_object (&self->cond_next);
   g_clear_object (&self->cond_switch);
+  g_clear_object (&self->cond_count);
   g_clear_pointer (&self->actors, g_ptr_array_unref);
   g_clear_pointer (&self->nodes, g_ptr_array_unref);
   g_clear_pointer (&self->uses, g_hash_table_unref);
@@ -904,6 +910,8 @@ atomr_graph_set_kernel_args (AtomrGraph       *self,
       if (arg->buffer && !g_ptr_array_find (list, arg->buffer, NULL))
         g_ptr_array_add (list, g_object_ref (arg->buffer));
     }
+  if (atomr_kernel_args_have_condition (args))
+    self->takes_condition = TRUE;
   u = g_new0 (Update, 1);
   u->node = node;
   u->args = atomr_kernel_args_ref (args);
@@ -1113,6 +1121,22 @@ atomr_graph_record_op (gpointer  graph,
       atomr_op_fail (op, error);
       return;
     }
+  if (atomr_op_get_enqueue (op) == replay_enqueue &&
+      ((ReplayRequest *) atomr_op_get_data (op))->graph->takes_condition)
+    {
+      AtomrGraph *child = ((ReplayRequest *) atomr_op_get_data (op))->graph;
+
+      error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                           "graph %s has launches that take a conditional node's handle "
+                           "(atomr_kernel_args_add_graph_condition): it can only be the body of a "
+                           "conditional node, not a child graph of graph %s", child->name, self->name);
+      g_mutex_lock (&self->lock);
+      if (self->record_error == NULL)
+        self->record_error = g_error_copy (error);
+      g_mutex_unlock (&self->lock);
+      atomr_op_fail (op, error);
+      return;
+    }
   if (!atomr_op_check_capturable (op, &error))
     {
       g_mutex_lock (&self->lock);
@@ -1224,6 +1248,8 @@ atomr_graph_end_capture (AtomrGraph  *self,
             }
           if (!g_ptr_array_find (self->node_actors, node->actor, NULL))
             g_ptr_array_add (self->node_actors, g_object_ref (node->actor));
+          if (atomr_nvrtc_launch_takes_condition (node->op))
+            self->takes_condition = TRUE;
           if (node_conditional (node))
             self->has_conditional = TRUE;
           if (node_conditional (node) && node_conditional (node)->cond == COND_SWITCH)
@@ -1367,6 +1393,16 @@ static const gchar cond_source[] =
   "  __threadfence_system ();\n"
   "  ring[slot] = run;\n"
   "  cudaGraphSetConditional (handle, value);\n"
+  "}\n"
+  "\n"
+  "extern \"C\" __global__ void\n"
+  "atomr_cond_count (cudaGraphConditionalHandle handle, const int *cond,\n"
+  "                  unsigned int *iterations, unsigned int max)\n"
+  "{\n"
+  "  unsigned int n = *iterations + 1u;\n"
+  "  *iterations = n;\n"
+  "  if (n >= max)\n"
+  "    cudaGraphSetConditional (handle, 0u);\n"
   "}\n";
 
 /* NOT_SUPPORTED unless the driver has conditional nodes (CUDA 12.4;
@@ -1404,11 +1440,13 @@ cond_load_kernels (AtomrGraph  *body,
     return FALSE;
   if (body->cond_begin != NULL && !atomr_kernel_is_stale (body->cond_begin) &&
       body->cond_next != NULL && !atomr_kernel_is_stale (body->cond_next) &&
-      body->cond_switch != NULL && !atomr_kernel_is_stale (body->cond_switch))
+      body->cond_switch != NULL && !atomr_kernel_is_stale (body->cond_switch) &&
+      body->cond_count != NULL && !atomr_kernel_is_stale (body->cond_count))
     return TRUE;
   g_clear_object (&body->cond_begin);
   g_clear_object (&body->cond_next);
   g_clear_object (&body->cond_switch);
+  g_clear_object (&body->cond_count);
   options = atomr_compile_options_new ();
   atomr_compile_options_set_arch (options, "native");
   module = atomr_nvrtc_compile_for_device (cond_source, "atomr-graph-condition.cu", options,
@@ -1416,10 +1454,12 @@ cond_load_kernels (AtomrGraph  *body,
   if (module == NULL ||
       (body->cond_begin = atomr_kernel_new_loaded (body->device, module, "atomr_cond_begin", error)) == NULL ||
       (body->cond_next = atomr_kernel_new_loaded (body->device, module, "atomr_cond_next", error)) == NULL ||
-      (body->cond_switch = atomr_kernel_new_loaded (body->device, module, "atomr_cond_switch", error)) == NULL)
+      (body->cond_switch = atomr_kernel_new_loaded (body->device, module, "atomr_cond_switch", error)) == NULL ||
+      (body->cond_count = atomr_kernel_new_loaded (body->device, module, "atomr_cond_count", error)) == NULL)
     {
       g_clear_object (&body->cond_begin);
       g_clear_object (&body->cond_next);
+      g_clear_object (&body->cond_switch);
       g_prefix_error (error, "graph %s: the built-in condition kernels: ", body->name);
       return FALSE;
     }
@@ -1518,6 +1558,91 @@ switch_next_run (ReplayRequest  *req,
   return TRUE;
 }
 
+/* Writes @handle over the graph-condition placeholders among the kernel
+ * parameters of @graph's kernel nodes (and of its child graphs' nodes):
+ * @graph is the copy of @body in a conditional node's body graph.
+ * Returns how many it wrote, or -1 with @error.  The device held. */
+static gint
+patch_condition (AtomrGraph                *body,
+                 CUgraph                    graph,
+                 CUgraphConditionalHandle   handle,
+                 GError                   **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  const guint64 placeholder = ATOMR_GRAPH_CONDITION_PLACEHOLDER;
+  g_autofree CUgraphNode *nodes = NULL;
+  size_t n = 0;
+  gint written = 0;
+
+  if (!cu_ok (cu->cuGraphGetNodes (graph, NULL, &n), "cuGraphGetNodes", body, error))
+    return -1;
+  nodes = g_new0 (CUgraphNode, MAX (n, 1));
+  if (!cu_ok (cu->cuGraphGetNodes (graph, nodes, &n), "cuGraphGetNodes", body, error))
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    {
+      CUgraphNodeType type;
+      CUDA_KERNEL_NODE_PARAMS params;
+      g_autofree void **values = NULL;
+      guint n_params = 0;
+      gboolean hit = FALSE;
+
+      if (!cu_ok (cu->cuGraphNodeGetType (nodes[i], &type), "cuGraphNodeGetType", body, error))
+        return -1;
+      if (type == CU_GRAPH_NODE_TYPE_GRAPH)
+        {
+          CUgraph child = NULL;
+          gint more;
+
+          if (!cu_ok (cu->cuGraphChildGraphNodeGetGraph (nodes[i], &child),
+                      "cuGraphChildGraphNodeGetGraph", body, error) ||
+              (more = patch_condition (body, child, handle, error)) < 0)
+            return -1;
+          written += more;
+          continue;
+        }
+      if (type != CU_GRAPH_NODE_TYPE_KERNEL)
+        continue;
+      memset (&params, 0, sizeof params);
+      if (!cu_ok (cu->cuGraphKernelNodeGetParams (nodes[i], &params), "cuGraphKernelNodeGetParams",
+                  body, error))
+        return -1;
+      if (params.kernelParams == NULL || params.func == NULL)
+        continue;
+      /* The parameters' sizes from the function (CUDA 12.4, as
+       * conditional nodes). */
+      for (;;)
+        {
+          size_t offset = 0, size = 0;
+          if (cu->cuFuncGetParamInfo (params.func, n_params, &offset, &size) != CUDA_SUCCESS)
+            break;
+          n_params++;
+        }
+      values = g_new (void *, MAX (n_params, 1));
+      for (guint p = 0; p < n_params; p++)
+        {
+          size_t offset = 0, size = 0;
+
+          values[p] = params.kernelParams[p];
+          cu->cuFuncGetParamInfo (params.func, p, &offset, &size);
+          if (size == sizeof placeholder && memcmp (params.kernelParams[p], &placeholder, size) == 0)
+            {
+              values[p] = &handle;
+              hit = TRUE;
+              written++;
+            }
+        }
+      if (!hit)
+        continue;
+      params.kernelParams = values;
+      params.extra = NULL;
+      if (!cu_ok (cu->cuGraphKernelNodeSetParams (nodes[i], &params),
+                  "cuGraphKernelNodeSetParams (graph condition handle)", body, error))
+        return -1;
+    }
+  return written;
+}
+
 /* Adds the conditional node to the graph @stream is capturing, after what
  * the stream captured so far: a kernel that sets the condition, then the
  * conditional node, whose body graphs hold the bodies as child graph
@@ -1597,13 +1722,35 @@ cond_capture (ReplayRequest  *req,
                                                 req_body (req, k)->cu_graph),
                   "cuGraphAddChildGraphNode (conditional body)", req_body (req, k), error))
         return FALSE;
+      if (req_body (req, k)->takes_condition)
+        {
+          /* Its kernels get the node's handle: in the copy of the body
+           * that the node holds (the body's own graph keeps the
+           * placeholder). */
+          CUgraph copy = NULL;
+          gint written;
+
+          if (!cu_ok (cu->cuGraphChildGraphNodeGetGraph (child, &copy), "cuGraphChildGraphNodeGetGraph",
+                      body, error) ||
+              (written = patch_condition (req_body (req, k), copy, handle, error)) < 0)
+            return FALSE;
+          if (written == 0)
+            {
+              g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                           "graph %s: a launch takes the conditional node's handle, but no kernel "
+                           "node of the captured body holds its placeholder", req_body (req, k)->name);
+              return FALSE;
+            }
+        }
       if (req->cond == COND_WHILE)
         {
           CUgraphNodeParams kp;
 
           memset (&kp, 0, sizeof kp);
           kp.type = CU_GRAPH_NODE_TYPE_KERNEL;
-          kp.kernel.func = atomr_kernel_get_function (body->cond_next);
+          /* A body that sets the condition itself: only the limit. */
+          kp.kernel.func = atomr_kernel_get_function (body->takes_condition ? body->cond_count
+                                                                            : body->cond_next);
           kp.kernel.gridDimX = kp.kernel.gridDimY = kp.kernel.gridDimZ = 1;
           kp.kernel.blockDimX = kp.kernel.blockDimY = kp.kernel.blockDimZ = 1;
           kp.kernel.kernelParams = args;
@@ -2087,6 +2234,15 @@ replay_prepare (AtomrOp  *op,
   AtomrGraph *self = req->graph;
   gboolean rebuild = FALSE;
 
+  if (self->takes_condition)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "graph %s has launches that take a conditional node's handle "
+                   "(atomr_kernel_args_add_graph_condition): it runs only as the body of a "
+                   "conditional node (atomr_graph_replay_while/if/switch_async), not on its own",
+                   self->name);
+      return FALSE;
+    }
   if (req->updates != NULL && req->updates->len > 0)
     {
       g_autoptr(GString) how = g_string_new (NULL);
@@ -2761,6 +2917,13 @@ atomr_graph_replay_if_async (AtomrGraph          *self,
  * built-in kernel sets the node's condition from @condition and counts the
  * iterations against @max_iterations, which keeps a body that never
  * changes the condition from looping forever.
+ *
+ * The body may also set the condition itself, on the GPU: a kernel
+ * launched with an [method@Atomr.KernelArgs.add_graph_condition] argument
+ * gets this node's handle and calls `cudaGraphSetConditional (handle,
+ * value)`.  Then @condition decides only whether the first iteration
+ * runs; after each iteration the value the body set last counts (1 if
+ * it set none), and @max_iterations still ends the loop.
  *
  * Everything else is as for [method@Atomr.Graph.replay_if_async]: recorded
  * into a capturing actor's graph it becomes a conditional node of it,

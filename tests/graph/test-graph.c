@@ -1504,6 +1504,113 @@ test_cond_switch_errors (Fixture *f, gconstpointer data)
   assert_floats (f->z, 0.0f, 0.0f);
 }
 
+/* A launch that takes its conditional node's handle
+ * (atomr_kernel_args_add_graph_condition): recorded into a graph that is
+ * then a conditional body; refused anywhere the handle cannot exist. */
+static void
+test_cond_handle_arg (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrNvrtcActor) nvrtc = NULL;
+  g_autoptr(AtomrModule) module = g_object_new (ATOMR_TYPE_MODULE, NULL);
+  const gsize sizes[] = { 8, 8 };   /* count_down (unsigned long long handle, int *n) */
+  g_autoptr(AtomrKernel) kernel = NULL;
+  g_autoptr(AtomrBuffer) n = NULL, c = NULL;
+  g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new_1d (1, 1);
+  g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+  g_autoptr(AtomrKernelArgs) plain = atomr_kernel_args_new ();
+  g_autoptr(AtomrGraph) body = atomr_graph_new ("count-down");
+  g_autoptr(AtomrGraph) other = atomr_graph_new ("other");
+  g_autoptr(AtomrGraph) loop = atomr_graph_new ("loop");
+  g_autoptr(AtomrGraph) top = atomr_graph_new ("top");
+  g_autoptr(GAsyncResult) r = NULL;
+  AtomrActor *actors[1];
+
+  test_guard_start (30);
+  atomr_device_set_host_autocomplete (device, TRUE);
+  nvrtc = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  actors[0] = ATOMR_ACTOR (nvrtc);
+  kernel = atomr_kernel_new_unloaded (device, module, "count_down", sizes, 2);
+  n = atomr_buffer_new (device, ATOMR_DTYPE_I32, 1, &error);
+  c = new_i32 (device, 1);
+  g_assert_no_error (error);
+  atomr_kernel_args_add_buffer (atomr_kernel_args_add_graph_condition (args), n);
+  atomr_kernel_args_add_buffer (atomr_kernel_args_add_u64 (plain, 7), n);
+
+  /* The argument fits an unsigned long long parameter ... */
+  g_assert_cmpuint (args->args->len, ==, 2);
+  g_assert_cmpuint (g_array_index (args->args, AtomrKernelArg, 0).size, ==, 8);
+
+  /* ... but a launch that is not recorded has no node to take it from. */
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, args, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_nvrtc_actor_launch_finish (nvrtc, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  assert_contains (error->message, "argument 0 of kernel count_down is a graph condition handle");
+  g_clear_error (&error);
+  g_clear_object (&r);
+
+  /* Recorded: the graph is a body, nothing else. */
+  g_assert_true (atomr_graph_begin_capture (body, actors, 1, &error));
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, args, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (nvrtc, r, &error));
+  g_clear_object (&r);
+  g_assert_true (atomr_graph_end_capture (body, &error));
+  g_assert_no_error (error);
+
+  atomr_graph_replay_async (body, actors[0], NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_finish (body, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  assert_contains (error->message, "graph count-down has launches that take a conditional node's handle");
+  assert_contains (error->message, "not on its own");
+  g_clear_error (&error);
+  g_clear_object (&r);
+
+  g_assert_true (atomr_graph_begin_capture (top, actors, 1, &error));
+  atomr_graph_replay_async (body, actors[0], NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_finish (body, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  assert_contains (error->message, "not a child graph of graph top");
+  g_clear_error (&error);
+  g_clear_object (&r);
+  g_assert_false (atomr_graph_end_capture (top, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_clear_error (&error);
+
+  /* As the body of a while node it is recorded like any body. */
+  g_assert_true (atomr_graph_begin_capture (loop, actors, 1, &error));
+  atomr_graph_replay_while_async (body, actors[0], c, 16, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_true (atomr_graph_replay_while_finish (body, r, &error));
+  g_assert_no_error (error);
+  g_clear_object (&r);
+  g_assert_true (atomr_graph_end_capture (loop, &error));
+  g_assert_no_error (error);
+
+  /* New arguments that take the handle make a plain graph a body only. */
+  g_assert_true (atomr_graph_begin_capture (other, actors, 1, &error));
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, plain, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (nvrtc, r, &error));
+  g_clear_object (&r);
+  g_assert_true (atomr_graph_end_capture (other, &error));
+  g_assert_true (atomr_graph_set_kernel_args (other, 0, args, &error));
+  g_assert_no_error (error);
+  atomr_graph_replay_async (other, actors[0], NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_finish (other, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  assert_contains (error->message, "graph other has launches that take a conditional node's handle");
+  g_clear_error (&error);
+  g_clear_object (&r);
+  test_guard_stop ();
+}
+
 /* A graph made by a binding's bare constructor never crashes. */
 static void
 test_bare (void)
@@ -1579,5 +1686,6 @@ main (int argc, char **argv)
   g_test_add_func ("/graph/bare", test_bare);
   g_test_add_func ("/graph/replays-then-sync", test_replays_then_sync);
   g_test_add_func ("/graph/kernel-args", test_kernel_args);
+  g_test_add_func ("/graph/cond-handle-arg", test_cond_handle_arg);
   return g_test_run ();
 }
