@@ -2443,10 +2443,10 @@ static void
 replay_set_spin (AtomrGraph *self,
                  AtomrOp    *op)
 {
-  guint usec = (guint) g_atomic_int_get ((gint *) &self->replay_usec);
+  guint usec = atomr_graph_get_replay_spin_usec (self);
 
   if (usec > 0)
-    atomr_op_set_spin_usec (op, MIN (usec + usec / 4 + 20, REPLAY_SPIN_MAX_USEC));
+    atomr_op_set_spin_usec (op, usec);
 }
 
 /* Enqueue -> completion seen of a replay that ran: the typical time
@@ -3112,6 +3112,77 @@ atomr_graph_replay_while_finish (AtomrGraph    *self,
   g_return_val_if_fail (G_IS_TASK (result), FALSE);
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_graph_replay_while_async, FALSE);
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+static gboolean
+count_nodes (AtomrGraph  *self,
+             CUgraph      graph,
+             guint       *n_kernels,
+             guint       *n_other,
+             GError     **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  g_autofree CUgraphNode *nodes = NULL;
+  size_t n = 0;
+
+  if (!cu_ok (cu->cuGraphGetNodes (graph, NULL, &n), "cuGraphGetNodes", self, error))
+    return FALSE;
+  nodes = g_new0 (CUgraphNode, MAX (n, 1));
+  if (!cu_ok (cu->cuGraphGetNodes (graph, nodes, &n), "cuGraphGetNodes", self, error))
+    return FALSE;
+  for (size_t i = 0; i < n; i++)
+    {
+      CUgraphNodeType type;
+      CUgraph child = NULL;
+
+      if (!cu_ok (cu->cuGraphNodeGetType (nodes[i], &type), "cuGraphNodeGetType", self, error))
+        return FALSE;
+      if (type == CU_GRAPH_NODE_TYPE_GRAPH)
+        {
+          if (!cu_ok (cu->cuGraphChildGraphNodeGetGraph (nodes[i], &child),
+                      "cuGraphChildGraphNodeGetGraph", self, error) ||
+              !count_nodes (self, child, n_kernels, n_other, error))
+            return FALSE;
+        }
+      else if (type == CU_GRAPH_NODE_TYPE_KERNEL)
+        (*n_kernels)++;
+      else
+        (*n_other)++;
+    }
+  return TRUE;
+}
+
+gboolean
+atomr_graph_count_cuda_nodes (AtomrGraph  *self,
+                              guint       *n_kernels,
+                              guint       *n_other,
+                              GError     **error)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
+  *n_kernels = *n_other = 0;
+  if (g_atomic_pointer_get (&self->exec) == NULL || self->cu_graph == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "graph %s has no CUDA graph (not replayed on a GPU yet)", self->name);
+      return FALSE;
+    }
+  if (!atomr_device_enter (self->device, error))
+    return FALSE;
+  ok = count_nodes (self, self->cu_graph, n_kernels, n_other, error);
+  atomr_device_leave (self->device);
+  return ok;
+}
+
+guint
+atomr_graph_get_replay_spin_usec (AtomrGraph *self)
+{
+  guint usec;
+
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), 0);
+  usec = (guint) g_atomic_int_get ((gint *) &self->replay_usec);
+  return usec > 0 ? MIN (usec + usec / 4 + 20, REPLAY_SPIN_MAX_USEC) : 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -18,6 +18,7 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 #include "core/atomr-device-private.h"
+#include "graph/atomr-graph-private.h"
 #include "nvrtc/atomr-kernel-private.h"
 #include "../test-guard.h"
 
@@ -179,8 +180,13 @@ test_capture_replay (Fixture *f, gconstpointer data)
   g_assert_cmpstr (name0, ==, "copy #1 on b");
   g_assert_cmpstr (name2, ==, "fill #1 on a");
   g_assert_null (atomr_graph_get_node_name (graph, 3));
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (graph), ==, 0);
 
   replay (f, graph, f->a);
+  /* The next replay polls about as long as this one took (at most 2 ms,
+   * at least the 20 us margin). */
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (graph), >=, 20);
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (graph), <=, 2000);
   assert_floats (f->y, 1.0f, 1.0f);
   assert_floats (f->z, 1.0f, 1.0f);
   assert_floats (f->x, 7.0f, 0.0f);
