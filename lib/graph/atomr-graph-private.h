@@ -26,5 +26,10 @@ gboolean atomr_graph_count_cuda_nodes (AtomrGraph  *self,
 /* The adaptive polling window (µs) the next replay of @self asks for; 0
  * before a replay completed. */
 guint    atomr_graph_get_replay_spin_usec (AtomrGraph *self);
+/* bench-graph's experiment: replays of @self ask for no polling window
+ * of their own (the actor's spin-usec alone, as before issue 17's
+ * replay work) when @enabled is FALSE. */
+void     atomr_graph_set_replay_spin_hint (AtomrGraph *self,
+                                           gboolean    enabled);
 
 G_END_DECLS

@@ -159,6 +159,7 @@ struct _AtomrGraph
   guint            n_updates;     /* atomic: kernel nodes updated in place */
   guint            replay_usec;   /* atomic: a replay's typical time, enqueue ->
                                    * completion seen (0: none completed yet) */
+  gboolean         no_spin_hint;  /* atomic: bench-graph's experiment */
 };
 
 typedef enum
@@ -2445,7 +2446,7 @@ replay_set_spin (AtomrGraph *self,
 {
   guint usec = atomr_graph_get_replay_spin_usec (self);
 
-  if (usec > 0)
+  if (usec > 0 && !g_atomic_int_get (&self->no_spin_hint))
     atomr_op_set_spin_usec (op, usec);
 }
 
@@ -3173,6 +3174,14 @@ atomr_graph_count_cuda_nodes (AtomrGraph  *self,
   ok = count_nodes (self, self->cu_graph, n_kernels, n_other, error);
   atomr_device_leave (self->device);
   return ok;
+}
+
+void
+atomr_graph_set_replay_spin_hint (AtomrGraph *self,
+                                  gboolean    enabled)
+{
+  g_return_if_fail (ATOMR_IS_GRAPH (self));
+  g_atomic_int_set (&self->no_spin_hint, !enabled);
 }
 
 guint
