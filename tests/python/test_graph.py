@@ -153,8 +153,10 @@ def check_conditional(device):
 
 def switch(actor, branches, condition):
     # A function, not a method: PyGObject hands its callback user_data too.
-    return lambda cb: Atomr.Graph.replay_switch_async(actor, branches, condition, None,
-                                                      lambda source, result, _data: cb(source, result))
+    def start(cb):
+        Atomr.Graph.replay_switch_async(actor, branches, condition, None,
+                                        lambda source, result, _data: cb(source, result))
+    return start
 
 
 def check_switch(device):
