@@ -1901,8 +1901,13 @@ cond_enqueue (AtomrOp  *op,
   if (req->cond == COND_SWITCH &&
       !switch_next_run (req, atomr_op_get_cu_stream (op), &req->run, error))
     return FALSE;
-  return cu_ok (ATOMR_CU->cuGraphLaunch (req->wrap_exec, atomr_op_get_cu_stream (op)),
-                "cuGraphLaunch", body, error);
+  if (!cu_ok (ATOMR_CU->cuGraphLaunch (req->wrap_exec, atomr_op_get_cu_stream (op)),
+              "cuGraphLaunch", body, error))
+    {
+      req->run = -1;
+      return FALSE;
+    }
+  return TRUE;
 }
 
 static gboolean graph_build (AtomrGraph *self, CUstream upload, GError **error);
@@ -2340,9 +2345,19 @@ replay_enqueue (AtomrOp  *op,
                                                           CU_STREAM_SET_CAPTURE_DEPENDENCIES),
                     "cuStreamUpdateCaptureDependencies", self, error);
     }
-  return replay_number_switches (self, req, atomr_op_get_cu_stream (op), error) &&
-         cu_ok (ATOMR_CU->cuGraphLaunch (self->exec, atomr_op_get_cu_stream (op)), "cuGraphLaunch",
-                self, error);
+  if (!replay_number_switches (self, req, atomr_op_get_cu_stream (op), error))
+    return FALSE;
+  if (!cu_ok (ATOMR_CU->cuGraphLaunch (self->exec, atomr_op_get_cu_stream (op)), "cuGraphLaunch",
+              self, error))
+    {
+      /* The runs just numbered never ran: number afresh from the next
+       * launch (a run in flight then reads "branch not known"). */
+      for (guint i = 0; self->switches != NULL && i < self->switches->len; i++)
+        node_conditional (g_ptr_array_index (self->nodes, g_array_index (self->switches, guint, i)))
+          ->ring_reset = TRUE;
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Records for the nodes of @self, one per node on the actor that recorded
