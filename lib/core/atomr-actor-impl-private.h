@@ -156,6 +156,7 @@ struct _AtomrOp
   AtomrOpCompletedFunc on_completed;  /* after the reply, on the GPU path */
   gpointer            on_completed_data;
   const gchar        *capture_forbidden; /* why the request cannot be captured */
+  guint               spin_usec;  /* adaptive polling window, 0: the actor's */
   /* Small requests live here: one allocation less per operation (a
    * kernel launch of up to about a dozen arguments, a cuBLAS request of
    * 272 bytes).  Last member:

@@ -189,6 +189,13 @@ typedef void (*AtomrOpCompletedFunc) (AtomrOp      *op,
 void         atomr_op_set_on_completed (AtomrOp              *op,
                                         AtomrOpCompletedFunc  func,
                                         gpointer              data);
+/* In ATOMR_COMPLETION_ADAPTIVE mode, poll this request for up to @usec
+ * (when more than the actor's spin-usec; an actor that does not spin at
+ * all is left alone) before handing it to the waiter thread: a request
+ * known to take longer than the actor's window (a graph replay) would
+ * otherwise always pay the hand-off's wake-up. */
+void         atomr_op_set_spin_usec    (AtomrOp              *op,
+                                        guint                 usec);
 /* The request cannot be recorded into a graph, because of @reason (a
  * static string: "the host data would be frozen at capture time"). */
 void         atomr_op_forbid_capture   (AtomrOp              *op,

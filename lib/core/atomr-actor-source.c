@@ -188,34 +188,6 @@ op_deps_ready (AtomrOp      *op,
   return TRUE;
 }
 
-/* Polls @head's fence for up to SPIN_SLICE_USEC (and no longer than
- * @until, in monotonic µs, when @until > 0) without going back to the
- * main loop: a poll() system call and a second query per round of the
- * loop otherwise add about a microsecond to every reply on a GPU that
- * finishes while the context turns.  Runs only when the mailbox is empty
- * and the head is not handed off; the slice bounds what other sources of
- * the context wait. */
-#define SPIN_SLICE_USEC 20
-
-static gboolean
-spin_for_head (AtomrOp *head,
-               gint64   now,
-               gint64   until)
-{
-  gint64 end = now + SPIN_SLICE_USEC;
-  CUresult res;
-
-  if (until > 0 && until < end)
-    end = until;
-  do
-    {
-      if (op_is_done (head, &res))
-        return TRUE;
-    }
-  while (g_get_monotonic_time () < end);
-  return FALSE;
-}
-
 gboolean
 actor_source_prepare (GSource *source,
                       gint    *timeout)
@@ -239,8 +211,6 @@ actor_source_prepare (GSource *source,
   switch (head->fence->mode)
     {
     case ATOMR_COMPLETION_POLL:
-      if (!head->replied && spin_for_head (head, now, 0))
-        return TRUE;
       *timeout = 0;
       break;
     case ATOMR_COMPLETION_ADAPTIVE:
@@ -248,15 +218,18 @@ actor_source_prepare (GSource *source,
         src->head_since = now;
       if (head->handed_off)
         break;
-      if (now - src->head_since < g_atomic_int_get (&src->spin_usec))
-        {
-          if (!head->replied &&
-              spin_for_head (head, now, src->head_since + g_atomic_int_get (&src->spin_usec)))
-            return TRUE;
+      {
+        gint spin = g_atomic_int_get (&src->spin_usec);
+
+        /* A request that asked for a longer window (a graph replay) gets
+         * it, unless the actor does not spin at all. */
+        if (spin > 0 && head->spin_usec > (guint) spin)
+          spin = (gint) MIN (head->spin_usec, G_MAXINT);
+        if (now - src->head_since < spin)
           *timeout = 0;
-        }
-      else
-        hand_off (src, head);
+        else
+          hand_off (src, head);
+      }
       break;
     default:
       break;

@@ -924,6 +924,13 @@ atomr_op_set_on_completed (AtomrOp              *op,
 }
 
 void
+atomr_op_set_spin_usec (AtomrOp *op,
+                        guint    usec)
+{
+  op->spin_usec = usec;
+}
+
+void
 atomr_op_forbid_capture (AtomrOp     *op,
                          const gchar *reason)
 {

@@ -92,15 +92,23 @@ G_BEGIN_DECLS
   X (cuGraphExecKernelNodeSetParams) \
   X (cuGraphExecUpdate) \
   X (cuGraphAddChildGraphNode) \
+  X (cuGraphChildGraphNodeGetGraph) \
+  X (cuGraphGetNodes) \
+  X (cuGraphUpload) \
+  X (cuMemHostGetDevicePointer) \
+  X (cuStreamCreateWithPriority) \
+  X (cuCtxGetStreamPriorityRange) \
   X (cuStreamUpdateCaptureDependencies)
 
 /* Entry points newer than the oldest driver atomr runs on: resolved when
  * the driver has them, else NULL (the features that need them fail with
  * ATOMR_ERROR_NOT_SUPPORTED naming the driver's version).  Conditional
- * graph nodes: CUDA 12.4. */
+ * graph nodes: CUDA 12.4 (SWITCH nodes: 12.8, checked by version);
+ * cuGraphInstantiateWithParams: 12.0 (bench-graph's experiments). */
 #define ATOMR_CU_OPTIONAL_FUNCS(X) \
   X (cuGraphConditionalHandleCreate) \
-  X (cuGraphAddNode)
+  X (cuGraphAddNode) \
+  X (cuGraphInstantiateWithParams)
 
 typedef struct {
 #define ATOMR_CU_FIELD(name) __typeof__ (&name) name;

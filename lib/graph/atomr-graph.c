@@ -53,7 +53,10 @@
  *
  * Conditional nodes: [method@Atomr.Graph.replay_if_async] and
  * [method@Atomr.Graph.replay_while_async] run a graph (the body) if, or while,
- * a device scalar (the first element of an i32/u32 buffer) is not 0.
+ * a device scalar (the first element of an i32/u32 buffer) is not 0;
+ * [func@Atomr.Graph.replay_switch_async] runs one of several graphs, the
+ * one the scalar numbers (CUDA 12.8).  A kernel of a body may set its
+ * node's condition itself (see [method@Atomr.KernelArgs.add_graph_condition]).
  * Requested from a capturing actor they become CUDA conditional nodes of
  * the graph being captured (CUDA 12.4): a built-in kernel sets the node's
  * condition from the scalar on the GPU, on every replay, so a kernel
@@ -139,10 +142,14 @@ struct _AtomrGraph
   GPtrArray       *node_actors;   /* AtomrActor*, strong: each recording actor once,
                                    * those of child graphs and conditional bodies too */
   gboolean         has_conditional;  /* a node is a conditional: set at end_capture */
+  GArray          *switches;      /* guint: the nodes that are switch nodes (end_capture) */
+  gboolean         takes_condition;  /* a launch has a graph-condition argument */
 
   /* The actors' context only (replays): */
   AtomrKernel     *cond_begin;    /* the built-in condition kernels, when this graph */
   AtomrKernel     *cond_next;     /* is the body of a conditional node (GPU) */
+  AtomrKernel     *cond_switch;   /* (of branch 0 for a switch) */
+  AtomrKernel     *cond_count;    /* a while whose body sets the condition itself */
 
   CUgraph          cu_graph;
   CUgraphExec      exec;
@@ -150,6 +157,9 @@ struct _AtomrGraph
   guint64          n_replays;     /* atomic */
   guint            n_instantiations;  /* atomic */
   guint            n_updates;     /* atomic: kernel nodes updated in place */
+  guint            replay_usec;   /* atomic: a replay's typical time, enqueue ->
+                                   * completion seen (0: none completed yet) */
+  gboolean         no_spin_hint;  /* atomic: bench-graph's experiment */
 };
 
 typedef enum
@@ -157,7 +167,15 @@ typedef enum
   COND_NONE,
   COND_IF,
   COND_WHILE,
+  COND_SWITCH,
 } CondKind;
+
+/* A switch node records the branch each of its runs chose, for replay
+ * attribution: the built-in kernel numbers its runs (a u32 counter in
+ * device memory) and writes (run, value) into slot run % SWITCH_RING of
+ * a ring in mapped host memory; a replay knows the run numbers it
+ * launched and reads its slots when it completes. */
+#define SWITCH_RING 256
 
 typedef struct
 {
@@ -177,11 +195,27 @@ typedef struct
   CUgraph      wrap_graph;      /* not recorded, GPU: the conditional node */
   CUgraphExec  wrap_exec;       /* in a graph of its own */
   guint        wrap_generation;
+
+  /* A switch (atomr_graph_replay_switch_async): @branches are the
+   * bodies, [0] is @graph; @counter numbers the runs. */
+  GPtrArray   *branches;        /* AtomrGraph*, strong */
+  GPtrArray  **branch_updates;  /* new kernel arguments per branch ([0]: @updates) */
+  guint32     *ring;            /* 2 * SWITCH_RING: (run, value) pairs */
+  CUdeviceptr  ring_dev;
+  guint        ring_generation;
+  gboolean     ring_host;       /* g_malloc()ed: the host test device */
+  gboolean     ring_reset;      /* zero @counter before the next run */
+  guint32      next_run;        /* the number of the next run launched */
+  gint64       run;             /* not recorded: the number of its run, -1 before */
+
+  /* A replay of a graph with switch nodes: the run each launched, by
+   * node (-1: not a switch node, or not launched). */
+  gint64      *switch_runs;
 } ReplayRequest;
 
 static gboolean replay_enqueue (AtomrOp *op, GError **error);
 static gboolean cond_enqueue (AtomrOp *op, GError **error);
-static gboolean apply_updates (AtomrGraph *self, ReplayRequest *req, gboolean *rebuild,
+static gboolean apply_updates (AtomrGraph *self, GPtrArray *updates, gboolean *rebuild,
                                GString *how, GError **error);
 
 /* A node that is a replay of another graph: that graph, else NULL. */
@@ -211,6 +245,47 @@ node_inner (Node *node)
   return req != NULL ? req->graph : node_child (node);
 }
 
+/* The bodies of a conditional request: one, or a switch's branches. */
+static guint
+req_n_bodies (ReplayRequest *req)
+{
+  return req->branches != NULL ? req->branches->len : 1;
+}
+
+static AtomrGraph *
+req_body (ReplayRequest *req,
+          guint          k)
+{
+  return k == 0 ? req->graph : g_ptr_array_index (req->branches, k);
+}
+
+static GPtrArray **
+req_updates (ReplayRequest *req,
+             guint          k)
+{
+  return k == 0 ? &req->updates : &req->branch_updates[k];
+}
+
+/* How many graphs a node holds (child graph, conditional bodies). */
+static guint
+node_n_inner (Node *node)
+{
+  ReplayRequest *req = node_conditional (node);
+
+  if (req != NULL)
+    return req_n_bodies (req);
+  return node_child (node) != NULL ? 1 : 0;
+}
+
+static AtomrGraph *
+node_inner_at (Node  *node,
+               guint  k)
+{
+  ReplayRequest *req = node_conditional (node);
+
+  return req != NULL ? req_body (req, k) : node_child (node);
+}
+
 /* The streams (and setups) of every actor a host replay runs, children
  * included (the actors' context). */
 static gboolean
@@ -220,12 +295,12 @@ graph_ensure_streams (AtomrGraph  *self,
   for (guint i = 0; i < self->nodes->len; i++)
     {
       Node *node = g_ptr_array_index (self->nodes, i);
-      AtomrGraph *child = node_inner (node);
 
       if (!atomr_actor_ensure_stream (node->actor, error))
         return FALSE;
-      if (child && !graph_ensure_streams (child, error))
-        return FALSE;
+      for (guint k = 0; k < node_n_inner (node); k++)
+        if (!graph_ensure_streams (node_inner_at (node, k), error))
+          return FALSE;
     }
   return TRUE;
 }
@@ -316,6 +391,8 @@ atomr_graph_finalize (GObject *object)
   graph_drop_cuda (self);
   g_clear_object (&self->cond_begin);
   g_clear_object (&self->cond_next);
+  g_clear_object (&self->cond_switch);
+  g_clear_object (&self->cond_count);
   g_clear_pointer (&self->actors, g_ptr_array_unref);
   g_clear_pointer (&self->nodes, g_ptr_array_unref);
   g_clear_pointer (&self->uses, g_hash_table_unref);
@@ -326,6 +403,7 @@ atomr_graph_finalize (GObject *object)
   g_clear_pointer (&self->union_written, g_ptr_array_unref);
   g_clear_pointer (&self->union_read, g_ptr_array_unref);
   g_clear_pointer (&self->node_actors, g_ptr_array_unref);
+  g_clear_pointer (&self->switches, g_array_unref);
   g_clear_object (&self->device);
   g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self->name);
@@ -833,6 +911,8 @@ atomr_graph_set_kernel_args (AtomrGraph       *self,
       if (arg->buffer && !g_ptr_array_find (list, arg->buffer, NULL))
         g_ptr_array_add (list, g_object_ref (arg->buffer));
     }
+  if (atomr_kernel_args_have_condition (args))
+    self->takes_condition = TRUE;
   u = g_new0 (Update, 1);
   u->node = node;
   u->args = atomr_kernel_args_ref (args);
@@ -1042,6 +1122,22 @@ atomr_graph_record_op (gpointer  graph,
       atomr_op_fail (op, error);
       return;
     }
+  if (atomr_op_get_enqueue (op) == replay_enqueue &&
+      ((ReplayRequest *) atomr_op_get_data (op))->graph->takes_condition)
+    {
+      AtomrGraph *child = ((ReplayRequest *) atomr_op_get_data (op))->graph;
+
+      error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                           "graph %s has launches that take a conditional node's handle "
+                           "(atomr_kernel_args_add_graph_condition): it can only be the body of a "
+                           "conditional node, not a child graph of graph %s", child->name, self->name);
+      g_mutex_lock (&self->lock);
+      if (self->record_error == NULL)
+        self->record_error = g_error_copy (error);
+      g_mutex_unlock (&self->lock);
+      atomr_op_fail (op, error);
+      return;
+    }
   if (!atomr_op_check_capturable (op, &error))
     {
       g_mutex_lock (&self->lock);
@@ -1153,12 +1249,20 @@ atomr_graph_end_capture (AtomrGraph  *self,
             }
           if (!g_ptr_array_find (self->node_actors, node->actor, NULL))
             g_ptr_array_add (self->node_actors, g_object_ref (node->actor));
+          if (atomr_nvrtc_launch_takes_condition (node->op))
+            self->takes_condition = TRUE;
           if (node_conditional (node))
             self->has_conditional = TRUE;
-          if (node_inner (node))
+          if (node_conditional (node) && node_conditional (node)->cond == COND_SWITCH)
+            {
+              if (self->switches == NULL)
+                self->switches = g_array_new (FALSE, FALSE, sizeof (guint));
+              g_array_append_val (self->switches, i);
+            }
+          for (guint k = 0; k < node_n_inner (node); k++)
             {
               /* Its nodes are attributed too: listen to their actors. */
-              GPtrArray *inner = node_inner (node)->node_actors;
+              GPtrArray *inner = node_inner_at (node, k)->node_actors;
               for (guint a = 0; a < inner->len; a++)
                 if (!g_ptr_array_find (self->node_actors, g_ptr_array_index (inner, a), NULL))
                   g_ptr_array_add (self->node_actors, g_object_ref (g_ptr_array_index (inner, a)));
@@ -1206,6 +1310,27 @@ replay_request_clear (gpointer data)
       req->wrap_exec = NULL;
       req->wrap_graph = NULL;
     }
+  if (req->ring != NULL && req->ring_host)
+    g_free (req->ring);
+  else if (req->ring != NULL)
+    {
+      /* Mapped memory of a rebuilt context died with it. */
+      const AtomrCudaDriver *cu = ATOMR_CU;
+      if (cu != NULL && atomr_device_hold (req->device, req->ring_generation))
+        {
+          cu->cuMemFreeHost (req->ring);
+          atomr_device_release (req->device);
+        }
+    }
+  req->ring = NULL;
+  if (req->branch_updates != NULL)
+    {
+      for (guint k = 1; k < req->branches->len; k++)
+        g_clear_pointer (&req->branch_updates[k], g_ptr_array_unref);
+      g_clear_pointer (&req->branch_updates, g_free);
+    }
+  g_clear_pointer (&req->branches, g_ptr_array_unref);
+  g_clear_pointer (&req->switch_runs, g_free);
   g_clear_object (&req->graph);
   g_clear_pointer (&req->updates, g_ptr_array_unref);
   g_clear_object (&req->condition);
@@ -1255,22 +1380,50 @@ static const gchar cond_source[] =
   "  unsigned int n = *iterations + 1u;\n"
   "  *iterations = n;\n"
   "  cudaGraphSetConditional (handle, (*cond != 0 && n < max) ? 1u : 0u);\n"
+  "}\n"
+  "\n"
+  "extern \"C\" __global__ void\n"
+  "atomr_cond_switch (cudaGraphConditionalHandle handle, const unsigned int *cond,\n"
+  "                   unsigned int *runs, volatile unsigned int *ring)\n"
+  "{\n"
+  "  unsigned int value = *cond;\n"
+  "  unsigned int run = *runs;\n"
+  "  unsigned int slot = 2u * (run % " G_STRINGIFY (SWITCH_RING) "u);\n"
+  "  *runs = run + 1u;\n"
+  "  ring[slot + 1u] = value;\n"
+  "  __threadfence_system ();\n"
+  "  ring[slot] = run;\n"
+  "  cudaGraphSetConditional (handle, value);\n"
+  "}\n"
+  "\n"
+  "extern \"C\" __global__ void\n"
+  "atomr_cond_count (cudaGraphConditionalHandle handle, const int *cond,\n"
+  "                  unsigned int *iterations, unsigned int max)\n"
+  "{\n"
+  "  unsigned int n = *iterations + 1u;\n"
+  "  *iterations = n;\n"
+  "  if (n >= max)\n"
+  "    cudaGraphSetConditional (handle, 0u);\n"
   "}\n";
 
-/* NOT_SUPPORTED unless the driver has conditional nodes (CUDA 12.4). */
+/* NOT_SUPPORTED unless the driver has conditional nodes (CUDA 12.4;
+ * SWITCH nodes: 12.8). */
 static gboolean
 cond_check_driver (AtomrGraph  *body,
+                   CondKind     kind,
                    GError     **error)
 {
   const AtomrCudaDriver *cu = ATOMR_CU;
+  gint need = kind == COND_SWITCH ? 12080 : 12040;
 
-  if (cu != NULL && cu->driver_version >= 12040 && cu->cuGraphConditionalHandleCreate != NULL &&
+  if (cu != NULL && cu->driver_version >= need && cu->cuGraphConditionalHandleCreate != NULL &&
       cu->cuGraphAddNode != NULL)
     return TRUE;
   g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-               "graph %s: conditional graph nodes need a driver for CUDA 12.4 or newer "
+               "graph %s: %s graph nodes need a driver for CUDA %d.%d or newer "
                "(cuGraphConditionalHandleCreate, cuGraphAddNode); this driver is CUDA %d.%d "
-               "(version %d)", body->name, cu ? cu->driver_version / 1000 : 0,
+               "(version %d)", body->name, kind == COND_SWITCH ? "switch" : "conditional",
+               need / 1000, (need % 1000) / 10, cu ? cu->driver_version / 1000 : 0,
                cu ? (cu->driver_version % 1000) / 10 : 0, cu ? cu->driver_version : 0);
   return FALSE;
 }
@@ -1284,33 +1437,219 @@ cond_load_kernels (AtomrGraph  *body,
   g_autoptr(AtomrCompileOptions) options = NULL;
   g_autoptr(AtomrModule) module = NULL;
 
-  if (!cond_check_driver (body, error))
+  if (!cond_check_driver (body, COND_IF, error))
     return FALSE;
   if (body->cond_begin != NULL && !atomr_kernel_is_stale (body->cond_begin) &&
-      body->cond_next != NULL && !atomr_kernel_is_stale (body->cond_next))
+      body->cond_next != NULL && !atomr_kernel_is_stale (body->cond_next) &&
+      body->cond_switch != NULL && !atomr_kernel_is_stale (body->cond_switch) &&
+      body->cond_count != NULL && !atomr_kernel_is_stale (body->cond_count))
     return TRUE;
   g_clear_object (&body->cond_begin);
   g_clear_object (&body->cond_next);
+  g_clear_object (&body->cond_switch);
+  g_clear_object (&body->cond_count);
   options = atomr_compile_options_new ();
   atomr_compile_options_set_arch (options, "native");
   module = atomr_nvrtc_compile_for_device (cond_source, "atomr-graph-condition.cu", options,
                                            atomr_kernel_cache_get_default (), body->device, error);
   if (module == NULL ||
       (body->cond_begin = atomr_kernel_new_loaded (body->device, module, "atomr_cond_begin", error)) == NULL ||
-      (body->cond_next = atomr_kernel_new_loaded (body->device, module, "atomr_cond_next", error)) == NULL)
+      (body->cond_next = atomr_kernel_new_loaded (body->device, module, "atomr_cond_next", error)) == NULL ||
+      (body->cond_switch = atomr_kernel_new_loaded (body->device, module, "atomr_cond_switch", error)) == NULL ||
+      (body->cond_count = atomr_kernel_new_loaded (body->device, module, "atomr_cond_count", error)) == NULL)
     {
       g_clear_object (&body->cond_begin);
+      g_clear_object (&body->cond_next);
+      g_clear_object (&body->cond_switch);
       g_prefix_error (error, "graph %s: the built-in condition kernels: ", body->name);
       return FALSE;
     }
   return TRUE;
 }
 
+/* A switch's ring of chosen branches, in mapped host memory of @req's
+ * device (the host test device: plain memory).  Before any capture: the
+ * allocation is not stream work.  The actors' context, the device not
+ * held. */
+static gboolean
+switch_ring_ensure (ReplayRequest  *req,
+                    GError        **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  AtomrGraph *body = req->graph;
+  gsize size = 2 * SWITCH_RING * sizeof (guint32);
+  void *host = NULL;
+  CUdeviceptr dev = 0;
+  gboolean ok;
+
+  if (req->cond != COND_SWITCH)
+    return TRUE;
+  if (req->device == NULL)
+    req->device = g_object_ref (body->device);
+  if (atomr_device_is_host (req->device))
+    {
+      if (req->ring == NULL)
+        {
+          req->ring = g_malloc0 (size);
+          req->ring_host = TRUE;
+          req->ring_reset = TRUE;
+        }
+      return TRUE;
+    }
+  if (req->ring != NULL && req->ring_generation == atomr_device_get_generation (req->device))
+    return TRUE;
+  req->ring = NULL;   /* died with a rebuilt context */
+  if (!atomr_device_enter (req->device, error))
+    return FALSE;
+  ok = cu_ok (cu->cuMemHostAlloc (&host, size, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+              "cuMemHostAlloc (switch ring)", body, error) &&
+       cu_ok (cu->cuMemHostGetDevicePointer (&dev, host, 0), "cuMemHostGetDevicePointer", body, error);
+  if (ok)
+    {
+      memset (host, 0xff, size);   /* no run numbered yet */
+      req->ring = host;
+      req->ring_dev = dev;
+      req->ring_generation = atomr_device_get_generation (req->device);
+      req->ring_reset = TRUE;
+    }
+  else if (host != NULL)
+    cu->cuMemFreeHost (host);
+  atomr_device_leave (req->device);
+  return ok;
+}
+
+/* The branch that run @run of switch @req chose, or -1 when the ring no
+ * longer holds it (more than SWITCH_RING runs since) or it never ran. */
+static gint64
+switch_chosen (ReplayRequest *req,
+               gint64         run)
+{
+  const volatile guint32 *ring = req->ring;
+  guint slot;
+  guint32 value;
+
+  if (run < 0 || ring == NULL)
+    return -1;
+  slot = 2 * (guint) (run % SWITCH_RING);
+  value = ring[slot + 1];
+  if (ring[slot] != (guint32) run)
+    return -1;
+  return value;
+}
+
+/* Numbers the next run of switch @req (launched on @stream now; NULL on
+ * the host device), zeroing its counter first after a new ring. */
+static gboolean
+switch_next_run (ReplayRequest  *req,
+                 CUstream        stream,
+                 gint64         *run,
+                 GError        **error)
+{
+  if (req->ring_reset)
+    {
+      if (stream == NULL)
+        *(guint32 *) atomr_buffer_get_host_data (req->counter) = 0;
+      else if (!cu_ok (ATOMR_CU->cuMemsetD32Async (atomr_buffer_get_ptr (req->counter), 0, 1, stream),
+                       "cuMemsetD32Async (switch run counter)", req->graph, error))
+        return FALSE;
+      req->ring_reset = FALSE;
+      req->next_run = 0;
+    }
+  *run = req->next_run++;
+  return TRUE;
+}
+
+/* Writes @handle over the graph-condition placeholders among the kernel
+ * parameters of @graph's kernel nodes (and of its child graphs' nodes):
+ * @graph is the copy of @body in a conditional node's body graph.
+ * Returns how many it wrote, or -1 with @error.  The device held. */
+static gint
+patch_condition (AtomrGraph                *body,
+                 CUgraph                    graph,
+                 CUgraphConditionalHandle   handle,
+                 GError                   **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  const guint64 placeholder = ATOMR_GRAPH_CONDITION_PLACEHOLDER;
+  g_autofree CUgraphNode *nodes = NULL;
+  size_t n = 0;
+  gint written = 0;
+
+  if (!cu_ok (cu->cuGraphGetNodes (graph, NULL, &n), "cuGraphGetNodes", body, error))
+    return -1;
+  nodes = g_new0 (CUgraphNode, MAX (n, 1));
+  if (!cu_ok (cu->cuGraphGetNodes (graph, nodes, &n), "cuGraphGetNodes", body, error))
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    {
+      CUgraphNodeType type;
+      CUDA_KERNEL_NODE_PARAMS params;
+      g_autofree void **values = NULL;
+      guint n_params = 0;
+      gboolean hit = FALSE;
+
+      if (!cu_ok (cu->cuGraphNodeGetType (nodes[i], &type), "cuGraphNodeGetType", body, error))
+        return -1;
+      if (type == CU_GRAPH_NODE_TYPE_GRAPH)
+        {
+          CUgraph child = NULL;
+          gint more;
+
+          if (!cu_ok (cu->cuGraphChildGraphNodeGetGraph (nodes[i], &child),
+                      "cuGraphChildGraphNodeGetGraph", body, error) ||
+              (more = patch_condition (body, child, handle, error)) < 0)
+            return -1;
+          written += more;
+          continue;
+        }
+      if (type != CU_GRAPH_NODE_TYPE_KERNEL)
+        continue;
+      memset (&params, 0, sizeof params);
+      if (!cu_ok (cu->cuGraphKernelNodeGetParams (nodes[i], &params), "cuGraphKernelNodeGetParams",
+                  body, error))
+        return -1;
+      if (params.kernelParams == NULL || params.func == NULL)
+        continue;
+      /* The parameters' sizes from the function (CUDA 12.4, as
+       * conditional nodes). */
+      for (;;)
+        {
+          size_t offset = 0, size = 0;
+          if (cu->cuFuncGetParamInfo (params.func, n_params, &offset, &size) != CUDA_SUCCESS)
+            break;
+          n_params++;
+        }
+      values = g_new (void *, MAX (n_params, 1));
+      for (guint p = 0; p < n_params; p++)
+        {
+          size_t offset = 0, size = 0;
+
+          values[p] = params.kernelParams[p];
+          cu->cuFuncGetParamInfo (params.func, p, &offset, &size);
+          if (size == sizeof placeholder && memcmp (params.kernelParams[p], &placeholder, size) == 0)
+            {
+              values[p] = &handle;
+              hit = TRUE;
+              written++;
+            }
+        }
+      if (!hit)
+        continue;
+      params.kernelParams = values;
+      params.extra = NULL;
+      if (!cu_ok (cu->cuGraphKernelNodeSetParams (nodes[i], &params),
+                  "cuGraphKernelNodeSetParams (graph condition handle)", body, error))
+        return -1;
+    }
+  return written;
+}
+
 /* Adds the conditional node to the graph @stream is capturing, after what
  * the stream captured so far: a kernel that sets the condition, then the
- * conditional node, whose body graph holds the body as a child graph node
- * (and, for a while, the kernel that sets the condition again).  The
- * device held, the body built and the kernels loaded. */
+ * conditional node, whose body graphs hold the bodies as child graph
+ * nodes (and, for a while, the kernel that sets the condition again).
+ * The device held, the bodies built, the kernels loaded and a switch's
+ * ring allocated. */
 static gboolean
 cond_capture (ReplayRequest  *req,
               CUstream        stream,
@@ -1319,19 +1658,22 @@ cond_capture (ReplayRequest  *req,
   const AtomrCudaDriver *cu = ATOMR_CU;
   AtomrGraph *body = req->graph;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  CUgraph capture = NULL, body_graph;
+  CUgraph capture = NULL;
   const CUgraphNode *deps = NULL;
   size_t n_deps = 0;
   CUcontext ctx = NULL;
   CUgraphConditionalHandle handle = 0;
-  CUgraphNode cond_node = NULL, child = NULL, next = NULL;
+  CUgraphNode cond_node = NULL, next = NULL;
   CUgraphNodeParams params;
   CUdeviceptr cond_ptr = atomr_buffer_get_ptr (req->condition);
   CUdeviceptr iter_ptr = req->counter != NULL ? atomr_buffer_get_ptr (req->counter) : 0;
+  CUdeviceptr ring_ptr = req->ring_dev;
   unsigned int max = req->cond == COND_WHILE ? req->max_iterations : 1u;
   void *args[] = { &handle, &cond_ptr, &iter_ptr, &max };
+  void *switch_args[] = { &handle, &cond_ptr, &iter_ptr, &ring_ptr };
+  guint n_bodies = req_n_bodies (req);
 
-  if (!cond_check_driver (body, error))
+  if (!cond_check_driver (body, req->cond, error))
     return FALSE;
   if (!cu_ok (cu->cuStreamGetCaptureInfo (stream, &status, NULL, &capture, NULL, NULL, NULL),
               "cuStreamGetCaptureInfo", body, error))
@@ -1346,40 +1688,77 @@ cond_capture (ReplayRequest  *req,
   if (!cu_ok (cu->cuCtxGetCurrent (&ctx), "cuCtxGetCurrent", body, error) ||
       !cu_ok (cu->cuGraphConditionalHandleCreate (&handle, capture, ctx, 0,
                                                   CU_GRAPH_COND_ASSIGN_DEFAULT),
-              "cuGraphConditionalHandleCreate", body, error) ||
-      !cu_ok (cu->cuLaunchKernel (atomr_kernel_get_function (body->cond_begin), 1, 1, 1, 1, 1, 1, 0,
-                                  stream, args, NULL),
-              "cuLaunchKernel (atomr_cond_begin)", body, error) ||
-      !cu_ok (cu->cuStreamGetCaptureInfo (stream, &status, NULL, &capture, &deps, NULL, &n_deps),
+              "cuGraphConditionalHandleCreate", body, error))
+    return FALSE;
+  if (req->cond == COND_SWITCH)
+    {
+      if (!cu_ok (cu->cuLaunchKernel (atomr_kernel_get_function (body->cond_switch), 1, 1, 1, 1, 1, 1,
+                                      0, stream, switch_args, NULL),
+                  "cuLaunchKernel (atomr_cond_switch)", body, error))
+        return FALSE;
+    }
+  else if (!cu_ok (cu->cuLaunchKernel (atomr_kernel_get_function (body->cond_begin), 1, 1, 1, 1, 1, 1,
+                                       0, stream, args, NULL),
+                   "cuLaunchKernel (atomr_cond_begin)", body, error))
+    return FALSE;
+  if (!cu_ok (cu->cuStreamGetCaptureInfo (stream, &status, NULL, &capture, &deps, NULL, &n_deps),
               "cuStreamGetCaptureInfo", body, error))
     return FALSE;
 
   memset (&params, 0, sizeof params);
   params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
   params.conditional.handle = handle;
-  params.conditional.type = req->cond == COND_WHILE ? CU_GRAPH_COND_TYPE_WHILE : CU_GRAPH_COND_TYPE_IF;
-  params.conditional.size = 1;
+  params.conditional.type = req->cond == COND_WHILE ? CU_GRAPH_COND_TYPE_WHILE :
+                            req->cond == COND_SWITCH ? CU_GRAPH_COND_TYPE_SWITCH : CU_GRAPH_COND_TYPE_IF;
+  params.conditional.size = n_bodies;
   params.conditional.ctx = ctx;
   if (!cu_ok (cu->cuGraphAddNode (&cond_node, capture, deps, NULL, n_deps, &params),
               "cuGraphAddNode (conditional)", body, error))
     return FALSE;
-  body_graph = params.conditional.phGraph_out[0];
-  if (!cu_ok (cu->cuGraphAddChildGraphNode (&child, body_graph, NULL, 0, body->cu_graph),
-              "cuGraphAddChildGraphNode (conditional body)", body, error))
-    return FALSE;
-  if (req->cond == COND_WHILE)
+  for (guint k = 0; k < n_bodies; k++)
     {
-      CUgraphNodeParams kp;
+      CUgraphNode child = NULL;
 
-      memset (&kp, 0, sizeof kp);
-      kp.type = CU_GRAPH_NODE_TYPE_KERNEL;
-      kp.kernel.func = atomr_kernel_get_function (body->cond_next);
-      kp.kernel.gridDimX = kp.kernel.gridDimY = kp.kernel.gridDimZ = 1;
-      kp.kernel.blockDimX = kp.kernel.blockDimY = kp.kernel.blockDimZ = 1;
-      kp.kernel.kernelParams = args;
-      if (!cu_ok (cu->cuGraphAddNode (&next, body_graph, &child, NULL, 1, &kp),
-                  "cuGraphAddNode (atomr_cond_next)", body, error))
+      if (!cu_ok (cu->cuGraphAddChildGraphNode (&child, params.conditional.phGraph_out[k], NULL, 0,
+                                                req_body (req, k)->cu_graph),
+                  "cuGraphAddChildGraphNode (conditional body)", req_body (req, k), error))
         return FALSE;
+      if (req_body (req, k)->takes_condition)
+        {
+          /* Its kernels get the node's handle: in the copy of the body
+           * that the node holds (the body's own graph keeps the
+           * placeholder). */
+          CUgraph copy = NULL;
+          gint written;
+
+          if (!cu_ok (cu->cuGraphChildGraphNodeGetGraph (child, &copy), "cuGraphChildGraphNodeGetGraph",
+                      body, error) ||
+              (written = patch_condition (req_body (req, k), copy, handle, error)) < 0)
+            return FALSE;
+          if (written == 0)
+            {
+              g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                           "graph %s: a launch takes the conditional node's handle, but no kernel "
+                           "node of the captured body holds its placeholder", req_body (req, k)->name);
+              return FALSE;
+            }
+        }
+      if (req->cond == COND_WHILE)
+        {
+          CUgraphNodeParams kp;
+
+          memset (&kp, 0, sizeof kp);
+          kp.type = CU_GRAPH_NODE_TYPE_KERNEL;
+          /* A body that sets the condition itself: only the limit. */
+          kp.kernel.func = atomr_kernel_get_function (body->takes_condition ? body->cond_count
+                                                                            : body->cond_next);
+          kp.kernel.gridDimX = kp.kernel.gridDimY = kp.kernel.gridDimZ = 1;
+          kp.kernel.blockDimX = kp.kernel.blockDimY = kp.kernel.blockDimZ = 1;
+          kp.kernel.kernelParams = args;
+          if (!cu_ok (cu->cuGraphAddNode (&next, params.conditional.phGraph_out[k], &child, NULL, 1, &kp),
+                      "cuGraphAddNode (atomr_cond_next)", body, error))
+            return FALSE;
+        }
     }
   return cu_ok (cu->cuStreamUpdateCaptureDependencies (stream, &cond_node, NULL, 1,
                                                       CU_STREAM_SET_CAPTURE_DEPENDENCIES),
@@ -1387,19 +1766,24 @@ cond_capture (ReplayRequest  *req,
 }
 
 /* A conditional request that is not recorded (GPU): its conditional node
- * in a graph of its own, instantiated once for the request.  The actors'
- * context, the device not held, the body built and the kernels loaded. */
+ * in a graph of its own, instantiated once for the request and uploaded
+ * to @upload, the stream that launches it.  The actors' context, the
+ * device not held, the bodies built and the kernels loaded. */
 static gboolean
 cond_build_wrapper (ReplayRequest  *req,
+                    CUstream        upload,
                     GError        **error)
 {
   const AtomrCudaDriver *cu = ATOMR_CU;
   AtomrGraph *body = req->graph;
-  g_autoptr(AtomrStream) stream = atomr_stream_new (body->device, error);
+  g_autoptr(AtomrStream) stream = NULL;
   CUgraph graph = NULL;
   CUgraphExec exec = NULL;
   gboolean ok;
 
+  if (!switch_ring_ensure (req, error))
+    return FALSE;
+  stream = atomr_stream_new (body->device, error);
   if (stream == NULL || !atomr_device_enter (body->device, error))
     return FALSE;
   ok = cu_ok (cu->cuStreamBeginCapture (stream->handle, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
@@ -1414,12 +1798,18 @@ cond_build_wrapper (ReplayRequest  *req,
   if (ok)
     ok = cu_ok (cu->cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags",
                 body, error);
+  if (ok && upload != NULL && !cu_ok (cu->cuGraphUpload (exec, upload), "cuGraphUpload", body, error))
+    {
+      cu->cuGraphExecDestroy (exec);
+      ok = FALSE;
+    }
   if (!ok && graph)
     cu->cuGraphDestroy (graph);
   atomr_device_leave (body->device);
   if (!ok)
     return FALSE;
-  req->device = g_object_ref (body->device);
+  if (req->device == NULL)
+    req->device = g_object_ref (body->device);
   req->wrap_graph = graph;
   req->wrap_exec = exec;
   req->wrap_generation = stream->generation;
@@ -1458,7 +1848,30 @@ cond_enqueue (AtomrOp  *op,
       const volatile gint32 *cond = atomr_buffer_get_host_data (req->condition);
       guint n = 0;
 
-      if (req->cond == COND_IF)
+      if (req->cond == COND_SWITCH)
+        {
+          /* Branch cond[0] when there is one: as atomr_cond_switch. */
+          guint32 value = (guint32) cond[0];
+          guint32 *runs = atomr_buffer_get_host_data (req->counter);
+          guint32 run;
+
+          if (!req->as_child && !switch_next_run (req, NULL, &req->run, error))
+            return FALSE;
+          run = *runs;
+          *runs = run + 1;
+          req->ring[2 * (run % SWITCH_RING) + 1] = value;
+          req->ring[2 * (run % SWITCH_RING)] = run;
+          if (value < req_n_bodies (req))
+            {
+              if (!run_nodes_host (req_body (req, value), atomr_op_get_stream (op), error))
+                {
+                  g_prefix_error (error, "branch %u: ", value);
+                  return FALSE;
+                }
+              n = 1;
+            }
+        }
+      else if (req->cond == COND_IF)
         {
           if (cond[0] != 0)
             {
@@ -1485,14 +1898,55 @@ cond_enqueue (AtomrOp  *op,
     }
   if (req->as_child)
     return cond_capture (req, atomr_op_get_cu_stream (op), error);
-  return cu_ok (ATOMR_CU->cuGraphLaunch (req->wrap_exec, atomr_op_get_cu_stream (op)),
-                "cuGraphLaunch", body, error);
+  if (req->cond == COND_SWITCH &&
+      !switch_next_run (req, atomr_op_get_cu_stream (op), &req->run, error))
+    return FALSE;
+  if (!cu_ok (ATOMR_CU->cuGraphLaunch (req->wrap_exec, atomr_op_get_cu_stream (op)),
+              "cuGraphLaunch", body, error))
+    {
+      req->run = -1;
+      return FALSE;
+    }
+  return TRUE;
 }
 
-/* Builds and instantiates the CUDA graph by stream capture.  On the
+static gboolean graph_build (AtomrGraph *self, CUstream upload, GError **error);
+
+/* A child graph or conditional body, before its parent's capture: its
+ * new kernel arguments (*@updates, consumed) applied and its CUDA graph
+ * built.  The actors' context, the device not held. */
+static gboolean
+inner_ready (AtomrGraph  *child,
+             GPtrArray  **updates,
+             GError     **error)
+{
+  if (*updates != NULL && (*updates)->len > 0)
+    {
+      g_autoptr(GString) how = g_string_new (NULL);
+      gboolean rebuild = FALSE;
+
+      if (!apply_updates (child, *updates, &rebuild, how, error))
+        return FALSE;
+      if (rebuild)
+        graph_drop_cuda (child);
+    }
+  g_clear_pointer (updates, g_ptr_array_unref);
+  if (child->exec != NULL && child->generation != atomr_device_get_generation (child->device))
+    {
+      child->exec = NULL;
+      child->cu_graph = NULL;
+    }
+  return child->exec != NULL || graph_build (child, NULL, error);
+}
+
+/* Builds and instantiates the CUDA graph by stream capture, and uploads
+ * it to @upload (the stream that will launch it; NULL for a graph that is
+ * only embedded into others), so the first replay does not pay the
+ * upload and every launch finds the graph's work resident.  On the
  * actors' context, the device not held (this holds it). */
 static gboolean
 graph_build (AtomrGraph  *self,
+             CUstream     upload,
              GError     **error)
 {
   const AtomrCudaDriver *cu = ATOMR_CU;
@@ -1512,39 +1966,23 @@ graph_build (AtomrGraph  *self,
   for (guint i = 0; i < n; i++)
     {
       Node *node = g_ptr_array_index (self->nodes, i);
-      AtomrGraph *child = node_inner (node);
       ReplayRequest *creq;
 
-      if (child == NULL)
+      if (node_n_inner (node) == 0)
         continue;
       creq = atomr_op_get_data (node->op);
-      if (creq->updates != NULL && creq->updates->len > 0)
-        {
-          g_autoptr(GString) how = g_string_new (NULL);
-          gboolean rebuild = FALSE;
-
-          if (!apply_updates (child, creq, &rebuild, how, error))
-            {
-              g_ptr_array_unref (joins);
-              return FALSE;
-            }
-          g_clear_pointer (&creq->updates, g_ptr_array_unref);
-          if (rebuild)
-            graph_drop_cuda (child);
-        }
-      if (child->exec != NULL && child->generation != atomr_device_get_generation (child->device))
-        {
-          child->exec = NULL;
-          child->cu_graph = NULL;
-        }
-      if (child->exec == NULL && !graph_build (child, error))
-        {
-          g_prefix_error (error, "graph %s: child node %u: ", self->name, i);
-          g_ptr_array_unref (joins);
-          return FALSE;
-        }
-      /* Loading a module is no stream work: before the capture. */
-      if (creq->cond != COND_NONE && !cond_load_kernels (child, error))
+      for (guint k = 0; k < node_n_inner (node); k++)
+        if (!inner_ready (node_inner_at (node, k), req_updates (creq, k), error))
+          {
+            g_prefix_error (error, "graph %s: %s node %u: ", self->name,
+                            creq->cond == COND_NONE ? "child" : "conditional", i);
+            g_ptr_array_unref (joins);
+            return FALSE;
+          }
+      /* Loading a module and allocating are no stream work: before the
+       * capture. */
+      if (creq->cond != COND_NONE &&
+          (!cond_load_kernels (creq->graph, error) || !switch_ring_ensure (creq, error)))
         {
           g_prefix_error (error, "graph %s: conditional node %u: ", self->name, i);
           g_ptr_array_unref (joins);
@@ -1668,6 +2106,12 @@ graph_build (AtomrGraph  *self,
   if (ok)
     ok = cu_ok (cu->cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags",
                 self, error);
+  if (ok && upload != NULL)
+    {
+      ok = cu_ok (cu->cuGraphUpload (exec, upload), "cuGraphUpload", self, error);
+      if (!ok)
+        cu->cuGraphExecDestroy (exec);
+    }
 
   for (guint i = 0; i < n; i++)
     if (after[i])
@@ -1697,7 +2141,7 @@ graph_build (AtomrGraph  *self,
  * the device not held. */
 static gboolean
 apply_updates (AtomrGraph     *self,
-               ReplayRequest  *req,
+               GPtrArray      *updates,
                gboolean       *rebuild,
                GString        *how,
                GError        **error)
@@ -1708,23 +2152,23 @@ apply_updates (AtomrGraph     *self,
 
   *rebuild = FALSE;
   g_mutex_lock (&self->lock);
-  for (guint i = 0; i < req->updates->len; i++)
+  for (guint i = 0; i < updates->len; i++)
     {
-      Update *u = g_ptr_array_index (req->updates, i);
+      Update *u = g_ptr_array_index (updates, i);
       atomr_nvrtc_launch_set_args (((Node *) g_ptr_array_index (self->nodes, u->node))->op, u->args);
     }
   g_mutex_unlock (&self->lock);
 
-  g_string_append_printf (how, "; new kernel arguments for %u node%s", req->updates->len,
-                          req->updates->len == 1 ? "" : "s");
+  g_string_append_printf (how, "; new kernel arguments for %u node%s", updates->len,
+                          updates->len == 1 ? "" : "s");
   if (atomr_device_is_host (self->device) || self->exec == NULL)
     return TRUE;   /* the first build captures them */
 
   if (!atomr_device_enter (self->device, error))
     return FALSE;
-  for (guint i = 0; i < req->updates->len && !*rebuild; i++)
+  for (guint i = 0; i < updates->len && !*rebuild; i++)
     {
-      Update *u = g_ptr_array_index (req->updates, i);
+      Update *u = g_ptr_array_index (updates, i);
       Node *node = g_ptr_array_index (self->nodes, u->node);
       CUDA_KERNEL_NODE_PARAMS params;
       CUresult res;
@@ -1766,7 +2210,7 @@ apply_updates (AtomrGraph     *self,
       if (cu->cuGraphExecUpdate (self->exec, self->cu_graph, &info) == CUDA_SUCCESS)
         {
           g_string_append (how, ", applied by cuGraphExecUpdate");
-          in_place = req->updates->len;
+          in_place = updates->len;
         }
       else
         {
@@ -1796,12 +2240,21 @@ replay_prepare (AtomrOp  *op,
   AtomrGraph *self = req->graph;
   gboolean rebuild = FALSE;
 
+  if (self->takes_condition)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "graph %s has launches that take a conditional node's handle "
+                   "(atomr_kernel_args_add_graph_condition): it runs only as the body of a "
+                   "conditional node (atomr_graph_replay_while/if/switch_async), not on its own",
+                   self->name);
+      return FALSE;
+    }
   if (req->updates != NULL && req->updates->len > 0)
     {
       g_autoptr(GString) how = g_string_new (NULL);
 
       g_string_printf (how, "graph %s, %u nodes", self->name, self->nodes->len);
-      if (!apply_updates (self, req, &rebuild, how, error))
+      if (!apply_updates (self, req->updates, &rebuild, how, error))
         return FALSE;
       atomr_op_set_detail (op, how->str);
       if (rebuild)
@@ -1819,7 +2272,36 @@ replay_prepare (AtomrOp  *op,
       self->exec = NULL;
       self->cu_graph = NULL;
     }
-  return self->exec != NULL || graph_build (self, error);
+  if (self->exec != NULL)
+    return TRUE;
+  /* Uploaded to the stream that launches it. */
+  return atomr_actor_ensure_stream (atomr_op_get_actor (op), error) &&
+         graph_build (self, atomr_actor_get_cu_stream (atomr_op_get_actor (op)), error);
+}
+
+/* Numbers the runs of @self's switch nodes that the replay @req launches
+ * now on @stream (NULL: the host device), for attribution. */
+static gboolean
+replay_number_switches (AtomrGraph     *self,
+                        ReplayRequest  *req,
+                        CUstream        stream,
+                        GError        **error)
+{
+  if (self->switches == NULL)
+    return TRUE;
+  if (req->switch_runs == NULL)
+    req->switch_runs = g_new (gint64, self->nodes->len);
+  for (guint i = 0; i < self->nodes->len; i++)
+    req->switch_runs[i] = -1;
+  for (guint s = 0; s < self->switches->len; s++)
+    {
+      guint i = g_array_index (self->switches, guint, s);
+      ReplayRequest *creq = node_conditional (g_ptr_array_index (self->nodes, i));
+
+      if (!switch_next_run (creq, stream, &req->switch_runs[i], error))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 static gboolean
@@ -1832,7 +2314,8 @@ replay_enqueue (AtomrOp  *op,
   if (atomr_op_is_host (op))
     {
       /* The host device: run the nodes in recording order, on the CPU. */
-      return run_nodes_host (self, atomr_op_get_stream (op), error);
+      return (req->as_child || replay_number_switches (self, req, NULL, error)) &&
+             run_nodes_host (self, atomr_op_get_stream (op), error);
     }
   if (req->as_child)
     {
@@ -1862,22 +2345,36 @@ replay_enqueue (AtomrOp  *op,
                                                           CU_STREAM_SET_CAPTURE_DEPENDENCIES),
                     "cuStreamUpdateCaptureDependencies", self, error);
     }
-  return cu_ok (ATOMR_CU->cuGraphLaunch (self->exec, atomr_op_get_cu_stream (op)), "cuGraphLaunch",
-                self, error);
+  if (!replay_number_switches (self, req, atomr_op_get_cu_stream (op), error))
+    return FALSE;
+  if (!cu_ok (ATOMR_CU->cuGraphLaunch (self->exec, atomr_op_get_cu_stream (op)), "cuGraphLaunch",
+              self, error))
+    {
+      /* The runs just numbered never ran: number afresh from the next
+       * launch (a run in flight then reads "branch not known"). */
+      for (guint i = 0; self->switches != NULL && i < self->switches->len; i++)
+        node_conditional (g_ptr_array_index (self->nodes, g_array_index (self->switches, guint, i)))
+          ->ring_reset = TRUE;
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Records for the nodes of @self, one per node on the actor that recorded
  * it, each following @parent_id and the nodes it follows; the nodes of
- * child graphs and conditional bodies follow their node.  @where names
- * the graph ("graph NAME", "graph OUTER node 2/3 > while-body BODY"). */
+ * child graphs and conditional bodies follow their node (of a switch:
+ * those of the branch that ran).  @where names the graph ("graph NAME",
+ * "graph OUTER node 2/3 > while-body graph BODY"); @runs (nullable) the
+ * replay's run of each switch node. */
 static void
-emit_node_records (AtomrGraph   *self,
-                   AtomrOp      *op,
-                   const GError *error,
-                   guint64       parent_id,
-                   const gchar  *where,
-                   guint64       replay_id,
-                   gint64        now)
+emit_node_records (AtomrGraph    *self,
+                   AtomrOp       *op,
+                   const GError  *error,
+                   guint64        parent_id,
+                   const gchar   *where,
+                   guint64        replay_id,
+                   gint64         now,
+                   const gint64  *runs)
 {
   guint n = self->nodes->len;
   g_autofree guint64 *ids = g_new0 (guint64, n);
@@ -1886,8 +2383,20 @@ emit_node_records (AtomrGraph   *self,
     {
       Node *node = g_ptr_array_index (self->nodes, i);
       AtomrDevice *device = atomr_actor_get_device (node->actor);
-      AtomrGraph *inner = node_inner (node);
+      ReplayRequest *creq = node_conditional (node);
+      g_autofree gchar *chose = NULL;
+      gint64 chosen = -1;
 
+      if (creq != NULL && creq->cond == COND_SWITCH)
+        {
+          chosen = switch_chosen (creq, runs != NULL ? runs[i] : -1);
+          if (chosen < 0)
+            chose = g_strdup (", branch not known (the run left the switch's record)");
+          else if (chosen < req_n_bodies (creq))
+            chose = g_strdup_printf (", ran branch %" G_GINT64_FORMAT, chosen);
+          else
+            chose = g_strdup_printf (", condition %" G_GINT64_FORMAT ": no branch ran", chosen);
+        }
       ids[i] = atomr_actor_next_trace_id ();
       if (atomr_actor_wants_completions (node->actor))
         {
@@ -1905,8 +2414,8 @@ emit_node_records (AtomrGraph   *self,
           atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_ENQUEUED, atomr_op_get_time (op, TRUE));
           atomr_launch_info_set_timestamp (info, ATOMR_LAUNCH_COMPLETED, now);
           atomr_launch_info_set_gpu_duration_ms (info, -1.0);
-          detail = g_strdup_printf ("%s node %u/%u, replay #%" G_GUINT64_FORMAT ", recorded as %s",
-                                    where, i + 1, n, replay_id, node->name);
+          detail = g_strdup_printf ("%s node %u/%u, replay #%" G_GUINT64_FORMAT ", recorded as %s%s",
+                                    where, i + 1, n, replay_id, node->name, chose ? chose : "");
           atomr_launch_info_set_detail (info, detail);
           atomr_launch_info_add_dependency (info, parent_id);
           for (guint d = 0; d < node->deps->len; d++)
@@ -1915,17 +2424,63 @@ emit_node_records (AtomrGraph   *self,
             atomr_launch_info_set_error (info, error);
           atomr_actor_emit_completed (node->actor, info);
         }
-      if (inner != NULL)
+      if (creq != NULL && creq->cond == COND_SWITCH)
         {
-          ReplayRequest *creq = node_conditional (node);
+          if (chosen >= 0 && chosen < req_n_bodies (creq))
+            {
+              AtomrGraph *branch = req_body (creq, (guint) chosen);
+              g_autofree gchar *sub =
+                g_strdup_printf ("%s node %u/%u > switch branch %" G_GINT64_FORMAT " graph %s",
+                                 where, i + 1, n, chosen, branch->name);
+              emit_node_records (branch, op, error, ids[i], sub, replay_id, now, NULL);
+            }
+        }
+      else if (node_inner (node) != NULL)
+        {
+          AtomrGraph *inner = node_inner (node);
           g_autofree gchar *sub =
             g_strdup_printf ("%s node %u/%u > %s %s", where, i + 1, n,
                              creq == NULL ? "child graph" :
                              creq->cond == COND_IF ? "if-body graph" : "while-body graph",
                              inner->name);
-          emit_node_records (inner, op, error, ids[i], sub, replay_id, now);
+          emit_node_records (inner, op, error, ids[i], sub, replay_id, now, NULL);
         }
     }
+}
+
+/* The longest adaptive polling window a replay asks for. */
+#define REPLAY_SPIN_MAX_USEC 2000
+
+/* A replay polls its completion a little longer than replays of @self
+ * took so far (the actor's own window, 100 us by default, is shorter than
+ * a chain of 100 kernels: the hand-off to the waiter thread and its
+ * wake-up cost more than the poll). */
+static void
+replay_set_spin (AtomrGraph *self,
+                 AtomrOp    *op)
+{
+  guint usec = atomr_graph_get_replay_spin_usec (self);
+
+  if (usec > 0 && !g_atomic_int_get (&self->no_spin_hint))
+    atomr_op_set_spin_usec (op, usec);
+}
+
+/* Enqueue -> completion seen of a replay that ran: the typical time
+ * follows a faster one at once, a slower one slowly (replays queued
+ * behind others look slower than they are). */
+static void
+replay_note_time (AtomrGraph *self,
+                  AtomrOp    *op)
+{
+  gint64 took = (atomr_launch_info_now_ns () - atomr_op_get_time (op, TRUE)) / 1000;
+  guint old = (guint) g_atomic_int_get ((gint *) &self->replay_usec);
+  guint est;
+
+  if (took <= 0)
+    return;
+  took = MIN (took, (gint64) REPLAY_SPIN_MAX_USEC);
+  est = old == 0 || (guint) took < old ? (guint) took : (old * 7 + (guint) took) / 8;
+  g_atomic_int_set ((gint *) &self->replay_usec, (gint) est);
 }
 
 /* After the replay's reply: every node gets its own record, on its actor. */
@@ -1939,22 +2494,40 @@ replay_completed (AtomrOp      *op,
   g_autofree gchar *where = NULL;
   gboolean listening = FALSE;
 
-  if (error == NULL)
+  if (error == NULL && req->cond == COND_NONE)
+    replay_note_time (self, op);
+  if (error == NULL && req->cond != COND_SWITCH)
     {
+      /* (A switch replays one of several graphs, or none.) */
       g_atomic_pointer_add ((gpointer *) &self->n_replays, 1);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_REPLAYS]);
     }
 
   /* Attribution only for actors somebody listens to: a look-up per actor,
    * not per node (100 nodes cost ~100 us per replay on the H100 before). */
-  for (guint a = 0; a < self->node_actors->len && !listening; a++)
-    listening = atomr_actor_wants_completions (g_ptr_array_index (self->node_actors, a));
+  for (guint k = 0; k < req_n_bodies (req) && !listening; k++)
+    {
+      GPtrArray *actors = req_body (req, k)->node_actors;
+      for (guint a = 0; a < actors->len && !listening; a++)
+        listening = atomr_actor_wants_completions (g_ptr_array_index (actors, a));
+    }
   if (!listening)
     return;
 
-  where = g_strdup_printf ("graph %s", self->name);
+  if (req->cond == COND_SWITCH)
+    {
+      /* Not recorded: the branch its one run chose. */
+      gint64 chosen = switch_chosen (req, req->run);
+
+      if (chosen < 0 || chosen >= req_n_bodies (req))
+        return;
+      self = req_body (req, (guint) chosen);
+      where = g_strdup_printf ("switch branch %" G_GINT64_FORMAT " graph %s", chosen, self->name);
+    }
+  else
+    where = g_strdup_printf ("graph %s", self->name);
   emit_node_records (self, op, error, atomr_op_get_trace_id (op), where,
-                     atomr_op_get_trace_id (op), atomr_launch_info_now_ns ());
+                     atomr_op_get_trace_id (op), atomr_launch_info_now_ns (), req->switch_runs);
 }
 
 /* Checks a replay of @self by @actor; fails @op (consumed) and returns
@@ -2000,58 +2573,85 @@ replay_check (AtomrGraph *self,
 }
 
 /* The request's data and hazards: the union of the nodes' and of the new
- * kernel arguments it applies; a buffer written is not read.  @extra_read
- * (nullable) is read too unless written. */
+ * kernel arguments it applies, over @graphs (one graph, or a switch's
+ * branches: [0] becomes the request's graph); a buffer written is not
+ * read.  @extra_read (nullable) is read too unless written. */
 static ReplayRequest *
-replay_setup (AtomrGraph  *self,
-              AtomrOp     *op,
-              AtomrBuffer *extra_read)
+replay_setup (AtomrGraph  **graphs,
+              guint         n_graphs,
+              AtomrOp      *op,
+              AtomrBuffer  *extra_read)
 {
   g_autoptr(GHashTable) written = NULL;
   g_autoptr(GHashTable) read = NULL;
   ReplayRequest *req;
 
   req = atomr_op_alloc_data (op, sizeof *req, replay_request_clear);
-  req->graph = g_object_ref (self);
+  req->graph = g_object_ref (graphs[0]);
+  req->run = -1;
+  if (n_graphs > 1)
+    {
+      req->branches = g_ptr_array_new_with_free_func (g_object_unref);
+      req->branch_updates = g_new0 (GPtrArray *, n_graphs);
+      for (guint k = 0; k < n_graphs; k++)
+        g_ptr_array_add (req->branches, g_object_ref (graphs[k]));
+    }
 
-  g_mutex_lock (&self->lock);
-  /* Only new arguments (or a condition) can name a buffer twice: no
-   * tables without them. */
-  if (self->extra_written != NULL || extra_read != NULL)
+  /* Only new arguments, a condition or several graphs can name a buffer
+   * twice: no tables without them. */
+  if (n_graphs > 1 || extra_read != NULL)
     {
       written = g_hash_table_new (NULL, NULL);
       read = g_hash_table_new (NULL, NULL);
     }
-  req->updates = g_steal_pointer (&self->pending);
-  /* Every buffer new arguments ever named: an earlier replay still queued
-   * may apply them before this one runs. */
-  for (guint e = 0; self->extra_written && e < self->extra_written->len; e++)
-    if (g_hash_table_add (written, g_ptr_array_index (self->extra_written, e)))
-      atomr_op_write (op, g_ptr_array_index (self->extra_written, e));
-  /* The union computed at end_capture (the nodes' buffers as captured:
-   * new arguments only add buffers, through the extra lists). */
-  for (guint b = 0; b < self->union_written->len; b++)
-    if (written == NULL || g_hash_table_add (written, g_ptr_array_index (self->union_written, b)))
-      atomr_op_write (op, g_ptr_array_index (self->union_written, b));
-  for (guint b = 0; b < self->union_read->len; b++)
+  for (guint k = 0; k < n_graphs; k++)
     {
-      AtomrBuffer *buffer = g_ptr_array_index (self->union_read, b);
-      if (written == NULL || !g_hash_table_contains (written, buffer))
+      AtomrGraph *self = graphs[k];
+
+      g_mutex_lock (&self->lock);
+      if (self->extra_written != NULL && written == NULL)
         {
-          if (read == NULL || g_hash_table_add (read, buffer))
+          written = g_hash_table_new (NULL, NULL);
+          read = g_hash_table_new (NULL, NULL);
+        }
+      *req_updates (req, k) = g_steal_pointer (&self->pending);
+      /* Every buffer new arguments ever named: an earlier replay still
+       * queued may apply them before this one runs. */
+      for (guint e = 0; self->extra_written && e < self->extra_written->len; e++)
+        if (g_hash_table_add (written, g_ptr_array_index (self->extra_written, e)))
+          atomr_op_write (op, g_ptr_array_index (self->extra_written, e));
+      /* The union computed at end_capture (the nodes' buffers as captured:
+       * new arguments only add buffers, through the extra lists). */
+      for (guint b = 0; b < self->union_written->len; b++)
+        if (written == NULL || g_hash_table_add (written, g_ptr_array_index (self->union_written, b)))
+          atomr_op_write (op, g_ptr_array_index (self->union_written, b));
+      g_mutex_unlock (&self->lock);
+    }
+  for (guint k = 0; k < n_graphs; k++)
+    {
+      AtomrGraph *self = graphs[k];
+
+      g_mutex_lock (&self->lock);
+      for (guint b = 0; b < self->union_read->len; b++)
+        {
+          AtomrBuffer *buffer = g_ptr_array_index (self->union_read, b);
+          if (written == NULL || !g_hash_table_contains (written, buffer))
+            {
+              if (read == NULL || g_hash_table_add (read, buffer))
+                atomr_op_read (op, buffer);
+            }
+        }
+      for (guint e = 0; self->extra_read && e < self->extra_read->len; e++)
+        {
+          AtomrBuffer *buffer = g_ptr_array_index (self->extra_read, e);
+          if (!g_hash_table_contains (written, buffer) && g_hash_table_add (read, buffer))
             atomr_op_read (op, buffer);
         }
-    }
-  for (guint e = 0; self->extra_read && e < self->extra_read->len; e++)
-    {
-      AtomrBuffer *buffer = g_ptr_array_index (self->extra_read, e);
-      if (!g_hash_table_contains (written, buffer) && g_hash_table_add (read, buffer))
-        atomr_op_read (op, buffer);
+      g_mutex_unlock (&self->lock);
     }
   if (extra_read != NULL && !g_hash_table_contains (written, extra_read) &&
       g_hash_table_add (read, extra_read))
     atomr_op_read (op, extra_read);
-  g_mutex_unlock (&self->lock);
   return req;
 }
 
@@ -2087,13 +2687,14 @@ atomr_graph_replay_async (AtomrGraph          *self,
   op = atomr_op_new (actor, "graph-replay", atomr_graph_replay_async, cancellable, callback, user_data);
   if (!replay_check (self, actor, op))
     return;
-  replay_setup (self, op, NULL);
+  replay_setup (&self, 1, op, NULL);
 
   detail = g_strdup_printf ("graph %s, %u nodes", self->name, self->nodes->len);
   atomr_op_set_detail (op, detail);
   atomr_op_set_prepare (op, replay_prepare);
   atomr_op_set_enqueue (op, replay_enqueue);
   atomr_op_set_on_completed (op, replay_completed, NULL);
+  replay_set_spin (self, op);
   atomr_op_submit (op);
 }
 
@@ -2106,53 +2707,69 @@ cond_prepare (AtomrOp  *op,
 {
   ReplayRequest *req = atomr_op_get_data (op);
   AtomrGraph *body = req->graph;
-  gboolean rebuild = FALSE;
+  g_autoptr(GString) how = NULL;
 
-  if (req->updates != NULL && req->updates->len > 0)
+  for (guint k = 0; k < req_n_bodies (req); k++)
     {
-      g_autoptr(GString) how = g_string_new (NULL);
+      GPtrArray **updates = req_updates (req, k);
+      AtomrGraph *graph = req_body (req, k);
+      gboolean rebuild = FALSE;
 
-      g_string_printf (how, "%s graph %s, %u nodes", req->cond == COND_IF ? "if" : "while",
-                       body->name, body->nodes->len);
-      if (!apply_updates (body, req, &rebuild, how, error))
+      if (*updates == NULL || (*updates)->len == 0)
+        continue;
+      if (how == NULL)
+        {
+          how = g_string_new (NULL);
+          g_string_printf (how, "%s graph %s, %u nodes",
+                           req->cond == COND_IF ? "if" : req->cond == COND_WHILE ? "while" : "switch",
+                           body->name, body->nodes->len);
+        }
+      if (!apply_updates (graph, *updates, &rebuild, how, error))
         return FALSE;
-      atomr_op_set_detail (op, how->str);
+      g_clear_pointer (updates, g_ptr_array_unref);
       if (rebuild)
-        graph_drop_cuda (body);
+        graph_drop_cuda (graph);
     }
+  if (how != NULL)
+    atomr_op_set_detail (op, how->str);
   if (atomr_device_is_host (body->device))
-    return graph_ensure_streams (body, error);
-  if (body->exec != NULL && body->generation != atomr_device_get_generation (body->device))
     {
-      body->exec = NULL;
-      body->cu_graph = NULL;
+      for (guint k = 0; k < req_n_bodies (req); k++)
+        if (!graph_ensure_streams (req_body (req, k), error))
+          return FALSE;
+      return TRUE;
     }
-  return cond_check_driver (body, error) &&
-         (body->exec != NULL || graph_build (body, error)) &&
-         cond_load_kernels (body, error) &&
-         cond_build_wrapper (req, error);
+  if (!cond_check_driver (body, req->cond, error))
+    return FALSE;
+  for (guint k = 0; k < req_n_bodies (req); k++)
+    {
+      GPtrArray *none = NULL;
+      if (!inner_ready (req_body (req, k), &none, error))
+        return FALSE;
+    }
+  /* Uploaded to the stream that launches it. */
+  return cond_load_kernels (body, error) &&
+         atomr_actor_ensure_stream (atomr_op_get_actor (op), error) &&
+         cond_build_wrapper (req, atomr_actor_get_cu_stream (atomr_op_get_actor (op)), error);
 }
 
+/* A conditional request of @graphs (the body, or a switch's branches;
+ * n_graphs >= 1, checked by the caller). */
 static void
-cond_submit (AtomrGraph          *self,
-             AtomrActor          *actor,
-             CondKind             kind,
-             AtomrBuffer         *condition,
-             guint                max_iterations,
-             GCancellable        *cancellable,
-             GAsyncReadyCallback  callback,
-             gpointer             user_data)
+cond_submit (AtomrGraph          **graphs,
+             guint                 n_graphs,
+             AtomrActor           *actor,
+             CondKind              kind,
+             AtomrBuffer          *condition,
+             guint                 max_iterations,
+             AtomrOp              *op)
 {
-  const gchar *what = kind == COND_IF ? "replay_if" : "replay_while";
+  const gchar *what = kind == COND_IF ? "replay_if" : kind == COND_WHILE ? "replay_while" : "replay_switch";
+  AtomrGraph *self = graphs[0];
   g_autofree gchar *detail = NULL;
   GError *error = NULL;
   ReplayRequest *req;
-  AtomrOp *op;
 
-  op = atomr_op_new (actor, kind == COND_IF ? "graph-if" : "graph-while",
-                     kind == COND_IF ? (gpointer) atomr_graph_replay_if_async
-                                     : (gpointer) atomr_graph_replay_while_async,
-                     cancellable, callback, user_data);
   if (!ATOMR_IS_BUFFER (condition))
     {
       atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -2177,42 +2794,64 @@ cond_submit (AtomrGraph          *self,
                                       "least 1 (G_MAXUINT for no practical limit)", self->name));
       return;
     }
-  if (!replay_check (self, actor, op))
-    return;
-  if (atomr_buffer_get_device (condition) != self->device)
+  for (guint k = 0; k < n_graphs; k++)
     {
-      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                                      "graph %s: %s: the condition buffer is on device %d, the "
-                                      "graph on device %d", self->name, what,
-                                      atomr_device_get_ordinal (atomr_buffer_get_device (condition)),
-                                      atomr_device_get_ordinal (self->device)));
-      return;
-    }
-  if (self->has_conditional)
-    {
-      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                                      "graph %s has conditional nodes itself: it cannot be the body "
-                                      "of another (nested conditionals are not supported)",
-                                      self->name));
-      return;
+      AtomrGraph *graph = graphs[k];
+
+      if (!replay_check (graph, actor, op))
+        return;
+      if (atomr_buffer_get_device (condition) != graph->device)
+        {
+          atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                          "graph %s: %s: the condition buffer is on device %d, the "
+                                          "graph on device %d", graph->name, what,
+                                          atomr_device_get_ordinal (atomr_buffer_get_device (condition)),
+                                          atomr_device_get_ordinal (graph->device)));
+          return;
+        }
+      if (graph->has_conditional)
+        {
+          atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                                          "graph %s has conditional nodes itself: it cannot be the "
+                                          "body of another (nested conditionals are not supported)",
+                                          graph->name));
+          return;
+        }
     }
 
-  req = replay_setup (self, op, condition);
+  req = replay_setup (graphs, n_graphs, op, condition);
   req->cond = kind;
   req->condition = g_object_ref (condition);
   req->max_iterations = kind == COND_WHILE ? max_iterations : 1;
-  if (kind == COND_WHILE)
+  if (kind == COND_WHILE || kind == COND_SWITCH)
     {
+      /* The while's iterations, the switch's runs. */
       req->counter = atomr_buffer_new (self->device, ATOMR_DTYPE_U32, 1, &error);
       if (req->counter == NULL)
         {
-          g_prefix_error (&error, "graph %s: replay_while: the iteration counter: ", self->name);
+          g_prefix_error (&error, "graph %s: %s: the %s counter: ", self->name, what,
+                          kind == COND_WHILE ? "iteration" : "run");
           atomr_op_fail (op, error);
           return;
         }
       atomr_op_write (op, req->counter);
-      detail = g_strdup_printf ("while condition != 0 (at most %u iterations): graph %s, %u nodes",
-                                max_iterations, self->name, self->nodes->len);
+    }
+  if (kind == COND_SWITCH && atomr_device_is_host (self->device) && !switch_ring_ensure (req, &error))
+    {
+      atomr_op_fail (op, error);
+      return;
+    }
+  if (kind == COND_WHILE)
+    detail = g_strdup_printf ("while condition != 0 (at most %u iterations): graph %s, %u nodes",
+                              max_iterations, self->name, self->nodes->len);
+  else if (kind == COND_SWITCH)
+    {
+      GString *d = g_string_new (NULL);
+
+      g_string_printf (d, "switch on condition, %u branches:", n_graphs);
+      for (guint k = 0; k < n_graphs; k++)
+        g_string_append_printf (d, "%s %u: graph %s", k ? "," : "", k, graphs[k]->name);
+      detail = g_string_free (d, FALSE);
     }
   else
     detail = g_strdup_printf ("if condition != 0: graph %s, %u nodes", self->name, self->nodes->len);
@@ -2268,7 +2907,9 @@ atomr_graph_replay_if_async (AtomrGraph          *self,
   g_return_if_fail (ATOMR_IS_GRAPH (self));
   g_return_if_fail (ATOMR_IS_ACTOR (actor));
 
-  cond_submit (self, actor, COND_IF, condition, 1, cancellable, callback, user_data);
+  cond_submit (&self, 1, actor, COND_IF, condition, 1,
+               atomr_op_new (actor, "graph-if", atomr_graph_replay_if_async, cancellable, callback,
+                             user_data));
 }
 
 /**
@@ -2293,6 +2934,13 @@ atomr_graph_replay_if_async (AtomrGraph          *self,
  * iterations against @max_iterations, which keeps a body that never
  * changes the condition from looping forever.
  *
+ * The body may also set the condition itself, on the GPU: a kernel
+ * launched with an [method@Atomr.KernelArgs.add_graph_condition] argument
+ * gets this node's handle and calls `cudaGraphSetConditional (handle,
+ * value)`.  Then @condition decides only whether the first iteration
+ * runs; after each iteration the value the body set last counts (1 if
+ * it set none), and @max_iterations still ends the loop.
+ *
  * Everything else is as for [method@Atomr.Graph.replay_if_async]: recorded
  * into a capturing actor's graph it becomes a conditional node of it,
  * replayed as often as that graph is.
@@ -2313,7 +2961,102 @@ atomr_graph_replay_while_async (AtomrGraph          *self,
   g_return_if_fail (ATOMR_IS_GRAPH (self));
   g_return_if_fail (ATOMR_IS_ACTOR (actor));
 
-  cond_submit (self, actor, COND_WHILE, condition, max_iterations, cancellable, callback, user_data);
+  cond_submit (&self, 1, actor, COND_WHILE, condition, max_iterations,
+               atomr_op_new (actor, "graph-while", atomr_graph_replay_while_async, cancellable,
+                             callback, user_data));
+}
+
+/**
+ * atomr_graph_replay_switch_async:
+ * @actor: the actor that runs the request (on the graphs' device and
+ *   context)
+ * @branches: (array length=n_branches): the graphs, ready: branch 0, 1, ...
+ *   (a graph may be more than one branch)
+ * @n_branches: how many branches (at least 1)
+ * @condition: a buffer of %ATOMR_DTYPE_I32 or %ATOMR_DTYPE_U32 on the
+ *   graphs' device: its first element, read as unsigned, picks the branch
+ * @cancellable: (nullable): a [class@Gio.Cancellable]
+ * @callback: (scope async): called when the request has finished on the GPU
+ * @user_data: data for @callback
+ *
+ * Replays `branches[v]`, where `v` is the first element of @condition
+ * (as a 32-bit unsigned number) when the request runs, and nothing when
+ * `v` is @n_branches or more (a negative i32 too): a CUDA conditional
+ * node of type SWITCH with @n_branches bodies, whose value is set on the
+ * GPU from @condition by a built-in kernel (no host round trip).
+ * Ordered against other requests by the union of every branch's reads
+ * and writes, and it reads @condition.
+ *
+ * Made to an actor that records into another graph, the request becomes
+ * a switch node of that graph, evaluated again on every replay; made
+ * outside a capture on a GPU, it instantiates a small CUDA graph of its
+ * own for the one run.  The branches must not have conditional nodes
+ * themselves, and a graph with a switch node cannot be replayed as a
+ * child of another graph (%ATOMR_ERROR_NOT_SUPPORTED).  A driver older
+ * than CUDA 12.8 fails the request with %ATOMR_ERROR_NOT_SUPPORTED.  On
+ * the host test device the condition is read on the CPU, with the same
+ * semantics.
+ *
+ * Replay attribution reports the nodes of the branch that ran (the
+ * built-in kernel leaves the value it used in host memory), and the
+ * switch node's own record says which branch ran, or that none did.
+ *
+ * Finish with [func@Atomr.Graph.replay_switch_finish].
+ *
+ * Since: 0.2
+ */
+void
+atomr_graph_replay_switch_async (AtomrActor          *actor,
+                                 AtomrGraph         **branches,
+                                 guint                n_branches,
+                                 AtomrBuffer         *condition,
+                                 GCancellable        *cancellable,
+                                 GAsyncReadyCallback  callback,
+                                 gpointer             user_data)
+{
+  AtomrOp *op;
+
+  g_return_if_fail (ATOMR_IS_ACTOR (actor));
+
+  op = atomr_op_new (actor, "graph-switch", atomr_graph_replay_switch_async, cancellable, callback,
+                     user_data);
+  if (branches == NULL || n_branches == 0)
+    {
+      atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                      "replay_switch needs at least one branch graph (n_branches "
+                                      "is %u)", n_branches));
+      return;
+    }
+  for (guint k = 0; k < n_branches; k++)
+    if (!ATOMR_IS_GRAPH (branches[k]))
+      {
+        atomr_op_fail (op, g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                        "replay_switch: branches[%u] is %s, not an AtomrGraph", k,
+                                        branches[k] == NULL ? "NULL" : "something else"));
+        return;
+      }
+  cond_submit (branches, n_branches, actor, COND_SWITCH, condition, 1, op);
+}
+
+/**
+ * atomr_graph_replay_switch_finish:
+ * @result: the result passed to the callback
+ * @error: return location for a [struct@GLib.Error]
+ *
+ * Finishes the operation started with [func@Atomr.Graph.replay_switch_async].
+ *
+ * Returns: %TRUE when the request ran (or was recorded), whichever branch
+ *   ran, if any
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_graph_replay_switch_finish (GAsyncResult  *result,
+                                  GError       **error)
+{
+  g_return_val_if_fail (G_IS_TASK (result), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_graph_replay_switch_async, FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 /**
@@ -2387,6 +3130,85 @@ atomr_graph_replay_while_finish (AtomrGraph    *self,
   return atomr_reply_propagate_boolean (result, error);
 }
 
+static gboolean
+count_nodes (AtomrGraph  *self,
+             CUgraph      graph,
+             guint       *n_kernels,
+             guint       *n_other,
+             GError     **error)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  g_autofree CUgraphNode *nodes = NULL;
+  size_t n = 0;
+
+  if (!cu_ok (cu->cuGraphGetNodes (graph, NULL, &n), "cuGraphGetNodes", self, error))
+    return FALSE;
+  nodes = g_new0 (CUgraphNode, MAX (n, 1));
+  if (!cu_ok (cu->cuGraphGetNodes (graph, nodes, &n), "cuGraphGetNodes", self, error))
+    return FALSE;
+  for (size_t i = 0; i < n; i++)
+    {
+      CUgraphNodeType type;
+      CUgraph child = NULL;
+
+      if (!cu_ok (cu->cuGraphNodeGetType (nodes[i], &type), "cuGraphNodeGetType", self, error))
+        return FALSE;
+      if (type == CU_GRAPH_NODE_TYPE_GRAPH)
+        {
+          if (!cu_ok (cu->cuGraphChildGraphNodeGetGraph (nodes[i], &child),
+                      "cuGraphChildGraphNodeGetGraph", self, error) ||
+              !count_nodes (self, child, n_kernels, n_other, error))
+            return FALSE;
+        }
+      else if (type == CU_GRAPH_NODE_TYPE_KERNEL)
+        (*n_kernels)++;
+      else
+        (*n_other)++;
+    }
+  return TRUE;
+}
+
+gboolean
+atomr_graph_count_cuda_nodes (AtomrGraph  *self,
+                              guint       *n_kernels,
+                              guint       *n_other,
+                              GError     **error)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), FALSE);
+  *n_kernels = *n_other = 0;
+  if (g_atomic_pointer_get (&self->exec) == NULL || self->cu_graph == NULL)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "graph %s has no CUDA graph (not replayed on a GPU yet)", self->name);
+      return FALSE;
+    }
+  if (!atomr_device_enter (self->device, error))
+    return FALSE;
+  ok = count_nodes (self, self->cu_graph, n_kernels, n_other, error);
+  atomr_device_leave (self->device);
+  return ok;
+}
+
+void
+atomr_graph_set_replay_spin_hint (AtomrGraph *self,
+                                  gboolean    enabled)
+{
+  g_return_if_fail (ATOMR_IS_GRAPH (self));
+  g_atomic_int_set (&self->no_spin_hint, !enabled);
+}
+
+guint
+atomr_graph_get_replay_spin_usec (AtomrGraph *self)
+{
+  guint usec;
+
+  g_return_val_if_fail (ATOMR_IS_GRAPH (self), 0);
+  usec = (guint) g_atomic_int_get ((gint *) &self->replay_usec);
+  return usec > 0 ? MIN (usec + usec / 4 + 20, REPLAY_SPIN_MAX_USEC) : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* DOT export                                                           */
 
@@ -2421,6 +3243,29 @@ nodes_to_dot (AtomrGraph  *self,
       if (creq == NULL)
         {
           g_string_append_printf (out, "%s%s%u [label=\"%s\"];\n", indent, prefix, i, label);
+          continue;
+        }
+      if (creq->cond == COND_SWITCH)
+        {
+          g_string_append_printf (out, "%s%s%u [shape=diamond, label=\"%s\\nswitch on condition "
+                                  "(%u branches)\"];\n", indent, prefix, i, label, req_n_bodies (creq));
+          for (guint k = 0; k < req_n_bodies (creq); k++)
+            {
+              AtomrGraph *inner = req_body (creq, k);
+              g_autofree gchar *body = dot_escape (inner->name);
+              g_autofree gchar *sub = g_strdup_printf ("%s%u_%u_", prefix, i, k);
+              g_autofree gchar *sub_indent = g_strdup_printf ("%s  ", indent);
+
+              g_string_append_printf (out, "%ssubgraph cluster_%s%u_%u {\n%s  label=\"case %u: "
+                                      "graph %s\";\n%s  style=dashed;\n", indent, prefix, i, k,
+                                      indent, k, body, indent);
+              nodes_to_dot (inner, sub, sub_indent, out);
+              g_string_append_printf (out, "%s}\n", indent);
+              for (guint j = 0; j < inner->nodes->len; j++)
+                if (((Node *) g_ptr_array_index (inner->nodes, j))->deps->len == 0)
+                  g_string_append_printf (out, "%s%s%u -> %s%u [style=dashed, label=\"case %u\"];\n",
+                                          indent, prefix, i, sub, j, k);
+            }
           continue;
         }
       {

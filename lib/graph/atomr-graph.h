@@ -110,6 +110,17 @@ ATOMR_AVAILABLE_IN_ALL
 gboolean         atomr_graph_replay_while_finish (AtomrGraph         *self,
                                                   GAsyncResult       *result,
                                                   GError            **error);
+ATOMR_AVAILABLE_IN_ALL
+void             atomr_graph_replay_switch_async  (AtomrActor         *actor,
+                                                   AtomrGraph        **branches,
+                                                   guint               n_branches,
+                                                   AtomrBuffer        *condition,
+                                                   GCancellable       *cancellable,
+                                                   GAsyncReadyCallback callback,
+                                                   gpointer            user_data);
+ATOMR_AVAILABLE_IN_ALL
+gboolean         atomr_graph_replay_switch_finish (GAsyncResult       *result,
+                                                   GError            **error);
 
 ATOMR_AVAILABLE_IN_ALL
 gchar           *atomr_graph_to_dot           (AtomrGraph           *self,

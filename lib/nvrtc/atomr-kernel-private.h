@@ -23,7 +23,15 @@ typedef struct {
   AtomrBuffer *buffer;     /* owned; NULL for a scalar */
   gboolean     write;
   AtomrArgKind kind;       /* what the adder says it is */
+  gboolean     condition;  /* atomr_kernel_args_add_graph_condition(): the value is
+                            * ATOMR_GRAPH_CONDITION_PLACEHOLDER until a graph
+                            * puts the conditional node's handle in its place */
 } AtomrKernelArg;
+
+/* What a graph-condition argument holds in the launch request and in the
+ * captured kernel node, until the graph that embeds the node's graph as
+ * the body of a conditional node writes the node's handle over it. */
+#define ATOMR_GRAPH_CONDITION_PLACEHOLDER G_GUINT64_CONSTANT (0xa70c0d17c0a7c0d5)
 
 struct _AtomrKernelArgs {
   gint        ref_count;

@@ -1509,3 +1509,57 @@ atomr_kernel_args_add_bytes (AtomrKernelArgs *args,
   data = g_bytes_get_data (value, &size);
   return add_value (args, data, size, ATOMR_ARG_BYTES);
 }
+
+/**
+ * atomr_kernel_args_add_graph_condition:
+ * @args: arguments
+ *
+ * Appends the handle of the conditional graph node whose body the launch
+ * is recorded into: an `unsigned long long` parameter (a
+ * `cudaGraphConditionalHandle`) that the kernel passes to
+ * `cudaGraphSetConditional (handle, value)` to set the node's condition
+ * itself.  A while body uses it to decide on the GPU whether to go on
+ * (see [method@Atomr.Graph.replay_while_async]); in the body of an if or
+ * a switch node the value is no longer read once the body runs.
+ *
+ * The launch must be recorded into a graph (see
+ * [method@Atomr.Graph.begin_capture]) that then serves as the body of a
+ * conditional node: [method@Atomr.Graph.replay_while_async],
+ * [method@Atomr.Graph.replay_if_async] or
+ * [func@Atomr.Graph.replay_switch_async], recorded into another graph or
+ * not.  The handle exists only there: such a graph cannot be replayed on
+ * its own or as a child graph, and an unrecorded launch with this
+ * argument fails (%ATOMR_ERROR_NOT_SUPPORTED).
+ *
+ * NVRTC has no CUDA runtime headers: declare the device function in the
+ * kernel's source as the CUDA headers do (it is a builtin the driver
+ * resolves when it loads the module; no `-rdc`, no device runtime
+ * library):
+ *
+ * |[<!-- language="C" -->
+ * typedef unsigned long long cudaGraphConditionalHandle;
+ * extern "C" __device__ __cudart_builtin__ void
+ * cudaGraphSetConditional (cudaGraphConditionalHandle handle, unsigned int value);
+ *
+ * extern "C" __global__ void
+ * count_down (cudaGraphConditionalHandle handle, int *n)
+ * {
+ *   int left = --*n;
+ *   cudaGraphSetConditional (handle, left > 0);
+ * }
+ * ]|
+ *
+ * Returns: (transfer none): @args, for chaining
+ *
+ * Since: 0.2
+ */
+AtomrKernelArgs *
+atomr_kernel_args_add_graph_condition (AtomrKernelArgs *args)
+{
+  guint64 placeholder = ATOMR_GRAPH_CONDITION_PLACEHOLDER;
+
+  g_return_val_if_fail (args != NULL, NULL);
+  add_value (args, &placeholder, sizeof placeholder, ATOMR_ARG_INT);
+  g_array_index (args->args, AtomrKernelArg, args->args->len - 1).condition = TRUE;
+  return args;
+}

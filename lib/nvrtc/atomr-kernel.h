@@ -178,6 +178,8 @@ AtomrKernelArgs *atomr_kernel_args_add_size     (AtomrKernelArgs *args,
 ATOMR_AVAILABLE_IN_ALL
 AtomrKernelArgs *atomr_kernel_args_add_bytes    (AtomrKernelArgs *args,
                                                  GBytes          *value);
+ATOMR_AVAILABLE_IN_ALL
+AtomrKernelArgs *atomr_kernel_args_add_graph_condition (AtomrKernelArgs *args);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AtomrKernelArgs, atomr_kernel_args_unref)
 

@@ -640,6 +640,26 @@ launch_enqueue (AtomrOp  *op,
   CUfunction function;
   CUresult res;
 
+  for (guint i = 0; i < args->args->len; i++)
+    {
+      CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+
+      /* A conditional node's handle exists only in a graph: the launch
+       * must be captured (into a graph that becomes such a node's body). */
+      if (!g_array_index (args->args, AtomrKernelArg, i).condition)
+        continue;
+      if (!atomr_op_is_host (op) &&
+          ATOMR_CU->cuStreamGetCaptureInfo (atomr_op_get_cu_stream (op), &status, NULL, NULL, NULL,
+                                            NULL, NULL) == CUDA_SUCCESS &&
+          status == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        break;
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "launch: argument %u of kernel %s is a graph condition handle, which exists only "
+                   "in the body of a conditional graph node; record the launch into a graph and "
+                   "replay that with atomr_graph_replay_while/if/switch_async", i,
+                   atomr_kernel_get_name (req->kernel));
+      return FALSE;
+    }
   if (atomr_op_is_host (op))
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
@@ -739,6 +759,22 @@ gboolean
 atomr_nvrtc_op_is_launch (AtomrOp *op)
 {
   return atomr_op_get_enqueue (op) == launch_enqueue;
+}
+
+gboolean
+atomr_kernel_args_have_condition (AtomrKernelArgs *args)
+{
+  for (guint i = 0; i < args->args->len; i++)
+    if (g_array_index (args->args, AtomrKernelArg, i).condition)
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+atomr_nvrtc_launch_takes_condition (AtomrOp *op)
+{
+  return atomr_nvrtc_op_is_launch (op) &&
+         atomr_kernel_args_have_condition (((LaunchRequest *) atomr_op_get_data (op))->args);
 }
 
 gboolean

@@ -65,5 +65,8 @@ gboolean     atomr_nvrtc_launch_check_args  (struct _AtomrOp     *op,
 void         atomr_nvrtc_launch_set_args    (struct _AtomrOp     *op,
                                              AtomrKernelArgs     *args);
 void       **atomr_nvrtc_launch_get_params  (struct _AtomrOp     *op);
+/* The launch has an atomr_kernel_args_add_graph_condition() argument. */
+gboolean     atomr_nvrtc_launch_takes_condition (struct _AtomrOp *op);
+gboolean     atomr_kernel_args_have_condition   (AtomrKernelArgs *args);
 
 G_END_DECLS

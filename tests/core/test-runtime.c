@@ -729,6 +729,84 @@ test_decider_and_context_lost (void)
   g_signal_handlers_disconnect_by_data (device, &lost);
 }
 
+/* ------------------------------------------------------------------ */
+/* A request's own polling window (atomr_op_set_spin_usec: graph replays
+ * ask for one about as long as they take).  The actor polls for 1 µs; a
+ * request that asked for far longer is still polled (its context's
+ * timeout is 0) 2 ms later; the old code handed it to the waiter thread
+ * (the context slept: -1).  (A request handed off here would leave its
+ * source to the completion service's thread, whose last unref of it can
+ * outlive this private context: GLib 2.74's g_source_unref then unlocks
+ * the freed context, which valgrind reports.) */
+
+static gboolean
+nothing_enqueue (AtomrOp *op, GError **error)
+{
+  return TRUE;
+}
+
+/* The timeout the context's next poll would use. */
+static gint
+poll_timeout (GMainContext *context)
+{
+  GPollFD fds[16];
+  gint priority = 0, timeout = -2;
+
+  g_main_context_prepare (context, &priority);
+  g_main_context_query (context, priority, &timeout, fds, G_N_ELEMENTS (fds));
+  g_main_context_check (context, priority, fds, 0);
+  g_main_context_dispatch (context);
+  return timeout;
+}
+
+static void
+check_spin_window (guint op_spin_usec, gint want_timeout)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(AtomrActor) actor = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(GAsyncResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  AtomrOp *op;
+  gint timeout;
+
+  g_main_context_push_thread_default (context);
+  g_assert_true (g_main_context_acquire (context));
+  actor = new_actor (device, context);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 16, &error);
+  g_assert_no_error (error);
+  atomr_actor_set_spin_usec (actor, 1);
+
+  op = atomr_op_new (actor, "wait", check_spin_window, NULL, store_result, &result);
+  atomr_op_write (op, buffer);
+  atomr_op_set_enqueue (op, nothing_enqueue);
+  if (op_spin_usec > 0)
+    atomr_op_set_spin_usec (op, op_spin_usec);
+  atomr_op_submit (op);
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  g_assert_null (result);               /* its fence is pending */
+  poll_timeout (context);               /* the head is first seen pending */
+  g_usleep (2000);
+  timeout = poll_timeout (context);
+  g_assert_cmpint (timeout, ==, want_timeout);
+
+  atomr_host_stream_complete (atomr_actor_get_stream (actor), G_MAXUINT, CUDA_SUCCESS);
+  while (result == NULL)
+    g_main_context_iteration (context, TRUE);
+  g_assert_true (g_task_propagate_boolean (G_TASK (result), &error));
+  g_assert_no_error (error);
+  g_main_context_release (context);
+  g_main_context_pop_thread_default (context);
+}
+
+static void
+test_op_spin_window (void)
+{
+  check_spin_window (G_MAXINT / 2, 0);        /* its own window: still polled */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -746,6 +824,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/completion/threads", test_completion_threads);
   g_test_add_func ("/runtime/cancel-queued", test_cancel_queued);
   g_test_add_func ("/runtime/failed-fence-record", test_failed_fence_record);
+  g_test_add_func ("/runtime/op-spin-window", test_op_spin_window);
   g_test_add_func ("/runtime/sticky/watchdog", test_watchdog);
   g_test_add_func ("/runtime/sticky/decider-and-context-lost", test_decider_and_context_lost);
 

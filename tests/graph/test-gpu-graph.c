@@ -18,6 +18,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "graph/atomr-graph-private.h"
 #include "../test-guard.h"
 
 #define N 64          /* N x N matrices, column major */
@@ -587,7 +588,9 @@ replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
     return atomr_graph_replay_while_finish (graph, r, error);
   if (g_async_result_is_tagged (r, atomr_graph_replay_async))
     return atomr_graph_replay_finish (graph, r, error);
-  g_error ("finish_replay: the result answers a request of %s, not a graph "
+  if (tag == (gpointer) atomr_graph_replay_switch_async)
+    return atomr_graph_replay_switch_finish (r, error);
+  g_error ("finish_replay: the result answers a request of %s (source tag %p), not a graph "
            "replay: a result slot passed again without g_clear_object?",
            G_OBJECT_TYPE_NAME (source = g_async_result_get_source_object (r)));
   return FALSE;
@@ -612,6 +615,34 @@ static const gchar *cond_source =
   "    acc[i] += 1.0f;\n"
   "  if (i == 0)\n"
   "    *counter -= 1;\n"
+  "}\n"
+  "extern \"C\" __global__ void next_selector (int *sel, int modulo)\n"
+  "{\n"
+  "  if (blockIdx.x == 0 && threadIdx.x == 0)\n"
+  "    *sel = (*sel + 1) % modulo;\n"
+  "}\n"
+  "extern \"C\" __global__ void inc (float *x)\n"
+  "{\n"
+  "  if (threadIdx.x == 0)\n"
+  "    x[0] += 1.0f;\n"
+  "}\n"
+  "/* The device runtime's declaration (NVRTC has no runtime headers): a\n"
+  " * builtin the driver resolves when it loads the module. */\n"
+  "typedef unsigned long long cudaGraphConditionalHandle;\n"
+  "extern \"C\" __device__ __cudart_builtin__ void\n"
+  "cudaGraphSetConditional (cudaGraphConditionalHandle handle, unsigned int value);\n"
+  "extern \"C\" __global__ void count_down_set (cudaGraphConditionalHandle handle, int *counter,\n"
+  "                                             float *acc, unsigned long long n)\n"
+  "{\n"
+  "  unsigned long long i = blockIdx.x * (unsigned long long) blockDim.x + threadIdx.x;\n"
+  "  if (i < n)\n"
+  "    acc[i] += 1.0f;\n"
+  "  if (i == 0)\n"
+  "    {\n"
+  "      int left = *counter - 1;\n"
+  "      *counter = left;\n"
+  "      cudaGraphSetConditional (handle, left > 0 ? 1u : 0u);\n"
+  "    }\n"
   "}\n";
 
 static AtomrKernel *
@@ -913,6 +944,343 @@ test_cond_while (void)
   actors_clear (&s);
 }
 
+/* A chain of 100 dependent launches of one actor: the CUDA graph holds
+ * exactly its 100 kernel nodes (no event, empty or memset node between
+ * them), every replay adds 100, and after a replay the next one asks for
+ * a polling window about as long as a replay takes. */
+static void
+test_chain_structure (void)
+{
+  Actors s = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrKernel) k_inc = NULL;
+  g_autoptr(AtomrBuffer) x = NULL;
+  g_autoptr(AtomrGraph) chain = atomr_graph_new ("chain-100");
+  g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+  g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new_1d (32, 32);
+  g_autoptr(GBytes) bytes = NULL;
+  AtomrActor *actors[1];
+  guint n_kernels = 0, n_other = 0;
+  gfloat zero = 0.0f;
+
+  if (!need_device ())
+    return;
+  actors_init (&s);
+  k_inc = compile_cond_kernel (s.nvrtc, "inc");
+  x = atomr_buffer_new (device, ATOMR_DTYPE_F32, 1, &error);
+  g_assert_no_error (error);
+  bytes = g_bytes_new (&zero, sizeof zero);
+  g_assert_true (atomr_buffer_upload_sync (x, bytes, NULL, &error));
+  g_assert_no_error (error);
+  atomr_kernel_args_add_buffer (args, x);
+
+  actors[0] = ATOMR_ACTOR (s.nvrtc);
+  g_assert_true (atomr_graph_begin_capture (chain, actors, 1, &error));
+  for (guint k = 0; k < 100; k++)
+    atomr_nvrtc_actor_launch_async (s.nvrtc, k_inc, config, args, NULL, NULL, NULL);
+  g_assert_true (atomr_graph_end_capture (chain, &error));
+  g_assert_no_error (error);
+  g_assert_false (atomr_graph_count_cuda_nodes (chain, &n_kernels, &n_other, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (chain), ==, 0);
+
+  for (guint i = 0; i < 5; i++)
+    replay (chain, ATOMR_ACTOR (s.nvrtc));
+  g_assert_true (atomr_graph_count_cuda_nodes (chain, &n_kernels, &n_other, &error));
+  g_assert_no_error (error);
+  g_test_message ("chain-100: %u kernel nodes, %u other nodes; next replay polls up to %u us",
+                  n_kernels, n_other, atomr_graph_get_replay_spin_usec (chain));
+  g_assert_cmpuint (n_kernels, ==, 100);
+  g_assert_cmpuint (n_other, ==, 0);
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (chain), ==, 1);
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (chain), >=, 20);
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (chain), <=, 2000);
+  {
+    g_autoptr(GBytes) got = atomr_buffer_download_sync (x, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpfloat (*(const gfloat *) g_bytes_get_data (got, NULL), ==, 500.0f);
+  }
+
+  g_clear_object (&chain);
+  actors_clear (&s);
+}
+
+static gboolean
+driver_has_switch (void)
+{
+  if (atomr_device_get_driver_version () >= 12080)
+    return TRUE;
+  g_test_skip_printf ("SWITCH conditional nodes need CUDA 12.8; the driver is %d",
+                      atomr_device_get_driver_version ());
+  return FALSE;
+}
+
+typedef struct
+{
+  GPtrArray *details;   /* gchar*: detail of every graph-switch record, in order */
+  GPtrArray *branches;  /* gchar*: detail of every add_scalar record */
+} SwitchSeen;
+
+static void
+on_switch_complete (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  SwitchSeen *seen = user_data;
+  const gchar *operation = atomr_launch_info_get_operation (info);
+  const gchar *detail = atomr_launch_info_get_detail (info);
+
+  if (detail == NULL)
+    return;
+  if (g_str_equal (operation, "graph-switch") && strstr (detail, "replay #") != NULL)
+    g_ptr_array_add (seen->details, g_strdup (detail));
+  else if (strstr (detail, "> switch branch") != NULL)
+    g_ptr_array_add (seen->branches, g_strdup (detail));
+}
+
+/* y += 1, 10 or 100: three branch graphs; outer = sel = (sel + 1) % 4,
+ * then "switch sel" with three branches (3: none).  Replayed with the
+ * selector from the host, then eight replays in flight at once that walk
+ * the selector 0, 1, 2, 3, 0, ...: y against the CPU, and the trace says
+ * which branch each replay ran. */
+static void
+test_cond_switch (void)
+{
+  Actors s = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrKernel) k_add = NULL, k_next = NULL;
+  g_autoptr(AtomrBuffer) y = NULL, sel = NULL;
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer-switch");
+  g_autoptr(AtomrKernelArgs) next_args = atomr_kernel_args_new ();
+  g_autoptr(AtomrLaunchConfig) one = atomr_launch_config_new_1d (1, 32);
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  g_autofree gfloat *zeros = g_new0 (gfloat, N * N);
+  g_autofree gchar *dot = NULL, *path = NULL;
+  const gfloat adds[] = { 1.0f, 10.0f, 100.0f };
+  AtomrGraph *branches[3] = { NULL };
+  SwitchSeen seen = { g_ptr_array_new_with_free_func (g_free), g_ptr_array_new_with_free_func (g_free) };
+  AtomrActor *actors[1];
+  gfloat want = 0.0f;
+  gulong handler;
+
+  if (!need_device () || !driver_has_switch ())
+    return;
+  actors_init (&s);
+  k_add = compile_cond_kernel (s.nvrtc, "add_scalar");
+  k_next = compile_cond_kernel (s.nvrtc, "next_selector");
+  y = buffer_with (zeros);
+  sel = i32_with (3);
+  for (guint b = 0; b < 3; b++)
+    {
+      g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+      g_autofree gchar *name = g_strdup_printf ("add-%g", (double) adds[b]);
+
+      atomr_kernel_args_add_size (atomr_kernel_args_add_f32 (atomr_kernel_args_add_buffer (args, y), adds[b]),
+                                  N * N);
+      branches[b] = record_launch (s.nvrtc, k_add, args, N * N, name);
+    }
+  atomr_kernel_args_add_i32 (atomr_kernel_args_add_buffer (next_args, sel), 4);
+  actors[0] = ATOMR_ACTOR (s.nvrtc);
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_nvrtc_actor_launch_async (s.nvrtc, k_next, one, next_args, NULL, store_result, &r1);
+  atomr_graph_replay_switch_async (ATOMR_ACTOR (s.nvrtc), branches, 3, sel, NULL, store_result, &r2);
+  wait_for (&r1);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (s.nvrtc, r1, &error));
+  g_assert_no_error (error);
+  g_clear_object (&r1);
+  finish_replay (outer, &r2);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  dot = atomr_graph_to_dot (outer, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (dot, "switch on condition (3 branches)"));
+  g_assert_nonnull (strstr (dot, "label=\"case 2: graph add-100\";"));
+  g_clear_pointer (&dot, g_free);
+
+  handler = g_signal_connect (s.nvrtc, "after-complete", G_CALLBACK (on_switch_complete), &seen);
+
+  /* One replay at a time: sel 3 -> 0, 1, 2, 3 (none), 0. */
+  for (guint i = 0; i < 5; i++)
+    {
+      guint chosen = (i + 4) % 4;   /* sel before the replay is (i + 3) % 4 */
+      g_autofree gfloat *got = NULL;
+
+      replay (outer, ATOMR_ACTOR (s.nvrtc));
+      if (chosen < 3)
+        want += adds[chosen];
+      got = download (y);
+      g_test_message ("switch replay %u: selector %d, y[0] = %g (want %g), switch record: %s", i,
+                      i32_of (sel), (double) got[0], (double) want,
+                      seen.details->len > i ? (const gchar *) g_ptr_array_index (seen.details, i) : "(none)");
+      g_assert_cmpint (i32_of (sel), ==, (gint32) chosen);
+      assert_all (y, want);
+    }
+  g_assert_true (atomr_graph_get_instantiated (outer));
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (outer), ==, 1);
+
+  /* Eight in flight (no wait in between): each is attributed to its own
+   * run's branch. */
+  g_ptr_array_set_size (seen.details, 0);
+  g_ptr_array_set_size (seen.branches, 0);
+  for (guint i = 0; i < 7; i++)
+    atomr_graph_replay_async (outer, ATOMR_ACTOR (s.nvrtc), NULL, NULL, NULL);
+  atomr_graph_replay_async (outer, ATOMR_ACTOR (s.nvrtc), NULL, store_result, &r1);
+  finish_replay (outer, &r1);
+  want += 2 * (adds[0] + adds[1] + adds[2]);
+  assert_all (y, want);
+  for (guint i = 0; i < seen.details->len; i++)
+    g_test_message ("in flight %u: %s", i, (const gchar *) g_ptr_array_index (seen.details, i));
+  g_assert_cmpuint (seen.details->len, ==, 8);
+  g_assert_cmpuint (seen.branches->len, ==, 6);
+  for (guint i = 0; i < 8; i++)
+    {
+      guint chosen = (i + 1) % 4;   /* sel was 0 before the first */
+      g_autofree gchar *part = chosen < 3 ? g_strdup_printf (", ran branch %u", chosen)
+                                          : g_strdup (", condition 3: no branch ran");
+      g_assert_nonnull (strstr (g_ptr_array_index (seen.details, i), part));
+    }
+  g_assert_nonnull (strstr (g_ptr_array_index (seen.branches, 0), "switch branch 1 graph add-10 node 1/1"));
+  g_signal_handler_disconnect (s.nvrtc, handler);
+
+  /* The driver's dump. */
+  path = g_build_filename (g_get_tmp_dir (), "atomr-test-gpu-graph-switch.dot", NULL);
+  g_assert_true (atomr_graph_write_dot (outer, path, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (path, &dot, NULL, &error));
+  g_test_message ("driver DOT of a switch graph: %" G_GSIZE_FORMAT " bytes, says \"switch\": %s, "
+                  "names atomr_cond_switch: %s", strlen (dot), contains_ci (dot, "switch") ? "yes" : "no",
+                  strstr (dot, "atomr_cond_switch") ? "yes" : "no");
+  g_remove (path);
+
+  /* Not recorded: one run, per value (5: none). */
+  {
+    const gint32 values[] = { 2, 0, 5, 1 };
+
+    for (guint i = 0; i < G_N_ELEMENTS (values); i++)
+      {
+        g_autoptr(AtomrBuffer) v = i32_with (values[i]);
+
+        atomr_graph_replay_switch_async (s.copy, branches, 3, v, NULL, store_result, &r1);
+        finish_replay (branches[0], &r1);
+        if (values[i] < 3)
+          want += adds[values[i]];
+        assert_all (y, want);
+      }
+  }
+
+  g_clear_object (&outer);
+  for (guint b = 0; b < 3; b++)
+    g_clear_object (&branches[b]);
+  g_ptr_array_unref (seen.details);
+  g_ptr_array_unref (seen.branches);
+  actors_clear (&s);
+}
+
+/* The while body sets its node's condition itself: count_down_set gets
+ * the node's handle (atomr_kernel_args_add_graph_condition), counts the
+ * counter down and calls cudaGraphSetConditional (handle, left > 0). */
+static void
+test_cond_while_handle (void)
+{
+  Actors s = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrKernel) k_count = NULL;
+  g_autoptr(AtomrBuffer) acc = NULL, counter = NULL, start = NULL, go = NULL;
+  g_autoptr(AtomrGraph) loop = NULL;
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer-while-handle");
+  g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL;
+  g_autofree gfloat *zeros = g_new0 (gfloat, N * N);
+  const gint32 starts[] = { 5, 1, 3, 64 };
+  AtomrActor *actors[2];
+
+  if (!need_device ())
+    return;
+  actors_init (&s);
+  k_count = compile_cond_kernel (s.nvrtc, "count_down_set");
+  acc = buffer_with (zeros);
+  counter = i32_with (0);
+  start = i32_with (5);
+  go = i32_with (1);
+
+  atomr_kernel_args_add_size (atomr_kernel_args_add_buffer (atomr_kernel_args_add_buffer (
+                                atomr_kernel_args_add_graph_condition (args), counter), acc), N * N);
+  loop = record_launch (s.nvrtc, k_count, args, N * N, "loop-sets");
+
+  actors[0] = s.copy;
+  actors[1] = ATOMR_ACTOR (s.nvrtc);
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 2, &error));
+  atomr_actor_copy_async (s.copy, counter, start, NULL, store_result, &r1);
+  atomr_graph_replay_while_async (loop, ATOMR_ACTOR (s.nvrtc), go, 1000, NULL, store_result, &r2);
+  wait_for (&r1);
+  g_assert_true (atomr_actor_copy_finish (s.copy, r1, &error));
+  g_assert_no_error (error);
+  g_clear_object (&r1);
+  finish_replay (loop, &r2);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < G_N_ELEMENTS (starts); i++)
+    {
+      g_autoptr(GBytes) bytes = g_bytes_new (&starts[i], sizeof starts[i]);
+      g_autofree gfloat *got = NULL;
+
+      g_assert_true (atomr_buffer_upload_sync (start, bytes, NULL, &error));
+      g_assert_no_error (error);
+      upload (acc, zeros);
+      replay (outer, s.copy);
+      got = download (acc);
+      g_test_message ("while set by the body, start %d: acc[0] = %g (want %d), counter %d (want 0)",
+                      starts[i], (double) got[0], starts[i], i32_of (counter));
+      assert_all (acc, (gfloat) starts[i]);
+      g_assert_cmpint (i32_of (counter), ==, 0);
+    }
+  g_assert_cmpuint (atomr_graph_get_n_instantiations (outer), ==, 1);
+
+  /* go = 0: the first iteration does not run; the body never sees the
+   * counter. */
+  {
+    gint32 zero = 0;
+    g_autoptr(GBytes) bytes = g_bytes_new (&zero, sizeof zero);
+
+    g_assert_true (atomr_buffer_upload_sync (go, bytes, NULL, &error));
+    g_assert_no_error (error);
+    upload (acc, zeros);
+    replay (outer, s.copy);
+    assert_all (acc, 0.0f);
+    g_assert_cmpint (i32_of (counter), ==, starts[G_N_ELEMENTS (starts) - 1]);
+  }
+
+  /* Not recorded, with a limit: 10 would take ten iterations, 4 run. */
+  g_clear_object (&go);
+  go = i32_with (1);
+  g_clear_object (&counter);
+  counter = i32_with (10);
+  upload (acc, zeros);
+  g_clear_pointer (&args, atomr_kernel_args_unref);
+  args = atomr_kernel_args_new ();
+  atomr_kernel_args_add_size (atomr_kernel_args_add_buffer (atomr_kernel_args_add_buffer (
+                                atomr_kernel_args_add_graph_condition (args), counter), acc), N * N);
+  g_assert_true (atomr_graph_set_kernel_args (loop, 0, args, &error));
+  g_assert_no_error (error);
+  atomr_graph_replay_while_async (loop, ATOMR_ACTOR (s.nvrtc), go, 4, NULL, store_result, &r1);
+  finish_replay (loop, &r1);
+  assert_all (acc, 4.0f);
+  g_assert_cmpint (i32_of (counter), ==, 6);
+
+  /* The body alone has no node to take the handle from. */
+  atomr_graph_replay_async (loop, ATOMR_ACTOR (s.nvrtc), NULL, store_result, &r1);
+  wait_for (&r1);
+  g_assert_false (atomr_graph_replay_finish (loop, r1, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_clear_error (&error);
+  g_clear_object (&r1);
+
+  g_clear_object (&outer);
+  g_clear_object (&loop);
+  g_clear_object (&k_count);
+  actors_clear (&s);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -931,6 +1299,9 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/graph/child-graph", test_child_graph);
   g_test_add_func ("/gpu/graph/cond-if", test_cond_if);
   g_test_add_func ("/gpu/graph/cond-while", test_cond_while);
+  g_test_add_func ("/gpu/graph/chain-structure", test_chain_structure);
+  g_test_add_func ("/gpu/graph/cond-switch", test_cond_switch);
+  g_test_add_func ("/gpu/graph/cond-while-handle", test_cond_while_handle);
   ret = g_test_run ();
   test_guard_stop ();
   return ret;

@@ -18,6 +18,7 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 #include "core/atomr-device-private.h"
+#include "graph/atomr-graph-private.h"
 #include "nvrtc/atomr-kernel-private.h"
 #include "../test-guard.h"
 
@@ -179,8 +180,13 @@ test_capture_replay (Fixture *f, gconstpointer data)
   g_assert_cmpstr (name0, ==, "copy #1 on b");
   g_assert_cmpstr (name2, ==, "fill #1 on a");
   g_assert_null (atomr_graph_get_node_name (graph, 3));
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (graph), ==, 0);
 
   replay (f, graph, f->a);
+  /* The next replay polls about as long as this one took (at most 2 ms,
+   * at least the 20 us margin). */
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (graph), >=, 20);
+  g_assert_cmpuint (atomr_graph_get_replay_spin_usec (graph), <=, 2000);
   assert_floats (f->y, 1.0f, 1.0f);
   assert_floats (f->z, 1.0f, 1.0f);
   assert_floats (f->x, 7.0f, 0.0f);
@@ -888,7 +894,9 @@ replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
     return atomr_graph_replay_while_finish (graph, r, error);
   if (g_async_result_is_tagged (r, atomr_graph_replay_async))
     return atomr_graph_replay_finish (graph, r, error);
-  g_error ("finish_ok: the result answers a request of %s, not a graph "
+  if (tag == (gpointer) atomr_graph_replay_switch_async)
+    return atomr_graph_replay_switch_finish (r, error);
+  g_error ("finish_ok: the result answers a request of %s (source tag %p), not a graph "
            "replay: a result slot passed again without g_clear_object?",
            G_OBJECT_TYPE_NAME (source = g_async_result_get_source_object (r)));
   return FALSE;
@@ -1281,6 +1289,334 @@ test_cond_errors (Fixture *f, gconstpointer data)
   assert_floats (f->z, 1.0f, 0.0f);
 }
 
+/* The records @seen holds of @operation, in order. */
+static GPtrArray *
+infos_of (Seen *seen, const gchar *operation)
+{
+  GPtrArray *out = g_ptr_array_new ();
+
+  for (guint i = 0; i < seen->infos->len; i++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (seen->infos, i);
+      if (g_str_equal (atomr_launch_info_get_operation (info), operation))
+        g_ptr_array_add (out, info);
+    }
+  return out;
+}
+
+static void
+assert_contains (const gchar *text, const gchar *part)
+{
+  if (text == NULL || strstr (text, part) == NULL)
+    g_error ("\"%s\" does not say \"%s\"", text ? text : "(null)", part);
+}
+
+/* outer: c <- s (a), then "switch c: 0: z = 10, 1: z = 20, 2: z = 30"
+ * (branches on b): every replay runs the branch the copied value names,
+ * none for a value out of range (3, or -1: 0xffffffff unsigned). */
+static void
+test_cond_switch (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) c = new_i32 (f->device, 0);
+  g_autoptr(AtomrBuffer) s = new_i32 (f->device, 1);
+  g_autoptr(AtomrGraph) br0 = capture_fill (f->b, f->z, 10.0, "br0");
+  g_autoptr(AtomrGraph) br1 = capture_fill (f->b, f->z, 20.0, "br1");
+  g_autoptr(AtomrGraph) br2 = capture_fill (f->b, f->z, 30.0, "br2");
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(GAsyncResult) r1 = NULL, r2 = NULL, r3 = NULL;
+  g_autofree gchar *name = NULL, *dot = NULL;
+  g_autoptr(GPtrArray) switches = NULL, fills = NULL;
+  Seen seen = { g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref) };
+  AtomrGraph *branches[] = { br0, br1, br2 };
+  AtomrActor *actors[] = { f->a };
+  const struct { gint32 value; gfloat z; } cases[] = {
+    { 0, 10.0f }, { 1, 20.0f }, { 2, 30.0f }, { 3, -1.0f }, { -1, -1.0f }, { 1, 20.0f },
+  };
+
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_actor_copy_async (f->a, c, s, NULL, store_result, &r1);
+  atomr_graph_replay_switch_async (f->a, branches, 3, c, NULL, store_result, &r2);
+  iterate_until (&r1);
+  g_assert_true (atomr_actor_copy_finish (f->a, r1, &error));
+  g_clear_object (&r1);
+  finish_ok (outer, &r2);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (atomr_graph_get_n_nodes (outer), ==, 2);
+  name = atomr_graph_get_node_name (outer, 1);
+  g_assert_cmpstr (name, ==, "graph-switch #2 on a");
+  g_assert_cmpint (get_i32 (c), ==, 0);     /* recorded, not run */
+  assert_floats (f->z, 0.0f, 0.0f);
+
+  /* A diamond, one cluster per branch, an edge per case. */
+  dot = atomr_graph_to_dot (outer, &error);
+  g_assert_no_error (error);
+  assert_contains (dot, "n1 [shape=diamond, label=\"graph-switch #2 on a\\nswitch on condition (3 branches)\"];");
+  for (guint k = 0; k < 3; k++)
+    {
+      g_autofree gchar *cluster = g_strdup_printf ("subgraph cluster_n1_%u {", k);
+      g_autofree gchar *label = g_strdup_printf ("label=\"case %u: graph br%u\";", k, k);
+      g_autofree gchar *node = g_strdup_printf ("n1_%u_0 [label=\"fill #%u on b\"];", k, k + 1);
+      g_autofree gchar *edge = g_strdup_printf ("n1 -> n1_%u_0 [style=dashed, label=\"case %u\"];", k, k);
+      assert_contains (dot, cluster);
+      assert_contains (dot, label);
+      assert_contains (dot, node);
+      assert_contains (dot, edge);
+    }
+  assert_contains (dot, "n0 -> n1;");
+
+  g_signal_connect (f->a, "after-complete", G_CALLBACK (on_after_complete), &seen);
+  g_signal_connect (f->b, "after-complete", G_CALLBACK (on_after_complete), &seen);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GPtrArray) sw = NULL, fl = NULL;
+
+      g_ptr_array_set_size (seen.infos, 0);
+      set_floats (f->z, -1.0f);
+      set_i32 (s, cases[i].value);
+      replay (f, outer, f->a);
+      g_assert_cmpint (get_i32 (c), ==, cases[i].value);
+      assert_floats (f->z, cases[i].z, cases[i].z == -1.0f ? 1.0f : 0.0f);
+
+      /* The switch node's record says what ran; only that branch's node
+       * is reported, after it. */
+      sw = infos_of (&seen, "graph-switch");
+      fl = infos_of (&seen, "fill");
+      g_assert_cmpuint (sw->len, ==, 1);
+      if (cases[i].z == -1.0f)
+        {
+          g_autofree gchar *part = g_strdup_printf (", condition %u: no branch ran",
+                                                    (guint32) cases[i].value);
+          assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (sw, 0)), part);
+          g_assert_cmpuint (fl->len, ==, 0);
+        }
+      else
+        {
+          g_autofree gchar *part = g_strdup_printf (", ran branch %d", cases[i].value);
+          g_autofree gchar *where = g_strdup_printf ("graph outer node 2/2 > switch branch %d graph br%d node 1/1",
+                                                     cases[i].value, cases[i].value);
+          assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (sw, 0)), part);
+          g_assert_cmpuint (fl->len, ==, 1);
+          assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (fl, 0)), where);
+          g_assert_true (has_dependency (g_ptr_array_index (fl, 0),
+                                         atomr_launch_info_get_sequence (g_ptr_array_index (sw, 0))));
+        }
+    }
+
+  /* Two replays in flight at once, with different values: each is
+   * attributed to the branch its own run chose (a single "last value"
+   * would give both the second's). */
+  g_ptr_array_set_size (seen.infos, 0);
+  set_i32 (s, 0);
+  atomr_graph_replay_async (outer, f->a, NULL, store_result, &r1);
+  iterate_pending ();
+  set_i32 (s, 2);
+  atomr_graph_replay_async (outer, f->a, NULL, store_result, &r3);
+  iterate_pending ();
+  g_assert_null (r1);
+  g_assert_null (r3);
+  complete_all (f);
+  finish_ok (outer, &r1);
+  finish_ok (outer, &r3);
+  assert_floats (f->z, 30.0f, 0.0f);
+  switches = infos_of (&seen, "graph-switch");
+  fills = infos_of (&seen, "fill");
+  g_assert_cmpuint (switches->len, ==, 2);
+  g_assert_cmpuint (fills->len, ==, 2);
+  assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (switches, 0)), ", ran branch 0");
+  assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (fills, 0)), "switch branch 0 graph br0");
+  assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (switches, 1)), ", ran branch 2");
+  assert_contains (atomr_launch_info_get_detail (g_ptr_array_index (fills, 1)), "switch branch 2 graph br2");
+
+  g_signal_handlers_disconnect_by_func (f->a, on_after_complete, &seen);
+  g_signal_handlers_disconnect_by_func (f->b, on_after_complete, &seen);
+  g_ptr_array_unref (seen.infos);
+  g_assert_cmpuint (atomr_graph_get_n_replays (outer), ==, G_N_ELEMENTS (cases) + 2);
+}
+
+/* Not recorded: the request runs one branch, once; the same graph may
+ * be several branches. */
+static void
+test_cond_switch_eager (Fixture *f, gconstpointer data)
+{
+  g_autoptr(AtomrBuffer) c = NULL;
+  g_autoptr(AtomrGraph) two = capture_fill (f->b, f->z, 2.0, "two");
+  g_autoptr(AtomrGraph) five = capture_fill (f->c, f->z, 5.0, "five");
+  g_autoptr(GAsyncResult) r = NULL;
+  g_autoptr(GError) error = NULL;
+  AtomrGraph *branches[] = { two, five, two };
+
+  c = atomr_buffer_new (f->device, ATOMR_DTYPE_U32, 4, &error);
+  g_assert_no_error (error);
+  for (guint32 value = 0; value < 5; value++)
+    {
+      *(guint32 *) atomr_buffer_get_host_data (c) = value;
+      set_floats (f->z, 0.0f);
+      atomr_graph_replay_switch_async (f->a, branches, 3, c, NULL, store_result, &r);
+      iterate_pending ();
+      complete_all (f);
+      finish_ok (two, &r);
+      if (value < 3)
+        assert_floats (f->z, value == 1 ? 5.0f : 2.0f, 0.0f);
+      else
+        assert_floats (f->z, 0.0f, 1.0f);     /* out of range: nothing ran */
+    }
+  /* A switch counts no replay of its branches. */
+  g_assert_cmpuint (atomr_graph_get_n_replays (two), ==, 0);
+  g_assert_cmpuint (atomr_graph_get_n_replays (five), ==, 0);
+}
+
+static void
+test_cond_switch_errors (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) c = new_i32 (f->device, 0);
+  g_autoptr(AtomrDevice) other = atomr_device_new_host ();
+  g_autoptr(AtomrBuffer) elsewhere = new_i32 (other, 0);
+  g_autoptr(AtomrGraph) one = capture_fill (f->b, f->z, 1.0, "one");
+  g_autoptr(AtomrGraph) empty = atomr_graph_new ("empty");
+  g_autoptr(AtomrGraph) outer = atomr_graph_new ("outer");
+  g_autoptr(GAsyncResult) r = NULL;
+  AtomrGraph *branches[] = { one, NULL };
+  AtomrGraph *with_empty[] = { one, empty };
+  AtomrGraph *nested[] = { one, outer };
+  AtomrActor *actors[] = { f->a };
+
+  atomr_graph_replay_switch_async (f->a, branches, 0, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "needs at least one branch graph (n_branches is 0)");
+  atomr_graph_replay_switch_async (f->a, NULL, 2, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "n_branches is 2");
+  atomr_graph_replay_switch_async (f->a, branches, 2, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "branches[1] is NULL, not an AtomrGraph");
+  atomr_graph_replay_switch_async (f->a, with_empty, 2, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "graph empty cannot be replayed: it is empty");
+  atomr_graph_replay_switch_async (f->a, branches, 1, NULL, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "replay_switch needs a condition buffer");
+  atomr_graph_replay_switch_async (f->a, branches, 1, f->x, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "replay_switch: the condition buffer holds f32");
+  atomr_graph_replay_switch_async (f->a, branches, 1, elsewhere, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_INVALID_ARGUMENT, "the condition buffer is on device");
+
+  /* A branch with a conditional node of its own: nested, refused. */
+  g_assert_true (atomr_graph_begin_capture (outer, actors, 1, &error));
+  atomr_graph_replay_switch_async (f->a, branches, 1, c, NULL, store_result, &r);
+  finish_ok (one, &r);
+  g_assert_true (atomr_graph_end_capture (outer, &error));
+  g_assert_no_error (error);
+  atomr_graph_replay_switch_async (f->a, nested, 2, c, NULL, store_result, &r);
+  assert_replay_fails (one, &r, ATOMR_ERROR_NOT_SUPPORTED, "graph outer has conditional nodes itself");
+  /* None of them ran anything. */
+  assert_floats (f->z, 0.0f, 0.0f);
+}
+
+/* A launch that takes its conditional node's handle
+ * (atomr_kernel_args_add_graph_condition): recorded into a graph that is
+ * then a conditional body; refused anywhere the handle cannot exist. */
+static void
+test_cond_handle_arg (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(AtomrNvrtcActor) nvrtc = NULL;
+  g_autoptr(AtomrModule) module = g_object_new (ATOMR_TYPE_MODULE, NULL);
+  const gsize sizes[] = { 8, 8 };   /* count_down (unsigned long long handle, int *n) */
+  g_autoptr(AtomrKernel) kernel = NULL;
+  g_autoptr(AtomrBuffer) n = NULL, c = NULL;
+  g_autoptr(AtomrLaunchConfig) config = atomr_launch_config_new_1d (1, 1);
+  g_autoptr(AtomrKernelArgs) args = atomr_kernel_args_new ();
+  g_autoptr(AtomrKernelArgs) plain = atomr_kernel_args_new ();
+  g_autoptr(AtomrGraph) body = atomr_graph_new ("count-down");
+  g_autoptr(AtomrGraph) other = atomr_graph_new ("other");
+  g_autoptr(AtomrGraph) loop = atomr_graph_new ("loop");
+  g_autoptr(AtomrGraph) top = atomr_graph_new ("top");
+  g_autoptr(GAsyncResult) r = NULL;
+  AtomrActor *actors[1];
+
+  test_guard_start (30);
+  atomr_device_set_host_autocomplete (device, TRUE);
+  nvrtc = atomr_nvrtc_actor_new (device, &error);
+  g_assert_no_error (error);
+  actors[0] = ATOMR_ACTOR (nvrtc);
+  kernel = atomr_kernel_new_unloaded (device, module, "count_down", sizes, 2);
+  n = atomr_buffer_new (device, ATOMR_DTYPE_I32, 1, &error);
+  c = new_i32 (device, 1);
+  g_assert_no_error (error);
+  atomr_kernel_args_add_buffer (atomr_kernel_args_add_graph_condition (args), n);
+  atomr_kernel_args_add_buffer (atomr_kernel_args_add_u64 (plain, 7), n);
+
+  /* The argument fits an unsigned long long parameter ... */
+  g_assert_cmpuint (args->args->len, ==, 2);
+  g_assert_cmpuint (g_array_index (args->args, AtomrKernelArg, 0).size, ==, 8);
+
+  /* ... but a launch that is not recorded has no node to take it from. */
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, args, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_nvrtc_actor_launch_finish (nvrtc, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  assert_contains (error->message, "argument 0 of kernel count_down is a graph condition handle");
+  g_clear_error (&error);
+  g_clear_object (&r);
+
+  /* Recorded: the graph is a body, nothing else. */
+  g_assert_true (atomr_graph_begin_capture (body, actors, 1, &error));
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, args, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (nvrtc, r, &error));
+  g_clear_object (&r);
+  g_assert_true (atomr_graph_end_capture (body, &error));
+  g_assert_no_error (error);
+
+  atomr_graph_replay_async (body, actors[0], NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_finish (body, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  assert_contains (error->message, "graph count-down has launches that take a conditional node's handle");
+  assert_contains (error->message, "not on its own");
+  g_clear_error (&error);
+  g_clear_object (&r);
+
+  g_assert_true (atomr_graph_begin_capture (top, actors, 1, &error));
+  atomr_graph_replay_async (body, actors[0], NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_finish (body, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  assert_contains (error->message, "not a child graph of graph top");
+  g_clear_error (&error);
+  g_clear_object (&r);
+  g_assert_false (atomr_graph_end_capture (top, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  g_clear_error (&error);
+
+  /* As the body of a while node it is recorded like any body. */
+  g_assert_true (atomr_graph_begin_capture (loop, actors, 1, &error));
+  atomr_graph_replay_while_async (body, actors[0], c, 16, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_true (atomr_graph_replay_while_finish (body, r, &error));
+  g_assert_no_error (error);
+  g_clear_object (&r);
+  g_assert_true (atomr_graph_end_capture (loop, &error));
+  g_assert_no_error (error);
+
+  /* New arguments that take the handle make a plain graph a body only. */
+  g_assert_true (atomr_graph_begin_capture (other, actors, 1, &error));
+  atomr_nvrtc_actor_launch_async (nvrtc, kernel, config, plain, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_true (atomr_nvrtc_actor_launch_finish (nvrtc, r, &error));
+  g_clear_object (&r);
+  g_assert_true (atomr_graph_end_capture (other, &error));
+  g_assert_true (atomr_graph_set_kernel_args (other, 0, args, &error));
+  g_assert_no_error (error);
+  atomr_graph_replay_async (other, actors[0], NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_finish (other, r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED);
+  assert_contains (error->message, "graph other has launches that take a conditional node's handle");
+  g_clear_error (&error);
+  g_clear_object (&r);
+  test_guard_stop ();
+}
+
 /* A graph made by a binding's bare constructor never crashes. */
 static void
 test_bare (void)
@@ -1318,6 +1654,12 @@ test_bare (void)
   iterate_until (&r);
   g_assert_false (atomr_graph_replay_while_finish (graph, r, &error));
   g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_clear_object (&r);
+  atomr_graph_replay_switch_async (actor, &graph, 1, NULL, NULL, store_result, &r);
+  iterate_until (&r);
+  g_assert_false (atomr_graph_replay_switch_finish (r, &error));
+  g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
 }
 
 int
@@ -1343,9 +1685,13 @@ main (int argc, char **argv)
   ADD ("/graph/cond-while", test_cond_while);
   ADD ("/graph/cond-while-limit", test_cond_while_limit);
   ADD ("/graph/cond-errors", test_cond_errors);
+  ADD ("/graph/cond-switch", test_cond_switch);
+  ADD ("/graph/cond-switch-eager", test_cond_switch_eager);
+  ADD ("/graph/cond-switch-errors", test_cond_switch_errors);
 #undef ADD
   g_test_add_func ("/graph/bare", test_bare);
   g_test_add_func ("/graph/replays-then-sync", test_replays_then_sync);
   g_test_add_func ("/graph/kernel-args", test_kernel_args);
+  g_test_add_func ("/graph/cond-handle-arg", test_cond_handle_arg);
   return g_test_run ();
 }

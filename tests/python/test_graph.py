@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # AtomrGraph from Python on the public mock device (CPU suite): capture
 # across two actors, replay, node names, DOT, a child graph, and the
-# refusals of set_kernel_args, conditional nodes (if and while); the same
-# on a GPU when there is one.
+# refusals of set_kernel_args, conditional nodes (if, while and switch),
+# the graph-condition kernel argument; the same on a GPU when there is one
+# (switch nodes: a driver for CUDA 12.8 or newer).
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 import os
@@ -150,6 +151,57 @@ def check_conditional(device):
         assert 'holds f32' in error.message, error.message
 
 
+def switch(actor, branches, condition):
+    # A function, not a method: PyGObject hands its callback user_data too.
+    def start(cb):
+        Atomr.Graph.replay_switch_async(actor, branches, condition, None,
+                                        lambda source, result, _data: cb(source, result))
+    return start
+
+
+def check_switch(device):
+    a = Atomr.CopyActor.new(device)
+    a.set_name('py-switch')
+    z = Atomr.Buffer.new(device, Atomr.Dtype.F32, N)
+    c = i32(device, 0)
+    s = i32(device, 0)
+    branches = [graph_of(a, f'set-{k + 1}', lambda cb, v=float(k + 1): a.fill_async(z, v, None, cb),
+                         a.fill_finish) for k in range(3)]
+
+    # outer: c <- s, switch c: 0: z = 1, 1: z = 2, 2: z = 3
+    outer = Atomr.Graph.new('outer-switch')
+    assert outer.begin_capture([a])
+    recorded(lambda cb: a.copy_async(c, s, None, cb), a.copy_finish)
+    recorded(switch(a, branches, c), Atomr.Graph.replay_switch_finish)
+    assert outer.end_capture()
+    dot = outer.to_dot()
+    assert 'switch on condition (3 branches)' in dot, dot
+    assert 'label="case 2: graph set-3";' in dot, dot
+    for value, want in ((0, 1.0), (1, 2.0), (2, 3.0), (3, 0.0), (-1, 0.0), (2, 3.0)):
+        upload(z, [0.0] * N)
+        s.upload_sync(GLib.Bytes.new(struct.pack('i', value)), None)
+        assert run(lambda cb: outer.replay_async(a, None, cb), outer.replay_finish)
+        got = download(z)
+        assert got == [want] * N, (value, got)
+
+    # not recorded: one run
+    upload(z, [0.0] * N)
+    c.upload_sync(GLib.Bytes.new(struct.pack('i', 1)), None)
+    assert run(switch(a, branches, c), Atomr.Graph.replay_switch_finish)
+    assert download(z) == [2.0] * N
+
+    try:
+        run(switch(a, [], c), Atomr.Graph.replay_switch_finish)
+        raise AssertionError('a switch without branches must fail')
+    except GLib.Error as error:
+        assert error.matches(Atomr.error_quark(), Atomr.Error.INVALID_ARGUMENT), error.message
+        assert 'n_branches is 0' in error.message, error.message
+
+    # the graph-condition argument chains like any other
+    args = Atomr.KernelArgs.new()
+    assert args.add_graph_condition() is not None
+
+
 def graph_of(actor, name, start, finish):
     graph = Atomr.Graph.new(name)
     assert graph.begin_capture([actor])
@@ -165,6 +217,8 @@ def main():
     print('ok: capture, replay, child graph and refusals on the mock device')
     check_conditional(Atomr.Device.new_mock())
     print('ok: conditional nodes on the mock device')
+    check_switch(Atomr.Device.new_mock())
+    print('ok: switch nodes on the mock device')
     device = gpu_or_none()
     if device is None:
         print('ok: no CUDA device for the rest')
@@ -175,6 +229,11 @@ def main():
     print('ok: the same on the GPU')
     check_conditional(device)
     print('ok: conditional nodes on the GPU')
+    if Atomr.Device.get_driver_version() < 12080:
+        print(f'ok: no switch nodes on this driver ({Atomr.Device.get_driver_version()})')
+        return 0
+    check_switch(device)
+    print('ok: switch nodes on the GPU')
     return 0
 
 

@@ -10,8 +10,16 @@
  *      graph of 100 launches replayed 100 times (goal: atomr eager >= 0.97x
  *      raw throughput);
  *   3. a chain of 100 dependent tiny kernels, launch + wait: raw eager,
- *      raw cuGraphLaunch, atomr eager, atomr graph replay (goal: atomr
- *      replay >= 3x faster than raw eager);
+ *      raw cuGraphLaunch (uploaded once with cuGraphUpload, as CuPy and
+ *      atomr do), atomr eager, atomr graph replay (goal: atomr replay >=
+ *      3x faster than raw eager, and at least as fast as every peer);
+ *   3x. EXPERIMENTS, same run: the raw chain graph in variants that
+ *      might explain why CuPy replayed it faster than our raw baseline
+ *      (upload or not, CuPy's exact recipe, instantiate flags, stream
+ *      flags and priority, memory from cuMemAlloc instead of the pool,
+ *      spinning on cuStreamQuery instead of cuStreamSynchronize), timed
+ *      interleaved (one launch of each per round) so drift hits all
+ *      alike; and atomr's replay with its polling window variants;
  *   4. SGEMM 256^3, FP32 and TF32, 2000 pipelined calls: raw cuBLAS vs
  *      gemm_async (goal <= 1.05x raw per call), and a graph of 100 gemms
  *      replayed 20 times;
@@ -38,6 +46,7 @@
 #include "../bench-util.h"
 #include "core/atomr-actor-private.h"
 #include "nvrtc/atomr-kernel-private.h"
+#include "graph/atomr-graph-private.h"
 
 #define CHAIN   100
 #define N_CHAIN 300
@@ -117,6 +126,9 @@ raw_chain (AtomrDevice *device, CUfunction function, CUdeviceptr x, gboolean gra
         check (cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
       check (cu->cuStreamEndCapture (stream, &g), "cuStreamEndCapture");
       check (cu->cuGraphInstantiateWithFlags (&exec, g, 0), "cuGraphInstantiateWithFlags");
+      /* Uploaded once to the stream that launches it (CuPy's
+       * graph.upload(), atomr's instantiation). */
+      check (cu->cuGraphUpload (exec, stream), "cuGraphUpload");
     }
   for (guint i = 0; i < N_CHAIN + WARMUP; i++)
     {
@@ -171,15 +183,22 @@ atomr_eager_chain (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfi
   return bench_median (t, N_CHAIN);
 }
 
+/* @spin_usec: the actor's spin-usec during the run (-1: left as it is);
+ * @hint: whether replays ask for a polling window of their own (the
+ * library's default). */
 static gdouble
 atomr_graph_chain (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfig *config,
-                   AtomrKernelArgs *args)
+                   AtomrKernelArgs *args, gint spin_usec, gboolean hint)
 {
   g_autoptr(AtomrGraph) graph = atomr_graph_new ("chain-100");
   g_autoptr(GError) error = NULL;
   AtomrActor *actors[] = { ATOMR_ACTOR (actor) };
+  guint old_spin = atomr_actor_get_spin_usec (ATOMR_ACTOR (actor));
   gdouble t[N_CHAIN];
 
+  atomr_graph_set_replay_spin_hint (graph, hint);
+  if (spin_usec >= 0)
+    atomr_actor_set_spin_usec (ATOMR_ACTOR (actor), (guint) spin_usec);
   if (!atomr_graph_begin_capture (graph, actors, 1, &error))
     die ("begin_capture", error);
   for (guint k = 0; k < CHAIN; k++)
@@ -199,7 +218,156 @@ atomr_graph_chain (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfi
       if (i >= WARMUP)
         t[i - WARMUP] = bench_now_us () - t0;
     }
+  atomr_actor_set_spin_usec (ATOMR_ACTOR (actor), old_spin);
   return bench_median (t, N_CHAIN);
+}
+
+/* 3x. The raw chain graph in variants, timed interleaved. */
+typedef enum
+{
+  V_NO_UPLOAD,      /* the old raw row: capture, instantiate, launch */
+  V_UPLOAD,         /* + cuGraphUpload once (the raw row now) */
+  V_CUPY,           /* CuPy's recipe: relaxed capture, upload, graph destroyed */
+  V_INST_UPLOAD,    /* cuGraphInstantiateWithParams (FLAG_UPLOAD) */
+  V_NODE_PRIORITY,  /* + CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY */
+  V_BLOCKING,       /* a blocking stream (flags 0), as cupy.cuda.Stream() */
+  V_HIGH_PRIORITY,  /* the greatest stream priority */
+  V_MEM_ALLOC,      /* x from cuMemAlloc, not atomr's stream-ordered pool */
+  V_SPIN_QUERY,     /* wait by spinning on cuStreamQuery */
+  V_NO_UPLOAD_SPIN, /* no upload, spinning on cuStreamQuery */
+  N_VARIANTS
+} Variant;
+
+static const gchar *variant_names[N_VARIANTS] = {
+  "no upload (raw row before)",
+  "cuGraphUpload once (raw row now)",
+  "CuPy's: relaxed capture, upload, CUgraph destroyed",
+  "instantiate with FLAG_UPLOAD (cuGraphInstantiateWithParams)",
+  "upload + FLAG_USE_NODE_PRIORITY",
+  "upload, blocking stream (flags 0)",
+  "upload, greatest stream priority",
+  "upload, x from cuMemAlloc (not the pool)",
+  "upload, wait: spin on cuStreamQuery",
+  "no upload, wait: spin on cuStreamQuery",
+};
+
+typedef struct
+{
+  CUstream    stream;
+  CUgraph     graph;
+  CUgraphExec exec;
+  CUdeviceptr own_x;    /* V_MEM_ALLOC */
+  gboolean    ok;
+  gdouble     t[N_CHAIN];
+} Experiment;
+
+static void
+experiment_setup (Experiment *e, Variant v, CUfunction function, CUdeviceptr x)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUdeviceptr ptr = x;
+  void *params[] = { &ptr };
+  unsigned int flags = v == V_BLOCKING ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING;
+
+  e->ok = TRUE;
+  if (v == V_HIGH_PRIORITY)
+    {
+      int least = 0, greatest = 0;
+      check (cu->cuCtxGetStreamPriorityRange (&least, &greatest), "cuCtxGetStreamPriorityRange");
+      check (cu->cuStreamCreateWithPriority (&e->stream, CU_STREAM_NON_BLOCKING, greatest),
+             "cuStreamCreateWithPriority");
+    }
+  else
+    check (cu->cuStreamCreate (&e->stream, flags), "cuStreamCreate");
+  if (v == V_MEM_ALLOC)
+    {
+      check (cu->cuMemAlloc (&e->own_x, sizeof (gfloat)), "cuMemAlloc");
+      check (cu->cuMemsetD32Async (e->own_x, 0, 1, e->stream), "cuMemsetD32Async");
+      ptr = e->own_x;
+    }
+  check (cu->cuStreamBeginCapture (e->stream, v == V_CUPY ? CU_STREAM_CAPTURE_MODE_RELAXED
+                                                          : CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+         "cuStreamBeginCapture");
+  for (guint k = 0; k < CHAIN; k++)
+    check (cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, e->stream, params, NULL), "cuLaunchKernel");
+  check (cu->cuStreamEndCapture (e->stream, &e->graph), "cuStreamEndCapture");
+  if (v == V_INST_UPLOAD)
+    {
+      CUDA_GRAPH_INSTANTIATE_PARAMS ip = { 0 };
+
+      if (cu->cuGraphInstantiateWithParams == NULL)
+        {
+          e->ok = FALSE;
+          return;
+        }
+      ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+      ip.hUploadStream = e->stream;
+      check (cu->cuGraphInstantiateWithParams (&e->exec, e->graph, &ip), "cuGraphInstantiateWithParams");
+    }
+  else
+    check (cu->cuGraphInstantiateWithFlags (&e->exec, e->graph,
+                                            v == V_NODE_PRIORITY ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY : 0),
+           "cuGraphInstantiateWithFlags");
+  if (v != V_NO_UPLOAD && v != V_NO_UPLOAD_SPIN && v != V_INST_UPLOAD)
+    check (cu->cuGraphUpload (e->exec, e->stream), "cuGraphUpload");
+  if (v == V_CUPY)
+    {
+      cu->cuGraphDestroy (e->graph);
+      e->graph = NULL;
+    }
+  check (cu->cuStreamSynchronize (e->stream), "cuStreamSynchronize");
+}
+
+static void
+experiment_run_once (Experiment *e, Variant v, guint i)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  gdouble t0 = bench_now_us ();
+
+  check (cu->cuGraphLaunch (e->exec, e->stream), "cuGraphLaunch");
+  if (v == V_SPIN_QUERY || v == V_NO_UPLOAD_SPIN)
+    {
+      CUresult res;
+      while ((res = cu->cuStreamQuery (e->stream)) == CUDA_ERROR_NOT_READY)
+        ;
+      check (res, "cuStreamQuery");
+    }
+  else
+    check (cu->cuStreamSynchronize (e->stream), "cuStreamSynchronize");
+  if (i >= WARMUP)
+    e->t[i - WARMUP] = bench_now_us () - t0;
+}
+
+/* Fills @out (µs, median; -1 where a variant is not available) and adds
+ * the increments of x to *@n_inc. */
+static void
+chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdouble *out, guint *n_inc)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  Experiment *e = g_new0 (Experiment, N_VARIANTS);
+
+  atomr_device_enter (device, NULL);
+  for (guint v = 0; v < N_VARIANTS; v++)
+    experiment_setup (&e[v], v, function, x);
+  for (guint i = 0; i < N_CHAIN + WARMUP; i++)
+    for (guint v = 0; v < N_VARIANTS; v++)
+      if (e[v].ok)
+        experiment_run_once (&e[v], v, i);
+  for (guint v = 0; v < N_VARIANTS; v++)
+    {
+      out[v] = e[v].ok ? bench_median (e[v].t, N_CHAIN) : -1.0;
+      if (e[v].ok && v != V_MEM_ALLOC)
+        *n_inc += (N_CHAIN + WARMUP) * CHAIN;
+      if (e[v].exec)
+        cu->cuGraphExecDestroy (e[v].exec);
+      if (e[v].graph)
+        cu->cuGraphDestroy (e[v].graph);
+      if (e[v].own_x)
+        cu->cuMemFree (e[v].own_x);
+      cu->cuStreamDestroy (e[v].stream);
+    }
+  atomr_device_leave (device);
+  g_free (e);
 }
 
 /* The device address of @args' first argument (a buffer). */
@@ -556,6 +724,7 @@ main (int argc, char **argv)
   gdouble raw_eager, raw_graph, at_eager, at_graph, want;
   gdouble rt_raw, rt_at, pl_raw, pl_at, pl_graph, h_raw, h_submit, h_complete;
   gdouble g_raw[2], g_at[2], g_graph[2];
+  gdouble exp_raw[N_VARIANTS], at_spin0, at_spin5000, at_nohint;
   guint n_inc = 0;
   gfloat value;
 
@@ -591,8 +760,13 @@ main (int argc, char **argv)
   raw_eager = raw_chain (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), FALSE);
   raw_graph = raw_chain (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), TRUE);
   at_eager = atomr_eager_chain (actor, kernel, config, args);
-  at_graph = atomr_graph_chain (actor, kernel, config, args);
+  at_graph = atomr_graph_chain (actor, kernel, config, args, -1, TRUE);
   n_inc += 4 * (N_CHAIN + WARMUP) * CHAIN;
+  chain_experiments (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), exp_raw, &n_inc);
+  at_nohint = atomr_graph_chain (actor, kernel, config, args, -1, FALSE);
+  at_spin0 = atomr_graph_chain (actor, kernel, config, args, 0, TRUE);
+  at_spin5000 = atomr_graph_chain (actor, kernel, config, args, 5000, TRUE);
+  n_inc += 3 * (N_CHAIN + WARMUP) * CHAIN;
   for (guint m = 0; m < 2; m++)
     gemm_rows (device, m == 1, &g_raw[m], &g_at[m], &g_graph[m]);
   host_cost (device, actor, kernel, spin, config, args, &h_raw, &h_submit, &h_complete, &n_inc);
@@ -620,12 +794,30 @@ main (int argc, char **argv)
   printf ("## 3. chain of %d dependent tiny kernels, launch + wait, median of %d (ratio: time / raw eager)\n",
           CHAIN, N_CHAIN);
   printf ("%-58s %12.2f %8s\n", "raw eager: 100 x cuLaunchKernel + sync", raw_eager, "1.00");
-  printf ("%-58s %12.2f %8.2f\n", "raw graph: cuGraphLaunch + sync", raw_graph, raw_graph / raw_eager);
+  printf ("%-58s %12.2f %8.2f\n", "raw graph: uploaded once, cuGraphLaunch + sync", raw_graph, raw_graph / raw_eager);
   printf ("%-58s %12.2f %8.2f\n", "atomr eager: 100 x launch_async, reply of the last", at_eager,
           at_eager / raw_eager);
   printf ("%-58s %12.2f %8.2f\n", "atomr graph: replay_async, reply", at_graph, at_graph / raw_eager);
   printf ("# atomr graph replay speed-up over raw eager: %.2fx (goal >= 3x); over atomr eager: %.2fx\n",
           raw_eager / at_graph, at_eager / at_graph);
+  printf ("## 3x. EXPERIMENTS (same run): the chain-of-%d graph, launch + wait, median of %d, the raw\n"
+          "##     variants timed interleaved (ratio: time / raw graph row above)\n", CHAIN, N_CHAIN);
+  for (guint v = 0; v < N_VARIANTS; v++)
+    {
+      g_autofree gchar *row = g_strdup_printf ("raw exp: %s", variant_names[v]);
+      if (exp_raw[v] < 0)
+        printf ("%-58s %12s %8s\n", row, "n/a", "-");
+      else
+        printf ("%-58s %12.2f %8.2f\n", row, exp_raw[v], exp_raw[v] / raw_graph);
+    }
+  printf ("%-58s %12.2f %8.2f\n", "atomr exp: replay, no polling window of its own", at_nohint,
+          at_nohint / raw_graph);
+  printf ("%-58s %12.2f %8.2f\n", "atomr exp: replay, actor spin-usec 0 (hand off at once)", at_spin0,
+          at_spin0 / raw_graph);
+  printf ("%-58s %12.2f %8.2f\n", "atomr exp: replay, actor spin-usec 5000 (always poll)", at_spin5000,
+          at_spin5000 / raw_graph);
+  printf ("# atomr replay (default) / raw graph: %.3f; / best raw variant: %.3f\n", at_graph / raw_graph,
+          at_graph / exp_raw[V_UPLOAD]);
   printf ("## 4. SGEMM %d^3, %d pipelined calls, us per call, best of 4 (ratio: time / raw)\n",
           GEMM_N, GEMM_CALLS);
   for (guint m = 0; m < 2; m++)
@@ -660,10 +852,18 @@ main (int argc, char **argv)
           "  \"chain_100_us\": {\"raw_eager\": %.2f, \"raw_graph\": %.2f, \"atomr_eager\": %.2f, \"atomr_graph\": %.2f},\n"
           "  \"gemm_256_fp32_us_per_call\": {\"raw\": %.3f, \"atomr\": %.3f, \"atomr_graph\": %.3f},\n"
           "  \"gemm_256_tf32_us_per_call\": {\"raw\": %.3f, \"atomr\": %.3f, \"atomr_graph\": %.3f},\n"
-          "  \"host_cost_us_per_op\": {\"raw_launch\": %.3f, \"atomr_submit\": %.3f, \"atomr_complete\": %.3f}\n}\n",
+          "  \"host_cost_us_per_op\": {\"raw_launch\": %.3f, \"atomr_submit\": %.3f, \"atomr_complete\": %.3f},\n"
+          "  \"chain_100_experiments_us\": {\"raw_no_upload\": %.2f, \"raw_upload\": %.2f, \"raw_cupy_recipe\": %.2f, "
+          "\"raw_instantiate_upload\": %.2f, \"raw_node_priority\": %.2f, \"raw_blocking_stream\": %.2f, "
+          "\"raw_high_priority\": %.2f, \"raw_mem_alloc\": %.2f, \"raw_spin_query\": %.2f, "
+          "\"raw_no_upload_spin_query\": %.2f, \"atomr_no_spin_hint\": %.2f, \"atomr_spin_0\": %.2f, "
+          "\"atomr_spin_5000\": %.2f}\n}\n",
           atomr_device_get_name (device), rt_raw, rt_at, pl_raw, pl_at, pl_graph,
           raw_eager, raw_graph, at_eager, at_graph, g_raw[0], g_at[0], g_graph[0],
-          g_raw[1], g_at[1], g_graph[1], h_raw, h_submit, h_complete);
+          g_raw[1], g_at[1], g_graph[1], h_raw, h_submit, h_complete,
+          exp_raw[V_NO_UPLOAD], exp_raw[V_UPLOAD], exp_raw[V_CUPY], exp_raw[V_INST_UPLOAD],
+          exp_raw[V_NODE_PRIORITY], exp_raw[V_BLOCKING], exp_raw[V_HIGH_PRIORITY], exp_raw[V_MEM_ALLOC],
+          exp_raw[V_SPIN_QUERY], exp_raw[V_NO_UPLOAD_SPIN], at_nohint, at_spin0, at_spin5000);
       if (!g_file_set_contents (json_path, json, -1, &error))
         die ("--json", error);
     }

@@ -7,7 +7,9 @@
 Rows (the same kernels and shapes as bench-graph): an empty kernel
 <<<1, 32>>> launch -> completion; 10 000 pipelined tiny kernels (<<<1, 32>>>
 adding 1 to x[0], a cupy.RawKernel of bench-graph's source); a chain of 100
-of them, eager and as a CUDA graph (stream capture, Graph.launch); SGEMM
+of them, eager and as a CUDA graph (stream capture, Graph.upload once,
+Graph.launch; and, as an experiment, the same graph never uploaded, set
+against bench-graph's raw no-upload variant); SGEMM
 256^3 per call (FP32; CuPy chooses TF32 only through CUPY_TF32 at import),
 2000 pipelined calls.  With --atomr, the table adds atomr's figure from the
 same machine and peer / atomr (> 1.0: atomr is faster on that row).
@@ -96,6 +98,20 @@ def main():
             if i >= 20:
                 t.append((time.perf_counter() - t0) * 1e6)
         rows['chain_100_graph_us'] = statistics.median(t)
+        # Experiment (same process): the same capture, never uploaded
+        # (the first launch uploads it; bench-graph's raw row did this).
+        stream.begin_capture()
+        for _ in range(CHAIN):
+            inc(grid, block, (x,))
+        graph_nu = stream.end_capture()
+        t = []
+        for i in range(N_CHAIN + 20):
+            t0 = time.perf_counter()
+            graph_nu.launch(stream)
+            stream.synchronize()
+            if i >= 20:
+                t.append((time.perf_counter() - t0) * 1e6)
+        rows['chain_100_graph_noupload_us'] = statistics.median(t)
 
         # 4. SGEMM 256, per call
         a = cp.full((GEMM_N, GEMM_N), 0.5, dtype=cp.float32)
@@ -169,6 +185,7 @@ def main():
             'pipelined_10000_us': atomr['pipelined_10000_us']['atomr'],
             'chain_100_eager_us': atomr['chain_100_us']['atomr_eager'],
             'chain_100_graph_us': atomr['chain_100_us']['atomr_graph'],
+            'chain_100_graph_noupload_us': atomr.get('chain_100_experiments_us', {}).get('raw_no_upload'),
             'gemm_256_fp32_us_per_call': atomr['gemm_256_fp32_us_per_call']['atomr'],
         }
     for key, value in rows.items():
