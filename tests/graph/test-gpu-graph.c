@@ -588,9 +588,9 @@ replay_any_finish (AtomrGraph *graph, GAsyncResult *r, GError **error)
     return atomr_graph_replay_while_finish (graph, r, error);
   if (g_async_result_is_tagged (r, atomr_graph_replay_async))
     return atomr_graph_replay_finish (graph, r, error);
-  if (tag == (gpointer) atomr_graph_replay_switch_async)
+  if (g_async_result_is_tagged (r, atomr_graph_replay_switch_async))
     return atomr_graph_replay_switch_finish (r, error);
-  g_error ("finish_replay: the result answers a request of %s (source tag %p), not a graph "
+  g_error ("finish_replay: the result answers a request of %s, not a graph "
            "replay: a result slot passed again without g_clear_object?",
            G_OBJECT_TYPE_NAME (source = g_async_result_get_source_object (r)));
   return FALSE;
