@@ -795,7 +795,7 @@ check_spin_window (guint op_spin_usec, gint want_timeout)
   atomr_host_stream_complete (atomr_actor_get_stream (actor), G_MAXUINT, CUDA_SUCCESS);
   while (result == NULL)
     g_main_context_iteration (context, TRUE);
-  g_assert_true (g_task_propagate_boolean (G_TASK (result), &error));
+  g_assert_true (atomr_op_finish_boolean (actor, result, check_spin_window, &error));
   g_assert_no_error (error);
   g_main_context_release (context);
   g_main_context_pop_thread_default (context);
