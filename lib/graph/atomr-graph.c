@@ -3054,9 +3054,9 @@ gboolean
 atomr_graph_replay_switch_finish (GAsyncResult  *result,
                                   GError       **error)
 {
-  g_return_val_if_fail (G_IS_TASK (result), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == atomr_graph_replay_switch_async, FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, atomr_graph_replay_switch_async), FALSE);
+  return atomr_reply_propagate_boolean (result, error);
 }
 
 /**
