@@ -128,8 +128,8 @@ def main():
             # bench-cudnn times convolutions on both of the actor's paths;
             # atomr_us is the default one (backend plans)
             if 'atomr_legacy_us' in atomr[name]:
-                lg = atomr[name]['atomr_legacy_us']
-                line += f'  (legacy calls: {lg:.1f} us, {us / lg:.3f}x)'
+                legacy = atomr[name]['atomr_legacy_us']
+                line += f'  (legacy calls: {legacy:.1f} us, {us / legacy:.3f}x)''
         print(line)
     return 0
 
