@@ -129,7 +129,7 @@ def main():
             # atomr_us is the default one (backend plans)
             if 'atomr_legacy_us' in atomr[name]:
                 legacy = atomr[name]['atomr_legacy_us']
-                line += f'  (legacy calls: {legacy:.1f} us, {us / legacy:.3f}x)''
+                line += f'  (legacy calls: {legacy:.1f} us, {us / legacy:.3f}x)'
         print(line)
     return 0
 
