@@ -161,8 +161,12 @@ struct _AtomrOp
    * kernel launch of up to about a dozen arguments, a cuBLAS request of
    * 272 bytes).  Last member:
    * op_alloc() clears everything before it; atomr_op_alloc_data() clears
-   * what it hands out. */
-  guint64             inline_data[40];
+   * what it hands out.  Aligned as malloc aligns (16 bytes): requests keep
+   * scalars the libraries read through typed pointers, and cuBLAS's Z
+   * routines load a cuDoubleComplex (__align__(16)) alpha with aligned
+   * moves: at an address that was 8 mod 16 (a field added above this
+   * one), cublasZsyrk crashed. */
+  _Alignas (16) guint64 inline_data[40];
 };
 
 typedef struct

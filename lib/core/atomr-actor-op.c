@@ -21,6 +21,7 @@ static GPrivate op_list_key = G_PRIVATE_INIT (atomr_free_list_destroy);
 /* op_alloc() clears everything but the inline storage, the last member. */
 G_STATIC_ASSERT (G_STRUCT_OFFSET (AtomrOp, inline_data) + sizeof (((AtomrOp *) NULL)->inline_data) ==
                  sizeof (AtomrOp));
+G_STATIC_ASSERT (G_STRUCT_OFFSET (AtomrOp, inline_data) % 16 == 0);
 
 AtomrOp *
 op_alloc (void)
