@@ -25,6 +25,7 @@
 #include "nvrtc/atomr-kernel-cache-private.h"
 #include "trace/atomr-inspector-server.h"
 #include "trace/atomr-inspector-server-private.h"
+#include "trace/atomr-record-ring-private.h"
 #include "atomr-version.h"
 
 /**
@@ -107,28 +108,6 @@ typedef struct
   gboolean                 gone;      /* closed during a flush: removed after it */
 } Client;
 
-/* What an actor's observer leaves for the server thread: plain values,
- * turned into a launch record (and JSON) only there. */
-typedef struct
-{
-  const gchar *actor;         /* interned */
-  const gchar *library;       /* interned */
-  gchar        operation[48];
-  guint64      sequence;
-  gint64       t_submit, t_enqueue, t_complete;   /* ns */
-  gdouble      gpu_ms;
-  guint        stream_id;
-  gint         device;
-  guint        mailbox_depth;
-  gchar       *error;         /* owned; NULL on success */
-} PendingRecord;
-
-static void
-pending_record_clear (gpointer data)
-{
-  g_free (((PendingRecord *) data)->error);
-}
-
 typedef struct
 {
   gatomicrefcount ref;
@@ -143,13 +122,14 @@ struct _Core
 {
   gatomicrefcount     ref;
   GMutex              lock;
-  gboolean            running;       /* under lock */
+  gint                running;       /* set under lock, atomically: the observers read it */
   GMainContext       *context;       /* set while running */
   GQueue              queue;         /* AtomrLaunchInfo*, under lock: published ones */
-  GArray             *pending;       /* PendingRecord, under lock: the actors' */
-  GArray             *spare;         /* under lock: the last drained one, reused */
-  guint64             queue_dropped; /* under lock, not yet counted per client */
-  guint64             n_dropped;     /* under lock, all records ever dropped */
+  AtomrRecordRing    *ring;          /* the actors' records: lock-free, many
+                                      * producers, the server thread consumes */
+  guint64             queue_dropped; /* under lock: dropped from queue, not yet counted per client */
+  guint64             n_dropped;     /* under lock: dropped from queue or per client
+                                      * (the ring counts its own) */
   gint                n_clients;     /* atomic */
   GPtrArray          *clients;       /* Client*, server thread only */
   GSource            *flush_timer;   /* server thread only: while clients stream or always-record */
@@ -159,9 +139,8 @@ struct _Core
   gboolean            flushing;      /* server thread only: clients must stay put */
   AtomrTraceRecorder *recorder;      /* strong; thread-safe */
   /* Debug counters (atomic), for tests that check what an idle server
-   * costs: records taken from the actors, queued for clients, turned into
-   * JSON, and flushes of the queue. */
-  gint64              n_observed;
+   * costs: records queued for clients, turned into JSON, and flushes of
+   * the queue (records taken from the actors are the ring's own count). */
   gint64              n_published;
   gint64              n_serialized;
   gint64              n_flushes;
@@ -231,8 +210,7 @@ core_unref (Core *core)
   if (!g_atomic_ref_count_dec (&core->ref))
     return;
   g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
-  g_array_unref (core->pending);
-  g_clear_pointer (&core->spare, g_array_unref);
+  atomr_record_ring_free (core->ring);
   g_ptr_array_unref (core->clients);
   g_string_free (core->texts, TRUE);
   g_array_unref (core->offsets);
@@ -271,7 +249,7 @@ core_publish (Core            *core,
   if (g_atomic_int_get (&core->n_clients) == 0)
     return;   /* nobody streams: nothing to do on the application's thread */
   g_mutex_lock (&core->lock);
-  if (!core->running)
+  if (!g_atomic_int_get (&core->running))
     ;
   else if (core->queue.length >= QUEUE_CAPACITY)
     {
@@ -287,8 +265,12 @@ core_publish (Core            *core,
 }
 
 /* The actor's observer, set only while observed (see update_hooks()): on
- * the actor's thread, under its mailbox lock.  Copies plain values into
- * the pending array; no allocation but the error text of a failure. */
+ * the actor's thread, under its mailbox lock.  Copies plain values into a
+ * slot of the ring: no lock, no allocation but the error text of a
+ * failure, and no write to a cache line the server thread writes but the
+ * slot itself (which it hands back one lap earlier).  It used to append
+ * to an array under the server's mutex and bump a shared atomic counter
+ * beside it. */
 static void
 on_observe (AtomrActor          *actor,
             const AtomrOpRecord *r,
@@ -296,42 +278,29 @@ on_observe (AtomrActor          *actor,
 {
   ActorWatch *w = user_data;
   Core *core = w->core;
+  AtomrRingRecord *p;
 
-  g_atomic_pointer_add (&core->n_observed, 1);
-  g_mutex_lock (&core->lock);
-  if (!core->running)
-    ;
-  else if (core->pending->len >= QUEUE_CAPACITY)
-    {
-      core->queue_dropped++;
-      core->n_dropped++;
-    }
-  else
-    {
-      PendingRecord *p;
-      g_array_set_size (core->pending, core->pending->len + 1);
-      p = &g_array_index (core->pending, PendingRecord, core->pending->len - 1);
-      p->actor = w->name;
-      p->library = w->library;
-      g_strlcpy (p->operation, r->operation ? r->operation : "", sizeof p->operation);
-      p->sequence = r->sequence;
-      p->t_submit = r->t_submit;
-      p->t_enqueue = r->t_enqueue;
-      p->t_complete = r->t_complete;
-      p->gpu_ms = r->gpu_ms;
-      p->stream_id = r->stream_id;
-      p->device = r->device;
-      p->mailbox_depth = r->mailbox_depth;
-      p->error = r->error ? g_strdup (r->error->message) : NULL;
-      if (g_atomic_int_get (&core->n_clients) > 0)
-        g_atomic_pointer_add (&core->n_published, 1);
-    }
-  g_mutex_unlock (&core->lock);
+  (void) actor;
+  if (!g_atomic_int_get (&core->running) || (p = atomr_record_ring_push_begin (core->ring)) == NULL)
+    return;   /* stopped, or full: the ring counted the drop */
+  p->actor = w->name;
+  p->library = w->library;
+  g_strlcpy (p->operation, r->operation ? r->operation : "", sizeof p->operation);
+  p->sequence = r->sequence;
+  p->t_submit = r->t_submit;
+  p->t_enqueue = r->t_enqueue;
+  p->t_complete = r->t_complete;
+  p->gpu_ms = r->gpu_ms;
+  p->stream_id = r->stream_id;
+  p->device = r->device;
+  p->mailbox_depth = r->mailbox_depth;
+  p->error = r->error ? g_strdup (r->error->message) : NULL;
+  atomr_record_ring_push_end (core->ring, p);
 }
 
 /* Server thread: a pending record as a launch record. */
 static AtomrLaunchInfo *
-pending_to_info (const PendingRecord *p)
+pending_to_info (const AtomrRingRecord *p)
 {
   AtomrLaunchInfo *info = atomr_launch_info_new (p->actor, p->library, p->operation);
 
@@ -973,6 +942,31 @@ client_free (gpointer data)
 
 static void client_gone (Client *c);
 
+typedef struct
+{
+  Core   *core;
+  GQueue *queue;
+} RingTake;
+
+static void
+ring_record_take (AtomrRingRecord *record,
+                  gpointer         user_data)
+{
+  RingTake *take = user_data;
+  AtomrLaunchInfo *info = pending_to_info (record);
+
+  atomr_trace_recorder_add_record (take->core->recorder, info);
+  g_queue_push_tail (take->queue, info);
+}
+
+static void
+ring_record_ignore (AtomrRingRecord *record,
+                    gpointer         user_data)
+{
+  (void) record;
+  (void) user_data;
+}
+
 /* Server thread, every FLUSH_MS while clients stream: hands the queued
  * records to every client, one batch of frames. */
 static gboolean
@@ -981,41 +975,25 @@ flush_cb (gpointer data)
   Core *core = data;
   GQueue queue;
   guint64 dropped;
-  g_autoptr(GArray) pending = NULL;
+  guint popped;
   g_autoptr(GPtrArray) infos = NULL;
 
   g_mutex_lock (&core->lock);
   queue = core->queue;
   g_queue_init (&core->queue);
-  pending = core->pending;
-  /* Double buffering: the actors go on appending into the array drained
-   * by the previous flush, which has kept its capacity; a fresh array
-   * each time made the actors' threads grow it again (reallocations and
-   * copies of up to megabytes on the application's thread). */
-  if (core->spare != NULL)
-    core->pending = g_steal_pointer (&core->spare);
-  else
-    {
-      core->pending = g_array_sized_new (FALSE, FALSE, sizeof (PendingRecord), MIN (pending->len, 1024));
-      g_array_set_clear_func (core->pending, pending_record_clear);
-    }
   dropped = core->queue_dropped;
   core->queue_dropped = 0;
   g_mutex_unlock (&core->lock);
+  dropped += atomr_record_ring_take_dropped (core->ring);
 
   /* The actors' records become launch records here, on this thread:
-   * into the recorder always, to JSON only for clients. */
-  for (guint i = 0; i < pending->len; i++)
-    {
-      AtomrLaunchInfo *info = pending_to_info (&g_array_index (pending, PendingRecord, i));
-      atomr_trace_recorder_add_record (core->recorder, info);
-      g_queue_push_tail (&queue, info);
-    }
-  g_array_set_size (pending, 0);
-  g_mutex_lock (&core->lock);
-  if (core->spare == NULL && core->running)
-    core->spare = g_steal_pointer (&pending);
-  g_mutex_unlock (&core->lock);
+   * into the recorder always, to JSON only for clients.  At most one
+   * ring's worth per flush, so that actors producing faster than this
+   * loop cannot keep it here. */
+  popped = atomr_record_ring_pop (core->ring, ring_record_take, &(RingTake) { core, &queue },
+                                  atomr_record_ring_get_capacity (core->ring));
+  if (core->clients->len > 0)
+    g_atomic_pointer_add (&core->n_published, popped);
   if (core->clients->len == 0)
     {
       g_queue_clear_full (&queue, (GDestroyNotify) atomr_launch_info_unref);
@@ -1165,6 +1143,7 @@ client_gone (Client *c)
       g_queue_clear_full (&core->queue, (GDestroyNotify) atomr_launch_info_unref);
       core->queue_dropped = 0;
       g_mutex_unlock (&core->lock);
+      atomr_record_ring_take_dropped (core->ring);
       flush_cb (core);   /* what the actors left goes to the recorder */
     }
 }
@@ -1723,7 +1702,7 @@ atomr_inspector_server_start (AtomrInspectorServer *self,
       return FALSE;
     }
   g_mutex_lock (&self->core->lock);
-  self->core->running = TRUE;
+  g_atomic_int_set (&self->core->running, TRUE);
   g_mutex_unlock (&self->core->lock);
   if (!write_discovery (self, error))
     {
@@ -1755,7 +1734,7 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
   if (self->thread == NULL)
     return;
   g_mutex_lock (&self->core->lock);
-  self->core->running = FALSE;
+  g_atomic_int_set (&self->core->running, FALSE);
   context = self->core->context;
   g_mutex_unlock (&self->core->lock);
   g_atomic_int_set (&self->quit, 1);
@@ -1764,10 +1743,11 @@ atomr_inspector_server_stop (AtomrInspectorServer *self)
   g_mutex_lock (&self->core->lock);
   self->core->context = NULL;
   g_queue_clear_full (&self->core->queue, (GDestroyNotify) atomr_launch_info_unref);
-  g_array_set_size (self->core->pending, 0);
-  g_clear_pointer (&self->core->spare, g_array_unref);
   self->core->queue_dropped = 0;
   g_mutex_unlock (&self->core->lock);
+  /* The server thread is gone: this thread is the ring's consumer now. */
+  atomr_record_ring_pop (self->core->ring, ring_record_ignore, NULL, 0);
+  atomr_record_ring_take_dropped (self->core->ring);
   g_main_context_unref (context);
   g_clear_pointer (&self->loop, g_main_loop_unref);
   if (self->discovery_path)
@@ -2267,7 +2247,7 @@ atomr_inspector_server_get_debug_counters (AtomrInspectorServer *self,
 {
   g_return_if_fail (ATOMR_IS_INSPECTOR_SERVER (self));
   if (observed)
-    *observed = (guint64) g_atomic_pointer_get (&self->core->n_observed);
+    *observed = atomr_record_ring_get_pushed (self->core->ring) + atomr_record_ring_get_dropped (self->core->ring);
   if (published)
     *published = (guint64) g_atomic_pointer_get (&self->core->n_published);
   if (serialized)
@@ -2356,6 +2336,7 @@ atomr_inspector_server_get_n_dropped (AtomrInspectorServer *self)
   g_mutex_lock (&self->core->lock);
   n = self->core->n_dropped;
   g_mutex_unlock (&self->core->lock);
+  n += atomr_record_ring_get_dropped (self->core->ring);
   return n;
 }
 
@@ -2581,8 +2562,7 @@ atomr_inspector_server_init (AtomrInspectorServer *self)
   g_atomic_ref_count_init (&self->core->ref);
   g_mutex_init (&self->core->lock);
   g_queue_init (&self->core->queue);
-  self->core->pending = g_array_new (FALSE, FALSE, sizeof (PendingRecord));
-  g_array_set_clear_func (self->core->pending, pending_record_clear);
+  self->core->ring = atomr_record_ring_new (QUEUE_CAPACITY);
   self->core->clients = g_ptr_array_new_with_free_func (client_free);
   self->core->texts = g_string_sized_new (4096);
   self->core->offsets = g_array_new (FALSE, FALSE, sizeof (gsize));

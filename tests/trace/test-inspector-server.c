@@ -823,6 +823,125 @@ test_always_record_flushes (void)
   g_assert_false (atomr_inspector_server_is_flushing (early));
 }
 
+/* The actors' records reach the server through a lock-free ring (many
+ * producers, the server thread consumes).  Four actors on four threads,
+ * each on its own context, with always-record: every record is either in
+ * the recorder or counted as dropped (exactly), each actor's records in
+ * its own order, and each record carries its own actor's name. */
+#define N_ACTOR_THREADS 4
+
+typedef struct
+{
+  AtomrActor  *actor;
+  AtomrBuffer *buffer;
+  guint        n;
+} ActorThread;
+
+static gpointer
+actor_thread (gpointer data)
+{
+  ActorThread *t = data;
+  GMainContext *context = atomr_actor_get_context (t->actor);
+
+  gboolean done = FALSE;
+
+  /* run_fills() on this thread's own context (it iterates the global
+   * default one). */
+  g_main_context_push_thread_default (context);
+  for (guint i = 0; i < t->n; i++)
+    atomr_actor_fill_async (t->actor, t->buffer, (gdouble) i, NULL, NULL, NULL);
+  atomr_actor_barrier_async (t->actor, NULL, on_barrier_done, &done);
+  while (!done)
+    g_main_context_iteration (context, TRUE);
+  g_main_context_pop_thread_default (context);
+  return NULL;
+}
+
+static void
+test_actor_threads (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(GPtrArray) records = NULL;
+  ActorThread t[N_ACTOR_THREADS];
+  GThread *threads[N_ACTOR_THREADS];
+  guint64 observed = 0, last[N_ACTOR_THREADS] = { 0 }, kept[N_ACTOR_THREADS] = { 0 }, total = 0, dropped;
+  gboolean barrier_seen[N_ACTOR_THREADS] = { FALSE };
+  /* Slow: more than the server's ring (16384) holds, fewer than its
+   * recorder (65536) keeps. */
+  guint n = g_test_slow () ? 12000 : 2500;
+
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  g_assert_no_error (error);
+  atomr_inspector_server_set_always_record (server, TRUE);
+  for (guint i = 0; i < N_ACTOR_THREADS; i++)
+    {
+      g_autoptr(GMainContext) context = g_main_context_new ();
+      g_autofree gchar *name = g_strdup_printf ("worker-%u", i);
+
+      t[i].actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, context, &error);
+      g_assert_no_error (error);
+      atomr_actor_set_name (t[i].actor, name);
+      t[i].buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, 64, &error);
+      g_assert_no_error (error);
+      t[i].n = n;
+      atomr_inspector_server_add_actor (server, t[i].actor);
+      g_assert_true (atomr_actor_has_observer (t[i].actor));
+    }
+  for (guint i = 0; i < N_ACTOR_THREADS; i++)
+    threads[i] = g_thread_new ("actor", actor_thread, &t[i]);
+  for (guint i = 0; i < N_ACTOR_THREADS; i++)
+    g_thread_join (threads[i]);
+
+  /* n fills and a barrier per actor, every one observed. */
+  atomr_inspector_server_get_debug_counters (server, &observed, NULL, NULL, NULL);
+  g_assert_cmpuint (observed, ==, (guint64) N_ACTOR_THREADS * (n + 1));
+  /* The flush moves them on: wait (bounded) until each is accounted for. */
+  for (guint i = 0; i < 10000; i++)
+    {
+      dropped = atomr_inspector_server_get_n_dropped (server);
+      if (atomr_trace_recorder_get_n_records (atomr_inspector_server_get_recorder (server)) + dropped >= observed)
+        break;
+      g_usleep (1000);
+    }
+  records = atomr_trace_recorder_get_records (atomr_inspector_server_get_recorder (server));
+  for (guint k = 0; k < records->len; k++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (records, k);
+      const gchar *name = atomr_launch_info_get_actor_name (info);
+      guint i;
+
+      g_assert_true (g_str_has_prefix (name, "worker-"));
+      i = (guint) g_ascii_strtoull (name + 7, NULL, 10);
+      g_assert_cmpuint (i, <, N_ACTOR_THREADS);
+      if (kept[i] > 0)
+        g_assert_cmpuint (atomr_launch_info_get_sequence (info), >, last[i]);
+      /* Fills, then the barrier, which is last: no record of this actor
+       * after it (drops may have removed any of them). */
+      g_assert_false (barrier_seen[i]);
+      barrier_seen[i] = g_str_equal (atomr_launch_info_get_operation (info), "barrier");
+      if (!barrier_seen[i])
+        g_assert_cmpstr (atomr_launch_info_get_operation (info), ==, "fill");
+      last[i] = atomr_launch_info_get_sequence (info);
+      kept[i]++;
+      total++;
+    }
+  dropped = atomr_inspector_server_get_n_dropped (server);
+  g_test_message ("%" G_GUINT64_FORMAT " records kept, %" G_GUINT64_FORMAT " dropped", total, dropped);
+  g_assert_cmpuint (total + dropped, ==, observed);
+  g_assert_cmpuint (records->len, ==, total);
+
+  atomr_inspector_server_set_always_record (server, FALSE);
+  for (guint i = 0; i < N_ACTOR_THREADS; i++)
+    {
+      atomr_inspector_server_remove_actor (server, t[i].actor);
+      g_object_unref (t[i].buffer);
+      g_object_unref (t[i].actor);
+    }
+  atomr_inspector_server_stop (server);
+}
+
 /* /v1/actors counts failures and what is still queued, without handlers. */
 static void
 test_actor_counters (void)
@@ -1189,6 +1308,7 @@ main (int argc, char **argv)
   g_test_add_func ("/inspector-server/idle-costs-nothing", test_idle_costs_nothing);
   g_test_add_func ("/inspector-server/always-record-flushes", test_always_record_flushes);
   g_test_add_func ("/inspector-server/actor-counters", test_actor_counters);
+  g_test_add_func ("/inspector-server/actor-threads", test_actor_threads);
   g_test_add_func ("/inspector-server/tls", test_tls);
   g_test_add_func ("/inspector-server/enable", test_enable);
   g_test_add_func ("/inspector-server/env-attach", test_env_attach);
