@@ -222,7 +222,8 @@ run_row (Bench   *b,
 
   if (row == ROW_RECORD)
     atomr_inspector_server_set_always_record (b->server, TRUE);
-  if (row == ROW_STREAM)
+  b->client.batched = row == ROW_STREAM_BATCH;
+  if (bench_row_streams (row))
     bench_client_start (&b->client, b->server);
   if (row != ROW_ALONE)
     atomr_inspector_server_add_actor (b->server, b->actor);
@@ -235,7 +236,7 @@ run_row (Bench   *b,
   note_cpu (b, cpu1);
   if (row != ROW_ALONE)
     atomr_inspector_server_remove_actor (b->server, b->actor);
-  if (row == ROW_STREAM)
+  if (bench_row_streams (row))
     {
       b->expected += N_OPS + N_OPS / BATCH + 1;
       bench_client_stop (&b->client, b->expected);
@@ -244,7 +245,7 @@ run_row (Bench   *b,
     atomr_inspector_server_set_always_record (b->server, FALSE);
   /* The housekeeping tick (200 ms) moves the records of the rows that
    * made any on; the other rows leave nothing behind. */
-  g_usleep (row == ROW_RECORD || row == ROW_STREAM ? 250000 : 20000);
+  g_usleep (row == ROW_RECORD || bench_row_streams (row) ? 250000 : 20000);
   if (row == ROW_RECORD)
     b->record_dropped += atomr_inspector_server_get_n_dropped (b->server) - dropped;
   return ops;
