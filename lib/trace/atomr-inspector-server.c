@@ -1032,8 +1032,10 @@ batched_frame (Core      *core,
           gsize from, to;
 
           serialize_upto (core, infos, k + 1);
+          /* Up to record k's NUL (a plain client may have serialized
+           * records past it already). */
           from = g_array_index (core->offsets, gsize, k);
-          to = core->texts->len - 1;   /* record k is the last serialized: up to its NUL */
+          to = (k + 1 < core->offsets->len ? g_array_index (core->offsets, gsize, k + 1) : core->texts->len) - 1;
           if (n > 0 && core->frames->len - at + (to - from) + 3 > BATCH_BYTES)
             break;
           if (n > 0)
