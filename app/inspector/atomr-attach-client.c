@@ -131,39 +131,16 @@ atomr_attach_list_targets (GError **error)
   return targets;
 }
 
-AtomrLaunchInfo *
-atomr_attach_parse_message (const gchar  *text,
-                            gsize         length,
-                            guint64      *dropped,
-                            GError      **error)
+/* A record message's object as a launch record, or NULL and @error. */
+static AtomrLaunchInfo *
+record_from_object (JsonObject  *o,
+                    GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonObject *o;
-  const gchar *type, *error_text;
+  const gchar *type = string_member (o, "type");
+  const gchar *error_text;
   AtomrLaunchInfo *info;
   JsonNode *gpu_ms;
 
-  if (!json_parser_load_from_data (parser, text, (gssize) length, error))
-    return NULL;
-  if (json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "a stream message is not a JSON object");
-      return NULL;
-    }
-  o = json_node_get_object (json_parser_get_root (parser));
-  type = string_member (o, "type");
-  if (g_strcmp0 (type, "dropped") == 0)
-    {
-      gint64 n = int_member (o, "count", -1);
-      if (n < 0)
-        {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "a drop notice without a count");
-          return NULL;
-        }
-      if (dropped)
-        *dropped += (guint64) n;
-      return NULL;
-    }
   if (g_strcmp0 (type, "record") != 0 || string_member (o, "operation") == NULL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "unknown stream message type \"%s\"",
@@ -211,6 +188,115 @@ atomr_attach_parse_message (const gchar  *text,
   return info;
 }
 
+
+/* The root object of a stream message, or NULL and @error. */
+static JsonObject *
+message_object (JsonParser   *parser,
+                const gchar  *text,
+                gsize         length,
+                GError      **error)
+{
+  if (!json_parser_load_from_data (parser, text, (gssize) length, error))
+    return NULL;
+  if (json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "a stream message is not a JSON object");
+      return NULL;
+    }
+  return json_node_get_object (json_parser_get_root (parser));
+}
+
+/* A drop notice: TRUE (and *dropped += count) or FALSE and @error. */
+static gboolean
+drop_notice (JsonObject  *o,
+             guint64     *dropped,
+             GError     **error)
+{
+  gint64 n = int_member (o, "count", -1);
+
+  if (n < 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "a drop notice without a count");
+      return FALSE;
+    }
+  if (dropped)
+    *dropped += (guint64) n;
+  return TRUE;
+}
+
+AtomrLaunchInfo *
+atomr_attach_parse_message (const gchar  *text,
+                            gsize         length,
+                            guint64      *dropped,
+                            GError      **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *o = message_object (parser, text, length, error);
+
+  if (o == NULL)
+    return NULL;
+  if (g_strcmp0 (string_member (o, "type"), "dropped") == 0)
+    {
+      drop_notice (o, dropped, error);
+      return NULL;
+    }
+  return record_from_object (o, error);
+}
+
+gboolean
+atomr_attach_parse_messages (const gchar  *text,
+                             gsize         length,
+                             GPtrArray    *records,
+                             guint64      *dropped,
+                             GError      **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonObject *o = message_object (parser, text, length, error);
+  JsonNode *list;
+  JsonArray *array;
+  guint first = records->len;
+
+  if (o == NULL)
+    return FALSE;
+  if (g_strcmp0 (string_member (o, "type"), "dropped") == 0)
+    return drop_notice (o, dropped, error);
+  if (g_strcmp0 (string_member (o, "type"), "records") != 0)
+    {
+      AtomrLaunchInfo *info = record_from_object (o, error);
+      if (info)
+        g_ptr_array_add (records, info);
+      return info != NULL;
+    }
+  list = json_object_get_member (o, "records");
+  if (list == NULL || !JSON_NODE_HOLDS_ARRAY (list))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "a batch of records without its \"records\" array");
+      return FALSE;
+    }
+  array = json_node_get_array (list);
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *e = json_array_get_element (array, i);
+      g_autoptr(GError) local = NULL;
+      AtomrLaunchInfo *info = NULL;
+
+      if (JSON_NODE_HOLDS_OBJECT (e))
+        info = record_from_object (json_node_get_object (e), &local);
+      else
+        g_set_error (&local, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "not a JSON object");
+      if (info == NULL)
+        {
+          /* All or nothing: a batch that does not parse adds no record. */
+          while (records->len > first)
+            atomr_launch_info_unref (g_ptr_array_steal_index (records, records->len - 1));
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "record %u of a batch: %s", i, local->message);
+          return FALSE;
+        }
+      g_ptr_array_add (records, info);
+    }
+  return TRUE;
+}
+
 struct _AtomrAttachClient
 {
   GObject                  parent_instance;
@@ -245,7 +331,7 @@ on_message (SoupWebsocketConnection *ws,
 {
   AtomrAttachClient *self = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(AtomrLaunchInfo) info = NULL;
+  g_autoptr(GPtrArray) records = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref);
   gsize n = 0;
   const gchar *text = g_bytes_get_data (message, &n);
   guint64 dropped = self->n_dropped;
@@ -255,11 +341,12 @@ on_message (SoupWebsocketConnection *ws,
       self->n_invalid++;
       return;
     }
-  info = atomr_attach_parse_message (text, n, &dropped, &error);
-  if (info)
+  /* A record, or a batch of them (we ask for batches: ?batch=1). */
+  if (atomr_attach_parse_messages (text, n, records, &dropped, &error) && records->len > 0)
     {
-      atomr_trace_recorder_add_record (self->recorder, info);
-      self->n_records++;
+      for (guint i = 0; i < records->len; i++)
+        atomr_trace_recorder_add_record (self->recorder, g_ptr_array_index (records, i));
+      self->n_records += records->len;
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_RECORDS]);
     }
   else if (error)
@@ -368,6 +455,15 @@ atomr_attach_client_connect_async (AtomrAttachClient   *self,
     }
   if (self->session == NULL)
     self->session = soup_session_new_with_options ("timeout", 15, NULL);
+  /* Records in batches (one frame and one message signal per up to 64
+   * records); a server that does not know the parameter ignores it and
+   * sends one record a message, which on_message() reads as well. */
+  if (g_uri_get_query (uri) == NULL)
+    {
+      GUri *batched = soup_uri_copy (uri, SOUP_URI_QUERY, "batch=1", SOUP_URI_NONE);
+      g_uri_unref (uri);
+      uri = batched;
+    }
   msg = soup_message_new_from_uri ("GET", uri);
   if (self->token && *self->token)
     {

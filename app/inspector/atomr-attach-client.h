@@ -32,6 +32,15 @@ AtomrLaunchInfo   *atomr_attach_parse_message (const gchar       *text,
                                                gsize              length,
                                                guint64           *dropped,
                                                GError           **error);
+/* One message of /v1/stream or /v1/stream?batch=1: a record or a batch of
+ * them ({"type":"records","records":[...]}) appended to @records, or a
+ * drop notice (*dropped += count).  FALSE with @error for a malformed
+ * message, and then nothing is appended (a batch is all or nothing). */
+gboolean           atomr_attach_parse_messages (const gchar      *text,
+                                                gsize             length,
+                                                GPtrArray        *records,
+                                                guint64          *dropped,
+                                                GError          **error);
 
 #define ATOMR_TYPE_ATTACH_CLIENT (atomr_attach_client_get_type ())
 G_DECLARE_FINAL_TYPE (AtomrAttachClient, atomr_attach_client, ATOMR, ATTACH_CLIENT, GObject)

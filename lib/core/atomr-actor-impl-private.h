@@ -96,6 +96,7 @@ struct _ActorSource
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
   gint          has_observer; /* atomic: the fast path's one read */
   AtomrActorObserver observer;  /* under lock */
+  gint          observer_device; /* under lock: the device's ordinal, for the records */
   gpointer      observer_data;
   GDestroyNotify observer_destroy;
   gint          n_graveyard;  /* atomic: its length, without its lock */
@@ -382,10 +383,13 @@ G_GNUC_INTERNAL
 void
 actor_flush (AtomrActor *self);
 
+/* @t_seen: when the host saw @op done (atomr_launch_info_now_ns()), read
+ * once per completion pass and only for an observer; 0 if not read. */
 G_GNUC_INTERNAL
 void
 op_complete (AtomrOp  *op,
-             CUresult  res);
+             CUresult  res,
+             gint64    t_seen);
 
 G_GNUC_INTERNAL
 void

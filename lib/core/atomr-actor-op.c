@@ -117,10 +117,10 @@ op_observe (AtomrOp      *op,
   r.t_complete = t_complete;
   r.gpu_ms = gpu_ms;
   r.stream_id = op->stream ? op->stream->id : 0;
-  r.device = atomr_device_get_ordinal (priv->device);
   r.mailbox_depth = (guint) MAX (op->mail_at_run, 0);
   r.error = error;
   g_mutex_lock (&src->lock);
+  r.device = src->observer_device;   /* cached by set_observer: no type check per record */
   if (src->observer)
     src->observer (op->actor, &r, src->observer_data);
   g_mutex_unlock (&src->lock);
@@ -658,7 +658,8 @@ actor_flush (AtomrActor *self)
 
 void
 op_complete (AtomrOp  *op,
-             CUresult  res)
+             CUresult  res,
+             gint64    t_seen)
 {
   AtomrActor *self = op->actor;
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
@@ -705,7 +706,7 @@ op_complete (AtomrOp  *op,
     op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
   op_emit (op, SIGNAL_BEFORE_COMPLETE);
   if (g_atomic_int_get (&priv->source->has_observer))
-    op_observe (op, atomr_launch_info_now_ns (), gpu_ms, error);
+    op_observe (op, t_seen != 0 ? MAX (t_seen, op->t_enqueue) : atomr_launch_info_now_ns (), gpu_ms, error);
 
   if (error)
     op_return_error (op, error);

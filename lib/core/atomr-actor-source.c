@@ -351,12 +351,20 @@ actor_pump (AtomrActor   *self,
    * since the last iteration). */
   actor_flush (self);
 
-  while ((op = atomr_ring_peek_head (&src->inflight)) && op_is_done (op, &res))
-    {
-      atomr_ring_pop_head (&src->inflight);
-      src->head_since = 0;
-      op_complete (op, res);
-    }
+  {
+    /* An observer's completion time: one clock read per pass, not per
+     * operation (those sharing a fence were seen done together). */
+    gint64 t_seen = 0;
+
+    while ((op = atomr_ring_peek_head (&src->inflight)) && op_is_done (op, &res))
+      {
+        atomr_ring_pop_head (&src->inflight);
+        src->head_since = 0;
+        if (t_seen == 0 && g_atomic_int_get (&src->has_observer))
+          t_seen = atomr_launch_info_now_ns ();
+        op_complete (op, res, t_seen);
+      }
+  }
   /* Replies often submit the next request right away (inline, since we
    * own the context): fence it now rather than one iteration later. */
   actor_flush (self);

@@ -870,6 +870,8 @@ atomr_actor_set_observer (AtomrActor         *self,
   old_destroy = src->observer_destroy;
   old_data = src->observer_data;
   src->observer = observer;
+  if (observer && priv->device)
+    src->observer_device = atomr_device_get_ordinal (priv->device);
   src->observer_data = data;
   src->observer_destroy = destroy;
   g_atomic_int_set (&src->has_observer, observer != NULL);

@@ -150,5 +150,14 @@ put('stream-message', 'record-timed', json.dumps({
 put('stream-message', 'dropped', '{"type":"dropped","count":12}')
 put('stream-message', 'huge-times', '{"type":"record","operation":"x","submit_us":9223372036854775807,'
     '"gpu_start_ns":-5,"gpu_end_ns":-9,"device":-2147483649,"stream":99999999999}')
+put('stream-message', 'batch', json.dumps({'type': 'records', 'records': [
+    {'type': 'record', 'actor': 'a', 'library': 'driver', 'operation': 'fill', 'sequence': 7, 'device': 0,
+     'stream': 3, 'submit_us': 10, 'enqueue_us': 12, 'complete_us': 20, 'gpu_ms': 0.5, 'mailbox_depth': 2,
+     'error': None},
+    {'type': 'record', 'actor': 'a', 'library': 'driver', 'operation': 'copy', 'sequence': 8, 'device': 0,
+     'stream': 3, 'submit_us': 21, 'enqueue_us': 22, 'complete_us': 30, 'gpu_ms': None, 'mailbox_depth': 0,
+     'error': 'boom'}]}))
+put('stream-message', 'batch-bad', '{"type":"records","records":[{"type":"record","operation":"x"},7]}')
+put('stream-message', 'batch-empty', '{"type":"records","records":[]}')
 put('stream-message', 'empty', '')
 put('stream-message', 'unknown', '{"type":"hello"}')

@@ -76,6 +76,61 @@ test_parse_message (void)
   g_assert_cmpuint (dropped, ==, 5);
 }
 
+/* The batched stream (/v1/stream?batch=1): a batch appends its records in
+ * order, a record or a drop notice reads as with
+ * atomr_attach_parse_message(), and a batch with one bad element appends
+ * nothing (all or nothing), keeping what the array held. */
+static void
+test_parse_messages (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) records = g_ptr_array_new_with_free_func ((GDestroyNotify) atomr_launch_info_unref);
+  guint64 dropped = 0;
+  static const gchar batch[] =
+    "{\"type\":\"records\",\"records\":["
+    "{\"type\":\"record\",\"actor\":\"a\",\"library\":\"driver\",\"operation\":\"fill\",\"sequence\":7,"
+    "\"submit_us\":10,\"enqueue_us\":12,\"complete_us\":20,\"gpu_ms\":0.5,\"error\":null},"
+    "{\"type\":\"record\",\"actor\":\"a\",\"library\":\"driver\",\"operation\":\"copy\",\"sequence\":8,"
+    "\"submit_us\":21,\"enqueue_us\":22,\"complete_us\":30,\"gpu_ms\":null,\"error\":\"boom\"}]}";
+  static const gchar single[] = "{\"type\":\"record\",\"operation\":\"one\",\"sequence\":9}";
+  static const gchar *bad[] = {
+    "{\"type\":\"records\"}", "{\"type\":\"records\",\"records\":5}",
+    "{\"type\":\"records\",\"records\":[{\"type\":\"record\",\"operation\":\"x\"},7]}",
+    "{\"type\":\"records\",\"records\":[{\"type\":\"record\",\"operation\":\"x\"},{\"type\":\"record\"}]}",
+    "{\"type\":\"what\"}", "", "{\"type\":\"dropped\"}",
+  };
+
+  g_assert_true (atomr_attach_parse_messages (batch, sizeof batch - 1, records, &dropped, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (records->len, ==, 2);
+  g_assert_cmpstr (atomr_launch_info_get_operation (g_ptr_array_index (records, 0)), ==, "fill");
+  g_assert_cmpuint (atomr_launch_info_get_sequence (g_ptr_array_index (records, 0)), ==, 7);
+  g_assert_cmpint (atomr_launch_info_get_complete_time (g_ptr_array_index (records, 0)), ==, 20);
+  g_assert_null (atomr_launch_info_get_error (g_ptr_array_index (records, 0)));
+  g_assert_cmpstr (atomr_launch_info_get_operation (g_ptr_array_index (records, 1)), ==, "copy");
+  g_assert_cmpstr (atomr_launch_info_get_error (g_ptr_array_index (records, 1))->message, ==, "boom");
+
+  g_assert_true (atomr_attach_parse_messages (single, sizeof single - 1, records, &dropped, &error));
+  g_assert_cmpuint (records->len, ==, 3);
+  g_assert_cmpuint (atomr_launch_info_get_sequence (g_ptr_array_index (records, 2)), ==, 9);
+
+  g_assert_true (atomr_attach_parse_messages ("{\"type\":\"dropped\",\"count\":5}", 28, records, &dropped, &error));
+  g_assert_cmpuint (dropped, ==, 5);
+  g_assert_cmpuint (records->len, ==, 3);
+  g_assert_true (atomr_attach_parse_messages ("{\"type\":\"records\",\"records\":[]}", strlen ("{\"type\":\"records\",\"records\":[]}"), records, &dropped,
+                                              &error));
+  g_assert_cmpuint (records->len, ==, 3);
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_assert_false (atomr_attach_parse_messages (bad[i], strlen (bad[i]), records, &dropped, &error));
+      g_assert_nonnull (error);
+      g_clear_error (&error);
+      g_assert_cmpuint (records->len, ==, 3);
+    }
+  g_assert_cmpuint (dropped, ==, 5);
+}
+
 typedef struct
 {
   AtomrInspectorServer *server;
@@ -249,6 +304,7 @@ main (int argc, char **argv)
   g_log_set_always_fatal (G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
 
   g_test_add_func ("/inspector/attach/parse-message", test_parse_message);
+  g_test_add_func ("/inspector/attach/parse-messages", test_parse_messages);
   if (!gtk_init_check () || !GDK_IS_X11_DISPLAY (gdk_display_get_default ()))
     {
       g_test_message ("no X display: the dialog is not tested");

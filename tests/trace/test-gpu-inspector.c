@@ -21,7 +21,30 @@ typedef struct
   guint                    records;
   guint                    errors;
   guint64                  dropped;
+  guint                    frames;   /* messages with records */
 } Stream;
+
+/* One record message: this actor's, on device 0, its host times in order
+ * (submitted <= enqueued <= seen complete: the completion time is read
+ * once per completion pass and never precedes the enqueue). */
+static void
+check_record (Stream     *s,
+              JsonObject *o)
+{
+  gint64 submit = json_object_get_int_member (o, "submit_us");
+  gint64 enqueue = json_object_get_int_member (o, "enqueue_us");
+  gint64 complete = json_object_get_int_member (o, "complete_us");
+
+  g_assert_cmpstr (json_object_get_string_member (o, "type"), ==, "record");
+  g_assert_cmpstr (json_object_get_string_member (o, "actor"), ==, s->actor_name);
+  g_assert_cmpint (json_object_get_int_member (o, "device"), ==, 0);
+  g_assert_cmpint (submit, >, 0);
+  g_assert_cmpint (submit, <=, enqueue);
+  g_assert_cmpint (enqueue, <=, complete);
+  if (!json_object_get_null_member (o, "error"))
+    s->errors++;
+  s->records++;
+}
 
 static void
 on_message (SoupWebsocketConnection *ws,
@@ -41,12 +64,18 @@ on_message (SoupWebsocketConnection *ws,
       s->dropped += json_object_get_int_member (o, "count");
       return;
     }
-  g_assert_cmpstr (json_object_get_string_member (o, "type"), ==, "record");
-  g_assert_cmpstr (json_object_get_string_member (o, "actor"), ==, s->actor_name);
-  g_assert_cmpint (json_object_get_int_member (o, "device"), ==, 0);
-  if (!json_object_get_null_member (o, "error"))
-    s->errors++;
-  s->records++;
+  s->frames++;
+  if (g_str_equal (json_object_get_string_member (o, "type"), "records"))
+    {
+      /* /v1/stream?batch=1 */
+      JsonArray *a = json_object_get_array_member (o, "records");
+      g_assert_cmpuint (json_array_get_length (a), >, 0);
+      g_assert_cmpuint (json_array_get_length (a), <=, 64);
+      for (guint i = 0; i < json_array_get_length (a); i++)
+        check_record (s, json_array_get_object_element (a, i));
+      return;
+    }
+  check_record (s, o);
 }
 
 static void
@@ -74,8 +103,9 @@ on_barrier (GObject      *source,
 }
 
 static void
-test_attach_live (void)
+test_attach_live (gconstpointer data)
 {
+  const gchar *path = data;   /* /v1/stream, or with ?batch=1 */
   g_autoptr(GError) error = NULL;
   g_autoptr(AtomrDevice) device = atomr_device_get (0, &error);
   g_autoptr(AtomrInspectorServer) server = NULL;
@@ -113,7 +143,7 @@ test_attach_live (void)
   /* Attach as a tool would: token from the server, WebSocket stream. */
   session = soup_session_new ();
   auth = g_strdup_printf ("Bearer %s", atomr_inspector_server_get_token (server));
-  url = g_strdup_printf ("http://127.0.0.1:%u/v1/stream", atomr_inspector_server_get_port (server));
+  url = g_strdup_printf ("http://127.0.0.1:%u%s", atomr_inspector_server_get_port (server), path);
   msg = soup_message_new ("GET", url);
   soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
   soup_session_websocket_connect_async (session, msg, NULL, NULL, G_PRIORITY_DEFAULT, NULL, on_connected, &s);
@@ -130,7 +160,12 @@ test_attach_live (void)
   atomr_actor_barrier_async (ATOMR_ACTOR (actor), NULL, on_barrier, &done);
   while (!done || s.records + s.dropped < n)
     g_main_context_iteration (NULL, TRUE);
-  g_test_message ("streamed %u records, %" G_GUINT64_FORMAT " dropped", s.records, s.dropped);
+  g_test_message ("streamed %u records in %u messages, %" G_GUINT64_FORMAT " dropped", s.records, s.frames,
+                  s.dropped);
+  if (strstr (path, "batch") == NULL)
+    g_assert_cmpuint (s.frames, ==, s.records);
+  else
+    g_assert_cmpuint (s.frames, <=, s.records);
   g_assert_cmpuint (s.records + s.dropped, >=, n);
   g_assert_cmpuint (s.records, >, 0);
   g_assert_cmpuint (s.errors, ==, 0);
@@ -168,6 +203,7 @@ main (int argc, char **argv)
 
   g_setenv ("XDG_RUNTIME_DIR", runtime, TRUE);
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/gpu-inspector/attach-live", test_attach_live);
+  g_test_add_data_func ("/gpu-inspector/attach-live", "/v1/stream", test_attach_live);
+  g_test_add_data_func ("/gpu-inspector/attach-live-batched", "/v1/stream?batch=1", test_attach_live);
   return g_test_run ();
 }

@@ -263,7 +263,24 @@ typedef struct
   guint64                  dropped;
   guint64                  last_sequence;
   gboolean                 in_order;
+  guint                    frames;       /* messages with records */
+  guint                    max_batch;    /* most records in one message */
+  guint                    notices;      /* drop notices */
 } Stream;
+
+static void
+stream_record (Stream     *s,
+               JsonObject *o)
+{
+  guint64 seq = json_object_get_int_member (o, "sequence");
+
+  g_assert_cmpstr (json_object_get_string_member (o, "type"), ==, "record");
+  g_assert_cmpstr (json_object_get_string_member (o, "actor"), ==, "streamer");
+  if (s->records > 0 && seq <= s->last_sequence)
+    s->in_order = FALSE;
+  s->last_sequence = seq;
+  s->records++;
+}
 
 static void
 on_message (SoupWebsocketConnection *ws,
@@ -279,17 +296,26 @@ on_message (SoupWebsocketConnection *ws,
 
   if (g_str_equal (kind, "record"))
     {
-      guint64 seq = json_object_get_int_member (o, "sequence");
-      g_assert_cmpstr (json_object_get_string_member (o, "actor"), ==, "streamer");
-      if (s->records > 0 && seq <= s->last_sequence)
-        s->in_order = FALSE;
-      s->last_sequence = seq;
-      s->records++;
+      stream_record (s, o);
+      s->frames++;
+      s->max_batch = MAX (s->max_batch, 1);
+    }
+  else if (g_str_equal (kind, "records"))
+    {
+      /* /v1/stream?batch=1: a batch of record messages. */
+      JsonArray *a = json_object_get_array_member (o, "records");
+
+      g_assert_cmpuint (json_array_get_length (a), >, 0);
+      for (guint i = 0; i < json_array_get_length (a); i++)
+        stream_record (s, json_array_get_object_element (a, i));
+      s->frames++;
+      s->max_batch = MAX (s->max_batch, json_array_get_length (a));
     }
   else if (g_str_equal (kind, "dropped"))
     {
       g_assert_cmpint (json_object_get_int_member (o, "count"), >, 0);
       s->dropped += json_object_get_int_member (o, "count");
+      s->notices++;
     }
   else
     g_assert_not_reached ();
@@ -308,12 +334,13 @@ on_connected (GObject      *source,
 }
 
 static void
-stream_connect (AtomrInspectorServer *server,
-                SoupSession          *session,
-                const gchar          *token,
-                Stream               *s)
+stream_connect_to (AtomrInspectorServer *server,
+                   SoupSession          *session,
+                   const gchar          *token,
+                   const gchar          *path,
+                   Stream               *s)
 {
-  g_autofree gchar *url = url_of (server, "/v1/stream");
+  g_autofree gchar *url = url_of (server, path);
   g_autoptr(SoupMessage) msg = soup_message_new ("GET", url);
 
   memset (s, 0, sizeof *s);
@@ -329,6 +356,17 @@ stream_connect (AtomrInspectorServer *server,
   /* The server thread counts the client a moment after the upgrade. */
   for (guint i = 0; s->ws && i < 10000 && atomr_inspector_server_get_n_clients (server) == 0; i++)
     g_usleep (1000);
+  if (s->ws)
+    g_assert_cmpuint (atomr_inspector_server_get_n_clients (server), >=, 1);
+}
+
+static void
+stream_connect (AtomrInspectorServer *server,
+                SoupSession          *session,
+                const gchar          *token,
+                Stream               *s)
+{
+  stream_connect_to (server, session, token, "/v1/stream", s);
   if (s->ws)
     g_assert_cmpuint (atomr_inspector_server_get_n_clients (server), ==, 1);
 }
@@ -413,19 +451,95 @@ test_stream (void)
 /* A client that does not read: records for it are dropped (never queued
  * without bound, never blocking the publisher), and once it reads again
  * it is told how many, so that received + dropped = published. */
+/* /v1/stream?batch=1: the same records in the same order, at most 64 to a
+ * message, beside clients of one record a message; each gets every record
+ * or is told it was dropped (this thread reads all three: a burst can
+ * outrun it), exactly.  (How many records share a message depends on the
+ * flush ticks: only printed.) */
 static void
-test_slow_client (void)
+test_stream_batched (void)
+{
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autoptr(GError) error = NULL;
+  const guint n = 3000;
+  Stream plain, batched, zero;
+
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  /* A plain client first: the server serves clients in the order they
+   * came, so its records are serialized before the batched client's
+   * frames are built from them (a frame once took its last record's end
+   * from the end of everything serialized: invalid JSON). */
+  stream_connect_to (server, session, atomr_inspector_server_get_token (server), "/v1/stream", &plain);
+  g_assert_no_error (plain.error);
+  for (guint i = 0; i < 10000 && atomr_inspector_server_get_n_clients (server) < 1; i++)
+    g_usleep (1000);
+  stream_connect_to (server, session, atomr_inspector_server_get_token (server), "/v1/stream?batch=1", &batched);
+  g_assert_no_error (batched.error);
+  for (guint i = 0; i < 10000 && atomr_inspector_server_get_n_clients (server) < 2; i++)
+    g_usleep (1000);
+  /* batch=0 is the plain stream. */
+  stream_connect_to (server, session, atomr_inspector_server_get_token (server), "/v1/stream?batch=0", &zero);
+  g_assert_no_error (zero.error);
+  for (guint i = 0; i < 10000 && atomr_inspector_server_get_n_clients (server) < 3; i++)
+    g_usleep (1000);
+  g_assert_cmpuint (atomr_inspector_server_get_n_clients (server), ==, 3);
+
+  for (guint i = 1; i <= n; i++)
+    {
+      publish (server, i, "op");
+      if (i % 100 == 0)   /* read as we go */
+        while (batched.records + batched.dropped < i || plain.records + plain.dropped < i ||
+               zero.records + zero.dropped < i)
+          g_main_context_iteration (NULL, TRUE);
+    }
+  g_test_message ("%u records in %u batched messages (at most %u in one)", batched.records, batched.frames,
+                  batched.max_batch);
+  for (guint k = 0; k < 3; k++)
+    {
+      Stream *s = k == 0 ? &batched : k == 1 ? &plain : &zero;
+      g_assert_cmpuint (s->records + s->dropped, ==, n);
+      g_assert_true (s->in_order);
+      g_assert_cmpuint (s->records, >, 0);
+    }
+  g_assert_cmpuint (plain.frames, ==, plain.records);
+  g_assert_cmpuint (plain.max_batch, ==, 1);
+  g_assert_cmpuint (zero.frames, ==, zero.records);
+  g_assert_cmpuint (zero.max_batch, ==, 1);
+  g_assert_cmpuint (batched.max_batch, <=, 64);
+  g_assert_cmpuint (batched.frames, >=, (batched.records + 63) / 64);
+  g_assert_cmpuint (batched.frames, <=, batched.records);
+  /* Each record serialized at most once for all three clients. */
+  {
+    guint64 serialized = 0;
+    atomr_inspector_server_get_debug_counters (server, NULL, NULL, &serialized, NULL);
+    g_assert_cmpuint (serialized, <=, n);
+    g_assert_cmpuint (serialized, >=, MAX (MAX (plain.records, zero.records), batched.records));
+  }
+  atomr_inspector_server_stop (server);
+  for (guint k = 0; k < 3; k++)
+    {
+      Stream *s = k == 0 ? &batched : k == 1 ? &plain : &zero;
+      while (soup_websocket_connection_get_state (s->ws) != SOUP_WEBSOCKET_STATE_CLOSED)
+        g_main_context_iteration (NULL, TRUE);
+      g_clear_object (&s->ws);
+    }
+}
+
+static void
+test_slow_client (gconstpointer data)
 {
   g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
   g_autoptr(SoupSession) session = soup_session_new ();
   g_autoptr(GError) error = NULL;
   g_autofree gchar *big = g_strnfill (2000, 'x');
   const guint n = 20000;
+  const gchar *path = data;   /* /v1/stream, or with ?batch=1 */
   gint64 deadline;
   Stream s;
 
   g_assert_true (atomr_inspector_server_start (server, &error));
-  stream_connect (server, session, atomr_inspector_server_get_token (server), &s);
+  stream_connect_to (server, session, atomr_inspector_server_get_token (server), path, &s);
   g_assert_no_error (s.error);
 
   /* This thread's context is not iterated: the client reads nothing. */
@@ -454,7 +568,16 @@ test_slow_client (void)
     guint64 serialized = 0;
     atomr_inspector_server_get_debug_counters (server, NULL, NULL, &serialized, NULL);
     g_test_message ("serialized %" G_GUINT64_FORMAT " of %u", serialized, n);
-    g_assert_cmpuint (serialized, ==, s.records);
+    if (strstr (path, "batch=1") == NULL)
+      g_assert_cmpuint (serialized, ==, s.records);
+    else
+      {
+        /* A batch frame that a record would overflow ends before it; that
+         * record, already serialized, leads the next frame, unless the
+         * client turned slow just then (once per episode of drops). */
+        g_assert_cmpuint (serialized, >=, s.records);
+        g_assert_cmpuint (serialized, <=, s.records + s.notices);
+      }
     g_assert_cmpuint (serialized, <, n / 2);
   }
   soup_websocket_connection_close (s.ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
@@ -823,6 +946,125 @@ test_always_record_flushes (void)
   g_assert_false (atomr_inspector_server_is_flushing (early));
 }
 
+/* The actors' records reach the server through a lock-free ring (many
+ * producers, the server thread consumes).  Four actors on four threads,
+ * each on its own context, with always-record: every record is either in
+ * the recorder or counted as dropped (exactly), each actor's records in
+ * its own order, and each record carries its own actor's name. */
+#define N_ACTOR_THREADS 4
+
+typedef struct
+{
+  AtomrActor  *actor;
+  AtomrBuffer *buffer;
+  guint        n;
+} ActorThread;
+
+static gpointer
+actor_thread (gpointer data)
+{
+  ActorThread *t = data;
+  GMainContext *context = atomr_actor_get_context (t->actor);
+
+  gboolean done = FALSE;
+
+  /* run_fills() on this thread's own context (it iterates the global
+   * default one). */
+  g_main_context_push_thread_default (context);
+  for (guint i = 0; i < t->n; i++)
+    atomr_actor_fill_async (t->actor, t->buffer, (gdouble) i, NULL, NULL, NULL);
+  atomr_actor_barrier_async (t->actor, NULL, on_barrier_done, &done);
+  while (!done)
+    g_main_context_iteration (context, TRUE);
+  g_main_context_pop_thread_default (context);
+  return NULL;
+}
+
+static void
+test_actor_threads (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_mock ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrInspectorServer) server = atomr_inspector_server_new ();
+  g_autoptr(GPtrArray) records = NULL;
+  ActorThread t[N_ACTOR_THREADS];
+  GThread *threads[N_ACTOR_THREADS];
+  guint64 observed = 0, last[N_ACTOR_THREADS] = { 0 }, kept[N_ACTOR_THREADS] = { 0 }, total = 0, dropped;
+  gboolean barrier_seen[N_ACTOR_THREADS] = { FALSE };
+  /* Slow: more than the server's ring (16384) holds, fewer than its
+   * recorder (65536) keeps. */
+  guint n = g_test_slow () ? 12000 : 2500;
+
+  g_assert_true (atomr_inspector_server_start (server, &error));
+  g_assert_no_error (error);
+  atomr_inspector_server_set_always_record (server, TRUE);
+  for (guint i = 0; i < N_ACTOR_THREADS; i++)
+    {
+      g_autoptr(GMainContext) context = g_main_context_new ();
+      g_autofree gchar *name = g_strdup_printf ("worker-%u", i);
+
+      t[i].actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, context, &error);
+      g_assert_no_error (error);
+      atomr_actor_set_name (t[i].actor, name);
+      t[i].buffer = atomr_buffer_new (device, ATOMR_DTYPE_F32, 64, &error);
+      g_assert_no_error (error);
+      t[i].n = n;
+      atomr_inspector_server_add_actor (server, t[i].actor);
+      g_assert_true (atomr_actor_has_observer (t[i].actor));
+    }
+  for (guint i = 0; i < N_ACTOR_THREADS; i++)
+    threads[i] = g_thread_new ("actor", actor_thread, &t[i]);
+  for (guint i = 0; i < N_ACTOR_THREADS; i++)
+    g_thread_join (threads[i]);
+
+  /* n fills and a barrier per actor, every one observed. */
+  atomr_inspector_server_get_debug_counters (server, &observed, NULL, NULL, NULL);
+  g_assert_cmpuint (observed, ==, (guint64) N_ACTOR_THREADS * (n + 1));
+  /* The flush moves them on: wait (bounded) until each is accounted for. */
+  for (guint i = 0; i < 10000; i++)
+    {
+      dropped = atomr_inspector_server_get_n_dropped (server);
+      if (atomr_trace_recorder_get_n_records (atomr_inspector_server_get_recorder (server)) + dropped >= observed)
+        break;
+      g_usleep (1000);
+    }
+  records = atomr_trace_recorder_get_records (atomr_inspector_server_get_recorder (server));
+  for (guint k = 0; k < records->len; k++)
+    {
+      AtomrLaunchInfo *info = g_ptr_array_index (records, k);
+      const gchar *name = atomr_launch_info_get_actor_name (info);
+      guint i;
+
+      g_assert_true (g_str_has_prefix (name, "worker-"));
+      i = (guint) g_ascii_strtoull (name + 7, NULL, 10);
+      g_assert_cmpuint (i, <, N_ACTOR_THREADS);
+      if (kept[i] > 0)
+        g_assert_cmpuint (atomr_launch_info_get_sequence (info), >, last[i]);
+      /* Fills, then the barrier, which is last: no record of this actor
+       * after it (drops may have removed any of them). */
+      g_assert_false (barrier_seen[i]);
+      barrier_seen[i] = g_str_equal (atomr_launch_info_get_operation (info), "barrier");
+      if (!barrier_seen[i])
+        g_assert_cmpstr (atomr_launch_info_get_operation (info), ==, "fill");
+      last[i] = atomr_launch_info_get_sequence (info);
+      kept[i]++;
+      total++;
+    }
+  dropped = atomr_inspector_server_get_n_dropped (server);
+  g_test_message ("%" G_GUINT64_FORMAT " records kept, %" G_GUINT64_FORMAT " dropped", total, dropped);
+  g_assert_cmpuint (total + dropped, ==, observed);
+  g_assert_cmpuint (records->len, ==, total);
+
+  atomr_inspector_server_set_always_record (server, FALSE);
+  for (guint i = 0; i < N_ACTOR_THREADS; i++)
+    {
+      atomr_inspector_server_remove_actor (server, t[i].actor);
+      g_object_unref (t[i].buffer);
+      g_object_unref (t[i].actor);
+    }
+  atomr_inspector_server_stop (server);
+}
+
 /* /v1/actors counts failures and what is still queued, without handlers. */
 static void
 test_actor_counters (void)
@@ -1183,12 +1425,15 @@ main (int argc, char **argv)
   g_test_add_func ("/inspector-server/discovery", test_discovery);
   g_test_add_func ("/inspector-server/stream", test_stream);
   g_test_add_func ("/inspector-server/record-json", test_record_json);
-  g_test_add_func ("/inspector-server/slow-client", test_slow_client);
+  g_test_add_data_func ("/inspector-server/slow-client", "/v1/stream", test_slow_client);
+  g_test_add_data_func ("/inspector-server/slow-client-batched", "/v1/stream?batch=1", test_slow_client);
+  g_test_add_func ("/inspector-server/stream-batched", test_stream_batched);
   g_test_add_func ("/inspector-server/limits", test_limits);
   g_test_add_func ("/inspector-server/client-vanishes", test_client_vanishes);
   g_test_add_func ("/inspector-server/idle-costs-nothing", test_idle_costs_nothing);
   g_test_add_func ("/inspector-server/always-record-flushes", test_always_record_flushes);
   g_test_add_func ("/inspector-server/actor-counters", test_actor_counters);
+  g_test_add_func ("/inspector-server/actor-threads", test_actor_threads);
   g_test_add_func ("/inspector-server/tls", test_tls);
   g_test_add_func ("/inspector-server/enable", test_enable);
   g_test_add_func ("/inspector-server/env-attach", test_env_attach);

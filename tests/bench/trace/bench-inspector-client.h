@@ -26,6 +26,7 @@ typedef enum
   ROW_IDLE,
   ROW_RECORD,
   ROW_STREAM,
+  ROW_STREAM_BATCH,
   N_ROWS
 } BenchRow;
 
@@ -34,7 +35,15 @@ static const gchar *const bench_row_names[N_ROWS] = {
   "running server, no client",
   "always-record, no client",
   "one client streaming every record",
+  "one client streaming, batched (?batch=1)",
 };
+
+/* Whether a row has a streaming client. */
+static inline gboolean
+bench_row_streams (BenchRow row)
+{
+  return row == ROW_STREAM || row == ROW_STREAM_BATCH;
+}
 
 /* The CPUs the process may run on, saved by bench_save_affinity() before
  * anything pins a thread. */
@@ -65,6 +74,7 @@ typedef struct
   gint                     stop;       /* atomic */
   gint                     received;   /* atomic: records */
   gint                     dropped;    /* atomic: reported as dropped */
+  gboolean                 batched;    /* connect to /v1/stream?batch=1 */
   SoupWebsocketConnection *ws;         /* client thread */
 } BenchClient;
 
@@ -83,6 +93,16 @@ bench_client_on_message (SoupWebsocketConnection *ws,
       const gchar *count = g_strstr_len (text, size, "\"count\":");
       if (count)
         g_atomic_int_add (&c->dropped, (gint) g_ascii_strtoull (count + 8, NULL, 10));
+    }
+  else if (size > 17 && strncmp (text, "{\"type\":\"records\"", 17) == 0)
+    {
+      /* A batch: its record messages ("type":"record" cannot occur
+       * inside a JSON string, where quotes are escaped). */
+      static const gchar mark[] = "{\"type\":\"record\",";
+      gint n = 0;
+      for (const gchar *p = text + 17; (p = g_strstr_len (p, (gssize) (size - (gsize) (p - text)), mark)); p += sizeof mark - 1)
+        n++;
+      g_atomic_int_add (&c->received, n);
     }
   else
     g_atomic_int_inc (&c->received);
@@ -108,7 +128,8 @@ bench_client_thread (gpointer data)
   BenchClient *c = data;
   g_autoptr(SoupSession) session = NULL;
   g_autoptr(SoupMessage) msg = NULL;
-  g_autofree gchar *url = g_strdup_printf ("ws://127.0.0.1:%u/v1/stream", atomr_inspector_server_get_port (c->server));
+  g_autofree gchar *url = g_strdup_printf ("ws://127.0.0.1:%u/v1/stream%s", atomr_inspector_server_get_port (c->server),
+                                           c->batched ? "?batch=1" : "");
   g_autofree gchar *auth = g_strdup_printf ("Bearer %s", atomr_inspector_server_get_token (c->server));
   gint64 deadline;
 

@@ -172,6 +172,8 @@ typedef struct
   BenchClient           client;
   gint                  expected;   /* records the client should have had */
   guint64               record_dropped;   /* by the server in always-record rows */
+  gint64                streamed[N_ROWS];       /* records a streaming row's client received */
+  gint64                stream_dropped[N_ROWS]; /* and was told were dropped */
   guint                 n_runs;           /* timed runs */
   guint                 n_migrated;       /* of which this thread changed CPU */
   guint64               cpus_seen;        /* bit i: ran (started or ended) on CPU i (< 64) */
@@ -217,12 +219,14 @@ run_row (Bench   *b,
          BenchRow row)
 {
   guint64 dropped = atomr_inspector_server_get_n_dropped (b->server);
+  gint received0 = g_atomic_int_get (&b->client.received), dropped0 = g_atomic_int_get (&b->client.dropped);
   gint cpu0, cpu1;
   gdouble ops;
 
   if (row == ROW_RECORD)
     atomr_inspector_server_set_always_record (b->server, TRUE);
-  if (row == ROW_STREAM)
+  b->client.batched = row == ROW_STREAM_BATCH;
+  if (bench_row_streams (row))
     bench_client_start (&b->client, b->server);
   if (row != ROW_ALONE)
     atomr_inspector_server_add_actor (b->server, b->actor);
@@ -235,16 +239,18 @@ run_row (Bench   *b,
   note_cpu (b, cpu1);
   if (row != ROW_ALONE)
     atomr_inspector_server_remove_actor (b->server, b->actor);
-  if (row == ROW_STREAM)
+  if (bench_row_streams (row))
     {
       b->expected += N_OPS + N_OPS / BATCH + 1;
       bench_client_stop (&b->client, b->expected);
+      b->streamed[row] += g_atomic_int_get (&b->client.received) - received0;
+      b->stream_dropped[row] += g_atomic_int_get (&b->client.dropped) - dropped0;
     }
   if (row == ROW_RECORD)
     atomr_inspector_server_set_always_record (b->server, FALSE);
   /* The housekeeping tick (200 ms) moves the records of the rows that
    * made any on; the other rows leave nothing behind. */
-  g_usleep (row == ROW_RECORD || row == ROW_STREAM ? 250000 : 20000);
+  g_usleep (row == ROW_RECORD || bench_row_streams (row) ? 250000 : 20000);
   if (row == ROW_RECORD)
     b->record_dropped += atomr_inspector_server_get_n_dropped (b->server) - dropped;
   return ops;
@@ -318,7 +324,7 @@ run_mode (Bench               *b,
   pin_thread (b, FALSE);
 
   printf ("\n## completion mode %s: %d rounds; every row next to a run of the actor alone\n", mode_name, ROUNDS);
-  printf ("%-36s %10s %10s %7s %9s %17s\n", "path", "median/s", "best/s", "spread", "vs alone", "(quartiles)");
+  printf ("%-42s %10s %10s %7s %9s %17s\n", "path", "median/s", "best/s", "spread", "vs alone", "(quartiles)");
   for (guint k = 0; k < N_ROWS; k++)
     {
       gdouble q1, q2, q3, m, best, worst;
@@ -328,12 +334,12 @@ run_mode (Bench               *b,
       worst = row[k][0];
       best = row[k][ROUNDS - 1];
       quartiles (ratio[k], ROUNDS, &q1, &q2, &q3);
-      printf ("%-36s %10.0f %10.0f %7.2f %9.3f   (%.3f - %.3f)\n", name, m, best, worst / best, q2, q1, q3);
+      printf ("%-42s %10.0f %10.0f %7.2f %9.3f   (%.3f - %.3f)\n", name, m, best, worst / best, q2, q1, q3);
     }
   {
     gdouble q1, q2, q3;
     quartiles (all_alone, n_alone, &q1, &q2, &q3);
-    printf ("%-36s %10.0f %10.0f %7.2f %9s   (%.0f - %.0f /s)\n", "actor alone (all its runs)", q2,
+    printf ("%-42s %10.0f %10.0f %7.2f %9s   (%.0f - %.0f /s)\n", "actor alone (all its runs)", q2,
             all_alone[n_alone - 1], all_alone[0] / all_alone[n_alone - 1], "1.000", q1, q3);
   }
   /* raw's ratio is raw/alone: print the actor over raw as well, the
@@ -398,6 +404,10 @@ main (int argc, char **argv)
 
   printf ("\nstreamed %d records, %d dropped (of %d over the streaming rows, warm-ups included)\n",
           g_atomic_int_get (&b.client.received), g_atomic_int_get (&b.client.dropped), b.expected);
+  for (guint k = 0; k < N_ROWS; k++)
+    if (bench_row_streams (k))
+      printf ("  %s: %" G_GINT64_FORMAT " received, %" G_GINT64_FORMAT " dropped\n", bench_row_names[k],
+              b.streamed[k], b.stream_dropped[k]);
   printf ("always-record rows: the server dropped %" G_GUINT64_FORMAT " records (must be 0 since the flush timer runs "
           "for always-record)\n", b.record_dropped);
   printf ("the application's thread changed CPU during %u of %u timed runs; CPUs it ran on:", b.n_migrated, b.n_runs);
