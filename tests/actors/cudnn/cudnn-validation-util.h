@@ -47,3 +47,30 @@ expect (GAsyncResult **result, gint code, const gchar *needle)
   g_clear_object (result);
   expect_error (error, code, needle);
 }
+
+#ifdef CUDNN_TEST_MOCK_FIXTURE
+/* With CUDNN_TEST_MOCK_FIXTURE defined before the include: the fixture of
+ * the tests that run a cuDNN actor on the public mock device (requests
+ * are checked, then refused before anything reaches cuDNN). */
+typedef struct {
+  AtomrDevice     *device;
+  AtomrCudnnActor *actor;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->device = atomr_device_new_mock ();
+  f->actor = atomr_cudnn_actor_new (f->device, &error);
+  g_assert_no_error (error);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  g_assert_finalize_object (f->actor);
+  g_object_unref (f->device);
+}
+#endif

@@ -13,29 +13,8 @@
 
 #include <atomr.h>
 
+#define CUDNN_TEST_MOCK_FIXTURE
 #include "cudnn-validation-util.h"
-
-typedef struct {
-  AtomrDevice     *device;
-  AtomrCudnnActor *actor;
-} Fixture;
-
-static void
-fixture_setup (Fixture *f, gconstpointer data)
-{
-  g_autoptr(GError) error = NULL;
-
-  f->device = atomr_device_new_mock ();
-  f->actor = atomr_cudnn_actor_new (f->device, &error);
-  g_assert_no_error (error);
-}
-
-static void
-fixture_teardown (Fixture *f, gconstpointer data)
-{
-  g_assert_finalize_object (f->actor);
-  g_object_unref (f->device);
-}
 
 static AtomrTensor *
 tensor (Fixture *f, AtomrDtype dtype, const gint64 *shape, guint n)
