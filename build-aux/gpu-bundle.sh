@@ -99,7 +99,7 @@ for p in "$here"/bin/bench-${GPU_SUITE_BENCH:-*}; do
     cudnn_env 150 "$b" "${args[@]}" > "$out/$b.log" 2>&1; echo "$b rc=$?"
     # the cuDNN build, the convolution rows (raw legacy, actor backend,
     # actor legacy) and which path the actor's convolutions took
-    grep -E '^(# cuDNN|pass |conv-|# convolutions run)' "$out/$b.log"
+    grep -E '^(# cuDNN|pass |conv-|# convolutions run|# experiment)' "$out/$b.log"
     if [ -n "$torch_cudnn" ]; then   # and with the machine's own, for the record
       timeout 150 "$here/run" "$b" > "$out/$b-system-cudnn.log" 2>&1; echo "$b (system cuDNN) rc=$?"
     fi

@@ -534,6 +534,50 @@ main (int argc, char **argv)
                               p ? ",\n" : "", pass_names[p], best[0] / iters * 1e6, best[1] / iters * 1e6,
                               best[2] / iters * 1e6);
     }
+  /* Experiments on the forward gap, same run: the raw calls with what the
+   * actor has that they have not — its workspace's kind of memory
+   * (cuMemAllocAsync from the device's pool, where raw uses cuMemAlloc)
+   * and its stream.  If one of them brings raw down to the actor's time,
+   * that is the gap. */
+  if (raw.ws_size[FWD] > 0)
+    {
+      CUdeviceptr own_ws = raw.ws, async_ws = 0;
+      CUstream own_stream = raw.stream;
+      gdouble best_ws = G_MAXDOUBLE, best_stream = G_MAXDOUBLE, best_raw = G_MAXDOUBLE;
+      guint iters;
+
+      g_assert_true (atomr_device_enter (device, NULL));
+      g_assert_cmpint (ATOMR_CU->cuMemAllocAsync (&async_ws, raw.ws_max, raw.stream), ==, CUDA_SUCCESS);
+      g_assert_cmpint (ATOMR_CU->cuStreamSynchronize (raw.stream), ==, CUDA_SUCCESS);
+      atomr_device_leave (device);
+      iters = batch_iters (time_raw (&raw, device, FWD, 3, x, w, y), 3);
+      for (guint r = 0; r < 3 * REPS; r++)
+        switch (r % 3)
+          {
+          case 0:
+            best_raw = MIN (best_raw, time_raw (&raw, device, FWD, iters, x, w, y));
+            break;
+          case 1:
+            raw.ws = async_ws;
+            best_ws = MIN (best_ws, time_raw (&raw, device, FWD, iters, x, w, y));
+            raw.ws = own_ws;
+            break;
+          default:
+            raw.stream = atomr_actor_get_cu_stream (ATOMR_ACTOR (actor));
+            CK (cudnnSetStream (raw.handle, (cudaStream_t) raw.stream));
+            best_stream = MIN (best_stream, time_raw (&raw, device, FWD, iters, x, w, y));
+            raw.stream = own_stream;
+            CK (cudnnSetStream (raw.handle, (cudaStream_t) raw.stream));
+            break;
+          }
+      g_print ("# experiment, conv-fwd raw legacy calls, us per call (%u calls, best of %d): as above %.1f; "
+               "workspace from cuMemAllocAsync (the actor's kind) %.1f; on the actor's stream %.1f\n",
+               iters, REPS, best_raw / iters * 1e6, best_ws / iters * 1e6, best_stream / iters * 1e6);
+      g_assert_true (atomr_device_enter (device, NULL));
+      ATOMR_CU->cuMemFreeAsync (async_ws, raw.stream);
+      ATOMR_CU->cuStreamSynchronize (raw.stream);
+      atomr_device_leave (device);
+    }
   {
     guint backend = 0, legacy = 0, packs = 0;
 
