@@ -242,6 +242,12 @@ void
 fence_passed (gpointer data,
               gpointer unused);
 
+/* Drops a reference to an actor's source from any thread, keeping the
+ * source's context alive until GLib is done with it. */
+G_GNUC_INTERNAL
+void
+actor_source_unref (gpointer source);
+
 G_GNUC_INTERNAL
 void
 hand_off (ActorSource *src,

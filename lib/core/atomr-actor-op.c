@@ -329,7 +329,7 @@ work_thread (gpointer data,
   g_atomic_int_set (&op->work_state, WORK_DONE);
   g_atomic_int_set (&src->working, 0);
   source_wake (src);
-  g_source_unref ((GSource *) src);
+  actor_source_unref (src);
 }
 
 /* On the actor's context: @op, just taken from the mailbox's head (or run

@@ -36,6 +36,23 @@ fence_passed (gpointer data,
   source_wake (data);
 }
 
+/* The last reference to an actor's source may be dropped on another
+ * thread (the completion service, a worker, a driver thread's record)
+ * after the application let go of the actor and of its context: the
+ * source then holds the context's last reference, which its finalize
+ * drops — and GLib 2.74's g_source_unref() locks the context again
+ * after finalize, in freed memory.  Holding the context across the
+ * unref keeps it alive until GLib is done with it. */
+void
+actor_source_unref (gpointer source)
+{
+  ActorSource *src = source;
+  GMainContext *context = g_main_context_ref (src->context);
+
+  g_source_unref ((GSource *) src);
+  g_main_context_unref (context);
+}
+
 /* Stop polling @op's fence from the context: the device's completion
  * service wakes us when it has passed. */
 void
@@ -50,7 +67,7 @@ hand_off (ActorSource *src,
   service = atomr_device_get_completion_service (op->stream->device);
   atomr_completion_service_watch (service, op->fence, fence_passed,
                                   g_source_ref ((GSource *) src),
-                                  (GDestroyNotify) g_source_unref);
+                                  actor_source_unref);
 }
 
 /* ------------------------------------------------------------------ */
@@ -75,7 +92,7 @@ host_func_record_free (gpointer data)
   HostFuncRecord *rec = data;
 
   atomr_fence_unref (rec->fence);
-  g_source_unref ((GSource *) rec->source);
+  actor_source_unref (rec->source);
   g_free (rec);
 }
 

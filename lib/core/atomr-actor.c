@@ -162,7 +162,7 @@ atomr_actor_finalize (GObject *object)
       g_source_destroy ((GSource *) priv->source);
       while ((rec = g_async_queue_try_pop (priv->source->graveyard)))
         host_func_record_free (rec);
-      g_source_unref ((GSource *) priv->source);
+      actor_source_unref (priv->source);
     }
   for (guint i = 0; priv->failures && i < priv->failures->len; i++)
     {

@@ -12,6 +12,7 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 #include "core/atomr-completion-service-private.h"
+#include "core/atomr-actor-impl-private.h"
 
 static void
 store_result (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -807,6 +808,43 @@ test_op_spin_window (void)
   check_spin_window (G_MAXINT / 2, 0);        /* its own window: still polled */
 }
 
+/* The last reference to an actor's source can be dropped on another
+ * thread (the completion service after a handed-off request, a worker,
+ * a host-function record) after the application has let go of the actor
+ * and of its private context: the source then holds the context's last
+ * reference.  The release must keep the context alive until GLib is done
+ * with it: a plain g_source_unref() there (the old code) freed the
+ * context in the source's finalize and then locked it (GLib 2.74), which
+ * runtime-valgrind reports as an invalid read and write. */
+static gpointer
+release_source (gpointer source)
+{
+  actor_source_unref (source);
+  return NULL;
+}
+
+static void
+test_source_released_after_context (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  GMainContext *context = g_main_context_new ();
+  AtomrActor *actor;
+  AtomrActorPrivate *priv;
+  GSource *source;
+  GThread *thread;
+
+  g_main_context_push_thread_default (context);
+  actor = new_actor (device, context);
+  priv = atomr_actor_get_instance_private (actor);
+  source = g_source_ref ((GSource *) priv->source);   /* as the service's watch holds it */
+  g_main_context_pop_thread_default (context);
+  g_object_unref (actor);
+  g_main_context_unref (context);   /* the source holds the last reference */
+
+  thread = g_thread_new ("release", release_source, source);
+  g_thread_join (thread);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -825,6 +863,7 @@ main (int argc, char **argv)
   g_test_add_func ("/runtime/cancel-queued", test_cancel_queued);
   g_test_add_func ("/runtime/failed-fence-record", test_failed_fence_record);
   g_test_add_func ("/runtime/op-spin-window", test_op_spin_window);
+  g_test_add_func ("/runtime/source-released-after-context", test_source_released_after_context);
   g_test_add_func ("/runtime/sticky/watchdog", test_watchdog);
   g_test_add_func ("/runtime/sticky/decider-and-context-lost", test_decider_and_context_lost);
 
