@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <glib.h>
+#include <gio/gio.h>
 #include <glib/gstdio.h>
 
 /* Monotonic time in microseconds with nanosecond resolution:
@@ -58,4 +59,21 @@ bench_rm_rf (const gchar *path)
   if (d)
     g_dir_close (d);
   g_rmdir (path);
+}
+
+/* A GAsyncReadyCallback that keeps a reference to the result in
+ * *(GAsyncResult **) user_data. */
+static inline void
+bench_store_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+/* Iterates the default main context until bench_store_result() has filled
+ * *result. */
+static inline void
+bench_wait_for (GAsyncResult **result)
+{
+  while (*result == NULL)
+    g_main_context_iteration (NULL, TRUE);
 }

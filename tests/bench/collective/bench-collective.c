@@ -16,12 +16,6 @@
 #include "../bench-util.h"
 
 static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static void
 wait_group (AtomrCollectiveGroup *group, gboolean reply)
 {
   GAsyncResult *result = NULL;
@@ -32,7 +26,7 @@ wait_group (AtomrCollectiveGroup *group, gboolean reply)
       atomr_collective_group_submit_async (group, NULL, NULL, NULL);
       return;
     }
-  atomr_collective_group_submit_async (group, NULL, store_result, &result);
+  atomr_collective_group_submit_async (group, NULL, bench_store_result, &result);
   while (result == NULL)
     g_main_context_iteration (NULL, TRUE);
   if (!atomr_collective_group_submit_finish (group, result, &error))
@@ -163,7 +157,7 @@ main (int argc, char **argv)
           raw[k] = bench_now_us () - t0;
           t0 = bench_now_us ();
           atomr_actor_copy_peer_async (a0, atomr_tensor_get_buffer (t[0]), atomr_tensor_get_buffer (t[1]),
-                                       NULL, store_result, &res);
+                                       NULL, bench_store_result, &res);
           while (res == NULL)
             g_main_context_iteration (NULL, TRUE);
           g_assert_true (atomr_actor_copy_peer_finish (a0, res, NULL));

@@ -93,20 +93,6 @@ check (CUresult res, const gchar *what)
     }
 }
 
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **out = user_data;
-  *out = g_object_ref (result);
-}
-
-static void
-wait_for (GAsyncResult **result)
-{
-  while (*result == NULL)
-    g_main_context_iteration (NULL, TRUE);
-}
-
 static gdouble
 raw_chain (AtomrDevice *device, CUfunction function, CUdeviceptr x, gboolean graph)
 {
@@ -156,7 +142,7 @@ launch (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfig *config,
         AtomrKernelArgs *args, GAsyncResult **result)
 {
   atomr_nvrtc_actor_launch_async (actor, kernel, config, args, NULL,
-                                  result ? store_result : NULL, result);
+                                  result ? bench_store_result : NULL, result);
 }
 
 static gdouble
@@ -174,7 +160,7 @@ atomr_eager_chain (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfi
       for (guint k = 0; k + 1 < CHAIN; k++)
         launch (actor, kernel, config, args, NULL);
       launch (actor, kernel, config, args, &result);
-      wait_for (&result);
+      bench_wait_for (&result);
       if (!atomr_nvrtc_actor_launch_finish (actor, result, &error))
         die ("launch", error);
       if (i >= WARMUP)
@@ -211,8 +197,8 @@ atomr_graph_chain (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfi
       g_autoptr(GAsyncResult) result = NULL;
       gdouble t0 = bench_now_us ();
 
-      atomr_graph_replay_async (graph, ATOMR_ACTOR (actor), NULL, store_result, &result);
-      wait_for (&result);
+      atomr_graph_replay_async (graph, ATOMR_ACTOR (actor), NULL, bench_store_result, &result);
+      bench_wait_for (&result);
       if (!atomr_graph_replay_finish (graph, result, &error))
         die ("replay", error);
       if (i >= WARMUP)
@@ -384,8 +370,8 @@ compile (AtomrNvrtcActor *actor, const gchar *source, const gchar *name)
   g_autoptr(GError) error = NULL;
   AtomrKernel *kernel;
 
-  atomr_nvrtc_actor_compile_async (actor, source, name, NULL, NULL, store_result, &result);
-  wait_for (&result);
+  atomr_nvrtc_actor_compile_async (actor, source, name, NULL, NULL, bench_store_result, &result);
+  bench_wait_for (&result);
   kernel = atomr_nvrtc_actor_compile_finish (actor, result, &error);
   if (kernel == NULL)
     die ("compile", error);
@@ -400,7 +386,7 @@ launch_wait (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfig *con
   g_autoptr(GError) error = NULL;
 
   launch (actor, kernel, config, args, &result);
-  wait_for (&result);
+  bench_wait_for (&result);
   if (!atomr_nvrtc_actor_launch_finish (actor, result, &error))
     die ("launch", error);
 }
@@ -499,8 +485,8 @@ pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
         g_autoptr(GAsyncResult) result = NULL;
         for (guint k = 0; k + 1 < PIPELINED / 100; k++)
           atomr_graph_replay_async (graph, ATOMR_ACTOR (actor), NULL, NULL, NULL);
-        atomr_graph_replay_async (graph, ATOMR_ACTOR (actor), NULL, store_result, &result);
-        wait_for (&result);
+        atomr_graph_replay_async (graph, ATOMR_ACTOR (actor), NULL, bench_store_result, &result);
+        bench_wait_for (&result);
         if (!atomr_graph_replay_finish (graph, result, &error))
           die ("replay", error);
       }
@@ -519,7 +505,7 @@ gemm_on (AtomrBlasActor *blas, AtomrBuffer *a, AtomrBuffer *b, AtomrBuffer *c,
 {
   atomr_blas_actor_gemm_async (blas, ATOMR_TRANSPOSE_N, ATOMR_TRANSPOSE_N, GEMM_N, GEMM_N, GEMM_N,
                                1.0, 0.0, a, GEMM_N, b, GEMM_N, 0.0, 0.0, c, GEMM_N, NULL,
-                               result ? store_result : NULL, result);
+                               result ? bench_store_result : NULL, result);
 }
 
 static void
@@ -529,7 +515,7 @@ gemm_wait (AtomrBlasActor *blas, AtomrBuffer *a, AtomrBuffer *b, AtomrBuffer *c)
   g_autoptr(GError) error = NULL;
 
   gemm_on (blas, a, b, c, &result);
-  wait_for (&result);
+  bench_wait_for (&result);
   if (!atomr_blas_actor_gemm_finish (blas, result, &error))
     die ("gemm", error);
 }
@@ -615,8 +601,8 @@ gemm_rows (AtomrDevice *device, gboolean tf32, gdouble *raw, gdouble *at, gdoubl
         g_autoptr(GAsyncResult) result = NULL;
         for (guint k = 0; k + 1 < GEMM_CALLS / GEMM_GRAPH; k++)
           atomr_graph_replay_async (graph, ATOMR_ACTOR (blas), NULL, NULL, NULL);
-        atomr_graph_replay_async (graph, ATOMR_ACTOR (blas), NULL, store_result, &result);
-        wait_for (&result);
+        atomr_graph_replay_async (graph, ATOMR_ACTOR (blas), NULL, bench_store_result, &result);
+        bench_wait_for (&result);
         if (!atomr_graph_replay_finish (graph, result, &error))
           {
             /* The other rows still count: report it and go on. */
@@ -695,7 +681,7 @@ host_cost (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel, Ato
       check (cu->cuStreamSynchronize (actor_stream), "cuStreamSynchronize");
       atomr_device_leave (device);
       t0 = bench_now_us ();
-      wait_for (&result);
+      bench_wait_for (&result);
       t_complete[rep] = (bench_now_us () - t0) / HOST_OPS;
       if (!atomr_nvrtc_actor_launch_finish (actor, result, &error))
         die ("launch", error);

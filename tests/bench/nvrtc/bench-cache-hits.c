@@ -131,13 +131,6 @@ lookup_hits (const gchar         *source,
   return (bench_now_us () - t0) * 1000.0 / n;
 }
 
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **slot = user_data;
-  *slot = g_object_ref (result);
-}
-
 static gdouble
 actor_hits (AtomrKernelCache    *cache,
             AtomrCompileOptions *options,
@@ -158,7 +151,7 @@ actor_hits (AtomrKernelCache    *cache,
       g_autoptr(AtomrModule) module = NULL;
       gdouble t0 = bench_now_us ();
 
-      atomr_nvrtc_actor_compile_module_async (actor, SOURCE, options, NULL, store_result, &result);
+      atomr_nvrtc_actor_compile_module_async (actor, SOURCE, options, NULL, bench_store_result, &result);
       while (result == NULL)
         g_main_context_iteration (NULL, TRUE);
       module = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);

@@ -141,13 +141,6 @@ disk_hit_module_only (AtomrKernelCache *cache, AtomrCompileOptions *options)
   return bench_median (t, N_LOAD);
 }
 
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **out = user_data;
-  *out = g_object_ref (result);
-}
-
 /* The same through the actor's compile_async (worker thread + reply). */
 static gdouble
 disk_hit_through_actor (AtomrNvrtcActor *actor, AtomrCompileOptions *options)
@@ -161,7 +154,7 @@ disk_hit_through_actor (AtomrNvrtcActor *actor, AtomrCompileOptions *options)
       g_autoptr(AtomrKernel) kernel = NULL;
       gdouble t0 = bench_now_us ();
 
-      atomr_nvrtc_actor_compile_async (actor, EMPTY_SOURCE, "empty", options, NULL, store_result, &result);
+      atomr_nvrtc_actor_compile_async (actor, EMPTY_SOURCE, "empty", options, NULL, bench_store_result, &result);
       while (result == NULL)
         g_main_context_iteration (NULL, TRUE);
       kernel = atomr_nvrtc_actor_compile_finish (actor, result, &error);
@@ -204,7 +197,7 @@ memory_hit_through_actor (AtomrNvrtcActor *actor, AtomrCompileOptions *options)
       g_autoptr(AtomrModule) module = NULL;
       gdouble t0 = bench_now_us ();
 
-      atomr_nvrtc_actor_compile_module_async (actor, EMPTY_SOURCE, options, NULL, store_result, &result);
+      atomr_nvrtc_actor_compile_module_async (actor, EMPTY_SOURCE, options, NULL, bench_store_result, &result);
       while (result == NULL)
         g_main_context_iteration (NULL, TRUE);
       module = atomr_nvrtc_actor_compile_module_finish (actor, result, &error);
@@ -455,7 +448,7 @@ main (int argc, char **argv)
 
   {
     g_autoptr(GAsyncResult) result = NULL;
-    atomr_nvrtc_actor_compile_async (actor, EMPTY_SOURCE, "empty", options, NULL, store_result, &result);
+    atomr_nvrtc_actor_compile_async (actor, EMPTY_SOURCE, "empty", options, NULL, bench_store_result, &result);
     while (result == NULL)
       g_main_context_iteration (NULL, TRUE);
     kernel = atomr_nvrtc_actor_compile_finish (actor, result, &error);

@@ -51,20 +51,6 @@ die (const gchar *what, GError *error)
   exit (1);
 }
 
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **out = user_data;
-  *out = g_object_ref (result);
-}
-
-static void
-wait_for (GAsyncResult **result)
-{
-  while (*result == NULL)
-    g_main_context_iteration (NULL, TRUE);
-}
-
 /* 1. SGEMM 4096 */
 static void
 gemm_rows (AtomrDevice *device, gboolean tf32, gdouble *raw, gdouble *at)
@@ -122,8 +108,8 @@ gemm_rows (AtomrDevice *device, gboolean tf32, gdouble *raw, gdouble *at)
                                      NULL, NULL, NULL);
       atomr_blas_actor_gemm_async (blas, ATOMR_TRANSPOSE_N, ATOMR_TRANSPOSE_N, GEMM_N, GEMM_N, GEMM_N,
                                    1.0, 0.0, a, GEMM_N, b, GEMM_N, 0.0, 0.0, c, GEMM_N,
-                                   NULL, store_result, &result);
-      wait_for (&result);
+                                   NULL, bench_store_result, &result);
+      bench_wait_for (&result);
       if (!atomr_blas_actor_gemm_finish (blas, result, &error))
         die ("gemm", error);
       if (rep > 0)
@@ -165,8 +151,8 @@ fft_rows (AtomrDevice *device, gdouble *raw, gdouble *at)
       g_autoptr(GAsyncResult) result = NULL;
       gdouble t0 = bench_now_us ();
 
-      atomr_fft_actor_execute_async (fft, plan, ATOMR_FFT_FORWARD, in, out, NULL, store_result, &result);
-      wait_for (&result);
+      atomr_fft_actor_execute_async (fft, plan, ATOMR_FFT_FORWARD, in, out, NULL, bench_store_result, &result);
+      bench_wait_for (&result);
       if (!atomr_fft_actor_execute_finish (fft, result, &error))
         die ("fft execute", error);
       if (i >= 20)
