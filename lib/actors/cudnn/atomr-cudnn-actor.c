@@ -1525,22 +1525,6 @@ check_conv (AtomrCudnnActor  *self,
   return TRUE;
 }
 
-/* The largest power of two up to 16 that divides the view's address (its
- * byte offset where the buffer has no device address: the mock device):
- * the backend tensors' BYTE_ALIGNMENT. */
-static gint32
-view_alignment (AtomrTensor *t)
-{
-  guint64 addr = atomr_tensor_get_ptr (t);
-  gint32 a = 16;
-
-  if (addr == 0)
-    addr = atomr_tensor_get_byte_offset (t);
-  while (a > 1 && addr % (guint64) a != 0)
-    a /= 2;
-  return a;
-}
-
 /* What the backend path's key adds: alpha, beta, the pointer alignments. */
 static void
 conv_key_backend (CudnnRequest *r,
@@ -1552,9 +1536,9 @@ conv_key_backend (CudnnRequest *r,
 {
   r->key.alpha = alpha;
   r->key.beta = beta;
-  r->key.align[SLOT_X] = view_alignment (x);
-  r->key.align[SLOT_W] = view_alignment (w);
-  r->key.align[SLOT_Y] = view_alignment (y);
+  r->key.align[SLOT_X] = atomr_cudnn_view_alignment (x);
+  r->key.align[SLOT_W] = atomr_cudnn_view_alignment (w);
+  r->key.align[SLOT_Y] = atomr_cudnn_view_alignment (y);
 }
 
 static void

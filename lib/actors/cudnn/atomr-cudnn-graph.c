@@ -2127,22 +2127,6 @@ graph_enqueue (AtomrOp  *op,
   return run_plan (self, r, plan, stream, error);
 }
 
-/* The largest power of two up to 16 that divides the view's address
- * (its byte offset where the buffer has no device address: the mock
- * device). */
-static gint64
-view_alignment (AtomrTensor *t)
-{
-  guint64 addr = atomr_tensor_get_ptr (t);
-  gint64 a = 16;
-
-  if (addr == 0)
-    addr = atomr_tensor_get_byte_offset (t);
-  while (a > 1 && addr % (guint64) a != 0)
-    a /= 2;
-  return a;
-}
-
 /**
  * atomr_cudnn_actor_execute_graph_async:
  * @self: an [class@Atomr.CudnnActor]
@@ -2275,7 +2259,7 @@ atomr_cudnn_actor_execute_graph_async (AtomrCudnnActor      *self,
               return atomr_op_fail (op, error);
             }
       r->views[id - 1] = g_object_ref (v);
-      r->alignments[id - 1] = view_alignment (v);
+      r->alignments[id - 1] = atomr_cudnn_view_alignment (v);
     }
   ins = g_new0 (AtomrOperand, n_tensors + 1);
   outs = g_new0 (AtomrOperand, n_tensors + 1);

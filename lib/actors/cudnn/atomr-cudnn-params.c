@@ -15,6 +15,7 @@
 #include "core/atomr-error.h"
 #include "actors/cudnn/atomr-cudnn-actor.h"
 #include "actors/cudnn/atomr-cudnn-private.h"
+#include "core/atomr-tensor-private.h"
 
 G_DEFINE_ENUM_TYPE (AtomrCudnnMath, atomr_cudnn_math,
   G_DEFINE_ENUM_VALUE (ATOMR_CUDNN_MATH_DEFAULT, "default"),
@@ -975,4 +976,17 @@ atomr_pooling_get_n_spatial_dims (AtomrPooling *self)
 {
   g_return_val_if_fail (ATOMR_IS_POOLING (self), 2);
   return self->n_spatial;
+}
+
+gint32
+atomr_cudnn_view_alignment (AtomrTensor *view)
+{
+  guint64 addr = atomr_tensor_get_ptr (view);
+  gint32 a = 16;
+
+  if (addr == 0)
+    addr = atomr_tensor_get_byte_offset (view);
+  while (a > 1 && addr % (guint64) a != 0)
+    a /= 2;
+  return a;
 }

@@ -41,5 +41,9 @@ gboolean atomr_cudnn_conv_output_shape  (const AtomrCudnnConvParams *p,
                                          guint                       w_n_dims,
                                          gint64                     *y_shape,
                                          GError                    **error);
+/* The largest power of two up to 16 that divides the view's address (its
+ * byte offset where the buffer has no device address: the mock device):
+ * a backend tensor's BYTE_ALIGNMENT, part of plan keys. */
+gint32   atomr_cudnn_view_alignment     (AtomrTensor                *view);
 
 G_END_DECLS
