@@ -1097,6 +1097,20 @@ register_node (AtomrGraph *self,
     }
 }
 
+/* A request the capture cannot take: the graph remembers the first such
+ * error (end_capture reports it), the request fails with it. */
+static void
+refuse_recording (AtomrGraph *self,
+                  AtomrOp    *op,
+                  GError     *error)
+{
+  g_mutex_lock (&self->lock);
+  if (self->record_error == NULL)
+    self->record_error = g_error_copy (error);
+  g_mutex_unlock (&self->lock);
+  atomr_op_fail (op, error);
+}
+
 void
 atomr_graph_record_op (gpointer  graph,
                        AtomrOp  *op)
@@ -1115,12 +1129,7 @@ atomr_graph_record_op (gpointer  graph,
                            "graph of graph %s; record its requests into %s directly",
                            ((ReplayRequest *) atomr_op_get_data (op))->graph->name, self->name,
                            self->name);
-      g_mutex_lock (&self->lock);
-      if (self->record_error == NULL)
-        self->record_error = g_error_copy (error);
-      g_mutex_unlock (&self->lock);
-      atomr_op_fail (op, error);
-      return;
+      return refuse_recording (self, op, error);
     }
   if (atomr_op_get_enqueue (op) == replay_enqueue &&
       ((ReplayRequest *) atomr_op_get_data (op))->graph->takes_condition)
@@ -1131,21 +1140,11 @@ atomr_graph_record_op (gpointer  graph,
                            "graph %s has launches that take a conditional node's handle "
                            "(atomr_kernel_args_add_graph_condition): it can only be the body of a "
                            "conditional node, not a child graph of graph %s", child->name, self->name);
-      g_mutex_lock (&self->lock);
-      if (self->record_error == NULL)
-        self->record_error = g_error_copy (error);
-      g_mutex_unlock (&self->lock);
-      atomr_op_fail (op, error);
-      return;
+      return refuse_recording (self, op, error);
     }
   if (!atomr_op_check_capturable (op, &error))
     {
-      g_mutex_lock (&self->lock);
-      if (self->record_error == NULL)
-        self->record_error = g_error_copy (error);
-      g_mutex_unlock (&self->lock);
-      atomr_op_fail (op, error);
-      return;
+      return refuse_recording (self, op, error);
     }
 
   node = g_new0 (Node, 1);
