@@ -14,6 +14,9 @@
  * it (cuDNN's heuristics, or timing with --autotune) and a workspace of
  * the size that algorithm needs.
  *
+ * Each timed batch starts after COOL_S seconds of an idle GPU (see
+ * cool_down()), on every side, and peer_torch.py does the same.
+ *
  * The actor runs each pass twice: through its cached backend execution
  * plans (the default) and through the legacy entry points
  * (AtomrCudnnActor:legacy-convolution, the path the raw side takes), so one
@@ -46,6 +49,23 @@
 #define REPS      3
 #define MAX_ITERS 100
 #define BATCH_S   0.25
+
+/* Every timed batch of convolutions starts after COOL_S seconds of an idle
+ * GPU, the same for every side.  The convolutions draw the H200 to its
+ * power cap: on a GPU that has been busy for about half a second the same
+ * calls take 10 % longer (the same raw call measured 137.6 us a call in
+ * the first two batches after a pause and 152-154 us in the eight that
+ * followed them, whatever memory or stream each used: experiment rows of
+ * 2026-11-29, ten variants interleaved back to back).  With this pause
+ * before each batch the same ten measured 136.7-139.4 us.  Without it,
+ * whichever side ran first after a pause won by that much. */
+#define COOL_S 0.75
+
+static void
+cool_down (void)
+{
+  g_usleep ((gulong) (COOL_S * G_USEC_PER_SEC));
+}
 
 /* Calls per timed batch, from the seconds @warm calls took. */
 static guint
@@ -509,6 +529,8 @@ main (int argc, char **argv)
         {
           guint side = (r + r / 3) % 3;
 
+          cool_down ();
+
           if (side == 0)
             best[0] = MIN (best[0], time_raw (&raw, device, p, iters, x, w, y));
           else
@@ -533,50 +555,6 @@ main (int argc, char **argv)
                               "\"atomr_legacy_us\": %.3f}",
                               p ? ",\n" : "", pass_names[p], best[0] / iters * 1e6, best[1] / iters * 1e6,
                               best[2] / iters * 1e6);
-    }
-  /* Experiments on the forward gap, same run: the raw calls with what the
-   * actor has that they have not — its workspace's kind of memory
-   * (cuMemAllocAsync from the device's pool, where raw uses cuMemAlloc)
-   * and its stream.  If one of them brings raw down to the actor's time,
-   * that is the gap. */
-  if (raw.ws_size[FWD] > 0)
-    {
-      CUdeviceptr own_ws = raw.ws, async_ws = 0;
-      CUstream own_stream = raw.stream;
-      gdouble best_ws = G_MAXDOUBLE, best_stream = G_MAXDOUBLE, best_raw = G_MAXDOUBLE;
-      guint iters;
-
-      g_assert_true (atomr_device_enter (device, NULL));
-      g_assert_cmpint (ATOMR_CU->cuMemAllocAsync (&async_ws, raw.ws_max, raw.stream), ==, CUDA_SUCCESS);
-      g_assert_cmpint (ATOMR_CU->cuStreamSynchronize (raw.stream), ==, CUDA_SUCCESS);
-      atomr_device_leave (device);
-      iters = batch_iters (time_raw (&raw, device, FWD, 3, x, w, y), 3);
-      for (guint r = 0; r < 3 * REPS; r++)
-        switch (r % 3)
-          {
-          case 0:
-            best_raw = MIN (best_raw, time_raw (&raw, device, FWD, iters, x, w, y));
-            break;
-          case 1:
-            raw.ws = async_ws;
-            best_ws = MIN (best_ws, time_raw (&raw, device, FWD, iters, x, w, y));
-            raw.ws = own_ws;
-            break;
-          default:
-            raw.stream = atomr_actor_get_cu_stream (ATOMR_ACTOR (actor));
-            CK (cudnnSetStream (raw.handle, (cudaStream_t) raw.stream));
-            best_stream = MIN (best_stream, time_raw (&raw, device, FWD, iters, x, w, y));
-            raw.stream = own_stream;
-            CK (cudnnSetStream (raw.handle, (cudaStream_t) raw.stream));
-            break;
-          }
-      g_print ("# experiment, conv-fwd raw legacy calls, us per call (%u calls, best of %d): as above %.1f; "
-               "workspace from cuMemAllocAsync (the actor's kind) %.1f; on the actor's stream %.1f\n",
-               iters, REPS, best_raw / iters * 1e6, best_ws / iters * 1e6, best_stream / iters * 1e6);
-      g_assert_true (atomr_device_enter (device, NULL));
-      ATOMR_CU->cuMemFreeAsync (async_ws, raw.stream);
-      ATOMR_CU->cuStreamSynchronize (raw.stream);
-      atomr_device_leave (device);
     }
   {
     guint backend = 0, legacy = 0, packs = 0;
