@@ -43,7 +43,9 @@
 #include "atomr-cublas-table-private.h"
 
 #include <atomr.h>
+#include <dlfcn.h>
 #include "../bench-util.h"
+#include "../bench-vmm.h"
 #include "core/atomr-actor-private.h"
 #include "nvrtc/atomr-kernel-private.h"
 #include "graph/atomr-graph-private.h"
@@ -219,6 +221,8 @@ typedef enum
   V_BLOCKING,       /* a blocking stream (flags 0), as cupy.cuda.Stream() */
   V_HIGH_PRIORITY,  /* the greatest stream priority */
   V_MEM_ALLOC,      /* x from cuMemAlloc, not atomr's stream-ordered pool */
+  V_MEM_ASYNC,      /* x from cuMemAllocAsync (the device's default pool) */
+  V_VMM,            /* x mapped with cuMemCreate + cuMemMap */
   V_SPIN_QUERY,     /* wait by spinning on cuStreamQuery */
   V_NO_UPLOAD_SPIN, /* no upload, spinning on cuStreamQuery */
   N_VARIANTS
@@ -233,6 +237,8 @@ static const gchar *variant_names[N_VARIANTS] = {
   "upload, blocking stream (flags 0)",
   "upload, greatest stream priority",
   "upload, x from cuMemAlloc (not the pool)",
+  "upload, x from cuMemAllocAsync (default pool)",
+  "upload, x from cuMemCreate + cuMemMap",
   "upload, wait: spin on cuStreamQuery",
   "no upload, wait: spin on cuStreamQuery",
 };
@@ -242,13 +248,14 @@ typedef struct
   CUstream    stream;
   CUgraph     graph;
   CUgraphExec exec;
-  CUdeviceptr own_x;    /* V_MEM_ALLOC */
+  CUdeviceptr own_x;    /* V_MEM_ALLOC, V_MEM_ASYNC */
+  BenchVmm    vmm;      /* V_VMM */
   gboolean    ok;
   gdouble     t[N_CHAIN];
 } Experiment;
 
 static void
-experiment_setup (Experiment *e, Variant v, CUfunction function, CUdeviceptr x)
+experiment_setup (Experiment *e, Variant v, CUfunction function, CUdeviceptr x, int ordinal)
 {
   const AtomrCudaDriver *cu = ATOMR_CU;
   CUdeviceptr ptr = x;
@@ -265,11 +272,24 @@ experiment_setup (Experiment *e, Variant v, CUfunction function, CUdeviceptr x)
     }
   else
     check (cu->cuStreamCreate (&e->stream, flags), "cuStreamCreate");
-  if (v == V_MEM_ALLOC)
+  if (v == V_MEM_ALLOC || v == V_MEM_ASYNC)
     {
-      check (cu->cuMemAlloc (&e->own_x, sizeof (gfloat)), "cuMemAlloc");
+      if (v == V_MEM_ALLOC)
+        check (cu->cuMemAlloc (&e->own_x, sizeof (gfloat)), "cuMemAlloc");
+      else
+        check (cu->cuMemAllocAsync (&e->own_x, sizeof (gfloat), e->stream), "cuMemAllocAsync");
       check (cu->cuMemsetD32Async (e->own_x, 0, 1, e->stream), "cuMemsetD32Async");
       ptr = e->own_x;
+    }
+  if (v == V_VMM)
+    {
+      if (!bench_vmm_alloc (&e->vmm, ordinal, sizeof (gfloat)))
+        {
+          e->ok = FALSE;
+          return;
+        }
+      check (cu->cuMemsetD32Async (e->vmm.ptr, 0, 1, e->stream), "cuMemsetD32Async");
+      ptr = e->vmm.ptr;
     }
   check (cu->cuStreamBeginCapture (e->stream, v == V_CUPY ? CU_STREAM_CAPTURE_MODE_RELAXED
                                                           : CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
@@ -334,7 +354,7 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
 
   atomr_device_enter (device, NULL);
   for (guint v = 0; v < N_VARIANTS; v++)
-    experiment_setup (&e[v], v, function, x);
+    experiment_setup (&e[v], v, function, x, atomr_device_get_ordinal (device));
   for (guint i = 0; i < N_CHAIN + WARMUP; i++)
     for (guint v = 0; v < N_VARIANTS; v++)
       if (e[v].ok)
@@ -342,14 +362,20 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
   for (guint v = 0; v < N_VARIANTS; v++)
     {
       out[v] = e[v].ok ? bench_median (e[v].t, N_CHAIN) : -1.0;
-      if (e[v].ok && v != V_MEM_ALLOC)
+      if (e[v].ok && v != V_MEM_ALLOC && v != V_MEM_ASYNC && v != V_VMM)
         *n_inc += (N_CHAIN + WARMUP) * CHAIN;
       if (e[v].exec)
         cu->cuGraphExecDestroy (e[v].exec);
       if (e[v].graph)
         cu->cuGraphDestroy (e[v].graph);
-      if (e[v].own_x)
+      if (e[v].own_x && v == V_MEM_ALLOC)
         cu->cuMemFree (e[v].own_x);
+      else if (e[v].own_x)
+        {
+          cu->cuMemFreeAsync (e[v].own_x, e[v].stream);
+          cu->cuStreamSynchronize (e[v].stream);
+        }
+      bench_vmm_free (&e[v].vmm);
       cu->cuStreamDestroy (e[v].stream);
     }
   atomr_device_leave (device);
@@ -695,6 +721,208 @@ host_cost (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel, Ato
   *complete = bench_median (t_complete, HOST_REPS);
 }
 
+/* 1x/2x. How the host learns that work finished, raw, same run: what
+ * each way costs the submitting thread and the round trip.  The
+ * envelope records an event per request and its completion side queries
+ * it; cuStreamWriteValue32 into mapped host memory would let the host see
+ * completion with a plain load, no driver call. */
+typedef CUresult (*WriteValue32Fn) (CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+
+static WriteValue32Fn
+write_value32 (void)
+{
+  static WriteValue32Fn fn;
+  static gboolean looked;
+
+  if (!looked)
+    {
+      void *lib = dlopen ("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+      looked = TRUE;
+      if (lib)
+        fn = (WriteValue32Fn) dlsym (lib, "cuStreamWriteValue32_v2");
+      if (lib && fn == NULL)
+        fn = (WriteValue32Fn) dlsym (lib, "cuStreamWriteValue32");
+    }
+  return fn;
+}
+
+enum { F_SYNC, F_EVENT_SPIN, F_STREAM_SPIN, F_WRITE_SPIN, N_FENCE_RT };
+static const gchar *const fence_rt_names[N_FENCE_RT] = {
+  "raw exp: launch + cuStreamSynchronize (as above)",
+  "raw exp: launch + cuEventRecord, spin on cuEventQuery",
+  "raw exp: launch, spin on cuStreamQuery",
+  "raw exp: launch + cuStreamWriteValue32, spin on host word",
+};
+enum { P_PLAIN, P_EVENT, P_EVENT_QUERY, P_EVENT_THREAD, P_WRITE, N_FENCE_PIPE };
+static const gchar *const fence_pipe_names[N_FENCE_PIPE] = {
+  "raw exp: cuLaunchKernel x N + sync (as above)",
+  "raw exp: + cuEventRecord after each",
+  "raw exp: + cuEventRecord, cuEventQuery of the 32nd back",
+  "raw exp: + cuEventRecord, another thread queries",
+  "raw exp: + cuStreamWriteValue32 after each",
+};
+
+#define FENCE_EVENTS 64
+
+typedef struct
+{
+  CUevent          events[FENCE_EVENTS];
+  volatile gint    latest;   /* index recorded last, -1: none */
+  volatile gint    stop;
+  AtomrDevice     *device;
+  guint64          queries;
+} FenceThread;
+
+static gpointer
+fence_query_thread (gpointer data)
+{
+  FenceThread *ft = data;
+
+  atomr_device_enter (ft->device, NULL);
+  while (!g_atomic_int_get (&ft->stop))
+    {
+      gint i = g_atomic_int_get (&ft->latest);
+      if (i >= 0)
+        {
+          ATOMR_CU->cuEventQuery (ft->events[i]);
+          ft->queries++;
+        }
+    }
+  atomr_device_leave (ft->device);
+  return NULL;
+}
+
+static void
+fence_experiments (AtomrDevice *device, CUfunction empty, CUdeviceptr dummy, CUfunction inc, CUdeviceptr x,
+                   gdouble *rt, gdouble *pipe, guint *n_inc)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  WriteValue32Fn wv = write_value32 ();
+  g_autofree gdouble *t = g_new (gdouble, N_FENCE_RT * ROUND_TRIPS);
+  void *eparams[] = { &dummy }, *iparams[] = { &x };
+  FenceThread ft = { .latest = -1, .device = device };
+  volatile guint32 *word = NULL;
+  CUdeviceptr dword = 0;
+  CUstream stream;
+  CUevent ev;
+  guint32 seq = 0;
+
+  atomr_device_enter (device, NULL);
+  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check (cu->cuEventCreate (&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  for (guint i = 0; i < FENCE_EVENTS; i++)
+    check (cu->cuEventCreate (&ft.events[i], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  if (wv)
+    {
+      void *host = NULL;
+      check (cu->cuMemHostAlloc (&host, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+             "cuMemHostAlloc");
+      check (cu->cuMemHostGetDevicePointer (&dword, host, 0), "cuMemHostGetDevicePointer");
+      word = host;
+      *word = 0;
+    }
+  for (guint i = 0; i < ROUND_TRIPS + WARMUP; i++)
+    for (guint v = 0; v < N_FENCE_RT; v++)
+      {
+        gdouble t0;
+        CUresult res;
+
+        if (v == F_WRITE_SPIN && wv == NULL)
+          continue;
+        t0 = bench_now_us ();
+        check (cu->cuLaunchKernel (empty, 1, 1, 1, 32, 1, 1, 0, stream, eparams, NULL), "cuLaunchKernel");
+        switch (v)
+          {
+          case F_SYNC:
+            check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+            break;
+          case F_EVENT_SPIN:
+            check (cu->cuEventRecord (ev, stream), "cuEventRecord");
+            while ((res = cu->cuEventQuery (ev)) == CUDA_ERROR_NOT_READY)
+              ;
+            check (res, "cuEventQuery");
+            break;
+          case F_STREAM_SPIN:
+            while ((res = cu->cuStreamQuery (stream)) == CUDA_ERROR_NOT_READY)
+              ;
+            check (res, "cuStreamQuery");
+            break;
+          default:
+            seq++;
+            check (wv (stream, dword, seq, 0), "cuStreamWriteValue32");
+            while (*word != seq)
+              ;
+            break;
+          }
+        if (i >= WARMUP)
+          t[v * ROUND_TRIPS + i - WARMUP] = bench_now_us () - t0;
+      }
+  for (guint v = 0; v < N_FENCE_RT; v++)
+    rt[v] = v == F_WRITE_SPIN && wv == NULL ? -1.0 : bench_median (t + v * ROUND_TRIPS, ROUND_TRIPS);
+
+  for (guint v = 0; v < N_FENCE_PIPE; v++)
+    pipe[v] = G_MAXDOUBLE;
+  for (guint rep = 0; rep < 4; rep++)
+    for (guint v = 0; v < N_FENCE_PIPE; v++)
+      {
+        GThread *thread = NULL;
+        gdouble t0;
+
+        if (v == P_WRITE && wv == NULL)
+          continue;
+        if (v == P_EVENT_THREAD)
+          {
+            g_atomic_int_set (&ft.stop, 0);
+            g_atomic_int_set (&ft.latest, -1);
+            thread = g_thread_new ("fence-query", fence_query_thread, &ft);
+          }
+        t0 = bench_now_us ();
+        for (guint k = 0; k < PIPELINED; k++)
+          {
+            check (cu->cuLaunchKernel (inc, 1, 1, 1, 32, 1, 1, 0, stream, iparams, NULL), "cuLaunchKernel");
+            switch (v)
+              {
+              case P_PLAIN:
+                break;
+              case P_EVENT:
+              case P_EVENT_THREAD:
+                check (cu->cuEventRecord (ft.events[k % FENCE_EVENTS], stream), "cuEventRecord");
+                if (v == P_EVENT_THREAD)
+                  g_atomic_int_set (&ft.latest, (gint) (k % FENCE_EVENTS));
+                break;
+              case P_EVENT_QUERY:
+                check (cu->cuEventRecord (ft.events[k % FENCE_EVENTS], stream), "cuEventRecord");
+                if (k >= 32)
+                  cu->cuEventQuery (ft.events[(k - 32) % FENCE_EVENTS]);
+                break;
+              default:
+                check (wv (stream, dword, ++seq, 0), "cuStreamWriteValue32");
+                break;
+              }
+          }
+        check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+        if (rep > 0)
+          pipe[v] = MIN (pipe[v], bench_now_us () - t0);
+        if (thread)
+          {
+            g_atomic_int_set (&ft.stop, 1);
+            g_thread_join (thread);
+          }
+        *n_inc += PIPELINED;
+      }
+  for (guint v = 0; v < N_FENCE_PIPE; v++)
+    if (pipe[v] == G_MAXDOUBLE)
+      pipe[v] = -1.0;
+  cu->cuStreamSynchronize (stream);
+  for (guint i = 0; i < FENCE_EVENTS; i++)
+    cu->cuEventDestroy (ft.events[i]);
+  cu->cuEventDestroy (ev);
+  if (word)
+    cu->cuMemFreeHost ((void *) word);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -710,7 +938,8 @@ main (int argc, char **argv)
   gdouble raw_eager, raw_graph, at_eager, at_graph, want;
   gdouble rt_raw, rt_at, pl_raw, pl_at, pl_graph, h_raw, h_submit, h_complete;
   gdouble g_raw[2], g_at[2], g_graph[2];
-  gdouble exp_raw[N_VARIANTS], at_spin0, at_spin5000, at_nohint;
+  gdouble exp_raw[N_VARIANTS], at_spin0, at_spin5000, at_nohint, at_memalloc;
+  gdouble fence_rt[N_FENCE_RT], fence_pipe[N_FENCE_PIPE];
   guint n_inc = 0;
   gfloat value;
 
@@ -743,6 +972,8 @@ main (int argc, char **argv)
 
   round_trip (device, actor, empty, config, empty_args, &rt_raw, &rt_at);
   pipelined (device, actor, kernel, config, args, &pl_raw, &pl_at, &pl_graph, &n_inc);
+  fence_experiments (device, atomr_kernel_get_function (empty), atomr_buffer_get_ptr (dummy),
+                     atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), fence_rt, fence_pipe, &n_inc);
   raw_eager = raw_chain (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), FALSE);
   raw_graph = raw_chain (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), TRUE);
   at_eager = atomr_eager_chain (actor, kernel, config, args);
@@ -752,6 +983,30 @@ main (int argc, char **argv)
   at_nohint = atomr_graph_chain (actor, kernel, config, args, -1, FALSE);
   at_spin0 = atomr_graph_chain (actor, kernel, config, args, 0, TRUE);
   at_spin5000 = atomr_graph_chain (actor, kernel, config, args, 5000, TRUE);
+  {
+    /* the replayed chain through atomr, x an AtomrBuffer over cuMemAlloc
+     * memory (the raw variant above that beat the pool) */
+    g_autoptr(AtomrBuffer) mx = NULL;
+    g_autoptr(AtomrKernelArgs) margs = NULL;
+    CUdeviceptr ptr = 0;
+
+    atomr_device_enter (device, NULL);
+    check (ATOMR_CU->cuMemAlloc (&ptr, sizeof (gfloat)), "cuMemAlloc");
+    check (ATOMR_CU->cuMemsetD32Async (ptr, 0, 1, NULL), "cuMemsetD32Async");
+    check (ATOMR_CU->cuCtxSynchronize (), "cuCtxSynchronize");
+    atomr_device_leave (device);
+    mx = atomr_buffer_new_for_device_pointer (device, ATOMR_DTYPE_F32, 1, ptr, NULL, NULL, &error);
+    if (mx == NULL)
+      die ("buffer_new_for_device_pointer", error);
+    margs = atomr_kernel_args_add_buffer (atomr_kernel_args_new (), mx);
+    at_memalloc = atomr_graph_chain (actor, kernel, config, margs, -1, TRUE);
+    g_clear_object (&mx);
+    g_clear_pointer (&margs, atomr_kernel_args_unref);
+    atomr_device_enter (device, NULL);
+    ATOMR_CU->cuCtxSynchronize ();
+    ATOMR_CU->cuMemFree (ptr);
+    atomr_device_leave (device);
+  }
   n_inc += 3 * (N_CHAIN + WARMUP) * CHAIN;
   for (guint m = 0; m < 2; m++)
     gemm_rows (device, m == 1, &g_raw[m], &g_at[m], &g_graph[m]);
@@ -770,6 +1025,20 @@ main (int argc, char **argv)
   printf ("%-58s %12.2f %8s\n", "raw: cuLaunchKernel + cuStreamSynchronize", rt_raw, "1.00");
   printf ("%-58s %12.2f %8.2f\n", "atomr: launch_async, reply", rt_at, rt_at / rt_raw);
   printf ("# atomr launch->reply minus raw: %+.2f us (goal <= +0.5 us)\n", rt_at - rt_raw);
+  printf ("## 1x. EXPERIMENTS (same run): how the host learns completion, raw, median of %d, interleaved\n",
+          ROUND_TRIPS);
+  for (guint v = 0; v < N_FENCE_RT; v++)
+    if (fence_rt[v] < 0)
+      printf ("%-58s %12s %8s\n", fence_rt_names[v], "n/a", "-");
+    else
+      printf ("%-58s %12.2f %8.2f\n", fence_rt_names[v], fence_rt[v], fence_rt[v] / fence_rt[F_SYNC]);
+  printf ("## 2x. EXPERIMENTS (same run): %d pipelined launches with a fence after each, raw, best of 3\n"
+          "##     (ratio: time / the plain row of this section)\n", PIPELINED);
+  for (guint v = 0; v < N_FENCE_PIPE; v++)
+    if (fence_pipe[v] < 0)
+      printf ("%-58s %12s %8s\n", fence_pipe_names[v], "n/a", "-");
+    else
+      printf ("%-58s %12.1f %8.3f\n", fence_pipe_names[v], fence_pipe[v], fence_pipe[v] / fence_pipe[P_PLAIN]);
   printf ("## 2. %d pipelined tiny kernels <<<1, 32>>>, best of 3 (ratio: raw time / time = throughput)\n",
           PIPELINED);
   printf ("%-58s %12.1f %8s\n", "raw: cuLaunchKernel x N + sync", pl_raw, "1.00");
@@ -802,6 +1071,8 @@ main (int argc, char **argv)
           at_spin0 / raw_graph);
   printf ("%-58s %12.2f %8.2f\n", "atomr exp: replay, actor spin-usec 5000 (always poll)", at_spin5000,
           at_spin5000 / raw_graph);
+  printf ("%-58s %12.2f %8.2f\n", "atomr exp: replay, x over cuMemAlloc memory", at_memalloc,
+          at_memalloc / raw_graph);
   printf ("# atomr replay (default) / raw graph: %.3f; / best raw variant: %.3f\n", at_graph / raw_graph,
           at_graph / exp_raw[V_UPLOAD]);
   printf ("## 4. SGEMM %d^3, %d pipelined calls, us per call, best of 4 (ratio: time / raw)\n",
@@ -841,7 +1112,8 @@ main (int argc, char **argv)
           "  \"host_cost_us_per_op\": {\"raw_launch\": %.3f, \"atomr_submit\": %.3f, \"atomr_complete\": %.3f},\n"
           "  \"chain_100_experiments_us\": {\"raw_no_upload\": %.2f, \"raw_upload\": %.2f, \"raw_cupy_recipe\": %.2f, "
           "\"raw_instantiate_upload\": %.2f, \"raw_node_priority\": %.2f, \"raw_blocking_stream\": %.2f, "
-          "\"raw_high_priority\": %.2f, \"raw_mem_alloc\": %.2f, \"raw_spin_query\": %.2f, "
+          "\"raw_high_priority\": %.2f, \"raw_mem_alloc\": %.2f, \"raw_mem_alloc_async\": %.2f, "
+          "\"raw_vmm\": %.2f, \"raw_spin_query\": %.2f, "
           "\"raw_no_upload_spin_query\": %.2f, \"atomr_no_spin_hint\": %.2f, \"atomr_spin_0\": %.2f, "
           "\"atomr_spin_5000\": %.2f}\n}\n",
           atomr_device_get_name (device), rt_raw, rt_at, pl_raw, pl_at, pl_graph,
@@ -849,7 +1121,7 @@ main (int argc, char **argv)
           g_raw[1], g_at[1], g_graph[1], h_raw, h_submit, h_complete,
           exp_raw[V_NO_UPLOAD], exp_raw[V_UPLOAD], exp_raw[V_CUPY], exp_raw[V_INST_UPLOAD],
           exp_raw[V_NODE_PRIORITY], exp_raw[V_BLOCKING], exp_raw[V_HIGH_PRIORITY], exp_raw[V_MEM_ALLOC],
-          exp_raw[V_SPIN_QUERY], exp_raw[V_NO_UPLOAD_SPIN], at_nohint, at_spin0, at_spin5000);
+          exp_raw[V_MEM_ASYNC], exp_raw[V_VMM], exp_raw[V_SPIN_QUERY], exp_raw[V_NO_UPLOAD_SPIN], at_nohint, at_spin0, at_spin5000);
       if (!g_file_set_contents (json_path, json, -1, &error))
         die ("--json", error);
     }
