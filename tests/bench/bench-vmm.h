@@ -10,6 +10,8 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
 #include <cuda.h>
 #include <glib.h>
 
@@ -21,10 +23,11 @@ typedef struct
 } BenchVmm;
 
 /* Maps @size bytes (rounded up to the minimum granularity) on @ordinal,
- * read-write; FALSE (with nothing held) where a call is missing or fails.
- * The context must be current. */
+ * read-write, asking for compressible memory when @compressible;
+ * FALSE (with nothing held) where a call is missing or fails.  The
+ * context must be current. */
 static inline gboolean
-bench_vmm_alloc (BenchVmm *m, int ordinal, gsize size)
+bench_vmm_alloc (BenchVmm *m, int ordinal, gsize size, gboolean compressible)
 {
   static void *lib;
   CUresult (*granularity) (size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
@@ -51,6 +54,8 @@ bench_vmm_alloc (BenchVmm *m, int ordinal, gsize size)
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = ordinal;
+  if (compressible)
+    prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
   if (granularity (&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || gran == 0)
     return FALSE;
   m->size = (size + gran - 1) / gran * gran;
@@ -91,4 +96,42 @@ bench_vmm_free (BenchVmm *m)
     }
   dlclose (lib);
   m->ptr = 0;
+}
+
+/* One line on the memory at @ptr: its mapping's size, GPUDirect RDMA, and
+ * (where the driver gives an allocation handle for it) whether the
+ * physical memory is compressible. */
+static inline void
+bench_describe_memory (const gchar *what, CUdeviceptr ptr)
+{
+  void *lib = dlopen ("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  CUresult (*attribute) (void *, CUpointer_attribute, CUdeviceptr);
+  CUresult (*retain) (CUmemGenericAllocationHandle *, void *);
+  CUresult (*props) (CUmemAllocationProp *, CUmemGenericAllocationHandle);
+  CUresult (*release) (CUmemGenericAllocationHandle);
+  size_t mapping = 0;
+  int rdma = -1;
+  CUmemGenericAllocationHandle handle = 0;
+  CUmemAllocationProp prop = { 0 };
+  gchar comp[32] = "no handle";
+
+  if (lib == NULL)
+    return;
+  attribute = dlsym (lib, "cuPointerGetAttribute");
+  retain = dlsym (lib, "cuMemRetainAllocationHandle");
+  props = dlsym (lib, "cuMemGetAllocationPropertiesFromHandle");
+  release = dlsym (lib, "cuMemRelease");
+  if (attribute)
+    {
+      attribute (&mapping, CU_POINTER_ATTRIBUTE_MAPPING_SIZE, ptr);
+      attribute (&rdma, CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, ptr);
+    }
+  if (retain && props && release && retain (&handle, (void *) (uintptr_t) ptr) == CUDA_SUCCESS)
+    {
+      if (props (&prop, handle) == CUDA_SUCCESS)
+        g_snprintf (comp, sizeof comp, "compression %d", (int) prop.allocFlags.compressionType);
+      release (handle);
+    }
+  printf ("# memory: %-44s mapping %zu bytes, GPUDirect RDMA %d, %s\n", what, mapping, rdma, comp);
+  dlclose (lib);
 }

@@ -223,6 +223,7 @@ typedef enum
   V_MEM_ALLOC,      /* x from cuMemAlloc, not atomr's stream-ordered pool */
   V_MEM_ASYNC,      /* x from cuMemAllocAsync (the device's default pool) */
   V_VMM,            /* x mapped with cuMemCreate + cuMemMap */
+  V_VMM_COMP,       /* the same, compressible memory asked for */
   V_SPIN_QUERY,     /* wait by spinning on cuStreamQuery */
   V_NO_UPLOAD_SPIN, /* no upload, spinning on cuStreamQuery */
   N_VARIANTS
@@ -239,6 +240,7 @@ static const gchar *variant_names[N_VARIANTS] = {
   "upload, x from cuMemAlloc (not the pool)",
   "upload, x from cuMemAllocAsync (default pool)",
   "upload, x from cuMemCreate + cuMemMap",
+  "upload, x from cuMemCreate, compressible",
   "upload, wait: spin on cuStreamQuery",
   "no upload, wait: spin on cuStreamQuery",
 };
@@ -281,9 +283,9 @@ experiment_setup (Experiment *e, Variant v, CUfunction function, CUdeviceptr x, 
       check (cu->cuMemsetD32Async (e->own_x, 0, 1, e->stream), "cuMemsetD32Async");
       ptr = e->own_x;
     }
-  if (v == V_VMM)
+  if (v == V_VMM || v == V_VMM_COMP)
     {
-      if (!bench_vmm_alloc (&e->vmm, ordinal, sizeof (gfloat)))
+      if (!bench_vmm_alloc (&e->vmm, ordinal, sizeof (gfloat), v == V_VMM_COMP))
         {
           e->ok = FALSE;
           return;
@@ -355,6 +357,13 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
   atomr_device_enter (device, NULL);
   for (guint v = 0; v < N_VARIANTS; v++)
     experiment_setup (&e[v], v, function, x, atomr_device_get_ordinal (device));
+  bench_describe_memory ("atomr's pool (AtomrBuffer)", x);
+  bench_describe_memory ("cuMemAlloc", e[V_MEM_ALLOC].own_x);
+  bench_describe_memory ("cuMemAllocAsync (default pool)", e[V_MEM_ASYNC].own_x);
+  if (e[V_VMM].ok)
+    bench_describe_memory ("cuMemCreate", e[V_VMM].vmm.ptr);
+  if (e[V_VMM_COMP].ok)
+    bench_describe_memory ("cuMemCreate, compressible", e[V_VMM_COMP].vmm.ptr);
   for (guint i = 0; i < N_CHAIN + WARMUP; i++)
     for (guint v = 0; v < N_VARIANTS; v++)
       if (e[v].ok)
@@ -362,7 +371,7 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
   for (guint v = 0; v < N_VARIANTS; v++)
     {
       out[v] = e[v].ok ? bench_median (e[v].t, N_CHAIN) : -1.0;
-      if (e[v].ok && v != V_MEM_ALLOC && v != V_MEM_ASYNC && v != V_VMM)
+      if (e[v].ok && v != V_MEM_ALLOC && v != V_MEM_ASYNC && v != V_VMM && v != V_VMM_COMP)
         *n_inc += (N_CHAIN + WARMUP) * CHAIN;
       if (e[v].exec)
         cu->cuGraphExecDestroy (e[v].exec);
