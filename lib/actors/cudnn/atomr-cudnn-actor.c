@@ -650,9 +650,80 @@ plan_build_fused (AtomrCudnnActor *self,
   return TRUE;
 }
 
+/* Tensor ids of the backend graphs: an operand's is its slot + 1; the
+ * fused convolution's bias and its virtual intermediates follow. */
+#define UID_BIAS      (N_SLOTS + 1)
+#define UID_V_CONV    (N_SLOTS + 2)   /* alpha · conv (x, w) */
+#define UID_V_RESID   (N_SLOTS + 3)   /* + beta · z */
+#define UID_V_BIAS    (N_SLOTS + 4)   /* + bias */
+
+/* The fused convolution's activations as pointwise modes, in
+ * AtomrActivationMode's order (clipped ReLU is RELU_FWD with an upper
+ * clip; identity adds no node). */
+static const cudnnPointwiseMode_t fused_pointwise_modes[] = {
+  CUDNN_POINTWISE_SIGMOID_FWD, CUDNN_POINTWISE_RELU_FWD, CUDNN_POINTWISE_TANH_FWD,
+  CUDNN_POINTWISE_RELU_FWD, CUDNN_POINTWISE_ELU_FWD, CUDNN_POINTWISE_SWISH_FWD,
+  CUDNN_POINTWISE_IDENTITY,
+};
+
+/* The rest of the fused convolution's graph, after the convolution wrote
+ * UID_V_CONV: [+ beta · z] + bias, then the activation into y. */
+static gboolean
+fused_backend_nodes (AtomrCudnnBackendGraph *g,
+                     const PlanKey          *k,
+                     GError                **error)
+{
+  cudnnDataType_t dtype = cudnn_dtype (k->dtype), compute = cudnn_compute (k->dtype);
+  gint n = k->n_dims[SLOT_Y];
+  gint64 bdims[MAX_DIMS], bstrides[MAX_DIMS], cur = UID_V_CONV;
+  gboolean identity = k->act == ATOMR_ACTIVATION_IDENTITY;
+
+  /* a clip at or below 0 is not what RELU_FWD's upper clip means */
+  if (k->act == ATOMR_ACTIVATION_CLIPPED_RELU && !(k->coef > 0.0))
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
+                   "cuDNN graph for %s: a clipped ReLU with a clip of %g", "conv-bias-act", k->coef);
+      return FALSE;
+    }
+  if (k->has_z)
+    {
+      if (atomr_cudnn_backend_graph_add_tensor_full (g, SLOT_DY + 1, dtype, k->n_dims[SLOT_DY], k->dims[SLOT_DY],
+                                                     k->strides[SLOT_DY], k->align[SLOT_DY], 0, error) == NULL ||
+          atomr_cudnn_backend_graph_add_tensor_full (g, UID_V_RESID, compute, n, k->dims[SLOT_Y],
+                                                     k->strides[SLOT_Y], 16, ATOMR_CUDNN_TENSOR_VIRTUAL,
+                                                     error) == NULL ||
+          !atomr_cudnn_backend_graph_add_pointwise_full (g, CUDNN_POINTWISE_ADD, compute, cur, SLOT_DY + 1,
+                                                         UID_V_RESID, 1.0, k->beta, 0.0, error))
+        return FALSE;
+      cur = UID_V_RESID;
+    }
+  /* the bias: 1 × K × 1 …, K packed elements; its alignment is not in
+   * the key, so the element's size, which every view has */
+  for (gint i = 0; i < n; i++)
+    {
+      bdims[i] = i == 1 ? k->dims[SLOT_Y][1] : 1;
+      bstrides[i] = i == 1 ? 1 : k->dims[SLOT_Y][1];
+    }
+  if (atomr_cudnn_backend_graph_add_tensor_full (g, UID_BIAS, dtype, n, bdims, bstrides,
+                                                 (gint64) atomr_dtype_get_size (k->dtype), 0, error) == NULL ||
+      (!identity &&
+       atomr_cudnn_backend_graph_add_tensor_full (g, UID_V_BIAS, compute, n, k->dims[SLOT_Y], k->strides[SLOT_Y],
+                                                  16, ATOMR_CUDNN_TENSOR_VIRTUAL, error) == NULL) ||
+      !atomr_cudnn_backend_graph_add_pointwise (g, CUDNN_POINTWISE_ADD, compute, cur, UID_BIAS,
+                                                identity ? SLOT_Y + 1 : UID_V_BIAS, error))
+    return FALSE;
+  if (identity)
+    return TRUE;
+  return atomr_cudnn_backend_graph_add_pointwise_full (g, fused_pointwise_modes[k->act], compute, UID_V_BIAS, -1,
+                                                       SLOT_Y + 1, 1.0, 1.0,
+                                                       k->act == ATOMR_ACTIVATION_RELU ? 0.0 : k->coef, error);
+}
+
 /* The backend graph of one convolution operation on @r's operands (uids:
  * slot + 1), every descriptor finalized (no handle needed yet).  Alpha
- * and beta are attributes of the operation. */
+ * and beta are attributes of the operation.  The fused convolution's
+ * convolution writes a virtual f32 (f64) tensor that its pointwise nodes
+ * take to y (fused_backend_nodes()). */
 static AtomrCudnnBackendGraph *
 conv_backend_graph (CudnnRequest  *r,
                     GError       **error)
@@ -678,13 +749,17 @@ conv_backend_graph (CudnnRequest  *r,
       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA },
   };
   const PlanKey *k = &r->key;
-  const cudnnBackendAttributeName_t *at = attrs[k->kind];
+  gboolean fused = k->kind == KIND_CONV_BIAS_ACT;
+  Kind kind = fused ? KIND_CONV_FWD : k->kind;
+  const cudnnBackendAttributeName_t *at = attrs[kind];
   g_autoptr(AtomrCudnnBackendGraph) g = atomr_cudnn_backend_graph_new (r->opname);
   cudnnDataType_t dtype = cudnn_dtype (k->dtype), compute = cudnn_compute (k->dtype);
   cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   gint64 n_spatial = k->n_dims[SLOT_X] - 2, wstrides[MAX_DIMS], acc = 1;
   gboolean dbl = k->dtype == ATOMR_DTYPE_F64;
-  gfloat alpha_f = (gfloat) k->alpha, beta_f = (gfloat) k->beta;
+  /* the fused convolution's beta scales z, in its own node */
+  gdouble beta = fused ? 0.0 : k->beta;
+  gfloat alpha_f = (gfloat) k->alpha, beta_f = (gfloat) beta;
   cudnnBackendDescriptor_t cd, op;
   const Slot slots[] = { SLOT_X, SLOT_W, SLOT_Y };
   gint nw = k->n_dims[SLOT_W];
@@ -713,6 +788,11 @@ conv_backend_graph (CudnnRequest  *r,
                                                    slots[i] == SLOT_W ? wstrides : k->strides[slots[i]],
                                                    k->align[slots[i]], 0, error) == NULL)
       return NULL;
+  if (fused &&
+      atomr_cudnn_backend_graph_add_tensor_full (g, UID_V_CONV, compute, k->n_dims[SLOT_Y], k->dims[SLOT_Y],
+                                                 k->strides[SLOT_Y], 16, ATOMR_CUDNN_TENSOR_VIRTUAL,
+                                                 error) == NULL)
+    return NULL;
   cd = atomr_cudnn_backend_graph_new_descriptor (g, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, error);
   if (cd == NULL ||
       !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
@@ -731,17 +811,19 @@ conv_backend_graph (CudnnRequest  *r,
                                       k->padding, error) ||
       !atomr_cudnn_backend_graph_finalize_descriptor (g, cd, error))
     return NULL;
-  op = atomr_cudnn_backend_graph_new_descriptor (g, types[k->kind], error);
+  op = atomr_cudnn_backend_graph_new_descriptor (g, types[kind], error);
   if (op == NULL ||
       !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[0], SLOT_X + 1, error) ||
       !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[1], SLOT_W + 1, error) ||
-      !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[2], SLOT_Y + 1, error) ||
+      !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[2], fused ? UID_V_CONV : SLOT_Y + 1, error) ||
       !atomr_cudnn_backend_graph_set (g, op, at[3], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd, error) ||
       !atomr_cudnn_backend_graph_set (g, op, at[4], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
                                       dbl ? (const void *) &k->alpha : (const void *) &alpha_f, error) ||
       !atomr_cudnn_backend_graph_set (g, op, at[5], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-                                      dbl ? (const void *) &k->beta : (const void *) &beta_f, error) ||
+                                      dbl ? (const void *) &beta : (const void *) &beta_f, error) ||
       !atomr_cudnn_backend_graph_add_operation (g, op, error))
+    return NULL;
+  if (fused && !fused_backend_nodes (g, k, error))
     return NULL;
   return g_steal_pointer (&g);
 }
@@ -793,7 +875,7 @@ plan_build (AtomrCudnnActor *self,
         g_mutex_lock (&self->lock);
         limit = self->workspace_limit;
         g_mutex_unlock (&self->lock);
-        if (k->kind != KIND_CONV_BIAS_ACT && k->path == PATH_BACKEND)
+        if (k->path == PATH_BACKEND)
           {
             g_autoptr(GError) refusal = NULL;
 
@@ -1025,12 +1107,20 @@ cudnn_enqueue (AtomrOp  *op,
 
   if (plan->bplan != NULL)
     {
-      static const gint64 uids[] = { SLOT_X + 1, SLOT_W + 1, SLOT_Y + 1 };
-      void *ptrs[] = { PTR (SLOT_X), PTR (SLOT_W), PTR (SLOT_Y) };
+      /* the fused convolution adds the bias, then z when there is one */
+      static const gint64 uids[] = { SLOT_X + 1, SLOT_W + 1, SLOT_Y + 1, UID_BIAS, SLOT_DY + 1 };
+      void *ptrs[] = { PTR (SLOT_X), PTR (SLOT_W), PTR (SLOT_Y), NULL, NULL };
+      guint n = 3;
       guint64 before = 0, after = 0;
 
+      if (r->key.kind == KIND_CONV_BIAS_ACT)
+        {
+          ptrs[n++] = PP (PARAM_SCALE);
+          if (r->key.has_z)
+            ptrs[n++] = PTR (SLOT_DY);
+        }
       atomr_cudnn_backend_plan_get_pack_counts (plan->bplan, &before, NULL);
-      if (!atomr_cudnn_backend_plan_execute_device (plan->bplan, h, G_N_ELEMENTS (uids), uids, ptrs, ws, error))
+      if (!atomr_cudnn_backend_plan_execute_device (plan->bplan, h, n, uids, ptrs, ws, error))
         {
           g_autofree gchar *d = describe (r);
           g_prefix_error (error, "%s (%s, backend plan): ", r->opname, d);
@@ -1042,7 +1132,8 @@ cudnn_enqueue (AtomrOp  *op,
         g_atomic_int_inc (&self->conv_pack_builds);
       return TRUE;
     }
-  if (r->key.kind == KIND_CONV_FWD || r->key.kind == KIND_CONV_BWD_DATA || r->key.kind == KIND_CONV_BWD_FILTER)
+  if (r->key.kind == KIND_CONV_FWD || r->key.kind == KIND_CONV_BWD_DATA || r->key.kind == KIND_CONV_BWD_FILTER ||
+      r->key.kind == KIND_CONV_BIAS_ACT)
     {
       g_atomic_int_inc (&self->conv_legacy_runs);
       /* the request said "backend" before it was submitted */
@@ -1388,7 +1479,8 @@ request_new (AtomrCudnnActor *self,
   r->key.dtype = -1;
   g_mutex_lock (&self->lock);
   r->autotune = self->autotune;
-  if (kind == KIND_CONV_FWD || kind == KIND_CONV_BWD_DATA || kind == KIND_CONV_BWD_FILTER)
+  if (kind == KIND_CONV_FWD || kind == KIND_CONV_BWD_DATA || kind == KIND_CONV_BWD_FILTER ||
+      kind == KIND_CONV_BIAS_ACT)
     r->key.path = self->autotune || self->conv_legacy ? PATH_LEGACY : PATH_BACKEND;
   g_mutex_unlock (&self->lock);
   return r;
@@ -1780,12 +1872,17 @@ atomr_cudnn_actor_convolution_backward_filter_finish (AtomrCudnnActor  *self,
  * @user_data: data for @callback
  *
  * y = act (alpha · conv (x, w) + beta · z + bias) in one request (trace
- * name `cudnn · conv-bias-act`).  With ReLU (or none) it is one cuDNN call,
- * cudnnConvolutionBiasActivationForward; other activations run as a second
- * cuDNN call on @y in place.  Without ReLU cuDNN takes only the implicit
- * precomputed GEMM algorithm for the fused call.  @y overlaps no input
- * (@z included).  Plans are cached as for
- * [method@Atomr.CudnnActor.convolution_forward_async].
+ * name `cudnn · conv-bias-act`).  By default it runs as one operation
+ * graph of cuDNN's backend API (the convolution, then pointwise nodes for
+ * z, the bias and the activation, fused by cuDNN into as few kernels as
+ * its engines can), through an execution plan cached per problem.  With
+ * [property@Atomr.CudnnActor:legacy-convolution] or autotuning set, or
+ * when the backend has no engine for the request, it runs through the
+ * legacy cudnnConvolutionBiasActivationForward instead (deprecated in
+ * cuDNN 9, still supported): one call with ReLU (or none), other
+ * activations a second cuDNN call on @y in place, and without ReLU only
+ * the implicit precomputed GEMM algorithm.  The trace detail says which
+ * path ran.  @y overlaps no input (@z included).
  *
  * Since: 0.2
  */
@@ -1848,6 +1945,13 @@ atomr_cudnn_actor_convolution_bias_activation_forward_async (AtomrCudnnActor    
   r->key.coef = mode == ATOMR_ACTIVATION_CLIPPED_RELU || mode == ATOMR_ACTIVATION_ELU ||
                 mode == ATOMR_ACTIVATION_SWISH ? coef : 0.0;
   set_scalars (r, alpha, z != NULL ? beta : 0.0);
+  if (r->key.path == PATH_BACKEND)
+    {
+      conv_key_backend (r, alpha, z != NULL ? beta : 0.0, x, w, y);
+      if (z != NULL)
+        r->key.align[SLOT_DY] = atomr_cudnn_view_alignment (z);
+    }
+  atomr_op_set_detail_static (op, r->key.path == PATH_BACKEND ? "backend" : "legacy");
   submit (op, in, z != NULL ? 4 : 3, &y, 1, FALSE);
 }
 
@@ -3030,12 +3134,15 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
   /**
    * AtomrCudnnActor:legacy-convolution:
    *
-   * Run convolutions (forward, backward data, backward filter) through
-   * cuDNN's legacy entry points (cudnnConvolutionForward, ...) instead of
-   * cached backend-API execution plans.
+   * Run convolutions (forward, backward data, backward filter, and the
+   * fused convolution + bias + activation) through cuDNN's legacy entry
+   * points (cudnnConvolutionForward, ...,
+   * cudnnConvolutionBiasActivationForward) instead of cached backend-API
+   * execution plans.
    *
    * By default a convolution runs as a backend execution plan of one
-   * convolution operation, built once per distinct request (shapes,
+   * convolution operation (the fused one: the convolution and its
+   * pointwise nodes), built once per distinct request (shapes,
    * strides, dtype, pointer alignments, parameters, alpha and beta) and
    * kept in the plan cache; each call is one cudnnBackendExecute.  The
    * legacy calls build a plan inside cuDNN on every call, a host cost that

@@ -126,6 +126,16 @@ gboolean                  atomr_cudnn_backend_graph_add_pointwise    (AtomrCudnn
                                                               gint64                        b_uid,
                                                               gint64                        y_uid,
                                                               GError                      **error);
+gboolean                  atomr_cudnn_backend_graph_add_pointwise_full (AtomrCudnnBackendGraph        *self,
+                                                                        cudnnPointwiseMode_t           mode,
+                                                                        cudnnDataType_t                compute,
+                                                                        gint64                         x_uid,
+                                                                        gint64                         b_uid,
+                                                                        gint64                         y_uid,
+                                                                        gdouble                        alpha1,
+                                                                        gdouble                        alpha2,
+                                                                        gdouble                        param,
+                                                                        GError                       **error);
 guint                     atomr_cudnn_backend_graph_get_n_operations (AtomrCudnnBackendGraph              *self);
 
 /* The operation graph, heuristics and the first engine configuration that

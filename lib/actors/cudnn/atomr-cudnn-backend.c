@@ -248,12 +248,45 @@ atomr_cudnn_backend_graph_add_pointwise (AtomrCudnnBackendGraph       *self,
                                  gint64                 y_uid,
                                  GError               **error)
 {
+  return atomr_cudnn_backend_graph_add_pointwise_full (self, mode, compute, x_uid, b_uid, y_uid, 1.0, 1.0, 0.0,
+                                                       error);
+}
+
+/* y = mode (alpha1 · x [, alpha2 · b]).  @param is the mode's own
+ * parameter where it has one: the upper clip of RELU_FWD (0: none), the
+ * alpha of ELU_FWD, the beta of SWISH_FWD.  Scalars are set only when
+ * they differ from cuDNN's defaults, in the math precision's type. */
+gboolean
+atomr_cudnn_backend_graph_add_pointwise_full (AtomrCudnnBackendGraph *self,
+                                              cudnnPointwiseMode_t    mode,
+                                              cudnnDataType_t         compute,
+                                              gint64                  x_uid,
+                                              gint64                  b_uid,
+                                              gint64                  y_uid,
+                                              gdouble                 alpha1,
+                                              gdouble                 alpha2,
+                                              gdouble                 param,
+                                              GError                **error)
+{
+  gboolean dbl = compute == CUDNN_DATA_DOUBLE;
+  cudnnBackendAttributeType_t scalar = dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  cudnnBackendAttributeName_t param_attr = 0;
+  gfloat a1f = (gfloat) alpha1, a2f = (gfloat) alpha2, pf = (gfloat) param;
   cudnnBackendDescriptor_t pw, op;
 
+  if (mode == CUDNN_POINTWISE_RELU_FWD && param > 0.0)
+    param_attr = CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP;
+  else if (mode == CUDNN_POINTWISE_ELU_FWD)
+    param_attr = CUDNN_ATTR_POINTWISE_ELU_ALPHA;
+  else if (mode == CUDNN_POINTWISE_SWISH_FWD)
+    param_attr = CUDNN_ATTR_POINTWISE_SWISH_BETA;
   pw = atomr_cudnn_backend_graph_new_descriptor (self, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, error);
   if (pw == NULL ||
       !atomr_cudnn_backend_graph_set (self, pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, error) ||
       !atomr_cudnn_backend_graph_set (self, pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &compute, error) ||
+      (param_attr != 0 &&
+       !atomr_cudnn_backend_graph_set (self, pw, param_attr, scalar, 1,
+                                       dbl ? (const void *) &param : (const void *) &pf, error)) ||
       !atomr_cudnn_backend_graph_finalize_descriptor (self, pw, error))
     return FALSE;
   op = atomr_cudnn_backend_graph_new_descriptor (self, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, error);
@@ -263,7 +296,13 @@ atomr_cudnn_backend_graph_add_pointwise (AtomrCudnnBackendGraph       *self,
       !atomr_cudnn_backend_graph_set_tensor_attr (self, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x_uid, error) ||
       (b_uid >= 0 &&
        !atomr_cudnn_backend_graph_set_tensor_attr (self, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b_uid, error)) ||
-      !atomr_cudnn_backend_graph_set_tensor_attr (self, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y_uid, error))
+      !atomr_cudnn_backend_graph_set_tensor_attr (self, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y_uid, error) ||
+      (alpha1 != 1.0 &&
+       !atomr_cudnn_backend_graph_set (self, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, scalar, 1,
+                                       dbl ? (const void *) &alpha1 : (const void *) &a1f, error)) ||
+      (b_uid >= 0 && alpha2 != 1.0 &&
+       !atomr_cudnn_backend_graph_set (self, op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, scalar, 1,
+                                       dbl ? (const void *) &alpha2 : (const void *) &a2f, error)))
     return FALSE;
   return atomr_cudnn_backend_graph_add_operation (self, op, error);
 }

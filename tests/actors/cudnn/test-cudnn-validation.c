@@ -833,14 +833,35 @@ test_conv_path (Fixture *f, gconstpointer data)
       else
         run_conv_fwd (f, conv, x, w, y, NOSUP, "conv-fwd");
     }
-  g_assert_cmpuint (details->len, ==, 4);
+  /* the fused convolution takes the same two paths */
+  atomr_cudnn_actor_set_autotune (f->actor, FALSE);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(AtomrTensor) x = tensor (f, F32, 1, 2, 4, 4);
+      g_autoptr(AtomrTensor) w = tensor (f, F32, 2, 2, 3, 3);
+      g_autoptr(AtomrTensor) y = tensor (f, F32, 1, 2, 4, 4);
+      g_autoptr(AtomrTensor) bias = NULL;
+      g_autoptr(GError) error = NULL;
+
+      bias = atomr_tensor_empty (f->device, F32, (const gint64[]) { 2 }, 1, &error);
+      g_assert_no_error (error);
+
+      atomr_cudnn_actor_set_legacy_convolution (f->actor, i == 1);
+      atomr_cudnn_actor_convolution_bias_activation_forward_async (f->actor, conv, ATOMR_ACTIVATION_RELU, 0.0,
+                                                                   1.0, x, w, bias, 0.0, NULL, y, NULL,
+                                                                   store_result, &res);
+      expect (&res, NOSUP, "conv-bias-act");
+    }
+  g_assert_cmpuint (details->len, ==, 6);
   g_assert_cmpstr (g_ptr_array_index (details, 0), ==, "conv-fwd: backend");
   g_assert_cmpstr (g_ptr_array_index (details, 1), ==, "conv-bwd-filter: legacy");
   g_assert_cmpstr (g_ptr_array_index (details, 2), ==, "conv-fwd: backend");
   g_assert_cmpstr (g_ptr_array_index (details, 3), ==, "conv-fwd: legacy");
-  g_assert_cmpuint (notified, ==, 2);
+  g_assert_cmpstr (g_ptr_array_index (details, 4), ==, "conv-bias-act: backend");
+  g_assert_cmpstr (g_ptr_array_index (details, 5), ==, "conv-bias-act: legacy");
+  g_assert_cmpuint (notified, ==, 3);
   atomr_cudnn_actor_set_legacy_convolution (f->actor, FALSE);
-  g_assert_cmpuint (notified, ==, 2);
+  g_assert_cmpuint (notified, ==, 4);
   g_signal_handlers_disconnect_by_data (f->actor, details);
   g_signal_handlers_disconnect_by_data (f->actor, &notified);
 

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include "cudnn-test-util.h"
+#include "actors/cudnn/atomr-cudnn-ext-private.h"
 
 typedef struct {
   const gchar   *name;
@@ -686,21 +687,40 @@ typedef struct {
   AtomrDtype           dtype;
   gboolean             nhwc;
   AtomrActivationMode  act;
+  gdouble              coef;
   gboolean             residual;
+  /* the backend path must run it (the pattern cuDNN's engines fuse on
+   * every GPU it supports) rather than fall back to the legacy call */
+  gboolean             backend_expected;
 } FusedCase;
 
 static const FusedCase fused_cases[] = {
-  { "f32-nchw-relu", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_RELU, FALSE },
-  { "f32-nchw-tanh-residual", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_TANH, TRUE },
-  { "f32-nchw-identity-residual", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_IDENTITY, TRUE },
-  { "f16-nhwc-relu-residual", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_RELU, TRUE },
-  { "f16-nchw-relu", ATOMR_DTYPE_F16, FALSE, ATOMR_ACTIVATION_RELU, FALSE },
+  { "f32-nchw-relu", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_RELU, 0.0, FALSE, FALSE },
+  { "f32-nchw-tanh-residual", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_TANH, 0.0, TRUE, FALSE },
+  { "f32-nchw-identity-residual", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_IDENTITY, 0.0, TRUE, FALSE },
+  { "f16-nhwc-relu-residual", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_RELU, 0.0, TRUE, TRUE },
+  { "f16-nchw-relu", ATOMR_DTYPE_F16, FALSE, ATOMR_ACTIVATION_RELU, 0.0, FALSE, FALSE },
+  { "bf16-nhwc-relu", ATOMR_DTYPE_BF16, TRUE, ATOMR_ACTIVATION_RELU, 0.0, FALSE, TRUE },
+  { "f16-nhwc-swish", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_SWISH, 1.5, FALSE, FALSE },
+  { "f16-nhwc-clipped-relu-residual", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_CLIPPED_RELU, 0.25, TRUE, FALSE },
+  { "f16-nhwc-elu", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_ELU, 0.5, FALSE, FALSE },
+  { "f16-nhwc-sigmoid", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_SIGMOID, 0.0, FALSE, FALSE },
 };
+
+/* Each case through the backend path (the default) and the legacy call. */
+typedef struct {
+  const FusedCase *fc;
+  gboolean         legacy;
+} FusedPath;
+
+static FusedPath fused_paths[2 * G_N_ELEMENTS (fused_cases)];
 
 static void
 test_fused_conv (Fixture *f, gconstpointer data)
 {
-  const FusedCase *fc = data;
+  const FusedPath *fp = data;
+  const FusedCase *fc = fp->fc;
+  guint backend_before = 0, legacy_before = 0, backend_after = 0, legacy_after = 0;
   const gint64 n = 2, c = 8, k = 16, hw = 7;
   const gint64 xs[4] = { n, c, hw, hw }, ws[4] = { k, c, 3, 3 }, ys[4] = { n, k, hw, hw };
   const gdouble alpha = 0.75, beta = 0.5;
@@ -740,18 +760,32 @@ test_fused_conv (Fixture *f, gconstpointer data)
               {
               case ATOMR_ACTIVATION_RELU: v = MAX (v, 0.0); break;
               case ATOMR_ACTIVATION_TANH: v = tanh (v); break;
+              case ATOMR_ACTIVATION_SIGMOID: v = 1.0 / (1.0 + exp (-v)); break;
+              case ATOMR_ACTIVATION_CLIPPED_RELU: v = CLAMP (v, 0.0, fc->coef); break;
+              case ATOMR_ACTIVATION_ELU: v = v > 0 ? v : fc->coef * (exp (v) - 1.0); break;
+              case ATOMR_ACTIVATION_SWISH: v = v / (1.0 + exp (-fc->coef * v)); break;
               default: break;
               }
             ry[at (&y, yi)] = v;
           }
-  RUN (atomr_cudnn_actor_convolution_bias_activation_forward_async (f->actor, conv, fc->act, 0.0, alpha,
+  atomr_cudnn_actor_set_legacy_convolution (f->actor, fp->legacy);
+  atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend_before, &legacy_before, NULL);
+  RUN (atomr_cudnn_actor_convolution_bias_activation_forward_async (f->actor, conv, fc->act, fc->coef, alpha,
                                                                     x.view, w.view, b.view, beta,
                                                                     fc->residual ? z.view : NULL, y.view,
                                                                     NULL, store_result, &res_),
        atomr_cudnn_actor_convolution_bias_activation_forward_finish);
   e = rel_error (&y, ry);
-  g_test_message ("conv-bias-act %s: y %.3g", fc->name, e);
+  atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend_after, &legacy_after, NULL);
+  g_test_message ("conv-bias-act %s (%s path asked): y %.3g; ran through %s", fc->name,
+                  fp->legacy ? "legacy" : "backend", e,
+                  backend_after > backend_before ? "a backend plan" : "the legacy call");
   g_assert_cmpfloat (e, <=, tol);
+  g_assert_cmpuint ((backend_after - backend_before) + (legacy_after - legacy_before), ==, 1);
+  if (fp->legacy)
+    g_assert_cmpuint (legacy_after - legacy_before, ==, 1);
+  else if (fc->backend_expected)
+    g_assert_cmpuint (backend_after - backend_before, ==, 1);
   operand_clear (&x); operand_clear (&w); operand_clear (&b); operand_clear (&z); operand_clear (&y);
 }
 
@@ -765,10 +799,15 @@ main (int argc, char **argv)
       g_autofree gchar *path = g_strdup_printf ("/gpu-cudnn-norm/norm/%s", norm_cases[i].name);
       g_test_add (path, Fixture, &norm_cases[i], fixture_setup, test_norm, fixture_teardown);
     }
-  for (guint i = 0; i < G_N_ELEMENTS (fused_cases); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (fused_paths); i++)
     {
-      g_autofree gchar *path = g_strdup_printf ("/gpu-cudnn-norm/conv-bias-act/%s", fused_cases[i].name);
-      g_test_add (path, Fixture, &fused_cases[i], fixture_setup, test_fused_conv, fixture_teardown);
+      g_autofree gchar *path = NULL;
+
+      fused_paths[i].fc = &fused_cases[i / 2];
+      fused_paths[i].legacy = i % 2;
+      path = g_strdup_printf ("/gpu-cudnn-norm/conv-bias-act/%s%s", fused_paths[i].fc->name,
+                              fused_paths[i].legacy ? "-legacy" : "");
+      g_test_add (path, Fixture, &fused_paths[i], fixture_setup, test_fused_conv, fixture_teardown);
     }
   g_test_add ("/gpu-cudnn-norm/norm-unaligned-view", Fixture, NULL, fixture_setup, test_norm_unaligned,
               fixture_teardown);

@@ -76,13 +76,14 @@ batch_iters (gdouble seconds, guint warm)
   return (guint) CLAMP (BATCH_S / MAX (per_call, 1e-7), 3, MAX_ITERS);
 }
 
-enum { FWD, BWD_DATA, BWD_FILTER, N_PASSES };
-static const gchar *const pass_names[N_PASSES] = { "conv-fwd", "conv-bwd-data", "conv-bwd-filter" };
+enum { FWD, BWD_DATA, BWD_FILTER, N_PASSES, FUSED = N_PASSES };
+static const gchar *const pass_names[N_PASSES + 1] = { "conv-fwd", "conv-bwd-data", "conv-bwd-filter",
+                                                       "conv-bias-relu" };
 
 typedef struct {
   AtomrCudnnActor  *actor;
   AtomrConvolution *conv;
-  AtomrTensor      *x, *w, *y;
+  AtomrTensor      *x, *w, *y, *bias;
   guint             pass, iters, done, failed;
 } Pipe;
 
@@ -95,6 +96,7 @@ on_done (GObject *source, GAsyncResult *result, gpointer user_data)
 
   ok = p->pass == FWD ? atomr_cudnn_actor_convolution_forward_finish (p->actor, result, &error)
      : p->pass == BWD_DATA ? atomr_cudnn_actor_convolution_backward_data_finish (p->actor, result, &error)
+     : p->pass == FUSED ? atomr_cudnn_actor_convolution_bias_activation_forward_finish (p->actor, result, &error)
      : atomr_cudnn_actor_convolution_backward_filter_finish (p->actor, result, &error);
   if (!ok && p->failed++ == 0)
     g_printerr ("%s failed: %s\n", pass_names[p->pass], error->message);
@@ -120,6 +122,11 @@ time_actor (Pipe *p, guint pass, guint iters)
       case BWD_DATA:
         atomr_cudnn_actor_convolution_backward_data_async (p->actor, p->conv, 1.0, p->w, p->y, 0.0,
                                                            p->x, NULL, on_done, p);
+        break;
+      case FUSED:
+        atomr_cudnn_actor_convolution_bias_activation_forward_async (p->actor, p->conv, ATOMR_ACTIVATION_RELU,
+                                                                     0.0, 1.0, p->x, p->w, p->bias, 0.0, NULL,
+                                                                     p->y, NULL, on_done, p);
         break;
       default:
         atomr_cudnn_actor_convolution_backward_filter_async (p->actor, p->conv, 1.0, p->x, p->y, 0.0,
@@ -556,6 +563,40 @@ main (int argc, char **argv)
                               p ? ",\n" : "", pass_names[p], best[0] / iters * 1e6, best[1] / iters * 1e6,
                               best[2] / iters * 1e6);
     }
+  /* The fused forward (conv + bias + ReLU) through the actor's two paths:
+   * one backend operation graph, or cudnnConvolutionBiasActivationForward. */
+  {
+    gdouble best[2] = { G_MAXDOUBLE, G_MAXDOUBLE };
+    guint iters, backend_before = 0, backend_after = 0;
+    gint64 kk = k;
+
+    pipe.bias = atomr_tensor_empty (device, ATOMR_DTYPE_BF16, &kk, 1, &error);
+    g_assert_no_error (error);
+    for (guint side = 0; side < 2; side++)
+      {
+        atomr_cudnn_actor_set_legacy_convolution (actor, side == 1);
+        time_actor (&pipe, FUSED, 2);
+      }
+    atomr_cudnn_actor_get_conv_runs_internal (actor, &backend_before, NULL, NULL);
+    atomr_cudnn_actor_set_legacy_convolution (actor, FALSE);
+    iters = batch_iters (time_actor (&pipe, FUSED, 3), 3);
+    for (guint r = 0; r < 2 * REPS; r++)
+      {
+        guint side = (r + r / 2) % 2;
+
+        cool_down ();
+        atomr_cudnn_actor_set_legacy_convolution (actor, side == 1);
+        best[side] = MIN (best[side], time_actor (&pipe, FUSED, iters));
+      }
+    atomr_cudnn_actor_set_legacy_convolution (actor, FALSE);
+    atomr_cudnn_actor_get_conv_runs_internal (actor, &backend_after, NULL, NULL);
+    g_print ("%-16s | actor backend %8.1f TF/s %9.1f us | actor legacy %8.1f TF/s %9.1f us | legacy/backend "
+             "time %6.3fx  (%u calls; %u of the %u backend-path calls ran a backend plan)\n", pass_names[FUSED],
+             flops * iters / best[0] / 1e12, best[0] / iters * 1e6, flops * iters / best[1] / 1e12,
+             best[1] / iters * 1e6, best[1] / best[0], iters, backend_after - backend_before,
+             3 + REPS * iters);
+    g_clear_object (&pipe.bias);
+  }
   {
     guint backend = 0, legacy = 0, packs = 0;
 
