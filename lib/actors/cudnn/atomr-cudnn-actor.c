@@ -130,6 +130,7 @@ typedef struct {
   gint32  path;
   gint32  align[N_SLOTS];
   gdouble alpha, beta;
+  gint64  align_bias;  /* fused convolution, backend path: the bias's */
 } PlanKey;
 
 /* How a convolution runs: a cached backend-API execution plan (one
@@ -153,6 +154,7 @@ typedef struct {
   cudnnTensorDescriptor_t      bd;         /* batch-norm parameters */
   AtomrCudnnBackendPlan       *bplan;      /* convolutions on the backend path */
   gboolean                     fell_back;  /* PATH_BACKEND asked, the legacy call runs */
+  gchar                       *refusal;    /* then the trace detail: why */
   gint                         algo;
   gsize                        workspace;
   /* Plans of operations in other files (atomr-cudnn-ext-private.h): the
@@ -266,6 +268,7 @@ plan_free (Plan *plan)
   if (plan->ext_free && plan->ext)
     plan->ext_free (plan->ext);
   g_clear_pointer (&plan->ext_key, g_bytes_unref);
+  g_free (plan->refusal);
   g_free (plan);
 }
 
@@ -677,6 +680,9 @@ fused_backend_nodes (AtomrCudnnBackendGraph *g,
   gint n = k->n_dims[SLOT_Y];
   gint64 bdims[MAX_DIMS], bstrides[MAX_DIMS], cur = UID_V_CONV;
   gboolean identity = k->act == ATOMR_ACTIVATION_IDENTITY;
+  /* alpha scales the convolution in the first pointwise node: cuDNN's
+   * fusion engines take a convolution operation only with alpha 1, beta 0 */
+  gdouble scale = k->alpha;
 
   /* a clip at or below 0 is not what RELU_FWD's upper clip means */
   if (k->act == ATOMR_ACTIVATION_CLIPPED_RELU && !(k->coef > 0.0))
@@ -693,24 +699,24 @@ fused_backend_nodes (AtomrCudnnBackendGraph *g,
                                                      k->strides[SLOT_Y], 16, ATOMR_CUDNN_TENSOR_VIRTUAL,
                                                      error) == NULL ||
           !atomr_cudnn_backend_graph_add_pointwise_full (g, CUDNN_POINTWISE_ADD, compute, cur, SLOT_DY + 1,
-                                                         UID_V_RESID, 1.0, k->beta, 0.0, error))
+                                                         UID_V_RESID, scale, k->beta, 0.0, error))
         return FALSE;
       cur = UID_V_RESID;
+      scale = 1.0;
     }
-  /* the bias: 1 × K × 1 …, K packed elements; its alignment is not in
-   * the key, so the element's size, which every view has */
+  /* the bias: 1 × K × 1 …, K packed elements */
   for (gint i = 0; i < n; i++)
     {
       bdims[i] = i == 1 ? k->dims[SLOT_Y][1] : 1;
       bstrides[i] = i == 1 ? 1 : k->dims[SLOT_Y][1];
     }
-  if (atomr_cudnn_backend_graph_add_tensor_full (g, UID_BIAS, dtype, n, bdims, bstrides,
-                                                 (gint64) atomr_dtype_get_size (k->dtype), 0, error) == NULL ||
+  if (atomr_cudnn_backend_graph_add_tensor_full (g, UID_BIAS, dtype, n, bdims, bstrides, k->align_bias, 0,
+                                                 error) == NULL ||
       (!identity &&
        atomr_cudnn_backend_graph_add_tensor_full (g, UID_V_BIAS, compute, n, k->dims[SLOT_Y], k->strides[SLOT_Y],
                                                   16, ATOMR_CUDNN_TENSOR_VIRTUAL, error) == NULL) ||
-      !atomr_cudnn_backend_graph_add_pointwise (g, CUDNN_POINTWISE_ADD, compute, cur, UID_BIAS,
-                                                identity ? SLOT_Y + 1 : UID_V_BIAS, error))
+      !atomr_cudnn_backend_graph_add_pointwise_full (g, CUDNN_POINTWISE_ADD, compute, cur, UID_BIAS,
+                                                     identity ? SLOT_Y + 1 : UID_V_BIAS, scale, 1.0, 0.0, error))
     return FALSE;
   if (identity)
     return TRUE;
@@ -757,9 +763,9 @@ conv_backend_graph (CudnnRequest  *r,
   cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   gint64 n_spatial = k->n_dims[SLOT_X] - 2, wstrides[MAX_DIMS], acc = 1;
   gboolean dbl = k->dtype == ATOMR_DTYPE_F64;
-  /* the fused convolution's beta scales z, in its own node */
-  gdouble beta = fused ? 0.0 : k->beta;
-  gfloat alpha_f = (gfloat) k->alpha, beta_f = (gfloat) beta;
+  /* the fused convolution's alpha and beta scale in its pointwise nodes */
+  gdouble alpha = fused ? 1.0 : k->alpha, beta = fused ? 0.0 : k->beta;
+  gfloat alpha_f = (gfloat) alpha, beta_f = (gfloat) beta;
   cudnnBackendDescriptor_t cd, op;
   const Slot slots[] = { SLOT_X, SLOT_W, SLOT_Y };
   gint nw = k->n_dims[SLOT_W];
@@ -818,7 +824,7 @@ conv_backend_graph (CudnnRequest  *r,
       !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[2], fused ? UID_V_CONV : SLOT_Y + 1, error) ||
       !atomr_cudnn_backend_graph_set (g, op, at[3], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd, error) ||
       !atomr_cudnn_backend_graph_set (g, op, at[4], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-                                      dbl ? (const void *) &k->alpha : (const void *) &alpha_f, error) ||
+                                      dbl ? (const void *) &alpha : (const void *) &alpha_f, error) ||
       !atomr_cudnn_backend_graph_set (g, op, at[5], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
                                       dbl ? (const void *) &beta : (const void *) &beta_f, error) ||
       !atomr_cudnn_backend_graph_add_operation (g, op, error))
@@ -894,6 +900,7 @@ plan_build (AtomrCudnnActor *self,
             g_debug ("cuDNN: %s: the backend refused the request (%s); the legacy entry point runs it",
                      r->opname, refusal->message);
             plan->fell_back = TRUE;
+            plan->refusal = g_strdup_printf ("legacy (backend refused: %s)", refusal->message);
           }
 
         for (gint i = 0; i < k->n_dims[SLOT_W]; i++)
@@ -1138,7 +1145,7 @@ cudnn_enqueue (AtomrOp  *op,
       g_atomic_int_inc (&self->conv_legacy_runs);
       /* the request said "backend" before it was submitted */
       if (plan->fell_back)
-        atomr_op_set_detail (op, "legacy (backend refused)");
+        atomr_op_set_detail (op, plan->refusal);
     }
 
   switch (r->key.kind)
@@ -1950,6 +1957,7 @@ atomr_cudnn_actor_convolution_bias_activation_forward_async (AtomrCudnnActor    
       conv_key_backend (r, alpha, z != NULL ? beta : 0.0, x, w, y);
       if (z != NULL)
         r->key.align[SLOT_DY] = atomr_cudnn_view_alignment (z);
+      r->key.align_bias = atomr_cudnn_view_alignment (bias);
     }
   atomr_op_set_detail_static (op, r->key.path == PATH_BACKEND ? "backend" : "legacy");
   submit (op, in, z != NULL ? 4 : 3, &y, 1, FALSE);
@@ -3149,7 +3157,7 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    * can be as long as the kernel.  A request the backend refuses runs
    * through the legacy call all the same.  The operation's trace detail
    * says which path ran: "backend", "legacy", or "legacy (backend
-   * refused)".  With [property@Atomr.CudnnActor:autotune] set, convolutions
+   * refused: …)" with cuDNN's reason.  With [property@Atomr.CudnnActor:autotune] set, convolutions
    * take the legacy path (cudnnFind*Algorithm times the candidates there).
    *
    * The default is %FALSE unless the environment variable

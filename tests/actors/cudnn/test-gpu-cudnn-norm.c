@@ -716,11 +716,21 @@ typedef struct {
 static FusedPath fused_paths[2 * G_N_ELEMENTS (fused_cases)];
 
 static void
+keep_detail (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  gchar **detail = user_data;
+
+  g_free (*detail);
+  *detail = g_strdup (atomr_launch_info_get_detail (info));
+}
+
+static void
 test_fused_conv (Fixture *f, gconstpointer data)
 {
   const FusedPath *fp = data;
   const FusedCase *fc = fp->fc;
   guint backend_before = 0, legacy_before = 0, backend_after = 0, legacy_after = 0;
+  g_autofree gchar *detail = NULL;
   const gint64 n = 2, c = 8, k = 16, hw = 7;
   const gint64 xs[4] = { n, c, hw, hw }, ws[4] = { k, c, 3, 3 }, ys[4] = { n, k, hw, hw };
   const gdouble alpha = 0.75, beta = 0.5;
@@ -770,16 +780,18 @@ test_fused_conv (Fixture *f, gconstpointer data)
           }
   atomr_cudnn_actor_set_legacy_convolution (f->actor, fp->legacy);
   atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend_before, &legacy_before, NULL);
+  g_signal_connect (f->actor, "after-enqueue", G_CALLBACK (keep_detail), &detail);
   RUN (atomr_cudnn_actor_convolution_bias_activation_forward_async (f->actor, conv, fc->act, fc->coef, alpha,
                                                                     x.view, w.view, b.view, beta,
                                                                     fc->residual ? z.view : NULL, y.view,
                                                                     NULL, store_result, &res_),
        atomr_cudnn_actor_convolution_bias_activation_forward_finish);
+  g_signal_handlers_disconnect_by_data (f->actor, &detail);
   e = rel_error (&y, ry);
   atomr_cudnn_actor_get_conv_runs_internal (f->actor, &backend_after, &legacy_after, NULL);
-  g_test_message ("conv-bias-act %s (%s path asked): y %.3g; ran through %s", fc->name,
+  g_test_message ("conv-bias-act %s (%s path asked): y %.3g; ran through %s (trace detail: %s)", fc->name,
                   fp->legacy ? "legacy" : "backend", e,
-                  backend_after > backend_before ? "a backend plan" : "the legacy call");
+                  backend_after > backend_before ? "a backend plan" : "the legacy call", detail);
   g_assert_cmpfloat (e, <=, tol);
   g_assert_cmpuint ((backend_after - backend_before) + (legacy_after - legacy_before), ==, 1);
   if (fp->legacy)
