@@ -17,6 +17,7 @@
 #include "actors/atomr-library-private.h"
 #include "actors/blas/atomr-blas-actor.h"
 #include "actors/blas/atomr-blas-actor-private.h"
+#include "actors/blaslt/atomr-lt-plan-private.h"
 #include "core/atomr-tensor-private.h"
 
 /**
@@ -321,23 +322,13 @@ typedef struct _LtGemmPlan {
   LtGemmKey              key;
   guint64                used;        /* lt_tick of the last use; 0: free */
   gboolean               usable;      /* FALSE: no algorithm, use cuBLAS */
-  cublasLtMatmulDesc_t   desc;
-  cublasLtMatrixLayout_t la, lb, lc;
-  cublasLtMatmulAlgo_t   algo;
-  gsize                  workspace;
+  AtomrLtPlan            lt;
 } LtGemmPlan;
 
 static void
 lt_plan_clear (LtGemmPlan *plan)
 {
-  if (plan->desc)
-    cublasLtMatmulDescDestroy (plan->desc);
-  if (plan->la)
-    cublasLtMatrixLayoutDestroy (plan->la);
-  if (plan->lb)
-    cublasLtMatrixLayoutDestroy (plan->lb);
-  if (plan->lc)
-    cublasLtMatrixLayoutDestroy (plan->lc);
+  atomr_lt_plan_clear (&plan->lt);
   memset (plan, 0, sizeof *plan);
 }
 
@@ -367,47 +358,20 @@ lt_plan_build (AtomrBlasActor *self,
                LtGemmPlan     *plan,
                const LtGemmKey *key)
 {
-  cublasLtMatmulPreference_t pref = NULL;
-  cublasLtMatmulHeuristicResult_t result;
   cudaDataType scale = key->compute == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
   cudaDataType ab = (cudaDataType) key->dtype_ab, ct = (cudaDataType) key->dtype_c;
-  cublasOperation_t ta = key->transa, tb = key->transb;
-  guint64 ws = LT_WORKSPACE;
   uint32_t align[3] = { key->align_a, key->align_b, key->align_c };
   int returned = 0;
-  gboolean ok;
 
+  /* Any failure only means no algorithm: the classic routine serves. */
   plan->key = *key;
-  ok = cublasLtMatmulDescCreate (&plan->desc, key->compute, scale) == CUBLAS_STATUS_SUCCESS &&
-       cublasLtMatmulDescSetAttribute (plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == 0 &&
-       cublasLtMatmulDescSetAttribute (plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == 0 &&
-       cublasLtMatrixLayoutCreate (&plan->la, ab, ta == CUBLAS_OP_N ? key->m : key->k,
-                                   ta == CUBLAS_OP_N ? key->k : key->m, key->lda) == 0 &&
-       cublasLtMatrixLayoutCreate (&plan->lb, ab, tb == CUBLAS_OP_N ? key->k : key->n,
-                                   tb == CUBLAS_OP_N ? key->n : key->k, key->ldb) == 0 &&
-       cublasLtMatrixLayoutCreate (&plan->lc, ct, key->m, key->n, key->ldc) == 0 &&
-       cublasLtMatmulPreferenceCreate (&pref) == 0 &&
-       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                             &ws, sizeof ws) == 0 &&
-       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                             &align[0], sizeof align[0]) == 0 &&
-       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                             &align[1], sizeof align[1]) == 0 &&
-       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                             &align[2], sizeof align[2]) == 0 &&
-       cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                             &align[2], sizeof align[2]) == 0 &&
-       cublasLtMatmulAlgoGetHeuristic (self->lt, plan->desc, plan->la, plan->lb, plan->lc, plan->lc,
-                                       pref, 1, &result, &returned) == CUBLAS_STATUS_SUCCESS &&
-       returned > 0;
-  if (pref)
-    cublasLtMatmulPreferenceDestroy (pref);
-  if (ok)
-    {
-      plan->algo = result.algo;
-      plan->workspace = result.workspaceSize;
-    }
-  plan->usable = ok;
+  plan->usable =
+    atomr_lt_plan_build (&plan->lt, key->compute, scale, key->transa, key->transb, ab, ab, ct,
+                         key->m, key->n, key->k, key->lda, key->ldb, key->ldc,
+                         NULL) == CUBLAS_STATUS_SUCCESS &&
+    atomr_lt_plan_find_algo (&plan->lt, self->lt, LT_WORKSPACE, align, &returned,
+                             NULL) == CUBLAS_STATUS_SUCCESS &&
+    returned > 0;
 }
 
 /* Runs a real gemm through cuBLASLt; FALSE (nothing enqueued, *status
@@ -469,7 +433,7 @@ lt_gemm (AtomrBlasActor       *self,
   if (!plan->usable)
     return FALSE;
 
-  if (plan->workspace > 0)
+  if (plan->lt.workspace > 0)
     {
       CUstream own = atomr_actor_get_cu_stream (ATOMR_ACTOR (self));
 
@@ -490,10 +454,10 @@ lt_gemm (AtomrBlasActor       *self,
   /* f32 scalars for every compute type but f64, as the classic routines. */
   alpha = compute == CUBLAS_COMPUTE_64F ? (gconstpointer) r->alpha.d : (gconstpointer) r->alpha.f;
   beta = compute == CUBLAS_COMPUTE_64F ? (gconstpointer) r->beta.d : (gconstpointer) r->beta.f;
-  *status = cublasLtMatmul (self->lt, plan->desc, alpha, pa, plan->la, pb, plan->lb, beta,
-                            pc, plan->lc, pc, plan->lc, &plan->algo,
-                            plan->workspace ? (void *) (uintptr_t) self->lt_workspace : NULL,
-                            plan->workspace, (cudaStream_t) self->handle_stream);
+  *status = cublasLtMatmul (self->lt, plan->lt.desc, alpha, pa, plan->lt.la, pb, plan->lt.lb, beta,
+                            pc, plan->lt.lc, pc, plan->lt.lc, &plan->lt.algo,
+                            plan->lt.workspace ? (void *) (uintptr_t) self->lt_workspace : NULL,
+                            plan->lt.workspace, (cudaStream_t) self->handle_stream);
   g_atomic_pointer_add (&self->lt_gemms, 1);
   return TRUE;
 }

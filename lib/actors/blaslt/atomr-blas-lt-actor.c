@@ -14,6 +14,7 @@
 
 #include "actors/atomr-library-private.h"
 #include "actors/blaslt/atomr-blas-lt-actor.h"
+#include "actors/blaslt/atomr-lt-plan-private.h"
 
 /**
  * AtomrBlasLtActor:
@@ -53,10 +54,7 @@ typedef struct {
 
 typedef struct {
   PlanKey                key;
-  cublasLtMatmulDesc_t   desc;
-  cublasLtMatrixLayout_t la, lb, lc;
-  cublasLtMatmulAlgo_t   algo;
-  gsize                  workspace;
+  AtomrLtPlan            lt;
   GList                  link;      /* in the LRU queue, data = the plan */
 } Plan;
 
@@ -192,14 +190,7 @@ plan_free (gpointer data)
   Plan *plan = data;
 
   /* Descriptors are host objects: safe to drop whatever the context. */
-  if (plan->desc)
-    cublasLtMatmulDescDestroy (plan->desc);
-  if (plan->la)
-    cublasLtMatrixLayoutDestroy (plan->la);
-  if (plan->lb)
-    cublasLtMatrixLayoutDestroy (plan->lb);
-  if (plan->lc)
-    cublasLtMatrixLayoutDestroy (plan->lc);
+  atomr_lt_plan_clear (&plan->lt);
   g_free (plan);
 }
 
@@ -243,7 +234,7 @@ lt_compute_type (AtomrBlasComputeType compute)
 }
 
 #define SET_DESC(plan, attr, value)                                                    \
-  lt_check (cublasLtMatmulDescSetAttribute ((plan)->desc, attr, &(value), sizeof (value)), \
+  lt_check (cublasLtMatmulDescSetAttribute ((plan)->lt.desc, attr, &(value), sizeof (value)), \
             "cublasLtMatmulDescSetAttribute (" #attr ")", error)
 
 static gboolean
@@ -287,37 +278,25 @@ plan_new (AtomrBlasLtActor *self,
   const PlanKey *key = &r->key;
   g_autoptr(GError) local = NULL;
   Plan *plan = g_new0 (Plan, 1);
-  cublasLtMatmulPreference_t pref = NULL;
-  cublasLtMatmulHeuristicResult_t result;
   cudaDataType ab = lt_data_type (key->dtype_ab);
   cudaDataType bt = lt_data_type (key->dtype_b);
   cudaDataType ct = lt_data_type (key->dtype_c);
   guint flags = epilogues[key->epilogue].flags;
   cublasLtEpilogue_t epi = epilogues[key->epilogue].lt;
   gint32 transa = key->transa, transb = key->transb;
-  guint64 ws = key->workspace_limit;
   int returned = 0;
+  const gchar *call = NULL;
+  cublasStatus_t st;
   gboolean ok;
 
   plan->key = *key;
-  ok = lt_check (cublasLtMatmulDescCreate (&plan->desc, key->compute, CUDA_R_32F),
-                 "cublasLtMatmulDescCreate", error) &&
-       SET_DESC (plan, CUBLASLT_MATMUL_DESC_TRANSA, transa) &&
-       SET_DESC (plan, CUBLASLT_MATMUL_DESC_TRANSB, transb) &&
-       SET_DESC (plan, CUBLASLT_MATMUL_DESC_EPILOGUE, epi) &&
-       lt_check (cublasLtMatrixLayoutCreate (&plan->la, ab,
-                                             transa == CUBLAS_OP_N ? key->m : key->k,
-                                             transa == CUBLAS_OP_N ? key->k : key->m, key->lda),
-                 "cublasLtMatrixLayoutCreate (A)", error) &&
-       lt_check (cublasLtMatrixLayoutCreate (&plan->lb, bt,
-                                             transb == CUBLAS_OP_N ? key->k : key->n,
-                                             transb == CUBLAS_OP_N ? key->n : key->k, key->ldb),
-                 "cublasLtMatrixLayoutCreate (B)", error) &&
-       lt_check (cublasLtMatrixLayoutCreate (&plan->lc, ct, key->m, key->n, key->ldc),
-                 "cublasLtMatrixLayoutCreate (C)", error);
+  st = atomr_lt_plan_build (&plan->lt, key->compute, CUDA_R_32F, transa, transb, ab, bt, ct,
+                            key->m, key->n, key->k, key->lda, key->ldb, key->ldc, &call);
+  ok = lt_check (st, call, error) &&
+       SET_DESC (plan, CUBLASLT_MATMUL_DESC_EPILOGUE, epi);
   if (ok && key->batch > 1)
     {
-      cublasLtMatrixLayout_t layouts[3] = { plan->la, plan->lb, plan->lc };
+      cublasLtMatrixLayout_t layouts[3] = { plan->lt.la, plan->lt.lb, plan->lt.lc };
       gint64 strides[3] = { key->stride_a, key->stride_b, key->stride_c };
       gint32 batch = (gint32) key->batch;
 
@@ -345,19 +324,15 @@ plan_new (AtomrBlasLtActor *self,
   if (ok)
     ok = set_pointers (plan, r, error);
   if (ok)
-    ok = lt_check (cublasLtMatmulPreferenceCreate (&pref), "cublasLtMatmulPreferenceCreate", error) &&
-         lt_check (cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                         &ws, sizeof ws),
-                   "cublasLtMatmulPreferenceSetAttribute", error);
-  if (ok)
     {
-      cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic (self->handle, plan->desc, plan->la, plan->lb,
-                                                          plan->lc, plan->lc, pref, 1, &result,
-                                                          &returned);
-      /* Our validation passed, so INVALID_VALUE here means cuBLASLt does
-       * not implement the combination (epilogue, dtypes, layouts). */
-      if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE ||
-          (st == CUBLAS_STATUS_SUCCESS && returned == 0))
+      st = atomr_lt_plan_find_algo (&plan->lt, self->handle, key->workspace_limit, NULL,
+                                    &returned, &call);
+      /* Our validation passed, so INVALID_VALUE from the heuristic (it ran:
+       * returned is not -1) means cuBLASLt does not implement the
+       * combination (epilogue, dtypes, layouts). */
+      if (returned >= 0 &&
+          (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE ||
+           (st == CUBLAS_STATUS_SUCCESS && returned == 0)))
         {
           g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
                        "cuBLASLt: no algorithm (%s) for matmul m=%" G_GINT64_FORMAT " n=%" G_GINT64_FORMAT
@@ -371,17 +346,13 @@ plan_new (AtomrBlasLtActor *self,
           ok = FALSE;
         }
       else
-        ok = lt_check (st, "cublasLtMatmulAlgoGetHeuristic", error);
+        ok = lt_check (st, call, error);
     }
-  if (pref)
-    cublasLtMatmulPreferenceDestroy (pref);
   if (!ok)
     {
       plan_free (plan);
       return NULL;
     }
-  plan->algo = result.algo;
-  plan->workspace = result.workspaceSize;
   return plan;
 }
 
@@ -443,7 +414,7 @@ matmul_enqueue (AtomrOp  *op,
     workspace = atomr_buffer_get_ptr (r->workspace);
   else
     {
-      if (plan->workspace > 0 && self->workspace == 0 &&
+      if (plan->lt.workspace > 0 && self->workspace == 0 &&
           !atomr_cuda_check (ATOMR_CU->cuMemAllocAsync (&self->workspace, WORKSPACE_SIZE, stream),
                              "cuMemAllocAsync (cuBLASLt workspace)", error))
         {
@@ -453,15 +424,15 @@ matmul_enqueue (AtomrOp  *op,
       workspace = self->workspace;
     }
 
-  return lt_check (cublasLtMatmul (self->handle, plan->desc, &r->alpha,
-                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->a), plan->la,
-                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->b), plan->lb,
+  return lt_check (cublasLtMatmul (self->handle, plan->lt.desc, &r->alpha,
+                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->a), plan->lt.la,
+                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->b), plan->lt.lb,
                                    &r->beta,
-                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->c), plan->lc,
-                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->c), plan->lc,
-                                   &plan->algo,
-                                   plan->workspace ? (void *) (uintptr_t) workspace : NULL,
-                                   plan->workspace, (cudaStream_t) stream),
+                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->c), plan->lt.lc,
+                                   (void *) (uintptr_t) atomr_buffer_get_ptr (r->c), plan->lt.lc,
+                                   &plan->lt.algo,
+                                   plan->lt.workspace ? (void *) (uintptr_t) workspace : NULL,
+                                   plan->lt.workspace, (cudaStream_t) stream),
                    "cublasLtMatmul", error) &&
          /* after the call: the plan in use is the most recent, never evicted */
          (evict_to (self, MAX (g_atomic_int_get (&self->cache_capacity), 1)), TRUE);
