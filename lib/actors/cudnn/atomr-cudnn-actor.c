@@ -155,6 +155,7 @@ typedef struct {
   AtomrCudnnBackendPlan       *bplan;      /* convolutions on the backend path */
   gboolean                     fell_back;  /* PATH_BACKEND asked, the legacy call runs */
   gchar                       *refusal;    /* then the trace detail: why */
+  union { gfloat f; gdouble d; } scale_value;  /* fused, backend: UID_SCALE's value */
   gint                         algo;
   gsize                        workspace;
   /* Plans of operations in other files (atomr-cudnn-ext-private.h): the
@@ -659,6 +660,8 @@ plan_build_fused (AtomrCudnnActor *self,
 #define UID_V_CONV    (N_SLOTS + 2)   /* alpha · conv (x, w) */
 #define UID_V_RESID   (N_SLOTS + 3)   /* + beta · z */
 #define UID_V_BIAS    (N_SLOTS + 4)   /* + bias */
+#define UID_SCALE     (N_SLOTS + 5)   /* alpha, by value (no residual, alpha ≠ 1) */
+#define UID_V_SCALED  (N_SLOTS + 6)   /* alpha · conv (x, w) */
 
 /* The fused convolution's activations as pointwise modes, in
  * AtomrActivationMode's order (clipped ReLU is RELU_FWD with an upper
@@ -702,6 +705,26 @@ fused_backend_nodes (AtomrCudnnBackendGraph *g,
                                                          UID_V_RESID, scale, k->beta, 0.0, error))
         return FALSE;
       cur = UID_V_RESID;
+      scale = 1.0;
+    }
+  else if (scale != 1.0)
+    {
+      /* alpha on the bias's addition (its ALPHA1) leaves cuDNN 9 without
+       * an engine; a multiplication by alpha as a by-value scalar (the
+       * plan's scale_value) fuses */
+      gint64 ones[MAX_DIMS];
+
+      for (gint i = 0; i < n; i++)
+        ones[i] = 1;
+      if (atomr_cudnn_backend_graph_add_tensor (g, UID_SCALE, compute, n, ones, ones, ATOMR_CUDNN_TENSOR_BY_VALUE,
+                                                error) == NULL ||
+          atomr_cudnn_backend_graph_add_tensor_full (g, UID_V_SCALED, compute, n, k->dims[SLOT_Y],
+                                                     k->strides[SLOT_Y], 16, ATOMR_CUDNN_TENSOR_VIRTUAL,
+                                                     error) == NULL ||
+          !atomr_cudnn_backend_graph_add_pointwise (g, CUDNN_POINTWISE_MUL, compute, cur, UID_SCALE, UID_V_SCALED,
+                                                    error))
+        return FALSE;
+      cur = UID_V_SCALED;
       scale = 1.0;
     }
   /* the bias: 1 × K × 1 …, K packed elements */
@@ -886,6 +909,10 @@ plan_build (AtomrCudnnActor *self,
             g_autoptr(GError) refusal = NULL;
 
             plan->bplan = conv_backend_plan (self, r, limit, &refusal);
+            if (k->dtype == ATOMR_DTYPE_F64)
+              plan->scale_value.d = k->alpha;
+            else
+              plan->scale_value.f = (gfloat) k->alpha;
             if (plan->bplan != NULL)
               {
                 plan->workspace = atomr_cudnn_backend_plan_get_workspace_size (plan->bplan);
@@ -1115,16 +1142,26 @@ cudnn_enqueue (AtomrOp  *op,
   if (plan->bplan != NULL)
     {
       /* the fused convolution adds the bias, then z when there is one */
-      static const gint64 uids[] = { SLOT_X + 1, SLOT_W + 1, SLOT_Y + 1, UID_BIAS, SLOT_DY + 1 };
-      void *ptrs[] = { PTR (SLOT_X), PTR (SLOT_W), PTR (SLOT_Y), NULL, NULL };
+      gint64 uids[5] = { SLOT_X + 1, SLOT_W + 1, SLOT_Y + 1 };
+      void *ptrs[5] = { PTR (SLOT_X), PTR (SLOT_W), PTR (SLOT_Y) };
       guint n = 3;
       guint64 before = 0, after = 0;
 
       if (r->key.kind == KIND_CONV_BIAS_ACT)
         {
+          uids[n] = UID_BIAS;
           ptrs[n++] = PP (PARAM_SCALE);
           if (r->key.has_z)
-            ptrs[n++] = PTR (SLOT_DY);
+            {
+              uids[n] = SLOT_DY + 1;
+              ptrs[n++] = PTR (SLOT_DY);
+            }
+          else if (r->key.alpha != 1.0)
+            {
+              /* by value: the plan's copy, so that the pack is reused */
+              uids[n] = UID_SCALE;
+              ptrs[n++] = &plan->scale_value;
+            }
         }
       atomr_cudnn_backend_plan_get_pack_counts (plan->bplan, &before, NULL);
       if (!atomr_cudnn_backend_plan_execute_device (plan->bplan, h, n, uids, ptrs, ws, error))

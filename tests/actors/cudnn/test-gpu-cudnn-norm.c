@@ -688,23 +688,27 @@ typedef struct {
   gboolean             nhwc;
   AtomrActivationMode  act;
   gdouble              coef;
+  gdouble              alpha;
   gboolean             residual;
-  /* the backend path must run it (the pattern cuDNN's engines fuse on
-   * every GPU it supports) rather than fall back to the legacy call */
+  /* the backend path must run it rather than fall back to the legacy
+   * call (a pattern cuDNN 9.14 and 9.19 fuse on the H200: a residual
+   * added with alpha, then the bias, then ReLU); the other cases print
+   * which path ran and why */
   gboolean             backend_expected;
 } FusedCase;
 
 static const FusedCase fused_cases[] = {
-  { "f32-nchw-relu", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_RELU, 0.0, FALSE, FALSE },
-  { "f32-nchw-tanh-residual", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_TANH, 0.0, TRUE, FALSE },
-  { "f32-nchw-identity-residual", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_IDENTITY, 0.0, TRUE, FALSE },
-  { "f16-nhwc-relu-residual", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_RELU, 0.0, TRUE, TRUE },
-  { "f16-nchw-relu", ATOMR_DTYPE_F16, FALSE, ATOMR_ACTIVATION_RELU, 0.0, FALSE, FALSE },
-  { "bf16-nhwc-relu", ATOMR_DTYPE_BF16, TRUE, ATOMR_ACTIVATION_RELU, 0.0, FALSE, TRUE },
-  { "f16-nhwc-swish", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_SWISH, 1.5, FALSE, FALSE },
-  { "f16-nhwc-clipped-relu-residual", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_CLIPPED_RELU, 0.25, TRUE, FALSE },
-  { "f16-nhwc-elu", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_ELU, 0.5, FALSE, FALSE },
-  { "f16-nhwc-sigmoid", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_SIGMOID, 0.0, FALSE, FALSE },
+  { "f32-nchw-relu", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_RELU, 0.0, 0.75, FALSE, FALSE },
+  { "f16-nhwc-relu-scaled", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_RELU, 0.0, 0.75, FALSE, FALSE },
+  { "f32-nchw-tanh-residual", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_TANH, 0.0, 0.75, TRUE, FALSE },
+  { "f32-nchw-identity-residual", ATOMR_DTYPE_F32, FALSE, ATOMR_ACTIVATION_IDENTITY, 0.0, 0.75, TRUE, FALSE },
+  { "f16-nhwc-relu-residual", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_RELU, 0.0, 0.75, TRUE, TRUE },
+  { "f16-nchw-relu", ATOMR_DTYPE_F16, FALSE, ATOMR_ACTIVATION_RELU, 0.0, 0.75, FALSE, FALSE },
+  { "bf16-nhwc-relu", ATOMR_DTYPE_BF16, TRUE, ATOMR_ACTIVATION_RELU, 0.0, 1.0, FALSE, FALSE },
+  { "f16-nhwc-swish", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_SWISH, 1.5, 0.75, FALSE, FALSE },
+  { "f16-nhwc-clipped-relu-residual", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_CLIPPED_RELU, 0.25, 0.75, TRUE, FALSE },
+  { "f16-nhwc-elu", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_ELU, 0.5, 0.75, FALSE, FALSE },
+  { "f16-nhwc-sigmoid", ATOMR_DTYPE_F16, TRUE, ATOMR_ACTIVATION_SIGMOID, 0.0, 0.75, FALSE, FALSE },
 };
 
 /* Each case through the backend path (the default) and the legacy call. */
@@ -733,7 +737,7 @@ test_fused_conv (Fixture *f, gconstpointer data)
   g_autofree gchar *detail = NULL;
   const gint64 n = 2, c = 8, k = 16, hw = 7;
   const gint64 xs[4] = { n, c, hw, hw }, ws[4] = { k, c, 3, 3 }, ys[4] = { n, k, hw, hw };
-  const gdouble alpha = 0.75, beta = 0.5;
+  const gdouble alpha = fc->alpha, beta = 0.5;
   g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
   Operand x, w, b, z, y;
   g_autofree gdouble *ry = NULL;
