@@ -8,8 +8,10 @@ Rows (the same kernels and shapes as bench-graph): an empty kernel
 <<<1, 32>>> launch -> completion; 10 000 pipelined tiny kernels (<<<1, 32>>>
 adding 1 to x[0], a cupy.RawKernel of bench-graph's source); a chain of 100
 of them, eager and as a CUDA graph (stream capture, Graph.upload once,
-Graph.launch; and, as an experiment, the same graph never uploaded, set
-against bench-graph's raw no-upload variant); SGEMM
+Graph.launch; and, as experiments, the same graph never uploaded, set
+against bench-graph's raw no-upload variant, and on x from
+cupy.cuda.MemoryAsyncPool, set against bench-graph's raw chain on
+cuMemAllocAsync memory); SGEMM
 256^3 per call (FP32; CuPy chooses TF32 only through CUPY_TF32 at import),
 2000 pipelined calls.  With --atomr, the table adds atomr's figure from the
 same machine and peer / atomr (> 1.0: atomr is faster on that row).
@@ -85,33 +87,28 @@ def main():
             if i >= 20:
                 t.append((time.perf_counter() - t0) * 1e6)
         rows['chain_100_eager_us'] = statistics.median(t)
-        stream.begin_capture()
-        for _ in range(CHAIN):
-            inc(grid, block, (x,))
-        graph = stream.end_capture()
-        graph.upload(stream)
-        t = []
-        for i in range(N_CHAIN + 20):
-            t0 = time.perf_counter()
-            graph.launch(stream)
-            stream.synchronize()
-            if i >= 20:
-                t.append((time.perf_counter() - t0) * 1e6)
-        rows['chain_100_graph_us'] = statistics.median(t)
+        def chain_graph(arr, upload):
+            """The chain of 100 on @arr captured into a graph (uploaded
+            once when @upload), and the median of launch + wait."""
+            stream.begin_capture()
+            for _ in range(CHAIN):
+                inc(grid, block, (arr,))
+            g = stream.end_capture()
+            if upload:
+                g.upload(stream)
+            times = []
+            for i in range(N_CHAIN + 20):
+                t0 = time.perf_counter()
+                g.launch(stream)
+                stream.synchronize()
+                if i >= 20:
+                    times.append((time.perf_counter() - t0) * 1e6)
+            return statistics.median(times)
+
+        rows['chain_100_graph_us'] = chain_graph(x, True)
         # Experiment (same process): the same capture, never uploaded
         # (the first launch uploads it; bench-graph's raw row did this).
-        stream.begin_capture()
-        for _ in range(CHAIN):
-            inc(grid, block, (x,))
-        graph_nu = stream.end_capture()
-        t = []
-        for i in range(N_CHAIN + 20):
-            t0 = time.perf_counter()
-            graph_nu.launch(stream)
-            stream.synchronize()
-            if i >= 20:
-                t.append((time.perf_counter() - t0) * 1e6)
-        rows['chain_100_graph_noupload_us'] = statistics.median(t)
+        rows['chain_100_graph_noupload_us'] = chain_graph(x, False)
         # Experiment: the uploaded graph on x from the stream-ordered
         # allocator (cudaMallocAsync, the device's default pool) instead of
         # CuPy's pool (cudaMalloc): bench-graph's raw chain was 9% slower on
@@ -120,19 +117,7 @@ def main():
             xa = cp.cuda.MemoryAsyncPool().malloc(4)
             xa_arr = cp.ndarray((1,), dtype=cp.float32, memptr=xa)
             xa_arr.fill(0)
-            stream.begin_capture()
-            for _ in range(CHAIN):
-                inc(grid, block, (xa_arr,))
-            graph_a = stream.end_capture()
-            graph_a.upload(stream)
-            t = []
-            for i in range(N_CHAIN + 20):
-                t0 = time.perf_counter()
-                graph_a.launch(stream)
-                stream.synchronize()
-                if i >= 20:
-                    t.append((time.perf_counter() - t0) * 1e6)
-            rows['chain_100_graph_async_pool_us'] = statistics.median(t)
+            rows['chain_100_graph_async_pool_us'] = chain_graph(xa_arr, True)
         except Exception as e:  # an old CuPy or driver: the row is left out
             print(f'# peer_cupy: no MemoryAsyncPool experiment ({e})')
 
