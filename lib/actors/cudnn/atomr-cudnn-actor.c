@@ -3194,8 +3194,9 @@ atomr_cudnn_actor_class_init (AtomrCudnnActorClass *klass)
    * can be as long as the kernel.  A request the backend refuses runs
    * through the legacy call all the same.  The operation's trace detail
    * says which path ran: "backend", "legacy", or "legacy (backend
-   * refused: …)" with cuDNN's reason.  With [property@Atomr.CudnnActor:autotune] set, convolutions
-   * take the legacy path (cudnnFind*Algorithm times the candidates there).
+   * refused: …)" with cuDNN's reason.  With
+   * [property@Atomr.CudnnActor:autotune] set, convolutions take the legacy
+   * path (cudnnFind*Algorithm times the candidates there).
    *
    * The default is %FALSE unless the environment variable
    * `ATOMR_CUDNN_CONV_LEGACY` is set to anything but "0" when the actor
