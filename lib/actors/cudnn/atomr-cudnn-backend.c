@@ -674,34 +674,18 @@ atomr_cudnn_backend_plan_execute (AtomrCudnnBackendPlan *plan,
                                 void                *workspace,
                                 GError             **error)
 {
-  cudnnBackendDescriptor_t pack = NULL;
+  cudnnBackendDescriptor_t pack;
   cudnnStatus_t st;
-  const gchar *call = "cudnnBackendSetAttribute (variant pack)";
+  const gchar *call;
 
   /* A variant pack is a small host object; cuDNN's own frontend makes
    * one per execution too (its attributes cannot change once final). */
-  st = cudnnBackendCreateDescriptor (CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
-  if (!atomr_cudnn_status_check (st, "cudnnBackendCreateDescriptor (variant pack)", plan->opname, error))
-    return FALSE;
-  st = cudnnBackendSetAttribute (pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
-  if (st == CUDNN_STATUS_SUCCESS)
-    st = cudnnBackendSetAttribute (pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
-                                   pointers);
-  if (st == CUDNN_STATUS_SUCCESS)
-    st = cudnnBackendSetAttribute (pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
-                                   &workspace);
-  if (st == CUDNN_STATUS_SUCCESS)
-    {
-      call = "cudnnBackendFinalize (variant pack)";
-      st = cudnnBackendFinalize (pack);
-    }
-  if (st == CUDNN_STATUS_SUCCESS)
-    {
-      call = "cudnnBackendExecute";
-      st = cudnnBackendExecute (handle, plan->plan, pack);
-    }
+  pack = pack_new (n, uids, pointers, workspace, &call, &st);
+  if (pack == NULL)
+    return atomr_cudnn_status_check (st, call, plan->opname, error);
+  st = cudnnBackendExecute (handle, plan->plan, pack);
   cudnnBackendDestroyDescriptor (pack);
-  return atomr_cudnn_status_check (st, call, plan->opname, error);
+  return atomr_cudnn_status_check (st, "cudnnBackendExecute", plan->opname, error);
 }
 
 /* ------------------------------------------------------------------ */
