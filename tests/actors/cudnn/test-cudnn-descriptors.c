@@ -8,7 +8,8 @@
  * filter layout, padding, stride, dilation, groups through the filter's
  * channels, the compute type, alpha and beta in f32 or f64) is checked
  * here by cuDNN itself for the three passes, 2-D and 3-D, each dtype,
- * NCHW and NHWC, misaligned views and beta ≠ 0.  The same for the norm
+ * NCHW and NHWC, misaligned views and beta ≠ 0; and AtomrCudnnGraph's
+ * convolution nodes in each direction.  The same for the norm
  * nodes of AtomrCudnnGraph: layer and RMS norm training (f32, bf16),
  * batch norm training with and without running statistics, and their
  * backward nodes (norm modes, phases, saved and running statistics, the
@@ -283,6 +284,38 @@ test_norm_batch (void)
     }
 }
 
+/* AtomrCudnnGraph's convolution nodes, each direction: operands in the
+ * roles the direction gives them (forward x, w → y; backward data
+ * dy, w → dx; backward filter x, dy → dw), f32 and bf16, NCHW. */
+static void
+test_graph_convolution (void)
+{
+  static const AtomrCudnnConvDirection directions[] = {
+    ATOMR_CUDNN_CONV_FORWARD, ATOMR_CUDNN_CONV_BACKWARD_DATA, ATOMR_CUDNN_CONV_BACKWARD_FILTER,
+  };
+  static const AtomrDtype dtypes[] = { ATOMR_DTYPE_F32, ATOMR_DTYPE_BF16 };
+
+  if (!have_cudnn ())
+    return;
+  for (guint d = 0; d < G_N_ELEMENTS (directions); d++)
+    for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
+      {
+        g_autoptr(AtomrCudnnGraph) g = atomr_cudnn_graph_new ("conv");
+        g_autoptr(AtomrConvolution) conv = atomr_convolution_new_2d (1, 1, 1, 1, 1, 1);
+        g_autoptr(GError) error = NULL;
+        guint x = add (g, "x", dtypes[t], 2, 8, 6, 6), w = add (g, "w", dtypes[t], 16, 8, 3, 3);
+        guint y = add (g, "y", dtypes[t], 2, 16, 6, 6);
+        guint a = directions[d] == ATOMR_CUDNN_CONV_BACKWARD_DATA ? y : x;
+        guint b = directions[d] == ATOMR_CUDNN_CONV_BACKWARD_FILTER ? y : w;
+        guint out = directions[d] == ATOMR_CUDNN_CONV_FORWARD ? y
+                  : directions[d] == ATOMR_CUDNN_CONV_BACKWARD_DATA ? x : w;
+
+        g_assert_true (atomr_cudnn_graph_add_convolution (g, directions[d], conv, a, b, out, &error));
+        g_assert_no_error (error);
+        check_backend (g, 1);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -300,5 +333,6 @@ main (int argc, char **argv)
   g_test_add_data_func ("/cudnn-descriptors/norm/layer-rms-bf16-f32-params",
                         GINT_TO_POINTER (ATOMR_DTYPE_BF16 | 0x100), test_norm_layer_rms);
   g_test_add_func ("/cudnn-descriptors/norm/batch", test_norm_batch);
+  g_test_add_func ("/cudnn-descriptors/graph/convolution", test_graph_convolution);
   return g_test_run ();
 }
