@@ -757,39 +757,12 @@ static AtomrCudnnBackendGraph *
 conv_backend_graph (CudnnRequest  *r,
                     GError       **error)
 {
-  static const cudnnBackendDescriptorType_t types[] = {
-    [KIND_CONV_FWD] = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-    [KIND_CONV_BWD_DATA] = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
-    [KIND_CONV_BWD_FILTER] = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
-  };
-  /* the attribute of each slot (X, W, Y), then the convolution, alpha, beta */
-  static const cudnnBackendAttributeName_t attrs[][6] = {
-    [KIND_CONV_FWD] = {
-      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA },
-    [KIND_CONV_BWD_DATA] = {
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA },
-    [KIND_CONV_BWD_FILTER] = {
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA },
-  };
   const PlanKey *k = &r->key;
   gboolean fused = k->kind == KIND_CONV_BIAS_ACT;
-  Kind kind = fused ? KIND_CONV_FWD : k->kind;
-  const cudnnBackendAttributeName_t *at = attrs[kind];
+  guint direction = fused || k->kind == KIND_CONV_FWD ? 0 : k->kind == KIND_CONV_BWD_DATA ? 1 : 2;
   g_autoptr(AtomrCudnnBackendGraph) g = atomr_cudnn_backend_graph_new (r->opname);
   cudnnDataType_t dtype = cudnn_dtype (k->dtype), compute = cudnn_compute (k->dtype);
-  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   gint64 n_spatial = k->n_dims[SLOT_X] - 2, wstrides[MAX_DIMS], acc = 1;
-  gboolean dbl = k->dtype == ATOMR_DTYPE_F64;
-  /* the fused convolution's alpha and beta scale in its pointwise nodes */
-  gdouble alpha = fused ? 1.0 : k->alpha, beta = fused ? 0.0 : k->beta;
-  gfloat alpha_f = (gfloat) alpha, beta_f = (gfloat) beta;
-  cudnnBackendDescriptor_t cd, op;
   const Slot slots[] = { SLOT_X, SLOT_W, SLOT_Y };
   gint nw = k->n_dims[SLOT_W];
 
@@ -822,35 +795,11 @@ conv_backend_graph (CudnnRequest  *r,
                                                  k->strides[SLOT_Y], 16, ATOMR_CUDNN_TENSOR_VIRTUAL,
                                                  error) == NULL)
     return NULL;
-  cd = atomr_cudnn_backend_graph_new_descriptor (g, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, error);
-  if (cd == NULL ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
-                                      &compute, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1,
-                                      &mode, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
-                                      &n_spatial, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, n_spatial,
-                                      k->dilation, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, n_spatial,
-                                      k->stride, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, n_spatial,
-                                      k->padding, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, n_spatial,
-                                      k->padding, error) ||
-      !atomr_cudnn_backend_graph_finalize_descriptor (g, cd, error))
-    return NULL;
-  op = atomr_cudnn_backend_graph_new_descriptor (g, types[kind], error);
-  if (op == NULL ||
-      !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[0], SLOT_X + 1, error) ||
-      !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[1], SLOT_W + 1, error) ||
-      !atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[2], fused ? UID_V_CONV : SLOT_Y + 1, error) ||
-      !atomr_cudnn_backend_graph_set (g, op, at[3], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd, error) ||
-      !atomr_cudnn_backend_graph_set (g, op, at[4], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-                                      dbl ? (const void *) &alpha : (const void *) &alpha_f, error) ||
-      !atomr_cudnn_backend_graph_set (g, op, at[5], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-                                      dbl ? (const void *) &beta : (const void *) &beta_f, error) ||
-      !atomr_cudnn_backend_graph_add_operation (g, op, error))
+  /* the fused convolution's alpha and beta scale in its pointwise nodes */
+  if (!atomr_cudnn_backend_graph_add_convolution (g, direction, compute, n_spatial, k->padding, k->stride,
+                                                  k->dilation, SLOT_X + 1, SLOT_W + 1,
+                                                  fused ? UID_V_CONV : SLOT_Y + 1, fused ? 1.0 : k->alpha,
+                                                  fused ? 0.0 : k->beta, error))
     return NULL;
   if (fused && !fused_backend_nodes (g, k, error))
     return NULL;

@@ -136,6 +136,19 @@ gboolean                  atomr_cudnn_backend_graph_add_pointwise_full (AtomrCud
                                                                         gdouble                        alpha2,
                                                                         gdouble                        param,
                                                                         GError                       **error);
+gboolean                  atomr_cudnn_backend_graph_add_convolution (AtomrCudnnBackendGraph          *self,
+                                                                     guint                            direction,
+                                                                     cudnnDataType_t                  compute,
+                                                                     gint64                           n_spatial,
+                                                                     const gint64                    *padding,
+                                                                     const gint64                    *stride,
+                                                                     const gint64                    *dilation,
+                                                                     gint64                           x_uid,
+                                                                     gint64                           w_uid,
+                                                                     gint64                           y_uid,
+                                                                     gdouble                          alpha,
+                                                                     gdouble                          beta,
+                                                                     GError                         **error);
 guint                     atomr_cudnn_backend_graph_get_n_operations (AtomrCudnnBackendGraph              *self);
 
 /* The operation graph, heuristics and the first engine configuration that

@@ -307,6 +307,84 @@ atomr_cudnn_backend_graph_add_pointwise_full (AtomrCudnnBackendGraph *self,
   return atomr_cudnn_backend_graph_add_operation (self, op, error);
 }
 
+/* One convolution operation of @direction (0 forward, 1 backward data,
+ * 2 backward filter): a cross-correlation descriptor (@compute, @n_spatial
+ * pre and post paddings, filter strides and dilations) and the operation
+ * on tensors already added, by role: @x_uid (dx for backward data),
+ * @w_uid (dw for backward filter), @y_uid (dy for both backward passes);
+ * @alpha and @beta in f64 when @compute is, else f32. */
+gboolean
+atomr_cudnn_backend_graph_add_convolution (AtomrCudnnBackendGraph *self,
+                                           guint                   direction,
+                                           cudnnDataType_t         compute,
+                                           gint64                  n_spatial,
+                                           const gint64           *padding,
+                                           const gint64           *stride,
+                                           const gint64           *dilation,
+                                           gint64                  x_uid,
+                                           gint64                  w_uid,
+                                           gint64                  y_uid,
+                                           gdouble                 alpha,
+                                           gdouble                 beta,
+                                           GError                **error)
+{
+  static const cudnnBackendDescriptorType_t types[3] = {
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+  };
+  /* the attributes of the x, w and y roles, the convolution, alpha, beta */
+  static const cudnnBackendAttributeName_t attrs[3][6] = {
+    { CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA },
+    { CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA },
+    { CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA },
+  };
+  const cudnnBackendAttributeName_t *at;
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  gboolean dbl = compute == CUDNN_DATA_DOUBLE;
+  cudnnBackendAttributeType_t scalar = dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  gfloat alpha_f = (gfloat) alpha, beta_f = (gfloat) beta;
+  cudnnBackendDescriptor_t cd, op;
+
+  g_return_val_if_fail (direction < G_N_ELEMENTS (types), FALSE);
+  at = attrs[direction];
+  cd = atomr_cudnn_backend_graph_new_descriptor (self, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, error);
+  if (cd == NULL ||
+      !atomr_cudnn_backend_graph_set (self, cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
+                                      &compute, error) ||
+      !atomr_cudnn_backend_graph_set (self, cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE,
+                                      1, &mode, error) ||
+      !atomr_cudnn_backend_graph_set (self, cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
+                                      &n_spatial, error) ||
+      !atomr_cudnn_backend_graph_set (self, cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, n_spatial,
+                                      dilation, error) ||
+      !atomr_cudnn_backend_graph_set (self, cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64,
+                                      n_spatial, stride, error) ||
+      !atomr_cudnn_backend_graph_set (self, cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64,
+                                      n_spatial, padding, error) ||
+      !atomr_cudnn_backend_graph_set (self, cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64,
+                                      n_spatial, padding, error) ||
+      !atomr_cudnn_backend_graph_finalize_descriptor (self, cd, error))
+    return FALSE;
+  op = atomr_cudnn_backend_graph_new_descriptor (self, types[direction], error);
+  return op != NULL &&
+         atomr_cudnn_backend_graph_set_tensor_attr (self, op, at[0], x_uid, error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (self, op, at[1], w_uid, error) &&
+         atomr_cudnn_backend_graph_set_tensor_attr (self, op, at[2], y_uid, error) &&
+         atomr_cudnn_backend_graph_set (self, op, at[3], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd, error) &&
+         atomr_cudnn_backend_graph_set (self, op, at[4], scalar, 1,
+                                        dbl ? (const void *) &alpha : (const void *) &alpha_f, error) &&
+         atomr_cudnn_backend_graph_set (self, op, at[5], scalar, 1,
+                                        dbl ? (const void *) &beta : (const void *) &beta_f, error) &&
+         atomr_cudnn_backend_graph_add_operation (self, op, error);
+}
+
 guint
 atomr_cudnn_backend_graph_get_n_operations (AtomrCudnnBackendGraph *self)
 {

@@ -1622,61 +1622,16 @@ backend_convolution (AtomrCudnnGraph         *self,
                      const GraphNode         *n,
                      GError                 **error)
 {
-  static const cudnnBackendDescriptorType_t types[3] = {
-    CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
-    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
-    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
-  };
-  /* desc, a, b, out, alpha, beta */
-  static const cudnnBackendAttributeName_t attrs[3][6] = {
-    { CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA },
-    { CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA },
-    { CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
-      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA },
-  };
-  const cudnnBackendAttributeName_t *at = attrs[n->mode];
-  cudnnDataType_t compute = node_compute (self, n);
-  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  gint64 spatial = n->conv.n_spatial;
-  cudnnBackendDescriptor_t cd, op;
-  gdouble alpha = 1.0, beta = 0.0;
-  gfloat alpha_f = 1.0f, beta_f = 0.0f;
-  gboolean dbl = compute == CUDNN_DATA_DOUBLE;
+  /* the node's operands by role: x (dx backward data), w (dw backward
+   * filter), y (dy both backward passes) */
+  gint64 x = n->mode == ATOMR_CUDNN_CONV_BACKWARD_DATA ? (gint64) n->out : (gint64) n->in[0];
+  gint64 w = n->mode == ATOMR_CUDNN_CONV_BACKWARD_FILTER ? (gint64) n->out : (gint64) n->in[1];
+  gint64 y = n->mode == ATOMR_CUDNN_CONV_FORWARD ? (gint64) n->out
+           : n->mode == ATOMR_CUDNN_CONV_BACKWARD_DATA ? (gint64) n->in[0] : (gint64) n->in[1];
 
-  cd = atomr_cudnn_backend_graph_new_descriptor (g, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, error);
-  if (cd == NULL ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
-                                      &compute, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1,
-                                      &mode, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
-                                      &spatial, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, spatial,
-                                      n->conv.dilation, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial,
-                                      n->conv.stride, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial,
-                                      n->conv.padding, error) ||
-      !atomr_cudnn_backend_graph_set (g, cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial,
-                                      n->conv.padding, error) ||
-      !atomr_cudnn_backend_graph_finalize_descriptor (g, cd, error))
-    return FALSE;
-  op = atomr_cudnn_backend_graph_new_descriptor (g, types[n->mode], error);
-  return op != NULL &&
-         atomr_cudnn_backend_graph_set (g, op, at[0], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cd, error) &&
-         atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[1], n->in[0], error) &&
-         atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[2], n->in[1], error) &&
-         atomr_cudnn_backend_graph_set_tensor_attr (g, op, at[3], n->out, error) &&
-         atomr_cudnn_backend_graph_set (g, op, at[4], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-                                        dbl ? (const void *) &alpha : (const void *) &alpha_f, error) &&
-         atomr_cudnn_backend_graph_set (g, op, at[5], dbl ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT, 1,
-                                        dbl ? (const void *) &beta : (const void *) &beta_f, error) &&
-         atomr_cudnn_backend_graph_add_operation (g, op, error);
+  return atomr_cudnn_backend_graph_add_convolution (g, n->mode, node_compute (self, n), n->conv.n_spatial,
+                                                    n->conv.padding, n->conv.stride, n->conv.dilation, x, w, y,
+                                                    1.0, 0.0, error);
 }
 
 static gboolean
