@@ -95,41 +95,29 @@ def main():
                 t.append((time.perf_counter() - t0) * 1e6)
         rows['chain_100_graph_us'] = statistics.median(t)
 
-        # 4. SGEMM 256, per call
-        a = torch.full((GEMM_N, GEMM_N), 0.5, device=dev)
-        b = torch.full((GEMM_N, GEMM_N), 0.25, device=dev)
-        c = torch.empty((GEMM_N, GEMM_N), device=dev)
-        for tf32 in (False, True):
-            torch.backends.cuda.matmul.allow_tf32 = tf32
-            torch.mm(a, b, out=c)
-            sync()
-            best = float('inf')
-            for _ in range(5):
-                t0 = time.perf_counter()
-                for _ in range(GEMM_CALLS):
-                    torch.mm(a, b, out=c)
+        def sgemm_rows(n, calls):
+            """SGEMM n^3 per call, FP32 then TF32: best of 5 batches of
+            @calls pipelined torch.mm, into rows['gemm_<n>_<math>_us_per_call']."""
+            a = torch.full((n, n), 0.5, device=dev)
+            b = torch.full((n, n), 0.25, device=dev)
+            c = torch.empty((n, n), device=dev)
+            for tf32 in (False, True):
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                torch.mm(a, b, out=c)
                 sync()
-                best = min(best, (time.perf_counter() - t0) * 1e6 / GEMM_CALLS)
-            rows['gemm_256_%s_us_per_call' % ('tf32' if tf32 else 'fp32')] = best
+                best = float('inf')
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    for _ in range(calls):
+                        torch.mm(a, b, out=c)
+                    sync()
+                    best = min(best, (time.perf_counter() - t0) * 1e6 / calls)
+                rows['gemm_%d_%s_us_per_call' % (n, 'tf32' if tf32 else 'fp32')] = best
 
-        # 5. SGEMM 4096 per call, FP32 and TF32
-        a4 = torch.full((4096, 4096), 0.5, device=dev)
-        b4 = torch.full((4096, 4096), 0.25, device=dev)
-        c4 = torch.empty((4096, 4096), device=dev)
-        for tf32 in (False, True):
-            torch.backends.cuda.matmul.allow_tf32 = tf32
-            torch.mm(a4, b4, out=c4)
-            sync()
-            best = float('inf')
-            for _ in range(5):
-                t0 = time.perf_counter()
-                for _ in range(20):
-                    torch.mm(a4, b4, out=c4)
-                sync()
-                best = min(best, (time.perf_counter() - t0) * 1e6 / 20)
-            rows['gemm_4096_%s_us_per_call' % ('tf32' if tf32 else 'fp32')] = best
+        # 4. SGEMM 256, per call; 5. SGEMM 4096 per call, FP32 and TF32
+        sgemm_rows(GEMM_N, GEMM_CALLS)
+        sgemm_rows(4096, 20)
         torch.backends.cuda.matmul.allow_tf32 = False
-        del a4, b4, c4
 
         # 6. FFT C2C 256 x 16, launch -> completion (PyTorch's plan cache)
         f = torch.full((16, 256), 0.5 + 0j, dtype=torch.complex64, device=dev)
