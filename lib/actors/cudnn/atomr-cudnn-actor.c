@@ -691,7 +691,7 @@ fused_backend_nodes (AtomrCudnnBackendGraph *g,
   if (k->act == ATOMR_ACTIVATION_CLIPPED_RELU && !(k->coef > 0.0))
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_NOT_SUPPORTED,
-                   "cuDNN graph for %s: a clipped ReLU with a clip of %g", "conv-bias-act", k->coef);
+                   "cuDNN graph for conv-bias-act: a clipped ReLU with a clip of %g", k->coef);
       return FALSE;
     }
   if (k->has_z)
