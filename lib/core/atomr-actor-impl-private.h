@@ -72,6 +72,15 @@ typedef struct
  * the last reference to the actor may be dropped on any thread while its
  * context is being iterated.  dispatch() takes a strong reference through
  * the weak one, or does nothing once the actor is gone. */
+/* An observer with its data (atomr_actor_set_observer()). */
+typedef struct
+{
+  AtomrActorObserver fn;
+  gpointer           data;
+  GDestroyNotify     destroy;
+  gint               device;   /* the device's ordinal, for the records */
+} ObserverSlot;
+
 struct _ActorSource
 {
   GSource       source;
@@ -95,10 +104,11 @@ struct _ActorSource
                                * worker (atomr_op_run_on_worker) */
   GAsyncQueue  *graveyard;    /* host-function records to free on the context */
   gint          has_observer; /* atomic: the fast path's one read */
-  AtomrActorObserver observer;  /* under lock */
-  gint          observer_device; /* under lock: the device's ordinal, for the records */
-  gpointer      observer_data;
-  GDestroyNotify observer_destroy;
+  gint          observer_changed; /* atomic: observer_pending waits to be adopted */
+  ObserverSlot  observer;     /* the current one: written under lock by the
+                               * context's owner only (observer_adopt), so the
+                               * owner reads it without the lock */
+  ObserverSlot  observer_pending; /* under lock: set by atomr_actor_set_observer */
   gint          n_graveyard;  /* atomic: its length, without its lock */
 };
 
@@ -324,12 +334,24 @@ gboolean
 actor_ensure_stream (AtomrActor *self,
                      GError    **error);
 
+/* Hands @op's record to the actor's observer, if any.  @owned: the
+ * caller owns the actor's context (the pump's completions): the current
+ * observer is read without the mailbox lock.  Otherwise (an operation
+ * ended before it was enqueued, on whatever thread) under the lock. */
 G_GNUC_INTERNAL
 void
 op_observe (AtomrOp      *op,
             gint64        t_complete,
             gdouble       gpu_ms,
-            const GError *error);
+            const GError *error,
+            gboolean      owned);
+
+/* Makes the observer atomr_actor_set_observer() left pending the current
+ * one, and destroys the one it replaces.  Only by the owner of the
+ * actor's context (or at finalize). */
+G_GNUC_INTERNAL
+void
+observer_adopt (ActorSource *src);
 
 G_GNUC_INTERNAL
 void

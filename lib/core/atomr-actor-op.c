@@ -97,15 +97,30 @@ op_emit (AtomrOp *op,
 }
 
 /* The observer (atomr_actor_set_observer()): a plain record, no launch
- * info, no signal; nothing but one atomic read without an observer. */
+ * info, no signal; nothing but one atomic read without an observer.
+ *
+ * On the pump's path (@owned: this thread owns the actor's context) no
+ * lock: the current observer is only ever replaced by the context's owner
+ * (observer_adopt()), so it cannot change under this call, and a new one
+ * left pending by atomr_actor_set_observer() is adopted first (one more
+ * plain read).  The mailbox lock around every record (two locked
+ * instructions, on a line the submitting threads write) was most of what
+ * an observer cost the application's thread beside the record itself.
+ * Otherwise under the lock, which pins both the current and the pending
+ * observer (operations end before they are enqueued in op_run() and
+ * actor_flush(), on the owner too, so this is a safety net):
+ * set_observer() and observer_adopt() swap them under it and destroy the
+ * old one after. */
 void
 op_observe (AtomrOp      *op,
             gint64        t_complete,
             gdouble       gpu_ms,
-            const GError *error)
+            const GError *error,
+            gboolean      owned)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (op->actor);
   ActorSource *src = priv->source;
+  const ObserverSlot *slot;
   AtomrOpRecord r;
 
   if (src == NULL || !g_atomic_int_get (&src->has_observer))
@@ -119,10 +134,21 @@ op_observe (AtomrOp      *op,
   r.stream_id = op->stream ? op->stream->id : 0;
   r.mailbox_depth = (guint) MAX (op->mail_at_run, 0);
   r.error = error;
+  if (owned)
+    {
+      if (G_UNLIKELY (g_atomic_int_get (&src->observer_changed)))
+        observer_adopt (src);
+      slot = &src->observer;
+      r.device = slot->device;   /* cached by set_observer: no type check per record */
+      if (slot->fn)
+        slot->fn (op->actor, &r, slot->data);
+      return;
+    }
   g_mutex_lock (&src->lock);
-  r.device = src->observer_device;   /* cached by set_observer: no type check per record */
-  if (src->observer)
-    src->observer (op->actor, &r, src->observer_data);
+  slot = g_atomic_int_get (&src->observer_changed) ? &src->observer_pending : &src->observer;
+  r.device = slot->device;
+  if (slot->fn)
+    slot->fn (op->actor, &r, slot->data);
   g_mutex_unlock (&src->lock);
 }
 
@@ -208,7 +234,8 @@ op_reply_error (AtomrOp *op,
 
   g_atomic_pointer_add (&priv->n_ended_early, 1);
   if (op->t_enqueue == 0)
-    op_observe (op, atomr_launch_info_now_ns (), -1.0, error);
+    op_observe (op, atomr_launch_info_now_ns (), -1.0, error,
+                g_main_context_is_owner (priv->source->context));
 
   if (emitted)
     {
@@ -706,7 +733,7 @@ op_complete (AtomrOp  *op,
     op_update_info (op, atomr_launch_info_now_ns (), gpu_ms, error);
   op_emit (op, SIGNAL_BEFORE_COMPLETE);
   if (g_atomic_int_get (&priv->source->has_observer))
-    op_observe (op, t_seen != 0 ? MAX (t_seen, op->t_enqueue) : atomr_launch_info_now_ns (), gpu_ms, error);
+    op_observe (op, t_seen != 0 ? MAX (t_seen, op->t_enqueue) : atomr_launch_info_now_ns (), gpu_ms, error, TRUE);
 
   if (error)
     op_return_error (op, error);

@@ -293,12 +293,20 @@ typedef void (*AtomrActorObserver) (AtomrActor          *actor,
                                     const AtomrOpRecord *record,
                                     gpointer             data);
 
-/* One observer per actor, called on the actor's context as each operation
- * finishes (completed on the GPU, or ended before it), under the actor's
- * mailbox lock: it must be quick and must not call into the actor.  Unlike
- * the signals it needs no launch record: the inspector server's cheap
- * streaming path.  Replaces the previous observer (its @destroy runs,
- * outside the lock); NULL removes it.  Any thread. */
+/* One observer per actor, called as each operation finishes: on the
+ * actor's context for operations completed on the GPU (without a lock),
+ * and under the actor's mailbox lock on the thread where an operation
+ * ended before it was enqueued.  It must be quick, thread-safe and must
+ * not call into the actor.  Unlike the signals it needs no launch record:
+ * the inspector server's cheap streaming path.  Any thread.
+ *
+ * Replaces the previous observer; NULL removes it.  Every operation that
+ * finishes after this returns goes to the new observer.  A call of the
+ * old one already under way on the actor's context may still be running
+ * when this returns; its @destroy runs only after that call, on the
+ * context's owner (at its next pass, which this wakes) or here, when
+ * nobody runs the context; an observer replaced before it was ever used
+ * is destroyed here. */
 void         atomr_actor_set_observer (AtomrActor         *self,
                                        AtomrActorObserver  observer,
                                        gpointer            data,

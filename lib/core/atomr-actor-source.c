@@ -215,7 +215,8 @@ actor_source_prepare (GSource *source,
   gint64 now, remaining;
 
   *timeout = -1;
-  if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0)
+  if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0 ||
+      g_atomic_int_get (&src->observer_changed))
     return TRUE;
 
   head = atomr_ring_peek_head (&src->inflight);
@@ -273,7 +274,8 @@ actor_source_check (GSource *source)
   AtomrOp *head;
   CUresult res;
 
-  if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0)
+  if (mailbox_ready (src) || g_atomic_int_get (&src->n_graveyard) > 0 || src->unfenced.len > 0 ||
+      g_atomic_int_get (&src->observer_changed))
     return TRUE;
   head = atomr_ring_peek_head (&src->inflight);
   if (head == NULL)
@@ -332,6 +334,27 @@ op_time_out (AtomrOp *op)
   op_return_error (op, error);
 }
 
+/* ------------------------------------------------------------------ */
+/* The observer                                                         */
+
+void
+observer_adopt (ActorSource *src)
+{
+  ObserverSlot old = { 0 };
+
+  g_mutex_lock (&src->lock);
+  if (g_atomic_int_get (&src->observer_changed))
+    {
+      old = src->observer;
+      src->observer = src->observer_pending;
+      memset (&src->observer_pending, 0, sizeof src->observer_pending);
+      g_atomic_int_set (&src->observer_changed, 0);
+    }
+  g_mutex_unlock (&src->lock);
+  if (old.destroy)
+    old.destroy (old.data);
+}
+
 /* One pass over the actor: run what the mailbox allows, fence it, complete
  * what the GPU finished.  On the actor's context (or by a _sync that
  * acquired it); @wake is the context to wake when a blocked head may go. */
@@ -346,6 +369,8 @@ actor_pump (AtomrActor   *self,
   AtomrOp *op;
   CUresult res;
 
+  if (G_UNLIKELY (g_atomic_int_get (&src->observer_changed)))
+    observer_adopt (src);
   answer_cancelled (src);
 
   /* The mailbox runs in order; its head may wait for another actor to
@@ -425,8 +450,10 @@ actor_source_finalize (GSource *source)
   /* Host-function records hold the source: the graveyard is empty. */
   g_weak_ref_clear (&src->actor);
   g_weak_ref_clear (&src->capture_ref);
-  if (src->observer_destroy)
-    src->observer_destroy (src->observer_data);
+  if (src->observer.destroy)
+    src->observer.destroy (src->observer.data);
+  if (src->observer_pending.destroy)
+    src->observer_pending.destroy (src->observer_pending.data);
   g_mutex_clear (&src->lock);
   g_async_queue_unref (src->graveyard);
   atomr_vec_clear (&src->unfenced, NULL);

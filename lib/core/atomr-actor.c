@@ -857,8 +857,7 @@ atomr_actor_set_observer (AtomrActor         *self,
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
   ActorSource *src = priv->source;
-  GDestroyNotify old_destroy;
-  gpointer old_data;
+  ObserverSlot old;
 
   if (src == NULL)
     {
@@ -866,18 +865,31 @@ atomr_actor_set_observer (AtomrActor         *self,
         destroy (data);
       return;
     }
+  /* Left pending for the context's owner, which reads the current
+   * observer without a lock (op_observe()); an observer set before and
+   * never adopted is replaced and destroyed here. */
   g_mutex_lock (&src->lock);
-  old_destroy = src->observer_destroy;
-  old_data = src->observer_data;
-  src->observer = observer;
-  if (observer && priv->device)
-    src->observer_device = atomr_device_get_ordinal (priv->device);
-  src->observer_data = data;
-  src->observer_destroy = destroy;
+  old = src->observer_pending;
+  src->observer_pending.fn = observer;
+  src->observer_pending.data = data;
+  src->observer_pending.destroy = destroy;
+  src->observer_pending.device = observer && priv->device ? atomr_device_get_ordinal (priv->device) : 0;
+  g_atomic_int_set (&src->observer_changed, 1);
   g_atomic_int_set (&src->has_observer, observer != NULL);
   g_mutex_unlock (&src->lock);
-  if (old_destroy)
-    old_destroy (old_data);
+  if (old.destroy)
+    old.destroy (old.data);
+
+  /* Adopted now if nobody runs the context (or this thread does), else
+   * by its owner at its next pass, which the wake-up brings on: the old
+   * observer's destroy never waits for the actor's next request. */
+  if (g_main_context_acquire (src->context))
+    {
+      observer_adopt (src);
+      g_main_context_release (src->context);
+    }
+  else
+    source_wake (src);
 }
 
 gboolean

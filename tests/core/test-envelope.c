@@ -1311,6 +1311,213 @@ test_home_thread_enqueues (Fixture *f, gconstpointer data)
   g_signal_handler_disconnect (f->actor, id);
 }
 
+/* The observer (atomr_actor_set_observer): completions on the actor's
+ * context reach it without the mailbox lock, so a replacement is adopted
+ * by the context's owner; what that must keep: every operation finishing
+ * after set_observer() returns goes to the new observer, never to the
+ * old; each observer is destroyed exactly once, never while it can still
+ * be called, and without waiting for a later request. */
+typedef struct {
+  gint n_records;
+  gint n_errors;
+  gint destroyed;
+  gint called_after_destroy;
+  GThread *last_thread;
+} Watcher;
+
+static void
+watcher_observe (AtomrActor          *actor,
+                 const AtomrOpRecord *r,
+                 gpointer             data)
+{
+  Watcher *w = data;
+
+  if (g_atomic_int_get (&w->destroyed))
+    g_atomic_int_inc (&w->called_after_destroy);
+  g_atomic_int_inc (&w->n_records);
+  if (r->error)
+    g_atomic_int_inc (&w->n_errors);
+  g_assert_cmpstr (r->operation, !=, NULL);
+  g_assert_cmpint (r->t_complete, >=, r->t_enqueue);
+  w->last_thread = g_thread_self ();
+}
+
+static void
+watcher_destroy (gpointer data)
+{
+  Watcher *w = data;
+
+  g_assert_cmpint (g_atomic_int_add (&w->destroyed, 1), ==, 0);
+}
+
+typedef struct {
+  AtomrActor *actor;
+  Watcher    *watcher;   /* NULL: remove */
+} SetObserver;
+
+static gpointer
+set_observer_thread (gpointer data)
+{
+  SetObserver *so = data;
+
+  if (so->watcher)
+    atomr_actor_set_observer (so->actor, watcher_observe, so->watcher, watcher_destroy);
+  else
+    atomr_actor_set_observer (so->actor, NULL, NULL, NULL);
+  return NULL;
+}
+
+static void
+complete_all (AtomrActor *actor)
+{
+  AtomrStream *stream = atomr_actor_get_stream (actor);
+
+  iterate_pending ();
+  while (stream && atomr_host_stream_get_n_pending (stream) > 0)
+    {
+      atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+      iterate_pending ();
+    }
+}
+
+static void
+test_observer_swap (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 4, &error);
+  Watcher a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 }, e = { 0 };
+  SetObserver so = { f->actor, &b };
+
+  g_assert_no_error (error);
+  /* Nobody runs the context: adopted (and nothing destroyed) at once. */
+  atomr_actor_set_observer (f->actor, watcher_observe, &a, watcher_destroy);
+  g_assert_true (atomr_actor_has_observer (f->actor));
+  for (guint i = 0; i < 3; i++)
+    atomr_actor_fill_async (f->actor, buffer, i, NULL, NULL, NULL);
+  complete_all (f->actor);
+  g_assert_cmpint (a.n_records, ==, 3);
+  g_assert_true (a.last_thread == g_thread_self ());
+
+  /* The context's owner is busy (this thread holds it, as a dispatch
+   * would): another thread's replacement waits for the owner's next pass,
+   * and the old observer is not destroyed under the owner. */
+  g_assert_true (g_main_context_acquire (f->context));
+  g_thread_join (g_thread_new ("set-observer", set_observer_thread, &so));
+  g_assert_cmpint (g_atomic_int_get (&a.destroyed), ==, 0);
+  g_assert_true (atomr_actor_has_observer (f->actor));
+  /* What the owner ends after the call (a request cancelled before it
+   * was enqueued) already goes to the new observer. */
+  {
+    g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+    g_cancellable_cancel (cancellable);
+    atomr_actor_fill_async (f->actor, buffer, 3.0, cancellable, NULL, NULL);
+  }
+  g_assert_cmpint (g_atomic_int_get (&b.n_records), ==, 1);
+  g_assert_cmpint (g_atomic_int_get (&b.n_errors), ==, 1);
+  g_assert_cmpint (g_atomic_int_get (&a.n_records), ==, 3);
+  g_assert_cmpint (g_atomic_int_get (&a.destroyed), ==, 1);
+  g_main_context_release (f->context);
+
+  /* Owner busy again, replaced by NULL and back: the wake-up alone brings
+   * the owner's pass on (no request to run) and destroys the old one. */
+  g_assert_true (g_main_context_acquire (f->context));
+  so.watcher = NULL;
+  g_thread_join (g_thread_new ("set-observer", set_observer_thread, &so));
+  g_assert_false (atomr_actor_has_observer (f->actor));
+  g_assert_cmpint (g_atomic_int_get (&b.destroyed), ==, 0);
+  g_main_context_release (f->context);
+  iterate_pending ();
+  g_assert_cmpint (g_atomic_int_get (&b.destroyed), ==, 1);
+  atomr_actor_fill_async (f->actor, buffer, 4.0, NULL, NULL, NULL);
+  complete_all (f->actor);
+  g_assert_cmpint (b.n_records, ==, 1);
+  g_assert_cmpint (a.n_records, ==, 3);
+
+  /* Replaced before it was ever adopted: destroyed by the replacing call,
+   * never called. */
+  atomr_actor_set_observer (f->actor, watcher_observe, &e, watcher_destroy);
+  g_assert_true (g_main_context_acquire (f->context));
+  so.watcher = &c;
+  g_thread_join (g_thread_new ("set-observer", set_observer_thread, &so));
+  so.watcher = &d;
+  g_thread_join (g_thread_new ("set-observer", set_observer_thread, &so));
+  g_assert_cmpint (g_atomic_int_get (&c.destroyed), ==, 1);
+  g_assert_cmpint (g_atomic_int_get (&e.destroyed), ==, 0);
+  /* An operation run and completed by the owner adopts first: d sees it. */
+  atomr_actor_fill_async (f->actor, buffer, 5.0, NULL, NULL, NULL);
+  g_main_context_release (f->context);
+  complete_all (f->actor);
+  g_assert_cmpint (g_atomic_int_get (&e.destroyed), ==, 1);
+  g_assert_cmpint (d.n_records, ==, 1);
+  g_assert_cmpint (e.n_records, ==, 0);
+  g_assert_cmpint (c.n_records, ==, 0);
+
+  /* Removed while nobody runs the context: destroyed before it returns. */
+  atomr_actor_set_observer (f->actor, NULL, NULL, NULL);
+  g_assert_false (atomr_actor_has_observer (f->actor));
+  g_assert_cmpint (g_atomic_int_get (&d.destroyed), ==, 1);
+  atomr_actor_fill_async (f->actor, buffer, 6.0, NULL, NULL, NULL);
+  complete_all (f->actor);
+  g_assert_cmpint (d.n_records, ==, 1);
+
+  g_assert_cmpint (a.called_after_destroy + b.called_after_destroy + c.called_after_destroy +
+                   d.called_after_destroy + e.called_after_destroy, ==, 0);
+}
+
+/* A thread replacing observers as fast as it can while this one submits
+ * and completes: each observer destroyed exactly once, none called after
+ * its destroy, and every record went to some observer while one was set. */
+typedef struct {
+  AtomrActor *actor;
+  Watcher     w[200];
+  gint        stop;
+} Swapper;
+
+static gpointer
+swapper_main (gpointer data)
+{
+  Swapper *s = data;
+
+  for (guint i = 0; i < G_N_ELEMENTS (s->w); i++)
+    {
+      atomr_actor_set_observer (s->actor, watcher_observe, &s->w[i], watcher_destroy);
+      g_usleep (50);
+    }
+  atomr_actor_set_observer (s->actor, NULL, NULL, NULL);
+  g_atomic_int_set (&s->stop, 1);
+  return NULL;
+}
+
+static void
+test_observer_swap_threads (Fixture *f, gconstpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (f->device, ATOMR_DTYPE_F32, 4, &error);
+  Swapper *s = g_new0 (Swapper, 1);
+  GThread *thread;
+  guint total = 0, n = 0;
+
+  g_assert_no_error (error);
+  s->actor = f->actor;
+  thread = g_thread_new ("swapper", swapper_main, s);
+  while (!g_atomic_int_get (&s->stop))
+    {
+      atomr_actor_fill_async (f->actor, buffer, n++, NULL, NULL, NULL);
+      complete_all (f->actor);
+    }
+  g_thread_join (thread);
+  complete_all (f->actor);
+  for (guint i = 0; i < G_N_ELEMENTS (s->w); i++)
+    {
+      g_assert_cmpint (s->w[i].destroyed, ==, 1);
+      g_assert_cmpint (s->w[i].called_after_destroy, ==, 0);
+      total += s->w[i].n_records;
+    }
+  g_assert_cmpuint (total, <=, n);
+  g_assert_cmpuint (total, >, 0);
+  g_free (s);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1345,6 +1552,8 @@ main (int argc, char **argv)
   g_test_add_func ("/buffer/conveniences", test_buffer_conveniences);
   g_test_add_func ("/buffer/large-transfers", test_large_transfers);
   g_test_add_func ("/envelope/sync-drives-dependencies", test_sync_drives_dependencies);
+  g_test_add ("/envelope/observer-swap", Fixture, NULL, fixture_setup, test_observer_swap, fixture_teardown);
+  g_test_add ("/envelope/observer-swap-threads", Fixture, NULL, fixture_setup, test_observer_swap_threads, fixture_teardown);
   g_test_add ("/trace/recorder", Fixture, NULL, fixture_setup, test_trace_recorder, fixture_teardown);
 
   return g_test_run ();
