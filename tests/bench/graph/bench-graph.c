@@ -48,6 +48,7 @@
 #include "../bench-vmm.h"
 #include "core/atomr-actor-private.h"
 #include "nvrtc/atomr-kernel-private.h"
+#include "nvrtc/atomr-nvrtc-loader-private.h"
 #include "graph/atomr-graph-private.h"
 
 #define CHAIN   100
@@ -226,6 +227,9 @@ typedef enum
   V_VMM_COMP,       /* the same, compressible memory asked for */
   V_SPIN_QUERY,     /* wait by spinning on cuStreamQuery */
   V_NO_UPLOAD_SPIN, /* no upload, spinning on cuStreamQuery */
+  V_OWN_CUBIN,      /* inc compiled here as CuPy does (NVRTC -arch=sm_XX, cubin,
+                     * cuModuleLoadData), x from cuMemAlloc */
+  V_OWN_PTX,        /* inc compiled here to PTX, JIT-compiled by the driver */
   N_VARIANTS
 } Variant;
 
@@ -243,6 +247,8 @@ static const gchar *variant_names[N_VARIANTS] = {
   "upload, x from cuMemCreate, compressible",
   "upload, wait: spin on cuStreamQuery",
   "no upload, wait: spin on cuStreamQuery",
+  "upload, cuMemAlloc x, inc compiled as CuPy (cubin)",
+  "upload, cuMemAlloc x, inc as PTX (driver JIT)",
 };
 
 typedef struct
@@ -250,11 +256,85 @@ typedef struct
   CUstream    stream;
   CUgraph     graph;
   CUgraphExec exec;
-  CUdeviceptr own_x;    /* V_MEM_ALLOC, V_MEM_ASYNC */
+  CUdeviceptr own_x;    /* V_MEM_ALLOC, V_MEM_ASYNC, V_OWN_* */
+  CUmodule    module;   /* V_OWN_* */
   BenchVmm    vmm;      /* V_VMM */
   gboolean    ok;
   gdouble     t[N_CHAIN];
 } Experiment;
+
+/* The inc kernel compiled here the way CuPy's RawModule does it (NVRTC,
+ * -arch=sm_XX, the cubin loaded with cuModuleLoadData), or as PTX for the
+ * driver to JIT-compile: whether atomr's compiled kernel, rather than the
+ * memory or the graph, is what CuPy's chain replay is faster by. */
+static CUfunction
+own_inc (int ordinal, gboolean cubin, CUmodule *module)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  g_autoptr(GError) error = NULL;
+  const AtomrNvrtcLib *lib = atomr_nvrtc_load (&error);
+  g_autofree gchar *arch = NULL;
+  g_autofree gchar *image = NULL;
+  nvrtcProgram prog;
+  const char *opts[1];
+  CUfunction function = NULL;
+  CUdevice dev;
+  int major = 0, minor = 0;
+  size_t size = 0;
+
+  if (lib == NULL)
+    {
+      printf ("# own inc: %s\n", error->message);
+      return NULL;
+    }
+  cu->cuDeviceGet (&dev, ordinal);
+  cu->cuDeviceGetAttribute (&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  cu->cuDeviceGetAttribute (&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  arch = g_strdup_printf ("-arch=%s_%d%d", cubin ? "sm" : "compute", major, minor);
+  opts[0] = arch;
+  if (lib->nvrtcCreateProgram (&prog, INC_SOURCE, "inc.cu", 0, NULL, NULL) != NVRTC_SUCCESS)
+    return NULL;
+  if (lib->nvrtcCompileProgram (prog, 1, opts) == NVRTC_SUCCESS)
+    {
+      if (cubin && lib->nvrtcGetCUBINSize (prog, &size) == NVRTC_SUCCESS && size > 0)
+        {
+          image = g_malloc (size);
+          lib->nvrtcGetCUBIN (prog, image);
+        }
+      else if (!cubin && lib->nvrtcGetPTXSize (prog, &size) == NVRTC_SUCCESS && size > 0)
+        {
+          image = g_malloc (size);
+          lib->nvrtcGetPTX (prog, image);
+        }
+    }
+  lib->nvrtcDestroyProgram (&prog);
+  if (image == NULL)
+    return NULL;
+  check (cu->cuModuleLoadData (module, image), "cuModuleLoadData");
+  check (cu->cuModuleGetFunction (&function, *module, "inc"), "cuModuleGetFunction");
+  return function;
+}
+
+/* What the driver says of a compiled function: registers, versions,
+ * local/const/shared sizes. */
+static void
+describe_function (const gchar *what, CUfunction f)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  int regs = -1, bin = -1, ptx = -1, local = -1, cnst = -1, shared = -1, maxt = -1;
+
+  if (f == NULL)
+    return;
+  cu->cuFuncGetAttribute (&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+  cu->cuFuncGetAttribute (&bin, CU_FUNC_ATTRIBUTE_BINARY_VERSION, f);
+  cu->cuFuncGetAttribute (&ptx, CU_FUNC_ATTRIBUTE_PTX_VERSION, f);
+  cu->cuFuncGetAttribute (&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
+  cu->cuFuncGetAttribute (&cnst, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, f);
+  cu->cuFuncGetAttribute (&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+  cu->cuFuncGetAttribute (&maxt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
+  printf ("# function %-34s regs %d, binary %d, ptx %d, local %d B, const %d B, shared %d B, max threads %d\n",
+          what, regs, bin, ptx, local, cnst, shared, maxt);
+}
 
 static void
 experiment_setup (Experiment *e, Variant v, CUfunction function, CUdeviceptr x, int ordinal)
@@ -274,9 +354,19 @@ experiment_setup (Experiment *e, Variant v, CUfunction function, CUdeviceptr x, 
     }
   else
     check (cu->cuStreamCreate (&e->stream, flags), "cuStreamCreate");
-  if (v == V_MEM_ALLOC || v == V_MEM_ASYNC)
+  if (v == V_OWN_CUBIN || v == V_OWN_PTX)
     {
-      if (v == V_MEM_ALLOC)
+      function = own_inc (ordinal, v == V_OWN_CUBIN, &e->module);
+      if (function == NULL)
+        {
+          e->ok = FALSE;
+          return;
+        }
+      describe_function (v == V_OWN_CUBIN ? "inc, compiled here (cubin)" : "inc, compiled here (PTX)", function);
+    }
+  if (v == V_MEM_ALLOC || v == V_MEM_ASYNC || v == V_OWN_CUBIN || v == V_OWN_PTX)
+    {
+      if (v != V_MEM_ASYNC)
         check (cu->cuMemAlloc (&e->own_x, sizeof (gfloat)), "cuMemAlloc");
       else
         check (cu->cuMemAllocAsync (&e->own_x, sizeof (gfloat), e->stream), "cuMemAllocAsync");
@@ -355,6 +445,7 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
   Experiment *e = g_new0 (Experiment, N_VARIANTS);
 
   atomr_device_enter (device, NULL);
+  describe_function ("inc, atomr's kernel cache", function);
   for (guint v = 0; v < N_VARIANTS; v++)
     experiment_setup (&e[v], v, function, x, atomr_device_get_ordinal (device));
   bench_describe_memory ("atomr's pool (AtomrBuffer)", x);
@@ -371,13 +462,14 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
   for (guint v = 0; v < N_VARIANTS; v++)
     {
       out[v] = e[v].ok ? bench_median (e[v].t, N_CHAIN) : -1.0;
-      if (e[v].ok && v != V_MEM_ALLOC && v != V_MEM_ASYNC && v != V_VMM && v != V_VMM_COMP)
+      if (e[v].ok && v != V_MEM_ALLOC && v != V_MEM_ASYNC && v != V_VMM && v != V_VMM_COMP &&
+          v != V_OWN_CUBIN && v != V_OWN_PTX)
         *n_inc += (N_CHAIN + WARMUP) * CHAIN;
       if (e[v].exec)
         cu->cuGraphExecDestroy (e[v].exec);
       if (e[v].graph)
         cu->cuGraphDestroy (e[v].graph);
-      if (e[v].own_x && v == V_MEM_ALLOC)
+      if (e[v].own_x && v != V_MEM_ASYNC)
         cu->cuMemFree (e[v].own_x);
       else if (e[v].own_x)
         {
@@ -385,6 +477,8 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
           cu->cuStreamSynchronize (e[v].stream);
         }
       bench_vmm_free (&e[v].vmm);
+      if (e[v].module)
+        cu->cuModuleUnload (e[v].module);
       cu->cuStreamDestroy (e[v].stream);
     }
   atomr_device_leave (device);
@@ -1122,7 +1216,7 @@ main (int argc, char **argv)
           "  \"chain_100_experiments_us\": {\"raw_no_upload\": %.2f, \"raw_upload\": %.2f, \"raw_cupy_recipe\": %.2f, "
           "\"raw_instantiate_upload\": %.2f, \"raw_node_priority\": %.2f, \"raw_blocking_stream\": %.2f, "
           "\"raw_high_priority\": %.2f, \"raw_mem_alloc\": %.2f, \"raw_mem_alloc_async\": %.2f, "
-          "\"raw_vmm\": %.2f, \"raw_spin_query\": %.2f, "
+          "\"raw_vmm\": %.2f, \"raw_spin_query\": %.2f, \"raw_own_cubin\": %.2f, \"raw_own_ptx\": %.2f, "
           "\"raw_no_upload_spin_query\": %.2f, \"atomr_no_spin_hint\": %.2f, \"atomr_spin_0\": %.2f, "
           "\"atomr_spin_5000\": %.2f}\n}\n",
           atomr_device_get_name (device), rt_raw, rt_at, pl_raw, pl_at, pl_graph,
@@ -1130,7 +1224,8 @@ main (int argc, char **argv)
           g_raw[1], g_at[1], g_graph[1], h_raw, h_submit, h_complete,
           exp_raw[V_NO_UPLOAD], exp_raw[V_UPLOAD], exp_raw[V_CUPY], exp_raw[V_INST_UPLOAD],
           exp_raw[V_NODE_PRIORITY], exp_raw[V_BLOCKING], exp_raw[V_HIGH_PRIORITY], exp_raw[V_MEM_ALLOC],
-          exp_raw[V_MEM_ASYNC], exp_raw[V_VMM], exp_raw[V_SPIN_QUERY], exp_raw[V_NO_UPLOAD_SPIN], at_nohint, at_spin0, at_spin5000);
+          exp_raw[V_MEM_ASYNC], exp_raw[V_VMM], exp_raw[V_SPIN_QUERY], exp_raw[V_OWN_CUBIN], exp_raw[V_OWN_PTX],
+          exp_raw[V_NO_UPLOAD_SPIN], at_nohint, at_spin0, at_spin5000);
       if (!g_file_set_contents (json_path, json, -1, &error))
         die ("--json", error);
     }

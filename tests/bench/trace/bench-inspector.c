@@ -64,11 +64,14 @@
 #include "core/atomr-actor-private.h"
 
 #define N_OPS   10000
-#define ROUNDS  21
+#define ROUNDS  21    /* ATOMR_BENCH_ROUNDS=N (3 to MAX_ROUNDS) for more */
+#define MAX_ROUNDS 101
 #define WARMUP  2
 #define WINDOW  64
 #define BATCH   32
 #define N_ELEMS 256
+
+static guint n_rounds = ROUNDS;
 
 static gdouble
 raw_throughput (AtomrDevice *device,
@@ -287,8 +290,8 @@ run_mode (Bench               *b,
 {
   /* Per round and per compared row (the raw loop at ROW_ALONE's place):
    * that row, the actor alone run right next to it, and their ratio. */
-  gdouble row[N_ROWS][ROUNDS], ratio[N_ROWS][ROUNDS];
-  gdouble all_alone[(N_ROWS) * ROUNDS];
+  gdouble row[N_ROWS][MAX_ROUNDS], ratio[N_ROWS][MAX_ROUNDS];
+  gdouble all_alone[(N_ROWS) * MAX_ROUNDS];
   guint n_alone = 0;
 
   atomr_actor_set_completion_mode (b->actor, mode);
@@ -301,7 +304,7 @@ run_mode (Bench               *b,
     }
 
   pin_thread (b, TRUE);
-  for (guint r = 0; r < ROUNDS; r++)
+  for (guint r = 0; r < n_rounds; r++)
     for (guint j = 0; j < N_ROWS; j++)
       {
         /* The compared rows in a rotated order, each right next to a run
@@ -323,17 +326,17 @@ run_mode (Bench               *b,
       }
   pin_thread (b, FALSE);
 
-  printf ("\n## completion mode %s: %d rounds; every row next to a run of the actor alone\n", mode_name, ROUNDS);
+  printf ("\n## completion mode %s: %d rounds; every row next to a run of the actor alone\n", mode_name, n_rounds);
   printf ("%-42s %10s %10s %7s %9s %17s\n", "path", "median/s", "best/s", "spread", "vs alone", "(quartiles)");
   for (guint k = 0; k < N_ROWS; k++)
     {
       gdouble q1, q2, q3, m, best, worst;
       const gchar *name = k == ROW_ALONE ? "raw, an event per fill" : bench_row_names[k];
 
-      quartiles (row[k], ROUNDS, &q1, &m, &q3);
+      quartiles (row[k], n_rounds, &q1, &m, &q3);
       worst = row[k][0];
-      best = row[k][ROUNDS - 1];
-      quartiles (ratio[k], ROUNDS, &q1, &q2, &q3);
+      best = row[k][n_rounds - 1];
+      quartiles (ratio[k], n_rounds, &q1, &q2, &q3);
       printf ("%-42s %10.0f %10.0f %7.2f %9.3f   (%.3f - %.3f)\n", name, m, best, worst / best, q2, q1, q3);
     }
   {
@@ -345,10 +348,10 @@ run_mode (Bench               *b,
   /* raw's ratio is raw/alone: print the actor over raw as well, the
    * number the other benchmarks give. */
   {
-    gdouble inv[ROUNDS], q1, q2, q3;
-    for (guint r = 0; r < ROUNDS; r++)
+    gdouble inv[MAX_ROUNDS], q1, q2, q3;
+    for (guint r = 0; r < n_rounds; r++)
       inv[r] = 1.0 / ratio[ROW_ALONE][r];
-    quartiles (inv, ROUNDS, &q1, &q2, &q3);
+    quartiles (inv, n_rounds, &q1, &q2, &q3);
     printf ("actor alone / raw (median of the pairs): %.3f (%.3f - %.3f)\n", q2, q1, q3);
   }
 }
@@ -383,6 +386,13 @@ main (int argc, char **argv)
   b.actor = ATOMR_ACTOR (actor);
   b.server = server;
   b.pin = -1;
+  if (g_getenv ("ATOMR_BENCH_ROUNDS"))
+    {
+      gint64 n = g_ascii_strtoll (g_getenv ("ATOMR_BENCH_ROUNDS"), NULL, 10);
+      if (n < 3 || n > MAX_ROUNDS)
+        g_error ("ATOMR_BENCH_ROUNDS=%s: from 3 to %d rounds", g_getenv ("ATOMR_BENCH_ROUNDS"), MAX_ROUNDS);
+      n_rounds = (guint) n;
+    }
   bench_save_affinity ();
   if (g_getenv ("ATOMR_BENCH_PIN_CPU"))
     {
@@ -398,7 +408,7 @@ main (int argc, char **argv)
   printf ("# %d warm-up passes, then %d rounds: in each, every row (in a rotated order) right next to a run of\n"
           "# the actor alone (before it in even rounds, after it in odd ones).  vs alone = the median over the\n"
           "# rounds of row/that adjacent alone run, with its quartiles; median/s, best/s and spread (worst/best)\n"
-          "# describe the row's own runs.  The raw row's ratio is raw/alone.\n", WARMUP, ROUNDS);
+          "# describe the row's own runs.  The raw row's ratio is raw/alone.\n", WARMUP, n_rounds);
   run_mode (&b, ATOMR_COMPLETION_POLL, "poll");
   run_mode (&b, ATOMR_COMPLETION_ADAPTIVE, "adaptive (the default)");
 
