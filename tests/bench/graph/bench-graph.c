@@ -38,6 +38,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The raw baseline calls cuBLAS through the same dlopen() table as the actor. */
 #include "atomr-cublas-table-private.h"
@@ -483,6 +484,65 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
     }
   atomr_device_leave (device);
   g_free (e);
+}
+
+/* 3y. Where x lies, not what kind of memory it is: the chain replayed on
+ * x at N_OFFSETS places in one cuMemAlloc allocation (steps of 4 KiB +
+ * 64 B, so that pages and cache lines both move), timed interleaved.  A
+ * dependent read-modify-write of one word per kernel waits on the L2
+ * slice that holds it; on a GPU whose L2 is split in two partitions the
+ * far one costs more.  If the times split with the offset, the memory
+ * kinds of 3x (and the peers' chain rows) differ by where their x
+ * happened to land. */
+#define N_OFFSETS 32
+#define OFFSET_STEP (4096 + 64)
+#define N_OFFSET_REPS 40
+
+static void
+chain_offsets (AtomrDevice *device, CUfunction function, gdouble *out)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUdeviceptr base = 0;
+  CUstream stream;
+  CUgraph graph[N_OFFSETS];
+  CUgraphExec exec[N_OFFSETS];
+  gdouble t[N_OFFSETS][N_OFFSET_REPS];
+
+  atomr_device_enter (device, NULL);
+  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check (cu->cuMemAlloc (&base, N_OFFSETS * OFFSET_STEP + 64), "cuMemAlloc");
+  check (cu->cuMemsetD8Async (base, 0, N_OFFSETS * OFFSET_STEP + 64, stream), "cuMemsetD8Async");
+  for (guint o = 0; o < N_OFFSETS; o++)
+    {
+      CUdeviceptr ptr = base + (CUdeviceptr) o * OFFSET_STEP;
+      void *params[] = { &ptr };
+
+      check (cu->cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+      for (guint k = 0; k < CHAIN; k++)
+        check (cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
+      check (cu->cuStreamEndCapture (stream, &graph[o]), "cuStreamEndCapture");
+      check (cu->cuGraphInstantiateWithFlags (&exec[o], graph[o], 0), "cuGraphInstantiateWithFlags");
+      check (cu->cuGraphUpload (exec[o], stream), "cuGraphUpload");
+    }
+  check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+  for (guint r = 0; r < N_OFFSET_REPS + WARMUP; r++)
+    for (guint o = 0; o < N_OFFSETS; o++)
+      {
+        gdouble t0 = bench_now_us ();
+        check (cu->cuGraphLaunch (exec[o], stream), "cuGraphLaunch");
+        check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+        if (r >= WARMUP)
+          t[o][r - WARMUP] = bench_now_us () - t0;
+      }
+  for (guint o = 0; o < N_OFFSETS; o++)
+    {
+      out[o] = bench_median (t[o], N_OFFSET_REPS);
+      cu->cuGraphExecDestroy (exec[o]);
+      cu->cuGraphDestroy (graph[o]);
+    }
+  cu->cuMemFree (base);
+  cu->cuStreamDestroy (stream);
+  atomr_device_leave (device);
 }
 
 /* The device address of @args' first argument (a buffer). */
@@ -1041,7 +1101,7 @@ main (int argc, char **argv)
   gdouble raw_eager, raw_graph, at_eager, at_graph, want;
   gdouble rt_raw, rt_at, pl_raw, pl_at, pl_graph, h_raw, h_submit, h_complete;
   gdouble g_raw[2], g_at[2], g_graph[2];
-  gdouble exp_raw[N_VARIANTS], at_spin0, at_spin5000, at_nohint, at_memalloc;
+  gdouble exp_raw[N_VARIANTS], at_spin0, at_spin5000, at_nohint, at_memalloc, offsets_us[N_OFFSETS], offsets_median = -1;
   gdouble fence_rt[N_FENCE_RT], fence_pipe[N_FENCE_PIPE];
   guint n_inc = 0;
   gfloat value;
@@ -1083,6 +1143,7 @@ main (int argc, char **argv)
   at_graph = atomr_graph_chain (actor, kernel, config, args, -1, TRUE);
   n_inc += 4 * (N_CHAIN + WARMUP) * CHAIN;
   chain_experiments (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), exp_raw, &n_inc);
+  chain_offsets (device, atomr_kernel_get_function (kernel), offsets_us);
   at_nohint = atomr_graph_chain (actor, kernel, config, args, -1, FALSE);
   at_spin0 = atomr_graph_chain (actor, kernel, config, args, 0, TRUE);
   at_spin5000 = atomr_graph_chain (actor, kernel, config, args, 5000, TRUE);
@@ -1168,6 +1229,19 @@ main (int argc, char **argv)
       else
         printf ("%-58s %12.2f %8.2f\n", row, exp_raw[v], exp_raw[v] / raw_graph);
     }
+  {
+    gdouble sorted[N_OFFSETS];
+
+    memcpy (sorted, offsets_us, sizeof sorted);
+    offsets_median = bench_median (sorted, N_OFFSETS);   /* sorts */
+    printf ("## 3y. the chain on x at %d offsets (steps of %d B) in one cuMemAlloc allocation, median of %d each:\n"
+            "##     min %.2f, median %.2f, max %.2f us (atomr's x of the rows above: 0x%llx); by offset:",
+            N_OFFSETS, OFFSET_STEP, N_OFFSET_REPS, sorted[0], sorted[N_OFFSETS / 2], sorted[N_OFFSETS - 1],
+            (unsigned long long) atomr_buffer_get_ptr (x));
+    for (guint o = 0; o < N_OFFSETS; o++)
+      printf ("%s%.1f", o % 8 == 0 ? "\n##    " : " ", offsets_us[o]);
+    printf ("\n");
+  }
   printf ("%-58s %12.2f %8.2f\n", "atomr exp: replay, no polling window of its own", at_nohint,
           at_nohint / raw_graph);
   printf ("%-58s %12.2f %8.2f\n", "atomr exp: replay, actor spin-usec 0 (hand off at once)", at_spin0,
@@ -1216,7 +1290,7 @@ main (int argc, char **argv)
           "  \"chain_100_experiments_us\": {\"raw_no_upload\": %.2f, \"raw_upload\": %.2f, \"raw_cupy_recipe\": %.2f, "
           "\"raw_instantiate_upload\": %.2f, \"raw_node_priority\": %.2f, \"raw_blocking_stream\": %.2f, "
           "\"raw_high_priority\": %.2f, \"raw_mem_alloc\": %.2f, \"raw_mem_alloc_async\": %.2f, "
-          "\"raw_vmm\": %.2f, \"raw_spin_query\": %.2f, \"raw_own_cubin\": %.2f, \"raw_own_ptx\": %.2f, "
+          "\"raw_vmm\": %.2f, \"raw_spin_query\": %.2f, \"raw_own_cubin\": %.2f, \"raw_own_ptx\": %.2f, \"raw_offsets_median\": %.2f, "
           "\"raw_no_upload_spin_query\": %.2f, \"atomr_no_spin_hint\": %.2f, \"atomr_spin_0\": %.2f, "
           "\"atomr_spin_5000\": %.2f}\n}\n",
           atomr_device_get_name (device), rt_raw, rt_at, pl_raw, pl_at, pl_graph,
@@ -1224,7 +1298,7 @@ main (int argc, char **argv)
           g_raw[1], g_at[1], g_graph[1], h_raw, h_submit, h_complete,
           exp_raw[V_NO_UPLOAD], exp_raw[V_UPLOAD], exp_raw[V_CUPY], exp_raw[V_INST_UPLOAD],
           exp_raw[V_NODE_PRIORITY], exp_raw[V_BLOCKING], exp_raw[V_HIGH_PRIORITY], exp_raw[V_MEM_ALLOC],
-          exp_raw[V_MEM_ASYNC], exp_raw[V_VMM], exp_raw[V_SPIN_QUERY], exp_raw[V_OWN_CUBIN], exp_raw[V_OWN_PTX],
+          exp_raw[V_MEM_ASYNC], exp_raw[V_VMM], exp_raw[V_SPIN_QUERY], exp_raw[V_OWN_CUBIN], exp_raw[V_OWN_PTX], offsets_median,
           exp_raw[V_NO_UPLOAD_SPIN], at_nohint, at_spin0, at_spin5000);
       if (!g_file_set_contents (json_path, json, -1, &error))
         die ("--json", error);

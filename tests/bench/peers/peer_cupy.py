@@ -121,6 +121,18 @@ def main():
         except Exception as e:  # an old CuPy or driver: the row is left out
             print(f'# peer_cupy: no MemoryAsyncPool experiment ({e})')
 
+        # Experiment: where x lies (bench-graph's 3y): the chain on x at
+        # 32 offsets (steps of 4 KiB + 64 B) in one CuPy array.
+        step = (4096 + 64) // 4
+        big = cp.zeros(32 * step + 16, dtype=cp.float32)
+        offs = [chain_graph(big[o * step:o * step + 1], True) for o in range(32)]
+        srt = sorted(offs)
+        print(f'# peer_cupy 3y: chain on x at 32 offsets of one array (base 0x{big.data.ptr:x}): '
+              f'min {srt[0]:.2f}, median {srt[16]:.2f}, max {srt[-1]:.2f} us; '
+              f'the x of the chain row above is at 0x{x.data.ptr:x}')
+        print('#   ' + ' '.join(f'{v:.1f}' for v in offs))
+        rows['chain_100_graph_offsets_median_us'] = srt[16]
+
         # 4. SGEMM 256, per call
         a = cp.full((GEMM_N, GEMM_N), 0.5, dtype=cp.float32)
         b = cp.full((GEMM_N, GEMM_N), 0.25, dtype=cp.float32)
@@ -195,6 +207,7 @@ def main():
             'chain_100_graph_us': atomr['chain_100_us']['atomr_graph'],
             'chain_100_graph_noupload_us': atomr.get('chain_100_experiments_us', {}).get('raw_no_upload'),
             'chain_100_graph_async_pool_us': atomr.get('chain_100_experiments_us', {}).get('raw_mem_alloc_async'),
+            'chain_100_graph_offsets_median_us': atomr.get('chain_100_experiments_us', {}).get('raw_offsets_median'),
             'gemm_256_fp32_us_per_call': atomr['gemm_256_fp32_us_per_call']['atomr'],
         }
     for key, value in rows.items():
