@@ -205,57 +205,6 @@ op_deps_ready (AtomrOp      *op,
   return TRUE;
 }
 
-/* While a fence is polled (poll mode, or adaptive mode's spin window),
- * prepare() asks about it for up to this long before it gives the main
- * loop back (with a zero timeout, so the loop comes straight back): one
- * main-loop iteration (poll() of every descriptor, check and prepare of
- * every source) took about a microsecond, and the GPU's completion waited
- * on average half of one before anyone asked.  The loop's other sources
- * wait at most this long; in the spin window the loop was busy anyway. */
-#define PREPARE_SPIN_USEC 20
-
-/* The last slice this thread spun: whose, and when it ended. */
-static __thread gconstpointer tls_spun_op;
-static __thread gint64 tls_spun_end;
-
-/* Asks about @head's fence until it has passed (TRUE) or @usec have gone
- * since @now.  One actor at a time per thread: when another operation's
- * slice ended less than a slice ago (this iteration's prepare, or the
- * last one's), no slice — with a thousand actors polling on one context,
- * a slice each would delay every other actor's completion by all the
- * others' slices. */
-static gboolean
-spin_slice (AtomrOp *head,
-            gint64   now,
-            gint64   usec)
-{
-  CUresult res;
-  gboolean done = FALSE;
-
-  /* A host device's fences pass only when its test says so, often on
-   * this very thread: nothing to wait for here. */
-  if (head->fence->event == NULL || usec <= 0)
-    return FALSE;
-  if (tls_spun_op != head && now - tls_spun_end < PREPARE_SPIN_USEC)
-    return FALSE;
-  for (;;)
-    {
-      gint64 t;
-
-      if (op_is_done (head, &res))
-        {
-          done = TRUE;
-          break;
-        }
-      t = g_get_monotonic_time ();
-      if (t - now >= usec)
-        break;
-    }
-  tls_spun_op = done ? NULL : head;
-  tls_spun_end = done ? 0 : g_get_monotonic_time ();
-  return done;
-}
-
 gboolean
 actor_source_prepare (GSource *source,
                       gint    *timeout)
@@ -281,8 +230,6 @@ actor_source_prepare (GSource *source,
     {
     case ATOMR_COMPLETION_POLL:
       *timeout = 0;
-      if (spin_slice (head, now, PREPARE_SPIN_USEC))
-        return TRUE;
       break;
     case ATOMR_COMPLETION_ADAPTIVE:
       if (src->head_since == 0)
@@ -297,11 +244,7 @@ actor_source_prepare (GSource *source,
         if (spin > 0 && head->spin_usec > (guint) spin)
           spin = (gint) MIN (head->spin_usec, G_MAXINT);
         if (now - src->head_since < spin)
-          {
-            *timeout = 0;
-            if (spin_slice (head, now, MIN (PREPARE_SPIN_USEC, src->head_since + spin - now)))
-              return TRUE;
-          }
+          *timeout = 0;
         else
           hand_off (src, head);
       }
