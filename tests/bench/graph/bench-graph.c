@@ -545,6 +545,83 @@ chain_offsets (AtomrDevice *device, CUfunction function, gdouble *out)
   atomr_device_leave (device);
 }
 
+/* One chain graph on @x, instantiated and uploaded on @stream. */
+static CUgraphExec
+chain_exec (CUfunction function, CUdeviceptr x, CUstream stream)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUdeviceptr ptr = x;
+  void *params[] = { &ptr };
+  CUgraph graph;
+  CUgraphExec exec;
+
+  check (cu->cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  for (guint k = 0; k < CHAIN; k++)
+    check (cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
+  check (cu->cuStreamEndCapture (stream, &graph), "cuStreamEndCapture");
+  check (cu->cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags");
+  check (cu->cuGraphUpload (exec, stream), "cuGraphUpload");
+  cu->cuGraphDestroy (graph);
+  return exec;
+}
+
+static gdouble
+time_exec (CUgraphExec exec, CUstream stream)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  gdouble t[N_OFFSET_REPS];
+
+  for (guint r = 0; r < N_OFFSET_REPS + WARMUP; r++)
+    {
+      gdouble t0 = bench_now_us ();
+      check (cu->cuGraphLaunch (exec, stream), "cuGraphLaunch");
+      check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
+      if (r >= WARMUP)
+        t[r - WARMUP] = bench_now_us () - t0;
+    }
+  return bench_median (t, N_OFFSET_REPS);
+}
+
+/* 3y as a probe between sections: the replay over the 32 places, and of
+ * one graph made at the first probe and kept (same stream, same x).
+ *
+ * What it showed on the H200 (2026-11-29): every replay of the chain ran
+ * about 20% slower (median over the places 86.8 -> 104.7 us, the kept
+ * graph 89 -> 107) once the process had made a second stream, run a few
+ * hundred launch + sync round trips on it and destroyed it, twice — and
+ * stayed so for the life of the process, whatever came after (idle,
+ * new graphs, new streams, new memory).  The same happens without atomr:
+ * bench-chain-bare reproduces it from a C program that holds nothing but
+ * the driver ("churn"; not with graphs alone, "churn-graphs").  Section
+ * 1 (round trips on raw streams and on the actor's) is enough, so every
+ * row after it measures the slower state; CuPy's peer process, which
+ * never uses a second stream before its chain rows, measures the faster
+ * one.  See DESIGN-NOTES, "the chain replay's 20%". */
+static void
+probe_places (AtomrDevice *device, CUfunction function, const gchar *when)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  static CUstream early_stream;
+  static CUdeviceptr early_x;
+  static CUgraphExec early_exec;
+  gdouble t[N_OFFSETS], kept;
+
+  chain_offsets (device, function, t);
+  bench_median (t, N_OFFSETS);   /* sorts */
+  atomr_device_enter (device, NULL);
+  if (early_exec == NULL)
+    {
+      check (cu->cuStreamCreate (&early_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+      check (cu->cuMemAlloc (&early_x, 64), "cuMemAlloc");
+      check (cu->cuMemsetD8Async (early_x, 0, 64, early_stream), "cuMemsetD8Async");
+      early_exec = chain_exec (function, early_x, early_stream);
+    }
+  kept = time_exec (early_exec, early_stream);
+  atomr_device_leave (device);
+  printf ("# 3y probe %-30s chain replay over %d places: min %.2f, median %.2f, max %.2f us; "
+          "the first probe's graph %.2f us\n", when, N_OFFSETS, t[0], t[N_OFFSETS / 2], t[N_OFFSETS - 1], kept);
+}
+
 /* The device address of @args' first argument (a buffer). */
 static CUdeviceptr
 first_ptr (AtomrKernelArgs *args)
@@ -1133,10 +1210,13 @@ main (int argc, char **argv)
   launch_wait (actor, kernel, config, args);
   launch_wait (actor, empty, config, empty_args);
 
+  probe_places (device, atomr_kernel_get_function (kernel), "at the start:");
   round_trip (device, actor, empty, config, empty_args, &rt_raw, &rt_at);
+  probe_places (device, atomr_kernel_get_function (kernel), "after section 1:");
   pipelined (device, actor, kernel, config, args, &pl_raw, &pl_at, &pl_graph, &n_inc);
   fence_experiments (device, atomr_kernel_get_function (empty), atomr_buffer_get_ptr (dummy),
                      atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), fence_rt, fence_pipe, &n_inc);
+  probe_places (device, atomr_kernel_get_function (kernel), "after the fence experiments:");
   raw_eager = raw_chain (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), FALSE);
   raw_graph = raw_chain (device, atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), TRUE);
   at_eager = atomr_eager_chain (actor, kernel, config, args);

@@ -1,0 +1,276 @@
+/* bench-chain-bare.c — the chain replay's 20%, without atomr
+ *
+ *     bench-chain-bare [MODE]     MODE: both (default), bare, churn, churn-graphs
+ *
+ * bench-graph's chain of 100 dependent tiny kernels, captured into one
+ * graph per place of x (32 places in one allocation, steps of 4 KiB +
+ * 64 B), replayed from a C program that holds nothing but the driver and
+ * NVRTC (both loaded with dlopen, like everything in atomr).  A probe is
+ * the median over the places of the median of 40 replays (launch + sync).
+ *
+ * On the H200 (2026-11-29) the replays of a fresh process ran at about
+ * 87 us; after the process had twice made a second stream and memory,
+ * run 200 launch + sync round trips on that stream and destroyed both
+ * ("churn"), every replay ran at about 104 us — the same graphs, the same
+ * x — for the life of the process.  Graphs made and destroyed on the
+ * first stream ("churn-graphs") did not do it.  atomr's processes are in
+ * the slower state within their first requests (an actor has a stream of
+ * its own); CuPy's peer never leaves the faster one before its chain rows.
+ * MODE both: three probes fresh, then five with the churn between them.
+ * Informational: prints, asserts nothing.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <nvrtc.h>
+
+#define CHAIN     100
+#define N_OFFSETS 32
+#define STEP      (4096 + 64)
+#define REPS      40
+
+#define STR(x)  #x
+#define XSTR(x) STR (x)   /* the versioned name cuda.h maps a call to */
+
+#define CU_FUNCS(X) \
+  X (cuInit) X (cuDeviceGet) X (cuDeviceGetAttribute) X (cuDevicePrimaryCtxRetain) \
+  X (cuCtxSetCurrent) X (cuModuleLoadData) X (cuModuleGetFunction) X (cuStreamCreate) \
+  X (cuStreamDestroy) X (cuMemAlloc) X (cuMemFree) X (cuMemsetD8Async) \
+  X (cuStreamBeginCapture) X (cuStreamEndCapture) X (cuLaunchKernel) \
+  X (cuGraphInstantiateWithFlags) X (cuGraphUpload) X (cuGraphLaunch) \
+  X (cuGraphExecDestroy) X (cuGraphDestroy) X (cuStreamSynchronize)
+
+#define NVRTC_FUNCS(X) \
+  X (nvrtcCreateProgram) X (nvrtcCompileProgram) X (nvrtcGetCUBINSize) X (nvrtcGetCUBIN) \
+  X (nvrtcDestroyProgram)
+
+static struct
+{
+#define FIELD(name) __typeof__ (&name) name;
+  CU_FUNCS (FIELD)
+  NVRTC_FUNCS (FIELD)
+#undef FIELD
+} api;
+
+static const char *source =
+  "extern \"C\" __global__ void inc (float *x) { if (threadIdx.x == 0) x[0] += 1.0f; }\n";
+
+static double
+now_us (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void
+check (int res, const char *what)
+{
+  if (res != 0)
+    {
+      fprintf (stderr, "bench-chain-bare: %s returned %d\n", what, res);
+      exit (1);
+    }
+}
+
+static int
+cmp (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+static int
+load (void)
+{
+  const char *nvrtc_names[] = { "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12" };
+  void *cuda = dlopen ("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void *nvrtc = NULL;
+
+  for (size_t i = 0; nvrtc == NULL && i < sizeof nvrtc_names / sizeof nvrtc_names[0]; i++)
+    nvrtc = dlopen (nvrtc_names[i], RTLD_NOW | RTLD_LOCAL);
+  if (cuda == NULL || nvrtc == NULL)
+    {
+      printf ("bench-chain-bare: %s (skipped)\n", cuda == NULL ? "no libcuda.so.1" : "no NVRTC");
+      return 0;
+    }
+#define RESOLVE(lib, name) \
+  if ((*(void **) &api.name = dlsym (lib, XSTR (name))) == NULL) \
+    { \
+      printf ("bench-chain-bare: no %s (skipped)\n", XSTR (name)); \
+      return 0; \
+    }
+#define CU(name) RESOLVE (cuda, name)
+#define NV(name) RESOLVE (nvrtc, name)
+  CU_FUNCS (CU)
+  NVRTC_FUNCS (NV)
+#undef CU
+#undef NV
+#undef RESOLVE
+  return 1;
+}
+
+/* What bench-graph's sections do besides (mode churn): a second stream
+ * and memory, 200 launch + sync round trips on them, both destroyed.
+ * @graphs_only (churn-graphs): 32 chain graphs made, replayed and
+ * destroyed on the first stream instead. */
+static void
+churn (CUfunction fn, CUstream first, CUdeviceptr first_x, int graphs_only)
+{
+  CUstream s = first;
+  CUdeviceptr x = first_x;
+
+  if (!graphs_only)
+    {
+      check (api.cuStreamCreate (&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+      check (api.cuMemAlloc (&x, N_OFFSETS * STEP + 64), "cuMemAlloc");
+      for (int r = 0; r < 200; r++)
+        {
+          void *params[] = { &x };
+          check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), "cuLaunchKernel");
+          check (api.cuStreamSynchronize (s), "cuStreamSynchronize");
+        }
+      check (api.cuMemFree (x), "cuMemFree");
+      check (api.cuStreamDestroy (s), "cuStreamDestroy");
+      return;
+    }
+  for (int o = 0; o < N_OFFSETS; o++)
+    {
+      CUdeviceptr ptr = x + (CUdeviceptr) o * STEP;
+      void *params[] = { &ptr };
+      CUgraph graph;
+      CUgraphExec exec;
+
+      check (api.cuStreamBeginCapture (s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+      for (int k = 0; k < CHAIN; k++)
+        check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), "cuLaunchKernel");
+      check (api.cuStreamEndCapture (s, &graph), "cuStreamEndCapture");
+      check (api.cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags");
+      check (api.cuGraphUpload (exec, s), "cuGraphUpload");
+      for (int r = 0; r < 10; r++)
+        check (api.cuGraphLaunch (exec, s), "cuGraphLaunch");
+      check (api.cuStreamSynchronize (s), "cuStreamSynchronize");
+      api.cuGraphExecDestroy (exec);
+      api.cuGraphDestroy (graph);
+    }
+}
+
+static void
+probe (CUgraphExec *exec, CUstream stream, const char *what, double t_start)
+{
+  static double t[N_OFFSETS][REPS];
+  double med[N_OFFSETS];
+
+  for (int r = 0; r < REPS + 2; r++)
+    for (int o = 0; o < N_OFFSETS; o++)
+      {
+        double t0 = now_us ();
+        check (api.cuGraphLaunch (exec[o], stream), "cuGraphLaunch");
+        check (api.cuStreamSynchronize (stream), "cuStreamSynchronize");
+        if (r >= 2)
+          t[o][r - 2] = now_us () - t0;
+      }
+  for (int o = 0; o < N_OFFSETS; o++)
+    {
+      qsort (t[o], REPS, sizeof (double), cmp);
+      med[o] = t[o][REPS / 2];
+    }
+  qsort (med, N_OFFSETS, sizeof (double), cmp);
+  printf ("%-28s at %5.2f s: chain replay over %d places: min %6.2f, median %6.2f, max %6.2f us\n", what,
+          (now_us () - t_start) / 1e6, N_OFFSETS, med[0], med[N_OFFSETS / 2], med[N_OFFSETS - 1]);
+  fflush (stdout);
+}
+
+int
+main (int argc, char **argv)
+{
+  const char *mode = argc > 1 ? argv[1] : "both";
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule module;
+  CUfunction fn;
+  CUstream stream;
+  CUdeviceptr base;
+  CUgraphExec exec[N_OFFSETS];
+  nvrtcProgram prog;
+  char arch[32];
+  const char *opts[1] = { arch };
+  size_t size;
+  char *cubin;
+  int major, minor, n_fresh, n_churned, graphs_only;
+  double t_start;
+
+  if (strcmp (mode, "both") != 0 && strcmp (mode, "bare") != 0 && strcmp (mode, "churn") != 0 &&
+      strcmp (mode, "churn-graphs") != 0)
+    {
+      fprintf (stderr, "usage: bench-chain-bare [both|bare|churn|churn-graphs]\n");
+      return 2;
+    }
+  if (!load ())
+    return 77;
+  if (api.cuInit (0) != CUDA_SUCCESS || api.cuDeviceGet (&dev, 0) != CUDA_SUCCESS)
+    {
+      printf ("bench-chain-bare: no GPU (skipped)\n");
+      return 77;
+    }
+  check (api.cuDeviceGetAttribute (&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cuDeviceGetAttribute");
+  check (api.cuDeviceGetAttribute (&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cuDeviceGetAttribute");
+  check (api.cuDevicePrimaryCtxRetain (&ctx, dev), "cuDevicePrimaryCtxRetain");
+  check (api.cuCtxSetCurrent (ctx), "cuCtxSetCurrent");
+  snprintf (arch, sizeof arch, "-arch=sm_%d%d", major, minor);
+  check (api.nvrtcCreateProgram (&prog, source, "inc.cu", 0, NULL, NULL), "nvrtcCreateProgram");
+  check (api.nvrtcCompileProgram (prog, 1, opts), "nvrtcCompileProgram");
+  check (api.nvrtcGetCUBINSize (prog, &size), "nvrtcGetCUBINSize");
+  cubin = malloc (size);
+  check (api.nvrtcGetCUBIN (prog, cubin), "nvrtcGetCUBIN");
+  api.nvrtcDestroyProgram (&prog);
+  check (api.cuModuleLoadData (&module, cubin), "cuModuleLoadData");
+  free (cubin);
+  check (api.cuModuleGetFunction (&fn, module, "inc"), "cuModuleGetFunction");
+  check (api.cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check (api.cuMemAlloc (&base, N_OFFSETS * STEP + 64), "cuMemAlloc");
+  check (api.cuMemsetD8Async (base, 0, N_OFFSETS * STEP + 64, stream), "cuMemsetD8Async");
+  for (int o = 0; o < N_OFFSETS; o++)
+    {
+      CUdeviceptr ptr = base + (CUdeviceptr) o * STEP;
+      void *params[] = { &ptr };
+      CUgraph graph;
+
+      check (api.cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+      for (int k = 0; k < CHAIN; k++)
+        check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
+      check (api.cuStreamEndCapture (stream, &graph), "cuStreamEndCapture");
+      check (api.cuGraphInstantiateWithFlags (&exec[o], graph, 0), "cuGraphInstantiateWithFlags");
+      check (api.cuGraphUpload (exec[o], stream), "cuGraphUpload");
+      api.cuGraphDestroy (graph);
+    }
+  check (api.cuStreamSynchronize (stream), "cuStreamSynchronize");
+
+  printf ("# bench-chain-bare: the chain of %d replayed (launch + sync), x at %d places; "
+          "median over the places of the median of %d; mode %s\n", CHAIN, N_OFFSETS, REPS, mode);
+  n_fresh = strcmp (mode, "both") == 0 ? 3 : strcmp (mode, "bare") == 0 ? 8 : 1;
+  n_churned = strcmp (mode, "bare") == 0 ? 0 : strcmp (mode, "both") == 0 ? 5 : 7;
+  graphs_only = strcmp (mode, "churn-graphs") == 0;
+  t_start = now_us ();
+  for (int i = 0; i < n_fresh; i++)
+    {
+      probe (exec, stream, "fresh, 0.3 s apart", t_start);
+      usleep (300000);
+    }
+  for (int i = 1; i <= n_churned; i++)
+    {
+      char what[64];
+
+      churn (fn, stream, base, graphs_only);
+      snprintf (what, sizeof what, "after %d %s", i, graphs_only ? "graph churns" : "stream churns");
+      probe (exec, stream, what, t_start);
+    }
+  return 0;
+}
