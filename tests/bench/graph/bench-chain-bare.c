@@ -13,9 +13,11 @@
  * run 200 launch + sync round trips on that stream and destroyed both
  * ("churn"), every replay ran at about 104 us — the same graphs, the same
  * x — for the life of the process.  Graphs made and destroyed on the
- * first stream ("churn-graphs") did not do it.  atomr's processes are in
- * the slower state within their first requests (an actor has a stream of
- * its own); CuPy's peer never leaves the faster one before its chain rows.
+ * first stream ("churn-graphs") did not do it.  bench-graph's process is
+ * in the slower state from its first section on (its raw rows make, use
+ * and destroy streams), CuPy's peer process stays in the faster one (one
+ * stream) before its chain rows.  Which part of the churn is the trigger
+ * (the second stream's work, its destruction, the memory) is not known.
  * MODE both: three probes fresh, then five with the churn between them.
  * Informational: prints, asserts nothing.
  *

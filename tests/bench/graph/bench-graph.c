@@ -592,11 +592,11 @@ time_exec (CUgraphExec exec, CUstream stream)
  * stayed so for the life of the process, whatever came after (idle,
  * new graphs, new streams, new memory).  The same happens without atomr:
  * bench-chain-bare reproduces it from a C program that holds nothing but
- * the driver ("churn"; not with graphs alone, "churn-graphs").  Section
- * 1 (round trips on raw streams and on the actor's) is enough, so every
- * row after it measures the slower state; CuPy's peer process, which
- * never uses a second stream before its chain rows, measures the faster
- * one.  See DESIGN-NOTES, "the chain replay's 20%". */
+ * the driver ("churn"; not with graphs alone, "churn-graphs").  Here it
+ * happens by the end of section 1 (its raw round trips make, use and
+ * destroy a stream), so every row after it measures the slower state;
+ * CuPy's peer process, one stream, measures the faster one.  See
+ * DESIGN-NOTES, "The chain replay's 20%". */
 static void
 probe_places (AtomrDevice *device, CUfunction function, const gchar *when)
 {
