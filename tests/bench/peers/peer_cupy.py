@@ -133,6 +133,30 @@ def main():
         print('#   ' + ' '.join(f'{v:.1f}' for v in offs))
         rows['chain_100_graph_offsets_median_us'] = srt[16]
 
+        # Experiment: the same 32 places after this process has twice made
+        # a second stream, given it 200 launch + sync round trips and
+        # destroyed it (bench-chain-bare's "churn", which slowed every
+        # later replay of a bare-driver process by ~20% on the H200): is
+        # CuPy's faster chain the process state atomr's benchmark never
+        # measures in?  (Added 2026-11-29 without a device to run it on.)
+        try:
+            for _ in range(2):
+                s2 = cp.cuda.Stream(non_blocking=True)
+                with s2:
+                    y = cp.zeros(1, dtype=cp.float32)
+                    for _ in range(200):
+                        inc(grid, block, (y,))
+                        s2.synchronize()
+                del y
+                del s2
+                cp.get_default_memory_pool().free_all_blocks()   # y's memory back to the driver
+            offs = sorted(chain_graph(big[o * step:o * step + 1], True) for o in range(32))
+            print(f'# peer_cupy 3y after two second-stream churns: min {offs[0]:.2f}, '
+                  f'median {offs[16]:.2f}, max {offs[-1]:.2f} us')
+            rows['chain_100_graph_offsets_churned_median_us'] = offs[16]
+        except Exception as e:  # informational only
+            print(f'# peer_cupy: no churn experiment ({e})')
+
         # 4. SGEMM 256, per call
         a = cp.full((GEMM_N, GEMM_N), 0.5, dtype=cp.float32)
         b = cp.full((GEMM_N, GEMM_N), 0.25, dtype=cp.float32)
