@@ -76,6 +76,7 @@
  * spinning kernel (a full queue would make the launches wait). */
 #define HOST_OPS    500
 #define HOST_REPS   7
+
 /* About 50 ms at 2 GHz: far longer than HOST_OPS submissions take. */
 #define SPIN_CYCLES 100000000ull
 
@@ -97,6 +98,27 @@ check (CUresult res, const gchar *what)
     }
 }
 
+/* One chain graph on @x, instantiated and uploaded once to @stream, the
+ * stream that launches it (CuPy's graph.upload(), atomr's instantiation). */
+static CUgraphExec
+chain_exec (CUfunction function, CUdeviceptr x, CUstream stream)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  CUdeviceptr ptr = x;
+  void *params[] = { &ptr };
+  CUgraph graph;
+  CUgraphExec exec;
+
+  check (cu->cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  for (guint k = 0; k < CHAIN; k++)
+    check (cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
+  check (cu->cuStreamEndCapture (stream, &graph), "cuStreamEndCapture");
+  check (cu->cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags");
+  check (cu->cuGraphUpload (exec, stream), "cuGraphUpload");
+  cu->cuGraphDestroy (graph);
+  return exec;
+}
+
 static gdouble
 raw_chain (AtomrDevice *device, CUfunction function, CUdeviceptr x, gboolean graph)
 {
@@ -104,22 +126,12 @@ raw_chain (AtomrDevice *device, CUfunction function, CUdeviceptr x, gboolean gra
   gdouble t[N_CHAIN];
   void *params[] = { &x };
   CUstream stream;
-  CUgraph g = NULL;
   CUgraphExec exec = NULL;
 
   atomr_device_enter (device, NULL);
   check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   if (graph)
-    {
-      check (cu->cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-      for (guint k = 0; k < CHAIN; k++)
-        check (cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
-      check (cu->cuStreamEndCapture (stream, &g), "cuStreamEndCapture");
-      check (cu->cuGraphInstantiateWithFlags (&exec, g, 0), "cuGraphInstantiateWithFlags");
-      /* Uploaded once to the stream that launches it (CuPy's
-       * graph.upload(), atomr's instantiation). */
-      check (cu->cuGraphUpload (exec, stream), "cuGraphUpload");
-    }
+    exec = chain_exec (function, x, stream);
   for (guint i = 0; i < N_CHAIN + WARMUP; i++)
     {
       gdouble t0 = bench_now_us ();
@@ -134,8 +146,6 @@ raw_chain (AtomrDevice *device, CUfunction function, CUdeviceptr x, gboolean gra
     }
   if (exec)
     cu->cuGraphExecDestroy (exec);
-  if (g)
-    cu->cuGraphDestroy (g);
   cu->cuStreamDestroy (stream);
   atomr_device_leave (device);
   return bench_median (t, N_CHAIN);
@@ -504,7 +514,6 @@ chain_offsets (AtomrDevice *device, CUfunction function, gdouble *out)
   const AtomrCudaDriver *cu = ATOMR_CU;
   CUdeviceptr base = 0;
   CUstream stream;
-  CUgraph graph[N_OFFSETS];
   CUgraphExec exec[N_OFFSETS];
   gdouble t[N_OFFSETS][N_OFFSET_REPS];
 
@@ -513,17 +522,7 @@ chain_offsets (AtomrDevice *device, CUfunction function, gdouble *out)
   check (cu->cuMemAlloc (&base, N_OFFSETS * OFFSET_STEP + 64), "cuMemAlloc");
   check (cu->cuMemsetD8Async (base, 0, N_OFFSETS * OFFSET_STEP + 64, stream), "cuMemsetD8Async");
   for (guint o = 0; o < N_OFFSETS; o++)
-    {
-      CUdeviceptr ptr = base + (CUdeviceptr) o * OFFSET_STEP;
-      void *params[] = { &ptr };
-
-      check (cu->cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-      for (guint k = 0; k < CHAIN; k++)
-        check (cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
-      check (cu->cuStreamEndCapture (stream, &graph[o]), "cuStreamEndCapture");
-      check (cu->cuGraphInstantiateWithFlags (&exec[o], graph[o], 0), "cuGraphInstantiateWithFlags");
-      check (cu->cuGraphUpload (exec[o], stream), "cuGraphUpload");
-    }
+    exec[o] = chain_exec (function, base + (CUdeviceptr) o * OFFSET_STEP, stream);
   check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
   for (guint r = 0; r < N_OFFSET_REPS + WARMUP; r++)
     for (guint o = 0; o < N_OFFSETS; o++)
@@ -538,31 +537,10 @@ chain_offsets (AtomrDevice *device, CUfunction function, gdouble *out)
     {
       out[o] = bench_median (t[o], N_OFFSET_REPS);
       cu->cuGraphExecDestroy (exec[o]);
-      cu->cuGraphDestroy (graph[o]);
     }
   cu->cuMemFree (base);
   cu->cuStreamDestroy (stream);
   atomr_device_leave (device);
-}
-
-/* One chain graph on @x, instantiated and uploaded on @stream. */
-static CUgraphExec
-chain_exec (CUfunction function, CUdeviceptr x, CUstream stream)
-{
-  const AtomrCudaDriver *cu = ATOMR_CU;
-  CUdeviceptr ptr = x;
-  void *params[] = { &ptr };
-  CUgraph graph;
-  CUgraphExec exec;
-
-  check (cu->cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-  for (guint k = 0; k < CHAIN; k++)
-    check (cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
-  check (cu->cuStreamEndCapture (stream, &graph), "cuStreamEndCapture");
-  check (cu->cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags");
-  check (cu->cuGraphUpload (exec, stream), "cuGraphUpload");
-  cu->cuGraphDestroy (graph);
-  return exec;
 }
 
 static gdouble

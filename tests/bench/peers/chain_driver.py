@@ -92,18 +92,24 @@ def main():
     check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), 'cuDevicePrimaryCtxRetain')
     check(cu.cuCtxSetCurrent(ctx), 'cuCtxSetCurrent')
 
-    prog = ctypes.c_void_p()
-    check(nvrtc.nvrtcCreateProgram(ctypes.byref(prog), SOURCE, b'inc.cu', 0, None, None), 'nvrtcCreateProgram')
-    opt = f'-arch=sm_{major.value}{minor.value}'.encode()
-    opts = (ctypes.c_char_p * 1)(opt)
-    check(nvrtc.nvrtcCompileProgram(prog, 1, opts), 'nvrtcCompileProgram')
-    size = ctypes.c_size_t()
-    check(nvrtc.nvrtcGetCUBINSize(prog, ctypes.byref(size)), 'nvrtcGetCUBINSize')
-    cubin = ctypes.create_string_buffer(size.value)
-    check(nvrtc.nvrtcGetCUBIN(prog, cubin), 'nvrtcGetCUBIN')
-    module, func = ctypes.c_void_p(), ctypes.c_void_p()
-    check(cu.cuModuleLoadData(ctypes.byref(module), cubin), 'cuModuleLoadData')
-    check(cu.cuModuleGetFunction(ctypes.byref(func), module, b'inc'), 'cuModuleGetFunction')
+    opts = (ctypes.c_char_p * 1)(f'-arch=sm_{major.value}{minor.value}'.encode())
+
+    def compile_load(source, name):
+        """@source compiled to a cubin for this GPU, loaded: (module, function @name)."""
+        prog = ctypes.c_void_p()
+        check(nvrtc.nvrtcCreateProgram(ctypes.byref(prog), source, name + b'.cu', 0, None, None),
+              'nvrtcCreateProgram')
+        check(nvrtc.nvrtcCompileProgram(prog, 1, opts), 'nvrtcCompileProgram ' + name.decode())
+        size = ctypes.c_size_t()
+        check(nvrtc.nvrtcGetCUBINSize(prog, ctypes.byref(size)), 'nvrtcGetCUBINSize')
+        cubin = ctypes.create_string_buffer(size.value)
+        check(nvrtc.nvrtcGetCUBIN(prog, cubin), 'nvrtcGetCUBIN')
+        module, function = ctypes.c_void_p(), ctypes.c_void_p()
+        check(cu.cuModuleLoadData(ctypes.byref(module), cubin), 'cuModuleLoadData')
+        check(cu.cuModuleGetFunction(ctypes.byref(function), module, name), 'cuModuleGetFunction')
+        return module, function
+
+    module, func = compile_load(SOURCE, b'inc')
 
     stream = ctypes.c_void_p()
     check(cu.cuStreamCreate(ctypes.byref(stream), 1), 'cuStreamCreate')
@@ -218,15 +224,7 @@ def main():
                b'  float a[8192]; for (int i = 0; i < 8192; i++) a[i] = x[i % 4] * i;\n'
                b'  float s = 0; for (int i = 0; i < n; i++) s += a[(i * 7919) % 8192];\n'
                b'  if (threadIdx.x == 0) x[0] = s; }\n')
-        hp = ctypes.c_void_p()
-        check(nvrtc.nvrtcCreateProgram(ctypes.byref(hp), src, b'heavy.cu', 0, None, None), 'nvrtcCreateProgram')
-        check(nvrtc.nvrtcCompileProgram(hp, 1, opts), 'nvrtcCompileProgram heavy')
-        check(nvrtc.nvrtcGetCUBINSize(hp, ctypes.byref(size)), 'nvrtcGetCUBINSize')
-        hcubin = ctypes.create_string_buffer(size.value)
-        check(nvrtc.nvrtcGetCUBIN(hp, hcubin), 'nvrtcGetCUBIN')
-        hmod, hfunc = ctypes.c_void_p(), ctypes.c_void_p()
-        check(cu.cuModuleLoadData(ctypes.byref(hmod), hcubin), 'cuModuleLoadData heavy')
-        check(cu.cuModuleGetFunction(ctypes.byref(hfunc), hmod, b'heavy'), 'cuModuleGetFunction heavy')
+        hmod, hfunc = compile_load(src, b'heavy')
         print(f'# chain_driver heavy: fresh: median {med[N_OFFSETS // 2]:.2f} us')
         m = sweep()
         print(f'# chain_driver heavy: after loading it: median {m[N_OFFSETS // 2]:.2f} us')
