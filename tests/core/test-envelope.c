@@ -1367,16 +1367,28 @@ set_observer_thread (gpointer data)
   return NULL;
 }
 
+/* Until nothing is queued or in flight.  Not "until an iteration does
+ * nothing": another thread's set_observer() may hold the context for a
+ * moment, and a non-blocking iteration then returns FALSE at once. */
 static void
 complete_all (AtomrActor *actor)
 {
-  AtomrStream *stream = atomr_actor_get_stream (actor);
-
-  iterate_pending ();
-  while (stream && atomr_host_stream_get_n_pending (stream) > 0)
+  for (;;)
     {
-      atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+      AtomrStream *stream = atomr_actor_get_stream (actor);
+      guint64 in_flight = 0;
+      guint mailbox = 0;
+
       iterate_pending ();
+      if (stream && atomr_host_stream_get_n_pending (stream) > 0)
+        {
+          atomr_host_stream_complete (stream, 1, CUDA_SUCCESS);
+          continue;
+        }
+      atomr_actor_get_counters (actor, NULL, NULL, &in_flight, NULL, &mailbox);
+      if (in_flight == 0 && mailbox == 0)
+        return;
+      g_thread_yield ();
     }
 }
 
