@@ -67,11 +67,6 @@ typedef struct
   GArray             *failures;     /* Failure, under source->lock: unreported failures */
 } AtomrActorPrivate;
 
-/* The actor's source: everything prepare() and check() touch lives here or
- * in operations (which hold the actor), never in the actor itself, so that
- * the last reference to the actor may be dropped on any thread while its
- * context is being iterated.  dispatch() takes a strong reference through
- * the weak one, or does nothing once the actor is gone. */
 /* An observer with its data (atomr_actor_set_observer()). */
 typedef struct
 {
@@ -81,6 +76,11 @@ typedef struct
   gint               device;   /* the device's ordinal, for the records */
 } ObserverSlot;
 
+/* The actor's source: everything prepare() and check() touch lives here or
+ * in operations (which hold the actor), never in the actor itself, so that
+ * the last reference to the actor may be dropped on any thread while its
+ * context is being iterated.  dispatch() takes a strong reference through
+ * the weak one, or does nothing once the actor is gone. */
 struct _ActorSource
 {
   GSource       source;
@@ -348,7 +348,7 @@ op_observe (AtomrOp      *op,
 
 /* Makes the observer atomr_actor_set_observer() left pending the current
  * one, and destroys the one it replaces.  Only by the owner of the
- * actor's context (or at finalize). */
+ * actor's context. */
 G_GNUC_INTERNAL
 void
 observer_adopt (ActorSource *src);

@@ -293,12 +293,13 @@ typedef void (*AtomrActorObserver) (AtomrActor          *actor,
                                     const AtomrOpRecord *record,
                                     gpointer             data);
 
-/* One observer per actor, called as each operation finishes: on the
- * actor's context for operations completed on the GPU (without a lock),
- * and under the actor's mailbox lock on the thread where an operation
- * ended before it was enqueued.  It must be quick, thread-safe and must
- * not call into the actor.  Unlike the signals it needs no launch record:
- * the inspector server's cheap streaming path.  Any thread.
+/* One observer per actor, called as each operation finishes (completed
+ * on the GPU, or ended before it), on the thread that runs the actor's
+ * context, without a lock (were an operation ever to end elsewhere, it
+ * would be called there under the actor's mailbox lock).  It must be
+ * quick and must not call into the actor.  Unlike the signals it needs no
+ * launch record: the inspector server's cheap streaming path.  Any
+ * thread.
  *
  * Replaces the previous observer; NULL removes it.  Every operation that
  * finishes after this returns goes to the new observer.  A call of the

@@ -279,7 +279,8 @@ core_publish (Core            *core,
 }
 
 /* The actor's observer, set only while observed (see update_hooks()): on
- * the actor's thread, under its mailbox lock.  Copies plain values into a
+ * the thread that runs the actor's context, with no lock held (see
+ * atomr_actor_set_observer()).  Copies plain values into a
  * slot of the ring: no lock, no allocation but the error text of a
  * failure, and no write to a cache line the server thread writes but the
  * slot itself (which it hands back one lap earlier).  It used to append
