@@ -1478,7 +1478,7 @@ test_observer_swap (Fixture *f, gconstpointer data)
 
 /* A thread replacing observers as fast as it can while this one submits
  * and completes: each observer destroyed exactly once, none called after
- * its destroy, and every record went to some observer while one was set. */
+ * its destroy, no record given twice. */
 typedef struct {
   AtomrActor *actor;
   Watcher     w[200];
