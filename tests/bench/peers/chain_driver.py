@@ -123,25 +123,10 @@ def main():
         check(cu.cuStreamDestroy_v2(s), 'cuStreamDestroy')
     if args.churn_streams:
         label += f' after {args.churn_streams} streams made and destroyed'
-    for _ in range(args.churn_graphs):
-        ptr = ctypes.c_uint64(base.value)
-        params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(ptr), ctypes.c_void_p))
-        check(cu.cuStreamBeginCapture_v2(stream, 1), 'cuStreamBeginCapture')
-        for _ in range(CHAIN):
-            check(cu.cuLaunchKernel(func, 1, 1, 1, 32, 1, 1, 0, stream, params, None), 'cuLaunchKernel')
-        graph, ex = ctypes.c_void_p(), ctypes.c_void_p()
-        check(cu.cuStreamEndCapture(stream, ctypes.byref(graph)), 'cuStreamEndCapture')
-        check(cu.cuGraphInstantiateWithFlags(ctypes.byref(ex), graph, ctypes.c_ulonglong(0)), 'cuGraphInstantiate')
-        check(cu.cuGraphUpload(ex, stream), 'cuGraphUpload')
-        check(cu.cuGraphLaunch(ex, stream), 'cuGraphLaunch')
-        check(cu.cuStreamSynchronize(stream), 'cuStreamSynchronize')
-        check(cu.cuGraphExecDestroy(ex), 'cuGraphExecDestroy')
-        check(cu.cuGraphDestroy(graph), 'cuGraphDestroy')
-    if args.churn_graphs:
-        label += f' after {args.churn_graphs} graphs made and destroyed'
-    execs = []
-    for o in range(N_OFFSETS):
-        ptr = ctypes.c_uint64(base.value + o * STEP)
+    def chain_exec(addr):
+        """The chain on the word at @addr, captured (thread-local), instantiated
+        and uploaded to stream; the graph itself destroyed."""
+        ptr = ctypes.c_uint64(addr)
         params = (ctypes.c_void_p * 1)(ctypes.cast(ctypes.byref(ptr), ctypes.c_void_p))
         check(cu.cuStreamBeginCapture_v2(stream, 1), 'cuStreamBeginCapture')  # thread-local
         for _ in range(CHAIN):
@@ -150,7 +135,17 @@ def main():
         check(cu.cuStreamEndCapture(stream, ctypes.byref(graph)), 'cuStreamEndCapture')
         check(cu.cuGraphInstantiateWithFlags(ctypes.byref(ex), graph, ctypes.c_ulonglong(0)), 'cuGraphInstantiate')
         check(cu.cuGraphUpload(ex, stream), 'cuGraphUpload')
-        execs.append(ex)
+        check(cu.cuGraphDestroy(graph), 'cuGraphDestroy')
+        return ex
+
+    for _ in range(args.churn_graphs):
+        ex = chain_exec(base.value)
+        check(cu.cuGraphLaunch(ex, stream), 'cuGraphLaunch')
+        check(cu.cuStreamSynchronize(stream), 'cuStreamSynchronize')
+        check(cu.cuGraphExecDestroy(ex), 'cuGraphExecDestroy')
+    if args.churn_graphs:
+        label += f' after {args.churn_graphs} graphs made and destroyed'
+    execs = [chain_exec(base.value + o * STEP) for o in range(N_OFFSETS)]
     check(cu.cuStreamSynchronize(stream), 'cuStreamSynchronize')
     stop = []
     if args.poller:
