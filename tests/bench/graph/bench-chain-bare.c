@@ -119,6 +119,25 @@ load (void)
   return 1;
 }
 
+/* The chain on the word at @x, captured on @stream, instantiated and
+ * uploaded; the graph itself destroyed. */
+static CUgraphExec
+chain_exec (CUfunction fn, CUdeviceptr x, CUstream stream)
+{
+  void *params[] = { &x };
+  CUgraph graph;
+  CUgraphExec exec;
+
+  check (api.cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  for (int k = 0; k < CHAIN; k++)
+    check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
+  check (api.cuStreamEndCapture (stream, &graph), "cuStreamEndCapture");
+  check (api.cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags");
+  check (api.cuGraphUpload (exec, stream), "cuGraphUpload");
+  api.cuGraphDestroy (graph);
+  return exec;
+}
+
 /* What bench-graph's sections do besides (mode churn): a second stream
  * and memory, 200 launch + sync round trips on them, both destroyed.
  * @graphs_only (churn-graphs): 32 chain graphs made, replayed and
@@ -145,22 +164,12 @@ churn (CUfunction fn, CUstream first, CUdeviceptr first_x, int graphs_only)
     }
   for (int o = 0; o < N_OFFSETS; o++)
     {
-      CUdeviceptr ptr = x + (CUdeviceptr) o * STEP;
-      void *params[] = { &ptr };
-      CUgraph graph;
-      CUgraphExec exec;
+      CUgraphExec exec = chain_exec (fn, x + (CUdeviceptr) o * STEP, s);
 
-      check (api.cuStreamBeginCapture (s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-      for (int k = 0; k < CHAIN; k++)
-        check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), "cuLaunchKernel");
-      check (api.cuStreamEndCapture (s, &graph), "cuStreamEndCapture");
-      check (api.cuGraphInstantiateWithFlags (&exec, graph, 0), "cuGraphInstantiateWithFlags");
-      check (api.cuGraphUpload (exec, s), "cuGraphUpload");
       for (int r = 0; r < 10; r++)
         check (api.cuGraphLaunch (exec, s), "cuGraphLaunch");
       check (api.cuStreamSynchronize (s), "cuStreamSynchronize");
       api.cuGraphExecDestroy (exec);
-      api.cuGraphDestroy (graph);
     }
 }
 
@@ -240,19 +249,7 @@ main (int argc, char **argv)
   check (api.cuMemAlloc (&base, N_OFFSETS * STEP + 64), "cuMemAlloc");
   check (api.cuMemsetD8Async (base, 0, N_OFFSETS * STEP + 64, stream), "cuMemsetD8Async");
   for (int o = 0; o < N_OFFSETS; o++)
-    {
-      CUdeviceptr ptr = base + (CUdeviceptr) o * STEP;
-      void *params[] = { &ptr };
-      CUgraph graph;
-
-      check (api.cuStreamBeginCapture (stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
-      for (int k = 0; k < CHAIN; k++)
-        check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL), "cuLaunchKernel");
-      check (api.cuStreamEndCapture (stream, &graph), "cuStreamEndCapture");
-      check (api.cuGraphInstantiateWithFlags (&exec[o], graph, 0), "cuGraphInstantiateWithFlags");
-      check (api.cuGraphUpload (exec[o], stream), "cuGraphUpload");
-      api.cuGraphDestroy (graph);
-    }
+    exec[o] = chain_exec (fn, base + (CUdeviceptr) o * STEP, stream);
   check (api.cuStreamSynchronize (stream), "cuStreamSynchronize");
 
   printf ("# bench-chain-bare: the chain of %d replayed (launch + sync), x at %d places; "
