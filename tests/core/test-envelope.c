@@ -14,6 +14,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "core-test-util.h"
 
 typedef struct {
   AtomrDevice  *device;
@@ -40,38 +41,6 @@ fixture_teardown (Fixture *f, gconstpointer data)
   g_assert_finalize_object (f->actor);
   g_object_unref (f->device);
   g_main_context_unref (f->context);
-}
-
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **out = user_data;
-  g_assert_null (*out);
-  *out = g_object_ref (result);
-}
-
-/* Iterates until *cond is non-NULL/non-zero. */
-static void
-iterate_until (gpointer *cond)
-{
-  while (*cond == NULL)
-    g_main_context_iteration (NULL, TRUE);
-}
-
-static void
-iterate_pending (void)
-{
-  while (g_main_context_iteration (NULL, FALSE))
-    ;
-}
-
-static GBytes *
-pattern_bytes (gsize n, guint8 seed)
-{
-  guint8 *data = g_malloc (n);
-  for (gsize i = 0; i < n; i++)
-    data[i] = (guint8) (seed + i * 7);
-  return g_bytes_new_take (data, n);
 }
 
 static void

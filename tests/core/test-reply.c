@@ -14,30 +14,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
-
-static GBytes *
-pattern_bytes (gsize n, guint8 seed)
-{
-  guint8 *data = g_malloc (n);
-  for (gsize i = 0; i < n; i++)
-    data[i] = (guint8) (seed + i * 7);
-  return g_bytes_new_take (data, n);
-}
-
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GAsyncResult **out = user_data;
-  g_assert_null (*out);
-  *out = g_object_ref (result);
-}
-
-static void
-iterate_until (gpointer *cond)
-{
-  while (*cond == NULL)
-    g_main_context_iteration (NULL, TRUE);
-}
+#include "core-test-util.h"
 
 static AtomrBuffer *
 filled_buffer (AtomrDevice *device, AtomrActor *actor, gsize n, guint8 seed)
