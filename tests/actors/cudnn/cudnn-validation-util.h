@@ -51,7 +51,9 @@ expect (GAsyncResult **result, gint code, const gchar *needle)
 #ifdef CUDNN_TEST_MOCK_FIXTURE
 /* With CUDNN_TEST_MOCK_FIXTURE defined before the include: the fixture of
  * the tests that run a cuDNN actor on the public mock device (requests
- * are checked, then refused before anything reaches cuDNN). */
+ * are checked, then refused before anything reaches cuDNN).  With
+ * CUDNN_TEST_OWN_TEARDOWN defined too, the test writes fixture_teardown()
+ * itself (checks of its own, then fixture_release()). */
 typedef struct {
   AtomrDevice     *device;
   AtomrCudnnActor *actor;
@@ -67,10 +69,19 @@ fixture_setup (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
 }
 
-static void
-fixture_teardown (Fixture *f, gconstpointer data)
+/* The actor must go with its last reference. */
+static inline void
+fixture_release (Fixture *f)
 {
   g_assert_finalize_object (f->actor);
   g_object_unref (f->device);
 }
+
+#ifndef CUDNN_TEST_OWN_TEARDOWN
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  fixture_release (f);
+}
+#endif
 #endif

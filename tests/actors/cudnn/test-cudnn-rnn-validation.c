@@ -12,30 +12,16 @@
 
 #include <atomr.h>
 
+#define CUDNN_TEST_MOCK_FIXTURE
+#define CUDNN_TEST_OWN_TEARDOWN
 #include "cudnn-validation-util.h"
-
-typedef struct {
-  AtomrDevice     *device;
-  AtomrCudnnActor *actor;
-} Fixture;
-
-static void
-fixture_setup (Fixture *f, gconstpointer data)
-{
-  g_autoptr(GError) error = NULL;
-
-  f->device = atomr_device_new_mock ();
-  f->actor = atomr_cudnn_actor_new (f->device, &error);
-  g_assert_no_error (error);
-}
 
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
   g_assert_cmpuint (atomr_cudnn_actor_get_cache_size (f->actor), ==, 0);
   g_assert_cmpuint (atomr_cudnn_actor_get_workspace_size (f->actor), ==, 0);
-  g_assert_finalize_object (f->actor);
-  g_object_unref (f->device);
+  fixture_release (f);
 }
 
 static AtomrTensor *
