@@ -111,8 +111,9 @@ def main():
         rows['chain_100_graph_noupload_us'] = chain_graph(x, False)
         # Experiment: the uploaded graph on x from the stream-ordered
         # allocator (cudaMallocAsync, the device's default pool) instead of
-        # CuPy's pool (cudaMalloc): bench-graph's raw chain was 9% slower on
-        # pool memory.
+        # CuPy's pool (cudaMalloc).  (bench-graph's raw chain measured 9%
+        # slower on pool memory; its 3y sweep later showed the replay varying
+        # by 13% with where x lies, so that difference may be placement.)
         try:
             xa = cp.cuda.MemoryAsyncPool().malloc(4)
             xa_arr = cp.ndarray((1,), dtype=cp.float32, memptr=xa)
