@@ -104,11 +104,16 @@ G_BEGIN_DECLS
  * the driver has them, else NULL (the features that need them fail with
  * ATOMR_ERROR_NOT_SUPPORTED naming the driver's version).  Conditional
  * graph nodes: CUDA 12.4 (SWITCH nodes: 12.8, checked by version);
- * cuGraphInstantiateWithParams: 12.0 (bench-graph's experiments). */
+ * cuGraphInstantiateWithParams: 12.0 (bench-graph's experiments).  The
+ * fence words (atomr-stream.c) use stream memory operations and host
+ * registration, and do without them: events alone. */
 #define ATOMR_CU_OPTIONAL_FUNCS(X) \
   X (cuGraphConditionalHandleCreate) \
   X (cuGraphAddNode) \
-  X (cuGraphInstantiateWithParams)
+  X (cuGraphInstantiateWithParams) \
+  X (cuStreamWriteValue32) \
+  X (cuMemHostRegister) \
+  X (cuMemHostUnregister)
 
 typedef struct {
 #define ATOMR_CU_FIELD(name) __typeof__ (&name) name;

@@ -27,6 +27,14 @@ struct _AtomrStream {
   CUstream     handle;          /* NULL on the host device */
   guint        service_pass;    /* the completion service's thread only */
 
+  /* The fence word (atomr_stream_record_word()): a page of host memory,
+   * ours, registered with the context when first asked for; the GPU
+   * writes each word fence's number into its first 32 bits.  Under lock. */
+  guint32     *word;            /* NULL: not made yet, or failed */
+  CUdeviceptr  word_dev;
+  guint32      word_next;       /* the number the last word fence took */
+  gboolean     word_failed;     /* registration failed once: never again */
+
   /* host device only */
   GMutex       lock;
   GCond        cond;
@@ -44,6 +52,12 @@ struct _AtomrFence {
   CUevent      start;           /* timing start, or NULL */
   gint         kind;            /* AtomrEventKind of @event */
   gint         mode;            /* AtomrCompletionMode it was flushed under */
+
+  /* A word fence: the GPU writes @word_seq into the stream's word after
+   * the event; 0 for none.  Queries read the word and ask the driver only
+   * every WORD_QUERY_EVERY-th time the word is short (errors, hand-offs). */
+  guint32      word_seq;
+  gint         word_misses;     /* atomic */
 
   /* Set by a waiter thread or a host function when the GPU passed it. */
   gint         signalled;       /* atomic */
@@ -64,6 +78,26 @@ gboolean     atomr_stream_is_host        (AtomrStream  *stream);
 AtomrFence  *atomr_stream_record         (AtomrStream  *stream,
                                           gint          kind,
                                           GError      **error);
+/* The same, and then (on a GPU whose driver has stream memory operations,
+ * for fences of kind ATOMR_EVENT_PLAIN) a write of the fence's number into
+ * the stream's word: a query then sees the fence passed with a load from
+ * host memory instead of a cuEventQuery, and sees it sooner.  Errors the
+ * word cannot report (the GPU never writes it after a fault) are learnt
+ * from the event, asked every few queries.  The latency case: a request
+ * with nothing else in flight.  The word write failing leaves a plain
+ * fence, not an error.  Records on one stream must not race (an actor's
+ * stream: its context's owner). */
+AtomrFence  *atomr_stream_record_word    (AtomrStream  *stream,
+                                          gint          kind,
+                                          GError      **error);
+/* TRUE when @word (read from memory) has reached @seq: serial number
+ * arithmetic, so that the numbers may wrap. */
+static inline gboolean
+atomr_fence_word_reached (guint32 word,
+                          guint32 seq)
+{
+  return (gint32) (word - seq) >= 0;
+}
 /* Blocks until everything enqueued on @stream so far has finished (a
  * host stream: until no fence is pending).  For the rare paths that cannot
  * fence (a failed event record) yet must not free what the GPU uses. */

@@ -8,6 +8,11 @@
 #include "atomr-error.h"
 #include "atomr-stream-private.h"
 
+/* A word fence whose word is short asks the driver about its event every
+ * this many queries: a fault stops the GPU before it writes the word, and
+ * only the event reports the error. */
+#define WORD_QUERY_EVERY 16
+
 static gboolean
 stream_is_current (AtomrStream *stream)
 {
@@ -58,6 +63,16 @@ atomr_stream_unref (AtomrStream *stream)
   if (!g_atomic_ref_count_dec (&stream->ref))
     return;
 
+  if (stream->word)
+    {
+      /* A context that is gone took the registration with it. */
+      if (stream_is_current (stream) && atomr_device_hold (stream->device, stream->generation))
+        {
+          ATOMR_CU->cuMemHostUnregister (stream->word);
+          atomr_device_release (stream->device);
+        }
+      g_aligned_free (stream->word);
+    }
   if (stream->handle && stream_is_current (stream))
     atomr_device_return_stream (stream->device, stream->generation, stream->handle);
   g_queue_foreach (&stream->pending, (GFunc) atomr_fence_unref, NULL);
@@ -133,6 +148,79 @@ atomr_stream_record (AtomrStream *stream,
       atomr_fence_unref (fence);
       return NULL;
     }
+  return fence;
+}
+
+/* ATOMR_FENCE_WORD=0 turns the words off (benchmarks compare). */
+static gboolean
+words_wanted (void)
+{
+  static gint wanted = -1;
+  gint w = g_atomic_int_get (&wanted);
+
+  if (w < 0)
+    {
+      w = g_strcmp0 (g_getenv ("ATOMR_FENCE_WORD"), "0") != 0;
+      g_atomic_int_set (&wanted, w);
+    }
+  return w;
+}
+
+/* Under stream->lock, the context held and current. */
+static gboolean
+stream_ensure_word (AtomrStream *stream)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  gsize page = 4096;
+
+  if (stream->word || stream->word_failed)
+    return stream->word != NULL;
+  stream->word_failed = TRUE;
+  if (cu->cuStreamWriteValue32 == NULL || cu->cuMemHostRegister == NULL ||
+      cu->cuMemHostUnregister == NULL || !words_wanted ())
+    return FALSE;
+  stream->word = g_aligned_alloc0 (1, page, page);
+  if (cu->cuMemHostRegister (stream->word, page, CU_MEMHOSTREGISTER_DEVICEMAP) != CUDA_SUCCESS)
+    {
+      g_clear_pointer (&stream->word, g_aligned_free);
+      return FALSE;
+    }
+  if (cu->cuMemHostGetDevicePointer (&stream->word_dev, stream->word, 0) != CUDA_SUCCESS)
+    {
+      cu->cuMemHostUnregister (stream->word);
+      g_clear_pointer (&stream->word, g_aligned_free);
+      return FALSE;
+    }
+  stream->word_failed = FALSE;
+  return TRUE;
+}
+
+AtomrFence *
+atomr_stream_record_word (AtomrStream *stream,
+                          gint         kind,
+                          GError     **error)
+{
+  AtomrFence *fence = atomr_stream_record (stream, kind, error);
+
+  if (fence == NULL || stream->handle == NULL || kind != ATOMR_EVENT_PLAIN)
+    return fence;
+  /* The caller holds the context (actor_flush); hold() made it current. */
+  g_mutex_lock (&stream->lock);
+  if (stream_ensure_word (stream))
+    {
+      guint32 seq = stream->word_next + 1;
+
+      if (seq == 0)
+        seq = 1;   /* 0 means "no word" */
+      /* Default flags: a memory barrier before the write, so the work's
+       * results are visible once the word is. */
+      if (ATOMR_CU->cuStreamWriteValue32 (stream->handle, stream->word_dev, seq, 0) == CUDA_SUCCESS)
+        {
+          stream->word_next = seq;
+          fence->word_seq = seq;
+        }
+    }
+  g_mutex_unlock (&stream->lock);
   return fence;
 }
 
@@ -221,6 +309,22 @@ atomr_fence_query (AtomrFence *fence)
   /* Once passed, always passed: don't ask the driver again. */
   if (g_atomic_int_get (&fence->signalled))
     return (CUresult) fence->result;
+
+  /* The word is in host memory of ours, valid whatever became of the
+   * context; the GPU wrote it after the event, so the event passed too. */
+  if (fence->word_seq != 0)
+    {
+      guint32 word = (guint32) g_atomic_int_get ((gint *) fence->stream->word);
+
+      if (atomr_fence_word_reached (word, fence->word_seq))
+        {
+          fence->result = CUDA_SUCCESS;
+          g_atomic_int_set (&fence->signalled, 1);
+          return CUDA_SUCCESS;
+        }
+      if ((g_atomic_int_add (&fence->word_misses, 1) + 1) % WORD_QUERY_EVERY != 0)
+        return CUDA_ERROR_NOT_READY;
+    }
 
   /* Not enter(): a query must work on a poisoned context, to learn its
    * error; holding the context keeps a rebuild out meanwhile. */

@@ -14,6 +14,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "core/atomr-stream-private.h"
 #include "core-test-util.h"
 
 typedef struct {
@@ -1499,6 +1500,21 @@ test_observer_swap_threads (Fixture *f, gconstpointer data)
   g_free (s);
 }
 
+/* A word fence is passed once the stream's word has reached its number,
+ * in serial number arithmetic: numbers wrap after 2^32 fences, and a word
+ * written by a later fence passes the earlier ones. */
+static void
+test_fence_word_serial (void)
+{
+  g_assert_false (atomr_fence_word_reached (0, 1));          /* nothing written yet */
+  g_assert_true (atomr_fence_word_reached (1, 1));
+  g_assert_true (atomr_fence_word_reached (7, 3));           /* a later fence's word */
+  g_assert_false (atomr_fence_word_reached (3, 7));
+  g_assert_true (atomr_fence_word_reached (2, 0xfffffff0u)); /* wrapped past it */
+  g_assert_false (atomr_fence_word_reached (0xfffffff0u, 2)); /* not yet wrapped */
+  g_assert_false (atomr_fence_word_reached (0xffffffffu, 1)); /* 1 follows the wrap */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1533,6 +1549,7 @@ main (int argc, char **argv)
   g_test_add_func ("/buffer/conveniences", test_buffer_conveniences);
   g_test_add_func ("/buffer/large-transfers", test_large_transfers);
   g_test_add_func ("/envelope/sync-drives-dependencies", test_sync_drives_dependencies);
+  g_test_add_func ("/envelope/fence-word-serial", test_fence_word_serial);
   g_test_add ("/envelope/observer-swap", Fixture, NULL, fixture_setup, test_observer_swap, fixture_teardown);
   g_test_add ("/envelope/observer-swap-threads", Fixture, NULL, fixture_setup, test_observer_swap_threads, fixture_teardown);
   g_test_add ("/trace/recorder", Fixture, NULL, fixture_setup, test_trace_recorder, fixture_teardown);

@@ -13,6 +13,7 @@
 
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
+#include "core/atomr-stream-private.h"
 #include "core/atomr-completion-service-private.h"
 #include "core/atomr-memory-pool-private.h"
 
@@ -375,6 +376,156 @@ store_enqueue (AtomrOp *op, GError **error)
   return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (req->function, 1, 1, 1, 1, 1, 1, 0,
                                                      atomr_op_get_cu_stream (op), args, NULL),
                            "cuLaunchKernel", error);
+}
+
+/* Hand-written PTX: spins @cycles clocks, then stores @v at @p. */
+static const char spin_store_ptx[] =
+  ".version 8.0\n"
+  ".target sm_80\n"
+  ".address_size 64\n"
+  ".visible .entry spin_store(.param .u64 p, .param .u32 v, .param .u64 cycles)\n"
+  "{\n"
+  "  .reg .u64 %rd<6>;\n"
+  "  .reg .u32 %r<2>;\n"
+  "  .reg .pred %p<2>;\n"
+  "  ld.param.u64 %rd1, [p];\n"
+  "  ld.param.u32 %r1, [v];\n"
+  "  ld.param.u64 %rd2, [cycles];\n"
+  "  mov.u64 %rd3, %clock64;\n"
+  "SPIN:\n"
+  "  mov.u64 %rd4, %clock64;\n"
+  "  sub.u64 %rd5, %rd4, %rd3;\n"
+  "  setp.lt.u64 %p1, %rd5, %rd2;\n"
+  "  @%p1 bra SPIN;\n"
+  "  st.global.u32 [%rd1], %r1;\n"
+  "  ret;\n"
+  "}\n";
+
+typedef struct {
+  CUfunction   function;
+  CUdeviceptr  address;
+  guint32      value;
+  guint64      cycles;
+  AtomrStream *stream;    /* seen by the enqueue: the actor's */
+} SpinStoreRequest;
+
+static gboolean
+spin_store_enqueue (AtomrOp *op, GError **error)
+{
+  SpinStoreRequest *req = atomr_op_get_data (op);
+  void *args[] = { &req->address, &req->value, &req->cycles };
+
+  req->stream = atomr_op_get_stream (op);
+  return atomr_cuda_check (ATOMR_CU->cuLaunchKernel (req->function, 1, 1, 1, 1, 1, 1, 0,
+                                                     atomr_op_get_cu_stream (op), args, NULL),
+                           "cuLaunchKernel", error);
+}
+
+/* Issue 17: a request with nothing else in flight, on a polled actor, is
+ * fenced with a word the GPU writes into host memory after the event.  The
+ * reply must come after the kernel's store is visible to the host (a word
+ * taken as passed too early — a wrong number, a write before the work —
+ * shows the old value), for short and long kernels (a long one finds the
+ * word short many times and asks the event in between), in poll and
+ * adaptive mode (adaptive hands a long request to the completion service,
+ * which queries the same fence); and a request of another actor that reads
+ * the output waits on the word fence's event. */
+static void
+test_word_fence (void)
+{
+  g_autoptr(GError) error = NULL;
+  CUmodule module;
+  CUfunction function;
+  volatile guint32 *host = NULL;
+  CUdeviceptr dev = 0;
+  guint32 value = 0;
+
+  if (!need_device ())
+    return;
+  g_assert_true (atomr_device_enter (device, &error));
+  g_assert_true (atomr_cuda_check (ATOMR_CU->cuModuleLoadData (&module, spin_store_ptx), "cuModuleLoadData", &error));
+  g_assert_true (atomr_cuda_check (ATOMR_CU->cuModuleGetFunction (&function, module, "spin_store"),
+                                   "cuModuleGetFunction", &error));
+  g_assert_true (atomr_cuda_check (ATOMR_CU->cuMemHostAlloc ((void **) &host, 64, CU_MEMHOSTALLOC_DEVICEMAP),
+                                   "cuMemHostAlloc", &error));
+  g_assert_true (atomr_cuda_check (ATOMR_CU->cuMemHostGetDevicePointer (&dev, (void *) host, 0),
+                                   "cuMemHostGetDevicePointer", &error));
+  atomr_device_leave (device);
+  *host = 0;
+
+  for (guint mode = ATOMR_COMPLETION_ADAPTIVE; mode <= ATOMR_COMPLETION_POLL; mode++)
+    {
+      g_autoptr(AtomrCopyActor) actor = atomr_copy_actor_new (device, &error);
+      AtomrStream *stream = NULL;
+      guint32 words_before = 0;
+
+      g_assert_no_error (error);
+      atomr_actor_set_completion_mode (ATOMR_ACTOR (actor), mode);
+      if (mode == ATOMR_COMPLETION_ADAPTIVE)
+        atomr_actor_set_spin_usec (ATOMR_ACTOR (actor), 50);
+      for (guint i = 0; i < 300; i++)
+        {
+          g_autoptr(GAsyncResult) result = NULL;
+          SpinStoreRequest *req = g_new0 (SpinStoreRequest, 1);
+          AtomrOp *op;
+
+          req->function = function;
+          req->address = dev;
+          req->value = ++value;
+          /* most short; every 25th about a millisecond at 2 GHz */
+          req->cycles = i % 25 == 24 ? 2000000 : i % 5 == 4 ? 20000 : 0;
+          op = atomr_op_new (ATOMR_ACTOR (actor), "spin-store", NULL, NULL, store_result, &result);
+          atomr_op_set_data (op, req, g_free);
+          atomr_op_set_enqueue (op, spin_store_enqueue);
+          atomr_op_submit (op);
+          wait_for (&result);
+          g_assert_true (atomr_reply_propagate_boolean (result, &error));
+          g_assert_no_error (error);
+          g_assert_cmpuint (*host, ==, value);
+          if (i == 0)
+            {
+              stream = req->stream;
+              words_before = stream->word_next;
+            }
+        }
+      g_assert_nonnull (stream);
+      if (ATOMR_CU->cuStreamWriteValue32 == NULL || g_strcmp0 (g_getenv ("ATOMR_FENCE_WORD"), "0") == 0)
+        g_test_message ("no fence words here (driver or ATOMR_FENCE_WORD=0)");
+      else
+        /* every request after the first was fenced with a word */
+        g_assert_cmpuint (stream->word_next - words_before, >=, 299);
+    }
+
+  /* The word fence's event orders another actor: a lone upload on one,
+   * at once a download of the same buffer on another. */
+  {
+    g_autoptr(AtomrCopyActor) writer = atomr_copy_actor_new (device, &error);
+    g_autoptr(AtomrCopyActor) reader = atomr_copy_actor_new (device, &error);
+    g_autoptr(AtomrBuffer) buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 8 << 20, &error);
+
+    g_assert_no_error (error);
+    atomr_actor_set_completion_mode (ATOMR_ACTOR (writer), ATOMR_COMPLETION_POLL);
+    for (guint i = 0; i < 20; i++)
+      {
+        g_autoptr(GBytes) data = random_bytes (8 << 20);
+        g_autoptr(GAsyncResult) up = NULL, down = NULL;
+        g_autoptr(GBytes) got = NULL;
+
+        atomr_actor_upload_async (ATOMR_ACTOR (writer), buffer, data, NULL, store_result, &up);
+        atomr_actor_download_async (ATOMR_ACTOR (reader), buffer, NULL, store_result, &down);
+        wait_for (&down);
+        got = atomr_actor_download_finish (ATOMR_ACTOR (reader), down, &error);
+        g_assert_no_error (error);
+        g_assert_true (g_bytes_equal (got, data));
+        wait_for (&up);
+        g_assert_true (atomr_actor_upload_finish (ATOMR_ACTOR (writer), up, &error));
+      }
+  }
+
+  g_assert_true (atomr_device_enter (device, &error));
+  ATOMR_CU->cuMemFreeHost ((void *) host);
+  ATOMR_CU->cuModuleUnload (module);
+  atomr_device_leave (device);
 }
 
 /* Issue 8, item 12: another library switched this thread's context (here:
@@ -1013,6 +1164,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/core/pool-cache-reuse", test_pool_cache_reuse);
   g_test_add_func ("/gpu/core/pool-cache-ordering", test_pool_cache_ordering);
   g_test_add_func ("/gpu/core/completion-modes", test_completion_modes);
+  g_test_add_func ("/gpu/core/word-fence", test_word_fence);
   g_test_add_func ("/gpu/core/timing-and-trace", test_timing_and_trace);
   g_test_add_func ("/gpu/core/stale-after-reset", test_stale_after_reset);
   g_test_add_func ("/gpu/core/pool-cache-generation", test_pool_cache_generation);
