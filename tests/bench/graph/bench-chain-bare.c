@@ -1,6 +1,7 @@
 /* bench-chain-bare.c — the chain replay's 20%, without atomr
  *
- *     bench-chain-bare [MODE]     MODE: both (default), bare, churn, churn-graphs
+ *     bench-chain-bare [MODE]     MODE: both (default), bare, churn, churn-graphs,
+ *                                 keep, nofree, memfree, eager-first
  *
  * bench-graph's chain of 100 dependent tiny kernels, captured into one
  * graph per place of x (32 places in one allocation, steps of 4 KiB +
@@ -18,7 +19,9 @@
  * and destroy streams), CuPy's peer process stays in the faster one (one
  * stream) before its chain rows.  Which part of the churn is the trigger
  * (the second stream's work, its destruction, the memory) is not known.
- * MODE both: three probes fresh, then five with the churn between them.
+ * The modes keep, nofree, memfree and eager-first take the churn apart
+ * (see churn()).  MODE both: three probes fresh, then five with the churn
+ * between them.
  * Informational: prints, asserts nothing.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -138,38 +141,79 @@ chain_exec (CUfunction fn, CUdeviceptr x, CUstream stream)
   return exec;
 }
 
-/* What bench-graph's sections do besides (mode churn): a second stream
- * and memory, 200 launch + sync round trips on them, both destroyed.
- * @graphs_only (churn-graphs): 32 chain graphs made, replayed and
- * destroyed on the first stream instead. */
+/* What a churn does, by mode (each probe after the first of the
+ * churned ones follows one more churn):
+ *   churn         a second stream and memory, 200 launch + sync round
+ *                 trips on them, both destroyed (what bench-graph's
+ *                 sections do besides);
+ *   churn-graphs  32 chain graphs made, replayed and destroyed on the
+ *                 first stream;
+ *   keep          the second stream and memory made once and kept, the
+ *                 200 round trips on them each time (two actors' streams);
+ *   nofree        a second stream, the round trips on the first x, the
+ *                 stream destroyed, no memory made or freed;
+ *   memfree       memory made, the round trips on it on the first stream,
+ *                 the memory freed: no second stream;
+ *   eager-first   the 200 round trips on the first stream and x only. */
+enum { C_STREAM = 1, C_MEM = 2, C_DESTROY = 4, C_FREE = 8, C_GRAPHS = 16 };
+
+static const struct { const char *name; int flags; } modes[] = {
+  { "churn", C_STREAM | C_MEM | C_DESTROY | C_FREE },
+  { "churn-graphs", C_GRAPHS },
+  { "keep", C_STREAM | C_MEM },
+  { "nofree", C_STREAM | C_DESTROY },
+  { "memfree", C_MEM | C_FREE },
+  { "eager-first", 0 },
+};
+
 static void
-churn (CUfunction fn, CUstream first, CUdeviceptr first_x, int graphs_only)
+churn (CUfunction fn, CUstream first, CUdeviceptr first_x, int flags)
 {
+  static CUstream kept_stream;
+  static CUdeviceptr kept_x;
   CUstream s = first;
   CUdeviceptr x = first_x;
 
-  if (!graphs_only)
+  if (flags & C_GRAPHS)
     {
-      check (api.cuStreamCreate (&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-      check (api.cuMemAlloc (&x, N_OFFSETS * STEP + 64), "cuMemAlloc");
-      for (int r = 0; r < 200; r++)
+      for (int o = 0; o < N_OFFSETS; o++)
         {
-          void *params[] = { &x };
-          check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), "cuLaunchKernel");
+          CUgraphExec exec = chain_exec (fn, x + (CUdeviceptr) o * STEP, s);
+
+          for (int r = 0; r < 10; r++)
+            check (api.cuGraphLaunch (exec, s), "cuGraphLaunch");
           check (api.cuStreamSynchronize (s), "cuStreamSynchronize");
+          api.cuGraphExecDestroy (exec);
         }
-      check (api.cuMemFree (x), "cuMemFree");
-      check (api.cuStreamDestroy (s), "cuStreamDestroy");
       return;
     }
-  for (int o = 0; o < N_OFFSETS; o++)
+  if (flags & C_STREAM)
     {
-      CUgraphExec exec = chain_exec (fn, x + (CUdeviceptr) o * STEP, s);
-
-      for (int r = 0; r < 10; r++)
-        check (api.cuGraphLaunch (exec, s), "cuGraphLaunch");
+      if (kept_stream == NULL)
+        check (api.cuStreamCreate (&kept_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+      s = kept_stream;
+    }
+  if (flags & C_MEM)
+    {
+      if (kept_x == 0)
+        check (api.cuMemAlloc (&kept_x, N_OFFSETS * STEP + 64), "cuMemAlloc");
+      x = kept_x;
+    }
+  for (int r = 0; r < 200; r++)
+    {
+      void *params[] = { &x };
+      check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), "cuLaunchKernel");
       check (api.cuStreamSynchronize (s), "cuStreamSynchronize");
-      api.cuGraphExecDestroy (exec);
+    }
+  if (flags & C_FREE)
+    {
+      check (api.cuMemFree (kept_x), "cuMemFree");
+      kept_x = 0;
+    }
+  if (flags & C_DESTROY)
+    {
+      check (api.cuStreamDestroy (kept_stream), "cuStreamDestroy");
+      kept_stream = NULL;
     }
 }
 
@@ -215,13 +259,17 @@ main (int argc, char **argv)
   const char *opts[1] = { arch };
   size_t size;
   char *cubin;
-  int major, minor, n_fresh, n_churned, graphs_only;
+  int major, minor, n_fresh, n_churned, flags = -1;
   double t_start;
 
-  if (strcmp (mode, "both") != 0 && strcmp (mode, "bare") != 0 && strcmp (mode, "churn") != 0 &&
-      strcmp (mode, "churn-graphs") != 0)
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    if (strcmp (mode, modes[i].name) == 0)
+      flags = modes[i].flags;
+  if (strcmp (mode, "both") == 0)
+    flags = modes[0].flags;
+  if (flags < 0 && strcmp (mode, "bare") != 0)
     {
-      fprintf (stderr, "usage: bench-chain-bare [both|bare|churn|churn-graphs]\n");
+      fprintf (stderr, "usage: bench-chain-bare [both|bare|churn|churn-graphs|keep|nofree|memfree|eager-first]\n");
       return 2;
     }
   if (!load ())
@@ -256,7 +304,6 @@ main (int argc, char **argv)
           "median over the places of the median of %d; mode %s\n", CHAIN, N_OFFSETS, REPS, mode);
   n_fresh = strcmp (mode, "both") == 0 ? 3 : strcmp (mode, "bare") == 0 ? 8 : 1;
   n_churned = strcmp (mode, "bare") == 0 ? 0 : strcmp (mode, "both") == 0 ? 5 : 7;
-  graphs_only = strcmp (mode, "churn-graphs") == 0;
   t_start = now_us ();
   for (int i = 0; i < n_fresh; i++)
     {
@@ -267,8 +314,8 @@ main (int argc, char **argv)
     {
       char what[64];
 
-      churn (fn, stream, base, graphs_only);
-      snprintf (what, sizeof what, "after %d %s", i, graphs_only ? "graph churns" : "stream churns");
+      churn (fn, stream, base, flags);
+      snprintf (what, sizeof what, "after %d churns (%s)", i, mode);
       probe (exec, stream, what, t_start);
     }
   return 0;

@@ -98,6 +98,41 @@ check (CUresult res, const gchar *what)
     }
 }
 
+/* Raw streams are never destroyed while the bench runs: on the H200
+ * (driver 580) a process that has destroyed two streams which had run work
+ * replays chains of dependent kernels ~20% slower from then on, every
+ * stream and graph of it (bench-chain-bare "nofree" against "keep",
+ * 2026-11-29).  atomr keeps its actors' streams (the device's pool), so
+ * destroying streams here measured every row after the first section in a
+ * state atomr alone does not put a process in, and CuPy's process was not
+ * in.  A plain non-blocking stream comes from the spares; one given back
+ * waits for the next section; streams of other kinds are kept to the end. */
+static GArray *spare_streams;
+
+static CUstream
+raw_stream (void)
+{
+  CUstream stream;
+
+  if (spare_streams && spare_streams->len > 0)
+    {
+      stream = g_array_index (spare_streams, CUstream, spare_streams->len - 1);
+      g_array_set_size (spare_streams, spare_streams->len - 1);
+      return stream;
+    }
+  check (ATOMR_CU->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  return stream;
+}
+
+static void
+raw_stream_done (CUstream stream)
+{
+  check (ATOMR_CU->cuStreamSynchronize (stream), "cuStreamSynchronize");
+  if (spare_streams == NULL)
+    spare_streams = g_array_new (FALSE, FALSE, sizeof (CUstream));
+  g_array_append_val (spare_streams, stream);
+}
+
 /* One chain graph on @x, instantiated and uploaded once to @stream, the
  * stream that launches it (CuPy's graph.upload(), atomr's instantiation). */
 static CUgraphExec
@@ -129,7 +164,7 @@ raw_chain (AtomrDevice *device, CUfunction function, CUdeviceptr x, gboolean gra
   CUgraphExec exec = NULL;
 
   atomr_device_enter (device, NULL);
-  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  stream = raw_stream ();
   if (graph)
     exec = chain_exec (function, x, stream);
   for (guint i = 0; i < N_CHAIN + WARMUP; i++)
@@ -146,7 +181,7 @@ raw_chain (AtomrDevice *device, CUfunction function, CUdeviceptr x, gboolean gra
     }
   if (exec)
     cu->cuGraphExecDestroy (exec);
-  cu->cuStreamDestroy (stream);
+  raw_stream_done (stream);
   atomr_device_leave (device);
   return bench_median (t, N_CHAIN);
 }
@@ -363,8 +398,10 @@ experiment_setup (Experiment *e, Variant v, CUfunction function, CUdeviceptr x, 
       check (cu->cuStreamCreateWithPriority (&e->stream, CU_STREAM_NON_BLOCKING, greatest),
              "cuStreamCreateWithPriority");
     }
-  else
+  else if (v == V_BLOCKING)
     check (cu->cuStreamCreate (&e->stream, flags), "cuStreamCreate");
+  else
+    e->stream = raw_stream ();
   if (v == V_OWN_CUBIN || v == V_OWN_PTX)
     {
       function = own_inc (ordinal, v == V_OWN_CUBIN, &e->module);
@@ -490,7 +527,10 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
       bench_vmm_free (&e[v].vmm);
       if (e[v].module)
         cu->cuModuleUnload (e[v].module);
-      cu->cuStreamDestroy (e[v].stream);
+      if (v == V_HIGH_PRIORITY || v == V_BLOCKING)
+        cu->cuStreamSynchronize (e[v].stream);   /* kept to the end, see raw_stream() */
+      else
+        raw_stream_done (e[v].stream);
     }
   atomr_device_leave (device);
   g_free (e);
@@ -518,7 +558,7 @@ chain_offsets (AtomrDevice *device, CUfunction function, gdouble *out)
   gdouble t[N_OFFSETS][N_OFFSET_REPS];
 
   atomr_device_enter (device, NULL);
-  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  stream = raw_stream ();
   check (cu->cuMemAlloc (&base, N_OFFSETS * OFFSET_STEP + 64), "cuMemAlloc");
   check (cu->cuMemsetD8Async (base, 0, N_OFFSETS * OFFSET_STEP + 64, stream), "cuMemsetD8Async");
   for (guint o = 0; o < N_OFFSETS; o++)
@@ -539,7 +579,7 @@ chain_offsets (AtomrDevice *device, CUfunction function, gdouble *out)
       cu->cuGraphExecDestroy (exec[o]);
     }
   cu->cuMemFree (base);
-  cu->cuStreamDestroy (stream);
+  raw_stream_done (stream);
   atomr_device_leave (device);
 }
 
@@ -589,7 +629,7 @@ probe_places (AtomrDevice *device, CUfunction function, const gchar *when)
   atomr_device_enter (device, NULL);
   if (early_exec == NULL)
     {
-      check (cu->cuStreamCreate (&early_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+      early_stream = raw_stream ();
       check (cu->cuMemAlloc (&early_x, 64), "cuMemAlloc");
       check (cu->cuMemsetD8Async (early_x, 0, 64, early_stream), "cuMemsetD8Async");
       early_exec = chain_exec (function, early_x, early_stream);
@@ -641,40 +681,93 @@ percall_median (gdouble *t, guint n)
   return bench_median (t, n);
 }
 
+/* The round trip's parts (medians, us): where the time between
+ * launch_async and the reply goes, against raw's launch call and wait. */
+typedef struct
+{
+  gdouble raw_launch, raw_wait;       /* cuLaunchKernel; cuStreamSynchronize */
+  gdouble at_submit, at_to_reply, at_after; /* launch_async returns; its callback
+                                       * runs; the iteration that ran it returns */
+} RoundTripParts;
+
+typedef struct
+{
+  GAsyncResult *result;
+  gdouble       t;
+} StampedResult;
+
+static void
+stamp_result (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  StampedResult *r = user_data;
+
+  r->t = bench_now_us ();
+  r->result = g_object_ref (result);
+}
+
 /* 1. One round trip each, median. */
 static void
 round_trip (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
-            AtomrLaunchConfig *config, AtomrKernelArgs *args, gdouble *raw, gdouble *at)
+            AtomrLaunchConfig *config, AtomrKernelArgs *args, gdouble *raw, gdouble *at,
+            RoundTripParts *parts)
 {
   const AtomrCudaDriver *cu = ATOMR_CU;
   g_autofree gdouble *t = g_new (gdouble, ROUND_TRIPS);
+  g_autofree gdouble *t1 = g_new (gdouble, ROUND_TRIPS);
+  g_autofree gdouble *t2 = g_new (gdouble, ROUND_TRIPS);
+  g_autofree gdouble *t3 = g_new (gdouble, ROUND_TRIPS);
   CUdeviceptr x = first_ptr (args);
   void *params[] = { &x };
   CUstream stream;
 
   atomr_device_enter (device, NULL);
-  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  stream = raw_stream ();
   for (guint i = 0; i < ROUND_TRIPS + WARMUP; i++)
     {
-      gdouble t0 = bench_now_us ();
+      gdouble t0 = bench_now_us (), tl;
       check (cu->cuLaunchKernel (atomr_kernel_get_function (kernel), 1, 1, 1, 32, 1, 1, 0, stream,
                                  params, NULL), "cuLaunchKernel");
+      tl = bench_now_us ();
       check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
       if (i >= WARMUP)
-        t[i - WARMUP] = bench_now_us () - t0;
+        {
+          t[i - WARMUP] = bench_now_us () - t0;
+          t1[i - WARMUP] = tl - t0;
+          t2[i - WARMUP] = t0 + t[i - WARMUP] - tl;
+        }
     }
-  cu->cuStreamDestroy (stream);
+  raw_stream_done (stream);
   atomr_device_leave (device);
   *raw = percall_median (t, ROUND_TRIPS);
+  parts->raw_launch = bench_median (t1, ROUND_TRIPS);
+  parts->raw_wait = bench_median (t2, ROUND_TRIPS);
 
   for (guint i = 0; i < ROUND_TRIPS + WARMUP; i++)
     {
-      gdouble t0 = bench_now_us ();
-      launch_wait (actor, kernel, config, args);
+      StampedResult r = { NULL, 0 };
+      g_autoptr(GError) error = NULL;
+      gdouble t0 = bench_now_us (), ts, te;
+
+      atomr_nvrtc_actor_launch_async (actor, kernel, config, args, NULL, stamp_result, &r);
+      ts = bench_now_us ();
+      while (r.result == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      te = bench_now_us ();
+      if (!atomr_nvrtc_actor_launch_finish (actor, r.result, &error))
+        die ("launch", error);
+      g_object_unref (r.result);
       if (i >= WARMUP)
-        t[i - WARMUP] = bench_now_us () - t0;
+        {
+          t[i - WARMUP] = bench_now_us () - t0;
+          t1[i - WARMUP] = ts - t0;
+          t2[i - WARMUP] = r.t - ts;
+          t3[i - WARMUP] = te - r.t;
+        }
     }
   *at = percall_median (t, ROUND_TRIPS);
+  parts->at_submit = bench_median (t1, ROUND_TRIPS);
+  parts->at_to_reply = bench_median (t2, ROUND_TRIPS);
+  parts->at_after = bench_median (t3, ROUND_TRIPS);
 }
 
 /* 2. PIPELINED tiny kernels, best of 3 each: total µs. */
@@ -693,7 +786,7 @@ pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
 
   *raw = *at = *at_graph = G_MAXDOUBLE;
   atomr_device_enter (device, NULL);
-  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  stream = raw_stream ();
   atomr_device_leave (device);
 
   if (!atomr_graph_begin_capture (graph, actors, 1, &error))
@@ -739,7 +832,7 @@ pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
       *n_inc += 3 * PIPELINED;
     }
   atomr_device_enter (device, NULL);
-  cu->cuStreamDestroy (stream);
+  raw_stream_done (stream);
   atomr_device_leave (device);
 }
 
@@ -796,7 +889,7 @@ gemm_rows (AtomrDevice *device, gboolean tf32, gdouble *raw, gdouble *at, gdoubl
   pc = (float *) (uintptr_t) atomr_buffer_get_ptr (c);
 
   atomr_device_enter (device, NULL);
-  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  stream = raw_stream ();
   if (!atomr_cublas_load (&error))
     die ("cuBLAS", error);
   if (cublasCreate (&handle) != CUBLAS_STATUS_SUCCESS ||
@@ -864,7 +957,7 @@ gemm_rows (AtomrDevice *device, gboolean tf32, gdouble *raw, gdouble *at, gdoubl
 
   atomr_device_enter (device, NULL);
   cublasDestroy (handle);
-  cu->cuStreamDestroy (stream);
+  raw_stream_done (stream);
   atomr_device_leave (device);
 }
 
@@ -886,7 +979,7 @@ host_cost (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel, Ato
   CUstream stream;
 
   atomr_device_enter (device, NULL);
-  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  stream = raw_stream ();
   atomr_device_leave (device);
 
   for (guint rep = 0; rep < HOST_REPS; rep++)
@@ -932,7 +1025,7 @@ host_cost (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel, Ato
       *n_inc += 2 * HOST_OPS;
     }
   atomr_device_enter (device, NULL);
-  cu->cuStreamDestroy (stream);
+  raw_stream_done (stream);
   atomr_device_leave (device);
   *raw = bench_median (t_raw, HOST_REPS);
   *submit = bench_median (t_submit, HOST_REPS);
@@ -964,12 +1057,14 @@ write_value32 (void)
   return fn;
 }
 
-enum { F_SYNC, F_EVENT_SPIN, F_STREAM_SPIN, F_WRITE_SPIN, N_FENCE_RT };
+enum { F_SYNC, F_EVENT_SPIN, F_STREAM_SPIN, F_WRITE_SPIN, F_WRITE_EVENT_SPIN, F_EVENT_WRITE_SPIN, N_FENCE_RT };
 static const gchar *const fence_rt_names[N_FENCE_RT] = {
   "raw exp: launch + cuStreamSynchronize (as above)",
   "raw exp: launch + cuEventRecord, spin on cuEventQuery",
   "raw exp: launch, spin on cuStreamQuery",
   "raw exp: launch + cuStreamWriteValue32, spin on host word",
+  "raw exp: launch + write value + event record, spin on word",
+  "raw exp: launch + event record + write value, spin on word",
 };
 enum { P_PLAIN, P_EVENT, P_EVENT_QUERY, P_EVENT_THREAD, P_WRITE, N_FENCE_PIPE };
 static const gchar *const fence_pipe_names[N_FENCE_PIPE] = {
@@ -1026,7 +1121,7 @@ fence_experiments (AtomrDevice *device, CUfunction empty, CUdeviceptr dummy, CUf
   guint32 seq = 0;
 
   atomr_device_enter (device, NULL);
-  check (cu->cuStreamCreate (&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  stream = raw_stream ();
   check (cu->cuEventCreate (&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   for (guint i = 0; i < FENCE_EVENTS; i++)
     check (cu->cuEventCreate (&ft.events[i], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
@@ -1045,7 +1140,7 @@ fence_experiments (AtomrDevice *device, CUfunction empty, CUdeviceptr dummy, CUf
         gdouble t0;
         CUresult res;
 
-        if (v == F_WRITE_SPIN && wv == NULL)
+        if (v >= F_WRITE_SPIN && wv == NULL)
           continue;
         t0 = bench_now_us ();
         check (cu->cuLaunchKernel (empty, 1, 1, 1, 32, 1, 1, 0, stream, eparams, NULL), "cuLaunchKernel");
@@ -1067,7 +1162,11 @@ fence_experiments (AtomrDevice *device, CUfunction empty, CUdeviceptr dummy, CUf
             break;
           default:
             seq++;
+            if (v == F_EVENT_WRITE_SPIN)
+              check (cu->cuEventRecord (ev, stream), "cuEventRecord");
             check (wv (stream, dword, seq, 0), "cuStreamWriteValue32");
+            if (v == F_WRITE_EVENT_SPIN)
+              check (cu->cuEventRecord (ev, stream), "cuEventRecord");
             while (*word != seq)
               ;
             break;
@@ -1076,7 +1175,7 @@ fence_experiments (AtomrDevice *device, CUfunction empty, CUdeviceptr dummy, CUf
           t[v * ROUND_TRIPS + i - WARMUP] = bench_now_us () - t0;
       }
   for (guint v = 0; v < N_FENCE_RT; v++)
-    rt[v] = v == F_WRITE_SPIN && wv == NULL ? -1.0 : bench_median (t + v * ROUND_TRIPS, ROUND_TRIPS);
+    rt[v] = v >= F_WRITE_SPIN && wv == NULL ? -1.0 : bench_median (t + v * ROUND_TRIPS, ROUND_TRIPS);
 
   for (guint v = 0; v < N_FENCE_PIPE; v++)
     pipe[v] = G_MAXDOUBLE;
@@ -1137,7 +1236,7 @@ fence_experiments (AtomrDevice *device, CUfunction empty, CUdeviceptr dummy, CUf
   cu->cuEventDestroy (ev);
   if (word)
     cu->cuMemFreeHost ((void *) word);
-  cu->cuStreamDestroy (stream);
+  raw_stream_done (stream);
   atomr_device_leave (device);
 }
 
@@ -1154,6 +1253,7 @@ main (int argc, char **argv)
   g_autoptr(GBytes) got = NULL;
   const gchar *json_path = NULL;
   gdouble raw_eager, raw_graph, at_eager, at_graph, want;
+  RoundTripParts rt_parts;
   gdouble rt_raw, rt_at, pl_raw, pl_at, pl_graph, h_raw, h_submit, h_complete;
   gdouble g_raw[2], g_at[2], g_graph[2];
   gdouble exp_raw[N_VARIANTS], at_spin0, at_spin5000, at_nohint, at_memalloc, offsets_us[N_OFFSETS], offsets_median = -1;
@@ -1189,7 +1289,7 @@ main (int argc, char **argv)
   launch_wait (actor, empty, config, empty_args);
 
   probe_places (device, atomr_kernel_get_function (kernel), "at the start:");
-  round_trip (device, actor, empty, config, empty_args, &rt_raw, &rt_at);
+  round_trip (device, actor, empty, config, empty_args, &rt_raw, &rt_at, &rt_parts);
   probe_places (device, atomr_kernel_get_function (kernel), "after section 1:");
   pipelined (device, actor, kernel, config, args, &pl_raw, &pl_at, &pl_graph, &n_inc);
   fence_experiments (device, atomr_kernel_get_function (empty), atomr_buffer_get_ptr (dummy),
@@ -1247,6 +1347,9 @@ main (int argc, char **argv)
   printf ("%-58s %12.2f %8s\n", "raw: cuLaunchKernel + cuStreamSynchronize", rt_raw, "1.00");
   printf ("%-58s %12.2f %8.2f\n", "atomr: launch_async, reply", rt_at, rt_at / rt_raw);
   printf ("# atomr launch->reply minus raw: %+.2f us (goal <= +0.5 us)\n", rt_at - rt_raw);
+  printf ("##   parts (medians, us): raw cuLaunchKernel %.2f, cuStreamSynchronize %.2f; atomr launch_async %.2f,\n"
+          "##   then its callback after %.2f, the iteration returns %.2f after the callback\n",
+          rt_parts.raw_launch, rt_parts.raw_wait, rt_parts.at_submit, rt_parts.at_to_reply, rt_parts.at_after);
   printf ("## 1x. EXPERIMENTS (same run): how the host learns completion, raw, median of %d, interleaved\n",
           ROUND_TRIPS);
   for (guint v = 0; v < N_FENCE_RT; v++)

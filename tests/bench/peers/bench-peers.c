@@ -52,6 +52,17 @@ die (const gchar *what, GError *error)
 }
 
 /* 1. SGEMM 4096 */
+/* The raw rows' streams are kept, not destroyed: a process that has
+ * destroyed two streams which ran work is slower from then on at chains of
+ * small dependent kernels (bench-chain-bare, "nofree" against "keep"), and
+ * atomr keeps its streams; the rows after the first two would otherwise
+ * measure both sides in that state, and the peers' processes not. */
+static void
+keep_stream (CUstream stream)
+{
+  ATOMR_CU->cuStreamSynchronize (stream);
+}
+
 static void
 gemm_rows (AtomrDevice *device, gboolean tf32, gdouble *raw, gdouble *at)
 {
@@ -118,7 +129,7 @@ gemm_rows (AtomrDevice *device, gboolean tf32, gdouble *raw, gdouble *at)
 
   atomr_device_enter (device, NULL);
   cublasDestroy (handle);
-  ATOMR_CU->cuStreamDestroy (stream);
+  keep_stream (stream);
   atomr_device_leave (device);
 }
 
@@ -180,7 +191,7 @@ fft_rows (AtomrDevice *device, gdouble *raw, gdouble *at)
     }
   *raw = bench_median (t, FFT_REPS);
   cufftDestroy (handle);
-  ATOMR_CU->cuStreamDestroy (stream);
+  keep_stream (stream);
   atomr_device_leave (device);
   g_free (t);
 }
