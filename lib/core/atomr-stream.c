@@ -151,19 +151,12 @@ atomr_stream_record (AtomrStream *stream,
   return fence;
 }
 
-/* ATOMR_FENCE_WORD=0 turns the words off (benchmarks compare). */
+/* ATOMR_FENCE_WORD=0 turns the words off; read when a stream first asks
+ * for its word, so a benchmark can compare two actors in one process. */
 static gboolean
 words_wanted (void)
 {
-  static gint wanted = -1;
-  gint w = g_atomic_int_get (&wanted);
-
-  if (w < 0)
-    {
-      w = g_strcmp0 (g_getenv ("ATOMR_FENCE_WORD"), "0") != 0;
-      g_atomic_int_set (&wanted, w);
-    }
-  return w;
+  return g_strcmp0 (g_getenv ("ATOMR_FENCE_WORD"), "0") != 0;
 }
 
 /* Under stream->lock, the context held and current. */
