@@ -53,6 +53,9 @@
 #include "graph/atomr-graph-private.h"
 
 #define CHAIN   100
+/* 3y: x at N_OFFSETS places of one allocation, OFFSET_STEP bytes apart */
+#define N_OFFSETS 32
+#define OFFSET_STEP (4096 + 64)
 #define N_CHAIN 300
 #define WARMUP  20
 
@@ -255,6 +258,45 @@ atomr_graph_chain (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfi
     }
   atomr_actor_set_spin_usec (ATOMR_ACTOR (actor), old_spin);
   return bench_median (t, N_CHAIN);
+}
+
+/* 3y through atomr: the replayed chain with x at the N_OFFSETS places
+ * of one cuMemAlloc allocation (AtomrBuffers over them), median over the
+ * places of each place's median.  Where x lies moves a replay by up to 13%,
+ * so the peers compare this median with theirs over the same steps. */
+static gdouble
+atomr_chain_places (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
+                    AtomrLaunchConfig *config)
+{
+  g_autoptr(GError) error = NULL;
+  gdouble t[N_OFFSETS];
+  CUdeviceptr base = 0;
+
+  atomr_device_enter (device, NULL);
+  check (ATOMR_CU->cuMemAlloc (&base, N_OFFSETS * OFFSET_STEP + 64), "cuMemAlloc");
+  check (ATOMR_CU->cuMemsetD8Async (base, 0, N_OFFSETS * OFFSET_STEP + 64, NULL), "cuMemsetD8Async");
+  check (ATOMR_CU->cuCtxSynchronize (), "cuCtxSynchronize");
+  atomr_device_leave (device);
+  for (guint o = 0; o < N_OFFSETS; o++)
+    {
+      g_autoptr(AtomrBuffer) x = atomr_buffer_new_for_device_pointer (device, ATOMR_DTYPE_F32, 1,
+                                                                     base + (CUdeviceptr) o * OFFSET_STEP,
+                                                                     NULL, NULL, &error);
+      g_autoptr(AtomrKernelArgs) args = NULL;
+
+      if (x == NULL)
+        die ("buffer_new_for_device_pointer", error);
+      args = atomr_kernel_args_add_buffer (atomr_kernel_args_new (), x);
+      t[o] = atomr_graph_chain (actor, kernel, config, args, -1, TRUE);
+    }
+  atomr_device_enter (device, NULL);
+  ATOMR_CU->cuCtxSynchronize ();
+  ATOMR_CU->cuMemFree (base);
+  atomr_device_leave (device);
+  bench_median (t, N_OFFSETS);   /* sorts */
+  printf ("# 3y through atomr (fresh process):       chain replay over %d places: min %.2f, median %.2f, "
+          "max %.2f us\n", N_OFFSETS, t[0], t[N_OFFSETS / 2], t[N_OFFSETS - 1]);
+  return t[N_OFFSETS / 2];
 }
 
 /* 3x. The raw chain graph in variants, timed interleaved. */
@@ -544,8 +586,6 @@ chain_experiments (AtomrDevice *device, CUfunction function, CUdeviceptr x, gdou
  * far one costs more.  If the times split with the offset, the memory
  * kinds of 3x (and the peers' chain rows) differ by where their x
  * happened to land. */
-#define N_OFFSETS 32
-#define OFFSET_STEP (4096 + 64)
 #define N_OFFSET_REPS 40
 
 static void
@@ -615,7 +655,7 @@ time_exec (CUgraphExec exec, CUstream stream)
  * destroy a stream), so every row after it measures the slower state;
  * CuPy's peer process, one stream, measures the faster one.  See
  * DESIGN-NOTES, "The chain replay's 20%". */
-static void
+static gdouble
 probe_places (AtomrDevice *device, CUfunction function, const gchar *when)
 {
   const AtomrCudaDriver *cu = ATOMR_CU;
@@ -638,6 +678,7 @@ probe_places (AtomrDevice *device, CUfunction function, const gchar *when)
   atomr_device_leave (device);
   printf ("# 3y probe %-30s chain replay over %d places: min %.2f, median %.2f, max %.2f us; "
           "the first probe's graph %.2f us\n", when, N_OFFSETS, t[0], t[N_OFFSETS / 2], t[N_OFFSETS - 1], kept);
+  return t[N_OFFSETS / 2];
 }
 
 /* The device address of @args' first argument (a buffer). */
@@ -686,8 +727,9 @@ percall_median (gdouble *t, guint n)
 typedef struct
 {
   gdouble raw_launch, raw_wait;       /* cuLaunchKernel; cuStreamSynchronize */
-  gdouble at_submit, at_to_reply, at_after; /* launch_async returns; its callback
-                                       * runs; the iteration that ran it returns */
+  gdouble at_whole, at_submit, at_to_reply, at_after; /* the whole; launch_async
+                                       * returns; its callback runs; the iteration
+                                       * that ran it returns */
 } RoundTripParts;
 
 typedef struct
@@ -705,17 +747,44 @@ stamp_result (GObject *source, GAsyncResult *result, gpointer user_data)
   r->result = g_object_ref (result);
 }
 
-/* 1. One round trip each, median. */
+/* One round trip through @actor: the whole, and the parts (launch_async
+ * returns; its callback runs; the iteration that ran it returns). */
 static void
-round_trip (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
-            AtomrLaunchConfig *config, AtomrKernelArgs *args, gdouble *raw, gdouble *at,
-            RoundTripParts *parts)
+atomr_round_trip (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfig *config,
+                  AtomrKernelArgs *args, gdouble *whole, gdouble *submit, gdouble *to_reply,
+                  gdouble *after)
+{
+  StampedResult r = { NULL, 0 };
+  g_autoptr(GError) error = NULL;
+  gdouble t0 = bench_now_us (), ts, te;
+
+  atomr_nvrtc_actor_launch_async (actor, kernel, config, args, NULL, stamp_result, &r);
+  ts = bench_now_us ();
+  while (r.result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  te = bench_now_us ();
+  if (!atomr_nvrtc_actor_launch_finish (actor, r.result, &error))
+    die ("launch", error);
+  g_object_unref (r.result);
+  *whole = bench_now_us () - t0;
+  *submit = ts - t0;
+  *to_reply = r.t - ts;
+  *after = te - r.t;
+}
+
+/* 1. One round trip each, median.  @noword (may be NULL): an actor whose
+ * stream has no fence word (made with ATOMR_FENCE_WORD=0), timed
+ * interleaved with @actor. */
+static void
+round_trip (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrNvrtcActor *noword,
+            AtomrKernel *kernel, AtomrLaunchConfig *config, AtomrKernelArgs *args,
+            gdouble *raw, gdouble *at, RoundTripParts *parts, RoundTripParts *noword_parts)
 {
   const AtomrCudaDriver *cu = ATOMR_CU;
-  g_autofree gdouble *t = g_new (gdouble, ROUND_TRIPS);
-  g_autofree gdouble *t1 = g_new (gdouble, ROUND_TRIPS);
-  g_autofree gdouble *t2 = g_new (gdouble, ROUND_TRIPS);
-  g_autofree gdouble *t3 = g_new (gdouble, ROUND_TRIPS);
+  g_autofree gdouble *t = g_new (gdouble, 8 * ROUND_TRIPS);
+  gdouble *t1 = t + ROUND_TRIPS, *t2 = t + 2 * ROUND_TRIPS, *t3 = t + 3 * ROUND_TRIPS;
+  gdouble *u = t + 4 * ROUND_TRIPS, *u1 = t + 5 * ROUND_TRIPS, *u2 = t + 6 * ROUND_TRIPS,
+          *u3 = t + 7 * ROUND_TRIPS;
   CUdeviceptr x = first_ptr (args);
   void *params[] = { &x };
   CUstream stream;
@@ -741,41 +810,111 @@ round_trip (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
   *raw = percall_median (t, ROUND_TRIPS);
   parts->raw_launch = bench_median (t1, ROUND_TRIPS);
   parts->raw_wait = bench_median (t2, ROUND_TRIPS);
+  *noword_parts = *parts;
+  probe_places (device, atomr_kernel_get_function (kernel), "after section 1's raw part:");
 
   for (guint i = 0; i < ROUND_TRIPS + WARMUP; i++)
     {
-      StampedResult r = { NULL, 0 };
-      g_autoptr(GError) error = NULL;
-      gdouble t0 = bench_now_us (), ts, te;
+      gdouble w, s1, s2, s3;
 
-      atomr_nvrtc_actor_launch_async (actor, kernel, config, args, NULL, stamp_result, &r);
-      ts = bench_now_us ();
-      while (r.result == NULL)
-        g_main_context_iteration (NULL, TRUE);
-      te = bench_now_us ();
-      if (!atomr_nvrtc_actor_launch_finish (actor, r.result, &error))
-        die ("launch", error);
-      g_object_unref (r.result);
+      atomr_round_trip (actor, kernel, config, args, &w, &s1, &s2, &s3);
       if (i >= WARMUP)
         {
-          t[i - WARMUP] = bench_now_us () - t0;
-          t1[i - WARMUP] = ts - t0;
-          t2[i - WARMUP] = r.t - ts;
-          t3[i - WARMUP] = te - r.t;
+          t[i - WARMUP] = w;
+          t1[i - WARMUP] = s1;
+          t2[i - WARMUP] = s2;
+          t3[i - WARMUP] = s3;
+        }
+      if (noword == NULL)
+        continue;
+      atomr_round_trip (noword, kernel, config, args, &w, &s1, &s2, &s3);
+      if (i >= WARMUP)
+        {
+          u[i - WARMUP] = w;
+          u1[i - WARMUP] = s1;
+          u2[i - WARMUP] = s2;
+          u3[i - WARMUP] = s3;
         }
     }
   *at = percall_median (t, ROUND_TRIPS);
+  parts->at_whole = *at;
   parts->at_submit = bench_median (t1, ROUND_TRIPS);
   parts->at_to_reply = bench_median (t2, ROUND_TRIPS);
   parts->at_after = bench_median (t3, ROUND_TRIPS);
+  noword_parts->at_whole = -1.0;
+  if (noword)
+    {
+      noword_parts->at_whole = bench_median (u, ROUND_TRIPS);
+      noword_parts->at_submit = bench_median (u1, ROUND_TRIPS);
+      noword_parts->at_to_reply = bench_median (u2, ROUND_TRIPS);
+      noword_parts->at_after = bench_median (u3, ROUND_TRIPS);
+    }
+}
+
+/* An actor whose context a thread of its own runs (2. EXPERIMENT): the
+ * submitting thread does the envelope's bookkeeping and queues, the
+ * actor's thread enqueues, so the two overlap. */
+typedef struct
+{
+  GMainContext *context;
+  GMainLoop    *loop;
+  GThread      *thread;
+} ActorThread;
+
+static gpointer
+actor_thread_main (gpointer data)
+{
+  ActorThread *at = data;
+
+  g_main_context_push_thread_default (at->context);
+  g_main_loop_run (at->loop);
+  g_main_context_pop_thread_default (at->context);
+  return NULL;
+}
+
+static gboolean
+quit_loop (gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_REMOVE;
+}
+
+static AtomrNvrtcActor *
+threaded_actor_new (AtomrDevice *device, ActorThread *at)
+{
+  g_autoptr(GError) error = NULL;
+  AtomrNvrtcActor *actor;
+
+  at->context = g_main_context_new ();
+  at->loop = g_main_loop_new (at->context, FALSE);
+  actor = atomr_actor_new_internal (ATOMR_TYPE_NVRTC_ACTOR, device, at->context, &error);
+  if (actor == NULL)
+    die ("threaded actor", error);
+  at->thread = g_thread_new ("bench-actor", actor_thread_main, at);
+  return actor;
+}
+
+static void
+threaded_actor_stop (ActorThread *at)
+{
+  GSource *quit = g_idle_source_new ();
+
+  g_source_set_callback (quit, quit_loop, at->loop, NULL);
+  g_source_attach (quit, at->context);
+  g_source_unref (quit);
+  g_thread_join (at->thread);
+  g_main_loop_unref (at->loop);
+  g_main_context_unref (at->context);
 }
 
 /* 2. PIPELINED tiny kernels, best of 3 each: total µs. */
 static void
 pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
            AtomrLaunchConfig *config, AtomrKernelArgs *args,
-           gdouble *raw, gdouble *at, gdouble *at_graph, guint *n_inc)
+           gdouble *raw, gdouble *at, gdouble *at_graph, gdouble *at_threaded, guint *n_inc)
 {
+  ActorThread athread;
+  g_autoptr(AtomrNvrtcActor) threaded = threaded_actor_new (device, &athread);
   const AtomrCudaDriver *cu = ATOMR_CU;
   CUdeviceptr x = first_ptr (args);
   void *params[] = { &x };
@@ -784,7 +923,7 @@ pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
   AtomrActor *actors[] = { ATOMR_ACTOR (actor) };
   CUstream stream;
 
-  *raw = *at = *at_graph = G_MAXDOUBLE;
+  *raw = *at = *at_graph = *at_threaded = G_MAXDOUBLE;
   atomr_device_enter (device, NULL);
   stream = raw_stream ();
   atomr_device_leave (device);
@@ -829,8 +968,17 @@ pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
       }
       if (rep > 0)
         *at_graph = MIN (*at_graph, bench_now_us () - t0);
-      *n_inc += 3 * PIPELINED;
+
+      t0 = bench_now_us ();
+      for (guint k = 0; k + 1 < PIPELINED; k++)
+        launch (threaded, kernel, config, args, NULL);
+      launch_wait (threaded, kernel, config, args);
+      if (rep > 0)
+        *at_threaded = MIN (*at_threaded, bench_now_us () - t0);
+      *n_inc += 4 * PIPELINED;
     }
+  g_clear_object (&threaded);
+  threaded_actor_stop (&athread);
   atomr_device_enter (device, NULL);
   raw_stream_done (stream);
   atomr_device_leave (device);
@@ -1253,7 +1401,10 @@ main (int argc, char **argv)
   g_autoptr(GBytes) got = NULL;
   const gchar *json_path = NULL;
   gdouble raw_eager, raw_graph, at_eager, at_graph, want;
-  RoundTripParts rt_parts;
+  RoundTripParts rt_parts, rt_noword;
+  gdouble places_raw, places_at;
+  g_autoptr(AtomrNvrtcActor) noword = NULL;
+  gdouble pl_threaded;
   gdouble rt_raw, rt_at, pl_raw, pl_at, pl_graph, h_raw, h_submit, h_complete;
   gdouble g_raw[2], g_at[2], g_graph[2];
   gdouble exp_raw[N_VARIANTS], at_spin0, at_spin5000, at_nohint, at_memalloc, offsets_us[N_OFFSETS], offsets_median = -1;
@@ -1288,10 +1439,27 @@ main (int argc, char **argv)
   launch_wait (actor, kernel, config, args);
   launch_wait (actor, empty, config, empty_args);
 
-  probe_places (device, atomr_kernel_get_function (kernel), "at the start:");
-  round_trip (device, actor, empty, config, empty_args, &rt_raw, &rt_at, &rt_parts);
+  /* The same actor without a fence word, for section 1's comparison:
+   * a stream reads ATOMR_FENCE_WORD when it first fences with a word. */
+  {
+    g_autofree gchar *saved = g_strdup (g_getenv ("ATOMR_FENCE_WORD"));
+
+    g_setenv ("ATOMR_FENCE_WORD", "0", TRUE);
+    noword = atomr_nvrtc_actor_new (device, &error);
+    if (noword == NULL)
+      die ("actor", error);
+    launch_wait (noword, empty, config, empty_args);
+    if (saved)
+      g_setenv ("ATOMR_FENCE_WORD", saved, TRUE);
+    else
+      g_unsetenv ("ATOMR_FENCE_WORD");
+  }
+
+  places_raw = probe_places (device, atomr_kernel_get_function (kernel), "at the start:");
+  places_at = atomr_chain_places (device, actor, kernel, config);
+  round_trip (device, actor, noword, empty, config, empty_args, &rt_raw, &rt_at, &rt_parts, &rt_noword);
   probe_places (device, atomr_kernel_get_function (kernel), "after section 1:");
-  pipelined (device, actor, kernel, config, args, &pl_raw, &pl_at, &pl_graph, &n_inc);
+  pipelined (device, actor, kernel, config, args, &pl_raw, &pl_at, &pl_graph, &pl_threaded, &n_inc);
   fence_experiments (device, atomr_kernel_get_function (empty), atomr_buffer_get_ptr (dummy),
                      atomr_kernel_get_function (kernel), atomr_buffer_get_ptr (x), fence_rt, fence_pipe, &n_inc);
   probe_places (device, atomr_kernel_get_function (kernel), "after the fence experiments:");
@@ -1350,6 +1518,10 @@ main (int argc, char **argv)
   printf ("##   parts (medians, us): raw cuLaunchKernel %.2f, cuStreamSynchronize %.2f; atomr launch_async %.2f,\n"
           "##   then its callback after %.2f, the iteration returns %.2f after the callback\n",
           rt_parts.raw_launch, rt_parts.raw_wait, rt_parts.at_submit, rt_parts.at_to_reply, rt_parts.at_after);
+  printf ("%-58s %12.2f %8.2f\n", "atomr exp: the same, no fence word (interleaved)", rt_noword.at_whole,
+          rt_noword.at_whole / rt_raw);
+  printf ("##   its parts: launch_async %.2f, callback after %.2f, the iteration returns %.2f after it\n",
+          rt_noword.at_submit, rt_noword.at_to_reply, rt_noword.at_after);
   printf ("## 1x. EXPERIMENTS (same run): how the host learns completion, raw, median of %d, interleaved\n",
           ROUND_TRIPS);
   for (guint v = 0; v < N_FENCE_RT; v++)
@@ -1370,6 +1542,8 @@ main (int argc, char **argv)
   printf ("%-58s %12.1f %8.3f\n", "atomr eager: launch_async x N, reply of the last", pl_at, pl_raw / pl_at);
   printf ("%-58s %12.1f %8.3f\n", "atomr graph: 100-launch graph replayed N/100 times", pl_graph,
           pl_raw / pl_graph);
+  printf ("%-58s %12.1f %8.3f\n", "atomr exp: eager, the actor's context on a thread of its own", pl_threaded,
+          pl_raw / pl_threaded);
   printf ("# atomr eager throughput / raw: %.3f (goal >= 0.97)\n", pl_raw / pl_at);
   printf ("## 3. chain of %d dependent tiny kernels, launch + wait, median of %d (ratio: time / raw eager)\n",
           CHAIN, N_CHAIN);
@@ -1445,6 +1619,7 @@ main (int argc, char **argv)
           "  \"empty_roundtrip_us\": {\"raw\": %.3f, \"atomr\": %.3f},\n"
           "  \"pipelined_10000_us\": {\"raw\": %.1f, \"atomr\": %.1f, \"atomr_graph\": %.1f},\n"
           "  \"chain_100_us\": {\"raw_eager\": %.2f, \"raw_graph\": %.2f, \"atomr_eager\": %.2f, \"atomr_graph\": %.2f},\n"
+          "  \"chain_100_places_us\": {\"raw\": %.2f, \"atomr\": %.2f},\n"
           "  \"gemm_256_fp32_us_per_call\": {\"raw\": %.3f, \"atomr\": %.3f, \"atomr_graph\": %.3f},\n"
           "  \"gemm_256_tf32_us_per_call\": {\"raw\": %.3f, \"atomr\": %.3f, \"atomr_graph\": %.3f},\n"
           "  \"host_cost_us_per_op\": {\"raw_launch\": %.3f, \"atomr_submit\": %.3f, \"atomr_complete\": %.3f},\n"
@@ -1455,7 +1630,7 @@ main (int argc, char **argv)
           "\"raw_no_upload_spin_query\": %.2f, \"atomr_no_spin_hint\": %.2f, \"atomr_spin_0\": %.2f, "
           "\"atomr_spin_5000\": %.2f}\n}\n",
           atomr_device_get_name (device), rt_raw, rt_at, pl_raw, pl_at, pl_graph,
-          raw_eager, raw_graph, at_eager, at_graph, g_raw[0], g_at[0], g_graph[0],
+          raw_eager, raw_graph, at_eager, at_graph, places_raw, places_at, g_raw[0], g_at[0], g_graph[0],
           g_raw[1], g_at[1], g_graph[1], h_raw, h_submit, h_complete,
           exp_raw[V_NO_UPLOAD], exp_raw[V_UPLOAD], exp_raw[V_CUPY], exp_raw[V_INST_UPLOAD],
           exp_raw[V_NODE_PRIORITY], exp_raw[V_BLOCKING], exp_raw[V_HIGH_PRIORITY], exp_raw[V_MEM_ALLOC],

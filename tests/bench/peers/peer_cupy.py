@@ -133,6 +133,7 @@ def main():
               f'the x of the chain row above is at 0x{x.data.ptr:x}')
         print('#   ' + ' '.join(f'{v:.1f}' for v in offs))
         rows['chain_100_graph_offsets_median_us'] = srt[16]
+        rows['chain_100_places_us'] = srt[16]   # the peers table's row
 
         # Experiment: the same 32 places after this process has twice made
         # a second stream, given it 200 launch + sync round trips and
@@ -233,6 +234,7 @@ def main():
             'chain_100_graph_noupload_us': atomr.get('chain_100_experiments_us', {}).get('raw_no_upload'),
             'chain_100_graph_async_pool_us': atomr.get('chain_100_experiments_us', {}).get('raw_mem_alloc_async'),
             'chain_100_graph_offsets_median_us': atomr.get('chain_100_experiments_us', {}).get('raw_offsets_median'),
+            'chain_100_places_us': atomr.get('chain_100_places_us', {}).get('atomr'),
             'gemm_256_fp32_us_per_call': atomr['gemm_256_fp32_us_per_call']['atomr'],
         }
     for key, value in rows.items():

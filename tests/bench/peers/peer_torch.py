@@ -23,6 +23,7 @@ import time
 PIPELINED = 10000
 CHAIN = 100
 N_CHAIN = 300
+N_PLACE = 60      # replays per place of the 3y sweep
 ROUND_TRIPS = 2000
 GEMM_N = 256
 GEMM_CALLS = 2000
@@ -95,6 +96,32 @@ def main():
                 t.append((time.perf_counter() - t0) * 1e6)
         rows['chain_100_graph_us'] = statistics.median(t)
 
+        # The replay over 32 places of x (bench-graph's 3y, steps of
+        # 4 KiB + 64 B in one tensor): where x lies moves a replay by up to
+        # 13%, so the peers table compares medians over the places.
+        step = (4096 + 64) // 4
+        big = torch.zeros(32 * step + 16, device=dev)
+        places = []
+        for o in range(32):
+            xo = big[o * step:o * step + 1]
+            sync()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=stream):
+                for _ in range(CHAIN):
+                    xo.add_(1.0)
+            t = []
+            for i in range(N_PLACE + 10):
+                t0 = time.perf_counter()
+                g.replay()
+                sync()
+                if i >= 10:
+                    t.append((time.perf_counter() - t0) * 1e6)
+            places.append(statistics.median(t))
+        places.sort()
+        rows['chain_100_places_us'] = places[16]
+        print(f'# peer_torch 3y: chain replay over 32 places of x: min {places[0]:.2f}, '
+              f'median {places[16]:.2f}, max {places[-1]:.2f} us')
+
         def sgemm_rows(n, calls):
             """SGEMM n^3 per call, FP32 then TF32: best of 5 batches of
             @calls pipelined torch.mm, into rows['gemm_<n>_<math>_us_per_call']."""
@@ -146,6 +173,7 @@ def main():
             'pipelined_10000_us': atomr['pipelined_10000_us']['atomr'],
             'chain_100_eager_us': atomr['chain_100_us']['atomr_eager'],
             'chain_100_graph_us': atomr['chain_100_us']['atomr_graph'],
+            'chain_100_places_us': atomr.get('chain_100_places_us', {}).get('atomr'),
             'gemm_256_fp32_us_per_call': atomr['gemm_256_fp32_us_per_call']['atomr'],
             'gemm_256_tf32_us_per_call': atomr['gemm_256_tf32_us_per_call']['atomr'],
         }
