@@ -37,6 +37,7 @@ G_BEGIN_DECLS
 #define MAX_LISTED_FAILURES 8
 
 typedef struct _ActorSource ActorSource;
+typedef struct _ActorThread ActorThread;
 
 typedef struct
 {
@@ -65,6 +66,11 @@ typedef struct
   guint               running;      /* op_run() depth, on the actor's context */
 
   GArray             *failures;     /* Failure, under source->lock: unreported failures */
+
+  gboolean            own_thread;   /* construct-only: a thread of its own runs @context */
+  gboolean            own_thread_refused; /* asked for with a context: init fails */
+  GThread            *thread;       /* that thread, until finalize */
+  ActorThread        *thread_state; /* what it shares with the actor (atomr-actor.c) */
 } AtomrActorPrivate;
 
 /* An observer with its data (atomr_actor_set_observer()). */
@@ -198,6 +204,7 @@ enum {
   PROP_SPIN_USEC,
   PROP_STREAM_ID,
   PROP_TIMEOUT_MS,
+  PROP_OWN_THREAD,
   N_PROPS
 };
 

@@ -98,6 +98,13 @@ atomr_actor_initable_init (GInitable     *initable,
                    "%s needs a device", G_OBJECT_TYPE_NAME (self));
       return FALSE;
     }
+  if (priv->own_thread_refused)
+    {
+      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                   "%s: own-thread makes the actor's context; it cannot also be given one "
+                   "(the \"context\" property)", G_OBJECT_TYPE_NAME (self));
+      return FALSE;
+    }
   return actor_ensure_stream (self, error);
 }
 
@@ -105,6 +112,39 @@ static void
 atomr_actor_initable_iface_init (GInitableIface *iface)
 {
   iface->init = atomr_actor_initable_init;
+}
+
+/* The thread of an actor made with #AtomrActor:own-thread and what it
+ * shares with the actor: the context to iterate and when to stop.  Not a
+ * GMainLoop: a g_main_loop_quit() that comes before the thread has entered
+ * g_main_loop_run() is lost (an actor finalized at once). */
+struct _ActorThread
+{
+  gatomicrefcount ref;
+  GMainContext   *context;
+  gint            stop;     /* atomic */
+};
+
+static void
+actor_thread_unref (ActorThread *at)
+{
+  if (!g_atomic_ref_count_dec (&at->ref))
+    return;
+  g_main_context_unref (at->context);
+  g_free (at);
+}
+
+static gpointer
+actor_thread_main (gpointer data)
+{
+  ActorThread *at = data;
+
+  g_main_context_push_thread_default (at->context);
+  while (!g_atomic_int_get (&at->stop))
+    g_main_context_iteration (at->context, TRUE);
+  g_main_context_pop_thread_default (at->context);
+  actor_thread_unref (at);
+  return NULL;
 }
 
 static void
@@ -116,6 +156,15 @@ atomr_actor_constructed (GObject *object)
 
   G_OBJECT_CLASS (atomr_actor_parent_class)->constructed (object);
 
+  /* A context of its own, for the thread started below; a context the
+   * caller gave stays theirs to run (initable_init says so). */
+  if (priv->own_thread && priv->context == NULL)
+    priv->context = g_main_context_new ();
+  else if (priv->own_thread)
+    {
+      priv->own_thread = FALSE;
+      priv->own_thread_refused = TRUE;
+    }
   if (priv->context == NULL)
     priv->context = g_main_context_ref_thread_default ();
   if (priv->name == NULL)
@@ -141,6 +190,17 @@ atomr_actor_constructed (GObject *object)
   g_source_set_can_recurse ((GSource *) src, TRUE);
   g_source_attach ((GSource *) src, priv->context);
   priv->source = src;
+
+  if (priv->own_thread)
+    {
+      /* The thread holds its state (and through it the context), never
+       * the actor: the actor's last reference may drop anywhere. */
+      priv->thread_state = g_new0 (ActorThread, 1);
+      g_atomic_ref_count_init (&priv->thread_state->ref);
+      priv->thread_state->context = g_main_context_ref (priv->context);
+      g_atomic_ref_count_inc (&priv->thread_state->ref);
+      priv->thread = g_thread_new (priv->name, actor_thread_main, priv->thread_state);
+    }
 
   atomr_inspector_env_attach (self);   /* ATOMR_INSPECT=1 */
 }
@@ -183,6 +243,19 @@ atomr_actor_finalize (GObject *object)
   if (priv->stream)
     atomr_host_stream_abandon (priv->stream);
   g_clear_pointer (&priv->stream, atomr_stream_unref);
+  if (priv->thread)
+    {
+      /* Finalized on that very thread (its last request let go of us
+       * there): it stops when this dispatch returns, nobody waits for it. */
+      g_atomic_int_set (&priv->thread_state->stop, 1);
+      g_main_context_wakeup (priv->thread_state->context);
+      if (g_thread_self () == priv->thread)
+        g_thread_unref (priv->thread);
+      else
+        g_thread_join (priv->thread);
+      priv->thread = NULL;
+    }
+  g_clear_pointer (&priv->thread_state, actor_thread_unref);
   g_clear_pointer (&priv->context, g_main_context_unref);
   g_clear_object (&priv->device);
   g_free (priv->name);
@@ -231,6 +304,9 @@ atomr_actor_get_property (GObject    *object,
     case PROP_TIMEOUT_MS:
       g_value_set_uint (value, priv->timeout_ms);
       break;
+    case PROP_OWN_THREAD:
+      g_value_set_boolean (value, priv->own_thread);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -271,6 +347,9 @@ atomr_actor_set_property (GObject      *object,
     case PROP_TIMEOUT_MS:
       atomr_actor_set_timeout_ms (self, g_value_get_uint (value));
       break;
+    case PROP_OWN_THREAD:
+      priv->own_thread = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -306,7 +385,9 @@ atomr_actor_class_init (AtomrActorClass *klass)
    * AtomrActor:context:
    *
    * The [struct@GLib.MainContext] whose iteration serves the actor's mailbox.  Default:
-   * the thread-default context of the constructing thread.
+   * the thread-default context of the constructing thread, or, with
+   * #AtomrActor:own-thread, a new context that the actor's own thread
+   * iterates.
    *
    * Since: 0.1
    */
@@ -404,6 +485,30 @@ atomr_actor_class_init (AtomrActorClass *klass)
   atomr_actor_properties[PROP_TIMEOUT_MS] =
     g_param_spec_uint ("timeout-ms", NULL, NULL, 0, G_MAXINT, 0,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+
+  /**
+   * AtomrActor:own-thread:
+   *
+   * Whether the actor runs on a thread of its own: a new
+   * [struct@GLib.MainContext], which that thread iterates, serves the
+   * actor's mailbox (#AtomrActor:context is that context; setting both is
+   * an error).  Requests then go to the GPU from that thread while the
+   * submitting thread goes on: no driver call on an application's main
+   * loop, and a burst of small requests overlaps the envelope's work on the
+   * submitting thread with the launches on the actor's thread (pipelined
+   * kernel launches: tests/bench/graph/bench-graph, section 2).  Replies
+   * still come back to the thread-default context of whoever asked.  A
+   * request on its own waits for that thread to wake up (a few
+   * microseconds); for the lowest latency of single requests leave it
+   * %FALSE (the default), which enqueues on the submitting thread when it
+   * owns the actor's context.  The thread ends when the actor is
+   * finalized.
+   *
+   * Since: 0.2
+   */
+  atomr_actor_properties[PROP_OWN_THREAD] =
+    g_param_spec_boolean ("own-thread", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 
   g_object_class_install_properties (object_class, N_PROPS, atomr_actor_properties);
 
@@ -529,6 +634,28 @@ atomr_actor_get_context (AtomrActor *self)
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
   g_return_val_if_fail (ATOMR_IS_ACTOR (self), NULL);
   return priv->context;
+}
+
+/**
+ * atomr_actor_get_own_thread:
+ * @self: an [class@Atomr.Actor]
+ *
+ * Gets whether the actor runs on a thread of its own.
+ *
+ * This is the value of the [property@Atomr.Actor:own-thread] property.
+ *
+ * Returns: %TRUE when a thread of the actor's own iterates its context
+ *
+ * Since: 0.2
+ */
+gboolean
+atomr_actor_get_own_thread (AtomrActor *self)
+{
+  AtomrActorPrivate *priv;
+
+  g_return_val_if_fail (ATOMR_IS_ACTOR (self), FALSE);
+  priv = atomr_actor_get_instance_private (self);
+  return priv->own_thread;
 }
 
 /**

@@ -177,6 +177,8 @@ AtomrDevice        *atomr_actor_get_device          (AtomrActor          *self);
 ATOMR_AVAILABLE_IN_ALL
 GMainContext       *atomr_actor_get_context         (AtomrActor          *self);
 ATOMR_AVAILABLE_IN_ALL
+gboolean            atomr_actor_get_own_thread      (AtomrActor          *self);
+ATOMR_AVAILABLE_IN_ALL
 const gchar        *atomr_actor_get_name            (AtomrActor          *self);
 ATOMR_AVAILABLE_IN_ALL
 void                atomr_actor_set_name            (AtomrActor          *self,

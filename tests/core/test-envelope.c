@@ -338,6 +338,121 @@ test_reply_context (void)
   g_main_context_unref (st.context);
 }
 
+typedef struct
+{
+  GAsyncResult **results;
+  guint          index;
+  guint         *next;    /* the index the next reply must have */
+} InOrder;
+
+static void
+store_in_order (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  InOrder *o = user_data;
+
+  g_assert_cmpuint (o->index, ==, *o->next);
+  (*o->next)++;
+  o->results[o->index] = g_object_ref (result);
+}
+
+static void
+note_enqueue_thread_only (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  g_atomic_pointer_set ((gpointer *) user_data, g_thread_self ());
+}
+
+/* Issue 17: an actor with a thread of its own.  The mailbox is served
+ * there (the submitting thread only queues), replies come back to the
+ * requester's context, a burst completes in order, the thread ends with
+ * the actor — also when the actor's last reference drops while a request
+ * is in flight — and own-thread with a context of the caller's is
+ * refused, not aborted. */
+static void
+test_own_thread (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(GBytes) data = pattern_bytes (64, 7);
+  GAsyncResult *results[200] = { NULL };
+  AtomrActor *actor;
+  GThread *enqueued = NULL, *replied = NULL;
+  InOrder order[G_N_ELEMENTS (results)];
+  guint next = 0;
+  gpointer weak;
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  actor = g_initable_new (ATOMR_TYPE_COPY_ACTOR, NULL, &error, "device", device, "own-thread", TRUE, NULL);
+  g_assert_no_error (error);
+  g_assert_true (atomr_actor_get_own_thread (actor));
+  g_assert_nonnull (atomr_actor_get_context (actor));
+  g_assert_false (atomr_actor_get_context (actor) == g_main_context_default ());
+  g_signal_connect (actor, "before-enqueue", G_CALLBACK (note_enqueue_thread_only), &enqueued);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 64, &error);
+  g_assert_no_error (error);
+
+  atomr_actor_upload_async (actor, buffer, data, NULL, reply_thread, &replied);
+  while (replied == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (replied == g_thread_self ());          /* the reply came home */
+  g_assert_nonnull (g_atomic_pointer_get (&enqueued));
+  g_assert_false (g_atomic_pointer_get (&enqueued) == g_thread_self ());   /* enqueued there */
+  g_assert_cmpmem (atomr_buffer_get_host_data (buffer), 64, g_bytes_get_data (data, NULL), 64);
+
+  /* A burst, replies in order of submission. */
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    {
+      order[i].results = results;
+      order[i].index = i;
+      order[i].next = &next;
+      atomr_actor_fill_async (actor, buffer, i, NULL, store_in_order, &order[i]);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    {
+      iterate_until ((gpointer *) &results[i]);
+      g_assert_true (atomr_actor_fill_finish (actor, results[i], &error));
+      g_assert_no_error (error);
+      g_object_unref (results[i]);
+    }
+  g_assert_cmpuint (next, ==, G_N_ELEMENTS (results));
+  g_assert_cmpuint (((const guint8 *) atomr_buffer_get_host_data (buffer))[5], ==, G_N_ELEMENTS (results) - 1);
+
+  /* The last reference drops while a request is in flight: the request
+   * keeps the actor, which goes (with its thread) after the reply. */
+  replied = NULL;
+  weak = actor;
+  g_object_add_weak_pointer (G_OBJECT (actor), &weak);
+  atomr_actor_upload_async (actor, buffer, data, NULL, reply_thread, &replied);
+  g_object_unref (actor);
+  while (replied == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  for (gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+       g_atomic_pointer_get (&weak) != NULL && g_get_monotonic_time () < deadline; )
+    {
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  g_assert_null (g_atomic_pointer_get (&weak));
+
+  /* Refused with a context of the caller's. */
+  {
+    g_autoptr(GMainContext) context = g_main_context_new ();
+    AtomrActor *refused = g_initable_new (ATOMR_TYPE_COPY_ACTOR, NULL, &error, "device", device,
+                                          "context", context, "own-thread", TRUE, NULL);
+    g_assert_null (refused);
+    g_assert_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "own-thread"));
+    g_clear_error (&error);
+  }
+
+  /* A binding's bare constructor: a thread starts and ends, nothing crashes. */
+  {
+    AtomrActor *bare = g_object_new (ATOMR_TYPE_COPY_ACTOR, "own-thread", TRUE, NULL);
+    g_assert_true (atomr_actor_get_own_thread (bare));
+    g_object_unref (bare);
+  }
+}
+
 static void
 test_cancellation (Fixture *f, gconstpointer data)
 {
@@ -1525,6 +1640,7 @@ main (int argc, char **argv)
   g_test_add ("/buffer/bad-arguments", Fixture, NULL, fixture_setup, test_bad_arguments, fixture_teardown);
   g_test_add ("/envelope/signal-order", Fixture, NULL, fixture_setup, test_signal_order, fixture_teardown);
   g_test_add_func ("/envelope/reply-context", test_reply_context);
+  g_test_add_func ("/envelope/own-thread", test_own_thread);
   g_test_add ("/envelope/cancellation", Fixture, NULL, fixture_setup, test_cancellation, fixture_teardown);
   g_test_add ("/envelope/keep-alive", Fixture, NULL, fixture_setup, test_keep_alive, fixture_teardown);
   g_test_add_func ("/envelope/hazards", test_hazards);
