@@ -1,7 +1,7 @@
 /* bench-chain-bare.c — the chain replay's 20%, without atomr
  *
  *     bench-chain-bare [MODE]     MODE: both (default), bare, churn, churn-graphs,
- *                                 keep, nofree, memfree, eager-first
+ *                                 keep, nofree, memfree, eager-first, regraph
  *
  * bench-graph's chain of 100 dependent tiny kernels, captured into one
  * graph per place of x (32 places in one allocation, steps of 4 KiB +
@@ -20,7 +20,8 @@
  * stream) before its chain rows.  Which part of the churn is the trigger
  * (the second stream's work, its destruction, the memory) is not known.
  * The modes keep, nofree, memfree and eager-first take the churn apart
- * (see churn()).  MODE both: three probes fresh, then five with the churn
+ * (see churn()); regraph probes graphs made at the start and graphs made
+ * after round trips of each kind (see regraph()).  MODE both: three probes fresh, then five with the churn
  * between them.
  * Informational: prints, asserts nothing.
  *
@@ -50,7 +51,9 @@
   X (cuStreamDestroy) X (cuMemAlloc) X (cuMemFree) X (cuMemsetD8Async) \
   X (cuStreamBeginCapture) X (cuStreamEndCapture) X (cuLaunchKernel) \
   X (cuGraphInstantiateWithFlags) X (cuGraphUpload) X (cuGraphLaunch) \
-  X (cuGraphExecDestroy) X (cuGraphDestroy) X (cuStreamSynchronize)
+  X (cuGraphExecDestroy) X (cuGraphDestroy) X (cuStreamSynchronize) \
+  X (cuEventCreate) X (cuEventRecord) X (cuEventQuery) X (cuStreamWriteValue32) \
+  X (cuMemHostAlloc) X (cuMemHostGetDevicePointer)
 
 #define NVRTC_FUNCS(X) \
   X (nvrtcCreateProgram) X (nvrtcCompileProgram) X (nvrtcGetCUBINSize) X (nvrtcGetCUBIN) \
@@ -243,6 +246,83 @@ probe (CUgraphExec *exec, CUstream stream, const char *what, double t_start)
   fflush (stdout);
 }
 
+/* Mode regraph: what makes graphs made later faster or slower.  Each
+ * step runs round trips of one kind, then probes the graphs made at the
+ * start ("old") and 32 graphs made after the step ("new", destroyed after
+ * their probe). */
+enum { RT_SYNC, RT_EVENT, RT_WORD };
+
+static void
+round_trips (CUfunction fn, CUstream s, CUdeviceptr x, int kind, int n)
+{
+  static CUevent ev;
+  static volatile unsigned int *word;
+  static CUdeviceptr dword;
+  static unsigned int seq;
+
+  if (ev == NULL)
+    {
+      check (api.cuEventCreate (&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+      check (api.cuMemHostAlloc ((void **) &word, 64, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
+      check (api.cuMemHostGetDevicePointer (&dword, (void *) word, 0), "cuMemHostGetDevicePointer");
+    }
+  for (int r = 0; r < n; r++)
+    {
+      void *params[] = { &x };
+      check (api.cuLaunchKernel (fn, 1, 1, 1, 32, 1, 1, 0, s, params, NULL), "cuLaunchKernel");
+      switch (kind)
+        {
+        case RT_SYNC:
+          check (api.cuStreamSynchronize (s), "cuStreamSynchronize");
+          break;
+        case RT_EVENT:
+          check (api.cuEventRecord (ev, s), "cuEventRecord");
+          while (api.cuEventQuery (ev) != CUDA_SUCCESS)
+            ;
+          break;
+        default:
+          check (api.cuEventRecord (ev, s), "cuEventRecord");
+          check (api.cuStreamWriteValue32 (s, dword, ++seq, 0), "cuStreamWriteValue32");
+          while (*word != seq)
+            ;
+          break;
+        }
+    }
+}
+
+static void
+regraph (CUfunction fn, CUstream stream, CUdeviceptr base, CUgraphExec *old, double t_start)
+{
+  static const struct { const char *what; int second; int kind; int n; } steps[] = {
+    { "nothing (fresh)", 0, RT_SYNC, 0 },
+    { "2000 sync round trips, same stream", 0, RT_SYNC, 2000 },
+    { "2000 sync round trips, 2nd stream", 1, RT_SYNC, 2000 },
+    { "2000 event-spin round trips, same", 0, RT_EVENT, 2000 },
+    { "2000 event-spin round trips, 2nd", 1, RT_EVENT, 2000 },
+    { "2000 word-spin round trips, 2nd", 1, RT_WORD, 2000 },
+    { "2000 sync round trips, same stream", 0, RT_SYNC, 2000 },
+  };
+  CUstream second = NULL;
+  CUgraphExec fresh[N_OFFSETS];
+
+  check (api.cuStreamCreate (&second, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+    {
+      char what[96];
+
+      round_trips (fn, steps[i].second ? second : stream, base, steps[i].kind, steps[i].n);
+      snprintf (what, sizeof what, "after %s: old graphs", steps[i].what);
+      probe (old, stream, what, t_start);
+      for (int o = 0; o < N_OFFSETS; o++)
+        fresh[o] = chain_exec (fn, base + (CUdeviceptr) o * STEP, stream);
+      check (api.cuStreamSynchronize (stream), "cuStreamSynchronize");
+      snprintf (what, sizeof what, "after %s: new graphs", steps[i].what);
+      probe (fresh, stream, what, t_start);
+      for (int o = 0; o < N_OFFSETS; o++)
+        api.cuGraphExecDestroy (fresh[o]);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -267,9 +347,9 @@ main (int argc, char **argv)
       flags = modes[i].flags;
   if (strcmp (mode, "both") == 0)
     flags = modes[0].flags;
-  if (flags < 0 && strcmp (mode, "bare") != 0)
+  if (flags < 0 && strcmp (mode, "bare") != 0 && strcmp (mode, "regraph") != 0)
     {
-      fprintf (stderr, "usage: bench-chain-bare [both|bare|churn|churn-graphs|keep|nofree|memfree|eager-first]\n");
+      fprintf (stderr, "usage: bench-chain-bare [both|bare|churn|churn-graphs|keep|nofree|memfree|eager-first|regraph]\n");
       return 2;
     }
   if (!load ())
@@ -302,6 +382,11 @@ main (int argc, char **argv)
 
   printf ("# bench-chain-bare: the chain of %d replayed (launch + sync), x at %d places; "
           "median over the places of the median of %d; mode %s\n", CHAIN, N_OFFSETS, REPS, mode);
+  if (strcmp (mode, "regraph") == 0)
+    {
+      regraph (fn, stream, base, exec, now_us ());
+      return 0;
+    }
   n_fresh = strcmp (mode, "both") == 0 ? 3 : strcmp (mode, "bare") == 0 ? 8 : 1;
   n_churned = strcmp (mode, "bare") == 0 ? 0 : strcmp (mode, "both") == 0 ? 5 : 7;
   t_start = now_us ();

@@ -23,6 +23,10 @@ ROWS = [
      ('graph', 'empty_roundtrip_us', 'raw'), ('graph', 'empty_roundtrip_us', 'atomr')),
     ('pipelined_10000_us', '10 000 pipelined tiny kernels',
      ('graph', 'pipelined_10000_us', 'raw'), ('graph', 'pipelined_10000_us', 'atomr')),
+    # the same workload through an actor with a thread of its own
+    # (AtomrActor:own-thread); the peers' figures are their pipelined row's
+    ('pipelined_10000_us', '10 000 pipelined tiny kernels, atomr: own-thread actor',
+     ('graph', 'pipelined_10000_us', 'raw'), ('graph', 'pipelined_10000_us', 'atomr_own_thread')),
     ('chain_100_eager_us', 'chain of 100, eager',
      ('graph', 'chain_100_us', 'raw_eager'), ('graph', 'chain_100_us', 'atomr_eager')),
     ('chain_100_graph_us', 'chain of 100, graph replay',
