@@ -722,7 +722,7 @@ op_complete (AtomrOp  *op,
         }
     }
 
-  priv->n_completed++;
+  __atomic_store_n (&priv->n_completed, priv->n_completed + 1, __ATOMIC_RELAXED);   /* read from any thread */
   if (op->replied)
     {
       /* Timed out and answered: the GPU is done with its buffers now. */

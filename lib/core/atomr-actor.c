@@ -973,7 +973,7 @@ atomr_actor_get_n_completed (AtomrActor *self)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (self);
   g_return_val_if_fail (ATOMR_IS_ACTOR (self), 0);
-  return priv->n_completed;
+  return __atomic_load_n (&priv->n_completed, __ATOMIC_RELAXED);
 }
 
 void

@@ -528,6 +528,50 @@ test_word_fence (void)
   atomr_device_leave (device);
 }
 
+/* An actor with a thread of its own on the GPU: a burst of fills enqueued
+ * there while this thread submits, a download by an actor of this thread
+ * ordered after them, then the other way round (the own-thread actor
+ * reads what this thread's actor wrote). */
+static void
+test_own_thread (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrCopyActor) threaded = NULL, local = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  g_autoptr(GAsyncResult) down = NULL, up = NULL, down2 = NULL;
+  g_autoptr(GBytes) got = NULL, got2 = NULL;
+  g_autoptr(GBytes) data = random_bytes (1 << 20);
+  const gint32 *v;
+
+  if (!need_device ())
+    return;
+  threaded = g_initable_new (ATOMR_TYPE_COPY_ACTOR, NULL, &error, "device", device, "own-thread", TRUE, NULL);
+  g_assert_no_error (error);
+  local = atomr_copy_actor_new (device, &error);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_I32, 1 << 18, &error);
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < 500; i++)
+    atomr_actor_fill_async (ATOMR_ACTOR (threaded), buffer, i, NULL, NULL, NULL);
+  atomr_actor_download_async (ATOMR_ACTOR (local), buffer, NULL, store_result, &down);
+  wait_for (&down);
+  got = atomr_actor_download_finish (ATOMR_ACTOR (local), down, &error);
+  g_assert_no_error (error);
+  v = g_bytes_get_data (got, NULL);
+  g_assert_cmpint (v[0], ==, 499);
+  g_assert_cmpint (v[(1 << 18) - 1], ==, 499);
+
+  atomr_actor_upload_async (ATOMR_ACTOR (local), buffer, data, NULL, store_result, &up);
+  atomr_actor_download_async (ATOMR_ACTOR (threaded), buffer, NULL, store_result, &down2);
+  wait_for (&down2);
+  got2 = atomr_actor_download_finish (ATOMR_ACTOR (threaded), down2, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got2, data));
+  wait_for (&up);
+  g_assert_true (atomr_actor_upload_finish (ATOMR_ACTOR (local), up, &error));
+  g_assert_cmpuint (atomr_actor_get_n_completed (ATOMR_ACTOR (threaded)), >=, 501);
+}
+
 /* Issue 8, item 12: another library switched this thread's context (here:
  * to none).  The old cache of the current context went stale, and the next
  * allocation ran without a context (CUDA_ERROR_INVALID_CONTEXT). */
@@ -1165,6 +1209,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/core/pool-cache-ordering", test_pool_cache_ordering);
   g_test_add_func ("/gpu/core/completion-modes", test_completion_modes);
   g_test_add_func ("/gpu/core/word-fence", test_word_fence);
+  g_test_add_func ("/gpu/core/own-thread", test_own_thread);
   g_test_add_func ("/gpu/core/timing-and-trace", test_timing_and_trace);
   g_test_add_func ("/gpu/core/stale-after-reset", test_stale_after_reset);
   g_test_add_func ("/gpu/core/pool-cache-generation", test_pool_cache_generation);
