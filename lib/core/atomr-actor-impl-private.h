@@ -63,7 +63,6 @@ typedef struct
   gint64              n_ended_early; /* atomic: freed without reaching the GPU */
   gint64              n_failed;      /* atomic: answered with an error (not cancelled) */
   ActorSource        *source;
-  guint               running;      /* op_run() depth, on the actor's context */
 
   GArray             *failures;     /* Failure, under source->lock: unreported failures */
 
@@ -116,6 +115,10 @@ struct _ActorSource
                                * owner reads it without the lock */
   ObserverSlot  observer_pending; /* under lock: set by atomr_actor_set_observer */
   gint          n_graveyard;  /* atomic: its length, without its lock */
+  gint          running;      /* atomic: op_run() depth (enqueues under way), on
+                               * the actor's context; the mailbox waits meanwhile */
+  guint         pops;         /* requests popped from the mailbox, under lock
+                               * (the pump's check that no nested pump ran) */
 };
 
 struct _AtomrOp

@@ -517,13 +517,13 @@ op_run (AtomrOp *op)
 
   /* From here to the end of the enqueue, requests submitted on this
    * thread (from a handler) queue behind this one. */
-  priv->running++;
+  g_atomic_int_inc (&priv->source->running);
   tls_op_run_depth++;
   op_emit (op, SIGNAL_BEFORE_ENQUEUE);
 
   if (!atomr_device_enter (priv->device, &error))
     {
-      priv->running--;
+      g_atomic_int_add (&priv->source->running, -1);
       tls_op_run_depth--;
       op_reply_error (op, error);
       return;
@@ -564,7 +564,7 @@ op_run (AtomrOp *op)
 
   if (!ok)
     {
-      priv->running--;
+      g_atomic_int_add (&priv->source->running, -1);
       tls_op_run_depth--;
       if (error->domain == ATOMR_ERROR && error->code == ATOMR_ERROR_CONTEXT_POISONED)
         atomr_device_report_result (priv->device, op->generation, CUDA_ERROR_LAUNCH_FAILED);
@@ -579,7 +579,7 @@ op_run (AtomrOp *op)
 
   /* 4. Completion: fence now, or share the fence of this batch. */
   atomr_vec_add (&priv->source->unfenced, op);
-  priv->running--;
+  g_atomic_int_add (&priv->source->running, -1);
   tls_op_run_depth--;
   /* Nothing in flight: nothing to share a fence with, and a request on its
    * own is the latency case; its fence goes in now instead of after a
@@ -1201,7 +1201,7 @@ atomr_op_submit (AtomrOp *op)
   /* A context just acquired is owned: the ownership check (another
    * look-up of the thread's GThread) only for contexts taken before. */
   inline_run = was_empty && (acquired || g_main_context_is_owner (priv->context)) &&
-               priv->running == 0 && op_deps_ready (op, NULL, NULL);
+               g_atomic_int_get (&src->running) == 0 && op_deps_ready (op, NULL, NULL);
   if (!inline_run)
     {
       g_queue_push_tail (&src->mailbox, op);

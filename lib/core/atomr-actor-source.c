@@ -173,6 +173,8 @@ mailbox_ready (ActorSource *src)
     return TRUE;
   if (g_atomic_int_get (&src->working))
     return FALSE;               /* the worker wakes us when it is done */
+  if (g_atomic_int_get (&src->running))
+    return FALSE;               /* an iteration inside an enqueue: after it */
   if (g_atomic_int_get (&src->n_mail) == 0)
     return FALSE;
   return src->blocked == NULL || atomr_slot_check (src->blocked, NULL);
@@ -374,20 +376,45 @@ actor_pump (AtomrActor   *self,
   answer_cancelled (src);
 
   /* The mailbox runs in order; its head may wait for another actor to
-   * enqueue what it depends on (then that actor's slot wakes us). */
-  for (;;)
+   * enqueue what it depends on (then that actor's slot wakes us).  Only
+   * this context pops, so the head seen under the lock stays the head:
+   * one critical section per request pops it and looks at the next (a
+   * thread submitting a burst to an actor with a thread of its own
+   * contends for this lock).  The next one is looked at again when it was
+   * NULL (a request may have come meanwhile) or when the work of the one
+   * run went to a worker (op_start_work put it back at the head) or a
+   * nested pump popped meanwhile. */
+  /* A pump inside an enqueue of this actor (a handler iterated the
+   * context: the source may recurse) leaves the mailbox alone: what is
+   * queued comes after the request being enqueued. */
+  op = NULL;
+  if (g_atomic_int_get (&src->running) == 0)
     {
       g_mutex_lock (&src->lock);
       op = g_queue_peek_head (&src->mailbox);
       g_mutex_unlock (&src->lock);
-      if (op == NULL || g_atomic_int_get (&src->working) ||
-          !op_deps_ready (op, wake, &src->blocked))
-        break;
+    }
+  while (op != NULL && !g_atomic_int_get (&src->working) && op_deps_ready (op, wake, &src->blocked))
+    {
+      AtomrOp *next;
+      guint pops;
+
       g_mutex_lock (&src->lock);
       g_queue_pop_head (&src->mailbox);
       g_atomic_int_dec_and_test (&src->n_mail);
+      next = g_queue_peek_head (&src->mailbox);
+      pops = ++src->pops;
       g_mutex_unlock (&src->lock);
       op_run (op);
+      /* A handler that iterated the context ran a pump of its own, which
+       * may have popped @next already (the source may recurse). */
+      if (next == NULL || g_atomic_int_get (&src->working) || src->pops != pops)
+        {
+          g_mutex_lock (&src->lock);
+          next = g_queue_peek_head (&src->mailbox);
+          g_mutex_unlock (&src->lock);
+        }
+      op = next;
     }
   /* One fence for what this pass enqueued (and for inline requests made
    * since the last iteration). */

@@ -94,7 +94,7 @@ sync_drive_slot (AtomrSlot    *slot,
         break;
       if (!g_main_context_acquire (priv->context))
         break;   /* another thread runs that context: it will go on */
-      if (priv->running > 0)
+      if (g_atomic_int_get (&priv->source->running) > 0)
         {
           g_main_context_release (priv->context);
           break;   /* inside its enqueue on this stack */

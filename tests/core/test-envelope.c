@@ -453,6 +453,73 @@ test_own_thread (void)
   }
 }
 
+typedef struct
+{
+  GMainContext *context;
+  guint         depth;
+  guint         enqueued;
+} NestedPump;
+
+static void
+iterate_in_handler (AtomrActor *actor, AtomrLaunchInfo *info, gpointer user_data)
+{
+  NestedPump *np = user_data;
+
+  np->enqueued++;
+  if (np->depth++ == 0)
+    while (g_main_context_iteration (np->context, FALSE))
+      ;
+  np->depth--;
+}
+
+/* A before-enqueue handler that iterates the actor's context runs a pump
+ * inside the pump (the source may recurse), which takes the requests
+ * queued behind the one being enqueued.  The outer pump must not run them
+ * again: each is enqueued once and answered once, in order. */
+static void
+test_nested_pump (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  GAsyncResult *results[6] = { NULL };
+  InOrder order[G_N_ELEMENTS (results)];
+  NestedPump np = { context, 0, 0 };
+  guint next = 0;
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, context, &error);
+  g_assert_no_error (error);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 16, &error);
+  g_assert_no_error (error);
+  g_signal_connect (actor, "before-enqueue", G_CALLBACK (iterate_in_handler), &np);
+
+  /* Nobody iterates @context and it is not this thread's: all queue. */
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    {
+      order[i] = (InOrder) { results, i, &next };
+      atomr_actor_fill_async (actor, buffer, i, NULL, store_in_order, &order[i]);
+    }
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  g_assert_cmpuint (np.enqueued, ==, G_N_ELEMENTS (results));
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    {
+      while (results[i] == NULL)
+        {
+          g_main_context_iteration (context, FALSE);
+          g_main_context_iteration (NULL, FALSE);
+        }
+      g_assert_true (atomr_actor_fill_finish (actor, results[i], &error));
+      g_assert_no_error (error);
+      g_object_unref (results[i]);
+    }
+  g_assert_cmpuint (next, ==, G_N_ELEMENTS (results));
+  g_assert_cmpuint (((const guint8 *) atomr_buffer_get_host_data (buffer))[0], ==, G_N_ELEMENTS (results) - 1);
+}
+
 static void
 test_cancellation (Fixture *f, gconstpointer data)
 {
@@ -1641,6 +1708,7 @@ main (int argc, char **argv)
   g_test_add ("/envelope/signal-order", Fixture, NULL, fixture_setup, test_signal_order, fixture_teardown);
   g_test_add_func ("/envelope/reply-context", test_reply_context);
   g_test_add_func ("/envelope/own-thread", test_own_thread);
+  g_test_add_func ("/envelope/nested-pump", test_nested_pump);
   g_test_add ("/envelope/cancellation", Fixture, NULL, fixture_setup, test_cancellation, fixture_teardown);
   g_test_add ("/envelope/keep-alive", Fixture, NULL, fixture_setup, test_keep_alive, fixture_teardown);
   g_test_add_func ("/envelope/hazards", test_hazards);
