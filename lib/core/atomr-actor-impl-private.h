@@ -70,6 +70,7 @@ typedef struct
   gboolean            own_thread_refused; /* asked for with a context: init fails */
   GThread            *thread;       /* that thread, until finalize */
   ActorThread        *thread_state; /* what it shares with the actor (atomr-actor.c) */
+  GError             *thread_error; /* the thread could not be started */
 } AtomrActorPrivate;
 
 /* An observer with its data (atomr_actor_set_observer()). */

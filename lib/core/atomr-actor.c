@@ -98,6 +98,13 @@ atomr_actor_initable_init (GInitable     *initable,
                    "%s needs a device", G_OBJECT_TYPE_NAME (self));
       return FALSE;
     }
+  if (priv->own_thread && priv->thread == NULL && priv->thread_error)
+    {
+      /* G_THREAD_ERROR, as g_thread_try_new() said it */
+      g_propagate_prefixed_error (error, g_error_copy (priv->thread_error),
+                                  "%s: could not start the actor's own thread: ", G_OBJECT_TYPE_NAME (self));
+      return FALSE;
+    }
   if (priv->own_thread_refused)
     {
       g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
@@ -199,7 +206,10 @@ atomr_actor_constructed (GObject *object)
       g_atomic_ref_count_init (&priv->thread_state->ref);
       priv->thread_state->context = g_main_context_ref (priv->context);
       g_atomic_ref_count_inc (&priv->thread_state->ref);
-      priv->thread = g_thread_new (priv->name, actor_thread_main, priv->thread_state);
+      priv->thread = g_thread_try_new (priv->name, actor_thread_main, priv->thread_state,
+                                       &priv->thread_error);
+      if (priv->thread == NULL)
+        actor_thread_unref (priv->thread_state);   /* the thread's reference */
     }
 
   atomr_inspector_env_attach (self);   /* ATOMR_INSPECT=1 */
@@ -256,6 +266,7 @@ atomr_actor_finalize (GObject *object)
       priv->thread = NULL;
     }
   g_clear_pointer (&priv->thread_state, actor_thread_unref);
+  g_clear_error (&priv->thread_error);
   g_clear_pointer (&priv->context, g_main_context_unref);
   g_clear_object (&priv->device);
   g_free (priv->name);
