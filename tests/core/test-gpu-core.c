@@ -378,6 +378,28 @@ store_enqueue (AtomrOp *op, GError **error)
                            "cuLaunchKernel", error);
 }
 
+/* Uploads fresh random bytes to @buffer through @writer and at once
+ * downloads them through @reader: the download must wait for the upload
+ * (another actor's write), and see exactly its bytes. */
+static void
+upload_then_download (AtomrActor *writer, AtomrActor *reader, AtomrBuffer *buffer)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) data = random_bytes (atomr_buffer_get_byte_size (buffer));
+  g_autoptr(GAsyncResult) up = NULL, down = NULL;
+  g_autoptr(GBytes) got = NULL;
+
+  atomr_actor_upload_async (writer, buffer, data, NULL, store_result, &up);
+  atomr_actor_download_async (reader, buffer, NULL, store_result, &down);
+  wait_for (&down);
+  got = atomr_actor_download_finish (reader, down, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (got, data));
+  wait_for (&up);
+  g_assert_true (atomr_actor_upload_finish (writer, up, &error));
+  g_assert_no_error (error);
+}
+
 /* Hand-written PTX: spins @cycles clocks, then stores @v at @p. */
 static const char spin_store_ptx[] =
   ".version 8.0\n"
@@ -506,20 +528,7 @@ test_word_fence (void)
     g_assert_no_error (error);
     atomr_actor_set_completion_mode (ATOMR_ACTOR (writer), ATOMR_COMPLETION_POLL);
     for (guint i = 0; i < 20; i++)
-      {
-        g_autoptr(GBytes) data = random_bytes (8 << 20);
-        g_autoptr(GAsyncResult) up = NULL, down = NULL;
-        g_autoptr(GBytes) got = NULL;
-
-        atomr_actor_upload_async (ATOMR_ACTOR (writer), buffer, data, NULL, store_result, &up);
-        atomr_actor_download_async (ATOMR_ACTOR (reader), buffer, NULL, store_result, &down);
-        wait_for (&down);
-        got = atomr_actor_download_finish (ATOMR_ACTOR (reader), down, &error);
-        g_assert_no_error (error);
-        g_assert_true (g_bytes_equal (got, data));
-        wait_for (&up);
-        g_assert_true (atomr_actor_upload_finish (ATOMR_ACTOR (writer), up, &error));
-      }
+      upload_then_download (ATOMR_ACTOR (writer), ATOMR_ACTOR (reader), buffer);
   }
 
   g_assert_true (atomr_device_enter (device, &error));
@@ -538,9 +547,8 @@ test_own_thread (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(AtomrCopyActor) threaded = NULL, local = NULL;
   g_autoptr(AtomrBuffer) buffer = NULL;
-  g_autoptr(GAsyncResult) down = NULL, up = NULL, down2 = NULL;
-  g_autoptr(GBytes) got = NULL, got2 = NULL;
-  g_autoptr(GBytes) data = random_bytes (1 << 20);
+  g_autoptr(GAsyncResult) down = NULL;
+  g_autoptr(GBytes) got = NULL;
   const gint32 *v;
 
   if (!need_device ())
@@ -561,14 +569,7 @@ test_own_thread (void)
   g_assert_cmpint (v[0], ==, 499);
   g_assert_cmpint (v[(1 << 18) - 1], ==, 499);
 
-  atomr_actor_upload_async (ATOMR_ACTOR (local), buffer, data, NULL, store_result, &up);
-  atomr_actor_download_async (ATOMR_ACTOR (threaded), buffer, NULL, store_result, &down2);
-  wait_for (&down2);
-  got2 = atomr_actor_download_finish (ATOMR_ACTOR (threaded), down2, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_bytes_equal (got2, data));
-  wait_for (&up);
-  g_assert_true (atomr_actor_upload_finish (ATOMR_ACTOR (local), up, &error));
+  upload_then_download (ATOMR_ACTOR (local), ATOMR_ACTOR (threaded), buffer);
   g_assert_cmpuint (atomr_actor_get_n_completed (ATOMR_ACTOR (threaded)), >=, 501);
 }
 

@@ -781,13 +781,18 @@ round_trip (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrNvrtcActor *noword
             gdouble *raw, gdouble *at, RoundTripParts *parts, RoundTripParts *noword_parts)
 {
   const AtomrCudaDriver *cu = ATOMR_CU;
+  AtomrNvrtcActor *actors[2] = { actor, noword };
+  RoundTripParts *out[2] = { parts, noword_parts };
+  /* [actor][whole, submit, to reply, after]: ROUND_TRIPS samples each */
   g_autofree gdouble *t = g_new (gdouble, 8 * ROUND_TRIPS);
-  gdouble *t1 = t + ROUND_TRIPS, *t2 = t + 2 * ROUND_TRIPS, *t3 = t + 3 * ROUND_TRIPS;
-  gdouble *u = t + 4 * ROUND_TRIPS, *u1 = t + 5 * ROUND_TRIPS, *u2 = t + 6 * ROUND_TRIPS,
-          *u3 = t + 7 * ROUND_TRIPS;
+  gdouble *col[2][4];
   CUdeviceptr x = first_ptr (args);
   void *params[] = { &x };
   CUstream stream;
+
+  for (guint a = 0; a < 2; a++)
+    for (guint c = 0; c < 4; c++)
+      col[a][c] = t + (4 * a + c) * ROUND_TRIPS;
 
   atomr_device_enter (device, NULL);
   stream = raw_stream ();
@@ -800,55 +805,42 @@ round_trip (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrNvrtcActor *noword
       check (cu->cuStreamSynchronize (stream), "cuStreamSynchronize");
       if (i >= WARMUP)
         {
-          t[i - WARMUP] = bench_now_us () - t0;
-          t1[i - WARMUP] = tl - t0;
-          t2[i - WARMUP] = t0 + t[i - WARMUP] - tl;
+          col[0][0][i - WARMUP] = bench_now_us () - t0;
+          col[0][1][i - WARMUP] = tl - t0;
+          col[0][2][i - WARMUP] = t0 + col[0][0][i - WARMUP] - tl;
         }
     }
   raw_stream_done (stream);
   atomr_device_leave (device);
-  *raw = percall_median (t, ROUND_TRIPS);
-  parts->raw_launch = bench_median (t1, ROUND_TRIPS);
-  parts->raw_wait = bench_median (t2, ROUND_TRIPS);
+  *raw = percall_median (col[0][0], ROUND_TRIPS);
+  parts->raw_launch = bench_median (col[0][1], ROUND_TRIPS);
+  parts->raw_wait = bench_median (col[0][2], ROUND_TRIPS);
   *noword_parts = *parts;
+  noword_parts->at_whole = -1.0;
   probe_places (device, atomr_kernel_get_function (kernel), "after section 1's raw part:");
 
+  /* The two actors interleaved, one round trip each per step. */
   for (guint i = 0; i < ROUND_TRIPS + WARMUP; i++)
-    {
-      gdouble w, s1, s2, s3;
+    for (guint a = 0; a < 2; a++)
+      {
+        gdouble v[4];
 
-      atomr_round_trip (actor, kernel, config, args, &w, &s1, &s2, &s3);
-      if (i >= WARMUP)
-        {
-          t[i - WARMUP] = w;
-          t1[i - WARMUP] = s1;
-          t2[i - WARMUP] = s2;
-          t3[i - WARMUP] = s3;
-        }
-      if (noword == NULL)
-        continue;
-      atomr_round_trip (noword, kernel, config, args, &w, &s1, &s2, &s3);
-      if (i >= WARMUP)
-        {
-          u[i - WARMUP] = w;
-          u1[i - WARMUP] = s1;
-          u2[i - WARMUP] = s2;
-          u3[i - WARMUP] = s3;
-        }
-    }
-  *at = percall_median (t, ROUND_TRIPS);
-  parts->at_whole = *at;
-  parts->at_submit = bench_median (t1, ROUND_TRIPS);
-  parts->at_to_reply = bench_median (t2, ROUND_TRIPS);
-  parts->at_after = bench_median (t3, ROUND_TRIPS);
-  noword_parts->at_whole = -1.0;
-  if (noword)
+        if (actors[a] == NULL)
+          continue;
+        atomr_round_trip (actors[a], kernel, config, args, &v[0], &v[1], &v[2], &v[3]);
+        for (guint c = 0; i >= WARMUP && c < 4; c++)
+          col[a][c][i - WARMUP] = v[c];
+      }
+  for (guint a = 0; a < 2; a++)
     {
-      noword_parts->at_whole = bench_median (u, ROUND_TRIPS);
-      noword_parts->at_submit = bench_median (u1, ROUND_TRIPS);
-      noword_parts->at_to_reply = bench_median (u2, ROUND_TRIPS);
-      noword_parts->at_after = bench_median (u3, ROUND_TRIPS);
+      if (actors[a] == NULL)
+        continue;
+      out[a]->at_whole = percall_median (col[a][0], ROUND_TRIPS);
+      out[a]->at_submit = bench_median (col[a][1], ROUND_TRIPS);
+      out[a]->at_to_reply = bench_median (col[a][2], ROUND_TRIPS);
+      out[a]->at_after = bench_median (col[a][3], ROUND_TRIPS);
     }
+  *at = parts->at_whole;
 }
 
 /* 2. PIPELINED tiny kernels, best of 3 each: total µs. */
@@ -859,8 +851,9 @@ pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
 {
   /* The same actor with a thread of its own (AtomrActor:own-thread): the
    * launches go to the GPU from that thread while this one submits. */
-  g_autoptr(AtomrNvrtcActor) threaded = g_initable_new (ATOMR_TYPE_NVRTC_ACTOR, NULL, NULL, "device", device,
-                                                        "own-thread", TRUE, NULL);
+  g_autoptr(GError) thread_error = NULL;
+  g_autoptr(AtomrNvrtcActor) threaded = g_initable_new (ATOMR_TYPE_NVRTC_ACTOR, NULL, &thread_error,
+                                                        "device", device, "own-thread", TRUE, NULL);
   const AtomrCudaDriver *cu = ATOMR_CU;
   CUdeviceptr x = first_ptr (args);
   void *params[] = { &x };
@@ -869,6 +862,8 @@ pipelined (AtomrDevice *device, AtomrNvrtcActor *actor, AtomrKernel *kernel,
   AtomrActor *actors[] = { ATOMR_ACTOR (actor) };
   CUstream stream;
 
+  if (threaded == NULL)
+    die ("own-thread actor", thread_error);
   *raw = *at = *at_graph = *at_threaded = G_MAXDOUBLE;
   atomr_device_enter (device, NULL);
   stream = raw_stream ();

@@ -82,41 +82,32 @@ def main():
             if i >= 20:
                 t.append((time.perf_counter() - t0) * 1e6)
         rows['chain_100_eager_us'] = statistics.median(t)
-        sync()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=stream):
-            for _ in range(CHAIN):
-                x.add_(1.0)
-        t = []
-        for i in range(N_CHAIN + 20):
-            t0 = time.perf_counter()
-            graph.replay()
+
+        def chain_replay(xt, reps, warmup):
+            """The chain of 100 x.add_ on @xt captured into a graph, and
+            the median of replay + synchronize over @reps replays."""
             sync()
-            if i >= 20:
-                t.append((time.perf_counter() - t0) * 1e6)
-        rows['chain_100_graph_us'] = statistics.median(t)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=stream):
+                for _ in range(CHAIN):
+                    xt.add_(1.0)
+            t = []
+            for i in range(reps + warmup):
+                t0 = time.perf_counter()
+                g.replay()
+                sync()
+                if i >= warmup:
+                    t.append((time.perf_counter() - t0) * 1e6)
+            return statistics.median(t)
+
+        rows['chain_100_graph_us'] = chain_replay(x, N_CHAIN, 20)
 
         # The replay over 32 places of x (bench-graph's 3y, steps of
         # 4 KiB + 64 B in one tensor): where x lies moves a replay by up to
         # 13%, so the peers table compares medians over the places.
         step = (4096 + 64) // 4
         big = torch.zeros(32 * step + 16, device=dev)
-        places = []
-        for o in range(32):
-            xo = big[o * step:o * step + 1]
-            sync()
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=stream):
-                for _ in range(CHAIN):
-                    xo.add_(1.0)
-            t = []
-            for i in range(N_PLACE + 10):
-                t0 = time.perf_counter()
-                g.replay()
-                sync()
-                if i >= 10:
-                    t.append((time.perf_counter() - t0) * 1e6)
-            places.append(statistics.median(t))
+        places = [chain_replay(big[o * step:o * step + 1], N_PLACE, 10) for o in range(32)]
         places.sort()
         rows['chain_100_places_us'] = places[16]
         print(f'# peer_torch 3y: chain replay over 32 places of x: min {places[0]:.2f}, '
