@@ -85,8 +85,9 @@ AtomrFence  *atomr_stream_record         (AtomrStream  *stream,
  * word cannot report (the GPU never writes it after a fault) are learnt
  * from the event, asked every few queries.  The latency case: a request
  * with nothing else in flight.  The word write failing leaves a plain
- * fence, not an error.  Records on one stream must not race (an actor's
- * stream: its context's owner). */
+ * fence, not an error.  A number is taken and written under the stream's
+ * lock, so the numbers the GPU writes only grow, each after its own event;
+ * callers may race. */
 AtomrFence  *atomr_stream_record_word    (AtomrStream  *stream,
                                           gint          kind,
                                           GError      **error);
