@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "atomr-actor-impl-private.h"
+#include "atomr-stamps-private.h"
 #include "atomr-free-list-private.h"
 
 /* Freed operations kept for reuse, per thread (atomr-free-list-private.h):
@@ -412,6 +413,8 @@ op_run (AtomrOp *op)
   CUevent start = NULL;
   gboolean ok = TRUE;
 
+  atomr_stamp (ATOMR_STAMP_RUN);
+
   if (op->replied)
     {
       g_atomic_pointer_add (&priv->n_ended_early, 1);
@@ -537,6 +540,7 @@ op_run (AtomrOp *op)
         atomr_launch_info_add_dependency (op->info, atomr_slot_get_sequence (op->deps.data[i]));
     }
 
+  atomr_stamp (ATOMR_STAMP_ENTERED);
   /* 3. Enqueue. */
   if (ok && priv->timing)
     {
@@ -561,6 +565,7 @@ op_run (AtomrOp *op)
   if (start)
     atomr_device_return_event (priv->device, op->generation, start, ATOMR_EVENT_TIMING);
   atomr_device_leave (priv->device);
+  atomr_stamp (ATOMR_STAMP_ENQUEUED);
 
   if (!ok)
     {
@@ -590,6 +595,7 @@ op_run (AtomrOp *op)
       atomr_ring_len (&priv->source->inflight) == 0 ||
       (priv->mode != ATOMR_COMPLETION_ADAPTIVE && priv->mode != ATOMR_COMPLETION_POLL))
     actor_flush (self);
+  atomr_stamp (ATOMR_STAMP_RUN_END);
 }
 
 /* Records one fence after the operations enqueued since the last flush,
@@ -778,8 +784,10 @@ op_new (gpointer             actor,
         gboolean             with_task)
 {
   AtomrActorPrivate *priv = atomr_actor_get_instance_private (actor);
-  AtomrOp *op = op_alloc ();
+  AtomrOp *op;
 
+  atomr_stamp (ATOMR_STAMP_NEW);
+  op = op_alloc ();
   atomr_vec_init (&op->reads);
   atomr_vec_init (&op->writes);
   atomr_vec_init (&op->deps);
@@ -1111,6 +1119,7 @@ atomr_op_submit (AtomrOp *op)
   ActorSource *src = priv->source;
   gboolean inline_run, was_empty, wake = FALSE, acquired = FALSE;
 
+  atomr_stamp (ATOMR_STAMP_SUBMIT);
   /* An actor built bare (g_object_new(), a binding's constructor) has no
    * device and no stream: every request fails, none crashes. */
   if (G_UNLIKELY (priv->device == NULL))
@@ -1218,12 +1227,14 @@ atomr_op_submit (AtomrOp *op)
     }
   g_mutex_unlock (&src->lock);
 
+  atomr_stamp (ATOMR_STAMP_MAILBOX);
   if (inline_run)
     op_run (op);
   else if (wake)
     source_wake (src);
   if (acquired)
     g_main_context_release (priv->context);
+  atomr_stamp (ATOMR_STAMP_SUBMIT_END);
 }
 
 void

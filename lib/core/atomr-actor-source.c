@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "atomr-actor-impl-private.h"
+#include "atomr-stamps-private.h"
 
 /* ------------------------------------------------------------------ */
 /* Waking the actor up                                                  */
@@ -431,7 +432,9 @@ actor_pump (AtomrActor   *self,
         src->head_since = 0;
         if (t_seen == 0 && g_atomic_int_get (&src->has_observer))
           t_seen = atomr_launch_info_now_ns ();
+        atomr_stamp (ATOMR_STAMP_DONE);
         op_complete (op, res, t_seen);
+        atomr_stamp (ATOMR_STAMP_COMPLETED);
       }
   }
   /* Replies often submit the next request right away (inline, since we

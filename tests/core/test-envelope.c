@@ -15,6 +15,7 @@
 #include <atomr.h>
 #include "core/atomr-actor-private.h"
 #include "core/atomr-stream-private.h"
+#include "core/atomr-stamps-private.h"
 #include "core-test-util.h"
 
 typedef struct {
@@ -518,6 +519,55 @@ test_nested_pump (void)
     }
   g_assert_cmpuint (next, ==, G_N_ELEMENTS (results));
   g_assert_cmpuint (((const guint8 *) atomr_buffer_get_host_data (buffer))[0], ==, G_N_ELEMENTS (results) - 1);
+}
+
+/* ATOMR_ENVELOPE_STAMPS: with stamping on, every request run inline on
+ * its home thread passes each step of the submit path once, in order, and
+ * its completion is counted; off, nothing is added. */
+static void
+test_envelope_stamps (void)
+{
+  g_autoptr(AtomrDevice) device = atomr_device_new_host ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AtomrActor) actor = NULL;
+  g_autoptr(AtomrBuffer) buffer = NULL;
+  const guint n = 50;
+
+  atomr_device_set_host_autocomplete (device, TRUE);
+  actor = atomr_actor_new_internal (ATOMR_TYPE_COPY_ACTOR, device, NULL, &error);
+  g_assert_no_error (error);
+  buffer = atomr_buffer_new (device, ATOMR_DTYPE_U8, 16, &error);
+  g_assert_no_error (error);
+
+  atomr_stamps_set_enabled (TRUE);
+  atomr_stamps_reset ();
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GAsyncResult) result = NULL;
+
+      atomr_actor_fill_async (actor, buffer, i, NULL, store_result, &result);
+      iterate_until ((gpointer *) &result);
+      g_assert_true (atomr_actor_fill_finish (actor, result, &error));
+    }
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_NEW, ATOMR_STAMP_SUBMIT), ==, n);
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_SUBMIT, ATOMR_STAMP_MAILBOX), ==, n);
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_MAILBOX, ATOMR_STAMP_RUN), ==, n);   /* inline */
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_RUN, ATOMR_STAMP_ENTERED), ==, n);
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_ENTERED, ATOMR_STAMP_ENQUEUED), ==, n);
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_ENQUEUED, ATOMR_STAMP_RUN_END), ==, n);
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_RUN_END, ATOMR_STAMP_SUBMIT_END), ==, n);
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_DONE, ATOMR_STAMP_COMPLETED), ==, n);
+  g_assert_cmpfloat (atomr_stamps_get_mean_ns (ATOMR_STAMP_SUBMIT, ATOMR_STAMP_MAILBOX), >, 0.0);
+
+  atomr_stamps_set_enabled (FALSE);
+  {
+    g_autoptr(GAsyncResult) result = NULL;
+
+    atomr_actor_fill_async (actor, buffer, 1, NULL, store_result, &result);
+    iterate_until ((gpointer *) &result);
+    g_assert_true (atomr_actor_fill_finish (actor, result, &error));
+  }
+  g_assert_cmpuint (atomr_stamps_get_count (ATOMR_STAMP_NEW, ATOMR_STAMP_SUBMIT), ==, n);
 }
 
 static void
@@ -1709,6 +1759,7 @@ main (int argc, char **argv)
   g_test_add_func ("/envelope/reply-context", test_reply_context);
   g_test_add_func ("/envelope/own-thread", test_own_thread);
   g_test_add_func ("/envelope/nested-pump", test_nested_pump);
+  g_test_add_func ("/envelope/stamps", test_envelope_stamps);
   g_test_add ("/envelope/cancellation", Fixture, NULL, fixture_setup, test_cancellation, fixture_teardown);
   g_test_add ("/envelope/keep-alive", Fixture, NULL, fixture_setup, test_keep_alive, fixture_teardown);
   g_test_add_func ("/envelope/hazards", test_hazards);
