@@ -15,6 +15,8 @@
  */
 #pragma once
 
+#include <stdio.h>
+
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -60,5 +62,9 @@ gdouble  atomr_stamps_get_mean_ns   (AtomrStamp from,
                                      AtomrStamp to);
 G_GNUC_INTERNAL
 void     atomr_stamps_reset         (void);
+/* Writes the table (every pair seen) to @out, under a @title (nullable). */
+G_GNUC_INTERNAL
+void     atomr_stamps_print         (FILE        *out,
+                                     const gchar *title);
 
 G_END_DECLS

@@ -63,25 +63,33 @@ ns_per_tick (void)
 #endif
 }
 
-static void
-print_table (void)
+void
+atomr_stamps_print (FILE        *out,
+                    const gchar *title)
 {
   gdouble scale = ns_per_tick ();
 
-  fprintf (stderr, "# atomr envelope stamps: mean ns from one step to the next on one thread (count)\n");
+  fprintf (out, "# atomr envelope stamps%s%s: mean ns from one step to the next on one thread (count)\n",
+           title ? ", " : "", title ? title : "");
   for (guint a = 0; a < ATOMR_N_STAMPS; a++)
     for (guint b = 0; b < ATOMR_N_STAMPS; b++)
       {
         guint64 n = __atomic_load_n (&counts[a][b], __ATOMIC_RELAXED);
         if (n > 0)
-          fprintf (stderr, "#   %-10s -> %-10s %10.1f ns  (%" G_GUINT64_FORMAT ")\n", stamp_names[a],
+          fprintf (out, "#   %-10s -> %-10s %10.1f ns  (%" G_GUINT64_FORMAT ")\n", stamp_names[a],
                    stamp_names[b], scale * (gdouble) __atomic_load_n (&sums[a][b], __ATOMIC_RELAXED) / (gdouble) n,
                    n);
       }
 }
 
 static void
-stamps_init (gboolean enabled, gboolean print_at_exit)
+print_at_exit (void)
+{
+  atomr_stamps_print (stderr, NULL);
+}
+
+static void
+stamps_init (gboolean enabled, gboolean print_at_exit_too)
 {
   static gsize once;
 
@@ -89,8 +97,8 @@ stamps_init (gboolean enabled, gboolean print_at_exit)
     {
       ticks0 = ticks ();
       ns0 = mono_ns ();
-      if (print_at_exit)
-        atexit (print_table);
+      if (print_at_exit_too)
+        atexit (print_at_exit);
       g_once_init_leave (&once, 1);
     }
   g_atomic_int_set (&atomr_stamps_state, enabled ? 1 : 0);
