@@ -45,7 +45,7 @@ void     atomr_stamp_slow           (AtomrStamp stamp);
 static inline void
 atomr_stamp (AtomrStamp stamp)
 {
-  if (G_UNLIKELY (atomr_stamps_state != 0))
+  if (G_UNLIKELY (__atomic_load_n (&atomr_stamps_state, __ATOMIC_RELAXED) != 0))
     atomr_stamp_slow (stamp);
 }
 
