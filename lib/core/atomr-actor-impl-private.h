@@ -67,10 +67,11 @@ typedef struct
   GArray             *failures;     /* Failure, under source->lock: unreported failures */
 
   gboolean            own_thread;   /* construct-only: a thread of its own runs @context */
-  gboolean            own_thread_refused; /* asked for with a context: init fails */
   GThread            *thread;       /* that thread, until finalize */
   ActorThread        *thread_state; /* what it shares with the actor (atomr-actor.c) */
-  GError             *thread_error; /* the thread could not be started */
+  GError             *own_thread_error; /* init fails with it: own-thread asked for
+                                         * with a context, or the thread could not
+                                         * be started */
 } AtomrActorPrivate;
 
 /* An observer with its data (atomr_actor_set_observer()). */

@@ -404,6 +404,23 @@ atomr_op_run_on_worker (AtomrOp         *op,
   op->work = work;
 }
 
+/* An enqueue of the source's actor under way (op_run's steps 2-4): the
+ * actor's mailbox waits (src->running, read by prepare and the pump), and
+ * a _sync on this thread would deadlock (tls_op_run_depth). */
+static inline void
+enqueue_begin (ActorSource *src)
+{
+  g_atomic_int_inc (&src->running);
+  tls_op_run_depth++;
+}
+
+static inline void
+enqueue_end (ActorSource *src)
+{
+  g_atomic_int_add (&src->running, -1);
+  tls_op_run_depth--;
+}
+
 void
 op_run (AtomrOp *op)
 {
@@ -520,14 +537,12 @@ op_run (AtomrOp *op)
 
   /* From here to the end of the enqueue, requests submitted on this
    * thread (from a handler) queue behind this one. */
-  g_atomic_int_inc (&priv->source->running);
-  tls_op_run_depth++;
+  enqueue_begin (priv->source);
   op_emit (op, SIGNAL_BEFORE_ENQUEUE);
 
   if (!atomr_device_enter (priv->device, &error))
     {
-      g_atomic_int_add (&priv->source->running, -1);
-      tls_op_run_depth--;
+      enqueue_end (priv->source);
       op_reply_error (op, error);
       return;
     }
@@ -569,8 +584,7 @@ op_run (AtomrOp *op)
 
   if (!ok)
     {
-      g_atomic_int_add (&priv->source->running, -1);
-      tls_op_run_depth--;
+      enqueue_end (priv->source);
       if (error->domain == ATOMR_ERROR && error->code == ATOMR_ERROR_CONTEXT_POISONED)
         atomr_device_report_result (priv->device, op->generation, CUDA_ERROR_LAUNCH_FAILED);
       op_reply_error (op, error);
@@ -584,8 +598,7 @@ op_run (AtomrOp *op)
 
   /* 4. Completion: fence now, or share the fence of this batch. */
   atomr_vec_add (&priv->source->unfenced, op);
-  g_atomic_int_add (&priv->source->running, -1);
-  tls_op_run_depth--;
+  enqueue_end (priv->source);
   /* Nothing in flight: nothing to share a fence with, and a request on its
    * own is the latency case; its fence goes in now instead of after a
    * round of the main loop (which then lay on the path from the GPU's

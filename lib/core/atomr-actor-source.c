@@ -361,6 +361,18 @@ observer_adopt (ActorSource *src)
 /* One pass over the actor: run what the mailbox allows, fence it, complete
  * what the GPU finished.  On the actor's context (or by a _sync that
  * acquired it); @wake is the context to wake when a blocked head may go. */
+/* The mailbox's head, under its lock (submitters append meanwhile). */
+static AtomrOp *
+mailbox_head (ActorSource *src)
+{
+  AtomrOp *op;
+
+  g_mutex_lock (&src->lock);
+  op = g_queue_peek_head (&src->mailbox);
+  g_mutex_unlock (&src->lock);
+  return op;
+}
+
 void
 actor_pump (AtomrActor   *self,
             GMainContext *wake,
@@ -388,13 +400,7 @@ actor_pump (AtomrActor   *self,
   /* A pump inside an enqueue of this actor (a handler iterated the
    * context: the source may recurse) leaves the mailbox alone: what is
    * queued comes after the request being enqueued. */
-  op = NULL;
-  if (g_atomic_int_get (&src->running) == 0)
-    {
-      g_mutex_lock (&src->lock);
-      op = g_queue_peek_head (&src->mailbox);
-      g_mutex_unlock (&src->lock);
-    }
+  op = g_atomic_int_get (&src->running) == 0 ? mailbox_head (src) : NULL;
   while (op != NULL && !g_atomic_int_get (&src->working) && op_deps_ready (op, wake, &src->blocked))
     {
       AtomrOp *next;
@@ -410,11 +416,7 @@ actor_pump (AtomrActor   *self,
       /* A handler that iterated the context ran a pump of its own, which
        * may have popped @next already (the source may recurse). */
       if (next == NULL || g_atomic_int_get (&src->working) || src->pops != pops)
-        {
-          g_mutex_lock (&src->lock);
-          next = g_queue_peek_head (&src->mailbox);
-          g_mutex_unlock (&src->lock);
-        }
+        next = mailbox_head (src);
       op = next;
     }
   /* One fence for what this pass enqueued (and for inline requests made

@@ -98,18 +98,9 @@ atomr_actor_initable_init (GInitable     *initable,
                    "%s needs a device", G_OBJECT_TYPE_NAME (self));
       return FALSE;
     }
-  if (priv->own_thread && priv->thread == NULL && priv->thread_error)
+  if (priv->own_thread_error)
     {
-      /* G_THREAD_ERROR, as g_thread_try_new() said it */
-      g_propagate_prefixed_error (error, g_error_copy (priv->thread_error),
-                                  "%s: could not start the actor's own thread: ", G_OBJECT_TYPE_NAME (self));
-      return FALSE;
-    }
-  if (priv->own_thread_refused)
-    {
-      g_set_error (error, ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
-                   "%s: own-thread makes the actor's context; it cannot also be given one "
-                   "(the \"context\" property)", G_OBJECT_TYPE_NAME (self));
+      g_propagate_error (error, g_error_copy (priv->own_thread_error));
       return FALSE;
     }
   return actor_ensure_stream (self, error);
@@ -170,7 +161,9 @@ atomr_actor_constructed (GObject *object)
   else if (priv->own_thread)
     {
       priv->own_thread = FALSE;
-      priv->own_thread_refused = TRUE;
+      priv->own_thread_error = g_error_new (ATOMR_ERROR, ATOMR_ERROR_INVALID_ARGUMENT,
+                                        "%s: own-thread makes the actor's context; it cannot also be "
+                                        "given one (the \"context\" property)", G_OBJECT_TYPE_NAME (self));
     }
   if (priv->context == NULL)
     priv->context = g_main_context_ref_thread_default ();
@@ -207,9 +200,14 @@ atomr_actor_constructed (GObject *object)
       priv->thread_state->context = g_main_context_ref (priv->context);
       g_atomic_ref_count_inc (&priv->thread_state->ref);
       priv->thread = g_thread_try_new (priv->name, actor_thread_main, priv->thread_state,
-                                       &priv->thread_error);
+                                       &priv->own_thread_error);
       if (priv->thread == NULL)
-        actor_thread_unref (priv->thread_state);   /* the thread's reference */
+        {
+          /* G_THREAD_ERROR, as g_thread_try_new() said it; init fails with it */
+          g_prefix_error (&priv->own_thread_error, "%s: could not start the actor's own thread: ",
+                          G_OBJECT_TYPE_NAME (self));
+          actor_thread_unref (priv->thread_state);   /* the thread's reference */
+        }
     }
 
   atomr_inspector_env_attach (self);   /* ATOMR_INSPECT=1 */
@@ -266,7 +264,7 @@ atomr_actor_finalize (GObject *object)
       priv->thread = NULL;
     }
   g_clear_pointer (&priv->thread_state, actor_thread_unref);
-  g_clear_error (&priv->thread_error);
+  g_clear_error (&priv->own_thread_error);
   g_clear_pointer (&priv->context, g_main_context_unref);
   g_clear_object (&priv->device);
   g_free (priv->name);
