@@ -94,7 +94,9 @@ struct _ActorSource
   GWeakRef      actor;
   GMainContext *context;      /* strong: woken from other threads */
   GMutex        lock;
-  GQueue        mailbox;      /* AtomrOp*, under lock */
+  GQueue        mailbox;      /* AtomrOp*, under lock; the links are the
+                               * operations' own (mail_link): push and pop
+                               * them with the _link functions only */
   gint          n_mail;       /* atomic */
   gint          n_cancelled;  /* atomic: a queued request's cancellable fired */
   GMainContext *extra_wake;   /* under lock: a _sync driving the actor */
@@ -179,6 +181,9 @@ struct _AtomrOp
   gpointer            on_completed_data;
   const gchar        *capture_forbidden; /* why the request cannot be captured */
   guint               spin_usec;  /* adaptive polling window, 0: the actor's */
+  GList               mail_link;  /* its place in the mailbox (no GList
+                                   * allocated per request, and none freed
+                                   * on the actor's thread) */
   /* Small requests live here: one allocation less per operation (a
    * kernel launch of up to about a dozen arguments, a cuBLAS request of
    * 272 bytes).  Last member:
@@ -422,6 +427,15 @@ op_run (AtomrOp *op);
 G_GNUC_INTERNAL
 void
 actor_flush (AtomrActor *self);
+
+/* On the owner of the actor's context: completes the requests in flight
+ * whose fences passed, oldest first.  @quiet: only while they are quiet
+ * ones (nobody to reply to, no handler, nothing kept for the caller), so
+ * that no code but ours runs: what op_run() does in a burst. */
+G_GNUC_INTERNAL
+void
+actor_complete_done (ActorSource *src,
+                     gboolean     quiet);
 
 /* @t_seen: when the host saw @op done (atomr_launch_info_now_ns()), read
  * once per completion pass and only for an observer; 0 if not read. */

@@ -18,6 +18,9 @@
  * request. */
 static __thread AtomrFreeList *tls_op_list;
 static GPrivate op_list_key = G_PRIVATE_INIT (atomr_free_list_destroy);
+/* Operations freed on another thread than the submitting one: an actor
+ * with a thread of its own completes them there. */
+static AtomrFreeDepot op_depot;
 
 /* op_alloc() clears everything but the inline storage, the last member. */
 G_STATIC_ASSERT (G_STRUCT_OFFSET (AtomrOp, inline_data) + sizeof (((AtomrOp *) NULL)->inline_data) ==
@@ -27,7 +30,7 @@ G_STATIC_ASSERT (G_STRUCT_OFFSET (AtomrOp, inline_data) % 16 == 0);
 AtomrOp *
 op_alloc (void)
 {
-  AtomrOp *op = atomr_free_list_pop (tls_op_list);
+  AtomrOp *op = atomr_free_list_pop_full (&tls_op_list, &op_list_key, g_free, &op_depot);
 
   if (op == NULL)
     return g_new0 (AtomrOp, 1);
@@ -40,7 +43,7 @@ op_alloc (void)
 void
 op_dealloc (AtomrOp *op)
 {
-  atomr_free_list_push (&tls_op_list, &op_list_key, op);
+  atomr_free_list_push_depot (&tls_op_list, &op_list_key, op, g_free, &op_depot);
 }
 
 /* ------------------------------------------------------------------ */
@@ -379,7 +382,8 @@ op_start_work (AtomrOp *op)
     }
   g_atomic_int_set (&op->work_state, WORK_RUNNING);
   g_mutex_lock (&src->lock);
-  g_queue_push_head (&src->mailbox, op);
+  op->mail_link.data = op;
+  g_queue_push_head_link (&src->mailbox, &op->mail_link);
   g_atomic_int_inc (&src->n_mail);
   g_atomic_int_set (&src->working, 1);
   g_mutex_unlock (&src->lock);
@@ -604,9 +608,22 @@ op_run (AtomrOp *op)
    * round of the main loop (which then lay on the path from the GPU's
    * completion to the reply whenever the kernel was shorter than it).
    * A burst pays one fence more: its first request's. */
-  if (priv->timing || priv->source->unfenced.len >= MAX_COALESCE ||
-      atomr_ring_len (&priv->source->inflight) == 0 ||
-      (priv->mode != ATOMR_COMPLETION_ADAPTIVE && priv->mode != ATOMR_COMPLETION_POLL))
+  if (priv->source->unfenced.len >= MAX_COALESCE)
+    {
+      actor_flush (self);
+      /* A burst: a thread submitting thousands of requests without
+       * iterating (or an own-thread actor's pump working through its
+       * mailbox) would otherwise keep every one of them, a few hundred
+       * bytes each, until the burst ends — megabytes of memory, cold when
+       * the next request is made in it, where a finished batch's memory
+       * is reused hot from the free lists.  One fence query per batch;
+       * only requests whose completion runs none of the application's
+       * code (op_is_quiet()), as nothing of it may run inside this call. */
+      if (atomr_ring_len (&priv->source->inflight) >= 2 * MAX_COALESCE)
+        actor_complete_done (priv->source, TRUE);
+    }
+  else if (priv->timing || atomr_ring_len (&priv->source->inflight) == 0 ||
+           (priv->mode != ATOMR_COMPLETION_ADAPTIVE && priv->mode != ATOMR_COMPLETION_POLL))
     actor_flush (self);
   atomr_stamp (ATOMR_STAMP_RUN_END);
 }
@@ -1226,7 +1243,8 @@ atomr_op_submit (AtomrOp *op)
                g_atomic_int_get (&src->running) == 0 && op_deps_ready (op, NULL, NULL);
   if (!inline_run)
     {
-      g_queue_push_tail (&src->mailbox, op);
+      op->mail_link.data = op;
+      g_queue_push_tail_link (&src->mailbox, &op->mail_link);
       g_atomic_int_inc (&src->n_mail);
       /* One wake-up per burst: a request queued behind others needs none.
        * The mailbox is popped under this lock, so when it was not empty

@@ -358,6 +358,44 @@ observer_adopt (ActorSource *src)
     old.destroy (old.data);
 }
 
+/* Whether completing @op runs nothing but the library's code: no reply,
+ * no handler of the completion signals, no destroy notify of the caller's
+ * (atomr_op_keep()), no barrier (which collects failures for a reply). */
+static inline gboolean
+op_is_quiet (AtomrOp *op)
+{
+  return op->reply == NULL && op->task == NULL && op->on_completed == NULL && op->keep == NULL &&
+         !op->barrier && !op->replied &&
+         (op->signal_mask & ((1u << SIGNAL_BEFORE_COMPLETE) | (1u << SIGNAL_AFTER_COMPLETE))) == 0;
+}
+
+void
+actor_complete_done (ActorSource *src,
+                     gboolean     quiet)
+{
+  /* An observer's completion time: one clock read per pass, not per
+   * operation (those sharing a fence were seen done together). */
+  gint64 t_seen = 0;
+  AtomrOp *op;
+  CUresult res;
+
+  while ((op = atomr_ring_peek_head (&src->inflight)) && (!quiet || op_is_quiet (op)) &&
+         op_is_done (op, &res))
+    {
+      /* A failure reports to the device, whose handlers are the
+       * application's: left to the pump (the fence keeps its outcome). */
+      if (quiet && res != CUDA_SUCCESS)
+        break;
+      atomr_ring_pop_head (&src->inflight);
+      src->head_since = 0;
+      if (t_seen == 0 && g_atomic_int_get (&src->has_observer))
+        t_seen = atomr_launch_info_now_ns ();
+      atomr_stamp (ATOMR_STAMP_DONE);
+      op_complete (op, res, t_seen);
+      atomr_stamp (ATOMR_STAMP_COMPLETED);
+    }
+}
+
 /* One pass over the actor: run what the mailbox allows, fence it, complete
  * what the GPU finished.  On the actor's context (or by a _sync that
  * acquired it); @wake is the context to wake when a blocked head may go. */
@@ -382,7 +420,6 @@ actor_pump (AtomrActor   *self,
   ActorSource *src = priv->source;
   gpointer rec;
   AtomrOp *op;
-  CUresult res;
 
   if (G_UNLIKELY (g_atomic_int_get (&src->observer_changed)))
     observer_adopt (src);
@@ -407,7 +444,7 @@ actor_pump (AtomrActor   *self,
       guint pops;
 
       g_mutex_lock (&src->lock);
-      g_queue_pop_head (&src->mailbox);
+      g_queue_pop_head_link (&src->mailbox);
       g_atomic_int_dec_and_test (&src->n_mail);
       next = g_queue_peek_head (&src->mailbox);
       pops = ++src->pops;
@@ -423,22 +460,7 @@ actor_pump (AtomrActor   *self,
    * since the last iteration). */
   actor_flush (self);
 
-  {
-    /* An observer's completion time: one clock read per pass, not per
-     * operation (those sharing a fence were seen done together). */
-    gint64 t_seen = 0;
-
-    while ((op = atomr_ring_peek_head (&src->inflight)) && op_is_done (op, &res))
-      {
-        atomr_ring_pop_head (&src->inflight);
-        src->head_since = 0;
-        if (t_seen == 0 && g_atomic_int_get (&src->has_observer))
-          t_seen = atomr_launch_info_now_ns ();
-        atomr_stamp (ATOMR_STAMP_DONE);
-        op_complete (op, res, t_seen);
-        atomr_stamp (ATOMR_STAMP_COMPLETED);
-      }
-  }
+  actor_complete_done (src, FALSE);
   /* Replies often submit the next request right away (inline, since we
    * own the context): fence it now rather than one iteration later. */
   actor_flush (self);

@@ -55,3 +55,55 @@ atomr_free_list_destroy (gpointer data)
     list->free_block (list->blocks[i]);
   g_free (list);
 }
+
+void
+atomr_free_depot_push (AtomrFreeDepot *depot,
+                       gpointer        block)
+{
+  gpointer head;
+
+  g_atomic_int_inc (&depot->n);
+  do
+    {
+      head = g_atomic_pointer_get (&depot->head);
+      *(gpointer *) block = head;
+    }
+  while (!g_atomic_pointer_compare_and_exchange (&depot->head, head, block));
+}
+
+gpointer
+atomr_free_list_refill (AtomrFreeList **home,
+                        GPrivate       *key,
+                        GDestroyNotify  free_block,
+                        AtomrFreeDepot *depot)
+{
+  AtomrFreeList *list = *home;
+  gpointer chain = g_atomic_pointer_exchange (&depot->head, NULL);
+  gpointer block, next;
+  gint taken = 1;
+
+  if (chain == NULL)
+    return NULL;
+  if (list == NULL)
+    list = atomr_free_list_new (home, key, free_block);
+  block = chain;
+  chain = *(gpointer *) block;
+  while (chain != NULL && list->n < ATOMR_FREE_LIST_SIZE)
+    {
+      next = *(gpointer *) chain;
+      list->blocks[list->n++] = chain;
+      chain = next;
+      taken++;
+    }
+  g_atomic_int_add (&depot->n, -taken);
+  /* More than this thread keeps: the rest goes back, one exchange per
+   * block (rare: the depot holds more than a list only after a burst). */
+  while (chain != NULL)
+    {
+      next = *(gpointer *) chain;
+      g_atomic_int_add (&depot->n, -1);
+      atomr_free_depot_push (depot, chain);
+      chain = next;
+    }
+  return block;
+}

@@ -31,11 +31,13 @@ G_LOCK_DEFINE_STATIC (hazards);
  * every request that touches a buffer makes one. */
 static __thread AtomrFreeList *tls_slot_list;
 static GPrivate slot_list_key = G_PRIVATE_INIT (atomr_free_list_destroy);
+/* Slots released on another thread than the submitting one. */
+static AtomrFreeDepot slot_depot;
 
 static AtomrSlot *
 slot_alloc (void)
 {
-  AtomrSlot *slot = atomr_free_list_pop (tls_slot_list);
+  AtomrSlot *slot = atomr_free_list_pop_full (&tls_slot_list, &slot_list_key, g_free, &slot_depot);
 
   if (slot == NULL)
     return g_new0 (AtomrSlot, 1);
@@ -46,7 +48,7 @@ slot_alloc (void)
 static void
 slot_dealloc (AtomrSlot *slot)
 {
-  atomr_free_list_push (&tls_slot_list, &slot_list_key, slot);
+  atomr_free_list_push_depot (&tls_slot_list, &slot_list_key, slot, g_free, &slot_depot);
 }
 
 AtomrSlot *

@@ -9,7 +9,11 @@
  *      cuStreamSynchronize; the raw launch call is timed on its own);
  *   2. 10 000 pipelined launches from the submitting thread, the last with
  *      a reply (raw: 10 000 launches + one synchronize);
- *   3. the same through an actor with a thread of its own.
+ *   3. the same through an actor with a thread of its own;
+ *   4. EXPERIMENTS, raw only: what slows a driver launch call down when
+ *      other work runs between launches (the envelope's own situation):
+ *      parameters in cold memory, the caches stirred between launches,
+ *      the other launch forms.
  *
  * Informational: prints, asserts nothing but the results of the requests.
  *
@@ -19,6 +23,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <atomr.h>
 #include "../bench-util.h"
@@ -60,6 +65,92 @@ pipeline (AtomrNvrtcActor *actor, AtomrKernel *kernel, AtomrLaunchConfig *config
     atomr_nvrtc_actor_launch_async (actor, kernel, config, args, NULL, NULL, NULL);
   launch_wait (actor, kernel, config, args);
   return bench_now_us () - t0;
+}
+
+/* 4. One raw variant: PIPELINED launches and a synchronize; the launch
+ * calls' own time (the stirring between them excluded). */
+typedef enum { RAW_PLAIN, RAW_COLD_PARAMS, RAW_STIR_16K, RAW_STIR_256K, RAW_EXTRA, RAW_EX, RAW_N } RawVariant;
+
+static const gchar *raw_names[RAW_N] = {
+  "cuLaunchKernel, the same parameters (the raw row)",
+  "parameters in a fresh block each launch (10000 blocks)",
+  "16 KiB of other memory written between launches",
+  "256 KiB of other memory written between launches",
+  "parameters through CU_LAUNCH_PARAM_BUFFER_POINTER",
+  "cuLaunchKernelEx, no attributes",
+};
+
+static gdouble
+raw_variant (RawVariant v, CUfunction function, CUstream stream, CUdeviceptr ptr, gdouble *calls_us)
+{
+  const AtomrCudaDriver *cu = ATOMR_CU;
+  static guint8 stir[256 * 1024];
+  g_autofree CUdeviceptr *cold = g_new (CUdeviceptr, PIPELINED * 8);
+  void *params[] = { &ptr };
+  gsize arg_size = sizeof ptr;
+  void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &ptr, CU_LAUNCH_PARAM_BUFFER_SIZE, &arg_size,
+                    CU_LAUNCH_PARAM_END };
+  CUlaunchConfig lc = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32, .blockDimY = 1,
+                        .blockDimZ = 1, .hStream = stream };
+  gdouble t0, in_calls = 0;
+
+  for (guint k = 0; k < PIPELINED; k++)
+    cold[k * 8] = ptr;
+  t0 = bench_now_us ();
+  for (guint k = 0; k < PIPELINED; k++)
+    {
+      gdouble c0 = bench_now_us ();
+      void *p1[] = { &cold[k * 8] };
+      CUresult res;
+
+      switch (v)
+        {
+        case RAW_COLD_PARAMS:
+          res = cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, p1, NULL);
+          break;
+        case RAW_EXTRA:
+          res = cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, NULL, extra);
+          break;
+        case RAW_EX:
+          res = cu->cuLaunchKernelEx (&lc, function, params, NULL);
+          break;
+        default:
+          res = cu->cuLaunchKernel (function, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL);
+          break;
+        }
+      if (res != CUDA_SUCCESS)
+        die (raw_names[v], NULL);
+      in_calls += bench_now_us () - c0;
+      if (v == RAW_STIR_16K || v == RAW_STIR_256K)
+        memset (stir + (k & 1) * 64, (gint) k, v == RAW_STIR_16K ? 16 * 1024 : 256 * 1024 - 128);
+    }
+  cu->cuStreamSynchronize (stream);
+  *calls_us = in_calls / PIPELINED;
+  return bench_now_us () - t0;
+}
+
+static void
+raw_experiments (CUfunction function, CUstream stream, CUdeviceptr ptr)
+{
+  gdouble best[RAW_N], calls[RAW_N];
+
+  for (guint v = 0; v < RAW_N; v++)
+    best[v] = G_MAXDOUBLE;
+  /* Interleaved, best of 5: the machine's drift hits every variant. */
+  for (guint round = 0; round < 5; round++)
+    for (guint v = 0; v < RAW_N; v++)
+      {
+        gdouble c, t = raw_variant (v, function, stream, ptr, &c);
+        if (t < best[v])
+          {
+            best[v] = t;
+            calls[v] = c;
+          }
+      }
+  printf ("## 4x. EXPERIMENTS (raw): %d pipelined launches + synchronize, best of 5 interleaved;\n"
+          "##     us per launch in all, us in the launch call, ratio to the first row\n", PIPELINED);
+  for (guint v = 0; v < RAW_N; v++)
+    printf ("4x. %-58s %6.2f %6.2f  %.3f\n", raw_names[v], best[v] / PIPELINED, calls[v], best[v] / best[0]);
 }
 
 int
@@ -167,6 +258,7 @@ main (int argc, char **argv)
     }
 
   atomr_device_enter (device, NULL);
+  raw_experiments (function, stream, ptr);
   cu->cuStreamSynchronize (stream);   /* kept, not destroyed: see bench-graph's raw_stream() */
   atomr_device_leave (device);
   return 0;
