@@ -4,8 +4,9 @@
  * fences they no longer want to poll from their own context, and it wakes
  * them when the GPU has passed each one.  The thread sleeps on a condition
  * variable while nothing is watched (no CPU while idle); while fences are
- * watched it queries them all, then naps an eighth of the time the
- * youngest has waited (20 µs to 2 ms).  Host-device fences are not polled:
+ * watched it queries them all, then naps a thirty-second of the time the
+ * youngest has waited (20 to 250 µs, and at least four times the pass:
+ * atomr_completion_service_nap_usec()).  Host-device fences are not polled:
  * completing them kicks the service.
  *
  * Threads: watch() and kick() from any thread; the notify functions run
@@ -39,6 +40,10 @@ void                    atomr_completion_service_watch (AtomrCompletionService *
 void                    atomr_completion_service_kick  (AtomrCompletionService *service);
 /* How many fences are watched (tests, benchmarks). */
 guint                   atomr_completion_service_get_n_watched (AtomrCompletionService *service);
+/* How long the service naps after a pass of @pass_usec µs when the
+ * youngest fence watched has waited @waited_usec µs (tests). */
+gint64                  atomr_completion_service_nap_usec (gint64 waited_usec,
+                                                           gint64 pass_usec);
 /* Whether the service has started its thread (tests, benchmarks). */
 gboolean                atomr_completion_service_has_thread (AtomrCompletionService *service);
 
