@@ -7,6 +7,7 @@
 #include "atomr-device-private.h"
 #include "atomr-error.h"
 #include "atomr-stream-private.h"
+#include "atomr-completion-service-private.h"
 
 /* A word fence whose word is short asks the driver about its event every
  * this many queries: a fault stops the GPU before it writes the word, and
@@ -360,8 +361,9 @@ atomr_fence_synchronize (AtomrFence *fence)
     }
 
   /* A plain event: cuEventSynchronize would spin a core for as long as the
-   * work takes.  Nap instead, an eighth of the time waited so far (20 µs to
-   * 2 ms): the wake-up lags completion by at most ~12%. */
+   * work takes.  Nap instead, as the completion service does (a
+   * thirty-second of the time waited so far, 20 to 250 µs): the wake-up
+   * lags completion by ~3% of a short wait, at most 250 µs. */
   {
     gint64 start = g_get_monotonic_time ();
     for (;;)
@@ -371,7 +373,7 @@ atomr_fence_synchronize (AtomrFence *fence)
         if (res != CUDA_ERROR_NOT_READY)
           return res;
         waited = g_get_monotonic_time () - start;
-        g_usleep (CLAMP (waited / 8, 20, 2000));
+        g_usleep ((gulong) atomr_completion_service_nap_usec (waited, 0));
       }
   }
 }
