@@ -4,12 +4,22 @@
  */
 #pragma once
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include <glib.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+
+/* stdout line by line, also into a file: a benchmark cut by a timeout
+ * (the device runs each under one) keeps the tables it printed before
+ * (bench-inspector with 41 rounds lost all of its, block-buffered). */
+__attribute__ ((constructor)) static void
+bench_stdout_by_line (void)
+{
+  setvbuf (stdout, NULL, _IOLBF, 0);
+}
 
 /* Monotonic time in microseconds with nanosecond resolution:
  * g_get_monotonic_time() rounds to whole microseconds, too coarse for
