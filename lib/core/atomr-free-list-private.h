@@ -143,13 +143,4 @@ atomr_free_list_push_full (AtomrFreeList **home,
   atomr_free_list_push_depot (home, key, block, free_block, NULL);
 }
 
-/* The same for blocks from g_malloc. */
-static inline void
-atomr_free_list_push (AtomrFreeList **home,
-                      GPrivate       *key,
-                      gpointer        block)
-{
-  atomr_free_list_push_full (home, key, block, g_free);
-}
-
 G_END_DECLS

@@ -56,19 +56,27 @@ atomr_free_list_destroy (gpointer data)
   g_free (list);
 }
 
-void
-atomr_free_depot_push (AtomrFreeDepot *depot,
-                       gpointer        block)
+/* Links @block onto @depot's stack; the count is the caller's. */
+static void
+depot_link (AtomrFreeDepot *depot,
+            gpointer        block)
 {
   gpointer head;
 
-  g_atomic_int_inc (&depot->n);
   do
     {
       head = g_atomic_pointer_get (&depot->head);
       *(gpointer *) block = head;
     }
   while (!g_atomic_pointer_compare_and_exchange (&depot->head, head, block));
+}
+
+void
+atomr_free_depot_push (AtomrFreeDepot *depot,
+                       gpointer        block)
+{
+  g_atomic_int_inc (&depot->n);
+  depot_link (depot, block);
 }
 
 gpointer
@@ -96,13 +104,13 @@ atomr_free_list_refill (AtomrFreeList **home,
       taken++;
     }
   g_atomic_int_add (&depot->n, -taken);
-  /* More than this thread keeps: the rest goes back, one exchange per
-   * block (rare: the depot holds more than a list only after a burst). */
+  /* More than this thread keeps: the rest goes back, still counted, one
+   * exchange per block (rare: the depot holds more than a list only after
+   * a burst). */
   while (chain != NULL)
     {
       next = *(gpointer *) chain;
-      g_atomic_int_add (&depot->n, -1);
-      atomr_free_depot_push (depot, chain);
+      depot_link (depot, chain);
       chain = next;
     }
   return block;
